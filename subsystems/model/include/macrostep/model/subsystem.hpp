@@ -1,0 +1,88 @@
+// The Subsystem interface: one residual system F(t, z, z', u(t)) = 0 in IDA form.
+//
+// The same interface serves a whole model (the monolithic baseline) and one cut piece of it
+// (a co-simulation subsystem). A subsystem knows nothing about macro steps, polynomials or
+// solvers: the integrator evaluates the inputs u(t) from whatever the caller handed over and
+// passes them to residual() and jacobian().
+//
+// Contract for implementers and callers:
+//  - Sizes, state roles, names and the Jacobian sparsity pattern are fixed at construction and
+//    never change; callers may cache them.
+//  - residual(), jacobian() and outputs() are pure functions of their arguments (no hidden
+//    state), so that any number of integrators (nominal, comparison, perturbed runs, clones)
+//    can share one const Subsystem concurrently from different threads.
+//  - initial_state() returns a consistent pair: residual(t0, z0, z0', u(t0)) == 0 for any u(t0)
+//    that the model's coupling would supply (for the chain the velocities' derivatives depend
+//    on u, so the integrator asks for initial_state with the inputs at t0).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace macrostep::model {
+
+// Which error-weight group a state belongs to (seed 000 §5: rtol, atol_pos, atol_vel).
+enum class StateRole : std::uint8_t { kPosition, kVelocity, kOther };
+
+// Compressed sparse column pattern of dF/dz + cj*dF/dz' (square, size n).
+// Row indices within each column are strictly increasing.
+struct SparsityPattern {
+  std::size_t n = 0;
+  std::vector<std::int64_t> column_start;  // size n + 1, column_start[0] == 0
+  std::vector<std::int64_t> row_index;     // size column_start[n]
+  std::size_t nonzeros() const { return row_index.size(); }
+};
+
+class Subsystem {
+ public:
+  virtual ~Subsystem() = default;
+
+  virtual std::size_t state_size() const = 0;
+  virtual std::size_t input_size() const = 0;
+  virtual std::size_t output_size() const = 0;
+
+  // True if outputs() depends on u directly (y = y(t, z, u)); the chain has none.
+  virtual bool has_feedthrough() const { return false; }
+
+  // Role of every state, size state_size().
+  virtual std::span<const StateRole> state_roles() const = 0;
+
+  // Human-readable names: states and outputs use the physical quantity ("x_17", "v_17") so that
+  // result columns of a whole model and of its pieces match.
+  virtual std::string state_name(std::size_t i) const = 0;
+  virtual std::string output_name(std::size_t i) const = 0;
+  virtual std::string input_name(std::size_t i) const = 0;
+
+  // Consistent initial state at t0 with inputs u0 (size input_size()).
+  virtual double initial_time() const = 0;
+  virtual void initial_state(std::span<const double> u0, std::span<double> z0,
+                             std::span<double> zp0) const = 0;
+
+  // r = F(t, z, z', u). All spans have the sizes above.
+  virtual void residual(double t, std::span<const double> z, std::span<const double> zp,
+                        std::span<const double> u, std::span<double> r) const = 0;
+
+  virtual const SparsityPattern& jacobian_pattern() const = 0;
+
+  // values[k] = (dF/dz + cj * dF/dz')[row_index[k], column], in the order of jacobian_pattern().
+  virtual void jacobian(double t, std::span<const double> z, std::span<const double> zp,
+                        std::span<const double> u, double cj, std::span<double> values) const = 0;
+
+  // y = y(t, z[, u]); u is ignored unless has_feedthrough().
+  virtual void outputs(double t, std::span<const double> z, std::span<const double> u,
+                       std::span<double> y) const = 0;
+};
+
+// The time function of a subsystem's inputs, supplied by the caller of the integrator
+// (a support-point polynomial in co-simulation, nothing for a closed model).
+// evaluate() must be deterministic and callable from the integrator's thread.
+class InputFunction {
+ public:
+  virtual ~InputFunction() = default;
+  virtual void evaluate(double t, std::span<double> u) const = 0;
+};
+
+}  // namespace macrostep::model
