@@ -40,7 +40,7 @@ struct IntegratorOptions {
   double atol_vel = 1e-6;  // for StateRole::kVelocity and kOther (seed 000 §5: rtol)
   LinearSolver linear_solver = LinearSolver::kKlu;
   int max_order = 5;
-  long max_steps = 500000;  // per advance_to() call
+  long max_steps = 500000;    // per advance_to() call
   double initial_step = 0.0;  // 0: IDA's own choice
   // Micro-step adjustment of seed 000 Listing 4.1 before each step (stretch by up to 10 %,
   // halve to avoid a tiny final step). Off: IDA's plain stop-time clipping.
@@ -49,7 +49,7 @@ struct IntegratorOptions {
 
 // Counters of one advance_to() call, or accumulated over a run.
 struct AdvanceStats {
-  long steps = 0;                 // accepted micro steps
+  long steps = 0;  // accepted micro steps
   long residual_evals = 0;
   long jacobian_evals = 0;
   long nonlinear_iterations = 0;
@@ -108,8 +108,8 @@ class Integrator {
   std::unique_ptr<WorkspaceSnapshot> make_snapshot() const;
   void save(WorkspaceSnapshot& snapshot) const;
   void restore(const WorkspaceSnapshot& snapshot);
-  // Makes this integrator an exact copy of `other` (same subsystem and options), as if
-  // save() on other and restore() here, without an intermediate buffer.
+  // Makes this integrator an exact copy of `other` (same subsystem size and options): save()
+  // on other into a scratch snapshot owned by this integrator, then restore() here.
   void copy_state_from(const Integrator& other);
 
   struct Impl;

@@ -1,0 +1,744 @@
+// IDA + KLU/dense integrator with exact workspace snapshots.
+// METHODS.md §4.7 (rollback), §6.6 (micro steps at macro boundaries, Listing 4.1 / D-35);
+// DESIGN.md contract 2.
+//
+// The snapshot reads and writes IDA's private memory (ida/ida_impl.h, ida/ida_ls_impl.h), the
+// Newton solver's content and the KLU numeric factorization. That layout belongs to exactly one
+// SUNDIALS release, hence the version guard below (CMake checks it as well).
+#include "macrostep/ida/integrator.hpp"
+
+#include <ida/ida.h>
+#include <ida/ida_impl.h>
+#include <ida/ida_ls.h>
+#include <ida/ida_ls_impl.h>
+#include <klu.h>
+#include <nvector/nvector_serial.h>
+#include <sundials/sundials_config.h>
+#include <sunlinsol/sunlinsol_dense.h>
+#include <sunlinsol/sunlinsol_klu.h>
+#include <sunmatrix/sunmatrix_dense.h>
+#include <sunmatrix/sunmatrix_sparse.h>
+#include <sunnonlinsol/sunnonlinsol_newton.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#if SUNDIALS_VERSION_MAJOR != 6 || SUNDIALS_VERSION_MINOR != 4 || SUNDIALS_VERSION_PATCH != 1
+#error "macrostep's workspace snapshot reads IDA's private layout of SUNDIALS 6.4.1 exactly"
+#endif
+static_assert(sizeof(sunindextype) == 8, "SUNDIALS built with 64-bit indices (klu_l_*) expected");
+static_assert(MXORDP1 == 6, "IDA 6.4.1 has MXORDP1 == 6");
+
+// Exported by libsundials_ida but declared in no public header. Running it on a fresh
+// integrator makes it a valid restore/clone target (otherwise IDASolve would dereference the
+// linear solver's unset pointers after a restore with nst > 0).
+extern "C" int IDAInitialSetup(IDAMem IDA_mem);
+
+namespace macrostep::ida {
+
+AdvanceStats& AdvanceStats::operator+=(const AdvanceStats& o) {
+  steps += o.steps;
+  residual_evals += o.residual_evals;
+  jacobian_evals += o.jacobian_evals;
+  nonlinear_iterations += o.nonlinear_iterations;
+  nonlinear_failures += o.nonlinear_failures;
+  error_test_failures += o.error_test_failures;
+  linear_setups += o.linear_setups;
+  wall_ns += o.wall_ns;
+  return *this;
+}
+
+namespace {
+
+// Every scalar of IDAMemRec that steers the continuation: step, order, Newton and Jacobian
+// reuse decisions and the counters IDA branches on (nst == 0 selects the first-call path).
+// Configuration fields (tolerances, limits, function pointers) are equal in clones by
+// construction and not copied. X(name) expands once per field.
+#define MACROSTEP_IDA_SCALARS(X)                                                                \
+  X(ida_tstopset)                                                                               \
+  X(ida_tstop) X(ida_t0) X(ida_kk) X(ida_kused) X(ida_knew) X(ida_phase) X(ida_ns) X(ida_hin)   \
+      X(ida_h0u) X(ida_hh) X(ida_hused) X(ida_eta) X(ida_tn) X(ida_tretlast) X(ida_cj)          \
+          X(ida_cjlast) X(ida_cjold) X(ida_cjratio) X(ida_ss) X(ida_oldnrm) X(ida_epsNewt)      \
+              X(ida_toldel) X(ida_nst) X(ida_nre) X(ida_ncfn) X(ida_netf) X(ida_nni) X(ida_nnf) \
+                  X(ida_nsetups) X(ida_tolsf) X(ida_SetupDone) X(ida_irfnd) X(ida_toutc)        \
+                      X(ida_taskc) X(ida_nge) X(ida_tlo) X(ida_thi) X(ida_trout)
+
+#define MACROSTEP_IDA_ARRAYS(X) \
+  X(ida_psi) X(ida_alpha) X(ida_beta) X(ida_sigma) X(ida_gamma) X(ida_cvals) X(ida_dvals)
+
+#define MACROSTEP_IDALS_SCALARS(X)                                                               \
+  X(nje)                                                                                         \
+  X(npe) X(nli) X(nps) X(ncfl) X(nreDQ) X(njtsetup) X(njtimes) X(nst0) X(nni0) X(ncfn0) X(ncfl0) \
+      X(nwarn) X(last_flag)
+
+struct IdaScalars {
+#define DECLARE_FIELD(f) decltype(IDAMemRec::f) f;
+  MACROSTEP_IDA_SCALARS(DECLARE_FIELD)
+  MACROSTEP_IDA_ARRAYS(DECLARE_FIELD)
+#undef DECLARE_FIELD
+};
+
+struct IdaLsScalars {
+#define DECLARE_FIELD(f) decltype(IDALsMemRec::f) f;
+  MACROSTEP_IDALS_SCALARS(DECLARE_FIELD)
+#undef DECLARE_FIELD
+};
+
+struct NewtonScalars {
+  booleantype jcur;
+  int curiter;
+  long niters;
+  long nconvfails;
+};
+
+// Deep copy of a KLU numeric factorization in plain buffers (klu.h's klu_l_numeric).
+struct KluNumericCopy {
+  bool present = false;
+  SuiteSparse_long n = 0, nblocks = 0, lnz = 0, unz = 0, max_lnz_block = 0, max_unz_block = 0,
+                   nzoff = 0;
+  std::vector<SuiteSparse_long> Pnum, Pinv, Lip, Uip, Llen, Ulen, Offp, Offi;
+  std::vector<std::size_t> LUsize;
+  std::vector<double> LUbx;  // all blocks back to back, LUsize[k] doubles each (Unit = double)
+  std::vector<double> Udiag, Rs, Offx;
+  bool has_rs = false;
+  std::size_t worksize = 0;
+
+  std::size_t bytes() const {
+    return sizeof(SuiteSparse_long) * (Pnum.size() + Pinv.size() + Lip.size() + Uip.size() +
+                                       Llen.size() + Ulen.size() + Offp.size() + Offi.size()) +
+           sizeof(std::size_t) * LUsize.size() +
+           sizeof(double) * (LUbx.size() + Udiag.size() + Rs.size() + Offx.size());
+  }
+};
+
+template <class T>
+void copy_into(std::vector<T>& dst, const T* src, std::size_t count) {
+  dst.resize(count);
+  if (count > 0) std::memcpy(dst.data(), src, count * sizeof(T));
+}
+
+void capture_klu_numeric(const klu_l_numeric* num, KluNumericCopy& out) {
+  out.present = num != nullptr;
+  if (!num) return;
+  const auto n = static_cast<std::size_t>(num->n);
+  out.n = num->n;
+  out.nblocks = num->nblocks;
+  out.lnz = num->lnz;
+  out.unz = num->unz;
+  out.max_lnz_block = num->max_lnz_block;
+  out.max_unz_block = num->max_unz_block;
+  out.nzoff = num->nzoff;
+  out.worksize = num->worksize;
+  const auto nzoff1 = static_cast<std::size_t>(num->nzoff) + 1;
+  copy_into(out.Pnum, num->Pnum, n);
+  copy_into(out.Pinv, num->Pinv, n);
+  copy_into(out.Lip, num->Lip, n);
+  copy_into(out.Uip, num->Uip, n);
+  copy_into(out.Llen, num->Llen, n);
+  copy_into(out.Ulen, num->Ulen, n);
+  copy_into(out.Offp, num->Offp, n + 1);
+  copy_into(out.Offi, num->Offi, nzoff1);
+  copy_into(out.Offx, static_cast<const double*>(num->Offx), nzoff1);
+  copy_into(out.Udiag, static_cast<const double*>(num->Udiag), n);
+  out.has_rs = num->Rs != nullptr;
+  if (out.has_rs)
+    copy_into(out.Rs, num->Rs, n);
+  else
+    out.Rs.clear();
+  const auto nb = static_cast<std::size_t>(num->nblocks);
+  copy_into(out.LUsize, num->LUsize, nb);
+  std::size_t total = 0;
+  for (std::size_t k = 0; k < nb; ++k) total += num->LUsize[k];
+  out.LUbx.resize(total);
+  std::size_t offset = 0;
+  for (std::size_t k = 0; k < nb; ++k) {
+    if (num->LUsize[k] > 0) {
+      std::memcpy(out.LUbx.data() + offset, num->LUbx[k], num->LUsize[k] * sizeof(double));
+    }
+    offset += num->LUsize[k];
+  }
+}
+
+// True if `num` has exactly the allocation shape of `src`, so values can be copied in place.
+bool klu_shape_matches(const klu_l_numeric* num, const KluNumericCopy& src) {
+  if (!num || num->n != src.n || num->nblocks != src.nblocks || num->nzoff != src.nzoff ||
+      (num->Rs != nullptr) != src.has_rs || num->worksize != src.worksize) {
+    return false;
+  }
+  for (SuiteSparse_long k = 0; k < src.nblocks; ++k) {
+    if (num->LUsize[k] != src.LUsize[static_cast<std::size_t>(k)]) return false;
+  }
+  return true;
+}
+
+// Allocates a numeric object of src's shape with KLU's own allocator, so that
+// klu_l_free_numeric releases it with matching sizes.
+klu_l_numeric* allocate_klu_numeric(const KluNumericCopy& src, klu_l_common* common) {
+  const auto n = static_cast<std::size_t>(src.n);
+  const auto nb = static_cast<std::size_t>(src.nblocks);
+  const auto nzoff1 = static_cast<std::size_t>(src.nzoff) + 1;
+  auto* num = static_cast<klu_l_numeric*>(klu_l_malloc(1, sizeof(klu_l_numeric), common));
+  if (!num) throw std::bad_alloc();
+  std::memset(num, 0, sizeof(klu_l_numeric));
+  num->n = src.n;
+  num->nblocks = src.nblocks;
+  num->nzoff = src.nzoff;
+  auto alloc = [&](std::size_t count, std::size_t size) {
+    void* p = klu_l_malloc(count, size, common);
+    if (!p && count > 0) throw std::bad_alloc();
+    return p;
+  };
+  num->Pnum = static_cast<SuiteSparse_long*>(alloc(n, sizeof(SuiteSparse_long)));
+  num->Offp = static_cast<SuiteSparse_long*>(alloc(n + 1, sizeof(SuiteSparse_long)));
+  num->Offi = static_cast<SuiteSparse_long*>(alloc(nzoff1, sizeof(SuiteSparse_long)));
+  num->Offx = alloc(nzoff1, sizeof(double));
+  num->Lip = static_cast<SuiteSparse_long*>(alloc(n, sizeof(SuiteSparse_long)));
+  num->Uip = static_cast<SuiteSparse_long*>(alloc(n, sizeof(SuiteSparse_long)));
+  num->Llen = static_cast<SuiteSparse_long*>(alloc(n, sizeof(SuiteSparse_long)));
+  num->Ulen = static_cast<SuiteSparse_long*>(alloc(n, sizeof(SuiteSparse_long)));
+  num->LUsize = static_cast<std::size_t*>(alloc(nb, sizeof(std::size_t)));
+  num->LUbx = static_cast<void**>(alloc(nb, sizeof(void*)));
+  for (std::size_t k = 0; k < nb; ++k) num->LUbx[k] = nullptr;
+  for (std::size_t k = 0; k < nb; ++k) {
+    num->LUsize[k] = src.LUsize[k];
+    num->LUbx[k] = alloc(src.LUsize[k], sizeof(double));
+  }
+  num->Udiag = alloc(n, sizeof(double));
+  num->Rs = src.has_rs ? static_cast<double*>(alloc(n, sizeof(double))) : nullptr;
+  num->Pinv = static_cast<SuiteSparse_long*>(alloc(n, sizeof(SuiteSparse_long)));
+  num->worksize = src.worksize;
+  num->Work = alloc(src.worksize, 1);
+  num->Xwork = num->Work;
+  num->Iwork = reinterpret_cast<SuiteSparse_long*>(static_cast<double*>(num->Xwork) + n);
+  return num;
+}
+
+// Writes src into *num_handle, reallocating only if the shape differs. Work/Xwork/Iwork are
+// scratch that KLU overwrites before reading and are not copied.
+void apply_klu_numeric(const KluNumericCopy& src, klu_l_numeric** num_handle,
+                       klu_l_common* common) {
+  if (!src.present) return;
+  if (!klu_shape_matches(*num_handle, src)) {
+    if (*num_handle) klu_l_free_numeric(num_handle, common);
+    *num_handle = allocate_klu_numeric(src, common);
+  }
+  klu_l_numeric* num = *num_handle;
+  const auto n = static_cast<std::size_t>(src.n);
+  num->lnz = src.lnz;
+  num->unz = src.unz;
+  num->max_lnz_block = src.max_lnz_block;
+  num->max_unz_block = src.max_unz_block;
+  auto put = [](auto* dst, const auto& v) {
+    if (!v.empty()) std::memcpy(dst, v.data(), v.size() * sizeof(v[0]));
+  };
+  put(num->Pnum, src.Pnum);
+  put(num->Pinv, src.Pinv);
+  put(num->Lip, src.Lip);
+  put(num->Uip, src.Uip);
+  put(num->Llen, src.Llen);
+  put(num->Ulen, src.Ulen);
+  put(num->Offp, src.Offp);
+  put(num->Offi, src.Offi);
+  put(static_cast<double*>(num->Offx), src.Offx);
+  put(static_cast<double*>(num->Udiag), src.Udiag);
+  if (src.has_rs) put(num->Rs, src.Rs);
+  std::size_t offset = 0;
+  for (SuiteSparse_long k = 0; k < src.nblocks; ++k) {
+    const std::size_t size = src.LUsize[static_cast<std::size_t>(k)];
+    if (size > 0) std::memcpy(num->LUbx[k], src.LUbx.data() + offset, size * sizeof(double));
+    offset += size;
+  }
+  (void)n;
+}
+
+}  // namespace
+
+struct WorkspaceSnapshot::Data {
+  std::size_t n = 0;
+  int vectors = 0;  // phi[0..maxord], ewt, ee
+  std::vector<double> vectors_buffer;
+  IdaScalars ida{};
+  IdaLsScalars ls{};
+  NewtonScalars newton{};
+  std::vector<double> matrix_values;  // sparse data (nnz) or dense column-major data (LU)
+  // KLU
+  int klu_first_factorize = 1;
+  int klu_last_flag = 0;
+  klu_l_common klu_common{};
+  KluNumericCopy klu_numeric;
+  // dense
+  std::vector<sunindextype> pivots;
+  sunindextype dense_last_flag = 0;
+  LinearSolver solver = LinearSolver::kKlu;
+
+  std::size_t bytes() const {
+    return sizeof(double) * (vectors_buffer.size() + matrix_values.size()) + klu_numeric.bytes() +
+           sizeof(sunindextype) * pivots.size() + sizeof(IdaScalars) + sizeof(IdaLsScalars) +
+           sizeof(NewtonScalars) + sizeof(klu_l_common);
+  }
+};
+
+WorkspaceSnapshot::WorkspaceSnapshot() : data_(std::make_unique<Data>()) {}
+WorkspaceSnapshot::~WorkspaceSnapshot() = default;
+std::size_t WorkspaceSnapshot::bytes() const {
+  return data_->bytes();
+}
+double WorkspaceSnapshot::time() const {
+  return data_->ida.ida_tn;
+}
+
+struct Integrator::Impl {
+  const model::Subsystem& subsystem;
+  IntegratorOptions options;
+  const model::InputFunction* input = nullptr;
+
+  SUNContext ctx = nullptr;
+  void* mem = nullptr;
+  N_Vector yy = nullptr, yp = nullptr, atol = nullptr;
+  SUNMatrix matrix = nullptr;
+  SUNLinearSolver ls = nullptr;
+  std::size_t n = 0;
+  std::size_t nu = 0;
+
+  // Residual/Jacobian scratch (inputs at t, pattern values).
+  std::vector<double> u;
+  std::vector<double> jac_values;
+  const model::SparsityPattern* pattern = nullptr;
+
+  std::string last_error;
+  AdvanceStats totals;
+  std::unique_ptr<WorkspaceSnapshot> scratch;  // for copy_state_from
+
+  Impl(const model::Subsystem& s, const IntegratorOptions& o) : subsystem(s), options(o) {}
+  ~Impl() {
+    if (mem) IDAFree(&mem);
+    if (ls) SUNLinSolFree(ls);
+    if (matrix) SUNMatDestroy(matrix);
+    if (atol) N_VDestroy(atol);
+    if (yp) N_VDestroy(yp);
+    if (yy) N_VDestroy(yy);
+    if (ctx) SUNContext_Free(&ctx);
+  }
+
+  IDAMem ida() const { return static_cast<IDAMem>(mem); }
+  IDALsMem lsmem() const { return static_cast<IDALsMem>(ida()->ida_lmem); }
+  SUNNonlinearSolverContent_Newton newton() const {
+    return static_cast<SUNNonlinearSolverContent_Newton>(ida()->NLS->content);
+  }
+  SUNLinearSolverContent_KLU klu() const {
+    return static_cast<SUNLinearSolverContent_KLU>(ls->content);
+  }
+  SUNLinearSolverContent_Dense dense() const {
+    return static_cast<SUNLinearSolverContent_Dense>(ls->content);
+  }
+
+  void evaluate_input(double t) {
+    if (nu == 0) return;
+    if (!input) {
+      throw std::logic_error("Integrator: subsystem has inputs but no InputFunction was set");
+    }
+    input->evaluate(t, u);
+  }
+
+  void check(int flag, const char* what) const {
+    if (flag < 0) {
+      throw IntegrationError(fmt::format("{} failed (flag {}): {}", what, flag, last_error),
+                             mem ? ida()->ida_tn : 0.0, flag);
+    }
+  }
+
+  AdvanceStats counters() const {
+    AdvanceStats s;
+    // Counters are restored with the snapshot; deltas are taken within one call only.
+    s.steps = ida()->ida_nst;
+    s.residual_evals = ida()->ida_nre;
+    s.jacobian_evals = lsmem()->nje;
+    s.nonlinear_iterations = ida()->ida_nni;
+    s.nonlinear_failures = ida()->ida_ncfn;
+    s.error_test_failures = ida()->ida_netf;
+    s.linear_setups = ida()->ida_nsetups;
+    return s;
+  }
+
+  static int residual_fn(realtype t, N_Vector y, N_Vector ydot, N_Vector r, void* user) {
+    auto* self = static_cast<Impl*>(user);
+    const std::size_t n = self->n;
+    std::span<const double> z(N_VGetArrayPointer(y), n);
+    std::span<const double> zp(N_VGetArrayPointer(ydot), n);
+    std::span<double> res(N_VGetArrayPointer(r), n);
+    self->evaluate_input(t);
+    self->subsystem.residual(t, z, zp, self->u, res);
+    for (double v : res) {
+      if (!std::isfinite(v)) return 1;  // recoverable: IDA retries with a smaller step
+    }
+    return 0;
+  }
+
+  static int jacobian_fn(realtype t, realtype cj, N_Vector y, N_Vector ydot, N_Vector, SUNMatrix J,
+                         void* user, N_Vector, N_Vector, N_Vector) {
+    auto* self = static_cast<Impl*>(user);
+    const std::size_t n = self->n;
+    std::span<const double> z(N_VGetArrayPointer(y), n);
+    std::span<const double> zp(N_VGetArrayPointer(ydot), n);
+    self->evaluate_input(t);
+    const auto& p = *self->pattern;
+    if (self->options.linear_solver == LinearSolver::kKlu) {
+      // SUNMatZero_Sparse clears the index arrays too; write the fixed pattern every time.
+      std::memcpy(SUNSparseMatrix_IndexPointers(J), p.column_start.data(),
+                  p.column_start.size() * sizeof(sunindextype));
+      std::memcpy(SUNSparseMatrix_IndexValues(J), p.row_index.data(),
+                  p.row_index.size() * sizeof(sunindextype));
+      self->subsystem.jacobian(t, z, zp, self->u, cj,
+                               std::span<double>(SUNSparseMatrix_Data(J), p.nonzeros()));
+    } else {
+      self->subsystem.jacobian(t, z, zp, self->u, cj, self->jac_values);
+      for (std::size_t col = 0; col < n; ++col) {
+        double* column = SUNDenseMatrix_Column(J, static_cast<sunindextype>(col));
+        for (auto k = p.column_start[col]; k < p.column_start[col + 1]; ++k) {
+          column[p.row_index[static_cast<std::size_t>(k)]] =
+              self->jac_values[static_cast<std::size_t>(k)];
+        }
+      }
+    }
+    return 0;
+  }
+
+  static void error_fn(int code, const char* module, const char* function, char* msg, void* user) {
+    auto* self = static_cast<Impl*>(user);
+    self->last_error = fmt::format("{}:{}: {} (code {})", module, function, msg, code);
+  }
+
+  // ---- snapshot ----------------------------------------------------------------------------
+
+  std::size_t vector_count() const { return static_cast<std::size_t>(ida()->ida_maxord) + 3; }
+
+  std::vector<N_Vector> state_vectors() const {
+    std::vector<N_Vector> v;
+    for (int j = 0; j <= ida()->ida_maxord; ++j) v.push_back(ida()->ida_phi[j]);
+    v.push_back(ida()->ida_ewt);
+    v.push_back(ida()->ida_ee);
+    return v;
+  }
+
+  void save(WorkspaceSnapshot::Data& d) const {
+    IDAMem m = ida();
+    d.n = n;
+    d.solver = options.linear_solver;
+    const auto vecs = state_vectors();
+    d.vectors = static_cast<int>(vecs.size());
+    d.vectors_buffer.resize(vecs.size() * n);
+    for (std::size_t j = 0; j < vecs.size(); ++j) {
+      std::memcpy(d.vectors_buffer.data() + j * n, N_VGetArrayPointer(vecs[j]), n * sizeof(double));
+    }
+#define SAVE_FIELD(f) d.ida.f = m->f;
+    MACROSTEP_IDA_SCALARS(SAVE_FIELD)
+#undef SAVE_FIELD
+#define SAVE_ARRAY(f) std::memcpy(d.ida.f, m->f, sizeof(m->f));
+    MACROSTEP_IDA_ARRAYS(SAVE_ARRAY)
+#undef SAVE_ARRAY
+    IDALsMem l = lsmem();
+#define SAVE_LS(f) d.ls.f = l->f;
+    MACROSTEP_IDALS_SCALARS(SAVE_LS)
+#undef SAVE_LS
+    auto nw = newton();
+    d.newton = {nw->jcur, nw->curiter, nw->niters, nw->nconvfails};
+    if (options.linear_solver == LinearSolver::kKlu) {
+      copy_into(d.matrix_values, SUNSparseMatrix_Data(matrix),
+                static_cast<std::size_t>(SUNSparseMatrix_NNZ(matrix)));
+      auto k = klu();
+      d.klu_first_factorize = k->first_factorize;
+      d.klu_last_flag = k->last_flag;
+      d.klu_common = k->common;
+      if (k->first_factorize)
+        d.klu_numeric.present = false;
+      else
+        capture_klu_numeric(k->numeric, d.klu_numeric);
+    } else {
+      copy_into(d.matrix_values, SUNDenseMatrix_Data(matrix), n * n);
+      auto dn = dense();
+      copy_into(d.pivots, dn->pivots, n);
+      d.dense_last_flag = dn->last_flag;
+    }
+  }
+
+  void restore(const WorkspaceSnapshot::Data& d) {
+    if (d.n != n || d.solver != options.linear_solver) {
+      throw std::invalid_argument(
+          "WorkspaceSnapshot::restore: snapshot of a different subsystem size or solver");
+    }
+    IDAMem m = ida();
+    const auto vecs = state_vectors();
+    if (static_cast<int>(vecs.size()) != d.vectors) {
+      throw std::invalid_argument("WorkspaceSnapshot::restore: different maximum order");
+    }
+    for (std::size_t j = 0; j < vecs.size(); ++j) {
+      std::memcpy(N_VGetArrayPointer(vecs[j]), d.vectors_buffer.data() + j * n, n * sizeof(double));
+    }
+#define RESTORE_FIELD(f) m->f = d.ida.f;
+    MACROSTEP_IDA_SCALARS(RESTORE_FIELD)
+#undef RESTORE_FIELD
+#define RESTORE_ARRAY(f) std::memcpy(m->f, d.ida.f, sizeof(m->f));
+    MACROSTEP_IDA_ARRAYS(RESTORE_ARRAY)
+#undef RESTORE_ARRAY
+    IDALsMem l = lsmem();
+#define RESTORE_LS(f) l->f = d.ls.f;
+    MACROSTEP_IDALS_SCALARS(RESTORE_LS)
+#undef RESTORE_LS
+    auto nw = newton();
+    nw->jcur = d.newton.jcur;
+    nw->curiter = d.newton.curiter;
+    nw->niters = d.newton.niters;
+    nw->nconvfails = d.newton.nconvfails;
+    if (options.linear_solver == LinearSolver::kKlu) {
+      std::memcpy(SUNSparseMatrix_Data(matrix), d.matrix_values.data(),
+                  d.matrix_values.size() * sizeof(double));
+      // The matrix may have been zeroed (index arrays included) by a setup in between.
+      const auto& p = *pattern;
+      std::memcpy(SUNSparseMatrix_IndexPointers(matrix), p.column_start.data(),
+                  p.column_start.size() * sizeof(sunindextype));
+      std::memcpy(SUNSparseMatrix_IndexValues(matrix), p.row_index.data(),
+                  p.row_index.size() * sizeof(sunindextype));
+      auto k = klu();
+      k->last_flag = d.klu_last_flag;
+      k->common = d.klu_common;
+      if (!d.klu_first_factorize) {
+        // Same pattern and KLU settings give the same symbolic analysis in every clone.
+        if (!k->symbolic) {
+          k->symbolic =
+              klu_l_analyze(static_cast<SuiteSparse_long>(n), SUNSparseMatrix_IndexPointers(matrix),
+                            SUNSparseMatrix_IndexValues(matrix), &k->common);
+          if (!k->symbolic) throw std::runtime_error("KLU symbolic analysis failed on restore");
+        }
+        apply_klu_numeric(d.klu_numeric, &k->numeric, &k->common);
+      }
+      k->first_factorize = d.klu_first_factorize;
+    } else {
+      std::memcpy(SUNDenseMatrix_Data(matrix), d.matrix_values.data(),
+                  d.matrix_values.size() * sizeof(double));
+      auto dn = dense();
+      std::memcpy(dn->pivots, d.pivots.data(), n * sizeof(sunindextype));
+      dn->last_flag = d.dense_last_flag;
+    }
+  }
+};
+
+Integrator::Integrator(const model::Subsystem& subsystem, const IntegratorOptions& options,
+                       const model::InputFunction* input)
+    : impl_(std::make_unique<Impl>(subsystem, options)) {
+  if (!(options.rtol > 0.0) || !(options.atol_pos > 0.0) || !(options.atol_vel > 0.0)) {
+    throw std::invalid_argument(
+        fmt::format("Integrator: tolerances must be > 0 (rtol {}, atol_pos {}, atol_vel {})",
+                    options.rtol, options.atol_pos, options.atol_vel));
+  }
+  if (options.max_order < 1 || options.max_order > 5) {
+    throw std::invalid_argument(
+        fmt::format("Integrator: max_order must be in 1..5 (got {})", options.max_order));
+  }
+  if (options.max_steps < 1) throw std::invalid_argument("Integrator: max_steps must be >= 1");
+  auto& I = *impl_;
+  I.input = input;
+  I.n = subsystem.state_size();
+  I.nu = subsystem.input_size();
+  I.u.assign(I.nu, 0.0);
+  I.pattern = &subsystem.jacobian_pattern();
+  if (I.n == 0) throw std::invalid_argument("Integrator: subsystem has no states");
+  if (I.pattern->n != I.n || I.pattern->column_start.size() != I.n + 1) {
+    throw std::invalid_argument("Integrator: Jacobian pattern does not match the state size");
+  }
+  I.jac_values.assign(I.pattern->nonzeros(), 0.0);
+
+  const auto n = static_cast<sunindextype>(I.n);
+  if (SUNContext_Create(nullptr, &I.ctx) != 0) throw std::runtime_error("SUNContext_Create");
+  I.yy = N_VNew_Serial(n, I.ctx);
+  I.yp = N_VNew_Serial(n, I.ctx);
+  I.atol = N_VNew_Serial(n, I.ctx);
+  if (!I.yy || !I.yp || !I.atol) throw std::bad_alloc();
+
+  const double t0 = subsystem.initial_time();
+  I.evaluate_input(t0);
+  subsystem.initial_state(I.u, std::span<double>(N_VGetArrayPointer(I.yy), I.n),
+                          std::span<double>(N_VGetArrayPointer(I.yp), I.n));
+  const auto roles = subsystem.state_roles();
+  double* atol = N_VGetArrayPointer(I.atol);
+  for (std::size_t i = 0; i < I.n; ++i) {
+    atol[i] = roles[i] == model::StateRole::kPosition ? options.atol_pos : options.atol_vel;
+  }
+
+  I.mem = IDACreate(I.ctx);
+  if (!I.mem) throw std::runtime_error("IDACreate failed");
+  IDASetErrHandlerFn(I.mem, &Impl::error_fn, &I);
+  I.check(IDAInit(I.mem, &Impl::residual_fn, t0, I.yy, I.yp), "IDAInit");
+  I.check(IDASetUserData(I.mem, &I), "IDASetUserData");
+  I.check(IDASVtolerances(I.mem, options.rtol, I.atol), "IDASVtolerances");
+  I.check(IDASetMaxOrd(I.mem, options.max_order), "IDASetMaxOrd");
+  I.check(IDASetMaxNumSteps(I.mem, options.max_steps), "IDASetMaxNumSteps");
+  if (options.initial_step > 0.0)
+    I.check(IDASetInitStep(I.mem, options.initial_step), "IDASetInitStep");
+
+  if (options.linear_solver == LinearSolver::kKlu) {
+    I.matrix =
+        SUNSparseMatrix(n, n, static_cast<sunindextype>(I.pattern->nonzeros()), CSC_MAT, I.ctx);
+    if (!I.matrix) throw std::bad_alloc();
+    std::memcpy(SUNSparseMatrix_IndexPointers(I.matrix), I.pattern->column_start.data(),
+                (I.n + 1) * sizeof(sunindextype));
+    std::memcpy(SUNSparseMatrix_IndexValues(I.matrix), I.pattern->row_index.data(),
+                I.pattern->nonzeros() * sizeof(sunindextype));
+    I.ls = SUNLinSol_KLU(I.yy, I.matrix, I.ctx);
+  } else {
+    I.matrix = SUNDenseMatrix(n, n, I.ctx);
+    if (!I.matrix) throw std::bad_alloc();
+    I.ls = SUNLinSol_Dense(I.yy, I.matrix, I.ctx);
+  }
+  if (!I.ls) throw std::runtime_error("creating the linear solver failed");
+  I.check(IDASetLinearSolver(I.mem, I.ls, I.matrix), "IDASetLinearSolver");
+  I.check(IDASetJacFn(I.mem, &Impl::jacobian_fn), "IDASetJacFn");
+
+  // Run IDA's one-time setup now so that every integrator, also a fresh clone target, is in the
+  // state IDASolve expects after its first call.
+  I.check(IDAInitialSetup(I.ida()), "IDAInitialSetup");
+  I.ida()->ida_SetupDone = SUNTRUE;
+}
+
+Integrator::~Integrator() = default;
+
+const model::Subsystem& Integrator::subsystem() const {
+  return impl_->subsystem;
+}
+const IntegratorOptions& Integrator::options() const {
+  return impl_->options;
+}
+void Integrator::set_input(const model::InputFunction* input) {
+  impl_->input = input;
+}
+double Integrator::time() const {
+  return impl_->ida()->ida_tn;
+}
+int Integrator::current_order() const {
+  return impl_->ida()->ida_kused;
+}
+double Integrator::next_step_size() const {
+  return impl_->ida()->ida_hh;
+}
+AdvanceStats Integrator::total_stats() const {
+  return impl_->totals;
+}
+
+AdvanceStats Integrator::advance_to(double t_end) {
+  auto& I = *impl_;
+  IDAMem m = I.ida();
+  const double t_start = m->ida_tn;
+  if (!(t_end > t_start)) {
+    throw std::invalid_argument(fmt::format(
+        "Integrator::advance_to: target {} is not after the current time {}", t_end, t_start));
+  }
+  const auto clock_start = std::chrono::steady_clock::now();
+  const AdvanceStats before = I.counters();
+  // IDA clears the stop time once reached, so it is set again for every macro step (D-35).
+  I.check(IDASetStopTime(I.mem, t_end), "IDASetStopTime");
+  long steps = 0;
+  for (;;) {
+    if (I.options.stop_adjustment && m->ida_nst > 0) {
+      // seed 000 Listing 4.1: stretch the last micro step by up to 10 %, or split the rest in
+      // two equal steps instead of leaving a tiny final one. IDA's own tstop clipping does the
+      // same kind of hh change, so the BDF coefficients follow from psi as usual.
+      const double h = m->ida_hh;
+      const double left = t_end - m->ida_tn;
+      if (left < 1.1 * h) {
+        m->ida_hh = left;
+      } else if (left < 2.0 * h) {
+        m->ida_hh = 0.5 * left;
+      }
+    }
+    realtype tret = 0.0;
+    const int flag = IDASolve(I.mem, t_end, &tret, I.yy, I.yp, IDA_ONE_STEP);
+    if (flag < 0) {
+      AdvanceStats partial = I.counters();
+      I.totals.steps += partial.steps - before.steps;
+      throw IntegrationError(
+          fmt::format("IDA failed at t = {:.9g} (flag {}): {}", m->ida_tn, flag, I.last_error),
+          m->ida_tn, flag);
+    }
+    ++steps;
+    if (flag == IDA_TSTOP_RETURN) break;
+    if (steps >= I.options.max_steps) {
+      throw IntegrationError(fmt::format("more than {} micro steps between t = {:.9g} and {:.9g}",
+                                         I.options.max_steps, t_start, t_end),
+                             m->ida_tn, IDA_TOO_MUCH_WORK);
+    }
+  }
+  const AdvanceStats after = I.counters();
+  AdvanceStats s;
+  s.steps = after.steps - before.steps;
+  s.residual_evals = after.residual_evals - before.residual_evals;
+  s.jacobian_evals = after.jacobian_evals - before.jacobian_evals;
+  s.nonlinear_iterations = after.nonlinear_iterations - before.nonlinear_iterations;
+  s.nonlinear_failures = after.nonlinear_failures - before.nonlinear_failures;
+  s.error_test_failures = after.error_test_failures - before.error_test_failures;
+  s.linear_setups = after.linear_setups - before.linear_setups;
+  s.wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                  std::chrono::steady_clock::now() - clock_start)
+                  .count();
+  I.totals += s;
+  return s;
+}
+
+void Integrator::state(std::span<double> z, std::span<double> zp) const {
+  auto& I = *impl_;
+  if (z.size() != I.n || zp.size() != I.n) {
+    throw std::invalid_argument("Integrator::state: span sizes differ from the state size");
+  }
+  IDAMem m = I.ida();
+  if (m->ida_nst == 0) {
+    // Before the first step phi[0] = y0 and phi[1] = y'0 (IDASolve scales it by h later).
+    std::memcpy(z.data(), N_VGetArrayPointer(m->ida_phi[0]), I.n * sizeof(double));
+    std::memcpy(zp.data(), N_VGetArrayPointer(m->ida_phi[1]), I.n * sizeof(double));
+    return;
+  }
+  N_Vector vz = N_VMake_Serial(static_cast<sunindextype>(I.n), z.data(), I.ctx);
+  N_Vector vzp = N_VMake_Serial(static_cast<sunindextype>(I.n), zp.data(), I.ctx);
+  const int f1 = IDAGetDky(I.mem, m->ida_tn, 0, vz);
+  const int f2 = IDAGetDky(I.mem, m->ida_tn, 1, vzp);
+  N_VDestroy(vz);
+  N_VDestroy(vzp);
+  I.check(f1, "IDAGetDky(y)");
+  I.check(f2, "IDAGetDky(y')");
+}
+
+void Integrator::outputs(std::span<double> y) const {
+  auto& I = *impl_;
+  std::vector<double> z(I.n), zp(I.n);
+  state(z, zp);
+  I.evaluate_input(time());
+  I.subsystem.outputs(time(), z, I.u, y);
+}
+
+std::unique_ptr<WorkspaceSnapshot> Integrator::make_snapshot() const {
+  std::unique_ptr<WorkspaceSnapshot> s(new WorkspaceSnapshot());
+  save(*s);
+  return s;
+}
+
+void Integrator::save(WorkspaceSnapshot& snapshot) const {
+  impl_->save(*snapshot.data_);
+}
+
+void Integrator::restore(const WorkspaceSnapshot& snapshot) {
+  impl_->restore(*snapshot.data_);
+}
+
+void Integrator::copy_state_from(const Integrator& other) {
+  if (&other.impl_->subsystem != &impl_->subsystem && other.impl_->n != impl_->n) {
+    throw std::invalid_argument("Integrator::copy_state_from: different subsystem");
+  }
+  if (!impl_->scratch) impl_->scratch.reset(new WorkspaceSnapshot());
+  other.save(*impl_->scratch);
+  restore(*impl_->scratch);
+}
+
+}  // namespace macrostep::ida

@@ -1,0 +1,191 @@
+// IDA + KLU/dense integrator: accuracy against closed forms, solver agreement, exact arrival at
+// macro points (METHODS.md §6.6, D-35), error reporting.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numbers>
+#include <vector>
+
+#include "macrostep/ida/integrator.hpp"
+#include "test_support.hpp"
+
+namespace macrostep {
+namespace {
+
+using ida::Integrator;
+using ida::IntegratorOptions;
+using ida::LinearSolver;
+
+// Linear undamped fixed-fixed chain (seed 000 Eq. 2.15 with C = D = d = 0, no forces):
+// M x'' + K x = 0 with K = c·tridiag(-1, 2, -1) has the modes phi_k(i) = sin(i k pi / (n+1)) and
+// omega_k = 2 sqrt(c/m) sin(k pi / (2(n+1))). The integrator must follow the modal solution.
+class ModalChain : public ::testing::TestWithParam<LinearSolver> {};
+
+TEST_P(ModalChain, FollowsClosedFormModalSolution) {
+  const std::size_t n = 8;
+  const double m = 1.0, c = 1e4;
+  const double pi = std::numbers::pi;
+  library::ChainParameters p;
+  p.mass.assign(n, m);
+  p.element.assign(n + 1, library::ElementLaw{c, 0.0, 0.0, 0.0, 3.0, 3.0});
+  p.forces.assign(n, {});
+  // Initial state: modes 1, 3 and 8 in position, mode 2 in velocity.
+  const std::vector<double> a = {1e-3, 0.0, 4e-4, 0, 0, 0, 0, 2e-4};
+  const std::vector<double> b = {0.0, 0.05, 0, 0, 0, 0, 0, 0};
+  std::vector<double> omega(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    omega[k] = 2.0 * std::sqrt(c / m) * std::sin((k + 1) * pi / (2.0 * (n + 1)));
+  }
+  auto mode = [&](std::size_t k, std::size_t i) {  // 0-based k, i
+    return std::sin((i + 1) * (k + 1) * pi / (n + 1));
+  };
+  p.x0.assign(n, 0.0);
+  p.v0.assign(n, 0.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t k = 0; k < n; ++k) {
+      p.x0[i] += a[k] * mode(k, i);
+      p.v0[i] += b[k] * mode(k, i);
+    }
+  }
+  library::ChainSegment chain(p, 0, n);
+  IntegratorOptions o;
+  o.linear_solver = GetParam();
+  o.rtol = 1e-10;
+  o.atol_pos = 1e-15;
+  o.atol_vel = 1e-12;
+  Integrator integ(chain, o);
+  std::vector<double> z(2 * n), zp(2 * n);
+  double max_error = 0.0;
+  for (int step = 1; step <= 20; ++step) {
+    const double t = step * 2.5e-3;  // 0.05 s: about 1.6 periods of the slowest mode
+    integ.advance_to(t);
+    integ.state(z, zp);
+    for (std::size_t i = 0; i < n; ++i) {
+      double x = 0.0, v = 0.0;
+      for (std::size_t k = 0; k < n; ++k) {
+        const double wt = omega[k] * t;
+        x += (a[k] * std::cos(wt) + b[k] / omega[k] * std::sin(wt)) * mode(k, i);
+        v += (-a[k] * omega[k] * std::sin(wt) + b[k] * std::cos(wt)) * mode(k, i);
+      }
+      max_error = std::max(max_error, std::abs(z[2 * i] - x) / 1e-3);
+      max_error = std::max(max_error, std::abs(z[2 * i + 1] - v) / (1e-3 * omega[n - 1]));
+    }
+  }
+  // Relative to the amplitude scale; BDF at rtol 1e-10 over ~1.6 periods.
+  EXPECT_LT(max_error, 1e-6);
+}
+
+INSTANTIATE_TEST_SUITE_P(Solvers, ModalChain,
+                         ::testing::Values(LinearSolver::kKlu, LinearSolver::kDense),
+                         [](const auto& info) {
+                           return info.param == LinearSolver::kKlu ? "Klu" : "Dense";
+                         });
+
+// KLU and dense LU solve the same Newton systems; results agree to the integration tolerance.
+TEST(Integrator, KluAndDenseAgreeToTolerance) {
+  const auto p = test::nonlinear_chain(30);
+  library::ChainSegment chain(p, 0, 30);
+  IntegratorOptions o;
+  o.rtol = 1e-8;
+  o.atol_pos = 1e-11;
+  o.atol_vel = 1e-8;
+  o.linear_solver = LinearSolver::kKlu;
+  Integrator klu(chain, o);
+  o.linear_solver = LinearSolver::kDense;
+  Integrator dense(chain, o);
+  std::vector<double> zk(60), zpk(60), zd(60), zpd(60);
+  double max_x = 0, max_v = 0, err_x = 0, err_v = 0;
+  for (int k = 1; k <= 20; ++k) {
+    klu.advance_to(k * 1e-4);
+    dense.advance_to(k * 1e-4);
+    klu.state(zk, zpk);
+    dense.state(zd, zpd);
+    for (std::size_t i = 0; i < 30; ++i) {
+      max_x = std::max(max_x, std::abs(zk[2 * i]));
+      max_v = std::max(max_v, std::abs(zk[2 * i + 1]));
+      err_x = std::max(err_x, std::abs(zk[2 * i] - zd[2 * i]));
+      err_v = std::max(err_v, std::abs(zk[2 * i + 1] - zd[2 * i + 1]));
+    }
+  }
+  EXPECT_LT(err_x / max_x, 1e-5);
+  EXPECT_LT(err_v / max_v, 1e-5);
+  EXPECT_GT(klu.total_stats().steps, 10);
+}
+
+// Every macro step ends exactly on its macro-time point (IDASetStopTime + Listing 4.1), also
+// for points that are not representable sums of micro steps.
+TEST(Integrator, StopsExactlyAtMacroPoints) {
+  const auto p = test::nonlinear_chain(30);
+  library::ChainSegment segment(p, 0, 12);
+  test::QuadraticInput input(1, 0.0, 10.0);
+  for (bool adjust : {true, false}) {
+    IntegratorOptions o;
+    o.stop_adjustment = adjust;
+    Integrator integ(segment, o, &input);
+    double t = 0.0;
+    for (int k = 1; k <= 60; ++k) {
+      t += 1e-5 / 3.0 * (1.0 + 0.1 * (k % 5));
+      const auto s = integ.advance_to(t);
+      EXPECT_EQ(integ.time(), t) << "adjust " << adjust << " step " << k;
+      EXPECT_GE(s.steps, 1);
+    }
+  }
+}
+
+// Listing 4.1 removes the tiny final micro steps that plain stop-time clipping leaves: over
+// many macro steps with H not a multiple of h, the adjusted run never needs more micro steps.
+TEST(Integrator, StopAdjustmentAvoidsTinyFinalSteps) {
+  const auto p = test::nonlinear_chain(30);
+  library::ChainSegment chain(p, 0, 30);
+  long steps[2] = {0, 0};
+  for (int adjust = 0; adjust < 2; ++adjust) {
+    IntegratorOptions o;
+    o.stop_adjustment = adjust == 1;
+    Integrator integ(chain, o);
+    for (int k = 1; k <= 200; ++k) steps[adjust] += integ.advance_to(k * 7.3e-6).steps;
+  }
+  EXPECT_LE(steps[1], steps[0]);
+}
+
+TEST(Integrator, ReportsBadUse) {
+  const auto p = test::nonlinear_chain(30);
+  library::ChainSegment segment(p, 5, 15);
+  IntegratorOptions o;
+  o.rtol = 0.0;
+  EXPECT_THROW(Integrator(segment, o), std::invalid_argument);
+  o.rtol = 1e-6;
+  o.max_order = 6;
+  EXPECT_THROW(Integrator(segment, o), std::invalid_argument);
+  o.max_order = 5;
+  // Inputs are required for a cut segment.
+  EXPECT_THROW(Integrator(segment, o), std::logic_error);
+  test::QuadraticInput input(2, 0.0, 1.0);
+  Integrator integ(segment, o, &input);
+  integ.advance_to(1e-5);
+  EXPECT_THROW(integ.advance_to(1e-5), std::invalid_argument);
+  EXPECT_THROW(integ.advance_to(0.5e-5), std::invalid_argument);
+}
+
+// An IDA failure surfaces as IntegrationError naming the time (DESIGN.md contract 5).
+TEST(Integrator, FailureIsReportedWithTime) {
+  library::ChainParameters p;
+  p.mass.assign(2, 1.0);
+  p.element.assign(3, library::ElementLaw{1e4, 0.0, 0.0, 0.0, 3.0, 3.0});
+  p.forces.assign(2, {});
+  p.x0 = {1e-3, 0.0};
+  p.v0 = {0.0, 0.0};
+  library::ChainSegment chain(p, 0, 2);
+  IntegratorOptions o;
+  o.max_steps = 5;
+  Integrator integ(chain, o);
+  try {
+    integ.advance_to(10.0);
+    FAIL() << "expected IntegrationError";
+  } catch (const ida::IntegrationError& e) {
+    EXPECT_GT(e.time(), 0.0);
+    EXPECT_NE(std::string(e.what()).find("micro steps"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace macrostep
