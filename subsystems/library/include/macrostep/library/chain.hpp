@@ -8,6 +8,11 @@
 // Outputs are the coupling-body states y = [x_first, x_last-1, v_first, v_last-1]
 // (seed 000 Eq. 2.16-2.20; no feed-through).
 //
+// Names use global 1-based indices: states "x_17", "v_17"; outputs "x_<first+1>", "x_<last>",
+// "v_<first+1>", "v_<last>". A segment does not know its cut number L, so an input is named
+// after the cut element it replaces (1-based element index i, element i joins masses i-1 and i):
+// "lambda@<first+1>" (left), "lambda@<last+1>" (right). The runtime maps them to lambda_L.
+//
 // State layout (interleaved, so the Jacobian is banded with bandwidth 3):
 //   z = [x_first, v_first, x_first+1, v_first+1, ...]
 // Residual (IDA form): F_x = x' - v;  F_v = m v' - (-F_SD,k + F_SD,k+1 + F_EXT,k).
@@ -62,6 +67,9 @@ class ChainSegment final : public model::Subsystem {
   std::vector<double> mass_;
   std::vector<ElementLaw> element_;  // masses()+1 elements: element_[k] left of local body k
   std::vector<MassForces> forces_;
+  std::vector<std::size_t> forced_;  // local indices of bodies with external forces, ascending,
+                                     // terminated by a sentinel (SIZE_MAX): the hot loops skip
+                                     // unforced bodies with one comparison
   std::vector<double> x0_, v0_;
   std::vector<model::StateRole> roles_;
   model::SparsityPattern pattern_;
