@@ -1,0 +1,183 @@
+// Run configuration: one TOML file describes the model, its partition, the integrator
+// tolerances, the simulated interval and the output (DESIGN.md; spec/MODELS.md §1).
+//
+// Schema (every key not listed here is an error; so is a wrong type or an out-of-range value):
+//
+//   description = "..."              optional, free text copied into the run metadata
+//
+//   [model]                          required
+//   type      = "chain"              optional; the oscillator chain of MODELS.md §1 (only model)
+//   masses    = 50                   required integer n_K >= 1
+//   seed      = 1                    optional integer >= 0: PRNG seed of every random draw
+//   mass      = 10.0                 optional value (default 1.0), > 0
+//   left_end  = "fixed"              optional "fixed" | "free"  (free: element 1 is zero)
+//   right_end = "fixed"              optional "fixed" | "free"  (free: element n_K+1 is zero)
+//   x0 = 0.0                         optional value or array of n_K numbers [m]
+//   v0 = 0.0                         optional value or array of n_K numbers [m/s]
+//
+//   A "value" is a number, or an inline table with exactly one of
+//     {uniform = [a, b]}          drawn per item, uniform in [a, b]           (a <= b)
+//     {signed_uniform = [a, b]}   magnitude uniform in [a, b], random sign    (0 <= a <= b)
+//     {linear = a}                a * i, i the 1-based mass index (K-5.4a initial positions)
+//   Keys that must be positive reject ranges reaching zero or below and signed_uniform.
+//
+//   [model.element]                  required: the law of every element (seed 000 Eq. 2.9)
+//   c = 1e6    required >= 0         d, C, D optional >= 0 (default 0)
+//   ex = 3, ev = 3                   optional exponents >= 1
+//   modulation = {amplitude = 9.0, omega = 0.3142, period = 10}
+//                                    optional: c_i = c * (1 + amplitude * sin(omega *
+//                                    ((i - 1) mod period))), i the 1-based element index
+//
+//   [[model.mass_override]]          optional, repeatable: masses first..last (1-based,
+//   first = 41, last = 50, mass = 0.1    inclusive; last defaults to first) get `mass` (> 0)
+//
+//   [[model.element_override]]       optional, repeatable: elements first..last (element i
+//   first = 2, last = 2, d = 1e4     joins masses i-1 and i; 1..n_K+1) get any of c, d, C, D,
+//                                    ex, ev (at least one); a free end's element is excluded
+//
+//   [[model.force]]                  optional, repeatable: one group of external forces
+//   type = "harmonic"                required: "harmonic" | "contact" | "impulse" | "modified_sine"
+//   exactly one selection:
+//     masses = [50]                  explicit 1-based indices, distinct
+//     fraction = 0.5                 round(fraction * n_K) masses drawn without replacement
+//     all = true                     every mass
+//     coupling_bodies = true         the two bodies next to every cut of [partition], in chain
+//                                    order (needs at least two subsystems)
+//   parameters by type (values unless noted; drawn per selected mass):
+//     harmonic       amplitude, omega (required); phase (default 0)
+//     contact        amplitude (required, A_C), stiffness (required, B_C > 0)
+//     impulse        amplitude, duration (number > 0) required; exactly one of
+//                    time (value >= 0) or times (array of numbers >= 0, one pulse each);
+//                    edge (number > 0, default 1e-6)
+//     modified_sine  amplitude, omega (required); phase (default 0); exponent (integer >= 1,
+//                    default 95)
+//   alternate_sign = false           optional: the k-th selected mass (0-based, chain order)
+//                                    gets amplitude * (-1)^k
+//
+//   [partition]                      optional (default: one subsystem); exactly one of
+//   subsystems = 10                  equal partition, 1 <= subsystems <= n_K
+//   sizes = [40, 10, 40]             explicit sizes >= 1 summing to n_K
+//
+//   [solver]                         optional: the IDA settings of every run
+//   rtol = 1e-6                      0 < rtol < 1
+//   atol_pos = 1e-9                  > 0, default 1e-3 * rtol (follows --rtol when omitted)
+//   atol_vel = 1e-6                  > 0, default rtol (follows --rtol when omitted)
+//   linear_solver = "klu"            "klu" | "dense"
+//   max_order = 5                    integer 1..5
+//   max_steps = 500000               integer >= 1: micro steps per output interval
+//
+//   [simulation]                     required
+//   end_time = 0.25                  > 0 [s]; the run starts at t = 0
+//   output_interval = 1e-4           > 0 [s]; rows at k * interval and at end_time
+//
+//   [output]                         optional
+//   file = "k-5.1.csv"               default: <config stem>.csv in the working directory
+//   all_states = false               true: every state; false: the coupling-body states
+//                                    (every state when the partition has one subsystem)
+//
+// Diagnostics: every problem raises ConfigError whose what() is one line
+//   <file>:<line>: <key.path>: <problem>
+// e.g. "configs/bad.toml:12: model.element.c: must be >= 0 (got -1)". Elements of arrays of
+// tables are counted from 1 ("model.force[2].type"). A key missing from the top level has no
+// line ("<file>: simulation: missing required table [simulation]").
+//
+// Extension point: each top-level table is parsed by one entry of the section list in
+// run_config.cpp; a new section (the [cosim] table of the next issue) adds an entry there and
+// a member here. Until then an unknown table is an error like any unknown key.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "macrostep/library/chain_parameters.hpp"
+#include "macrostep/library/chain_spec.hpp"
+
+namespace macrostep::config {
+
+// A user error in a configuration. what() is the complete one-line message described above.
+class ConfigError : public std::runtime_error {
+ public:
+  // line == 0: no line (top-level problems, problems found after parsing).
+  ConfigError(std::string file, unsigned line, std::string key_path, const std::string& problem);
+  const std::string& file() const { return file_; }
+  unsigned line() const { return line_; }
+  const std::string& key_path() const { return key_path_; }
+
+ private:
+  std::string file_;
+  unsigned line_;
+  std::string key_path_;
+};
+
+enum class LinearSolverKind : std::uint8_t { kKlu, kDense };
+
+struct SolverConfig {
+  double rtol = 1e-6;
+  std::optional<double> atol_pos;  // unset: 1e-3 * rtol (seed 000 §5)
+  std::optional<double> atol_vel;  // unset: rtol
+  LinearSolverKind linear_solver = LinearSolverKind::kKlu;
+  int max_order = 5;
+  long max_steps = 500000;
+
+  double effective_atol_pos() const { return atol_pos.value_or(1e-3 * rtol); }
+  double effective_atol_vel() const { return atol_vel.value_or(rtol); }
+};
+
+struct PartitionConfig {
+  // Subsystem boundaries [0, b_1, ..., n_K] (0-based mass indices): subsystem L holds masses
+  // boundaries[L] .. boundaries[L+1]-1.
+  std::vector<std::size_t> boundaries;
+
+  std::size_t subsystems() const { return boundaries.empty() ? 0 : boundaries.size() - 1; }
+  // 1-based indices of the bodies next to every cut, in chain order: b_1, b_1+1, b_2, ...
+  std::vector<std::size_t> coupling_bodies() const;
+};
+
+struct SimulationConfig {
+  double end_time = 0.0;
+  double output_interval = 0.0;
+};
+
+struct OutputConfig {
+  std::string file;  // empty: the default name (see default_output_file)
+  bool all_states = false;
+};
+
+struct RunConfig {
+  std::string path;  // as given to load_config(); used in every message
+  std::string text;  // the complete file text (copied into run metadata)
+  std::string description;
+
+  library::ChainSpec chain;
+  // Explicit per-mass initial values (x0 = [...] / v0 = [...]); empty: chain.x0 / chain.v0.
+  std::vector<double> x0_values, v0_values;
+
+  PartitionConfig partition;
+  SolverConfig solver;
+  SimulationConfig simulation;
+  OutputConfig output;
+};
+
+// Reads and validates a configuration file. Throws ConfigError for any problem, including an
+// unreadable file and TOML syntax errors.
+RunConfig load_config(const std::string& path);
+
+// The same for text already in memory; `path` names it in messages.
+RunConfig parse_config(std::string_view text, const std::string& path);
+
+// The explicit chain parameters: realize(chain) plus the per-mass initial values. Contact
+// bodies start at -|x0| (MODELS.md §1.3) for explicit values too. Throws ConfigError (no line)
+// if the library rejects the description.
+library::ChainParameters realize_chain(const RunConfig& config);
+
+// Default result file: [output].file if set, else "<config stem>.csv" in the working
+// directory. The reference file inserts ".reference" before the extension
+// ("k-5.1.csv" -> "k-5.1.reference.csv").
+std::string default_output_file(const RunConfig& config, bool reference);
+
+}  // namespace macrostep::config

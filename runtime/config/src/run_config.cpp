@@ -1,0 +1,571 @@
+#include "macrostep/config/run_config.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <toml.hpp>
+
+#include "macrostep/library/chain.hpp"
+#include "toml_node.hpp"
+
+namespace macrostep::config {
+
+ConfigError::ConfigError(std::string file, unsigned line, std::string key_path,
+                         const std::string& problem)
+    : std::runtime_error(fmt::format("{}{}: {}{}", file, line > 0 ? fmt::format(":{}", line) : "",
+                                     key_path.empty() ? "" : key_path + ": ", problem)),
+      file_(std::move(file)),
+      line_(line),
+      key_path_(std::move(key_path)) {}
+
+std::vector<std::size_t> PartitionConfig::coupling_bodies() const {
+  std::vector<std::size_t> bodies;
+  // Interior boundary b (0-based first mass of the next subsystem) cuts element b+1, between
+  // the 1-based masses b and b+1.
+  for (std::size_t k = 1; k + 1 < boundaries.size(); ++k) {
+    bodies.push_back(boundaries[k]);
+    bodies.push_back(boundaries[k] + 1);
+  }
+  return bodies;
+}
+
+namespace {
+
+using detail::Node;
+
+// Upper bounds that only protect against typos that would exhaust memory or disk.
+constexpr std::int64_t kMaxMasses = 100'000'000;
+constexpr double kMaxOutputRows = 1e7;
+
+// A [[model.force]] with coupling_bodies = true, resolved once the partition is known.
+struct PendingCouplingSelection {
+  std::size_t force_index;
+  std::string file;
+  unsigned line;
+  std::string path;
+};
+
+struct ParseState {
+  RunConfig& config;
+  std::vector<PendingCouplingSelection> pending;
+};
+
+enum class Domain { kAny, kPositive, kNonNegative };
+
+std::string fmt_number(double v) {
+  return fmt::format("{}", v);
+}
+
+double checked(const Node& n, Domain domain) {
+  const double v = n.number();
+  if (domain == Domain::kPositive && !(v > 0.0)) {
+    n.fail(fmt::format("must be > 0 (got {})", n.source_text()));
+  }
+  if (domain == Domain::kNonNegative && !(v >= 0.0)) {
+    n.fail(fmt::format("must be >= 0 (got {})", n.source_text()));
+  }
+  return v;
+}
+
+double at_least(const Node& n, double lower) {
+  const double v = n.number();
+  if (!(v >= lower)) n.fail(fmt::format("must be >= {} (got {})", lower, n.source_text()));
+  return v;
+}
+
+std::int64_t integer_in(const Node& n, std::int64_t lo, std::int64_t hi, std::string_view hi_name) {
+  const std::int64_t v = n.integer();
+  if (v < lo) n.fail(fmt::format("must be >= {} (got {})", lo, v));
+  if (v > hi) {
+    n.fail(hi_name.empty() ? fmt::format("must be <= {} (got {})", hi, v)
+                           : fmt::format("must be <= {} = {} (got {})", hi_name, hi, v));
+  }
+  return v;
+}
+
+// [a, b] of a uniform / signed_uniform table entry.
+std::pair<double, double> bounds(const Node& n) {
+  const auto items = n.elements();
+  if (items.size() != 2) {
+    n.fail(fmt::format("must be an array of two numbers [a, b] (got {} element{})", items.size(),
+                       items.size() == 1 ? "" : "s"));
+  }
+  const double a = items[0].number();
+  const double b = items[1].number();
+  if (a > b)
+    n.fail(fmt::format("lower bound must not exceed upper bound (got {})", n.source_text()));
+  return {a, b};
+}
+
+constexpr std::string_view kValueForms =
+    "a number or an inline table {uniform = [a, b]}, {signed_uniform = [a, b]} or {linear = a}";
+
+library::ValueSpec parse_value(const Node& n, Domain domain) {
+  if (n.value().is_integer() || n.value().is_floating()) {
+    return library::ValueSpec::fixed(checked(n, domain));
+  }
+  if (!n.value().is_table()) n.fail(fmt::format("must be {} (got {})", kValueForms, n.describe()));
+  n.allow_only({"uniform", "signed_uniform", "linear"});
+  const auto entries = n.entries();
+  if (entries.size() != 1) {
+    n.fail("must have exactly one of the keys uniform, signed_uniform, linear");
+  }
+  const auto& [kind, child] = entries.front();
+  const char* sign_rule = domain == Domain::kPositive ? "> 0" : ">= 0";
+  if (kind == "linear") {
+    // a * i with i >= 1 has the sign of a.
+    return library::ValueSpec::linear(checked(child, domain));
+  }
+  const auto [a, b] = bounds(child);
+  if (kind == "uniform") {
+    if ((domain == Domain::kPositive && !(a > 0.0)) ||
+        (domain == Domain::kNonNegative && !(a >= 0.0))) {
+      child.fail(
+          fmt::format("every drawn value must be {} (got {})", sign_rule, child.source_text()));
+    }
+    return library::ValueSpec::uniform(a, b);
+  }
+  if (domain != Domain::kAny) {
+    child.fail(fmt::format("a random sign is not allowed here: the value must be {}", sign_rule));
+  }
+  if (a < 0.0) {
+    child.fail(fmt::format("magnitude bounds must be >= 0 (got {})", child.source_text()));
+  }
+  return library::ValueSpec::signed_uniform(a, b);
+}
+
+// x0 / v0: a value, or an explicit array of one number per mass.
+void parse_initial(const Node& n, std::size_t masses, library::ValueSpec& spec,
+                   std::vector<double>& values) {
+  if (!n.value().is_array()) {
+    spec = parse_value(n, Domain::kAny);
+    return;
+  }
+  const auto items = n.elements();
+  if (items.size() != masses) {
+    n.fail(fmt::format("must have one entry per mass: model.masses = {} (got {} entries)", masses,
+                       items.size()));
+  }
+  values.clear();
+  for (const auto& item : items) values.push_back(item.number());
+  spec = library::ValueSpec::fixed(0.0);
+}
+
+// Array of tables ([[key]] or key = [{...}, ...]).
+std::vector<Node> table_array(const Node& n) {
+  if (!n.value().is_array()) {
+    n.fail(
+        fmt::format("must be an array of tables, written [[{}]] (got {})", n.path(), n.describe()));
+  }
+  auto items = n.elements();
+  for (const auto& item : items) item.expect_table();
+  return items;
+}
+
+// Inclusive 1-based range first..last (last defaults to first) within 1..upper.
+std::pair<std::size_t, std::size_t> index_range(const Node& n, std::size_t upper,
+                                                std::string_view upper_name) {
+  const Node first_node = n.require("first");
+  const auto first = integer_in(first_node, 1, static_cast<std::int64_t>(upper), upper_name);
+  auto last = first;
+  if (auto last_node = n.find("last")) {
+    last = integer_in(*last_node, 1, static_cast<std::int64_t>(upper), upper_name);
+    if (last < first) last_node->fail(fmt::format("must be >= first = {} (got {})", first, last));
+  }
+  return {static_cast<std::size_t>(first), static_cast<std::size_t>(last)};
+}
+
+void parse_element(const Node& n, library::ElementSpec& e) {
+  n.expect_table();
+  n.allow_only({"c", "d", "C", "D", "ex", "ev", "modulation"});
+  e.c = checked(n.require("c"), Domain::kNonNegative);
+  if (auto d = n.find("d")) e.d = checked(*d, Domain::kNonNegative);
+  if (auto C = n.find("C")) e.C = checked(*C, Domain::kNonNegative);
+  if (auto D = n.find("D")) e.D = checked(*D, Domain::kNonNegative);
+  if (auto ex = n.find("ex")) e.ex = at_least(*ex, 1.0);
+  if (auto ev = n.find("ev")) e.ev = at_least(*ev, 1.0);
+  if (auto m = n.find("modulation")) {
+    m->expect_table();
+    m->allow_only({"amplitude", "omega", "period"});
+    e.modulation_amplitude = m->require("amplitude").number();
+    e.modulation_omega = m->require("omega").number();
+    e.modulation_period = static_cast<std::size_t>(
+        integer_in(m->require("period"), 1, std::numeric_limits<std::int64_t>::max(), ""));
+  }
+}
+
+void parse_mass_overrides(const Node& n, library::ChainSpec& chain) {
+  for (const auto& item : table_array(n)) {
+    item.allow_only({"first", "last", "mass"});
+    const auto [first, last] = index_range(item, chain.masses, "model.masses");
+    const double mass = checked(item.require("mass"), Domain::kPositive);
+    chain.mass_overrides.push_back({first, last, mass});
+  }
+}
+
+void parse_element_overrides(const Node& n, library::ChainSpec& chain) {
+  const std::size_t elements = chain.masses + 1;
+  for (const auto& item : table_array(n)) {
+    item.allow_only({"first", "last", "c", "d", "C", "D", "ex", "ev"});
+    const auto [first, last] = index_range(item, elements, "model.masses + 1");
+    if (chain.left == library::EndCondition::kFree && first == 1) {
+      item.require("first").fail("element 1 is the free left end (left_end = \"free\")");
+    }
+    if (chain.right == library::EndCondition::kFree && last == elements) {
+      const auto last_node = item.find("last");
+      (last_node ? *last_node : item.require("first"))
+          .fail(fmt::format("element {} is the free right end (right_end = \"free\")", elements));
+    }
+    library::ElementOverride o;
+    o.first = first;
+    o.last = last;
+    if (auto v = item.find("c")) o.c = checked(*v, Domain::kNonNegative);
+    if (auto v = item.find("d")) o.d = checked(*v, Domain::kNonNegative);
+    if (auto v = item.find("C")) o.C = checked(*v, Domain::kNonNegative);
+    if (auto v = item.find("D")) o.D = checked(*v, Domain::kNonNegative);
+    if (auto v = item.find("ex")) o.ex = at_least(*v, 1.0);
+    if (auto v = item.find("ev")) o.ev = at_least(*v, 1.0);
+    if (!o.c && !o.d && !o.C && !o.D && !o.ex && !o.ev) {
+      item.fail("overrides nothing: give at least one of c, d, C, D, ex, ev");
+    }
+    chain.element_overrides.push_back(o);
+  }
+}
+
+void parse_selection(const Node& n, std::size_t force_index, ParseState& state,
+                     library::MassSelection& selection) {
+  const std::vector<std::string_view> kinds = {"masses", "fraction", "all", "coupling_bodies"};
+  std::optional<std::pair<std::string, Node>> chosen;
+  for (const auto& [key, child] : n.entries()) {
+    if (std::find(kinds.begin(), kinds.end(), key) == kinds.end()) continue;
+    if (chosen) {
+      child.fail(
+          fmt::format("conflicts with '{}': give exactly one of masses, fraction, all, "
+                      "coupling_bodies",
+                      chosen->first));
+    }
+    chosen.emplace(key, child);
+  }
+  if (!chosen) n.fail("needs exactly one selection: masses, fraction, all or coupling_bodies");
+  const auto& [kind, child] = *chosen;
+  const std::size_t masses = state.config.chain.masses;
+  if (kind == "masses") {
+    selection.kind = library::MassSelection::Kind::kList;
+    std::set<std::size_t> seen;
+    const auto items = child.elements();
+    if (items.empty()) child.fail("must list at least one mass");
+    for (const auto& item : items) {
+      const auto index = static_cast<std::size_t>(
+          integer_in(item, 1, static_cast<std::int64_t>(masses), "model.masses"));
+      if (!seen.insert(index).second) item.fail(fmt::format("mass {} is listed twice", index));
+      selection.masses.push_back(index);
+    }
+  } else if (kind == "fraction") {
+    selection.kind = library::MassSelection::Kind::kFraction;
+    selection.fraction = child.number();
+    if (selection.fraction < 0.0 || selection.fraction > 1.0) {
+      child.fail(fmt::format("must be in [0, 1] (got {})", child.source_text()));
+    }
+  } else {
+    if (!child.boolean()) {
+      child.fail(
+          fmt::format("must be true when given (false selects nothing; give one of "
+                      "masses, fraction, all, coupling_bodies)"));
+    }
+    if (kind == "all") {
+      selection.kind = library::MassSelection::Kind::kAll;
+    } else {
+      // Resolved after [partition] is read; see resolve_coupling_selections().
+      selection.kind = library::MassSelection::Kind::kList;
+      state.pending.push_back({force_index, child.file(), child.line(), child.path()});
+    }
+  }
+}
+
+void parse_force(const Node& n, std::size_t force_index, ParseState& state) {
+  library::ForceGroupSpec f;
+  const std::string type =
+      n.require("type").choice({"harmonic", "contact", "impulse", "modified_sine"});
+  std::vector<std::string_view> allowed = {
+      "type", "masses", "fraction", "all", "coupling_bodies", "alternate_sign", "amplitude"};
+  if (type == "harmonic") {
+    f.type = library::ForceType::kHarmonic;
+    allowed.insert(allowed.end(), {"omega", "phase"});
+  } else if (type == "contact") {
+    f.type = library::ForceType::kContact;
+    allowed.insert(allowed.end(), {"stiffness"});
+  } else if (type == "impulse") {
+    f.type = library::ForceType::kImpulse;
+    allowed.insert(allowed.end(), {"time", "times", "duration", "edge"});
+  } else {
+    f.type = library::ForceType::kModifiedSine;
+    allowed.insert(allowed.end(), {"omega", "phase", "exponent"});
+  }
+  n.allow_only(allowed, fmt::format(" for a {} force", type));
+  parse_selection(n, force_index, state, f.selection);
+  f.amplitude = parse_value(n.require("amplitude"), Domain::kAny);
+  if (auto v = n.find("alternate_sign")) f.alternate_sign = v->boolean();
+
+  switch (f.type) {
+    case library::ForceType::kHarmonic:
+    case library::ForceType::kModifiedSine:
+      f.omega = parse_value(n.require("omega"), Domain::kAny);
+      if (auto v = n.find("phase")) f.phase = parse_value(*v, Domain::kAny);
+      if (auto v = n.find("exponent")) {
+        f.exponent =
+            static_cast<double>(integer_in(*v, 1, std::numeric_limits<std::int64_t>::max(), ""));
+      }
+      break;
+    case library::ForceType::kContact:
+      f.stiffness = parse_value(n.require("stiffness"), Domain::kPositive);
+      break;
+    case library::ForceType::kImpulse: {
+      const auto time = n.find("time");
+      const auto times = n.find("times");
+      if (time && times) times->fail("conflicts with 'time': give exactly one of time, times");
+      if (!time && !times) n.fail("missing required key 'time' or 'times'");
+      if (time) f.time = parse_value(*time, Domain::kNonNegative);
+      if (times) {
+        const auto items = times->elements();
+        if (items.empty()) times->fail("must list at least one time");
+        for (const auto& item : items) f.times.push_back(checked(item, Domain::kNonNegative));
+      }
+      f.duration = checked(n.require("duration"), Domain::kPositive);
+      if (auto v = n.find("edge")) f.edge = checked(*v, Domain::kPositive);
+      break;
+    }
+  }
+  state.config.chain.forces.push_back(std::move(f));
+}
+
+void parse_model(const Node* node, ParseState& state) {
+  const Node& n = *node;
+  n.expect_table();
+  n.allow_only({"type", "masses", "seed", "mass", "left_end", "right_end", "x0", "v0", "element",
+                "mass_override", "element_override", "force"});
+  if (auto t = n.find("type")) t->choice({"chain"});
+  library::ChainSpec& chain = state.config.chain;
+  chain.masses = static_cast<std::size_t>(integer_in(n.require("masses"), 1, kMaxMasses, ""));
+  if (auto v = n.find("seed")) {
+    chain.seed =
+        static_cast<std::uint64_t>(integer_in(*v, 0, std::numeric_limits<std::int64_t>::max(), ""));
+  }
+  if (auto v = n.find("mass")) chain.mass = parse_value(*v, Domain::kPositive);
+  const auto end = [](const Node& e) {
+    return e.choice({"fixed", "free"}) == "free" ? library::EndCondition::kFree
+                                                 : library::EndCondition::kFixed;
+  };
+  if (auto v = n.find("left_end")) chain.left = end(*v);
+  if (auto v = n.find("right_end")) chain.right = end(*v);
+  if (auto v = n.find("x0")) parse_initial(*v, chain.masses, chain.x0, state.config.x0_values);
+  if (auto v = n.find("v0")) parse_initial(*v, chain.masses, chain.v0, state.config.v0_values);
+  parse_element(n.require("element"), chain.element);
+  if (auto v = n.find("mass_override")) parse_mass_overrides(*v, chain);
+  if (auto v = n.find("element_override")) parse_element_overrides(*v, chain);
+  if (auto v = n.find("force")) {
+    const auto items = table_array(*v);
+    for (std::size_t i = 0; i < items.size(); ++i) parse_force(items[i], i, state);
+  }
+}
+
+void parse_partition(const Node* node, ParseState& state) {
+  const std::size_t masses = state.config.chain.masses;
+  auto& boundaries = state.config.partition.boundaries;
+  if (node == nullptr) {
+    boundaries = {0, masses};
+    return;
+  }
+  const Node& n = *node;
+  n.expect_table();
+  n.allow_only({"subsystems", "sizes"});
+  const auto subsystems = n.find("subsystems");
+  const auto sizes = n.find("sizes");
+  if (subsystems && sizes) {
+    (subsystems->line() > sizes->line() ? *subsystems : *sizes)
+        .fail("give exactly one of subsystems, sizes");
+  }
+  if (subsystems) {
+    const auto s = integer_in(*subsystems, 1, static_cast<std::int64_t>(masses), "model.masses");
+    boundaries = library::equal_partition(masses, static_cast<std::size_t>(s));
+  } else if (sizes) {
+    std::vector<std::size_t> list;
+    std::size_t sum = 0;
+    const auto items = sizes->elements();
+    if (items.empty()) sizes->fail("must list at least one subsystem size");
+    for (const auto& item : items) {
+      list.push_back(static_cast<std::size_t>(
+          integer_in(item, 1, static_cast<std::int64_t>(masses), "model.masses")));
+      sum += list.back();
+    }
+    if (sum != masses) {
+      sizes->fail(fmt::format("sizes sum to {}, but model.masses = {}", sum, masses));
+    }
+    boundaries = library::sized_partition(masses, list);
+  } else {
+    n.fail("needs one of subsystems, sizes");
+  }
+}
+
+void parse_solver(const Node* node, ParseState& state) {
+  if (node == nullptr) return;
+  const Node& n = *node;
+  n.expect_table();
+  n.allow_only({"rtol", "atol_pos", "atol_vel", "linear_solver", "max_order", "max_steps"});
+  SolverConfig& s = state.config.solver;
+  if (auto v = n.find("rtol")) {
+    s.rtol = checked(*v, Domain::kPositive);
+    if (s.rtol >= 1.0) v->fail(fmt::format("must be < 1 (got {})", v->source_text()));
+  }
+  if (auto v = n.find("atol_pos")) s.atol_pos = checked(*v, Domain::kPositive);
+  if (auto v = n.find("atol_vel")) s.atol_vel = checked(*v, Domain::kPositive);
+  if (auto v = n.find("linear_solver")) {
+    s.linear_solver =
+        v->choice({"klu", "dense"}) == "dense" ? LinearSolverKind::kDense : LinearSolverKind::kKlu;
+  }
+  if (auto v = n.find("max_order")) s.max_order = static_cast<int>(integer_in(*v, 1, 5, ""));
+  if (auto v = n.find("max_steps")) {
+    s.max_steps =
+        static_cast<long>(integer_in(*v, 1, std::numeric_limits<std::int32_t>::max(), ""));
+  }
+}
+
+void parse_simulation(const Node* node, ParseState& state) {
+  const Node& n = *node;
+  n.expect_table();
+  n.allow_only({"end_time", "output_interval"});
+  SimulationConfig& s = state.config.simulation;
+  s.end_time = checked(n.require("end_time"), Domain::kPositive);
+  const Node interval = n.require("output_interval");
+  s.output_interval = checked(interval, Domain::kPositive);
+  const double rows = s.end_time / s.output_interval;
+  if (rows > kMaxOutputRows) {
+    interval.fail(fmt::format("gives {:.3g} output rows over end_time = {}; at most {:.3g}", rows,
+                              fmt_number(s.end_time), kMaxOutputRows));
+  }
+}
+
+void parse_output(const Node* node, ParseState& state) {
+  if (node == nullptr) return;
+  const Node& n = *node;
+  n.expect_table();
+  n.allow_only({"file", "all_states"});
+  if (auto v = n.find("file")) {
+    state.config.output.file = v->string();
+    if (state.config.output.file.empty()) v->fail("must not be empty");
+  }
+  if (auto v = n.find("all_states")) state.config.output.all_states = v->boolean();
+}
+
+void parse_description(const Node* node, ParseState& state) {
+  if (node != nullptr) state.config.description = node->string();
+}
+
+void resolve_coupling_selections(ParseState& state) {
+  const auto bodies = state.config.partition.coupling_bodies();
+  for (const auto& p : state.pending) {
+    if (bodies.empty()) {
+      throw ConfigError(p.file, p.line, p.path,
+                        "selects no masses: the partition has one subsystem, so there is no cut");
+    }
+    state.config.chain.forces[p.force_index].selection.masses = bodies;
+  }
+}
+
+// Top-level sections, parsed in this order (model before partition: the partition needs
+// model.masses; coupling-body selections are resolved after both). The [cosim] section of
+// the next issue becomes one more entry here.
+struct Section {
+  std::string_view key;
+  bool required;
+  bool table;
+  void (*parse)(const Node*, ParseState&);
+};
+constexpr Section kSections[] = {
+    {"description", false, false, parse_description}, {"model", true, true, parse_model},
+    {"partition", false, true, parse_partition},      {"solver", false, true, parse_solver},
+    {"simulation", true, true, parse_simulation},     {"output", false, true, parse_output},
+};
+
+}  // namespace
+
+RunConfig parse_config(std::string_view text, const std::string& path) {
+  toml::value root;
+  try {
+    std::istringstream in{std::string(text)};
+    root = toml::parse(in, path);
+  } catch (const toml::syntax_error& e) {
+    throw ConfigError(path, static_cast<unsigned>(e.location().line()), "",
+                      "syntax error: " + detail::summarize_syntax_error(e.what()));
+  } catch (const std::exception& e) {
+    throw ConfigError(path, 0, "", std::string("cannot parse: ") + e.what());
+  }
+
+  RunConfig config;
+  config.path = path;
+  config.text = std::string(text);
+  ParseState state{config, {}};
+  const Node top(root, "", path);
+  std::vector<std::string_view> keys;
+  for (const auto& s : kSections) keys.push_back(s.key);
+  top.allow_only(keys);
+  for (const auto& s : kSections) {
+    const auto node = top.find(s.key);
+    if (!node && s.required) {
+      throw ConfigError(
+          path, 0, std::string(s.key),
+          s.table ? fmt::format("missing required table [{}]", s.key) : "missing required key");
+    }
+    s.parse(node ? &*node : nullptr, state);
+  }
+  resolve_coupling_selections(state);
+  return config;
+}
+
+RunConfig load_config(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(path, 0, "", "cannot open the configuration file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw ConfigError(path, 0, "", "cannot read the configuration file");
+  return parse_config(text.str(), path);
+}
+
+library::ChainParameters realize_chain(const RunConfig& config) {
+  library::ChainParameters params;
+  try {
+    params = library::realize(config.chain);
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(config.path, 0, "model", e.what());
+  }
+  const auto apply = [](const std::vector<double>& values, std::vector<double>& target) {
+    if (!values.empty()) target = values;
+  };
+  apply(config.x0_values, params.x0);
+  apply(config.v0_values, params.v0);
+  if (!config.x0_values.empty()) {
+    // realize() starts contact bodies at -|x0| (MODELS.md §1.3); keep that for explicit values.
+    for (std::size_t k = 0; k < params.size(); ++k) {
+      if (!params.forces[k].contact.empty()) params.x0[k] = -std::abs(params.x0[k]);
+    }
+  }
+  return params;
+}
+
+std::string default_output_file(const RunConfig& config, bool reference) {
+  std::filesystem::path file =
+      config.output.file.empty()
+          ? std::filesystem::path(std::filesystem::path(config.path).stem().string() + ".csv")
+          : std::filesystem::path(config.output.file);
+  if (reference) {
+    file.replace_filename(file.stem().string() + ".reference" + file.extension().string());
+  }
+  return file.string();
+}
+
+}  // namespace macrostep::config
