@@ -1,0 +1,70 @@
+// Result files in CSV (DESIGN.md "Results"): a header line "time,<name>,<name>,...", then one
+// row per output point. Numbers are written in the shortest form that reads back to the
+// same double (fmt "{}"), so a round trip is exact and no precision is lost.
+#pragma once
+
+#include <cstddef>
+#include <cstdio>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace macrostep::output {
+
+// I/O failures and malformed files. Messages name the file (and line when reading).
+class OutputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class CsvWriter {
+ public:
+  // Creates or truncates `path` and writes the header. Column names must be non-empty, must
+  // not be "time" and must not contain ',', '"', CR or LF (names are written unquoted).
+  // Throws OutputError if the file cannot be opened, std::invalid_argument for a bad name.
+  CsvWriter(std::string path, std::vector<std::string> columns);
+  // Closes the file; errors at this point are swallowed (call close() to see them).
+  ~CsvWriter();
+  CsvWriter(const CsvWriter&) = delete;
+  CsvWriter& operator=(const CsvWriter&) = delete;
+
+  // Appends one row (values.size() == columns().size()) and hands it to the OS before
+  // returning, so that a run that fails later leaves a file of complete rows.
+  // Throws OutputError on a write error, std::invalid_argument on a size mismatch.
+  void write_row(double time, std::span<const double> values);
+
+  // Flushes and closes; throws OutputError if that fails. Further writes are errors.
+  void close();
+
+  const std::string& path() const { return path_; }
+  const std::vector<std::string>& columns() const { return columns_; }
+  std::size_t rows() const { return rows_; }
+
+ private:
+  std::string path_;
+  std::vector<std::string> columns_;
+  std::FILE* file_ = nullptr;
+  std::size_t rows_ = 0;
+  std::string buffer_;
+};
+
+// A CSV result read back: column-major values, time separate.
+struct CsvTable {
+  std::vector<std::string> columns;         // without "time"
+  std::vector<double> time;                 // one entry per row
+  std::vector<std::vector<double>> values;  // values[column][row]
+
+  std::size_t rows() const { return time.size(); }
+  std::optional<std::size_t> column_index(std::string_view name) const;
+};
+
+// Reads a file written by CsvWriter (or any CSV with a "time" first column, unquoted
+// numeric fields, optional trailing newline). Throws OutputError "path:line: problem" for a
+// missing file, a header without "time" first, duplicate column names, a row with the wrong
+// number of fields or a field that is not a number.
+CsvTable read_csv(const std::string& path);
+
+}  // namespace macrostep::output

@@ -1,0 +1,25 @@
+// JSON metadata beside every result file (DESIGN.md "Results"): the caller assembles the
+// document (configuration, model summary, solver options, statistics, times); this module
+// writes it safely and supplies the pieces every run shares.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace macrostep::output {
+
+// Writes `document` (indented) to `path` through a temporary file in the same directory that
+// is renamed into place, so a reader never sees a half-written file. Throws OutputError.
+void write_json(const std::string& path, const nlohmann::ordered_json& document);
+
+// The metadata file of a result file: same directory and stem, extension ".json"
+// ("out/k-5.1.csv" -> "out/k-5.1.json").
+std::string metadata_path(const std::string& result_path);
+
+// Versions of macrostep, the compiler and the libraries this module was built with.
+nlohmann::ordered_json build_info();
+
+// Current UTC time as ISO 8601 ("2024-05-01T12:00:00Z").
+std::string utc_timestamp();
+
+}  // namespace macrostep::output

@@ -1,0 +1,153 @@
+#include "macrostep/output/csv.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <utility>
+
+namespace macrostep::output {
+
+CsvWriter::CsvWriter(std::string path, std::vector<std::string> columns)
+    : path_(std::move(path)), columns_(std::move(columns)) {
+  std::set<std::string_view> seen;
+  for (const auto& name : columns_) {
+    if (name.empty() || name == "time" || name.find_first_of(",\"\r\n") != std::string::npos) {
+      throw std::invalid_argument(fmt::format("invalid CSV column name '{}'", name));
+    }
+    if (!seen.insert(name).second) {
+      throw std::invalid_argument(fmt::format("duplicate CSV column name '{}'", name));
+    }
+  }
+  file_ = std::fopen(path_.c_str(), "w");
+  if (file_ == nullptr) {
+    throw OutputError(fmt::format("{}: cannot create: {}", path_, std::strerror(errno)));
+  }
+  buffer_ = "time";
+  for (const auto& name : columns_) {
+    buffer_ += ',';
+    buffer_ += name;
+  }
+  buffer_ += '\n';
+  if (std::fwrite(buffer_.data(), 1, buffer_.size(), file_) != buffer_.size() ||
+      std::fflush(file_) != 0) {
+    throw OutputError(fmt::format("{}: write failed: {}", path_, std::strerror(errno)));
+  }
+}
+
+CsvWriter::~CsvWriter() {
+  if (file_ != nullptr) std::fclose(file_);
+}
+
+void CsvWriter::write_row(double time, std::span<const double> values) {
+  if (file_ == nullptr) throw OutputError(fmt::format("{}: write after close", path_));
+  if (values.size() != columns_.size()) {
+    throw std::invalid_argument(
+        fmt::format("{}: row has {} values for {} columns", path_, values.size(), columns_.size()));
+  }
+  buffer_.clear();
+  auto out = std::back_inserter(buffer_);
+  fmt::format_to(out, "{}", time);
+  for (double v : values) fmt::format_to(out, ",{}", v);
+  buffer_ += '\n';
+  if (std::fwrite(buffer_.data(), 1, buffer_.size(), file_) != buffer_.size() ||
+      std::fflush(file_) != 0) {
+    throw OutputError(fmt::format("{}: write failed: {}", path_, std::strerror(errno)));
+  }
+  ++rows_;
+}
+
+void CsvWriter::close() {
+  if (file_ == nullptr) return;
+  std::FILE* f = std::exchange(file_, nullptr);
+  if (std::fclose(f) != 0) {
+    throw OutputError(fmt::format("{}: close failed: {}", path_, std::strerror(errno)));
+  }
+}
+
+std::optional<std::size_t> CsvTable::column_index(std::string_view name) const {
+  for (std::size_t j = 0; j < columns.size(); ++j) {
+    if (columns[j] == name) return j;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+std::vector<std::string_view> split(std::string_view line) {
+  std::vector<std::string_view> fields;
+  std::size_t start = 0;
+  while (true) {
+    const auto comma = line.find(',', start);
+    fields.push_back(line.substr(start, comma - start));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return fields;
+}
+
+}  // namespace
+
+CsvTable read_csv(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw OutputError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  const auto fail = [&path](std::size_t line, const std::string& problem) {
+    return OutputError(fmt::format("{}:{}: {}", path, line, problem));
+  };
+
+  CsvTable table;
+  std::string line;
+  std::size_t line_no = 0;
+  const auto next_line = [&]() {
+    if (!std::getline(in, line)) return false;
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    return true;
+  };
+
+  if (!next_line()) throw fail(1, "empty file: no header line");
+  const auto header = split(line);
+  if (header.front() != "time") {
+    throw fail(1, fmt::format("the first column must be 'time' (got '{}')", header.front()));
+  }
+  std::set<std::string_view> seen;
+  for (std::size_t j = 1; j < header.size(); ++j) {
+    if (header[j].empty()) throw fail(1, fmt::format("column {} has no name", j + 1));
+    if (!seen.insert(header[j]).second) {
+      throw fail(1, fmt::format("duplicate column '{}'", header[j]));
+    }
+    table.columns.emplace_back(header[j]);
+  }
+  table.values.resize(table.columns.size());
+
+  while (next_line()) {
+    if (line.empty()) continue;  // tolerate blank lines (e.g. a trailing one)
+    const auto fields = split(line);
+    if (fields.size() != header.size()) {
+      throw fail(line_no,
+                 fmt::format("{} fields, but the header has {}", fields.size(), header.size()));
+    }
+    for (std::size_t j = 0; j < fields.size(); ++j) {
+      double v = 0.0;
+      const auto f = fields[j];
+      const auto [end, ec] = std::from_chars(f.data(), f.data() + f.size(), v);
+      if (ec != std::errc() || end != f.data() + f.size() || f.empty()) {
+        throw fail(line_no, fmt::format("column '{}': '{}' is not a number",
+                                        j == 0 ? std::string("time") : table.columns[j - 1], f));
+      }
+      if (j == 0) {
+        table.time.push_back(v);
+      } else {
+        table.values[j - 1].push_back(v);
+      }
+    }
+  }
+  if (in.bad()) throw OutputError(fmt::format("{}: read failed", path));
+  return table;
+}
+
+}  // namespace macrostep::output

@@ -1,0 +1,141 @@
+#include "macrostep/output/nrmse.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace macrostep::output {
+
+double InterpolationStencil::apply(std::span<const double> y) const {
+  double v = 0.0;
+  for (std::size_t k = 0; k < count; ++k) v += weight[k] * y[first + k];
+  return v;
+}
+
+InterpolationStencil interpolation_stencil(std::span<const double> grid, double t) {
+  if (grid.empty() || t < grid.front() || t > grid.back()) {
+    throw std::invalid_argument(fmt::format("time {} outside the interpolation grid", t));
+  }
+  InterpolationStencil s;
+  // First grid point > t; the interval is [j, j+1].
+  const auto upper = std::upper_bound(grid.begin(), grid.end(), t);
+  const std::size_t j = static_cast<std::size_t>(upper - grid.begin()) - 1;
+  if (grid[j] == t) {
+    s.first = j;
+    s.count = 1;
+    s.weight[0] = 1.0;
+    return s;
+  }
+  const std::size_t n = grid.size();  // t < grid.back(), so j + 1 < n
+  if (j == 0 || j + 2 >= n) {
+    const double w = (t - grid[j]) / (grid[j + 1] - grid[j]);
+    s.first = j;
+    s.count = 2;
+    s.weight[0] = 1.0 - w;
+    s.weight[1] = w;
+    return s;
+  }
+  s.first = j - 1;
+  s.count = 4;
+  for (std::size_t a = 0; a < 4; ++a) {
+    double w = 1.0;
+    for (std::size_t b = 0; b < 4; ++b) {
+      if (a != b) w *= (t - grid[s.first + b]) / (grid[s.first + a] - grid[s.first + b]);
+    }
+    s.weight[a] = w;
+  }
+  return s;
+}
+
+double NrmseReport::norm_of(const std::function<bool(const std::string&)>& select) const {
+  double sum = 0.0;
+  for (const auto& v : variables) {
+    if (select(v.name)) sum += v.nrmse * v.nrmse;
+  }
+  return std::sqrt(sum);
+}
+
+namespace {
+
+void check_increasing(const std::vector<double>& time, const char* which) {
+  for (std::size_t i = 1; i < time.size(); ++i) {
+    if (!(time[i] > time[i - 1])) {
+      throw OutputError(
+          fmt::format("the {}'s time column is not strictly increasing at row {} "
+                      "(t = {} after {})",
+                      which, i + 1, time[i], time[i - 1]));
+    }
+  }
+}
+
+}  // namespace
+
+NrmseReport compute_nrmse(const CsvTable& result, const CsvTable& reference) {
+  if (result.rows() == 0) throw OutputError("the result has no rows");
+  if (reference.rows() == 0) throw OutputError("the reference has no rows");
+  check_increasing(result.time, "result");
+  check_increasing(reference.time, "reference");
+
+  if (result.columns.empty()) throw OutputError("the result has no variables to compare");
+  std::vector<std::size_t> ref_column(result.columns.size());
+  for (std::size_t j = 0; j < result.columns.size(); ++j) {
+    const auto k = reference.column_index(result.columns[j]);
+    if (!k) {
+      throw OutputError(
+          fmt::format("column '{}' of the result is not in the reference", result.columns[j]));
+    }
+    ref_column[j] = *k;
+  }
+
+  NrmseReport report;
+  report.time_points = result.rows();
+  report.interpolated = result.time != reference.time;
+
+  // Reference values at the result's time points, one stencil per row shared by all columns.
+  std::vector<InterpolationStencil> stencils;
+  if (report.interpolated) {
+    const double t0 = reference.time.front(), t1 = reference.time.back();
+    // Times that miss an end of the reference by rounding only (a sum of macro steps that
+    // should equal end_time) count as that end.
+    const double slack = 1e-9 * (t1 - t0);
+    if (result.time.front() < t0 - slack || result.time.back() > t1 + slack) {
+      throw OutputError(fmt::format(
+          "the result's times [{}, {}] lie outside the reference's [{}, {}]; cannot interpolate",
+          result.time.front(), result.time.back(), t0, t1));
+    }
+    for (double t : result.time) {
+      stencils.push_back(interpolation_stencil(reference.time, std::clamp(t, t0, t1)));
+    }
+  }
+
+  double sum = 0.0;
+  std::vector<double> ref(result.rows());
+  for (std::size_t j = 0; j < result.columns.size(); ++j) {
+    const auto& r = reference.values[ref_column[j]];
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+      ref[i] = report.interpolated ? stencils[i].apply(r) : r[i];
+    }
+    double mean = 0.0;
+    for (double v : ref) mean += v;
+    mean /= static_cast<double>(ref.size());
+    double numerator = 0.0, denominator = 0.0;
+    const auto& res = result.values[j];
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+      numerator += (ref[i] - res[i]) * (ref[i] - res[i]);
+      denominator += (ref[i] - mean) * (ref[i] - mean);
+    }
+    if (denominator == 0.0) {
+      report.excluded.push_back(result.columns[j]);
+      continue;
+    }
+    const double e = std::sqrt(numerator / denominator);
+    report.variables.push_back({result.columns[j], e});
+    sum += e * e;
+  }
+  report.norm = std::sqrt(sum);
+  return report;
+}
+
+}  // namespace macrostep::output
