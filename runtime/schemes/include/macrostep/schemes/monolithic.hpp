@@ -1,0 +1,67 @@
+// The monolithic run: the whole model in one IDA (spec/MODELS.md §4.2), as the timing
+// baseline (`macrostep run --monolithic`) or, with the tolerances of the global reference
+// (rtol 1e-10, atol_pos 1e-13, atol_vel 1e-10; seed 000 §5), as the reference that co-simulated
+// runs are compared against (`macrostep reference`).
+//
+// Output: a CSV with a row at t = 0, at every k * output_interval < end_time and at end_time,
+// holding the coupling-body states of the configured partition (x_i, v_i for every body next
+// to a cut, global 1-based index, chain order) or, with all_states or a one-subsystem
+// partition, every state in the model's order. Beside it, "<stem>.json" with the configuration
+// text, a model summary, solver options, statistics and times.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "macrostep/config/run_config.hpp"
+#include "macrostep/ida/integrator.hpp"
+
+namespace macrostep::schemes {
+
+// A failure before integration starts that the user can fix (the output file cannot be
+// created, an override is out of range). Configuration problems are config::ConfigError.
+class SetupError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct MonolithicOptions {
+  bool reference = false;           // reference tolerances and file name
+  std::optional<double> stop_time;  // replaces simulation.end_time (> 0)
+  std::optional<double> rtol;       // replaces solver.rtol (> 0, < 1); not with reference
+  std::string output_file;          // empty: config::default_output_file()
+  bool all_states = false;          // OR-ed with [output].all_states
+  // Progress line on stderr: kAuto shows it when stderr is a terminal and the run has taken
+  // more than about one second.
+  enum class Progress : std::uint8_t { kAuto, kAlways, kNever } progress = Progress::kAuto;
+  std::string command_line;  // recorded in the metadata
+};
+
+struct MonolithicResult {
+  std::string csv_path;
+  std::string json_path;
+  std::vector<std::string> columns;
+  std::vector<double> final_values;  // the last row written
+  double end_time = 0.0;
+  std::size_t rows = 0;
+  ida::IntegratorOptions solver;
+  ida::AdvanceStats stats;
+  std::int64_t wall_ns = 0;
+};
+
+// Runs the model of `config` from t = 0 to the end time, writing rows as it goes.
+// Throws config::ConfigError (the library rejects the model), SetupError (options, output
+// file) before anything is integrated; ida::IntegrationError when IDA fails - the CSV then
+// holds every row up to the failure and the JSON records status "failed" with time and cause;
+// output::OutputError if writing fails mid-run.
+MonolithicResult run_monolithic(const config::RunConfig& config, const MonolithicOptions& options);
+
+// Human-readable summary of a finished run (a few final values, statistics, wall time).
+void print_summary(std::ostream& out, const config::RunConfig& config,
+                   const MonolithicOptions& options, const MonolithicResult& result);
+
+}  // namespace macrostep::schemes

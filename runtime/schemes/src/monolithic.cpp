@@ -1,0 +1,351 @@
+#include "macrostep/schemes/monolithic.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <sundials/sundials_config.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <unordered_map>
+
+#include "macrostep/library/chain.hpp"
+#include "macrostep/output/csv.hpp"
+#include "macrostep/output/metadata.hpp"
+
+namespace macrostep::schemes {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using json = nlohmann::ordered_json;
+
+constexpr double kMaxRows = 1e7;  // as config validation; --stop-time can raise the count
+
+std::int64_t ns_since(Clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+}
+
+// 0, k * interval for every k with k * interval < end (missing end by less than 1e-9 of an
+// interval counts as reaching it: no sliver step), then end. k * interval, not a running sum,
+// so the grid does not drift and equals the grid of any other run with the same settings.
+std::vector<double> output_times(double end, double interval) {
+  std::vector<double> times{0.0};
+  for (std::size_t k = 1;; ++k) {
+    const double t = static_cast<double>(k) * interval;
+    if (t >= end - 1e-9 * interval) break;
+    times.push_back(t);
+  }
+  times.push_back(end);
+  return times;
+}
+
+ida::IntegratorOptions solver_options(const config::RunConfig& config,
+                                      const MonolithicOptions& options) {
+  ida::IntegratorOptions o;
+  const config::SolverConfig& s = config.solver;
+  if (options.reference) {
+    // Global reference (MODELS.md §4.2; seed 000 §5).
+    o.rtol = 1e-10;
+    o.atol_pos = 1e-13;
+    o.atol_vel = 1e-10;
+  } else {
+    config::SolverConfig effective = s;
+    if (options.rtol) effective.rtol = *options.rtol;  // unset atols follow the new rtol
+    o.rtol = effective.rtol;
+    o.atol_pos = effective.effective_atol_pos();
+    o.atol_vel = effective.effective_atol_vel();
+  }
+  o.linear_solver = s.linear_solver == config::LinearSolverKind::kDense ? ida::LinearSolver::kDense
+                                                                        : ida::LinearSolver::kKlu;
+  o.max_order = s.max_order;
+  o.max_steps = s.max_steps;
+  return o;
+}
+
+template <typename Range, typename Get>
+json min_max(const Range& range, Get get) {
+  if (range.empty()) return nullptr;
+  double lo = get(range.front()), hi = lo;
+  for (const auto& item : range) {
+    lo = std::min(lo, get(item));
+    hi = std::max(hi, get(item));
+  }
+  return {{"min", lo}, {"max", hi}};
+}
+
+json model_summary(const config::RunConfig& config, const library::ChainParameters& p) {
+  const auto end_name = [](library::EndCondition e) {
+    return e == library::EndCondition::kFree ? "free" : "fixed";
+  };
+  std::size_t harmonic = 0, contact = 0, impulse = 0, modified_sine = 0;
+  std::size_t forced = 0;
+  for (const auto& f : p.forces) {
+    harmonic += f.harmonic.size();
+    contact += f.contact.size();
+    impulse += f.impulse.size();
+    modified_sine += f.modified_sine.size();
+    forced += f.empty() ? 0 : 1;
+  }
+  const auto identity = [](double v) { return v; };
+  return {
+      {"type", "chain"},
+      {"masses", p.size()},
+      {"seed", config.chain.seed},
+      {"left_end", end_name(config.chain.left)},
+      {"right_end", end_name(config.chain.right)},
+      {"mass", min_max(p.mass, identity)},
+      {"element",
+       {{"c", min_max(p.element, [](const auto& e) { return e.c; })},
+        {"d", min_max(p.element, [](const auto& e) { return e.d; })},
+        {"C", min_max(p.element, [](const auto& e) { return e.C; })},
+        {"D", min_max(p.element, [](const auto& e) { return e.D; })},
+        {"ex", min_max(p.element, [](const auto& e) { return e.ex; })},
+        {"ev", min_max(p.element, [](const auto& e) { return e.ev; })}}},
+      {"forces",
+       {{"forced_masses", forced},
+        {"harmonic", harmonic},
+        {"contact", contact},
+        {"impulse", impulse},
+        {"modified_sine", modified_sine}}},
+      {"x0", min_max(p.x0, identity)},
+      {"v0", min_max(p.v0, identity)},
+  };
+}
+
+json stats_json(const ida::AdvanceStats& s) {
+  return {{"micro_steps", s.steps},
+          {"residual_evals", s.residual_evals},
+          {"jacobian_evals", s.jacobian_evals},
+          {"nonlinear_iterations", s.nonlinear_iterations},
+          {"nonlinear_failures", s.nonlinear_failures},
+          {"error_test_failures", s.error_test_failures},
+          {"linear_setups", s.linear_setups},
+          {"solver_wall_ns", s.wall_ns}};
+}
+
+// Prints "\r<status>" on stderr at most every quarter second, once the run qualifies.
+class Progress {
+ public:
+  Progress(MonolithicOptions::Progress mode, double end_time)
+      : mode_(mode), end_time_(end_time), interactive_(::isatty(STDERR_FILENO) == 1) {}
+
+  void update(double t, long steps, bool last = false) {
+    if (mode_ == MonolithicOptions::Progress::kNever) return;
+    const auto now = Clock::now();
+    if (mode_ == MonolithicOptions::Progress::kAuto &&
+        (!interactive_ || now - start_ < std::chrono::seconds(1))) {
+      return;
+    }
+    if (shown_ && !last && now - last_ < std::chrono::milliseconds(250)) return;
+    last_ = now;
+    shown_ = true;
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    fmt::print(stderr, "\rt = {:.6g} / {:.6g} s ({:5.1f} %), {} micro steps, {:.1f} s elapsed  ", t,
+               end_time_, 100.0 * t / end_time_, steps, elapsed);
+    std::fflush(stderr);
+  }
+  // Completes a shown line with the final state (the last update may have been skipped).
+  void finish(double t, long steps) {
+    if (!shown_) return;
+    update(t, steps, true);
+    fmt::print(stderr, "\n");
+  }
+
+ private:
+  MonolithicOptions::Progress mode_;
+  double end_time_;
+  bool interactive_;
+  bool shown_ = false;
+  Clock::time_point start_ = Clock::now();
+  Clock::time_point last_{};
+};
+
+}  // namespace
+
+MonolithicResult run_monolithic(const config::RunConfig& config, const MonolithicOptions& options) {
+  const auto start = Clock::now();
+  MonolithicResult result;
+
+  // ---- setup: everything that can be the user's fault happens before integration ----
+  if (options.reference && options.rtol) {
+    throw SetupError("--rtol does not apply to a reference run (its tolerances are fixed)");
+  }
+  if (options.rtol && !(*options.rtol > 0.0 && *options.rtol < 1.0)) {
+    throw SetupError(fmt::format("--rtol must be in (0, 1) (got {})", *options.rtol));
+  }
+  if (options.stop_time && !(*options.stop_time > 0.0 && std::isfinite(*options.stop_time))) {
+    throw SetupError(fmt::format("--stop-time must be > 0 (got {})", *options.stop_time));
+  }
+  result.end_time = options.stop_time.value_or(config.simulation.end_time);
+  const double interval = config.simulation.output_interval;
+  if (std::ceil(result.end_time / interval) + 1 > kMaxRows) {
+    throw SetupError(fmt::format("--stop-time {} with output_interval {} gives more than {} rows",
+                                 result.end_time, interval, kMaxRows));
+  }
+  const std::vector<double> times = output_times(result.end_time, interval);
+
+  const library::ChainParameters params = config::realize_chain(config);
+  const library::ChainSegment chain(params, 0, params.size());
+  result.solver = solver_options(config, options);
+
+  // Columns: coupling-body states by default (DESIGN.md column naming), looked up by the
+  // model's own state names so that the CSV never depends on the state layout.
+  const auto bodies = config.partition.coupling_bodies();
+  const bool all_states = options.all_states || config.output.all_states || bodies.empty();
+  std::vector<std::size_t> state_index;
+  if (all_states) {
+    for (std::size_t i = 0; i < chain.state_size(); ++i) {
+      state_index.push_back(i);
+      result.columns.push_back(chain.state_name(i));
+    }
+  } else {
+    std::unordered_map<std::string, std::size_t> by_name;
+    for (std::size_t i = 0; i < chain.state_size(); ++i) by_name.emplace(chain.state_name(i), i);
+    for (std::size_t body : bodies) {
+      for (const char* quantity : {"x", "v"}) {
+        const std::string name = fmt::format("{}_{}", quantity, body);
+        const auto it = by_name.find(name);
+        if (it == by_name.end()) {
+          throw std::logic_error("chain model has no state named " + name);
+        }
+        state_index.push_back(it->second);
+        result.columns.push_back(name);
+      }
+    }
+  }
+
+  result.csv_path = options.output_file.empty()
+                        ? config::default_output_file(config, options.reference)
+                        : options.output_file;
+  result.json_path = output::metadata_path(result.csv_path);
+  if (result.json_path == result.csv_path) {
+    throw SetupError(fmt::format("output file {} must not end in .json", result.csv_path));
+  }
+  std::optional<output::CsvWriter> csv;
+  try {
+    csv.emplace(result.csv_path, result.columns);
+  } catch (const output::OutputError& e) {
+    throw SetupError(e.what());
+  }
+
+  json meta = {
+      {"command", options.command_line},
+      {"mode", options.reference ? "reference" : "monolithic"},
+      {"started_at", output::utc_timestamp()},
+      {"config", {{"path", config.path}, {"text", config.text}}},
+      {"description", config.description},
+      {"model", model_summary(config, params)},
+      {"partition",
+       {{"subsystems", config.partition.subsystems()},
+        {"boundaries", config.partition.boundaries},
+        {"coupling_bodies", bodies}}},
+      {"solver",
+       {{"integrator", "IDA"},
+        {"rtol", result.solver.rtol},
+        {"atol_pos", result.solver.atol_pos},
+        {"atol_vel", result.solver.atol_vel},
+        {"linear_solver",
+         result.solver.linear_solver == ida::LinearSolver::kDense ? "dense" : "klu"},
+        {"max_order", result.solver.max_order},
+        {"max_steps_per_output_interval", result.solver.max_steps}}},
+      {"simulation",
+       {{"start_time", 0.0},
+        {"end_time", result.end_time},
+        {"output_interval", interval},
+        {"output_points", times.size()}}},
+      {"output",
+       {{"file", result.csv_path}, {"columns", result.columns.size()}, {"all_states", all_states}}},
+  };
+  auto versions = output::build_info();
+  versions["sundials"] = SUNDIALS_VERSION;
+  meta["versions"] = versions;
+
+  // ---- integration ----
+  std::int64_t output_ns = 0;
+  std::vector<double> z(chain.state_size()), zp(chain.state_size());
+  std::vector<double> row(state_index.size());
+  const auto write_row = [&](double t) {
+    const auto t0 = Clock::now();
+    for (std::size_t j = 0; j < state_index.size(); ++j) row[j] = z[state_index[j]];
+    csv->write_row(t, row);
+    output_ns += ns_since(t0);
+  };
+
+  std::optional<ida::Integrator> integrator;
+  const auto finish_metadata = [&](const char* status) {
+    const ida::AdvanceStats stats = integrator ? integrator->total_stats() : ida::AdvanceStats{};
+    json statistics = stats_json(stats);
+    const double reached = integrator ? integrator->time() : 0.0;
+    statistics["mean_step"] =
+        stats.steps > 0 ? json(reached / static_cast<double>(stats.steps)) : json(nullptr);
+    meta["statistics"] = statistics;
+    meta["status"] = status;
+    meta["output"]["rows"] = csv->rows();
+    result.wall_ns = ns_since(start);
+    meta["time"] = {
+        {"wall_ns", result.wall_ns}, {"solver_ns", stats.wall_ns}, {"output_ns", output_ns}};
+    result.stats = stats;
+    result.rows = csv->rows();
+  };
+
+  Progress progress(options.progress, result.end_time);
+  try {
+    integrator.emplace(chain, result.solver);
+    integrator->state(z, zp);
+    write_row(integrator->time());
+    for (std::size_t k = 1; k < times.size(); ++k) {
+      integrator->advance_to(times[k]);
+      integrator->state(z, zp);
+      write_row(times[k]);
+      progress.update(times[k], integrator->total_stats().steps);
+    }
+    progress.finish(integrator->time(), integrator->total_stats().steps);
+  } catch (const ida::IntegrationError& e) {
+    if (integrator) progress.finish(integrator->time(), integrator->total_stats().steps);
+    csv->close();
+    finish_metadata("failed");
+    meta["error"] = {{"time", e.time()}, {"ida_flag", e.ida_flag()}, {"message", e.what()}};
+    output::write_json(result.json_path, meta);
+    throw;
+  }
+  csv->close();
+  finish_metadata("completed");
+  result.final_values = row;
+  output::write_json(result.json_path, meta);
+  return result;
+}
+
+void print_summary(std::ostream& out, const config::RunConfig& config,
+                   const MonolithicOptions& options, const MonolithicResult& r) {
+  const auto s = config.partition.subsystems();
+  fmt::print(out, "{} run of {}: chain of {} masses ({} subsystem{}), t = 0 .. {} s\n",
+             options.reference ? "reference" : "monolithic", config.path, config.chain.masses, s,
+             s == 1 ? "" : "s", r.end_time);
+  fmt::print(out, "solver: IDA, rtol {}, atol_pos {}, atol_vel {}, {}, max order {}\n",
+             r.solver.rtol, r.solver.atol_pos, r.solver.atol_vel,
+             r.solver.linear_solver == ida::LinearSolver::kDense ? "dense LU" : "KLU",
+             r.solver.max_order);
+  const std::size_t shown = std::min<std::size_t>(r.columns.size(), 6);
+  fmt::print(out, "final values at t = {} s ({} of {} columns):\n", r.end_time, shown,
+             r.columns.size());
+  for (std::size_t j = 0; j < shown; ++j) {
+    fmt::print(out, "  {:>10} = {:.10g}\n", r.columns[j], r.final_values[j]);
+  }
+  const ida::AdvanceStats& st = r.stats;
+  fmt::print(out,
+             "micro steps {} (mean {:.4g} s), residual evals {}, Jacobian evals {}, nonlinear "
+             "iterations {}, nonlinear failures {}, error-test failures {}\n",
+             st.steps, st.steps > 0 ? r.end_time / static_cast<double>(st.steps) : 0.0,
+             st.residual_evals, st.jacobian_evals, st.nonlinear_iterations, st.nonlinear_failures,
+             st.error_test_failures);
+  fmt::print(out, "wall time {:.3f} s (integration {:.3f} s)\n",
+             1e-9 * static_cast<double>(r.wall_ns), 1e-9 * static_cast<double>(st.wall_ns));
+  fmt::print(out, "wrote {} ({} rows x {} columns + time) and {}\n", r.csv_path, r.rows,
+             r.columns.size(), r.json_path);
+}
+
+}  // namespace macrostep::schemes
