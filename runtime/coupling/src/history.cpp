@@ -1,0 +1,69 @@
+#include "macrostep/coupling/history.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace macrostep::coupling {
+
+CouplingHistory::CouplingHistory(std::size_t channels, std::size_t capacity)
+    : channels_(channels), capacity_(capacity) {
+  if (channels == 0) throw std::invalid_argument("CouplingHistory: zero coupling channels");
+  if (capacity == 0) throw std::invalid_argument("CouplingHistory: zero capacity");
+  times_.assign(capacity_, 0.0);
+  values_.assign(capacity_ * channels_, 0.0);
+}
+
+void CouplingHistory::push(double t, std::span<const double> u) {
+  if (u.size() != channels_) {
+    throw std::invalid_argument("CouplingHistory::push: " + std::to_string(u.size()) +
+                                " values for " + std::to_string(channels_) + " channels");
+  }
+  if (!std::isfinite(t)) throw std::invalid_argument("CouplingHistory::push: non-finite time");
+  if (size_ > 0 && !(t > newest_time())) {
+    throw std::invalid_argument("CouplingHistory::push: time " + std::to_string(t) +
+                                " does not follow the newest point " +
+                                std::to_string(newest_time()));
+  }
+  for (std::size_t c = 0; c < channels_; ++c) {
+    if (!std::isfinite(u[c])) {
+      throw std::invalid_argument("CouplingHistory::push: non-finite value in channel " +
+                                  std::to_string(c) + " at t = " + std::to_string(t));
+    }
+  }
+  std::size_t s;
+  if (size_ < capacity_) {
+    s = slot(size_);
+    ++size_;
+  } else {
+    s = first_;
+    first_ = (first_ + 1) % capacity_;
+  }
+  times_[s] = t;
+  for (std::size_t c = 0; c < channels_; ++c) values_[s * channels_ + c] = u[c];
+}
+
+void CouplingHistory::clear() {
+  first_ = 0;
+  size_ = 0;
+}
+
+double CouplingHistory::time(std::size_t i) const {
+  if (i >= size_) throw std::out_of_range("CouplingHistory::time: index beyond history");
+  return times_[slot(i)];
+}
+
+std::span<const double> CouplingHistory::values(std::size_t i) const {
+  if (i >= size_) throw std::out_of_range("CouplingHistory::values: index beyond history");
+  return std::span<const double>(values_.data() + slot(i) * channels_, channels_);
+}
+
+std::size_t CouplingHistory::check_back(std::size_t j) const {
+  if (j >= size_) {
+    throw std::out_of_range("CouplingHistory: point " + std::to_string(j) +
+                            " back requested, history holds " + std::to_string(size_));
+  }
+  return j;
+}
+
+}  // namespace macrostep::coupling
