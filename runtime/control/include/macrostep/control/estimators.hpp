@@ -1,0 +1,76 @@
+// The a-posteriori error estimators of METHODS §5.1 (seed 000 §3.1) as functions of their
+// inputs. The runs themselves (nominal, comparison, predictor) are the scheme's business;
+// these functions only turn their results at T_{N+1} into ε vectors and WRMS norms.
+//
+//   id    extra run                     ε_i
+//   exLE  comparison with p̂ (deg κ+1)   |x_i − x̂_i|                           (Eq. 3.6)
+//   exMD  comparison with p(t; û^pre)   (C^{κ+1}/C^κ)·|x_i − x̂_i|             (Eq. 3.13/3.14)
+//   exCV  none                          |u^pre_i − u_{i,N+1}|                  (Eq. 3.16)
+//   imMD  none (predictor run)          (1 − C^{κ+1}/C^κ)·|x^pre_i − x_i|      (Eq. 3.18/3.19)
+//   imCV  none                          |u^pre_i − u_{i,N+1}| (converged)      (Eq. 3.20)
+// x stands for the positions (constants C_pos) and for the velocities (C_vel) of the coupling
+// bodies. Weights are taken at the continuing solution (x_{N+1}, u_{N+1}) (§6.1).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "macrostep/control/error_constants.hpp"
+#include "macrostep/control/error_norm.hpp"
+
+namespace macrostep::control {
+
+enum class Estimator : std::uint8_t { kNone, kExLE, kExMD, kExCV, kImMD, kImCV };
+
+// "none", "exLE", "exMD", "exCV", "imMD", "imCV".
+const char* estimator_name(Estimator e);
+
+// Concept 1 (positions/velocities of the coupling bodies): exLE, exMD, imMD.
+bool monitors_states(Estimator e);
+// Concept 2 (coupling variables): exCV, imCV.
+bool monitors_coupling_variables(Estimator e);
+// Extra parallel integrations per subsystem from z_N: 1 for exLE and exMD, 0 otherwise.
+int comparison_runs(Estimator e);
+// Accepted history points the estimator needs at degree κ: κ+2 for exLE, exMD, imMD
+// (METHODS §5.1, D-33), 1 for the others.
+std::size_t history_points_required(Estimator e, int kappa);
+
+// D-33: while the history holds fewer than κ+2 points, exLE and exMD fall back to exCV and
+// imMD to imCV (with the u tolerances); otherwise the estimator itself.
+Estimator effective_estimator(Estimator e, int kappa, std::size_t history_points);
+
+// ε vectors (all spans the same size; std::invalid_argument otherwise).
+// exLE: ε_i = |nominal_i − comparison_i|.
+void local_extrapolation_error(std::span<const double> nominal, std::span<const double> comparison,
+                               std::span<double> eps);
+// exMD: ε_i = ratio·|nominal_i − comparison_i|, ratio = C^{κ+1}/C^κ of the group.
+void explicit_milne_error(std::span<const double> nominal, std::span<const double> comparison,
+                          double ratio, std::span<double> eps);
+// imMD: ε_i = (1 − ratio)·|predictor_i − corrected_i|.
+void implicit_milne_error(std::span<const double> predictor, std::span<const double> corrected,
+                          double ratio, std::span<double> eps);
+// exCV / imCV: ε_i = |u_pre_i − u_new_i|.
+void coupling_variable_error(std::span<const double> u_pre, std::span<const double> u_new,
+                             std::span<double> eps);
+
+// Positions and velocities of the 2n_c coupling bodies at T_{N+1} from one run.
+struct CouplingBodyStates {
+  std::span<const double> pos;
+  std::span<const double> vel;
+};
+
+// Concept-1 estimate as WRMS norms with weights at `nominal` (the continuing solution):
+//  - exLE: `other` is the comparison run, ratios ignored;
+//  - exMD: `other` is the comparison run, ratios = milne_ratios(history, κ, T_{N+1});
+//  - imMD: `other` is the predictor run, `nominal` the converged corrector.
+// Throws std::invalid_argument for a concept-2 estimator or mismatched sizes.
+ErrorEstimate estimate_states(Estimator e, CouplingBodyStates nominal, CouplingBodyStates other,
+                              MilneRatios ratios, const ErrorTolerances& tol);
+
+// Concept-2 estimate (exCV, imCV, and the D-33 fallback): ‖u_pre − u_new‖ with W^u at u_new.
+ErrorEstimate estimate_coupling_variables(std::span<const double> u_pre,
+                                          std::span<const double> u_new,
+                                          const ErrorTolerances& tol);
+
+}  // namespace macrostep::control

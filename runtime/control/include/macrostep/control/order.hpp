@@ -1,0 +1,108 @@
+// Order (polynomial degree κ) control (METHODS §6.3; seed 000 §3.3, Listings 3.1 and 3.2).
+//
+// Scaled derivative norms SDN(j) = ‖H^j·j!·u[T_M, …, T_{M−j}]‖_{W^u at u_M} (D-28), H the
+// current step size T_{N+1} − T_N. SDN(j) exists only if the history holds j+1 points (D-29);
+// a test that needs a missing SDN is skipped (it neither lowers nor raises κ).
+//
+// Listing 3.2 (default, IDA-like):
+//   lower if κ = 1 and SDN1 ≤ SDN2/2, or κ > 1 and max(SDNκ, SDNκ−1) ≤ SDNκ+1
+//   N_fail > 3 → κ_new ≤ 1; N_fail > 5 → κ_new = 0 (unconditional, T8)
+//   if κ < κ_max, N_succ > κ and κ_new = κ (compute SDNκ+2):
+//     κ = 0: raise if SDN2 < SDN1/2; κ > 0: lower if SDNκ ≤ min(SDNκ+1, SDNκ+2),
+//     else raise if SDNκ+2 < SDNκ+1
+// Listing 3.1 (conservative): lower while NOT(SDNκnew+1 < SDNκnew < … < SDN1); raise (same
+// guard) if SDNκ+2 < SDNκ+1. The N_fail overrides are applied after the lowering here too:
+// this is a decision of this implementation (the listing has none), so that repeated
+// failures lower κ under either strategy.
+// Finally κ ≤ κ_max and κ ≤ n_hist − 1 (D-31).
+//
+// N_succ: consecutive accepted steps with unchanged κ and no H reduction. record_attempt()
+// counts an accepted step (before select) and resets on a failure; record_decision() resets
+// when κ changed or r < 1.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+
+#include "macrostep/control/error_norm.hpp"
+#include "macrostep/coupling/history.hpp"
+
+namespace macrostep::control {
+
+enum class OrderStrategy : std::uint8_t {
+  kIdaLike,       // Listing 3.2 (default, D-30)
+  kConservative,  // Listing 3.1
+};
+
+inline constexpr int kMaxKappa = 5;  // D-4
+
+struct OrderOptions {
+  OrderStrategy strategy = OrderStrategy::kIdaLike;
+  int kappa_max = kMaxKappa;
+  // Throws std::invalid_argument unless 0 ≤ kappa_max ≤ kMaxKappa.
+  void validate() const;
+};
+
+// SDN(0..highest()); SDN(0) = ‖u_M‖_W. Orders above highest() are unavailable.
+class ScaledDerivativeNorms {
+ public:
+  static constexpr int kMaxOrder = kMaxKappa + 2;
+
+  ScaledDerivativeNorms() = default;
+  // From explicit values (tests, diagnostics): SDN(j) = values[j], highest = size − 1.
+  static ScaledDerivativeNorms from_values(std::initializer_list<double> values);
+
+  int highest() const { return highest_; }
+  bool available(int j) const { return j >= 0 && j <= highest_; }
+  // Throws std::out_of_range for an unavailable order.
+  double operator[](int j) const;
+  void set(int j, double value);  // extends highest() to j if needed (j ≤ kMaxOrder)
+
+ private:
+  std::array<double, kMaxOrder + 1> value_{};
+  int highest_ = -1;
+};
+
+// SDN(j) for j = 0..min(max_order, history.size() − 1) with step size h (D-28, D-29).
+ScaledDerivativeNorms scaled_derivative_norms(const coupling::CouplingHistory& history, double h,
+                                              int max_order, const ErrorTolerances& tol);
+
+class OrderController {
+ public:
+  explicit OrderController(OrderOptions options = {});
+  const OrderOptions& options() const { return options_; }
+
+  // κ_new for the next step from degree κ, the SDNs of the history to T_M, N_fail (consecutive
+  // failed attempts incl. the one just made) and n_hist = history points at T_M.
+  int select(int kappa, const ScaledDerivativeNorms& sdn, int n_fail,
+             std::size_t history_points) const;
+
+  // The failure overrides alone (corrector failure: "κ via overrides only"), then D-31/κ_max.
+  int overrides_only(int kappa, int n_fail, std::size_t history_points) const;
+
+  // The highest SDN order select() may read for degree κ (κ+2; κ+1 if no raise is possible).
+  static int highest_sdn_needed(int kappa) { return kappa + 2; }
+
+  // N_succ bookkeeping.
+  int successes() const { return n_succ_; }
+  void record_attempt(bool accepted) { n_succ_ = accepted ? n_succ_ + 1 : 0; }
+  void record_decision(int kappa_old, int kappa_new, double r) {
+    if (kappa_new != kappa_old || r < 1.0) n_succ_ = 0;
+  }
+  void reset() { n_succ_ = 0; }
+
+ private:
+  int cap(int kappa, std::size_t history_points) const;
+  int select_ida_like(int kappa, const ScaledDerivativeNorms& sdn, int n_fail) const;
+  int select_conservative(int kappa, const ScaledDerivativeNorms& sdn, int n_fail) const;
+
+  OrderOptions options_;
+  int n_succ_ = 0;
+};
+
+// The N_fail overrides: N_fail > 3 → min(1, κ); N_fail > 5 → 0.
+int apply_failure_overrides(int kappa, int n_fail);
+
+}  // namespace macrostep::control

@@ -1,0 +1,116 @@
+#include "macrostep/control/estimators.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace macrostep::control {
+
+namespace {
+
+void check_sizes(std::size_t a, std::size_t b, std::size_t c, const char* who) {
+  if (a != b || a != c) throw std::invalid_argument(std::string(who) + ": size mismatch");
+}
+
+void scaled_abs_difference(std::span<const double> a, std::span<const double> b, double scale,
+                           std::span<double> eps, const char* who) {
+  check_sizes(a.size(), b.size(), eps.size(), who);
+  for (std::size_t i = 0; i < a.size(); ++i) eps[i] = scale * std::abs(a[i] - b[i]);
+}
+
+}  // namespace
+
+const char* estimator_name(Estimator e) {
+  switch (e) {
+    case Estimator::kNone:
+      return "none";
+    case Estimator::kExLE:
+      return "exLE";
+    case Estimator::kExMD:
+      return "exMD";
+    case Estimator::kExCV:
+      return "exCV";
+    case Estimator::kImMD:
+      return "imMD";
+    case Estimator::kImCV:
+      return "imCV";
+  }
+  return "?";
+}
+
+bool monitors_states(Estimator e) {
+  return e == Estimator::kExLE || e == Estimator::kExMD || e == Estimator::kImMD;
+}
+
+bool monitors_coupling_variables(Estimator e) {
+  return e == Estimator::kExCV || e == Estimator::kImCV;
+}
+
+int comparison_runs(Estimator e) {
+  return (e == Estimator::kExLE || e == Estimator::kExMD) ? 1 : 0;
+}
+
+std::size_t history_points_required(Estimator e, int kappa) {
+  if (kappa < 0) throw std::invalid_argument("history_points_required: negative degree");
+  return monitors_states(e) ? static_cast<std::size_t>(kappa) + 2 : 1;
+}
+
+Estimator effective_estimator(Estimator e, int kappa, std::size_t history_points) {
+  if (!monitors_states(e) || history_points >= history_points_required(e, kappa)) return e;
+  return e == Estimator::kImMD ? Estimator::kImCV : Estimator::kExCV;
+}
+
+void local_extrapolation_error(std::span<const double> nominal, std::span<const double> comparison,
+                               std::span<double> eps) {
+  scaled_abs_difference(nominal, comparison, 1.0, eps, "local_extrapolation_error");
+}
+
+void explicit_milne_error(std::span<const double> nominal, std::span<const double> comparison,
+                          double ratio, std::span<double> eps) {
+  scaled_abs_difference(nominal, comparison, ratio, eps, "explicit_milne_error");
+}
+
+void implicit_milne_error(std::span<const double> predictor, std::span<const double> corrected,
+                          double ratio, std::span<double> eps) {
+  scaled_abs_difference(predictor, corrected, 1.0 - ratio, eps, "implicit_milne_error");
+}
+
+void coupling_variable_error(std::span<const double> u_pre, std::span<const double> u_new,
+                             std::span<double> eps) {
+  scaled_abs_difference(u_pre, u_new, 1.0, eps, "coupling_variable_error");
+}
+
+ErrorEstimate estimate_states(Estimator e, CouplingBodyStates nominal, CouplingBodyStates other,
+                              MilneRatios ratios, const ErrorTolerances& tol) {
+  double pos_scale = 1.0;
+  double vel_scale = 1.0;
+  switch (e) {
+    case Estimator::kExLE:
+      break;
+    case Estimator::kExMD:
+      pos_scale = ratios.pos;
+      vel_scale = ratios.vel;
+      break;
+    case Estimator::kImMD:
+      pos_scale = 1.0 - ratios.pos;
+      vel_scale = 1.0 - ratios.vel;
+      break;
+    default:
+      throw std::invalid_argument(std::string("estimate_states: ") + estimator_name(e) +
+                                  " does not monitor the coupling-body states");
+  }
+  const double pos = scaled_difference_norm(nominal.pos, other.pos, pos_scale, nominal.pos, tol,
+                                            WeightGroup::kPosition);
+  const double vel = scaled_difference_norm(nominal.vel, other.vel, vel_scale, nominal.vel, tol,
+                                            WeightGroup::kVelocity);
+  return ErrorEstimate::states(pos, vel);
+}
+
+ErrorEstimate estimate_coupling_variables(std::span<const double> u_pre,
+                                          std::span<const double> u_new,
+                                          const ErrorTolerances& tol) {
+  return ErrorEstimate::coupling_variables(
+      scaled_difference_norm(u_pre, u_new, 1.0, u_new, tol, WeightGroup::kCouplingVariable));
+}
+
+}  // namespace macrostep::control
