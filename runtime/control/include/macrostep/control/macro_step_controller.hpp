@@ -1,0 +1,174 @@
+// MacroStepController: one controlled macro step after another (METHODS §6.4), composing the
+// error test (§6.1), order control (§6.3), the step-size factor (§6.2), the start-up
+// procedures (§6.5) and the H limits (D-27). It owns the accepted coupling-variable history.
+//
+// What it decides and what it does not:
+//  - It decides accept/reject of an attempted step from the outcome the scheme reports, and
+//    the next (κ, T_M, T_{M+1}). It appends (T_{N+1}, u_{N+1}) to the history on acceptance
+//    and only then; a rejected or failed attempt leaves the history untouched, so the scheme
+//    restores its subsystems' T_N snapshots and builds the repeated step from the same data.
+//  - It does not run subsystems, build polynomials or compute estimates; the scheme does,
+//    using history() and plan(), coupling/builders.hpp and control/estimators.hpp.
+//
+// Call order (one master thread; the controller is not thread-safe):
+//   1. MacroStepController ctl(options, u0);      history = {(T_0, u_0)}, first plan ready
+//   2. while (!ctl.finished()) {
+//        const StepPlan& p = ctl.plan();          T_N = p.t_begin, T_{N+1} = p.t_end, κ, the
+//                                                 effective estimator (D-33), attempt id
+//        scheme: predictor / step polynomials from ctl.history() with p.kappa and p.t_end;
+//                run subsystems from the T_N snapshot; u_{N+1}; error estimate for
+//                p.estimator (concept-1 norms or ‖u^pre − u_{N+1}‖)
+//        StepVerdict v = ctl.complete(outcome);   accept → history gains (T_{N+1}, u_{N+1});
+//                                                 reject → nothing changes but N_fail
+//        scheme: v.accepted ? commit snapshots at T_{N+1} : restore snapshots of T_N
+//      }
+//   Ownership: the controller owns the history (read it via history(), never keep a span of
+//   it across complete()); complete() copies u_next, so the outcome's spans need to live only
+//   through the call. plan() is valid only while !finished(); it is replaced by complete()
+//   (take a copy if it must outlive that call). complete() throws StepSizeUnderflow when the next H
+//   would fall below H_min = 1e−14·max(1, |T_M|) (D-27); the controller is then unusable.
+//
+// Variable mode (estimator ≠ none), per completed attempt:
+//   pass = !corrector_failed && ‖ε‖ ≤ 1
+//   pass: append; N_fail = 0; N_succ += 1          fail: N_fail += 1; N_succ = 0; the
+//                                                  start-up phase ends
+//   corrector failure: κ_new = overrides only, r = 0.25
+//   else: κ_new = order control on the history to T_M with H = T_{N+1} − T_N;
+//         r = Eq. 3.27/3.28 a posteriori if κ_new = κ, else the a-priori r̃^u of Eq. 3.26 at
+//         T_M + H (a-posteriori r if the history is too short for κ_new + 2 points);
+//         Listing 3.3 limits; start-up phase (D-32) may replace (κ_new, r) by (κ+1, 2)
+//   N_succ reset if κ_new ≠ κ or r < 1; H_new = min(r·H, H_max); T_{M+1} = T_M + H_new,
+//   clipped to t_end (a remainder below max(H_min, 1e−8·H_new) is absorbed).
+// Fixed mode (exH): every attempt is accepted (an estimate, if reported, is only recorded;
+//   a corrector failure is counted and the given u_{N+1} continues); κ rises by one per step
+//   to the target κ; T_{N+1} from Listing 5.1 (ramp) or the plain grid T_0 + k·H.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "macrostep/control/error_norm.hpp"
+#include "macrostep/control/estimators.hpp"
+#include "macrostep/control/order.hpp"
+#include "macrostep/control/startup.hpp"
+#include "macrostep/control/step_size.hpp"
+#include "macrostep/coupling/history.hpp"
+
+namespace macrostep::control {
+
+enum class StepSizeMode : std::uint8_t {
+  kVariable,  // error-controlled H and κ (§6.4)
+  kFixed,     // exH: constant H after the Listing 5.1 start, fixed target κ
+};
+
+struct MacroStepOptions {
+  StepSizeMode mode = StepSizeMode::kVariable;
+  double t_start = 0.0;
+  double t_end = 0.0;  // required, > t_start
+  double h = 0.0;      // H_init (variable mode, required) or the fixed H (fixed mode)
+  // Variable mode: the estimator that decides acceptance (not none). Fixed mode: optional,
+  // monitoring only.
+  Estimator estimator = Estimator::kExMD;
+  int kappa_fixed = 2;           // fixed mode: target degree (0..5)
+  bool variable_start = true;    // variable mode: initial phase of seed 000 §3.4
+  bool fixed_start_ramp = true;  // fixed mode: Listing 5.1
+  std::size_t history_capacity = coupling::CouplingHistory::kDefaultCapacity;
+  OrderOptions order;
+  StepSizeOptions step;
+  ErrorTolerances tolerances;
+
+  // Throws std::invalid_argument naming the offending field.
+  void validate() const;
+};
+
+// The step the scheme should attempt next.
+struct StepPlan {
+  std::uint64_t attempt = 0;  // increases with every attempt, repeats included
+  std::uint64_t step = 0;     // N: accepted steps before this one
+  int repeat = 0;             // N_fail: failed attempts of this step so far
+  double t_begin = 0.0;       // T_N
+  double t_end = 0.0;         // T_{N+1}
+  int kappa = 0;
+  Estimator estimator = Estimator::kNone;  // effective estimator for this step (D-33)
+  double h() const { return t_end - t_begin; }
+};
+
+// What the scheme reports about an attempt.
+struct StepOutcome {
+  ErrorEstimate estimate;          // a posteriori; kNone allowed in fixed mode or on failure
+  bool corrector_failed = false;   // implicit corrector did not converge (counts as failure)
+  std::span<const double> u_next;  // u_{N+1}, history.channels() values; read on acceptance
+};
+
+// How the factor r of the next step came about (diagnostics, tests).
+enum class FactorSource : std::uint8_t {
+  kAPosteriori,          // κ_new = κ: Eq. 3.27/3.28 from the step's estimate
+  kAPriori,              // κ_new ≠ κ: r̃^u of Eq. 3.26
+  kAPrioriShortHistory,  // κ_new ≠ κ but fewer than κ_new + 2 points: a-posteriori r
+  kStartUp,              // start-up phase: doubling (D-32)
+  kCorrectorFailure,     // r = 0.25
+  kFixed,                // fixed mode
+  kFinished,             // the run reached t_end
+};
+
+struct StepVerdict {
+  bool accepted = false;
+  bool finished = false;    // T_M = t_end: no further plan
+  double error_norm = 0.0;  // estimate.norm() of the attempt (0 without an estimate)
+  double r = 1.0;           // factor applied to H (after limits and start-up)
+  int kappa_next = 0;
+  FactorSource source = FactorSource::kFinished;
+};
+
+struct MacroStepStatistics {
+  std::uint64_t accepted = 0;
+  std::uint64_t rejected = 0;            // failed attempts (error test or corrector)
+  std::uint64_t corrector_failures = 0;  // of which the corrector failed
+  std::array<std::uint64_t, kMaxKappa + 1> accepted_by_kappa{};  // order histogram
+  double h_min = 0.0;                                            // smallest / largest accepted step
+  double h_max = 0.0;
+};
+
+class MacroStepController {
+ public:
+  // u0: the consistent coupling variables at t_start (history.channels() = u0.size()).
+  MacroStepController(MacroStepOptions options, std::span<const double> u0);
+
+  const MacroStepOptions& options() const { return options_; }
+  const coupling::CouplingHistory& history() const { return history_; }
+  bool finished() const { return finished_; }
+  // Throws std::logic_error once finished().
+  const StepPlan& plan() const;
+
+  // Concludes the attempt described by plan(); see the call order above. Throws
+  // std::invalid_argument for an outcome that does not fit the mode (no estimate in variable
+  // mode without a corrector failure, u_next of the wrong size on acceptance),
+  // std::logic_error once finished(), StepSizeUnderflow (D-27).
+  StepVerdict complete(const StepOutcome& outcome);
+
+  const MacroStepStatistics& statistics() const { return stats_; }
+  bool in_start_phase() const { return start_.active(); }
+  int consecutive_failures() const { return n_fail_; }
+  int consecutive_successes() const { return order_.successes(); }
+
+ private:
+  StepVerdict complete_fixed(const StepOutcome& outcome);
+  StepVerdict complete_variable(const StepOutcome& outcome);
+  void accept(double t, std::span<const double> u, int kappa, double h);
+  void schedule(double t_end, int kappa);
+  double clip(double t_m, double t_next) const;
+
+  MacroStepOptions options_;
+  coupling::CouplingHistory history_;
+  OrderController order_;
+  StepSizeController step_;
+  VariableStartPhase start_;
+  StepPlan plan_;
+  MacroStepStatistics stats_;
+  int n_fail_ = 0;
+  bool finished_ = false;
+};
+
+}  // namespace macrostep::control

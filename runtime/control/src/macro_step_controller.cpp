@@ -1,0 +1,207 @@
+#include "macrostep/control/macro_step_controller.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace macrostep::control {
+
+void MacroStepOptions::validate() const {
+  auto fail = [](const std::string& what) {
+    throw std::invalid_argument("macro-step options: " + what);
+  };
+  if (!std::isfinite(t_start) || !std::isfinite(t_end) || !(t_end > t_start)) {
+    fail("t_end must be finite and after t_start");
+  }
+  if (!(h > 0.0) || !std::isfinite(h)) {
+    fail(mode == StepSizeMode::kFixed ? "the fixed step size H must be > 0"
+                                      : "the initial step size H_init must be > 0");
+  }
+  if (h < StepSizeController::min_step(t_start)) fail("H is below H_min = 1e-14*max(1,|T_0|)");
+  if (mode == StepSizeMode::kVariable && estimator == Estimator::kNone) {
+    fail("variable step sizes need an error estimator (exLE, exMD, exCV, imMD, imCV)");
+  }
+  if (kappa_fixed < 0 || kappa_fixed > kMaxKappa) {
+    fail("kappa_fixed " + std::to_string(kappa_fixed) + " outside 0.." + std::to_string(kMaxKappa));
+  }
+  const std::size_t needed = static_cast<std::size_t>(
+      mode == StepSizeMode::kFixed ? kappa_fixed + 2 : order.kappa_max + 3);
+  if (history_capacity < needed) {
+    fail("history_capacity " + std::to_string(history_capacity) + " below the " +
+         std::to_string(needed) + " points the degree needs");
+  }
+  order.validate();
+  step.validate();
+  tolerances.validate();
+}
+
+MacroStepController::MacroStepController(MacroStepOptions options, std::span<const double> u0)
+    : options_((options.validate(), std::move(options))),
+      history_(u0.size(), options_.history_capacity),
+      order_(options_.order),
+      step_(options_.step),
+      start_(options_.mode == StepSizeMode::kVariable && options_.variable_start &&
+             options_.order.kappa_max > 0) {
+  history_.push(options_.t_start, u0);
+  const double t0 = options_.t_start;
+  double t_next;
+  if (options_.mode == StepSizeMode::kFixed) {
+    t_next = options_.fixed_start_ramp ? fixed_step_ramp_end(t0, options_.h, 0, t0)
+                                       : fixed_step_grid_end(t0, options_.h, t0);
+  } else {
+    t_next = t0 + std::min(options_.h, options_.step.h_max);
+  }
+  plan_.attempt = 0;
+  plan_.step = 0;
+  schedule(clip(t0, t_next), 0);
+}
+
+const StepPlan& MacroStepController::plan() const {
+  if (finished_) throw std::logic_error("MacroStepController::plan: the run has finished");
+  return plan_;
+}
+
+double MacroStepController::clip(double t_m, double t_next) const {
+  const double snap = std::max(StepSizeController::min_step(t_m), 1e-8 * (t_next - t_m));
+  return t_next >= options_.t_end - snap ? options_.t_end : t_next;
+}
+
+void MacroStepController::schedule(double t_end, int kappa) {
+  plan_.t_begin = history_.newest_time();
+  plan_.t_end = t_end;
+  plan_.kappa = kappa;
+  plan_.repeat = n_fail_;
+  plan_.estimator = effective_estimator(options_.estimator, kappa, history_.size());
+}
+
+void MacroStepController::accept(double t, std::span<const double> u, int kappa, double h) {
+  if (u.size() != history_.channels()) {
+    throw std::invalid_argument("MacroStepController::complete: u_next has " +
+                                std::to_string(u.size()) + " values for " +
+                                std::to_string(history_.channels()) + " coupling variables");
+  }
+  history_.push(t, u);
+  ++stats_.accepted;
+  ++stats_.accepted_by_kappa[static_cast<std::size_t>(kappa)];
+  stats_.h_min = stats_.accepted == 1 ? h : std::min(stats_.h_min, h);
+  stats_.h_max = std::max(stats_.h_max, h);
+}
+
+StepVerdict MacroStepController::complete(const StepOutcome& outcome) {
+  if (finished_) throw std::logic_error("MacroStepController::complete: the run has finished");
+  StepVerdict v =
+      options_.mode == StepSizeMode::kFixed ? complete_fixed(outcome) : complete_variable(outcome);
+  ++plan_.attempt;
+  return v;
+}
+
+StepVerdict MacroStepController::complete_fixed(const StepOutcome& outcome) {
+  const StepPlan p = plan_;
+  accept(p.t_end, outcome.u_next, p.kappa, p.h());
+  if (outcome.corrector_failed) ++stats_.corrector_failures;
+  ++plan_.step;
+  StepVerdict v;
+  v.accepted = true;
+  v.error_norm = outcome.estimate.norm();
+  if (p.t_end >= options_.t_end) {
+    finished_ = true;
+    v.finished = true;
+    v.kappa_next = p.kappa;
+    return v;
+  }
+  const int kappa_next =
+      std::min({p.kappa + 1, options_.kappa_fixed, static_cast<int>(history_.size()) - 1});
+  const double t_m = history_.newest_time();
+  const double t_next =
+      options_.fixed_start_ramp
+          ? fixed_step_ramp_end(t_m, options_.h, static_cast<long>(stats_.accepted),
+                                options_.t_start)
+          : fixed_step_grid_end(t_m, options_.h, options_.t_start);
+  const double t_clipped = clip(t_m, t_next);
+  if (!(t_clipped - t_m >= StepSizeController::min_step(t_m))) {
+    throw StepSizeUnderflow(t_m, t_clipped - t_m, StepSizeController::min_step(t_m));
+  }
+  schedule(t_clipped, kappa_next);
+  v.kappa_next = kappa_next;
+  v.r = (t_clipped - t_m) / p.h();
+  v.source = FactorSource::kFixed;
+  return v;
+}
+
+StepVerdict MacroStepController::complete_variable(const StepOutcome& outcome) {
+  const StepPlan p = plan_;
+  const double h = p.h();
+  const int kappa = p.kappa;
+  if (!outcome.corrector_failed && outcome.estimate.kind == ErrorEstimate::Kind::kNone) {
+    throw std::invalid_argument(
+        "MacroStepController::complete: variable step sizes need an error estimate");
+  }
+  StepVerdict v;
+  v.error_norm = outcome.estimate.norm();
+  const bool passed = !outcome.corrector_failed && outcome.estimate.passed();
+  if (passed) {
+    accept(p.t_end, outcome.u_next, kappa, h);
+    n_fail_ = 0;
+    order_.record_attempt(true);
+    ++plan_.step;
+  } else {
+    ++n_fail_;
+    ++stats_.rejected;
+    if (outcome.corrector_failed) ++stats_.corrector_failures;
+    order_.record_attempt(false);
+    start_.after_failed_step();
+  }
+  v.accepted = passed;
+
+  const double t_m = history_.newest_time();
+  if (t_m >= options_.t_end) {
+    finished_ = true;
+    v.finished = true;
+    v.kappa_next = kappa;
+    v.source = FactorSource::kFinished;
+    return v;
+  }
+
+  const std::size_t n_hist = history_.size();
+  int kappa_new;
+  double r;
+  if (outcome.corrector_failed) {
+    kappa_new = order_.overrides_only(kappa, n_fail_, n_hist);
+    r = step_.limit(0.25, n_fail_, true);
+    v.source = FactorSource::kCorrectorFailure;
+  } else {
+    const ScaledDerivativeNorms sdn = scaled_derivative_norms(
+        history_, h, OrderController::highest_sdn_needed(kappa), options_.tolerances);
+    kappa_new = order_.select(kappa, sdn, n_fail_, n_hist);
+    double r_raw;
+    if (kappa_new == kappa) {
+      r_raw = step_.a_posteriori_factor(outcome.estimate, kappa);
+      v.source = FactorSource::kAPosteriori;
+    } else if (n_hist >= static_cast<std::size_t>(kappa_new) + 2) {
+      const double norm = a_priori_error_norm(history_, kappa_new, t_m + h, options_.tolerances);
+      r_raw = step_.a_priori_factor(norm, kappa_new);
+      v.source = FactorSource::kAPriori;
+    } else {
+      r_raw = step_.a_posteriori_factor(outcome.estimate, kappa);
+      v.source = FactorSource::kAPrioriShortHistory;
+    }
+    r = step_.limit(r_raw, n_fail_, false);
+    if (passed && start_.active()) {
+      const VariableStartPhase::Decision d =
+          start_.after_accepted_step(kappa, kappa_new, r, options_.order.kappa_max, n_hist);
+      if (d.r != r || d.kappa != kappa_new) v.source = FactorSource::kStartUp;
+      kappa_new = d.kappa;
+      r = d.r;
+    }
+  }
+  order_.record_decision(kappa, kappa_new, r);
+  const double h_new = step_.next_step(h, r, t_m);
+  schedule(clip(t_m, t_m + h_new), kappa_new);
+  v.r = r;
+  v.kappa_next = kappa_new;
+  return v;
+}
+
+}  // namespace macrostep::control
