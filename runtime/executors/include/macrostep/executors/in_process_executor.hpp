@@ -1,0 +1,52 @@
+// The in-process executor: every subsystem's integrators live in the master process and the
+// runs of a macro step execute as TBB tasks (nominal and extra runs of all subsystems in
+// parallel when cores are free). It is the reference the other executors are compared with
+// (DESIGN.md contract 1). See executor.hpp for the call order.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "macrostep/executors/executor.hpp"
+#include "macrostep/system/coupled_system.hpp"
+
+namespace macrostep::executors {
+
+struct InProcessOptions {
+  ida::IntegratorOptions solver;
+  // Snapshot every subsystem at each accepted point. Needed for reject() and for extra runs;
+  // only fixed-step explicit runs without an estimator (exH) can do without (METHODS §4.7).
+  bool rollback = true;
+  // Worker threads for the runs of a step; 0 = TBB's default (all cores), 1 = sequential.
+  int threads = 0;
+};
+
+class InProcessExecutor final : public Executor {
+ public:
+  // u0: the consistent coupling variables at t0 (CoupledSystem::initial_couplings()). The
+  // system must outlive the executor.
+  InProcessExecutor(const system::CoupledSystem& system, std::span<const double> u0,
+                    const InProcessOptions& options);
+  ~InProcessExecutor() override;
+
+  std::size_t subsystem_count() const override;
+  void step(double t_end, std::span<const SubsystemCommand> commands,
+            StepOutcome& outcome) override;
+  void accept() override;
+  void reject() override;
+  double accepted_time() const override;
+  void accepted_state(std::size_t i, std::span<double> z) const override;
+  ida::AdvanceStats total_stats(std::size_t i) const override;
+  std::int64_t snapshot_ns(std::size_t i) const override;
+
+ private:
+  struct Slot;
+  const system::CoupledSystem& system_;
+  InProcessOptions options_;
+  std::vector<std::unique_ptr<Slot>> slots_;
+  double accepted_time_ = 0.0;
+  bool stepped_ = false;  // a step() ran since the last accept()/reject()
+};
+
+}  // namespace macrostep::executors
