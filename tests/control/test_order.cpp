@@ -149,3 +149,15 @@ TEST(OrderController, ScaledDerivativeNorms) {
   const auto capped = mct::scaled_derivative_norms(hist, H, 2, tol);
   EXPECT_EQ(capped.highest(), 2);
 }
+
+// Fixed degree with a variable step size (seed 000 §5.8 "fixed κ, variable H"): κ = target as
+// soon as the history allows, whatever the norms say, and failures do not lower it.
+TEST(OrderFixed, KeepsTheTargetDegree) {
+  const auto c = controller(mct::OrderStrategy::kFixed, 0, 4);
+  const auto rising = Sdn::from_values({1, 1, 2, 4, 8, 16});  // Listing 3.2 would lower
+  EXPECT_EQ(c.select(4, rising, 0, kLongHistory), 4);
+  EXPECT_EQ(c.select(2, rising, 0, kLongHistory), 4);
+  EXPECT_EQ(c.select(1, rising, 0, 3), 2);  // history cap κ ≤ n_hist − 1 (D-31)
+  EXPECT_EQ(c.overrides_only(4, 6, kLongHistory), 4);
+  EXPECT_EQ(controller(kIda).overrides_only(4, 6, kLongHistory), 0);
+}

@@ -87,6 +87,7 @@ int OrderController::select(int kappa, const ScaledDerivativeNorms& sdn, int n_f
     throw std::invalid_argument("OrderController::select: degree " + std::to_string(kappa) +
                                 " outside 0..kappa_max");
   }
+  if (options_.strategy == OrderStrategy::kFixed) return cap(options_.kappa_max, history_points);
   const int k = options_.strategy == OrderStrategy::kIdaLike
                     ? select_ida_like(kappa, sdn, n_fail)
                     : select_conservative(kappa, sdn, n_fail);
@@ -94,6 +95,7 @@ int OrderController::select(int kappa, const ScaledDerivativeNorms& sdn, int n_f
 }
 
 int OrderController::overrides_only(int kappa, int n_fail, std::size_t history_points) const {
+  if (options_.strategy == OrderStrategy::kFixed) return cap(options_.kappa_max, history_points);
   return cap(apply_failure_overrides(kappa, n_fail), history_points);
 }
 

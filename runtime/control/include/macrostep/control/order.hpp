@@ -34,6 +34,9 @@ namespace macrostep::control {
 enum class OrderStrategy : std::uint8_t {
   kIdaLike,       // Listing 3.2 (default, D-30)
   kConservative,  // Listing 3.1
+  // Fixed degree κ = kappa_max as soon as the history allows (κ ≤ n_hist − 1), no SDN tests
+  // and no failure overrides: the "fixed κ, variable H" runs of seed 000 §5.8 (K-5.8).
+  kFixed,
 };
 
 inline constexpr int kMaxKappa = 5;  // D-4
