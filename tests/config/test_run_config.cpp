@@ -235,7 +235,7 @@ end_time = 1.0
 output_interval = 0.5
 )",
                                    "x.toml");
-  EXPECT_EQ(c.x0_values, (std::vector<double>{0.5, -0.25, 1.0}));
+  EXPECT_EQ(c.chain.x0_values, (std::vector<double>{0.5, -0.25, 1.0}));
   const auto p = macrostep::config::realize_chain(c);
   EXPECT_EQ(p.x0, (std::vector<double>{-0.5, -0.25, 1.0}));
   EXPECT_EQ(p.v0, (std::vector<double>{1.0, 2.0, 3.0}));

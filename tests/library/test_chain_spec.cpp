@@ -555,6 +555,58 @@ TEST(Realize, BadSpecsThrowNamingTheField) {
       "force group 1 (contact): stiffness");
 }
 
+// Explicit per-mass initial values replace x0 / v0 without drawing, and the contact rule
+// x0 = -|x0| (MODELS.md §1.3) applies to them as to drawn values.
+TEST(Realize, ExplicitInitialValuesReplaceTheDrawsAndKeepTheContactRule) {
+  ChainSpec s;
+  s.masses = 3;
+  s.element.c = 1.0;
+  s.mass = ValueSpec::uniform(1.0, 2.0);
+  s.x0 = ValueSpec::uniform(-1.0, 1.0);  // ignored: x0_values is given
+  s.x0_values = {0.5, -0.25, 1.0};
+  s.v0_values = {1.0, 2.0, 3.0};
+  ForceGroupSpec contact;
+  contact.type = ForceType::kContact;
+  contact.selection.masses = {1};
+  contact.amplitude = ValueSpec::fixed(-0.01);
+  contact.stiffness = ValueSpec::fixed(10.0);
+  s.forces.push_back(contact);
+  s.seed = 99;
+  const ChainParameters p = realize(s);
+  EXPECT_EQ(p.x0, (std::vector<double>{-0.5, -0.25, 1.0}));
+  EXPECT_EQ(p.v0, (std::vector<double>{1.0, 2.0, 3.0}));
+  // The masses are drawn first and the explicit values draw nothing.
+  RefStream r(99);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(p.mass[i], r.uniform(1.0, 2.0));
+
+  // Only the given one of the two is replaced; the other is still drawn.
+  ChainSpec t = s;
+  t.forces.clear();
+  t.v0_values.clear();
+  t.v0 = ValueSpec::uniform(5.0, 6.0);
+  const ChainParameters q = realize(t);
+  EXPECT_EQ(q.x0, (std::vector<double>{0.5, -0.25, 1.0}));
+  RefStream r2(99);
+  for (std::size_t i = 0; i < 3; ++i) (void)r2.uniform(1.0, 2.0);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(q.v0[i], r2.uniform(5.0, 6.0));
+}
+
+TEST(Realize, ExplicitInitialValuesMustHaveOneFiniteEntryPerMass) {
+  expect_rejected(
+      [](ChainSpec& s) {
+        s.x0_values = {1.0, 2.0};
+      },
+      "chain.x0_values must have one entry per mass: masses = 50 (got 2 entries)");
+  expect_rejected([](ChainSpec& s) { s.v0_values.assign(51, 0.0); },
+                  "chain.v0_values must have one entry per mass");
+  expect_rejected(
+      [](ChainSpec& s) {
+        s.x0_values.assign(50, 0.0);
+        s.x0_values[6] = std::nan("");
+      },
+      "chain.x0_values[7] must be finite");
+}
+
 // A minimal valid spec realizes with walls at both ends and unit masses by default.
 TEST(Realize, Defaults) {
   ChainSpec s;

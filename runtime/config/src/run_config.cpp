@@ -363,8 +363,8 @@ void parse_model(const Node* node, ParseState& state) {
   };
   if (auto v = n.find("left_end")) chain.left = end(*v);
   if (auto v = n.find("right_end")) chain.right = end(*v);
-  if (auto v = n.find("x0")) parse_initial(*v, chain.masses, chain.x0, state.config.x0_values);
-  if (auto v = n.find("v0")) parse_initial(*v, chain.masses, chain.v0, state.config.v0_values);
+  if (auto v = n.find("x0")) parse_initial(*v, chain.masses, chain.x0, chain.x0_values);
+  if (auto v = n.find("v0")) parse_initial(*v, chain.masses, chain.v0, chain.v0_values);
   parse_element(n.require("element"), chain.element);
   if (auto v = n.find("mass_override")) parse_mass_overrides(*v, chain);
   if (auto v = n.find("element_override")) parse_element_overrides(*v, chain);
@@ -537,24 +537,11 @@ RunConfig load_config(const std::string& path) {
 }
 
 library::ChainParameters realize_chain(const RunConfig& config) {
-  library::ChainParameters params;
   try {
-    params = library::realize(config.chain);
+    return library::realize(config.chain);
   } catch (const std::invalid_argument& e) {
     throw ConfigError(config.path, 0, "model", e.what());
   }
-  const auto apply = [](const std::vector<double>& values, std::vector<double>& target) {
-    if (!values.empty()) target = values;
-  };
-  apply(config.x0_values, params.x0);
-  apply(config.v0_values, params.v0);
-  if (!config.x0_values.empty()) {
-    // realize() starts contact bodies at -|x0| (MODELS.md §1.3); keep that for explicit values.
-    for (std::size_t k = 0; k < params.size(); ++k) {
-      if (!params.forces[k].contact.empty()) params.x0[k] = -std::abs(params.x0[k]);
-    }
-  }
-  return params;
 }
 
 std::string default_output_file(const RunConfig& config, bool reference) {

@@ -18,7 +18,8 @@
 // Draw order (nothing else draws; fixed values and validation never touch the stream):
 //   1. spec.mass for masses i = 1..n in index order (then mass overrides, no draws);
 //      elements have no random data (modulation, overrides and free ends draw nothing);
-//   2. spec.x0 for masses i = 1..n, then spec.v0 for masses i = 1..n;
+//   2. spec.x0 for masses i = 1..n, then spec.v0 for masses i = 1..n (x0_values / v0_values,
+//      when given, replace them and draw nothing);
 //   3. for each force group in spec.forces order:
 //      a. selection: list and all draw nothing; fraction p picks count = round(p * n) masses
 //         (std::round, half away from zero) by a partial Fisher-Yates shuffle of the 0-based
@@ -77,6 +78,21 @@ std::string num(double v) {
 
 [[noreturn]] void fail(const std::string& message) {
   throw std::invalid_argument(message);
+}
+
+// Explicit per-mass values: empty, or one finite number per mass.
+void check_explicit_values(const std::vector<double>& values, const std::string& field,
+                           std::size_t masses) {
+  if (values.empty()) return;
+  if (values.size() != masses) {
+    fail(field + " must have one entry per mass: masses = " + std::to_string(masses) + " (got " +
+         std::to_string(values.size()) + " entries)");
+  }
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (!std::isfinite(values[i])) {
+      fail(field + "[" + std::to_string(i + 1) + "] must be finite (got " + num(values[i]) + ")");
+    }
+  }
 }
 
 // Structural validity of a ValueSpec (NaN fails every comparison and is rejected).
@@ -293,6 +309,8 @@ ChainParameters realize(const ChainSpec& spec) {
   }
   check_value(spec.x0, "chain.x0");
   check_value(spec.v0, "chain.v0");
+  check_explicit_values(spec.x0_values, "chain.x0_values", n);
+  check_explicit_values(spec.v0_values, "chain.v0_values", n);
   for (std::size_t j = 0; j < spec.forces.size(); ++j) {
     const ForceGroupSpec& g = spec.forces[j];
     check_force_group(g, "force group " + std::to_string(j + 1) + " (" + type_name(g.type) + ")",
@@ -347,8 +365,16 @@ ChainParameters realize(const ChainSpec& spec) {
   // ---- 2. initial conditions ----
   p.x0.resize(n);
   p.v0.resize(n);
-  for (std::size_t i = 0; i < n; ++i) p.x0[i] = draw(spec.x0, i + 1, s);
-  for (std::size_t i = 0; i < n; ++i) p.v0[i] = draw(spec.v0, i + 1, s);
+  if (!spec.x0_values.empty()) {
+    p.x0 = spec.x0_values;
+  } else {
+    for (std::size_t i = 0; i < n; ++i) p.x0[i] = draw(spec.x0, i + 1, s);
+  }
+  if (!spec.v0_values.empty()) {
+    p.v0 = spec.v0_values;
+  } else {
+    for (std::size_t i = 0; i < n; ++i) p.v0[i] = draw(spec.v0, i + 1, s);
+  }
 
   // ---- 3. force groups ----
   p.forces.resize(n);

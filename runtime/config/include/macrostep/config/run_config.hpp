@@ -153,9 +153,9 @@ struct RunConfig {
   std::string text;  // the complete file text (copied into run metadata)
   std::string description;
 
+  // The model; explicit per-mass initial values (x0 = [...] / v0 = [...]) are in
+  // chain.x0_values / chain.v0_values.
   library::ChainSpec chain;
-  // Explicit per-mass initial values (x0 = [...] / v0 = [...]); empty: chain.x0 / chain.v0.
-  std::vector<double> x0_values, v0_values;
 
   PartitionConfig partition;
   SolverConfig solver;
@@ -170,9 +170,9 @@ RunConfig load_config(const std::string& path);
 // The same for text already in memory; `path` names it in messages.
 RunConfig parse_config(std::string_view text, const std::string& path);
 
-// The explicit chain parameters: realize(chain) plus the per-mass initial values. Contact
-// bodies start at -|x0| (MODELS.md §1.3) for explicit values too. Throws ConfigError (no line)
-// if the library rejects the description.
+// The explicit chain parameters: library::realize(chain) (which also applies the per-mass
+// initial values and starts contact bodies at -|x0|, MODELS.md §1.3). Throws ConfigError (no
+// line) if the library rejects the description.
 library::ChainParameters realize_chain(const RunConfig& config);
 
 // Default result file: [output].file if set, else "<config stem>.csv" in the working

@@ -106,13 +106,18 @@ struct ChainSpec {
   EndCondition right = EndCondition::kFixed;
   ValueSpec x0 = ValueSpec::fixed(0.0);
   ValueSpec v0 = ValueSpec::fixed(0.0);
+  // Explicit per-mass initial values (size masses, chain order). When non-empty they replace
+  // x0 / v0, which are then ignored and draw nothing. The contact rule x0 = -|x0| applies to
+  // explicit values too.
+  std::vector<double> x0_values, v0_values;
   std::vector<ForceGroupSpec> forces;
   std::uint64_t seed = 1;
 };
 
 // Builds explicit parameters. Throws std::invalid_argument with a message naming the offending
 // field for values no chain can have (n_K < 1, mass <= 0, negative c/d/C/D, index out of range,
-// fraction outside [0, 1], exponent < 1, edge <= 0, ...).
+// fraction outside [0, 1], exponent < 1, edge <= 0, x0_values / v0_values of a size other than
+// masses or with a value that is not finite, ...).
 ChainParameters realize(const ChainSpec& spec);
 
 }  // namespace macrostep::library
