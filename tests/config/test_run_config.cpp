@@ -9,8 +9,14 @@
 namespace {
 
 using macrostep::config::ConfigError;
+using macrostep::config::CosimConfig;
+using macrostep::config::CosimEstimator;
+using macrostep::config::CosimScheme;
+using macrostep::config::ExecutorKind;
 using macrostep::config::LinearSolverKind;
+using macrostep::config::OrderStrategyKind;
 using macrostep::config::parse_config;
+using macrostep::config::PredictorKind;
 using macrostep::config::RunConfig;
 using macrostep::library::EndCondition;
 using macrostep::library::ForceType;
@@ -282,6 +288,141 @@ TEST(RunConfig, SyntaxErrorsCarryTheirLine) {
   const std::string m = message_of("[model]\nmasses = [1, 2\n");
   EXPECT_EQ(m.rfind("t.toml:", 0), 0U) << m;
   EXPECT_NE(m.find("syntax error"), std::string::npos) << m;
+}
+
+// [cosim]: defaults (METHODS.md §9, D-48, MODELS.md §1.7), every key, the fixed-step form.
+TEST(CosimConfig, AbsentTableGivesTheDocumentedDefaults) {
+  const RunConfig c = parse_config(kMinimal, "t.toml");
+  const CosimConfig& k = c.cosim;
+  EXPECT_FALSE(k.given);
+  EXPECT_EQ(k.scheme, CosimScheme::kExplicit);
+  EXPECT_EQ(k.estimator, CosimEstimator::kExMD);
+  EXPECT_FALSE(k.order.has_value());
+  EXPECT_TRUE(k.effective_order().automatic);
+  EXPECT_EQ(k.highest_order(), 5);
+  EXPECT_EQ(k.order_strategy, OrderStrategyKind::kIdaLike);
+  EXPECT_FALSE(k.step_size.has_value());
+  EXPECT_EQ(k.rtol, 1e-4);
+  EXPECT_DOUBLE_EQ(k.effective_atol_pos(), 1e-7);
+  EXPECT_EQ(k.effective_atol_vel(), 1e-4);
+  EXPECT_DOUBLE_EQ(k.effective_atol_u(), 1.0);
+  EXPECT_EQ(k.safety, 6.0);
+  EXPECT_EQ(k.r_min, 0.5);
+  EXPECT_EQ(k.r_max, 1.5);
+  EXPECT_TRUE(k.dead_zone);
+  EXPECT_FALSE(k.h_max.has_value());
+  EXPECT_EQ(k.predictor, PredictorKind::kLagrange);
+  EXPECT_EQ(k.least_squares_points, 8);
+  EXPECT_EQ(k.output_every, 1);
+  EXPECT_EQ(k.executor, ExecutorKind::kInProcess);
+  EXPECT_EQ(k.threads, 0);
+}
+
+TEST(CosimConfig, EveryControlledKeyIsRead) {
+  const RunConfig c = parse_config(kMinimal + R"([cosim]
+scheme = "explicit"
+estimator = "exLE"
+order = "auto"
+order_strategy = "conservative"
+step_size = 1e-8
+rtol = 1e-5
+atol_pos = 2e-9
+atol_vel = 3e-6
+atol_u = 0.5
+safety = 3
+r_min = 0.25
+r_max = 2.0
+dead_zone = false
+h_max = 1e-4
+predictor = "least_squares"
+least_squares_points = 10
+output_every = 5
+executor = "inprocess"
+threads = 3
+)",
+                                   "t.toml");
+  const CosimConfig& k = c.cosim;
+  EXPECT_TRUE(k.given);
+  EXPECT_EQ(k.line, 9U);
+  EXPECT_EQ(k.estimator, CosimEstimator::kExLE);
+  ASSERT_TRUE(k.order.has_value());
+  EXPECT_TRUE(k.order->automatic);
+  EXPECT_EQ(k.order_strategy, OrderStrategyKind::kConservative);
+  EXPECT_EQ(k.step_size, 1e-8);
+  EXPECT_EQ(k.rtol, 1e-5);
+  EXPECT_EQ(k.effective_atol_pos(), 2e-9);
+  EXPECT_EQ(k.effective_atol_vel(), 3e-6);
+  EXPECT_EQ(k.effective_atol_u(), 0.5);
+  EXPECT_EQ(k.safety, 3.0);
+  EXPECT_EQ(k.r_min, 0.25);
+  EXPECT_EQ(k.r_max, 2.0);
+  EXPECT_FALSE(k.dead_zone);
+  EXPECT_EQ(k.h_max, 1e-4);
+  EXPECT_EQ(k.predictor, PredictorKind::kLeastSquares);
+  EXPECT_EQ(k.least_squares_points, 10);
+  EXPECT_EQ(k.output_every, 5);
+  EXPECT_EQ(k.threads, 3);
+  EXPECT_STREQ(macrostep::config::to_string(k.estimator), "exLE");
+  EXPECT_STREQ(macrostep::config::to_string(k.order_strategy), "conservative");
+  EXPECT_STREQ(macrostep::config::to_string(k.predictor), "least_squares");
+}
+
+TEST(CosimConfig, FixedStepTakesTheSizeAndDegree) {
+  const RunConfig c = parse_config(
+      kMinimal + "[cosim]\nestimator = \"none\"\nstep_size = 1e-5\norder = 1\n", "t.toml");
+  EXPECT_TRUE(c.cosim.fixed_step());
+  EXPECT_EQ(c.cosim.step_size, 1e-5);
+  EXPECT_FALSE(c.cosim.effective_order().automatic);
+  EXPECT_EQ(c.cosim.effective_order().kappa, 1);
+  // Without an order the fixed step uses kappa = 2 (METHODS.md §9).
+  const RunConfig d =
+      parse_config(kMinimal + "[cosim]\nestimator = \"none\"\nstep_size = 1e-5\n", "t.toml");
+  EXPECT_EQ(d.cosim.effective_order().kappa, 2);
+  EXPECT_FALSE(d.cosim.effective_order().automatic);
+  // A fixed order with an estimator: controlled H at that degree; strategies do not apply.
+  const RunConfig e = parse_config(kMinimal + "[cosim]\norder = 4\nrtol = 1e-6\n", "t.toml");
+  EXPECT_EQ(e.cosim.highest_order(), 4);
+  EXPECT_FALSE(e.cosim.fixed_step());
+  // The least-squares fit with a fixed low degree may use few points.
+  const RunConfig f = parse_config(
+      kMinimal + "[cosim]\norder = 1\npredictor = \"least_squares\"\nleast_squares_points = 3\n",
+      "t.toml");
+  EXPECT_EQ(f.cosim.least_squares_points, 3);
+}
+
+TEST(CosimConfig, RtolOverrideMovesOnlyTheTolerancesThatWereNotGiven) {
+  RunConfig c = parse_config(kMinimal + "[cosim]\nrtol = 1e-4\natol_u = 7.0\n", "t.toml");
+  c.cosim.rtol = 1e-6;  // what --rtol does in a co-simulation
+  EXPECT_DOUBLE_EQ(c.cosim.effective_atol_pos(), 1e-9);
+  EXPECT_EQ(c.cosim.effective_atol_vel(), 1e-6);
+  EXPECT_EQ(c.cosim.effective_atol_u(), 7.0);
+}
+
+TEST(CosimConfig, ACoSimulationNeedsTwoSubsystems) {
+  using macrostep::config::check_cosimulation;
+  const RunConfig two = parse_config(kMinimal + "[partition]\nsubsystems = 2\n", "t.toml");
+  EXPECT_NO_THROW(check_cosimulation(two));
+  const RunConfig one = parse_config(kMinimal + "[partition]\nsubsystems = 1\n", "t.toml");
+  try {
+    check_cosimulation(one);
+    FAIL() << "accepted one subsystem";
+  } catch (const ConfigError& e) {
+    EXPECT_STREQ(e.what(),
+                 "t.toml:9: partition: a co-simulation needs at least two subsystems (got 1); "
+                 "run the whole model with --monolithic");
+  }
+  const RunConfig none = parse_config(kMinimal, "t.toml");
+  try {
+    check_cosimulation(none);
+    FAIL() << "accepted a model without [partition]";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.line(), 0U);
+    EXPECT_EQ(std::string(e.what()).rfind("t.toml: partition: a co-simulation needs at least "
+                                          "two subsystems, and without [partition]",
+                                          0),
+              0U)
+        << e.what();
+  }
 }
 
 TEST(ConfigError, FormatsWithAndWithoutLineAndPath) {

@@ -383,6 +383,7 @@ void parse_partition(const Node* node, ParseState& state) {
   }
   const Node& n = *node;
   n.expect_table();
+  state.config.partition.line = n.line();
   n.allow_only({"subsystems", "sizes"});
   const auto subsystems = n.find("subsystems");
   const auto sizes = n.find("sizes");
@@ -466,6 +467,162 @@ void parse_description(const Node* node, ParseState& state) {
   if (node != nullptr) state.config.description = node->string();
 }
 
+// A string among `allowed`; names in `later` exist in DESIGN.md but are not built yet, and
+// `hints` explain common mistakes (value, hint).
+std::string choice_with_hints(
+    const Node& n, const std::vector<std::string_view>& allowed,
+    const std::vector<std::string_view>& later,
+    const std::vector<std::pair<std::string_view, std::string_view>>& hints = {}) {
+  const std::string s = n.string();
+  if (std::find(allowed.begin(), allowed.end(), s) != allowed.end()) return s;
+  if (std::find(later.begin(), later.end(), s) != later.end()) {
+    n.fail(fmt::format("\"{}\" is not built yet (allowed: {})", s, detail::quoted_list(allowed)));
+  }
+  for (const auto& [value, hint] : hints) {
+    if (s == value) {
+      n.fail(fmt::format("\"{}\" {} (allowed: {})", s, hint, detail::quoted_list(allowed)));
+    }
+  }
+  n.fail(fmt::format("must be one of {} (got \"{}\")", detail::quoted_list(allowed), s));
+}
+
+void parse_cosim(const Node* node, ParseState& state) {
+  if (node == nullptr) return;
+  const Node& n = *node;
+  n.expect_table();
+  n.allow_only({"scheme", "estimator", "order", "order_strategy", "step_size", "rtol", "atol_pos",
+                "atol_vel", "atol_u", "safety", "r_min", "r_max", "dead_zone", "h_max", "predictor",
+                "least_squares_points", "output_every", "executor", "threads"});
+  CosimConfig& c = state.config.cosim;
+  c.given = true;
+  c.line = n.line();
+
+  if (auto v = n.find("scheme")) {
+    choice_with_hints(*v, {"explicit"}, {"implicit", "semi-implicit", "waveform", "gauss-seidel"});
+    c.scheme = CosimScheme::kExplicit;
+  }
+  if (auto v = n.find("estimator")) {
+    const std::string e = choice_with_hints(
+        *v, {"none", "exLE", "exMD", "exCV"}, {},
+        {{"exH", "is the fixed macro step: write estimator = \"none\" with step_size = H"},
+         {"imMD", "belongs to the implicit scheme, which is not built yet"},
+         {"imCV", "belongs to the implicit scheme, which is not built yet"}});
+    c.estimator = e == "none"   ? CosimEstimator::kNone
+                  : e == "exLE" ? CosimEstimator::kExLE
+                  : e == "exCV" ? CosimEstimator::kExCV
+                                : CosimEstimator::kExMD;
+  }
+  const auto order = n.find("order");
+  if (order) {
+    const toml::value& v = order->value();
+    if (v.is_string()) {
+      if (v.as_string() != "auto") {
+        order->fail(fmt::format("must be \"auto\" or an integer 0..{} (got \"{}\")", kMaxCosimOrder,
+                                std::string(v.as_string())));
+      }
+      c.order = OrderSetting::auto_order();
+    } else if (v.is_integer()) {
+      c.order = OrderSetting::fixed(static_cast<int>(integer_in(*order, 0, kMaxCosimOrder, "")));
+    } else {
+      order->fail(fmt::format("must be \"auto\" or an integer 0..{} (got {})", kMaxCosimOrder,
+                              order->describe()));
+    }
+  }
+  const auto strategy = n.find("order_strategy");
+  if (strategy) {
+    c.order_strategy = strategy->choice({"ida", "conservative"}) == "conservative"
+                           ? OrderStrategyKind::kConservative
+                           : OrderStrategyKind::kIdaLike;
+  }
+  const auto step = n.find("step_size");
+  if (step) c.step_size = checked(*step, Domain::kPositive);
+  if (auto v = n.find("rtol")) {
+    c.rtol = checked(*v, Domain::kPositive);
+    if (c.rtol >= 1.0) v->fail(fmt::format("must be < 1 (got {})", v->source_text()));
+  }
+  if (auto v = n.find("atol_pos")) c.atol_pos = checked(*v, Domain::kPositive);
+  if (auto v = n.find("atol_vel")) c.atol_vel = checked(*v, Domain::kPositive);
+  if (auto v = n.find("atol_u")) c.atol_u = checked(*v, Domain::kPositive);
+  if (auto v = n.find("safety")) c.safety = checked(*v, Domain::kPositive);
+  if (auto v = n.find("r_min")) {
+    c.r_min = checked(*v, Domain::kPositive);
+    if (c.r_min > 1.0) v->fail(fmt::format("must be <= 1 (got {})", v->source_text()));
+  }
+  if (auto v = n.find("r_max")) c.r_max = at_least(*v, 1.0);
+  if (auto v = n.find("dead_zone")) c.dead_zone = v->boolean();
+  const auto h_max = n.find("h_max");
+  if (h_max) c.h_max = checked(*h_max, Domain::kPositive);
+  const auto predictor = n.find("predictor");
+  if (predictor) {
+    c.predictor = predictor->choice({"lagrange", "least_squares"}) == "least_squares"
+                      ? PredictorKind::kLeastSquares
+                      : PredictorKind::kLagrange;
+  }
+  const auto points = n.find("least_squares_points");
+  if (points) {
+    c.least_squares_points = static_cast<int>(integer_in(*points, 2, kMaxLeastSquaresPoints, ""));
+  }
+  if (auto v = n.find("output_every")) {
+    c.output_every =
+        static_cast<int>(integer_in(*v, 1, std::numeric_limits<std::int32_t>::max(), ""));
+  }
+  if (auto v = n.find("executor")) {
+    choice_with_hints(*v, {"inprocess"}, {"processes", "mpi"});
+    c.executor = ExecutorKind::kInProcess;
+  }
+  if (auto v = n.find("threads")) c.threads = static_cast<int>(integer_in(*v, 0, 4096, ""));
+
+  // ---- combinations ----
+  if (c.fixed_step()) {
+    if (!step) {
+      n.require("estimator")
+          .fail("\"none\" (a fixed macro step) needs the step size: give cosim.step_size = H");
+    }
+    if (order && c.order->automatic) {
+      order->fail(
+          "\"auto\" (order control) needs an error estimator; with estimator = \"none\" give "
+          "the fixed degree, an integer 0..5");
+    }
+    for (const char* key : {"rtol", "atol_pos", "atol_vel", "atol_u", "safety", "r_min", "r_max",
+                            "dead_zone", "h_max", "order_strategy"}) {
+      if (auto v = n.find(key)) {
+        v->fail(
+            "belongs to the macro-step controller, and estimator = \"none\" (a fixed step) has "
+            "none; remove it or choose an estimator");
+      }
+    }
+    const double rows = state.config.simulation.end_time / (*c.step_size * c.output_every);
+    if (rows > kMaxOutputRows) {
+      step->fail(fmt::format(
+          "gives {:.3g} output rows over end_time = {} (at most {:.3g}); raise output_every", rows,
+          fmt_number(state.config.simulation.end_time), kMaxOutputRows));
+    }
+  } else {
+    if (strategy && !c.effective_order().automatic) {
+      strategy->fail(fmt::format(
+          "applies only to order = \"auto\"; order = {} is a fixed degree without order control",
+          c.order->kappa));
+    }
+    if (h_max && step && *c.h_max < *c.step_size) {
+      h_max->fail(fmt::format("must be >= step_size = {} (got {})", fmt_number(*c.step_size),
+                              h_max->source_text()));
+    }
+  }
+  if (points) {
+    if (c.predictor != PredictorKind::kLeastSquares) {
+      points->fail("applies only to predictor = \"least_squares\"");
+    }
+    const int highest = c.highest_order();
+    if (c.least_squares_points <= highest + 1) {
+      points->fail(fmt::format(
+          "must be > {} + 1 = {} (got {}): the fit needs more points than the degree-{} "
+          "polynomial has coefficients",
+          c.effective_order().automatic ? "kappa_max" : "order", highest + 1,
+          c.least_squares_points, highest));
+    }
+  }
+}
+
 void resolve_coupling_selections(ParseState& state) {
   const auto bodies = state.config.partition.coupling_bodies();
   for (const auto& p : state.pending) {
@@ -478,8 +635,8 @@ void resolve_coupling_selections(ParseState& state) {
 }
 
 // Top-level sections, parsed in this order (model before partition: the partition needs
-// model.masses; coupling-body selections are resolved after both). The [cosim] section of
-// the next issue becomes one more entry here.
+// model.masses; coupling-body selections are resolved after both; [cosim] last, since its
+// checks need [simulation]).
 struct Section {
   std::string_view key;
   bool required;
@@ -487,9 +644,13 @@ struct Section {
   void (*parse)(const Node*, ParseState&);
 };
 constexpr Section kSections[] = {
-    {"description", false, false, parse_description}, {"model", true, true, parse_model},
-    {"partition", false, true, parse_partition},      {"solver", false, true, parse_solver},
-    {"simulation", true, true, parse_simulation},     {"output", false, true, parse_output},
+    {"description", false, false, parse_description},
+    {"model", true, true, parse_model},
+    {"partition", false, true, parse_partition},
+    {"solver", false, true, parse_solver},
+    {"simulation", true, true, parse_simulation},
+    {"output", false, true, parse_output},
+    {"cosim", false, true, parse_cosim},
 };
 
 }  // namespace
@@ -542,6 +703,43 @@ library::ChainParameters realize_chain(const RunConfig& config) {
   } catch (const std::invalid_argument& e) {
     throw ConfigError(config.path, 0, "model", e.what());
   }
+}
+
+const char* to_string(CosimEstimator e) {
+  switch (e) {
+    case CosimEstimator::kNone:
+      return "none";
+    case CosimEstimator::kExLE:
+      return "exLE";
+    case CosimEstimator::kExMD:
+      return "exMD";
+    case CosimEstimator::kExCV:
+      return "exCV";
+  }
+  return "?";
+}
+
+const char* to_string(OrderStrategyKind s) {
+  return s == OrderStrategyKind::kConservative ? "conservative" : "ida";
+}
+
+const char* to_string(PredictorKind p) {
+  return p == PredictorKind::kLeastSquares ? "least_squares" : "lagrange";
+}
+
+void check_cosimulation(const RunConfig& config) {
+  const std::size_t subsystems = config.partition.subsystems();
+  if (subsystems >= 2) return;
+  if (config.partition.line == 0) {
+    throw ConfigError(config.path, 0, "partition",
+                      "a co-simulation needs at least two subsystems, and without [partition] "
+                      "the model is one; add [partition] subsystems = N (N >= 2) or run it "
+                      "whole with --monolithic");
+  }
+  throw ConfigError(config.path, config.partition.line, "partition",
+                    fmt::format("a co-simulation needs at least two subsystems (got {}); run the "
+                                "whole model with --monolithic",
+                                subsystems));
 }
 
 std::string default_output_file(const RunConfig& config, bool reference) {

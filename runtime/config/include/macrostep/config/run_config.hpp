@@ -75,6 +75,41 @@
 //   all_states = false               true: every state; false: the coupling-body states
 //                                    (every state when the partition has one subsystem)
 //
+//   [cosim]                          optional: the co-simulation of `macrostep run` (without
+//                                    --monolithic; spec/METHODS.md §3, §5, §6, defaults §9)
+//   scheme = "explicit"              "explicit" (explicit Jacobi; the only scheme built so far)
+//   estimator = "exMD"               "exMD" (default, D-48) | "exLE" | "exCV" | "none";
+//                                    "none" = fixed macro step H (exH), no rollback
+//   order = "auto"                   "auto" | integer 0..5: the polynomial degree kappa.
+//                                    auto: order control up to kappa_max = 5 (needs an
+//                                    estimator); K with an estimator: controlled H at fixed
+//                                    kappa = K (seed 000 §5.8); K with "none": the fixed kappa.
+//                                    Default: "auto", or 2 with estimator = "none"
+//   order_strategy = "ida"           "ida" (Listing 3.2, default) | "conservative" (Listing
+//                                    3.1); only with order = "auto"
+//   step_size = 1e-9                 > 0 [s]; estimator "none": the fixed H (required; at most
+//                                    1e7 rows: end_time / (H * output_every)); otherwise H_init
+//                                    (default 1e-9, MODELS.md §1.7)
+//   Controller keys (not with estimator = "none"):
+//   rtol = 1e-4                      0 < rtol < 1, the macro-step error test (not IDA's rtol)
+//   atol_pos = 1e-7                  > 0, default 1e-3 * rtol (follows --rtol when omitted)
+//   atol_vel = 1e-4                  > 0, default rtol (follows --rtol when omitted)
+//   atol_u = 1.0                     > 0, default 1e4 * rtol (follows --rtol when omitted)
+//   safety = 6.0                     Gamma > 0
+//   r_min = 0.5, r_max = 1.5         0 < r_min <= 1 <= r_max: step-factor limits (Listing 3.3)
+//   dead_zone = true                 false: no r = 1 dead zone (the Gamma study, K-5.3)
+//   h_max = 1e-3                     > 0 [s], optional upper limit of H (>= step_size)
+//   Other keys:
+//   predictor = "lagrange"           "lagrange" | "least_squares" (METHODS §2.3)
+//   least_squares_points = 8         integer > kappa + 1 (kappa: the fixed order, or 5 with
+//                                    "auto"), at most 64; only with "least_squares"
+//   output_every = 1                 integer >= 1: write every k-th accepted macro point (the
+//                                    first and the last are always written)
+//   executor = "inprocess"           "inprocess" (the only executor built so far)
+//   threads = 0                      integer >= 0: worker threads of the executor, 0 = all cores
+//   A co-simulation needs a [partition] of at least two subsystems; that is checked when one
+//   runs (check_cosimulation), since the same file may serve a monolithic run.
+//
 // Diagnostics: every problem raises ConfigError whose what() is one line
 //   <file>:<line>: <key.path>: <problem>
 // e.g. "configs/bad.toml:12: model.element.c: must be >= 0 (got -1)". Elements of arrays of
@@ -82,8 +117,8 @@
 // line ("<file>: simulation: missing required table [simulation]").
 //
 // Extension point: each top-level table is parsed by one entry of the section list in
-// run_config.cpp; a new section (the [cosim] table of the next issue) adds an entry there and
-// a member here. Until then an unknown table is an error like any unknown key.
+// run_config.cpp; a new section adds an entry there and a member here. An unknown table is an
+// error like any unknown key.
 #pragma once
 
 #include <cstddef>
@@ -129,6 +164,7 @@ struct SolverConfig {
 };
 
 struct PartitionConfig {
+  unsigned line = 0;  // line of the [partition] table (0: none given)
   // Subsystem boundaries [0, b_1, ..., n_K] (0-based mass indices): subsystem L holds masses
   // boundaries[L] .. boundaries[L+1]-1.
   std::vector<std::size_t> boundaries;
@@ -148,6 +184,68 @@ struct OutputConfig {
   bool all_states = false;
 };
 
+enum class CosimScheme : std::uint8_t { kExplicit };
+enum class CosimEstimator : std::uint8_t { kNone, kExLE, kExMD, kExCV };
+enum class OrderStrategyKind : std::uint8_t { kIdaLike, kConservative };
+enum class PredictorKind : std::uint8_t { kLagrange, kLeastSquares };
+enum class ExecutorKind : std::uint8_t { kInProcess };
+
+// order = "auto" | K.
+struct OrderSetting {
+  bool automatic = true;
+  int kappa = 0;  // the fixed degree when !automatic
+  static OrderSetting auto_order() { return {true, 0}; }
+  static OrderSetting fixed(int k) { return {false, k}; }
+};
+
+inline constexpr int kMaxCosimOrder = 5;             // kappa_max (METHODS D-4)
+inline constexpr int kDefaultFixedOrder = 2;         // fixed-H kappa (METHODS §9)
+inline constexpr double kDefaultInitialStep = 1e-9;  // H_init of chains (MODELS.md §1.7)
+inline constexpr int kMaxLeastSquaresPoints = 64;
+
+// [cosim]. Optional members hold "given in the file"; effective_*() apply the defaults.
+struct CosimConfig {
+  bool given = false;  // the file has a [cosim] table
+  unsigned line = 0;   // its line
+  CosimScheme scheme = CosimScheme::kExplicit;
+  CosimEstimator estimator = CosimEstimator::kExMD;
+  std::optional<OrderSetting> order;
+  OrderStrategyKind order_strategy = OrderStrategyKind::kIdaLike;
+  std::optional<double> step_size;
+  double rtol = 1e-4;
+  std::optional<double> atol_pos, atol_vel, atol_u;
+  double safety = 6.0;
+  double r_min = 0.5;
+  double r_max = 1.5;
+  bool dead_zone = true;
+  std::optional<double> h_max;
+  PredictorKind predictor = PredictorKind::kLagrange;
+  int least_squares_points = 8;
+  int output_every = 1;
+  ExecutorKind executor = ExecutorKind::kInProcess;
+  int threads = 0;
+
+  bool fixed_step() const { return estimator == CosimEstimator::kNone; }
+  // Not given: "auto" with an estimator, kDefaultFixedOrder without.
+  OrderSetting effective_order() const {
+    return order.value_or(fixed_step() ? OrderSetting::fixed(kDefaultFixedOrder)
+                                       : OrderSetting::auto_order());
+  }
+  // The highest degree a run can use (least-squares points must exceed it by more than one).
+  int highest_order() const {
+    const OrderSetting o = effective_order();
+    return o.automatic ? kMaxCosimOrder : o.kappa;
+  }
+  double effective_atol_pos() const { return atol_pos.value_or(1e-3 * rtol); }
+  double effective_atol_vel() const { return atol_vel.value_or(rtol); }
+  double effective_atol_u() const { return atol_u.value_or(1e4 * rtol); }
+};
+
+// Names as written in the configuration ("exMD", "ida", ...).
+const char* to_string(CosimEstimator e);
+const char* to_string(OrderStrategyKind s);
+const char* to_string(PredictorKind p);
+
 struct RunConfig {
   std::string path;  // as given to load_config(); used in every message
   std::string text;  // the complete file text (copied into run metadata)
@@ -161,6 +259,7 @@ struct RunConfig {
   SolverConfig solver;
   SimulationConfig simulation;
   OutputConfig output;
+  CosimConfig cosim;
 };
 
 // Reads and validates a configuration file. Throws ConfigError for any problem, including an
@@ -174,6 +273,10 @@ RunConfig parse_config(std::string_view text, const std::string& path);
 // initial values and starts contact bodies at -|x0|, MODELS.md §1.3). Throws ConfigError (no
 // line) if the library rejects the description.
 library::ChainParameters realize_chain(const RunConfig& config);
+
+// Throws ConfigError unless the configuration can run as a co-simulation: the partition must
+// have at least two subsystems (the message points at [partition], or says it is missing).
+void check_cosimulation(const RunConfig& config);
 
 // Default result file: [output].file if set, else "<config stem>.csv" in the working
 // directory. The reference file inserts ".reference" before the extension
