@@ -81,6 +81,38 @@ end_time = 2.0e-3
 output_interval = 1.0e-4
 )";
 
+// A softer 10-mass chain for co-simulations (METHODS.md §3.1): 1 kg masses, c = 1e6 N/m plus a
+// cubic term, harmonic forcing; 20 ms (about seven periods of the fastest mode). Explicit
+// Jacobi is stable at H = 1e-5 s here and the controlled exMD run needs about 160 macro steps,
+// so every run takes milliseconds. The reference grid of 2e-5 s keeps the cubic interpolation
+// of `compare` (reference to macro points) far below the co-simulation error.
+const std::string kCosim = R"(description = "co-simulation test chain"
+[model]
+masses = 10
+seed = 3
+mass = 1.0
+x0 = {uniform = [-1.0e-3, 1.0e-3]}
+v0 = {uniform = [-0.1, 0.1]}
+[model.element]
+c = 1.0e6
+d = 10.0
+C = 1.0e10
+[[model.force]]
+type = "harmonic"
+all = true
+amplitude = {uniform = [1.0e1, 1.0e2]}
+omega = {uniform = [1.0e2, 1.0e3]}
+[partition]
+subsystems = 2
+[simulation]
+end_time = 0.02
+output_interval = 2.0e-5
+[cosim]
+estimator = "exMD"
+rtol = 1.0e-4
+threads = 1
+)";
+
 // The value of the last line "NRMSE (2-norm over N variables): <value>" of `compare`.
 double final_nrmse(const std::string& out) {
   const auto line = out.find("NRMSE (2-norm over ");
@@ -97,15 +129,6 @@ TEST_F(App, BadConfigurationExitsTwoWithFileLineAndKey) {
   EXPECT_EQ(o.err, bad + ":8: model.element.c: must be >= 0 (got -1)\n");
   EXPECT_EQ(o.out, "");
   EXPECT_FALSE(fs::exists(path("r.csv")));
-}
-
-TEST_F(App, RunWithoutMonolithicSaysThatNoSchemeExistsYet) {
-  write_file("small.toml", kSmall);
-  const Outcome o = macrostep("run small.toml");
-  EXPECT_EQ(o.status, 2);
-  EXPECT_NE(o.err.find("no co-simulation scheme is implemented yet"), std::string::npos) << o.err;
-  EXPECT_NE(o.err.find("--monolithic"), std::string::npos);
-  EXPECT_FALSE(fs::exists(path("small.csv")));
 }
 
 TEST_F(App, CommandLineErrorsExitTwo) {
@@ -169,7 +192,8 @@ TEST_F(App, MonolithicRunWritesCouplingBodyStatesAndMetadata) {
   EXPECT_NE(o.out.find("x_5 ="), std::string::npos) << o.out;
 
   const auto t = macrostep::output::read_csv(path("small.csv"));
-  EXPECT_EQ(t.columns, (std::vector<std::string>{"x_5", "v_5", "x_6", "v_6"}));
+  // The coupling variable of the cut, as a co-simulation of the same file writes it.
+  EXPECT_EQ(t.columns, (std::vector<std::string>{"x_5", "v_5", "x_6", "v_6", "lambda_1"}));
   ASSERT_EQ(t.rows(), 21U);
   for (std::size_t i = 0; i < t.rows(); ++i) EXPECT_EQ(t.time[i], static_cast<double>(i) * 1e-4);
   EXPECT_EQ(t.time.back(), 2.0e-3);
@@ -197,9 +221,10 @@ TEST_F(App, OptionsOverrideTheConfiguration) {
       "--output all.csv");
   ASSERT_EQ(o.status, 0) << o.err;
   const auto t = macrostep::output::read_csv(path("all.csv"));
-  ASSERT_EQ(t.columns.size(), 20U);
+  ASSERT_EQ(t.columns.size(), 21U);
   EXPECT_EQ(t.columns.front(), "x_1");
-  EXPECT_EQ(t.columns.back(), "v_10");
+  EXPECT_EQ(t.columns[19], "v_10");
+  EXPECT_EQ(t.columns.back(), "lambda_1");
   EXPECT_EQ(t.rows(), 11U);
   EXPECT_EQ(t.time.back(), 1.0e-3);
   const auto meta = nlohmann::json::parse(read_file("all.json"));
@@ -248,6 +273,263 @@ TEST_F(App, IntegrationFailureExitsOneAndLeavesValidFiles) {
   EXPECT_GT(meta.at("error").at("time").get<double>(), 0.0);
   EXPECT_LT(meta.at("error").at("time").get<double>(), 1e-4);
   EXPECT_EQ(meta.at("output").at("rows"), 1);
+}
+
+TEST_F(App, CoSimulationWritesCouplingBodiesCouplingVariablesAndStatistics) {
+  write_file("cosim.toml", kCosim);
+  const Outcome o = macrostep("run cosim.toml");  // no --monolithic: the [cosim] table
+  ASSERT_EQ(o.status, 0) << o.err;
+  for (const char* part : {"co-simulation of cosim.toml", "exMD estimator", "lambda_1 =",
+                           "macro steps", "rejected", "mean H", "order histogram: kappa",
+                           "micro steps per subsystem", "time [s]", "solver", "idle", "snapshot"}) {
+    EXPECT_NE(o.out.find(part), std::string::npos) << part << "\n" << o.out;
+  }
+
+  const auto t = macrostep::output::read_csv(path("cosim.csv"));
+  EXPECT_EQ(t.columns, (std::vector<std::string>{"x_5", "v_5", "x_6", "v_6", "lambda_1"}));
+  ASSERT_GT(t.rows(), 50U);
+  EXPECT_EQ(t.time.front(), 0.0);
+  EXPECT_EQ(t.time.back(), 0.02);
+  for (std::size_t i = 1; i < t.rows(); ++i) ASSERT_GT(t.time[i], t.time[i - 1]) << i;
+
+  const auto meta = nlohmann::json::parse(read_file("cosim.json"));
+  EXPECT_EQ(meta.at("status"), "completed");
+  EXPECT_EQ(meta.at("mode"), "cosimulation");
+  EXPECT_EQ(meta.at("config").at("text"), kCosim);
+  const auto& cosim = meta.at("cosim");
+  EXPECT_EQ(cosim.at("scheme"), "explicit");
+  EXPECT_EQ(cosim.at("estimator"), "exMD");
+  EXPECT_EQ(cosim.at("step_size_mode"), "variable");
+  EXPECT_EQ(cosim.at("order"), "auto");
+  EXPECT_EQ(cosim.at("order_strategy"), "ida");
+  EXPECT_EQ(cosim.at("rtol"), 1e-4);
+  EXPECT_DOUBLE_EQ(cosim.at("atol_pos").get<double>(), 1e-7);
+  EXPECT_EQ(cosim.at("initial_step_size"), 1e-9);
+  EXPECT_EQ(cosim.at("rollback"), true);
+  EXPECT_EQ(meta.at("solver").at("rtol"), 1e-6);  // the subsystems keep [solver]
+
+  const auto& st = meta.at("statistics");
+  const auto steps = st.at("macro_steps").get<std::size_t>();
+  EXPECT_EQ(t.rows(), steps + 1);  // output_every = 1: every accepted point and T_0
+  EXPECT_EQ(meta.at("output").at("rows"), t.rows());
+  EXPECT_GE(st.at("rejected").get<long>(), 0);
+  EXPECT_DOUBLE_EQ(st.at("failed_step_ratio").get<double>(),
+                   st.at("rejected").get<double>() / static_cast<double>(steps));
+  EXPECT_EQ(st.at("corrector_failures"), 0);
+  EXPECT_DOUBLE_EQ(st.at("mean_step").get<double>(), 0.02 / static_cast<double>(steps));
+  EXPECT_LE(st.at("step_min").get<double>(), st.at("mean_step").get<double>());
+  EXPECT_GE(st.at("step_max").get<double>(), st.at("mean_step").get<double>());
+  ASSERT_EQ(st.at("order_histogram").size(), 6U);
+  double step_share = 0.0, time_share = 0.0;
+  std::size_t counted = 0;
+  for (const auto& bin : st.at("order_histogram")) {
+    step_share += bin.at("step_share").get<double>();
+    time_share += bin.at("time_share").get<double>();
+    counted += bin.at("steps").get<std::size_t>();
+  }
+  EXPECT_EQ(counted, steps);
+  EXPECT_NEAR(step_share, 1.0, 1e-12);
+  EXPECT_NEAR(time_share, 1.0, 1e-9);
+  ASSERT_EQ(st.at("subsystems").size(), 2U);
+  for (const auto& sub : st.at("subsystems")) {
+    EXPECT_GT(sub.at("micro_steps").get<long>(), 0);
+    EXPECT_GT(sub.at("residual_evals").get<long>(), 0);
+    EXPECT_GT(sub.at("jacobian_evals").get<long>(), 0);
+    EXPECT_GE(sub.at("solver_s").get<double>(), 0.0);
+  }
+  EXPECT_EQ(st.at("subsystems")[1].at("masses"), nlohmann::json({6, 10}));
+  for (const char* key : {"solver_s", "idle_s", "extra_runs_s", "interface_s", "snapshot_s",
+                          "output_s", "total_s", "wall_s"}) {
+    EXPECT_GE(meta.at("time").at(key).get<double>(), 0.0) << key;
+  }
+  EXPECT_GT(meta.at("time").at("wall_s").get<double>(), 0.0);
+
+  // T_0 of the co-simulation and of the monolithic run are the same state; the monolithic
+  // run evaluates the cut element's law as the master does, so lambda_1 agrees.
+  ASSERT_EQ(macrostep("run cosim.toml --monolithic --output mono.csv").status, 0);
+  const auto m = macrostep::output::read_csv(path("mono.csv"));
+  ASSERT_EQ(m.columns, t.columns);
+  for (std::size_t j = 0; j < t.columns.size(); ++j) {
+    EXPECT_DOUBLE_EQ(m.values[j].front(), t.values[j].front()) << t.columns[j];
+  }
+}
+
+// The controller holds the local error per macro step at rtol; over the run the global error
+// of the coupling-body states and lambda, normalised by the reference's spread (NRMSE, seed
+// 000 Eq. 5.1), measures about 15 * rtol on this chain (1.5e-3 at rtol 1e-4, 4e-5 at 1e-6).
+// Bound: 50 * rtol, and a hundredfold tighter rtol must cut the NRMSE at least tenfold.
+TEST_F(App, CoSimulationAgreesWithTheReferenceToItsTolerance) {
+  write_file("cosim.toml", kCosim);
+  ASSERT_EQ(macrostep("reference cosim.toml").status, 0);
+  ASSERT_EQ(macrostep("run cosim.toml").status, 0);
+  const Outcome loose = macrostep("compare cosim.csv cosim.reference.csv");
+  ASSERT_EQ(loose.status, 0) << loose.err;
+  EXPECT_NE(loose.out.find("reference interpolated"), std::string::npos) << loose.out;
+  EXPECT_NE(loose.out.find("states (x_*, v_*): "), std::string::npos) << loose.out;
+  EXPECT_NE(loose.out.find("coupling variables (lambda_*): "), std::string::npos) << loose.out;
+  const double e_loose = final_nrmse(loose.out);
+  EXPECT_GT(e_loose, 0.0) << loose.out;
+  EXPECT_LT(e_loose, 50 * 1e-4) << loose.out;
+
+  ASSERT_EQ(macrostep("run cosim.toml --rtol 1e-6 --output tight.csv").status, 0);
+  const auto meta = nlohmann::json::parse(read_file("tight.json"));
+  EXPECT_EQ(meta.at("cosim").at("rtol"), 1e-6);  // --rtol is the controller's here
+  EXPECT_DOUBLE_EQ(meta.at("cosim").at("atol_u").get<double>(), 1e-2);  // follows it
+  EXPECT_EQ(meta.at("solver").at("rtol"), 1e-6);                        // [solver] default
+  const Outcome tight = macrostep("compare tight.csv cosim.reference.csv");
+  ASSERT_EQ(tight.status, 0) << tight.err;
+  const double e_tight = final_nrmse(tight.out);
+  EXPECT_GT(e_tight, 0.0);
+  EXPECT_LT(e_tight, 50 * 1e-6) << tight.out;
+  EXPECT_LT(e_tight, e_loose / 10.0);
+}
+
+TEST_F(App, FixedStepCoSimulationWithEveryStateAndOptionOverrides) {
+  write_file("cosim.toml", kCosim);
+  const Outcome o = macrostep(
+      "run cosim.toml --scheme explicit --estimator none --step-size 1e-5 --order 1 "
+      "--executor inprocess --threads 2 --stop-time 0.01 --all-states --output fixed.csv");
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.out.find("fixed H = 1e-05 s (exH), kappa = 1"), std::string::npos) << o.out;
+  const auto t = macrostep::output::read_csv(path("fixed.csv"));
+  ASSERT_EQ(t.columns.size(), 21U);  // x_1, v_1, ..., x_10, v_10, lambda_1
+  EXPECT_EQ(t.columns.front(), "x_1");
+  EXPECT_EQ(t.columns[11], "v_6");
+  EXPECT_EQ(t.columns.back(), "lambda_1");
+  EXPECT_EQ(t.time.back(), 0.01);
+  // Listing 5.1: a ramp to 2H, then the grid 2H + k H.
+  std::size_t on_grid = 0;
+  for (std::size_t i = 1; i < t.rows(); ++i) {
+    if (t.time[i - 1] >= 2e-5) {
+      EXPECT_NEAR(t.time[i] - t.time[i - 1], 1e-5, 1e-15) << i;
+      ++on_grid;
+    }
+  }
+  EXPECT_EQ(on_grid, 998U);
+  const auto meta = nlohmann::json::parse(read_file("fixed.json"));
+  EXPECT_EQ(meta.at("cosim").at("method"), "exH");
+  EXPECT_EQ(meta.at("cosim").at("step_size"), 1e-5);
+  EXPECT_EQ(meta.at("cosim").at("kappa"), 1);
+  EXPECT_EQ(meta.at("cosim").at("rollback"), false);
+  EXPECT_EQ(meta.at("cosim").at("threads"), 2);
+  EXPECT_EQ(meta.at("statistics").at("rejected"), 0);
+  EXPECT_EQ(meta.at("output").at("all_states"), true);
+
+  // The same states as a monolithic run of every state, to the coupling error.
+  ASSERT_EQ(macrostep("reference cosim.toml --stop-time 0.01 --all-states").status, 0);
+  const Outcome cmp = macrostep("compare fixed.csv cosim.reference.csv");
+  ASSERT_EQ(cmp.status, 0) << cmp.err;
+  EXPECT_NE(cmp.out.find("2-norm over 21 variables"), std::string::npos) << cmp.out;
+  EXPECT_LT(final_nrmse(cmp.out), 1e-2) << cmp.out;
+}
+
+TEST_F(App, OutputEveryWritesEveryKthMacroPointAndTheLast) {
+  write_file("cosim.toml", kCosim + "output_every = 7\n");
+  ASSERT_EQ(macrostep("run cosim.toml").status, 0);
+  const auto meta = nlohmann::json::parse(read_file("cosim.json"));
+  const auto steps = meta.at("statistics").at("macro_steps").get<std::size_t>();
+  const auto t = macrostep::output::read_csv(path("cosim.csv"));
+  // T_0, T_7, T_14, ... and the last point if it is not a multiple of 7.
+  EXPECT_EQ(t.rows(), 1 + steps / 7 + (steps % 7 == 0 ? 0 : 1));
+  EXPECT_EQ(t.time.front(), 0.0);
+  EXPECT_EQ(t.time.back(), 0.02);
+  EXPECT_EQ(meta.at("output").at("output_every"), 7);
+}
+
+TEST_F(App, CoSimulationCommandLineErrorsExitTwoBeforeAnyWork) {
+  write_file("cosim.toml", kCosim);
+  const auto expect_error = [&](const std::string& args, const std::string& message) {
+    const Outcome o = macrostep("run cosim.toml " + args + " --output r.csv");
+    EXPECT_EQ(o.status, 2) << args;
+    EXPECT_EQ(o.err, "macrostep: " + message + "\n") << args;
+    EXPECT_EQ(o.out, "") << args;
+    EXPECT_FALSE(fs::exists(path("r.csv"))) << args;
+  };
+  expect_error("--estimator exH",
+               "--estimator exH: 'exH' is not an estimator name; the fixed macro step exH is "
+               "--estimator none --step-size H (allowed: none, exLE, exMD, exCV)");
+  expect_error("--estimator imMD",
+               "--estimator imMD belongs to the implicit scheme, which is not built yet "
+               "(allowed: none, exLE, exMD, exCV)");
+  expect_error("--order 7", "--order must be auto or an integer 0..5 (got 7)");
+  expect_error("--order two", "--order must be auto or an integer 0..5 (got two)");
+  expect_error("--scheme implicit",
+               "--scheme implicit is not built yet; the only co-simulation scheme so far is "
+               "explicit");
+  expect_error("--scheme jacobi",
+               "--scheme 'jacobi' is not a scheme; allowed: explicit (built), implicit, "
+               "semi-implicit, waveform, gauss-seidel (not built yet)");
+  expect_error("--executor processes",
+               "--executor processes is not built yet; the only executor so far is inprocess");
+  expect_error("--estimator none",
+               "--estimator none needs a fixed macro-step size: give --step-size H (or "
+               "cosim.step_size)");
+  expect_error("--estimator none --step-size 1e-5 --order auto",
+               "--estimator none with --order auto: order control needs an error estimator; "
+               "give a fixed degree --order K (0..5)");
+  expect_error("--estimator none --step-size 1e-5 --rtol 1e-4",
+               "--rtol sets the macro-step controller's tolerance, and --estimator none (a fixed "
+               "step) has no controller; the subsystem tolerance is [solver] rtol");
+  expect_error("--rtol 0", "--rtol must be in (0, 1) (got 0)");
+  expect_error("--step-size -1e-5", "--step-size must be > 0 (got -1e-05)");
+  expect_error("--threads -1", "--threads must be >= 0 (got -1)");
+  expect_error("--monolithic --order 2",
+               "--order configures a co-simulation and does not apply to --monolithic");
+  EXPECT_EQ(macrostep("run cosim.toml --threads many").status, 2);
+
+  // A configuration that cannot be co-simulated: one subsystem.
+  std::string single = kCosim;
+  single.replace(single.find("subsystems = 2"), 14, "subsystems = 1");
+  write_file("single.toml", single);
+  const Outcome one = macrostep("run single.toml");
+  EXPECT_EQ(one.status, 2);
+  EXPECT_EQ(one.err,
+            "single.toml:17: partition: a co-simulation needs at least two subsystems (got 1); "
+            "run the whole model with --monolithic\n");
+  EXPECT_FALSE(fs::exists(path("single.csv")));
+  EXPECT_EQ(macrostep("run single.toml --monolithic").status, 0);  // the same file runs whole
+}
+
+TEST_F(App, CoSimulationFailureNamesTheSubsystemAndLeavesValidFiles) {
+  // Fixed H = 1e-4 s with at most 13 IDA steps per macro step: the first macro steps (the
+  // Listing 5.1 ramp from 1e-9 s) fit, a later one does not (measured: 11..16 steps per
+  // macro step fail between t = 0.9 and 8.7 ms, 10 fail at once, 17 pass), and a fixed-step
+  // run stops at the first subsystem failure.
+  std::string text = kCosim;
+  text.replace(text.find("[cosim]"), std::string::npos,
+               "[solver]\nmax_steps = 13\n[cosim]\nestimator = \"none\"\nstep_size = 1.0e-4\n");
+  write_file("fail.toml", text);
+  const Outcome o = macrostep("run fail.toml");
+  EXPECT_EQ(o.status, 1);
+  EXPECT_EQ(o.err.rfind("macrostep: co-simulation failed at t = ", 0), 0U) << o.err;
+  EXPECT_NE(o.err.find("failed in the macro step"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("more than 13 micro steps"), std::string::npos) << o.err;
+  const auto t = macrostep::output::read_csv(path("fail.csv"));  // complete rows only
+  ASSERT_GE(t.rows(), 2U);
+  EXPECT_EQ(t.time.front(), 0.0);
+  const auto meta = nlohmann::json::parse(read_file("fail.json"));
+  EXPECT_EQ(meta.at("status"), "failed");
+  const auto& error = meta.at("error");
+  EXPECT_EQ(error.at("cause"), "subsystem");
+  const int subsystem = error.at("subsystem").get<int>();
+  EXPECT_TRUE(subsystem == 1 || subsystem == 2) << subsystem;
+  EXPECT_NE(o.err.find("subsystem " + std::to_string(subsystem) + " failed"), std::string::npos);
+  EXPECT_EQ(error.at("time").get<double>(), t.time.back());  // T_N of the failed step
+  EXPECT_EQ(meta.at("output").at("rows"), t.rows());
+  EXPECT_EQ(meta.at("statistics").at("macro_steps").get<std::size_t>() + 1, t.rows());
+}
+
+TEST_F(App, ProgressLineOnRequest) {
+  write_file("cosim.toml", kCosim);
+  const Outcome o = macrostep("run cosim.toml --progress");
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_EQ(o.err.front(), '\r') << o.err;
+  EXPECT_NE(o.err.find("t = 0.02 / 0.02 s (100.0 %), H = "), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find(" accepted, "), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find(" rejected"), std::string::npos) << o.err;
+  EXPECT_EQ(o.err.back(), '\n');
+  // Not a terminal and no --progress: nothing on stderr.
+  EXPECT_EQ(macrostep("run cosim.toml").err, "");
 }
 
 }  // namespace

@@ -45,24 +45,15 @@ std::vector<double> output_times(double end, double interval) {
 
 ida::IntegratorOptions solver_options(const config::RunConfig& config,
                                       const MonolithicOptions& options) {
-  ida::IntegratorOptions o;
-  const config::SolverConfig& s = config.solver;
+  config::SolverConfig effective = config.solver;
+  if (options.rtol) effective.rtol = *options.rtol;  // unset atols follow the new rtol
+  ida::IntegratorOptions o = integrator_options(effective);
   if (options.reference) {
     // Global reference (MODELS.md §4.2; seed 000 §5).
     o.rtol = 1e-10;
     o.atol_pos = 1e-13;
     o.atol_vel = 1e-10;
-  } else {
-    config::SolverConfig effective = s;
-    if (options.rtol) effective.rtol = *options.rtol;  // unset atols follow the new rtol
-    o.rtol = effective.rtol;
-    o.atol_pos = effective.effective_atol_pos();
-    o.atol_vel = effective.effective_atol_vel();
   }
-  o.linear_solver = s.linear_solver == config::LinearSolverKind::kDense ? ida::LinearSolver::kDense
-                                                                        : ida::LinearSolver::kKlu;
-  o.max_order = s.max_order;
-  o.max_steps = s.max_steps;
   return o;
 }
 
@@ -127,6 +118,12 @@ json stats_json(const ida::AdvanceStats& s) {
           {"solver_wall_ns", s.wall_ns}};
 }
 
+// A cut element of the partition: its law and the state indices of the bodies it joins.
+struct CutElement {
+  library::ElementLaw law;
+  std::size_t x_left, v_left, x_right, v_right;
+};
+
 // Prints "\r<status>" on stderr at most every quarter second, once the run qualifies.
 class Progress {
  public:
@@ -166,6 +163,18 @@ class Progress {
 
 }  // namespace
 
+ida::IntegratorOptions integrator_options(const config::SolverConfig& s) {
+  ida::IntegratorOptions o;
+  o.rtol = s.rtol;
+  o.atol_pos = s.effective_atol_pos();
+  o.atol_vel = s.effective_atol_vel();
+  o.linear_solver = s.linear_solver == config::LinearSolverKind::kDense ? ida::LinearSolver::kDense
+                                                                        : ida::LinearSolver::kKlu;
+  o.max_order = s.max_order;
+  o.max_steps = s.max_steps;
+  return o;
+}
+
 MonolithicResult run_monolithic(const config::RunConfig& config, const MonolithicOptions& options) {
   const auto start = Clock::now();
   MonolithicResult result;
@@ -196,6 +205,13 @@ MonolithicResult run_monolithic(const config::RunConfig& config, const Monolithi
   // model's own state names so that the CSV never depends on the state layout.
   const auto bodies = config.partition.coupling_bodies();
   const bool all_states = options.all_states || config.output.all_states || bodies.empty();
+  std::unordered_map<std::string, std::size_t> by_name;
+  for (std::size_t i = 0; i < chain.state_size(); ++i) by_name.emplace(chain.state_name(i), i);
+  const auto index_of = [&](const std::string& name) {
+    const auto it = by_name.find(name);
+    if (it == by_name.end()) throw std::logic_error("chain model has no state named " + name);
+    return it->second;
+  };
   std::vector<std::size_t> state_index;
   if (all_states) {
     for (std::size_t i = 0; i < chain.state_size(); ++i) {
@@ -203,19 +219,24 @@ MonolithicResult run_monolithic(const config::RunConfig& config, const Monolithi
       result.columns.push_back(chain.state_name(i));
     }
   } else {
-    std::unordered_map<std::string, std::size_t> by_name;
-    for (std::size_t i = 0; i < chain.state_size(); ++i) by_name.emplace(chain.state_name(i), i);
     for (std::size_t body : bodies) {
       for (const char* quantity : {"x", "v"}) {
         const std::string name = fmt::format("{}_{}", quantity, body);
-        const auto it = by_name.find(name);
-        if (it == by_name.end()) {
-          throw std::logic_error("chain model has no state named " + name);
-        }
-        state_index.push_back(it->second);
+        state_index.push_back(index_of(name));
         result.columns.push_back(name);
       }
     }
+  }
+  // The coupling variables of the partition, evaluated from the states with the cut
+  // element's law (as the co-simulation's master does), so that both runs compare column by
+  // column: lambda_L = F_SD(x_{b+1} - x_b, v_{b+1} - v_b), b = last body of subsystem L.
+  std::vector<CutElement> cuts;
+  for (std::size_t k = 0; k + 1 < bodies.size(); k += 2) {
+    const std::size_t left = bodies[k], right = bodies[k + 1];
+    cuts.push_back({params.element[left], index_of(fmt::format("x_{}", left)),
+                    index_of(fmt::format("v_{}", left)), index_of(fmt::format("x_{}", right)),
+                    index_of(fmt::format("v_{}", right))});
+    result.columns.push_back(fmt::format("lambda_{}", cuts.size()));
   }
 
   result.csv_path = options.output_file.empty()
@@ -267,10 +288,15 @@ MonolithicResult run_monolithic(const config::RunConfig& config, const Monolithi
   // ---- integration ----
   std::int64_t output_ns = 0;
   std::vector<double> z(chain.state_size()), zp(chain.state_size());
-  std::vector<double> row(state_index.size());
+  std::vector<double> row(result.columns.size());
   const auto write_row = [&](double t) {
     const auto t0 = Clock::now();
     for (std::size_t j = 0; j < state_index.size(); ++j) row[j] = z[state_index[j]];
+    for (std::size_t c = 0; c < cuts.size(); ++c) {
+      const CutElement& e = cuts[c];
+      row[state_index.size() + c] =
+          e.law.force(z[e.x_right] - z[e.x_left], z[e.v_right] - z[e.v_left]);
+    }
     csv->write_row(t, row);
     output_ns += ns_since(t0);
   };

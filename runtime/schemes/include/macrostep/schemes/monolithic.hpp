@@ -6,8 +6,11 @@
 // Output: a CSV with a row at t = 0, at every k * output_interval < end_time and at end_time,
 // holding the coupling-body states of the configured partition (x_i, v_i for every body next
 // to a cut, global 1-based index, chain order) or, with all_states or a one-subsystem
-// partition, every state in the model's order. Beside it, "<stem>.json" with the configuration
-// text, a model summary, solver options, statistics and times.
+// partition, every state in the model's order; then, if the partition has cuts, the coupling
+// variables lambda_1..lambda_nc evaluated from the states with each cut element's law (the
+// columns of a co-simulation of the same configuration, so that `compare` matches them).
+// Beside it, "<stem>.json" with the configuration text, a model summary, solver options,
+// statistics and times.
 #pragma once
 
 #include <cstdint>
@@ -52,6 +55,11 @@ struct MonolithicResult {
   ida::AdvanceStats stats;
   std::int64_t wall_ns = 0;
 };
+
+// The IDA options of a [solver] table: tolerances (unset atols follow rtol), linear solver,
+// maximum order and steps. Every run of the configuration (monolithic, co-simulation
+// subsystems) integrates with these.
+ida::IntegratorOptions integrator_options(const config::SolverConfig& solver);
 
 // Runs the model of `config` from t = 0 to the end time, writing rows as it goes.
 // Throws config::ConfigError (the library rejects the model), SetupError (options, output

@@ -1,0 +1,87 @@
+// The co-simulation run of `macrostep run CONFIG` (without --monolithic): the [cosim] table of
+// the configuration, overridden by the command line, turned into an explicit Jacobi run
+// (explicit_jacobi.hpp) of the partitioned chain on the in-process executor, with its result
+// files and summary (DESIGN.md "The macrostep command"; METHODS.md §3, §5, §6, §9).
+//
+// Output: a CSV with a row at every output_every-th accepted macro point (T_0 and the last
+// accepted point always): `time`, the coupling-body states x_i, v_i (global 1-based index,
+// chain order; with all_states every state of every subsystem in chain order instead), then
+// the coupling variables lambda_1..lambda_nc. The columns equal those of a monolithic or
+// reference run of the same configuration, so `macrostep compare` works column by column
+// (the reference is interpolated to the macro points). Rows reach the OS as they are
+// written. Beside it "<stem>.json": configuration text, model and partition, the resolved
+// co-simulation and solver options, statistics (macro steps, rejections, order histogram by
+// steps and by simulated time, H, micro steps and evaluations per subsystem) and the time
+// breakdown of seed 000 §4.4 / Eq. 4.5 in seconds.
+//
+// Failures: SubsystemFailure, control::StepSizeUnderflow, ida::IntegrationError and
+// output::OutputError propagate after the CSV holds every row written so far (plus the last
+// accepted point) and the JSON records status "failed" with the cause.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "macrostep/config/run_config.hpp"
+#include "macrostep/control/order.hpp"
+#include "macrostep/executors/in_process_executor.hpp"
+#include "macrostep/schemes/explicit_jacobi.hpp"
+#include "macrostep/schemes/monolithic.hpp"
+
+namespace macrostep::schemes {
+
+// Command-line overrides of the configuration; unset members keep the configured value.
+struct CosimOptions {
+  std::optional<config::CosimEstimator> estimator;  // --estimator
+  std::optional<config::OrderSetting> order;        // --order K|auto
+  std::optional<double> rtol;       // --rtol: the controller's rtol; unset atols follow it
+  std::optional<double> step_size;  // --step-size: fixed H (estimator none) or H_init
+  std::optional<int> threads;       // --threads
+  std::optional<double> stop_time;  // --stop-time (> 0)
+  std::string output_file;          // --output; empty: config::default_output_file()
+  bool all_states = false;          // --all-states, OR-ed with [output].all_states
+  MonolithicOptions::Progress progress = MonolithicOptions::Progress::kAuto;
+  std::string command_line;  // recorded in the metadata
+};
+
+// Everything a run needs, after overrides and checks.
+struct CosimSettings {
+  config::CosimConfig cosim;  // the [cosim] values in effect (overrides applied)
+  ExplicitOptions scheme;     // controller, predictor
+  executors::InProcessOptions executor;
+  double end_time = 0.0;
+  bool all_states = false;
+};
+
+// Applies the overrides and checks their combination with the configuration. Throws
+// config::ConfigError (the partition has one subsystem) or SetupError naming the flag (e.g.
+// "--estimator none needs a fixed macro-step size") before any work starts.
+CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions& options);
+
+struct CosimResult {
+  CosimSettings settings;
+  std::string csv_path;
+  std::string json_path;
+  std::vector<std::string> columns;
+  std::vector<double> final_values;  // the last row written
+  double final_time = 0.0;
+  std::size_t rows = 0;
+  ExplicitResult run;
+  // Accepted steps by degree and the simulated time they cover (order histogram, MODELS §4.3).
+  std::array<double, control::kMaxKappa + 1> time_by_kappa{};
+  std::int64_t output_ns = 0;
+  std::int64_t wall_ns = 0;
+};
+
+// Runs the co-simulation of `config`. Throws as described above.
+CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions& options);
+
+// Human-readable summary: final coupling variables, macro steps and rejections, mean H, order
+// histogram, micro steps per subsystem, time breakdown.
+void print_summary(std::ostream& out, const config::RunConfig& config, const CosimResult& result);
+
+}  // namespace macrostep::schemes

@@ -1,0 +1,589 @@
+// The co-simulation run of `macrostep run` (cosimulation.hpp).
+#include "macrostep/schemes/cosimulation.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <sundials/sundials_config.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "macrostep/control/estimators.hpp"
+#include "macrostep/output/csv.hpp"
+#include "macrostep/output/metadata.hpp"
+#include "macrostep/system/coupled_system.hpp"
+
+namespace macrostep::schemes {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using json = nlohmann::ordered_json;
+
+constexpr double kMaxRows = 1e7;  // as config validation of fixed steps
+
+std::int64_t ns_since(Clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+}
+
+double seconds(std::int64_t ns) {
+  return 1e-9 * static_cast<double>(ns);
+}
+
+control::Estimator to_control(config::CosimEstimator e) {
+  switch (e) {
+    case config::CosimEstimator::kNone:
+      return control::Estimator::kNone;
+    case config::CosimEstimator::kExLE:
+      return control::Estimator::kExLE;
+    case config::CosimEstimator::kExMD:
+      return control::Estimator::kExMD;
+    case config::CosimEstimator::kExCV:
+      return control::Estimator::kExCV;
+  }
+  return control::Estimator::kNone;
+}
+
+std::string order_text(const config::OrderSetting& o) {
+  return o.automatic ? std::string("auto") : std::to_string(o.kappa);
+}
+
+// "\r<status>" on stderr at most five times a second, once the run qualifies (a terminal and
+// more than a second, or always with --progress).
+class ProgressLine {
+ public:
+  ProgressLine(MonolithicOptions::Progress mode, double end_time)
+      : mode_(mode), end_time_(end_time), interactive_(::isatty(STDERR_FILENO) == 1) {}
+
+  void update(double t, double h, int kappa, std::uint64_t accepted, std::uint64_t rejected,
+              bool last = false) {
+    if (mode_ == MonolithicOptions::Progress::kNever) return;
+    const auto now = Clock::now();
+    if (mode_ == MonolithicOptions::Progress::kAuto &&
+        (!interactive_ || now - start_ < std::chrono::seconds(1))) {
+      return;
+    }
+    if (shown_ && !last && now - last_ < std::chrono::milliseconds(200)) return;
+    last_ = now;
+    shown_ = true;
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    fmt::print(stderr,
+               "\rt = {:.6g} / {:.6g} s ({:5.1f} %), H = {:.3e} s, kappa {}, {} accepted, {} "
+               "rejected, {:.1f} s  ",
+               t, end_time_, 100.0 * t / end_time_, h, kappa, accepted, rejected, elapsed);
+    std::fflush(stderr);
+  }
+  void finish(double t, double h, int kappa, std::uint64_t accepted, std::uint64_t rejected) {
+    if (!shown_) return;
+    update(t, h, kappa, accepted, rejected, true);
+    fmt::print(stderr, "\n");
+  }
+
+ private:
+  MonolithicOptions::Progress mode_;
+  double end_time_;
+  bool interactive_;
+  bool shown_ = false;
+  Clock::time_point start_ = Clock::now();
+  Clock::time_point last_{};
+};
+
+json stats_json(const ida::AdvanceStats& s) {
+  return {{"micro_steps", s.steps},
+          {"residual_evals", s.residual_evals},
+          {"jacobian_evals", s.jacobian_evals},
+          {"nonlinear_iterations", s.nonlinear_iterations},
+          {"nonlinear_failures", s.nonlinear_failures},
+          {"error_test_failures", s.error_test_failures},
+          {"linear_setups", s.linear_setups}};
+}
+
+json cosim_json(const CosimSettings& s) {
+  const config::CosimConfig& c = s.cosim;
+  const control::MacroStepOptions& m = s.scheme.control;
+  const bool fixed = c.fixed_step();
+  json j = {
+      {"scheme", "explicit"},
+      {"estimator", config::to_string(c.estimator)},
+      {"method", fixed ? "exH" : config::to_string(c.estimator)},
+      {"step_size_mode", fixed ? "fixed" : "variable"},
+      {fixed ? "step_size" : "initial_step_size", m.h},
+      {"order", order_text(c.effective_order())},
+  };
+  if (fixed) {
+    j["kappa"] = m.kappa_fixed;
+  } else {
+    j["order_strategy"] =
+        c.effective_order().automatic ? config::to_string(c.order_strategy) : "fixed";
+    j["kappa_max"] = m.order.kappa_max;
+    j["rtol"] = m.tolerances.rtol;
+    j["atol_pos"] = m.tolerances.atol_pos;
+    j["atol_vel"] = m.tolerances.atol_vel;
+    j["atol_u"] = m.tolerances.atol_u;
+    j["safety"] = m.step.safety;
+    j["r_min"] = m.step.r_min;
+    j["r_max"] = m.step.r_max;
+    j["dead_zone"] = m.step.dead_zone;
+    j["h_max"] = std::isfinite(m.step.h_max) ? json(m.step.h_max) : json(nullptr);
+  }
+  j["predictor"] = config::to_string(c.predictor);
+  if (c.predictor == config::PredictorKind::kLeastSquares) {
+    j["least_squares_points"] = c.least_squares_points;
+  }
+  j["output_every"] = c.output_every;
+  j["executor"] = "inprocess";
+  j["threads"] = s.executor.threads;
+  j["rollback"] = s.executor.rollback;
+  return j;
+}
+
+}  // namespace
+
+CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions& options) {
+  config::check_cosimulation(config);
+  CosimSettings s;
+  config::CosimConfig& c = s.cosim;
+  c = config.cosim;
+
+  // ---- overrides, each checked on its own ----
+  if (options.stop_time && !(*options.stop_time > 0.0 && std::isfinite(*options.stop_time))) {
+    throw SetupError(fmt::format("--stop-time must be > 0 (got {})", *options.stop_time));
+  }
+  if (options.rtol && !(*options.rtol > 0.0 && *options.rtol < 1.0)) {
+    throw SetupError(fmt::format("--rtol must be in (0, 1) (got {})", *options.rtol));
+  }
+  if (options.step_size && !(*options.step_size > 0.0 && std::isfinite(*options.step_size))) {
+    throw SetupError(fmt::format("--step-size must be > 0 (got {})", *options.step_size));
+  }
+  if (options.order && !options.order->automatic &&
+      (options.order->kappa < 0 || options.order->kappa > config::kMaxCosimOrder)) {
+    throw SetupError(fmt::format("--order must be auto or an integer 0..{} (got {})",
+                                 config::kMaxCosimOrder, options.order->kappa));
+  }
+  if (options.threads && *options.threads < 0) {
+    throw SetupError(fmt::format("--threads must be >= 0 (got {})", *options.threads));
+  }
+  if (options.estimator) c.estimator = *options.estimator;
+  if (options.order) c.order = *options.order;
+  if (options.step_size) c.step_size = *options.step_size;
+  if (options.threads) c.threads = *options.threads;
+  if (options.rtol) c.rtol = *options.rtol;  // the atols that were not given follow it
+
+  // ---- combinations (the file alone was checked when it was read) ----
+  const std::string estimator_source =
+      options.estimator ? "--estimator none" : "cosim.estimator = \"none\"";
+  if (c.fixed_step()) {
+    if (!c.step_size) {
+      throw SetupError(estimator_source +
+                       " needs a fixed macro-step size: give --step-size H (or cosim.step_size)");
+    }
+    if (c.order && c.order->automatic) {
+      throw SetupError(fmt::format(
+          "{} with {}: order control needs an error estimator; give a fixed degree --order K "
+          "(0..{})",
+          estimator_source, options.order ? "--order auto" : "cosim.order = \"auto\"",
+          config::kMaxCosimOrder));
+    }
+    if (options.rtol) {
+      throw SetupError(
+          "--rtol sets the macro-step controller's tolerance, and " + estimator_source +
+          " (a fixed step) has no controller; the subsystem tolerance is [solver] rtol");
+    }
+  }
+  if (c.predictor == config::PredictorKind::kLeastSquares &&
+      c.least_squares_points <= c.highest_order() + 1) {
+    throw SetupError(fmt::format(
+        "--order {} needs cosim.least_squares_points > {} for the least-squares predictor (got "
+        "{})",
+        order_text(c.effective_order()), c.highest_order() + 1, c.least_squares_points));
+  }
+  s.end_time = options.stop_time.value_or(config.simulation.end_time);
+  if (c.fixed_step()) {
+    const double rows = s.end_time / (*c.step_size * c.output_every);
+    if (rows > kMaxRows) {
+      throw SetupError(fmt::format(
+          "a fixed step of {} s over {} s with output_every = {} gives {:.3g} rows (at most "
+          "{:.3g}); raise cosim.output_every",
+          *c.step_size, s.end_time, c.output_every, rows, kMaxRows));
+    }
+  } else if (c.h_max && c.step_size && *c.step_size > *c.h_max) {
+    throw SetupError(
+        fmt::format("--step-size {} exceeds cosim.h_max = {}", *c.step_size, *c.h_max));
+  }
+
+  // ---- the scheme's options ----
+  control::MacroStepOptions& m = s.scheme.control;
+  m.t_start = 0.0;
+  m.t_end = s.end_time;
+  m.estimator = to_control(c.estimator);
+  const config::OrderSetting order = c.effective_order();
+  if (c.fixed_step()) {
+    m.mode = control::StepSizeMode::kFixed;
+    m.h = *c.step_size;
+    m.kappa_fixed = order.kappa;
+  } else {
+    m.mode = control::StepSizeMode::kVariable;
+    m.h = c.step_size.value_or(config::kDefaultInitialStep);
+    if (order.automatic) {
+      m.order.strategy = c.order_strategy == config::OrderStrategyKind::kConservative
+                             ? control::OrderStrategy::kConservative
+                             : control::OrderStrategy::kIdaLike;
+      m.order.kappa_max = config::kMaxCosimOrder;
+    } else {
+      m.order.strategy = control::OrderStrategy::kFixed;
+      m.order.kappa_max = order.kappa;
+    }
+    m.tolerances.rtol = c.rtol;
+    m.tolerances.atol_pos = c.effective_atol_pos();
+    m.tolerances.atol_vel = c.effective_atol_vel();
+    m.tolerances.atol_u = c.effective_atol_u();
+    m.step.safety = c.safety;
+    m.step.r_min = c.r_min;
+    m.step.r_max = c.r_max;
+    m.step.dead_zone = c.dead_zone;
+    if (c.h_max) m.step.h_max = *c.h_max;
+  }
+  s.scheme.least_squares = c.predictor == config::PredictorKind::kLeastSquares;
+  s.scheme.least_squares_points = c.least_squares_points;
+  try {
+    m.validate();
+  } catch (const std::invalid_argument& e) {
+    throw SetupError(e.what());
+  }
+
+  s.executor.solver = integrator_options(config.solver);
+  s.executor.rollback = needs_rollback(s.scheme);
+  s.executor.threads = c.threads;
+  s.all_states = options.all_states || config.output.all_states;
+  return s;
+}
+
+CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions& options) {
+  const auto start = Clock::now();
+  CosimResult result;
+
+  // ---- setup: everything that can be the user's fault happens before integration ----
+  result.settings = resolve_cosim(config, options);
+  const CosimSettings& settings = result.settings;
+  const double t_end = settings.end_time;
+  const int output_every = settings.cosim.output_every;
+
+  const library::ChainParameters params = config::realize_chain(config);
+  const system::CoupledSystem system =
+      system::make_chain_system(params, config.partition.boundaries);
+  const std::size_t ns = system.subsystem_count();
+  const std::size_t nc = system.coupling_count();
+
+  // Columns (DESIGN.md column naming): coupling-body states or every state, then lambda_L.
+  std::vector<std::size_t> state_offset(ns + 1, 0);
+  if (settings.all_states) {
+    for (std::size_t i = 0; i < ns; ++i) {
+      const auto& sub = system.subsystem(i);
+      for (std::size_t j = 0; j < sub.state_size(); ++j) {
+        result.columns.push_back(sub.state_name(j));
+      }
+      state_offset[i + 1] = state_offset[i] + sub.state_size();
+    }
+  } else {
+    for (const auto& body : system.coupling_bodies()) {
+      result.columns.push_back(body.x_name);
+      result.columns.push_back(body.v_name);
+    }
+  }
+  const std::size_t state_columns = result.columns.size();
+  for (std::size_t c = 0; c < nc; ++c) result.columns.push_back(system.coupling(c).name);
+
+  result.csv_path = options.output_file.empty() ? config::default_output_file(config, false)
+                                                : options.output_file;
+  result.json_path = output::metadata_path(result.csv_path);
+  if (result.json_path == result.csv_path) {
+    throw SetupError(fmt::format("output file {} must not end in .json", result.csv_path));
+  }
+  std::optional<output::CsvWriter> csv;
+  try {
+    csv.emplace(result.csv_path, result.columns);
+  } catch (const output::OutputError& e) {
+    throw SetupError(e.what());
+  }
+
+  const auto bodies = config.partition.coupling_bodies();
+  json meta = {
+      {"command", options.command_line},
+      {"mode", "cosimulation"},
+      {"started_at", output::utc_timestamp()},
+      {"config", {{"path", config.path}, {"text", config.text}}},
+      {"description", config.description},
+      {"model", {{"type", "chain"}, {"masses", params.size()}, {"seed", config.chain.seed}}},
+      {"partition",
+       {{"subsystems", ns},
+        {"boundaries", config.partition.boundaries},
+        {"coupling_bodies", bodies},
+        {"coupling_variables", nc}}},
+      {"cosim", cosim_json(settings)},
+      {"solver",
+       {{"integrator", "IDA"},
+        {"rtol", settings.executor.solver.rtol},
+        {"atol_pos", settings.executor.solver.atol_pos},
+        {"atol_vel", settings.executor.solver.atol_vel},
+        {"linear_solver",
+         settings.executor.solver.linear_solver == ida::LinearSolver::kDense ? "dense" : "klu"},
+        {"max_order", settings.executor.solver.max_order},
+        {"max_steps_per_macro_step", settings.executor.solver.max_steps}}},
+      {"simulation", {{"start_time", 0.0}, {"end_time", t_end}}},
+      {"output",
+       {{"file", result.csv_path},
+        {"columns", result.columns.size()},
+        {"all_states", settings.all_states},
+        {"output_every", output_every}}},
+  };
+  auto versions = output::build_info();
+  versions["sundials"] = SUNDIALS_VERSION;
+  meta["versions"] = versions;
+
+  // ---- the run ----
+  std::optional<executors::InProcessExecutor> executor;
+  std::vector<double> row(result.columns.size());
+  std::vector<double> z;
+  double row_time = 0.0;
+  bool row_pending = false;  // the last accepted point is not in the file yet
+  std::uint64_t accepted = 0, rejected = 0;
+  std::array<std::uint64_t, control::kMaxKappa + 1> steps_by_kappa{};
+  const auto flush_row = [&] {
+    const auto t0 = Clock::now();
+    csv->write_row(row_time, row);
+    row_pending = false;
+    result.final_values = row;
+    result.final_time = row_time;
+    result.output_ns += ns_since(t0);
+  };
+  const auto on_accepted = [&](const AcceptedPoint& p) {
+    const auto t0 = Clock::now();
+    if (p.step > 0) {
+      accepted = p.step;
+      ++steps_by_kappa[static_cast<std::size_t>(p.kappa)];
+      result.time_by_kappa[static_cast<std::size_t>(p.kappa)] += p.h;
+    }
+    // Assemble the row of this point (the state is valid here: the executor has accepted it).
+    if (settings.all_states) {
+      for (std::size_t i = 0; i < ns; ++i) {
+        executor->accepted_state(i, std::span<double>(row).subspan(
+                                        state_offset[i], state_offset[i + 1] - state_offset[i]));
+      }
+    } else {
+      std::size_t j = 0;
+      for (const auto& body : system.coupling_bodies()) {
+        row[j++] = p.outputs[body.x.subsystem][body.x.output];
+        row[j++] = p.outputs[body.v.subsystem][body.v.output];
+      }
+    }
+    std::copy(p.u.begin(), p.u.end(), row.begin() + static_cast<std::ptrdiff_t>(state_columns));
+    row_time = p.time;
+    row_pending = true;
+    result.output_ns += ns_since(t0);
+    if (p.step % static_cast<std::uint64_t>(output_every) == 0 || p.time >= t_end) flush_row();
+  };
+  ProgressLine progress(options.progress, t_end);
+  double last_h = settings.scheme.control.h;
+  int last_kappa = 0;
+  double reached = 0.0;
+  const auto on_progress = [&](const control::StepPlan& plan, bool ok) {
+    if (ok) {
+      reached = plan.t_end;
+    } else {
+      ++rejected;
+    }
+    last_h = plan.h();
+    last_kappa = plan.kappa;
+    progress.update(reached, last_h, last_kappa, accepted, rejected);
+  };
+
+  const auto statistics_so_far = [&](json& statistics) {
+    statistics["macro_steps"] = accepted;
+    statistics["rejected"] = rejected;
+    statistics["failed_step_ratio"] =
+        accepted > 0 ? json(static_cast<double>(rejected) / static_cast<double>(accepted))
+                     : json(nullptr);
+    json histogram = json::array();
+    for (int k = 0; k <= control::kMaxKappa; ++k) {
+      const auto n = steps_by_kappa[static_cast<std::size_t>(k)];
+      const double h = result.time_by_kappa[static_cast<std::size_t>(k)];
+      histogram.push_back(
+          {{"kappa", k},
+           {"steps", n},
+           {"step_share",
+            accepted > 0 ? static_cast<double>(n) / static_cast<double>(accepted) : 0.0},
+           {"time_share", reached > 0.0 ? h / reached : 0.0}});
+    }
+    statistics["order_histogram"] = histogram;
+    json subsystems = json::array();
+    for (std::size_t i = 0; i < ns && executor; ++i) {
+      json sub = {
+          {"subsystem", i + 1},
+          {"masses", {config.partition.boundaries[i] + 1, config.partition.boundaries[i + 1]}}};
+      sub.update(stats_json(executor->total_stats(i)));
+      subsystems.push_back(sub);
+    }
+    statistics["subsystems"] = subsystems;
+  };
+  const auto finish = [&](const char* status) {
+    if (row_pending) flush_row();
+    csv->close();
+    result.rows = csv->rows();
+    result.wall_ns = ns_since(start);
+    meta["status"] = status;
+    meta["output"]["rows"] = result.rows;
+    meta["simulation"]["reached_time"] = result.final_time;
+  };
+
+  try {
+    const std::vector<double> u0 = system.initial_couplings();
+    executor.emplace(system, u0, settings.executor);
+    result.run = run_explicit(system, *executor, settings.scheme, on_accepted, on_progress);
+    progress.finish(reached, last_h, last_kappa, accepted, rejected);
+  } catch (const std::exception& e) {
+    progress.finish(reached, last_h, last_kappa, accepted, rejected);
+    json error = {{"message", e.what()}};
+    if (const auto* f = dynamic_cast<const SubsystemFailure*>(&e)) {
+      error = {{"cause", "subsystem"},
+               {"subsystem", f->subsystem() + 1},
+               {"time", f->time()},
+               {"message", e.what()}};
+    } else if (const auto* u = dynamic_cast<const control::StepSizeUnderflow*>(&e)) {
+      error = {{"cause", "step_size_underflow"},
+               {"time", u->time()},
+               {"step_size", u->step()},
+               {"minimum", u->minimum()},
+               {"message", e.what()}};
+    } else if (const auto* g = dynamic_cast<const ida::IntegrationError*>(&e)) {
+      error = {{"cause", "integration"},
+               {"time", g->time()},
+               {"ida_flag", g->ida_flag()},
+               {"message", e.what()}};
+    } else {
+      error = {{"cause", "error"}, {"message", e.what()}};
+    }
+    try {
+      finish("failed");
+    } catch (const output::OutputError&) {
+      // The original failure matters more; the JSON below still records it.
+    }
+    json statistics;
+    statistics_so_far(statistics);
+    meta["statistics"] = statistics;
+    meta["time"] = {{"output_s", seconds(result.output_ns)}, {"wall_s", seconds(result.wall_ns)}};
+    meta["error"] = error;
+    output::write_json(result.json_path, meta);
+    throw;
+  }
+  finish("completed");
+
+  const ExplicitResult& r = result.run;
+  json statistics;
+  statistics_so_far(statistics);
+  statistics["corrector_failures"] = r.steps.corrector_failures;
+  statistics["mean_step"] = r.steps.accepted > 0 ? json(r.mean_h()) : json(nullptr);
+  statistics["step_min"] = r.steps.h_min;
+  statistics["step_max"] = r.steps.h_max;
+  for (std::size_t i = 0; i < ns; ++i) {
+    auto& sub = statistics["subsystems"][i];
+    const auto steps = r.subsystem_stats[i].steps;
+    sub["solver_s"] = 1e-9 * r.subsystem_solver_ns[i];
+    sub["mean_micro_step"] = steps > 0 ? json(t_end / static_cast<double>(steps)) : json(nullptr);
+  }
+  meta["statistics"] = statistics;
+  meta["time"] = {
+      {"solver_s", seconds(r.time.solver_ns)},
+      {"idle_s", seconds(r.time.idle_ns)},
+      {"extra_runs_s", seconds(r.time.extra_runs_ns)},
+      {"interface_s", seconds(r.time.interface_ns)},
+      {"snapshot_s", seconds(r.time.snapshot_ns)},
+      {"executor_s", seconds(r.time.executor_ns)},
+      {"output_s", seconds(r.time.observer_ns)},
+      {"total_s", seconds(r.time.total_ns)},
+      {"wall_s", seconds(result.wall_ns)},
+  };
+  output::write_json(result.json_path, meta);
+  return result;
+}
+
+void print_summary(std::ostream& out, const config::RunConfig& config, const CosimResult& r) {
+  const CosimSettings& s = r.settings;
+  const config::CosimConfig& c = s.cosim;
+  const control::MacroStepOptions& m = s.scheme.control;
+  const std::size_t ns = config.partition.subsystems();
+  fmt::print(out, "co-simulation of {}: chain of {} masses in {} subsystems, t = 0 .. {} s\n",
+             config.path, config.chain.masses, ns, s.end_time);
+  if (c.fixed_step()) {
+    fmt::print(out, "scheme: explicit Jacobi, fixed H = {} s (exH), kappa = {}, {} predictor\n",
+               m.h, m.kappa_fixed, config::to_string(c.predictor));
+  } else {
+    const config::OrderSetting order = c.effective_order();
+    fmt::print(out,
+               "scheme: explicit Jacobi, {} estimator, {}, rtol {:.3g}, atol_pos {:.3g}, atol_vel "
+               "{:.3g}, atol_u {:.3g}, Gamma {}, {} predictor\n",
+               config::to_string(c.estimator),
+               order.automatic ? fmt::format("order control ({}, kappa <= {})",
+                                             config::to_string(c.order_strategy), m.order.kappa_max)
+                               : fmt::format("fixed kappa = {}", order.kappa),
+               m.tolerances.rtol, m.tolerances.atol_pos, m.tolerances.atol_vel, m.tolerances.atol_u,
+               m.step.safety, config::to_string(c.predictor));
+  }
+  fmt::print(out,
+             "subsystems: IDA, rtol {:.3g}, atol_pos {:.3g}, atol_vel {:.3g}, {}; in-process "
+             "executor, {}\n",
+             s.executor.solver.rtol, s.executor.solver.atol_pos, s.executor.solver.atol_vel,
+             s.executor.solver.linear_solver == ida::LinearSolver::kDense ? "dense LU" : "KLU",
+             s.executor.threads == 0 ? std::string("all cores")
+                                     : fmt::format("{} thread{}", s.executor.threads,
+                                                   s.executor.threads == 1 ? "" : "s"));
+
+  const std::size_t first_u = r.columns.size() - (ns - 1);
+  fmt::print(out, "coupling variables at t = {} s:\n", r.final_time);
+  const std::size_t shown = std::min<std::size_t>(ns - 1, 8);
+  for (std::size_t j = 0; j < shown; ++j) {
+    fmt::print(out, "  {:>10} = {:.10g}\n", r.columns[first_u + j], r.final_values[first_u + j]);
+  }
+  if (shown < ns - 1) fmt::print(out, "  ... ({} more)\n", ns - 1 - shown);
+
+  const control::MacroStepStatistics& st = r.run.steps;
+  fmt::print(out,
+             "macro steps {} accepted, {} rejected (failed-step ratio {:.2f} %), mean H {:.4g} s, "
+             "H {:.4g} .. {:.4g} s\n",
+             st.accepted, st.rejected,
+             st.accepted > 0
+                 ? 100.0 * static_cast<double>(st.rejected) / static_cast<double>(st.accepted)
+                 : 0.0,
+             r.run.mean_h(), st.h_min, st.h_max);
+  std::string histogram;
+  for (int k = 0; k <= control::kMaxKappa; ++k) {
+    const auto n = st.accepted_by_kappa[static_cast<std::size_t>(k)];
+    if (n == 0) continue;
+    histogram += fmt::format("{}kappa {}: {:.1f} % of steps, {:.1f} % of time",
+                             histogram.empty() ? "" : "; ", k,
+                             100.0 * static_cast<double>(n) / static_cast<double>(st.accepted),
+                             100.0 * r.time_by_kappa[static_cast<std::size_t>(k)] / s.end_time);
+  }
+  fmt::print(out, "order histogram: {}\n", histogram.empty() ? "-" : histogram);
+  std::string micro;
+  for (std::size_t i = 0; i < ns; ++i) {
+    micro += fmt::format("{}{}", i == 0 ? "" : ", ", r.run.subsystem_stats[i].steps);
+  }
+  fmt::print(out, "micro steps per subsystem: {}\n", micro);
+  const TimeBreakdown& t = r.run.time;
+  // Seed 000 §4.4: solver = max_L sum_N T_LN, idle = sum_N max_L T_LN - solver (Eq. 4.5).
+  fmt::print(out, "time [s]  {:>8} {:>8} {:>10} {:>9} {:>8} {:>8} {:>8} {:>8}\n", "solver", "idle",
+             "extra runs", "interface", "snapshot", "output", "total", "wall");
+  fmt::print(
+      out, "          {:>8.3f} {:>8.3f} {:>10.3f} {:>9.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f}\n",
+      seconds(t.solver_ns), seconds(t.idle_ns), seconds(t.extra_runs_ns), seconds(t.interface_ns),
+      seconds(t.snapshot_ns), seconds(t.observer_ns), seconds(t.total_ns), seconds(r.wall_ns));
+  fmt::print(out, "wrote {} ({} rows x {} columns + time) and {}\n", r.csv_path, r.rows,
+             r.columns.size(), r.json_path);
+}
+
+}  // namespace macrostep::schemes
