@@ -38,6 +38,7 @@ struct RunArgs {
   int threads = 0;
   std::string scheme, estimator, order, executor;
   std::string output;
+  std::string at;  // reference --at RESULT.csv
   bool all_states = false;
   bool progress = false;
   CLI::Option* stop_time_opt = nullptr;
@@ -181,6 +182,13 @@ int run_model(const RunArgs& args, bool reference, const std::string& command_li
   options.progress = args.progress ? macrostep::schemes::MonolithicOptions::Progress::kAlways
                                    : macrostep::schemes::MonolithicOptions::Progress::kAuto;
   options.command_line = command_line;
+  if (!args.at.empty()) {
+    try {
+      options.times = macrostep::output::read_csv(args.at).time;
+    } catch (const macrostep::output::OutputError& e) {
+      throw UsageError(fmt::format("--at: {}", e.what()));
+    }
+  }
   const auto result = macrostep::schemes::run_monolithic(config, options);
   macrostep::schemes::print_summary(std::cout, config, options, result);
   return 0;
@@ -272,6 +280,11 @@ void add_run_options(CLI::App& cmd, RunArgs& args, bool reference) {
   cmd.add_option("--output", args.output,
                  reference ? "result CSV (default <config stem>.reference.csv)"
                            : "result CSV (default [output].file or <config stem>.csv)");
+  if (reference) {
+    cmd.add_option("--at", args.at,
+                   "write the reference at the time points of this result CSV (e.g. the macro "
+                   "points of a co-simulation) instead of the output_interval grid");
+  }
   cmd.add_flag("--all-states", args.all_states, "write every state, not only coupling bodies");
   cmd.add_flag("--progress", args.progress, "progress line on stderr even when not a terminal");
 }

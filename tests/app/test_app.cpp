@@ -384,6 +384,35 @@ TEST_F(App, CoSimulationAgreesWithTheReferenceToItsTolerance) {
   EXPECT_LT(e_tight, e_loose / 10.0);
 }
 
+// reference --at RESULT: the reference on the result's own time points (MODELS.md §4.1), so
+// compare needs no interpolation; the co-simulation error is then measured exactly.
+TEST_F(App, ReferenceAtTheMacroPointsOfACoSimulation) {
+  write_file("cosim.toml", kCosim);
+  ASSERT_EQ(macrostep("run cosim.toml").status, 0);
+  const Outcome ref = macrostep("reference cosim.toml --at cosim.csv --output at.csv");
+  ASSERT_EQ(ref.status, 0) << ref.err;
+  const auto result = macrostep::output::read_csv(path("cosim.csv"));
+  const auto reference = macrostep::output::read_csv(path("at.csv"));
+  EXPECT_EQ(reference.time, result.time);
+  EXPECT_EQ(reference.columns, result.columns);
+  const auto meta = nlohmann::json::parse(read_file("at.json"));
+  EXPECT_EQ(meta.at("simulation").at("output_times"), "given");
+  EXPECT_EQ(meta.at("simulation").at("end_time"), 0.02);
+  const Outcome cmp = macrostep("compare cosim.csv at.csv");
+  ASSERT_EQ(cmp.status, 0) << cmp.err;
+  EXPECT_EQ(cmp.out.find("interpolated"), std::string::npos) << cmp.out;
+  EXPECT_GT(final_nrmse(cmp.out), 0.0);
+  EXPECT_LT(final_nrmse(cmp.out), 50 * 1e-4) << cmp.out;
+
+  const Outcome both = macrostep("reference cosim.toml --at cosim.csv --stop-time 0.01");
+  EXPECT_EQ(both.status, 2);
+  EXPECT_EQ(both.err,
+            "macrostep: --stop-time and --at exclude each other (--at ends at its last time)\n");
+  const Outcome missing = macrostep("reference cosim.toml --at none.csv");
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_EQ(missing.err.rfind("macrostep: --at: none.csv: cannot open", 0), 0U) << missing.err;
+}
+
 TEST_F(App, FixedStepCoSimulationWithEveryStateAndOptionOverrides) {
   write_file("cosim.toml", kCosim);
   const Outcome o = macrostep(

@@ -189,13 +189,35 @@ MonolithicResult run_monolithic(const config::RunConfig& config, const Monolithi
   if (options.stop_time && !(*options.stop_time > 0.0 && std::isfinite(*options.stop_time))) {
     throw SetupError(fmt::format("--stop-time must be > 0 (got {})", *options.stop_time));
   }
-  result.end_time = options.stop_time.value_or(config.simulation.end_time);
   const double interval = config.simulation.output_interval;
-  if (std::ceil(result.end_time / interval) + 1 > kMaxRows) {
-    throw SetupError(fmt::format("--stop-time {} with output_interval {} gives more than {} rows",
-                                 result.end_time, interval, kMaxRows));
+  std::vector<double> times;
+  if (!options.times.empty()) {
+    // The rows of another result (its macro points): 0, then every time after it.
+    if (options.stop_time) {
+      throw SetupError("--stop-time and --at exclude each other (--at ends at its last time)");
+    }
+    times.push_back(0.0);
+    for (double t : options.times) {
+      if (!(t >= times.back()) || !std::isfinite(t)) {
+        throw SetupError(fmt::format(
+            "the times to write at must be finite, >= 0 and increasing (got {} after {})", t,
+            times.back()));
+      }
+      if (t > times.back()) times.push_back(t);
+    }
+    if (times.size() < 2) throw SetupError("the times to write at end at t = 0");
+    if (static_cast<double>(times.size()) > kMaxRows) {
+      throw SetupError(fmt::format("{} times to write at; at most {}", times.size(), kMaxRows));
+    }
+    result.end_time = times.back();
+  } else {
+    result.end_time = options.stop_time.value_or(config.simulation.end_time);
+    if (std::ceil(result.end_time / interval) + 1 > kMaxRows) {
+      throw SetupError(fmt::format("--stop-time {} with output_interval {} gives more than {} rows",
+                                   result.end_time, interval, kMaxRows));
+    }
+    times = output_times(result.end_time, interval);
   }
-  const std::vector<double> times = output_times(result.end_time, interval);
 
   const library::ChainParameters params = config::realize_chain(config);
   const library::ChainSegment chain(params, 0, params.size());
@@ -276,8 +298,9 @@ MonolithicResult run_monolithic(const config::RunConfig& config, const Monolithi
       {"simulation",
        {{"start_time", 0.0},
         {"end_time", result.end_time},
-        {"output_interval", interval},
-        {"output_points", times.size()}}},
+        {"output_interval", options.times.empty() ? json(interval) : json(nullptr)},
+        {"output_points", times.size()},
+        {"output_times", options.times.empty() ? "grid" : "given"}}},
       {"output",
        {{"file", result.csv_path}, {"columns", result.columns.size()}, {"all_states", all_states}}},
   };

@@ -3,7 +3,8 @@
 // (rtol 1e-10, atol_pos 1e-13, atol_vel 1e-10; seed 000 §5), as the reference that co-simulated
 // runs are compared against (`macrostep reference`).
 //
-// Output: a CSV with a row at t = 0, at every k * output_interval < end_time and at end_time,
+// Output: a CSV with a row at t = 0, at every k * output_interval < end_time and at end_time
+// (or at given times),
 // holding the coupling-body states of the configured partition (x_i, v_i for every body next
 // to a cut, global 1-based index, chain order) or, with all_states or a one-subsystem
 // partition, every state in the model's order; then, if the partition has cuts, the coupling
@@ -36,8 +37,13 @@ struct MonolithicOptions {
   bool reference = false;           // reference tolerances and file name
   std::optional<double> stop_time;  // replaces simulation.end_time (> 0)
   std::optional<double> rtol;       // replaces solver.rtol (> 0, < 1); not with reference
-  std::string output_file;          // empty: config::default_output_file()
-  bool all_states = false;          // OR-ed with [output].all_states
+  // Non-empty: write rows at t = 0 and exactly at these times (increasing, >= 0; the run ends
+  // at the last) instead of the output_interval grid, e.g. the macro points of a
+  // co-simulation, so that compare needs no interpolation (MODELS.md §4.1: the reference "on
+  // the same output points"). Excludes stop_time.
+  std::vector<double> times;
+  std::string output_file;  // empty: config::default_output_file()
+  bool all_states = false;  // OR-ed with [output].all_states
   // Progress line on stderr: kAuto shows it when stderr is a terminal and the run has taken
   // more than about one second.
   enum class Progress : std::uint8_t { kAuto, kAlways, kNever } progress = Progress::kAuto;
