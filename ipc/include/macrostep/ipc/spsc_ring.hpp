@@ -1,0 +1,232 @@
+// Single-producer single-consumer ring of fixed-size POD slots for the master <-> subsystem hot
+// path (DESIGN.md contract 3).
+//
+// What callers may rely on:
+//  - At any time at most one thread (in any process) calls the producer functions (try_push,
+//    push, push_until, push_for) and at most one thread calls the consumer functions (try_pop,
+//    pop, pop_until, pop_for). The roles may move between threads only with a happens-before
+//    edge between the old and the new thread (e.g. a thread join).
+//  - Values come out in the order they went in, each exactly once.
+//  - try_push / try_pop never block and make no system call: a memcpy, one release store of the
+//    own index, an acquire load of the other side's index only when the cached copy says
+//    full / empty, and WaitWord::notify(), one RMW on a line that stays in the caller's cache
+//    while nobody sleeps. A system call happens only when the other side sleeps (futex wake),
+//    or in the blocking functions after their spin budget (futex wait).
+//  - The ring holds no pointer, so it works at any address; placed in a SharedSegment it works
+//    across processes. The owner constructs it in place (create()); other processes look it up
+//    by name (attach()), which checks that it was built for the same capacity, slot size and
+//    value type size / alignment, and throws SegmentError (kBadRegion) otherwise.
+//
+// Layout: a descriptor line, then the producer's line (tail and its cached copy of head), the
+// consumer's line (head and its cached copy of tail), one WaitWord for each direction, then the
+// slots, each starting on its own cache line. Head and tail are free-running 64-bit counters
+// (they never wrap in practice); a slot index is the counter modulo Capacity.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+#include <type_traits>
+
+#include "macrostep/ipc/shared_segment.hpp"
+#include "macrostep/ipc/wait.hpp"
+
+namespace macrostep::ipc {
+
+namespace detail {
+struct RingShape {
+  std::uint64_t capacity;
+  std::uint64_t value_size;
+  std::uint64_t value_align;
+};
+// Throws SegmentError(kBadRegion) naming the segment, the ring and both shapes.
+[[noreturn]] void throw_ring_layout_mismatch(std::string_view segment, std::string_view ring,
+                                             bool is_ring, const RingShape& found,
+                                             const RingShape& expected);
+}  // namespace detail
+
+template <class T, std::size_t Capacity>
+class SpscRing {
+  static_assert(std::is_trivially_copyable_v<T>, "ring slots are copied with memcpy");
+  static_assert(Capacity >= 2 && (Capacity & (Capacity - 1)) == 0,
+                "Capacity must be a power of two");
+  static_assert(std::atomic<std::uint64_t>::is_always_lock_free,
+                "ring indices must be lock-free (address-free) atomics to work across processes");
+
+ public:
+  using value_type = T;
+  static constexpr std::size_t kCapacity = Capacity;
+  static constexpr std::size_t kSlotAlign = std::max(kCacheLine, alignof(T));
+  static constexpr std::size_t kSlotSize = (sizeof(T) + kSlotAlign - 1) / kSlotAlign * kSlotAlign;
+  static constexpr std::uint64_t kMagic = 0x474e'4952'4353'5053ULL;  // "SPSCRING" (LE)
+
+  // An empty ring. In shared memory only the owner constructs (create()); attached processes
+  // never construct, they reinterpret (attach()). User-provided so that value-initialisation
+  // does not zero the slots.
+  SpscRing() noexcept {}
+  SpscRing(const SpscRing&) = delete;
+  SpscRing& operator=(const SpscRing&) = delete;
+
+  // Owner: constructs an empty ring in a new region `name` of the segment.
+  static SpscRing& create(SharedSegment& segment, std::string_view name) {
+    return segment.construct<SpscRing>(name);
+  }
+  // Any process: the ring that the owner created under `name`, after checking its layout.
+  static SpscRing& attach(const SharedSegment& segment, std::string_view name) {
+    SpscRing& ring = segment.get<SpscRing>(name);
+    ring.check_layout(segment.name(), name);
+    return ring;
+  }
+
+  // ---- producer ------------------------------------------------------------------------------
+
+  // Appends `value` unless the ring is full. Wakes a sleeping consumer.
+  bool try_push(const T& value) noexcept {
+    const std::uint64_t tail = tail_.load(std::memory_order_relaxed);  // only we write it
+    if (tail - head_cache_ >= Capacity) {
+      // Acquire pairs with the consumer's release store of head: its reads of the slot we are
+      // about to overwrite happened before.
+      head_cache_ = head_.load(std::memory_order_acquire);
+      if (tail - head_cache_ >= Capacity) return false;
+    }
+    std::memcpy(slot(tail), &value, sizeof(T));
+    // Release publishes the slot contents to the consumer's acquire load of tail.
+    tail_.store(tail + 1, std::memory_order_release);
+    not_empty_.notify();
+    return true;
+  }
+
+  // Appends `value`, waiting (spin, then futex) while the ring is full.
+  void push(const T& value, const WaitPolicy& policy) noexcept {
+    while (!try_push(value)) not_full_.wait([this] { return has_space(); }, policy);
+  }
+
+  // As push(), but gives up at `deadline`: kTimedOut means the value was not appended (e.g. the
+  // consumer is dead or hung; the caller checks on it and may retry).
+  WaitStatus push_until(const T& value, const WaitPolicy& policy,
+                        WaitClock::time_point deadline) noexcept {
+    while (!try_push(value)) {
+      if (not_full_.wait([this] { return has_space(); }, policy, deadline) ==
+          WaitStatus::kTimedOut) {
+        return try_push(value) ? WaitStatus::kReady : WaitStatus::kTimedOut;
+      }
+    }
+    return WaitStatus::kReady;
+  }
+  template <class Rep, class Period>
+  WaitStatus push_for(const T& value, const WaitPolicy& policy,
+                      std::chrono::duration<Rep, Period> timeout) noexcept {
+    return push_until(value, policy, WaitClock::now() + timeout);
+  }
+
+  // ---- consumer ------------------------------------------------------------------------------
+
+  // Removes the oldest value into `out` unless the ring is empty. Wakes a sleeping producer.
+  bool try_pop(T& out) noexcept {
+    const std::uint64_t head = head_.load(std::memory_order_relaxed);  // only we write it
+    if (head == tail_cache_) {
+      // Acquire pairs with the producer's release store of tail: the slot contents are visible.
+      tail_cache_ = tail_.load(std::memory_order_acquire);
+      if (head == tail_cache_) return false;
+    }
+    std::memcpy(&out, slot(head), sizeof(T));
+    // Release: our read of the slot happens before the producer, having seen the new head,
+    // overwrites it.
+    head_.store(head + 1, std::memory_order_release);
+    not_full_.notify();
+    return true;
+  }
+
+  // Removes the oldest value, waiting (spin, then futex) while the ring is empty.
+  void pop(T& out, const WaitPolicy& policy) noexcept {
+    while (!try_pop(out)) not_empty_.wait([this] { return has_data(); }, policy);
+  }
+  T pop(const WaitPolicy& policy) noexcept {
+    T out;
+    pop(out, policy);
+    return out;
+  }
+
+  // As pop(), but gives up at `deadline`: kTimedOut means `out` is unchanged (e.g. the producer
+  // is dead or hung; the caller checks on it and may retry).
+  WaitStatus pop_until(T& out, const WaitPolicy& policy, WaitClock::time_point deadline) noexcept {
+    while (!try_pop(out)) {
+      if (not_empty_.wait([this] { return has_data(); }, policy, deadline) ==
+          WaitStatus::kTimedOut) {
+        return try_pop(out) ? WaitStatus::kReady : WaitStatus::kTimedOut;
+      }
+    }
+    return WaitStatus::kReady;
+  }
+  template <class Rep, class Period>
+  WaitStatus pop_for(T& out, const WaitPolicy& policy,
+                     std::chrono::duration<Rep, Period> timeout) noexcept {
+    return pop_until(out, policy, WaitClock::now() + timeout);
+  }
+
+  // ---- observers (any thread; a snapshot that may be outdated when it returns) ---------------
+
+  std::size_t size_approx() const noexcept {
+    const std::uint64_t head = head_.load(std::memory_order_acquire);  // head first: tail >= it
+    const std::uint64_t tail = tail_.load(std::memory_order_acquire);
+    return static_cast<std::size_t>(tail - head);
+  }
+  static constexpr std::size_t capacity() noexcept { return Capacity; }
+  // The consumer sleeps on not_empty, the producer on not_full (futex statistics for benches).
+  const WaitWord& not_empty_word() const noexcept { return not_empty_; }
+  const WaitWord& not_full_word() const noexcept { return not_full_; }
+
+ private:
+  // Producer's wait condition: a slot is free. Reads head with acquire (the consumer's release
+  // store precedes its not_full_.notify()).
+  bool has_space() const noexcept {
+    return tail_.load(std::memory_order_relaxed) - head_.load(std::memory_order_acquire) < Capacity;
+  }
+  // Consumer's wait condition: a value is there. Reads tail with acquire (the producer's release
+  // store precedes its not_empty_.notify()).
+  bool has_data() const noexcept {
+    return tail_.load(std::memory_order_acquire) != head_.load(std::memory_order_relaxed);
+  }
+
+  std::byte* slot(std::uint64_t counter) noexcept {
+    return slots_ + (counter & (Capacity - 1)) * kSlotSize;
+  }
+
+  void check_layout(std::string_view segment, std::string_view name) const {
+    if (magic_ != kMagic || capacity_ != Capacity || slot_size_ != kSlotSize ||
+        value_size_ != sizeof(T) || value_align_ != alignof(T)) {
+      detail::throw_ring_layout_mismatch(segment, name, magic_ == kMagic,
+                                         {capacity_, value_size_, value_align_},
+                                         {Capacity, sizeof(T), alignof(T)});
+    }
+  }
+
+  // Descriptor: written by the constructor, read-only afterwards.
+  alignas(kCacheLine) std::uint64_t magic_ = kMagic;
+  std::uint64_t capacity_ = Capacity;
+  std::uint64_t slot_size_ = kSlotSize;
+  std::uint64_t value_size_ = sizeof(T);
+  std::uint64_t value_align_ = alignof(T);
+
+  // Producer's line: tail (written by the producer, read by the consumer) and the producer's
+  // private copy of head.
+  alignas(kCacheLine) std::atomic<std::uint64_t> tail_{0};
+  std::uint64_t head_cache_ = 0;
+
+  // Consumer's line: head (written by the consumer, read by the producer) and the consumer's
+  // private copy of tail.
+  alignas(kCacheLine) std::atomic<std::uint64_t> head_{0};
+  std::uint64_t tail_cache_ = 0;
+
+  WaitWord not_empty_;  // the consumer sleeps here, the producer notifies
+  WaitWord not_full_;   // the producer sleeps here, the consumer notifies
+
+  // Capacity slots of kSlotSize bytes; left uninitialised (values are memcpy'd in and out).
+  alignas(kSlotAlign) std::byte slots_[Capacity * kSlotSize];
+};
+
+}  // namespace macrostep::ipc
