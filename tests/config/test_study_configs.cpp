@@ -214,4 +214,52 @@ TEST(StudyConfigs, K53And57SelectTheStatedShareOfMasses) {
   EXPECT_EQ(study("k-5.7").solver.linear_solver, macrostep::config::LinearSolverKind::kKlu);
 }
 
+// [cosim] of the studies that define co-simulation settings (MODELS.md §3, §5): each file
+// runs its headline setting.
+TEST(StudyConfigs, CoSimulationSettingsFollowTheStudies) {
+  using macrostep::config::CosimEstimator;
+  for (const auto& entry : fs::directory_iterator(kConfigs)) {
+    if (entry.path().extension() != ".toml") continue;
+    SCOPED_TRACE(entry.path().string());
+    const RunConfig c = load_config(entry.path().string());
+    EXPECT_TRUE(c.cosim.given) << "every study and the demo say how they co-simulate";
+    EXPECT_NO_THROW(macrostep::config::check_cosimulation(c));
+  }
+  // K-5.1: kappa = 2 at the explicit stability limit H = 1e-5 s (fixed step).
+  for (const char* id : {"k-5.1", "k-5.1-linear"}) {
+    const RunConfig c = study(id);
+    EXPECT_TRUE(c.cosim.fixed_step()) << id;
+    EXPECT_EQ(c.cosim.step_size, 1e-5) << id;
+    EXPECT_EQ(c.cosim.effective_order().kappa, 2) << id;
+  }
+  // K-5.3: exMD at kappa = 2 without order control and dead zone, atol_pos = 1e-4 rtol.
+  for (const char* id : {"k-5.3", "s-5.3"}) {
+    const RunConfig c = study(id);
+    EXPECT_EQ(c.cosim.estimator, CosimEstimator::kExMD) << id;
+    EXPECT_FALSE(c.cosim.effective_order().automatic) << id;
+    EXPECT_EQ(c.cosim.effective_order().kappa, 2) << id;
+    EXPECT_FALSE(c.cosim.dead_zone) << id;
+    EXPECT_DOUBLE_EQ(c.cosim.effective_atol_pos(), 1e-4 * c.cosim.rtol) << id;
+    EXPECT_EQ(c.cosim.safety, 6.0) << id;
+  }
+  // K-5.8 / S-5.8: exMD at rtol 1e-6, atol_u = 1e4 rtol, order control.
+  for (const char* id : {"k-5.8", "s-5.8"}) {
+    const RunConfig c = study(id);
+    EXPECT_EQ(c.cosim.estimator, CosimEstimator::kExMD) << id;
+    EXPECT_EQ(c.cosim.rtol, 1e-6) << id;
+    EXPECT_DOUBLE_EQ(c.cosim.effective_atol_u(), 1e-2) << id;
+    EXPECT_TRUE(c.cosim.effective_order().automatic) << id;
+  }
+  // K-5.4b: the repartition comparison with exCV at rtol 1e-5.
+  EXPECT_EQ(study("k-5.4b").cosim.estimator, CosimEstimator::kExCV);
+  EXPECT_EQ(study("k-5.4b-restructured").cosim.rtol, 1e-5);
+  // K-4.5: exH, kappa = 1, H = 5e-7 s.
+  const RunConfig k45 = study("k-4.5");
+  EXPECT_TRUE(k45.cosim.fixed_step());
+  EXPECT_EQ(k45.cosim.step_size, 5e-7);
+  EXPECT_EQ(k45.cosim.effective_order().kappa, 1);
+  // Two-mass studies start at H_init = 1e-6 s (MODELS.md §1.7).
+  EXPECT_EQ(study("k-5.5").cosim.step_size, 1e-6);
+}
+
 }  // namespace
