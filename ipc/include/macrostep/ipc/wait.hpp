@@ -110,7 +110,7 @@ class alignas(kCacheLine) WaitWord {
   // may have become true in the meantime; callers re-check). ready() must read, with acquire
   // ordering, the location whose release store precedes the notifier's notify(). Only one
   // waiter per word is needed by the rings; several waiters are also correct (all are woken).
-  // The waiter's condition is checked before every pause, yield and sleep, never after.
+  // The condition is checked before every pause, yield and sleep, and after every sleep.
   template <class Ready>
   WaitStatus wait(Ready&& ready, const WaitPolicy& policy, const Deadline& deadline = std::nullopt);
 
