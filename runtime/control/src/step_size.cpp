@@ -1,5 +1,7 @@
 #include "macrostep/control/step_size.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -22,8 +24,9 @@ void StepSizeOptions::validate() const {
 
 StepSizeUnderflow::StepSizeUnderflow(double time, double step, double minimum)
     : std::runtime_error(
-          "macro step size " + std::to_string(step) + " at T = " + std::to_string(time) +
-          " is below H_min = " + std::to_string(minimum) + "; the error test cannot be met"),
+          fmt::format("macro step size {:.3g} s at T = {:.9g} s is below H_min = {:.3g} s; the "
+                      "error test cannot be met",
+                      step, time, minimum)),
       time_(time),
       step_(step),
       minimum_(minimum) {}

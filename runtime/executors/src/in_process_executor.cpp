@@ -28,6 +28,14 @@ class PolynomialInput final : public model::InputFunction {
 
 }  // namespace
 
+// The worker threads: created once, not per macro step (an arena per step costs more than a
+// short macro step does).
+struct InProcessExecutor::Pool {
+  explicit Pool(int threads)
+      : arena(threads > 0 ? threads : static_cast<int>(tbb::task_arena::automatic)) {}
+  tbb::task_arena arena;
+};
+
 // Everything the executor keeps for one subsystem.
 struct InProcessExecutor::Slot {
   const model::Subsystem* subsystem = nullptr;
@@ -69,6 +77,7 @@ InProcessExecutor::InProcessExecutor(const system::CoupledSystem& system,
     slots_.push_back(std::move(slot));
   }
   accepted_time_ = system.subsystem(0).initial_time();
+  if (options.threads != 1) pool_ = std::make_unique<Pool>(options.threads);
 }
 
 InProcessExecutor::~InProcessExecutor() = default;
@@ -147,11 +156,10 @@ void InProcessExecutor::step(double t_end, std::span<const SubsystemCommand> com
     }
   };
 
-  if (options_.threads == 1 || tasks.size() == 1) {
+  if (!pool_ || tasks.size() == 1) {
     for (const auto& task : tasks) run_task(task);
   } else {
-    tbb::task_arena arena(options_.threads > 0 ? options_.threads : tbb::task_arena::automatic);
-    arena.execute([&] {
+    pool_->arena.execute([&] {
       tbb::parallel_for(std::size_t{0}, tasks.size(), [&](std::size_t k) { run_task(tasks[k]); });
     });
   }

@@ -35,6 +35,21 @@ double seconds(std::int64_t ns) {
   return 1e-9 * static_cast<double>(ns);
 }
 
+// The time breakdown of seed 000 §4.4 / Eq. 4.5 as written to the metadata.
+nlohmann::ordered_json time_breakdown_json(const TimeBreakdown& t, std::int64_t wall_ns) {
+  return {
+      {"solver_s", seconds(t.solver_ns)},
+      {"idle_s", seconds(t.idle_ns)},
+      {"extra_runs_s", seconds(t.extra_runs_ns)},
+      {"interface_s", seconds(t.interface_ns)},
+      {"snapshot_s", seconds(t.snapshot_ns)},
+      {"executor_s", seconds(t.executor_ns)},
+      {"output_s", seconds(t.observer_ns)},
+      {"total_s", seconds(t.total_ns)},
+      {"wall_s", seconds(wall_ns)},
+  };
+}
+
 control::Estimator to_control(config::CosimEstimator e) {
   switch (e) {
     case config::CosimEstimator::kNone:
@@ -443,7 +458,7 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   try {
     const std::vector<double> u0 = system.initial_couplings();
     executor.emplace(system, u0, settings.executor);
-    result.run = run_explicit(system, *executor, settings.scheme, on_accepted, on_progress);
+    run_explicit(system, *executor, settings.scheme, on_accepted, on_progress, result.run);
     progress.finish(reached, last_h, last_kappa, accepted, rejected);
   } catch (const std::exception& e) {
     progress.finish(reached, last_h, last_kappa, accepted, rejected);
@@ -475,7 +490,8 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
     json statistics;
     statistics_so_far(statistics);
     meta["statistics"] = statistics;
-    meta["time"] = {{"output_s", seconds(result.output_ns)}, {"wall_s", seconds(result.wall_ns)}};
+    // run_explicit filled result.run up to the failure (time breakdown included).
+    meta["time"] = time_breakdown_json(result.run.time, result.wall_ns);
     meta["error"] = error;
     output::write_json(result.json_path, meta);
     throw;
@@ -496,17 +512,7 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
     sub["mean_micro_step"] = steps > 0 ? json(t_end / static_cast<double>(steps)) : json(nullptr);
   }
   meta["statistics"] = statistics;
-  meta["time"] = {
-      {"solver_s", seconds(r.time.solver_ns)},
-      {"idle_s", seconds(r.time.idle_ns)},
-      {"extra_runs_s", seconds(r.time.extra_runs_ns)},
-      {"interface_s", seconds(r.time.interface_ns)},
-      {"snapshot_s", seconds(r.time.snapshot_ns)},
-      {"executor_s", seconds(r.time.executor_ns)},
-      {"output_s", seconds(r.time.observer_ns)},
-      {"total_s", seconds(r.time.total_ns)},
-      {"wall_s", seconds(result.wall_ns)},
-  };
+  meta["time"] = time_breakdown_json(r.time, result.wall_ns);
   output::write_json(result.json_path, meta);
   return result;
 }

@@ -42,9 +42,11 @@ class InProcessExecutor final : public Executor {
 
  private:
   struct Slot;
+  struct Pool;
   const system::CoupledSystem& system_;
   InProcessOptions options_;
   std::vector<std::unique_ptr<Slot>> slots_;
+  std::unique_ptr<Pool> pool_;  // one TBB arena for the executor's lifetime (threads != 1)
   double accepted_time_ = 0.0;
   bool stepped_ = false;  // a step() ran since the last accept()/reject()
 };

@@ -79,7 +79,7 @@ struct ExplicitResult {
   std::vector<ida::AdvanceStats> subsystem_stats;
   std::vector<double> subsystem_solver_ns;  // Σ_N T_{L,N} per subsystem
   TimeBreakdown time;
-  double end_time = 0.0;
+  double end_time = 0.0;  // t_end, or the last accepted point of a run that failed
   double mean_h() const;
 };
 
@@ -95,6 +95,13 @@ using ProgressObserver = std::function<void(const control::StepPlan&, bool accep
 ExplicitResult run_explicit(const system::CoupledSystem& system, executors::Executor& executor,
                             const ExplicitOptions& options, const AcceptedObserver& on_accepted,
                             const ProgressObserver& on_progress = {});
+
+// The same, filling `result` in place: when the run stops with an exception, `result` holds
+// the statistics and time breakdown up to the last attempt (end_time = the last accepted
+// macro point), so that a failed run's metadata can report them.
+void run_explicit(const system::CoupledSystem& system, executors::Executor& executor,
+                  const ExplicitOptions& options, const AcceptedObserver& on_accepted,
+                  const ProgressObserver& on_progress, ExplicitResult& result);
 
 // Whether a run with these options needs executor rollback (snapshots).
 bool needs_rollback(const ExplicitOptions& options);
