@@ -1,11 +1,11 @@
-#include "macrostep/coupling/support_points.hpp"
+#include "macrostep/model/support_points.hpp"
 
 #include <cassert>
 #include <cmath>
 #include <stdexcept>
 #include <string>
 
-namespace macrostep::coupling {
+namespace macrostep::model {
 
 void SupportPoints::evaluate(double t, std::span<double> u) const noexcept {
   assert(u.size() == channels);
@@ -73,4 +73,4 @@ SupportPointInput::SupportPointInput(const SupportPoints& points, std::size_t in
   }
 }
 
-}  // namespace macrostep::coupling
+}  // namespace macrostep::model
