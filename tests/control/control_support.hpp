@@ -1,4 +1,5 @@
-// Test helpers for the control tests: grids, histories, Gauss–Legendre quadrature.
+// Test helpers for the control tests: the grids and histories of the coupling tests, plus
+// Gauss–Legendre quadrature.
 #pragma once
 
 #include <cmath>
@@ -7,39 +8,9 @@
 #include <span>
 #include <vector>
 
-#include "macrostep/coupling/history.hpp"
+#include "../coupling/grid_support.hpp"
 
 namespace macrostep::testing {
-
-inline std::vector<double> random_ratios(std::size_t n, unsigned seed, double lo = 0.5,
-                                         double hi = 2.0) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> d(lo, hi);
-  std::vector<double> r(n);
-  for (double& x : r) x = d(rng);
-  return r;
-}
-
-// n ascending times ending at t_end with backward steps h·ratios[i].
-inline std::vector<double> grid_ending_at(double t_end, double h, std::span<const double> ratios,
-                                          std::size_t n) {
-  std::vector<double> t(n);
-  t[n - 1] = t_end;
-  for (std::size_t i = n - 1; i > 0; --i) t[i - 1] = t[i] - h * ratios[(n - 1 - i) % ratios.size()];
-  return t;
-}
-
-template <class F>
-coupling::CouplingHistory history_from(std::span<const double> times, std::size_t channels, F f,
-                                       std::size_t capacity = 16) {
-  coupling::CouplingHistory h(channels, capacity);
-  std::vector<double> u(channels);
-  for (double t : times) {
-    for (std::size_t c = 0; c < channels; ++c) u[c] = f(c, t);
-    h.push(t, u);
-  }
-  return h;
-}
 
 // n-point Gauss–Legendre nodes and weights on [a, b] (Newton on P_n), exact for degree 2n−1.
 struct Quadrature {

@@ -1,4 +1,5 @@
-// Test helpers: random non-uniform macro grids, polynomials, log-log slopes.
+// Test helpers of the coupling and control tests: random non-uniform macro grids, histories,
+// polynomials, log-log slopes.
 #pragma once
 
 #include <cmath>
@@ -11,10 +12,12 @@
 
 namespace macrostep::testing {
 
-// Step-size ratios in [0.5, 2] (the controller's range of changes), reproducible from seed.
-inline std::vector<double> random_ratios(std::size_t n, unsigned seed) {
+// Step-size ratios in [lo, hi] (default [0.5, 2], the controller's range of changes),
+// reproducible from seed.
+inline std::vector<double> random_ratios(std::size_t n, unsigned seed, double lo = 0.5,
+                                         double hi = 2.0) {
   std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> d(0.5, 2.0);
+  std::uniform_real_distribution<double> d(lo, hi);
   std::vector<double> r(n);
   for (double& x : r) x = d(rng);
   return r;
