@@ -1,0 +1,135 @@
+// Placement of the master and the subsystem processes on processing units (DESIGN.md
+// contract 4: placement is explicit).
+//
+//   Topology        what hwloc sees, restricted to the PUs this process may run on (the
+//                   allowed cpuset of its cgroup intersected with its sched_getaffinity mask,
+//                   e.g. under `taskset`). Tests build one by hand from {package, core, PU}.
+//   parse_pin()     the --pin value: none | compact | scatter | an explicit list "0,2,4-7".
+//   plan_placement  which PUs the master and every subsystem process get.
+//   bind_current_process  applies one process's PU list with sched_setaffinity.
+//
+// PU numbers everywhere are OS indices (the numbers of `taskset`, /proc/cpuinfo and
+// sched_setaffinity), never hwloc's logical indices.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace macrostep::placement {
+
+// One processing unit (hardware thread). `core` and `package` identify the core and the
+// package it belongs to; they only need to be equal for PUs of the same core / package
+// (hwloc's logical indices when detected). `numa` is the OS index of its NUMA node.
+struct ProcessingUnit {
+  unsigned package = 0;
+  unsigned core = 0;
+  unsigned os_index = 0;
+  unsigned numa = 0;
+};
+
+// One level of cache as hwloc reports it, counted over the usable PUs.
+struct CacheLevel {
+  std::string name;              // "L1d", "L1i", "L2", "L3", ...
+  std::uint64_t size_bytes = 0;  // size of one instance
+  std::size_t instances = 0;     // instances that cover at least one usable PU
+};
+
+struct Topology {
+  // The usable PUs, in hwloc's order (package, then core, then PU); a hand-built topology
+  // keeps the order it is given.
+  std::vector<ProcessingUnit> pus;
+  std::vector<CacheLevel> caches;  // empty for a hand-built topology
+  std::string source;              // "hwloc 2.9.0" or "synthetic"
+  std::size_t machine_pus = 0;     // PUs of the machine, usable or not (0: unknown)
+
+  // Reads the machine with hwloc. Throws std::runtime_error if hwloc fails or no PU is usable.
+  static Topology detect();
+  // A hand-built topology (tests, what-if planning). Throws std::invalid_argument if `pus` is
+  // empty or an OS index repeats.
+  static Topology from_pus(std::vector<ProcessingUnit> pus);
+
+  std::size_t packages() const;                 // distinct packages
+  std::size_t cores() const;                    // distinct (package, core) pairs
+  std::size_t numa_nodes() const;               // distinct NUMA nodes
+  std::vector<unsigned> pu_os_indices() const;  // in the order of `pus`
+  bool has_pu(unsigned os_index) const;
+
+  // Multi-line human-readable summary: counts, then one line per package / core with its PUs,
+  // then NUMA nodes and caches.
+  std::string describe() const;
+  nlohmann::ordered_json to_json() const;
+};
+
+enum class PinPolicy : std::uint8_t {
+  kNone,     // no pinning: the OS places every process
+  kCompact,  // fill cores in order, the PUs of a core together
+  kScatter,  // spread over packages first, then cores, then the PUs of a core
+  kList,     // the given PUs in the given order
+};
+
+struct PinRequest {
+  PinPolicy policy = PinPolicy::kCompact;
+  std::vector<unsigned> list;  // kList only: OS PU indices, no repeats, in the given order
+
+  // "none", "compact", "scatter" or the list in canonical form ("0,2,4-7").
+  std::string to_string() const;
+};
+
+// Parses a --pin value. Throws std::invalid_argument whose message names the bad part: an
+// unknown word, an empty item, a non-number, a reversed range "7-4", or a repeated PU.
+PinRequest parse_pin(std::string_view text);
+
+// Formats OS PU indices with ranges for runs of consecutive numbers: {0,2,4,5,6,7} ->
+// "0,2,4-7". Keeps the given order; "" for an empty list.
+std::string format_pu_list(const std::vector<unsigned>& pus);
+
+struct PlacementMap {
+  PinPolicy policy = PinPolicy::kNone;
+  std::string policy_text;  // PinRequest::to_string()
+  std::size_t pus_per_subsystem = 1;
+  std::size_t required_pus = 0;   // 1 (master) + subsystems * pus_per_subsystem
+  std::size_t available_pus = 0;  // usable PUs of the topology (or of the list, kList)
+  // OS PU indices of each process; all empty for PinPolicy::kNone (nothing is pinned).
+  std::vector<unsigned> master;
+  std::vector<std::vector<unsigned>> subsystems;  // index = subsystem (0-based)
+  bool oversubscribed = false;                    // some PU is given to more than one process
+  std::string reason;                             // why, when oversubscribed ("" otherwise)
+
+  // A table: a summary line, one line per process with its PUs, and for pinned maps one line
+  // per PU with the processes sharing it. Subsystems are numbered from 1, as in messages.
+  std::string describe() const;
+  // For the run metadata: policy, counts, flag, reason, master and subsystem PU lists.
+  nlohmann::ordered_json to_json() const;
+};
+
+// Plans the placement of one master and `subsystems` subsystem processes, each subsystem
+// with `pus_per_subsystem` = 1 + k PUs (k: the runs it does in parallel besides the nominal
+// one). Throws std::invalid_argument if pus_per_subsystem is 0, or if a kList PU is not
+// usable in `topology`.
+//
+// The PUs are taken in a policy order (compact: the topology's order, so the PUs of a core
+// stay together; scatter: the first PU of every core with packages interleaved, then the
+// second PUs, ...; list: the list order) and handed out in sequence: the master first, then
+// subsystem 0's PUs, subsystem 1's, ... When 1 + subsystems * pus_per_subsystem exceeds the
+// PUs in that order, the sequence wraps around, so the processes share PUs as evenly as
+// possible (the master, which mostly sleeps while subsystems integrate, counts as one), and
+// `oversubscribed` is set with a reason. Thus the master has a PU of its own whenever there are
+// enough. A process never lists a PU twice. kNone pins nothing but fills in the counts and the
+// oversubscription flag (processes > usable PUs).
+PlacementMap plan_placement(const Topology& topology, const PinRequest& request,
+                            std::size_t subsystems, std::size_t pus_per_subsystem);
+
+// Restricts the calling thread, and the threads it creates afterwards, to `pus` (OS indices)
+// with sched_setaffinity; call it in a new process before it starts threads (for the whole
+// process). Does nothing for an empty list. Throws std::system_error whose message names the
+// PUs and the errno text (EINVAL: none of them is usable by this process).
+void bind_current_process(const std::vector<unsigned>& pus);
+
+// The OS PU indices the calling thread may run on (sched_getaffinity), ascending.
+std::vector<unsigned> current_affinity();
+
+}  // namespace macrostep::placement

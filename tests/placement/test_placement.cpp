@@ -1,0 +1,291 @@
+// Placement: --pin parsing, the placement plans on this machine and on hand-built topologies,
+// and pinning a forked child.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "macrostep/placement/placement.hpp"
+
+namespace {
+
+using macrostep::placement::bind_current_process;
+using macrostep::placement::current_affinity;
+using macrostep::placement::format_pu_list;
+using macrostep::placement::parse_pin;
+using macrostep::placement::PinPolicy;
+using macrostep::placement::PinRequest;
+using macrostep::placement::plan_placement;
+using macrostep::placement::ProcessingUnit;
+using macrostep::placement::Topology;
+using V = std::vector<unsigned>;
+
+// `packages` x `cores` x `threads`; OS indices numbered like Linux on x86: the first hardware
+// thread of every core first (0 .. packages*cores-1), then the second threads.
+Topology synthetic(unsigned packages, unsigned cores, unsigned threads) {
+  std::vector<ProcessingUnit> pus;
+  for (unsigned p = 0; p < packages; ++p) {
+    for (unsigned c = 0; c < cores; ++c) {
+      for (unsigned t = 0; t < threads; ++t) {
+        const unsigned core = p * cores + c;
+        pus.push_back({p, core, t * packages * cores + core, p});
+      }
+    }
+  }
+  return Topology::from_pus(pus);
+}
+
+std::string message_of(std::string_view text) {
+  try {
+    parse_pin(text);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "(no exception)";
+}
+
+TEST(PlacementParsePin, Policies) {
+  EXPECT_EQ(parse_pin("none").policy, PinPolicy::kNone);
+  EXPECT_EQ(parse_pin("compact").policy, PinPolicy::kCompact);
+  EXPECT_EQ(parse_pin("scatter").policy, PinPolicy::kScatter);
+  EXPECT_EQ(parse_pin(" scatter ").policy, PinPolicy::kScatter);
+}
+
+TEST(PlacementParsePin, Lists) {
+  const PinRequest r = parse_pin("0,2,4-7");
+  EXPECT_EQ(r.policy, PinPolicy::kList);
+  EXPECT_EQ(r.list, (V{0, 2, 4, 5, 6, 7}));
+  EXPECT_EQ(r.to_string(), "0,2,4-7");
+  EXPECT_EQ(parse_pin("3").list, V{3});
+  EXPECT_EQ(parse_pin("5,1, 3").list, (V{5, 1, 3}));  // order is kept
+  EXPECT_EQ(parse_pin("2-2").list, V{2});
+}
+
+TEST(PlacementParsePin, BadValuesNameTheBadPart) {
+  EXPECT_NE(message_of("bogus").find("'bogus'"), std::string::npos) << message_of("bogus");
+  EXPECT_NE(message_of("bogus").find("compact"), std::string::npos);
+  EXPECT_NE(message_of("").find("empty"), std::string::npos);
+  EXPECT_NE(message_of("0,,2").find("empty item"), std::string::npos) << message_of("0,,2");
+  EXPECT_NE(message_of("0,").find("empty item"), std::string::npos);
+  EXPECT_NE(message_of("7-4").find("'7-4'"), std::string::npos) << message_of("7-4");
+  EXPECT_NE(message_of("1-").find("'1-'"), std::string::npos) << message_of("1-");
+  EXPECT_NE(message_of("1-2-3").find("'1-2-3'"), std::string::npos) << message_of("1-2-3");
+  EXPECT_NE(message_of("0,1,1").find("PU 1 is listed twice"), std::string::npos);
+  EXPECT_NE(message_of("0-3,2").find("PU 2 is listed twice"), std::string::npos);
+  EXPECT_NE(message_of("99999").find("out of range"), std::string::npos) << message_of("99999");
+}
+
+TEST(PlacementFormat, Ranges) {
+  EXPECT_EQ(format_pu_list({}), "");
+  EXPECT_EQ(format_pu_list({0}), "0");
+  EXPECT_EQ(format_pu_list({0, 1}), "0,1");
+  EXPECT_EQ(format_pu_list({0, 2, 4, 5, 6, 7}), "0,2,4-7");
+  EXPECT_EQ(format_pu_list({3, 2, 1}), "3,2,1");
+}
+
+TEST(PlacementTopology, DetectsThisMachine) {
+  const Topology t = Topology::detect();
+  const V usable = current_affinity();
+  ASSERT_EQ(t.pus.size(), usable.size());
+  const V indices = t.pu_os_indices();
+  const std::set<unsigned> detected(indices.begin(), indices.end());
+  EXPECT_EQ(detected, std::set<unsigned>(usable.begin(), usable.end()));
+  EXPECT_GE(t.cores(), 1u);
+  EXPECT_LE(t.cores(), t.pus.size());
+  EXPECT_GE(t.packages(), 1u);
+  EXPECT_GE(t.numa_nodes(), 1u);
+  EXPECT_NE(t.describe().find("PU"), std::string::npos);
+  EXPECT_EQ(t.to_json()["pus"], t.pus.size());
+}
+
+TEST(PlacementTopology, HandBuiltRejectsRepeatsAndEmpty) {
+  EXPECT_THROW(Topology::from_pus({}), std::invalid_argument);
+  EXPECT_THROW(Topology::from_pus({{0, 0, 1, 0}, {0, 1, 1, 0}}), std::invalid_argument);
+  const Topology t = synthetic(2, 4, 2);
+  EXPECT_EQ(t.packages(), 2u);
+  EXPECT_EQ(t.cores(), 8u);
+  EXPECT_EQ(t.pus.size(), 16u);
+  EXPECT_EQ(t.numa_nodes(), 2u);
+}
+
+TEST(PlacementPlan, RealMachineTwoSubsystems) {
+  const Topology t = Topology::detect();
+  const auto map = plan_placement(t, parse_pin("compact"), 2, 1);
+  ASSERT_EQ(map.subsystems.size(), 2u);
+  ASSERT_EQ(map.master.size(), 1u);
+  EXPECT_EQ(map.required_pus, 3u);
+  EXPECT_EQ(map.available_pus, t.pus.size());
+  EXPECT_EQ(map.oversubscribed, t.pus.size() < 3);
+  for (const auto& list : map.subsystems) {
+    ASSERT_EQ(list.size(), 1u);
+    EXPECT_TRUE(t.has_pu(list[0]));
+  }
+  if (t.pus.size() >= 2) {
+    EXPECT_NE(map.subsystems[0], map.subsystems[1]);
+  }
+}
+
+TEST(PlacementPlan, CompactKeepsTheThreadsOfACoreTogether) {
+  const Topology t = synthetic(2, 4, 2);  // core 0 = PUs 0 and 8, core 1 = PUs 1 and 9, ...
+  const auto map = plan_placement(t, parse_pin("compact"), 3, 2);
+  EXPECT_FALSE(map.oversubscribed);
+  EXPECT_EQ(map.master, V{0});
+  EXPECT_EQ(map.subsystems[0], (V{8, 1}));
+  EXPECT_EQ(map.subsystems[1], (V{9, 2}));
+  EXPECT_EQ(map.subsystems[2], (V{10, 3}));
+}
+
+TEST(PlacementPlan, ScatterSpreadsOverPackagesThenCores) {
+  const Topology t = synthetic(2, 4, 2);  // package 0: cores 0-3, package 1: cores 4-7
+  const auto map = plan_placement(t, parse_pin("scatter"), 4, 1);
+  EXPECT_FALSE(map.oversubscribed);
+  EXPECT_EQ(map.master, V{0});         // package 0 core 0
+  EXPECT_EQ(map.subsystems[0], V{4});  // package 1 core 4
+  EXPECT_EQ(map.subsystems[1], V{1});  // package 0 core 1
+  EXPECT_EQ(map.subsystems[2], V{5});
+  EXPECT_EQ(map.subsystems[3], V{2});
+  // Second hardware threads only once every core has one process.
+  const auto full = plan_placement(t, parse_pin("scatter"), 8, 1);
+  EXPECT_EQ(full.subsystems[6], V{7});
+  EXPECT_EQ(full.subsystems[7], V{8});
+}
+
+TEST(PlacementPlan, OversubscriptionOnTwoPus) {
+  const Topology t = synthetic(1, 2, 1);
+  for (const std::size_t n : {2u, 8u, 32u}) {
+    for (const char* policy : {"compact", "scatter", "none"}) {
+      const auto map = plan_placement(t, parse_pin(policy), n, 1);
+      EXPECT_TRUE(map.oversubscribed) << n << " " << policy;
+      EXPECT_EQ(map.required_pus, n + 1);
+      EXPECT_EQ(map.available_pus, 2u);
+      EXPECT_NE(map.reason.find(std::to_string(n + 1) + " PUs"), std::string::npos) << map.reason;
+      ASSERT_EQ(map.subsystems.size(), n);
+      if (std::string(policy) == "none") {
+        EXPECT_TRUE(map.master.empty());
+        for (const auto& list : map.subsystems) EXPECT_TRUE(list.empty());
+        continue;
+      }
+      EXPECT_EQ(map.master, V{0});
+      // Wrap-around: 1, 0, 1, 0, ...; the processes are spread evenly.
+      std::size_t on_zero = 1;
+      for (std::size_t i = 0; i < n; ++i) {
+        EXPECT_EQ(map.subsystems[i], V{i % 2 == 0 ? 1u : 0u}) << i;
+        on_zero += map.subsystems[i][0] == 0 ? 1 : 0;
+      }
+      EXPECT_EQ(on_zero, (n + 2) / 2);
+    }
+  }
+  const auto one = plan_placement(t, parse_pin("compact"), 1, 1);
+  EXPECT_FALSE(one.oversubscribed);
+  EXPECT_TRUE(one.reason.empty());
+  EXPECT_EQ(one.master, V{0});
+  EXPECT_EQ(one.subsystems[0], V{1});
+}
+
+TEST(PlacementPlan, TwoPusPerSubsystem) {
+  const Topology t = synthetic(1, 2, 1);
+  const auto map = plan_placement(t, parse_pin("compact"), 2, 2);
+  EXPECT_TRUE(map.oversubscribed);
+  EXPECT_EQ(map.required_pus, 5u);
+  EXPECT_EQ(map.master, V{0});
+  EXPECT_EQ(map.subsystems[0], (V{1, 0}));
+  EXPECT_EQ(map.subsystems[1], (V{1, 0}));
+  // More PUs per process than exist: no PU listed twice.
+  const Topology single = synthetic(1, 1, 1);
+  const auto narrow = plan_placement(single, parse_pin("compact"), 1, 3);
+  EXPECT_EQ(narrow.subsystems[0], V{0});
+  EXPECT_THROW(plan_placement(t, parse_pin("compact"), 1, 0), std::invalid_argument);
+}
+
+TEST(PlacementPlan, ListInOrderThenWrapping) {
+  const Topology t = synthetic(1, 8, 1);
+  const auto map = plan_placement(t, parse_pin("6,4,2"), 2, 1);
+  EXPECT_FALSE(map.oversubscribed);
+  EXPECT_EQ(map.available_pus, 3u);
+  EXPECT_EQ(map.master, V{6});
+  EXPECT_EQ(map.subsystems[0], V{4});
+  EXPECT_EQ(map.subsystems[1], V{2});
+  const auto wrapped = plan_placement(t, parse_pin("6,4,2"), 4, 1);
+  EXPECT_TRUE(wrapped.oversubscribed);
+  EXPECT_NE(wrapped.reason.find("listed in --pin"), std::string::npos) << wrapped.reason;
+  EXPECT_EQ(wrapped.subsystems[2], V{6});
+  EXPECT_EQ(wrapped.subsystems[3], V{4});
+  try {
+    plan_placement(t, parse_pin("1,9"), 1, 1);
+    FAIL() << "PU 9 is not in the topology";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("PU 9"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("0-7"), std::string::npos) << e.what();
+  }
+}
+
+TEST(PlacementPlan, DescribeAndJson) {
+  const Topology t = synthetic(1, 2, 1);
+  const auto map = plan_placement(t, parse_pin("compact"), 3, 1);
+  const std::string text = map.describe();
+  EXPECT_NE(text.find("master"), std::string::npos) << text;
+  EXPECT_NE(text.find("subsystem 3"), std::string::npos) << text;
+  EXPECT_NE(text.find("oversubscribed"), std::string::npos) << text;
+  const auto j = map.to_json();
+  EXPECT_EQ(j["policy"], "compact");
+  EXPECT_EQ(j["oversubscribed"], true);
+  EXPECT_EQ(j["master"], nlohmann::ordered_json::array({0}));
+  ASSERT_EQ(j["subsystems"].size(), 3u);
+  EXPECT_EQ(j["subsystems"][2]["subsystem"], 3);
+  EXPECT_EQ(j["subsystems"][2]["pus"], nlohmann::ordered_json::array({1}));
+  const auto none = plan_placement(t, parse_pin("none"), 1, 1);
+  EXPECT_EQ(none.to_json()["pinned"], false);
+  EXPECT_NE(none.describe().find("not pinned"), std::string::npos);
+}
+
+// Pins a forked child to the last usable PU; the child reports what sched_getaffinity says.
+TEST(PlacementBind, ForkedChildIsPinned) {
+  const V usable = current_affinity();
+  ASSERT_FALSE(usable.empty());
+  const unsigned target = usable.back();
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::close(fds[0]);
+    int code = 0;
+    try {
+      bind_current_process({target});
+      const V now = current_affinity();
+      code = (now == V{target}) ? 0 : 3;
+    } catch (...) {
+      code = 4;
+    }
+    (void)!::write(fds[1], &code, sizeof(code));
+    ::_exit(code);
+  }
+  ::close(fds[1]);
+  int code = -1;
+  EXPECT_EQ(::read(fds[0], &code, sizeof(code)), static_cast<ssize_t>(sizeof(code)));
+  ::close(fds[0]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_EQ(code, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_EQ(current_affinity(), usable);  // the parent is unchanged
+}
+
+TEST(PlacementBind, EmptyIsNoOpAndBadPuIsAClearError) {
+  const V before = current_affinity();
+  bind_current_process({});
+  EXPECT_EQ(current_affinity(), before);
+  try {
+    bind_current_process({1000});  // < CPU_SETSIZE, but no such PU
+    FAIL() << "pinning to PU 1000 should fail";
+  } catch (const std::system_error& e) {
+    EXPECT_NE(std::string(e.what()).find("PU 1000"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(current_affinity(), before);
+}
+
+}  // namespace
