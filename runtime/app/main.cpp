@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "topology_cleanup.hpp"
+
 #include "macrostep/config/run_config.hpp"
 #include "macrostep/control/step_size.hpp"
 #include "macrostep/ida/integrator.hpp"
@@ -306,6 +308,13 @@ int main(int argc, char** argv) {
   auto* reference = app.add_subcommand(
       "reference", "tight-tolerance monolithic reference (rtol 1e-10, atol 1e-13 / 1e-10)");
   add_run_options(*reference, reference_args, true);
+  std::string topology_config, topology_pin = "compact";
+  auto* topology = app.add_subcommand(
+      "topology", "what hwloc sees and, given a configuration, the placement it would get");
+  topology->add_option("CONFIG", topology_config, "run configuration (TOML)");
+  topology->add_option("--pin", topology_pin,
+                       "none | compact (default) | scatter | LIST (e.g. 0,2,4-7)");
+  auto* cleanup = app.add_subcommand("cleanup", "remove this user's stale shared-memory segments");
   auto* cmp = app.add_subcommand("compare",
                                  "NRMSE of a result against a reference (seed 000 "
                                  "Eq. 5.1)");
@@ -327,6 +336,14 @@ int main(int argc, char** argv) {
                                  : run_cosimulation(run_args, command_line);
     }
     if (reference->parsed()) return run_model(reference_args, true, command_line);
+    if (topology->parsed()) {
+      try {
+        return macrostep::app::topology_command(topology_config, topology_pin);
+      } catch (const std::invalid_argument& e) {  // --pin
+        throw UsageError(e.what());
+      }
+    }
+    if (cleanup->parsed()) return macrostep::app::cleanup_command();
     try {
       return compare(compare_args);
     } catch (const macrostep::output::OutputError& e) {

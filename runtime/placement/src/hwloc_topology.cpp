@@ -31,13 +31,15 @@ struct Bitmap {
 
 std::string version_text() {
   const unsigned v = hwloc_get_api_version();
-  return fmt::format("hwloc {}.{}.{}", v >> 16, (v >> 8) & 0xff, v & 0xff);
+  // The API version (2.8 for the 2.9.x releases); the release number is not exported.
+  return fmt::format("hwloc API {}.{}", v >> 16, (v >> 8) & 0xff);
 }
 
 }  // namespace
 
 Topology Topology::detect() {
   TopologyHandle h;
+  hwloc_topology_set_icache_types_filter(h.topo, HWLOC_TYPE_FILTER_KEEP_ALL);  // L1i too
   if (hwloc_topology_load(h.topo) != 0) throw std::runtime_error("hwloc_topology_load failed");
 
   // Usable = allowed by the cgroup/cpuset (hwloc) and by this thread's affinity mask.

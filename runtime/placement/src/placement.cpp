@@ -341,7 +341,8 @@ PlacementMap plan_placement(const Topology& topology, const PinRequest& request,
         fmt::format("{} processes need {} PUs (master 1 + {} subsystem{} x {}), but only {} {}; {}",
                     1 + subsystems, map.required_pus, subsystems, subsystems == 1 ? "" : "s",
                     pus_per_subsystem, map.available_pus,
-                    request.policy == PinPolicy::kList ? "are listed in --pin" : "are usable",
+                    fmt::format("{} {}", map.available_pus == 1 ? "is" : "are",
+                                request.policy == PinPolicy::kList ? "listed in --pin" : "usable"),
                     request.policy == PinPolicy::kNone ? "the OS shares them"
                                                        : "assignments wrap around and share PUs");
   }

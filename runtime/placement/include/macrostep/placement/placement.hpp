@@ -43,7 +43,7 @@ struct Topology {
   // keeps the order it is given.
   std::vector<ProcessingUnit> pus;
   std::vector<CacheLevel> caches;  // empty for a hand-built topology
-  std::string source;              // "hwloc 2.9.0" or "synthetic"
+  std::string source;              // "hwloc API 2.8" or "synthetic"
   std::size_t machine_pus = 0;     // PUs of the machine, usable or not (0: unknown)
 
   // Reads the machine with hwloc. Throws std::runtime_error if hwloc fails or no PU is usable.

@@ -1,0 +1,61 @@
+#include "topology_cleanup.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "macrostep/config/run_config.hpp"
+#include "macrostep/ipc/shared_segment.hpp"
+#include "macrostep/placement/placement.hpp"
+
+namespace macrostep::app {
+
+int topology_command(const std::string& config_path, const std::string& pin) {
+  const placement::PinRequest request = placement::parse_pin(pin);  // before any work
+  const placement::Topology topology = placement::Topology::detect();
+  placement::plan_placement(topology, request, 0, 1);  // a listed PU must be usable
+  fmt::print("{}", topology.describe());
+  if (config_path.empty()) return 0;
+
+  const config::RunConfig config = config::load_config(config_path);
+  const std::size_t subsystems = std::max<std::size_t>(1, config.partition.subsystems());
+  const bool extra_run = config.cosim.estimator == config::CosimEstimator::kExMD ||
+                         config.cosim.estimator == config::CosimEstimator::kExLE;
+  const std::size_t k = extra_run ? 1 : 0;
+  const placement::PlacementMap map =
+      placement::plan_placement(topology, request, subsystems, 1 + k);
+  fmt::print("\n{}: {} subsystem{}, estimator {} (k = {} extra run{} per subsystem)\n", config_path,
+             subsystems, subsystems == 1 ? "" : "s", config::to_string(config.cosim.estimator), k,
+             k == 1 ? "" : "s");
+  fmt::print("{}", map.describe());
+  return 0;
+}
+
+int cleanup_command() {
+  const std::vector<ipc::StaleSegment> removed = ipc::remove_stale_segments();
+  if (removed.empty()) {
+    fmt::print("no stale segments\n");
+    return 0;
+  }
+  for (const auto& s : removed) {
+    std::string created = "unknown";
+    if (s.creation_time_ns != 0) {
+      const std::time_t t = static_cast<std::time_t>(s.creation_time_ns / 1'000'000'000);
+      std::tm tm{};
+      char buf[32];
+      if (::gmtime_r(&t, &tm) != nullptr &&
+          std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S UTC", &tm) > 0) {
+        created = buf;
+      }
+    }
+    fmt::print("removed {} (owner pid {}, {} bytes, created {}): {}\n", s.name, s.owner_pid, s.size,
+               created, s.reason);
+  }
+  fmt::print("{} stale segment{} removed\n", removed.size(), removed.size() == 1 ? "" : "s");
+  return 0;
+}
+
+}  // namespace macrostep::app

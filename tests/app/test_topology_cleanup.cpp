@@ -1,0 +1,158 @@
+// End-to-end tests of `macrostep topology` and `macrostep cleanup`.
+#include <gtest/gtest.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "macrostep/ipc/shared_segment.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int status = -1;
+  std::string out, err;
+};
+
+class Command : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           ("macrostep_test_topology_" + std::to_string(::getpid()) + "_" + info->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string read_file(const std::string& name) const {
+    std::ifstream in(dir_ / name);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+  // Runs `macrostep <args>` in the test directory (args are shell words).
+  Outcome macrostep(const std::string& args) const {
+    const std::string cmd = "cd '" + dir_.string() + "' && '" MACROSTEP_BINARY "' " + args +
+                            " > stdout.txt 2> stderr.txt";
+    const int raw = std::system(cmd.c_str());
+    Outcome o;
+    o.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+    o.out = read_file("stdout.txt");
+    o.err = read_file("stderr.txt");
+    return o;
+  }
+
+  fs::path dir_;
+};
+
+int usable_pus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  EXPECT_EQ(::sched_getaffinity(0, sizeof(set), &set), 0);
+  return CPU_COUNT(&set);
+}
+
+TEST_F(Command, TopologyPrintsThePuCount) {
+  const Outcome o = macrostep("topology");
+  ASSERT_EQ(o.status, 0) << o.err;
+  const int n = usable_pus();
+  EXPECT_NE(o.out.find(std::to_string(n) + (n == 1 ? " PU usable" : " PUs usable")),
+            std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("package"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("NUMA node"), std::string::npos) << o.out;
+}
+
+TEST_F(Command, TopologyOfTheDemoHasTwoSubsystems) {
+  const Outcome o = macrostep("topology '" MACROSTEP_SOURCE_DIR "/configs/demo.toml'");
+  ASSERT_EQ(o.status, 0) << o.err;
+  // The demo runs exMD: one extra run per subsystem, so 2 PUs each.
+  EXPECT_NE(o.out.find("2 subsystems, estimator exMD"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("master + 2 subsystems x 2 PUs = 5 PUs needed"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("subsystem 1"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("subsystem 2"), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("subsystem 3"), std::string::npos) << o.out;
+  if (usable_pus() < 5) {
+    EXPECT_NE(o.out.find("oversubscribed"), std::string::npos) << o.out;
+  }
+
+  const Outcome none =
+      macrostep("topology --pin none '" MACROSTEP_SOURCE_DIR "/configs/demo.toml'");
+  ASSERT_EQ(none.status, 0) << none.err;
+  EXPECT_NE(none.out.find("not pinned"), std::string::npos) << none.out;
+}
+
+TEST_F(Command, TopologyRejectsABadPin) {
+  Outcome o = macrostep("topology --pin bogus");
+  EXPECT_EQ(o.status, 2);
+  EXPECT_NE(o.err.find("'bogus'"), std::string::npos) << o.err;
+  o = macrostep("topology --pin 0,,1");
+  EXPECT_EQ(o.status, 2);
+  EXPECT_NE(o.err.find("empty item"), std::string::npos) << o.err;
+  o = macrostep("topology --pin 4000");  // a PU this process cannot use
+  EXPECT_EQ(o.status, 2);
+  EXPECT_NE(o.err.find("PU 4000"), std::string::npos) << o.err;
+  o = macrostep("topology no-such-file.toml");
+  EXPECT_EQ(o.status, 2);
+}
+
+// A child creates a segment and is SIGKILLed, so that nothing unlinks it: cleanup removes it.
+TEST_F(Command, CleanupRemovesTheSegmentOfAKilledOwner) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::close(fds[0]);
+    try {
+      auto segment = macrostep::ipc::SharedSegment::create();
+      const std::string name = segment.name() + "\n";
+      (void)!::write(fds[1], name.data(), name.size());
+      while (true) ::pause();
+    } catch (...) {
+      ::_exit(3);
+    }
+  }
+  ::close(fds[1]);
+  std::string name;
+  char c = 0;
+  while (::read(fds[0], &c, 1) == 1 && c != '\n') name += c;
+  ::close(fds[0]);
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_FALSE(name.empty()) << "the child could not create a segment";
+  const fs::path file = fs::path("/dev/shm") / name.substr(1);
+  ASSERT_TRUE(fs::exists(file)) << file;
+
+  const Outcome o = macrostep("cleanup");
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.out.find("removed " + name), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("owner pid " + std::to_string(pid)), std::string::npos) << o.out;
+  EXPECT_FALSE(fs::exists(file)) << file;
+
+  const Outcome again = macrostep("cleanup");
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_EQ(again.out.find(name), std::string::npos) << again.out;
+}
+
+TEST_F(Command, CleanupWithNothingStale) {
+  // Segments of live owners are never removed: this process owns one.
+  auto segment = macrostep::ipc::SharedSegment::create();
+  const Outcome o = macrostep("cleanup");
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_EQ(o.out.find(segment.name()), std::string::npos) << o.out;
+  EXPECT_TRUE(fs::exists(fs::path("/dev/shm") / segment.name().substr(1)));
+  const Outcome again = macrostep("cleanup");
+  EXPECT_EQ(again.status, 0);
+  EXPECT_NE(again.out.find("no stale segments"), std::string::npos) << again.out;
+}
+
+}  // namespace
