@@ -25,6 +25,7 @@
 #include "macrostep/schemes/cosimulation.hpp"
 #include "macrostep/schemes/explicit_jacobi.hpp"
 #include "macrostep/schemes/monolithic.hpp"
+#include "macrostep/worker/worker.hpp"
 
 namespace {
 
@@ -320,6 +321,13 @@ int main(int argc, char** argv) {
                                  "Eq. 5.1)");
   cmp->add_option("RESULT", compare_args.result, "result CSV")->required();
   cmp->add_option("REFERENCE", compare_args.reference, "reference CSV")->required();
+  // Hidden: the subsystem process the process executor spawns (subsystems/worker).
+  std::string worker_segment;
+  std::size_t worker_index = 0;
+  auto* worker = app.add_subcommand("worker", "");
+  worker->group("");
+  worker->add_option("--segment", worker_segment)->required();
+  worker->add_option("--index", worker_index)->required();
 
   try {
     app.parse(argc, argv);
@@ -329,6 +337,7 @@ int main(int argc, char** argv) {
     return kUserError;
   }
 
+  if (worker->parsed()) return macrostep::worker::run_worker(worker_segment, worker_index);
   const std::string command_line = joined(argc, argv);
   try {
     if (run->parsed()) {

@@ -58,6 +58,9 @@ struct StepOutcome {
   std::size_t failed_subsystem = 0;
   std::string error;
   std::vector<SubsystemOutcome> subsystems;
+  // Executors with a transport (processes): the slowest subsystem's send-to-reply time minus
+  // its busy time in the worker; 0 in-process.
+  std::int64_t communication_ns = 0;
 };
 
 class Executor {

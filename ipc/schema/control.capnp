@@ -1,0 +1,89 @@
+# Control messages between the master and a subsystem process (DESIGN.md contract 3): the
+# subsystem's configuration, the handshake and the shutdown notice. They are exchanged once per
+# run through regions of the shared-memory segment; the per-step traffic stays POD
+# (subsystems/worker/include/macrostep/worker/protocol.hpp).
+#
+# Floating-point data travels as Float64 bit patterns, so a worker rebuilds its model
+# bit-identically (contract 1).
+@0xbe6249cbd9197433;
+
+$import "/capnp/c++.capnp".namespace("macrostep::ipc::schema");
+
+# F_SD = c*dx + d*dv + C*sgn(dx)*|dx|^ex + D*sgn(dv)*|dv|^ev (library::ElementLaw; C, D are cc, dd).
+struct ElementLaw {
+  c @0 :Float64;
+  d @1 :Float64;
+  cc @2 :Float64;
+  dd @3 :Float64;
+  ex @4 :Float64;
+  ev @5 :Float64;
+}
+
+struct HarmonicForce { amplitude @0 :Float64; omega @1 :Float64; phase @2 :Float64; }
+struct ContactForce { amplitude @0 :Float64; stiffness @1 :Float64; }
+struct ImpulseForce {
+  amplitude @0 :Float64; start @1 :Float64; duration @2 :Float64; edge @3 :Float64;
+}
+struct ModifiedSineForce {
+  amplitude @0 :Float64; omega @1 :Float64; phase @2 :Float64; exponent @3 :Float64;
+}
+
+struct MassForces {
+  harmonic @0 :List(HarmonicForce);
+  contact @1 :List(ContactForce);
+  impulse @2 :List(ImpulseForce);
+  modifiedSine @3 :List(ModifiedSineForce);
+}
+
+# ida::IntegratorOptions.
+struct IntegratorOptions {
+  rtol @0 :Float64;
+  atolPos @1 :Float64;
+  atolVel @2 :Float64;
+  denseLinearSolver @3 :Bool;  # false: KLU
+  maxOrder @4 :Int32;
+  maxSteps @5 :Int64;
+  initialStep @6 :Float64;
+  stopAdjustment @7 :Bool;
+}
+
+# One chain segment: masses [firstMass, lastMass) of a chain of chainSize masses (0-based), with
+# the explicit parameters of those masses and of elements firstMass..lastMass (the segment's
+# own elements plus the two cut elements at its ends, which the segment replaces by inputs).
+struct ChainSegmentConfig {
+  chainSize @0 :UInt64;
+  firstMass @1 :UInt64;
+  lastMass @2 :UInt64;
+  mass @3 :List(Float64);          # lastMass - firstMass
+  element @4 :List(ElementLaw);    # lastMass - firstMass + 1
+  forces @5 :List(MassForces);     # lastMass - firstMass
+  x0 @6 :List(Float64);
+  v0 @7 :List(Float64);
+}
+
+struct SubsystemConfig {
+  protocolVersion @0 :UInt32;
+  index @1 :UInt32;              # 0-based subsystem index
+  subsystemCount @2 :UInt32;
+  masterPid @3 :Int32;
+  chain @4 :ChainSegmentConfig;
+  initialInputs @5 :List(Float64);  # the subsystem's inputs at t0 (from the initial couplings)
+  solver @6 :IntegratorOptions;
+  rollback @7 :Bool;             # keep a T_N snapshot (needed for reject and extra runs)
+  cpuset @8 :List(UInt32);       # PU indices to pin to; empty: unpinned
+  extraRuns @9 :UInt32;          # extra runs per step it should be ready for (capacity)
+  threads @10 :Int32;            # TBB arena size for its runs; 0: default
+}
+
+struct Handshake {
+  protocolVersion @0 :UInt32;
+  layoutVersion @1 :UInt32;      # ipc::kSegmentLayoutVersion the worker was built with
+  workerPid @2 :Int32;
+  ready @3 :Bool;
+  error @4 :Text;                # why not ready
+  stateSize @5 :UInt64;
+}
+
+struct Shutdown {
+  reason @0 :Text;
+}

@@ -1,0 +1,110 @@
+// The process executor: every subsystem runs in its own process (`macrostep worker`, spawned
+// from `executable`), talking to the master through lock-free rings in one shared-memory
+// segment (DESIGN.md data flow, contracts 1, 3, 5; subsystems/worker/.../protocol.hpp for the
+// messages and the segment layout). Results are bit-identical to InProcessExecutor's.
+//
+// Lifetime and call order (see executor.hpp for step/accept/reject):
+//   - The constructor creates the segment, writes each subsystem's Cap'n Proto configuration,
+//     spawns the workers (posix_spawn: EXE worker --segment NAME --index I), waits for every
+//     handshake (options.handshake_timeout; a timeout or a worker that exits names the
+//     subsystem), and then unlinks the segment name: from then on nothing is left in /dev/shm
+//     whatever happens to the master. On any failure it kills the workers it started and
+//     throws std::runtime_error.
+//   - step() sends all commands first, then collects all replies. While it waits it checks
+//     the workers every options.poll_interval: a dead worker throws WorkerFailure naming the
+//     subsystem (1-based), the macro step and its start time. After a WorkerFailure the
+//     executor is unusable (destroy it).
+//   - accept() / reject() are synchronous: every worker saves (and mirrors z) or restores
+//     before they return, so accepted_state() reads the mirror in the segment.
+//   - The destructor sends kShutdown, waits up to options.shutdown_timeout for the workers to
+//     exit, then SIGKILLs the rest and reaps them all.
+// Not thread-safe: one thread drives it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "macrostep/executors/executor.hpp"
+#include "macrostep/ipc/wait.hpp"
+#include "macrostep/library/chain_parameters.hpp"
+#include "macrostep/system/coupled_system.hpp"
+
+namespace macrostep::executors {
+
+struct ProcessOptions {
+  ida::IntegratorOptions solver;
+  bool rollback = true;  // as InProcessOptions::rollback
+  // Extra runs per step each worker is prepared for (at most worker::kMaxExtraRuns).
+  unsigned extra_runs = 1;
+  // TBB arena size inside each worker for its nominal + extra runs; 0: all its PUs, 1: serial.
+  int threads = 0;
+  // The master's wait policy; nullopt: WaitPolicy::adaptive(subsystems + 1, run CPUs) (the
+  // workers always use the adaptive policy).
+  std::optional<ipc::WaitPolicy> wait;
+  // The `macrostep` binary to spawn (it must have the `worker` subcommand).
+  std::string executable = "/proc/self/exe";
+  // Per subsystem the PUs to pin its process to; empty (or a missing entry) = unpinned.
+  std::vector<std::vector<unsigned>> cpusets;
+  std::chrono::milliseconds handshake_timeout{10000};
+  std::chrono::milliseconds poll_interval{100};  // dead-worker checks while waiting
+  std::chrono::milliseconds shutdown_timeout{2000};
+};
+
+// A worker process died (or its ring broke) during a command.
+class WorkerFailure : public std::runtime_error {
+ public:
+  WorkerFailure(const std::string& what, std::size_t subsystem, std::uint64_t step, double time)
+      : std::runtime_error(what), subsystem_(subsystem), step_(step), time_(time) {}
+  std::size_t subsystem() const { return subsystem_; }  // 0-based
+  std::uint64_t macro_step() const { return step_; }    // 1-based attempt number
+  double time() const { return time_; }                 // T_N of the step
+
+ private:
+  std::size_t subsystem_;
+  std::uint64_t step_;
+  double time_;
+};
+
+class ProcessExecutor final : public Executor {
+ public:
+  // system: the chain partitioned by `boundaries` (system::make_chain_system(params,
+  // boundaries)); u0: the consistent initial coupling variables. params and system are read
+  // during construction only.
+  ProcessExecutor(const system::CoupledSystem& system, const library::ChainParameters& params,
+                  std::span<const std::size_t> boundaries, std::span<const double> u0,
+                  const ProcessOptions& options);
+  ~ProcessExecutor() override;
+  ProcessExecutor(const ProcessExecutor&) = delete;
+  ProcessExecutor& operator=(const ProcessExecutor&) = delete;
+
+  std::size_t subsystem_count() const override;
+  void step(double t_end, std::span<const SubsystemCommand> commands,
+            StepOutcome& outcome) override;
+  void accept() override;
+  void reject() override;
+  double accepted_time() const override;
+  void accepted_state(std::size_t i, std::span<double> z) const override;
+  ida::AdvanceStats total_stats(std::size_t i) const override;
+  std::int64_t snapshot_ns(std::size_t i) const override;
+
+  // Diagnostics and tests.
+  const std::string& segment_name() const;
+  std::vector<pid_t> worker_pids() const;
+  // Sum over steps of the slowest subsystem's send-to-reply time minus its busy time in the
+  // worker (transport and wake-up; the "communication" of the time breakdown).
+  std::int64_t communication_ns() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace macrostep::executors

@@ -1,0 +1,443 @@
+// Process executor (process_executor.hpp; DESIGN.md data flow, contracts 1, 3, 5).
+#include "macrostep/executors/process_executor.hpp"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <thread>
+
+#include "macrostep/ipc/shared_segment.hpp"
+#include "macrostep/worker/protocol.hpp"
+#include "macrostep/worker/worker.hpp"
+
+extern char** environ;
+
+namespace macrostep::executors {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string describe_status(int status) {
+  if (WIFSIGNALED(status)) {
+    return fmt::format("was killed by signal {} ({})", WTERMSIG(status),
+                       strsignal(WTERMSIG(status)));
+  }
+  if (WIFEXITED(status)) return fmt::format("exited with status {}", WEXITSTATUS(status));
+  return "stopped";
+}
+
+}  // namespace
+
+struct ProcessExecutor::State {
+  struct Worker {
+    pid_t pid = 0;
+    bool reaped = false;
+    int status = 0;
+    worker::CommandRing* commands = nullptr;
+    worker::ReplyRing* replies = nullptr;
+    worker::ConfigBlock* handshake = nullptr;
+    const double* mirror = nullptr;
+    std::size_t state_size = 0;
+    std::size_t outputs = 0;
+    ida::AdvanceStats total;
+    std::int64_t snapshot_ns = 0;
+    std::int64_t sent_ns = 0;
+  };
+
+  std::optional<ipc::SharedSegment> segment;
+  std::vector<Worker> workers;
+  ProcessOptions options;
+  ipc::WaitPolicy policy;
+  double accepted_time = 0.0;
+  bool stepped = false;
+  bool broken = false;
+  std::uint64_t attempt = 0;
+  double step_begin = 0.0;
+  std::int64_t communication_ns = 0;
+  std::unique_ptr<worker::StepCommand> command = std::make_unique<worker::StepCommand>();
+  std::unique_ptr<worker::StepReply> reply = std::make_unique<worker::StepReply>();
+
+  // Has worker i exited? Reaps it (once) and records its status.
+  bool dead(std::size_t i) {
+    Worker& w = workers[i];
+    if (w.reaped) return true;
+    if (w.pid <= 0) return true;
+    int status = 0;
+    const pid_t r = waitpid(w.pid, &status, WNOHANG);
+    if (r == w.pid || (r < 0 && errno == ECHILD)) {
+      w.reaped = true;
+      w.status = status;
+      return true;
+    }
+    return false;
+  }
+
+  [[noreturn]] void fail_dead(std::size_t i, const char* during) {
+    broken = true;
+    throw WorkerFailure(
+        fmt::format("subsystem {} (pid {}) {} during {} of macro step {} from t = {:.9g}", i + 1,
+                    workers[i].pid, describe_status(workers[i].status), during, attempt,
+                    step_begin),
+        i, attempt, step_begin);
+  }
+
+  void send(std::size_t i) {
+    Worker& w = workers[i];
+    // The ring holds at most one message (one command in flight per worker), so this does not
+    // block; if it ever did, the worker is gone or hung.
+    while (w.commands->push_for(*command, policy, options.poll_interval) ==
+           ipc::WaitStatus::kTimedOut) {
+      if (dead(i)) fail_dead(i, "sending");
+    }
+    w.sent_ns = worker::monotonic_ns();
+  }
+
+  // Pops worker i's reply into *reply; throws WorkerFailure if the worker dies first.
+  void receive(std::size_t i, const char* during) {
+    Worker& w = workers[i];
+    for (;;) {
+      if (w.replies->pop_for(*reply, policy, options.poll_interval) == ipc::WaitStatus::kReady) {
+        break;
+      }
+      // Check every worker, not just this one: the first death is reported at once.
+      for (std::size_t j = 0; j < workers.size(); ++j) {
+        if (dead(j)) fail_dead(j, during);
+      }
+    }
+    if (reply->attempt != command->attempt) {
+      broken = true;
+      throw WorkerFailure(fmt::format("subsystem {}: reply to attempt {} while waiting for {}",
+                                      i + 1, reply->attempt, command->attempt),
+                          i, attempt, step_begin);
+    }
+    w.total = reply->total;
+    w.snapshot_ns = reply->snapshot_ns_total;
+  }
+
+  // Sends one command of `kind` to every worker and waits for every acknowledgement.
+  void broadcast(worker::CommandKind kind, const char* during) {
+    if (broken) throw std::logic_error("ProcessExecutor: a worker has failed");
+    command->kind = kind;
+    command->runs = 0;
+    command->attempt = ++attempt_counter;
+    for (std::size_t i = 0; i < workers.size(); ++i) send(i);
+    std::string error;
+    std::size_t failed = 0;
+    for (std::size_t i = 0; i < workers.size(); ++i) {
+      receive(i, during);
+      if (reply->status != worker::ReplyStatus::kOk && error.empty()) {
+        error = reply->error;
+        failed = i;
+      }
+      if (i == 0) accepted_time = reply->time;
+    }
+    if (!error.empty()) {
+      throw std::runtime_error(
+          fmt::format("subsystem {}: {} failed: {}", failed + 1, during, error));
+    }
+  }
+
+  void terminate() noexcept {
+    // Ask politely (a worker busy with a command replies to it first), then kill.
+    command->kind = worker::CommandKind::kShutdown;
+    command->attempt = ++attempt_counter;
+    for (std::size_t i = 0; i < workers.size(); ++i) {
+      if (!dead(i) && workers[i].commands) (void)workers[i].commands->try_push(*command);
+    }
+    const auto deadline = Clock::now() + options.shutdown_timeout;
+    for (;;) {
+      bool all = true;
+      for (std::size_t i = 0; i < workers.size(); ++i) all = dead(i) && all;
+      if (all || Clock::now() >= deadline) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    for (auto& w : workers) {
+      if (!w.reaped && w.pid > 0) {
+        kill(w.pid, SIGKILL);
+        waitpid(w.pid, &w.status, 0);
+        w.reaped = true;
+      }
+    }
+  }
+
+  std::uint64_t attempt_counter = 0;  // every command, for matching replies
+};
+
+ProcessExecutor::ProcessExecutor(const system::CoupledSystem& system,
+                                 const library::ChainParameters& params,
+                                 std::span<const std::size_t> boundaries,
+                                 std::span<const double> u0, const ProcessOptions& options)
+    : state_(std::make_unique<State>()) {
+  State& s = *state_;
+  s.options = options;
+  const std::size_t n = system.subsystem_count();
+  if (u0.size() != system.coupling_count()) {
+    throw std::invalid_argument("ProcessExecutor: u0 has the wrong size");
+  }
+  if (boundaries.size() != n + 1) {
+    throw std::invalid_argument("ProcessExecutor: boundaries do not match the system");
+  }
+  if (options.extra_runs > worker::kMaxExtraRuns) {
+    throw std::invalid_argument(
+        fmt::format("ProcessExecutor: at most {} extra runs", worker::kMaxExtraRuns));
+  }
+  const pid_t master = getpid();
+  // Encode every configuration first: it sizes the segment.
+  std::vector<std::vector<std::byte>> configs;
+  std::size_t bytes = 4096;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& sub = system.subsystem(i);
+    worker::WorkerSetup setup;
+    setup.params = &params;
+    setup.first_mass = boundaries[i];
+    setup.last_mass = boundaries[i + 1];
+    setup.initial_inputs.resize(sub.input_size());
+    system.gather_inputs(i, u0, setup.initial_inputs);
+    setup.solver = options.solver;
+    setup.rollback = options.rollback;
+    if (i < options.cpusets.size()) setup.cpuset = options.cpusets[i];
+    setup.extra_runs = options.extra_runs;
+    setup.threads = options.threads;
+    setup.index = static_cast<std::uint32_t>(i);
+    setup.subsystems = static_cast<std::uint32_t>(n);
+    setup.master_pid = master;
+    configs.push_back(worker::encode_config(setup));
+    bytes += worker::config_region_bytes(configs.back().size()) + 256 +
+             worker::kHandshakeRegionBytes + sizeof(worker::CommandRing) +
+             sizeof(worker::ReplyRing) + sub.state_size() * sizeof(double) + 4 * 256;
+  }
+  ipc::SegmentOptions seg_options;
+  seg_options.region_bytes = bytes;
+  s.segment.emplace(ipc::SharedSegment::create(seg_options));
+  ipc::SharedSegment& seg = *s.segment;
+  auto& run = seg.construct<worker::RunBlock>("ms.run");
+  run.subsystems = static_cast<std::uint32_t>(n);
+  run.master_pid = master;
+  s.workers.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    auto& w = s.workers[i];
+    const auto cfg_ref = seg.allocate(worker::region_name("ms.cfg", i),
+                                      worker::config_region_bytes(configs[i].size()));
+    auto* cfg = new (seg.at(cfg_ref.offset)) worker::ConfigBlock();
+    cfg->capacity = configs[i].size();
+    worker::write_message(*cfg, configs[i]);
+    const auto hs_ref =
+        seg.allocate(worker::region_name("ms.hs", i), worker::kHandshakeRegionBytes);
+    w.handshake = new (seg.at(hs_ref.offset)) worker::ConfigBlock();
+    w.handshake->capacity = worker::kHandshakeRegionBytes - sizeof(worker::ConfigBlock);
+    w.commands = &worker::CommandRing::create(seg, worker::region_name("ms.cmd", i));
+    w.replies = &worker::ReplyRing::create(seg, worker::region_name("ms.rep", i));
+    w.state_size = system.subsystem(i).state_size();
+    w.outputs = system.subsystem(i).output_size();
+    const auto st = seg.allocate(worker::region_name("ms.state", i),
+                                 std::max<std::size_t>(1, w.state_size) * sizeof(double));
+    w.mirror = reinterpret_cast<const double*>(seg.at(st.offset));
+    if (w.outputs > worker::kMaxOutputs) {
+      throw std::invalid_argument("ProcessExecutor: too many outputs for the reply");
+    }
+  }
+  s.policy =
+      options.wait ? *options.wait : ipc::WaitPolicy::adaptive(n + 1, seg.identity().run_cpus);
+
+  try {
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::string index = std::to_string(i);
+      std::vector<std::string> args = {options.executable, "worker",  "--segment",
+                                       seg.name(),         "--index", index};
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      pid_t pid = 0;
+      const int rc =
+          posix_spawn(&pid, options.executable.c_str(), nullptr, nullptr, argv.data(), environ);
+      if (rc != 0) {
+        throw std::runtime_error(fmt::format("cannot start the worker of subsystem {} ({}): {}",
+                                             i + 1, options.executable, std::strerror(rc)));
+      }
+      s.workers[i].pid = pid;
+    }
+    // Handshakes.
+    const auto deadline = Clock::now() + options.handshake_timeout;
+    for (std::size_t i = 0; i < n; ++i) {
+      auto& w = s.workers[i];
+      for (;;) {
+        const std::uint64_t b = w.handshake->bytes.load(std::memory_order_acquire);
+        if (b != 0) {
+          const auto hs = worker::decode_handshake(w.handshake->data(), b);
+          if (!hs.ready) {
+            throw std::runtime_error(
+                fmt::format("subsystem {}: its worker failed to start: {}", i + 1, hs.error));
+          }
+          if (hs.protocol_version != worker::kProtocolVersion ||
+              hs.layout_version != ipc::kSegmentLayoutVersion || hs.state_size != w.state_size) {
+            throw std::runtime_error(fmt::format(
+                "subsystem {}: its worker speaks protocol {} / layout {} with {} states; the "
+                "master expects {} / {} / {}",
+                i + 1, hs.protocol_version, hs.layout_version, hs.state_size,
+                worker::kProtocolVersion, ipc::kSegmentLayoutVersion, w.state_size));
+          }
+          break;
+        }
+        if (s.dead(i)) {
+          throw std::runtime_error(
+              fmt::format("subsystem {}: its worker (pid {}) {} before its "
+                          "handshake",
+                          i + 1, w.pid, describe_status(w.status)));
+        }
+        if (Clock::now() >= deadline) {
+          throw std::runtime_error(fmt::format(
+              "subsystem {}: its worker (pid {}) did not complete its handshake within {} ms",
+              i + 1, w.pid, options.handshake_timeout.count()));
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+      }
+    }
+  } catch (...) {
+    s.broken = true;
+    s.terminate();
+    throw;
+  }
+  // Every worker has attached: remove the name, so nothing is left behind from here on.
+  seg.unlink();
+  s.accepted_time = system.subsystem(0).initial_time();
+}
+
+ProcessExecutor::~ProcessExecutor() {
+  if (state_) state_->terminate();
+}
+
+std::size_t ProcessExecutor::subsystem_count() const {
+  return state_->workers.size();
+}
+
+void ProcessExecutor::step(double t_end, std::span<const SubsystemCommand> commands,
+                           StepOutcome& outcome) {
+  State& s = *state_;
+  const std::size_t n = s.workers.size();
+  if (commands.size() != n) {
+    throw std::invalid_argument("ProcessExecutor::step: one command per subsystem required");
+  }
+  if (s.stepped) {
+    throw std::logic_error("ProcessExecutor::step: accept() or reject() the previous step");
+  }
+  if (s.broken) throw std::logic_error("ProcessExecutor::step: a worker has failed");
+  ++s.attempt;
+  s.step_begin = s.accepted_time;
+  auto& cmd = *s.command;
+  cmd.kind = worker::CommandKind::kStep;
+  cmd.t_end = t_end;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& c = commands[i];
+    if (c.extra.size() > worker::kMaxExtraRuns) {
+      throw std::invalid_argument(fmt::format("ProcessExecutor::step: {} extra runs (at most {})",
+                                              c.extra.size(), worker::kMaxExtraRuns));
+    }
+    if (!c.extra.empty() && !s.options.rollback) {
+      throw std::logic_error("ProcessExecutor: extra runs need rollback snapshots");
+    }
+  }
+  // All commands out first, then all replies: the subsystems integrate in parallel.
+  std::vector<std::uint64_t> ids(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& c = commands[i];
+    cmd.runs = static_cast<std::uint32_t>(1 + c.extra.size());
+    cmd.attempt = ids[i] = ++s.attempt_counter;
+    cmd.points[0] = c.nominal;
+    for (std::size_t k = 0; k < c.extra.size(); ++k) cmd.points[1 + k] = c.extra[k];
+    s.send(i);
+  }
+  s.stepped = true;
+  outcome.ok = true;
+  outcome.error.clear();
+  outcome.subsystems.resize(n);
+  std::int64_t slowest_sent = 0, slowest_comm = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    cmd.attempt = ids[i];
+    s.receive(i, "the step");
+    const std::int64_t popped = worker::monotonic_ns();
+    const auto& r = *s.reply;
+    auto& so = outcome.subsystems[i];
+    const std::size_t no = s.workers[i].outputs;
+    so.solver_ns = r.solver_ns;
+    so.extra_ns = r.extra_ns;
+    so.nominal.outputs.assign(r.run[0].outputs, r.run[0].outputs + no);
+    so.nominal.stats = r.run[0].stats;
+    so.extra.resize(r.runs > 0 ? r.runs - 1 : 0);
+    for (std::size_t k = 0; k + 1 < r.runs; ++k) {
+      so.extra[k].outputs.assign(r.run[1 + k].outputs, r.run[1 + k].outputs + no);
+      so.extra[k].stats = r.run[1 + k].stats;
+    }
+    if (r.status != worker::ReplyStatus::kOk && outcome.ok) {
+      outcome.ok = false;
+      outcome.failed_subsystem = i;
+      outcome.error = r.error;
+    }
+    if (r.sent_ns >= slowest_sent) {
+      slowest_sent = r.sent_ns;
+      slowest_comm = (popped - s.workers[i].sent_ns) - (r.sent_ns - r.received_ns);
+    }
+  }
+  outcome.communication_ns = std::max<std::int64_t>(0, slowest_comm);
+  s.communication_ns += outcome.communication_ns;
+}
+
+void ProcessExecutor::accept() {
+  State& s = *state_;
+  if (!s.stepped) throw std::logic_error("ProcessExecutor::accept: no step to accept");
+  s.broadcast(worker::CommandKind::kAccept, "accept");
+  s.stepped = false;
+}
+
+void ProcessExecutor::reject() {
+  State& s = *state_;
+  if (!s.stepped) throw std::logic_error("ProcessExecutor::reject: no step to reject");
+  if (!s.options.rollback) {
+    throw std::logic_error("ProcessExecutor::reject: rollback is disabled (fixed-step mode)");
+  }
+  s.broadcast(worker::CommandKind::kReject, "reject");
+  s.stepped = false;
+}
+
+double ProcessExecutor::accepted_time() const {
+  return state_->accepted_time;
+}
+
+void ProcessExecutor::accepted_state(std::size_t i, std::span<double> z) const {
+  if (state_->stepped) {
+    throw std::logic_error("ProcessExecutor::accepted_state: call between steps");
+  }
+  const auto& w = state_->workers.at(i);
+  if (z.size() != w.state_size) {
+    throw std::invalid_argument("ProcessExecutor::accepted_state: wrong size");
+  }
+  std::memcpy(z.data(), w.mirror, w.state_size * sizeof(double));
+}
+
+ida::AdvanceStats ProcessExecutor::total_stats(std::size_t i) const {
+  return state_->workers.at(i).total;
+}
+
+std::int64_t ProcessExecutor::snapshot_ns(std::size_t i) const {
+  return state_->workers.at(i).snapshot_ns;
+}
+
+const std::string& ProcessExecutor::segment_name() const {
+  return state_->segment->name();
+}
+
+std::vector<pid_t> ProcessExecutor::worker_pids() const {
+  std::vector<pid_t> pids;
+  for (const auto& w : state_->workers) pids.push_back(w.pid);
+  return pids;
+}
+
+std::int64_t ProcessExecutor::communication_ns() const {
+  return state_->communication_ns;
+}
+
+}  // namespace macrostep::executors

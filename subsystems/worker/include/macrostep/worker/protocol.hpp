@@ -1,0 +1,109 @@
+// The hot-path messages between the master (ProcessExecutor) and a subsystem process (the
+// worker), and the layout of the shared-memory segment of a process run (DESIGN.md data flow,
+// contracts 1 and 3).
+//
+// Segment layout (regions by name, I = 0-based subsystem index):
+//   "ms.run"        RunBlock: protocol version, subsystem count, master pid
+//   "ms.cfg.I"      ConfigBlock header + the Cap'n Proto SubsystemConfig (flat words), written
+//                   by the master before spawning the worker
+//   "ms.hs.I"       ConfigBlock header + the Cap'n Proto Handshake, written by the worker once
+//                   it is ready (or failed); `bytes` is stored last with release
+//   "ms.cmd.I"      CommandRing: master -> worker StepCommands
+//   "ms.rep.I"      ReplyRing: worker -> master StepReplies (exactly one per command)
+//   "ms.state.I"    double[state size]: z at the accepted time, written by the worker when it
+//                   handles kAccept, before it replies (the mirror of contract 5 / issue 4)
+//
+// Every command gets exactly one reply, in order. The master waits for the reply of a command
+// before it sends the next one to the same worker, so a ring never holds more than one message.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include "macrostep/ida/integrator.hpp"
+#include "macrostep/ipc/spsc_ring.hpp"
+#include "macrostep/model/support_points.hpp"
+
+namespace macrostep::worker {
+
+inline constexpr std::uint32_t kProtocolVersion = 1;
+// Runs of one step: the nominal one and up to kMaxExtraRuns extra (comparison / perturbed) runs.
+inline constexpr std::size_t kMaxExtraRuns = 4;
+inline constexpr std::size_t kMaxRuns = 1 + kMaxExtraRuns;
+inline constexpr std::size_t kMaxOutputs = 8;
+inline constexpr std::size_t kErrorCapacity = 256;
+
+enum class CommandKind : std::uint32_t {
+  kStep = 1,      // run nominal + extra runs from T_N to t_end
+  kAccept = 2,    // the nominal state at t_end becomes T_N: save snapshot, mirror z
+  kReject = 3,    // restore the T_N snapshot
+  kShutdown = 4,  // reply, then exit 0
+};
+
+struct StepCommand {
+  CommandKind kind = CommandKind::kStep;
+  std::uint32_t runs = 0;     // 1 + number of extra runs (kStep only)
+  std::uint64_t attempt = 0;  // echoed in the reply
+  double t_end = 0.0;
+  model::SupportPoints points[kMaxRuns];  // [0] nominal, [1 + k] extra run k
+};
+
+enum class ReplyStatus : std::uint32_t { kOk = 0, kFailed = 1 };
+
+struct RunResult {
+  double outputs[kMaxOutputs];  // y at t_end, output_size() values
+  ida::AdvanceStats stats;
+};
+
+struct StepReply {
+  ReplyStatus status = ReplyStatus::kOk;
+  std::uint32_t failed_run = 0;  // when failed: 0 nominal, 1 + k extra run k
+  std::uint64_t attempt = 0;
+  char error[kErrorCapacity] = {};  // NUL-terminated, when failed
+  std::uint32_t runs = 0;
+  std::uint32_t outputs = 0;  // values per run
+  RunResult run[kMaxRuns];
+  std::int64_t solver_ns = 0;          // nominal run
+  std::int64_t extra_ns = 0;           // sum of the extra runs' wall times
+  std::int64_t snapshot_ns_total = 0;  // accumulated saves/restores/clones of this worker
+  ida::AdvanceStats total;             // accumulated over every run of every integrator
+  double time = 0.0;                   // the nominal integrator's time after the command
+  // CLOCK_MONOTONIC (steady_clock) when the worker got the command and pushed the reply.
+  std::int64_t received_ns = 0;
+  std::int64_t sent_ns = 0;
+};
+
+static_assert(std::is_trivially_copyable_v<StepCommand>);
+static_assert(std::is_trivially_copyable_v<StepReply>);
+
+using CommandRing = ipc::SpscRing<StepCommand, 4>;
+using ReplyRing = ipc::SpscRing<StepReply, 4>;
+
+struct RunBlock {
+  std::uint32_t protocol_version = kProtocolVersion;
+  std::uint32_t subsystems = 0;
+  std::int32_t master_pid = 0;
+};
+
+// A Cap'n Proto message in a region: `bytes` of flat-array words follow the header. The writer
+// fills the words and then stores `bytes` with release; a reader that loads a non-zero value
+// with acquire sees the complete message.
+struct ConfigBlock {
+  std::atomic<std::uint64_t> bytes{0};
+  std::uint64_t capacity = 0;  // bytes available after the header
+  alignas(8) std::byte reserved[48];
+  std::byte* data() noexcept { return reinterpret_cast<std::byte*>(this + 1); }
+  const std::byte* data() const noexcept { return reinterpret_cast<const std::byte*>(this + 1); }
+};
+static_assert(sizeof(ConfigBlock) == 64);
+
+// Region names.
+std::string region_name(std::string_view kind, std::size_t index);
+
+std::int64_t monotonic_ns() noexcept;
+
+}  // namespace macrostep::worker

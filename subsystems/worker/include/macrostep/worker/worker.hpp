@@ -1,0 +1,89 @@
+// The subsystem process (`macrostep worker --segment NAME --index I`, DESIGN.md data flow) and
+// the Cap'n Proto configuration the master hands it (ipc/schema/control.capnp).
+//
+// Master side: encode_config() serializes a subsystem's configuration; write_message() puts it
+// into the "ms.cfg.I" region before the worker is spawned.
+// Worker side: run_worker() attaches to the segment, checks the master, pins itself, rebuilds
+// its model bit-identically from the configuration, writes the handshake and serves commands
+// until kShutdown (exit status 0) or until the master is gone (non-zero). It never creates or
+// removes a segment.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "macrostep/ida/integrator.hpp"
+#include "macrostep/library/chain.hpp"
+#include "macrostep/library/chain_parameters.hpp"
+#include "macrostep/worker/protocol.hpp"
+
+namespace macrostep::ipc {
+class SharedSegment;
+}
+
+namespace macrostep::worker {
+
+// What the master knows about one subsystem process. `params` is referenced during encoding.
+struct WorkerSetup {
+  const library::ChainParameters* params = nullptr;  // the whole chain
+  std::size_t first_mass = 0, last_mass = 0;         // the segment [first, last)
+  std::vector<double> initial_inputs;                // inputs at t0
+  ida::IntegratorOptions solver;
+  bool rollback = true;
+  std::vector<unsigned> cpuset;  // PUs to pin to; empty: unpinned
+  unsigned extra_runs = 0;       // extra runs per step (capacity hint)
+  int threads = 0;               // TBB arena of the worker's runs; 0: default
+  std::uint32_t index = 0, subsystems = 0;
+  pid_t master_pid = 0;
+};
+
+// The serialized SubsystemConfig (Cap'n Proto flat array, whole words).
+std::vector<std::byte> encode_config(const WorkerSetup& setup);
+
+// A decoded configuration: the rebuilt model and the worker's options.
+struct DecodedConfig {
+  // Local copy of the segment's parameters; `segment` is built from it and is equal, state for
+  // state and output for output, to ChainSegment(full_params, first, last).
+  library::ChainParameters local;
+  std::unique_ptr<library::ChainSegment> segment;
+  std::size_t first_mass = 0, last_mass = 0;
+  std::vector<double> initial_inputs;
+  ida::IntegratorOptions solver;
+  bool rollback = true;
+  std::vector<unsigned> cpuset;
+  unsigned extra_runs = 0;
+  int threads = 0;
+  std::uint32_t index = 0, subsystems = 0, protocol_version = 0;
+  pid_t master_pid = 0;
+};
+// Throws std::runtime_error on a malformed message or a protocol version mismatch.
+DecodedConfig decode_config(const std::byte* data, std::size_t bytes);
+
+// The handshake a worker writes into "ms.hs.I" once it is ready (or has failed to start).
+struct HandshakeInfo {
+  bool ready = false;
+  std::string error;  // why not ready
+  pid_t pid = 0;
+  std::uint32_t protocol_version = 0, layout_version = 0;
+  std::uint64_t state_size = 0;
+};
+std::vector<std::byte> encode_handshake(const HandshakeInfo& info);
+HandshakeInfo decode_handshake(const std::byte* data, std::size_t bytes);
+
+// Writes a message into a ConfigBlock region (publishes `bytes` last). Throws if it does not fit.
+void write_message(ConfigBlock& block, const std::vector<std::byte>& message);
+
+// The region bytes a config needs (header + message).
+std::size_t config_region_bytes(std::size_t message_bytes);
+inline constexpr std::size_t kHandshakeRegionBytes = 4096;
+
+// The worker's main(): returns the process exit status (0 after kShutdown; 3 orphaned;
+// 4 bad segment or configuration). Messages go to stderr, naming the subsystem (1-based).
+int run_worker(const std::string& segment_name, std::size_t index);
+
+}  // namespace macrostep::worker

@@ -1,0 +1,294 @@
+// The subsystem process (worker.hpp; DESIGN.md data flow). Mirrors InProcessExecutor run for
+// run, so that results are bit-identical (contract 1): the same integrator construction order,
+// the same inputs, restores from the same snapshot.
+#include "macrostep/worker/worker.hpp"
+
+#include <sched.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <array>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "macrostep/ipc/shared_segment.hpp"
+
+namespace macrostep::worker {
+
+std::int64_t monotonic_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+namespace {
+
+// The integrator's view of a step polynomial (as in the in-process executor).
+class PolynomialInput final : public model::InputFunction {
+ public:
+  model::SupportPoints points;
+  void evaluate(double t, std::span<double> u) const override { points.evaluate(t, u); }
+};
+
+void copy_error(StepReply& reply, const std::string& text) {
+  const std::size_t n = std::min(text.size(), kErrorCapacity - 1);
+  std::memcpy(reply.error, text.data(), n);
+  reply.error[n] = '\0';
+}
+
+class Worker {
+ public:
+  Worker(ipc::SharedSegment& segment, DecodedConfig config, double* mirror)
+      : segment_(segment), config_(std::move(config)), mirror_(mirror) {
+    const auto& sub = *config_.segment;
+    auto& p = nominal_input_.points;
+    const double t0 = sub.initial_time();
+    p.degree = 0;
+    p.channels = static_cast<std::uint32_t>(config_.initial_inputs.size());
+    p.step_begin = t0;
+    p.time[0] = t0 + 1.0;
+    for (std::size_t c = 0; c < config_.initial_inputs.size(); ++c) {
+      p.value[c][0] = config_.initial_inputs[c];
+    }
+    nominal_ = std::make_unique<ida::Integrator>(
+        sub, config_.solver, config_.initial_inputs.empty() ? nullptr : &nominal_input_);
+    if (config_.rollback) snapshot_ = nominal_->make_snapshot();
+    if (config_.threads != 1) {
+      arena_ = std::make_unique<tbb::task_arena>(
+          config_.threads > 0 ? config_.threads : static_cast<int>(tbb::task_arena::automatic));
+    }
+    write_mirror();
+  }
+
+  void handle(const StepCommand& cmd, StepReply& reply) {
+    reply.status = ReplyStatus::kOk;
+    reply.failed_run = 0;
+    reply.error[0] = '\0';
+    reply.attempt = cmd.attempt;
+    reply.runs = 0;
+    reply.solver_ns = reply.extra_ns = 0;
+    try {
+      switch (cmd.kind) {
+        case CommandKind::kStep:
+          step(cmd, reply);
+          break;
+        case CommandKind::kAccept:
+          if (config_.rollback) {
+            const auto t0 = monotonic_ns();
+            nominal_->save(*snapshot_);
+            snapshot_ns_ += monotonic_ns() - t0;
+          }
+          write_mirror();
+          break;
+        case CommandKind::kReject: {
+          if (!config_.rollback) throw std::logic_error("reject: rollback is disabled");
+          const auto t0 = monotonic_ns();
+          nominal_->restore(*snapshot_);
+          snapshot_ns_ += monotonic_ns() - t0;
+          break;
+        }
+        case CommandKind::kShutdown:
+          break;
+        default:
+          throw std::runtime_error("unknown command kind " +
+                                   std::to_string(static_cast<unsigned>(cmd.kind)));
+      }
+    } catch (const std::exception& e) {
+      reply.status = ReplyStatus::kFailed;
+      copy_error(reply, e.what());
+    }
+    reply.time = nominal_->time();
+    reply.snapshot_ns_total = snapshot_ns_;
+    reply.total = nominal_->total_stats();
+    for (const auto& e : extra_) {
+      if (e) reply.total += e->total_stats();
+    }
+  }
+
+ private:
+  void step(const StepCommand& cmd, StepReply& reply) {
+    const auto& sub = *config_.segment;
+    if (cmd.runs < 1 || cmd.runs > kMaxRuns) {
+      throw std::runtime_error("step command with " + std::to_string(cmd.runs) + " runs");
+    }
+    if (sub.output_size() > kMaxOutputs) throw std::runtime_error("too many outputs");
+    const std::size_t extras = cmd.runs - 1;
+    if (extras > 0 && !config_.rollback) {
+      throw std::logic_error("extra runs need rollback snapshots");
+    }
+    nominal_input_.points = cmd.points[0];
+    for (std::size_t k = 0; k < extras; ++k) extra_inputs_[k].points = cmd.points[1 + k];
+    for (std::size_t k = 0; k < extras; ++k) {
+      if (!extra_[k]) {
+        extra_[k] = std::make_unique<ida::Integrator>(sub, config_.solver, &nominal_input_);
+      }
+      extra_[k]->set_input(&extra_inputs_[k]);
+    }
+    std::array<std::string, kMaxRuns> errors;
+    std::array<std::int64_t, kMaxRuns> restore_ns{};
+    const double t_end = cmd.t_end;
+    reply.runs = cmd.runs;
+    reply.outputs = static_cast<std::uint32_t>(sub.output_size());
+    auto run_task = [&](std::size_t run) {
+      try {
+        RunResult& result = reply.run[run];
+        if (run == 0) {
+          const auto t0 = monotonic_ns();
+          result.stats = nominal_->advance_to(t_end);
+          nominal_->outputs(std::span<double>(result.outputs, sub.output_size()));
+          reply.solver_ns = monotonic_ns() - t0;
+        } else {
+          auto& integ = *extra_[run - 1];
+          const auto t0 = monotonic_ns();
+          integ.restore(*snapshot_);  // the clone of the T_N workspace
+          restore_ns[run] = monotonic_ns() - t0;
+          result.stats = integ.advance_to(t_end);
+          integ.outputs(std::span<double>(result.outputs, sub.output_size()));
+        }
+      } catch (const std::exception& e) {
+        errors[run] = e.what();
+      }
+    };
+    if (!arena_ || cmd.runs == 1) {
+      for (std::size_t r = 0; r < cmd.runs; ++r) run_task(r);
+    } else {
+      arena_->execute([&] { tbb::parallel_for(std::size_t{0}, std::size_t{cmd.runs}, run_task); });
+    }
+    for (std::size_t k = 1; k < cmd.runs; ++k) {
+      reply.extra_ns += reply.run[k].stats.wall_ns;
+      snapshot_ns_ += restore_ns[k];
+    }
+    for (std::size_t r = 0; r < cmd.runs; ++r) {
+      if (!errors[r].empty()) {
+        reply.status = ReplyStatus::kFailed;
+        reply.failed_run = static_cast<std::uint32_t>(r);
+        copy_error(reply, (r == 0 ? "nominal run: " : "extra run: ") + errors[r]);
+        break;
+      }
+    }
+  }
+
+  void write_mirror() {
+    const std::size_t n = config_.segment->state_size();
+    zp_.resize(n);
+    nominal_->state(std::span<double>(mirror_, n), zp_);
+  }
+
+  ipc::SharedSegment& segment_;
+  DecodedConfig config_;
+  double* mirror_;
+  PolynomialInput nominal_input_;
+  std::unique_ptr<ida::Integrator> nominal_;
+  std::unique_ptr<ida::WorkspaceSnapshot> snapshot_;
+  std::array<PolynomialInput, kMaxExtraRuns> extra_inputs_;
+  std::array<std::unique_ptr<ida::Integrator>, kMaxExtraRuns> extra_;
+  std::unique_ptr<tbb::task_arena> arena_;
+  std::vector<double> zp_;
+  std::int64_t snapshot_ns_ = 0;
+};
+
+void pin(const std::vector<unsigned>& cpuset) {
+  if (cpuset.empty()) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (unsigned c : cpuset) {
+    if (c >= CPU_SETSIZE)
+      throw std::runtime_error("cpuset: PU " + std::to_string(c) + " too large");
+    CPU_SET(c, &set);
+  }
+  if (sched_setaffinity(0, sizeof(set), &set) != 0) {
+    throw std::runtime_error(std::string("sched_setaffinity: ") + std::strerror(errno));
+  }
+}
+
+}  // namespace
+
+int run_worker(const std::string& segment_name, std::size_t index) {
+  const std::string who = "macrostep worker (subsystem " + std::to_string(index + 1) + ")";
+  std::optional<ipc::SharedSegment> segment;
+  ConfigBlock* handshake = nullptr;
+  try {
+    // Die with the master; then make sure it had not died before prctl took effect.
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
+      std::fprintf(stderr, "%s: prctl(PR_SET_PDEATHSIG): %s\n", who.c_str(), std::strerror(errno));
+      return 4;
+    }
+    segment.emplace(ipc::SharedSegment::attach(segment_name));
+    const auto& run = segment->get<RunBlock>("ms.run");
+    if (getppid() != run.master_pid) {
+      std::fprintf(stderr, "%s: the master (pid %d) is gone\n", who.c_str(), run.master_pid);
+      return 3;
+    }
+    if (run.protocol_version != kProtocolVersion || index >= run.subsystems) {
+      std::fprintf(stderr, "%s: protocol %u / %u subsystems do not match this worker\n",
+                   who.c_str(), run.protocol_version, run.subsystems);
+      return 4;
+    }
+    handshake = &segment->get<ConfigBlock>(region_name("ms.hs", index));
+    const auto& cfg_block = segment->get<ConfigBlock>(region_name("ms.cfg", index));
+    const std::uint64_t bytes = cfg_block.bytes.load(std::memory_order_acquire);
+    DecodedConfig config = decode_config(cfg_block.data(), bytes);
+    if (config.index != index) throw std::runtime_error("configuration of another subsystem");
+    pin(config.cpuset);
+    const std::size_t processes = config.subsystems + 1;
+    const ipc::WaitPolicy policy =
+        ipc::WaitPolicy::adaptive(processes, segment->identity().run_cpus);
+    const pid_t master = run.master_pid;
+    auto& commands = CommandRing::attach(*segment, region_name("ms.cmd", index));
+    auto& replies = ReplyRing::attach(*segment, region_name("ms.rep", index));
+    const auto mirror_region = segment->region(region_name("ms.state", index));
+    if (mirror_region.size < config.segment->state_size() * sizeof(double)) {
+      throw std::runtime_error("state mirror region too small");
+    }
+    const std::size_t state_size = config.segment->state_size();
+    Worker worker(*segment, std::move(config),
+                  reinterpret_cast<double*>(segment->at(mirror_region.offset)));
+
+    HandshakeInfo hs;
+    hs.ready = true;
+    hs.pid = getpid();
+    hs.protocol_version = kProtocolVersion;
+    hs.layout_version = ipc::kSegmentLayoutVersion;
+    hs.state_size = state_size;
+    write_message(*handshake, encode_handshake(hs));
+
+    auto command = std::make_unique<StepCommand>();
+    auto reply = std::make_unique<StepReply>();
+    for (;;) {
+      if (commands.pop_for(*command, policy, std::chrono::milliseconds(200)) ==
+          ipc::WaitStatus::kTimedOut) {
+        if (getppid() != master) return 3;  // orphaned (PDEATHSIG normally comes first)
+        continue;
+      }
+      reply->received_ns = monotonic_ns();
+      worker.handle(*command, *reply);
+      reply->sent_ns = monotonic_ns();
+      replies.push(*reply, policy);
+      if (command->kind == CommandKind::kShutdown) return 0;
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", who.c_str(), e.what());
+    if (handshake != nullptr && handshake->bytes.load(std::memory_order_acquire) == 0) {
+      HandshakeInfo hs;
+      hs.ready = false;
+      hs.error = e.what();
+      hs.pid = getpid();
+      hs.protocol_version = kProtocolVersion;
+      hs.layout_version = ipc::kSegmentLayoutVersion;
+      try {
+        write_message(*handshake, encode_handshake(hs));
+      } catch (...) {
+      }
+    }
+    return 4;
+  }
+}
+
+}  // namespace macrostep::worker

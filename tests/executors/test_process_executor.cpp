@@ -1,0 +1,271 @@
+// The process executor (runtime/executors/process_executor.hpp): bit-identical to the
+// in-process reference (DESIGN.md contract 1), also oversubscribed (12 processes on 2 cores),
+// and its failure paths (contract 5): a killed worker is reported with its subsystem and macro
+// step, a killed master takes its workers with it, and no segment is left behind.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "macrostep/executors/in_process_executor.hpp"
+#include "macrostep/executors/process_executor.hpp"
+#include "macrostep/library/chain.hpp"
+#include "macrostep/library/chain_spec.hpp"
+#include "macrostep/schemes/explicit_jacobi.hpp"
+#include "macrostep/system/coupled_system.hpp"
+
+namespace macrostep {
+namespace {
+
+library::ChainParameters test_chain(std::size_t n) {
+  library::ChainSpec s;
+  s.masses = n;
+  s.mass = library::ValueSpec::fixed(5e-2);
+  s.element = {2.5e6, 25.0, 1e10, 1e-4, 3.0, 3.0, 0.0, 0.0, 1};
+  s.x0 = library::ValueSpec::uniform(-1e-4, 1e-4);
+  s.v0 = library::ValueSpec::uniform(-1.0, 1.0);
+  s.seed = 11;
+  return library::realize(s);
+}
+
+struct CosimRun {
+  std::vector<double> times;
+  std::vector<std::vector<double>> u;
+  std::vector<std::vector<double>> y;
+  std::vector<std::vector<double>> z;  // accepted states of every subsystem, concatenated
+  schemes::ExplicitResult result;
+};
+
+ida::IntegratorOptions solver_options() {
+  ida::IntegratorOptions io;
+  io.rtol = 1e-8;
+  io.atol_pos = 1e-11;
+  io.atol_vel = 1e-8;
+  return io;
+}
+
+executors::ProcessOptions process_options(const schemes::ExplicitOptions& o) {
+  executors::ProcessOptions po;
+  po.solver = solver_options();
+  po.rollback = schemes::needs_rollback(o);
+  po.executable = MACROSTEP_BINARY;
+  return po;
+}
+
+CosimRun run(const system::CoupledSystem& sys, executors::Executor& ex,
+             const schemes::ExplicitOptions& o) {
+  CosimRun r;
+  r.result = schemes::run_explicit(sys, ex, o, [&](const schemes::AcceptedPoint& p) {
+    r.times.push_back(p.time);
+    r.u.emplace_back(p.u.begin(), p.u.end());
+    std::vector<double> all;
+    for (const auto& y : p.outputs) all.insert(all.end(), y.begin(), y.end());
+    r.y.push_back(all);
+    std::vector<double> z;
+    for (std::size_t i = 0; i < sys.subsystem_count(); ++i) {
+      std::vector<double> zi(sys.subsystem(i).state_size());
+      ex.accepted_state(i, zi);
+      z.insert(z.end(), zi.begin(), zi.end());
+    }
+    r.z.push_back(z);
+  });
+  return r;
+}
+
+schemes::ExplicitOptions controlled(double t_end, control::Estimator e, double rtol) {
+  schemes::ExplicitOptions o;
+  o.control.mode = control::StepSizeMode::kVariable;
+  o.control.t_end = t_end;
+  o.control.h = 1e-9;
+  o.control.estimator = e;
+  o.control.tolerances = control::ErrorTolerances::for_rtol(rtol);
+  return o;
+}
+
+schemes::ExplicitOptions fixed_step(double t_end, double h) {
+  schemes::ExplicitOptions o;
+  o.control.mode = control::StepSizeMode::kFixed;
+  o.control.t_end = t_end;
+  o.control.h = h;
+  o.control.kappa_fixed = 2;
+  o.control.estimator = control::Estimator::kNone;
+  return o;
+}
+
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+
+void expect_identical(const CosimRun& a, const CosimRun& b) {
+  ASSERT_EQ(a.times.size(), b.times.size());
+  EXPECT_TRUE(same_bits(a.times, b.times));
+  for (std::size_t k = 0; k < a.times.size(); ++k) {
+    ASSERT_TRUE(same_bits(a.u[k], b.u[k])) << "coupling variables at macro point " << k;
+    ASSERT_TRUE(same_bits(a.y[k], b.y[k])) << "outputs at macro point " << k;
+    ASSERT_TRUE(same_bits(a.z[k], b.z[k])) << "accepted states at macro point " << k;
+  }
+  EXPECT_EQ(a.result.steps.accepted, b.result.steps.accepted);
+  EXPECT_EQ(a.result.steps.rejected, b.result.steps.rejected);
+}
+
+void check_bit_identity(std::size_t masses, std::size_t subsystems,
+                        const schemes::ExplicitOptions& o) {
+  const auto p = test_chain(masses);
+  const auto boundaries = library::equal_partition(p.size(), subsystems);
+  const auto sys = system::make_chain_system(p, boundaries);
+  const auto u0 = sys.initial_couplings();
+  executors::InProcessOptions io;
+  io.solver = solver_options();
+  io.rollback = schemes::needs_rollback(o);
+  CosimRun reference;
+  {
+    executors::InProcessExecutor ex(sys, u0, io);
+    reference = run(sys, ex, o);
+  }
+  executors::ProcessExecutor ex(sys, p, boundaries, u0, process_options(o));
+  const CosimRun processes = run(sys, ex, o);
+  expect_identical(reference, processes);
+  EXPECT_GT(reference.times.size(), 5u);
+  for (std::size_t i = 0; i < subsystems; ++i) EXPECT_GT(ex.total_stats(i).steps, 0);
+}
+
+TEST(ProcessExecutor, ControlledExMDWithComparisonRunsIsBitIdentical2) {
+  check_bit_identity(20, 2, controlled(5e-4, control::Estimator::kExMD, 1e-5));
+}
+
+TEST(ProcessExecutor, ControlledExMDIsBitIdentical3) {
+  check_bit_identity(21, 3, controlled(5e-4, control::Estimator::kExMD, 1e-5));
+}
+
+TEST(ProcessExecutor, ControlledExCVIsBitIdentical3) {
+  check_bit_identity(21, 3, controlled(5e-4, control::Estimator::kExCV, 1e-5));
+}
+
+TEST(ProcessExecutor, FixedStepExHIsBitIdentical12Oversubscribed) {
+  check_bit_identity(24, 12, fixed_step(2e-4, 1e-5));
+}
+
+TEST(ProcessExecutor, ControlledExMDIsBitIdentical12Oversubscribed) {
+  check_bit_identity(24, 12, controlled(2e-4, control::Estimator::kExMD, 1e-5));
+}
+
+bool segment_exists(const std::string& name) {
+  return std::filesystem::exists("/dev/shm" + name);
+}
+
+// Gone: no such process, or a zombie nobody has reaped yet.
+bool process_gone(pid_t pid) {
+  if (kill(pid, 0) != 0) return true;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return true;
+  const auto close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z';
+}
+
+TEST(ProcessExecutor, SegmentIsUnlinkedAfterHandshake) {
+  const auto p = test_chain(20);
+  const auto boundaries = library::equal_partition(p.size(), 2);
+  const auto sys = system::make_chain_system(p, boundaries);
+  executors::ProcessExecutor ex(sys, p, boundaries, sys.initial_couplings(),
+                                process_options(fixed_step(1e-4, 1e-5)));
+  EXPECT_FALSE(segment_exists(ex.segment_name()));
+  EXPECT_EQ(ex.worker_pids().size(), 2u);
+}
+
+TEST(ProcessExecutor, KilledWorkerIsReportedWithSubsystemAndStep) {
+  const auto p = test_chain(20);
+  const auto boundaries = library::equal_partition(p.size(), 3);
+  const auto sys = system::make_chain_system(p, boundaries);
+  const auto o = controlled(1.0, control::Estimator::kExMD, 1e-5);  // far longer than the test
+  executors::ProcessExecutor ex(sys, p, boundaries, sys.initial_couplings(), process_options(o));
+  const pid_t victim = ex.worker_pids()[1];
+  std::size_t accepted = 0;
+  std::chrono::steady_clock::time_point killed;
+  try {
+    schemes::run_explicit(sys, ex, o, [&](const schemes::AcceptedPoint&) {
+      if (++accepted == 5) {
+        kill(victim, SIGKILL);
+        killed = std::chrono::steady_clock::now();
+      }
+    });
+    FAIL() << "the run went on without subsystem 2";
+  } catch (const executors::WorkerFailure& e) {
+    const auto noticed = std::chrono::steady_clock::now() - killed;
+    EXPECT_EQ(e.subsystem(), 1u);
+    EXPECT_GE(e.macro_step(), 5u);
+    EXPECT_GT(e.time(), 0.0);
+    EXPECT_NE(std::string(e.what()).find("subsystem 2"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("signal 9"), std::string::npos) << e.what();
+    std::cout << "noticed after " << std::chrono::duration<double>(noticed).count()
+              << " s: " << e.what() << "\n";
+  }
+  EXPECT_FALSE(segment_exists(ex.segment_name()));
+}
+
+TEST(ProcessExecutor, KilledMasterTakesItsWorkersWithIt) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t master = fork();
+  ASSERT_GE(master, 0);
+  if (master == 0) {
+    close(fds[0]);
+    try {
+      const auto p = test_chain(20);
+      const auto boundaries = library::equal_partition(p.size(), 3);
+      const auto sys = system::make_chain_system(p, boundaries);
+      const auto o = controlled(10.0, control::Estimator::kExMD, 1e-5);
+      executors::ProcessExecutor ex(sys, p, boundaries, sys.initial_couplings(),
+                                    process_options(o));
+      std::ostringstream msg;
+      msg << ex.segment_name();
+      for (pid_t pid : ex.worker_pids()) msg << ' ' << pid;
+      msg << '\n';
+      const std::string text = msg.str();
+      if (write(fds[1], text.data(), text.size()) != static_cast<ssize_t>(text.size())) _exit(3);
+      schemes::run_explicit(sys, ex, o, [](const schemes::AcceptedPoint&) {});
+    } catch (...) {
+      _exit(2);
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string text;
+  char buf[256];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) {
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.find('\n') != std::string::npos) break;
+  }
+  close(fds[0]);
+  std::istringstream in(text);
+  std::string segment;
+  std::vector<pid_t> workers;
+  in >> segment;
+  for (pid_t pid; in >> pid;) workers.push_back(pid);
+  ASSERT_EQ(workers.size(), 3u) << text;
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // mid-run
+  ASSERT_EQ(kill(master, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(master, &status, 0), master);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  bool all_gone = false;
+  while (!all_gone && std::chrono::steady_clock::now() < deadline) {
+    all_gone = true;
+    for (pid_t pid : workers) all_gone = process_gone(pid) && all_gone;
+    if (!all_gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(all_gone);
+  EXPECT_FALSE(segment_exists(segment));
+}
+
+}  // namespace
+}  // namespace macrostep
