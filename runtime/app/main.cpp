@@ -19,6 +19,7 @@
 
 #include "macrostep/config/run_config.hpp"
 #include "macrostep/control/step_size.hpp"
+#include "macrostep/executors/process_executor.hpp"
 #include "macrostep/ida/integrator.hpp"
 #include "macrostep/output/csv.hpp"
 #include "macrostep/output/nrmse.hpp"
@@ -119,13 +120,14 @@ macrostep::config::OrderSetting parse_order(const std::string& text) {
 }
 
 void check_executor(const std::string& executor) {
-  if (executor == "inprocess") return;
-  if (executor == "processes" || executor == "mpi") {
+  if (executor == "inprocess" || executor == "processes") return;
+  if (executor == "mpi") {
     throw UsageError(fmt::format(
-        "--executor {} is not built yet; the only executor so far is inprocess", executor));
+        "--executor {} is not built yet; the executors so far are inprocess and processes",
+        executor));
   }
   throw UsageError(fmt::format(
-      "--executor '{}' is not an executor; allowed: inprocess (built), processes, mpi (not built "
+      "--executor '{}' is not an executor; allowed: inprocess, processes (built), mpi (not built "
       "yet)",
       executor));
 }
@@ -141,6 +143,10 @@ macrostep::schemes::CosimOptions cosim_options(const RunArgs& args,
   if (given(args.rtol_opt)) o.rtol = args.rtol;
   if (given(args.step_size_opt)) o.step_size = args.step_size;
   if (given(args.threads_opt)) o.threads = args.threads;
+  if (given(args.executor_opt)) {
+    o.executor = args.executor == "processes" ? macrostep::config::ExecutorKind::kProcesses
+                                              : macrostep::config::ExecutorKind::kInProcess;
+  }
   if (given(args.stop_time_opt)) o.stop_time = args.stop_time;
   o.output_file = args.output;
   o.all_states = args.all_states;
@@ -206,6 +212,8 @@ int run_cosimulation(const RunArgs& args, const std::string& command_line) {
     macrostep::schemes::print_summary(std::cout, config, result);
     return 0;
   } catch (const macrostep::schemes::SubsystemFailure& e) {
+    fmt::print(stderr, "macrostep: co-simulation failed at t = {:.9g} s: {}\n", e.time(), e.what());
+  } catch (const macrostep::executors::WorkerFailure& e) {
     fmt::print(stderr, "macrostep: co-simulation failed at t = {:.9g} s: {}\n", e.time(), e.what());
   } catch (const macrostep::control::StepSizeUnderflow& e) {
     fmt::print(stderr,
@@ -275,7 +283,8 @@ void add_run_options(CLI::App& cmd, RunArgs& args, bool reference) {
     args.step_size_opt = cmd.add_option("--step-size", args.step_size,
                                         "macro step [s]: the fixed H (--estimator none) or H_init");
     args.executor_opt =
-        cmd.add_option("--executor", args.executor, "how subsystems run: inprocess (default)");
+        cmd.add_option("--executor", args.executor,
+                       "how subsystems run: processes (one per subsystem, default) | inprocess");
     args.threads_opt =
         cmd.add_option("--threads", args.threads, "executor worker threads (0 = all cores)");
   }

@@ -488,8 +488,8 @@ TEST_F(App, CoSimulationCommandLineErrorsExitTwoBeforeAnyWork) {
   expect_error("--scheme jacobi",
                "--scheme 'jacobi' is not a scheme; allowed: explicit (built), implicit, "
                "semi-implicit, waveform, gauss-seidel (not built yet)");
-  expect_error("--executor processes",
-               "--executor processes is not built yet; the only executor so far is inprocess");
+  expect_error("--executor mpi",
+               "--executor mpi is not built yet; the executors so far are inprocess and processes");
   expect_error("--estimator none",
                "--estimator none needs a fixed macro-step size: give --step-size H (or "
                "cosim.step_size)");

@@ -567,8 +567,9 @@ void parse_cosim(const Node* node, ParseState& state) {
         static_cast<int>(integer_in(*v, 1, std::numeric_limits<std::int32_t>::max(), ""));
   }
   if (auto v = n.find("executor")) {
-    choice_with_hints(*v, {"inprocess"}, {"processes", "mpi"});
-    c.executor = ExecutorKind::kInProcess;
+    const std::string e = choice_with_hints(*v, {"inprocess", "processes"}, {"mpi"});
+    c.executor = e == "processes" ? ExecutorKind::kProcesses : ExecutorKind::kInProcess;
+    c.executor_given = true;
   }
   if (auto v = n.find("threads")) c.threads = static_cast<int>(integer_in(*v, 0, 4096, ""));
 

@@ -11,10 +11,12 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
 #include "macrostep/control/estimators.hpp"
+#include "macrostep/executors/process_executor.hpp"
 #include "macrostep/output/csv.hpp"
 #include "macrostep/output/metadata.hpp"
 #include "macrostep/system/coupled_system.hpp"
@@ -44,6 +46,7 @@ nlohmann::ordered_json time_breakdown_json(const TimeBreakdown& t, std::int64_t 
       {"interface_s", seconds(t.interface_ns)},
       {"snapshot_s", seconds(t.snapshot_ns)},
       {"executor_s", seconds(t.executor_ns)},
+      {"communication_s", seconds(t.communication_ns)},
       {"output_s", seconds(t.observer_ns)},
       {"total_s", seconds(t.total_ns)},
       {"wall_s", seconds(wall_ns)},
@@ -151,7 +154,7 @@ json cosim_json(const CosimSettings& s) {
     j["least_squares_points"] = c.least_squares_points;
   }
   j["output_every"] = c.output_every;
-  j["executor"] = "inprocess";
+  j["executor"] = c.executor == config::ExecutorKind::kProcesses ? "processes" : "inprocess";
   j["threads"] = s.executor.threads;
   j["rollback"] = s.executor.rollback;
   return j;
@@ -187,6 +190,16 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
   if (options.order) c.order = *options.order;
   if (options.step_size) c.step_size = *options.step_size;
   if (options.threads) c.threads = *options.threads;
+  if (options.executor) {
+    c.executor = *options.executor;
+    c.executor_given = true;
+  }
+  // Default (issue 4): a process per subsystem whenever there is more than one subsystem; the
+  // results are bit-identical to in-process (tests/executors).
+  if (!c.executor_given) {
+    c.executor = config.partition.boundaries.size() > 2 ? config::ExecutorKind::kProcesses
+                                                        : config::ExecutorKind::kInProcess;
+  }
   if (options.rtol) c.rtol = *options.rtol;  // the atols that were not given follow it
 
   // ---- combinations (the file alone was checked when it was read) ----
@@ -361,7 +374,7 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   meta["versions"] = versions;
 
   // ---- the run ----
-  std::optional<executors::InProcessExecutor> executor;
+  std::unique_ptr<executors::Executor> executor;
   std::vector<double> row(result.columns.size());
   std::vector<double> z;
   double row_time = 0.0;
@@ -457,13 +470,29 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
 
   try {
     const std::vector<double> u0 = system.initial_couplings();
-    executor.emplace(system, u0, settings.executor);
+    if (settings.cosim.executor == config::ExecutorKind::kProcesses) {
+      executors::ProcessOptions po;
+      po.solver = settings.executor.solver;
+      po.rollback = settings.executor.rollback;
+      po.threads = settings.executor.threads;
+      po.executable = settings.worker_executable;
+      executor = std::make_unique<executors::ProcessExecutor>(system, params,
+                                                              config.partition.boundaries, u0, po);
+    } else {
+      executor = std::make_unique<executors::InProcessExecutor>(system, u0, settings.executor);
+    }
     run_explicit(system, *executor, settings.scheme, on_accepted, on_progress, result.run);
     progress.finish(reached, last_h, last_kappa, accepted, rejected);
   } catch (const std::exception& e) {
     progress.finish(reached, last_h, last_kappa, accepted, rejected);
     json error = {{"message", e.what()}};
-    if (const auto* f = dynamic_cast<const SubsystemFailure*>(&e)) {
+    if (const auto* w = dynamic_cast<const executors::WorkerFailure*>(&e)) {
+      error = {{"cause", "worker"},
+               {"subsystem", w->subsystem() + 1},
+               {"macro_step", w->macro_step()},
+               {"time", w->time()},
+               {"message", e.what()}};
+    } else if (const auto* f = dynamic_cast<const SubsystemFailure*>(&e)) {
       error = {{"cause", "subsystem"},
                {"subsystem", f->subsystem() + 1},
                {"time", f->time()},
@@ -588,6 +617,11 @@ void print_summary(std::ostream& out, const config::RunConfig& config, const Cos
       out, "          {:>8.3f} {:>8.3f} {:>10.3f} {:>9.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f}\n",
       seconds(t.solver_ns), seconds(t.idle_ns), seconds(t.extra_runs_ns), seconds(t.interface_ns),
       seconds(t.snapshot_ns), seconds(t.observer_ns), seconds(t.total_ns), seconds(r.wall_ns));
+  if (r.settings.cosim.executor == config::ExecutorKind::kProcesses) {
+    fmt::print(out,
+               "communication [s]: {:.3f} (send to reply minus worker time, slowest subsystem)\n",
+               seconds(t.communication_ns));
+  }
   fmt::print(out, "wrote {} ({} rows x {} columns + time) and {}\n", r.csv_path, r.rows,
              r.columns.size(), r.json_path);
 }

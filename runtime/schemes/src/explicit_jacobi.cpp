@@ -177,6 +177,7 @@ void run_explicit(const system::CoupledSystem& system, executors::Executor& exec
       const auto t_ex = now_ns();
       executor.step(t1, commands, outcome);
       result.time.executor_ns += now_ns() - t_ex;
+      result.time.communication_ns += outcome.communication_ns;
       std::int64_t slowest = 0;
       for (std::size_t i = 0; i < ns; ++i) {
         const auto& so = outcome.subsystems[i];

@@ -105,7 +105,8 @@
 //                                    "auto"), at most 64; only with "least_squares"
 //   output_every = 1                 integer >= 1: write every k-th accepted macro point (the
 //                                    first and the last are always written)
-//   executor = "inprocess"           "inprocess" (the only executor built so far)
+//   executor = "processes"           "inprocess" | "processes" (one process per subsystem);
+//                                    default: processes for more than one subsystem
 //   threads = 0                      integer >= 0: worker threads of the executor, 0 = all cores
 //   A co-simulation needs a [partition] of at least two subsystems; that is checked when one
 //   runs (check_cosimulation), since the same file may serve a monolithic run.
@@ -188,7 +189,7 @@ enum class CosimScheme : std::uint8_t { kExplicit };
 enum class CosimEstimator : std::uint8_t { kNone, kExLE, kExMD, kExCV };
 enum class OrderStrategyKind : std::uint8_t { kIdaLike, kConservative };
 enum class PredictorKind : std::uint8_t { kLagrange, kLeastSquares };
-enum class ExecutorKind : std::uint8_t { kInProcess };
+enum class ExecutorKind : std::uint8_t { kInProcess, kProcesses };
 
 // order = "auto" | K.
 struct OrderSetting {
@@ -223,6 +224,7 @@ struct CosimConfig {
   int least_squares_points = 8;
   int output_every = 1;
   ExecutorKind executor = ExecutorKind::kInProcess;
+  bool executor_given = false;  // the file names the executor (else: chosen by the run)
   int threads = 0;
 
   bool fixed_step() const { return estimator == CosimEstimator::kNone; }

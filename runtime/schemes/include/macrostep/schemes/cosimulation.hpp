@@ -41,6 +41,7 @@ struct CosimOptions {
   std::optional<double> rtol;       // --rtol: the controller's rtol; unset atols follow it
   std::optional<double> step_size;  // --step-size: fixed H (estimator none) or H_init
   std::optional<int> threads;       // --threads
+  std::optional<config::ExecutorKind> executor;  // --executor inprocess|processes
   std::optional<double> stop_time;  // --stop-time (> 0)
   std::string output_file;          // --output; empty: config::default_output_file()
   bool all_states = false;          // --all-states, OR-ed with [output].all_states
@@ -53,6 +54,10 @@ struct CosimSettings {
   config::CosimConfig cosim;  // the [cosim] values in effect (overrides applied)
   ExplicitOptions scheme;     // controller, predictor
   executors::InProcessOptions executor;
+  // The executor in effect (cosim.executor is resolved: without --executor and cosim.executor
+  // it is `processes`, one process per subsystem); its solver, rollback and threads (threads
+  // of each worker) come from `executor` above.
+  std::string worker_executable = "/proc/self/exe";
   double end_time = 0.0;
   bool all_states = false;
 };
