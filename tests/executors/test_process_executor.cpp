@@ -7,10 +7,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -265,6 +268,138 @@ TEST(ProcessExecutor, KilledMasterTakesItsWorkersWithIt) {
   }
   EXPECT_TRUE(all_gone);
   EXPECT_FALSE(segment_exists(segment));
+}
+
+// ---- end to end: the `macrostep` binary ----------------------------------------------------
+
+std::filesystem::path temp_dir(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("macrostep-test-executors-" + std::to_string(getpid()) + "-" + name);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// Starts `macrostep ARGS...` with stdout/stderr redirected to files in `dir`.
+pid_t spawn_app(const std::filesystem::path& dir, const std::vector<std::string>& args) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const std::string out = (dir / "stdout.txt").string(), err = (dir / "stderr.txt").string();
+    if (!freopen(out.c_str(), "w", stdout) || !freopen(err.c_str(), "w", stderr)) _exit(120);
+    std::vector<std::string> all = {MACROSTEP_BINARY};
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(MACROSTEP_BINARY, argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+int wait_exit(pid_t pid) {
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> out;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    const auto close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    char state = 0;
+    pid_t ppid = 0;
+    rest >> state >> ppid;
+    if (ppid == parent) out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+bool segments_of_pid_exist(pid_t pid) {
+  const std::string needle = "-" + std::to_string(pid) + "-";
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm")) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("macrostep-", 0) == 0 && name.find(needle) != std::string::npos) return true;
+  }
+  return false;
+}
+
+const std::string kDemo = std::string(MACROSTEP_SOURCE_DIR) + "/configs/demo.toml";
+
+TEST(ProcessExecutorApp, CsvBytesAreIdenticalToInProcess) {
+  const auto dir = temp_dir("csv");
+  for (const char* executor : {"inprocess", "processes"}) {
+    const pid_t pid =
+        spawn_app(dir, {"run", kDemo, "--stop-time", "0.002", "--executor", executor, "--output",
+                        (dir / (std::string(executor) + ".csv")).string()});
+    ASSERT_EQ(wait_exit(pid), 0) << read_file(dir / "stderr.txt");
+  }
+  const std::string a = read_file(dir / "inprocess.csv"), b = read_file(dir / "processes.csv");
+  EXPECT_GT(a.size(), 1000u);
+  EXPECT_TRUE(a == b) << "the CSV files differ";
+  EXPECT_NE(read_file(dir / "processes.json").find("\"executor\": \"processes\""),
+            std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ProcessExecutorApp, KilledWorkerFailsTheRunWithAValidCsvAndNoSegment) {
+  const auto dir = temp_dir("kill");
+  const auto csv = dir / "run.csv";
+  const pid_t app = spawn_app(dir, {"run", kDemo, "--stop-time", "100", "--executor", "processes",
+                                    "--output", csv.string()});
+  // Wait for some accepted rows, then kill the second worker.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  std::vector<pid_t> workers;
+  while (std::chrono::steady_clock::now() < deadline) {
+    workers = children_of(app);
+    const std::string text = read_file(csv);
+    if (workers.size() == 2 && std::count(text.begin(), text.end(), '\n') > 50) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_EQ(workers.size(), 2u);
+  std::sort(workers.begin(), workers.end());  // spawned in subsystem order
+  ASSERT_EQ(kill(workers[1], SIGKILL), 0);
+  const auto killed = std::chrono::steady_clock::now();
+  const int rc = wait_exit(app);
+  std::cout << "the app exited "
+            << std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count()
+            << " s after the kill\n";
+  EXPECT_NE(rc, 0);
+  const std::string err = read_file(dir / "stderr.txt");
+  EXPECT_NE(err.find("subsystem 2"), std::string::npos) << err;
+  EXPECT_NE(err.find("macro step"), std::string::npos) << err;
+  // A valid CSV: a header and complete rows, all with the header's number of fields.
+  const std::string text = read_file(csv);
+  ASSERT_FALSE(text.empty());
+  EXPECT_EQ(text.back(), '\n');
+  std::istringstream lines(text);
+  std::string line;
+  std::getline(lines, line);
+  const auto fields = std::count(line.begin(), line.end(), ',');
+  std::size_t rows = 0;
+  while (std::getline(lines, line)) {
+    ASSERT_EQ(std::count(line.begin(), line.end(), ','), fields) << "row " << rows;
+    ++rows;
+  }
+  EXPECT_GT(rows, 50u);
+  const std::string meta = read_file(dir / "run.json");
+  EXPECT_NE(meta.find("\"cause\": \"worker\""), std::string::npos);
+  EXPECT_FALSE(segments_of_pid_exist(app));
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
