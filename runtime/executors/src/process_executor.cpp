@@ -47,6 +47,7 @@ struct ProcessExecutor::State {
     ida::AdvanceStats total;
     std::int64_t snapshot_ns = 0;
     std::int64_t sent_ns = 0;
+    std::int64_t ack_sent_ns = 0;  // when it acknowledged the accept / reject queued before
   };
 
   std::optional<ipc::SharedSegment> segment;
@@ -98,7 +99,8 @@ struct ProcessExecutor::State {
   }
 
   // Pops worker i's reply into *reply; throws WorkerFailure if the worker dies first.
-  void receive(std::size_t i, const char* during) {
+  void receive(std::size_t i, const char* during) { receive(i, during, command->attempt); }
+  void receive(std::size_t i, const char* during, std::uint64_t expected) {
     Worker& w = workers[i];
     for (;;) {
       if (w.replies->pop_for(*reply, policy, options.poll_interval) == ipc::WaitStatus::kReady) {
@@ -109,38 +111,56 @@ struct ProcessExecutor::State {
         if (dead(j)) fail_dead(j, during);
       }
     }
-    if (reply->attempt != command->attempt) {
+    if (reply->attempt != expected) {
       broken = true;
       throw WorkerFailure(fmt::format("subsystem {}: reply to attempt {} while waiting for {}",
-                                      i + 1, reply->attempt, command->attempt),
+                                      i + 1, reply->attempt, expected),
                           i, attempt, step_begin);
     }
     w.total = reply->total;
     w.snapshot_ns = reply->snapshot_ns_total;
   }
 
-  // Sends one command of `kind` to every worker and waits for every acknowledgement.
+  // Sends one command of `kind` (accept / reject) to every worker without waiting: the
+  // acknowledgements are collected by drain(), at the latest before the next step's replies,
+  // which saves a round trip per macro step. The worker handles commands in order, so the next
+  // step starts from the saved / restored state.
   void broadcast(worker::CommandKind kind, const char* during) {
     if (broken) throw std::logic_error("ProcessExecutor: a worker has failed");
+    drain();
     command->kind = kind;
     command->runs = 0;
     command->attempt = ++attempt_counter;
     for (std::size_t i = 0; i < workers.size(); ++i) send(i);
+    pending_ack = command->attempt;
+    pending_what = during;
+  }
+
+  // Collects the acknowledgements of the last accept / reject (no-op if there are none).
+  void drain() {
+    if (pending_ack == 0) return;
+    const std::uint64_t expected = pending_ack;
+    pending_ack = 0;
     std::string error;
     std::size_t failed = 0;
     for (std::size_t i = 0; i < workers.size(); ++i) {
-      receive(i, during);
+      receive(i, pending_what, expected);
+      workers[i].ack_sent_ns = reply->sent_ns;
       if (reply->status != worker::ReplyStatus::kOk && error.empty()) {
         error = reply->error;
         failed = i;
       }
-      if (i == 0) accepted_time = reply->time;
     }
     if (!error.empty()) {
+      broken = true;
       throw std::runtime_error(
-          fmt::format("subsystem {}: {} failed: {}", failed + 1, during, error));
+          fmt::format("subsystem {}: {} failed: {}", failed + 1, pending_what, error));
     }
   }
+
+  std::uint64_t pending_ack = 0;  // attempt id of unacknowledged accept / reject commands
+  const char* pending_what = "";
+  double step_time = 0.0;  // subsystem 0's nominal time after the last step
 
   void terminate() noexcept {
     // Ask politely (a worker busy with a command replies to it first), then kill.
@@ -352,6 +372,7 @@ void ProcessExecutor::step(double t_end, std::span<const SubsystemCommand> comma
     s.send(i);
   }
   s.stepped = true;
+  s.drain();  // the previous accept / reject, queued before this step in every ring
   outcome.ok = true;
   outcome.error.clear();
   outcome.subsystems.resize(n);
@@ -377,9 +398,12 @@ void ProcessExecutor::step(double t_end, std::span<const SubsystemCommand> comma
       outcome.failed_subsystem = i;
       outcome.error = r.error;
     }
+    if (i == 0) s.step_time = r.time;
     if (r.sent_ns >= slowest_sent) {
       slowest_sent = r.sent_ns;
-      slowest_comm = (popped - s.workers[i].sent_ns) - (r.sent_ns - r.received_ns);
+      // The worker handled the queued accept / reject before this command: not transport.
+      const std::int64_t start = std::max(s.workers[i].sent_ns, s.workers[i].ack_sent_ns);
+      slowest_comm = (popped - start) - (r.sent_ns - r.received_ns);
     }
   }
   outcome.communication_ns = std::max<std::int64_t>(0, slowest_comm);
@@ -390,6 +414,7 @@ void ProcessExecutor::accept() {
   State& s = *state_;
   if (!s.stepped) throw std::logic_error("ProcessExecutor::accept: no step to accept");
   s.broadcast(worker::CommandKind::kAccept, "accept");
+  s.accepted_time = s.step_time;
   s.stepped = false;
 }
 
@@ -411,6 +436,7 @@ void ProcessExecutor::accepted_state(std::size_t i, std::span<double> z) const {
   if (state_->stepped) {
     throw std::logic_error("ProcessExecutor::accepted_state: call between steps");
   }
+  state_->drain();  // the mirror is written when the worker handles accept
   const auto& w = state_->workers.at(i);
   if (z.size() != w.state_size) {
     throw std::invalid_argument("ProcessExecutor::accepted_state: wrong size");
@@ -419,10 +445,12 @@ void ProcessExecutor::accepted_state(std::size_t i, std::span<double> z) const {
 }
 
 ida::AdvanceStats ProcessExecutor::total_stats(std::size_t i) const {
+  if (!state_->broken) state_->drain();
   return state_->workers.at(i).total;
 }
 
 std::int64_t ProcessExecutor::snapshot_ns(std::size_t i) const {
+  if (!state_->broken) state_->drain();
   return state_->workers.at(i).snapshot_ns;
 }
 

@@ -14,8 +14,10 @@
 //     the workers every options.poll_interval: a dead worker throws WorkerFailure naming the
 //     subsystem (1-based), the macro step and its start time. After a WorkerFailure the
 //     executor is unusable (destroy it).
-//   - accept() / reject() are synchronous: every worker saves (and mirrors z) or restores
-//     before they return, so accepted_state() reads the mirror in the segment.
+//   - accept() / reject() queue the command in every worker's ring and return; the
+//     acknowledgements are collected before the next step's replies, or by accepted_state()
+//     (which then reads the mirror the workers wrote), total_stats() and snapshot_ns(). A
+//     failed accept / reject (or a worker dying meanwhile) is thrown from that later call.
 //   - The destructor sends kShutdown, waits up to options.shutdown_timeout for the workers to
 //     exit, then SIGKILLs the rest and reaps them all.
 // Not thread-safe: one thread drives it.
