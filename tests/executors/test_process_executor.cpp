@@ -3,6 +3,7 @@
 // and its failure paths (contract 5): a killed worker is reported with its subsystem and macro
 // step, a killed master takes its workers with it, and no segment is left behind.
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -268,6 +269,43 @@ TEST(ProcessExecutor, KilledMasterTakesItsWorkersWithIt) {
   }
   EXPECT_TRUE(all_gone);
   EXPECT_FALSE(segment_exists(segment));
+}
+
+bool segments_of_pid_exist(pid_t pid);
+
+TEST(ProcessExecutor, WorkerThatNeverShakesHandsIsNamed) {
+  const auto p = test_chain(20);
+  const auto boundaries = library::equal_partition(p.size(), 2);
+  const auto sys = system::make_chain_system(p, boundaries);
+  auto po = process_options(fixed_step(1e-4, 1e-5));
+  po.executable = "/bin/true";  // exits at once, without a handshake
+  try {
+    executors::ProcessExecutor ex(sys, p, boundaries, sys.initial_couplings(), po);
+    FAIL() << "constructed without workers";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("subsystem 1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("handshake"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(segments_of_pid_exist(getpid()));
+}
+
+TEST(ProcessExecutor, WorkersArePinnedToTheirCpusets) {
+  const auto p = test_chain(20);
+  const auto boundaries = library::equal_partition(p.size(), 2);
+  const auto sys = system::make_chain_system(p, boundaries);
+  auto po = process_options(fixed_step(1e-4, 1e-5));
+  po.cpusets = {{0}, {}};  // subsystem 1 on PU 0, subsystem 2 unpinned
+  executors::ProcessExecutor ex(sys, p, boundaries, sys.initial_couplings(), po);
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  ASSERT_EQ(sched_getaffinity(ex.worker_pids()[0], sizeof(set), &set), 0);
+  EXPECT_EQ(CPU_COUNT(&set), 1);
+  EXPECT_TRUE(CPU_ISSET(0, &set));
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(mine), &mine), 0);
+  ASSERT_EQ(sched_getaffinity(ex.worker_pids()[1], sizeof(set), &set), 0);
+  EXPECT_EQ(CPU_COUNT(&set), CPU_COUNT(&mine));
 }
 
 // ---- end to end: the `macrostep` binary ----------------------------------------------------
