@@ -315,7 +315,17 @@ TEST(CosimConfig, AbsentTableGivesTheDocumentedDefaults) {
   EXPECT_EQ(k.least_squares_points, 8);
   EXPECT_EQ(k.output_every, 1);
   EXPECT_EQ(k.executor, ExecutorKind::kInProcess);
+  EXPECT_FALSE(k.executor_given);  // the run picks: processes for more than one subsystem
   EXPECT_EQ(k.threads, 0);
+}
+
+TEST(CosimConfig, ExecutorProcessesIsRead) {
+  const RunConfig c = parse_config(kMinimal + R"([cosim]
+executor = "processes"
+)",
+                                   "t.toml");
+  EXPECT_EQ(c.cosim.executor, ExecutorKind::kProcesses);
+  EXPECT_TRUE(c.cosim.executor_given);
 }
 
 TEST(CosimConfig, EveryControlledKeyIsRead) {
