@@ -20,6 +20,8 @@
 #include "macrostep/output/csv.hpp"
 #include "macrostep/output/metadata.hpp"
 #include "macrostep/system/coupled_system.hpp"
+#include "progress_line.hpp"
+#include "run_json.hpp"
 
 namespace macrostep::schemes {
 namespace {
@@ -69,56 +71,6 @@ control::Estimator to_control(config::CosimEstimator e) {
 
 std::string order_text(const config::OrderSetting& o) {
   return o.automatic ? std::string("auto") : std::to_string(o.kappa);
-}
-
-// "\r<status>" on stderr at most five times a second, once the run qualifies (a terminal and
-// more than a second, or always with --progress).
-class ProgressLine {
- public:
-  ProgressLine(MonolithicOptions::Progress mode, double end_time)
-      : mode_(mode), end_time_(end_time), interactive_(::isatty(STDERR_FILENO) == 1) {}
-
-  void update(double t, double h, int kappa, std::uint64_t accepted, std::uint64_t rejected,
-              bool last = false) {
-    if (mode_ == MonolithicOptions::Progress::kNever) return;
-    const auto now = Clock::now();
-    if (mode_ == MonolithicOptions::Progress::kAuto &&
-        (!interactive_ || now - start_ < std::chrono::seconds(1))) {
-      return;
-    }
-    if (shown_ && !last && now - last_ < std::chrono::milliseconds(200)) return;
-    last_ = now;
-    shown_ = true;
-    const double elapsed = std::chrono::duration<double>(now - start_).count();
-    fmt::print(stderr,
-               "\rt = {:.6g} / {:.6g} s ({:5.1f} %), H = {:.3e} s, kappa {}, {} accepted, {} "
-               "rejected, {:.1f} s  ",
-               t, end_time_, 100.0 * t / end_time_, h, kappa, accepted, rejected, elapsed);
-    std::fflush(stderr);
-  }
-  void finish(double t, double h, int kappa, std::uint64_t accepted, std::uint64_t rejected) {
-    if (!shown_) return;
-    update(t, h, kappa, accepted, rejected, true);
-    fmt::print(stderr, "\n");
-  }
-
- private:
-  MonolithicOptions::Progress mode_;
-  double end_time_;
-  bool interactive_;
-  bool shown_ = false;
-  Clock::time_point start_ = Clock::now();
-  Clock::time_point last_{};
-};
-
-json stats_json(const ida::AdvanceStats& s) {
-  return {{"micro_steps", s.steps},
-          {"residual_evals", s.residual_evals},
-          {"jacobian_evals", s.jacobian_evals},
-          {"nonlinear_iterations", s.nonlinear_iterations},
-          {"nonlinear_failures", s.nonlinear_failures},
-          {"error_test_failures", s.error_test_failures},
-          {"linear_setups", s.linear_setups}};
 }
 
 json cosim_json(const CosimSettings& s) {
@@ -419,6 +371,10 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   double last_h = settings.scheme.control.h;
   int last_kappa = 0;
   double reached = 0.0;
+  const auto status = [&] {
+    return fmt::format("H = {:.3e} s, kappa {}, {} accepted, {} rejected", last_h, last_kappa,
+                       accepted, rejected);
+  };
   const auto on_progress = [&](const control::StepPlan& plan, bool ok) {
     if (ok) {
       reached = plan.t_end;
@@ -427,7 +383,7 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
     }
     last_h = plan.h();
     last_kappa = plan.kappa;
-    progress.update(reached, last_h, last_kappa, accepted, rejected);
+    progress.update(reached, status);
   };
 
   const auto statistics_so_far = [&](json& statistics) {
@@ -482,9 +438,9 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
       executor = std::make_unique<executors::InProcessExecutor>(system, u0, settings.executor);
     }
     run_explicit(system, *executor, settings.scheme, on_accepted, on_progress, result.run);
-    progress.finish(reached, last_h, last_kappa, accepted, rejected);
+    progress.finish(reached, status);
   } catch (const std::exception& e) {
-    progress.finish(reached, last_h, last_kappa, accepted, rejected);
+    progress.finish(reached, status);
     json error = {{"message", e.what()}};
     if (const auto* w = dynamic_cast<const executors::WorkerFailure*>(&e)) {
       error = {{"cause", "worker"},

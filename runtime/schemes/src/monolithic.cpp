@@ -16,6 +16,8 @@
 #include "macrostep/library/chain.hpp"
 #include "macrostep/output/csv.hpp"
 #include "macrostep/output/metadata.hpp"
+#include "progress_line.hpp"
+#include "run_json.hpp"
 
 namespace macrostep::schemes {
 namespace {
@@ -107,59 +109,15 @@ json model_summary(const config::RunConfig& config, const library::ChainParamete
   };
 }
 
-json stats_json(const ida::AdvanceStats& s) {
-  return {{"micro_steps", s.steps},
-          {"residual_evals", s.residual_evals},
-          {"jacobian_evals", s.jacobian_evals},
-          {"nonlinear_iterations", s.nonlinear_iterations},
-          {"nonlinear_failures", s.nonlinear_failures},
-          {"error_test_failures", s.error_test_failures},
-          {"linear_setups", s.linear_setups},
-          {"solver_wall_ns", s.wall_ns}};
-}
-
 // A cut element of the partition: its law and the state indices of the bodies it joins.
 struct CutElement {
   library::ElementLaw law;
   std::size_t x_left, v_left, x_right, v_right;
 };
 
-// Prints "\r<status>" on stderr at most every quarter second, once the run qualifies.
-class Progress {
- public:
-  Progress(MonolithicOptions::Progress mode, double end_time)
-      : mode_(mode), end_time_(end_time), interactive_(::isatty(STDERR_FILENO) == 1) {}
-
-  void update(double t, long steps, bool last = false) {
-    if (mode_ == MonolithicOptions::Progress::kNever) return;
-    const auto now = Clock::now();
-    if (mode_ == MonolithicOptions::Progress::kAuto &&
-        (!interactive_ || now - start_ < std::chrono::seconds(1))) {
-      return;
-    }
-    if (shown_ && !last && now - last_ < std::chrono::milliseconds(250)) return;
-    last_ = now;
-    shown_ = true;
-    const double elapsed = std::chrono::duration<double>(now - start_).count();
-    fmt::print(stderr, "\rt = {:.6g} / {:.6g} s ({:5.1f} %), {} micro steps, {:.1f} s elapsed  ", t,
-               end_time_, 100.0 * t / end_time_, steps, elapsed);
-    std::fflush(stderr);
-  }
-  // Completes a shown line with the final state (the last update may have been skipped).
-  void finish(double t, long steps) {
-    if (!shown_) return;
-    update(t, steps, true);
-    fmt::print(stderr, "\n");
-  }
-
- private:
-  MonolithicOptions::Progress mode_;
-  double end_time_;
-  bool interactive_;
-  bool shown_ = false;
-  Clock::time_point start_ = Clock::now();
-  Clock::time_point last_{};
-};
+std::string micro_steps(const ida::Integrator& integrator) {
+  return fmt::format("{} micro steps", integrator.total_stats().steps);
+}
 
 }  // namespace
 
@@ -341,7 +299,7 @@ MonolithicResult run_monolithic(const config::RunConfig& config, const Monolithi
     result.rows = csv->rows();
   };
 
-  Progress progress(options.progress, result.end_time);
+  ProgressLine progress(options.progress, result.end_time);
   try {
     integrator.emplace(chain, result.solver);
     integrator->state(z, zp);
@@ -350,11 +308,11 @@ MonolithicResult run_monolithic(const config::RunConfig& config, const Monolithi
       integrator->advance_to(times[k]);
       integrator->state(z, zp);
       write_row(times[k]);
-      progress.update(times[k], integrator->total_stats().steps);
+      progress.update(times[k], [&] { return micro_steps(*integrator); });
     }
-    progress.finish(integrator->time(), integrator->total_stats().steps);
+    progress.finish(integrator->time(), [&] { return micro_steps(*integrator); });
   } catch (const ida::IntegrationError& e) {
-    if (integrator) progress.finish(integrator->time(), integrator->total_stats().steps);
+    if (integrator) progress.finish(integrator->time(), [&] { return micro_steps(*integrator); });
     csv->close();
     finish_metadata("failed");
     meta["error"] = {{"time", e.time()}, {"ida_flag", e.ida_flag()}, {"message", e.what()}};
