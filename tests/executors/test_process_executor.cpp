@@ -130,16 +130,21 @@ void check_bit_identity(std::size_t masses, std::size_t subsystems,
   executors::InProcessOptions io;
   io.solver = solver_options();
   io.rollback = schemes::needs_rollback(o);
-  CosimRun reference;
-  {
-    executors::InProcessExecutor ex(sys, u0, io);
-    reference = run(sys, ex, o);
-  }
+  executors::InProcessExecutor in_process(sys, u0, io);
+  const CosimRun reference = run(sys, in_process, o);
   executors::ProcessExecutor ex(sys, p, boundaries, u0, process_options(o));
   const CosimRun processes = run(sys, ex, o);
   expect_identical(reference, processes);
   EXPECT_GT(reference.times.size(), 5u);
-  for (std::size_t i = 0; i < subsystems; ++i) EXPECT_GT(ex.total_stats(i).steps, 0);
+  // The work counters (nominal and extra runs, rejected attempts included) agree as well.
+  for (std::size_t i = 0; i < subsystems; ++i) {
+    const auto a = in_process.total_stats(i), b = ex.total_stats(i);
+    EXPECT_GT(b.steps, 0);
+    EXPECT_EQ(a.steps, b.steps) << "subsystem " << i + 1;
+    EXPECT_EQ(a.residual_evals, b.residual_evals) << "subsystem " << i + 1;
+    EXPECT_EQ(a.jacobian_evals, b.jacobian_evals) << "subsystem " << i + 1;
+    EXPECT_EQ(a.error_test_failures, b.error_test_failures) << "subsystem " << i + 1;
+  }
 }
 
 TEST(ProcessExecutor, ControlledExMDWithComparisonRunsIsBitIdentical2) {
