@@ -49,6 +49,7 @@ struct ProcessExecutor::State {
     std::int64_t sent_ns = 0;
     std::int64_t ack_sent_ns = 0;  // when it acknowledged the accept / reject queued before
   };
+  worker::ConfigBlock* bye = nullptr;  // the Shutdown message
 
   std::optional<ipc::SharedSegment> segment;
   std::vector<Worker> workers;
@@ -164,6 +165,13 @@ struct ProcessExecutor::State {
 
   void terminate() noexcept {
     // Ask politely (a worker busy with a command replies to it first), then kill.
+    if (bye != nullptr && bye->bytes.load(std::memory_order_relaxed) == 0) {
+      try {
+        worker::write_message(
+            *bye, worker::encode_shutdown(broken ? "the run failed" : worker::kNormalShutdown));
+      } catch (...) {
+      }
+    }
     command->kind = worker::CommandKind::kShutdown;
     command->attempt = ++attempt_counter;
     for (std::size_t i = 0; i < workers.size(); ++i) {
@@ -239,6 +247,9 @@ ProcessExecutor::ProcessExecutor(const system::CoupledSystem& system,
   run.subsystems = static_cast<std::uint32_t>(n);
   run.master_pid = master;
   s.workers.resize(n);
+  const auto bye_ref = seg.allocate("ms.bye", worker::kShutdownRegionBytes);
+  s.bye = new (seg.at(bye_ref.offset)) worker::ConfigBlock();
+  s.bye->capacity = worker::kShutdownRegionBytes - sizeof(worker::ConfigBlock);
   for (std::size_t i = 0; i < n; ++i) {
     auto& w = s.workers[i];
     const auto cfg_ref = seg.allocate(worker::region_name("ms.cfg", i),

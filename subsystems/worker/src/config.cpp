@@ -232,6 +232,23 @@ HandshakeInfo decode_handshake(const std::byte* data, std::size_t bytes) {
   return info;
 }
 
+std::vector<std::byte> encode_shutdown(const std::string& reason) {
+  capnp::MallocMessageBuilder message;
+  message.initRoot<schema::Shutdown>().setReason(reason.substr(0, 512));
+  const kj::Array<capnp::word> words = capnp::messageToFlatArray(message);
+  const auto bytes = words.asBytes();
+  std::vector<std::byte> out(bytes.size());
+  std::memcpy(out.data(), bytes.begin(), bytes.size());
+  return out;
+}
+
+std::string decode_shutdown(const std::byte* data, std::size_t bytes) {
+  if (bytes == 0 || bytes % sizeof(capnp::word) != 0) return {};
+  capnp::FlatArrayMessageReader reader(kj::ArrayPtr<const capnp::word>(
+      reinterpret_cast<const capnp::word*>(data), bytes / sizeof(capnp::word)));
+  return reader.getRoot<schema::Shutdown>().getReason().cStr();
+}
+
 void write_message(ConfigBlock& block, const std::vector<std::byte>& message) {
   if (message.size() > block.capacity) {
     throw std::runtime_error("control message of " + std::to_string(message.size()) +

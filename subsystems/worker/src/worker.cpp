@@ -271,7 +271,18 @@ int run_worker(const std::string& segment_name, std::size_t index) {
       worker.handle(*command, *reply);
       reply->sent_ns = monotonic_ns();
       replies.push(*reply, policy);
-      if (command->kind == CommandKind::kShutdown) return 0;
+      if (command->kind == CommandKind::kShutdown) {
+        // The master's reason, for the log when it is not the normal end of a run.
+        if (const auto bye = segment->find("ms.bye")) {
+          const auto& block = *reinterpret_cast<const ConfigBlock*>(segment->at(bye->offset));
+          const std::string reason =
+              decode_shutdown(block.data(), block.bytes.load(std::memory_order_acquire));
+          if (!reason.empty() && reason != kNormalShutdown) {
+            std::fprintf(stderr, "%s: shut down by the master: %s\n", who.c_str(), reason.c_str());
+          }
+        }
+        return 0;
+      }
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: %s\n", who.c_str(), e.what());

@@ -10,6 +10,8 @@
 //                   it is ready (or failed); `bytes` is stored last with release
 //   "ms.cmd.I"      CommandRing: master -> worker StepCommands
 //   "ms.rep.I"      ReplyRing: worker -> master StepReplies (exactly one per command)
+//   "ms.bye"        ConfigBlock header + the Cap'n Proto Shutdown (reason), written by the
+//                   master before it sends kShutdown; workers read it when they get kShutdown
 //   "ms.state.I"    double[state size]: z at the accepted time, written by the worker when it
 //                   handles kAccept, before it replies (the mirror of contract 5 / issue 4)
 //

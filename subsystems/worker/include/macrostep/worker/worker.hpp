@@ -75,6 +75,13 @@ struct HandshakeInfo {
 std::vector<std::byte> encode_handshake(const HandshakeInfo& info);
 HandshakeInfo decode_handshake(const std::byte* data, std::size_t bytes);
 
+// The Shutdown message the master writes into "ms.bye" before it sends kShutdown: why the run
+// ends ("end of run", or the failure that ended it).
+std::vector<std::byte> encode_shutdown(const std::string& reason);
+std::string decode_shutdown(const std::byte* data, std::size_t bytes);
+inline constexpr std::size_t kShutdownRegionBytes = 1024;
+inline constexpr const char* kNormalShutdown = "end of run";
+
 // Writes a message into a ConfigBlock region (publishes `bytes` last). Throws if it does not fit.
 void write_message(ConfigBlock& block, const std::vector<std::byte>& message);
 
