@@ -235,9 +235,7 @@ ProcessExecutor::ProcessExecutor(const system::CoupledSystem& system,
     setup.subsystems = static_cast<std::uint32_t>(n);
     setup.master_pid = master;
     configs.push_back(worker::encode_config(setup));
-    bytes += worker::config_region_bytes(configs.back().size()) + 256 +
-             worker::kHandshakeRegionBytes + sizeof(worker::CommandRing) +
-             sizeof(worker::ReplyRing) + sub.state_size() * sizeof(double) + 4 * 256;
+    bytes += worker::subsystem_layout(sub.state_size(), configs.back().size()).bytes + 128;
   }
   ipc::SegmentOptions seg_options;
   seg_options.region_bytes = bytes;
@@ -252,22 +250,22 @@ ProcessExecutor::ProcessExecutor(const system::CoupledSystem& system,
   s.bye->capacity = worker::kShutdownRegionBytes - sizeof(worker::ConfigBlock);
   for (std::size_t i = 0; i < n; ++i) {
     auto& w = s.workers[i];
-    const auto cfg_ref = seg.allocate(worker::region_name("ms.cfg", i),
-                                      worker::config_region_bytes(configs[i].size()));
-    auto* cfg = new (seg.at(cfg_ref.offset)) worker::ConfigBlock();
-    cfg->capacity = configs[i].size();
-    worker::write_message(*cfg, configs[i]);
-    const auto hs_ref =
-        seg.allocate(worker::region_name("ms.hs", i), worker::kHandshakeRegionBytes);
-    w.handshake = new (seg.at(hs_ref.offset)) worker::ConfigBlock();
-    w.handshake->capacity = worker::kHandshakeRegionBytes - sizeof(worker::ConfigBlock);
-    w.commands = &worker::CommandRing::create(seg, worker::region_name("ms.cmd", i));
-    w.replies = &worker::ReplyRing::create(seg, worker::region_name("ms.rep", i));
     w.state_size = system.subsystem(i).state_size();
     w.outputs = system.subsystem(i).output_size();
-    const auto st = seg.allocate(worker::region_name("ms.state", i),
-                                 std::max<std::size_t>(1, w.state_size) * sizeof(double));
-    w.mirror = reinterpret_cast<const double*>(seg.at(st.offset));
+    const auto layout = worker::subsystem_layout(w.state_size, configs[i].size());
+    const auto ref = seg.allocate(worker::region_name("ms.sub", i), layout.bytes);
+    auto* block = new (seg.at(ref.offset)) worker::SubsystemBlock();
+    block->state_offset = ref.offset + layout.state_offset;
+    block->state_size = w.state_size;
+    block->config_offset = ref.offset + layout.config_offset;
+    auto* cfg = new (seg.at(block->config_offset)) worker::ConfigBlock();
+    cfg->capacity = configs[i].size();
+    worker::write_message(*cfg, configs[i]);
+    block->handshake.capacity = sizeof(block->handshake_data);
+    w.handshake = &block->handshake;
+    w.commands = &block->commands;
+    w.replies = &block->replies;
+    w.mirror = reinterpret_cast<const double*>(seg.at(block->state_offset));
     if (w.outputs > worker::kMaxOutputs) {
       throw std::invalid_argument("ProcessExecutor: too many outputs for the reply");
     }

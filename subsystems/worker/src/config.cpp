@@ -2,6 +2,7 @@
 #include <capnp/message.h>
 #include <capnp/serialize.h>
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -19,6 +20,15 @@ std::string region_name(std::string_view kind, std::size_t index) {
 
 std::size_t config_region_bytes(std::size_t message_bytes) {
   return sizeof(ConfigBlock) + message_bytes;
+}
+
+SubsystemLayout subsystem_layout(std::size_t state_size, std::size_t config_bytes) {
+  const auto round = [](std::size_t n) { return (n + 63) / 64 * 64; };
+  SubsystemLayout l;
+  l.state_offset = round(sizeof(SubsystemBlock));
+  l.config_offset = l.state_offset + round(std::max<std::size_t>(1, state_size) * sizeof(double));
+  l.bytes = l.config_offset + config_region_bytes(config_bytes);
+  return l;
 }
 
 std::vector<std::byte> encode_config(const WorkerSetup& s) {
@@ -114,8 +124,14 @@ DecodedConfig decode_config(const std::byte* data, std::size_t bytes) {
     throw std::runtime_error("subsystem configuration: malformed message (" +
                              std::to_string(bytes) + " bytes)");
   }
-  capnp::FlatArrayMessageReader reader(kj::ArrayPtr<const capnp::word>(
-      reinterpret_cast<const capnp::word*>(data), bytes / sizeof(capnp::word)));
+  // The message comes from our own master: allow a traversal of its full size several times
+  // over (the default limit of 8 M words is too small for chains of 10^5 masses).
+  capnp::ReaderOptions options;
+  options.traversalLimitInWords = 8 * (bytes / sizeof(capnp::word)) + (std::uint64_t{1} << 23);
+  capnp::FlatArrayMessageReader reader(
+      kj::ArrayPtr<const capnp::word>(reinterpret_cast<const capnp::word*>(data),
+                                      bytes / sizeof(capnp::word)),
+      options);
   const auto cfg = reader.getRoot<schema::SubsystemConfig>();
   DecodedConfig d;
   d.protocol_version = cfg.getProtocolVersion();
@@ -135,8 +151,14 @@ DecodedConfig decode_config(const std::byte* data, std::size_t bytes) {
     throw std::runtime_error("subsystem configuration: bad mass range");
   }
   const std::size_t m = d.last_mass - d.first_mass;
-  if (chain.getMass().size() != m || chain.getX0().size() != m || chain.getV0().size() != m ||
-      chain.getForces().size() != m || chain.getElement().size() != m + 1) {
+  // Each list is fetched once: every get of a list pointer counts towards the traversal limit.
+  const auto mass = chain.getMass();
+  const auto x0 = chain.getX0();
+  const auto v0 = chain.getV0();
+  const auto forces = chain.getForces();
+  const auto elements = chain.getElement();
+  if (mass.size() != m || x0.size() != m || v0.size() != m || forces.size() != m ||
+      elements.size() != m + 1) {
     throw std::runtime_error("subsystem configuration: parameter lists of the wrong size");
   }
   // A local chain that has a padding mass where the segment has a cut neighbour, so that the
@@ -151,10 +173,10 @@ DecodedConfig decode_config(const std::byte* data, std::size_t bytes) {
   lp.x0.assign(nl, 0.0);
   lp.v0.assign(nl, 0.0);
   for (unsigned k = 0; k < m; ++k) {
-    lp.mass[left + k] = chain.getMass()[k];
-    lp.x0[left + k] = chain.getX0()[k];
-    lp.v0[left + k] = chain.getV0()[k];
-    const auto f = chain.getForces()[k];
+    lp.mass[left + k] = mass[k];
+    lp.x0[left + k] = x0[k];
+    lp.v0[left + k] = v0[k];
+    const auto f = forces[k];
     auto& out = lp.forces[left + k];
     for (auto h : f.getHarmonic()) {
       out.harmonic.push_back({h.getAmplitude(), h.getOmega(), h.getPhase()});
@@ -168,7 +190,7 @@ DecodedConfig decode_config(const std::byte* data, std::size_t bytes) {
     }
   }
   for (unsigned k = 0; k <= m; ++k) {
-    const auto e = chain.getElement()[k];
+    const auto e = elements[k];
     auto& out = lp.element[left + k];
     out.c = e.getC();
     out.d = e.getD();

@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <new>
 #include <string>
 
 #include "macrostep/ipc/shared_segment.hpp"
@@ -231,8 +232,23 @@ int run_worker(const std::string& segment_name, std::size_t index) {
                    who.c_str(), run.protocol_version, run.subsystems);
       return 4;
     }
-    handshake = &segment->get<ConfigBlock>(region_name("ms.hs", index));
-    const auto& cfg_block = segment->get<ConfigBlock>(region_name("ms.cfg", index));
+    const std::string block_name = region_name("ms.sub", index);
+    const auto ref = segment->region(block_name);
+    if (ref.size < sizeof(SubsystemBlock)) throw std::runtime_error(block_name + " is too small");
+    auto& block = *std::launder(reinterpret_cast<SubsystemBlock*>(segment->at(ref.offset)));
+    if (block.magic != SubsystemBlock::kMagic || block.protocol_version != kProtocolVersion ||
+        block.command_size != sizeof(StepCommand) || block.reply_size != sizeof(StepReply)) {
+      throw std::runtime_error(block_name + " was laid out by another build of macrostep");
+    }
+    const auto inside = [&](std::uint64_t offset, std::uint64_t bytes) {
+      return offset >= ref.offset && offset + bytes <= ref.offset + ref.size;
+    };
+    if (!inside(block.config_offset, sizeof(ConfigBlock)) ||
+        !inside(block.state_offset, block.state_size * sizeof(double))) {
+      throw std::runtime_error(block_name + ": offsets outside the region");
+    }
+    handshake = &block.handshake;
+    const auto& cfg_block = *reinterpret_cast<const ConfigBlock*>(segment->at(block.config_offset));
     const std::uint64_t bytes = cfg_block.bytes.load(std::memory_order_acquire);
     DecodedConfig config = decode_config(cfg_block.data(), bytes);
     if (config.index != index) throw std::runtime_error("configuration of another subsystem");
@@ -241,15 +257,15 @@ int run_worker(const std::string& segment_name, std::size_t index) {
     const ipc::WaitPolicy policy =
         ipc::WaitPolicy::adaptive(processes, segment->identity().run_cpus);
     const pid_t master = run.master_pid;
-    auto& commands = CommandRing::attach(*segment, region_name("ms.cmd", index));
-    auto& replies = ReplyRing::attach(*segment, region_name("ms.rep", index));
-    const auto mirror_region = segment->region(region_name("ms.state", index));
-    if (mirror_region.size < config.segment->state_size() * sizeof(double)) {
-      throw std::runtime_error("state mirror region too small");
+    auto& commands = block.commands;
+    auto& replies = block.replies;
+    if (block.state_size != config.segment->state_size() ||
+        !inside(block.config_offset, sizeof(ConfigBlock) + bytes)) {
+      throw std::runtime_error(block_name + ": state mirror or configuration of the wrong size");
     }
     const std::size_t state_size = config.segment->state_size();
     Worker worker(*segment, std::move(config),
-                  reinterpret_cast<double*>(segment->at(mirror_region.offset)));
+                  reinterpret_cast<double*>(segment->at(block.state_offset)));
 
     HandshakeInfo hs;
     hs.ready = true;

@@ -2,21 +2,22 @@
 // worker), and the layout of the shared-memory segment of a process run (DESIGN.md data flow,
 // contracts 1 and 3).
 //
-// Segment layout (regions by name, I = 0-based subsystem index):
+// Segment layout (regions by name, I = 0-based subsystem index; one region per subsystem, so
+// that a segment's region table holds runs of up to ipc::kMaxRegions - 2 subsystems):
 //   "ms.run"        RunBlock: protocol version, subsystem count, master pid
-//   "ms.cfg.I"      ConfigBlock header + the Cap'n Proto SubsystemConfig (flat words), written
-//                   by the master before spawning the worker
-//   "ms.hs.I"       ConfigBlock header + the Cap'n Proto Handshake, written by the worker once
-//                   it is ready (or failed); `bytes` is stored last with release
-//   "ms.cmd.I"      CommandRing: master -> worker StepCommands
-//   "ms.rep.I"      ReplyRing: worker -> master StepReplies (exactly one per command)
 //   "ms.bye"        ConfigBlock header + the Cap'n Proto Shutdown (reason), written by the
 //                   master before it sends kShutdown; workers read it when they get kShutdown
-//   "ms.state.I"    double[state size]: z at the accepted time, written by the worker when it
-//                   handles kAccept, before it replies (the mirror of contract 5 / issue 4)
+//   "ms.sub.I"      SubsystemBlock (below), then the mirrored state z (state_offset: doubles,
+//                   written by the worker when it handles kAccept, before it replies; the
+//                   mirror of issue 4), then a ConfigBlock with the Cap'n Proto
+//                   SubsystemConfig (config_offset), written by the master before it spawns
+//                   the worker. The block holds the command ring (master -> worker), the reply
+//                   ring (worker -> master, exactly one reply per command) and the handshake
+//                   (ConfigBlock + Cap'n Proto Handshake, written by the worker once it is
+//                   ready or has failed to start).
 //
-// Every command gets exactly one reply, in order. The master waits for the reply of a command
-// before it sends the next one to the same worker, so a ring never holds more than one message.
+// Every command gets exactly one reply, in order. At most two commands are in flight per worker
+// (a queued accept / reject and the next step), well below the ring capacity.
 #pragma once
 
 #include <atomic>
@@ -102,6 +103,31 @@ struct ConfigBlock {
   const std::byte* data() const noexcept { return reinterpret_cast<const std::byte*>(this + 1); }
 };
 static_assert(sizeof(ConfigBlock) == 64);
+
+inline constexpr std::size_t kHandshakeBytes = 4096;  // handshake header + message
+
+// The fixed part of a subsystem's region "ms.sub.I". Offsets are from the segment's first byte.
+struct SubsystemBlock {
+  static constexpr std::uint64_t kMagic = 0x4b43'4f4c'4253'424eULL;
+  std::uint64_t magic = kMagic;
+  std::uint32_t protocol_version = kProtocolVersion;
+  std::uint32_t command_size = sizeof(StepCommand);
+  std::uint32_t reply_size = sizeof(StepReply);
+  std::uint32_t reserved = 0;
+  std::uint64_t state_offset = 0;  // double[state_size]
+  std::uint64_t state_size = 0;
+  std::uint64_t config_offset = 0;  // ConfigBlock
+  CommandRing commands;
+  ReplyRing replies;
+  ConfigBlock handshake;
+  std::byte handshake_data[kHandshakeBytes - sizeof(ConfigBlock)];
+};
+
+// Bytes of region "ms.sub.I" and the offsets inside it (from the region's first byte).
+struct SubsystemLayout {
+  std::size_t state_offset = 0, config_offset = 0, bytes = 0;
+};
+SubsystemLayout subsystem_layout(std::size_t state_size, std::size_t config_bytes);
 
 // Region names.
 std::string region_name(std::string_view kind, std::size_t index);

@@ -87,7 +87,6 @@ void write_message(ConfigBlock& block, const std::vector<std::byte>& message);
 
 // The region bytes a config needs (header + message).
 std::size_t config_region_bytes(std::size_t message_bytes);
-inline constexpr std::size_t kHandshakeRegionBytes = 4096;
 
 // The worker's main(): returns the process exit status (0 after kShutdown; 3 orphaned;
 // 4 bad segment or configuration). Messages go to stderr, naming the subsystem (1-based).
