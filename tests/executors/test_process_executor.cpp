@@ -313,6 +313,28 @@ TEST(ProcessExecutor, WorkersArePinnedToTheirCpusets) {
   EXPECT_EQ(CPU_COUNT(&set), CPU_COUNT(&mine));
 }
 
+// Regression: 2 x 5000 masses exceeded Cap'n Proto's default traversal limit, and 100
+// subsystems overflowed the segment's region table.
+TEST(ProcessExecutor, LargeSegmentsAndManySubsystemsStart) {
+  for (const auto& [masses, subsystems] :
+       {std::pair<std::size_t, std::size_t>{10000, 2}, {200, 100}}) {
+    const auto p = test_chain(masses);
+    const auto boundaries = library::equal_partition(p.size(), subsystems);
+    const auto sys = system::make_chain_system(p, boundaries);
+    executors::ProcessExecutor ex(sys, p, boundaries, sys.initial_couplings(),
+                                  process_options(fixed_step(1e-4, 1e-5)));
+    EXPECT_EQ(ex.worker_pids().size(), subsystems);
+    // The mirrored initial state equals the in-process one.
+    executors::InProcessExecutor in_process(sys, sys.initial_couplings(), {});
+    for (std::size_t i : {std::size_t{0}, subsystems - 1}) {
+      std::vector<double> a(sys.subsystem(i).state_size()), b(a.size());
+      in_process.accepted_state(i, a);
+      ex.accepted_state(i, b);
+      EXPECT_TRUE(same_bits(a, b)) << masses << " masses, subsystem " << i + 1;
+    }
+  }
+}
+
 // ---- end to end: the `macrostep` binary ----------------------------------------------------
 
 std::filesystem::path temp_dir(const std::string& name) {
