@@ -41,6 +41,7 @@ struct RunArgs {
   double step_size = 0.0;
   int threads = 0;
   std::string scheme, estimator, order, executor;
+  std::string pin = "none";
   std::string output;
   std::string at;  // reference --at RESULT.csv
   bool all_states = false;
@@ -53,6 +54,7 @@ struct RunArgs {
   CLI::Option* estimator_opt = nullptr;
   CLI::Option* order_opt = nullptr;
   CLI::Option* executor_opt = nullptr;
+  CLI::Option* pin_opt = nullptr;
 };
 
 bool given(const CLI::Option* option) {
@@ -148,6 +150,7 @@ macrostep::schemes::CosimOptions cosim_options(const RunArgs& args,
                                               : macrostep::config::ExecutorKind::kInProcess;
   }
   if (given(args.stop_time_opt)) o.stop_time = args.stop_time;
+  o.pin = args.pin;
   o.output_file = args.output;
   o.all_states = args.all_states;
   o.progress = args.progress ? macrostep::schemes::MonolithicOptions::Progress::kAlways
@@ -172,8 +175,9 @@ std::string joined(int argc, char** argv) {
 // Loads the configuration, then runs the monolithic model (run --monolithic or reference).
 int run_model(const RunArgs& args, bool reference, const std::string& command_line) {
   if (args.monolithic) {
-    for (const auto* option : {args.scheme_opt, args.estimator_opt, args.order_opt,
-                               args.step_size_opt, args.executor_opt, args.threads_opt}) {
+    for (const auto* option :
+         {args.scheme_opt, args.estimator_opt, args.order_opt, args.step_size_opt,
+          args.executor_opt, args.threads_opt, args.pin_opt}) {
       if (given(option)) {
         throw UsageError(
             fmt::format("{} configures a co-simulation and does not apply to --monolithic",
@@ -287,6 +291,10 @@ void add_run_options(CLI::App& cmd, RunArgs& args, bool reference) {
                        "how subsystems run: processes (one per subsystem, default) | inprocess");
     args.threads_opt =
         cmd.add_option("--threads", args.threads, "executor worker threads (0 = all cores)");
+    args.pin_opt = cmd.add_option(
+        "--pin", args.pin,
+        "placement of the worker processes: none (default) | compact | scatter | a PU list "
+        "such as 0,2-3 (master first); see `macrostep topology CONFIG`");
   }
   args.stop_time_opt = cmd.add_option("--stop-time", args.stop_time, "end time [s]");
   cmd.add_option("--output", args.output,

@@ -562,3 +562,25 @@ TEST_F(App, ProgressLineOnRequest) {
 }
 
 }  // namespace
+
+// Contract 4: the placement of the worker processes is explicit; the map is printed and goes
+// into the metadata, and pinning does not change the result (contract 1).
+TEST_F(App, PinnedProcessRunRecordsItsPlacementAndKeepsTheResult) {
+  write_file("cosim.toml", kCosim);
+  const Outcome pinned = macrostep("run cosim.toml --executor processes --pin compact");
+  ASSERT_EQ(pinned.status, 0) << pinned.err;
+  EXPECT_NE(pinned.out.find("placement --pin compact"), std::string::npos) << pinned.out;
+  const auto meta = nlohmann::json::parse(read_file("cosim.json"));
+  const auto& placement = meta.at("placement");
+  EXPECT_EQ(placement.at("policy"), "compact");
+  EXPECT_EQ(placement.at("subsystems").size(), 2U);
+  EXPECT_EQ(placement.at("pus_per_subsystem"), 2);  // exMD: one comparison run per subsystem
+  const std::string pinned_csv = read_file("cosim.csv");
+  ASSERT_EQ(macrostep("run cosim.toml --executor inprocess").status, 0);
+  EXPECT_EQ(read_file("cosim.csv"), pinned_csv);
+
+  const Outcome bad = macrostep("run cosim.toml --pin bogus");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("'bogus' is not a policy"), std::string::npos) << bad.err;
+  EXPECT_EQ(macrostep("run cosim.toml --monolithic --pin compact").status, 2);
+}

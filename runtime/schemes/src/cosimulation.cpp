@@ -138,6 +138,11 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
   if (options.threads && *options.threads < 0) {
     throw SetupError(fmt::format("--threads must be >= 0 (got {})", *options.threads));
   }
+  try {
+    s.pin = placement::parse_pin(options.pin);
+  } catch (const std::invalid_argument& e) {
+    throw SetupError(e.what());
+  }
   if (options.estimator) c.estimator = *options.estimator;
   if (options.order) c.order = *options.order;
   if (options.step_size) c.step_size = *options.step_size;
@@ -432,8 +437,19 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
       po.rollback = settings.executor.rollback;
       po.threads = settings.executor.threads;
       po.executable = settings.worker_executable;
+      // Contract 4: the master gets one PU, every worker 1 + k (k = its comparison runs); the
+      // map is printed in the summary and written to the metadata.
+      const placement::PlacementMap map = placement::plan_placement(
+          placement::Topology::detect(), settings.pin, system.subsystem_count(),
+          1 + static_cast<std::size_t>(
+                  control::comparison_runs(settings.scheme.control.estimator)));
+      po.cpusets = map.subsystems;
+      meta["placement"] = map.to_json();
+      result.placement = map.describe();
       executor = std::make_unique<executors::ProcessExecutor>(system, params,
                                                               config.partition.boundaries, u0, po);
+      // The master is bound after the workers are spawned, so unpinned workers keep every PU.
+      placement::bind_current_process(map.master);
     } else {
       executor = std::make_unique<executors::InProcessExecutor>(system, u0, settings.executor);
     }
@@ -580,6 +596,7 @@ void print_summary(std::ostream& out, const config::RunConfig& config, const Cos
   }
   fmt::print(out, "wrote {} ({} rows x {} columns + time) and {}\n", r.csv_path, r.rows,
              r.columns.size(), r.json_path);
+  if (!r.placement.empty()) fmt::print(out, "{}", r.placement);
 }
 
 }  // namespace macrostep::schemes

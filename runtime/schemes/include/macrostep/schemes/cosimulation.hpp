@@ -29,6 +29,7 @@
 #include "macrostep/config/run_config.hpp"
 #include "macrostep/control/order.hpp"
 #include "macrostep/executors/in_process_executor.hpp"
+#include "macrostep/placement/placement.hpp"
 #include "macrostep/schemes/explicit_jacobi.hpp"
 #include "macrostep/schemes/monolithic.hpp"
 
@@ -42,6 +43,7 @@ struct CosimOptions {
   std::optional<double> step_size;  // --step-size: fixed H (estimator none) or H_init
   std::optional<int> threads;       // --threads
   std::optional<config::ExecutorKind> executor;  // --executor inprocess|processes
+  std::string pin = "none";  // --pin none|compact|scatter|LIST (process executor; contract 4)
   std::optional<double> stop_time;  // --stop-time (> 0)
   std::string output_file;          // --output; empty: config::default_output_file()
   bool all_states = false;          // --all-states, OR-ed with [output].all_states
@@ -58,6 +60,7 @@ struct CosimSettings {
   // it is `processes`, one process per subsystem); its solver, rollback and threads (threads
   // of each worker) come from `executor` above.
   std::string worker_executable = "/proc/self/exe";
+  placement::PinRequest pin;  // placement of the master and the worker processes
   double end_time = 0.0;
   bool all_states = false;
 };
@@ -80,6 +83,7 @@ struct CosimResult {
   std::array<double, control::kMaxKappa + 1> time_by_kappa{};
   std::int64_t output_ns = 0;
   std::int64_t wall_ns = 0;
+  std::string placement;  // PlacementMap::describe() of a process-executor run
 };
 
 // Runs the co-simulation of `config`. Throws as described above.
