@@ -12,49 +12,15 @@
 
 #include "macrostep/output/csv.hpp"
 
+#include "binary_fixture.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Outcome {
-  int status = -1;
-  std::string out, err;
-};
+using macrostep::testing::Outcome;
 
-class App : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           ("macrostep_test_app_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  void write_file(const std::string& name, const std::string& text) const {
-    std::ofstream(path(name)) << text;
-  }
-  std::string read_file(const std::string& name) const {
-    std::ifstream in(path(name));
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  }
-
-  // Runs `macrostep <args>` in the test directory (args are shell words).
-  Outcome macrostep(const std::string& args) const {
-    const std::string cmd = "cd '" + dir_.string() + "' && '" MACROSTEP_BINARY "' " + args +
-                            " > stdout.txt 2> stderr.txt";
-    const int raw = std::system(cmd.c_str());
-    Outcome o;
-    o.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-    o.out = read_file("stdout.txt");
-    o.err = read_file("stderr.txt");
-    return o;
-  }
-
-  fs::path dir_;
-};
+class App : public macrostep::testing::BinaryTest {};
 
 // 10 masses in 2 subsystems (coupling bodies 5 and 6), 2 ms: runs in milliseconds.
 const std::string kSmall = R"(description = "test chain"

@@ -12,45 +12,15 @@
 
 #include "macrostep/ipc/shared_segment.hpp"
 
+#include "binary_fixture.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Outcome {
-  int status = -1;
-  std::string out, err;
-};
+using macrostep::testing::Outcome;
 
-class Command : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           ("macrostep_test_topology_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string read_file(const std::string& name) const {
-    std::ifstream in(dir_ / name);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  }
-
-  // Runs `macrostep <args>` in the test directory (args are shell words).
-  Outcome macrostep(const std::string& args) const {
-    const std::string cmd = "cd '" + dir_.string() + "' && '" MACROSTEP_BINARY "' " + args +
-                            " > stdout.txt 2> stderr.txt";
-    const int raw = std::system(cmd.c_str());
-    Outcome o;
-    o.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-    o.out = read_file("stdout.txt");
-    o.err = read_file("stderr.txt");
-    return o;
-  }
-
-  fs::path dir_;
-};
+class Command : public macrostep::testing::BinaryTest {};
 
 int usable_pus() {
   cpu_set_t set;

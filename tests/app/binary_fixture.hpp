@@ -1,0 +1,57 @@
+// Fixture of the end-to-end tests: every test gets its own empty directory and runs the built
+// `macrostep` binary (MACROSTEP_BINARY) in it, capturing exit status, stdout and stderr.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace macrostep::testing {
+
+struct Outcome {
+  int status = -1;
+  std::string out, err;
+};
+
+class BinaryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = std::filesystem::temp_directory_path() /
+           ("macrostep_test_" + std::string(info->test_suite_name()) + "_" +
+            std::to_string(::getpid()) + "_" + info->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  void write_file(const std::string& name, const std::string& text) const {
+    std::ofstream(path(name)) << text;
+  }
+  std::string read_file(const std::string& name) const {
+    std::ifstream in(path(name));
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+  // Runs `macrostep <args>` in the test directory (args are shell words).
+  Outcome macrostep(const std::string& args) const {
+    const std::string cmd = "cd '" + dir_.string() + "' && '" MACROSTEP_BINARY "' " + args +
+                            " > stdout.txt 2> stderr.txt";
+    const int raw = std::system(cmd.c_str());
+    Outcome o;
+    o.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+    o.out = read_file("stdout.txt");
+    o.err = read_file("stderr.txt");
+    return o;
+  }
+
+  std::filesystem::path dir_;
+};
+
+}  // namespace macrostep::testing
