@@ -309,6 +309,7 @@ struct Integrator::Impl {
   // Residual/Jacobian scratch (inputs at t, pattern values).
   std::vector<double> u;
   std::vector<double> jac_values;
+  std::vector<double> z_scratch, zp_scratch;  // outputs()
   const model::SparsityPattern* pattern = nullptr;
 
   std::string last_error;
@@ -712,10 +713,12 @@ void Integrator::state(std::span<double> z, std::span<double> zp) const {
 
 void Integrator::outputs(std::span<double> y) const {
   auto& I = *impl_;
-  std::vector<double> z(I.n), zp(I.n);
-  state(z, zp);
+  // Called at every macro point of every run: reuse the scratch state instead of allocating.
+  I.z_scratch.resize(I.n);
+  I.zp_scratch.resize(I.n);
+  state(I.z_scratch, I.zp_scratch);
   I.evaluate_input(time());
-  I.subsystem.outputs(time(), z, I.u, y);
+  I.subsystem.outputs(time(), I.z_scratch, I.u, y);
 }
 
 std::unique_ptr<WorkspaceSnapshot> Integrator::make_snapshot() const {
