@@ -186,19 +186,133 @@ TEST(PlacementPlan, OversubscriptionOnTwoPus) {
   EXPECT_EQ(one.subsystems[0], V{1});
 }
 
+// The issue-4 defect: 2 subsystems x 2 PUs on 2 PUs used to wrap around to {1,0} and {1,0}, so
+// both nominal runs were first in line for PU 1. Primaries now come first and are distinct.
 TEST(PlacementPlan, TwoPusPerSubsystem) {
   const Topology t = synthetic(1, 2, 1);
   const auto map = plan_placement(t, parse_pin("compact"), 2, 2);
   EXPECT_TRUE(map.oversubscribed);
   EXPECT_EQ(map.required_pus, 5u);
-  EXPECT_EQ(map.master, V{0});
+  EXPECT_EQ(map.master, V{0});  // shares: 2 PUs < master + 2 primaries
   EXPECT_EQ(map.subsystems[0], (V{1, 0}));
-  EXPECT_EQ(map.subsystems[1], (V{1, 0}));
+  EXPECT_EQ(map.subsystems[1], (V{0, 1}));
+  EXPECT_NE(map.reason.find("every subsystem has a primary PU of its own"), std::string::npos)
+      << map.reason;
+  EXPECT_NE(map.reason.find("the master shares PU 0"), std::string::npos) << map.reason;
+  EXPECT_NE(map.reason.find("PU 0: master, primary of subsystem 2, extra of subsystem 1"),
+            std::string::npos)
+      << map.reason;
+  EXPECT_NE(map.reason.find("PU 1: primary of subsystem 1, extra of subsystem 2"),
+            std::string::npos)
+      << map.reason;
   // More PUs per process than exist: no PU listed twice.
   const Topology single = synthetic(1, 1, 1);
   const auto narrow = plan_placement(single, parse_pin("compact"), 1, 3);
   EXPECT_EQ(narrow.subsystems[0], V{0});
   EXPECT_THROW(plan_placement(t, parse_pin("compact"), 1, 0), std::invalid_argument);
+}
+
+TEST(PlacementPlan, TwoPusOneSubsystemNoExtraRuns) {
+  const auto map = plan_placement(synthetic(1, 2, 1), parse_pin("compact"), 1, 1);
+  EXPECT_FALSE(map.oversubscribed);
+  EXPECT_TRUE(map.reason.empty()) << map.reason;
+  EXPECT_EQ(map.master, V{0});
+  EXPECT_EQ(map.subsystems[0], V{1});
+}
+
+// The primaries of the subsystems, in subsystem order.
+V primaries_of(const macrostep::placement::PlacementMap& map) {
+  V out;
+  for (const auto& list : map.subsystems) {
+    EXPECT_FALSE(list.empty());
+    out.push_back(list.empty() ? 9999u : list.front());
+  }
+  return out;
+}
+
+TEST(PlacementPlan, FourPusTwoSubsystemsWithAnExtraRun) {
+  const auto map = plan_placement(synthetic(1, 4, 1), parse_pin("compact"), 2, 2);
+  EXPECT_TRUE(map.oversubscribed);  // 5 PUs needed
+  EXPECT_EQ(map.master, V{0});      // 4 >= master + 2 primaries: no primary on PU 0
+  EXPECT_EQ(primaries_of(map), (V{1, 2}));
+  EXPECT_EQ(map.subsystems[0], (V{1, 3}));  // the free PU
+  EXPECT_EQ(map.subsystems[1], (V{2, 0}));  // then the master's PU, before one with a run
+  EXPECT_NE(map.reason.find("the master has PU 0 without a primary"), std::string::npos)
+      << map.reason;
+  EXPECT_NE(map.reason.find("shared PUs: PU 0: master, extra of subsystem 2"), std::string::npos)
+      << map.reason;
+}
+
+TEST(PlacementPlan, EightPusThreeSubsystemsWithAnExtraRunFit) {
+  const auto map = plan_placement(synthetic(1, 8, 1), parse_pin("compact"), 3, 2);
+  EXPECT_FALSE(map.oversubscribed);  // 7 <= 8
+  EXPECT_TRUE(map.reason.empty()) << map.reason;
+  EXPECT_EQ(map.master, V{0});
+  EXPECT_EQ(map.subsystems[0], (V{1, 2}));
+  EXPECT_EQ(map.subsystems[1], (V{3, 4}));
+  EXPECT_EQ(map.subsystems[2], (V{5, 6}));
+  std::set<unsigned> used(map.master.begin(), map.master.end());
+  for (const auto& list : map.subsystems) {
+    for (unsigned pu : list) EXPECT_TRUE(used.insert(pu).second) << "PU " << pu << " shared";
+  }
+}
+
+// Scarce with hardware threads: compact spreads the primaries over cores before it puts two on
+// the threads of one core, and an extra run goes to its primary's core when loads tie.
+TEST(PlacementPlan, ScarceCompactSpreadsPrimariesOverCores) {
+  const Topology t = synthetic(1, 4, 2);  // core c = PUs c and c + 4; compact order 0,4,1,5,...
+  const auto map = plan_placement(t, parse_pin("compact"), 4, 2);  // 9 > 8
+  EXPECT_TRUE(map.oversubscribed);
+  EXPECT_EQ(map.master, V{0});
+  EXPECT_EQ(primaries_of(map), (V{1, 2, 3, 4}));  // cores 1, 2, 3, then core 0's second thread
+  EXPECT_EQ(map.subsystems[0], (V{1, 5}));        // the sibling of its primary
+  EXPECT_EQ(map.subsystems[1], (V{2, 6}));
+  EXPECT_EQ(map.subsystems[2], (V{3, 7}));
+  EXPECT_EQ(map.subsystems[3], (V{4, 0}));  // the master's PU, the last one without a run
+}
+
+TEST(PlacementPlan, ScarceScatterOnTwoPackages) {
+  const Topology t = synthetic(2, 2, 1);  // package 0: PUs 0, 1; package 1: PUs 2, 3
+  const auto map = plan_placement(t, parse_pin("scatter"), 2, 2);  // 5 > 4; order 0,2,1,3
+  EXPECT_TRUE(map.oversubscribed);
+  EXPECT_EQ(map.master, V{0});
+  EXPECT_EQ(map.subsystems[0], (V{2, 3}));  // primary on package 1, extra beside it
+  EXPECT_EQ(map.subsystems[1], (V{1, 0}));  // package 0, extra on the master's PU
+  // Three subsystems, one PU each, on 2 packages x 1 core: the master shares package 0's PU.
+  const auto three = plan_placement(synthetic(2, 1, 1), parse_pin("scatter"), 3, 1);
+  EXPECT_EQ(three.master, V{0});
+  EXPECT_EQ(primaries_of(three), (V{1, 0, 1}));
+}
+
+TEST(PlacementPlan, ScarceExplicitListKeepsItsOrder) {
+  const Topology t = synthetic(1, 8, 1);
+  const auto map = plan_placement(t, parse_pin("5,3,7"), 2, 2);  // 5 > 3
+  EXPECT_TRUE(map.oversubscribed);
+  EXPECT_EQ(map.available_pus, 3u);
+  EXPECT_EQ(map.master, V{5});
+  EXPECT_EQ(map.subsystems[0], (V{3, 5}));  // the master's PU: it weighs half a run
+  EXPECT_EQ(map.subsystems[1], (V{7, 3}));
+  EXPECT_NE(map.reason.find("listed in --pin"), std::string::npos) << map.reason;
+  EXPECT_NE(map.reason.find("the master has PU 5 without a primary"), std::string::npos)
+      << map.reason;
+}
+
+TEST(PlacementPlan, TwelveSubsystemsOnTwoPusShareEvenly) {
+  const Topology t = synthetic(1, 2, 1);
+  for (const std::size_t m : {1u, 2u}) {
+    const auto map = plan_placement(t, parse_pin("compact"), 12, m);
+    EXPECT_TRUE(map.oversubscribed);
+    EXPECT_EQ(map.master, V{0});
+    std::size_t on[2] = {0, 0};
+    for (unsigned pu : primaries_of(map)) ++on[pu];
+    EXPECT_EQ(on[0], 6u) << m;
+    EXPECT_EQ(on[1], 6u) << m;
+    for (const auto& list : map.subsystems) EXPECT_EQ(list.size(), m);
+    EXPECT_NE(map.reason.find("primary PUs are shared by up to 6 subsystems"), std::string::npos)
+        << map.reason;
+    EXPECT_NE(map.reason.find("PU 1: primary of subsystems 1,3,5,7,9,11"), std::string::npos)
+        << map.reason;
+  }
 }
 
 TEST(PlacementPlan, ListInOrderThenWrapping) {

@@ -11,6 +11,7 @@
 #include <set>
 #include <stdexcept>
 #include <system_error>
+#include <tuple>
 #include <utility>
 
 namespace macrostep::placement {
@@ -299,6 +300,114 @@ std::vector<unsigned> scatter_order(const Topology& topology) {
   return order;
 }
 
+// The rank of every PU within its core (0 for the first PU of a core in the topology's order,
+// 1 for the second, ...), by OS index.
+std::map<unsigned, std::size_t> thread_ranks(const Topology& topology) {
+  std::map<std::pair<unsigned, unsigned>, std::size_t> seen;
+  std::map<unsigned, std::size_t> rank;
+  for (const auto& pu : topology.pus) rank[pu.os_index] = seen[{pu.package, pu.core}]++;
+  return rank;
+}
+
+// Weights of the load count of a PU in the scarce plan. A subsystem run integrates all the time
+// the step lasts; the master waits on a futex meanwhile, so it counts as half a run: a primary
+// goes to the master's PU only once every other PU has one, and extra runs prefer the master's
+// PU to a PU that already integrates.
+constexpr unsigned kRunLoad = 2;
+constexpr unsigned kMasterLoad = 1;
+
+std::string subsystem_numbers(const std::vector<std::size_t>& subs) {
+  std::vector<std::size_t> one_based;
+  one_based.reserve(subs.size());
+  for (std::size_t i : subs) one_based.push_back(i + 1);
+  return fmt::format("subsystem{} {}", subs.size() == 1 ? "" : "s", fmt::join(one_based, ","));
+}
+
+// The scarce plan (fewer PUs in `order` than 1 + subsystems * pus_per_subsystem); the rule is
+// the comment of plan_placement in the header. `spread` is `order` rearranged so that the first
+// PU of every core comes before any second PU (the order in which primaries are tried).
+// Returns the sharing part of the reason.
+std::string plan_scarce(const Topology& topology, const std::vector<unsigned>& order,
+                        const std::vector<unsigned>& spread, PlacementMap& map) {
+  const std::size_t n = map.subsystems.size();
+  const std::size_t p_count = order.size();
+  std::map<unsigned, std::size_t> position;  // OS index -> position in `order`
+  for (std::size_t i = 0; i < p_count; ++i) position[order[i]] = i;
+  std::map<unsigned, const ProcessingUnit*> info;
+  for (const auto& pu : topology.pus) info[pu.os_index] = &pu;
+  std::vector<unsigned> load(p_count, 0);  // by position in `order`
+
+  map.master = {order[0]};
+  load[0] += kMasterLoad;
+
+  // Primaries: the least loaded PU, ties broken by the spread order, so that they cover distinct
+  // PUs (first PUs of distinct cores first) and then share round-robin, evenly.
+  for (std::size_t s = 0; s < n; ++s) {
+    std::size_t best = p_count;
+    for (unsigned pu : spread) {
+      const std::size_t i = position[pu];
+      if (best == p_count || load[i] < load[best]) best = i;
+    }
+    map.subsystems[s] = {order[best]};
+    load[best] += kRunLoad;
+  }
+
+  // Extras, one round per extra run over all subsystems, so that they also spread evenly: the
+  // least loaded PU not yet in the subsystem's list; ties: the primary's core, then its package,
+  // then the policy order.
+  for (std::size_t r = 1; r < map.pus_per_subsystem; ++r) {
+    for (auto& list : map.subsystems) {
+      const ProcessingUnit* primary = info[list.front()];
+      const auto key = [&](std::size_t i) {
+        const ProcessingUnit* pu = info[order[i]];
+        const bool same_package = pu->package == primary->package;
+        const bool same_core = same_package && pu->core == primary->core;
+        return std::make_tuple(load[i], !same_core, !same_package, i);
+      };
+      std::size_t best = p_count;
+      for (std::size_t i = 0; i < p_count; ++i) {
+        if (std::find(list.begin(), list.end(), order[i]) != list.end()) continue;
+        if (best == p_count || key(i) < key(best)) best = i;
+      }
+      if (best == p_count) continue;  // every PU is in the list already
+      list.push_back(order[best]);
+      load[best] += kRunLoad;
+    }
+  }
+
+  // What is shared, in the policy order of the PUs.
+  std::vector<std::vector<std::size_t>> primaries(p_count), extras(p_count);
+  for (std::size_t s = 0; s < n; ++s) {
+    primaries[position[map.subsystems[s].front()]].push_back(s);
+    for (std::size_t j = 1; j < map.subsystems[s].size(); ++j) {
+      extras[position[map.subsystems[s][j]]].push_back(s);
+    }
+  }
+  std::size_t most_primaries = 0;
+  for (const auto& list : primaries) most_primaries = std::max(most_primaries, list.size());
+  std::string out =
+      most_primaries <= 1
+          ? "every subsystem has a primary PU of its own"
+          : fmt::format("primary PUs are shared by up to {} subsystems", most_primaries);
+  out += primaries[0].empty() ? fmt::format(", the master has PU {} without a primary", order[0])
+                              : fmt::format(
+                                    ", the master shares PU {} (it mostly sleeps while subsystems "
+                                    "integrate)",
+                                    order[0]);
+  std::vector<std::string> shared;
+  for (std::size_t i = 0; i < p_count; ++i) {
+    const std::size_t users = (i == 0 ? 1 : 0) + primaries[i].size() + extras[i].size();
+    if (users < 2) continue;
+    std::vector<std::string> who;
+    if (i == 0) who.emplace_back("master");
+    if (!primaries[i].empty()) who.push_back("primary of " + subsystem_numbers(primaries[i]));
+    if (!extras[i].empty()) who.push_back("extra of " + subsystem_numbers(extras[i]));
+    shared.push_back(fmt::format("PU {}: {}", order[i], fmt::join(who, ", ")));
+  }
+  out += fmt::format("; shared PUs: {}", fmt::join(shared, "; "));
+  return out;
+}
+
 }  // namespace
 
 PlacementMap plan_placement(const Topology& topology, const PinRequest& request,
@@ -336,29 +445,35 @@ PlacementMap plan_placement(const Topology& topology, const PinRequest& request,
   }
   map.available_pus = order.size();
   map.oversubscribed = map.required_pus > map.available_pus;
-  if (map.oversubscribed) {
-    map.reason =
-        fmt::format("{} processes need {} PUs (master 1 + {} subsystem{} x {}), but only {} {}; {}",
-                    1 + subsystems, map.required_pus, subsystems, subsystems == 1 ? "" : "s",
-                    pus_per_subsystem, map.available_pus,
-                    fmt::format("{} {}", map.available_pus == 1 ? "is" : "are",
-                                request.policy == PinPolicy::kList ? "listed in --pin" : "usable"),
-                    request.policy == PinPolicy::kNone ? "the OS shares them"
-                                                       : "assignments wrap around and share PUs");
+  const std::string shortage =
+      fmt::format("{} processes need {} PUs (master 1 + {} subsystem{} x {}), but only {} {}",
+                  1 + subsystems, map.required_pus, subsystems, subsystems == 1 ? "" : "s",
+                  pus_per_subsystem, map.available_pus,
+                  fmt::format("{} {}", map.available_pus == 1 ? "is" : "are",
+                              request.policy == PinPolicy::kList ? "listed in --pin" : "usable"));
+  if (request.policy == PinPolicy::kNone) {
+    if (map.oversubscribed) map.reason = shortage + "; the OS shares them";
+    return map;
   }
-  if (request.policy == PinPolicy::kNone) return map;
-
-  std::size_t next = 0;
-  const auto take = [&](std::size_t count) {
-    std::vector<unsigned> pus;
-    for (std::size_t i = 0; i < count; ++i) {
-      const unsigned pu = order[next++ % order.size()];
-      if (std::find(pus.begin(), pus.end(), pu) == pus.end()) pus.push_back(pu);
+  if (map.oversubscribed) {
+    // Compact: the first PU of every core before the second ones (a stable sort by thread rank);
+    // scatter already has that order; a list keeps the order it was given.
+    std::vector<unsigned> spread = order;
+    if (request.policy == PinPolicy::kCompact) {
+      const auto rank = thread_ranks(topology);
+      std::stable_sort(spread.begin(), spread.end(),
+                       [&](unsigned a, unsigned b) { return rank.at(a) < rank.at(b); });
     }
-    return pus;
-  };
-  map.master = take(1);
-  for (auto& list : map.subsystems) list = take(pus_per_subsystem);
+    map.reason = shortage + "; " + plan_scarce(topology, order, spread, map);
+    return map;
+  }
+
+  // Enough PUs: handed out in sequence, every process has PUs of its own.
+  std::size_t next = 0;
+  map.master = {order[next++]};
+  for (auto& list : map.subsystems) {
+    for (std::size_t i = 0; i < pus_per_subsystem; ++i) list.push_back(order[next++]);
+  }
   return map;
 }
 

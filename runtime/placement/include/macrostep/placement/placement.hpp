@@ -113,13 +113,35 @@ struct PlacementMap {
 //
 // The PUs are taken in a policy order (compact: the topology's order, so the PUs of a core
 // stay together; scatter: the first PU of every core with packages interleaved, then the
-// second PUs, ...; list: the list order) and handed out in sequence: the master first, then
-// subsystem 0's PUs, subsystem 1's, ... When 1 + subsystems * pus_per_subsystem exceeds the
-// PUs in that order, the sequence wraps around, so the processes share PUs as evenly as
-// possible (the master, which mostly sleeps while subsystems integrate, counts as one), and
-// `oversubscribed` is set with a reason. Thus the master has a PU of its own whenever there are
-// enough. A process never lists a PU twice. kNone pins nothing but fills in the counts and the
-// oversubscription flag (processes > usable PUs).
+// second PUs, ...; list: the list order). A subsystem's first PU is its primary PU, meant for
+// its nominal run; the others are its extra PUs, for the k parallel runs. A process never lists
+// a PU twice (a subsystem gets fewer PUs than asked when the order has fewer).
+//
+// Enough PUs (1 + subsystems * pus_per_subsystem <= PUs in the order): handed out in sequence,
+// the master first, then subsystem 0's PUs, subsystem 1's, ...; nothing is shared.
+//
+// Scarce PUs: `oversubscribed` is set and the PUs are shared by this rule, which keeps the
+// nominal runs apart for as long as possible, because every subsystem's reply waits for them:
+//   1. The master gets the first PU of the order. It waits on a futex while subsystems
+//      integrate, so it counts as half a run in the load of a PU.
+//   2. Primaries, subsystem 0 first: each takes the least loaded PU, ties broken by the spread
+//      order (compact: the first PU of every core, in the topology's order, then the second
+//      PUs, ...; scatter: its own order; list: the list order). So the primaries sit on distinct
+//      PUs, on distinct cores first, before any two share one; the master's PU gets a primary
+//      only when every other PU has one, i.e. the master keeps a PU free of primaries exactly
+//      when the order has at least 1 + subsystems PUs; beyond that, the primaries share PUs
+//      round-robin (12 subsystems on 2 PUs: each PU is the primary of 6).
+//   3. Extra PUs, one round per extra run over all subsystems: the least loaded PU not yet in
+//      the subsystem's list (so the master's PU before one with a run), ties broken by the
+//      primary's core, then its package, then the policy order.
+// `reason` then says how many PUs were needed and are available, whether primaries are shared,
+// whether the master shares its PU, and every shared PU with the processes on it.
+//
+// kNone pins nothing but fills in the counts, the oversubscription flag (processes > usable
+// PUs) and the reason.
+//
+// The worker binds its whole process to its list, so the primary only keeps the nominal run
+// apart if the worker binds that run's thread to it; the order of the list is the hint for that.
 PlacementMap plan_placement(const Topology& topology, const PinRequest& request,
                             std::size_t subsystems, std::size_t pus_per_subsystem);
 
