@@ -2,21 +2,40 @@
 //  1. overhead per macro step with 2, 8, 32 nearly-no-op subsystems (one light mass each, fixed
 //     H, kappa = 0, no estimator) on this machine's cores, in-process vs one process per
 //     subsystem (oversubscribed: sleeping waiters must keep it bounded);
-//  2. parallel efficiency: a chain of two equal subsystems with the process executor, workers
-//     pinned to two different PUs vs both on one PU (the `taskset` comparison), T(1 PU)/T(2 PUs)
-//     (issue goal >= 1.85).
-// Wall-clock ratios measured within this one run; timing on a shared machine is noisy.
+//  2. parallel efficiency as the issue states it: a chain of two equal subsystems with the
+//     process executor, the whole run (master and both workers) on 1 CPU vs on 2 CPUs, as with
+//     `taskset -c 0` vs `taskset -c 0,1`; T(1 CPU)/T(2 CPUs), issue goal >= 1.85.
+//
+// Part 2 runs every measurement in a fresh process: the bench forks, the child restricts itself
+// with sched_setaffinity (what taskset does) and execs this program with --efficiency-single,
+// which does one run and prints one `result` line. The workers are spawned unpinned (as with
+// --pin none) and inherit the mask, so the master and the workers compete for exactly the CPUs
+// given; a process also sizes its wait policy from that mask. Every configuration runs
+// --repeats times, interleaved (1, 2, 1, 2, ...) so that drifting background load hits both
+// alike; the medians are compared. The printed taskset commands repeat one measurement by hand.
+// Wall-clock ratios on a shared machine are noisy; the CPU time column shows whether the runs
+// got their CPUs.
 #include <fmt/format.h>
-#include <CLI/CLI.hpp>
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <bit>
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "macrostep/executors/in_process_executor.hpp"
 #include "macrostep/executors/process_executor.hpp"
 #include "macrostep/library/chain.hpp"
 #include "macrostep/library/chain_spec.hpp"
+#include "macrostep/placement/placement.hpp"
 #include "macrostep/schemes/explicit_jacobi.hpp"
 #include "macrostep/system/coupled_system.hpp"
 
@@ -39,8 +58,17 @@ library::ChainParameters chain(std::size_t masses, double mass) {
 }
 
 struct Timing {
-  double seconds = 0.0;
+  double seconds = 0.0;  // run_explicit only (the workers are running already)
   std::uint64_t steps = 0;
+  // Shares of the run's TimeBreakdown, to see how integration-bound it is: solver (the busier
+  // subsystem's integration), idle (waiting for the slower one), communication (the rest of
+  // the slowest send-to-reply time).
+  double solver_share = 0.0;
+  double idle_share = 0.0;
+  double communication_share = 0.0;
+  std::vector<long> micro_steps;       // per subsystem
+  std::vector<double> solver_seconds;  // per subsystem: its nominal integrations, summed
+  std::uint64_t checksum = 0;  // bits of the final coupling variables: the same work every run
 };
 
 Timing run(const library::ChainParameters& p, std::size_t subsystems, bool processes, double h,
@@ -69,12 +97,214 @@ Timing run(const library::ChainParameters& p, std::size_t subsystems, bool proce
     io.threads = 1;
     ex = std::make_unique<executors::InProcessExecutor>(sys, u0, io);
   }
+  std::uint64_t checksum = 0;
   const auto t0 = std::chrono::steady_clock::now();
-  const auto r = schemes::run_explicit(sys, *ex, o, [](const schemes::AcceptedPoint&) {});
+  const auto r = schemes::run_explicit(sys, *ex, o, [&](const schemes::AcceptedPoint& a) {
+    checksum = 0;
+    for (double u : a.u) checksum = (checksum * 1099511628211ULL) ^ std::bit_cast<std::uint64_t>(u);
+  });
   Timing t;
   t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   t.steps = r.steps.accepted;
+  const auto share = [&](std::int64_t ns) {
+    return r.time.total_ns > 0 ? static_cast<double>(ns) / static_cast<double>(r.time.total_ns)
+                               : 0.0;
+  };
+  t.solver_share = share(r.time.solver_ns);
+  t.idle_share = share(r.time.idle_ns);
+  t.communication_share = share(r.time.communication_ns);
+  for (const auto& st : r.subsystem_stats) t.micro_steps.push_back(st.steps);
+  for (const auto ns : r.subsystem_solver_ns) t.solver_seconds.push_back(1e-9 * ns);
+  t.checksum = checksum;
   return t;
+}
+
+// The efficiency workload, shared by the driver and the --efficiency-single child.
+// Defaults: 2 x 2000 masses and an H of about five micro steps, so that a macro step is mostly
+// integration (>= 90 % solver time on 2 idle CPUs), and about 1 s on 2 CPUs.
+struct Efficiency {
+  std::size_t masses = 4000;
+  double h = 5e-4;
+  double t_end = 0.12;
+};
+
+// One measurement of part 2 as it runs in the child: whole-process wall time (fork to reap),
+// CPU time of the child and the workers it reaped, and what the child printed.
+struct Measurement {
+  std::string cpus;
+  double process_seconds = 0.0;
+  double cpu_seconds = 0.0;
+  Timing run;
+};
+
+std::string self_executable() {
+  std::vector<char> buf(4096);
+  const ssize_t n = ::readlink("/proc/self/exe", buf.data(), buf.size() - 1);
+  if (n <= 0) throw std::runtime_error("readlink /proc/self/exe failed");
+  return std::string(buf.data(), static_cast<std::size_t>(n));
+}
+
+// The arguments of the child that does one efficiency run (argv[0] included).
+std::vector<std::string> single_run_args(const std::string& self, const std::string& binary,
+                                         const Efficiency& e) {
+  return {self,
+          "--efficiency-single",
+          "--macrostep",
+          binary,
+          "--efficiency-masses",
+          fmt::format("{}", e.masses),
+          "--efficiency-h",
+          fmt::format("{}", e.h),
+          "--efficiency-t-end",
+          fmt::format("{}", e.t_end)};
+}
+
+// Forks; the child restricts itself to `cpus` (inherited by everything it starts) and execs
+// `args`; its stdout comes back through a pipe and is parsed for the `result` line. Everything
+// the child needs is prepared before fork(): part 1 may have left threads in this process, so
+// the child only makes system calls (no allocation) until it execs.
+Measurement measure(const std::vector<unsigned>& cpus, const std::vector<std::string>& args) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (unsigned c : cpus) CPU_SET(c, &set);
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  int fds[2];
+  if (::pipe(fds) != 0) throw std::runtime_error("pipe failed");
+  const auto t0 = std::chrono::steady_clock::now();
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    ::close(fds[0]);
+    ::dup2(fds[1], STDOUT_FILENO);
+    ::close(fds[1]);
+    if (::sched_setaffinity(0, sizeof(set), &set) != 0) ::_exit(120);  // what taskset does
+    ::execv(argv[0], argv.data());
+    ::_exit(121);
+  }
+  ::close(fds[1]);
+  std::string out;
+  char buf[512];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof(buf))) != 0;) {
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  rusage usage{};
+  if (::wait4(pid, &status, 0, &usage) != pid) throw std::runtime_error("wait4 failed");
+  Measurement m;
+  m.cpus = placement::format_pu_list(cpus);
+  m.process_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // wait4 reports the child together with the children it reaped: the master and the workers.
+  const auto sec = [](const timeval& tv) {
+    return static_cast<double>(tv.tv_sec) + 1e-6 * static_cast<double>(tv.tv_usec);
+  };
+  m.cpu_seconds = sec(usage.ru_utime) + sec(usage.ru_stime);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    throw std::runtime_error(fmt::format("the run on CPUs {} failed ({}): {}", m.cpus,
+                                         code == 120   ? "sched_setaffinity refused the CPUs"
+                                         : code == 121 ? fmt::format("cannot exec {}", args[0])
+                                                       : fmt::format("wait status {:#x}", status),
+                                         out));
+  }
+  unsigned long long steps = 0, checksum = 0;
+  long micro[2] = {0, 0};
+  double solver[2] = {0.0, 0.0};
+  const auto at = out.find("result ");
+  if (at == std::string::npos ||
+      std::sscanf(
+          out.c_str() + at,
+          "result run_s=%lf steps=%llu micro_steps=%ld,%ld solver_s=%lf,%lf solver=%lf idle=%lf "
+          "communication=%lf checksum=%llx",
+          &m.run.seconds, &steps, &micro[0], &micro[1], &solver[0], &solver[1], &m.run.solver_share,
+          &m.run.idle_share, &m.run.communication_share, &checksum) != 10) {
+    throw std::runtime_error("the run on CPUs " + m.cpus + " printed no result line: " + out);
+  }
+  m.run.steps = steps;
+  m.run.micro_steps = {micro[0], micro[1]};
+  m.run.solver_seconds = {solver[0], solver[1]};
+  m.run.checksum = checksum;
+  return m;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int efficiency(const std::string& binary, const Efficiency& e, std::size_t repeats,
+               std::vector<unsigned> cpus) {
+  const std::vector<unsigned> usable = placement::current_affinity();
+  if (cpus.empty()) cpus = usable;
+  for (unsigned c : cpus) {
+    // sched_setaffinity accepts a mask with some usable CPU in it: check each one here.
+    if (std::find(usable.begin(), usable.end(), c) == usable.end()) {
+      throw std::runtime_error(
+          fmt::format("--cpus: CPU {} is not usable by this process (usable: {})", c,
+                      placement::format_pu_list(usable)));
+    }
+  }
+  if (cpus.size() == 2 && cpus[0] == cpus[1])
+    throw std::runtime_error("--cpus: two different CPUs");
+  if (cpus.size() < 2) {
+    fmt::print("\n2. parallel efficiency: skipped, this process may use only CPU {}\n",
+               placement::format_pu_list(cpus));
+    return 0;
+  }
+  const std::vector<unsigned> one = {cpus[0]};
+  const std::vector<unsigned> two = {cpus[0], cpus[1]};
+  const std::vector<std::string> args = single_run_args(self_executable(), binary, e);
+  fmt::print(
+      "\n2. parallel efficiency: {} masses in 2 equal subsystems, fixed H = {} s, kappa 0, no "
+      "estimator, t_end = {} s, process executor, workers unpinned (--pin none)\n"
+      "   the whole run (master + 2 workers) restricted to 1 CPU vs 2 CPUs, {} times each, "
+      "interleaved; one measurement by hand:\n",
+      e.masses, e.h, e.t_end, repeats);
+  for (const auto* set : {&one, &two}) {
+    fmt::print("     taskset -c {} {}\n", placement::format_pu_list(*set), fmt::join(args, " "));
+  }
+  // integration: each subsystem's wall time in its integrations, summed over the steps (wall
+  // time: on 1 CPU it includes the waits for the CPU while the other worker runs); solver /
+  // idle / comm: shares of the run's time breakdown.
+  fmt::print("{:>4} {:>5} {:>8} {:>12} {:>8} {:>6} {:>12} {:>17} {:>7} {:>5} {:>5}\n", "run",
+             "CPUs", "run [s]", "process [s]", "CPU [s]", "steps", "micro steps", "integration [s]",
+             "solver", "idle", "comm");
+  std::vector<double> run1, run2, proc1, proc2;
+  std::uint64_t checksum = 0;
+  bool same = true;
+  for (std::size_t r = 0; r < repeats; ++r) {
+    for (const auto* set : {&one, &two}) {
+      const Measurement m = measure(*set, args);
+      fmt::print(
+          "{:>4} {:>5} {:>8.3f} {:>12.3f} {:>8.3f} {:>6} {:>12} {:>17} {:>6.0f}% {:>4.0f}% "
+          "{:>4.0f}%\n",
+          r + 1, m.cpus, m.run.seconds, m.process_seconds, m.cpu_seconds, m.run.steps,
+          fmt::format("{}", fmt::join(m.run.micro_steps, "+")),
+          fmt::format("{:.3f}", fmt::join(m.run.solver_seconds, "+")), 100.0 * m.run.solver_share,
+          100.0 * m.run.idle_share, 100.0 * m.run.communication_share);
+      std::fflush(stdout);
+      (set == &one ? run1 : run2).push_back(m.run.seconds);
+      (set == &one ? proc1 : proc2).push_back(m.process_seconds);
+      if (r == 0 && set == &one) checksum = m.run.checksum;
+      same = same && m.run.checksum == checksum;
+    }
+  }
+  const double r1 = median(run1), r2 = median(run2), p1 = median(proc1), p2 = median(proc2);
+  fmt::print(
+      "median run (run_explicit): 1 CPU {:.3f} s, 2 CPUs {:.3f} s; whole process (startup, run, "
+      "shutdown): 1 CPU {:.3f} s, 2 CPUs {:.3f} s\n",
+      r1, r2, p1, p2);
+  fmt::print("T(1 CPU)/T(2 CPUs) = {:.2f} (run), {:.2f} (whole process) (issue goal >= 1.85)\n",
+             r1 / r2, p1 / p2);
+  fmt::print("final coupling variables bit-identical in every run: {}\n", same ? "yes" : "NO");
+  return same ? 0 : 1;
 }
 
 }  // namespace
@@ -84,42 +314,66 @@ int main(int argc, char** argv) {
   std::string binary = MACROSTEP_BINARY;
   std::vector<std::size_t> counts = {2, 8, 32};
   double overhead_t_end = 2e-3;
-  std::size_t efficiency_masses = 2000;
-  double efficiency_t_end = 2e-3;
+  Efficiency e;
+  std::size_t repeats = 3;
+  std::string part = "all";
+  std::vector<unsigned> cpus;
+  bool single = false;
   app.add_option("--macrostep", binary, "the macrostep binary (worker processes)");
+  app.add_option("--part", part, "which part to run")
+      ->check(CLI::IsMember({"all", "overhead", "efficiency"}));
   app.add_option("--subsystems", counts, "subsystem counts of the overhead runs")->delimiter(',');
   app.add_option("--overhead-t-end", overhead_t_end, "simulated time of the overhead runs [s]");
-  app.add_option("--efficiency-masses", efficiency_masses, "masses of the efficiency chain");
-  app.add_option("--efficiency-t-end", efficiency_t_end, "simulated time of the efficiency runs");
+  app.add_option("--efficiency-masses", e.masses, "masses of the efficiency chain");
+  app.add_option("--efficiency-h", e.h, "fixed macro-step size of the efficiency runs [s]");
+  app.add_option("--efficiency-t-end", e.t_end, "simulated time of the efficiency runs [s]");
+  app.add_option("--repeats", repeats, "measurements per CPU count (median)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--cpus", cpus,
+                 "the two CPUs of the efficiency runs (default: the first two "
+                 "usable), the first alone for 1 CPU")
+      ->delimiter(',');
+  app.add_flag("--efficiency-single", single,
+               "one efficiency run on the CPUs this process may use; prints a `result` line");
   CLI11_PARSE(app, argc, argv);
-
-  const double h = 1e-5;
-  fmt::print(
-      "1. overhead per macro step: one 1 kg mass per subsystem, fixed H = {} s, kappa 0, "
-      "t_end = {} s, one thread per executor\n",
-      h, overhead_t_end);
-  fmt::print("{:>11} {:>8} {:>18} {:>18} {:>8}\n", "subsystems", "steps", "in-process [us]",
-             "processes [us]", "ratio");
-  for (std::size_t n : counts) {
-    const auto p = chain(n, 1.0);
-    const Timing a = run(p, n, false, h, overhead_t_end, binary, {});
-    const Timing b = run(p, n, true, h, overhead_t_end, binary, {});
-    const double ua = 1e6 * a.seconds / static_cast<double>(a.steps);
-    const double ub = 1e6 * b.seconds / static_cast<double>(b.steps);
-    fmt::print("{:>11} {:>8} {:>18.1f} {:>18.1f} {:>8.2f}\n", n, b.steps, ua, ub, ub / ua);
-    std::fflush(stdout);
+  if (!cpus.empty() && cpus.size() != 2) {
+    fmt::print(stderr, "--cpus: give two CPUs, e.g. --cpus 0,1\n");
+    return 2;
   }
 
-  fmt::print(
-      "\n2. parallel efficiency: {} masses in 2 equal subsystems, fixed H = {} s, "
-      "kappa 0, t_end = {} s, process executor\n",
-      efficiency_masses, h, efficiency_t_end);
-  const auto p = chain(efficiency_masses, 1.0);
-  const Timing one = run(p, 2, true, h, efficiency_t_end, binary, {{0}, {0}});
-  const Timing two = run(p, 2, true, h, efficiency_t_end, binary, {{0}, {1}});
-  fmt::print(
-      "workers on PU 0 and PU 0: {:.3f} s; on PU 0 and PU 1: {:.3f} s; "
-      "T(1 PU)/T(2 PUs) = {:.2f} (issue goal >= 1.85)\n",
-      one.seconds, two.seconds, one.seconds / two.seconds);
-  return 0;
+  if (single) {
+    const Timing t = run(chain(e.masses, 1.0), 2, true, e.h, e.t_end, binary, {});
+    fmt::print(
+        "result run_s={:.6f} steps={} micro_steps={} solver_s={:.6f} solver={:.4f} idle={:.4f} "
+        "communication={:.4f} checksum={:016x}\n",
+        t.seconds, t.steps, fmt::join(t.micro_steps, ","), fmt::join(t.solver_seconds, ","),
+        t.solver_share, t.idle_share, t.communication_share, t.checksum);
+    return 0;
+  }
+
+  if (part != "efficiency") {
+    const double h = 1e-5;
+    fmt::print(
+        "1. overhead per macro step: one 1 kg mass per subsystem, fixed H = {} s, kappa 0, "
+        "t_end = {} s, one thread per executor\n",
+        h, overhead_t_end);
+    fmt::print("{:>11} {:>8} {:>18} {:>18} {:>8}\n", "subsystems", "steps", "in-process [us]",
+               "processes [us]", "ratio");
+    for (std::size_t n : counts) {
+      const auto p = chain(n, 1.0);
+      const Timing a = run(p, n, false, h, overhead_t_end, binary, {});
+      const Timing b = run(p, n, true, h, overhead_t_end, binary, {});
+      const double ua = 1e6 * a.seconds / static_cast<double>(a.steps);
+      const double ub = 1e6 * b.seconds / static_cast<double>(b.steps);
+      fmt::print("{:>11} {:>8} {:>18.1f} {:>18.1f} {:>8.2f}\n", n, b.steps, ua, ub, ub / ua);
+      std::fflush(stdout);
+    }
+  }
+  if (part == "overhead") return 0;
+  try {
+    return efficiency(binary, e, repeats, cpus);
+  } catch (const std::exception& ex) {
+    fmt::print(stderr, "parallel efficiency: {}\n", ex.what());
+    return 1;
+  }
 }
