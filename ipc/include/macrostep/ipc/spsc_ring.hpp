@@ -8,27 +8,44 @@
 //    edge between the old and the new thread (e.g. a thread join).
 //  - Values come out in the order they went in, each exactly once.
 //  - try_push / try_pop never block and make no system call: a memcpy, one release store of the
-//    own index, an acquire load of the other side's index only when the cached copy says
-//    full / empty, and WaitWord::notify(), one RMW on a line that stays in the caller's cache
-//    while nobody sleeps. A system call happens only when the other side sleeps (futex wake),
-//    or in the blocking functions after their spin budget (futex wait).
+//    slot's sequence number (push) or of head (pop), an acquire load of head by the producer only
+//    when its cached copy says full, and WaitWord::notify(), one RMW on a line that stays in the
+//    caller's cache while nobody sleeps. A system call happens only when the other side sleeps
+//    (futex wake), or in the blocking functions after their spin budget (futex wait).
+//  - Variable-length messages: if T has a member `std::size_t wire_bytes() const` (at most
+//    sizeof(T)), only that prefix of the value is copied into and out of the ring; the bytes of
+//    the consumer's `out` beyond it keep whatever they held. A message type puts its used part
+//    first (e.g. a count, then a packed array) so that a small message costs a cache line or
+//    two, not sizeof(T).
 //  - The ring holds no pointer, so it works at any address; placed in a SharedSegment it works
 //    across processes. The owner constructs it in place (create()); other processes look it up
 //    by name (attach()), which checks that it was built for the same capacity, slot size and
 //    value type size / alignment, and throws SegmentError (kBadRegion) otherwise.
 //
 // Layout: a descriptor line, then the producer's line (tail and its cached copy of head), the
-// consumer's line (head and its cached copy of tail), one WaitWord for each direction, then the
-// slots, each starting on its own cache line. Head and tail are free-running 64-bit counters
-// (they never wrap in practice); a slot index is the counter modulo Capacity.
+// consumer's line (head), one WaitWord for each direction, then the slots, each starting on its
+// own cache line. A slot is a header (its sequence number and the message length) followed by
+// the message. Head and tail are free-running 64-bit counters (they never wrap in practice); a
+// slot index is the counter modulo Capacity.
+//
+// Why a sequence number in every slot: the consumer waits on the header of the slot it will
+// read next, so the cache line that tells it "a message is here" also carries the message's
+// first bytes. With a separate tail index the consumer needs two cache-line transfers in series
+// (tail, then the slot) per message; here it needs one, plus the rest of a longer message,
+// whose lines it fetches in parallel. The producer stores counter + 1 into the slot's sequence
+// (release) after the message; the consumer of counter `head` accepts the slot when it reads
+// exactly head + 1 (acquire), which no older lap of the slot can hold. tail_ is still kept by
+// the producer, on its own line, for size_approx().
 #pragma once
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <new>
 #include <string_view>
 #include <type_traits>
 
@@ -49,6 +66,19 @@ struct RingShape {
                                              const RingShape& expected);
 }  // namespace detail
 
+// The number of bytes of `value` that travel through a ring: value.wire_bytes() if T declares
+// it (clamped to sizeof(T)), else sizeof(T).
+template <class T>
+std::size_t wire_bytes_of(const T& value) noexcept {
+  if constexpr (requires {
+                  { value.wire_bytes() } -> std::convertible_to<std::size_t>;
+                }) {
+    return std::min<std::size_t>(value.wire_bytes(), sizeof(T));
+  } else {
+    return sizeof(T);
+  }
+}
+
 template <class T, std::size_t Capacity>
 class SpscRing {
   static_assert(std::is_trivially_copyable_v<T>, "ring slots are copied with memcpy");
@@ -57,17 +87,34 @@ class SpscRing {
   static_assert(std::atomic<std::uint64_t>::is_always_lock_free,
                 "ring indices must be lock-free (address-free) atomics to work across processes");
 
+  // A slot's header: the sequence number (counter + 1 once the message of that counter is
+  // complete) and the number of message bytes that follow it.
+  struct SlotHeader {
+    std::atomic<std::uint64_t> seq;
+    std::uint64_t bytes;
+  };
+
  public:
   using value_type = T;
   static constexpr std::size_t kCapacity = Capacity;
   static constexpr std::size_t kSlotAlign = std::max(kCacheLine, alignof(T));
-  static constexpr std::size_t kSlotSize = (sizeof(T) + kSlotAlign - 1) / kSlotAlign * kSlotAlign;
+  // The message starts right after the header, at T's alignment.
+  static constexpr std::size_t kPayloadOffset =
+      (sizeof(SlotHeader) + alignof(T) - 1) / alignof(T) * alignof(T);
+  static constexpr std::size_t kSlotSize =
+      (kPayloadOffset + sizeof(T) + kSlotAlign - 1) / kSlotAlign * kSlotAlign;
   static constexpr std::uint64_t kMagic = 0x474e'4952'4353'5053ULL;  // "SPSCRING" (LE)
 
-  // An empty ring. In shared memory only the owner constructs (create()); attached processes
-  // never construct, they reinterpret (attach()). User-provided so that value-initialisation
-  // does not zero the slots.
-  SpscRing() noexcept {}
+  // An empty ring: every slot's sequence is 0, which no message has (counter + 1 >= 1). In
+  // shared memory only the owner constructs (create()); attached processes never construct,
+  // they reinterpret (attach()). Message bytes are left uninitialised.
+  SpscRing() noexcept {
+    for (std::size_t i = 0; i < Capacity; ++i) {
+      auto* h = new (header(i)) SlotHeader;
+      h->seq.store(0, std::memory_order_relaxed);
+      h->bytes = 0;
+    }
+  }
   SpscRing(const SpscRing&) = delete;
   SpscRing& operator=(const SpscRing&) = delete;
 
@@ -84,7 +131,8 @@ class SpscRing {
 
   // ---- producer ------------------------------------------------------------------------------
 
-  // Appends `value` unless the ring is full. Wakes a sleeping consumer.
+  // Appends `value` (its wire_bytes_of prefix) unless the ring is full. Wakes a sleeping
+  // consumer.
   bool try_push(const T& value) noexcept {
     const std::uint64_t tail = tail_.load(std::memory_order_relaxed);  // only we write it
     if (tail - head_cache_ >= Capacity) {
@@ -93,9 +141,14 @@ class SpscRing {
       head_cache_ = head_.load(std::memory_order_acquire);
       if (tail - head_cache_ >= Capacity) return false;
     }
-    std::memcpy(slot(tail), &value, sizeof(T));
-    // Release publishes the slot contents to the consumer's acquire load of tail.
-    tail_.store(tail + 1, std::memory_order_release);
+    const std::size_t index = tail & (Capacity - 1);
+    SlotHeader* h = header(index);
+    const std::size_t bytes = wire_bytes_of(value);
+    h->bytes = bytes;
+    std::memcpy(payload(index), &value, bytes);
+    // Release publishes the header and the message to the consumer's acquire load of seq.
+    h->seq.store(tail + 1, std::memory_order_release);
+    tail_.store(tail + 1, std::memory_order_release);  // for size_approx() only
     not_empty_.notify();
     return true;
   }
@@ -125,15 +178,17 @@ class SpscRing {
 
   // ---- consumer ------------------------------------------------------------------------------
 
-  // Removes the oldest value into `out` unless the ring is empty. Wakes a sleeping producer.
+  // Removes the oldest value into `out` (its first wire bytes; the rest of `out` is unchanged)
+  // unless the ring is empty. Wakes a sleeping producer.
   bool try_pop(T& out) noexcept {
     const std::uint64_t head = head_.load(std::memory_order_relaxed);  // only we write it
-    if (head == tail_cache_) {
-      // Acquire pairs with the producer's release store of tail: the slot contents are visible.
-      tail_cache_ = tail_.load(std::memory_order_acquire);
-      if (head == tail_cache_) return false;
-    }
-    std::memcpy(&out, slot(head), sizeof(T));
+    const std::size_t index = head & (Capacity - 1);
+    const SlotHeader* h = header(index);
+    // Acquire pairs with the producer's release store of seq: the message is visible.
+    if (h->seq.load(std::memory_order_acquire) != head + 1) return false;
+    // The length comes from the peer process's memory: never copy more than `out` holds.
+    const std::size_t bytes = std::min<std::size_t>(h->bytes, sizeof(T));
+    std::memcpy(&out, payload(index), bytes);
     // Release: our read of the slot happens before the producer, having seen the new head,
     // overwrites it.
     head_.store(head + 1, std::memory_order_release);
@@ -186,14 +241,21 @@ class SpscRing {
   bool has_space() const noexcept {
     return tail_.load(std::memory_order_relaxed) - head_.load(std::memory_order_acquire) < Capacity;
   }
-  // Consumer's wait condition: a value is there. Reads tail with acquire (the producer's release
-  // store precedes its not_empty_.notify()).
+  // Consumer's wait condition: the next slot holds its message. Reads seq with acquire (the
+  // producer's release store precedes its not_empty_.notify()).
   bool has_data() const noexcept {
-    return tail_.load(std::memory_order_acquire) != head_.load(std::memory_order_relaxed);
+    const std::uint64_t head = head_.load(std::memory_order_relaxed);
+    return header(head & (Capacity - 1))->seq.load(std::memory_order_acquire) == head + 1;
   }
 
-  std::byte* slot(std::uint64_t counter) noexcept {
-    return slots_ + (counter & (Capacity - 1)) * kSlotSize;
+  SlotHeader* header(std::size_t index) noexcept {
+    return std::launder(reinterpret_cast<SlotHeader*>(slots_ + index * kSlotSize));
+  }
+  const SlotHeader* header(std::size_t index) const noexcept {
+    return std::launder(reinterpret_cast<const SlotHeader*>(slots_ + index * kSlotSize));
+  }
+  std::byte* payload(std::size_t index) noexcept {
+    return slots_ + index * kSlotSize + kPayloadOffset;
   }
 
   void check_layout(std::string_view segment, std::string_view name) const {
@@ -212,20 +274,18 @@ class SpscRing {
   std::uint64_t value_size_ = sizeof(T);
   std::uint64_t value_align_ = alignof(T);
 
-  // Producer's line: tail (written by the producer, read by the consumer) and the producer's
-  // private copy of head.
+  // Producer's line: tail (read by others only in size_approx) and the producer's private copy
+  // of head.
   alignas(kCacheLine) std::atomic<std::uint64_t> tail_{0};
   std::uint64_t head_cache_ = 0;
 
-  // Consumer's line: head (written by the consumer, read by the producer) and the consumer's
-  // private copy of tail.
+  // Consumer's line: head (written by the consumer, read by the producer when it seems full).
   alignas(kCacheLine) std::atomic<std::uint64_t> head_{0};
-  std::uint64_t tail_cache_ = 0;
 
   WaitWord not_empty_;  // the consumer sleeps here, the producer notifies
   WaitWord not_full_;   // the producer sleeps here, the consumer notifies
 
-  // Capacity slots of kSlotSize bytes; left uninitialised (values are memcpy'd in and out).
+  // Capacity slots of kSlotSize bytes: a SlotHeader, then the message bytes.
   alignas(kSlotAlign) std::byte slots_[Capacity * kSlotSize];
 };
 
