@@ -3,12 +3,15 @@
 //   (a) cache-line ping-pong between two threads pinned to two CPUs: one 64-byte line, plain
 //       acquire loads and release stores, no PAUSE: what the coherence fabric costs;
 //   (b) SpscRing round trip between two processes (fork; the worker attaches to the segment by
-//       name) pinned to the same two CPUs, command and reply of the given sizes, spin-then-futex
-//       waiting with the default spin budget; plus the same with one-line messages, which
-//       isolates the ring protocol from the payload;
+//       name) pinned to the same two CPUs, with the product's messages: worker::StepCommand and
+//       worker::StepReply of a no-op subsystem with 2 inputs, κ = 2 and one comparison run (as
+//       explicit Jacobi with exMD sends them; only their wire bytes travel), spin-then-futex
+//       waiting with the default spin budget; (b') and (b'') the same with plain messages of
+//       --command-bytes / --reply-bytes and of one line, which separate the ring protocol from
+//       the payload;
 //   (c) the same as (b) with sleeping forced (spin budget 0): every wait is a futex sleep and
 //       every notify a FUTEX_WAKE, which shows what the futex path costs;
-//   (d) the OpenMPI ping-pong of the same payload: mpi_pingpong (built next to this program) run
+//   (d) the OpenMPI ping-pong of the payload of (b): mpi_pingpong (built next to this program) run
 //       by `mpirun -np 2 --bind-to core --map-by core` with the shared-memory BTL (vader, via
 //       the ob1 PML) by default; MPI_Send / MPI_Recv of the command, then of the reply. The
 //       binding MPI reports and the CPUs each rank saw are printed. Without mpirun, or if it
@@ -37,6 +40,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -47,6 +51,7 @@
 #include "macrostep/ipc/shared_segment.hpp"
 #include "macrostep/ipc/spsc_ring.hpp"
 #include "macrostep/ipc/wait.hpp"
+#include "macrostep/worker/protocol.hpp"
 
 using namespace macrostep;
 using namespace macrostep::bench;
@@ -113,11 +118,35 @@ struct RingResult {
   bool ok = false;
 };
 
-template <std::size_t CommandBytes, std::size_t ReplyBytes>
+template <std::size_t Bytes>
+std::uint64_t seq_of(const Message<Bytes>& m) {
+  return m.seq;
+}
+template <std::size_t Bytes>
+void set_seq(Message<Bytes>& m, std::uint64_t seq) {
+  m.seq = seq;
+}
+// The product's messages carry the attempt id, which the worker echoes.
+std::uint64_t seq_of(const worker::StepCommand& m) {
+  return m.attempt;
+}
+std::uint64_t seq_of(const worker::StepReply& m) {
+  return m.attempt;
+}
+void set_seq(worker::StepCommand& m, std::uint64_t seq) {
+  m.attempt = seq;
+}
+void set_seq(worker::StepReply& m, std::uint64_t seq) {
+  m.attempt = seq;
+}
+
+// The round trip of Command / Reply messages. `command` is the message the master sends (its
+// sequence number set before every push); the worker answers every command with `reply`, its
+// sequence number copied from the command.
+template <class Command, class Reply>
 RingResult ring_pingpong(int cpu_master, int cpu_worker, std::size_t warmup, std::size_t n,
-                         const ipc::WaitPolicy& policy) {
-  using Command = Message<CommandBytes>;
-  using Reply = Message<ReplyBytes>;
+                         const ipc::WaitPolicy& policy, const Command& command,
+                         const Reply& reply) {
   using CommandRing = ipc::SpscRing<Command, kRingSlots>;
   using ReplyRing = ipc::SpscRing<Reply, kRingSlots>;
 
@@ -138,13 +167,13 @@ RingResult ring_pingpong(int cpu_master, int cpu_worker, std::size_t warmup, std
       ipc::SharedSegment mine = ipc::SharedSegment::attach(name);
       auto& cmd = CommandRing::attach(mine, "cmd.0");
       auto& rep = ReplyRing::attach(mine, "reply.0");
-      Command c{};
-      Reply r{};
+      auto c = std::make_unique<Command>(command);
+      auto r = std::make_unique<Reply>(reply);
       for (;;) {
-        cmd.pop(c, policy);
-        if (c.seq == kStop) break;
-        r.seq = c.seq;
-        rep.push(r, policy);
+        cmd.pop(*c, policy);
+        if (seq_of(*c) == kStop) break;
+        set_seq(*r, seq_of(*c));
+        rep.push(*r, policy);
       }
     } catch (const std::exception& e) {
       std::fprintf(stderr, "worker: %s\n", e.what());
@@ -156,8 +185,8 @@ RingResult ring_pingpong(int cpu_master, int cpu_worker, std::size_t warmup, std
   RingResult result;
   pin_thread(cpu_master);
   result.samples.reserve(n);
-  Command c{};
-  Reply r{};
+  auto c = std::make_unique<Command>(command);
+  auto r = std::make_unique<Reply>(reply);
   const std::size_t total = warmup + n;
   std::uint64_t wakes0 = 0;
   std::uint64_t sleeps0 = 0;
@@ -167,20 +196,20 @@ RingResult ring_pingpong(int cpu_master, int cpu_worker, std::size_t warmup, std
       wakes0 = commands.not_empty_word().wake_calls() + replies.not_empty_word().wake_calls();
       sleeps0 = commands.not_empty_word().sleep_calls() + replies.not_empty_word().sleep_calls();
     }
-    c.seq = i;
+    set_seq(*c, i);
     const std::uint64_t t0 = ticks();
-    commands.push(c, policy);
-    replies.pop(r, policy);
+    commands.push(*c, policy);
+    replies.pop(*r, policy);
     const std::uint64_t t1 = ticks();
-    in_order = in_order && r.seq == i;
+    in_order = in_order && seq_of(*r) == i;
     if (i >= warmup) result.samples.push_back(t1 - t0);
   }
   const std::uint64_t wakes =
       commands.not_empty_word().wake_calls() + replies.not_empty_word().wake_calls() - wakes0;
   const std::uint64_t sleeps =
       commands.not_empty_word().sleep_calls() + replies.not_empty_word().sleep_calls() - sleeps0;
-  c.seq = kStop;
-  commands.push(c, policy);
+  set_seq(*c, kStop);
+  commands.push(*c, policy);
   int status = 0;
   waitpid(pid, &status, 0);
   result.ok = in_order && WIFEXITED(status) && WEXITSTATUS(status) == 0;
@@ -196,7 +225,9 @@ template <std::size_t C, std::size_t I = 0>
 std::optional<RingResult> dispatch_reply(std::size_t reply_bytes, int a, int b, std::size_t w,
                                          std::size_t n, const ipc::WaitPolicy& p) {
   if constexpr (I < std::size(kSizes)) {
-    if (reply_bytes == kSizes[I]) return ring_pingpong<C, kSizes[I]>(a, b, w, n, p);
+    if (reply_bytes == kSizes[I]) {
+      return ring_pingpong(a, b, w, n, p, Message<C>{}, Message<kSizes[I]>{});
+    }
     return dispatch_reply<C, I + 1>(reply_bytes, a, b, w, n, p);
   } else {
     return std::nullopt;
@@ -212,6 +243,36 @@ std::optional<RingResult> run_ring(std::size_t command_bytes, std::size_t reply_
   } else {
     return std::nullopt;
   }
+}
+
+// The product's hot-path messages for a no-op subsystem as the explicit scheme with exMD sends
+// them: 2 inputs (a cut chain segment), κ = 2, the nominal run plus one comparison run; the
+// reply with 2 outputs per run. Only their wire_bytes() travel through the ring.
+struct ProductMessages {
+  std::unique_ptr<worker::StepCommand> command = std::make_unique<worker::StepCommand>();
+  std::unique_ptr<worker::StepReply> reply = std::make_unique<worker::StepReply>();
+};
+
+ProductMessages product_messages() {
+  ProductMessages m;
+  model::SupportPoints p{};
+  p.degree = 2;
+  p.channels = 2;
+  p.step_begin = 1e-3;
+  for (std::size_t j = 0; j < 3; ++j) {
+    p.time[j] = 1e-3 - static_cast<double>(j) * 1e-4;
+    p.value[0][j] = 0.5 + static_cast<double>(j);
+    p.value[1][j] = -0.25 * static_cast<double>(j);
+  }
+  m.command->kind = worker::CommandKind::kStep;
+  m.command->t_end = 1.1e-3;
+  m.command->clear_points();
+  m.command->add_points(p);  // nominal
+  p.degree = 1;              // exMD: the comparison run uses one degree less
+  m.command->add_points(p);
+  m.reply->runs = 2;
+  m.reply->outputs = 2;
+  return m;
 }
 
 // ---- (d) OpenMPI ping-pong, run through mpirun ------------------------------------------------
@@ -586,20 +647,27 @@ int main(int argc, char** argv) {
   const Stats floor = summarize(cache_line_pingpong(cpu_a, cpu_b, warmup, iterations), tpn);
   rows.push_back({"(a) cache-line ping-pong, 2 threads (floor)", floor, "-", true});
 
-  const auto ring_row = [&](const std::string& label, std::size_t cb, std::size_t rb,
-                            const ipc::WaitPolicy& policy, std::size_t n) {
-    const auto r = run_ring(cb, rb, cpu_a, cpu_b, warmup, n, policy);
+  const auto add_ring_row = [&](const std::string& label, const std::optional<RingResult>& r) {
     if (!r) return;
     rows.push_back({label, summarize(r->samples, tpn),
                     fmt::format("{:.2f} / {:.2f}", r->futex_wakes_per_rt, r->futex_sleeps_per_rt),
                     r->ok});
   };
-  ring_row(fmt::format("(b) ring, 2 processes, {} B / {} B, spin", command_bytes, reply_bytes),
-           command_bytes, reply_bytes, ipc::WaitPolicy::spinning(spin), iterations);
-  ring_row("(b') ring, 2 processes, 64 B / 64 B, spin", 64, 64, ipc::WaitPolicy::spinning(spin),
-           iterations);
-  ring_row(fmt::format("(c) ring, 2 processes, {} B / {} B, futex", command_bytes, reply_bytes),
-           command_bytes, reply_bytes, ipc::WaitPolicy::sleeping(), sleeping_iterations);
+  const ProductMessages product = product_messages();
+  const std::size_t product_command_bytes = product.command->wire_bytes();
+  const std::size_t product_reply_bytes = product.reply->wire_bytes();
+  add_ring_row(fmt::format("(b) ring, StepCommand/StepReply {} B / {} B, spin",
+                           product_command_bytes, product_reply_bytes),
+               ring_pingpong(cpu_a, cpu_b, warmup, iterations, ipc::WaitPolicy::spinning(spin),
+                             *product.command, *product.reply));
+  add_ring_row(fmt::format("(b') ring, {} B / {} B messages, spin", command_bytes, reply_bytes),
+               run_ring(command_bytes, reply_bytes, cpu_a, cpu_b, warmup, iterations,
+                        ipc::WaitPolicy::spinning(spin)));
+  add_ring_row("(b'') ring, 64 B / 64 B messages, spin",
+               run_ring(64, 64, cpu_a, cpu_b, warmup, iterations, ipc::WaitPolicy::spinning(spin)));
+  add_ring_row(fmt::format("(c) ring, StepCommand/StepReply, futex"),
+               ring_pingpong(cpu_a, cpu_b, warmup, sleeping_iterations, ipc::WaitPolicy::sleeping(),
+                             *product.command, *product.reply));
 
   fmt::print("{:<50} {:>10} {:>10} {:>10} {:>12} {:>16}\n", "case", "median ns", "p99 ns", "min ns",
              "median/floor", "futex wake/sleep");
@@ -614,11 +682,12 @@ int main(int argc, char** argv) {
   }
 
   // (d) last, so that its process start-up does not disturb the cases above.
-  const MpiResult mpi = run_mpi(locate_mpirun(mpirun), locate_mpi_pingpong(mpi_binary, argv[0]),
-                                mpi_args, command_bytes, reply_bytes, iterations, warmup, cpu_a,
-                                cpu_b, initial_affinity, std::chrono::seconds(mpi_timeout_s));
-  const std::string mpi_label =
-      fmt::format("(d) OpenMPI ping-pong, 2 ranks, {} B / {} B", command_bytes, reply_bytes);
+  const MpiResult mpi =
+      run_mpi(locate_mpirun(mpirun), locate_mpi_pingpong(mpi_binary, argv[0]), mpi_args,
+              product_command_bytes, product_reply_bytes, iterations, warmup, cpu_a, cpu_b,
+              initial_affinity, std::chrono::seconds(mpi_timeout_s));
+  const std::string mpi_label = fmt::format("(d) OpenMPI ping-pong, 2 ranks, {} B / {} B",
+                                            product_command_bytes, product_reply_bytes);
   if (mpi.stats) {
     fmt::print("{:<50} {:>10.1f} {:>10.1f} {:>10.1f} {:>11.2f}x {:>16}\n", mpi_label,
                mpi.stats->median_ns, mpi.stats->p99_ns, mpi.stats->min_ns,
@@ -651,7 +720,7 @@ int main(int argc, char** argv) {
                                drift)
                  : std::string{});
 
-  // The ring case of the goal is (b): the macro-step sizes with the default waiter.
+  // The ring case of the goal is (b): the product's messages with the default waiter.
   const Stats& ring = rows.size() > 1 ? rows[1].stats : floor;
   const auto verdict = [](double ratio, double goal) { return ratio <= goal ? "met" : "NOT met"; };
   fmt::print(

@@ -374,10 +374,10 @@ void ProcessExecutor::step(double t_end, std::span<const SubsystemCommand> comma
   std::vector<std::uint64_t> ids(n);
   for (std::size_t i = 0; i < n; ++i) {
     const auto& c = commands[i];
-    cmd.runs = static_cast<std::uint32_t>(1 + c.extra.size());
     cmd.attempt = ids[i] = ++s.attempt_counter;
-    cmd.points[0] = c.nominal;
-    for (std::size_t k = 0; k < c.extra.size(); ++k) cmd.points[1 + k] = c.extra[k];
+    cmd.clear_points();
+    cmd.add_points(c.nominal);
+    for (const auto& extra : c.extra) cmd.add_points(extra);
     s.send(i);
   }
   s.stepped = true;
@@ -395,12 +395,12 @@ void ProcessExecutor::step(double t_end, std::span<const SubsystemCommand> comma
     const std::size_t no = s.workers[i].outputs;
     so.solver_ns = r.solver_ns;
     so.extra_ns = r.extra_ns;
-    so.nominal.outputs.assign(r.run[0].outputs, r.run[0].outputs + no);
-    so.nominal.stats = r.run[0].stats;
+    so.nominal.outputs.assign(r.run_outputs(0), r.run_outputs(0) + no);
+    so.nominal.stats = r.run_stats(0);
     so.extra.resize(r.runs > 0 ? r.runs - 1 : 0);
     for (std::size_t k = 0; k + 1 < r.runs; ++k) {
-      so.extra[k].outputs.assign(r.run[1 + k].outputs, r.run[1 + k].outputs + no);
-      so.extra[k].stats = r.run[1 + k].stats;
+      so.extra[k].outputs.assign(r.run_outputs(1 + k), r.run_outputs(1 + k) + no);
+      so.extra[k].stats = r.run_stats(1 + k);
     }
     if (r.status != worker::ReplyStatus::kOk && outcome.ok) {
       outcome.ok = false;

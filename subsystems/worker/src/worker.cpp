@@ -124,8 +124,9 @@ class Worker {
     if (extras > 0 && !config_.rollback) {
       throw std::logic_error("extra runs need rollback snapshots");
     }
-    nominal_input_.points = cmd.points[0];
-    for (std::size_t k = 0; k < extras; ++k) extra_inputs_[k].points = cmd.points[1 + k];
+    cmd.unpack_points(unpacked_);
+    nominal_input_.points = unpacked_[0];
+    for (std::size_t k = 0; k < extras; ++k) extra_inputs_[k].points = unpacked_[1 + k];
     for (std::size_t k = 0; k < extras; ++k) {
       if (!extra_[k]) {
         extra_[k] = std::make_unique<ida::Integrator>(sub, config_.solver, &nominal_input_);
@@ -139,19 +140,18 @@ class Worker {
     reply.outputs = static_cast<std::uint32_t>(sub.output_size());
     auto run_task = [&](std::size_t run) {
       try {
-        RunResult& result = reply.run[run];
         if (run == 0) {
           const auto t0 = monotonic_ns();
-          result.stats = nominal_->advance_to(t_end);
-          nominal_->outputs(std::span<double>(result.outputs, sub.output_size()));
+          reply.set_run_stats(run, nominal_->advance_to(t_end));
+          nominal_->outputs(std::span<double>(reply.run_outputs(run), sub.output_size()));
           reply.solver_ns = monotonic_ns() - t0;
         } else {
           auto& integ = *extra_[run - 1];
           const auto t0 = monotonic_ns();
           integ.restore(*snapshot_);  // the clone of the T_N workspace
           restore_ns[run] = monotonic_ns() - t0;
-          result.stats = integ.advance_to(t_end);
-          integ.outputs(std::span<double>(result.outputs, sub.output_size()));
+          reply.set_run_stats(run, integ.advance_to(t_end));
+          integ.outputs(std::span<double>(reply.run_outputs(run), sub.output_size()));
         }
       } catch (const std::exception& e) {
         errors[run] = e.what();
@@ -163,7 +163,7 @@ class Worker {
       arena_->execute([&] { tbb::parallel_for(std::size_t{0}, std::size_t{cmd.runs}, run_task); });
     }
     for (std::size_t k = 1; k < cmd.runs; ++k) {
-      reply.extra_ns += reply.run[k].stats.wall_ns;
+      reply.extra_ns += reply.run_stats(k).wall_ns;
       snapshot_ns_ += restore_ns[k];
     }
     for (std::size_t r = 0; r < cmd.runs; ++r) {
@@ -189,6 +189,7 @@ class Worker {
   std::unique_ptr<ida::Integrator> nominal_;
   std::unique_ptr<ida::WorkspaceSnapshot> snapshot_;
   std::array<PolynomialInput, kMaxExtraRuns> extra_inputs_;
+  std::array<model::SupportPoints, kMaxRuns> unpacked_{};  // the runs of the current command
   std::array<std::unique_ptr<ida::Integrator>, kMaxExtraRuns> extra_;
   std::unique_ptr<tbb::task_arena> arena_;
   std::vector<double> zp_;

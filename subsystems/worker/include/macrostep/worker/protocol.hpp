@@ -20,9 +20,12 @@
 // (a queued accept / reject and the next step), well below the ring capacity.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -33,7 +36,7 @@
 
 namespace macrostep::worker {
 
-inline constexpr std::uint32_t kProtocolVersion = 1;
+inline constexpr std::uint32_t kProtocolVersion = 2;  // 2: packed support points
 // Runs of one step: the nominal one and up to kMaxExtraRuns extra (comparison / perturbed) runs.
 inline constexpr std::size_t kMaxExtraRuns = 4;
 inline constexpr std::size_t kMaxRuns = 1 + kMaxExtraRuns;
@@ -47,29 +50,58 @@ enum class CommandKind : std::uint32_t {
   kShutdown = 4,  // reply, then exit 0
 };
 
+// The support points of a run travel packed (only the used nodes and channels), so that a
+// command of a 2-input subsystem with κ = 2 and one comparison run is 4 cache lines, not the
+// 41 of kMaxRuns full SupportPoints. Packed form of one run, in doubles:
+//   degree, channels, step_begin, time[0..n), value[0][0..n), ..., value[channels-1][0..n)
+// with n = degree + 1 (degree and channels are small integers, exact as doubles).
+inline constexpr std::size_t kMaxPackedDoubles =
+    3 + model::SupportPoints::kMaxNodes * (1 + model::SupportPoints::kMaxChannels);
+
 struct StepCommand {
   CommandKind kind = CommandKind::kStep;
   std::uint32_t runs = 0;     // 1 + number of extra runs (kStep only)
   std::uint64_t attempt = 0;  // echoed in the reply
   double t_end = 0.0;
-  model::SupportPoints points[kMaxRuns];  // [0] nominal, [1 + k] extra run k
+  std::uint32_t packed = 0;  // doubles used in `points` (kStep only)
+  std::uint32_t reserved = 0;
+  double points[kMaxRuns * kMaxPackedDoubles];  // run 0 nominal, run 1 + k extra run k
+
+  // Master: starts a new list of runs (runs = 0).
+  void clear_points() noexcept {
+    runs = 0;
+    packed = 0;
+  }
+  // Master: appends the support points of the next run (nominal first, then the extra runs).
+  // Throws std::invalid_argument if there are already kMaxRuns runs or `p` is out of range
+  // (degree > kMaxDegree, channels > kMaxChannels).
+  void add_points(const model::SupportPoints& p);
+  // Worker: the support points of runs 0..runs-1 into out[0..runs). Unused nodes and channels
+  // are zero. Throws std::runtime_error naming the problem if the packed data is malformed
+  // (runs > out.size(), a degree or channel count out of range, or `packed` not matching).
+  void unpack_points(std::span<model::SupportPoints> out) const;
+
+  // Bytes sent through the ring: the header, and for kStep the packed support points.
+  std::size_t wire_bytes() const noexcept {
+    return offsetof(StepCommand, points) +
+           (kind == CommandKind::kStep ? packed * sizeof(double) : 0);
+  }
 };
 
 enum class ReplyStatus : std::uint32_t { kOk = 0, kFailed = 1 };
 
-struct RunResult {
-  double outputs[kMaxOutputs];  // y at t_end, output_size() values
-  ida::AdvanceStats stats;
-};
+// The AdvanceStats of one run, stored as doubles' worth of bytes in StepReply::data.
+inline constexpr std::size_t kStatsDoubles =
+    (sizeof(ida::AdvanceStats) + sizeof(double) - 1) / sizeof(double);
 
+// The used part comes first: the fixed fields, then the runs' statistics and outputs packed in
+// `data`; the error text (last) travels only with a failed reply.
 struct StepReply {
   ReplyStatus status = ReplyStatus::kOk;
   std::uint32_t failed_run = 0;  // when failed: 0 nominal, 1 + k extra run k
   std::uint64_t attempt = 0;
-  char error[kErrorCapacity] = {};  // NUL-terminated, when failed
-  std::uint32_t runs = 0;
-  std::uint32_t outputs = 0;  // values per run
-  RunResult run[kMaxRuns];
+  std::uint32_t runs = 0;              // runs reported in `data`
+  std::uint32_t outputs = 0;           // values per run
   std::int64_t solver_ns = 0;          // nominal run
   std::int64_t extra_ns = 0;           // sum of the extra runs' wall times
   std::int64_t snapshot_ns_total = 0;  // accumulated saves/restores/clones of this worker
@@ -78,10 +110,38 @@ struct StepReply {
   // CLOCK_MONOTONIC (steady_clock) when the worker got the command and pushed the reply.
   std::int64_t received_ns = 0;
   std::int64_t sent_ns = 0;
+  // runs × AdvanceStats (kStatsDoubles each), then runs × `outputs` values (y at t_end). The
+  // writer sets `runs` and `outputs` first; runs <= kMaxRuns, outputs <= kMaxOutputs.
+  double data[kMaxRuns * (kStatsDoubles + kMaxOutputs)];
+  char error[kErrorCapacity] = {};  // NUL-terminated, when failed
+
+  ida::AdvanceStats run_stats(std::size_t run) const noexcept {
+    ida::AdvanceStats s;
+    std::memcpy(static_cast<void*>(&s), data + run * kStatsDoubles, sizeof s);
+    return s;
+  }
+  void set_run_stats(std::size_t run, const ida::AdvanceStats& s) noexcept {
+    std::memcpy(data + run * kStatsDoubles, static_cast<const void*>(&s), sizeof s);
+  }
+  double* run_outputs(std::size_t run) noexcept { return data + output_offset(run); }
+  const double* run_outputs(std::size_t run) const noexcept { return data + output_offset(run); }
+
+  std::size_t wire_bytes() const noexcept {
+    return status == ReplyStatus::kOk
+               ? offsetof(StepReply, data) + output_offset(used_runs()) * sizeof(double)
+               : sizeof(StepReply);
+  }
+
+ private:
+  std::size_t used_runs() const noexcept { return std::min<std::size_t>(runs, kMaxRuns); }
+  std::size_t output_offset(std::size_t run) const noexcept {
+    return used_runs() * kStatsDoubles + run * std::min<std::size_t>(outputs, kMaxOutputs);
+  }
 };
 
 static_assert(std::is_trivially_copyable_v<StepCommand>);
 static_assert(std::is_trivially_copyable_v<StepReply>);
+static_assert(std::is_trivially_copyable_v<ida::AdvanceStats>);
 
 using CommandRing = ipc::SpscRing<StepCommand, 4>;
 using ReplyRing = ipc::SpscRing<StepReply, 4>;
