@@ -272,10 +272,11 @@ int efficiency(const std::string& binary, const Efficiency& e, std::size_t repea
   }
   // integration: each subsystem's wall time in its integrations, summed over the steps (wall
   // time: on 1 CPU it includes the waits for the CPU while the other worker runs); solver /
-  // idle / comm: shares of the run's time breakdown.
-  fmt::print("{:>4} {:>5} {:>8} {:>12} {:>8} {:>6} {:>12} {:>17} {:>7} {:>5} {:>5}\n", "run",
-             "CPUs", "run [s]", "process [s]", "CPU [s]", "steps", "micro steps", "integration [s]",
-             "solver", "idle", "comm");
+  // idle / comm: shares of the run's time breakdown; CPUs busy: CPU / process time, how many
+  // CPUs the run had on average (below ~1.8 on 2 CPUs: other load on the machine, or waiting).
+  fmt::print("{:>4} {:>5} {:>8} {:>12} {:>8} {:>10} {:>6} {:>12} {:>17} {:>7} {:>5} {:>5}\n", "run",
+             "CPUs", "run [s]", "process [s]", "CPU [s]", "CPUs busy", "steps", "micro steps",
+             "integration [s]", "solver", "idle", "comm");
   std::vector<double> run1, run2, proc1, proc2;
   std::uint64_t checksum = 0;
   bool same = true;
@@ -283,9 +284,10 @@ int efficiency(const std::string& binary, const Efficiency& e, std::size_t repea
     for (const auto* set : {&one, &two}) {
       const Measurement m = measure(*set, args);
       fmt::print(
-          "{:>4} {:>5} {:>8.3f} {:>12.3f} {:>8.3f} {:>6} {:>12} {:>17} {:>6.0f}% {:>4.0f}% "
-          "{:>4.0f}%\n",
-          r + 1, m.cpus, m.run.seconds, m.process_seconds, m.cpu_seconds, m.run.steps,
+          "{:>4} {:>5} {:>8.3f} {:>12.3f} {:>8.3f} {:>10.2f} {:>6} {:>12} {:>17} {:>6.0f}% "
+          "{:>4.0f}% {:>4.0f}%\n",
+          r + 1, m.cpus, m.run.seconds, m.process_seconds, m.cpu_seconds,
+          m.cpu_seconds / m.process_seconds, m.run.steps,
           fmt::format("{}", fmt::join(m.run.micro_steps, "+")),
           fmt::format("{:.3f}", fmt::join(m.run.solver_seconds, "+")), 100.0 * m.run.solver_share,
           100.0 * m.run.idle_share, 100.0 * m.run.communication_share);
