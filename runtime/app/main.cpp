@@ -42,6 +42,7 @@ struct RunArgs {
   int threads = 0;
   std::string scheme, estimator, order, executor;
   std::string pin = "none";
+  double hang_timeout = 60.0;
   std::string output;
   std::string at;  // reference --at RESULT.csv
   bool all_states = false;
@@ -55,6 +56,7 @@ struct RunArgs {
   CLI::Option* order_opt = nullptr;
   CLI::Option* executor_opt = nullptr;
   CLI::Option* pin_opt = nullptr;
+  CLI::Option* hang_timeout_opt = nullptr;
 };
 
 bool given(const CLI::Option* option) {
@@ -151,6 +153,7 @@ macrostep::schemes::CosimOptions cosim_options(const RunArgs& args,
   }
   if (given(args.stop_time_opt)) o.stop_time = args.stop_time;
   o.pin = args.pin;
+  if (given(args.hang_timeout_opt)) o.hang_timeout = args.hang_timeout;
   o.output_file = args.output;
   o.all_states = args.all_states;
   o.progress = args.progress ? macrostep::schemes::MonolithicOptions::Progress::kAlways
@@ -177,7 +180,7 @@ int run_model(const RunArgs& args, bool reference, const std::string& command_li
   if (args.monolithic) {
     for (const auto* option :
          {args.scheme_opt, args.estimator_opt, args.order_opt, args.step_size_opt,
-          args.executor_opt, args.threads_opt, args.pin_opt}) {
+          args.executor_opt, args.threads_opt, args.pin_opt, args.hang_timeout_opt}) {
       if (given(option)) {
         throw UsageError(
             fmt::format("{} configures a co-simulation and does not apply to --monolithic",
@@ -295,6 +298,10 @@ void add_run_options(CLI::App& cmd, RunArgs& args, bool reference) {
         "--pin", args.pin,
         "placement of the worker processes: none (default) | compact | scatter | a PU list "
         "such as 0,2-3 (master first); see `macrostep topology CONFIG`");
+    args.hang_timeout_opt = cmd.add_option(
+        "--hang-timeout", args.hang_timeout,
+        "seconds a worker process may go without evaluating its model before it counts as hung "
+        "and the run fails (default 60, 0 = never)");
   }
   args.stop_time_opt = cmd.add_option("--stop-time", args.stop_time, "end time [s]");
   cmd.add_option("--output", args.output,

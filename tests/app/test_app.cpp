@@ -468,6 +468,12 @@ TEST_F(App, CoSimulationCommandLineErrorsExitTwoBeforeAnyWork) {
   expect_error("--rtol 0", "--rtol must be in (0, 1) (got 0)");
   expect_error("--step-size -1e-5", "--step-size must be > 0 (got -1e-05)");
   expect_error("--threads -1", "--threads must be >= 0 (got -1)");
+  expect_error("--hang-timeout -1",
+               "--hang-timeout must be 0 (off) or a number of seconds up to 1e6 (got -1)");
+  expect_error("--hang-timeout nan",
+               "--hang-timeout must be 0 (off) or a number of seconds up to 1e6 (got nan)");
+  expect_error("--monolithic --hang-timeout 5",
+               "--hang-timeout configures a co-simulation and does not apply to --monolithic");
   expect_error("--monolithic --order 2",
                "--order configures a co-simulation and does not apply to --monolithic");
   EXPECT_EQ(macrostep("run cosim.toml --threads many").status, 2);

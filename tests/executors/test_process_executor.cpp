@@ -159,6 +159,23 @@ TEST(ProcessExecutor, ControlledExCVIsBitIdentical3) {
   check_bit_identity(21, 3, controlled(5e-4, control::Estimator::kExCV, 1e-5));
 }
 
+// Master and both workers squeezed onto one CPU (the workers inherit the master's mask): the
+// sleeping waiters hand the core over, and the numbers do not change. (A co-simulation needs two
+// subsystems at least, so "fewer processes than cores" is this case and the 2-process ones.)
+TEST(ProcessExecutor, ControlledExMDIsBitIdenticalOnOneCpu) {
+  cpu_set_t before;
+  CPU_ZERO(&before);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(before), &before), 0);
+  int first = 0;
+  while (first < CPU_SETSIZE && !CPU_ISSET(first, &before)) ++first;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+  check_bit_identity(20, 2, controlled(3e-4, control::Estimator::kExMD, 1e-5));
+  ASSERT_EQ(sched_setaffinity(0, sizeof(before), &before), 0);
+}
+
 TEST(ProcessExecutor, FixedStepExHIsBitIdentical12Oversubscribed) {
   check_bit_identity(24, 12, fixed_step(2e-4, 1e-5));
 }
@@ -219,6 +236,61 @@ TEST(ProcessExecutor, KilledWorkerIsReportedWithSubsystemAndStep) {
               << " s: " << e.what() << "\n";
   }
   EXPECT_FALSE(segment_exists(ex.segment_name()));
+}
+
+// Contract 5, a hang: a stopped worker (SIGSTOP: alive, but it evaluates nothing) is noticed
+// through its progress counters after hang_timeout, killed, and reported.
+TEST(ProcessExecutor, HungWorkerIsKilledAndReportedWithSubsystemAndStep) {
+  const auto p = test_chain(20);
+  const auto boundaries = library::equal_partition(p.size(), 3);
+  const auto sys = system::make_chain_system(p, boundaries);
+  const auto o = controlled(1.0, control::Estimator::kExMD, 1e-5);  // far longer than the test
+  auto po = process_options(o);
+  po.hang_timeout = std::chrono::milliseconds(1000);
+  po.poll_interval = std::chrono::milliseconds(50);
+  executors::ProcessExecutor ex(sys, p, boundaries, sys.initial_couplings(), po);
+  const pid_t victim = ex.worker_pids()[1];
+  std::size_t accepted = 0;
+  std::chrono::steady_clock::time_point stopped;
+  try {
+    schemes::run_explicit(sys, ex, o, [&](const schemes::AcceptedPoint&) {
+      if (++accepted == 5) {
+        kill(victim, SIGSTOP);
+        stopped = std::chrono::steady_clock::now();
+      }
+    });
+    FAIL() << "the run went on without subsystem 2";
+  } catch (const executors::WorkerFailure& e) {
+    const auto noticed = std::chrono::steady_clock::now() - stopped;
+    const std::string what = e.what();
+    EXPECT_EQ(e.subsystem(), 1u);
+    EXPECT_GE(e.macro_step(), 5u);
+    EXPECT_NE(what.find("subsystem 2"), std::string::npos) << what;
+    EXPECT_NE(what.find("hangs"), std::string::npos) << what;
+    EXPECT_NE(what.find("macro step"), std::string::npos) << what;
+    std::cout << "noticed after " << std::chrono::duration<double>(noticed).count()
+              << " s: " << what << "\n";
+  }
+  EXPECT_TRUE(process_gone(victim));  // killed and reaped, not left stopped
+  EXPECT_FALSE(segment_exists(ex.segment_name()));
+}
+
+// The progress counters are not a clock: a worker that is merely slow keeps evaluating its
+// model and is not mistaken for a hung one, even with a hang timeout far below its step time.
+TEST(ProcessExecutor, SlowWorkerIsNotTakenForAHungOne) {
+  const auto p = test_chain(8000);
+  const auto boundaries = library::equal_partition(p.size(), 2);
+  const auto sys = system::make_chain_system(p, boundaries);
+  const auto o = fixed_step(2e-3, 1e-3);  // 2 macro steps of about a second each
+  auto po = process_options(o);
+  po.hang_timeout = std::chrono::milliseconds(300);
+  po.poll_interval = std::chrono::milliseconds(5);
+  executors::ProcessExecutor ex(sys, p, boundaries, sys.initial_couplings(), po);
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_NO_THROW(schemes::run_explicit(sys, ex, o, [](const schemes::AcceptedPoint&) {}));
+  std::cout << "2 macro steps took "
+            << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()
+            << " s with a hang timeout of 0.3 s\n";
 }
 
 TEST(ProcessExecutor, KilledMasterTakesItsWorkersWithIt) {
@@ -421,12 +493,26 @@ TEST(ProcessExecutorApp, CsvBytesAreIdenticalToInProcess) {
   std::filesystem::remove_all(dir);
 }
 
-TEST(ProcessExecutorApp, KilledWorkerFailsTheRunWithAValidCsvAndNoSegment) {
-  const auto dir = temp_dir("kill");
-  const auto csv = dir / "run.csv";
-  const pid_t app = spawn_app(dir, {"run", kDemo, "--stop-time", "100", "--executor", "processes",
-                                    "--output", csv.string()});
-  // Wait for some accepted rows, then kill the second worker.
+// A header and complete rows, all with the header's number of fields; returns the rows.
+std::size_t expect_valid_csv(const std::string& text) {
+  EXPECT_FALSE(text.empty());
+  if (text.empty()) return 0;
+  EXPECT_EQ(text.back(), '\n');
+  std::istringstream lines(text);
+  std::string line;
+  std::getline(lines, line);
+  const auto fields = std::count(line.begin(), line.end(), ',');
+  std::size_t rows = 0;
+  while (std::getline(lines, line)) {
+    EXPECT_EQ(std::count(line.begin(), line.end(), ','), fields) << "row " << rows;
+    ++rows;
+  }
+  return rows;
+}
+
+// Starts the demo with the process executor and waits until both workers run and the CSV has
+// more than 50 rows; returns the workers in subsystem order.
+std::vector<pid_t> start_demo_run(pid_t app, const std::filesystem::path& csv) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   std::vector<pid_t> workers;
   while (std::chrono::steady_clock::now() < deadline) {
@@ -435,8 +521,17 @@ TEST(ProcessExecutorApp, KilledWorkerFailsTheRunWithAValidCsvAndNoSegment) {
     if (workers.size() == 2 && std::count(text.begin(), text.end(), '\n') > 50) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  ASSERT_EQ(workers.size(), 2u);
   std::sort(workers.begin(), workers.end());  // spawned in subsystem order
+  return workers;
+}
+
+TEST(ProcessExecutorApp, KilledWorkerFailsTheRunWithAValidCsvAndNoSegment) {
+  const auto dir = temp_dir("kill");
+  const auto csv = dir / "run.csv";
+  const pid_t app = spawn_app(dir, {"run", kDemo, "--stop-time", "100", "--executor", "processes",
+                                    "--output", csv.string()});
+  const std::vector<pid_t> workers = start_demo_run(app, csv);
+  ASSERT_EQ(workers.size(), 2u);
   ASSERT_EQ(kill(workers[1], SIGKILL), 0);
   const auto killed = std::chrono::steady_clock::now();
   const int rc = wait_exit(app);
@@ -447,23 +542,34 @@ TEST(ProcessExecutorApp, KilledWorkerFailsTheRunWithAValidCsvAndNoSegment) {
   const std::string err = read_file(dir / "stderr.txt");
   EXPECT_NE(err.find("subsystem 2"), std::string::npos) << err;
   EXPECT_NE(err.find("macro step"), std::string::npos) << err;
-  // A valid CSV: a header and complete rows, all with the header's number of fields.
-  const std::string text = read_file(csv);
-  ASSERT_FALSE(text.empty());
-  EXPECT_EQ(text.back(), '\n');
-  std::istringstream lines(text);
-  std::string line;
-  std::getline(lines, line);
-  const auto fields = std::count(line.begin(), line.end(), ',');
-  std::size_t rows = 0;
-  while (std::getline(lines, line)) {
-    ASSERT_EQ(std::count(line.begin(), line.end(), ','), fields) << "row " << rows;
-    ++rows;
-  }
-  EXPECT_GT(rows, 50u);
+  EXPECT_GT(expect_valid_csv(read_file(csv)), 50u);
   const std::string meta = read_file(dir / "run.json");
   EXPECT_NE(meta.find("\"cause\": \"worker\""), std::string::npos);
   EXPECT_FALSE(segments_of_pid_exist(app));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ProcessExecutorApp, HungWorkerFailsTheRunWithAValidCsvAndNoProcessLeft) {
+  const auto dir = temp_dir("hang");
+  const auto csv = dir / "run.csv";
+  const pid_t app = spawn_app(dir, {"run", kDemo, "--stop-time", "100", "--executor", "processes",
+                                    "--hang-timeout", "1", "--output", csv.string()});
+  const std::vector<pid_t> workers = start_demo_run(app, csv);
+  ASSERT_EQ(workers.size(), 2u);
+  ASSERT_EQ(kill(workers[0], SIGSTOP), 0);
+  const auto stopped = std::chrono::steady_clock::now();
+  const int rc = wait_exit(app);
+  std::cout << "the app exited "
+            << std::chrono::duration<double>(std::chrono::steady_clock::now() - stopped).count()
+            << " s after the stop\n";
+  EXPECT_EQ(rc, 1);
+  const std::string err = read_file(dir / "stderr.txt");
+  EXPECT_NE(err.find("subsystem 1"), std::string::npos) << err;
+  EXPECT_NE(err.find("hangs"), std::string::npos) << err;
+  EXPECT_GT(expect_valid_csv(read_file(csv)), 50u);
+  EXPECT_NE(read_file(dir / "run.json").find("\"cause\": \"worker\""), std::string::npos);
+  EXPECT_FALSE(segments_of_pid_exist(app));
+  for (const pid_t w : workers) EXPECT_TRUE(process_gone(w)) << w;
   std::filesystem::remove_all(dir);
 }
 

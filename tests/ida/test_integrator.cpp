@@ -2,6 +2,8 @@
 // macro points (METHODS.md §6.6, D-35), error reporting.
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include <cmath>
 #include <numbers>
 #include <vector>
@@ -145,6 +147,30 @@ TEST(Integrator, StopAdjustmentAvoidsTinyFinalSteps) {
     for (int k = 1; k <= 200; ++k) steps[adjust] += integ.advance_to(k * 7.3e-6).steps;
   }
   EXPECT_LE(steps[1], steps[0]);
+}
+
+// The liveness counter of the process executor's hang check counts exactly the model
+// evaluations (residual + Jacobian) of advance_to(), and snapshots leave it alone.
+TEST(Integrator, ProgressCounterCountsEveryModelEvaluation) {
+  const auto p = test::nonlinear_chain(30);
+  library::ChainSegment segment(p, 0, 12);
+  test::QuadraticInput input(1, 0.0, 10.0);
+  Integrator integ(segment, IntegratorOptions{}, &input);
+  const auto before = integ.total_stats();  // the consistent start evaluates the model too
+  std::atomic<std::uint64_t> counter{0};
+  integ.set_progress_counter(&counter);
+  const auto snapshot = integ.make_snapshot();
+  ida::AdvanceStats sum;
+  for (int k = 1; k <= 20; ++k) sum += integ.advance_to(k * 1e-5);
+  EXPECT_GT(sum.residual_evals, 20);
+  EXPECT_EQ(counter.load(), static_cast<std::uint64_t>(sum.residual_evals + sum.jacobian_evals));
+  EXPECT_EQ(integ.total_stats().residual_evals - before.residual_evals, sum.residual_evals);
+  const std::uint64_t at_end = counter.load();
+  integ.restore(*snapshot);
+  EXPECT_EQ(counter.load(), at_end);
+  integ.set_progress_counter(nullptr);
+  integ.advance_to(1e-5);
+  EXPECT_EQ(counter.load(), at_end);
 }
 
 TEST(Integrator, ReportsBadUse) {

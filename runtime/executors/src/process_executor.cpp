@@ -42,6 +42,9 @@ struct ProcessExecutor::State {
     worker::ReplyRing* replies = nullptr;
     worker::ConfigBlock* handshake = nullptr;
     const double* mirror = nullptr;
+    const worker::ProgressCounter* progress = nullptr;  // kMaxRuns counters in the segment
+    std::uint64_t progress_seen = 0;                    // their sum when last looked at
+    Clock::time_point progress_at;  // when that sum last changed (or the command was sent)
     std::size_t state_size = 0;
     std::size_t outputs = 0;
     ida::AdvanceStats total;
@@ -58,8 +61,10 @@ struct ProcessExecutor::State {
   double accepted_time = 0.0;
   bool stepped = false;
   bool broken = false;
-  std::uint64_t attempt = 0;
+  std::uint64_t attempt = 0;         // step() calls, rejected attempts included
+  std::uint64_t accepted_steps = 0;  // accept() calls
   double step_begin = 0.0;
+  std::string step_what;  // "macro step N (attempt A) from t = ... to ...", for messages
   std::int64_t communication_ns = 0;
   std::unique_ptr<worker::StepCommand> command = std::make_unique<worker::StepCommand>();
   std::unique_ptr<worker::StepReply> reply = std::make_unique<worker::StepReply>();
@@ -79,13 +84,47 @@ struct ProcessExecutor::State {
     return false;
   }
 
-  [[noreturn]] void fail_dead(std::size_t i, const char* during) {
+  [[noreturn]] void fail_dead(std::size_t i, const std::string& during) {
     broken = true;
+    throw WorkerFailure(fmt::format("subsystem {} (pid {}) {} during {}", i + 1, workers[i].pid,
+                                    describe_status(workers[i].status), during),
+                        i, accepted_steps + 1, step_begin);
+  }
+
+  std::uint64_t progress_of(std::size_t i) const {
+    std::uint64_t sum = 0;
+    for (std::size_t r = 0; r < worker::kMaxRuns; ++r) {
+      sum += workers[i].progress[r].value.load(std::memory_order_relaxed);
+    }
+    return sum;
+  }
+
+  // Throws WorkerFailure if worker i's progress counters have not moved for hang_timeout since
+  // they last did or since its command was sent; a hung worker is killed (it would not answer
+  // the shutdown) and reaped.
+  void check_progress(std::size_t i, const std::string& during) {
+    Worker& w = workers[i];
+    const std::uint64_t now_seen = progress_of(i);
+    const auto now = Clock::now();
+    if (now_seen != w.progress_seen) {
+      w.progress_seen = now_seen;
+      w.progress_at = now;
+      return;
+    }
+    if (options.hang_timeout.count() <= 0 || now - w.progress_at < options.hang_timeout) return;
+    broken = true;
+    const double idle = std::chrono::duration<double>(now - w.progress_at).count();
+    if (!dead(i)) {
+      kill(w.pid, SIGKILL);
+      waitpid(w.pid, &w.status, 0);
+      w.reaped = true;
+    }
     throw WorkerFailure(
-        fmt::format("subsystem {} (pid {}) {} during {} of macro step {} from t = {:.9g}", i + 1,
-                    workers[i].pid, describe_status(workers[i].status), during, attempt,
-                    step_begin),
-        i, attempt, step_begin);
+        fmt::format("subsystem {} (pid {}) hangs: no model evaluation for {:.1f} s (--hang-timeout "
+                    "{:g} s) during {}; it was killed",
+                    i + 1, w.pid, idle, std::chrono::duration<double>(options.hang_timeout).count(),
+                    during),
+        i, accepted_steps + 1, step_begin);
   }
 
   void send(std::size_t i) {
@@ -94,14 +133,16 @@ struct ProcessExecutor::State {
     // block; if it ever did, the worker is gone or hung.
     while (w.commands->push_for(*command, policy, options.poll_interval) ==
            ipc::WaitStatus::kTimedOut) {
-      if (dead(i)) fail_dead(i, "sending");
+      if (dead(i)) fail_dead(i, "sending a command");
     }
     w.sent_ns = worker::monotonic_ns();
+    w.progress_seen = progress_of(i);
+    w.progress_at = Clock::now();
   }
 
-  // Pops worker i's reply into *reply; throws WorkerFailure if the worker dies first.
-  void receive(std::size_t i, const char* during) { receive(i, during, command->attempt); }
-  void receive(std::size_t i, const char* during, std::uint64_t expected) {
+  // Pops worker i's reply into *reply; throws WorkerFailure if the worker dies or hangs first.
+  void receive(std::size_t i, const std::string& during) { receive(i, during, command->attempt); }
+  void receive(std::size_t i, const std::string& during, std::uint64_t expected) {
     Worker& w = workers[i];
     for (;;) {
       if (w.replies->pop_for(*reply, policy, options.poll_interval) == ipc::WaitStatus::kReady) {
@@ -111,6 +152,7 @@ struct ProcessExecutor::State {
       for (std::size_t j = 0; j < workers.size(); ++j) {
         if (dead(j)) fail_dead(j, during);
       }
+      check_progress(i, during);
     }
     if (reply->attempt != expected) {
       broken = true;
@@ -126,7 +168,7 @@ struct ProcessExecutor::State {
   // acknowledgements are collected by drain(), at the latest before the next step's replies,
   // which saves a round trip per macro step. The worker handles commands in order, so the next
   // step starts from the saved / restored state.
-  void broadcast(worker::CommandKind kind, const char* during) {
+  void broadcast(worker::CommandKind kind, std::string during) {
     if (broken) throw std::logic_error("ProcessExecutor: a worker has failed");
     drain();
     command->kind = kind;
@@ -134,7 +176,7 @@ struct ProcessExecutor::State {
     command->attempt = ++attempt_counter;
     for (std::size_t i = 0; i < workers.size(); ++i) send(i);
     pending_ack = command->attempt;
-    pending_what = during;
+    pending_what = std::move(during);
   }
 
   // Collects the acknowledgements of the last accept / reject (no-op if there are none).
@@ -160,7 +202,7 @@ struct ProcessExecutor::State {
   }
 
   std::uint64_t pending_ack = 0;  // attempt id of unacknowledged accept / reject commands
-  const char* pending_what = "";
+  std::string pending_what;
   double step_time = 0.0;  // subsystem 0's nominal time after the last step
 
   void terminate() noexcept {
@@ -266,6 +308,7 @@ ProcessExecutor::ProcessExecutor(const system::CoupledSystem& system,
     w.commands = &block->commands;
     w.replies = &block->replies;
     w.mirror = reinterpret_cast<const double*>(seg.at(block->state_offset));
+    w.progress = block->progress;
     if (w.outputs > worker::kMaxOutputs) {
       throw std::invalid_argument("ProcessExecutor: too many outputs for the reply");
     }
@@ -357,6 +400,8 @@ void ProcessExecutor::step(double t_end, std::span<const SubsystemCommand> comma
   if (s.broken) throw std::logic_error("ProcessExecutor::step: a worker has failed");
   ++s.attempt;
   s.step_begin = s.accepted_time;
+  s.step_what = fmt::format("macro step {} (attempt {}) from t = {:.9g} to {:.9g}",
+                            s.accepted_steps + 1, s.attempt, s.step_begin, t_end);
   auto& cmd = *s.command;
   cmd.kind = worker::CommandKind::kStep;
   cmd.t_end = t_end;
@@ -388,7 +433,7 @@ void ProcessExecutor::step(double t_end, std::span<const SubsystemCommand> comma
   std::int64_t slowest_sent = 0, slowest_comm = 0;
   for (std::size_t i = 0; i < n; ++i) {
     cmd.attempt = ids[i];
-    s.receive(i, "the step");
+    s.receive(i, s.step_what);
     const std::int64_t popped = worker::monotonic_ns();
     const auto& r = *s.reply;
     auto& so = outcome.subsystems[i];
@@ -422,7 +467,9 @@ void ProcessExecutor::step(double t_end, std::span<const SubsystemCommand> comma
 void ProcessExecutor::accept() {
   State& s = *state_;
   if (!s.stepped) throw std::logic_error("ProcessExecutor::accept: no step to accept");
-  s.broadcast(worker::CommandKind::kAccept, "accept");
+  ++s.accepted_steps;
+  s.broadcast(worker::CommandKind::kAccept, fmt::format("the accept of macro step {} at t = {:.9g}",
+                                                        s.accepted_steps, s.step_time));
   s.accepted_time = s.step_time;
   s.stepped = false;
 }
@@ -433,7 +480,7 @@ void ProcessExecutor::reject() {
   if (!s.options.rollback) {
     throw std::logic_error("ProcessExecutor::reject: rollback is disabled (fixed-step mode)");
   }
-  s.broadcast(worker::CommandKind::kReject, "reject");
+  s.broadcast(worker::CommandKind::kReject, "the reject of " + s.step_what);
   s.stepped = false;
 }
 

@@ -138,6 +138,15 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
   if (options.threads && *options.threads < 0) {
     throw SetupError(fmt::format("--threads must be >= 0 (got {})", *options.threads));
   }
+  if (options.hang_timeout) {
+    if (!(*options.hang_timeout >= 0.0 && *options.hang_timeout <= 1e6)) {
+      throw SetupError(
+          fmt::format("--hang-timeout must be 0 (off) or a number of seconds up to "
+                      "1e6 (got {})",
+                      *options.hang_timeout));
+    }
+    s.hang_timeout = *options.hang_timeout;
+  }
   try {
     s.pin = placement::parse_pin(options.pin);
   } catch (const std::invalid_argument& e) {
@@ -437,6 +446,8 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
       po.rollback = settings.executor.rollback;
       po.threads = settings.executor.threads;
       po.executable = settings.worker_executable;
+      po.hang_timeout = std::chrono::milliseconds(
+          static_cast<std::int64_t>(std::llround(settings.hang_timeout * 1000.0)));
       // Contract 4: the master gets one PU, every worker 1 + k (k = its comparison runs); the
       // map is printed in the summary and written to the metadata.
       const placement::PlacementMap map = placement::plan_placement(

@@ -21,6 +21,7 @@
 #include <sunnonlinsol/sunnonlinsol_newton.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -60,22 +61,24 @@ namespace {
 // reuse decisions and the counters IDA branches on (nst == 0 selects the first-call path).
 // Configuration fields (tolerances, limits, function pointers) are equal in clones by
 // construction and not copied. X(name) expands once per field.
-#define MACROSTEP_IDA_SCALARS(X)                                                                \
-  X(ida_tstopset)                                                                               \
-  X(ida_tstop) X(ida_t0) X(ida_kk) X(ida_kused) X(ida_knew) X(ida_phase) X(ida_ns) X(ida_hin)   \
-      X(ida_h0u) X(ida_hh) X(ida_hused) X(ida_eta) X(ida_tn) X(ida_tretlast) X(ida_cj)          \
-          X(ida_cjlast) X(ida_cjold) X(ida_cjratio) X(ida_ss) X(ida_oldnrm) X(ida_epsNewt)      \
-              X(ida_toldel) X(ida_nst) X(ida_nre) X(ida_ncfn) X(ida_netf) X(ida_nni) X(ida_nnf) \
-                  X(ida_nsetups) X(ida_tolsf) X(ida_SetupDone) X(ida_irfnd) X(ida_toutc)        \
-                      X(ida_taskc) X(ida_nge) X(ida_tlo) X(ida_thi) X(ida_trout)
+#define MACROSTEP_IDA_SCALARS(X)                                                                  \
+  X(ida_tstopset)                                                                                 \
+  X(ida_tstop)                                                                                    \
+  X(ida_t0) X(ida_kk) X(ida_kused) X(ida_knew) X(ida_phase) X(ida_ns) X(ida_hin) X(ida_h0u)       \
+      X(ida_hh) X(ida_hused) X(ida_eta) X(ida_tn) X(ida_tretlast) X(ida_cj) X(ida_cjlast)         \
+          X(ida_cjold) X(ida_cjratio) X(ida_ss) X(ida_oldnrm) X(ida_epsNewt) X(ida_toldel)        \
+              X(ida_nst) X(ida_nre) X(ida_ncfn) X(ida_netf) X(ida_nni) X(ida_nnf) X(ida_nsetups)  \
+                  X(ida_tolsf) X(ida_SetupDone) X(ida_irfnd) X(ida_toutc) X(ida_taskc) X(ida_nge) \
+                      X(ida_tlo) X(ida_thi) X(ida_trout)
 
 #define MACROSTEP_IDA_ARRAYS(X) \
   X(ida_psi) X(ida_alpha) X(ida_beta) X(ida_sigma) X(ida_gamma) X(ida_cvals) X(ida_dvals)
 
-#define MACROSTEP_IDALS_SCALARS(X)                                                               \
-  X(nje)                                                                                         \
-  X(npe) X(nli) X(nps) X(ncfl) X(nreDQ) X(njtsetup) X(njtimes) X(nst0) X(nni0) X(ncfn0) X(ncfl0) \
-      X(nwarn) X(last_flag)
+#define MACROSTEP_IDALS_SCALARS(X)                                                                 \
+  X(nje)                                                                                           \
+  X(npe)                                                                                           \
+  X(nli) X(nps) X(ncfl) X(nreDQ) X(njtsetup) X(njtimes) X(nst0) X(nni0) X(ncfn0) X(ncfl0) X(nwarn) \
+      X(last_flag)
 
 struct IdaScalars {
 #define DECLARE_FIELD(f) decltype(IDAMemRec::f) f;
@@ -297,6 +300,14 @@ struct Integrator::Impl {
   const model::Subsystem& subsystem;
   IntegratorOptions options;
   const model::InputFunction* input = nullptr;
+  std::atomic<std::uint64_t>* progress = nullptr;  // set_progress_counter()
+
+  // One tick per model evaluation; this integrator is the counter's only writer.
+  void tick() const noexcept {
+    if (progress != nullptr) {
+      progress->store(progress->load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    }
+  }
 
   SUNContext ctx = nullptr;
   void* mem = nullptr;
@@ -373,6 +384,7 @@ struct Integrator::Impl {
     std::span<const double> z(N_VGetArrayPointer(y), n);
     std::span<const double> zp(N_VGetArrayPointer(ydot), n);
     std::span<double> res(N_VGetArrayPointer(r), n);
+    self->tick();
     self->evaluate_input(t);
     self->subsystem.residual(t, z, zp, self->u, res);
     for (double v : res) {
@@ -387,6 +399,7 @@ struct Integrator::Impl {
     const std::size_t n = self->n;
     std::span<const double> z(N_VGetArrayPointer(y), n);
     std::span<const double> zp(N_VGetArrayPointer(ydot), n);
+    self->tick();
     self->evaluate_input(t);
     const auto& p = *self->pattern;
     if (self->options.linear_solver == LinearSolver::kKlu) {
@@ -616,6 +629,9 @@ const IntegratorOptions& Integrator::options() const {
 }
 void Integrator::set_input(const model::InputFunction* input) {
   impl_->input = input;
+}
+void Integrator::set_progress_counter(std::atomic<std::uint64_t>* counter) {
+  impl_->progress = counter;
 }
 double Integrator::time() const {
   return impl_->ida()->ida_tn;

@@ -46,8 +46,9 @@ void copy_error(StepReply& reply, const std::string& text) {
 
 class Worker {
  public:
-  Worker(ipc::SharedSegment& segment, DecodedConfig config, double* mirror)
-      : segment_(segment), config_(std::move(config)), mirror_(mirror) {
+  Worker(ipc::SharedSegment& segment, DecodedConfig config, double* mirror,
+         ProgressCounter* progress)
+      : segment_(segment), config_(std::move(config)), mirror_(mirror), progress_(progress) {
     const auto& sub = *config_.segment;
     auto& p = nominal_input_.points;
     const double t0 = sub.initial_time();
@@ -60,6 +61,7 @@ class Worker {
     }
     nominal_ = std::make_unique<ida::Integrator>(
         sub, config_.solver, config_.initial_inputs.empty() ? nullptr : &nominal_input_);
+    nominal_->set_progress_counter(&progress_[0].value);
     if (config_.rollback) snapshot_ = nominal_->make_snapshot();
     if (config_.threads != 1) {
       arena_ = std::make_unique<tbb::task_arena>(
@@ -130,6 +132,7 @@ class Worker {
     for (std::size_t k = 0; k < extras; ++k) {
       if (!extra_[k]) {
         extra_[k] = std::make_unique<ida::Integrator>(sub, config_.solver, &nominal_input_);
+        extra_[k]->set_progress_counter(&progress_[1 + k].value);
       }
       extra_[k]->set_input(&extra_inputs_[k]);
     }
@@ -185,6 +188,7 @@ class Worker {
   ipc::SharedSegment& segment_;
   DecodedConfig config_;
   double* mirror_;
+  ProgressCounter* progress_;  // kMaxRuns counters in the segment
   PolynomialInput nominal_input_;
   std::unique_ptr<ida::Integrator> nominal_;
   std::unique_ptr<ida::WorkspaceSnapshot> snapshot_;
@@ -266,7 +270,7 @@ int run_worker(const std::string& segment_name, std::size_t index) {
     }
     const std::size_t state_size = config.segment->state_size();
     Worker worker(*segment, std::move(config),
-                  reinterpret_cast<double*>(segment->at(block.state_offset)));
+                  reinterpret_cast<double*>(segment->at(block.state_offset)), block.progress);
 
     HandshakeInfo hs;
     hs.ready = true;

@@ -11,9 +11,11 @@
 //     whatever happens to the master. On any failure it kills the workers it started and
 //     throws std::runtime_error.
 //   - step() sends all commands first, then collects all replies. While it waits it checks
-//     the workers every options.poll_interval: a dead worker throws WorkerFailure naming the
-//     subsystem (1-based), the macro step and its start time. After a WorkerFailure the
-//     executor is unusable (destroy it).
+//     the workers every options.poll_interval: a dead worker, or one whose progress counters
+//     (bumped at every model evaluation) stood still for options.hang_timeout, throws
+//     WorkerFailure naming the subsystem (1-based), the macro step (accepted steps + 1, and
+//     the attempt) and its time interval; a hung worker is killed first. After a
+//     WorkerFailure the executor is unusable (destroy it).
 //   - accept() / reject() queue the command in every worker's ring and return; the
 //     acknowledgements are collected before the next step's replies, or by accepted_state()
 //     (which then reads the mirror the workers wrote), total_stats() and snapshot_ns(). A
@@ -56,17 +58,22 @@ struct ProcessOptions {
   // Per subsystem the PUs to pin its process to; empty (or a missing entry) = unpinned.
   std::vector<std::vector<unsigned>> cpusets;
   std::chrono::milliseconds handshake_timeout{10000};
-  std::chrono::milliseconds poll_interval{100};  // dead-worker checks while waiting
+  std::chrono::milliseconds poll_interval{100};  // dead / hung worker checks while waiting
+  // A worker whose integrators evaluate nothing for this long while the master waits for its
+  // reply hangs (an endless loop or a deadlock in the model, a stopped process): it is killed
+  // and reported as a WorkerFailure. 0 turns the check off. The default leaves room for a long
+  // KLU factorization or a swapped-out process; runs with small subsystems may use seconds.
+  std::chrono::milliseconds hang_timeout{60000};
   std::chrono::milliseconds shutdown_timeout{2000};
 };
 
-// A worker process died (or its ring broke) during a command.
+// A worker process died, hung, or its ring broke during a command.
 class WorkerFailure : public std::runtime_error {
  public:
   WorkerFailure(const std::string& what, std::size_t subsystem, std::uint64_t step, double time)
       : std::runtime_error(what), subsystem_(subsystem), step_(step), time_(time) {}
   std::size_t subsystem() const { return subsystem_; }  // 0-based
-  std::uint64_t macro_step() const { return step_; }    // 1-based attempt number
+  std::uint64_t macro_step() const { return step_; }    // accepted steps + 1
   double time() const { return time_; }                 // T_N of the step
 
  private:

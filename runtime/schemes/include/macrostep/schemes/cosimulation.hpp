@@ -44,9 +44,10 @@ struct CosimOptions {
   std::optional<int> threads;       // --threads
   std::optional<config::ExecutorKind> executor;  // --executor inprocess|processes
   std::string pin = "none";  // --pin none|compact|scatter|LIST (process executor; contract 4)
-  std::optional<double> stop_time;  // --stop-time (> 0)
-  std::string output_file;          // --output; empty: config::default_output_file()
-  bool all_states = false;          // --all-states, OR-ed with [output].all_states
+  std::optional<double> hang_timeout;  // --hang-timeout [s] (process executor; 0: off)
+  std::optional<double> stop_time;     // --stop-time (> 0)
+  std::string output_file;             // --output; empty: config::default_output_file()
+  bool all_states = false;             // --all-states, OR-ed with [output].all_states
   MonolithicOptions::Progress progress = MonolithicOptions::Progress::kAuto;
   std::string command_line;  // recorded in the metadata
 };
@@ -61,6 +62,9 @@ struct CosimSettings {
   // of each worker) come from `executor` above.
   std::string worker_executable = "/proc/self/exe";
   placement::PinRequest pin;  // placement of the master and the worker processes
+  // Seconds without a model evaluation after which a worker counts as hung (contract 5);
+  // 0: never. ProcessOptions::hang_timeout.
+  double hang_timeout = 60.0;
   double end_time = 0.0;
   bool all_states = false;
 };

@@ -20,6 +20,7 @@
 // may run concurrently.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -89,6 +90,14 @@ class Integrator {
 
   // Inputs evaluated at every residual/Jacobian call; nullptr for a model without inputs.
   void set_input(const model::InputFunction* input);
+
+  // Liveness for a watchdog in another thread or process (the process executor's hang
+  // detection): `counter` is incremented at every residual and Jacobian evaluation, with
+  // relaxed atomics and this integrator as its only writer (give every integrator that runs
+  // concurrently its own counter). nullptr (the default) turns it off. The counter must stay
+  // valid until the next set_progress_counter() or the integrator's end. Not part of the
+  // workspace: snapshots neither save nor restore it.
+  void set_progress_counter(std::atomic<std::uint64_t>* counter);
 
   // Integrates from time() to exactly t_end (> time()). Returns the counters of this call.
   AdvanceStats advance_to(double t_end);

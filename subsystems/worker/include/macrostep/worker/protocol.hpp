@@ -166,6 +166,14 @@ static_assert(sizeof(ConfigBlock) == 64);
 
 inline constexpr std::size_t kHandshakeBytes = 4096;  // handshake header + message
 
+// A worker's liveness counter, on a cache line of its own: the integrator of one run bumps it
+// at every model evaluation (ida::Integrator::set_progress_counter), the master reads it while
+// it waits for a reply; a counter that stands still for ProcessOptions::hang_timeout means the
+// worker hangs (DESIGN.md contract 5).
+struct alignas(ipc::kCacheLine) ProgressCounter {
+  std::atomic<std::uint64_t> value{0};
+};
+
 // The fixed part of a subsystem's region "ms.sub.I". Offsets are from the segment's first byte.
 struct SubsystemBlock {
   static constexpr std::uint64_t kMagic = 0x4b43'4f4c'4253'424eULL;
@@ -179,6 +187,7 @@ struct SubsystemBlock {
   std::uint64_t config_offset = 0;  // ConfigBlock
   CommandRing commands;
   ReplyRing replies;
+  ProgressCounter progress[kMaxRuns];  // [0] nominal run, [1 + k] extra run k
   ConfigBlock handshake;
   std::byte handshake_data[kHandshakeBytes - sizeof(ConfigBlock)];
 };
