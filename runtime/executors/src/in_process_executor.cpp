@@ -1,49 +1,17 @@
 // In-process executor (executor.hpp; METHODS.md §3.1 step 3, §4.7 rollback, D-23).
 #include "macrostep/executors/in_process_executor.hpp"
 
-#include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
 #include <chrono>
 #include <stdexcept>
 #include <string>
 
-#if defined(__SANITIZE_THREAD__)
-#define MACROSTEP_UNDER_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define MACROSTEP_UNDER_TSAN 1
-#endif
-#endif
-#ifdef MACROSTEP_UNDER_TSAN
-#include <sanitizer/tsan_interface.h>
-#endif
+#include "macrostep/worker/parallel_runs.hpp"
 
 namespace macrostep::executors {
 
 namespace {
-
-// TBB's fork/join ordering, spelled out for ThreadSanitizer (the tsan preset). Debian's libtbb
-// is not instrumented, so TSan cannot see that a task starts after everything its spawner did
-// before parallel_for (fork), nor that parallel_for returns after everything its tasks did
-// (join), and it would report every access of a task to the executor's state as a race. These
-// two edges are exactly what TBB guarantees and nothing more, so races between tasks that run
-// concurrently stay visible. The tokens are statics, not locals, because a task must acquire
-// before it reads anything, its own closure included. No code in other builds.
-[[maybe_unused]] char tsan_fork_token = 0;
-[[maybe_unused]] char tsan_join_token = 0;
-
-inline void tsan_release([[maybe_unused]] char& token) {
-#ifdef MACROSTEP_UNDER_TSAN
-  __tsan_release(&token);
-#endif
-}
-
-inline void tsan_acquire([[maybe_unused]] char& token) {
-#ifdef MACROSTEP_UNDER_TSAN
-  __tsan_acquire(&token);
-#endif
-}
 
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -192,15 +160,7 @@ void InProcessExecutor::step(double t_end, std::span<const SubsystemCommand> com
   if (!pool_ || tasks.size() == 1) {
     for (const auto& task : tasks) run_task(task);
   } else {
-    auto body = [&](std::size_t k) {
-      tsan_acquire(tsan_fork_token);
-      run_task(tasks[k]);
-      tsan_release(tsan_join_token);
-    };
-    auto run_all = [&] { tbb::parallel_for(std::size_t{0}, tasks.size(), body); };
-    tsan_release(tsan_fork_token);  // after the closures exist: the tasks read them
-    pool_->arena.execute(run_all);
-    tsan_acquire(tsan_join_token);
+    worker::parallel_runs(pool_->arena, tasks.size(), [&](std::size_t k) { run_task(tasks[k]); });
   }
   stepped_ = true;
 

@@ -7,7 +7,6 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
 #include <array>
@@ -20,6 +19,7 @@
 #include <string>
 
 #include "macrostep/ipc/shared_segment.hpp"
+#include "macrostep/worker/parallel_runs.hpp"
 
 namespace macrostep::worker {
 
@@ -163,7 +163,7 @@ class Worker {
     if (!arena_ || cmd.runs == 1) {
       for (std::size_t r = 0; r < cmd.runs; ++r) run_task(r);
     } else {
-      arena_->execute([&] { tbb::parallel_for(std::size_t{0}, std::size_t{cmd.runs}, run_task); });
+      parallel_runs(*arena_, cmd.runs, run_task);
     }
     for (std::size_t k = 1; k < cmd.runs; ++k) {
       reply.extra_ns += reply.run_stats(k).wall_ns;
