@@ -16,8 +16,10 @@
 //       the ob1 PML) by default; MPI_Send / MPI_Recv of the command, then of the reply. The
 //       binding MPI reports and the CPUs each rank saw are printed. Without mpirun, or if it
 //       fails, the row says why and shows no figure.
-// The floor is measured again at the end, to show whether the machine's speed changed during the
-// run (on a shared machine it does, and then the ratios are not to be trusted).
+// The cases are measured in interleaved rounds (a, b, b', b'', d, then again), and the ratios of
+// the goal are taken within each round: on a shared machine (a KVM guest here) the speed of the
+// cores changes by a factor of 2-4 within seconds, and a floor measured a minute before the ring
+// would compare different machines. Every round's figures are printed.
 // Each sample is one round trip timed by the master (rank 0 for MPI) with the TSC (x86) or
 // steady_clock (bench_timing.hpp, shared by both programs); the timer's own overhead is printed
 // and included in every figure alike.
@@ -573,6 +575,7 @@ int main(int argc, char** argv) {
       "cache-line ping-pong floor"};
   std::size_t iterations = 200'000;
   std::size_t warmup = 20'000;
+  std::size_t rounds = 5;
   std::size_t sleeping_iterations = 50'000;
   std::size_t command_bytes = 256;
   std::size_t reply_bytes = 128;
@@ -582,6 +585,10 @@ int main(int argc, char** argv) {
   app.add_option("--sleeping-iterations", sleeping_iterations,
                  "timed round trips of the futex case (c)");
   app.add_option("--warmup", warmup, "untimed round trips before each case");
+  app.add_option("--rounds", rounds,
+                 "interleaved rounds of (a), (b), (b'), (b''), (d); --iterations are split "
+                 "over them")
+      ->check(CLI::PositiveNumber);
   app.add_option("--command-bytes", command_bytes, "command size: 64, 128, ..., 4096")
       ->check(CLI::IsMember({64, 128, 256, 512, 1024, 2048, 4096}));
   app.add_option("--reply-bytes", reply_bytes, "reply size: 64, 128, ..., 4096")
@@ -636,64 +643,99 @@ int main(int argc, char** argv) {
       "{} slots, spin budget {}\n\n",
       iterations, sleeping_iterations, warmup, kRingSlots, spin);
 
-  struct Row {
+  // Every case is measured in `rounds` rounds, interleaved (a, b, b', b'', d, a, b, ...), so that
+  // a change of the machine's speed (other jobs, the hypervisor) hits all cases alike; the
+  // ratios of the goal are taken within each round and their median is reported.
+  struct Case {
     std::string label;
-    Stats stats;
-    std::string futex;
+    std::vector<Stats> rounds;
+    std::string futex = "-";
     bool ok = true;
-  };
-  std::vector<Row> rows;
-
-  const Stats floor = summarize(cache_line_pingpong(cpu_a, cpu_b, warmup, iterations), tpn);
-  rows.push_back({"(a) cache-line ping-pong, 2 threads (floor)", floor, "-", true});
-
-  const auto add_ring_row = [&](const std::string& label, const std::optional<RingResult>& r) {
-    if (!r) return;
-    rows.push_back({label, summarize(r->samples, tpn),
-                    fmt::format("{:.2f} / {:.2f}", r->futex_wakes_per_rt, r->futex_sleeps_per_rt),
-                    r->ok});
+    std::string problem;  // why there is no figure (MPI)
   };
   const ProductMessages product = product_messages();
   const std::size_t product_command_bytes = product.command->wire_bytes();
   const std::size_t product_reply_bytes = product.reply->wire_bytes();
-  add_ring_row(fmt::format("(b) ring, StepCommand/StepReply {} B / {} B, spin",
-                           product_command_bytes, product_reply_bytes),
-               ring_pingpong(cpu_a, cpu_b, warmup, iterations, ipc::WaitPolicy::spinning(spin),
-                             *product.command, *product.reply));
-  add_ring_row(fmt::format("(b') ring, {} B / {} B messages, spin", command_bytes, reply_bytes),
-               run_ring(command_bytes, reply_bytes, cpu_a, cpu_b, warmup, iterations,
-                        ipc::WaitPolicy::spinning(spin)));
-  add_ring_row("(b'') ring, 64 B / 64 B messages, spin",
-               run_ring(64, 64, cpu_a, cpu_b, warmup, iterations, ipc::WaitPolicy::spinning(spin)));
-  add_ring_row(fmt::format("(c) ring, StepCommand/StepReply, futex"),
-               ring_pingpong(cpu_a, cpu_b, warmup, sleeping_iterations, ipc::WaitPolicy::sleeping(),
-                             *product.command, *product.reply));
+  Case floor_case{"(a) cache-line ping-pong, 2 threads (floor)", {}, "-", true, {}};
+  Case ring_case{fmt::format("(b) ring, StepCommand/StepReply {} B / {} B, spin",
+                             product_command_bytes, product_reply_bytes),
+                 {},
+                 "-",
+                 true,
+                 {}};
+  Case plain_case{fmt::format("(b') ring, {} B / {} B messages, spin", command_bytes, reply_bytes),
+                  {},
+                  "-",
+                  true,
+                  {}};
+  Case line_case{"(b'') ring, 64 B / 64 B messages, spin", {}, "-", true, {}};
+  Case mpi_case{fmt::format("(d) OpenMPI ping-pong, 2 ranks, {} B / {} B", product_command_bytes,
+                            product_reply_bytes),
+                {},
+                "-",
+                true,
+                {}};
+  MpiResult mpi;
+  const std::size_t per_round = std::max<std::size_t>(1, iterations / rounds);
+  const auto add_ring = [&](Case& c, const std::optional<RingResult>& r) {
+    if (!r) return;
+    c.rounds.push_back(summarize(r->samples, tpn));
+    c.futex = fmt::format("{:.2f} / {:.2f}", r->futex_wakes_per_rt, r->futex_sleeps_per_rt);
+    c.ok = c.ok && r->ok;
+  };
+  const std::string mpirun_path = locate_mpirun(mpirun);
+  const std::string mpi_binary_path = locate_mpi_pingpong(mpi_binary, argv[0]);
+  for (std::size_t round = 0; round < rounds; ++round) {
+    floor_case.rounds.push_back(
+        summarize(cache_line_pingpong(cpu_a, cpu_b, warmup, per_round), tpn));
+    add_ring(ring_case,
+             ring_pingpong(cpu_a, cpu_b, warmup, per_round, ipc::WaitPolicy::spinning(spin),
+                           *product.command, *product.reply));
+    add_ring(plain_case, run_ring(command_bytes, reply_bytes, cpu_a, cpu_b, warmup, per_round,
+                                  ipc::WaitPolicy::spinning(spin)));
+    add_ring(line_case,
+             run_ring(64, 64, cpu_a, cpu_b, warmup, per_round, ipc::WaitPolicy::spinning(spin)));
+    mpi = run_mpi(mpirun_path, mpi_binary_path, mpi_args, product_command_bytes,
+                  product_reply_bytes, per_round, warmup, cpu_a, cpu_b, initial_affinity,
+                  std::chrono::seconds(mpi_timeout_s));
+    if (mpi.stats) {
+      mpi_case.rounds.push_back(*mpi.stats);
+    } else {
+      mpi_case.problem = mpi.problem;
+    }
+  }
+  Case futex_case{"(c) ring, StepCommand/StepReply, futex", {}, "-", true, {}};
+  add_ring(futex_case,
+           ring_pingpong(cpu_a, cpu_b, warmup / 10, sleeping_iterations,
+                         ipc::WaitPolicy::sleeping(), *product.command, *product.reply));
 
-  fmt::print("{:<50} {:>10} {:>10} {:>10} {:>12} {:>16}\n", "case", "median ns", "p99 ns", "min ns",
-             "median/floor", "futex wake/sleep");
+  const auto median_of = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  };
+  const auto field = [](const Case& c, double Stats::*f) {
+    std::vector<double> v;
+    for (const Stats& st : c.rounds) v.push_back(st.*f);
+    return v;
+  };
+  const double floor_median = median_of(field(floor_case, &Stats::median_ns));
+
+  fmt::print("{:<50} {:>10} {:>10} {:>10} {:>12} {:>16}\n", "case (median over rounds)",
+             "median ns", "p99 ns", "min ns", "median/floor", "futex wake/sleep");
   fmt::print("{:<50} {:>10} {:>10} {:>10} {:>12} {:>16}\n", "", "", "", "", "", "per round trip");
   bool all_ok = true;
-  for (const Row& row : rows) {
-    fmt::print("{:<50} {:>10.1f} {:>10.1f} {:>10.1f} {:>11.2f}x {:>16}{}\n", row.label,
-               row.stats.median_ns, row.stats.p99_ns, row.stats.min_ns,
-               row.stats.median_ns / floor.median_ns, row.futex,
-               row.ok ? "" : "  FAILED (reply out of order or worker error)");
-    all_ok = all_ok && row.ok;
-  }
-
-  // (d) last, so that its process start-up does not disturb the cases above.
-  const MpiResult mpi =
-      run_mpi(locate_mpirun(mpirun), locate_mpi_pingpong(mpi_binary, argv[0]), mpi_args,
-              product_command_bytes, product_reply_bytes, iterations, warmup, cpu_a, cpu_b,
-              initial_affinity, std::chrono::seconds(mpi_timeout_s));
-  const std::string mpi_label = fmt::format("(d) OpenMPI ping-pong, 2 ranks, {} B / {} B",
-                                            product_command_bytes, product_reply_bytes);
-  if (mpi.stats) {
-    fmt::print("{:<50} {:>10.1f} {:>10.1f} {:>10.1f} {:>11.2f}x {:>16}\n", mpi_label,
-               mpi.stats->median_ns, mpi.stats->p99_ns, mpi.stats->min_ns,
-               mpi.stats->median_ns / floor.median_ns, "-");
-  } else {
-    fmt::print("{:<50} {}\n", mpi_label, mpi.problem);
+  for (const Case* c : {&floor_case, &ring_case, &plain_case, &line_case, &futex_case, &mpi_case}) {
+    if (c->rounds.empty()) {
+      fmt::print("{:<50} {}\n", c->label, c->problem.empty() ? "no figure" : c->problem);
+      continue;
+    }
+    const double med = median_of(field(*c, &Stats::median_ns));
+    fmt::print("{:<50} {:>10.1f} {:>10.1f} {:>10.1f} {:>11.2f}x {:>16}{}\n", c->label, med,
+               median_of(field(*c, &Stats::p99_ns)), median_of(field(*c, &Stats::min_ns)),
+               med / floor_median, c->futex,
+               c->ok ? "" : "  FAILED (reply out of order or worker error)");
+    all_ok = all_ok && c->ok;
   }
 
   fmt::print("\n(d) command: {}\n", mpi.command.empty() ? "-" : mpi.command);
@@ -706,34 +748,41 @@ int main(int argc, char** argv) {
     if (!mpi.problem.empty()) fmt::print("(d) warning: {}\n", mpi.problem);
   }
 
-  // The floor again, after everything: on a shared machine the speed of both CPUs can change
-  // between cases (other jobs, the hypervisor), and then the ratios below compare apples with
-  // oranges. Say so rather than hide it.
-  const Stats floor_after = summarize(cache_line_pingpong(cpu_a, cpu_b, warmup, iterations), tpn);
-  const double drift = std::max(floor_after.median_ns, floor.median_ns) /
-                       std::min(floor_after.median_ns, floor.median_ns);
-  fmt::print("(a) again after (d): median {:.1f} ns, p99 {:.1f} ns{}\n", floor_after.median_ns,
-             floor_after.p99_ns,
-             drift > 1.25
-                 ? fmt::format("  -- the floor moved {:.2f}x during the run: the machine's "
-                               "speed changed, the ratios below are not reliable",
-                               drift)
-                 : std::string{});
-
-  // The ring case of the issue's goal is (b): the product's messages with the default waiter.
-  const Stats& ring = rows.size() > 1 ? rows[1].stats : floor;
+  // Per round: the floor (how fast the machine was) and the two ratios of the goal.
+  fmt::print("\n{:>6} {:>10} {:>10} {:>10} {:>12} {:>14}\n", "round", "(a) ns", "(b) ns", "(d) ns",
+             "(b)/(a)", "(b)/(d)");
+  std::vector<double> to_floor, to_mpi;
+  for (std::size_t r = 0; r < rounds; ++r) {
+    const double fa = floor_case.rounds[r].median_ns;
+    const double fb = r < ring_case.rounds.size() ? ring_case.rounds[r].median_ns : 0.0;
+    const bool has_mpi = r < mpi_case.rounds.size();
+    const double fd = has_mpi ? mpi_case.rounds[r].median_ns : 0.0;
+    if (fb > 0) to_floor.push_back(fb / fa);
+    if (fb > 0 && has_mpi) to_mpi.push_back(fb / fd);
+    fmt::print("{:>6} {:>10.1f} {:>10.1f} {:>10} {:>11.2f}x {:>13}\n", r + 1, fa, fb,
+               has_mpi ? fmt::format("{:.1f}", fd) : "-", fb / fa,
+               has_mpi ? fmt::format("{:.2f}x", fb / fd) : "-");
+  }
+  const auto spread = [&](const std::vector<double>& v) {
+    return fmt::format("{:.2f}..{:.2f}", *std::min_element(v.begin(), v.end()),
+                       *std::max_element(v.begin(), v.end()));
+  };
   const auto verdict = [](double ratio, double goal) { return ratio <= goal ? "met" : "NOT met"; };
   fmt::print(
-      "\ngoal (issue 4): (b) median <= 1.5x the floor (a) and <= 0.67x the OpenMPI figure (d)\n");
-  const double to_floor = ring.median_ns / floor.median_ns;
-  fmt::print("ring/floor  (b)/(a): median {:.2f}x, p99 {:.2f}x  -> {}\n", to_floor,
-             ring.p99_ns / floor.p99_ns, verdict(to_floor, 1.5));
-  if (mpi.stats) {
-    const double to_mpi = ring.median_ns / mpi.stats->median_ns;
-    fmt::print("ring/OpenMPI (b)/(d): median {:.2f}x, p99 {:.2f}x  -> {}\n", to_mpi,
-               ring.p99_ns / mpi.stats->p99_ns, verdict(to_mpi, 0.67));
+      "\ngoal (issue 4): (b) median <= 1.5x the floor (a) and <= 0.67x the OpenMPI figure (d), "
+      "median of the per-round ratios over {} rounds\n",
+      rounds);
+  if (!to_floor.empty()) {
+    const double m = median_of(to_floor);
+    fmt::print("ring/floor   (b)/(a): {:.2f}x (rounds {})  -> {}\n", m, spread(to_floor),
+               verdict(m, 1.5));
+  }
+  if (!to_mpi.empty()) {
+    const double m = median_of(to_mpi);
+    fmt::print("ring/OpenMPI (b)/(d): {:.2f}x (rounds {})  -> {}\n", m, spread(to_mpi),
+               verdict(m, 0.67));
   } else {
-    fmt::print("ring/OpenMPI (b)/(d): no OpenMPI figure ({})\n", mpi.problem);
+    fmt::print("ring/OpenMPI (b)/(d): no OpenMPI figure ({})\n", mpi_case.problem);
   }
   return all_ok ? 0 : 1;
 }
