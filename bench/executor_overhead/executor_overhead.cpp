@@ -355,13 +355,18 @@ int main(int argc, char** argv) {
   }
   e.h = hs.front();
   if (single) {
-    const Timing t = run(chain(e.masses, 1.0), 2, true, e.h, e.t_end, binary, {});
-    fmt::print(
-        "result run_s={:.6f} steps={} micro_steps={} solver_s={:.6f} solver={:.4f} idle={:.4f} "
-        "communication={:.4f} checksum={:016x}\n",
-        t.seconds, t.steps, fmt::join(t.micro_steps, ","), fmt::join(t.solver_seconds, ","),
-        t.solver_share, t.idle_share, t.communication_share, t.checksum);
-    return 0;
+    try {
+      const Timing t = run(chain(e.masses, 1.0), 2, true, e.h, e.t_end, binary, {});
+      fmt::print(
+          "result run_s={:.6f} steps={} micro_steps={} solver_s={:.6f} solver={:.4f} idle={:.4f} "
+          "communication={:.4f} checksum={:016x}\n",
+          t.seconds, t.steps, fmt::join(t.micro_steps, ","), fmt::join(t.solver_seconds, ","),
+          t.solver_share, t.idle_share, t.communication_share, t.checksum);
+      return 0;
+    } catch (const std::exception& ex) {  // e.g. an unstable H: say so in the parent's report
+      fmt::print("the run failed: {}\n", ex.what());
+      return 1;
+    }
   }
 
   if (part != "efficiency") {
