@@ -8,7 +8,10 @@
 #include <sundials/sundials_config.h>
 #include <CLI/CLI.hpp>
 
+#include <signal.h>
+
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -32,6 +35,35 @@ namespace {
 
 constexpr int kUserError = 2;
 constexpr int kRuntimeError = 1;
+
+// SIGINT / SIGTERM during `run` and `reference`: the first asks the run to stop after its
+// current macro step or output row, with its files complete up to there (interrupt.hpp); a
+// second one takes the default action at once (the shared-memory segment is unlinked after the
+// handshakes, and the workers die with the master).
+macrostep::schemes::StopFlag g_stop{0};
+
+extern "C" void on_stop_signal(int sig) {
+  if (g_stop.load(std::memory_order_relaxed) != 0) {
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+    return;
+  }
+  g_stop.store(sig, std::memory_order_relaxed);
+}
+
+void install_stop_handlers() {
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;  // file writes and waits go on; the run checks the flag itself
+  for (int sig : {SIGINT, SIGTERM}) sigaction(sig, &action, nullptr);
+}
+
+// Exit status of a run stopped by signal `sig`: the shell's convention for death by a signal.
+int interrupted(const macrostep::schemes::RunInterrupted& e, const std::string& what) {
+  fmt::print(stderr, "macrostep: {} {}; the results up to there are written\n", what, e.what());
+  return 128 + e.signal();
+}
 
 struct RunArgs {
   std::string config;
@@ -198,6 +230,7 @@ int run_model(const RunArgs& args, bool reference, const std::string& command_li
   options.progress = args.progress ? macrostep::schemes::MonolithicOptions::Progress::kAlways
                                    : macrostep::schemes::MonolithicOptions::Progress::kAuto;
   options.command_line = command_line;
+  options.stop = &g_stop;
   if (!args.at.empty()) {
     try {
       options.times = macrostep::output::read_csv(args.at).time;
@@ -205,19 +238,26 @@ int run_model(const RunArgs& args, bool reference, const std::string& command_li
       throw UsageError(fmt::format("--at: {}", e.what()));
     }
   }
-  const auto result = macrostep::schemes::run_monolithic(config, options);
-  macrostep::schemes::print_summary(std::cout, config, options, result);
-  return 0;
+  try {
+    const auto result = macrostep::schemes::run_monolithic(config, options);
+    macrostep::schemes::print_summary(std::cout, config, options, result);
+    return 0;
+  } catch (const macrostep::schemes::RunInterrupted& e) {
+    return interrupted(e, reference ? "reference run" : "monolithic run");
+  }
 }
 
 // `run CONFIG` without --monolithic: the co-simulation of the [cosim] table.
 int run_cosimulation(const RunArgs& args, const std::string& command_line) {
-  const macrostep::schemes::CosimOptions options = cosim_options(args, command_line);
+  macrostep::schemes::CosimOptions options = cosim_options(args, command_line);
+  options.stop = &g_stop;
   const macrostep::config::RunConfig config = macrostep::config::load_config(args.config);
   try {
     const auto result = macrostep::schemes::run_cosimulation(config, options);
     macrostep::schemes::print_summary(std::cout, config, result);
     return 0;
+  } catch (const macrostep::schemes::RunInterrupted& e) {
+    return interrupted(e, "co-simulation");
   } catch (const macrostep::schemes::SubsystemFailure& e) {
     fmt::print(stderr, "macrostep: co-simulation failed at t = {:.9g} s: {}\n", e.time(), e.what());
   } catch (const macrostep::executors::WorkerFailure& e) {
@@ -364,6 +404,7 @@ int main(int argc, char** argv) {
   if (worker->parsed()) return macrostep::worker::run_worker(worker_segment, worker_index);
   const std::string command_line = joined(argc, argv);
   try {
+    if (run->parsed() || reference->parsed()) install_stop_handlers();
     if (run->parsed()) {
       return run_args.monolithic ? run_model(run_args, false, command_line)
                                  : run_cosimulation(run_args, command_line);

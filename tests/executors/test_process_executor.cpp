@@ -417,10 +417,13 @@ std::filesystem::path temp_dir(const std::string& name) {
   return dir;
 }
 
-// Starts `macrostep ARGS...` with stdout/stderr redirected to files in `dir`.
+// Starts `macrostep ARGS...` with stdout/stderr redirected to files in `dir`, in a process
+// group of its own (as a shell starts a job), so that a signal to the group reaches the app and
+// its workers but not this test.
 pid_t spawn_app(const std::filesystem::path& dir, const std::vector<std::string>& args) {
   const pid_t pid = fork();
   if (pid == 0) {
+    setpgid(0, 0);
     const std::string out = (dir / "stdout.txt").string(), err = (dir / "stderr.txt").string();
     if (!freopen(out.c_str(), "w", stdout) || !freopen(err.c_str(), "w", stderr)) _exit(120);
     std::vector<std::string> all = {MACROSTEP_BINARY};
@@ -570,6 +573,49 @@ TEST(ProcessExecutorApp, HungWorkerFailsTheRunWithAValidCsvAndNoProcessLeft) {
   EXPECT_NE(read_file(dir / "run.json").find("\"cause\": \"worker\""), std::string::npos);
   EXPECT_FALSE(segments_of_pid_exist(app));
   for (const pid_t w : workers) EXPECT_TRUE(process_gone(w)) << w;
+  std::filesystem::remove_all(dir);
+}
+
+// Ctrl-C at a terminal: SIGINT to the whole process group, the master and its workers. The
+// workers see the current step through; the master stops after it, writes its files as far as
+// it got (status "interrupted" in the metadata) and exits 128 + SIGINT; nothing is left.
+TEST(InterruptedRun, CtrlCStopsACoSimulationWithItsFilesComplete) {
+  const auto dir = temp_dir("sigint");
+  const auto csv = dir / "run.csv";
+  const pid_t app = spawn_app(dir, {"run", kDemo, "--stop-time", "100", "--executor", "processes",
+                                    "--output", csv.string()});
+  const std::vector<pid_t> workers = start_demo_run(app, csv);
+  ASSERT_EQ(workers.size(), 2u);
+  ASSERT_EQ(kill(-app, SIGINT), 0);
+  EXPECT_EQ(wait_exit(app), 128 + SIGINT);
+  const std::string err = read_file(dir / "stderr.txt");
+  EXPECT_NE(err.find("co-simulation interrupted by SIGINT at t = "), std::string::npos) << err;
+  EXPECT_GT(expect_valid_csv(read_file(csv)), 50u);
+  const std::string meta = read_file(dir / "run.json");
+  EXPECT_NE(meta.find("\"status\": \"interrupted\""), std::string::npos) << meta;
+  EXPECT_NE(meta.find("\"signal\": \"SIGINT\""), std::string::npos) << meta;
+  EXPECT_FALSE(segments_of_pid_exist(app));
+  for (const pid_t w : workers) EXPECT_TRUE(process_gone(w)) << w;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(InterruptedRun, SigtermStopsAMonolithicRunWithItsFilesComplete) {
+  const auto dir = temp_dir("sigterm");
+  const auto csv = dir / "mono.csv";
+  const pid_t app = spawn_app(
+      dir, {"run", kDemo, "--monolithic", "--stop-time", "100", "--output", csv.string()});
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    const std::string text = read_file(csv);
+    if (std::count(text.begin(), text.end(), '\n') > 50) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_EQ(kill(app, SIGTERM), 0);
+  EXPECT_EQ(wait_exit(app), 128 + SIGTERM);
+  const std::string err = read_file(dir / "stderr.txt");
+  EXPECT_NE(err.find("monolithic run interrupted by SIGTERM at t = "), std::string::npos) << err;
+  EXPECT_GT(expect_valid_csv(read_file(csv)), 50u);
+  EXPECT_NE(read_file(dir / "mono.json").find("\"status\": \"interrupted\""), std::string::npos);
   std::filesystem::remove_all(dir);
 }
 

@@ -398,6 +398,7 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
     last_h = plan.h();
     last_kappa = plan.kappa;
     progress.update(reached, status);
+    check_stop(options.stop, reached);  // after the step: its accepted point is in the row
   };
 
   const auto statistics_so_far = [&](json& statistics) {
@@ -469,7 +470,13 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   } catch (const std::exception& e) {
     progress.finish(reached, status);
     json error = {{"message", e.what()}};
-    if (const auto* w = dynamic_cast<const executors::WorkerFailure*>(&e)) {
+    const auto* interrupted = dynamic_cast<const RunInterrupted*>(&e);
+    if (interrupted != nullptr) {
+      error = {{"cause", "interrupted"},
+               {"signal", signal_name(interrupted->signal())},
+               {"time", interrupted->time()},
+               {"message", e.what()}};
+    } else if (const auto* w = dynamic_cast<const executors::WorkerFailure*>(&e)) {
       error = {{"cause", "worker"},
                {"subsystem", w->subsystem() + 1},
                {"macro_step", w->macro_step()},
@@ -495,7 +502,7 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
       error = {{"cause", "error"}, {"message", e.what()}};
     }
     try {
-      finish("failed");
+      finish(interrupted != nullptr ? "interrupted" : "failed");
     } catch (const output::OutputError&) {
       // The original failure matters more; the JSON below still records it.
     }

@@ -309,6 +309,7 @@ MonolithicResult run_monolithic(const config::RunConfig& config, const Monolithi
       integrator->state(z, zp);
       write_row(times[k]);
       progress.update(times[k], [&] { return micro_steps(*integrator); });
+      if (k + 1 < times.size()) check_stop(options.stop, times[k]);
     }
     progress.finish(integrator->time(), [&] { return micro_steps(*integrator); });
   } catch (const ida::IntegrationError& e) {
@@ -316,6 +317,16 @@ MonolithicResult run_monolithic(const config::RunConfig& config, const Monolithi
     csv->close();
     finish_metadata("failed");
     meta["error"] = {{"time", e.time()}, {"ida_flag", e.ida_flag()}, {"message", e.what()}};
+    output::write_json(result.json_path, meta);
+    throw;
+  } catch (const RunInterrupted& e) {
+    progress.finish(integrator->time(), [&] { return micro_steps(*integrator); });
+    csv->close();
+    finish_metadata("interrupted");
+    meta["error"] = {{"cause", "interrupted"},
+                     {"signal", signal_name(e.signal())},
+                     {"time", e.time()},
+                     {"message", e.what()}};
     output::write_json(result.json_path, meta);
     throw;
   }

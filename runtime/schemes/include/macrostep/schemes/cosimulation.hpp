@@ -31,6 +31,7 @@
 #include "macrostep/executors/in_process_executor.hpp"
 #include "macrostep/placement/placement.hpp"
 #include "macrostep/schemes/explicit_jacobi.hpp"
+#include "macrostep/schemes/interrupt.hpp"
 #include "macrostep/schemes/monolithic.hpp"
 
 namespace macrostep::schemes {
@@ -49,7 +50,8 @@ struct CosimOptions {
   std::string output_file;             // --output; empty: config::default_output_file()
   bool all_states = false;             // --all-states, OR-ed with [output].all_states
   MonolithicOptions::Progress progress = MonolithicOptions::Progress::kAuto;
-  std::string command_line;  // recorded in the metadata
+  std::string command_line;        // recorded in the metadata
+  const StopFlag* stop = nullptr;  // interrupt.hpp: checked after every macro step
 };
 
 // Everything a run needs, after overrides and checks.

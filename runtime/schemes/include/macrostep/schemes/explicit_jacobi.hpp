@@ -72,7 +72,7 @@ struct TimeBreakdown {
   std::int64_t executor_ns = 0;    // wall time inside Executor::step (all runs, parallel)
   // Σ_N (slowest subsystem's send-to-reply time − its busy time); process executor only.
   std::int64_t communication_ns = 0;
-  std::int64_t observer_ns = 0;    // output
+  std::int64_t observer_ns = 0;  // output
   std::int64_t total_ns = 0;
 };
 

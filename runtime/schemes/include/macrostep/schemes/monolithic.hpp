@@ -23,6 +23,7 @@
 
 #include "macrostep/config/run_config.hpp"
 #include "macrostep/ida/integrator.hpp"
+#include "macrostep/schemes/interrupt.hpp"
 
 namespace macrostep::schemes {
 
@@ -47,7 +48,8 @@ struct MonolithicOptions {
   // Progress line on stderr: kAuto shows it when stderr is a terminal and the run has taken
   // more than about one second.
   enum class Progress : std::uint8_t { kAuto, kAlways, kNever } progress = Progress::kAuto;
-  std::string command_line;  // recorded in the metadata
+  std::string command_line;        // recorded in the metadata
+  const StopFlag* stop = nullptr;  // interrupt.hpp: checked after every output row
 };
 
 struct MonolithicResult {
