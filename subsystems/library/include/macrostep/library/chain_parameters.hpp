@@ -52,10 +52,10 @@ struct MassForces {
 };
 
 struct ChainParameters {
-  std::vector<double> mass;          // size n
-  std::vector<ElementLaw> element;   // size n + 1
-  std::vector<MassForces> forces;    // size n
-  std::vector<double> x0, v0;        // size n
+  std::vector<double> mass;         // size n
+  std::vector<ElementLaw> element;  // size n + 1
+  std::vector<MassForces> forces;   // size n
+  std::vector<double> x0, v0;       // size n
   std::size_t size() const { return mass.size(); }
 };
 
