@@ -245,9 +245,10 @@ TEST_F(App, CoSimulationWritesCouplingBodiesCouplingVariablesAndStatistics) {
   write_file("cosim.toml", kCosim);
   const Outcome o = macrostep("run cosim.toml");  // no --monolithic: the [cosim] table
   ASSERT_EQ(o.status, 0) << o.err;
-  for (const char* part : {"co-simulation of cosim.toml", "exMD estimator", "lambda_1 =",
-                           "macro steps", "rejected", "mean H", "order histogram: kappa",
-                           "micro steps per subsystem", "time [s]", "solver", "idle", "snapshot"}) {
+  for (const char* part :
+       {"co-simulation of cosim.toml", "exMD estimator", "lambda_1 =", "macro steps", "rejected",
+        "mean H", "order histogram: kappa", "micro steps per subsystem", "time [s]", "solver",
+        "idle", "snapshot", "process executor (one process per subsystem"}) {
     EXPECT_NE(o.out.find(part), std::string::npos) << part << "\n" << o.out;
   }
 
@@ -386,6 +387,7 @@ TEST_F(App, FixedStepCoSimulationWithEveryStateAndOptionOverrides) {
       "--executor inprocess --threads 2 --stop-time 0.01 --all-states --output fixed.csv");
   ASSERT_EQ(o.status, 0) << o.err;
   EXPECT_NE(o.out.find("fixed H = 1e-05 s (exH), kappa = 1"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("in-process executor, 2 threads"), std::string::npos) << o.out;
   const auto t = macrostep::output::read_csv(path("fixed.csv"));
   ASSERT_EQ(t.columns.size(), 21U);  // x_1, v_1, ..., x_10, v_10, lambda_1
   EXPECT_EQ(t.columns.front(), "x_1");

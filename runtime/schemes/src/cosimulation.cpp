@@ -536,6 +536,24 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   return result;
 }
 
+namespace {
+
+// "process executor (one process per subsystem, ...)" or "in-process executor, ..." with the
+// threads that run a step's nominal and extra runs.
+std::string executor_description(const CosimSettings& s) {
+  const int threads = s.executor.threads;
+  if (s.cosim.executor == config::ExecutorKind::kProcesses) {
+    return fmt::format("process executor (one process per subsystem, {} each)",
+                       threads == 0 ? std::string("threads on all its PUs")
+                                    : fmt::format("{} thread{}", threads, threads == 1 ? "" : "s"));
+  }
+  return fmt::format("in-process executor, {}",
+                     threads == 0 ? std::string("all cores")
+                                  : fmt::format("{} thread{}", threads, threads == 1 ? "" : "s"));
+}
+
+}  // namespace
+
 void print_summary(std::ostream& out, const config::RunConfig& config, const CosimResult& r) {
   const CosimSettings& s = r.settings;
   const config::CosimConfig& c = s.cosim;
@@ -558,14 +576,10 @@ void print_summary(std::ostream& out, const config::RunConfig& config, const Cos
                m.tolerances.rtol, m.tolerances.atol_pos, m.tolerances.atol_vel, m.tolerances.atol_u,
                m.step.safety, config::to_string(c.predictor));
   }
-  fmt::print(out,
-             "subsystems: IDA, rtol {:.3g}, atol_pos {:.3g}, atol_vel {:.3g}, {}; in-process "
-             "executor, {}\n",
+  fmt::print(out, "subsystems: IDA, rtol {:.3g}, atol_pos {:.3g}, atol_vel {:.3g}, {}; {}\n",
              s.executor.solver.rtol, s.executor.solver.atol_pos, s.executor.solver.atol_vel,
              s.executor.solver.linear_solver == ida::LinearSolver::kDense ? "dense LU" : "KLU",
-             s.executor.threads == 0 ? std::string("all cores")
-                                     : fmt::format("{} thread{}", s.executor.threads,
-                                                   s.executor.threads == 1 ? "" : "s"));
+             executor_description(s));
 
   const std::size_t first_u = r.columns.size() - (ns - 1);
   fmt::print(out, "coupling variables at t = {} s:\n", r.final_time);
