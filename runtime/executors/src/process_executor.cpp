@@ -31,6 +31,35 @@ std::string describe_status(int status) {
   return "stopped";
 }
 
+// What the master had asked the workers to do, for failure messages. Kept as numbers and
+// formatted only when something fails: the macro-step loop does not pay for the text.
+struct Operation {
+  enum Kind : std::uint8_t { kStep, kAccept, kReject } kind = kStep;
+  std::uint64_t step = 0;     // the macro step (accepted steps + 1 while it is computed)
+  std::uint64_t attempt = 0;  // step() calls so far, rejected attempts included
+  double begin = 0.0, end = 0.0;
+};
+
+std::string describe(const Operation& op) {
+  switch (op.kind) {
+    case Operation::kAccept:
+      return fmt::format("the accept of macro step {} at t = {:.9g}", op.step, op.end);
+    case Operation::kReject:
+      return fmt::format("the reject of macro step {} (attempt {}) from t = {:.9g} to {:.9g}",
+                         op.step, op.attempt, op.begin, op.end);
+    case Operation::kStep:
+      break;
+  }
+  return fmt::format("macro step {} (attempt {}) from t = {:.9g} to {:.9g}", op.step, op.attempt,
+                     op.begin, op.end);
+}
+
+// WorkerFailure::time(): where the run's accepted results end when `op` fails (T_N of a step
+// or reject, the accepted point of an accept).
+double resume_time(const Operation& op) {
+  return op.kind == Operation::kAccept ? op.end : op.begin;
+}
+
 }  // namespace
 
 struct ProcessExecutor::State {
@@ -43,8 +72,11 @@ struct ProcessExecutor::State {
     worker::ConfigBlock* handshake = nullptr;
     const double* mirror = nullptr;
     const worker::ProgressCounter* progress = nullptr;  // kMaxRuns counters in the segment
-    std::uint64_t progress_seen = 0;                    // their sum when last looked at
-    Clock::time_point progress_at;  // when that sum last changed (or the command was sent)
+    // Their sum when last looked at and when it last changed. Read only while the master waits
+    // past a poll interval: a command resets `progress_known`, the first check takes the sum.
+    bool progress_known = false;
+    std::uint64_t progress_seen = 0;
+    Clock::time_point progress_at;
     std::size_t state_size = 0;
     std::size_t outputs = 0;
     ida::AdvanceStats total;
@@ -64,7 +96,7 @@ struct ProcessExecutor::State {
   std::uint64_t attempt = 0;         // step() calls, rejected attempts included
   std::uint64_t accepted_steps = 0;  // accept() calls
   double step_begin = 0.0;
-  std::string step_what;  // "macro step N (attempt A) from t = ... to ...", for messages
+  Operation step_op;  // the current macro step
   std::int64_t communication_ns = 0;
   std::unique_ptr<worker::StepCommand> command = std::make_unique<worker::StepCommand>();
   std::unique_ptr<worker::StepReply> reply = std::make_unique<worker::StepReply>();
@@ -84,11 +116,11 @@ struct ProcessExecutor::State {
     return false;
   }
 
-  [[noreturn]] void fail_dead(std::size_t i, const std::string& during) {
+  [[noreturn]] void fail_dead(std::size_t i, const Operation& during) {
     broken = true;
     throw WorkerFailure(fmt::format("subsystem {} (pid {}) {} during {}", i + 1, workers[i].pid,
-                                    describe_status(workers[i].status), during),
-                        i, accepted_steps + 1, step_begin);
+                                    describe_status(workers[i].status), describe(during)),
+                        i, accepted_steps + 1, resume_time(during));
   }
 
   std::uint64_t progress_of(std::size_t i) const {
@@ -100,13 +132,14 @@ struct ProcessExecutor::State {
   }
 
   // Throws WorkerFailure if worker i's progress counters have not moved for hang_timeout since
-  // they last did or since its command was sent; a hung worker is killed (it would not answer
-  // the shutdown) and reaped.
-  void check_progress(std::size_t i, const std::string& during) {
+  // they last did (or since the first check after its command); a hung worker is killed (it
+  // would not answer the shutdown) and reaped.
+  void check_progress(std::size_t i, const Operation& during) {
     Worker& w = workers[i];
     const std::uint64_t now_seen = progress_of(i);
     const auto now = Clock::now();
-    if (now_seen != w.progress_seen) {
+    if (!w.progress_known || now_seen != w.progress_seen) {
+      w.progress_known = true;
       w.progress_seen = now_seen;
       w.progress_at = now;
       return;
@@ -123,26 +156,24 @@ struct ProcessExecutor::State {
         fmt::format("subsystem {} (pid {}) hangs: no model evaluation for {:.1f} s (--hang-timeout "
                     "{:g} s) during {}; it was killed",
                     i + 1, w.pid, idle, std::chrono::duration<double>(options.hang_timeout).count(),
-                    during),
-        i, accepted_steps + 1, step_begin);
+                    describe(during)),
+        i, accepted_steps + 1, resume_time(during));
   }
 
-  void send(std::size_t i) {
+  void send(std::size_t i, const Operation& op) {
     Worker& w = workers[i];
     // The ring holds at most one message (one command in flight per worker), so this does not
     // block; if it ever did, the worker is gone or hung.
     while (w.commands->push_for(*command, policy, options.poll_interval) ==
            ipc::WaitStatus::kTimedOut) {
-      if (dead(i)) fail_dead(i, "sending a command");
+      if (dead(i)) fail_dead(i, op);
     }
     w.sent_ns = worker::monotonic_ns();
-    w.progress_seen = progress_of(i);
-    w.progress_at = Clock::now();
+    w.progress_known = false;
   }
 
   // Pops worker i's reply into *reply; throws WorkerFailure if the worker dies or hangs first.
-  void receive(std::size_t i, const std::string& during) { receive(i, during, command->attempt); }
-  void receive(std::size_t i, const std::string& during, std::uint64_t expected) {
+  void receive(std::size_t i, const Operation& during, std::uint64_t expected) {
     Worker& w = workers[i];
     for (;;) {
       if (w.replies->pop_for(*reply, policy, options.poll_interval) == ipc::WaitStatus::kReady) {
@@ -156,9 +187,10 @@ struct ProcessExecutor::State {
     }
     if (reply->attempt != expected) {
       broken = true;
-      throw WorkerFailure(fmt::format("subsystem {}: reply to attempt {} while waiting for {}",
-                                      i + 1, reply->attempt, expected),
-                          i, attempt, step_begin);
+      throw WorkerFailure(fmt::format("subsystem {}: reply to command {} while waiting for {} "
+                                      "during {}",
+                                      i + 1, reply->attempt, expected, describe(during)),
+                          i, accepted_steps + 1, resume_time(during));
     }
     w.total = reply->total;
     w.snapshot_ns = reply->snapshot_ns_total;
@@ -168,15 +200,15 @@ struct ProcessExecutor::State {
   // acknowledgements are collected by drain(), at the latest before the next step's replies,
   // which saves a round trip per macro step. The worker handles commands in order, so the next
   // step starts from the saved / restored state.
-  void broadcast(worker::CommandKind kind, std::string during) {
+  void broadcast(worker::CommandKind kind, const Operation& op) {
     if (broken) throw std::logic_error("ProcessExecutor: a worker has failed");
     drain();
     command->kind = kind;
-    command->runs = 0;
+    command->clear_points();
     command->attempt = ++attempt_counter;
-    for (std::size_t i = 0; i < workers.size(); ++i) send(i);
+    for (std::size_t i = 0; i < workers.size(); ++i) send(i, op);
     pending_ack = command->attempt;
-    pending_what = std::move(during);
+    pending_op = op;
   }
 
   // Collects the acknowledgements of the last accept / reject (no-op if there are none).
@@ -187,7 +219,7 @@ struct ProcessExecutor::State {
     std::string error;
     std::size_t failed = 0;
     for (std::size_t i = 0; i < workers.size(); ++i) {
-      receive(i, pending_what, expected);
+      receive(i, pending_op, expected);
       workers[i].ack_sent_ns = reply->sent_ns;
       if (reply->status != worker::ReplyStatus::kOk && error.empty()) {
         error = reply->error;
@@ -197,13 +229,13 @@ struct ProcessExecutor::State {
     if (!error.empty()) {
       broken = true;
       throw std::runtime_error(
-          fmt::format("subsystem {}: {} failed: {}", failed + 1, pending_what, error));
+          fmt::format("subsystem {}: {} failed: {}", failed + 1, describe(pending_op), error));
     }
   }
 
   std::uint64_t pending_ack = 0;  // attempt id of unacknowledged accept / reject commands
-  std::string pending_what;
-  double step_time = 0.0;  // subsystem 0's nominal time after the last step
+  Operation pending_op;           // what they acknowledge
+  double step_time = 0.0;         // subsystem 0's nominal time after the last step
 
   void terminate() noexcept {
     // Ask politely (a worker busy with a command replies to it first), then kill.
@@ -400,8 +432,7 @@ void ProcessExecutor::step(double t_end, std::span<const SubsystemCommand> comma
   if (s.broken) throw std::logic_error("ProcessExecutor::step: a worker has failed");
   ++s.attempt;
   s.step_begin = s.accepted_time;
-  s.step_what = fmt::format("macro step {} (attempt {}) from t = {:.9g} to {:.9g}",
-                            s.accepted_steps + 1, s.attempt, s.step_begin, t_end);
+  s.step_op = {Operation::kStep, s.accepted_steps + 1, s.attempt, s.step_begin, t_end};
   auto& cmd = *s.command;
   cmd.kind = worker::CommandKind::kStep;
   cmd.t_end = t_end;
@@ -416,14 +447,14 @@ void ProcessExecutor::step(double t_end, std::span<const SubsystemCommand> comma
     }
   }
   // All commands out first, then all replies: the subsystems integrate in parallel.
-  std::vector<std::uint64_t> ids(n);
+  const std::uint64_t first_id = s.attempt_counter + 1;  // subsystem i's command: first_id + i
   for (std::size_t i = 0; i < n; ++i) {
     const auto& c = commands[i];
-    cmd.attempt = ids[i] = ++s.attempt_counter;
+    cmd.attempt = ++s.attempt_counter;
     cmd.clear_points();
     cmd.add_points(c.nominal);
     for (const auto& extra : c.extra) cmd.add_points(extra);
-    s.send(i);
+    s.send(i, s.step_op);
   }
   s.stepped = true;
   s.drain();  // the previous accept / reject, queued before this step in every ring
@@ -432,8 +463,7 @@ void ProcessExecutor::step(double t_end, std::span<const SubsystemCommand> comma
   outcome.subsystems.resize(n);
   std::int64_t slowest_sent = 0, slowest_comm = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    cmd.attempt = ids[i];
-    s.receive(i, s.step_what);
+    s.receive(i, s.step_op, first_id + i);
     const std::int64_t popped = worker::monotonic_ns();
     const auto& r = *s.reply;
     auto& so = outcome.subsystems[i];
@@ -468,8 +498,8 @@ void ProcessExecutor::accept() {
   State& s = *state_;
   if (!s.stepped) throw std::logic_error("ProcessExecutor::accept: no step to accept");
   ++s.accepted_steps;
-  s.broadcast(worker::CommandKind::kAccept, fmt::format("the accept of macro step {} at t = {:.9g}",
-                                                        s.accepted_steps, s.step_time));
+  s.broadcast(worker::CommandKind::kAccept,
+              {Operation::kAccept, s.accepted_steps, s.attempt, s.step_begin, s.step_time});
   s.accepted_time = s.step_time;
   s.stepped = false;
 }
@@ -480,7 +510,9 @@ void ProcessExecutor::reject() {
   if (!s.options.rollback) {
     throw std::logic_error("ProcessExecutor::reject: rollback is disabled (fixed-step mode)");
   }
-  s.broadcast(worker::CommandKind::kReject, "the reject of " + s.step_what);
+  Operation op = s.step_op;
+  op.kind = Operation::kReject;
+  s.broadcast(worker::CommandKind::kReject, op);
   s.stepped = false;
 }
 

@@ -74,7 +74,7 @@ class WorkerFailure : public std::runtime_error {
       : std::runtime_error(what), subsystem_(subsystem), step_(step), time_(time) {}
   std::size_t subsystem() const { return subsystem_; }  // 0-based
   std::uint64_t macro_step() const { return step_; }    // accepted steps + 1
-  double time() const { return time_; }                 // T_N of the step
+  double time() const { return time_; }                 // where the accepted results end
 
  private:
   std::size_t subsystem_;
