@@ -43,6 +43,14 @@ SupportPoints points(int degree, std::uint32_t channels, std::uint64_t salt) {
   return p;
 }
 
+// The worker unpacks into its inputs through pointers.
+template <std::size_t N>
+std::array<SupportPoints*, N> targets(std::array<SupportPoints, N>& a) {
+  std::array<SupportPoints*, N> p{};
+  for (std::size_t i = 0; i < N; ++i) p[i] = &a[i];
+  return p;
+}
+
 bool same_bits(const SupportPoints& a, const SupportPoints& b) {
   return std::memcmp(&a, &b, sizeof a) == 0;  // unused nodes and channels are zero in both
 }
@@ -62,7 +70,7 @@ TEST(StepCommandPacking, EveryDegreeAndChannelCountRoundTripsBitForBit) {
         cmd->add_points(in[r]);
       }
       ASSERT_EQ(cmd->runs, kMaxRuns);
-      cmd->unpack_points(out);
+      cmd->unpack_points(targets(out));
       for (std::size_t r = 0; r < kMaxRuns; ++r) {
         EXPECT_TRUE(same_bits(in[r], out[r])) << "degree " << degree << " channels " << channels;
       }
@@ -109,27 +117,28 @@ TEST(StepCommandPacking, TheWorkerRejectsMalformedCommands) {
   };
   fresh();
   cmd->points[0] = 2.5;  // a fractional degree
-  EXPECT_THROW(cmd->unpack_points(out), std::runtime_error);
+  EXPECT_THROW(cmd->unpack_points(targets(out)), std::runtime_error);
   fresh();
   cmd->points[0] = std::numeric_limits<double>::quiet_NaN();
-  EXPECT_THROW(cmd->unpack_points(out), std::runtime_error);
+  EXPECT_THROW(cmd->unpack_points(targets(out)), std::runtime_error);
   fresh();
   cmd->points[1] = 9.0;  // more channels than kMaxChannels
-  EXPECT_THROW(cmd->unpack_points(out), std::runtime_error);
+  EXPECT_THROW(cmd->unpack_points(targets(out)), std::runtime_error);
   fresh();
   cmd->packed -= 1;  // truncated
-  EXPECT_THROW(cmd->unpack_points(out), std::runtime_error);
+  EXPECT_THROW(cmd->unpack_points(targets(out)), std::runtime_error);
   fresh();
   cmd->packed += 1;  // a value left over
-  EXPECT_THROW(cmd->unpack_points(out), std::runtime_error);
+  EXPECT_THROW(cmd->unpack_points(targets(out)), std::runtime_error);
   fresh();
   cmd->runs = 2;  // a run announced but not packed
-  EXPECT_THROW(cmd->unpack_points(out), std::runtime_error);
+  EXPECT_THROW(cmd->unpack_points(targets(out)), std::runtime_error);
   fresh();
   std::array<SupportPoints, 0> none{};
-  EXPECT_THROW(cmd->unpack_points(none), std::runtime_error);  // more runs than the caller holds
+  EXPECT_THROW(cmd->unpack_points(targets(none)),
+               std::runtime_error);  // more runs than the caller holds
   fresh();
-  EXPECT_NO_THROW(cmd->unpack_points(out));
+  EXPECT_NO_THROW(cmd->unpack_points(targets(out)));
 }
 
 TEST(StepReplyPacking, StatisticsAndOutputsOfEveryRunAreKeptApart) {

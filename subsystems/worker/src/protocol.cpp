@@ -32,7 +32,7 @@ void StepCommand::add_points(const SupportPoints& p) {
   ++runs;
 }
 
-void StepCommand::unpack_points(std::span<SupportPoints> out) const {
+void StepCommand::unpack_points(std::span<SupportPoints* const> out) const {
   if (runs > out.size() || runs > kMaxRuns) {
     throw std::runtime_error("step command with " + std::to_string(runs) + " runs (at most " +
                              std::to_string(std::min(out.size(), kMaxRuns)) + ")");
@@ -64,7 +64,7 @@ void StepCommand::unpack_points(std::span<SupportPoints> out) const {
     for (std::size_t c = 0; c < p.channels; ++c) {
       for (std::size_t j = 0; j < n; ++j) p.value[c][j] = points[at++];
     }
-    out[r] = p;
+    *out[r] = p;
   }
   if (at != packed) {
     throw std::runtime_error("step command: " + std::to_string(packed - at) +

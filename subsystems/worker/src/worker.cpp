@@ -126,9 +126,7 @@ class Worker {
     if (extras > 0 && !config_.rollback) {
       throw std::logic_error("extra runs need rollback snapshots");
     }
-    cmd.unpack_points(unpacked_);
-    nominal_input_.points = unpacked_[0];
-    for (std::size_t k = 0; k < extras; ++k) extra_inputs_[k].points = unpacked_[1 + k];
+    cmd.unpack_points(run_points_);
     for (std::size_t k = 0; k < extras; ++k) {
       if (!extra_[k]) {
         extra_[k] = std::make_unique<ida::Integrator>(sub, config_.solver, &nominal_input_);
@@ -193,7 +191,12 @@ class Worker {
   std::unique_ptr<ida::Integrator> nominal_;
   std::unique_ptr<ida::WorkspaceSnapshot> snapshot_;
   std::array<PolynomialInput, kMaxExtraRuns> extra_inputs_;
-  std::array<model::SupportPoints, kMaxRuns> unpacked_{};  // the runs of the current command
+  // Where a command's support points go: the nominal input, then the extra runs' inputs.
+  const std::array<model::SupportPoints*, kMaxRuns> run_points_ = [this] {
+    std::array<model::SupportPoints*, kMaxRuns> p{&nominal_input_.points};
+    for (std::size_t k = 0; k < kMaxExtraRuns; ++k) p[1 + k] = &extra_inputs_[k].points;
+    return p;
+  }();
   std::array<std::unique_ptr<ida::Integrator>, kMaxExtraRuns> extra_;
   std::unique_ptr<tbb::task_arena> arena_;
   std::vector<double> zp_;

@@ -76,10 +76,11 @@ struct StepCommand {
   // Throws std::invalid_argument if there are already kMaxRuns runs or `p` is out of range
   // (degree > kMaxDegree, channels > kMaxChannels).
   void add_points(const model::SupportPoints& p);
-  // Worker: the support points of runs 0..runs-1 into out[0..runs). Unused nodes and channels
-  // are zero. Throws std::runtime_error naming the problem if the packed data is malformed
-  // (runs > out.size(), a degree or channel count out of range, or `packed` not matching).
-  void unpack_points(std::span<model::SupportPoints> out) const;
+  // Worker: the support points of runs 0..runs-1 into *out[0..runs) (straight into the inputs
+  // the integrators evaluate). Unused nodes and channels are zero. Throws std::runtime_error
+  // naming the problem if the packed data is malformed (runs > out.size(), a degree or channel
+  // count out of range, or `packed` not matching); the runs before the bad one are written.
+  void unpack_points(std::span<model::SupportPoints* const> out) const;
 
   // Bytes sent through the ring: the header, and for kStep the packed support points.
   std::size_t wire_bytes() const noexcept {
