@@ -292,18 +292,9 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   const std::size_t state_columns = result.columns.size();
   for (std::size_t c = 0; c < nc; ++c) result.columns.push_back(system.coupling(c).name);
 
-  result.csv_path = options.output_file.empty() ? config::default_output_file(config, false)
-                                                : options.output_file;
-  result.json_path = output::metadata_path(result.csv_path);
-  if (result.json_path == result.csv_path) {
-    throw SetupError(fmt::format("output file {} must not end in .json", result.csv_path));
-  }
   std::optional<output::CsvWriter> csv;
-  try {
-    csv.emplace(result.csv_path, result.columns);
-  } catch (const output::OutputError& e) {
-    throw SetupError(e.what());
-  }
+  open_result_files(config, false, options.output_file, result.columns, result.csv_path,
+                    result.json_path, csv);
 
   const auto bodies = config.partition.coupling_bodies();
   json meta = {
@@ -472,10 +463,7 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
     json error = {{"message", e.what()}};
     const auto* interrupted = dynamic_cast<const RunInterrupted*>(&e);
     if (interrupted != nullptr) {
-      error = {{"cause", "interrupted"},
-               {"signal", signal_name(interrupted->signal())},
-               {"time", interrupted->time()},
-               {"message", e.what()}};
+      error = interrupted_json(*interrupted);
     } else if (const auto* w = dynamic_cast<const executors::WorkerFailure*>(&e)) {
       error = {{"cause", "worker"},
                {"subsystem", w->subsystem() + 1},
@@ -541,15 +529,13 @@ namespace {
 // "process executor (one process per subsystem, ...)" or "in-process executor, ..." with the
 // threads that run a step's nominal and extra runs.
 std::string executor_description(const CosimSettings& s) {
-  const int threads = s.executor.threads;
+  const int n = s.executor.threads;
+  const std::string threads = fmt::format("{} thread{}", n, n == 1 ? "" : "s");
   if (s.cosim.executor == config::ExecutorKind::kProcesses) {
     return fmt::format("process executor (one process per subsystem, {} each)",
-                       threads == 0 ? std::string("threads on all its PUs")
-                                    : fmt::format("{} thread{}", threads, threads == 1 ? "" : "s"));
+                       n == 0 ? std::string("threads on all its PUs") : threads);
   }
-  return fmt::format("in-process executor, {}",
-                     threads == 0 ? std::string("all cores")
-                                  : fmt::format("{} thread{}", threads, threads == 1 ? "" : "s"));
+  return fmt::format("in-process executor, {}", n == 0 ? std::string("all cores") : threads);
 }
 
 }  // namespace

@@ -219,19 +219,9 @@ MonolithicResult run_monolithic(const config::RunConfig& config, const Monolithi
     result.columns.push_back(fmt::format("lambda_{}", cuts.size()));
   }
 
-  result.csv_path = options.output_file.empty()
-                        ? config::default_output_file(config, options.reference)
-                        : options.output_file;
-  result.json_path = output::metadata_path(result.csv_path);
-  if (result.json_path == result.csv_path) {
-    throw SetupError(fmt::format("output file {} must not end in .json", result.csv_path));
-  }
   std::optional<output::CsvWriter> csv;
-  try {
-    csv.emplace(result.csv_path, result.columns);
-  } catch (const output::OutputError& e) {
-    throw SetupError(e.what());
-  }
+  open_result_files(config, options.reference, options.output_file, result.columns, result.csv_path,
+                    result.json_path, csv);
 
   json meta = {
       {"command", options.command_line},
@@ -323,10 +313,7 @@ MonolithicResult run_monolithic(const config::RunConfig& config, const Monolithi
     progress.finish(integrator->time(), [&] { return micro_steps(*integrator); });
     csv->close();
     finish_metadata("interrupted");
-    meta["error"] = {{"cause", "interrupted"},
-                     {"signal", signal_name(e.signal())},
-                     {"time", e.time()},
-                     {"message", e.what()}};
+    meta["error"] = interrupted_json(e);
     output::write_json(result.json_path, meta);
     throw;
   }

@@ -1,10 +1,20 @@
-// JSON pieces shared by the run metadata of the monolithic and co-simulation runs. Private to
+// Result files and JSON pieces shared by the monolithic and co-simulation runs. Private to
 // the schemes library.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "macrostep/config/run_config.hpp"
 #include "macrostep/ida/integrator.hpp"
+#include "macrostep/output/csv.hpp"
+#include "macrostep/output/metadata.hpp"
+#include "macrostep/schemes/interrupt.hpp"
+#include "macrostep/schemes/monolithic.hpp"
 
 namespace macrostep::schemes {
 
@@ -18,6 +28,33 @@ inline nlohmann::ordered_json stats_json(const ida::AdvanceStats& s) {
                                 {"error_test_failures", s.error_test_failures},
                                 {"linear_setups", s.linear_setups},
                                 {"solver_wall_ns", s.wall_ns}};
+}
+
+// The "error" entry of a run stopped by a signal.
+inline nlohmann::ordered_json interrupted_json(const RunInterrupted& e) {
+  return nlohmann::ordered_json{{"cause", "interrupted"},
+                                {"signal", signal_name(e.signal())},
+                                {"time", e.time()},
+                                {"message", e.what()}};
+}
+
+// The result files of a run: `output_file`, or the configuration's default name (reference or
+// not), and the metadata path beside it. Opens the CSV with `columns` into `csv`. Throws
+// SetupError if the name ends in .json or the file cannot be created.
+inline void open_result_files(const config::RunConfig& config, bool reference,
+                              const std::string& output_file,
+                              const std::vector<std::string>& columns, std::string& csv_path,
+                              std::string& json_path, std::optional<output::CsvWriter>& csv) {
+  csv_path = output_file.empty() ? config::default_output_file(config, reference) : output_file;
+  json_path = output::metadata_path(csv_path);
+  if (json_path == csv_path) {
+    throw SetupError(fmt::format("output file {} must not end in .json", csv_path));
+  }
+  try {
+    csv.emplace(csv_path, columns);
+  } catch (const output::OutputError& e) {
+    throw SetupError(e.what());
+  }
 }
 
 }  // namespace macrostep::schemes

@@ -35,7 +35,8 @@
 // whose lines it fetches in parallel (and, while it spins, prefetches: has_data()). The
 // producer stores counter + 1 into the slot's sequence (release) after the message; the consumer of
 // counter `head` accepts the slot when it reads exactly head + 1 (acquire), which no older lap of
-// the slot can hold. tail_ is still kept by the producer, on its own line, for size_approx().
+// the slot can hold. tail_ is the producer's own counter, on its own line; the consumer never
+// reads it (size_approx() does).
 #pragma once
 
 #include <algorithm>
@@ -150,7 +151,7 @@ class SpscRing {
     std::memcpy(payload(index), &value, bytes);
     // Release publishes the header and the message to the consumer's acquire load of seq.
     h->seq.store(tail + 1, std::memory_order_release);
-    tail_.store(tail + 1, std::memory_order_release);  // for size_approx() only
+    tail_.store(tail + 1, std::memory_order_release);  // own counter; others: size_approx()
     not_empty_.notify();
     return true;
   }
