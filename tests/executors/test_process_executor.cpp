@@ -27,6 +27,8 @@
 #include "macrostep/schemes/explicit_jacobi.hpp"
 #include "macrostep/system/coupled_system.hpp"
 
+#include "explicit_options.hpp"
+
 namespace macrostep {
 namespace {
 
@@ -85,15 +87,7 @@ CosimRun run(const system::CoupledSystem& sys, executors::Executor& ex,
   return r;
 }
 
-schemes::ExplicitOptions controlled(double t_end, control::Estimator e, double rtol) {
-  schemes::ExplicitOptions o;
-  o.control.mode = control::StepSizeMode::kVariable;
-  o.control.t_end = t_end;
-  o.control.h = 1e-9;
-  o.control.estimator = e;
-  o.control.tolerances = control::ErrorTolerances::for_rtol(rtol);
-  return o;
-}
+using testing::controlled;
 
 schemes::ExplicitOptions fixed_step(double t_end, double h) {
   schemes::ExplicitOptions o;

@@ -14,6 +14,8 @@
 #include "macrostep/schemes/explicit_jacobi.hpp"
 #include "macrostep/system/coupled_system.hpp"
 
+#include "explicit_options.hpp"
+
 namespace macrostep {
 namespace {
 
@@ -57,15 +59,7 @@ CosimRun run(const system::CoupledSystem& sys, const schemes::ExplicitOptions& o
   return r;
 }
 
-schemes::ExplicitOptions controlled(double t_end, control::Estimator e, double rtol) {
-  schemes::ExplicitOptions o;
-  o.control.mode = control::StepSizeMode::kVariable;
-  o.control.t_end = t_end;
-  o.control.h = 1e-9;
-  o.control.estimator = e;
-  o.control.tolerances = control::ErrorTolerances::for_rtol(rtol);
-  return o;
-}
+using testing::controlled;
 
 // Coupling-body positions of a co-simulation against a tight monolithic run at the same
 // macro points; relative to the largest displacement.
