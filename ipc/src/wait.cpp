@@ -19,8 +19,9 @@ std::size_t available_cpus() noexcept {
   return n > 0 ? static_cast<std::size_t>(n) : 1;
 }
 
-WaitPolicy WaitPolicy::adaptive(std::size_t processes, std::size_t cpus) noexcept {
-  return processes > cpus ? sleeping() : spinning();
+WaitPolicy WaitPolicy::adaptive(std::size_t processes, std::size_t cpus,
+                                std::uint32_t spins) noexcept {
+  return processes > cpus ? sleeping() : spinning(spins);
 }
 
 namespace {

@@ -222,19 +222,13 @@ void pin(const std::vector<unsigned>& cpuset) {
 // output, and sends the next command: on a 2-core KVM guest that turnaround is 0.1-0.5 ms, and a
 // worker that is asleep by then adds a futex wake-up to every macro step. So a worker spins for
 // longer than that turnaround (kCommandSpinIterations PAUSEs, about 0.5-1 ms) when every
-// subsystem's runs fit on the run's CPUs; the master, which has no PU of its own then, still gets
-// one at once because the scheduler lets a task that slept preempt a spinning one. When the runs
-// do not fit, a spinning worker would take the core from one that still integrates, so it sleeps
-// at once. (Measured, bench/executor_overhead, 2 x 2000 masses on 2 CPUs, fixed H = 5e-4 s: run
-// 1.12-1.16 s sleeping, 1.09 s with the default 8192 spins, 1.01 s with 32768.)
+// subsystem's runs fit on the run's CPUs (WaitPolicy::adaptive counted in runs, not processes); the
+// master, which has no PU of its own then, still gets one at once because the scheduler lets a task
+// that slept preempt a spinning one. When the runs do not fit, a spinning worker would take the
+// core from one that still integrates, so it sleeps at once. (Measured, bench/executor_overhead, 2
+// x 2000 masses on 2 CPUs, fixed H = 5e-4 s: run 1.12-1.16 s sleeping, 1.09 s with the default 8192
+// spins, 1.01 s with 32768.)
 inline constexpr std::uint32_t kCommandSpinIterations = 1u << 15;
-
-ipc::WaitPolicy command_wait_policy(std::size_t subsystems, std::size_t extra_runs,
-                                    std::size_t run_cpus) {
-  return subsystems * (1 + extra_runs) <= run_cpus
-             ? ipc::WaitPolicy::spinning(kCommandSpinIterations)
-             : ipc::WaitPolicy::sleeping();
-}
 
 }  // namespace
 
@@ -286,7 +280,8 @@ int run_worker(const std::string& segment_name, std::size_t index) {
     if (config.index != index) throw std::runtime_error("configuration of another subsystem");
     pin(config.cpuset);
     const ipc::WaitPolicy policy =
-        command_wait_policy(config.subsystems, config.extra_runs, segment->identity().run_cpus);
+        ipc::WaitPolicy::adaptive(config.subsystems * (1 + config.extra_runs),
+                                  segment->identity().run_cpus, kCommandSpinIterations);
     const pid_t master = run.master_pid;
     auto& commands = block.commands;
     auto& replies = block.replies;

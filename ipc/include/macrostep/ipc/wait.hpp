@@ -88,7 +88,9 @@ struct WaitPolicy {
   // spinning() if `processes` (the processes taking part in the run, this one included) fit on
   // `cpus`, sleeping() otherwise. A process that is pinned to a single PU must pass the CPU
   // count of the whole run (SegmentIdentity::run_cpus), not its own affinity.
-  static WaitPolicy adaptive(std::size_t processes, std::size_t cpus) noexcept;
+  // `spins`: the budget when spinning (a waiter that expects a longer wait passes more).
+  static WaitPolicy adaptive(std::size_t processes, std::size_t cpus,
+                             std::uint32_t spins = kDefaultSpinIterations) noexcept;
   static WaitPolicy adaptive(std::size_t processes) noexcept {
     return adaptive(processes, available_cpus());
   }
