@@ -130,16 +130,16 @@ void set_seq(Message<Bytes>& m, std::uint64_t seq) {
 }
 // The product's messages carry the attempt id, which the worker echoes.
 std::uint64_t seq_of(const worker::StepCommand& m) {
-  return m.attempt;
+  return m.id;
 }
 std::uint64_t seq_of(const worker::StepReply& m) {
-  return m.attempt;
+  return m.id;
 }
 void set_seq(worker::StepCommand& m, std::uint64_t seq) {
-  m.attempt = seq;
+  m.id = seq;
 }
 void set_seq(worker::StepReply& m, std::uint64_t seq) {
-  m.attempt = seq;
+  m.id = seq;
 }
 
 // The round trip of Command / Reply messages. `command` is the message the master sends (its
@@ -268,10 +268,9 @@ ProductMessages product_messages() {
   }
   m.command->kind = worker::CommandKind::kStep;
   m.command->t_end = 1.1e-3;
-  m.command->clear_points();
-  m.command->add_points(p);  // nominal
-  p.degree = 1;              // exMD: the comparison run uses one degree less
-  m.command->add_points(p);
+  m.command->set_nominal(p);
+  p.degree = 1;  // a comparison run (exLE's would be one degree more)
+  m.command->add_extra(runner::ExtraRun::comparison(p));
   m.reply->runs = 2;
   m.reply->outputs = 2;
   return m;

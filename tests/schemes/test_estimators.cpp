@@ -216,9 +216,10 @@ Trace run_fixed(const TwoMass& model) {
       commands[i].nominal = coupling::step_polynomial(hist, kappa, t1, u_pre, sel);
       commands[i].extra.clear();
       if (full) {
-        commands[i].extra.push_back(coupling::step_polynomial(hist, kappa, t1, u_hat, sel));
-        commands[i].extra.push_back(
-            coupling::extrapolation_comparison_polynomial(hist, kappa, t1, sel));
+        commands[i].extra.push_back(macrostep::runner::ExtraRun::comparison(
+            coupling::step_polynomial(hist, kappa, t1, u_hat, sel)));
+        commands[i].extra.push_back(macrostep::runner::ExtraRun::comparison(
+            coupling::extrapolation_comparison_polynomial(hist, kappa, t1, sel)));
       }
     }
     const std::vector<double> z_n = verification::chain_state(sys, ex);

@@ -1,7 +1,7 @@
-// The hot-path messages of the process runtime (subsystems/worker/protocol.hpp): packed support
-// points survive the round trip bit for bit (the process executor's results must be
-// bit-identical to the in-process executor's, DESIGN.md contract 1), only the used bytes travel,
-// and malformed commands are reported, not evaluated.
+// The hot-path messages of the process runtime (subsystems/worker/protocol.hpp): packed runs
+// (support points, roles, perturbations) survive the round trip bit for bit (the process executor's
+// results must be bit-identical to the in-process executor's, DESIGN.md contract 1), only the used
+// bytes travel, and malformed commands are reported, not evaluated.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,15 +12,18 @@
 #include <limits>
 #include <memory>
 #include <stdexcept>
+#include <vector>
 
 #include "macrostep/worker/protocol.hpp"
 
 namespace {
 
 using macrostep::model::SupportPoints;
+using macrostep::runner::ExtraRun;
+using macrostep::runner::RunRole;
 using macrostep::worker::CommandKind;
 using macrostep::worker::kMaxOutputs;
-using macrostep::worker::kMaxPackedDoubles;
+using macrostep::worker::kMaxPolynomialRuns;
 using macrostep::worker::kMaxRuns;
 using macrostep::worker::ReplyStatus;
 using macrostep::worker::StepCommand;
@@ -43,36 +46,46 @@ SupportPoints points(int degree, std::uint32_t channels, std::uint64_t salt) {
   return p;
 }
 
-// The worker unpacks into its inputs through pointers.
-template <std::size_t N>
-std::array<SupportPoints*, N> targets(std::array<SupportPoints, N>& a) {
-  std::array<SupportPoints*, N> p{};
-  for (std::size_t i = 0; i < N; ++i) p[i] = &a[i];
-  return p;
-}
-
 bool same_bits(const SupportPoints& a, const SupportPoints& b) {
   return std::memcmp(&a, &b, sizeof a) == 0;  // unused nodes and channels are zero in both
 }
 
 TEST(StepCommandPacking, EveryDegreeAndChannelCountRoundTripsBitForBit) {
   auto cmd = std::make_unique<StepCommand>();
-  std::array<SupportPoints, kMaxRuns> out{};
+  SupportPoints nominal_out{};
+  std::vector<ExtraRun> extra_out;
   for (int degree = 0; degree <= SupportPoints::kMaxDegree; ++degree) {
     for (std::uint32_t channels = 0; channels <= SupportPoints::kMaxChannels; ++channels) {
-      cmd->clear_points();
-      std::array<SupportPoints, kMaxRuns> in{};
-      for (std::size_t r = 0; r < kMaxRuns; ++r) {
-        // The extra runs of exLE use one degree more, those of exMD one less.
-        const int d =
-            std::clamp(degree + static_cast<int>(r % 3) - 1, 0, SupportPoints::kMaxDegree);
-        in[r] = points(d, channels, 1000 * r + static_cast<std::uint64_t>(degree * 10) + channels);
-        cmd->add_points(in[r]);
+      const SupportPoints nominal =
+          points(degree, channels, static_cast<std::uint64_t>(degree * 10) + channels);
+      cmd->set_nominal(nominal);
+      // The comparison runs of exLE use one degree more, those of exMD the same; then perturbed
+      // runs up to the command's capacity.
+      std::vector<ExtraRun> extra;
+      for (std::size_t r = 1; r < kMaxPolynomialRuns; ++r) {
+        const int d = std::clamp(degree + static_cast<int>(r % 2), 0, SupportPoints::kMaxDegree);
+        extra.push_back(ExtraRun::comparison(
+            points(d, channels, 1000 * r + static_cast<std::uint64_t>(degree * 10) + channels)));
       }
+      while (1 + extra.size() < kMaxRuns) {
+        const auto k = static_cast<std::uint32_t>(extra.size());
+        extra.push_back(ExtraRun::perturbed(k % SupportPoints::kMaxChannels, value(77 + k)));
+      }
+      for (const auto& e : extra) cmd->add_extra(e);
       ASSERT_EQ(cmd->runs, kMaxRuns);
-      cmd->unpack_points(targets(out));
-      for (std::size_t r = 0; r < kMaxRuns; ++r) {
-        EXPECT_TRUE(same_bits(in[r], out[r])) << "degree " << degree << " channels " << channels;
+      ASSERT_LE(cmd->packed, macrostep::worker::kMaxCommandDoubles);
+      cmd->unpack(nominal_out, extra_out);
+      EXPECT_TRUE(same_bits(nominal, nominal_out)) << "degree " << degree;
+      ASSERT_EQ(extra_out.size(), extra.size());
+      for (std::size_t r = 0; r < extra.size(); ++r) {
+        EXPECT_EQ(extra_out[r].role, extra[r].role);
+        if (extra[r].role == RunRole::kComparison) {
+          EXPECT_TRUE(same_bits(extra[r].points, extra_out[r].points))
+              << "degree " << degree << " channels " << channels;
+        } else {
+          EXPECT_EQ(extra_out[r].channel, extra[r].channel);
+          EXPECT_EQ(std::memcmp(&extra_out[r].end_value, &extra[r].end_value, sizeof(double)), 0);
+        }
       }
     }
   }
@@ -81,64 +94,87 @@ TEST(StepCommandPacking, EveryDegreeAndChannelCountRoundTripsBitForBit) {
 TEST(StepCommandPacking, OnlyTheUsedValuesTravel) {
   auto cmd = std::make_unique<StepCommand>();
   cmd->kind = CommandKind::kStep;
-  cmd->clear_points();
-  cmd->add_points(points(2, 2, 1));  // 3 + 3 + 2 * 3 = 12 doubles
-  cmd->add_points(points(1, 2, 2));  // 3 + 2 + 2 * 2 = 9 doubles
-  EXPECT_EQ(cmd->packed, 21u);
-  EXPECT_EQ(cmd->wire_bytes(), offsetof(StepCommand, points) + 21 * sizeof(double));
+  cmd->set_nominal(points(2, 2, 1));                      // 3 + 3 + 2 * 3 = 12 doubles
+  cmd->add_extra(ExtraRun::comparison(points(1, 2, 2)));  // 1 + 3 + 2 + 2 * 2 = 10 doubles
+  EXPECT_EQ(cmd->packed, 22u);
+  cmd->add_extra(ExtraRun::perturbed(1, 0.5));  // a perturbed run is 3 doubles, not a polynomial
+  EXPECT_EQ(cmd->packed, 25u);
+  EXPECT_EQ(cmd->wire_bytes(), offsetof(StepCommand, points) + 25 * sizeof(double));
   EXPECT_LT(cmd->wire_bytes(), 256u);  // 4 cache lines instead of sizeof(StepCommand)
   EXPECT_GT(sizeof(StepCommand), 2000u);
-  cmd->kind = CommandKind::kAccept;  // accept / reject / shutdown carry no support points
+  cmd->kind = CommandKind::kAccept;  // accept / reject / shutdown carry no runs
   EXPECT_EQ(cmd->wire_bytes(), offsetof(StepCommand, points));
 }
 
-TEST(StepCommandPacking, TheMasterCannotPackOutOfRangePoints) {
+TEST(StepCommandPacking, TheMasterCannotPackOutOfRangeRuns) {
   auto cmd = std::make_unique<StepCommand>();
-  cmd->clear_points();
   SupportPoints bad = points(2, 2, 3);
   bad.degree = SupportPoints::kMaxDegree + 1;
-  EXPECT_THROW(cmd->add_points(bad), std::invalid_argument);
+  EXPECT_THROW(cmd->set_nominal(bad), std::invalid_argument);
   bad.degree = -1;
-  EXPECT_THROW(cmd->add_points(bad), std::invalid_argument);
+  EXPECT_THROW(cmd->set_nominal(bad), std::invalid_argument);
   bad = points(2, 2, 3);
   bad.channels = SupportPoints::kMaxChannels + 1;
-  EXPECT_THROW(cmd->add_points(bad), std::invalid_argument);
-  for (std::size_t r = 0; r < kMaxRuns; ++r) cmd->add_points(points(6, 8, r));
-  EXPECT_EQ(cmd->packed, kMaxRuns * kMaxPackedDoubles);  // the largest command fits
-  EXPECT_THROW(cmd->add_points(points(0, 1, 9)), std::invalid_argument);
+  EXPECT_THROW(cmd->set_nominal(bad), std::invalid_argument);
+  cmd->clear_runs();
+  EXPECT_THROW(cmd->add_extra(ExtraRun::perturbed(0, 1.0)), std::logic_error);  // no nominal
+  cmd->set_nominal(points(6, 8, 0));
+  const std::uint32_t before = cmd->packed;
+  EXPECT_THROW(cmd->add_extra(ExtraRun::comparison(bad)), std::invalid_argument);
+  EXPECT_THROW(cmd->add_extra(ExtraRun::perturbed(SupportPoints::kMaxChannels, 1.0)),
+               std::invalid_argument);
+  EXPECT_EQ(cmd->packed, before);  // a refused run leaves nothing behind
+  EXPECT_EQ(cmd->runs, 1u);
+  for (std::size_t r = 1; r < kMaxPolynomialRuns; ++r) {
+    cmd->add_extra(ExtraRun::comparison(points(6, 8, r)));
+  }
+  EXPECT_THROW(cmd->add_extra(ExtraRun::comparison(points(0, 1, 9))), std::invalid_argument);
+  while (cmd->runs < kMaxRuns) cmd->add_extra(ExtraRun::perturbed(7, 1.0));
+  EXPECT_EQ(cmd->packed, macrostep::worker::kMaxCommandDoubles);  // the largest command fits
+  EXPECT_THROW(cmd->add_extra(ExtraRun::perturbed(0, 1.0)), std::invalid_argument);
 }
 
 TEST(StepCommandPacking, TheWorkerRejectsMalformedCommands) {
   auto cmd = std::make_unique<StepCommand>();
-  std::array<SupportPoints, kMaxRuns> out{};
+  SupportPoints nominal{};
+  std::vector<ExtraRun> extra;
   const auto fresh = [&] {
-    cmd->clear_points();
-    cmd->add_points(points(2, 2, 5));
+    cmd->set_nominal(points(2, 2, 5));
+    cmd->add_extra(ExtraRun::perturbed(1, 2.0));
   };
   fresh();
   cmd->points[0] = 2.5;  // a fractional degree
-  EXPECT_THROW(cmd->unpack_points(targets(out)), std::runtime_error);
+  EXPECT_THROW(cmd->unpack(nominal, extra), std::runtime_error);
   fresh();
   cmd->points[0] = std::numeric_limits<double>::quiet_NaN();
-  EXPECT_THROW(cmd->unpack_points(targets(out)), std::runtime_error);
+  EXPECT_THROW(cmd->unpack(nominal, extra), std::runtime_error);
   fresh();
   cmd->points[1] = 9.0;  // more channels than kMaxChannels
-  EXPECT_THROW(cmd->unpack_points(targets(out)), std::runtime_error);
+  EXPECT_THROW(cmd->unpack(nominal, extra), std::runtime_error);
+  fresh();
+  cmd->points[12] = 3.0;  // an unknown run role
+  EXPECT_THROW(cmd->unpack(nominal, extra), std::runtime_error);
+  fresh();
+  cmd->points[13] = 8.0;  // a perturbed channel beyond kMaxChannels - 1
+  EXPECT_THROW(cmd->unpack(nominal, extra), std::runtime_error);
   fresh();
   cmd->packed -= 1;  // truncated
-  EXPECT_THROW(cmd->unpack_points(targets(out)), std::runtime_error);
+  EXPECT_THROW(cmd->unpack(nominal, extra), std::runtime_error);
   fresh();
   cmd->packed += 1;  // a value left over
-  EXPECT_THROW(cmd->unpack_points(targets(out)), std::runtime_error);
+  EXPECT_THROW(cmd->unpack(nominal, extra), std::runtime_error);
   fresh();
-  cmd->runs = 2;  // a run announced but not packed
-  EXPECT_THROW(cmd->unpack_points(targets(out)), std::runtime_error);
+  cmd->runs = 3;  // a run announced but not packed
+  EXPECT_THROW(cmd->unpack(nominal, extra), std::runtime_error);
   fresh();
-  std::array<SupportPoints, 0> none{};
-  EXPECT_THROW(cmd->unpack_points(targets(none)),
-               std::runtime_error);  // more runs than the caller holds
+  cmd->runs = 0;
+  EXPECT_THROW(cmd->unpack(nominal, extra), std::runtime_error);
   fresh();
-  EXPECT_NO_THROW(cmd->unpack_points(targets(out)));
+  cmd->packed = macrostep::worker::kMaxCommandDoubles + 1;
+  EXPECT_THROW(cmd->unpack(nominal, extra), std::runtime_error);
+  fresh();
+  EXPECT_NO_THROW(cmd->unpack(nominal, extra));
+  EXPECT_EQ(extra.size(), 1u);
 }
 
 TEST(StepReplyPacking, StatisticsAndOutputsOfEveryRunAreKeptApart) {

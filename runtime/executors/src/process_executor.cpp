@@ -36,7 +36,7 @@ std::string describe_status(int status) {
 struct Operation {
   enum Kind : std::uint8_t { kStep, kAccept, kReject } kind = kStep;
   std::uint64_t step = 0;     // the macro step (accepted steps + 1 while it is computed)
-  std::uint64_t attempt = 0;  // step() calls so far, rejected attempts included
+  std::uint64_t attempt = 0;  // step() calls so far (passes), rejected attempts included
   double begin = 0.0, end = 0.0;
 };
 
@@ -185,11 +185,11 @@ struct ProcessExecutor::State {
       }
       check_progress(i, during);
     }
-    if (reply->attempt != expected) {
+    if (reply->id != expected) {
       broken = true;
       throw WorkerFailure(fmt::format("subsystem {}: reply to command {} while waiting for {} "
                                       "during {}",
-                                      i + 1, reply->attempt, expected, describe(during)),
+                                      i + 1, reply->id, expected, describe(during)),
                           i, accepted_steps + 1, resume_time(during));
     }
     w.total = reply->total;
@@ -204,10 +204,10 @@ struct ProcessExecutor::State {
     if (broken) throw std::logic_error("ProcessExecutor: a worker has failed");
     drain();
     command->kind = kind;
-    command->clear_points();
-    command->attempt = ++attempt_counter;
+    command->clear_runs();
+    command->id = ++command_counter;
     for (std::size_t i = 0; i < workers.size(); ++i) send(i, op);
-    pending_ack = command->attempt;
+    pending_ack = command->id;
     pending_op = op;
   }
 
@@ -233,7 +233,7 @@ struct ProcessExecutor::State {
     }
   }
 
-  std::uint64_t pending_ack = 0;  // attempt id of unacknowledged accept / reject commands
+  std::uint64_t pending_ack = 0;  // command id of unacknowledged accept / reject commands
   Operation pending_op;           // what they acknowledge
   double step_time = 0.0;         // subsystem 0's nominal time after the last step
 
@@ -247,7 +247,7 @@ struct ProcessExecutor::State {
       }
     }
     command->kind = worker::CommandKind::kShutdown;
-    command->attempt = ++attempt_counter;
+    command->id = ++command_counter;
     for (std::size_t i = 0; i < workers.size(); ++i) {
       if (!dead(i) && workers[i].commands) (void)workers[i].commands->try_push(*command);
     }
@@ -267,7 +267,7 @@ struct ProcessExecutor::State {
     }
   }
 
-  std::uint64_t attempt_counter = 0;  // every command, for matching replies
+  std::uint64_t command_counter = 0;  // every command, for matching replies
 };
 
 ProcessExecutor::ProcessExecutor(const system::CoupledSystem& system,
@@ -284,9 +284,9 @@ ProcessExecutor::ProcessExecutor(const system::CoupledSystem& system,
   if (boundaries.size() != n + 1) {
     throw std::invalid_argument("ProcessExecutor: boundaries do not match the system");
   }
-  if (options.extra_runs > worker::kMaxExtraRuns) {
+  if (options.extra_runs + 1 > worker::kMaxRuns) {
     throw std::invalid_argument(
-        fmt::format("ProcessExecutor: at most {} extra runs", worker::kMaxExtraRuns));
+        fmt::format("ProcessExecutor: at most {} extra runs", worker::kMaxRuns - 1));
   }
   const pid_t master = getpid();
   // Encode every configuration first: it sizes the segment.
@@ -426,8 +426,8 @@ void ProcessExecutor::step(double t_end, std::span<const SubsystemCommand> comma
   if (commands.size() != n) {
     throw std::invalid_argument("ProcessExecutor::step: one command per subsystem required");
   }
-  if (s.stepped) {
-    throw std::logic_error("ProcessExecutor::step: accept() or reject() the previous step");
+  if (s.stepped && !s.options.rollback) {
+    throw std::logic_error("ProcessExecutor::step: a second pass from T_N needs rollback");
   }
   if (s.broken) throw std::logic_error("ProcessExecutor::step: a worker has failed");
   ++s.attempt;
@@ -437,23 +437,17 @@ void ProcessExecutor::step(double t_end, std::span<const SubsystemCommand> comma
   cmd.kind = worker::CommandKind::kStep;
   cmd.t_end = t_end;
   for (std::size_t i = 0; i < n; ++i) {
-    const auto& c = commands[i];
-    if (c.extra.size() > worker::kMaxExtraRuns) {
-      throw std::invalid_argument(fmt::format("ProcessExecutor::step: {} extra runs (at most {})",
-                                              c.extra.size(), worker::kMaxExtraRuns));
-    }
-    if (!c.extra.empty() && !s.options.rollback) {
+    if (!commands[i].extra.empty() && !s.options.rollback) {
       throw std::logic_error("ProcessExecutor: extra runs need rollback snapshots");
     }
   }
   // All commands out first, then all replies: the subsystems integrate in parallel.
-  const std::uint64_t first_id = s.attempt_counter + 1;  // subsystem i's command: first_id + i
+  const std::uint64_t first_id = s.command_counter + 1;  // subsystem i's command: first_id + i
   for (std::size_t i = 0; i < n; ++i) {
     const auto& c = commands[i];
-    cmd.attempt = ++s.attempt_counter;
-    cmd.clear_points();
-    cmd.add_points(c.nominal);
-    for (const auto& extra : c.extra) cmd.add_points(extra);
+    cmd.id = ++s.command_counter;
+    cmd.set_nominal(c.nominal);
+    for (const auto& extra : c.extra) cmd.add_extra(extra);
     s.send(i, s.step_op);
   }
   s.stepped = true;

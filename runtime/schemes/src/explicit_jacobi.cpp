@@ -166,9 +166,11 @@ void run_explicit(const system::CoupledSystem& system, executors::Executor& exec
         cmd.nominal = coupling::step_polynomial(hist, kappa, t1, u_pre, sel);
         cmd.extra.clear();
         if (effective == Estimator::kExMD) {
-          cmd.extra.push_back(coupling::step_polynomial(hist, kappa, t1, u_hat, sel));
+          cmd.extra.push_back(
+              runner::ExtraRun::comparison(coupling::step_polynomial(hist, kappa, t1, u_hat, sel)));
         } else if (effective == Estimator::kExLE) {
-          cmd.extra.push_back(coupling::extrapolation_comparison_polynomial(hist, kappa, t1, sel));
+          cmd.extra.push_back(runner::ExtraRun::comparison(
+              coupling::extrapolation_comparison_polynomial(hist, kappa, t1, sel)));
         }
       }
       result.time.interface_ns += now_ns() - t_if;

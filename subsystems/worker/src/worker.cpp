@@ -1,6 +1,6 @@
-// The subsystem process (worker.hpp; DESIGN.md data flow). Mirrors InProcessExecutor run for
-// run, so that results are bit-identical (contract 1): the same integrator construction order,
-// the same inputs, restores from the same snapshot.
+// The subsystem process (worker.hpp; DESIGN.md data flow). Its runs are those of a
+// runner::SubsystemRunner, which the in-process executor uses too: results are bit-identical
+// (contract 1).
 #include "macrostep/worker/worker.hpp"
 
 #include <sched.h>
@@ -19,7 +19,7 @@
 #include <string>
 
 #include "macrostep/ipc/shared_segment.hpp"
-#include "macrostep/worker/parallel_runs.hpp"
+#include "macrostep/runner/subsystem_runner.hpp"
 
 namespace macrostep::worker {
 
@@ -31,38 +31,25 @@ std::int64_t monotonic_ns() noexcept {
 
 namespace {
 
-// The integrator's view of a step polynomial (as in the in-process executor).
-class PolynomialInput final : public model::InputFunction {
- public:
-  model::SupportPoints points;
-  void evaluate(double t, std::span<double> u) const override { points.evaluate(t, u); }
-};
-
 void copy_error(StepReply& reply, const std::string& text) {
   const std::size_t n = std::min(text.size(), kErrorCapacity - 1);
   std::memcpy(reply.error, text.data(), n);
   reply.error[n] = '\0';
 }
 
+// The command loop's view of its subsystem: a SubsystemRunner (the same one the in-process
+// executor drives) fed from commands, its results written into replies, the accepted state
+// mirrored into the segment.
 class Worker {
  public:
-  Worker(ipc::SharedSegment& segment, DecodedConfig config, double* mirror,
-         ProgressCounter* progress)
-      : segment_(segment), config_(std::move(config)), mirror_(mirror), progress_(progress) {
-    const auto& sub = *config_.segment;
-    auto& p = nominal_input_.points;
-    const double t0 = sub.initial_time();
-    p.degree = 0;
-    p.channels = static_cast<std::uint32_t>(config_.initial_inputs.size());
-    p.step_begin = t0;
-    p.time[0] = t0 + 1.0;
-    for (std::size_t c = 0; c < config_.initial_inputs.size(); ++c) {
-      p.value[c][0] = config_.initial_inputs[c];
-    }
-    nominal_ = std::make_unique<ida::Integrator>(
-        sub, config_.solver, config_.initial_inputs.empty() ? nullptr : &nominal_input_);
-    nominal_->set_progress_counter(&progress_[0].value);
-    if (config_.rollback) snapshot_ = nominal_->make_snapshot();
+  Worker(DecodedConfig config, double* mirror, ProgressCounter* progress)
+      : config_(std::move(config)),
+        mirror_(mirror),
+        runner_(*config_.segment, config_.initial_inputs,
+                runner::RunnerOptions{config_.solver, config_.rollback}) {
+    runner_.set_progress_counters([progress](std::size_t k) -> std::atomic<std::uint64_t>* {
+      return k < kMaxRuns ? &progress[k].value : nullptr;
+    });
     if (config_.threads != 1) {
       arena_ = std::make_unique<tbb::task_arena>(
           config_.threads > 0 ? config_.threads : static_cast<int>(tbb::task_arena::automatic));
@@ -74,7 +61,7 @@ class Worker {
     reply.status = ReplyStatus::kOk;
     reply.failed_run = 0;
     reply.error[0] = '\0';
-    reply.attempt = cmd.attempt;
+    reply.id = cmd.id;
     reply.runs = 0;
     reply.solver_ns = reply.extra_ns = 0;
     try {
@@ -83,20 +70,12 @@ class Worker {
           step(cmd, reply);
           break;
         case CommandKind::kAccept:
-          if (config_.rollback) {
-            const auto t0 = monotonic_ns();
-            nominal_->save(*snapshot_);
-            snapshot_ns_ += monotonic_ns() - t0;
-          }
+          runner_.accept();
           write_mirror();
           break;
-        case CommandKind::kReject: {
-          if (!config_.rollback) throw std::logic_error("reject: rollback is disabled");
-          const auto t0 = monotonic_ns();
-          nominal_->restore(*snapshot_);
-          snapshot_ns_ += monotonic_ns() - t0;
+        case CommandKind::kReject:
+          runner_.reject();
           break;
-        }
         case CommandKind::kShutdown:
           break;
         default:
@@ -107,100 +86,46 @@ class Worker {
       reply.status = ReplyStatus::kFailed;
       copy_error(reply, e.what());
     }
-    reply.time = nominal_->time();
-    reply.snapshot_ns_total = snapshot_ns_;
-    reply.total = nominal_->total_stats();
-    for (const auto& e : extra_) {
-      if (e) reply.total += e->total_stats();
-    }
+    reply.time = runner_.time();
+    reply.snapshot_ns_total = runner_.snapshot_ns();
+    reply.total = runner_.total_stats();
   }
 
  private:
   void step(const StepCommand& cmd, StepReply& reply) {
-    const auto& sub = *config_.segment;
-    if (cmd.runs < 1 || cmd.runs > kMaxRuns) {
-      throw std::runtime_error("step command with " + std::to_string(cmd.runs) + " runs");
-    }
-    if (sub.output_size() > kMaxOutputs) throw std::runtime_error("too many outputs");
-    const std::size_t extras = cmd.runs - 1;
-    if (extras > 0 && !config_.rollback) {
-      throw std::logic_error("extra runs need rollback snapshots");
-    }
-    cmd.unpack_points(run_points_);
-    for (std::size_t k = 0; k < extras; ++k) {
-      if (!extra_[k]) {
-        extra_[k] = std::make_unique<ida::Integrator>(sub, config_.solver, &nominal_input_);
-        extra_[k]->set_progress_counter(&progress_[1 + k].value);
+    const std::size_t outputs = config_.segment->output_size();
+    if (outputs > kMaxOutputs) throw std::runtime_error("too many outputs");
+    cmd.unpack(nominal_, extra_);
+    runner_.prepare(cmd.t_end, nominal_, extra_);
+    runner_.run_all(arena_.get());
+    reply.runs = static_cast<std::uint32_t>(runner_.run_count());
+    reply.outputs = static_cast<std::uint32_t>(outputs);
+    for (std::size_t r = 0; r < runner_.run_count(); ++r) {
+      const auto& result = runner_.result(r);
+      reply.set_run_stats(r, result.stats);
+      if (result.error.empty()) {
+        std::copy(result.outputs.begin(), result.outputs.end(), reply.run_outputs(r));
       }
-      extra_[k]->set_input(&extra_inputs_[k]);
     }
-    std::array<std::string, kMaxRuns> errors;
-    std::array<std::int64_t, kMaxRuns> restore_ns{};
-    const double t_end = cmd.t_end;
-    reply.runs = cmd.runs;
-    reply.outputs = static_cast<std::uint32_t>(sub.output_size());
-    auto run_task = [&](std::size_t run) {
-      try {
-        if (run == 0) {
-          const auto t0 = monotonic_ns();
-          reply.set_run_stats(run, nominal_->advance_to(t_end));
-          nominal_->outputs(std::span<double>(reply.run_outputs(run), sub.output_size()));
-          reply.solver_ns = monotonic_ns() - t0;
-        } else {
-          auto& integ = *extra_[run - 1];
-          const auto t0 = monotonic_ns();
-          integ.restore(*snapshot_);  // the clone of the T_N workspace
-          restore_ns[run] = monotonic_ns() - t0;
-          reply.set_run_stats(run, integ.advance_to(t_end));
-          integ.outputs(std::span<double>(reply.run_outputs(run), sub.output_size()));
-        }
-      } catch (const std::exception& e) {
-        errors[run] = e.what();
-      }
-    };
-    if (!arena_ || cmd.runs == 1) {
-      for (std::size_t r = 0; r < cmd.runs; ++r) run_task(r);
-    } else {
-      parallel_runs(*arena_, cmd.runs, run_task);
-    }
-    for (std::size_t k = 1; k < cmd.runs; ++k) {
-      reply.extra_ns += reply.run_stats(k).wall_ns;
-      snapshot_ns_ += restore_ns[k];
-    }
-    for (std::size_t r = 0; r < cmd.runs; ++r) {
-      if (!errors[r].empty()) {
-        reply.status = ReplyStatus::kFailed;
-        reply.failed_run = static_cast<std::uint32_t>(r);
-        copy_error(reply, (r == 0 ? "nominal run: " : "extra run: ") + errors[r]);
-        break;
-      }
+    reply.solver_ns = runner_.nominal_ns();
+    reply.extra_ns = runner_.extra_ns();
+    if (const std::string failure = runner_.failure(); !failure.empty()) {
+      reply.status = ReplyStatus::kFailed;
+      reply.failed_run = static_cast<std::uint32_t>(runner_.failed_run());
+      copy_error(reply, failure);
     }
   }
 
   void write_mirror() {
-    const std::size_t n = config_.segment->state_size();
-    zp_.resize(n);
-    nominal_->state(std::span<double>(mirror_, n), zp_);
+    runner_.accepted_state(std::span<double>(mirror_, config_.segment->state_size()));
   }
 
-  ipc::SharedSegment& segment_;
   DecodedConfig config_;
   double* mirror_;
-  ProgressCounter* progress_;  // kMaxRuns counters in the segment
-  PolynomialInput nominal_input_;
-  std::unique_ptr<ida::Integrator> nominal_;
-  std::unique_ptr<ida::WorkspaceSnapshot> snapshot_;
-  std::array<PolynomialInput, kMaxExtraRuns> extra_inputs_;
-  // Where a command's support points go: the nominal input, then the extra runs' inputs.
-  const std::array<model::SupportPoints*, kMaxRuns> run_points_ = [this] {
-    std::array<model::SupportPoints*, kMaxRuns> p{&nominal_input_.points};
-    for (std::size_t k = 0; k < kMaxExtraRuns; ++k) p[1 + k] = &extra_inputs_[k].points;
-    return p;
-  }();
-  std::array<std::unique_ptr<ida::Integrator>, kMaxExtraRuns> extra_;
+  runner::SubsystemRunner runner_;
   std::unique_ptr<tbb::task_arena> arena_;
-  std::vector<double> zp_;
-  std::int64_t snapshot_ns_ = 0;
+  model::SupportPoints nominal_;  // the current command's runs, unpacked
+  std::vector<runner::ExtraRun> extra_;
 };
 
 void pin(const std::vector<unsigned>& cpuset) {
@@ -290,8 +215,8 @@ int run_worker(const std::string& segment_name, std::size_t index) {
       throw std::runtime_error(block_name + ": state mirror or configuration of the wrong size");
     }
     const std::size_t state_size = config.segment->state_size();
-    Worker worker(*segment, std::move(config),
-                  reinterpret_cast<double*>(segment->at(block.state_offset)), block.progress);
+    Worker worker(std::move(config), reinterpret_cast<double*>(segment->at(block.state_offset)),
+                  block.progress);
 
     HandshakeInfo hs;
     hs.ready = true;

@@ -1,22 +1,34 @@
 // How the master drives the subsystems (DESIGN.md data flow; METHODS.md §3.1 step 3, §4.7).
 //
-// An Executor owns one integrator per subsystem (plus auxiliary instances for extra runs) and
-// the workspace snapshot of every subsystem at the accepted macro point T_N. The schemes talk
-// to it only through this interface, so that the in-process executor (the reference, contract
-// 1) and the process executor of a later issue are interchangeable without touching a scheme.
+// An Executor drives one runner::SubsystemRunner per subsystem (in this process or in worker
+// processes): each owns the subsystem's integrators and its workspace snapshot at the accepted
+// macro point T_N. The schemes talk to the subsystems only through this interface, so that the
+// in-process executor (the reference, contract 1) and the process executor are interchangeable
+// without touching a scheme.
 //
 // Call order:
 //   1. construct (every subsystem at its consistent initial state at t0 with the initial
 //      coupling variables; that state is the first accepted state T_0)
-//   2. repeat: step(T_{N+1}, commands, outcome) then exactly one of accept() or reject().
-//      step() always starts from the accepted state T_N: after a reject() (or a failed step)
-//      every subsystem is restored from its T_N snapshot first.
-//   3. accepted_state() / accepted_time() between steps.
+//   2. per macro step: one or more step(T_{N+1}, commands, outcome) calls, then exactly one of
+//      accept() or reject().
+//      - Every step() integrates every subsystem from the accepted state T_N, whatever earlier
+//        step() calls of the same macro step did: an iterative scheme (a Newton corrector,
+//        waveform relaxation) calls it once per pass with new support points and new extra runs
+//        (METHODS §4.1-4.2, D-17), and a pass may drop runs an earlier pass had. T_{N+1} may
+//        differ between passes.
+//      - accept() makes the nominal states of the last step() the accepted state T_{N+1}.
+//      - reject() discards the attempt (the next step() starts again from T_N).
+//      More than one step() per macro step, extra runs and reject() need rollback (the options
+//      of the concrete executor); without it they throw std::logic_error.
+//      After a failed step (outcome.ok == false) call step() again or reject().
+//   3. accepted_state() / accepted_time() / total_stats() / snapshot_ns() between macro steps.
 //
 // Runs of one step: per subsystem the nominal run (its inputs from `nominal`) and zero or more
-// extra runs (comparison run of exLE/exMD now, perturbed runs later), each starting from the
-// same T_N workspace (a clone) and integrated with its own polynomial. Only the nominal run
-// continues; extra runs are discarded. The outputs of every run at T_{N+1} are returned.
+// extra runs with roles (runner::ExtraRun: a comparison run with its own polynomial, or a
+// perturbed run that changes one input channel's end value of the nominal polynomial), each
+// starting from the same T_N workspace (a clone) and integrated to the same T_{N+1}. Only the
+// nominal run continues; extra runs are discarded. The outputs of every run at T_{N+1} are
+// returned, extra runs in the order of the command.
 //
 // Determinism (contract 1): results do not depend on how runs are scheduled; every run is a
 // pure function of the T_N workspace and its polynomial.
@@ -30,13 +42,14 @@
 
 #include "macrostep/coupling/support_points.hpp"
 #include "macrostep/ida/integrator.hpp"
+#include "macrostep/runner/subsystem_runner.hpp"
 
 namespace macrostep::executors {
 
 // The work of one subsystem in one macro-step attempt.
 struct SubsystemCommand {
   coupling::SupportPoints nominal;
-  std::vector<coupling::SupportPoints> extra;
+  std::vector<runner::ExtraRun> extra;
 };
 
 struct RunOutcome {
@@ -69,15 +82,17 @@ class Executor {
 
   virtual std::size_t subsystem_count() const = 0;
 
-  // Integrates every subsystem from T_N to t_end (> T_N). commands.size() == subsystem_count().
+  // A pass: integrates every subsystem from T_N to t_end (> T_N) with the runs of its command.
+  // commands.size() == subsystem_count().
   virtual void step(double t_end, std::span<const SubsystemCommand> commands,
                     StepOutcome& outcome) = 0;
 
-  // The nominal states at T_{N+1} become the accepted state (snapshots are taken if rollback
-  // is enabled).
+  // The nominal states of the last step() become the accepted state (snapshots are taken if
+  // rollback is enabled). Requires a step() since the last accept() / reject().
   virtual void accept() = 0;
 
-  // Discards the attempt; the next step() starts again from T_N. Requires rollback.
+  // Discards the attempt; the next step() starts again from T_N. Requires rollback and a step()
+  // since the last accept() / reject().
   virtual void reject() = 0;
 
   virtual double accepted_time() const = 0;

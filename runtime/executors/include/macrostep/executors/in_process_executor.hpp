@@ -1,11 +1,12 @@
-// The in-process executor: every subsystem's integrators live in the master process and the
-// runs of a macro step execute as TBB tasks (nominal and extra runs of all subsystems in
-// parallel when cores are free). It is the reference the other executors are compared with
-// (DESIGN.md contract 1). See executor.hpp for the call order.
+// The in-process executor: every subsystem's runner::SubsystemRunner lives in the master process
+// and the runs of a macro step execute as TBB tasks of one arena (nominal and extra runs of all
+// subsystems in parallel when cores are free). It is the reference the other executors are compared
+// with (DESIGN.md contract 1). See executor.hpp for the call order.
 #pragma once
 
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "macrostep/executors/executor.hpp"
@@ -25,7 +26,7 @@ struct InProcessOptions {
 class InProcessExecutor final : public Executor {
  public:
   // u0: the consistent coupling variables at t0 (CoupledSystem::initial_couplings()). The
-  // system must outlive the executor.
+  // system's subsystems must outlive the executor.
   InProcessExecutor(const system::CoupledSystem& system, std::span<const double> u0,
                     const InProcessOptions& options);
   ~InProcessExecutor() override;
@@ -41,14 +42,13 @@ class InProcessExecutor final : public Executor {
   std::int64_t snapshot_ns(std::size_t i) const override;
 
  private:
-  struct Slot;
   struct Pool;
-  const system::CoupledSystem& system_;
   InProcessOptions options_;
-  std::vector<std::unique_ptr<Slot>> slots_;
+  std::vector<std::unique_ptr<runner::SubsystemRunner>> runners_;
+  std::vector<std::pair<std::size_t, std::size_t>> tasks_;  // (subsystem, run) of a step
   std::unique_ptr<Pool> pool_;  // one TBB arena for the executor's lifetime (threads != 1)
   double accepted_time_ = 0.0;
-  bool stepped_ = false;  // a step() ran since the last accept()/reject()
+  bool stepped_ = false;  // a step() ran since the last accept() / reject()
 };
 
 }  // namespace macrostep::executors

@@ -46,7 +46,8 @@ namespace macrostep::executors {
 struct ProcessOptions {
   ida::IntegratorOptions solver;
   bool rollback = true;  // as InProcessOptions::rollback
-  // Extra runs per step each worker is prepared for (at most worker::kMaxExtraRuns).
+  // Extra runs per pass each worker is prepared for (sizes its wait policy; at most
+  // worker::kMaxRuns - 1).
   unsigned extra_runs = 1;
   // TBB arena size inside each worker for its nominal + extra runs; 0: all its PUs, 1: serial.
   int threads = 0;

@@ -29,64 +29,79 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 #include "macrostep/ida/integrator.hpp"
 #include "macrostep/ipc/spsc_ring.hpp"
 #include "macrostep/model/support_points.hpp"
+#include "macrostep/runner/subsystem_runner.hpp"
 
 namespace macrostep::worker {
 
-inline constexpr std::uint32_t kProtocolVersion = 2;  // 2: packed support points
-// Runs of one step: the nominal one and up to kMaxExtraRuns extra (comparison / perturbed) runs.
-inline constexpr std::size_t kMaxExtraRuns = 4;
-inline constexpr std::size_t kMaxRuns = 1 + kMaxExtraRuns;
+inline constexpr std::uint32_t kProtocolVersion = 3;  // 3: runs with roles
+// Runs of one step: the nominal run, up to kMaxPolynomialRuns - 1 runs with their own polynomial
+// (comparison runs) and perturbed runs, kMaxRuns in all: enough for one perturbed run per input in
+// each direction (central differences, METHODS §4.2) beside a comparison run.
+inline constexpr std::size_t kMaxPolynomialRuns = 4;
+inline constexpr std::size_t kMaxRuns = 4 + 2 * model::SupportPoints::kMaxChannels;
 inline constexpr std::size_t kMaxOutputs = 8;
 inline constexpr std::size_t kErrorCapacity = 256;
 
 enum class CommandKind : std::uint32_t {
-  kStep = 1,      // run nominal + extra runs from T_N to t_end
+  kStep = 1,      // a pass of the nominal and extra runs from T_N to t_end (any number per step)
   kAccept = 2,    // the nominal state at t_end becomes T_N: save snapshot, mirror z
   kReject = 3,    // restore the T_N snapshot
   kShutdown = 4,  // reply, then exit 0
 };
 
-// The support points of a run travel packed (only the used nodes and channels), so that a
-// command of a 2-input subsystem with κ = 2 and one comparison run is 4 cache lines, not the
-// 41 of kMaxRuns full SupportPoints. Packed form of one run, in doubles:
+// The runs travel packed (only the used nodes and channels, and a perturbed run as two numbers),
+// so that a command of a 2-input subsystem with κ = 2 and one comparison run is 4 cache lines.
+// Packed form of a polynomial, in doubles:
 //   degree, channels, step_begin, time[0..n), value[0][0..n), ..., value[channels-1][0..n)
-// with n = degree + 1 (degree and channels are small integers, exact as doubles).
+// with n = degree + 1 (degree and channels are small integers, exact as doubles). A command is
+// the nominal run's polynomial followed by every extra run as its role (runner::RunRole as a
+// double) and then, for kComparison, its polynomial, for kPerturbed, channel and end value.
 inline constexpr std::size_t kMaxPackedDoubles =
     3 + model::SupportPoints::kMaxNodes * (1 + model::SupportPoints::kMaxChannels);
+inline constexpr std::size_t kMaxCommandDoubles =
+    kMaxPolynomialRuns * kMaxPackedDoubles + (kMaxRuns - 1) + 2 * (kMaxRuns - kMaxPolynomialRuns);
 
 struct StepCommand {
   CommandKind kind = CommandKind::kStep;
-  std::uint32_t runs = 0;     // 1 + number of extra runs (kStep only)
-  std::uint64_t attempt = 0;  // echoed in the reply
+  std::uint32_t runs = 0;  // 1 + number of extra runs (kStep only)
+  std::uint64_t id = 0;    // command id, echoed in the reply
   double t_end = 0.0;
-  std::uint32_t packed = 0;  // doubles used in `points` (kStep only)
-  std::uint32_t reserved = 0;
-  double points[kMaxRuns * kMaxPackedDoubles];  // run 0 nominal, run 1 + k extra run k
+  std::uint32_t packed = 0;       // doubles used in `points` (kStep only)
+  std::uint32_t polynomials = 0;  // runs with their own polynomial, the nominal one included
+  double points[kMaxCommandDoubles];
 
-  // Master: starts a new list of runs (runs = 0).
-  void clear_points() noexcept {
+  // Master: no runs (accept, reject, shutdown carry none).
+  void clear_runs() noexcept {
     runs = 0;
     packed = 0;
+    polynomials = 0;
   }
-  // Master: appends the support points of the next run (nominal first, then the extra runs).
-  // Throws std::invalid_argument if there are already kMaxRuns runs or `p` is out of range
-  // (degree > kMaxDegree, channels > kMaxChannels).
-  void add_points(const model::SupportPoints& p);
-  // Worker: the support points of runs 0..runs-1 into *out[0..runs) (straight into the inputs
-  // the integrators evaluate). Unused nodes and channels are zero. Throws std::runtime_error
-  // naming the problem if the packed data is malformed (runs > out.size(), a degree or channel
-  // count out of range, or `packed` not matching); the runs before the bad one are written.
-  void unpack_points(std::span<model::SupportPoints* const> out) const;
+  // Master: starts a new list of runs with the nominal run's polynomial.
+  // Throws std::invalid_argument if `p` is out of range (degree > kMaxDegree, channels >
+  // kMaxChannels).
+  void set_nominal(const model::SupportPoints& p);
+  // Master: appends an extra run (after set_nominal). Throws std::invalid_argument beyond
+  // kMaxRuns runs or kMaxPolynomialRuns polynomials, or for an out-of-range polynomial.
+  void add_extra(const runner::ExtraRun& run);
+  // Worker: the nominal polynomial and the extra runs (extra is resized to runs - 1; its
+  // capacity is reused). Unused nodes and channels are zero. Throws std::runtime_error naming
+  // the problem if the packed data is malformed (a count, role or channel out of range, or
+  // `packed` not matching).
+  void unpack(model::SupportPoints& nominal, std::vector<runner::ExtraRun>& extra) const;
 
-  // Bytes sent through the ring: the header, and for kStep the packed support points.
+  // Bytes sent through the ring: the header, and for kStep the packed runs.
   std::size_t wire_bytes() const noexcept {
     return offsetof(StepCommand, points) +
            (kind == CommandKind::kStep ? packed * sizeof(double) : 0);
   }
+
+ private:
+  void append_polynomial(const model::SupportPoints& p);
 };
 
 enum class ReplyStatus : std::uint32_t { kOk = 0, kFailed = 1 };
@@ -99,8 +114,8 @@ inline constexpr std::size_t kStatsDoubles =
 // `data`; the error text (last) travels only with a failed reply.
 struct StepReply {
   ReplyStatus status = ReplyStatus::kOk;
-  std::uint32_t failed_run = 0;  // when failed: 0 nominal, 1 + k extra run k
-  std::uint64_t attempt = 0;
+  std::uint32_t failed_run = 0;        // when failed: 0 nominal, 1 + k extra run k
+  std::uint64_t id = 0;                // the command's id
   std::uint32_t runs = 0;              // runs reported in `data`
   std::uint32_t outputs = 0;           // values per run
   std::int64_t solver_ns = 0;          // nominal run
@@ -188,7 +203,7 @@ struct SubsystemBlock {
   std::uint64_t config_offset = 0;  // ConfigBlock
   CommandRing commands;
   ReplyRing replies;
-  ProgressCounter progress[kMaxRuns];  // [0] nominal run, [1 + k] extra run k
+  ProgressCounter progress[kMaxRuns];  // [0] nominal integrator, [1 + j] pool integrator j
   ConfigBlock handshake;
   std::byte handshake_data[kHandshakeBytes - sizeof(ConfigBlock)];
 };

@@ -1,5 +1,5 @@
-// The nominal and extra runs of one macro step as TBB tasks, used by the worker process and by
-// the in-process executor alike.
+// The runs of one macro step as TBB tasks: SubsystemRunner::run_all (one subsystem, in the worker
+// process) and the in-process executor (every subsystem's runs in one arena) both use it.
 #pragma once
 
 #include <tbb/parallel_for.h>
@@ -18,7 +18,7 @@
 #include <sanitizer/tsan_interface.h>
 #endif
 
-namespace macrostep::worker {
+namespace macrostep::runner {
 
 namespace detail {
 // TBB's fork/join ordering, spelled out for ThreadSanitizer (the tsan preset). Debian's libtbb
@@ -59,4 +59,4 @@ void parallel_runs(tbb::task_arena& arena, std::size_t n, const Body& body) {
   detail::tsan_acquire(detail::tsan_join_token);
 }
 
-}  // namespace macrostep::worker
+}  // namespace macrostep::runner

@@ -1,0 +1,167 @@
+// SubsystemRunner: everything one subsystem does in a macro step (DESIGN.md data flow; METHODS.md
+// §3.1 step 3, §4.2 perturbed runs, §4.7 rollback, §5.1 comparison runs, D-23).
+//
+// It owns the subsystem's nominal integrator, the workspace snapshot of the accepted macro point
+// T_N and a pool of extra integrators, and runs one step's list of runs: the nominal run and any
+// number of extra runs (comparison, perturbed), each integrated from the same T_N workspace (a
+// clone restored from the snapshot) to the same T_{N+1} with its own input polynomial. Only the
+// nominal run continues; extra runs are thrown away after their outputs are read. The in-process
+// executor (one runner per subsystem, all runs in one TBB arena) and the worker process (one
+// runner, its own arena) both drive it, so the integration logic exists once (contract 1).
+//
+// Call order (one driving thread; execute() may run on other threads):
+//   1. construct: the nominal integrator at the subsystem's consistent initial state at t0, with
+//      the constant initial inputs; that state is the first accepted state T_0.
+//   2. per macro step, any number of passes from T_N (a corrector re-integrates several times):
+//        prepare(t_end, nominal, extra)   sets the runs up; if the nominal run has advanced since
+//                                         the last accept()/reject() it is first restored to T_N
+//        execute(r) for r < run_count()   in any order, concurrently for distinct r (run_all()
+//                                         does it on an arena); never throws
+//        result(r), failure()             read after every execute() has returned
+//      then exactly one of accept() (the nominal state at t_end becomes T_N, snapshot saved) or
+//      reject() (the nominal integrator is restored to T_N).
+//   3. accepted_state(), total_stats(), snapshot_ns() between steps.
+// Extra runs and passes after the first need rollback (RunnerOptions::rollback); without it
+// prepare() throws std::logic_error for them and reject() throws too.
+//
+// Determinism: a run's result depends only on the T_N workspace and its input polynomial, never
+// on the pool integrator that computed it or on scheduling.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <tbb/task_arena.h>
+
+#include "macrostep/ida/integrator.hpp"
+#include "macrostep/model/subsystem.hpp"
+#include "macrostep/model/support_points.hpp"
+
+namespace macrostep::runner {
+
+// What an extra run integrates with.
+enum class RunRole : std::uint8_t {
+  // Its own support points: the comparison run of exLE (degree κ+1) or exMD (end values û^pre)
+  // (METHODS §5.1), or any other full polynomial.
+  kComparison = 1,
+  // The nominal polynomial with the end value of one input channel replaced: one column of the
+  // finite-difference ∂y/∂u (METHODS §4.2). Travels as (channel, end value), not as a polynomial.
+  kPerturbed = 2,
+};
+
+// One extra run of a step, in the order the caller wants the results.
+struct ExtraRun {
+  RunRole role = RunRole::kComparison;
+  std::uint32_t channel = 0;    // kPerturbed: the subsystem's input channel (0-based)
+  double end_value = 0.0;       // kPerturbed: its new end support value s_c
+  model::SupportPoints points;  // kComparison: the run's polynomial
+
+  static ExtraRun comparison(const model::SupportPoints& p) {
+    ExtraRun r;
+    r.role = RunRole::kComparison;
+    r.points = p;
+    return r;
+  }
+  static ExtraRun perturbed(std::uint32_t channel, double end_value) {
+    ExtraRun r;
+    r.role = RunRole::kPerturbed;
+    r.channel = channel;
+    r.end_value = end_value;
+    return r;
+  }
+};
+
+struct RunnerOptions {
+  ida::IntegratorOptions solver;
+  // Keep a workspace snapshot of T_N: needed for reject(), extra runs and repeated passes. Off
+  // only for the fixed-step scheme without an estimator (no snapshot cost).
+  bool rollback = true;
+};
+
+// The result of one run of the prepared step.
+struct RunResult {
+  std::vector<double> outputs;  // y at t_end (size output_size())
+  ida::AdvanceStats stats;      // counters of this run (wall_ns: its integration)
+  std::string error;            // empty if the run succeeded
+};
+
+class SubsystemRunner {
+ public:
+  // The subsystem must outlive the runner. initial_inputs: u(t0), size input_size().
+  // Throws std::invalid_argument (sizes) or ida::IntegrationError (IDA set-up).
+  SubsystemRunner(const model::Subsystem& subsystem, std::span<const double> initial_inputs,
+                  const RunnerOptions& options);
+  ~SubsystemRunner();
+  SubsystemRunner(const SubsystemRunner&) = delete;
+  SubsystemRunner& operator=(const SubsystemRunner&) = delete;
+
+  const model::Subsystem& subsystem() const { return subsystem_; }
+
+  // Liveness counters (the process executor's hang detection): counter(k) is given to the k-th
+  // integrator (0 the nominal one, 1 + j pool integrator j) when it is created; it may return
+  // nullptr. Set before the first prepare().
+  void set_progress_counters(std::function<std::atomic<std::uint64_t>*(std::size_t)> counter);
+
+  // Sets up a pass from T_N to t_end (> T_N). nominal.channels must equal input_size(); a
+  // perturbed run's channel must be < input_size(). Throws std::invalid_argument for bad runs
+  // and std::logic_error for extra runs or repeated passes without rollback. Copies what it
+  // needs: `nominal` and `extra` may be discarded afterwards.
+  void prepare(double t_end, const model::SupportPoints& nominal, std::span<const ExtraRun> extra);
+
+  std::size_t run_count() const { return 1 + extra_count_; }  // of the prepared pass
+  // Run r of the prepared pass (0 nominal, 1 + k extra run k). Records errors in result(r).
+  void execute(std::size_t r) noexcept;
+  // Every run of the prepared pass, on `arena` (nullptr or a single run: in this thread).
+  void run_all(tbb::task_arena* arena);
+
+  const RunResult& result(std::size_t r) const { return results_.at(r); }
+  // The first failed run (lowest index) as "nominal run: ..." / "extra run: ...", or empty.
+  // failed_run() is its index. Valid after the runs of a pass.
+  std::string failure() const;
+  std::size_t failed_run() const;
+  // Wall time of the nominal run and the sum of the extra runs' (seed 000 Eq. 4.5 T_{L,N}).
+  std::int64_t nominal_ns() const { return results_[0].stats.wall_ns; }
+  std::int64_t extra_ns() const;
+
+  void accept();
+  void reject();
+
+  // Between steps (after accept() or reject()): the time and state of T_N.
+  double accepted_time() const;
+  void accepted_state(std::span<double> z) const;
+  // The nominal integrator's time now (t_end after a pass, T_N between steps).
+  double time() const;
+
+  // Work counters of every integrator, every run and pass included.
+  ida::AdvanceStats total_stats() const;
+  // Wall time of snapshot saves, restores and clones so far ("sws dump", seed 000 §4.4).
+  std::int64_t snapshot_ns() const { return snapshot_ns_; }
+
+ private:
+  class Input;
+  ida::Integrator& pool_integrator(std::size_t j);
+  void collect_clone_times();
+
+  const model::Subsystem& subsystem_;
+  RunnerOptions options_;
+  std::function<std::atomic<std::uint64_t>*(std::size_t)> counter_;
+  std::unique_ptr<Input> nominal_input_;
+  std::unique_ptr<ida::Integrator> nominal_;
+  std::unique_ptr<ida::WorkspaceSnapshot> snapshot_;  // T_N
+  std::vector<std::unique_ptr<Input>> extra_inputs_;
+  std::vector<std::unique_ptr<ida::Integrator>> pool_;
+  std::vector<RunResult> results_;
+  std::vector<std::int64_t> restore_ns_;  // per run of the current pass
+  std::size_t extra_count_ = 0;
+  double t_end_ = 0.0;
+  bool advanced_ = false;  // the nominal integrator has left T_N (a pass ran since accept/reject)
+  std::int64_t snapshot_ns_ = 0;
+};
+
+}  // namespace macrostep::runner

@@ -1,0 +1,233 @@
+// SubsystemRunner (subsystem_runner.hpp; METHODS.md §3.1 step 3, §4.2, §4.7, §5.1, D-23).
+#include "macrostep/runner/subsystem_runner.hpp"
+
+#include <chrono>
+#include <stdexcept>
+
+#include "macrostep/runner/parallel_runs.hpp"
+
+namespace macrostep::runner {
+
+namespace {
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+// The integrator's view of a run's polynomial. Held by pointer so that integrators keep a stable
+// address to evaluate while the pool grows.
+class SubsystemRunner::Input final : public model::InputFunction {
+ public:
+  model::SupportPoints points;
+  void evaluate(double t, std::span<double> u) const override { points.evaluate(t, u); }
+};
+
+SubsystemRunner::SubsystemRunner(const model::Subsystem& subsystem,
+                                 std::span<const double> initial_inputs,
+                                 const RunnerOptions& options)
+    : subsystem_(subsystem), options_(options), nominal_input_(std::make_unique<Input>()) {
+  if (initial_inputs.size() != subsystem.input_size()) {
+    throw std::invalid_argument("SubsystemRunner: " + std::to_string(initial_inputs.size()) +
+                                " initial inputs for a subsystem with " +
+                                std::to_string(subsystem.input_size()));
+  }
+  if (initial_inputs.size() > model::SupportPoints::kMaxChannels) {
+    throw std::invalid_argument("SubsystemRunner: more inputs than SupportPoints::kMaxChannels");
+  }
+  // Until the first step the inputs are the constant u0 (a degree-0 polynomial), which makes the
+  // integrator's initial state consistent with the initial coupling variables.
+  const double t0 = subsystem.initial_time();
+  auto& p = nominal_input_->points;
+  p.degree = 0;
+  p.channels = static_cast<std::uint32_t>(initial_inputs.size());
+  p.step_begin = t0;
+  p.time[0] = t0 + 1.0;
+  for (std::size_t c = 0; c < initial_inputs.size(); ++c) p.value[c][0] = initial_inputs[c];
+  nominal_ = std::make_unique<ida::Integrator>(
+      subsystem, options.solver, initial_inputs.empty() ? nullptr : nominal_input_.get());
+  if (options.rollback) snapshot_ = nominal_->make_snapshot();
+  results_.resize(1);
+  restore_ns_.assign(1, 0);
+}
+
+SubsystemRunner::~SubsystemRunner() = default;
+
+void SubsystemRunner::set_progress_counters(
+    std::function<std::atomic<std::uint64_t>*(std::size_t)> counter) {
+  counter_ = std::move(counter);
+  nominal_->set_progress_counter(counter_ ? counter_(0) : nullptr);
+  for (std::size_t j = 0; j < pool_.size(); ++j) {
+    if (pool_[j]) pool_[j]->set_progress_counter(counter_ ? counter_(1 + j) : nullptr);
+  }
+}
+
+ida::Integrator& SubsystemRunner::pool_integrator(std::size_t j) {
+  // Created on first use, outside any parallel region (IDA set-up must not race with runs).
+  while (pool_.size() <= j) pool_.push_back(nullptr);
+  if (!pool_[j]) {
+    pool_[j] = std::make_unique<ida::Integrator>(subsystem_, options_.solver, nominal_input_.get());
+    if (counter_) pool_[j]->set_progress_counter(counter_(1 + j));
+  }
+  return *pool_[j];
+}
+
+void SubsystemRunner::prepare(double t_end, const model::SupportPoints& nominal,
+                              std::span<const ExtraRun> extra) {
+  const std::size_t inputs = subsystem_.input_size();
+  if (nominal.channels != inputs) {
+    throw std::invalid_argument("SubsystemRunner: nominal polynomial with " +
+                                std::to_string(nominal.channels) + " channels for " +
+                                std::to_string(inputs) + " inputs");
+  }
+  if (!options_.rollback && (!extra.empty() || advanced_)) {
+    throw std::logic_error(extra.empty()
+                               ? "SubsystemRunner: a repeated pass from T_N needs rollback"
+                               : "SubsystemRunner: extra runs need rollback snapshots");
+  }
+  for (const auto& e : extra) {
+    if (e.role == RunRole::kPerturbed ? e.channel >= inputs : e.points.channels != inputs) {
+      throw std::invalid_argument(
+          e.role == RunRole::kPerturbed
+              ? "SubsystemRunner: perturbed run of input " + std::to_string(e.channel) +
+                    " of a subsystem with " + std::to_string(inputs) + " inputs"
+              : "SubsystemRunner: comparison polynomial with " + std::to_string(e.points.channels) +
+                    " channels for " + std::to_string(inputs) + " inputs");
+    }
+  }
+  collect_clone_times();
+  if (advanced_) {  // a corrector pass: start again from T_N
+    const auto t0 = now_ns();
+    nominal_->restore(*snapshot_);
+    snapshot_ns_ += now_ns() - t0;
+  }
+  nominal_input_->points = nominal;
+  while (extra_inputs_.size() < extra.size()) extra_inputs_.push_back(std::make_unique<Input>());
+  for (std::size_t k = 0; k < extra.size(); ++k) {
+    auto& points = extra_inputs_[k]->points;
+    if (extra[k].role == RunRole::kPerturbed) {
+      points = nominal;
+      points.set_end_value(extra[k].channel, extra[k].end_value);
+    } else {
+      points = extra[k].points;
+    }
+    pool_integrator(k).set_input(extra_inputs_[k].get());
+  }
+  extra_count_ = extra.size();
+  t_end_ = t_end;
+  results_.resize(1 + extra.size());
+  for (auto& r : results_) r.error.clear();
+  restore_ns_.assign(1 + extra.size(), 0);
+  advanced_ = true;  // from here on the nominal integrator may have left T_N
+}
+
+void SubsystemRunner::execute(std::size_t r) noexcept {
+  RunResult& result = results_[r];
+  try {
+    ida::Integrator* integ = nominal_.get();
+    if (r > 0) {
+      integ = pool_[r - 1].get();
+      const auto t0 = now_ns();
+      integ->restore(*snapshot_);  // the clone of the T_N workspace (D-23)
+      restore_ns_[r] = now_ns() - t0;
+    }
+    result.stats = integ->advance_to(t_end_);
+    result.outputs.resize(subsystem_.output_size());
+    integ->outputs(result.outputs);
+  } catch (const std::exception& e) {
+    result.error = e.what();
+  }
+}
+
+void SubsystemRunner::run_all(tbb::task_arena* arena) {
+  if (arena == nullptr || run_count() == 1) {
+    for (std::size_t r = 0; r < run_count(); ++r) execute(r);
+  } else {
+    parallel_runs(*arena, run_count(), [this](std::size_t r) { execute(r); });
+  }
+}
+
+std::size_t SubsystemRunner::failed_run() const {
+  for (std::size_t r = 0; r < run_count(); ++r) {
+    if (!results_[r].error.empty()) return r;
+  }
+  return run_count();
+}
+
+std::string SubsystemRunner::failure() const {
+  const std::size_t r = failed_run();
+  if (r == run_count()) return {};
+  return (r == 0 ? "nominal run: " : "extra run: ") + results_[r].error;
+}
+
+std::int64_t SubsystemRunner::extra_ns() const {
+  std::int64_t ns = 0;
+  for (std::size_t r = 1; r < run_count(); ++r) ns += results_[r].stats.wall_ns;
+  return ns;
+}
+
+// The clones of a pass are part of the snapshot cost. They are summed on the driving thread
+// after the runs, so that execute() writes only its own run's slot.
+void SubsystemRunner::collect_clone_times() {
+  for (auto& ns : restore_ns_) {
+    snapshot_ns_ += ns;
+    ns = 0;
+  }
+}
+
+void SubsystemRunner::accept() {
+  if (!advanced_) throw std::logic_error("SubsystemRunner::accept: no pass to accept");
+  collect_clone_times();
+  if (options_.rollback) {
+    const auto t0 = now_ns();
+    nominal_->save(*snapshot_);
+    snapshot_ns_ += now_ns() - t0;
+  }
+  advanced_ = false;
+}
+
+void SubsystemRunner::reject() {
+  if (!options_.rollback) {
+    throw std::logic_error("SubsystemRunner::reject: rollback is disabled (fixed-step mode)");
+  }
+  collect_clone_times();
+  if (advanced_) {
+    const auto t0 = now_ns();
+    nominal_->restore(*snapshot_);
+    snapshot_ns_ += now_ns() - t0;
+  }
+  advanced_ = false;
+}
+
+double SubsystemRunner::accepted_time() const {
+  if (advanced_) return snapshot_ ? snapshot_->time() : nominal_->time();
+  return nominal_->time();
+}
+
+void SubsystemRunner::accepted_state(std::span<double> z) const {
+  if (advanced_) {
+    throw std::logic_error("SubsystemRunner::accepted_state: call between steps");
+  }
+  if (z.size() != subsystem_.state_size()) {
+    throw std::invalid_argument("SubsystemRunner::accepted_state: wrong size");
+  }
+  std::vector<double> zp(z.size());
+  nominal_->state(z, zp);
+}
+
+double SubsystemRunner::time() const {
+  return nominal_->time();
+}
+
+ida::AdvanceStats SubsystemRunner::total_stats() const {
+  ida::AdvanceStats total = nominal_->total_stats();
+  for (const auto& p : pool_) {
+    if (p) total += p->total_stats();
+  }
+  return total;
+}
+
+}  // namespace macrostep::runner
