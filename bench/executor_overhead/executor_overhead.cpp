@@ -36,6 +36,7 @@
 #include "macrostep/executors/process_executor.hpp"
 #include "macrostep/library/chain.hpp"
 #include "macrostep/library/chain_spec.hpp"
+#include "macrostep/library/model_description.hpp"
 #include "macrostep/placement/placement.hpp"
 #include "macrostep/schemes/explicit_jacobi.hpp"
 #include "macrostep/system/coupled_system.hpp"
@@ -91,7 +92,11 @@ Timing run(const library::ChainParameters& p, std::size_t subsystems, bool proce
     po.threads = 1;
     po.executable = binary;
     po.cpusets = std::move(cpusets);
-    ex = std::make_unique<executors::ProcessExecutor>(sys, p, boundaries, u0, po);
+    ex = std::make_unique<executors::ProcessExecutor>(
+        sys,
+        library::chain_segment_descriptions(std::make_shared<const library::ChainParameters>(p),
+                                            boundaries),
+        u0, po);
   } else {
     executors::InProcessOptions io;
     io.rollback = false;

@@ -61,12 +61,20 @@ struct ChainSegmentConfig {
   v0 @7 :List(Float64);
 }
 
+# The subsystem's model (library::ModelDescription): one alternative per model type.
+struct ModelConfig {
+  union {
+    none @0 :Void;                          # no model: a worker refuses the configuration
+    chainSegment @1 :ChainSegmentConfig;
+  }
+}
+
 struct SubsystemConfig {
   protocolVersion @0 :UInt32;
   index @1 :UInt32;              # 0-based subsystem index
   subsystemCount @2 :UInt32;
   masterPid @3 :Int32;
-  chain @4 :ChainSegmentConfig;
+  model @4 :ModelConfig;
   initialInputs @5 :List(Float64);  # the subsystem's inputs at t0 (from the initial couplings)
   solver @6 :IntegratorOptions;
   rollback @7 :Bool;             # keep a T_N snapshot (needed for reject and extra runs)

@@ -21,6 +21,7 @@
 #include "macrostep/executors/process_executor.hpp"
 #include "macrostep/library/chain.hpp"
 #include "macrostep/library/chain_spec.hpp"
+#include "macrostep/library/model_description.hpp"
 #include "macrostep/system/coupled_system.hpp"
 
 namespace macrostep {
@@ -70,6 +71,8 @@ struct Fixture {
   std::vector<std::size_t> boundaries = library::equal_partition(18, 3);
   system::CoupledSystem system = system::make_chain_system(params, boundaries);
   std::vector<double> u0 = system.initial_couplings();
+  std::vector<library::ModelDescription> models = library::chain_segment_descriptions(
+      std::make_shared<const library::ChainParameters>(params), boundaries);
 
   std::unique_ptr<executors::Executor> make(bool processes) const {
     if (processes) {
@@ -77,7 +80,7 @@ struct Fixture {
       po.solver = solver();
       po.executable = MACROSTEP_BINARY;
       po.extra_runs = 3;
-      return std::make_unique<executors::ProcessExecutor>(system, params, boundaries, u0, po);
+      return std::make_unique<executors::ProcessExecutor>(system, models, u0, po);
     }
     executors::InProcessOptions io;
     io.solver = solver();
@@ -252,7 +255,7 @@ TEST(ExecutorPasses, WithoutRollbackASecondPassIsRefused) {
       po.solver = solver();
       po.rollback = false;
       po.executable = MACROSTEP_BINARY;
-      ex = std::make_unique<executors::ProcessExecutor>(f.system, f.params, f.boundaries, f.u0, po);
+      ex = std::make_unique<executors::ProcessExecutor>(f.system, f.models, f.u0, po);
     } else {
       executors::InProcessOptions io;
       io.solver = solver();

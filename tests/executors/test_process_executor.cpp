@@ -24,6 +24,7 @@
 #include "macrostep/executors/process_executor.hpp"
 #include "macrostep/library/chain.hpp"
 #include "macrostep/library/chain_spec.hpp"
+#include "macrostep/library/model_description.hpp"
 #include "macrostep/schemes/explicit_jacobi.hpp"
 #include "macrostep/system/coupled_system.hpp"
 
@@ -41,6 +42,13 @@ library::ChainParameters test_chain(std::size_t n) {
   s.v0 = library::ValueSpec::uniform(-1.0, 1.0);
   s.seed = 11;
   return library::realize(s);
+}
+
+// The worker processes' models: the chain's segments.
+std::vector<library::ModelDescription> chain_models(const library::ChainParameters& p,
+                                                    const std::vector<std::size_t>& boundaries) {
+  return library::chain_segment_descriptions(std::make_shared<const library::ChainParameters>(p),
+                                             boundaries);
 }
 
 struct CosimRun {
@@ -126,7 +134,7 @@ void check_bit_identity(std::size_t masses, std::size_t subsystems,
   io.rollback = schemes::needs_rollback(o);
   executors::InProcessExecutor in_process(sys, u0, io);
   const CosimRun reference = run(sys, in_process, o);
-  executors::ProcessExecutor ex(sys, p, boundaries, u0, process_options(o));
+  executors::ProcessExecutor ex(sys, chain_models(p, boundaries), u0, process_options(o));
   const CosimRun processes = run(sys, ex, o);
   expect_identical(reference, processes);
   EXPECT_GT(reference.times.size(), 5u);
@@ -196,7 +204,7 @@ TEST(ProcessExecutor, SegmentIsUnlinkedAfterHandshake) {
   const auto p = test_chain(20);
   const auto boundaries = library::equal_partition(p.size(), 2);
   const auto sys = system::make_chain_system(p, boundaries);
-  executors::ProcessExecutor ex(sys, p, boundaries, sys.initial_couplings(),
+  executors::ProcessExecutor ex(sys, chain_models(p, boundaries), sys.initial_couplings(),
                                 process_options(fixed_step(1e-4, 1e-5)));
   EXPECT_FALSE(segment_exists(ex.segment_name()));
   EXPECT_EQ(ex.worker_pids().size(), 2u);
@@ -207,7 +215,8 @@ TEST(ProcessExecutor, KilledWorkerIsReportedWithSubsystemAndStep) {
   const auto boundaries = library::equal_partition(p.size(), 3);
   const auto sys = system::make_chain_system(p, boundaries);
   const auto o = controlled(1.0, control::Estimator::kExMD, 1e-5);  // far longer than the test
-  executors::ProcessExecutor ex(sys, p, boundaries, sys.initial_couplings(), process_options(o));
+  executors::ProcessExecutor ex(sys, chain_models(p, boundaries), sys.initial_couplings(),
+                                process_options(o));
   const pid_t victim = ex.worker_pids()[1];
   std::size_t accepted = 0;
   std::chrono::steady_clock::time_point killed;
@@ -242,7 +251,7 @@ TEST(ProcessExecutor, HungWorkerIsKilledAndReportedWithSubsystemAndStep) {
   auto po = process_options(o);
   po.hang_timeout = std::chrono::milliseconds(1000);
   po.poll_interval = std::chrono::milliseconds(50);
-  executors::ProcessExecutor ex(sys, p, boundaries, sys.initial_couplings(), po);
+  executors::ProcessExecutor ex(sys, chain_models(p, boundaries), sys.initial_couplings(), po);
   const pid_t victim = ex.worker_pids()[1];
   std::size_t accepted = 0;
   std::chrono::steady_clock::time_point stopped;
@@ -279,7 +288,7 @@ TEST(ProcessExecutor, SlowWorkerIsNotTakenForAHungOne) {
   auto po = process_options(o);
   po.hang_timeout = std::chrono::milliseconds(300);
   po.poll_interval = std::chrono::milliseconds(5);
-  executors::ProcessExecutor ex(sys, p, boundaries, sys.initial_couplings(), po);
+  executors::ProcessExecutor ex(sys, chain_models(p, boundaries), sys.initial_couplings(), po);
   const auto t0 = std::chrono::steady_clock::now();
   EXPECT_NO_THROW(schemes::run_explicit(sys, ex, o, [](const schemes::AcceptedPoint&) {}));
   std::cout << "2 macro steps took "
@@ -299,7 +308,7 @@ TEST(ProcessExecutor, KilledMasterTakesItsWorkersWithIt) {
       const auto boundaries = library::equal_partition(p.size(), 3);
       const auto sys = system::make_chain_system(p, boundaries);
       const auto o = controlled(10.0, control::Estimator::kExMD, 1e-5);
-      executors::ProcessExecutor ex(sys, p, boundaries, sys.initial_couplings(),
+      executors::ProcessExecutor ex(sys, chain_models(p, boundaries), sys.initial_couplings(),
                                     process_options(o));
       std::ostringstream msg;
       msg << ex.segment_name();
@@ -351,7 +360,7 @@ TEST(ProcessExecutor, WorkerThatNeverShakesHandsIsNamed) {
   auto po = process_options(fixed_step(1e-4, 1e-5));
   po.executable = "/bin/true";  // exits at once, without a handshake
   try {
-    executors::ProcessExecutor ex(sys, p, boundaries, sys.initial_couplings(), po);
+    executors::ProcessExecutor ex(sys, chain_models(p, boundaries), sys.initial_couplings(), po);
     FAIL() << "constructed without workers";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("subsystem 1"), std::string::npos) << e.what();
@@ -366,7 +375,7 @@ TEST(ProcessExecutor, WorkersArePinnedToTheirCpusets) {
   const auto sys = system::make_chain_system(p, boundaries);
   auto po = process_options(fixed_step(1e-4, 1e-5));
   po.cpusets = {{0}, {}};  // subsystem 1 on PU 0, subsystem 2 unpinned
-  executors::ProcessExecutor ex(sys, p, boundaries, sys.initial_couplings(), po);
+  executors::ProcessExecutor ex(sys, chain_models(p, boundaries), sys.initial_couplings(), po);
   cpu_set_t set;
   CPU_ZERO(&set);
   ASSERT_EQ(sched_getaffinity(ex.worker_pids()[0], sizeof(set), &set), 0);
@@ -387,7 +396,7 @@ TEST(ProcessExecutor, LargeSegmentsAndManySubsystemsStart) {
     const auto p = test_chain(masses);
     const auto boundaries = library::equal_partition(p.size(), subsystems);
     const auto sys = system::make_chain_system(p, boundaries);
-    executors::ProcessExecutor ex(sys, p, boundaries, sys.initial_couplings(),
+    executors::ProcessExecutor ex(sys, chain_models(p, boundaries), sys.initial_couplings(),
                                   process_options(fixed_step(1e-4, 1e-5)));
     EXPECT_EQ(ex.worker_pids().size(), subsystems);
     // The mirrored initial state equals the in-process one.

@@ -271,8 +271,7 @@ struct ProcessExecutor::State {
 };
 
 ProcessExecutor::ProcessExecutor(const system::CoupledSystem& system,
-                                 const library::ChainParameters& params,
-                                 std::span<const std::size_t> boundaries,
+                                 std::span<const library::ModelDescription> models,
                                  std::span<const double> u0, const ProcessOptions& options)
     : state_(std::make_unique<State>()) {
   State& s = *state_;
@@ -281,8 +280,8 @@ ProcessExecutor::ProcessExecutor(const system::CoupledSystem& system,
   if (u0.size() != system.coupling_count()) {
     throw std::invalid_argument("ProcessExecutor: u0 has the wrong size");
   }
-  if (boundaries.size() != n + 1) {
-    throw std::invalid_argument("ProcessExecutor: boundaries do not match the system");
+  if (models.size() != n) {
+    throw std::invalid_argument("ProcessExecutor: one model description per subsystem required");
   }
   if (options.extra_runs + 1 > worker::kMaxRuns) {
     throw std::invalid_argument(
@@ -295,9 +294,7 @@ ProcessExecutor::ProcessExecutor(const system::CoupledSystem& system,
   for (std::size_t i = 0; i < n; ++i) {
     const auto& sub = system.subsystem(i);
     worker::WorkerSetup setup;
-    setup.params = &params;
-    setup.first_mass = boundaries[i];
-    setup.last_mass = boundaries[i + 1];
+    setup.model = &models[i];
     setup.initial_inputs.resize(sub.input_size());
     system.gather_inputs(i, u0, setup.initial_inputs);
     setup.solver = options.solver;

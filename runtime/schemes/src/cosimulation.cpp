@@ -17,6 +17,7 @@
 
 #include "macrostep/control/estimators.hpp"
 #include "macrostep/executors/process_executor.hpp"
+#include "macrostep/library/model_description.hpp"
 #include "macrostep/output/csv.hpp"
 #include "macrostep/output/metadata.hpp"
 #include "macrostep/system/coupled_system.hpp"
@@ -267,7 +268,10 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   const double t_end = settings.end_time;
   const int output_every = settings.cosim.output_every;
 
-  const library::ChainParameters params = config::realize_chain(config);
+  // Shared with the worker processes' model descriptions.
+  const auto chain =
+      std::make_shared<const library::ChainParameters>(config::realize_chain(config));
+  const library::ChainParameters& params = *chain;
   const system::CoupledSystem system =
       system::make_chain_system(params, config.partition.boundaries);
   const std::size_t ns = system.subsystem_count();
@@ -449,8 +453,8 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
       po.cpusets = map.subsystems;
       meta["placement"] = map.to_json();
       result.placement = map.describe();
-      executor = std::make_unique<executors::ProcessExecutor>(system, params,
-                                                              config.partition.boundaries, u0, po);
+      executor = std::make_unique<executors::ProcessExecutor>(
+          system, library::chain_segment_descriptions(chain, config.partition.boundaries), u0, po);
       // The master is bound after the workers are spawned, so unpinned workers keep every PU.
       placement::bind_current_process(map.master);
     } else {

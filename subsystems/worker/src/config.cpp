@@ -9,6 +9,7 @@
 
 #include "macrostep/ipc/schema/control.capnp.h"
 #include "macrostep/worker/worker.hpp"
+#include "model_config.hpp"
 
 namespace macrostep::worker {
 
@@ -32,68 +33,14 @@ SubsystemLayout subsystem_layout(std::size_t state_size, std::size_t config_byte
 }
 
 std::vector<std::byte> encode_config(const WorkerSetup& s) {
-  if (s.params == nullptr || !(s.first_mass < s.last_mass && s.last_mass <= s.params->size())) {
-    throw std::invalid_argument("encode_config: no chain or bad mass range");
-  }
-  const auto& p = *s.params;
+  if (s.model == nullptr) throw std::invalid_argument("encode_config: no model");
   capnp::MallocMessageBuilder message;
   auto cfg = message.initRoot<schema::SubsystemConfig>();
   cfg.setProtocolVersion(kProtocolVersion);
   cfg.setIndex(s.index);
   cfg.setSubsystemCount(s.subsystems);
   cfg.setMasterPid(s.master_pid);
-  const auto m = static_cast<unsigned>(s.last_mass - s.first_mass);
-  auto chain = cfg.initChain();
-  chain.setChainSize(p.size());
-  chain.setFirstMass(s.first_mass);
-  chain.setLastMass(s.last_mass);
-  auto mass = chain.initMass(m);
-  auto x0 = chain.initX0(m);
-  auto v0 = chain.initV0(m);
-  auto forces = chain.initForces(m);
-  for (unsigned k = 0; k < m; ++k) {
-    const std::size_t g = s.first_mass + k;
-    mass.set(k, p.mass[g]);
-    x0.set(k, p.x0[g]);
-    v0.set(k, p.v0[g]);
-    const auto& f = p.forces[g];
-    auto out = forces[k];
-    auto h = out.initHarmonic(static_cast<unsigned>(f.harmonic.size()));
-    for (unsigned j = 0; j < f.harmonic.size(); ++j) {
-      h[j].setAmplitude(f.harmonic[j].amplitude);
-      h[j].setOmega(f.harmonic[j].omega);
-      h[j].setPhase(f.harmonic[j].phase);
-    }
-    auto c = out.initContact(static_cast<unsigned>(f.contact.size()));
-    for (unsigned j = 0; j < f.contact.size(); ++j) {
-      c[j].setAmplitude(f.contact[j].amplitude);
-      c[j].setStiffness(f.contact[j].stiffness);
-    }
-    auto im = out.initImpulse(static_cast<unsigned>(f.impulse.size()));
-    for (unsigned j = 0; j < f.impulse.size(); ++j) {
-      im[j].setAmplitude(f.impulse[j].amplitude);
-      im[j].setStart(f.impulse[j].start);
-      im[j].setDuration(f.impulse[j].duration);
-      im[j].setEdge(f.impulse[j].edge);
-    }
-    auto ms = out.initModifiedSine(static_cast<unsigned>(f.modified_sine.size()));
-    for (unsigned j = 0; j < f.modified_sine.size(); ++j) {
-      ms[j].setAmplitude(f.modified_sine[j].amplitude);
-      ms[j].setOmega(f.modified_sine[j].omega);
-      ms[j].setPhase(f.modified_sine[j].phase);
-      ms[j].setExponent(f.modified_sine[j].exponent);
-    }
-  }
-  auto element = chain.initElement(m + 1);
-  for (unsigned k = 0; k <= m; ++k) {
-    const auto& e = p.element[s.first_mass + k];
-    element[k].setC(e.c);
-    element[k].setD(e.d);
-    element[k].setCc(e.C);
-    element[k].setDd(e.D);
-    element[k].setEx(e.ex);
-    element[k].setEv(e.ev);
-  }
+  encode_model(*s.model, cfg.initModel());
   auto inputs = cfg.initInitialInputs(static_cast<unsigned>(s.initial_inputs.size()));
   for (unsigned j = 0; j < s.initial_inputs.size(); ++j) inputs.set(j, s.initial_inputs[j]);
   auto solver = cfg.initSolver();
@@ -143,65 +90,10 @@ DecodedConfig decode_config(const std::byte* data, std::size_t bytes) {
   d.index = cfg.getIndex();
   d.subsystems = cfg.getSubsystemCount();
   d.master_pid = cfg.getMasterPid();
-  const auto chain = cfg.getChain();
-  const std::size_t n = chain.getChainSize();
-  d.first_mass = chain.getFirstMass();
-  d.last_mass = chain.getLastMass();
-  if (!(d.first_mass < d.last_mass && d.last_mass <= n)) {
-    throw std::runtime_error("subsystem configuration: bad mass range");
-  }
-  const std::size_t m = d.last_mass - d.first_mass;
-  // Each list is fetched once: every get of a list pointer counts towards the traversal limit.
-  const auto mass = chain.getMass();
-  const auto x0 = chain.getX0();
-  const auto v0 = chain.getV0();
-  const auto forces = chain.getForces();
-  const auto elements = chain.getElement();
-  if (mass.size() != m || x0.size() != m || v0.size() != m || forces.size() != m ||
-      elements.size() != m + 1) {
-    throw std::runtime_error("subsystem configuration: parameter lists of the wrong size");
-  }
-  // A local chain that has a padding mass where the segment has a cut neighbour, so that the
-  // segment [left, left + m) of it has the same inputs and equations as the original segment.
-  const std::size_t left = d.first_mass > 0 ? 1 : 0;
-  const std::size_t right = d.last_mass < n ? 1 : 0;
-  const std::size_t nl = m + left + right;
-  auto& lp = d.local;
-  lp.mass.assign(nl, 1.0);
-  lp.element.assign(nl + 1, library::ElementLaw{});
-  lp.forces.assign(nl, library::MassForces{});
-  lp.x0.assign(nl, 0.0);
-  lp.v0.assign(nl, 0.0);
-  for (unsigned k = 0; k < m; ++k) {
-    lp.mass[left + k] = mass[k];
-    lp.x0[left + k] = x0[k];
-    lp.v0[left + k] = v0[k];
-    const auto f = forces[k];
-    auto& out = lp.forces[left + k];
-    for (auto h : f.getHarmonic()) {
-      out.harmonic.push_back({h.getAmplitude(), h.getOmega(), h.getPhase()});
-    }
-    for (auto c : f.getContact()) out.contact.push_back({c.getAmplitude(), c.getStiffness()});
-    for (auto i : f.getImpulse()) {
-      out.impulse.push_back({i.getAmplitude(), i.getStart(), i.getDuration(), i.getEdge()});
-    }
-    for (auto s : f.getModifiedSine()) {
-      out.modified_sine.push_back({s.getAmplitude(), s.getOmega(), s.getPhase(), s.getExponent()});
-    }
-  }
-  for (unsigned k = 0; k <= m; ++k) {
-    const auto e = elements[k];
-    auto& out = lp.element[left + k];
-    out.c = e.getC();
-    out.d = e.getD();
-    out.C = e.getCc();
-    out.D = e.getDd();
-    out.ex = e.getEx();
-    out.ev = e.getEv();
-  }
-  d.segment = std::make_unique<library::ChainSegment>(lp, left, left + m);
+  d.model = decode_model(cfg.getModel());
+  d.subsystem = library::build_subsystem(d.model);
   for (double u : cfg.getInitialInputs()) d.initial_inputs.push_back(u);
-  if (d.initial_inputs.size() != d.segment->input_size()) {
+  if (d.initial_inputs.size() != d.subsystem->input_size()) {
     throw std::runtime_error("subsystem configuration: initial inputs of the wrong size");
   }
   const auto so = cfg.getSolver();

@@ -45,7 +45,7 @@ class Worker {
   Worker(DecodedConfig config, double* mirror, ProgressCounter* progress)
       : config_(std::move(config)),
         mirror_(mirror),
-        runner_(*config_.segment, config_.initial_inputs,
+        runner_(*config_.subsystem, config_.initial_inputs,
                 runner::RunnerOptions{config_.solver, config_.rollback}) {
     runner_.set_progress_counters([progress](std::size_t k) -> std::atomic<std::uint64_t>* {
       return k < kMaxRuns ? &progress[k].value : nullptr;
@@ -93,7 +93,7 @@ class Worker {
 
  private:
   void step(const StepCommand& cmd, StepReply& reply) {
-    const std::size_t outputs = config_.segment->output_size();
+    const std::size_t outputs = config_.subsystem->output_size();
     if (outputs > kMaxOutputs) throw std::runtime_error("too many outputs");
     cmd.unpack(nominal_, extra_);
     runner_.prepare(cmd.t_end, nominal_, extra_);
@@ -117,7 +117,7 @@ class Worker {
   }
 
   void write_mirror() {
-    runner_.accepted_state(std::span<double>(mirror_, config_.segment->state_size()));
+    runner_.accepted_state(std::span<double>(mirror_, config_.subsystem->state_size()));
   }
 
   DecodedConfig config_;
@@ -210,11 +210,11 @@ int run_worker(const std::string& segment_name, std::size_t index) {
     const pid_t master = run.master_pid;
     auto& commands = block.commands;
     auto& replies = block.replies;
-    if (block.state_size != config.segment->state_size() ||
+    if (block.state_size != config.subsystem->state_size() ||
         !inside(block.config_offset, sizeof(ConfigBlock) + bytes)) {
       throw std::runtime_error(block_name + ": state mirror or configuration of the wrong size");
     }
-    const std::size_t state_size = config.segment->state_size();
+    const std::size_t state_size = config.subsystem->state_size();
     Worker worker(std::move(config), reinterpret_cast<double*>(segment->at(block.state_offset)),
                   block.progress);
 

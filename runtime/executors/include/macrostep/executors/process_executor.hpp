@@ -38,7 +38,7 @@
 
 #include "macrostep/executors/executor.hpp"
 #include "macrostep/ipc/wait.hpp"
-#include "macrostep/library/chain_parameters.hpp"
+#include "macrostep/library/model_description.hpp"
 #include "macrostep/system/coupled_system.hpp"
 
 namespace macrostep::executors {
@@ -85,11 +85,10 @@ class WorkerFailure : public std::runtime_error {
 
 class ProcessExecutor final : public Executor {
  public:
-  // system: the chain partitioned by `boundaries` (system::make_chain_system(params,
-  // boundaries)); u0: the consistent initial coupling variables. params and system are read
-  // during construction only.
-  ProcessExecutor(const system::CoupledSystem& system, const library::ChainParameters& params,
-                  std::span<const std::size_t> boundaries, std::span<const double> u0,
+  // models[i] describes system.subsystem(i) (the worker builds its subsystem from it); u0: the
+  // consistent initial coupling variables. system and models are read during construction only.
+  ProcessExecutor(const system::CoupledSystem& system,
+                  std::span<const library::ModelDescription> models, std::span<const double> u0,
                   const ProcessOptions& options);
   ~ProcessExecutor() override;
   ProcessExecutor(const ProcessExecutor&) = delete;

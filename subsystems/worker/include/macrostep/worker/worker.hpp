@@ -18,8 +18,7 @@
 #include <vector>
 
 #include "macrostep/ida/integrator.hpp"
-#include "macrostep/library/chain.hpp"
-#include "macrostep/library/chain_parameters.hpp"
+#include "macrostep/library/model_description.hpp"
 #include "macrostep/worker/protocol.hpp"
 
 namespace macrostep::ipc {
@@ -28,11 +27,10 @@ class SharedSegment;
 
 namespace macrostep::worker {
 
-// What the master knows about one subsystem process. `params` is referenced during encoding.
+// What the master knows about one subsystem process. `model` is referenced during encoding.
 struct WorkerSetup {
-  const library::ChainParameters* params = nullptr;  // the whole chain
-  std::size_t first_mass = 0, last_mass = 0;         // the segment [first, last)
-  std::vector<double> initial_inputs;                // inputs at t0
+  const library::ModelDescription* model = nullptr;
+  std::vector<double> initial_inputs;  // inputs at t0
   ida::IntegratorOptions solver;
   bool rollback = true;
   std::vector<unsigned> cpuset;  // PUs to pin to; empty: unpinned
@@ -47,11 +45,11 @@ std::vector<std::byte> encode_config(const WorkerSetup& setup);
 
 // A decoded configuration: the rebuilt model and the worker's options.
 struct DecodedConfig {
-  // Local copy of the segment's parameters; `segment` is built from it and is equal, state for
-  // state and output for output, to ChainSegment(full_params, first, last).
-  library::ChainParameters local;
-  std::unique_ptr<library::ChainSegment> segment;
-  std::size_t first_mass = 0, last_mass = 0;
+  // The received description (it holds only what this subsystem needs, e.g. a chain segment's
+  // own parameters) and the subsystem built from it, equal state for state and output for output
+  // to the master's.
+  library::ModelDescription model;
+  std::unique_ptr<model::Subsystem> subsystem;
   std::vector<double> initial_inputs;
   ida::IntegratorOptions solver;
   bool rollback = true;

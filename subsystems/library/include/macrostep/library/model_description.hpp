@@ -1,0 +1,41 @@
+// ModelDescription: what it takes to build one subsystem of the library, as data (DESIGN.md
+// "subsystems/library", contract 1). The master describes every subsystem this way; a worker
+// process receives the description (Cap'n Proto, subsystems/worker) and builds a subsystem that
+// is equal, state for state and output for output, to the master's.
+//
+// One alternative per model type of the library; the process executor and the worker know only
+// ModelDescription and build_subsystem(), never a model type.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "macrostep/library/chain_parameters.hpp"
+#include "macrostep/model/subsystem.hpp"
+
+namespace macrostep::library {
+
+// Masses [first, last) of a chain (a ChainSegment). The chain's parameters are shared, not
+// copied, between the descriptions of its segments.
+struct ChainSegmentDescription {
+  std::shared_ptr<const ChainParameters> chain;
+  std::size_t first = 0, last = 0;
+};
+
+using ModelDescription = std::variant<ChainSegmentDescription>;
+
+// Builds the subsystem. Throws std::invalid_argument for a description that names no model or
+// an impossible one (e.g. an empty mass range).
+std::unique_ptr<model::Subsystem> build_subsystem(const ModelDescription& description);
+
+// One line for messages: "chain segment, masses 21..40 of 40".
+std::string describe(const ModelDescription& description);
+
+// The descriptions of a cut chain's segments, boundaries as library::equal_partition gives them.
+std::vector<ModelDescription> chain_segment_descriptions(
+    std::shared_ptr<const ChainParameters> chain, const std::vector<std::size_t>& boundaries);
+
+}  // namespace macrostep::library

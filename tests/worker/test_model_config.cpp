@@ -1,0 +1,100 @@
+// The model half of a worker's Cap'n Proto configuration (worker.hpp encode_config /
+// decode_config, library::ModelDescription): a worker rebuilds its subsystem from the
+// description so that it is equal, residual for residual and output for output, to the master's
+// (DESIGN.md contract 1), and a configuration without a model is refused with a message.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "macrostep/library/chain.hpp"
+#include "macrostep/library/chain_spec.hpp"
+#include "macrostep/library/model_description.hpp"
+#include "macrostep/worker/worker.hpp"
+
+namespace macrostep {
+namespace {
+
+std::shared_ptr<const library::ChainParameters> chain() {
+  library::ChainSpec s;
+  s.masses = 30;
+  s.mass = library::ValueSpec::uniform(1e-2, 1e-1);
+  s.element = {2.5e6, 25.0, 1e10, 1e-4, 3.0, 3.0, 0.0, 0.0, 1};
+  s.x0 = library::ValueSpec::uniform(-1e-4, 1e-4);
+  s.v0 = library::ValueSpec::uniform(-1.0, 1.0);
+  s.seed = 17;
+  library::ForceGroupSpec harmonic;
+  harmonic.type = library::ForceType::kHarmonic;
+  harmonic.selection.kind = library::MassSelection::Kind::kAll;
+  harmonic.amplitude = library::ValueSpec::uniform(1e2, 1e3);
+  harmonic.omega = library::ValueSpec::uniform(1e2, 1e3);
+  s.forces.push_back(harmonic);
+  return std::make_shared<const library::ChainParameters>(library::realize(s));
+}
+
+// Decodes what the master encoded, as a worker does (from an aligned copy).
+worker::DecodedConfig round_trip(const library::ModelDescription& model,
+                                 const std::vector<double>& inputs) {
+  worker::WorkerSetup setup;
+  setup.model = &model;
+  setup.initial_inputs = inputs;
+  const auto bytes = worker::encode_config(setup);
+  std::vector<std::uint64_t> aligned((bytes.size() + 7) / 8);
+  std::memcpy(aligned.data(), bytes.data(), bytes.size());
+  return worker::decode_config(reinterpret_cast<const std::byte*>(aligned.data()), bytes.size());
+}
+
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+
+TEST(WorkerModelConfig, EverySegmentOfACutChainIsRebuiltBitIdentically) {
+  const auto params = chain();
+  const auto models =
+      library::chain_segment_descriptions(params, library::equal_partition(params->size(), 3));
+  ASSERT_EQ(models.size(), 3u);
+  for (const auto& model : models) {
+    const auto master = library::build_subsystem(model);
+    const std::vector<double> u(master->input_size(), 0.25);
+    const auto decoded = round_trip(model, u);
+    const auto& worker = *decoded.subsystem;
+    ASSERT_EQ(worker.state_size(), master->state_size()) << library::describe(model);
+    ASSERT_EQ(worker.input_size(), master->input_size());
+    ASSERT_EQ(worker.output_size(), master->output_size());
+    const std::size_t n = master->state_size();
+    std::vector<double> z(n), zp(n), z2(n), zp2(n);
+    master->initial_state(u, z, zp);
+    worker.initial_state(u, z2, zp2);
+    EXPECT_TRUE(same_bits(z, z2));
+    EXPECT_TRUE(same_bits(zp, zp2));
+    for (std::size_t k = 0; k < n; ++k) z[k] += 1e-5 * static_cast<double>(k % 7);
+    std::vector<double> r(n), r2(n), y(master->output_size()), y2(worker.output_size());
+    for (double t : {0.0, 1.3e-3, 2.7e-2}) {
+      master->residual(t, z, zp, u, r);
+      worker.residual(t, z, zp, u, r2);
+      EXPECT_TRUE(same_bits(r, r2)) << library::describe(model) << " t = " << t;
+      master->outputs(t, z, u, y);
+      worker.outputs(t, z, u, y2);
+      EXPECT_TRUE(same_bits(y, y2));
+    }
+    EXPECT_EQ(decoded.initial_inputs, u);
+  }
+}
+
+TEST(WorkerModelConfig, AMissingOrImpossibleModelIsRefused) {
+  worker::WorkerSetup setup;  // no model
+  EXPECT_THROW(worker::encode_config(setup), std::invalid_argument);
+  const library::ModelDescription empty_range = library::ChainSegmentDescription{chain(), 5, 5};
+  setup.model = &empty_range;
+  EXPECT_THROW(worker::encode_config(setup), std::invalid_argument);
+  const library::ModelDescription no_chain = library::ChainSegmentDescription{nullptr, 0, 1};
+  EXPECT_THROW(library::build_subsystem(no_chain), std::invalid_argument);
+  // Wrong number of initial inputs for the model: the worker says so.
+  const library::ModelDescription middle = library::ChainSegmentDescription{chain(), 10, 20};
+  EXPECT_THROW(round_trip(middle, {1.0}), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace macrostep
