@@ -249,6 +249,8 @@ SharedSegment SharedSegment::create(const SegmentOptions& options) {
   segment.owner_ = true;
   segment.linked_ = true;
   segment.pid_ = getpid();
+  // Kept open (close-on-exec): a worker started after unlink() attaches through a duplicate.
+  segment.fd_ = std::exchange(guard.fd, -1);
   guard.armed = false;  // the segment object owns the name from here on
   return segment;
 }
@@ -270,7 +272,11 @@ SharedSegment SharedSegment::attach(const std::string& name) {
     throw_errno(fmt::format("shm_open({})", name), err);
   }
   FdCloser closer{fd};
+  return attach_fd(fd, name);
+}
 
+SharedSegment SharedSegment::attach_fd(int fd, const std::string& name) {
+  const std::string label = segment_label(name);
   struct stat st {};
   if (fstat(fd, &st) != 0) throw_errno(fmt::format("fstat({})", name), errno);
   if (st.st_uid != geteuid()) {
@@ -331,7 +337,8 @@ SharedSegment::SharedSegment(SharedSegment&& other) noexcept
       size_(std::exchange(other.size_, 0)),
       owner_(std::exchange(other.owner_, false)),
       linked_(std::exchange(other.linked_, false)),
-      pid_(std::exchange(other.pid_, 0)) {}
+      pid_(std::exchange(other.pid_, 0)),
+      fd_(std::exchange(other.fd_, -1)) {}
 
 SharedSegment& SharedSegment::operator=(SharedSegment&& other) noexcept {
   if (this != &other) {
@@ -342,6 +349,7 @@ SharedSegment& SharedSegment::operator=(SharedSegment&& other) noexcept {
     owner_ = std::exchange(other.owner_, false);
     linked_ = std::exchange(other.linked_, false);
     pid_ = std::exchange(other.pid_, 0);
+    fd_ = std::exchange(other.fd_, -1);
   }
   return *this;
 }
@@ -351,6 +359,7 @@ SharedSegment::~SharedSegment() {
 }
 
 void SharedSegment::release() noexcept {
+  if (fd_ >= 0) close(std::exchange(fd_, -1));
   if (base_ == nullptr) return;
   if (getpid() == pid_) {
     if (owner_) {

@@ -392,6 +392,9 @@ int main(int argc, char** argv) {
   worker->group("");
   worker->add_option("--segment", worker_segment)->required();
   worker->add_option("--index", worker_index)->required();
+  int worker_segment_fd = -1;
+  worker->add_option("--segment-fd", worker_segment_fd,
+                     "an inherited descriptor of the segment (attach after the name is gone)");
 
   try {
     app.parse(argc, argv);
@@ -401,7 +404,8 @@ int main(int argc, char** argv) {
     return kUserError;
   }
 
-  if (worker->parsed()) return macrostep::worker::run_worker(worker_segment, worker_index);
+  if (worker->parsed())
+    return macrostep::worker::run_worker(worker_segment, worker_index, worker_segment_fd);
   const std::string command_line = joined(argc, argv);
   try {
     if (run->parsed() || reference->parsed()) install_stop_handlers();

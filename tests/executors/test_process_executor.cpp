@@ -410,6 +410,37 @@ TEST(ProcessExecutor, LargeSegmentsAndManySubsystemsStart) {
   }
 }
 
+// Issue 8: a worker attaches to a running segment again. The segment's name is gone after the
+// handshakes, so the new process attaches through the descriptor the master hands it; its rings
+// are emptied first. Restarted at T_0, it runs bit-identically to the in-process reference.
+TEST(ProcessExecutor, RestartedWorkersAttachThroughTheDescriptorAndRunBitIdentically) {
+  const auto p = test_chain(21);
+  const auto boundaries = library::equal_partition(p.size(), 3);
+  const auto sys = system::make_chain_system(p, boundaries);
+  const auto o = controlled(3e-4, control::Estimator::kExMD, 1e-5);
+  executors::ProcessExecutor ex(sys, chain_models(p, boundaries), sys.initial_couplings(),
+                                process_options(o));
+  ASSERT_FALSE(segment_exists(ex.segment_name()));
+  const auto before = ex.worker_pids();
+  ex.restart_worker(1);
+  ex.restart_worker(2);
+  ex.restart_worker(2);
+  const auto after = ex.worker_pids();
+  EXPECT_EQ(after[0], before[0]);
+  EXPECT_NE(after[1], before[1]);
+  EXPECT_NE(after[2], before[2]);
+  EXPECT_TRUE(process_gone(before[1]));
+  EXPECT_TRUE(process_gone(before[2]));
+  executors::InProcessOptions io;
+  io.solver = solver_options();
+  executors::InProcessExecutor in_process(sys, sys.initial_couplings(), io);
+  const CosimRun reference = run(sys, in_process, o);
+  const CosimRun restarted = run(sys, ex, o);
+  expect_identical(reference, restarted);
+  EXPECT_GT(reference.times.size(), 5u);
+  EXPECT_THROW(ex.restart_worker(3), std::out_of_range);
+}
+
 // ---- end to end: the `macrostep` binary ----------------------------------------------------
 
 std::filesystem::path temp_dir(const std::string& name) {

@@ -1,35 +1,24 @@
-// Process executor (process_executor.hpp; DESIGN.md data flow, contracts 1, 3, 5).
+// Process executor (process_executor.hpp; DESIGN.md data flow, contracts 1, 3, 5). The executor
+// logic lives here; the messages travel through a WorkerTransport (RingTransport) and the
+// processes are started and watched by a WorkerSupervisor (ProcessSupervisor).
 #include "macrostep/executors/process_executor.hpp"
 
 #include <fmt/format.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <thread>
 
-#include "macrostep/ipc/shared_segment.hpp"
+#include "macrostep/executors/ring_transport.hpp"
+#include "macrostep/executors/worker_supervisor.hpp"
 #include "macrostep/worker/protocol.hpp"
 #include "macrostep/worker/worker.hpp"
-
-extern char** environ;
 
 namespace macrostep::executors {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string describe_status(int status) {
-  if (WIFSIGNALED(status)) {
-    return fmt::format("was killed by signal {} ({})", WTERMSIG(status),
-                       strsignal(WTERMSIG(status)));
-  }
-  if (WIFEXITED(status)) return fmt::format("exited with status {}", WEXITSTATUS(status));
-  return "stopped";
-}
 
 // What the master had asked the workers to do, for failure messages. Kept as numbers and
 // formatted only when something fails: the macro-step loop does not pay for the text.
@@ -63,33 +52,27 @@ double resume_time(const Operation& op) {
 }  // namespace
 
 struct ProcessExecutor::State {
+  // What the executor keeps per worker besides its transport and its process.
   struct Worker {
-    pid_t pid = 0;
-    bool reaped = false;
-    int status = 0;
-    worker::CommandRing* commands = nullptr;
-    worker::ReplyRing* replies = nullptr;
-    worker::ConfigBlock* handshake = nullptr;
-    const double* mirror = nullptr;
-    const worker::ProgressCounter* progress = nullptr;  // kMaxRuns counters in the segment
-    // Their sum when last looked at and when it last changed. Read only while the master waits
-    // past a poll interval: a command resets `progress_known`, the first check takes the sum.
+    std::size_t outputs = 0;
+    // The progress sum when last looked at and when it last changed. Read only while the master
+    // waits past a poll interval: a command resets `progress_known`, the first check takes it.
     bool progress_known = false;
     std::uint64_t progress_seen = 0;
     Clock::time_point progress_at;
-    std::size_t state_size = 0;
-    std::size_t outputs = 0;
     ida::AdvanceStats total;
     std::int64_t snapshot_ns = 0;
     std::int64_t sent_ns = 0;
     std::int64_t ack_sent_ns = 0;  // when it acknowledged the accept / reject queued before
   };
-  worker::ConfigBlock* bye = nullptr;  // the Shutdown message
 
-  std::optional<ipc::SharedSegment> segment;
+  std::unique_ptr<RingTransport> rings;
+  std::unique_ptr<ProcessSupervisor> processes;
+  // The executor logic talks to these two only.
+  WorkerTransport* transport = nullptr;
+  WorkerSupervisor* supervisor = nullptr;
   std::vector<Worker> workers;
   ProcessOptions options;
-  ipc::WaitPolicy policy;
   double accepted_time = 0.0;
   bool stepped = false;
   bool broken = false;
@@ -100,43 +83,31 @@ struct ProcessExecutor::State {
   std::int64_t communication_ns = 0;
   std::unique_ptr<worker::StepCommand> command = std::make_unique<worker::StepCommand>();
   std::unique_ptr<worker::StepReply> reply = std::make_unique<worker::StepReply>();
+  std::uint64_t command_counter = 0;  // every command, for matching replies
+  std::uint64_t pending_ack = 0;      // command id of unacknowledged accept / reject commands
+  Operation pending_op;               // what they acknowledge
+  double step_time = 0.0;             // subsystem 0's nominal time after the last step
 
-  // Has worker i exited? Reaps it (once) and records its status.
-  bool dead(std::size_t i) {
-    Worker& w = workers[i];
-    if (w.reaped) return true;
-    if (w.pid <= 0) return true;
-    int status = 0;
-    const pid_t r = waitpid(w.pid, &status, WNOHANG);
-    if (r == w.pid || (r < 0 && errno == ECHILD)) {
-      w.reaped = true;
-      w.status = status;
-      return true;
-    }
-    return false;
-  }
-
-  [[noreturn]] void fail_dead(std::size_t i, const Operation& during) {
+  [[noreturn]] void fail_dead(std::size_t i, const std::string& how, const Operation& during) {
     broken = true;
-    throw WorkerFailure(fmt::format("subsystem {} (pid {}) {} during {}", i + 1, workers[i].pid,
-                                    describe_status(workers[i].status), describe(during)),
+    throw WorkerFailure(fmt::format("subsystem {} (pid {}) {} during {}", i + 1, supervisor->pid(i),
+                                    how, describe(during)),
                         i, accepted_steps + 1, resume_time(during));
   }
 
-  std::uint64_t progress_of(std::size_t i) const {
-    std::uint64_t sum = 0;
-    for (std::size_t r = 0; r < worker::kMaxRuns; ++r) {
-      sum += workers[i].progress[r].value.load(std::memory_order_relaxed);
+  // Throws WorkerFailure for the first worker (lowest index) that has ended.
+  void check_alive(const Operation& during) {
+    for (std::size_t j = 0; j < workers.size(); ++j) {
+      if (const auto how = supervisor->ended(j)) fail_dead(j, *how, during);
     }
-    return sum;
   }
 
-  // Throws WorkerFailure if worker i's progress counters have not moved for hang_timeout since
-  // they last did (or since the first check after its command); a hung worker is killed (it
-  // would not answer the shutdown) and reaped.
+  // Throws WorkerFailure if worker i's progress has not moved for hang_timeout since it last did
+  // (or since the first check after its command); a hung worker is killed (it would not answer
+  // the shutdown).
   void check_progress(std::size_t i, const Operation& during) {
     Worker& w = workers[i];
-    const std::uint64_t now_seen = progress_of(i);
+    const std::uint64_t now_seen = transport->progress(i);
     const auto now = Clock::now();
     if (!w.progress_known || now_seen != w.progress_seen) {
       w.progress_known = true;
@@ -147,42 +118,29 @@ struct ProcessExecutor::State {
     if (options.hang_timeout.count() <= 0 || now - w.progress_at < options.hang_timeout) return;
     broken = true;
     const double idle = std::chrono::duration<double>(now - w.progress_at).count();
-    if (!dead(i)) {
-      kill(w.pid, SIGKILL);
-      waitpid(w.pid, &w.status, 0);
-      w.reaped = true;
-    }
+    supervisor->kill(i);
     throw WorkerFailure(
         fmt::format("subsystem {} (pid {}) hangs: no model evaluation for {:.1f} s (--hang-timeout "
                     "{:g} s) during {}; it was killed",
-                    i + 1, w.pid, idle, std::chrono::duration<double>(options.hang_timeout).count(),
-                    describe(during)),
+                    i + 1, supervisor->pid(i), idle,
+                    std::chrono::duration<double>(options.hang_timeout).count(), describe(during)),
         i, accepted_steps + 1, resume_time(during));
   }
 
   void send(std::size_t i, const Operation& op) {
-    Worker& w = workers[i];
-    // The ring holds at most one message (one command in flight per worker), so this does not
-    // block; if it ever did, the worker is gone or hung.
-    while (w.commands->push_for(*command, policy, options.poll_interval) ==
-           ipc::WaitStatus::kTimedOut) {
-      if (dead(i)) fail_dead(i, op);
+    // At most two commands are in flight per worker, well below the queue's capacity: a send
+    // that waits means the worker is gone or hung.
+    while (transport->send(i, *command, options.poll_interval) == ipc::WaitStatus::kTimedOut) {
+      if (const auto how = supervisor->ended(i)) fail_dead(i, *how, op);
     }
-    w.sent_ns = worker::monotonic_ns();
-    w.progress_known = false;
+    workers[i].sent_ns = worker::monotonic_ns();
+    workers[i].progress_known = false;
   }
 
-  // Pops worker i's reply into *reply; throws WorkerFailure if the worker dies or hangs first.
+  // Takes worker i's reply into *reply; throws WorkerFailure if a worker ends or i hangs first.
   void receive(std::size_t i, const Operation& during, std::uint64_t expected) {
-    Worker& w = workers[i];
-    for (;;) {
-      if (w.replies->pop_for(*reply, policy, options.poll_interval) == ipc::WaitStatus::kReady) {
-        break;
-      }
-      // Check every worker, not just this one: the first death is reported at once.
-      for (std::size_t j = 0; j < workers.size(); ++j) {
-        if (dead(j)) fail_dead(j, during);
-      }
+    while (transport->receive(i, *reply, options.poll_interval) == ipc::WaitStatus::kTimedOut) {
+      check_alive(during);  // every worker: the first death is reported at once
       check_progress(i, during);
     }
     if (reply->id != expected) {
@@ -192,13 +150,13 @@ struct ProcessExecutor::State {
                                       i + 1, reply->id, expected, describe(during)),
                           i, accepted_steps + 1, resume_time(during));
     }
-    w.total = reply->total;
-    w.snapshot_ns = reply->snapshot_ns_total;
+    workers[i].total = reply->total;
+    workers[i].snapshot_ns = reply->snapshot_ns_total;
   }
 
   // Sends one command of `kind` (accept / reject) to every worker without waiting: the
   // acknowledgements are collected by drain(), at the latest before the next step's replies,
-  // which saves a round trip per macro step. The worker handles commands in order, so the next
+  // which saves a round trip per macro step. A worker handles commands in order, so the next
   // step starts from the saved / restored state.
   void broadcast(worker::CommandKind kind, const Operation& op) {
     if (broken) throw std::logic_error("ProcessExecutor: a worker has failed");
@@ -233,41 +191,60 @@ struct ProcessExecutor::State {
     }
   }
 
-  std::uint64_t pending_ack = 0;  // command id of unacknowledged accept / reject commands
-  Operation pending_op;           // what they acknowledge
-  double step_time = 0.0;         // subsystem 0's nominal time after the last step
-
-  void terminate() noexcept {
-    // Ask politely (a worker busy with a command replies to it first), then kill.
-    if (bye != nullptr && bye->bytes.load(std::memory_order_relaxed) == 0) {
-      try {
-        worker::write_message(
-            *bye, worker::encode_shutdown(broken ? "the run failed" : worker::kNormalShutdown));
-      } catch (...) {
-      }
-    }
-    command->kind = worker::CommandKind::kShutdown;
-    command->id = ++command_counter;
-    for (std::size_t i = 0; i < workers.size(); ++i) {
-      if (!dead(i) && workers[i].commands) (void)workers[i].commands->try_push(*command);
-    }
-    const auto deadline = Clock::now() + options.shutdown_timeout;
-    for (;;) {
-      bool all = true;
-      for (std::size_t i = 0; i < workers.size(); ++i) all = dead(i) && all;
-      if (all || Clock::now() >= deadline) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    for (auto& w : workers) {
-      if (!w.reaped && w.pid > 0) {
-        kill(w.pid, SIGKILL);
-        waitpid(w.pid, &w.status, 0);
-        w.reaped = true;
+  // Waits until every worker in `which` has written its handshake; throws std::runtime_error
+  // naming the first that fails to start, exits or times out.
+  void await_handshakes(const std::vector<std::size_t>& which) {
+    const auto deadline = Clock::now() + options.handshake_timeout;
+    for (std::size_t i : which) {
+      for (;;) {
+        if (const auto hs = rings->handshake(i)) {
+          check_handshake(i, *hs);
+          break;
+        }
+        if (const auto how = supervisor->ended(i)) {
+          throw std::runtime_error(
+              fmt::format("subsystem {}: its worker (pid {}) {} before its "
+                          "handshake",
+                          i + 1, supervisor->pid(i), *how));
+        }
+        if (Clock::now() >= deadline) {
+          throw std::runtime_error(fmt::format(
+              "subsystem {}: its worker (pid {}) did not complete its handshake within {} ms",
+              i + 1, supervisor->pid(i), options.handshake_timeout.count()));
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
       }
     }
   }
 
-  std::uint64_t command_counter = 0;  // every command, for matching replies
+  void check_handshake(std::size_t i, const worker::HandshakeInfo& hs) const {
+    if (!hs.ready) {
+      throw std::runtime_error(
+          fmt::format("subsystem {}: its worker failed to start: {}", i + 1, hs.error));
+    }
+    if (hs.protocol_version != worker::kProtocolVersion ||
+        hs.layout_version != ipc::kSegmentLayoutVersion ||
+        hs.state_size != transport->state_size(i)) {
+      throw std::runtime_error(fmt::format(
+          "subsystem {}: its worker speaks protocol {} / layout {} with {} states; the "
+          "master expects {} / {} / {}",
+          i + 1, hs.protocol_version, hs.layout_version, hs.state_size, worker::kProtocolVersion,
+          ipc::kSegmentLayoutVersion, transport->state_size(i)));
+    }
+  }
+
+  void terminate() noexcept {
+    if (!rings || !processes) return;
+    // Ask politely (a worker busy with a command replies to it first), then kill.
+    rings->write_shutdown(broken ? "the run failed" : worker::kNormalShutdown);
+    command->kind = worker::CommandKind::kShutdown;
+    command->clear_runs();
+    command->id = ++command_counter;
+    for (std::size_t i = 0; i < workers.size(); ++i) {
+      if (!supervisor->ended(i)) (void)rings->try_send(i, *command);
+    }
+    processes->stop_all(options.shutdown_timeout);
+  }
 };
 
 ProcessExecutor::ProcessExecutor(const system::CoupledSystem& system,
@@ -288,11 +265,15 @@ ProcessExecutor::ProcessExecutor(const system::CoupledSystem& system,
         fmt::format("ProcessExecutor: at most {} extra runs", worker::kMaxRuns - 1));
   }
   const pid_t master = getpid();
-  // Encode every configuration first: it sizes the segment.
   std::vector<std::vector<std::byte>> configs;
-  std::size_t bytes = 4096;
+  std::vector<std::size_t> state_sizes;
+  s.workers.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
     const auto& sub = system.subsystem(i);
+    if (sub.output_size() > worker::kMaxOutputs) {
+      throw std::invalid_argument("ProcessExecutor: too many outputs for the reply");
+    }
+    s.workers[i].outputs = sub.output_size();
     worker::WorkerSetup setup;
     setup.model = &models[i];
     setup.initial_inputs.resize(sub.input_size());
@@ -306,105 +287,27 @@ ProcessExecutor::ProcessExecutor(const system::CoupledSystem& system,
     setup.subsystems = static_cast<std::uint32_t>(n);
     setup.master_pid = master;
     configs.push_back(worker::encode_config(setup));
-    bytes += worker::subsystem_layout(sub.state_size(), configs.back().size()).bytes + 128;
+    state_sizes.push_back(sub.state_size());
   }
-  ipc::SegmentOptions seg_options;
-  seg_options.region_bytes = bytes;
-  s.segment.emplace(ipc::SharedSegment::create(seg_options));
-  ipc::SharedSegment& seg = *s.segment;
-  auto& run = seg.construct<worker::RunBlock>("ms.run");
-  run.subsystems = static_cast<std::uint32_t>(n);
-  run.master_pid = master;
-  s.workers.resize(n);
-  const auto bye_ref = seg.allocate("ms.bye", worker::kShutdownRegionBytes);
-  s.bye = new (seg.at(bye_ref.offset)) worker::ConfigBlock();
-  s.bye->capacity = worker::kShutdownRegionBytes - sizeof(worker::ConfigBlock);
-  for (std::size_t i = 0; i < n; ++i) {
-    auto& w = s.workers[i];
-    w.state_size = system.subsystem(i).state_size();
-    w.outputs = system.subsystem(i).output_size();
-    const auto layout = worker::subsystem_layout(w.state_size, configs[i].size());
-    const auto ref = seg.allocate(worker::region_name("ms.sub", i), layout.bytes);
-    auto* block = new (seg.at(ref.offset)) worker::SubsystemBlock();
-    block->state_offset = ref.offset + layout.state_offset;
-    block->state_size = w.state_size;
-    block->config_offset = ref.offset + layout.config_offset;
-    auto* cfg = new (seg.at(block->config_offset)) worker::ConfigBlock();
-    cfg->capacity = configs[i].size();
-    worker::write_message(*cfg, configs[i]);
-    block->handshake.capacity = sizeof(block->handshake_data);
-    w.handshake = &block->handshake;
-    w.commands = &block->commands;
-    w.replies = &block->replies;
-    w.mirror = reinterpret_cast<const double*>(seg.at(block->state_offset));
-    w.progress = block->progress;
-    if (w.outputs > worker::kMaxOutputs) {
-      throw std::invalid_argument("ProcessExecutor: too many outputs for the reply");
-    }
-  }
-  s.policy =
-      options.wait ? *options.wait : ipc::WaitPolicy::adaptive(n + 1, seg.identity().run_cpus);
-
+  s.rings = std::make_unique<RingTransport>(configs, state_sizes, options.wait, master);
+  s.transport = s.rings.get();
+  s.processes = std::make_unique<ProcessSupervisor>(options.executable, n);
+  s.supervisor = s.processes.get();
   try {
+    std::vector<std::size_t> all(n);
     for (std::size_t i = 0; i < n; ++i) {
-      const std::string index = std::to_string(i);
-      std::vector<std::string> args = {options.executable, "worker",  "--segment",
-                                       seg.name(),         "--index", index};
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      pid_t pid = 0;
-      const int rc =
-          posix_spawn(&pid, options.executable.c_str(), nullptr, nullptr, argv.data(), environ);
-      if (rc != 0) {
-        throw std::runtime_error(fmt::format("cannot start the worker of subsystem {} ({}): {}",
-                                             i + 1, options.executable, std::strerror(rc)));
-      }
-      s.workers[i].pid = pid;
+      all[i] = i;
+      s.processes->start(i, s.rings->name(), s.rings->fd());
     }
-    // Handshakes.
-    const auto deadline = Clock::now() + options.handshake_timeout;
-    for (std::size_t i = 0; i < n; ++i) {
-      auto& w = s.workers[i];
-      for (;;) {
-        const std::uint64_t b = w.handshake->bytes.load(std::memory_order_acquire);
-        if (b != 0) {
-          const auto hs = worker::decode_handshake(w.handshake->data(), b);
-          if (!hs.ready) {
-            throw std::runtime_error(
-                fmt::format("subsystem {}: its worker failed to start: {}", i + 1, hs.error));
-          }
-          if (hs.protocol_version != worker::kProtocolVersion ||
-              hs.layout_version != ipc::kSegmentLayoutVersion || hs.state_size != w.state_size) {
-            throw std::runtime_error(fmt::format(
-                "subsystem {}: its worker speaks protocol {} / layout {} with {} states; the "
-                "master expects {} / {} / {}",
-                i + 1, hs.protocol_version, hs.layout_version, hs.state_size,
-                worker::kProtocolVersion, ipc::kSegmentLayoutVersion, w.state_size));
-          }
-          break;
-        }
-        if (s.dead(i)) {
-          throw std::runtime_error(
-              fmt::format("subsystem {}: its worker (pid {}) {} before its "
-                          "handshake",
-                          i + 1, w.pid, describe_status(w.status)));
-        }
-        if (Clock::now() >= deadline) {
-          throw std::runtime_error(fmt::format(
-              "subsystem {}: its worker (pid {}) did not complete its handshake within {} ms",
-              i + 1, w.pid, options.handshake_timeout.count()));
-        }
-        std::this_thread::sleep_for(std::chrono::microseconds(200));
-      }
-    }
+    s.await_handshakes(all);
   } catch (...) {
     s.broken = true;
     s.terminate();
     throw;
   }
-  // Every worker has attached: remove the name, so nothing is left behind from here on.
-  seg.unlink();
+  // Every worker has attached: remove the name, so nothing is left behind from here on (a
+  // restarted worker attaches through the descriptor).
+  s.rings->unlink();
   s.accepted_time = system.subsystem(0).initial_time();
 }
 
@@ -414,6 +317,26 @@ ProcessExecutor::~ProcessExecutor() {
 
 std::size_t ProcessExecutor::subsystem_count() const {
   return state_->workers.size();
+}
+
+void ProcessExecutor::restart_worker(std::size_t i) {
+  State& s = *state_;
+  if (i >= s.workers.size()) throw std::out_of_range("ProcessExecutor::restart_worker: index");
+  if (s.stepped) {
+    throw std::logic_error("ProcessExecutor::restart_worker: accept() or reject() the step first");
+  }
+  if (s.broken) throw std::logic_error("ProcessExecutor::restart_worker: a worker has failed");
+  s.drain();
+  s.processes->kill(i);
+  s.rings->reset(i);
+  try {
+    s.processes->start(i, s.rings->name(), s.rings->fd());
+    s.await_handshakes({i});
+  } catch (...) {
+    s.broken = true;
+    throw;
+  }
+  s.workers[i].progress_known = false;
 }
 
 void ProcessExecutor::step(double t_end, std::span<const SubsystemCommand> commands,
@@ -516,11 +439,7 @@ void ProcessExecutor::accepted_state(std::size_t i, std::span<double> z) const {
     throw std::logic_error("ProcessExecutor::accepted_state: call between steps");
   }
   state_->drain();  // the mirror is written when the worker handles accept
-  const auto& w = state_->workers.at(i);
-  if (z.size() != w.state_size) {
-    throw std::invalid_argument("ProcessExecutor::accepted_state: wrong size");
-  }
-  std::memcpy(z.data(), w.mirror, w.state_size * sizeof(double));
+  state_->transport->accepted_state(i, z);
 }
 
 ida::AdvanceStats ProcessExecutor::total_stats(std::size_t i) const {
@@ -534,12 +453,14 @@ std::int64_t ProcessExecutor::snapshot_ns(std::size_t i) const {
 }
 
 const std::string& ProcessExecutor::segment_name() const {
-  return state_->segment->name();
+  return state_->rings->name();
 }
 
 std::vector<pid_t> ProcessExecutor::worker_pids() const {
   std::vector<pid_t> pids;
-  for (const auto& w : state_->workers) pids.push_back(w.pid);
+  for (std::size_t i = 0; i < state_->workers.size(); ++i) {
+    pids.push_back(state_->supervisor->pid(i));
+  }
   return pids;
 }
 

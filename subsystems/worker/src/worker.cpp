@@ -157,7 +157,7 @@ inline constexpr std::uint32_t kCommandSpinIterations = 1u << 15;
 
 }  // namespace
 
-int run_worker(const std::string& segment_name, std::size_t index) {
+int run_worker(const std::string& segment_name, std::size_t index, int segment_fd) {
   const std::string who = "macrostep worker (subsystem " + std::to_string(index + 1) + ")";
   std::optional<ipc::SharedSegment> segment;
   ConfigBlock* handshake = nullptr;
@@ -172,7 +172,12 @@ int run_worker(const std::string& segment_name, std::size_t index) {
       std::fprintf(stderr, "%s: prctl(PR_SET_PDEATHSIG): %s\n", who.c_str(), std::strerror(errno));
       return 4;
     }
-    segment.emplace(ipc::SharedSegment::attach(segment_name));
+    if (segment_fd >= 0) {
+      segment.emplace(ipc::SharedSegment::attach_fd(segment_fd, segment_name));
+      close(segment_fd);  // the mapping stays; the descriptor is not needed any more
+    } else {
+      segment.emplace(ipc::SharedSegment::attach(segment_name));
+    }
     const auto& run = segment->get<RunBlock>("ms.run");
     if (getppid() != run.master_pid) {
       std::fprintf(stderr, "%s: the master (pid %d) is gone\n", who.c_str(), run.master_pid);

@@ -133,6 +133,10 @@ class SharedSegment {
   // Any process of the same user. Throws SegmentError naming the segment and the check that
   // failed: kNotFound, kWrongOwner, kBadMagic, kBadVersion, kBadSize, kSystem.
   static SharedSegment attach(const std::string& name);
+  // The same through an open descriptor of the segment (fd() of the owner, inherited by a
+  // process started after unlink()); `name` only labels messages. The descriptor stays the
+  // caller's. Same checks and errors as attach().
+  static SharedSegment attach_fd(int fd, const std::string& name);
 
   SharedSegment(SharedSegment&& other) noexcept;
   SharedSegment& operator=(SharedSegment&& other) noexcept;
@@ -198,6 +202,10 @@ class SharedSegment {
   // process can attach.
   void unlink() noexcept;
   bool linked() const noexcept { return linked_; }
+  // Owner: the segment's descriptor, open (close-on-exec) for the owner's lifetime, so that a
+  // process started after unlink() can still attach (hand it over with dup2 when spawning).
+  // -1 for an attached process.
+  int fd() const noexcept { return fd_; }
 
  private:
   SharedSegment() = default;
@@ -216,6 +224,7 @@ class SharedSegment {
   bool owner_ = false;
   bool linked_ = false;
   pid_t pid_ = 0;  // the process this object belongs to
+  int fd_ = -1;    // owner only
 };
 
 // A segment of this user whose owner process is gone (killed, crashed, or its pid reused).

@@ -3,13 +3,17 @@
 // segment (DESIGN.md data flow, contracts 1, 3, 5; subsystems/worker/.../protocol.hpp for the
 // messages and the segment layout). Results are bit-identical to InProcessExecutor's.
 //
+// Pieces: the messages travel through a RingTransport (ring_transport.hpp), the processes are
+// started and watched by a ProcessSupervisor (worker_supervisor.hpp); this class is the executor
+// logic on top of the two interfaces (WorkerTransport, WorkerSupervisor).
+//
 // Lifetime and call order (see executor.hpp for step/accept/reject):
-//   - The constructor creates the segment, writes each subsystem's Cap'n Proto configuration,
-//     spawns the workers (posix_spawn: EXE worker --segment NAME --index I), waits for every
-//     handshake (options.handshake_timeout; a timeout or a worker that exits names the
-//     subsystem), and then unlinks the segment name: from then on nothing is left in /dev/shm
-//     whatever happens to the master. On any failure it kills the workers it started and
-//     throws std::runtime_error.
+//   - The constructor creates the segment, writes each subsystem's Cap'n Proto configuration
+//     (its ModelDescription among it), spawns the workers (EXE worker --segment NAME
+//     --segment-fd 3 --index I), waits for every handshake (options.handshake_timeout; a
+//     timeout or a worker that exits names the subsystem), and then unlinks the segment name:
+//     from then on nothing is left in /dev/shm whatever happens to the master. On any failure
+//     it kills the workers it started and throws std::runtime_error.
 //   - step() sends all commands first, then collects all replies. While it waits it checks
 //     the workers every options.poll_interval: a dead worker, or one whose progress counters
 //     (bumped at every model evaluation) stood still for options.hang_timeout, throws
@@ -103,6 +107,12 @@ class ProcessExecutor final : public Executor {
   void accepted_state(std::size_t i, std::span<double> z) const override;
   ida::AdvanceStats total_stats(std::size_t i) const override;
   std::int64_t snapshot_ns(std::size_t i) const override;
+
+  // Between macro steps: ends worker i's process (if it still runs), empties its rings and
+  // starts a new process for it, which attaches to the running segment through the inherited
+  // descriptor and rebuilds its subsystem from its configuration, at the initial state T_0.
+  // Throws std::runtime_error if the new worker does not start (the executor is then unusable).
+  void restart_worker(std::size_t i);
 
   // Diagnostics and tests.
   const std::string& segment_name() const;

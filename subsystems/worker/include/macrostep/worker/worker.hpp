@@ -3,10 +3,10 @@
 //
 // Master side: encode_config() serializes a subsystem's configuration; write_message() puts it
 // into the "ms.cfg.I" region before the worker is spawned.
-// Worker side: run_worker() attaches to the segment, checks the master, pins itself, rebuilds
-// its model bit-identically from the configuration, writes the handshake and serves commands
-// until kShutdown (exit status 0) or until the master is gone (non-zero). It never creates or
-// removes a segment.
+// Worker side: run_worker() attaches to the segment (by name, or through an inherited descriptor),
+// checks the master, pins itself, rebuilds its model bit-identically from the configuration, writes
+// the handshake and serves commands until kShutdown (exit status 0) or until the master is gone
+// (non-zero). It never creates or removes a segment.
 #pragma once
 
 #include <sys/types.h>
@@ -88,6 +88,8 @@ std::size_t config_region_bytes(std::size_t message_bytes);
 
 // The worker's main(): returns the process exit status (0 after kShutdown; 3 orphaned;
 // 4 bad segment or configuration). Messages go to stderr, naming the subsystem (1-based).
-int run_worker(const std::string& segment_name, std::size_t index);
+// segment_fd >= 0: attach through that inherited descriptor (it is closed afterwards) instead
+// of by name, so that a worker started after the master unlinked the name can attach.
+int run_worker(const std::string& segment_name, std::size_t index, int segment_fd = -1);
 
 }  // namespace macrostep::worker

@@ -1,0 +1,75 @@
+// RingTransport: the WorkerTransport of one machine (DESIGN.md contract 3). It owns the run's
+// shared-memory segment (subsystems/worker/.../protocol.hpp gives the layout): per worker the
+// command and reply rings, the progress counters, the state mirror, the Cap'n Proto
+// configuration and the handshake, plus the run block and the shutdown notice.
+//
+// Lifetime:
+//   - construct: creates the segment and writes every worker's configuration (the workers are
+//     started afterwards, by a WorkerSupervisor, with name() and fd()).
+//   - handshake(i) until every worker is ready; then unlink() the name: nothing is left in
+//     /dev/shm from then on whatever happens to the master, and fd() still lets a restarted
+//     worker attach.
+//   - send / receive per WorkerTransport.
+//   - reset(i) after worker i's process has ended: its rings and handshake are emptied, so that
+//     a new process for index i attaches to a clean block.
+//   - write_shutdown(reason) before the kShutdown commands; the destructor removes the segment.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "macrostep/executors/worker_transport.hpp"
+#include "macrostep/ipc/shared_segment.hpp"
+#include "macrostep/worker/worker.hpp"
+
+namespace macrostep::executors {
+
+class RingTransport final : public WorkerTransport {
+ public:
+  // configs[i]: worker i's encoded SubsystemConfig; state_sizes[i]: its state size (the mirror).
+  // policy: how the master waits (nullopt: WaitPolicy::adaptive(workers + 1, run CPUs)).
+  // Throws ipc::SegmentError or std::invalid_argument; leaves nothing behind.
+  RingTransport(std::span<const std::vector<std::byte>> configs,
+                std::span<const std::size_t> state_sizes, std::optional<ipc::WaitPolicy> policy,
+                pid_t master);
+  ~RingTransport() override;
+  RingTransport(const RingTransport&) = delete;
+  RingTransport& operator=(const RingTransport&) = delete;
+
+  std::size_t workers() const override { return blocks_.size(); }
+  ipc::WaitStatus send(std::size_t i, const worker::StepCommand& command,
+                       std::chrono::milliseconds timeout) override;
+  ipc::WaitStatus receive(std::size_t i, worker::StepReply& reply,
+                          std::chrono::milliseconds timeout) override;
+  std::uint64_t progress(std::size_t i) const override;
+  void accepted_state(std::size_t i, std::span<double> z) const override;
+  std::size_t state_size(std::size_t i) const override { return state_sizes_.at(i); }
+
+  // Worker i's handshake once it has written one (ready, or why it could not start).
+  std::optional<worker::HandshakeInfo> handshake(std::size_t i) const;
+  // Empties worker i's rings and handshake. Only while no process of index i is attached.
+  void reset(std::size_t i);
+  // Queues `command` if there is room, without waiting (the shutdown at the end of a run: a
+  // worker that does not take it is killed by its supervisor).
+  bool try_send(std::size_t i, const worker::StepCommand& command);
+  void write_shutdown(const std::string& reason) noexcept;
+
+  const std::string& name() const { return segment_.name(); }
+  int fd() const { return segment_.fd(); }
+  void unlink() { segment_.unlink(); }
+  const ipc::WaitPolicy& policy() const { return policy_; }
+
+ private:
+  ipc::SharedSegment segment_;
+  std::vector<worker::SubsystemBlock*> blocks_;
+  std::vector<std::size_t> state_sizes_;
+  worker::ConfigBlock* bye_ = nullptr;
+  ipc::WaitPolicy policy_;
+};
+
+}  // namespace macrostep::executors

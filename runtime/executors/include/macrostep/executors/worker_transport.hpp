@@ -1,0 +1,47 @@
+// How the master exchanges the hot-path messages with its subsystem workers (DESIGN.md data
+// flow, contract 3), apart from how the workers are started and watched (worker_supervisor.hpp)
+// and from what the executor does with the messages (process_executor.hpp).
+//
+// Per worker one command queue and one reply queue: the worker answers every command with
+// exactly one reply, in order. One thread of the master drives a transport.
+//
+// Implementations: RingTransport (lock-free rings in one shared-memory segment, this machine).
+// An MPI bridge forwards the same messages between ranks behind the same interface.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "macrostep/ipc/wait.hpp"
+#include "macrostep/worker/protocol.hpp"
+
+namespace macrostep::executors {
+
+class WorkerTransport {
+ public:
+  virtual ~WorkerTransport() = default;
+
+  virtual std::size_t workers() const = 0;
+
+  // Queues `command` (its wire_bytes()) for worker i. kTimedOut if the queue stayed full for
+  // `timeout`: the worker is not taking commands (the caller checks whether it is alive).
+  virtual ipc::WaitStatus send(std::size_t i, const worker::StepCommand& command,
+                               std::chrono::milliseconds timeout) = 0;
+
+  // Takes worker i's next reply into `reply`. kTimedOut if none came within `timeout`.
+  virtual ipc::WaitStatus receive(std::size_t i, worker::StepReply& reply,
+                                  std::chrono::milliseconds timeout) = 0;
+
+  // A number that grows while worker i computes (its integrators' model evaluations), for hang
+  // detection; it may stand still while the worker waits for a command.
+  virtual std::uint64_t progress(std::size_t i) const = 0;
+
+  // Worker i's state z at its last accepted macro point (size state_size(i)), as the worker
+  // published it when it handled that accept; valid once its reply has been received.
+  virtual void accepted_state(std::size_t i, std::span<double> z) const = 0;
+  virtual std::size_t state_size(std::size_t i) const = 0;
+};
+
+}  // namespace macrostep::executors

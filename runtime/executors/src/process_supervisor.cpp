@@ -1,0 +1,142 @@
+// ProcessSupervisor (worker_supervisor.hpp; DESIGN.md contract 5).
+#include <fmt/format.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+#include <thread>
+
+#include "macrostep/executors/worker_supervisor.hpp"
+
+extern char** environ;
+
+namespace macrostep::executors {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The descriptor number a worker finds the segment at.
+constexpr int kSegmentFdInChild = 3;
+
+std::string describe_status(int status) {
+  if (WIFSIGNALED(status)) {
+    return fmt::format("was killed by signal {} ({})", WTERMSIG(status),
+                       strsignal(WTERMSIG(status)));
+  }
+  if (WIFEXITED(status)) return fmt::format("exited with status {}", WEXITSTATUS(status));
+  return "stopped";
+}
+
+// Without a pidfd: gone if no such process exists or it is a zombie.
+bool gone_without_pidfd(pid_t pid) {
+  if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return true;
+  const auto close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z';
+}
+
+}  // namespace
+
+ProcessSupervisor::ProcessSupervisor(std::string executable, std::size_t workers)
+    : executable_(std::move(executable)), procs_(workers) {}
+
+ProcessSupervisor::~ProcessSupervisor() {
+  for (std::size_t i = 0; i < procs_.size(); ++i) kill(i);
+}
+
+void ProcessSupervisor::start(std::size_t i, const std::string& segment_name, int segment_fd) {
+  Proc& p = procs_.at(i);
+  if (p.pid > 0 && !ended(i)) {
+    throw std::logic_error(fmt::format("subsystem {}: its worker still runs", i + 1));
+  }
+  close_pidfd(p);
+  const std::string index = std::to_string(i);
+  const std::string fd_text = std::to_string(kSegmentFdInChild);
+  std::vector<std::string> args = {executable_,    "worker", "--segment", segment_name,
+                                   "--segment-fd", fd_text,  "--index",   index};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  // dup2 clears close-on-exec on the copy (and for segment_fd == 3 glibc clears it in place).
+  posix_spawn_file_actions_adddup2(&actions, segment_fd, kSegmentFdInChild);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, executable_.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) {
+    throw std::runtime_error(fmt::format("cannot start the worker of subsystem {} ({}): {}", i + 1,
+                                         executable_, std::strerror(rc)));
+  }
+  p = Proc{};
+  p.pid = pid;
+  p.pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+}
+
+std::optional<std::string> ProcessSupervisor::ended(std::size_t i) {
+  Proc& p = procs_.at(i);
+  if (p.ended) return p.how;
+  if (p.pid <= 0) return std::string("was never started");
+  bool gone = false;
+  if (p.pidfd >= 0) {
+    pollfd fd{p.pidfd, POLLIN, 0};
+    gone = poll(&fd, 1, 0) > 0;  // a pidfd becomes readable when the process ends
+  } else {
+    gone = gone_without_pidfd(p.pid);
+  }
+  // A child is also reaped here (its status is ours); for others the pidfd alone decides.
+  int status = 0;
+  const pid_t r = waitpid(p.pid, &status, WNOHANG);
+  if (r == p.pid) {
+    p.how = describe_status(status);
+  } else if (!gone) {
+    return std::nullopt;
+  } else {
+    p.how = "has ended";
+  }
+  p.ended = true;
+  close_pidfd(p);
+  return p.how;
+}
+
+void ProcessSupervisor::kill(std::size_t i) noexcept {
+  Proc& p = procs_[i];
+  if (p.pid <= 0 || p.ended) return;
+  ::kill(p.pid, SIGKILL);
+  int status = 0;
+  if (waitpid(p.pid, &status, 0) == p.pid) {
+    p.how = describe_status(status);
+  } else {
+    p.how = "was killed";
+  }
+  p.ended = true;
+  close_pidfd(p);
+}
+
+void ProcessSupervisor::stop_all(std::chrono::milliseconds grace) noexcept {
+  const auto deadline = Clock::now() + grace;
+  for (;;) {
+    bool all = true;
+    for (std::size_t i = 0; i < procs_.size(); ++i) all = ended(i).has_value() && all;
+    if (all || Clock::now() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  for (std::size_t i = 0; i < procs_.size(); ++i) kill(i);
+}
+
+void ProcessSupervisor::close_pidfd(Proc& p) noexcept {
+  if (p.pidfd >= 0) close(p.pidfd);
+  p.pidfd = -1;
+}
+
+}  // namespace macrostep::executors

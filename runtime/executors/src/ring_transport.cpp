@@ -1,0 +1,116 @@
+// RingTransport (ring_transport.hpp; DESIGN.md contract 3).
+#include "macrostep/executors/ring_transport.hpp"
+
+#include <cstring>
+#include <memory>
+#include <new>
+#include <stdexcept>
+
+namespace macrostep::executors {
+
+namespace {
+
+// A segment large enough for every worker's block (sized by its configuration and state).
+ipc::SharedSegment create_segment(std::span<const std::vector<std::byte>> configs,
+                                  std::span<const std::size_t> state_sizes) {
+  if (state_sizes.size() != configs.size()) {
+    throw std::invalid_argument("RingTransport: one state size per configuration required");
+  }
+  std::size_t bytes = 4096;
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    bytes += worker::subsystem_layout(state_sizes[i], configs[i].size()).bytes + 128;
+  }
+  ipc::SegmentOptions options;
+  options.region_bytes = bytes;
+  return ipc::SharedSegment::create(options);
+}
+
+}  // namespace
+
+RingTransport::RingTransport(std::span<const std::vector<std::byte>> configs,
+                             std::span<const std::size_t> state_sizes,
+                             std::optional<ipc::WaitPolicy> policy, pid_t master)
+    : segment_(create_segment(configs, state_sizes)),
+      state_sizes_(state_sizes.begin(), state_sizes.end()) {
+  const std::size_t n = configs.size();
+  auto& run = segment_.construct<worker::RunBlock>("ms.run");
+  run.subsystems = static_cast<std::uint32_t>(n);
+  run.master_pid = master;
+  const auto bye = segment_.allocate("ms.bye", worker::kShutdownRegionBytes);
+  bye_ = new (segment_.at(bye.offset)) worker::ConfigBlock();
+  bye_->capacity = worker::kShutdownRegionBytes - sizeof(worker::ConfigBlock);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto layout = worker::subsystem_layout(state_sizes[i], configs[i].size());
+    const auto ref = segment_.allocate(worker::region_name("ms.sub", i), layout.bytes);
+    auto* block = new (segment_.at(ref.offset)) worker::SubsystemBlock();
+    block->state_offset = ref.offset + layout.state_offset;
+    block->state_size = state_sizes[i];
+    block->config_offset = ref.offset + layout.config_offset;
+    auto* cfg = new (segment_.at(block->config_offset)) worker::ConfigBlock();
+    cfg->capacity = configs[i].size();
+    worker::write_message(*cfg, configs[i]);
+    block->handshake.capacity = sizeof(block->handshake_data);
+    blocks_.push_back(block);
+  }
+  policy_ = policy ? *policy : ipc::WaitPolicy::adaptive(n + 1, segment_.identity().run_cpus);
+}
+
+RingTransport::~RingTransport() = default;
+
+ipc::WaitStatus RingTransport::send(std::size_t i, const worker::StepCommand& command,
+                                    std::chrono::milliseconds timeout) {
+  return blocks_[i]->commands.push_for(command, policy_, timeout);
+}
+
+ipc::WaitStatus RingTransport::receive(std::size_t i, worker::StepReply& reply,
+                                       std::chrono::milliseconds timeout) {
+  return blocks_[i]->replies.pop_for(reply, policy_, timeout);
+}
+
+bool RingTransport::try_send(std::size_t i, const worker::StepCommand& command) {
+  return blocks_[i]->commands.try_push(command);
+}
+
+std::uint64_t RingTransport::progress(std::size_t i) const {
+  std::uint64_t sum = 0;
+  for (const auto& counter : blocks_[i]->progress) {
+    sum += counter.value.load(std::memory_order_relaxed);
+  }
+  return sum;
+}
+
+void RingTransport::accepted_state(std::size_t i, std::span<double> z) const {
+  if (z.size() != state_sizes_.at(i)) {
+    throw std::invalid_argument("RingTransport::accepted_state: wrong size");
+  }
+  std::memcpy(z.data(), segment_.at(blocks_[i]->state_offset), z.size() * sizeof(double));
+}
+
+std::optional<worker::HandshakeInfo> RingTransport::handshake(std::size_t i) const {
+  const auto& hs = blocks_.at(i)->handshake;
+  const std::uint64_t b = hs.bytes.load(std::memory_order_acquire);
+  if (b == 0) return std::nullopt;
+  return worker::decode_handshake(hs.data(), b);
+}
+
+void RingTransport::reset(std::size_t i) {
+  worker::SubsystemBlock& block = *blocks_.at(i);
+  // The rings may hold a command the old process never took, or a reply nobody read, and
+  // their wait words may count a sleeper that no longer exists: construct them anew.
+  std::destroy_at(&block.commands);
+  new (&block.commands) worker::CommandRing();
+  std::destroy_at(&block.replies);
+  new (&block.replies) worker::ReplyRing();
+  block.handshake.bytes.store(0, std::memory_order_release);
+}
+
+void RingTransport::write_shutdown(const std::string& reason) noexcept {
+  if (bye_ == nullptr || bye_->bytes.load(std::memory_order_relaxed) != 0) return;
+  try {
+    worker::write_message(*bye_, worker::encode_shutdown(reason));
+  } catch (...) {
+    // The reason is for the workers' log only.
+  }
+}
+
+}  // namespace macrostep::executors
