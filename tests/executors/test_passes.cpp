@@ -55,7 +55,7 @@ bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
 // Everything observable of a driven sequence, in order.
 struct Trace {
   std::vector<std::vector<double>> values;
-  void add(const executors::StepOutcome& o) {
+  void add(const executors::PassOutcome& o) {
     for (const auto& s : o.subsystems) {
       values.push_back(s.nominal.outputs);
       for (const auto& e : s.extra) values.push_back(e.outputs);
@@ -120,7 +120,7 @@ struct Fixture {
             ExtraRun::comparison(coupling::step_polynomial(hist, kappa, t1, s_hat, sel)));
       }
     }
-    executors::StepOutcome out;
+    executors::PassOutcome out;
     ex.step(t1, commands, out);
     EXPECT_TRUE(out.ok) << out.error;
     trace.add(out);

@@ -190,7 +190,7 @@ Trace run_fixed(const TwoMass& model) {
   const auto bodies = sys.coupling_bodies();
   const std::size_t ns = sys.subsystem_count();
   std::vector<executors::SubsystemCommand> commands(ns);
-  executors::StepOutcome out;
+  executors::PassOutcome out;
   std::vector<double> u_pre(1), u_hat(1), u_new(1);
   std::vector<std::vector<double>> y(ns), y_md(ns), y_le(ns);
   auto gather = [&](const std::vector<std::vector<double>>& outputs, std::array<double, 2>& pos,

@@ -42,7 +42,7 @@ std::size_t InProcessExecutor::subsystem_count() const {
 }
 
 void InProcessExecutor::step(double t_end, std::span<const SubsystemCommand> commands,
-                             StepOutcome& outcome) {
+                             PassOutcome& outcome) {
   if (commands.size() != runners_.size()) {
     throw std::invalid_argument("InProcessExecutor::step: one command per subsystem required");
   }

@@ -340,7 +340,7 @@ void ProcessExecutor::restart_worker(std::size_t i) {
 }
 
 void ProcessExecutor::step(double t_end, std::span<const SubsystemCommand> commands,
-                           StepOutcome& outcome) {
+                           PassOutcome& outcome) {
   State& s = *state_;
   const std::size_t n = s.workers.size();
   if (commands.size() != n) {

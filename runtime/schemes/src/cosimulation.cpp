@@ -161,7 +161,7 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
     c.executor = *options.executor;
     c.executor_given = true;
   }
-  // Default (issue 4): a process per subsystem whenever there is more than one subsystem; the
+  // Default: a process per subsystem whenever there is more than one subsystem; the
   // results are bit-identical to in-process (tests/executors).
   if (!c.executor_given) {
     c.executor = config.partition.boundaries.size() > 2 ? config::ExecutorKind::kProcesses

@@ -136,7 +136,7 @@ void run_explicit(const system::CoupledSystem& system, executors::Executor& exec
     }
 
     std::vector<executors::SubsystemCommand> commands(ns);
-    executors::StepOutcome outcome;
+    executors::PassOutcome outcome;
     std::vector<double> u_pre(nc), u_hat(nc), u_new(nc);
     std::vector<double> pos, vel, pos_hat, vel_hat;
     std::vector<std::size_t> sel;

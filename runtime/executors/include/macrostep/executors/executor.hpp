@@ -64,10 +64,11 @@ struct SubsystemOutcome {
   std::int64_t extra_ns = 0;   // wall time of the extra runs together (restores excluded)
 };
 
-struct StepOutcome {
+// What one step() pass returns (the scheme's verdict on the macro step is control::StepOutcome).
+struct PassOutcome {
   bool ok = true;
-  // When !ok: which subsystem failed, and why (IDA error text with time). The step must be
-  // rejected; the executor has not modified the accepted state.
+  // When !ok: which subsystem failed, and why (IDA error text with time). Pass again or reject;
+  // the executor has not modified the accepted state.
   std::size_t failed_subsystem = 0;
   std::string error;
   std::vector<SubsystemOutcome> subsystems;
@@ -85,7 +86,7 @@ class Executor {
   // A pass: integrates every subsystem from T_N to t_end (> T_N) with the runs of its command.
   // commands.size() == subsystem_count().
   virtual void step(double t_end, std::span<const SubsystemCommand> commands,
-                    StepOutcome& outcome) = 0;
+                    PassOutcome& outcome) = 0;
 
   // The nominal states of the last step() become the accepted state (snapshots are taken if
   // rollback is enabled). Requires a step() since the last accept() / reject().

@@ -33,7 +33,7 @@ class InProcessExecutor final : public Executor {
 
   std::size_t subsystem_count() const override;
   void step(double t_end, std::span<const SubsystemCommand> commands,
-            StepOutcome& outcome) override;
+            PassOutcome& outcome) override;
   void accept() override;
   void reject() override;
   double accepted_time() const override;

@@ -1,7 +1,7 @@
 // The co-simulation run of `macrostep run CONFIG` (without --monolithic): the [cosim] table of
 // the configuration, overridden by the command line, turned into an explicit Jacobi run
-// (explicit_jacobi.hpp) of the partitioned chain on the in-process executor, with its result
-// files and summary (DESIGN.md "The macrostep command"; METHODS.md §3, §5, §6, §9).
+// (explicit_jacobi.hpp) of the partitioned chain on the process or in-process executor, with its
+// result files and summary (DESIGN.md "The macrostep command"; METHODS.md §3, §5, §6, §9).
 //
 // Output: a CSV with a row at every output_every-th accepted macro point (T_0 and the last
 // accepted point always): `time`, the coupling-body states x_i, v_i (global 1-based index,

@@ -8,10 +8,10 @@
 // node), node values value[c][0..κ] per input channel c, value[c][κ] = the end support value
 // s_c. step_begin = T_N is carried for the receiver (for κ = 0 it is not a node).
 //
-// The struct is trivially copyable and standard-layout, with fixed capacity, so that a later
-// issue can copy it byte-wise through shared-memory rings. Unused slots are zero; a value
-// built by the builders in builders.hpp is fully initialised, so byte-wise equality of two
-// SupportPoints built from the same data holds.
+// The struct is trivially copyable and standard-layout, with fixed capacity, so that it can be
+// copied byte-wise (the worker protocol packs its used part into ring messages). Unused slots are
+// zero; a value built by the builders in builders.hpp is fully initialised, so byte-wise equality
+// of two SupportPoints built from the same data holds.
 //
 // evaluate() is on the solver's hot path (every residual evaluation): it does not allocate,
 // does not throw, and returns bit-identical results for the same struct contents and t.

@@ -8,13 +8,12 @@
 //   "ms.bye"        ConfigBlock header + the Cap'n Proto Shutdown (reason), written by the
 //                   master before it sends kShutdown; workers read it when they get kShutdown
 //   "ms.sub.I"      SubsystemBlock (below), then the mirrored state z (state_offset: doubles,
-//                   written by the worker when it handles kAccept, before it replies; the
-//                   mirror of issue 4), then a ConfigBlock with the Cap'n Proto
-//                   SubsystemConfig (config_offset), written by the master before it spawns
-//                   the worker. The block holds the command ring (master -> worker), the reply
-//                   ring (worker -> master, exactly one reply per command) and the handshake
-//                   (ConfigBlock + Cap'n Proto Handshake, written by the worker once it is
-//                   ready or has failed to start).
+//                   written by the worker when it handles kAccept, before it replies), then a
+//                   ConfigBlock with the Cap'n Proto SubsystemConfig (config_offset), written by
+//                   the master before it spawns the worker. The block holds the command ring
+//                   (master -> worker), the reply ring (worker -> master, exactly one reply per
+//                   command) and the handshake (ConfigBlock + Cap'n Proto Handshake, written by the
+//                   worker once it is ready or has failed to start).
 //
 // Every command gets exactly one reply, in order. At most two commands are in flight per worker
 // (a queued accept / reject and the next step), well below the ring capacity.
