@@ -61,7 +61,16 @@ void copy_into(std::vector<T>& dst, const T* src, std::size_t count) {
   if (count > 0) std::memcpy(dst.data(), src, count * sizeof(T));
 }
 
-void capture_klu_numeric(const klu_l_numeric* num, KluNumericCopy& out) {
+// LU units of block k: KLU leaves LUbx[k] null and LUsize[k] unset (uninitialized memory) for
+// a singleton block, whose only entry lives in Udiag.
+std::size_t lu_block_units(const klu_l_numeric* num, std::size_t k) {
+  return num->LUbx[k] != nullptr ? num->LUsize[k] : 0;
+}
+
+// Copies `num` (analyzed as `sym`). Entries KLU never writes (the singleton blocks' Lip, Uip,
+// Llen, Ulen and the spare Offi/Offx slot at nzoff) are stored as 0, so that equal
+// factorizations give equal copies.
+void capture_klu_numeric(const klu_l_numeric* num, const klu_l_symbolic* sym, KluNumericCopy& out) {
   out.present = num != nullptr;
   if (!num) return;
   const auto n = static_cast<std::size_t>(num->n);
@@ -73,7 +82,7 @@ void capture_klu_numeric(const klu_l_numeric* num, KluNumericCopy& out) {
   out.max_unz_block = num->max_unz_block;
   out.nzoff = num->nzoff;
   out.worksize = num->worksize;
-  const auto nzoff1 = static_cast<std::size_t>(num->nzoff) + 1;
+  const auto nzoff = static_cast<std::size_t>(num->nzoff);
   copy_into(out.Pnum, num->Pnum, n);
   copy_into(out.Pinv, num->Pinv, n);
   copy_into(out.Lip, num->Lip, n);
@@ -81,8 +90,10 @@ void capture_klu_numeric(const klu_l_numeric* num, KluNumericCopy& out) {
   copy_into(out.Llen, num->Llen, n);
   copy_into(out.Ulen, num->Ulen, n);
   copy_into(out.Offp, num->Offp, n + 1);
-  copy_into(out.Offi, num->Offi, nzoff1);
-  copy_into(out.Offx, static_cast<const double*>(num->Offx), nzoff1);
+  copy_into(out.Offi, num->Offi, nzoff + 1);
+  copy_into(out.Offx, static_cast<const double*>(num->Offx), nzoff + 1);
+  out.Offi[nzoff] = 0;
+  out.Offx[nzoff] = 0.0;
   copy_into(out.Udiag, static_cast<const double*>(num->Udiag), n);
   out.has_rs = num->Rs != nullptr;
   if (out.has_rs)
@@ -90,16 +101,21 @@ void capture_klu_numeric(const klu_l_numeric* num, KluNumericCopy& out) {
   else
     out.Rs.clear();
   const auto nb = static_cast<std::size_t>(num->nblocks);
-  copy_into(out.LUsize, num->LUsize, nb);
+  out.LUsize.resize(nb);
   std::size_t total = 0;
-  for (std::size_t k = 0; k < nb; ++k) total += num->LUsize[k];
+  for (std::size_t k = 0; k < nb; ++k) {
+    out.LUsize[k] = lu_block_units(num, k);
+    total += out.LUsize[k];
+  }
   out.LUbx.resize(total);
   std::size_t offset = 0;
   for (std::size_t k = 0; k < nb; ++k) {
-    if (num->LUsize[k] > 0) {
-      std::memcpy(out.LUbx.data() + offset, num->LUbx[k], num->LUsize[k] * sizeof(double));
+    if (out.LUsize[k] > 0) {
+      std::memcpy(out.LUbx.data() + offset, num->LUbx[k], out.LUsize[k] * sizeof(double));
     }
-    offset += num->LUsize[k];
+    offset += out.LUsize[k];
+    const auto k1 = static_cast<std::size_t>(sym->R[k]);
+    if (sym->R[k + 1] - sym->R[k] == 1) out.Lip[k1] = out.Uip[k1] = out.Llen[k1] = out.Ulen[k1] = 0;
   }
 }
 
@@ -109,8 +125,8 @@ bool klu_shape_matches(const klu_l_numeric* num, const KluNumericCopy& src) {
       (num->Rs != nullptr) != src.has_rs || num->worksize != src.worksize) {
     return false;
   }
-  for (SuiteSparse_long k = 0; k < src.nblocks; ++k) {
-    if (num->LUsize[k] != src.LUsize[static_cast<std::size_t>(k)]) return false;
+  for (std::size_t k = 0; k < src.LUsize.size(); ++k) {
+    if (lu_block_units(num, k) != src.LUsize[k]) return false;
   }
   return true;
 }
@@ -145,7 +161,7 @@ klu_l_numeric* allocate_klu_numeric(const KluNumericCopy& src, klu_l_common* com
   for (std::size_t k = 0; k < nb; ++k) num->LUbx[k] = nullptr;
   for (std::size_t k = 0; k < nb; ++k) {
     num->LUsize[k] = src.LUsize[k];
-    num->LUbx[k] = alloc(src.LUsize[k], sizeof(double));
+    if (src.LUsize[k] > 0) num->LUbx[k] = alloc(src.LUsize[k], sizeof(double));
   }
   num->Udiag = alloc(n, sizeof(double));
   num->Rs = src.has_rs ? static_cast<double*>(alloc(n, sizeof(double))) : nullptr;
@@ -382,7 +398,7 @@ struct Integrator::Impl {
       if (k->first_factorize)
         d.klu_numeric.present = false;
       else
-        capture_klu_numeric(k->numeric, d.klu_numeric);
+        capture_klu_numeric(k->numeric, k->symbolic, d.klu_numeric);
     } else {
       copy_into(d.matrix_values, SUNDenseMatrix_Data(matrix), n * n);
       auto dn = dense();
