@@ -357,6 +357,7 @@ struct Integrator::Impl {
   // ---- snapshot ----------------------------------------------------------------------------
 
   std::size_t vector_count() const { return static_cast<std::size_t>(ida()->ida_maxord) + 3; }
+  detail::SnapshotTarget snapshot_target() const;
 
   std::vector<N_Vector> state_vectors() const {
     std::vector<N_Vector> v;
@@ -403,6 +404,8 @@ struct Integrator::Impl {
       copy_into(d.matrix_values, SUNDenseMatrix_Data(matrix), n * n);
       auto dn = dense();
       copy_into(d.pivots, dn->pivots, n);
+      // SUNLinSol_Dense leaves its pivots uninitialized until the first setup.
+      if (m->ida_nsetups == 0) std::fill(d.pivots.begin(), d.pivots.end(), 0);
       d.dense_last_flag = dn->last_flag;
     }
   }
@@ -538,6 +541,11 @@ Integrator::Integrator(const model::Subsystem& subsystem, const IntegratorOption
   if (!I.ls) throw std::runtime_error("creating the linear solver failed");
   I.check(IDASetLinearSolver(I.mem, I.ls, I.matrix), "IDASetLinearSolver");
   I.check(IDASetJacFn(I.mem, &Impl::jacobian_fn), "IDASetJacFn");
+
+  // IDAInit sets phi[0], phi[1] only; the rest is written before it is read, but zeroing it
+  // makes snapshots of equal states equal byte for byte (export_snapshot).
+  for (int j = 2; j <= I.ida()->ida_maxord; ++j) N_VConst(0.0, I.ida()->ida_phi[j]);
+  N_VConst(0.0, I.ida()->ida_ee);
 
   // Run IDA's one-time setup now so that every integrator, also a fresh clone target, is in the
   // state IDASolve expects after its first call.
@@ -675,6 +683,26 @@ void Integrator::save(WorkspaceSnapshot& snapshot) const {
 
 void Integrator::restore(const WorkspaceSnapshot& snapshot) {
   impl_->restore(*snapshot.data_);
+}
+
+detail::SnapshotTarget Integrator::Impl::snapshot_target() const {
+  return {subsystem, options, vector_count(),
+          options.linear_solver == LinearSolver::kKlu ? &klu()->common : nullptr};
+}
+
+std::vector<std::byte> Integrator::export_snapshot(const WorkspaceSnapshot& snapshot) const {
+  const auto& d = *snapshot.data_;
+  if (d.n != impl_->n || d.solver != impl_->options.linear_solver ||
+      static_cast<std::size_t>(d.vectors) != impl_->vector_count()) {
+    throw std::invalid_argument(
+        "Integrator::export_snapshot: snapshot of another subsystem size, solver or max_order");
+  }
+  return detail::encode_snapshot(d, impl_->snapshot_target());
+}
+
+void Integrator::import_snapshot(std::span<const std::byte> bytes,
+                                 WorkspaceSnapshot& snapshot) const {
+  *snapshot.data_ = detail::decode_snapshot(bytes, impl_->snapshot_target());
 }
 
 void Integrator::copy_state_from(const Integrator& other) {

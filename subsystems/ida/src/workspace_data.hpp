@@ -12,6 +12,7 @@
 #include <sundials/sundials_config.h>
 
 #include <cstddef>
+#include <span>
 #include <vector>
 
 #include "macrostep/ida/integrator.hpp"
@@ -115,5 +116,23 @@ struct WorkspaceSnapshot::Data {
            sizeof(detail::IdaLsScalars) + sizeof(detail::NewtonScalars) + sizeof(klu_l_common);
   }
 };
+
+namespace detail {
+
+// What the export format checks a snapshot against: the integrator it is exported from or
+// imported into.
+struct SnapshotTarget {
+  const model::Subsystem& subsystem;
+  const IntegratorOptions& options;
+  std::size_t vectors;             // phi[0..maxord], ewt, ee
+  const klu_l_common* klu_common;  // the KLU solver's (parameters); nullptr for dense LU
+};
+
+// Integrator::export_snapshot / import_snapshot (snapshot_export.cpp); d must belong to t.
+std::vector<std::byte> encode_snapshot(const WorkspaceSnapshot::Data& d, const SnapshotTarget& t);
+// Throws std::invalid_argument (not for t) or std::runtime_error (malformed or inconsistent).
+WorkspaceSnapshot::Data decode_snapshot(std::span<const std::byte> bytes, const SnapshotTarget& t);
+
+}  // namespace detail
 
 }  // namespace macrostep::ida
