@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "macrostep/library/chain.hpp"
@@ -73,6 +74,65 @@ inline library::ChainParameters nonlinear_chain(std::size_t masses = 30) {
   spec.forces.push_back(contact);
   return library::realize(spec);
 }
+
+// An oscillator driving two first-order lags, block lower-triangular (state order x, v, w, q):
+//   x' = v,  v' = u - k x - d v,  w' = x^2 - a w,  q' = w - q.
+// KLU's block triangular form gives one 2x2 block and two singleton blocks with entries off
+// the diagonal blocks, which the chain (one irreducible block) never has.
+class CascadeModel final : public model::Subsystem {
+ public:
+  CascadeModel() {
+    pattern_.n = 4;
+    pattern_.column_start = {0, 3, 5, 7, 8};
+    pattern_.row_index = {0, 1, 2, 0, 1, 2, 3, 3};
+  }
+  std::size_t state_size() const override { return 4; }
+  std::size_t input_size() const override { return 1; }
+  std::size_t output_size() const override { return 1; }
+  std::span<const model::StateRole> state_roles() const override { return roles_; }
+  std::string state_name(std::size_t i) const override { return "xvwq"[i] + std::string(); }
+  std::string output_name(std::size_t) const override { return "x"; }
+  std::string input_name(std::size_t) const override { return "u"; }
+  double initial_time() const override { return 0.0; }
+  void initial_state(std::span<const double> u0, std::span<double> z,
+                     std::span<double> zp) const override {
+    z[0] = 1e-3;
+    z[1] = z[2] = z[3] = 0.0;
+    zp[0] = z[1];
+    zp[1] = u0[0] - kK * z[0] - kD * z[1];
+    zp[2] = z[0] * z[0] - kA * z[2];
+    zp[3] = z[2] - z[3];
+  }
+  void residual(double, std::span<const double> z, std::span<const double> zp,
+                std::span<const double> u, std::span<double> r) const override {
+    r[0] = zp[0] - z[1];
+    r[1] = zp[1] + kK * z[0] + kD * z[1] - u[0];
+    r[2] = zp[2] + kA * z[2] - z[0] * z[0];
+    r[3] = zp[3] + z[3] - z[2];
+  }
+  const model::SparsityPattern& jacobian_pattern() const override { return pattern_; }
+  void jacobian(double, std::span<const double> z, std::span<const double>, std::span<const double>,
+                double cj, std::span<double> v) const override {
+    v[0] = cj;  // column x: rows 0, 1, 2
+    v[1] = kK;
+    v[2] = -2.0 * z[0];
+    v[3] = -1.0;  // column v: rows 0, 1
+    v[4] = cj + kD;
+    v[5] = cj + kA;  // column w: rows 2, 3
+    v[6] = -1.0;
+    v[7] = cj + 1.0;  // column q: row 3
+  }
+  void outputs(double, std::span<const double> z, std::span<const double>,
+               std::span<double> y) const override {
+    y[0] = z[0];
+  }
+
+ private:
+  static constexpr double kK = 1e4, kD = 10.0, kA = 50.0;
+  model::SparsityPattern pattern_;
+  std::vector<model::StateRole> roles_ = {model::StateRole::kPosition, model::StateRole::kVelocity,
+                                          model::StateRole::kOther, model::StateRole::kOther};
+};
 
 inline bool bit_identical(std::span<const double> a, std::span<const double> b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;

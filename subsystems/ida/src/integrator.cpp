@@ -4,7 +4,7 @@
 //
 // The snapshot reads and writes IDA's private memory (ida/ida_impl.h, ida/ida_ls_impl.h), the
 // Newton solver's content and the KLU numeric factorization. That layout belongs to exactly one
-// SUNDIALS release, hence the version guard below (CMake checks it as well).
+// SUNDIALS release, hence the version guard in workspace_data.hpp (CMake checks it as well).
 #include "macrostep/ida/integrator.hpp"
 
 #include <ida/ida.h>
@@ -30,11 +30,7 @@
 
 #include <fmt/format.h>
 
-#if SUNDIALS_VERSION_MAJOR != 6 || SUNDIALS_VERSION_MINOR != 4 || SUNDIALS_VERSION_PATCH != 1
-#error "macrostep's workspace snapshot reads IDA's private layout of SUNDIALS 6.4.1 exactly"
-#endif
-static_assert(sizeof(sunindextype) == 8, "SUNDIALS built with 64-bit indices (klu_l_*) expected");
-static_assert(MXORDP1 == 6, "IDA 6.4.1 has MXORDP1 == 6");
+#include "workspace_data.hpp"
 
 // Exported by libsundials_ida but declared in no public header. Running it on a fresh
 // integrator makes it a valid restore/clone target (otherwise IDASolve would dereference the
@@ -57,69 +53,7 @@ AdvanceStats& AdvanceStats::operator+=(const AdvanceStats& o) {
 
 namespace {
 
-// Every scalar of IDAMemRec that steers the continuation: step, order, Newton and Jacobian
-// reuse decisions and the counters IDA branches on (nst == 0 selects the first-call path).
-// Configuration fields (tolerances, limits, function pointers) are equal in clones by
-// construction and not copied. X(name) expands once per field.
-// (clang-format does not reach a fixed point on these lists.)
-// clang-format off
-#define MACROSTEP_IDA_SCALARS(X)                                                        \
-  X(ida_tstopset) X(ida_tstop) X(ida_t0)                                                \
-  X(ida_kk) X(ida_kused) X(ida_knew) X(ida_phase) X(ida_ns)                             \
-  X(ida_hin) X(ida_h0u) X(ida_hh) X(ida_hused) X(ida_eta) X(ida_tn) X(ida_tretlast)     \
-  X(ida_cj) X(ida_cjlast) X(ida_cjold) X(ida_cjratio) X(ida_ss) X(ida_oldnrm)           \
-  X(ida_epsNewt) X(ida_toldel)                                                          \
-  X(ida_nst) X(ida_nre) X(ida_ncfn) X(ida_netf) X(ida_nni) X(ida_nnf) X(ida_nsetups)    \
-  X(ida_tolsf) X(ida_SetupDone)                                                         \
-  X(ida_irfnd) X(ida_toutc) X(ida_taskc) X(ida_nge) X(ida_tlo) X(ida_thi) X(ida_trout)
-
-#define MACROSTEP_IDA_ARRAYS(X) \
-  X(ida_psi) X(ida_alpha) X(ida_beta) X(ida_sigma) X(ida_gamma) X(ida_cvals) X(ida_dvals)
-
-#define MACROSTEP_IDALS_SCALARS(X)                                                      \
-  X(nje) X(npe) X(nli) X(nps) X(ncfl) X(nreDQ) X(njtsetup) X(njtimes)                   \
-  X(nst0) X(nni0) X(ncfn0) X(ncfl0) X(nwarn) X(last_flag)
-// clang-format on
-
-struct IdaScalars {
-#define DECLARE_FIELD(f) decltype(IDAMemRec::f) f;
-  MACROSTEP_IDA_SCALARS(DECLARE_FIELD)
-  MACROSTEP_IDA_ARRAYS(DECLARE_FIELD)
-#undef DECLARE_FIELD
-};
-
-struct IdaLsScalars {
-#define DECLARE_FIELD(f) decltype(IDALsMemRec::f) f;
-  MACROSTEP_IDALS_SCALARS(DECLARE_FIELD)
-#undef DECLARE_FIELD
-};
-
-struct NewtonScalars {
-  booleantype jcur;
-  int curiter;
-  long niters;
-  long nconvfails;
-};
-
-// Deep copy of a KLU numeric factorization in plain buffers (klu.h's klu_l_numeric).
-struct KluNumericCopy {
-  bool present = false;
-  SuiteSparse_long n = 0, nblocks = 0, lnz = 0, unz = 0, max_lnz_block = 0, max_unz_block = 0,
-                   nzoff = 0;
-  std::vector<SuiteSparse_long> Pnum, Pinv, Lip, Uip, Llen, Ulen, Offp, Offi;
-  std::vector<std::size_t> LUsize;
-  std::vector<double> LUbx;  // all blocks back to back, LUsize[k] doubles each (Unit = double)
-  std::vector<double> Udiag, Rs, Offx;
-  bool has_rs = false;
-  std::size_t worksize = 0;
-
-  std::size_t bytes() const {
-    return sizeof(SuiteSparse_long) * (Pnum.size() + Pinv.size() + Lip.size() + Uip.size() +
-                                       Llen.size() + Ulen.size() + Offp.size() + Offi.size()) +
-           sizeof(std::size_t) * LUsize.size() +
-           sizeof(double) * (LUbx.size() + Udiag.size() + Rs.size() + Offx.size());
-  }
-};
+using detail::KluNumericCopy;
 
 template <class T>
 void copy_into(std::vector<T>& dst, const T* src, std::size_t count) {
@@ -127,7 +61,16 @@ void copy_into(std::vector<T>& dst, const T* src, std::size_t count) {
   if (count > 0) std::memcpy(dst.data(), src, count * sizeof(T));
 }
 
-void capture_klu_numeric(const klu_l_numeric* num, KluNumericCopy& out) {
+// LU units of block k: KLU leaves LUbx[k] null and LUsize[k] unset (uninitialized memory) for
+// a singleton block, whose only entry lives in Udiag.
+std::size_t lu_block_units(const klu_l_numeric* num, std::size_t k) {
+  return num->LUbx[k] != nullptr ? num->LUsize[k] : 0;
+}
+
+// Copies `num` (analyzed as `sym`). Entries KLU never writes (the singleton blocks' Lip, Uip,
+// Llen, Ulen and the spare Offi/Offx slot at nzoff) are stored as 0, so that equal
+// factorizations give equal copies.
+void capture_klu_numeric(const klu_l_numeric* num, const klu_l_symbolic* sym, KluNumericCopy& out) {
   out.present = num != nullptr;
   if (!num) return;
   const auto n = static_cast<std::size_t>(num->n);
@@ -139,7 +82,7 @@ void capture_klu_numeric(const klu_l_numeric* num, KluNumericCopy& out) {
   out.max_unz_block = num->max_unz_block;
   out.nzoff = num->nzoff;
   out.worksize = num->worksize;
-  const auto nzoff1 = static_cast<std::size_t>(num->nzoff) + 1;
+  const auto nzoff = static_cast<std::size_t>(num->nzoff);
   copy_into(out.Pnum, num->Pnum, n);
   copy_into(out.Pinv, num->Pinv, n);
   copy_into(out.Lip, num->Lip, n);
@@ -147,8 +90,10 @@ void capture_klu_numeric(const klu_l_numeric* num, KluNumericCopy& out) {
   copy_into(out.Llen, num->Llen, n);
   copy_into(out.Ulen, num->Ulen, n);
   copy_into(out.Offp, num->Offp, n + 1);
-  copy_into(out.Offi, num->Offi, nzoff1);
-  copy_into(out.Offx, static_cast<const double*>(num->Offx), nzoff1);
+  copy_into(out.Offi, num->Offi, nzoff + 1);
+  copy_into(out.Offx, static_cast<const double*>(num->Offx), nzoff + 1);
+  out.Offi[nzoff] = 0;
+  out.Offx[nzoff] = 0.0;
   copy_into(out.Udiag, static_cast<const double*>(num->Udiag), n);
   out.has_rs = num->Rs != nullptr;
   if (out.has_rs)
@@ -156,16 +101,21 @@ void capture_klu_numeric(const klu_l_numeric* num, KluNumericCopy& out) {
   else
     out.Rs.clear();
   const auto nb = static_cast<std::size_t>(num->nblocks);
-  copy_into(out.LUsize, num->LUsize, nb);
+  out.LUsize.resize(nb);
   std::size_t total = 0;
-  for (std::size_t k = 0; k < nb; ++k) total += num->LUsize[k];
+  for (std::size_t k = 0; k < nb; ++k) {
+    out.LUsize[k] = lu_block_units(num, k);
+    total += out.LUsize[k];
+  }
   out.LUbx.resize(total);
   std::size_t offset = 0;
   for (std::size_t k = 0; k < nb; ++k) {
-    if (num->LUsize[k] > 0) {
-      std::memcpy(out.LUbx.data() + offset, num->LUbx[k], num->LUsize[k] * sizeof(double));
+    if (out.LUsize[k] > 0) {
+      std::memcpy(out.LUbx.data() + offset, num->LUbx[k], out.LUsize[k] * sizeof(double));
     }
-    offset += num->LUsize[k];
+    offset += out.LUsize[k];
+    const auto k1 = static_cast<std::size_t>(sym->R[k]);
+    if (sym->R[k + 1] - sym->R[k] == 1) out.Lip[k1] = out.Uip[k1] = out.Llen[k1] = out.Ulen[k1] = 0;
   }
 }
 
@@ -175,8 +125,8 @@ bool klu_shape_matches(const klu_l_numeric* num, const KluNumericCopy& src) {
       (num->Rs != nullptr) != src.has_rs || num->worksize != src.worksize) {
     return false;
   }
-  for (SuiteSparse_long k = 0; k < src.nblocks; ++k) {
-    if (num->LUsize[k] != src.LUsize[static_cast<std::size_t>(k)]) return false;
+  for (std::size_t k = 0; k < src.LUsize.size(); ++k) {
+    if (lu_block_units(num, k) != src.LUsize[k]) return false;
   }
   return true;
 }
@@ -211,7 +161,7 @@ klu_l_numeric* allocate_klu_numeric(const KluNumericCopy& src, klu_l_common* com
   for (std::size_t k = 0; k < nb; ++k) num->LUbx[k] = nullptr;
   for (std::size_t k = 0; k < nb; ++k) {
     num->LUsize[k] = src.LUsize[k];
-    num->LUbx[k] = alloc(src.LUsize[k], sizeof(double));
+    if (src.LUsize[k] > 0) num->LUbx[k] = alloc(src.LUsize[k], sizeof(double));
   }
   num->Udiag = alloc(n, sizeof(double));
   num->Rs = src.has_rs ? static_cast<double*>(alloc(n, sizeof(double))) : nullptr;
@@ -262,31 +212,6 @@ void apply_klu_numeric(const KluNumericCopy& src, klu_l_numeric** num_handle,
 }
 
 }  // namespace
-
-struct WorkspaceSnapshot::Data {
-  std::size_t n = 0;
-  int vectors = 0;  // phi[0..maxord], ewt, ee
-  std::vector<double> vectors_buffer;
-  IdaScalars ida{};
-  IdaLsScalars ls{};
-  NewtonScalars newton{};
-  std::vector<double> matrix_values;  // sparse data (nnz) or dense column-major data (LU)
-  // KLU
-  int klu_first_factorize = 1;
-  int klu_last_flag = 0;
-  klu_l_common klu_common{};
-  KluNumericCopy klu_numeric;
-  // dense
-  std::vector<sunindextype> pivots;
-  sunindextype dense_last_flag = 0;
-  LinearSolver solver = LinearSolver::kKlu;
-
-  std::size_t bytes() const {
-    return sizeof(double) * (vectors_buffer.size() + matrix_values.size()) + klu_numeric.bytes() +
-           sizeof(sunindextype) * pivots.size() + sizeof(IdaScalars) + sizeof(IdaLsScalars) +
-           sizeof(NewtonScalars) + sizeof(klu_l_common);
-  }
-};
 
 WorkspaceSnapshot::WorkspaceSnapshot() : data_(std::make_unique<Data>()) {}
 WorkspaceSnapshot::~WorkspaceSnapshot() = default;
@@ -432,6 +357,7 @@ struct Integrator::Impl {
   // ---- snapshot ----------------------------------------------------------------------------
 
   std::size_t vector_count() const { return static_cast<std::size_t>(ida()->ida_maxord) + 3; }
+  detail::SnapshotTarget snapshot_target() const;
 
   std::vector<N_Vector> state_vectors() const {
     std::vector<N_Vector> v;
@@ -473,11 +399,13 @@ struct Integrator::Impl {
       if (k->first_factorize)
         d.klu_numeric.present = false;
       else
-        capture_klu_numeric(k->numeric, d.klu_numeric);
+        capture_klu_numeric(k->numeric, k->symbolic, d.klu_numeric);
     } else {
       copy_into(d.matrix_values, SUNDenseMatrix_Data(matrix), n * n);
       auto dn = dense();
       copy_into(d.pivots, dn->pivots, n);
+      // SUNLinSol_Dense leaves its pivots uninitialized until the first setup.
+      if (m->ida_nsetups == 0) std::fill(d.pivots.begin(), d.pivots.end(), 0);
       d.dense_last_flag = dn->last_flag;
     }
   }
@@ -613,6 +541,11 @@ Integrator::Integrator(const model::Subsystem& subsystem, const IntegratorOption
   if (!I.ls) throw std::runtime_error("creating the linear solver failed");
   I.check(IDASetLinearSolver(I.mem, I.ls, I.matrix), "IDASetLinearSolver");
   I.check(IDASetJacFn(I.mem, &Impl::jacobian_fn), "IDASetJacFn");
+
+  // IDAInit sets phi[0], phi[1] only; the rest is written before it is read, but zeroing it
+  // makes snapshots of equal states equal byte for byte (export_snapshot).
+  for (int j = 2; j <= I.ida()->ida_maxord; ++j) N_VConst(0.0, I.ida()->ida_phi[j]);
+  N_VConst(0.0, I.ida()->ida_ee);
 
   // Run IDA's one-time setup now so that every integrator, also a fresh clone target, is in the
   // state IDASolve expects after its first call.
@@ -750,6 +683,26 @@ void Integrator::save(WorkspaceSnapshot& snapshot) const {
 
 void Integrator::restore(const WorkspaceSnapshot& snapshot) {
   impl_->restore(*snapshot.data_);
+}
+
+detail::SnapshotTarget Integrator::Impl::snapshot_target() const {
+  return {subsystem, options, vector_count(),
+          options.linear_solver == LinearSolver::kKlu ? &klu()->common : nullptr};
+}
+
+std::vector<std::byte> Integrator::export_snapshot(const WorkspaceSnapshot& snapshot) const {
+  const auto& d = *snapshot.data_;
+  if (d.n != impl_->n || d.solver != impl_->options.linear_solver ||
+      static_cast<std::size_t>(d.vectors) != impl_->vector_count()) {
+    throw std::invalid_argument(
+        "Integrator::export_snapshot: snapshot of another subsystem size, solver or max_order");
+  }
+  return detail::encode_snapshot(d, impl_->snapshot_target());
+}
+
+void Integrator::import_snapshot(std::span<const std::byte> bytes,
+                                 WorkspaceSnapshot& snapshot) const {
+  *snapshot.data_ = detail::decode_snapshot(bytes, impl_->snapshot_target());
 }
 
 void Integrator::copy_state_from(const Integrator& other) {

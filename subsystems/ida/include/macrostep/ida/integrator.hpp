@@ -10,6 +10,9 @@
 //    options (a clone). Its buffers are allocated once; save()/restore() do not allocate
 //    unless a KLU factorization grew (pivoting changed the fill).
 //
+//  - export_snapshot() returns bytes the caller owns; import_snapshot() reads the caller's bytes
+//    only during the call (any alignment) and keeps no reference to them.
+//
 // Call order: construct (consistent initial state from the model at u(t0)) -> set_input()
 // -> advance_to(T1) -> ... Every advance_to() starts from time() and ends exactly at its
 // argument. save()/restore()/copy_state_from() may be called between advances. After a
@@ -76,6 +79,10 @@ class IntegrationError : public std::runtime_error {
 
 class WorkspaceSnapshot;
 
+// Version of the exported snapshot format (ipc/schema/state.capnp, IdaSnapshot). It changes
+// whenever the meaning of the message changes; import_snapshot() accepts only this version.
+inline constexpr std::uint32_t kSnapshotFormatVersion = 1;
+
 class Integrator {
  public:
   // Throws std::invalid_argument for bad options, IntegrationError if IDA cannot be set up.
@@ -120,6 +127,30 @@ class Integrator {
   // Makes this integrator an exact copy of `other` (same subsystem size and options): save()
   // on other into a scratch snapshot owned by this integrator, then restore() here.
   void copy_state_from(const Integrator& other);
+
+  // Exportable snapshot (issue 8): a Cap'n Proto message (ipc/schema/state.capnp, IdaSnapshot)
+  // that another process imports into a freshly constructed integrator for the same subsystem
+  // with the same options, and then continues bit-identically (contract 2):
+  //   A: a.save(s); bytes = a.export_snapshot(s);   -> file, pipe, checkpoint
+  //   B: Integrator b(subsystem, options, &input);  auto s = b.make_snapshot();
+  //      b.import_snapshot(bytes, *s); b.restore(*s); b.advance_to(...)   // as A would
+  // The message holds everything restore() uses, the KLU factorization as KLU's own arrays
+  // (a refactorization from the Jacobian values could pivot differently), and what it was
+  // made for: format version, SUNDIALS and KLU versions, state size, Jacobian nonzeros, a hash
+  // of state roles and pattern, the linear solver kind and all IntegratorOptions.
+  // Not in it (as with restore()): total_stats(), the input function, the progress counter.
+  // Exporting the same state gives the same bytes.
+  //
+  // export_snapshot: `snapshot` must come from an integrator of this subsystem size, solver
+  // and max_order (std::invalid_argument otherwise).
+  // import_snapshot: overwrites `snapshot` (made by make_snapshot() of this integrator or one
+  // like it) only on success. Throws std::invalid_argument if the message is well-formed but
+  // not for this integrator (format/SUNDIALS/KLU version, size, structure, solver, options;
+  // the message names the difference), std::runtime_error if the bytes are malformed,
+  // truncated or inconsistent (every index IDA or KLU would follow is range-checked, so bad
+  // bytes give an exception and never a crash later).
+  std::vector<std::byte> export_snapshot(const WorkspaceSnapshot& snapshot) const;
+  void import_snapshot(std::span<const std::byte> bytes, WorkspaceSnapshot& snapshot) const;
 
   struct Impl;
 
