@@ -122,6 +122,17 @@ ida::AdvanceStats InProcessExecutor::total_stats(std::size_t i) const {
   return runners_.at(i)->total_stats();
 }
 
+std::size_t InProcessExecutor::export_state(std::size_t i, const std::string& path) {
+  if (stepped_) throw std::logic_error("InProcessExecutor::export_state: call between steps");
+  return runners_.at(i)->export_state_to(path);
+}
+
+void InProcessExecutor::import_state(std::size_t i, const std::string& path) {
+  if (stepped_) throw std::logic_error("InProcessExecutor::import_state: call between steps");
+  runners_.at(i)->import_state_from(path);
+  accepted_time_ = runners_[i]->accepted_time();
+}
+
 std::int64_t InProcessExecutor::snapshot_ns(std::size_t i) const {
   return runners_.at(i)->snapshot_ns();
 }

@@ -23,7 +23,7 @@ using Clock = std::chrono::steady_clock;
 // What the master had asked the workers to do, for failure messages. Kept as numbers and
 // formatted only when something fails: the macro-step loop does not pay for the text.
 struct Operation {
-  enum Kind : std::uint8_t { kStep, kAccept, kReject } kind = kStep;
+  enum Kind : std::uint8_t { kStep, kAccept, kReject, kExport, kImport } kind = kStep;
   std::uint64_t step = 0;     // the macro step (accepted steps + 1 while it is computed)
   std::uint64_t attempt = 0;  // step() calls so far (passes), rejected attempts included
   double begin = 0.0, end = 0.0;
@@ -36,6 +36,10 @@ std::string describe(const Operation& op) {
     case Operation::kReject:
       return fmt::format("the reject of macro step {} (attempt {}) from t = {:.9g} to {:.9g}",
                          op.step, op.attempt, op.begin, op.end);
+    case Operation::kExport:
+    case Operation::kImport:
+      return fmt::format("the {} of the state at t = {:.9g}",
+                         op.kind == Operation::kExport ? "export" : "import", op.end);
     case Operation::kStep:
       break;
   }
@@ -46,7 +50,7 @@ std::string describe(const Operation& op) {
 // WorkerFailure::time(): where the run's accepted results end when `op` fails (T_N of a step
 // or reject, the accepted point of an accept).
 double resume_time(const Operation& op) {
-  return op.kind == Operation::kAccept ? op.end : op.begin;
+  return op.kind == Operation::kStep || op.kind == Operation::kReject ? op.begin : op.end;
 }
 
 }  // namespace
@@ -445,6 +449,37 @@ void ProcessExecutor::accepted_state(std::size_t i, std::span<double> z) const {
 ida::AdvanceStats ProcessExecutor::total_stats(std::size_t i) const {
   if (!state_->broken) state_->drain();
   return state_->workers.at(i).total;
+}
+
+// Export and import are one command to one worker, answered before the call returns.
+void ProcessExecutor::transfer_state(std::size_t i, worker::CommandKind kind,
+                                     const std::string& path) {
+  State& s = *state_;
+  if (i >= s.workers.size()) throw std::out_of_range("ProcessExecutor: subsystem index");
+  if (s.stepped) throw std::logic_error("ProcessExecutor: export / import between steps only");
+  if (s.broken) throw std::logic_error("ProcessExecutor: a worker has failed");
+  s.drain();
+  const bool is_export = kind == worker::CommandKind::kExport;
+  const Operation op{is_export ? Operation::kExport : Operation::kImport, s.accepted_steps,
+                     s.attempt, s.accepted_time, s.accepted_time};
+  s.command->kind = kind;
+  s.command->set_path(path);
+  s.command->id = ++s.command_counter;
+  s.send(i, op);
+  s.receive(i, op, s.command->id);
+  if (s.reply->status != worker::ReplyStatus::kOk) {
+    throw std::runtime_error(fmt::format("subsystem {}: {}", i + 1, s.reply->error));
+  }
+}
+
+std::size_t ProcessExecutor::export_state(std::size_t i, const std::string& path) {
+  transfer_state(i, worker::CommandKind::kExport, path);
+  return state_->reply->exported_bytes;
+}
+
+void ProcessExecutor::import_state(std::size_t i, const std::string& path) {
+  transfer_state(i, worker::CommandKind::kImport, path);
+  state_->accepted_time = state_->reply->time;
 }
 
 std::int64_t ProcessExecutor::snapshot_ns(std::size_t i) const {

@@ -1,7 +1,12 @@
 // SubsystemRunner (subsystem_runner.hpp; METHODS.md §3.1 step 3, §4.2, §4.7, §5.1, D-23).
 #include "macrostep/runner/subsystem_runner.hpp"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <stdexcept>
 
 #include "macrostep/runner/parallel_runs.hpp"
@@ -216,6 +221,63 @@ void SubsystemRunner::accepted_state(std::span<double> z) const {
   }
   std::vector<double> zp(z.size());
   nominal_->state(z, zp);
+}
+
+std::vector<std::byte> SubsystemRunner::export_state() const {
+  if (advanced_ || !snapshot_) {
+    throw std::logic_error(snapshot_ ? "SubsystemRunner::export_state: call between steps"
+                                     : "SubsystemRunner::export_state: rollback is disabled");
+  }
+  return nominal_->export_snapshot(*snapshot_);
+}
+
+void SubsystemRunner::import_state(std::span<const std::byte> bytes) {
+  if (advanced_ || !snapshot_) {
+    throw std::logic_error(snapshot_ ? "SubsystemRunner::import_state: call between steps"
+                                     : "SubsystemRunner::import_state: rollback is disabled");
+  }
+  const auto t0 = now_ns();
+  nominal_->import_snapshot(bytes, *snapshot_);  // leaves the snapshot alone if it throws
+  nominal_->restore(*snapshot_);
+  snapshot_ns_ += now_ns() - t0;
+}
+
+std::size_t SubsystemRunner::export_state_to(const std::string& path) const {
+  const std::vector<std::byte> bytes = export_state();
+  const std::string tmp = path + ".tmp-" + std::to_string(getpid());
+  const auto fail = [&](const char* what) {
+    const int err = errno;
+    std::remove(tmp.c_str());
+    throw std::runtime_error("cannot " + std::string(what) + " " + path + ": " +
+                             std::strerror(err));
+  };
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (f == nullptr) fail("create");
+  const bool written = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size() &&
+                       std::fflush(f) == 0 && fsync(fileno(f)) == 0;
+  if (std::fclose(f) != 0 || !written) fail("write");
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) fail("rename the temporary file to");
+  return bytes.size();
+}
+
+void SubsystemRunner::import_state_from(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) {
+    throw std::runtime_error("cannot open " + path + ": " + std::strerror(errno));
+  }
+  std::vector<std::byte> bytes;
+  std::byte buffer[1 << 16];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, f)) > 0;) {
+    bytes.insert(bytes.end(), buffer, buffer + n);
+  }
+  const bool failed = std::ferror(f) != 0;
+  std::fclose(f);
+  if (failed) throw std::runtime_error("cannot read " + path);
+  try {
+    import_state(bytes);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(path + ": " + e.what());
+  }
 }
 
 double SubsystemRunner::time() const {

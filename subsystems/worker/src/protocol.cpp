@@ -1,5 +1,6 @@
 // Packing of the runs in a StepCommand (protocol.hpp).
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -70,6 +71,31 @@ void StepCommand::add_extra(const ExtraRun& run) {
     points[packed++] = run.end_value;
   }
   ++runs;
+}
+
+void StepCommand::set_path(const std::string& path) {
+  if (path.empty() || path.find('\0') != std::string::npos || path.size() + 1 > sizeof(points)) {
+    throw std::invalid_argument(
+        "StepCommand: a state file path must be non-empty, without NUL "
+        "and shorter than " +
+        std::to_string(sizeof(points)) + " bytes");
+  }
+  clear_runs();
+  std::memset(points, 0, (path.size() + 1 + sizeof(double) - 1) / sizeof(double) * sizeof(double));
+  std::memcpy(points, path.data(), path.size());
+  packed = static_cast<std::uint32_t>((path.size() + 1 + sizeof(double) - 1) / sizeof(double));
+}
+
+std::string StepCommand::path() const {
+  if (packed == 0 || packed > kMaxCommandDoubles) {
+    throw std::runtime_error("state command without a path");
+  }
+  const char* text = reinterpret_cast<const char*>(points);
+  const std::size_t n = strnlen(text, packed * sizeof(double));
+  if (n == 0 || n == packed * sizeof(double)) {
+    throw std::runtime_error("state command with a malformed path");
+  }
+  return std::string(text, n);
 }
 
 namespace {

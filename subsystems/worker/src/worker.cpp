@@ -63,6 +63,7 @@ class Worker {
     reply.error[0] = '\0';
     reply.id = cmd.id;
     reply.runs = 0;
+    reply.exported_bytes = 0;
     reply.solver_ns = reply.extra_ns = 0;
     try {
       switch (cmd.kind) {
@@ -75,6 +76,13 @@ class Worker {
           break;
         case CommandKind::kReject:
           runner_.reject();
+          break;
+        case CommandKind::kExport:
+          reply.exported_bytes = runner_.export_state_to(cmd.path());
+          break;
+        case CommandKind::kImport:
+          runner_.import_state_from(cmd.path());
+          write_mirror();
           break;
         case CommandKind::kShutdown:
           break;

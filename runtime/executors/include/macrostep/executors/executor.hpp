@@ -103,6 +103,15 @@ class Executor {
   // Work counters summed over every run (nominal and extra, rejected attempts included).
   virtual ida::AdvanceStats total_stats(std::size_t i) const = 0;
 
+  // Between macro steps: writes subsystem i's accepted workspace T_N to `path` (returns its
+  // bytes), or replaces it by the one in `path`. Any executor reads what any executor wrote, for
+  // the same subsystem and solver options; afterwards the subsystem continues bit-identically to
+  // the one that exported (contract 2): a checkpoint, or a restarted worker that continues a
+  // run. The caller keeps every subsystem at one T_N (accepted_time() becomes the imported
+  // time). Needs rollback (std::logic_error); std::runtime_error names the path or the mismatch.
+  virtual std::size_t export_state(std::size_t i, const std::string& path) = 0;
+  virtual void import_state(std::size_t i, const std::string& path) = 0;
+
   // Wall time subsystem i spent on workspace snapshots so far: saves at accept(), restores at
   // reject() and the clones for extra runs ("sws dump", seed 000 §4.4).
   virtual std::int64_t snapshot_ns(std::size_t i) const = 0;

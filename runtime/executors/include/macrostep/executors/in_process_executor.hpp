@@ -40,6 +40,8 @@ class InProcessExecutor final : public Executor {
   void accepted_state(std::size_t i, std::span<double> z) const override;
   ida::AdvanceStats total_stats(std::size_t i) const override;
   std::int64_t snapshot_ns(std::size_t i) const override;
+  std::size_t export_state(std::size_t i, const std::string& path) override;
+  void import_state(std::size_t i, const std::string& path) override;
 
  private:
   struct Pool;

@@ -44,6 +44,7 @@
 #include "macrostep/ipc/wait.hpp"
 #include "macrostep/library/model_description.hpp"
 #include "macrostep/system/coupled_system.hpp"
+#include "macrostep/worker/protocol.hpp"
 
 namespace macrostep::executors {
 
@@ -107,11 +108,14 @@ class ProcessExecutor final : public Executor {
   void accepted_state(std::size_t i, std::span<double> z) const override;
   ida::AdvanceStats total_stats(std::size_t i) const override;
   std::int64_t snapshot_ns(std::size_t i) const override;
+  std::size_t export_state(std::size_t i, const std::string& path) override;
+  void import_state(std::size_t i, const std::string& path) override;
 
   // Between macro steps: ends worker i's process (if it still runs), empties its rings and
   // starts a new process for it, which attaches to the running segment through the inherited
   // descriptor and rebuilds its subsystem from its configuration, at the initial state T_0.
   // Throws std::runtime_error if the new worker does not start (the executor is then unusable).
+  // To continue a run, import_state(i, ...) its exported T_N before the next step.
   void restart_worker(std::size_t i);
 
   // Diagnostics and tests.
@@ -122,6 +126,7 @@ class ProcessExecutor final : public Executor {
   std::int64_t communication_ns() const;
 
  private:
+  void transfer_state(std::size_t i, worker::CommandKind kind, const std::string& path);
   struct State;
   std::unique_ptr<State> state_;
 };

@@ -138,6 +138,20 @@ class SubsystemRunner {
   // The nominal integrator's time now (t_end after a pass, T_N between steps).
   double time() const;
 
+  // The accepted state T_N as bytes another process can import (ida::Integrator::
+  // export_snapshot: a Cap'n Proto message with the whole IDA workspace), and its import into a
+  // runner of the same subsystem and options: afterwards the runner is at that T_N and continues
+  // bit-identically to the exporting one (contract 2). Between steps; needs rollback
+  // (std::logic_error). import_state throws what Integrator::import_snapshot throws for bytes
+  // that are not for this subsystem, and leaves the runner unchanged then.
+  std::vector<std::byte> export_state() const;
+  void import_state(std::span<const std::byte> bytes);
+  // The same through a file: written to a temporary name beside `path` and renamed, so that
+  // `path` is either the old file or the complete new one; std::runtime_error naming the path
+  // and the system's reason if it cannot be written or read. Returns the bytes written.
+  std::size_t export_state_to(const std::string& path) const;
+  void import_state_from(const std::string& path);
+
   // Work counters of every integrator, every run and pass included.
   ida::AdvanceStats total_stats() const;
   // Wall time of snapshot saves, restores and clones so far ("sws dump", seed 000 §4.4).

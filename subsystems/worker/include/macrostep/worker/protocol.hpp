@@ -51,6 +51,11 @@ enum class CommandKind : std::uint32_t {
   kAccept = 2,    // the nominal state at t_end becomes T_N: save snapshot, mirror z
   kReject = 3,    // restore the T_N snapshot
   kShutdown = 4,  // reply, then exit 0
+  // Between steps: write the accepted workspace T_N to path() (SubsystemRunner::
+  // export_state_to), or replace it by the one in path() (import_state_from; the state mirror is
+  // updated). For checkpoints and for a restarted worker that continues a run.
+  kExport = 5,
+  kImport = 6,
 };
 
 // The runs travel packed (only the used nodes and channels, and a perturbed run as two numbers),
@@ -93,10 +98,19 @@ struct StepCommand {
   // `packed` not matching).
   void unpack(model::SupportPoints& nominal, std::vector<runner::ExtraRun>& extra) const;
 
-  // Bytes sent through the ring: the header, and for kStep the packed runs.
+  // Master: a file path for kExport / kImport, carried in `points` (no runs). Throws
+  // std::invalid_argument if it is empty, holds a NUL or does not fit.
+  void set_path(const std::string& path);
+  // Worker: the path of a kExport / kImport command; std::runtime_error if malformed.
+  std::string path() const;
+
+  // Bytes sent through the ring: the header, and the packed runs or path.
   std::size_t wire_bytes() const noexcept {
-    return offsetof(StepCommand, points) +
-           (kind == CommandKind::kStep ? packed * sizeof(double) : 0);
+    return offsetof(StepCommand, points) + (kind == CommandKind::kStep ||
+                                                    kind == CommandKind::kExport ||
+                                                    kind == CommandKind::kImport
+                                                ? packed * sizeof(double)
+                                                : 0);
   }
 
  private:
@@ -122,6 +136,7 @@ struct StepReply {
   std::int64_t snapshot_ns_total = 0;  // accumulated saves/restores/clones of this worker
   ida::AdvanceStats total;             // accumulated over every run of every integrator
   double time = 0.0;                   // the nominal integrator's time after the command
+  std::uint64_t exported_bytes = 0;    // kExport: the size of the file written
   // CLOCK_MONOTONIC (steady_clock) when the worker got the command and pushed the reply.
   std::int64_t received_ns = 0;
   std::int64_t sent_ns = 0;
