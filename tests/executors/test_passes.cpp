@@ -24,21 +24,12 @@
 #include "macrostep/library/model_description.hpp"
 #include "macrostep/system/coupled_system.hpp"
 
+#include "../support/test_chain.hpp"
+
 namespace macrostep {
 namespace {
 
 using runner::ExtraRun;
-
-library::ChainParameters chain(std::size_t n) {
-  library::ChainSpec s;
-  s.masses = n;
-  s.mass = library::ValueSpec::fixed(5e-2);
-  s.element = {2.5e6, 25.0, 1e10, 1e-4, 3.0, 3.0, 0.0, 0.0, 1};
-  s.x0 = library::ValueSpec::uniform(-1e-4, 1e-4);
-  s.v0 = library::ValueSpec::uniform(-1.0, 1.0);
-  s.seed = 5;
-  return library::realize(s);
-}
 
 ida::IntegratorOptions solver() {
   ida::IntegratorOptions io;
@@ -67,7 +58,7 @@ struct Trace {
 enum class Extras { kNone, kPerturbedAndComparison, kPerturbedAsComparison };
 
 struct Fixture {
-  library::ChainParameters params = chain(18);
+  library::ChainParameters params = testing::test_chain(18, 5);
   std::vector<std::size_t> boundaries = library::equal_partition(18, 3);
   system::CoupledSystem system = system::make_chain_system(params, boundaries);
   std::vector<double> u0 = system.initial_couplings();

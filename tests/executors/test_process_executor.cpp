@@ -28,21 +28,11 @@
 #include "macrostep/schemes/explicit_jacobi.hpp"
 #include "macrostep/system/coupled_system.hpp"
 
+#include "../support/test_chain.hpp"
 #include "explicit_options.hpp"
 
 namespace macrostep {
 namespace {
-
-library::ChainParameters test_chain(std::size_t n) {
-  library::ChainSpec s;
-  s.masses = n;
-  s.mass = library::ValueSpec::fixed(5e-2);
-  s.element = {2.5e6, 25.0, 1e10, 1e-4, 3.0, 3.0, 0.0, 0.0, 1};
-  s.x0 = library::ValueSpec::uniform(-1e-4, 1e-4);
-  s.v0 = library::ValueSpec::uniform(-1.0, 1.0);
-  s.seed = 11;
-  return library::realize(s);
-}
 
 // The worker processes' models: the chain's segments.
 std::vector<library::ModelDescription> chain_models(const library::ChainParameters& p,
@@ -96,6 +86,7 @@ CosimRun run(const system::CoupledSystem& sys, executors::Executor& ex,
 }
 
 using testing::controlled;
+using testing::test_chain;
 
 schemes::ExplicitOptions fixed_step(double t_end, double h) {
   schemes::ExplicitOptions o;

@@ -23,20 +23,14 @@
 #include "macrostep/library/model_description.hpp"
 #include "macrostep/system/coupled_system.hpp"
 
+#include "../support/test_chain.hpp"
+
 namespace macrostep {
 namespace {
 
 struct TransferFixture {
-  library::ChainParameters params = [] {
-    library::ChainSpec s;
-    s.masses = 24;
-    s.mass = library::ValueSpec::fixed(5e-2);
-    s.element = {2.5e6, 25.0, 1e10, 1e-4, 3.0, 3.0, 0.0, 0.0, 1};
-    s.x0 = library::ValueSpec::uniform(-1e-4, 1e-4);
-    s.v0 = library::ValueSpec::uniform(-1.0, 1.0);
-    s.seed = 23;
-    return library::realize(s);
-  }();
+  library::ChainParameters params = testing::test_chain(24, 23);
+
   std::vector<std::size_t> boundaries = library::equal_partition(24, 3);
   system::CoupledSystem system = system::make_chain_system(params, boundaries);
   std::vector<double> u0 = system.initial_couplings();

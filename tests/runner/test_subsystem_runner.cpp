@@ -15,22 +15,13 @@
 #include "macrostep/library/chain_spec.hpp"
 #include "macrostep/runner/subsystem_runner.hpp"
 
+#include "../support/test_chain.hpp"
+
 namespace macrostep {
 namespace {
 
 using runner::ExtraRun;
 using runner::SubsystemRunner;
-
-library::ChainParameters chain() {
-  library::ChainSpec s;
-  s.masses = 12;
-  s.mass = library::ValueSpec::fixed(5e-2);
-  s.element = {2.5e6, 25.0, 1e10, 1e-4, 3.0, 3.0, 0.0, 0.0, 1};
-  s.x0 = library::ValueSpec::uniform(-1e-4, 1e-4);
-  s.v0 = library::ValueSpec::uniform(-1.0, 1.0);
-  s.seed = 3;
-  return library::realize(s);
-}
 
 // Degree-1 inputs over [t0, t1] for the segment's two inputs.
 model::SupportPoints line(double t0, double t1, double a, double b) {
@@ -62,7 +53,7 @@ std::string message_of(const std::function<void()>& f) {
 }
 
 TEST(SubsystemRunner, BadRunsAreRefusedWithTheReason) {
-  const auto params = chain();
+  const auto params = testing::test_chain(12, 3);
   const library::ChainSegment segment(params, 4, 8);  // two inputs
   SubsystemRunner r(segment, std::vector<double>{0.5, -0.5}, options());
   auto nominal = line(0.0, 1e-5, 0.5, -0.5);
@@ -86,7 +77,7 @@ TEST(SubsystemRunner, BadRunsAreRefusedWithTheReason) {
 }
 
 TEST(SubsystemRunner, CallOrderBetweenPasses) {
-  const auto params = chain();
+  const auto params = testing::test_chain(12, 3);
   const library::ChainSegment segment(params, 4, 8);
   SubsystemRunner r(segment, std::vector<double>{0.5, -0.5}, options());
   std::vector<double> z(segment.state_size());
@@ -127,7 +118,7 @@ TEST(SubsystemRunner, CallOrderBetweenPasses) {
 // Contract 1: the runs of a pass give the same bits whether they run one after the other or as
 // tasks of an arena.
 TEST(SubsystemRunner, RunsAreBitIdenticalSerialAndOnAnArena) {
-  const auto params = chain();
+  const auto params = testing::test_chain(12, 3);
   const library::ChainSegment segment(params, 4, 8);
   SubsystemRunner serial(segment, std::vector<double>{0.5, -0.5}, options());
   SubsystemRunner parallel(segment, std::vector<double>{0.5, -0.5}, options());

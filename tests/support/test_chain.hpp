@@ -1,0 +1,25 @@
+// The nonlinear test chain of the scheme, executor and runner tests: K-5.3-like element scales
+// (c = 2.5e6 N/m, cubic terms), 50 g masses, random initial positions and velocities; stiff
+// enough that IDA takes several micro steps per macro step, small enough for fast tests.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "macrostep/library/chain_parameters.hpp"
+#include "macrostep/library/chain_spec.hpp"
+
+namespace macrostep::testing {
+
+inline library::ChainParameters test_chain(std::size_t masses, std::uint64_t seed = 11) {
+  library::ChainSpec s;
+  s.masses = masses;
+  s.mass = library::ValueSpec::fixed(5e-2);
+  s.element = {2.5e6, 25.0, 1e10, 1e-4, 3.0, 3.0, 0.0, 0.0, 1};
+  s.x0 = library::ValueSpec::uniform(-1e-4, 1e-4);
+  s.v0 = library::ValueSpec::uniform(-1.0, 1.0);
+  s.seed = seed;
+  return library::realize(s);
+}
+
+}  // namespace macrostep::testing
