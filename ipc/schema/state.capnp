@@ -92,3 +92,69 @@ struct IdaSnapshot {
     dense @14 :DenseState;
   }
 }
+
+# ---- macro-step controller -------------------------------------------------------------------
+
+# control::MacroStepOptions. Enumerations travel as the C++ enumerators' values:
+# mode (StepSizeMode) kVariable 0, kFixed 1; estimator (Estimator) kNone 0, kExLE 1, kExMD 2,
+# kExCV 3, kImMD 4, kImCV 5; orderStrategy (OrderStrategy) kIdaLike 0, kConservative 1, kFixed 2.
+struct MacroStepOptions {
+  mode @0 :UInt8;
+  tStart @1 :Float64;
+  tEnd @2 :Float64;
+  h @3 :Float64;
+  estimator @4 :UInt8;
+  kappaFixed @5 :Int32;
+  variableStart @6 :Bool;
+  fixedStartRamp @7 :Bool;
+  historyCapacity @8 :UInt64;
+  orderStrategy @9 :UInt8;
+  kappaMax @10 :Int32;
+  safety @11 :Float64;
+  rMin @12 :Float64;
+  rMax @13 :Float64;
+  deadZone @14 :Bool;
+  hMax @15 :Float64;
+  rtol @16 :Float64;
+  atolPos @17 :Float64;
+  atolVel @18 :Float64;
+  atolU @19 :Float64;
+  atolPosEach @20 :List(Float64);
+  atolVelEach @21 :List(Float64);
+  atolUEach @22 :List(Float64);
+}
+
+# control::StepPlan.
+struct StepPlan {
+  attempt @0 :UInt64;
+  step @1 :UInt64;
+  repeat @2 :Int32;
+  tBegin @3 :Float64;
+  tEnd @4 :Float64;
+  kappa @5 :Int32;
+  estimator @6 :UInt8;
+}
+
+# control::MacroStepStatistics.
+struct MacroStepStatistics {
+  accepted @0 :UInt64;
+  rejected @1 :UInt64;
+  correctorFailures @2 :UInt64;
+  acceptedByKappa @3 :List(UInt64);  # kMaxKappa + 1
+  hMin @4 :Float64;
+  hMax @5 :Float64;
+}
+
+struct ControllerState {
+  formatVersion @0 :UInt32;
+  options @1 :MacroStepOptions;  # the writer's; an import must be given equal options
+  channels @2 :UInt64;
+  historyTimes @3 :List(Float64);   # accepted points, oldest first
+  historyValues @4 :List(Float64);  # channels values per point, in the same order
+  plan @5 :StepPlan;
+  consecutiveFailures @6 :Int32;    # N_fail
+  consecutiveSuccesses @7 :Int32;   # N_succ of the order controller
+  startPhase @8 :Bool;              # the variable-step start-up phase is still running
+  finished @9 :Bool;
+  statistics @10 :MacroStepStatistics;
+}

@@ -34,7 +34,7 @@ template <class Byte>
 bool write_bytes(const std::string& path, const std::vector<Byte>& bytes) {
   std::ofstream out(path, std::ios::binary);
   out.write(reinterpret_cast<const char*>(bytes.data()),
-            static_cast<std::streamsize>(bytes.size()));
+            static_cast<std::streamsize>(bytes.size() * sizeof(Byte)));
   return static_cast<bool>(out);
 }
 

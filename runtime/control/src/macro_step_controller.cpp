@@ -58,6 +58,13 @@ MacroStepController::MacroStepController(MacroStepOptions options, std::span<con
   schedule(clip(t0, t_next), 0);
 }
 
+MacroStepController::MacroStepController(ImportTag, MacroStepOptions options, std::size_t channels)
+    : options_((options.validate(), std::move(options))),
+      history_(channels, options_.history_capacity),
+      order_(options_.order),
+      step_(options_.step),
+      start_(false) {}
+
 const StepPlan& MacroStepController::plan() const {
   if (finished_) throw std::logic_error("MacroStepController::plan: the run has finished");
   return plan_;

@@ -42,12 +42,19 @@
 // Fixed mode (exH): every attempt is accepted (an estimate, if reported, is only recorded;
 //   a corrector failure is counted and the given u_{N+1} continues); κ rises by one per step
 //   to the target κ; T_{N+1} from Listing 5.1 (ramp) or the plain grid T_0 + k·H.
+//
+// Exportable state (issue 8): export_state() writes everything that steers the controller
+// (history, plan, N_fail, N_succ, start-up phase, finished, statistics) and its options as a
+// Cap'n Proto message (ipc/schema/state.capnp, ControllerState); import_state() rebuilds a
+// controller from it, in this or another process, whose plan()/complete() sequence continues
+// bit-identically to the exporter's for the same outcomes.
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "macrostep/control/error_norm.hpp"
 #include "macrostep/control/estimators.hpp"
@@ -131,10 +138,28 @@ struct MacroStepStatistics {
   double h_max = 0.0;
 };
 
+// Version of export_state()'s format; import_state() accepts only this one.
+inline constexpr std::uint32_t kControllerStateFormatVersion = 1;
+
 class MacroStepController {
  public:
   // u0: the consistent coupling variables at t_start (history.channels() = u0.size()).
   MacroStepController(MacroStepOptions options, std::span<const double> u0);
+
+  // The controller's state as a Cap'n Proto message (the caller owns the bytes). May be called
+  // at any point between the calls of the call order above, also once finished(). Exporting
+  // equal states gives equal bytes.
+  std::vector<std::byte> export_state() const;
+
+  // A controller that continues from `state` (export_state() bytes, any alignment, read only
+  // during the call) as the exporter would have: plan(), and complete() for equal outcomes,
+  // are bit-identical from then on. `options` must equal the exporter's field by field (they
+  // are in the message) and `channels` must equal its number of coupling variables.
+  // Throws std::invalid_argument for invalid options (as the constructor), another format
+  // version, differing options or channel count (the message names the field);
+  // std::runtime_error for malformed, truncated or inconsistent bytes (never a crash).
+  static MacroStepController import_state(MacroStepOptions options,
+                                          std::span<const std::byte> state, std::size_t channels);
 
   const MacroStepOptions& options() const { return options_; }
   const coupling::CouplingHistory& history() const { return history_; }
@@ -154,6 +179,11 @@ class MacroStepController {
   int consecutive_successes() const { return order_.successes(); }
 
  private:
+  friend struct ControllerStateCodec;  // export_state / import_state (controller_state.cpp)
+  struct ImportTag {};
+  // Empty history, no plan: import_state() fills in both.
+  MacroStepController(ImportTag, MacroStepOptions options, std::size_t channels);
+
   StepVerdict complete_fixed(const StepOutcome& outcome);
   StepVerdict complete_variable(const StepOutcome& outcome);
   void accept(double t, std::span<const double> u, int kappa, double h);

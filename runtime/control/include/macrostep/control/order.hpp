@@ -95,6 +95,8 @@ class OrderController {
     if (kappa_new != kappa_old || r < 1.0) n_succ_ = 0;
   }
   void reset() { n_succ_ = 0; }
+  // N_succ of an exported controller (MacroStepController::import_state); n >= 0.
+  void set_successes(int n) { n_succ_ = n; }
 
  private:
   int cap(int kappa, std::size_t history_points) const;
