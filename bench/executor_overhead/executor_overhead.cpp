@@ -38,7 +38,7 @@
 #include "macrostep/library/chain_spec.hpp"
 #include "macrostep/placement/placement.hpp"
 #include "macrostep/schemes/explicit_jacobi.hpp"
-#include "macrostep/system/coupled_system.hpp"
+#include "macrostep/system/chain_system.hpp"
 
 using namespace macrostep;
 

@@ -12,9 +12,10 @@
 #include "macrostep/library/chain.hpp"
 #include "macrostep/library/chain_spec.hpp"
 #include "macrostep/schemes/explicit_jacobi.hpp"
-#include "macrostep/system/coupled_system.hpp"
+#include "macrostep/system/chain_system.hpp"
 
 #include "explicit_options.hpp"
+#include "verification_support.hpp"
 
 namespace macrostep {
 namespace {
@@ -73,7 +74,6 @@ double position_error(const library::ChainParameters& p, const system::CoupledSy
   ida::Integrator ref(whole, io);
   std::vector<double> z(whole.state_size()), zp(z.size());
   double err = 0.0, scale = 0.0;
-  const auto bodies = sys.coupling_bodies();
   for (std::size_t k = 1; k < r.times.size(); ++k) {
     ref.advance_to(r.times[k]);
     ref.state(z, zp);
@@ -81,11 +81,12 @@ double position_error(const library::ChainParameters& p, const system::CoupledSy
     for (std::size_t i = 1; i < sys.subsystem_count(); ++i) {
       offset_sub[i] = offset_sub[i - 1] + sys.subsystem(i - 1).output_size();
     }
-    for (const auto& b : bodies) {
-      const double x = r.y[k][offset_sub[b.x.subsystem] + b.x.output];
-      const int mass = std::stoi(b.x_name.substr(2)) - 1;
-      err = std::max(err, std::abs(x - z[2 * mass]));
-      scale = std::max(scale, std::abs(z[2 * mass]));
+    for (const auto& m : sys.monitored_outputs()) {
+      if (m.group != control::WeightGroup::kPosition) continue;
+      const double x = r.y[k][offset_sub[m.output.subsystem] + m.output.output];
+      const std::size_t i = verification::chain_state_index(m);
+      err = std::max(err, std::abs(x - z[i]));
+      scale = std::max(scale, std::abs(z[i]));
     }
   }
   return err / scale;
