@@ -4,6 +4,7 @@
 // monitored), and a system that is not a chain.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -13,6 +14,8 @@
 #include "macrostep/library/chain.hpp"
 #include "macrostep/system/chain_system.hpp"
 #include "macrostep/system/coupled_system.hpp"
+#include "macrostep/system/spring_damper_law.hpp"
+#include "star_system.hpp"
 
 namespace macrostep {
 namespace {
@@ -117,6 +120,92 @@ TEST(CoupledSystem, RejectsBadPartitions) {
   const auto whole = system::make_chain_system(p, {0, 6});
   EXPECT_EQ(whole.coupling_count(), 0u);
   EXPECT_TRUE(whole.monitored_outputs().empty());
+}
+
+// METHODS §1.1: the system is not tied to the chain. One law reads the outputs of three
+// subsystems and writes three coupling variables; evaluation, ∂φ/∂y, inputs and monitored
+// outputs follow the law and the maps the builder gave.
+TEST(CoupledSystem, LawReadingThreeSubsystems) {
+  const testing::Star star;
+  const auto sys = testing::make_star_system(star);
+  ASSERT_EQ(sys.subsystem_count(), 3u);
+  ASSERT_EQ(sys.coupling_count(), 3u);
+  EXPECT_EQ(sys.coupling_name(2), "F_3");
+  const std::vector<std::vector<double>> y = {{0.1, 0.3}, {-0.05, 0.0}, {0.02, -0.6}};
+  std::vector<double> u(3);
+  sys.evaluate_couplings(y, u);
+  const double xm = (0.1 - 0.05 + 0.02) / 3.0, vm = (0.3 + 0.0 - 0.6) / 3.0;
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_DOUBLE_EQ(u[i], star.k * (xm - y[i][0]) + star.d * (vm - y[i][1]));
+  }
+  EXPECT_NEAR(u[0] + u[1] + u[2], 0.0, 1e-14 * std::abs(u[0]));  // the node carries no force
+  EXPECT_EQ(sys.initial_couplings(), u);                         // y above is the initial state
+  std::vector<double> jac(18);
+  sys.coupling_jacobian(0, y, jac);
+  EXPECT_DOUBLE_EQ(jac[0], star.k * (1.0 / 3.0 - 1.0));          // ∂F_1/∂x_1
+  EXPECT_DOUBLE_EQ(jac[3], star.d / 3.0);                        // ∂F_1/∂v_2
+  EXPECT_DOUBLE_EQ(jac[6 * 2 + 5], star.d * (1.0 / 3.0 - 1.0));  // ∂F_3/∂v_3
+  EXPECT_THROW(sys.coupling_jacobian(0, y, std::span<double>(jac).first(4)), std::invalid_argument);
+  std::vector<double> in(1);
+  sys.gather_inputs(2, u, in);
+  EXPECT_EQ(in[0], u[2]);
+  ASSERT_EQ(sys.monitored_outputs().size(), 6u);
+  EXPECT_EQ(sys.monitored_outputs()[3].name, "body2.v");
+  EXPECT_EQ(sys.monitored_groups()[3], WeightGroup::kVelocity);
+}
+
+// A law whose φ would depend on u (an algebraic loop through the law).
+class FeedthroughLaw final : public system::CouplingLaw {
+ public:
+  std::span<const system::OutputRef> reads() const override { return reads_; }
+  std::span<const std::string> variable_names() const override { return names_; }
+  void evaluate(std::span<const double> y, std::span<double> u) const override { u[0] = y[0]; }
+  void jacobian(std::span<const double>, std::span<double> dphi_dy) const override {
+    dphi_dy[0] = 1.0;
+  }
+  bool has_feedthrough() const override { return true; }
+
+ private:
+  std::array<system::OutputRef, 1> reads_{};
+  std::array<std::string, 1> names_{"u_1"};
+};
+
+// Contract 5 (errors name the cause before anything runs): references to missing outputs or
+// coupling variables, monitored coupling variables and laws with feed-through are rejected.
+TEST(CoupledSystem, RejectsInconsistentMaps) {
+  const testing::Star star;
+  auto bodies = [&] {
+    std::vector<std::unique_ptr<model::Subsystem>> b;
+    for (std::size_t i = 0; i < 3; ++i) {
+      b.push_back(std::make_unique<testing::FreeBody>("b", 1.0, star.x0[i], star.v0[i]));
+    }
+    return b;
+  };
+  auto node = [&] {
+    std::vector<std::unique_ptr<system::CouplingLaw>> laws;
+    laws.push_back(std::make_unique<testing::NodeLaw>(1.0, 0.0));
+    return laws;
+  };
+  const std::vector<std::vector<std::size_t>> inputs = {{0}, {1}, {2}};
+  EXPECT_NO_THROW(system::CoupledSystem(bodies(), node(), inputs, {}));
+  EXPECT_THROW(system::CoupledSystem(bodies(), node(), {{0}, {1}, {3}}, {}), std::invalid_argument);
+  EXPECT_THROW(system::CoupledSystem(bodies(), node(), {{0}, {1}}, {}), std::invalid_argument);
+  EXPECT_THROW(system::CoupledSystem(bodies(), node(), inputs, {{"x", {3, 0}}}),
+               std::invalid_argument);
+  EXPECT_THROW(system::CoupledSystem(bodies(), node(), inputs,
+                                     {{"u", {0, 0}, WeightGroup::kCouplingVariable}}),
+               std::invalid_argument);
+  std::vector<std::unique_ptr<system::CouplingLaw>> bad;
+  bad.push_back(std::make_unique<system::SpringDamperLaw>(
+      "lambda_1", library::ElementLaw{}, system::OutputRef{0, 0},
+      system::OutputRef{0, 2},  // no output 2
+      system::OutputRef{1, 0}, system::OutputRef{1, 1}));
+  EXPECT_THROW(system::CoupledSystem(bodies(), std::move(bad), {{0}, {0}, {0}}, {}),
+               std::invalid_argument);
+  std::vector<std::unique_ptr<system::CouplingLaw>> loop;
+  loop.push_back(std::make_unique<FeedthroughLaw>());
+  EXPECT_THROW(system::CoupledSystem(bodies(), std::move(loop), {{0}, {0}, {0}}, {}),
+               std::invalid_argument);
 }
 
 }  // namespace
