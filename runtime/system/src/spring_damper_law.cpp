@@ -26,7 +26,8 @@ SpringDamperLaw::SpringDamperLaw(std::string name, const library::ElementLaw& el
 
 void SpringDamperLaw::evaluate(std::span<const double> y_read, std::span<double> u_out) const {
   check_sizes(y_read.size() == 4 && u_out.size() == 1, "evaluate");
-  // Exactly the operations of the chain's own element force (contract 1): Δ = right − left.
+  // Exactly the operations of ElementLaw::force on Δ = right − left, as the monolithic model
+  // evaluates the element (contract 1).
   const double dx = y_read[kXRight] - y_read[kXLeft];
   const double dv = y_read[kVRight] - y_read[kVLeft];
   u_out[0] = element_.force(dx, dv);

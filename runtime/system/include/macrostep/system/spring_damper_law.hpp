@@ -1,7 +1,7 @@
 // The spring/damper of a cut element as a coupling law (METHODS.md §1.2-1.3; seed 000
 // Eq. 2.5, 2.9, 2.16-2.20): λ = F_SD(x_right − x_left, v_right − v_left) with the element's own
-// law (general exponents, D-2). It is the force/force coupling of the two-mass oscillator and
-// of every cut of the chain.
+// law (general exponents, D-2): the force/force coupling of two bodies through a cut element.
+// library::ElementLaw (the element law of Eq. 2.9) is declared with the chain's parameters.
 #pragma once
 
 #include <array>
