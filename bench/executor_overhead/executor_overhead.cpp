@@ -39,7 +39,7 @@
 #include "macrostep/library/model_description.hpp"
 #include "macrostep/placement/placement.hpp"
 #include "macrostep/schemes/explicit_jacobi.hpp"
-#include "macrostep/system/coupled_system.hpp"
+#include "macrostep/system/chain_system.hpp"
 
 using namespace macrostep;
 

@@ -81,7 +81,7 @@
 #include "macrostep/output/csv.hpp"
 #include "macrostep/output/nrmse.hpp"
 #include "macrostep/schemes/explicit_jacobi.hpp"
-#include "macrostep/system/coupled_system.hpp"
+#include "macrostep/system/chain_system.hpp"
 
 using namespace macrostep;
 
@@ -115,10 +115,10 @@ struct Column {
 
 std::vector<Column> coupling_columns(const system::CoupledSystem& sys) {
   std::vector<Column> cols;
-  for (const auto& b : sys.coupling_bodies()) {
-    const auto mass = static_cast<std::size_t>(std::stoul(b.x_name.substr(2))) - 1;
-    cols.push_back({b.x_name, b.x, 2 * mass});
-    cols.push_back({b.v_name, b.v, 2 * mass + 1});
+  for (const auto& m : sys.monitored_outputs()) {  // x_k, v_k of each coupling body
+    const auto mass = static_cast<std::size_t>(std::stoul(m.name.substr(2))) - 1;
+    const bool velocity = m.group == control::WeightGroup::kVelocity;
+    cols.push_back({m.name, m.output, 2 * mass + (velocity ? 1 : 0)});
   }
   return cols;
 }

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -28,30 +29,78 @@ TEST(Estimators, EpsilonFormulas) {
   EXPECT_THROW(mct::coupling_variable_error(a, std::vector<double>{1.0}, e), std::invalid_argument);
 }
 
-// §6.1: concept-1 weights are taken at the continuing (nominal) solution, per group.
+// §6.1: concept-1 weights are taken at the continuing (nominal) solution, per group. The
+// monitored outputs come interleaved (x_1, v_1, x_2, v_2) as the chain lists them.
 TEST(Estimators, StateEstimateUsesNominalWeightsPerGroup) {
+  using G = mct::WeightGroup;
   mct::ErrorTolerances tol;
   tol.rtol = 0.1;
   tol.atol_pos = 0.01;
   tol.atol_vel = 0.2;
   const std::vector<double> q = {1.0, 3.0}, qh = {1.02, 2.9}, v = {-2.0, 0.0}, vh = {-2.5, 0.1};
+  const std::vector<double> y = {q[0], v[0], q[1], v[1]}, yh = {qh[0], vh[0], qh[1], vh[1]};
+  const std::vector<G> groups = {G::kPosition, G::kVelocity, G::kPosition, G::kVelocity};
   const mct::MilneRatios ratios{0.75, 0.8};
-  const auto est = mct::estimate_states(mct::Estimator::kExMD, {q, v}, {qh, vh}, ratios, tol);
+  const auto est = mct::estimate_states(mct::Estimator::kExMD, y, yh, groups, ratios, tol);
   ASSERT_EQ(est.kind, mct::ErrorEstimate::Kind::kStates);
   const double ep0 = 0.75 * 0.02 / (0.01 + 0.1 * 1.0), ep1 = 0.75 * 0.1 / (0.01 + 0.1 * 3.0);
   const double ev0 = 0.8 * 0.5 / (0.2 + 0.1 * 2.0), ev1 = 0.8 * 0.1 / 0.2;
   EXPECT_NEAR(est.pos, std::sqrt((ep0 * ep0 + ep1 * ep1) / 2), 1e-15);
   EXPECT_NEAR(est.vel, std::sqrt((ev0 * ev0 + ev1 * ev1) / 2), 1e-15);
-  const auto le = mct::estimate_states(mct::Estimator::kExLE, {q, v}, {qh, vh}, ratios, tol);
+  const auto le = mct::estimate_states(mct::Estimator::kExLE, y, yh, groups, ratios, tol);
   EXPECT_NEAR(le.pos, est.pos / 0.75, 1e-15);
-  const auto im = mct::estimate_states(mct::Estimator::kImMD, {q, v}, {qh, vh}, ratios, tol);
+  const auto im = mct::estimate_states(mct::Estimator::kImMD, y, yh, groups, ratios, tol);
   EXPECT_NEAR(im.vel, est.vel * 0.2 / 0.8, 1e-15);
-  EXPECT_THROW(mct::estimate_states(mct::Estimator::kExCV, {q, v}, {qh, vh}, ratios, tol),
+  EXPECT_THROW(mct::estimate_states(mct::Estimator::kExCV, y, yh, groups, ratios, tol),
                std::invalid_argument);
   const auto cv = mct::estimate_coupling_variables(q, qh, tol);  // weights at u_{N+1} = qh
   ASSERT_EQ(cv.kind, mct::ErrorEstimate::Kind::kCouplingVariables);
   const double eu0 = 0.02 / (1.0 + 0.1 * 1.02), eu1 = 0.1 / (1.0 + 0.1 * 2.9);
   EXPECT_NEAR(cv.u, std::sqrt((eu0 * eu0 + eu1 * eu1) / 2), 1e-15);
+}
+
+// METHODS §5.1, §6.1 (seed 000 Eq. 3.13, 3.21-3.23): the concept-1 norms are the hand-computed
+// WRMS norms of each group, bit for bit the norms of the group's values taken apart (the
+// summation order of the positions and of the velocities is the outputs' order), whatever the
+// interleaving; per-component atol is indexed within the group; the test takes the max.
+TEST(Estimators, StateEstimateIsTheWrmsNormOfEachGroup) {
+  using G = mct::WeightGroup;
+  mct::ErrorTolerances tol = mct::ErrorTolerances::for_rtol(1e-4);
+  tol.atol_pos_each = {1e-7, 3e-7, 2e-8};
+  const std::vector<G> groups = {G::kVelocity, G::kPosition, G::kPosition, G::kVelocity,
+                                 G::kPosition};
+  const std::vector<double> y = {0.31, 1e-4, -2e-4, -1.7, 4e-5};
+  const std::vector<double> yh = {0.3099, 1.0003e-4, -2.0011e-4, -1.7004, 3.99e-5};
+  const mct::MilneRatios ratios{38.0 / 45.0, 9.0 / 10.0};
+  const auto est = mct::estimate_states(mct::Estimator::kExMD, y, yh, groups, ratios, tol);
+  const std::vector<double> pos = {y[1], y[2], y[4]}, pos_h = {yh[1], yh[2], yh[4]};
+  const std::vector<double> vel = {y[0], y[3]}, vel_h = {yh[0], yh[3]};
+  EXPECT_EQ(est.pos, mct::scaled_difference_norm(pos, pos_h, ratios.pos, pos, tol,
+                                                 mct::WeightGroup::kPosition));
+  EXPECT_EQ(est.vel, mct::scaled_difference_norm(vel, vel_h, ratios.vel, vel, tol,
+                                                 mct::WeightGroup::kVelocity));
+  double sp = 0.0;
+  for (std::size_t k = 0; k < 3; ++k) {
+    const double e = ratios.pos * std::abs(pos[k] - pos_h[k]) /
+                     (tol.atol_pos_each[k] + tol.rtol * std::abs(pos[k]));
+    sp += e * e;
+  }
+  double sv = 0.0;
+  for (std::size_t k = 0; k < 2; ++k) {
+    const double e =
+        ratios.vel * std::abs(vel[k] - vel_h[k]) / (tol.atol_vel + tol.rtol * std::abs(vel[k]));
+    sv += e * e;
+  }
+  EXPECT_NEAR(est.pos, std::sqrt(sp / 3.0), 1e-14 * est.pos);
+  EXPECT_NEAR(est.vel, std::sqrt(sv / 2.0), 1e-14 * est.vel);
+  EXPECT_EQ(est.norm(), std::max(est.pos, est.vel));
+  // Concept 1 monitors positions and velocities only.
+  const std::vector<G> with_u = {G::kVelocity, G::kPosition, G::kCouplingVariable, G::kVelocity,
+                                 G::kPosition};
+  EXPECT_THROW(mct::estimate_states(mct::Estimator::kExLE, y, yh, with_u, ratios, tol),
+               std::invalid_argument);
+  EXPECT_THROW(mct::estimate_states(mct::Estimator::kExLE, y, yh, std::vector<G>(2), ratios, tol),
+               std::invalid_argument);
 }
 
 // D-33: with fewer than κ+2 points exLE/exMD fall back to exCV, imMD to imCV.

@@ -26,7 +26,7 @@
 #include "macrostep/library/chain_spec.hpp"
 #include "macrostep/library/model_description.hpp"
 #include "macrostep/schemes/explicit_jacobi.hpp"
-#include "macrostep/system/coupled_system.hpp"
+#include "macrostep/system/chain_system.hpp"
 
 #include "../support/test_chain.hpp"
 #include "explicit_options.hpp"

@@ -66,7 +66,7 @@
 #include "macrostep/library/chain.hpp"
 #include "macrostep/library/chain_spec.hpp"
 #include "macrostep/schemes/explicit_jacobi.hpp"
-#include "macrostep/system/coupled_system.hpp"
+#include "macrostep/system/chain_system.hpp"
 #include "verification_support.hpp"
 
 namespace macrostep {
@@ -166,7 +166,6 @@ class Convergence : public ::testing::Test {
     double t_n = 0.0;
     std::vector<double> z_n;
     coupling::CouplingHistory hist(sys.coupling_count(), 16);
-    const auto bodies = sys.coupling_bodies();
     auto near = [h](double a, double b) { return std::abs(a - b) < 1e-3 * h; };
 
     schemes::run_explicit(sys, ex, o, [&](const schemes::AcceptedPoint& p) {
@@ -182,10 +181,11 @@ class Convergence : public ::testing::Test {
         const std::vector<double> z = verification::chain_state(sys, ex);
         if (check) {
           const auto& zr = (*reference_)[next_check++];
-          for (const auto& b : bodies) {
-            const std::size_t m = verification::body_mass(b);
-            e.global = std::max(e.global, std::abs(z[2 * m] - zr[2 * m]));
-            global_scale = std::max(global_scale, std::abs(zr[2 * m]));
+          for (const auto& m : sys.monitored_outputs()) {
+            if (m.group != control::WeightGroup::kPosition) continue;
+            const std::size_t i = verification::chain_state_index(m);
+            e.global = std::max(e.global, std::abs(z[i] - zr[i]));
+            global_scale = std::max(global_scale, std::abs(zr[i]));
           }
         }
         if (pending) {
@@ -254,14 +254,12 @@ class Convergence : public ::testing::Test {
       offset += sub.state_size();
     }
     auto sq = [](double a) { return a * a; };
-    for (const auto& b : sys.coupling_bodies()) {
-      const std::size_t m = verification::body_mass(b);
-      e.local_pos += sq(z_cs[2 * m] - z_ref[2 * m]);
-      e.local_vel += sq(z_cs[2 * m + 1] - z_ref[2 * m + 1]);
-      e.exact_pos += sq(z_ex[2 * m] - z_ref[2 * m]);
-      e.exact_vel += sq(z_ex[2 * m + 1] - z_ref[2 * m + 1]);
-      e.integ_pos += sq(z_cs[2 * m] - z_ex[2 * m]);
-      e.integ_vel += sq(z_cs[2 * m + 1] - z_ex[2 * m + 1]);
+    for (const auto& m : sys.monitored_outputs()) {
+      const std::size_t i = verification::chain_state_index(m);
+      const bool pos = m.group == control::WeightGroup::kPosition;
+      (pos ? e.local_pos : e.local_vel) += sq(z_cs[i] - z_ref[i]);
+      (pos ? e.exact_pos : e.exact_vel) += sq(z_ex[i] - z_ref[i]);
+      (pos ? e.integ_pos : e.integ_vel) += sq(z_cs[i] - z_ex[i]);
     }
   }
 

@@ -73,7 +73,7 @@
 #include "macrostep/library/chain.hpp"
 #include "macrostep/library/chain_parameters.hpp"
 #include "macrostep/schemes/explicit_jacobi.hpp"
-#include "macrostep/system/coupled_system.hpp"
+#include "macrostep/system/chain_system.hpp"
 #include "verification_support.hpp"
 
 namespace macrostep {
@@ -187,19 +187,26 @@ Trace run_fixed(const TwoMass& model) {
   Trace trace;
   trace.times.push_back(co.t_start);
   trace.u.push_back(u0[0]);
-  const auto bodies = sys.coupling_bodies();
+  const auto monitored = sys.monitored_outputs();
   const std::size_t ns = sys.subsystem_count();
   std::vector<executors::SubsystemCommand> commands(ns);
   executors::PassOutcome out;
   std::vector<double> u_pre(1), u_hat(1), u_new(1);
   std::vector<std::vector<double>> y(ns), y_md(ns), y_le(ns);
+  // Positions and velocities of the two coupling bodies (monitored x_1, v_1, x_2, v_2).
   auto gather = [&](const std::vector<std::vector<double>>& outputs, std::array<double, 2>& pos,
                     std::array<double, 2>& vel) {
-    for (std::size_t b = 0; b < 2; ++b) {
-      pos[b] = outputs[bodies[b].x.subsystem][bodies[b].x.output];
-      vel[b] = outputs[bodies[b].v.subsystem][bodies[b].v.output];
+    std::size_t ip = 0, iv = 0;
+    for (const auto& m : monitored) {
+      const double value = outputs[m.output.subsystem][m.output.output];
+      if (m.group == control::WeightGroup::kPosition) {
+        pos.at(ip++) = value;
+      } else {
+        vel.at(iv++) = value;
+      }
     }
   };
+  std::array<double, 4> y_mon{}, y_md_mon{};
   while (!ctl.finished()) {
     const control::StepPlan plan = ctl.plan();
     const auto& hist = ctl.history();
@@ -250,8 +257,11 @@ Trace run_fixed(const TwoMass& model) {
       control::coupling_variable_error(u_pre, u_new, eps_u);
       r.cv_u = eps_u[0];
       // The norms the controller would test (§6.1), and the same from the ε vectors.
-      const control::ErrorEstimate est = control::estimate_states(
-          control::Estimator::kExMD, {pos, vel}, {pos_md, vel_md}, ratios, co.tolerances);
+      sys.gather_monitored(y, y_mon);
+      sys.gather_monitored(y_md, y_md_mon);
+      const control::ErrorEstimate est =
+          control::estimate_states(control::Estimator::kExMD, y_mon, y_md_mon,
+                                   sys.monitored_groups(), ratios, co.tolerances);
       r.norm_md_pos = est.pos;
       r.norm_md_vel = est.vel;
       std::array<double, 2> w{};
@@ -266,12 +276,14 @@ Trace run_fixed(const TwoMass& model) {
       std::vector<double> z_ref(4), zp(4);
       ref.state(z_ref, zp);
       for (std::size_t b = 0; b < 2; ++b) {
-        const std::size_t m = verification::body_mass(bodies[b]);
+        const std::size_t m = verification::body_mass(monitored[2 * b]);
         r.true_pos[b] = std::abs(pos[b] - z_ref[2 * m]);
         r.true_vel[b] = std::abs(vel[b] - z_ref[2 * m + 1]);
       }
-      const double lambda_ref = sys.coupling(0).law.force(z_ref[2] - z_ref[0], z_ref[3] - z_ref[1]);
-      r.true_u = std::abs(u_pre[0] - lambda_ref);
+      // φ of the reference state: the law reads [x_1, v_1, x_2, v_2] = z_ref of the two masses.
+      std::array<double, 1> lambda_ref{};
+      sys.law(0).evaluate(std::span<const double>(z_ref).first(4), lambda_ref);
+      r.true_u = std::abs(u_pre[0] - lambda_ref[0]);
       r.v1_begin = z_n[1];
       r.x1_end = z_ref[0];
       r.v1_end = z_ref[1];

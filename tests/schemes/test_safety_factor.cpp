@@ -42,7 +42,7 @@
 #include "macrostep/library/chain.hpp"
 #include "macrostep/library/chain_spec.hpp"
 #include "macrostep/schemes/explicit_jacobi.hpp"
-#include "macrostep/system/coupled_system.hpp"
+#include "macrostep/system/chain_system.hpp"
 
 namespace macrostep {
 namespace {

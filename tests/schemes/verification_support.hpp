@@ -88,9 +88,15 @@ inline std::vector<double> chain_state(const system::CoupledSystem& sys,
   return z;
 }
 
-// 0-based global mass index of a coupling body from its name "x_17" (1-based).
-inline std::size_t body_mass(const system::CouplingBody& b) {
-  return static_cast<std::size_t>(std::stoul(b.x_name.substr(2))) - 1;
+// 0-based global mass index of a monitored chain output from its name "x_17" / "v_17" (1-based).
+inline std::size_t body_mass(const system::MonitoredOutput& m) {
+  return static_cast<std::size_t>(std::stoul(m.name.substr(2))) - 1;
+}
+
+// Index of a monitored chain output in the whole chain's state vector (ChainSegment's
+// interleaved layout: x_k at 2k, v_k at 2k+1).
+inline std::size_t chain_state_index(const system::MonitoredOutput& m) {
+  return 2 * body_mass(m) + (m.group == control::WeightGroup::kVelocity ? 1 : 0);
 }
 
 // Least-squares slope of log(y) over log(x).

@@ -1,14 +1,26 @@
-// The force/force cut chain (seed 000 Eq. 2.16-2.20; METHODS.md §1.3): coupling variables equal
-// the cut elements' forces of the whole chain, inputs are wired to the right cuts.
+// The coupled system (METHODS.md §1.1, §1.3; seed 000 Eq. 2.4, 2.16-2.20): coupling laws and
+// their ∂φ/∂y, the force/force cut chain built by make_chain_system (coupling variables equal the
+// cut elements' forces of the whole chain, inputs wired to the right cuts, coupling bodies
+// monitored), and a system that is not a chain.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <random>
 #include <vector>
 
 #include "macrostep/library/chain.hpp"
+#include "macrostep/system/chain_system.hpp"
 #include "macrostep/system/coupled_system.hpp"
+#include "macrostep/system/spring_damper_law.hpp"
+#include "star_system.hpp"
 
 namespace macrostep {
 namespace {
+
+using control::WeightGroup;
 
 library::ChainParameters chain(std::size_t n) {
   library::ChainParameters p;
@@ -25,37 +37,74 @@ library::ChainParameters chain(std::size_t n) {
   return p;
 }
 
+std::vector<std::size_t> to_vector(std::span<const std::size_t> s) {
+  return {s.begin(), s.end()};
+}
+
 TEST(CoupledSystem, CouplingVariablesAreTheCutElementForces) {
   const auto p = chain(10);
   const auto sys = system::make_chain_system(p, library::sized_partition(10, {4, 3, 3}));
   ASSERT_EQ(sys.subsystem_count(), 3u);
   ASSERT_EQ(sys.coupling_count(), 2u);
+  ASSERT_EQ(sys.law_count(), 2u);
   const auto u0 = sys.initial_couplings();
   // Cut 1 is element 5 (1-based; 0-based 4) between masses 4 and 5 (1-based).
   EXPECT_DOUBLE_EQ(u0[0], p.element[4].force(p.x0[4] - p.x0[3], p.v0[4] - p.v0[3]));
   EXPECT_DOUBLE_EQ(u0[1], p.element[7].force(p.x0[7] - p.x0[6], p.v0[7] - p.v0[6]));
-  EXPECT_EQ(sys.coupling(0).name, "lambda_1");
-  EXPECT_EQ(sys.coupling(1).name, "lambda_2");
+  EXPECT_EQ(sys.coupling_name(0), "lambda_1");
+  EXPECT_EQ(sys.coupling_name(1), "lambda_2");
+  EXPECT_EQ(sys.law_offset(1), 1u);
+  EXPECT_EQ(sys.law(1).variable_names()[0], "lambda_2");
 }
 
-TEST(CoupledSystem, InputsAndCouplingBodies) {
+// seed 000 Eq. 2.20 with the cut element's law (D-2), contract 1: u[c] is bit for bit
+// law.force(x_right − x_left, v_right − v_left) of the outputs, as before the laws were general.
+TEST(CoupledSystem, EvaluateCouplingsIsBitIdenticalToTheCutElementForce) {
+  auto p = chain(12);
+  p.element[6].ex = 7.0;
+  p.element[9].ev = 2.0;
+  const std::vector<std::size_t> boundaries = {0, 3, 6, 9, 12};
+  const auto sys = system::make_chain_system(p, boundaries);
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> x(-2e-3, 2e-3), v(-3.0, 3.0);
+  std::vector<std::vector<double>> y(4, std::vector<double>(4));
+  std::vector<double> u(3);
+  for (int trial = 0; trial < 200; ++trial) {
+    for (auto& out : y)
+      out = {x(rng), x(rng), v(rng), v(rng)};  // [x_first, x_last, v_first, v_last]
+    sys.evaluate_couplings(y, u);
+    for (std::size_t c = 0; c < 3; ++c) {
+      const double expected =
+          p.element[boundaries[c + 1]].force(y[c + 1][0] - y[c][1], y[c + 1][2] - y[c][3]);
+      EXPECT_EQ(std::bit_cast<std::uint64_t>(u[c]), std::bit_cast<std::uint64_t>(expected))
+          << "cut " << c + 1;
+    }
+  }
+}
+
+TEST(CoupledSystem, InputsAndMonitoredCouplingBodies) {
   const auto p = chain(9);
   const auto sys = system::make_chain_system(p, library::equal_partition(9, 3));
-  EXPECT_EQ(std::vector<std::size_t>(sys.input_couplings(0).begin(), sys.input_couplings(0).end()),
-            (std::vector<std::size_t>{0}));
-  EXPECT_EQ(std::vector<std::size_t>(sys.input_couplings(1).begin(), sys.input_couplings(1).end()),
-            (std::vector<std::size_t>{0, 1}));
-  EXPECT_EQ(std::vector<std::size_t>(sys.input_couplings(2).begin(), sys.input_couplings(2).end()),
-            (std::vector<std::size_t>{1}));
-  const auto bodies = sys.coupling_bodies();
-  ASSERT_EQ(bodies.size(), 4u);
-  EXPECT_EQ(bodies[0].x_name, "x_3");
-  EXPECT_EQ(bodies[1].x_name, "x_4");
-  EXPECT_EQ(bodies[2].v_name, "v_6");
-  EXPECT_EQ(bodies[3].v_name, "v_7");
-  // The names of the subsystems' outputs agree with the monitored bodies.
-  EXPECT_EQ(sys.subsystem(0).output_name(bodies[0].x.output), "x_3");
-  EXPECT_EQ(sys.subsystem(1).output_name(bodies[1].v.output), "v_4");
+  EXPECT_EQ(to_vector(sys.input_couplings(0)), (std::vector<std::size_t>{0}));
+  EXPECT_EQ(to_vector(sys.input_couplings(1)), (std::vector<std::size_t>{0, 1}));
+  EXPECT_EQ(to_vector(sys.input_couplings(2)), (std::vector<std::size_t>{1}));
+  // The coupling bodies, left then right of each cut, x then v: the result columns.
+  const auto monitored = sys.monitored_outputs();
+  ASSERT_EQ(monitored.size(), 8u);
+  const std::vector<std::string> names = {"x_3", "v_3", "x_4", "v_4", "x_6", "v_6", "x_7", "v_7"};
+  for (std::size_t j = 0; j < names.size(); ++j) {
+    EXPECT_EQ(monitored[j].name, names[j]);
+    const auto group = j % 2 == 0 ? WeightGroup::kPosition : WeightGroup::kVelocity;
+    EXPECT_EQ(monitored[j].group, group);
+    EXPECT_EQ(sys.monitored_groups()[j], group);
+    // The names of the subsystems' outputs agree with the monitored bodies.
+    EXPECT_EQ(sys.subsystem(monitored[j].output.subsystem).output_name(monitored[j].output.output),
+              names[j]);
+  }
+  std::vector<std::vector<double>> y = {{1, 2, 3, 4}, {5, 6, 7, 8}, {9, 10, 11, 12}};
+  std::vector<double> values(8);
+  sys.gather_monitored(y, values);
+  EXPECT_EQ(values, (std::vector<double>{2, 4, 5, 7, 6, 8, 9, 11}));
   std::vector<double> u = {1.5, -2.5}, in(2);
   sys.gather_inputs(1, u, in);
   EXPECT_EQ(in[0], 1.5);
@@ -70,6 +119,93 @@ TEST(CoupledSystem, RejectsBadPartitions) {
   // One subsystem: the whole chain, no couplings.
   const auto whole = system::make_chain_system(p, {0, 6});
   EXPECT_EQ(whole.coupling_count(), 0u);
+  EXPECT_TRUE(whole.monitored_outputs().empty());
+}
+
+// METHODS §1.1: the system is not tied to the chain. One law reads the outputs of three
+// subsystems and writes three coupling variables; evaluation, ∂φ/∂y, inputs and monitored
+// outputs follow the law and the maps the builder gave.
+TEST(CoupledSystem, LawReadingThreeSubsystems) {
+  const testing::Star star;
+  const auto sys = testing::make_star_system(star);
+  ASSERT_EQ(sys.subsystem_count(), 3u);
+  ASSERT_EQ(sys.coupling_count(), 3u);
+  EXPECT_EQ(sys.coupling_name(2), "F_3");
+  const std::vector<std::vector<double>> y = {{0.1, 0.3}, {-0.05, 0.0}, {0.02, -0.6}};
+  std::vector<double> u(3);
+  sys.evaluate_couplings(y, u);
+  const double xm = (0.1 - 0.05 + 0.02) / 3.0, vm = (0.3 + 0.0 - 0.6) / 3.0;
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_DOUBLE_EQ(u[i], star.k * (xm - y[i][0]) + star.d * (vm - y[i][1]));
+  }
+  EXPECT_NEAR(u[0] + u[1] + u[2], 0.0, 1e-14 * std::abs(u[0]));  // the node carries no force
+  EXPECT_EQ(sys.initial_couplings(), u);                         // y above is the initial state
+  std::vector<double> jac(18);
+  sys.coupling_jacobian(0, y, jac);
+  EXPECT_DOUBLE_EQ(jac[0], star.k * (1.0 / 3.0 - 1.0));          // ∂F_1/∂x_1
+  EXPECT_DOUBLE_EQ(jac[3], star.d / 3.0);                        // ∂F_1/∂v_2
+  EXPECT_DOUBLE_EQ(jac[6 * 2 + 5], star.d * (1.0 / 3.0 - 1.0));  // ∂F_3/∂v_3
+  EXPECT_THROW(sys.coupling_jacobian(0, y, std::span<double>(jac).first(4)), std::invalid_argument);
+  std::vector<double> in(1);
+  sys.gather_inputs(2, u, in);
+  EXPECT_EQ(in[0], u[2]);
+  ASSERT_EQ(sys.monitored_outputs().size(), 6u);
+  EXPECT_EQ(sys.monitored_outputs()[3].name, "body2.v");
+  EXPECT_EQ(sys.monitored_groups()[3], WeightGroup::kVelocity);
+}
+
+// A law whose φ would depend on u (an algebraic loop through the law).
+class FeedthroughLaw final : public system::CouplingLaw {
+ public:
+  std::span<const system::OutputRef> reads() const override { return reads_; }
+  std::span<const std::string> variable_names() const override { return names_; }
+  void evaluate(std::span<const double> y, std::span<double> u) const override { u[0] = y[0]; }
+  void jacobian(std::span<const double>, std::span<double> dphi_dy) const override {
+    dphi_dy[0] = 1.0;
+  }
+  bool has_feedthrough() const override { return true; }
+
+ private:
+  std::array<system::OutputRef, 1> reads_{};
+  std::array<std::string, 1> names_{"u_1"};
+};
+
+// Contract 5 (errors name the cause before anything runs): references to missing outputs or
+// coupling variables, monitored coupling variables and laws with feed-through are rejected.
+TEST(CoupledSystem, RejectsInconsistentMaps) {
+  const testing::Star star;
+  auto bodies = [&] {
+    std::vector<std::unique_ptr<model::Subsystem>> b;
+    for (std::size_t i = 0; i < 3; ++i) {
+      b.push_back(std::make_unique<testing::FreeBody>("b", 1.0, star.x0[i], star.v0[i]));
+    }
+    return b;
+  };
+  auto node = [&] {
+    std::vector<std::unique_ptr<system::CouplingLaw>> laws;
+    laws.push_back(std::make_unique<testing::NodeLaw>(1.0, 0.0));
+    return laws;
+  };
+  const std::vector<std::vector<std::size_t>> inputs = {{0}, {1}, {2}};
+  EXPECT_NO_THROW(system::CoupledSystem(bodies(), node(), inputs, {}));
+  EXPECT_THROW(system::CoupledSystem(bodies(), node(), {{0}, {1}, {3}}, {}), std::invalid_argument);
+  EXPECT_THROW(system::CoupledSystem(bodies(), node(), {{0}, {1}}, {}), std::invalid_argument);
+  EXPECT_THROW(system::CoupledSystem(bodies(), node(), inputs, {{"x", {3, 0}}}),
+               std::invalid_argument);
+  EXPECT_THROW(system::CoupledSystem(bodies(), node(), inputs,
+                                     {{"u", {0, 0}, WeightGroup::kCouplingVariable}}),
+               std::invalid_argument);
+  std::vector<std::unique_ptr<system::CouplingLaw>> bad;
+  bad.push_back(std::make_unique<system::SpringDamperLaw>(
+      "lambda_1", library::ElementLaw{}, system::OutputRef{0, 0},
+      system::OutputRef{0, 2},  // no output 2
+      system::OutputRef{1, 0}, system::OutputRef{1, 1}));
+  EXPECT_THROW(system::CoupledSystem(bodies(), std::move(bad), {{0}, {0}, {0}}, {}),
+               std::invalid_argument);
+  std::vector<std::unique_ptr<system::CouplingLaw>> loop;
+  loop.push_back(std::make_unique<FeedthroughLaw>());
+  EXPECT_THROW(system::CoupledSystem(bodies(), std::move(loop), {{0}, {0}, {0}}, {}),
+               std::invalid_argument);
 }
 
 }  // namespace

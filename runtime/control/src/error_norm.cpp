@@ -120,6 +120,43 @@ double scaled_difference_norm(std::span<const double> a, std::span<const double>
   return std::sqrt(sum / static_cast<double>(a.size()));
 }
 
+PerWeightGroup grouped_difference_norms(std::span<const double> a, std::span<const double> b,
+                                        std::span<const WeightGroup> groups,
+                                        const PerWeightGroup& scale,
+                                        std::span<const double> reference,
+                                        const ErrorTolerances& tol) {
+  if (a.size() != b.size() || a.size() != reference.size() || a.size() != groups.size()) {
+    throw std::invalid_argument("grouped_difference_norms: size mismatch");
+  }
+  std::array<std::size_t, kWeightGroupCount> count{};
+  for (WeightGroup g : groups) {
+    if (static_cast<std::size_t>(g) >= kWeightGroupCount) {
+      throw std::invalid_argument("grouped_difference_norms: unknown weight group");
+    }
+    ++count[static_cast<std::size_t>(g)];
+  }
+  std::array<GroupTol, kWeightGroupCount> gt{};
+  for (std::size_t g = 0; g < kWeightGroupCount; ++g) {
+    // An empty group is never weighted, so its atol vector is not checked (as
+    // scaled_difference_norm does for n = 0).
+    gt[g] = count[g] == 0 ? GroupTol{0.0, nullptr}
+                          : checked_group_tol(tol, static_cast<WeightGroup>(g), count[g]);
+  }
+  PerWeightGroup sum{};
+  std::array<std::size_t, kWeightGroupCount> seen{};
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const auto g = static_cast<std::size_t>(groups[i]);
+    const double w = 1.0 / (atol_at(gt[g], seen[g]++) + tol.rtol * std::abs(reference[i]));
+    const double ew = scale[g] * std::abs(a[i] - b[i]) * w;
+    sum[g] += ew * ew;
+  }
+  PerWeightGroup norm{};
+  for (std::size_t g = 0; g < kWeightGroupCount; ++g) {
+    if (count[g] > 0) norm[g] = std::sqrt(sum[g] / static_cast<double>(count[g]));
+  }
+  return norm;
+}
+
 double ErrorEstimate::norm() const {
   switch (kind) {
     case Kind::kStates:

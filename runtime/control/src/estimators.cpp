@@ -80,30 +80,34 @@ void coupling_variable_error(std::span<const double> u_pre, std::span<const doub
   scaled_abs_difference(u_pre, u_new, 1.0, eps, "coupling_variable_error");
 }
 
-ErrorEstimate estimate_states(Estimator e, CouplingBodyStates nominal, CouplingBodyStates other,
+ErrorEstimate estimate_states(Estimator e, std::span<const double> nominal,
+                              std::span<const double> other, std::span<const WeightGroup> groups,
                               MilneRatios ratios, const ErrorTolerances& tol) {
-  double pos_scale = 1.0;
-  double vel_scale = 1.0;
+  constexpr auto kPos = static_cast<std::size_t>(WeightGroup::kPosition);
+  constexpr auto kVel = static_cast<std::size_t>(WeightGroup::kVelocity);
+  PerWeightGroup scale{1.0, 1.0, 1.0};
   switch (e) {
     case Estimator::kExLE:
       break;
     case Estimator::kExMD:
-      pos_scale = ratios.pos;
-      vel_scale = ratios.vel;
+      scale[kPos] = ratios.pos;
+      scale[kVel] = ratios.vel;
       break;
     case Estimator::kImMD:
-      pos_scale = 1.0 - ratios.pos;
-      vel_scale = 1.0 - ratios.vel;
+      scale[kPos] = 1.0 - ratios.pos;
+      scale[kVel] = 1.0 - ratios.vel;
       break;
     default:
       throw std::invalid_argument(std::string("estimate_states: ") + estimator_name(e) +
-                                  " does not monitor the coupling-body states");
+                                  " does not monitor states");
   }
-  const double pos = scaled_difference_norm(nominal.pos, other.pos, pos_scale, nominal.pos, tol,
-                                            WeightGroup::kPosition);
-  const double vel = scaled_difference_norm(nominal.vel, other.vel, vel_scale, nominal.vel, tol,
-                                            WeightGroup::kVelocity);
-  return ErrorEstimate::states(pos, vel);
+  for (WeightGroup g : groups) {
+    if (g != WeightGroup::kPosition && g != WeightGroup::kVelocity) {
+      throw std::invalid_argument("estimate_states: monitored outputs are positions or velocities");
+    }
+  }
+  const PerWeightGroup norm = grouped_difference_norms(nominal, other, groups, scale, nominal, tol);
+  return ErrorEstimate::states(norm[kPos], norm[kVel]);
 }
 
 ErrorEstimate estimate_coupling_variables(std::span<const double> u_pre,

@@ -20,7 +20,7 @@
 #include "macrostep/library/model_description.hpp"
 #include "macrostep/output/csv.hpp"
 #include "macrostep/output/metadata.hpp"
-#include "macrostep/system/coupled_system.hpp"
+#include "macrostep/system/chain_system.hpp"
 #include "progress_line.hpp"
 #include "run_json.hpp"
 
@@ -277,7 +277,8 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   const std::size_t ns = system.subsystem_count();
   const std::size_t nc = system.coupling_count();
 
-  // Columns (DESIGN.md column naming): coupling-body states or every state, then lambda_L.
+  // Columns (DESIGN.md column naming): the monitored outputs (for the chain the coupling bodies'
+  // x and v, interleaved) or every state, then the coupling variables (lambda_L).
   std::vector<std::size_t> state_offset(ns + 1, 0);
   if (settings.all_states) {
     for (std::size_t i = 0; i < ns; ++i) {
@@ -288,13 +289,10 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
       state_offset[i + 1] = state_offset[i] + sub.state_size();
     }
   } else {
-    for (const auto& body : system.coupling_bodies()) {
-      result.columns.push_back(body.x_name);
-      result.columns.push_back(body.v_name);
-    }
+    for (const auto& m : system.monitored_outputs()) result.columns.push_back(m.name);
   }
   const std::size_t state_columns = result.columns.size();
-  for (std::size_t c = 0; c < nc; ++c) result.columns.push_back(system.coupling(c).name);
+  for (std::size_t c = 0; c < nc; ++c) result.columns.push_back(system.coupling_name(c));
 
   std::optional<output::CsvWriter> csv;
   open_result_files(config, false, options.output_file, result.columns, result.csv_path,
@@ -364,11 +362,7 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
                                         state_offset[i], state_offset[i + 1] - state_offset[i]));
       }
     } else {
-      std::size_t j = 0;
-      for (const auto& body : system.coupling_bodies()) {
-        row[j++] = p.outputs[body.x.subsystem][body.x.output];
-        row[j++] = p.outputs[body.v.subsystem][body.v.output];
-      }
+      system.gather_monitored(p.outputs, std::span<double>(row).first(state_columns));
     }
     std::copy(p.u.begin(), p.u.end(), row.begin() + static_cast<std::ptrdiff_t>(state_columns));
     row_time = p.time;

@@ -19,19 +19,6 @@ std::int64_t now_ns() {
       .count();
 }
 
-// Positions and velocities of the coupling bodies from one run's outputs.
-void gather_bodies(const system::CoupledSystem& system,
-                   std::span<const std::vector<double>> outputs, std::vector<double>& pos,
-                   std::vector<double>& vel) {
-  const auto bodies = system.coupling_bodies();
-  pos.resize(bodies.size());
-  vel.resize(bodies.size());
-  for (std::size_t b = 0; b < bodies.size(); ++b) {
-    pos[b] = outputs[bodies[b].x.subsystem][bodies[b].x.output];
-    vel[b] = outputs[bodies[b].v.subsystem][bodies[b].v.output];
-  }
-}
-
 }  // namespace
 
 double ExplicitResult::mean_h() const {
@@ -138,7 +125,8 @@ void run_explicit(const system::CoupledSystem& system, executors::Executor& exec
     std::vector<executors::SubsystemCommand> commands(ns);
     executors::PassOutcome outcome;
     std::vector<double> u_pre(nc), u_hat(nc), u_new(nc);
-    std::vector<double> pos, vel, pos_hat, vel_hat;
+    // Monitored outputs of the nominal and of the comparison run (concept 1, METHODS §5).
+    std::vector<double> monitored(system.monitored_outputs().size()), monitored_hat(monitored);
     std::vector<std::size_t> sel;
     int consecutive_failures = 0;
 
@@ -217,13 +205,14 @@ void run_explicit(const system::CoupledSystem& system, executors::Executor& exec
       } else if (effective == Estimator::kExMD || effective == Estimator::kExLE) {
         for (std::size_t i = 0; i < ns; ++i)
           extra_outputs[i] = outcome.subsystems[i].extra[0].outputs;
-        gather_bodies(system, outputs, pos, vel);
-        gather_bodies(system, extra_outputs, pos_hat, vel_hat);
+        system.gather_monitored(outputs, monitored);
+        system.gather_monitored(extra_outputs, monitored_hat);
         const control::MilneRatios ratios = effective == Estimator::kExMD
                                                 ? control::milne_ratios(hist, kappa, t1)
                                                 : control::MilneRatios{};
-        so.estimate = control::estimate_states(effective, {pos, vel}, {pos_hat, vel_hat}, ratios,
-                                               options.control.tolerances);
+        so.estimate =
+            control::estimate_states(effective, monitored, monitored_hat, system.monitored_groups(),
+                                     ratios, options.control.tolerances);
       }
       const control::StepVerdict verdict = ctl.complete(so);
       result.time.interface_ns += now_ns() - t_if;

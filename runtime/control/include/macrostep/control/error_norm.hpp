@@ -2,12 +2,14 @@
 // Eq. 3.21–3.24).
 //
 //   ‖e‖_W = sqrt((1/n) Σ_i (e_i W_i)²)
-//   concept 1 (exLE, exMD, imMD): W^pos_i = 1/(atol^pos_i + rtol·|x_{i,N+1}|),
+//   concept 1 (exLE, exMD, imMD) over the monitored outputs, one norm per weight group:
+//                                 W^pos_i = 1/(atol^pos_i + rtol·|x_{i,N+1}|),
 //                                 W^vel_i = 1/(atol^vel_i + rtol·|v_{i,N+1}|)
 //   concept 2 (exCV, imCV) and SDN / a-priori estimate: W^u_i = 1/(atol^u_i + rtol·|u_i|)
 //   test: concept 1 max(‖ε^pos‖_W, ‖ε^vel‖_W) ≤ 1, concept 2 ‖ε^u‖_W ≤ 1.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -38,6 +40,10 @@ struct ErrorTolerances {
 
 enum class WeightGroup : std::uint8_t { kPosition, kVelocity, kCouplingVariable };
 
+// One value per weight group, indexed by static_cast<std::size_t>(WeightGroup).
+inline constexpr std::size_t kWeightGroupCount = 3;
+using PerWeightGroup = std::array<double, kWeightGroupCount>;
+
 // w_i = 1/(atol_i + rtol·|x_i|) for the group. Throws std::invalid_argument if a
 // per-component atol vector of the group has a size other than x.size().
 void error_weights(std::span<const double> x, const ErrorTolerances& tol, WeightGroup group,
@@ -52,11 +58,22 @@ double scaled_difference_norm(std::span<const double> a, std::span<const double>
                               std::span<const double> reference, const ErrorTolerances& tol,
                               WeightGroup group);
 
+// One norm per weight group g: ‖scale[g]·|a − b|‖_W over the components i with groups[i] == g,
+// in index order, W from `reference`; a per-component atol vector of g is indexed by the
+// position within g (and must have g's component count). 0 for a group without components. Per
+// group these are exactly the operations of scaled_difference_norm on the group's components.
+// All spans have the same size (std::invalid_argument otherwise).
+PerWeightGroup grouped_difference_norms(std::span<const double> a, std::span<const double> b,
+                                        std::span<const WeightGroup> groups,
+                                        const PerWeightGroup& scale,
+                                        std::span<const double> reference,
+                                        const ErrorTolerances& tol);
+
 // The norms of one a-posteriori error estimate, and the local error test on them.
 struct ErrorEstimate {
   enum class Kind : std::uint8_t {
     kNone,               // no estimator (fixed-H mode): always passes
-    kStates,             // concept 1: positions and velocities of the coupling bodies
+    kStates,             // concept 1: positions and velocities of the monitored outputs
     kCouplingVariables,  // concept 2: the coupling variables
   };
   Kind kind = Kind::kNone;

@@ -8,8 +8,8 @@
 //   exCV  none                          |u^pre_i − u_{i,N+1}|                  (Eq. 3.16)
 //   imMD  none (predictor run)          (1 − C^{κ+1}/C^κ)·|x^pre_i − x_i|      (Eq. 3.18/3.19)
 //   imCV  none                          |u^pre_i − u_{i,N+1}| (converged)      (Eq. 3.20)
-// x stands for the positions (constants C_pos) and for the velocities (C_vel) of the coupling
-// bodies. Weights are taken at the continuing solution (x_{N+1}, u_{N+1}) (§6.1).
+// x stands for the monitored outputs, each a position (constants C_pos) or a velocity (C_vel).
+// Weights are taken at the continuing solution (x_{N+1}, u_{N+1}) (§6.1).
 #pragma once
 
 #include <cstddef>
@@ -26,7 +26,7 @@ enum class Estimator : std::uint8_t { kNone, kExLE, kExMD, kExCV, kImMD, kImCV }
 // "none", "exLE", "exMD", "exCV", "imMD", "imCV".
 const char* estimator_name(Estimator e);
 
-// Concept 1 (positions/velocities of the coupling bodies): exLE, exMD, imMD.
+// Concept 1 (positions/velocities of the monitored outputs): exLE, exMD, imMD.
 bool monitors_states(Estimator e);
 // Concept 2 (coupling variables): exCV, imCV.
 bool monitors_coupling_variables(Estimator e);
@@ -54,18 +54,18 @@ void implicit_milne_error(std::span<const double> predictor, std::span<const dou
 void coupling_variable_error(std::span<const double> u_pre, std::span<const double> u_new,
                              std::span<double> eps);
 
-// Positions and velocities of the 2n_c coupling bodies at T_{N+1} from one run.
-struct CouplingBodyStates {
-  std::span<const double> pos;
-  std::span<const double> vel;
-};
-
-// Concept-1 estimate as WRMS norms with weights at `nominal` (the continuing solution):
+// Concept-1 estimate (METHODS §5.1, §6.1): `nominal` and `other` hold the monitored outputs of
+// two runs at T_{N+1} (same order), groups[i] the weight group of output i (kPosition or
+// kVelocity). One WRMS norm per group over its outputs in index order, with weights at
+// `nominal` (the continuing solution) and per-component atol indexed within the group; the
+// test takes the max over the groups (ErrorEstimate::norm):
 //  - exLE: `other` is the comparison run, ratios ignored;
 //  - exMD: `other` is the comparison run, ratios = milne_ratios(history, κ, T_{N+1});
 //  - imMD: `other` is the predictor run, `nominal` the converged corrector.
-// Throws std::invalid_argument for a concept-2 estimator or mismatched sizes.
-ErrorEstimate estimate_states(Estimator e, CouplingBodyStates nominal, CouplingBodyStates other,
+// Throws std::invalid_argument for a concept-2 estimator, a kCouplingVariable group or
+// mismatched sizes.
+ErrorEstimate estimate_states(Estimator e, std::span<const double> nominal,
+                              std::span<const double> other, std::span<const WeightGroup> groups,
                               MilneRatios ratios, const ErrorTolerances& tol);
 
 // Concept-2 estimate (exCV, imCV, and the D-33 fallback): ‖u_pre − u_new‖ with W^u at u_new.

@@ -6,7 +6,7 @@
 //   2. every subsystem integrates [T_N, T_{N+1}] from its T_N workspace with the step
 //      polynomial p(t; u_pre) of its inputs; exLE/exMD add one comparison run per subsystem
 //      (same T_N workspace, comparison polynomial) executed beside the nominal one
-//   3. u_{N+1} = phi(y_{N+1}) (consistent update, D-1: no feed-through in the chain)
+//   3. u_{N+1} = phi(y_{N+1}) (consistent update, D-1: the system has no feed-through)
 //   4. error estimate (exLE / exMD / exCV, D-33 fallback), accept or reject, next κ and H
 //      (control::MacroStepController)
 //   A subsystem failure (IDA error) counts as a failed attempt (r = 0.25, like a corrector

@@ -1,0 +1,52 @@
+// A coupling law of the coupled system (METHODS.md §1.1, §1.4; seed 000 Eq. 2.4, 2.20-2.25):
+// u_law = φ(y_law), evaluated by the master from subsystem outputs. A spring/damper of a cut
+// element, a hydraulic node or a signal connection is one law each; the CoupledSystem owns the
+// laws, gives their coupling variables global indices and wires them to subsystem inputs.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+
+namespace macrostep::system {
+
+// One output of one subsystem: outputs[subsystem][output] in the master's output vectors.
+struct OutputRef {
+  std::size_t subsystem = 0;
+  std::size_t output = 0;
+};
+
+// Contract for implementers:
+//  - reads() and variable_names() are fixed at construction; the system caches their sizes.
+//  - evaluate() and jacobian() are pure functions of y_read (no hidden state): a const law is
+//    shared by every thread of the master.
+//  - The floating-point operations of evaluate() are the law's own and run in a fixed order,
+//    so that one configuration gives one result however the subsystems ran (contract 1).
+class CouplingLaw {
+ public:
+  virtual ~CouplingLaw() = default;
+
+  // The outputs φ reads, in the order of y_read below (n_in = reads().size()).
+  virtual std::span<const OutputRef> reads() const = 0;
+
+  // One name per coupling variable the law writes ("lambda_3"), also the result column. Their
+  // count n_out is the law's share of u; the CoupledSystem assigns the global indices
+  // (consecutive, in law order).
+  virtual std::span<const std::string> variable_names() const = 0;
+  std::size_t write_count() const { return variable_names().size(); }
+
+  // φ: u_out = φ(y_read); y_read.size() == n_in, u_out.size() == n_out.
+  virtual void evaluate(std::span<const double> y_read, std::span<double> u_out) const = 0;
+
+  // ∂φ/∂y at y_read, dense row-major n_out × n_in (row: written variable, column: read output
+  // in the order of reads()). The implicit scheme assembles the sparse interface Jacobian of
+  // the whole system from these blocks (METHODS §4.2).
+  virtual void jacobian(std::span<const double> y_read, std::span<double> dphi_dy) const = 0;
+
+  // True if φ also depends on u itself (g = u − φ(y, u) has an algebraic loop through the law),
+  // so that the consistent update must solve the static coupling equations (seed 000 Eq. 2.22)
+  // instead of evaluating u = φ(y) (Eq. 2.25, D-1).
+  virtual bool has_feedthrough() const = 0;
+};
+
+}  // namespace macrostep::system

@@ -1,0 +1,41 @@
+// The spring/damper of a cut element as a coupling law (METHODS.md §1.2-1.3; seed 000
+// Eq. 2.5, 2.9, 2.16-2.20): λ = F_SD(x_right − x_left, v_right − v_left) with the element's own
+// law (general exponents, D-2): the force/force coupling of two bodies through a cut element.
+// library::ElementLaw (the element law of Eq. 2.9) is declared with the chain's parameters.
+#pragma once
+
+#include <array>
+#include <span>
+#include <string>
+
+#include "macrostep/library/chain_parameters.hpp"
+#include "macrostep/system/coupling_law.hpp"
+
+namespace macrostep::system {
+
+class SpringDamperLaw final : public CouplingLaw {
+ public:
+  // name: the coupling variable ("lambda_L"). Reads [x_left, v_left, x_right, v_right].
+  SpringDamperLaw(std::string name, const library::ElementLaw& element, OutputRef x_left,
+                  OutputRef v_left, OutputRef x_right, OutputRef v_right);
+
+  std::span<const OutputRef> reads() const override { return reads_; }
+  std::span<const std::string> variable_names() const override {
+    return std::span<const std::string>(&name_, 1);
+  }
+  // u_out[0] = element.force(x_right − x_left, v_right − v_left).
+  void evaluate(std::span<const double> y_read, std::span<double> u_out) const override;
+  // [−k, −d, k, d] with k = ∂F/∂Δx (stiffness), d = ∂F/∂Δv (damping) at the same Δx, Δv.
+  void jacobian(std::span<const double> y_read, std::span<double> dphi_dy) const override;
+  // The force depends on states only.
+  bool has_feedthrough() const override { return false; }
+
+  const library::ElementLaw& element() const { return element_; }
+
+ private:
+  std::string name_;
+  library::ElementLaw element_;
+  std::array<OutputRef, 4> reads_;
+};
+
+}  // namespace macrostep::system
