@@ -21,7 +21,7 @@
 #include "macrostep/library/chain.hpp"
 #include "macrostep/library/chain_spec.hpp"
 #include "macrostep/library/model_description.hpp"
-#include "macrostep/system/coupled_system.hpp"
+#include "macrostep/system/chain_system.hpp"
 
 #include "../support/test_chain.hpp"
 
