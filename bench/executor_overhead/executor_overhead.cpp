@@ -74,7 +74,8 @@ struct Timing {
 };
 
 Timing run(const library::ChainParameters& p, std::size_t subsystems, bool processes, double h,
-           double t_end, const std::string& binary, std::vector<std::vector<unsigned>> cpusets) {
+           double t_end, const std::string& binary, std::vector<std::vector<unsigned>> cpusets,
+           bool host_first = false) {
   const auto boundaries = library::equal_partition(p.size(), subsystems);
   const auto sys = system::make_chain_system(p, boundaries);
   schemes::ExplicitOptions o;
@@ -92,6 +93,7 @@ Timing run(const library::ChainParameters& p, std::size_t subsystems, bool proce
     po.threads = 1;
     po.executable = binary;
     po.cpusets = std::move(cpusets);
+    po.host_first_subsystem = host_first;
     ex = std::make_unique<executors::ProcessExecutor>(
         sys,
         library::chain_segment_descriptions(std::make_shared<const library::ChainParameters>(p),
@@ -380,15 +382,19 @@ int main(int argc, char** argv) {
         "1. overhead per macro step: one 1 kg mass per subsystem, fixed H = {} s, kappa 0, "
         "t_end = {} s, one thread per executor\n",
         h, overhead_t_end);
-    fmt::print("{:>11} {:>8} {:>18} {:>18} {:>8}\n", "subsystems", "steps", "in-process [us]",
-               "processes [us]", "ratio");
+    // "hosted": the master runs subsystem 1 itself (ProcessOptions::host_first_subsystem).
+    fmt::print("{:>11} {:>8} {:>16} {:>15} {:>7} {:>12} {:>7}\n", "subsystems", "steps",
+               "in-process [us]", "processes [us]", "ratio", "hosted [us]", "ratio");
     for (std::size_t n : counts) {
       const auto p = chain(n, 1.0);
       const Timing a = run(p, n, false, h, overhead_t_end, binary, {});
       const Timing b = run(p, n, true, h, overhead_t_end, binary, {});
+      const Timing c = run(p, n, true, h, overhead_t_end, binary, {}, true);
       const double ua = 1e6 * a.seconds / static_cast<double>(a.steps);
       const double ub = 1e6 * b.seconds / static_cast<double>(b.steps);
-      fmt::print("{:>11} {:>8} {:>18.1f} {:>18.1f} {:>8.2f}\n", n, b.steps, ua, ub, ub / ua);
+      const double uc = 1e6 * c.seconds / static_cast<double>(c.steps);
+      fmt::print("{:>11} {:>8} {:>16.1f} {:>15.1f} {:>7.2f} {:>12.1f} {:>7.2f}\n", n, b.steps, ua,
+                 ub, ub / ua, uc, uc / ua);
       std::fflush(stdout);
     }
   }

@@ -65,10 +65,11 @@ struct Fixture {
   std::vector<library::ModelDescription> models = library::chain_segment_descriptions(
       std::make_shared<const library::ChainParameters>(params), boundaries);
 
-  std::unique_ptr<executors::Executor> make(bool processes) const {
+  std::unique_ptr<executors::Executor> make(bool processes, bool host_first = false) const {
     if (processes) {
       executors::ProcessOptions po;
       po.solver = solver();
+      po.host_first_subsystem = host_first;
       po.executable = MACROSTEP_BINARY;
       po.extra_runs = 3;
       return std::make_unique<executors::ProcessExecutor>(system, models, u0, po);
@@ -168,10 +169,10 @@ Trace corrector_sequence(const Fixture& f, executors::Executor& ex) {
   return trace;
 }
 
-TEST(ExecutorPasses, CorrectorPassesAndRejectionsAreBitIdenticalInProcessAndInProcesses) {
+void check_corrector_sequence(bool host_first) {
   const Fixture f;
   auto in_process = f.make(false);
-  auto processes = f.make(true);
+  auto processes = f.make(true, host_first);
   const Trace a = corrector_sequence(f, *in_process);
   const Trace b = corrector_sequence(f, *processes);
   ASSERT_EQ(a.values.size(), b.values.size());
@@ -183,6 +184,15 @@ TEST(ExecutorPasses, CorrectorPassesAndRejectionsAreBitIdenticalInProcessAndInPr
     EXPECT_EQ(in_process->total_stats(i).steps, processes->total_stats(i).steps);
     EXPECT_EQ(in_process->total_stats(i).residual_evals, processes->total_stats(i).residual_evals);
   }
+}
+
+TEST(ExecutorPasses, CorrectorPassesAndRejectionsAreBitIdenticalInProcessAndInProcesses) {
+  check_corrector_sequence(false);
+}
+
+// The same with subsystem 1 run by the master (ProcessOptions::host_first_subsystem).
+TEST(ExecutorPasses, CorrectorPassesAreBitIdenticalWithTheMasterHostingSubsystemOne) {
+  check_corrector_sequence(true);
 }
 
 // The last pass of a macro step equals a single pass with its polynomial from the same T_N: the

@@ -115,7 +115,7 @@ void expect_identical(const CosimRun& a, const CosimRun& b) {
 }
 
 void check_bit_identity(std::size_t masses, std::size_t subsystems,
-                        const schemes::ExplicitOptions& o) {
+                        const schemes::ExplicitOptions& o, bool host_first = false) {
   const auto p = test_chain(masses);
   const auto boundaries = library::equal_partition(p.size(), subsystems);
   const auto sys = system::make_chain_system(p, boundaries);
@@ -125,7 +125,9 @@ void check_bit_identity(std::size_t masses, std::size_t subsystems,
   io.rollback = schemes::needs_rollback(o);
   executors::InProcessExecutor in_process(sys, u0, io);
   const CosimRun reference = run(sys, in_process, o);
-  executors::ProcessExecutor ex(sys, chain_models(p, boundaries), u0, process_options(o));
+  auto po = process_options(o);
+  po.host_first_subsystem = host_first;
+  executors::ProcessExecutor ex(sys, chain_models(p, boundaries), u0, po);
   const CosimRun processes = run(sys, ex, o);
   expect_identical(reference, processes);
   EXPECT_GT(reference.times.size(), 5u);
@@ -167,6 +169,14 @@ TEST(ProcessExecutor, ControlledExMDIsBitIdenticalOnOneCpu) {
   ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
   check_bit_identity(20, 2, controlled(3e-4, control::Estimator::kExMD, 1e-5));
   ASSERT_EQ(sched_setaffinity(0, sizeof(before), &before), 0);
+}
+
+// The master runs subsystem 1 itself (ProcessOptions::host_first_subsystem): the same runner
+// code, so the same bits, with comparison runs, rejections and oversubscription.
+TEST(ProcessExecutor, MasterHostingSubsystemOneIsBitIdentical) {
+  check_bit_identity(20, 2, controlled(5e-4, control::Estimator::kExMD, 1e-5), true);
+  check_bit_identity(24, 12, controlled(2e-4, control::Estimator::kExMD, 1e-5), true);
+  check_bit_identity(21, 3, fixed_step(2e-4, 1e-5), true);
 }
 
 TEST(ProcessExecutor, FixedStepExHIsBitIdentical12Oversubscribed) {

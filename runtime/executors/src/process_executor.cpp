@@ -9,6 +9,8 @@
 #include <cstring>
 #include <thread>
 
+#include <tbb/task_arena.h>
+
 #include "macrostep/executors/ring_transport.hpp"
 #include "macrostep/executors/worker_supervisor.hpp"
 #include "macrostep/worker/protocol.hpp"
@@ -72,6 +74,12 @@ struct ProcessExecutor::State {
 
   std::unique_ptr<RingTransport> rings;
   std::unique_ptr<ProcessSupervisor> processes;
+  // ProcessOptions::host_first_subsystem: subsystem 0 runs here, between sending the workers'
+  // commands and collecting their replies, through the same SubsystemRunner a worker uses.
+  std::unique_ptr<model::Subsystem> hosted_subsystem;
+  std::unique_ptr<runner::SubsystemRunner> hosted;
+  std::unique_ptr<tbb::task_arena> hosted_arena;
+  std::vector<std::size_t> remote;  // the subsystems that have a worker process, ascending
   // The executor logic talks to these two only.
   WorkerTransport* transport = nullptr;
   WorkerSupervisor* supervisor = nullptr;
@@ -101,7 +109,7 @@ struct ProcessExecutor::State {
 
   // Throws WorkerFailure for the first worker (lowest index) that has ended.
   void check_alive(const Operation& during) {
-    for (std::size_t j = 0; j < workers.size(); ++j) {
+    for (std::size_t j : remote) {
       if (const auto how = supervisor->ended(j)) fail_dead(j, *how, during);
     }
   }
@@ -168,7 +176,7 @@ struct ProcessExecutor::State {
     command->kind = kind;
     command->clear_runs();
     command->id = ++command_counter;
-    for (std::size_t i = 0; i < workers.size(); ++i) send(i, op);
+    for (std::size_t i : remote) send(i, op);
     pending_ack = command->id;
     pending_op = op;
   }
@@ -180,7 +188,7 @@ struct ProcessExecutor::State {
     pending_ack = 0;
     std::string error;
     std::size_t failed = 0;
-    for (std::size_t i = 0; i < workers.size(); ++i) {
+    for (std::size_t i : remote) {
       receive(i, pending_op, expected);
       workers[i].ack_sent_ns = reply->sent_ns;
       if (reply->status != worker::ReplyStatus::kOk && error.empty()) {
@@ -237,6 +245,29 @@ struct ProcessExecutor::State {
     }
   }
 
+  // Subsystem 0's pass in this process (host_first_subsystem), while the workers integrate.
+  void run_hosted(double t_end, const SubsystemCommand& c, PassOutcome& outcome) {
+    runner::SubsystemRunner& h = *hosted;
+    h.prepare(t_end, c.nominal, c.extra);
+    h.run_all(hosted_arena.get());
+    auto& so = outcome.subsystems[0];
+    so.solver_ns = h.nominal_ns();
+    so.extra_ns = h.extra_ns();
+    so.nominal.outputs = h.result(0).outputs;
+    so.nominal.stats = h.result(0).stats;
+    so.extra.resize(h.run_count() - 1);
+    for (std::size_t k = 0; k + 1 < h.run_count(); ++k) {
+      so.extra[k].outputs = h.result(1 + k).outputs;
+      so.extra[k].stats = h.result(1 + k).stats;
+    }
+    if (std::string failure = h.failure(); !failure.empty()) {
+      outcome.ok = false;
+      outcome.failed_subsystem = 0;
+      outcome.error = std::move(failure);
+    }
+    step_time = h.time();
+  }
+
   void terminate() noexcept {
     if (!rings || !processes) return;
     // Ask politely (a worker busy with a command replies to it first), then kill.
@@ -244,7 +275,7 @@ struct ProcessExecutor::State {
     command->kind = worker::CommandKind::kShutdown;
     command->clear_runs();
     command->id = ++command_counter;
-    for (std::size_t i = 0; i < workers.size(); ++i) {
+    for (std::size_t i : remote) {
       if (!supervisor->ended(i)) (void)rings->try_send(i, *command);
     }
     processes->stop_all(options.shutdown_timeout);
@@ -297,13 +328,21 @@ ProcessExecutor::ProcessExecutor(const system::CoupledSystem& system,
   s.transport = s.rings.get();
   s.processes = std::make_unique<ProcessSupervisor>(options.executable, n);
   s.supervisor = s.processes.get();
-  try {
-    std::vector<std::size_t> all(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      all[i] = i;
-      s.processes->start(i, s.rings->name(), s.rings->fd());
+  for (std::size_t i = options.host_first_subsystem ? 1 : 0; i < n; ++i) s.remote.push_back(i);
+  if (options.host_first_subsystem) {
+    std::vector<double> inputs(system.subsystem(0).input_size());
+    system.gather_inputs(0, u0, inputs);
+    s.hosted_subsystem = library::build_subsystem(models[0]);
+    s.hosted = std::make_unique<runner::SubsystemRunner>(
+        *s.hosted_subsystem, inputs, runner::RunnerOptions{options.solver, options.rollback});
+    if (options.threads != 1) {
+      s.hosted_arena = std::make_unique<tbb::task_arena>(
+          options.threads > 0 ? options.threads : static_cast<int>(tbb::task_arena::automatic));
     }
-    s.await_handshakes(all);
+  }
+  try {
+    for (std::size_t i : s.remote) s.processes->start(i, s.rings->name(), s.rings->fd());
+    s.await_handshakes(s.remote);
   } catch (...) {
     s.broken = true;
     s.terminate();
@@ -330,6 +369,9 @@ void ProcessExecutor::restart_worker(std::size_t i) {
     throw std::logic_error("ProcessExecutor::restart_worker: accept() or reject() the step first");
   }
   if (s.broken) throw std::logic_error("ProcessExecutor::restart_worker: a worker has failed");
+  if (s.hosted && i == 0) {
+    throw std::logic_error("ProcessExecutor::restart_worker: subsystem 1 runs in the master");
+  }
   s.drain();
   s.processes->kill(i);
   s.rings->reset(i);
@@ -367,20 +409,22 @@ void ProcessExecutor::step(double t_end, std::span<const SubsystemCommand> comma
   }
   // All commands out first, then all replies: the subsystems integrate in parallel.
   const std::uint64_t first_id = s.command_counter + 1;  // subsystem i's command: first_id + i
-  for (std::size_t i = 0; i < n; ++i) {
+  for (std::size_t i : s.remote) {
     const auto& c = commands[i];
-    cmd.id = ++s.command_counter;
+    cmd.id = first_id + i;
     cmd.set_nominal(c.nominal);
     for (const auto& extra : c.extra) cmd.add_extra(extra);
     s.send(i, s.step_op);
   }
+  s.command_counter = first_id + n - 1;
   s.stepped = true;
-  s.drain();  // the previous accept / reject, queued before this step in every ring
   outcome.ok = true;
   outcome.error.clear();
   outcome.subsystems.resize(n);
+  if (s.hosted) s.run_hosted(t_end, commands[0], outcome);
+  s.drain();  // the previous accept / reject, queued before this step in every ring
   std::int64_t slowest_sent = 0, slowest_comm = 0;
-  for (std::size_t i = 0; i < n; ++i) {
+  for (std::size_t i : s.remote) {
     s.receive(i, s.step_op, first_id + i);
     const std::int64_t popped = worker::monotonic_ns();
     const auto& r = *s.reply;
@@ -415,6 +459,7 @@ void ProcessExecutor::step(double t_end, std::span<const SubsystemCommand> comma
 void ProcessExecutor::accept() {
   State& s = *state_;
   if (!s.stepped) throw std::logic_error("ProcessExecutor::accept: no step to accept");
+  if (s.hosted) s.hosted->accept();
   ++s.accepted_steps;
   s.broadcast(worker::CommandKind::kAccept,
               {Operation::kAccept, s.accepted_steps, s.attempt, s.step_begin, s.step_time});
@@ -428,6 +473,7 @@ void ProcessExecutor::reject() {
   if (!s.options.rollback) {
     throw std::logic_error("ProcessExecutor::reject: rollback is disabled (fixed-step mode)");
   }
+  if (s.hosted) s.hosted->reject();
   Operation op = s.step_op;
   op.kind = Operation::kReject;
   s.broadcast(worker::CommandKind::kReject, op);
@@ -442,11 +488,13 @@ void ProcessExecutor::accepted_state(std::size_t i, std::span<double> z) const {
   if (state_->stepped) {
     throw std::logic_error("ProcessExecutor::accepted_state: call between steps");
   }
+  if (state_->hosted && i == 0) return state_->hosted->accepted_state(z);
   state_->drain();  // the mirror is written when the worker handles accept
   state_->transport->accepted_state(i, z);
 }
 
 ida::AdvanceStats ProcessExecutor::total_stats(std::size_t i) const {
+  if (state_->hosted && i == 0) return state_->hosted->total_stats();
   if (!state_->broken) state_->drain();
   return state_->workers.at(i).total;
 }
@@ -473,16 +521,25 @@ void ProcessExecutor::transfer_state(std::size_t i, worker::CommandKind kind,
 }
 
 std::size_t ProcessExecutor::export_state(std::size_t i, const std::string& path) {
+  if (state_->stepped) throw std::logic_error("ProcessExecutor: export between steps only");
+  if (state_->hosted && i == 0) return state_->hosted->export_state_to(path);
   transfer_state(i, worker::CommandKind::kExport, path);
   return state_->reply->exported_bytes;
 }
 
 void ProcessExecutor::import_state(std::size_t i, const std::string& path) {
+  if (state_->stepped) throw std::logic_error("ProcessExecutor: import between steps only");
+  if (state_->hosted && i == 0) {
+    state_->hosted->import_state_from(path);
+    state_->accepted_time = state_->hosted->accepted_time();
+    return;
+  }
   transfer_state(i, worker::CommandKind::kImport, path);
   state_->accepted_time = state_->reply->time;
 }
 
 std::int64_t ProcessExecutor::snapshot_ns(std::size_t i) const {
+  if (state_->hosted && i == 0) return state_->hosted->snapshot_ns();
   if (!state_->broken) state_->drain();
   return state_->workers.at(i).snapshot_ns;
 }
@@ -494,7 +551,7 @@ const std::string& ProcessExecutor::segment_name() const {
 std::vector<pid_t> ProcessExecutor::worker_pids() const {
   std::vector<pid_t> pids;
   for (std::size_t i = 0; i < state_->workers.size(); ++i) {
-    pids.push_back(state_->supervisor->pid(i));
+    pids.push_back(state_->hosted && i == 0 ? getpid() : state_->supervisor->pid(i));
   }
   return pids;
 }

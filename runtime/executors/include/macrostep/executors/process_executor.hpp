@@ -71,6 +71,10 @@ struct ProcessOptions {
   // KLU factorization or a swapped-out process; runs with small subsystems may use seconds.
   std::chrono::milliseconds hang_timeout{60000};
   std::chrono::milliseconds shutdown_timeout{2000};
+  // Run subsystem 1 in the master process (through the same SubsystemRunner a worker uses,
+  // while the workers integrate) instead of in a worker: one process fewer to wake per macro
+  // step. Results are bit-identical either way. worker_pids()[0] is then the master's pid.
+  bool host_first_subsystem = false;
 };
 
 // A worker process died, hung, or its ring broke during a command.
