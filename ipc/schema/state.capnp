@@ -143,6 +143,7 @@ struct MacroStepStatistics {
   acceptedByKappa @3 :List(UInt64);  # kMaxKappa + 1
   hMin @4 :Float64;
   hMax @5 :Float64;
+  subsystemFailures @6 :UInt64;
 }
 
 struct ControllerState {

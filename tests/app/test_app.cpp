@@ -476,6 +476,12 @@ TEST_F(App, CoSimulationCommandLineErrorsExitTwoBeforeAnyWork) {
                "--hang-timeout must be 0 (off) or a number of seconds up to 1e6 (got nan)");
   expect_error("--monolithic --hang-timeout 5",
                "--hang-timeout configures a co-simulation and does not apply to --monolithic");
+  expect_error("--executor inprocess --master-hosts-first",
+               "--master-hosts-first applies to the process executor (--executor processes); the "
+               "in-process executor runs every subsystem in the master anyway");
+  expect_error(
+      "--monolithic --master-hosts-first",
+      "--master-hosts-first configures a co-simulation and does not apply to --monolithic");
   expect_error("--monolithic --order 2",
                "--order configures a co-simulation and does not apply to --monolithic");
   EXPECT_EQ(macrostep("run cosim.toml --threads many").status, 2);

@@ -196,6 +196,25 @@ TEST(MacroStepController, CorrectorFailure) {
   EXPECT_EQ(c.plan().kappa, 0);  // N_fail = 6 > 5
 }
 
+// A subsystem that cannot integrate the step (D-26) is handled like a corrector failure and
+// counted apart, so that the statistics tell the two causes apart.
+TEST(MacroStepController, SubsystemFailureActsLikeACorrectorFailureAndIsCountedApart) {
+  mct::MacroStepController c(variable_options(1e-3, 10.0, mct::Estimator::kExCV),
+                             std::vector<double>{1.0});
+  for (int i = 0; i < 4; ++i) complete(c, kTiny, smooth_u);
+  const std::size_t n_hist = c.history().size();
+  mct::StepOutcome failed;
+  failed.subsystem_failed = true;
+  const auto v = c.complete(failed);
+  EXPECT_FALSE(v.accepted);
+  EXPECT_EQ(v.source, mct::FactorSource::kCorrectorFailure);
+  EXPECT_EQ(v.r, 0.25);
+  EXPECT_EQ(c.history().size(), n_hist);
+  EXPECT_EQ(c.statistics().subsystem_failures, 1u);
+  EXPECT_EQ(c.statistics().corrector_failures, 0u);
+  EXPECT_EQ(c.statistics().rejected, 1u);
+}
+
 // D-27: persistent failures shrink H to H_min and abort with StepSizeUnderflow.
 TEST(MacroStepController, AbortsBelowHMin) {
   mct::MacroStepController c(variable_options(1e-3, 10.0), std::vector<double>{1.0});

@@ -523,11 +523,17 @@ TEST(ProcessExecutorApp, CsvBytesAreIdenticalToInProcess) {
                         (dir / (std::string(executor) + ".csv")).string()});
     ASSERT_EQ(wait_exit(pid), 0) << read_file(dir / "stderr.txt");
   }
+  const pid_t hosted =
+      spawn_app(dir, {"run", kDemo, "--stop-time", "0.002", "--executor", "processes",
+                      "--master-hosts-first", "--output", (dir / "hosted.csv").string()});
+  ASSERT_EQ(wait_exit(hosted), 0) << read_file(dir / "stderr.txt");
   const std::string a = read_file(dir / "inprocess.csv"), b = read_file(dir / "processes.csv");
   EXPECT_GT(a.size(), 1000u);
   EXPECT_TRUE(a == b) << "the CSV files differ";
+  EXPECT_TRUE(a == read_file(dir / "hosted.csv")) << "the master-hosted CSV differs";
   EXPECT_NE(read_file(dir / "processes.json").find("\"executor\": \"processes\""),
             std::string::npos);
+  EXPECT_NE(read_file(dir / "hosted.json").find("\"master_hosts_first\": true"), std::string::npos);
   std::filesystem::remove_all(dir);
 }
 

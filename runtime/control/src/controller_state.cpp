@@ -154,6 +154,7 @@ struct ControllerStateCodec {
     stats.setAccepted(c.stats_.accepted);
     stats.setRejected(c.stats_.rejected);
     stats.setCorrectorFailures(c.stats_.corrector_failures);
+    stats.setSubsystemFailures(c.stats_.subsystem_failures);
     auto by_kappa = stats.initAcceptedByKappa(static_cast<unsigned>(kMaxKappa + 1));
     for (unsigned k = 0; k < by_kappa.size(); ++k) by_kappa.set(k, c.stats_.accepted_by_kappa[k]);
     stats.setHMin(c.stats_.h_min);
@@ -202,6 +203,7 @@ struct ControllerStateCodec {
     s.accepted = r.getAccepted();
     s.rejected = r.getRejected();
     s.corrector_failures = r.getCorrectorFailures();
+    s.subsystem_failures = r.getSubsystemFailures();
     const auto by_kappa = r.getAcceptedByKappa();
     if (by_kappa.size() != s.accepted_by_kappa.size()) {
       malformed(fmt::format("order histogram of {} entries", by_kappa.size()));

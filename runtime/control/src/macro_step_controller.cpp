@@ -108,6 +108,7 @@ StepVerdict MacroStepController::complete_fixed(const StepOutcome& outcome) {
   const StepPlan p = plan_;
   accept(p.t_end, outcome.u_next, p.kappa, p.h());
   if (outcome.corrector_failed) ++stats_.corrector_failures;
+  if (outcome.subsystem_failed) ++stats_.subsystem_failures;
   ++plan_.step;
   StepVerdict v;
   v.accepted = true;
@@ -141,13 +142,14 @@ StepVerdict MacroStepController::complete_variable(const StepOutcome& outcome) {
   const StepPlan p = plan_;
   const double h = p.h();
   const int kappa = p.kappa;
-  if (!outcome.corrector_failed && outcome.estimate.kind == ErrorEstimate::Kind::kNone) {
+  const bool failed = outcome.corrector_failed || outcome.subsystem_failed;
+  if (!failed && outcome.estimate.kind == ErrorEstimate::Kind::kNone) {
     throw std::invalid_argument(
         "MacroStepController::complete: variable step sizes need an error estimate");
   }
   StepVerdict v;
   v.error_norm = outcome.estimate.norm();
-  const bool passed = !outcome.corrector_failed && outcome.estimate.passed();
+  const bool passed = !failed && outcome.estimate.passed();
   if (passed) {
     accept(p.t_end, outcome.u_next, kappa, h);
     n_fail_ = 0;
@@ -157,6 +159,7 @@ StepVerdict MacroStepController::complete_variable(const StepOutcome& outcome) {
     ++n_fail_;
     ++stats_.rejected;
     if (outcome.corrector_failed) ++stats_.corrector_failures;
+    if (outcome.subsystem_failed) ++stats_.subsystem_failures;
     order_.record_attempt(false);
     start_.after_failed_step();
   }
@@ -174,7 +177,7 @@ StepVerdict MacroStepController::complete_variable(const StepOutcome& outcome) {
   const std::size_t n_hist = history_.size();
   int kappa_new;
   double r;
-  if (outcome.corrector_failed) {
+  if (failed) {
     kappa_new = order_.overrides_only(kappa, n_fail_, n_hist);
     r = step_.limit(0.25, n_fail_, true);
     v.source = FactorSource::kCorrectorFailure;

@@ -109,6 +109,9 @@ json cosim_json(const CosimSettings& s) {
   j["output_every"] = c.output_every;
   j["executor"] = c.executor == config::ExecutorKind::kProcesses ? "processes" : "inprocess";
   j["threads"] = s.executor.threads;
+  if (c.executor == config::ExecutorKind::kProcesses) {
+    j["master_hosts_first"] = s.master_hosts_first;
+  }
   j["rollback"] = s.executor.rollback;
   return j;
 }
@@ -161,6 +164,7 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
     c.executor = *options.executor;
     c.executor_given = true;
   }
+  s.master_hosts_first = options.master_hosts_first;
   // Default: a process per subsystem whenever there is more than one subsystem; the
   // results are bit-identical to in-process (tests/executors).
   if (!c.executor_given) {
@@ -170,6 +174,11 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
   if (options.rtol) c.rtol = *options.rtol;  // the atols that were not given follow it
 
   // ---- combinations (the file alone was checked when it was read) ----
+  if (s.master_hosts_first && c.executor != config::ExecutorKind::kProcesses) {
+    throw SetupError(
+        "--master-hosts-first applies to the process executor (--executor processes); the "
+        "in-process executor runs every subsystem in the master anyway");
+  }
   const std::string estimator_source =
       options.estimator ? "--estimator none" : "cosim.estimator = \"none\"";
   if (c.fixed_step()) {
@@ -445,12 +454,15 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
           1 + static_cast<std::size_t>(
                   control::comparison_runs(settings.scheme.control.estimator)));
       po.cpusets = map.subsystems;
+      po.host_first_subsystem = settings.master_hosts_first;
       meta["placement"] = map.to_json();
       result.placement = map.describe();
       executor = std::make_unique<executors::ProcessExecutor>(
           system, library::chain_segment_descriptions(chain, config.partition.boundaries), u0, po);
       // The master is bound after the workers are spawned, so unpinned workers keep every PU.
-      placement::bind_current_process(map.master);
+      // Hosting subsystem 1, it takes that subsystem's PUs.
+      placement::bind_current_process(settings.master_hosts_first ? map.subsystems.front()
+                                                                  : map.master);
     } else {
       executor = std::make_unique<executors::InProcessExecutor>(system, u0, settings.executor);
     }
@@ -507,6 +519,7 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   json statistics;
   statistics_so_far(statistics);
   statistics["corrector_failures"] = r.steps.corrector_failures;
+  statistics["subsystem_failures"] = r.steps.subsystem_failures;
   statistics["mean_step"] = r.steps.accepted > 0 ? json(r.mean_h()) : json(nullptr);
   statistics["step_min"] = r.steps.h_min;
   statistics["step_max"] = r.steps.h_max;

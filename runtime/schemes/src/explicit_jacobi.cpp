@@ -187,7 +187,7 @@ void run_explicit(const system::CoupledSystem& system, executors::Executor& exec
         }
         executor.reject();
         control::StepOutcome failed;
-        failed.corrector_failed = true;  // D-26: counts as a failure with r = 0.25
+        failed.subsystem_failed = true;  // D-26: a failure with r = 0.25, counted apart
         ctl.complete(failed);
         if (on_progress) on_progress(plan, false);
         continue;

@@ -29,7 +29,7 @@
 //   would fall below H_min = 1e−14·max(1, |T_M|) (D-27); the controller is then unusable.
 //
 // Variable mode (estimator ≠ none), per completed attempt:
-//   pass = !corrector_failed && ‖ε‖ ≤ 1
+//   pass = !corrector_failed && !subsystem_failed && ‖ε‖ ≤ 1
 //   pass: append; N_fail = 0; N_succ += 1          fail: N_fail += 1; N_succ = 0; the
 //                                                  start-up phase ends
 //   corrector failure: κ_new = overrides only, r = 0.25
@@ -107,6 +107,9 @@ struct StepOutcome {
   ErrorEstimate estimate;          // a posteriori; kNone allowed in fixed mode or on failure
   bool corrector_failed = false;   // implicit corrector did not converge (counts as failure)
   std::span<const double> u_next;  // u_{N+1}, history.channels() values; read on acceptance
+  // A subsystem could not integrate the step (an IDA error): handled like a corrector failure
+  // (r = 0.25, D-26), counted apart.
+  bool subsystem_failed = false;
 };
 
 // How the factor r of the next step came about (diagnostics, tests).
@@ -133,6 +136,7 @@ struct MacroStepStatistics {
   std::uint64_t accepted = 0;
   std::uint64_t rejected = 0;            // failed attempts (error test or corrector)
   std::uint64_t corrector_failures = 0;  // of which the corrector failed
+  std::uint64_t subsystem_failures = 0;  // of which a subsystem failed to integrate
   std::array<std::uint64_t, kMaxKappa + 1> accepted_by_kappa{};  // order histogram
   double h_min = 0.0;                                            // smallest / largest accepted step
   double h_max = 0.0;

@@ -46,6 +46,7 @@ struct CosimOptions {
   std::optional<config::ExecutorKind> executor;  // --executor inprocess|processes
   std::string pin = "none";  // --pin none|compact|scatter|LIST (process executor; contract 4)
   std::optional<double> hang_timeout;  // --hang-timeout [s] (process executor; 0: off)
+  bool master_hosts_first = false;     // --master-hosts-first (process executor)
   std::optional<double> stop_time;     // --stop-time (> 0)
   std::string output_file;             // --output; empty: config::default_output_file()
   bool all_states = false;             // --all-states, OR-ed with [output].all_states
@@ -67,6 +68,8 @@ struct CosimSettings {
   // Seconds without a model evaluation after which a worker counts as hung (contract 5);
   // 0: never. ProcessOptions::hang_timeout.
   double hang_timeout = 60.0;
+  // The master runs subsystem 1 (ProcessOptions::host_first_subsystem), on its PUs.
+  bool master_hosts_first = false;
   double end_time = 0.0;
   bool all_states = false;
 };
