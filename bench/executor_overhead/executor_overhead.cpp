@@ -78,7 +78,7 @@ Timing run(const library::ChainParameters& p, std::size_t subsystems, bool proce
            bool host_first = false) {
   const auto boundaries = library::equal_partition(p.size(), subsystems);
   const auto sys = system::make_chain_system(p, boundaries);
-  schemes::ExplicitOptions o;
+  schemes::SchemeOptions o;
   o.control.mode = control::StepSizeMode::kFixed;
   o.control.t_end = t_end;
   o.control.h = h;

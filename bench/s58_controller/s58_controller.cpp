@@ -17,7 +17,7 @@
 // Times are CPU seconds of the one thread that runs everything (clock_gettime(THREAD)): this
 // 2-core machine is shared, and wall time of a single-threaded run then measures the other
 // load as much as the run. Wall times are printed beside them; the time breakdown is wall time
-// (ExplicitResult::time).
+// (SchemeResult::time).
 //
 // How ERR is computed (MODELS §4.1, seed 000 Eq. 5.1/5.2): ERR = NRMSE of the coupling-body
 // states (x and v of the 2 coupling bodies, 4 variables) against the global reference, by
@@ -226,7 +226,7 @@ struct CosimRun {
   double t_sim = 0.0;  // simulated interval of this run
   double cpu = 0.0;    // thread CPU time of executor construction + run_explicit [s]
   double wall = 0.0;   // wall time of the same [s]
-  schemes::ExplicitResult result;
+  schemes::SchemeResult result;
   Series states;
   std::vector<Attempt> attempts;
   double err = std::numeric_limits<double>::quiet_NaN();
@@ -252,7 +252,7 @@ struct Setup {
   double impulse_on = 0.0, impulse_off = 0.0, impulse_edge = 0.0;
 };
 
-CosimRun run_cosim(const Setup& s, const schemes::ExplicitOptions& o, bool record_attempts) {
+CosimRun run_cosim(const Setup& s, const schemes::SchemeOptions& o, bool record_attempts) {
   CosimRun r;
   r.t_sim = o.control.t_end - o.control.t_start;
   executors::InProcessOptions eo;
@@ -320,8 +320,8 @@ bool meets(const CosimRun& r, double target) {
   return !r.failed && r.err <= target && r.err_t <= target;
 }
 
-schemes::ExplicitOptions fixed_options(double t_end, double h, int kappa) {
-  schemes::ExplicitOptions o;
+schemes::SchemeOptions fixed_options(double t_end, double h, int kappa) {
+  schemes::SchemeOptions o;
   o.control.mode = control::StepSizeMode::kFixed;
   o.control.t_end = t_end;
   o.control.h = h;
@@ -330,9 +330,9 @@ schemes::ExplicitOptions fixed_options(double t_end, double h, int kappa) {
   return o;
 }
 
-schemes::ExplicitOptions controlled_options(double t_end, control::Estimator e, double rtol,
+schemes::SchemeOptions controlled_options(double t_end, control::Estimator e, double rtol,
                                             double h_init) {
-  schemes::ExplicitOptions o;
+  schemes::SchemeOptions o;
   o.control.mode = control::StepSizeMode::kVariable;
   o.control.t_end = t_end;
   o.control.h = h_init;

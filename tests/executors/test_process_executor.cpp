@@ -46,7 +46,7 @@ struct CosimRun {
   std::vector<std::vector<double>> u;
   std::vector<std::vector<double>> y;
   std::vector<std::vector<double>> z;  // accepted states of every subsystem, concatenated
-  schemes::ExplicitResult result;
+  schemes::SchemeResult result;
 };
 
 ida::IntegratorOptions solver_options() {
@@ -57,7 +57,7 @@ ida::IntegratorOptions solver_options() {
   return io;
 }
 
-executors::ProcessOptions process_options(const schemes::ExplicitOptions& o) {
+executors::ProcessOptions process_options(const schemes::SchemeOptions& o) {
   executors::ProcessOptions po;
   po.solver = solver_options();
   po.rollback = schemes::needs_rollback(o);
@@ -66,7 +66,7 @@ executors::ProcessOptions process_options(const schemes::ExplicitOptions& o) {
 }
 
 CosimRun run(const system::CoupledSystem& sys, executors::Executor& ex,
-             const schemes::ExplicitOptions& o) {
+             const schemes::SchemeOptions& o) {
   CosimRun r;
   r.result = schemes::run_explicit(sys, ex, o, [&](const schemes::AcceptedPoint& p) {
     r.times.push_back(p.time);
@@ -88,8 +88,8 @@ CosimRun run(const system::CoupledSystem& sys, executors::Executor& ex,
 using testing::controlled;
 using testing::test_chain;
 
-schemes::ExplicitOptions fixed_step(double t_end, double h) {
-  schemes::ExplicitOptions o;
+schemes::SchemeOptions fixed_step(double t_end, double h) {
+  schemes::SchemeOptions o;
   o.control.mode = control::StepSizeMode::kFixed;
   o.control.t_end = t_end;
   o.control.h = h;
@@ -115,7 +115,7 @@ void expect_identical(const CosimRun& a, const CosimRun& b) {
 }
 
 void check_bit_identity(std::size_t masses, std::size_t subsystems,
-                        const schemes::ExplicitOptions& o, bool host_first = false) {
+                        const schemes::SchemeOptions& o, bool host_first = false) {
   const auto p = test_chain(masses);
   const auto boundaries = library::equal_partition(p.size(), subsystems);
   const auto sys = system::make_chain_system(p, boundaries);

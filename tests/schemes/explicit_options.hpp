@@ -6,8 +6,8 @@
 namespace macrostep::testing {
 
 // Step-size (and order) control with estimator `e` at `rtol`, the chain start H = 1e-9 s.
-inline schemes::ExplicitOptions controlled(double t_end, control::Estimator e, double rtol) {
-  schemes::ExplicitOptions o;
+inline schemes::SchemeOptions controlled(double t_end, control::Estimator e, double rtol) {
+  schemes::SchemeOptions o;
   o.control.mode = control::StepSizeMode::kVariable;
   o.control.t_end = t_end;
   o.control.h = 1e-9;

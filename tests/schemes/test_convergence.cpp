@@ -144,7 +144,7 @@ class Convergence : public ::testing::Test {
   // One fixed-H run to T_end = 3 ms + H with all error measurements.
   static Errors measure(int kappa, double h, bool least_squares) {
     const auto& sys = *system_;
-    schemes::ExplicitOptions o;
+    schemes::SchemeOptions o;
     o.control.mode = control::StepSizeMode::kFixed;
     o.control.fixed_start_ramp = true;  // Listing 5.1
     o.control.t_end = kWindowEnd + h;

@@ -418,7 +418,7 @@ TEST(Estimators, DriverReproducesRunExplicit) {
   m.t_end = 0.01;
   const Trace t = run_fixed(m);
   const auto sys = system::make_chain_system(m.params, {0, 1, 2});
-  schemes::ExplicitOptions o;
+  schemes::SchemeOptions o;
   o.control.mode = control::StepSizeMode::kFixed;
   o.control.t_end = m.t_end;
   o.control.h = m.h;

@@ -38,10 +38,10 @@ struct CosimRun {
   std::vector<double> times;
   std::vector<std::vector<double>> u;  // coupling variables per accepted point
   std::vector<std::vector<double>> y;  // all outputs concatenated per accepted point
-  schemes::ExplicitResult result;
+  schemes::SchemeResult result;
 };
 
-CosimRun run(const system::CoupledSystem& sys, const schemes::ExplicitOptions& o, int threads,
+CosimRun run(const system::CoupledSystem& sys, const schemes::SchemeOptions& o, int threads,
              double rtol_ida = 1e-8) {
   executors::InProcessOptions eo;
   eo.solver.rtol = rtol_ida;
@@ -132,7 +132,7 @@ TEST(ExplicitJacobi, SequentialAndParallelExecutorsAreBitIdentical) {
 TEST(ExplicitJacobi, FixedStepRunsOnItsGrid) {
   const auto p = test_chain();
   const auto sys = system::make_chain_system(p, library::equal_partition(p.size(), 2));
-  schemes::ExplicitOptions o;
+  schemes::SchemeOptions o;
   o.control.mode = control::StepSizeMode::kFixed;
   o.control.t_end = 1e-3;
   o.control.h = 1e-5;
@@ -159,7 +159,7 @@ TEST(ExplicitJacobi, FixedStepRunsOnItsGrid) {
 TEST(ExplicitJacobi, RunsASystemThatIsNotAChain) {
   const testing::Star star;
   const auto sys = testing::make_star_system(star);
-  schemes::ExplicitOptions o;
+  schemes::SchemeOptions o;
   o.control.mode = control::StepSizeMode::kVariable;
   o.control.t_end = 1.0;
   o.control.h = 1e-4;

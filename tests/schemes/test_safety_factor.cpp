@@ -97,7 +97,7 @@ class SafetyFactor : public ::testing::Test {
     const auto key = std::make_pair(gamma, rtol);
     if (auto it = cache_->find(key); it != cache_->end()) return it->second;
     const auto& sys = *system_;
-    schemes::ExplicitOptions o;
+    schemes::SchemeOptions o;
     o.control.mode = control::StepSizeMode::kVariable;
     o.control.t_end = kSimulatedTime;
     o.control.h = 1e-9;  // H_init [SI, MODELS §1.7]
@@ -118,7 +118,7 @@ class SafetyFactor : public ::testing::Test {
     eo.rollback = true;
     eo.threads = 1;
     executors::InProcessExecutor ex(sys, sys.initial_couplings(), eo);
-    const schemes::ExplicitResult r =
+    const schemes::SchemeResult r =
         schemes::run_explicit(sys, ex, o, [](const schemes::AcceptedPoint&) {});
     Statistics s{r.steps.accepted, r.steps.rejected};
     EXPECT_EQ(

@@ -515,7 +515,7 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   }
   finish("completed");
 
-  const ExplicitResult& r = result.run;
+  const SchemeResult& r = result.run;
   json statistics;
   statistics_so_far(statistics);
   statistics["corrector_failures"] = r.steps.corrector_failures;

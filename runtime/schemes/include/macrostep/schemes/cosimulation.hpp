@@ -58,7 +58,7 @@ struct CosimOptions {
 // Everything a run needs, after overrides and checks.
 struct CosimSettings {
   config::CosimConfig cosim;  // the [cosim] values in effect (overrides applied)
-  ExplicitOptions scheme;     // controller, predictor
+  SchemeOptions scheme;       // controller, predictor
   executors::InProcessOptions executor;
   // The executor in effect (cosim.executor is resolved: without --executor and cosim.executor
   // it is `processes`, one process per subsystem); its solver, rollback and threads (threads
@@ -87,7 +87,7 @@ struct CosimResult {
   std::vector<double> final_values;  // the last row written
   double final_time = 0.0;
   std::size_t rows = 0;
-  ExplicitResult run;
+  SchemeResult run;
   // Accepted steps by degree and the simulated time they cover (order histogram, MODELS §4.3).
   std::array<double, control::kMaxKappa + 1> time_by_kappa{};
   std::int64_t output_ns = 0;

@@ -1,0 +1,157 @@
+// The macro-step pipeline every co-simulation scheme runs (METHODS.md §3.1, §6.4; seed 000 §3):
+//
+//   plan (κ, T_{N+1}: control::MacroStepController)
+//   → attempt (the scheme: predictor, commands, one or more executor passes from T_N,
+//              u_{N+1} from the coupling laws, the error estimate)
+//   → verdict (controller: error test, next κ and H) → executor accept() or reject()
+//   → observers (accepted points, progress)
+//
+// The pipeline owns what every scheme shares: the controller and its history, the handling of a
+// subsystem that fails (reject with r = 0.25, D-26, counted apart from corrector failures; stop
+// after SchemeOptions::max_consecutive_failures, or at once in fixed mode), the time breakdown
+// of seed 000 Eq. 4.5 and the observers. A scheme (MacroStepScheme) supplies only the attempt.
+// The run driver (files, JSON, progress line, error mapping: cosimulation.hpp) stays outside.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "macrostep/control/macro_step_controller.hpp"
+#include "macrostep/coupling/history.hpp"
+#include "macrostep/executors/executor.hpp"
+#include "macrostep/system/coupled_system.hpp"
+
+namespace macrostep::schemes {
+
+struct SchemeOptions {
+  control::MacroStepOptions control;  // mode, t_start/t_end, H, κ, estimator, tolerances
+  bool least_squares = false;         // least-squares predictor (METHODS §2.3)
+  int least_squares_points = 8;       // N_sp > κ+1
+  // A subsystem failure (an IDA error in a run) rejects the attempt with r = 0.25 (D-26); after
+  // this many in a row the run stops with SubsystemFailure. Fixed mode stops at the first.
+  int max_consecutive_failures = 25;
+};
+
+// A subsystem could not integrate a step (fixed mode) or failed too often (controlled mode).
+class SubsystemFailure : public std::runtime_error {
+ public:
+  SubsystemFailure(const std::string& what, std::size_t subsystem, double time)
+      : std::runtime_error(what), subsystem_(subsystem), time_(time) {}
+  std::size_t subsystem() const { return subsystem_; }
+  double time() const { return time_; }
+
+ private:
+  std::size_t subsystem_;
+  double time_;
+};
+
+// One accepted macro point, handed to the observer: outputs[i] are subsystem i's outputs at
+// time, u the coupling variables u_M. The spans are valid during the call only.
+struct AcceptedPoint {
+  std::uint64_t step = 0;  // N after acceptance (0 for the initial point)
+  double time = 0.0;
+  int kappa = 0;   // degree used for the step that ended here
+  double h = 0.0;  // its size
+  std::span<const std::vector<double>> outputs;
+  std::span<const double> u;
+};
+
+// Time breakdown of seed 000 §4.4 / Eq. 4.5 (nanoseconds of wall time).
+struct TimeBreakdown {
+  std::int64_t solver_ns = 0;      // max over L of Σ_N T_{L,N} (nominal runs, every pass)
+  std::int64_t idle_ns = 0;        // Σ_N max_L T_{L,N} − solver (Eq. 4.5)
+  std::int64_t extra_runs_ns = 0;  // comparison and perturbed runs (summed over subsystems)
+  std::int64_t interface_ns = 0;   // predictor, polynomials, coupling update, estimate, control
+  std::int64_t snapshot_ns = 0;    // max over L of its snapshot time
+  std::int64_t executor_ns = 0;    // wall time inside Executor::step (all runs, parallel)
+  // Σ_N (slowest subsystem's send-to-reply time − its busy time); process executor only.
+  std::int64_t communication_ns = 0;
+  std::int64_t observer_ns = 0;  // output
+  std::int64_t total_ns = 0;
+};
+
+struct SchemeResult {
+  control::MacroStepStatistics steps;
+  std::vector<ida::AdvanceStats> subsystem_stats;
+  std::vector<double> subsystem_solver_ns;  // Σ_N T_{L,N} per subsystem
+  TimeBreakdown time;
+  double end_time = 0.0;  // t_end, or the last accepted point of a run that failed
+  double mean_h() const;
+};
+
+using AcceptedObserver = std::function<void(const AcceptedPoint&)>;
+// Called after every attempt (accepted or not) for progress reporting; may be empty.
+using ProgressObserver = std::function<void(const control::StepPlan&, bool accepted)>;
+
+// Whether a run with these options needs executor rollback (snapshots): a controlled step size
+// (rejections) or extra runs.
+bool needs_rollback(const SchemeOptions& options);
+
+// What an attempt of a scheme gives the pipeline.
+struct AttemptResult {
+  // An executor pass failed (a subsystem's IDA error): the attempt is rejected (D-26).
+  bool subsystem_failed = false;
+  std::size_t failed_subsystem = 0;
+  std::string error;
+  // An iterative scheme's corrector did not converge: rejected with r = 0.25 (D-26).
+  bool corrector_failed = false;
+  // Otherwise: the a-posteriori estimate of the attempt (kNone in fixed mode without one).
+  control::ErrorEstimate estimate;
+};
+
+// The executor passes of an attempt, with the time breakdown kept on the way. A scheme calls
+// pass() once (explicit) or several times (a corrector); each integrates every subsystem from
+// T_N (executor.hpp). outputs() and u_next() are the scheme's to fill: the nominal outputs
+// y_{N+1} and u_{N+1} of the attempt, which the pipeline hands to the controller and observers.
+class PassRunner {
+ public:
+  PassRunner(executors::Executor& executor, SchemeResult& result, std::size_t subsystems);
+  // Runs one pass to t_end with `commands` (one per subsystem); returns its outcome (valid
+  // until the next pass).
+  const executors::PassOutcome& pass(double t_end,
+                                     std::span<const executors::SubsystemCommand> commands);
+  std::int64_t executor_ns() const { return executor_ns_; }  // of the current attempt
+
+  std::vector<std::vector<double>>& outputs() { return outputs_; }
+  std::vector<double>& u_next() { return u_next_; }
+  void begin_attempt() { executor_ns_ = 0; }
+
+ private:
+  executors::Executor& executor_;
+  SchemeResult& result_;
+  executors::PassOutcome outcome_;
+  std::vector<std::vector<double>> outputs_;
+  std::vector<double> u_next_;
+  std::int64_t executor_ns_ = 0;
+};
+
+// A co-simulation scheme: what happens in one attempt of a planned macro step.
+class MacroStepScheme {
+ public:
+  virtual ~MacroStepScheme() = default;
+  // Called once before the first attempt; the system must outlive the run. Throws
+  // std::invalid_argument for options this scheme cannot run (naming the option).
+  virtual void start(const system::CoupledSystem& system, const SchemeOptions& options) = 0;
+  // One attempt of `plan` from T_N = history.newest_time(): runs passes through `runner` and
+  // fills runner.outputs() and runner.u_next() unless a pass failed. Must not accept or reject.
+  virtual AttemptResult attempt(const control::StepPlan& plan,
+                                const coupling::CouplingHistory& history, PassRunner& runner) = 0;
+};
+
+// Runs the co-simulation from options.control.t_start to t_end with `scheme`. The executor must
+// have been created for `system` at t_start with u0 = system.initial_couplings(), with rollback
+// enabled if needs_rollback(options). Throws std::invalid_argument for options that make no
+// sense, SubsystemFailure, control::StepSizeUnderflow. `result` is filled in place: when the
+// run stops with an exception it holds the statistics and time breakdown up to the last attempt
+// (end_time = the last accepted macro point), so that a failed run's metadata can report them.
+void run_scheme(const system::CoupledSystem& system, executors::Executor& executor,
+                MacroStepScheme& scheme, const SchemeOptions& options,
+                const AcceptedObserver& on_accepted, const ProgressObserver& on_progress,
+                SchemeResult& result);
+
+}  // namespace macrostep::schemes

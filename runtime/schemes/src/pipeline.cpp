@@ -1,0 +1,168 @@
+// The macro-step pipeline (pipeline.hpp; METHODS.md §3.1, §6.4; seed 000 §3, §4.4).
+#include "macrostep/schemes/pipeline.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "macrostep/control/estimators.hpp"
+
+namespace macrostep::schemes {
+
+namespace {
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// The initial macro point T_0: every subsystem's consistent initial outputs with u0.
+void initial_outputs(const system::CoupledSystem& system, std::span<const double> u0,
+                     std::vector<std::vector<double>>& outputs) {
+  outputs.resize(system.subsystem_count());
+  for (std::size_t i = 0; i < system.subsystem_count(); ++i) {
+    const auto& s = system.subsystem(i);
+    std::vector<double> z(s.state_size()), zp(s.state_size()), u(s.input_size());
+    system.gather_inputs(i, u0, u);
+    s.initial_state(u, z, zp);
+    outputs[i].resize(s.output_size());
+    s.outputs(s.initial_time(), z, u, outputs[i]);
+  }
+}
+
+}  // namespace
+
+double SchemeResult::mean_h() const {
+  return steps.accepted > 0 ? end_time / static_cast<double>(steps.accepted) : 0.0;
+}
+
+bool needs_rollback(const SchemeOptions& options) {
+  return options.control.mode == control::StepSizeMode::kVariable ||
+         control::comparison_runs(options.control.estimator) > 0;
+}
+
+PassRunner::PassRunner(executors::Executor& executor, SchemeResult& result, std::size_t subsystems)
+    : executor_(executor), result_(result), outputs_(subsystems) {}
+
+const executors::PassOutcome& PassRunner::pass(
+    double t_end, std::span<const executors::SubsystemCommand> commands) {
+  const auto t0 = now_ns();
+  executor_.step(t_end, commands, outcome_);
+  const auto ns = now_ns() - t0;
+  executor_ns_ += ns;
+  TimeBreakdown& time = result_.time;
+  time.executor_ns += ns;
+  time.communication_ns += outcome_.communication_ns;
+  std::int64_t slowest = 0;
+  for (std::size_t i = 0; i < outcome_.subsystems.size(); ++i) {
+    const auto& so = outcome_.subsystems[i];
+    result_.subsystem_solver_ns[i] += static_cast<double>(so.solver_ns);
+    slowest = std::max(slowest, so.solver_ns);
+    time.extra_runs_ns += so.extra_ns;
+  }
+  time.idle_ns += slowest;  // Σ max_L T_{L,N} over passes; the solver part is removed at the end
+  return outcome_;
+}
+
+void run_scheme(const system::CoupledSystem& system, executors::Executor& executor,
+                MacroStepScheme& scheme, const SchemeOptions& options,
+                const AcceptedObserver& on_accepted, const ProgressObserver& on_progress,
+                SchemeResult& result) {
+  if (system.subsystem_count() < 2 || system.coupling_count() == 0) {
+    throw std::invalid_argument("co-simulation needs at least two coupled subsystems");
+  }
+  if (executor.subsystem_count() != system.subsystem_count()) {
+    throw std::invalid_argument("executor and system have different subsystem counts");
+  }
+  if (options.least_squares && options.least_squares_points < 2) {
+    throw std::invalid_argument("least-squares predictor needs at least 2 points");
+  }
+  scheme.start(system, options);
+  const std::size_t ns = system.subsystem_count();
+  const auto t_run0 = now_ns();
+  const std::vector<double> u0 = system.initial_couplings();
+  control::MacroStepOptions copts = options.control;
+  if (options.least_squares) {
+    copts.history_capacity =
+        std::max(copts.history_capacity, static_cast<std::size_t>(options.least_squares_points));
+  }
+  control::MacroStepController ctl(copts, u0);
+
+  result = SchemeResult{};
+  result.subsystem_solver_ns.assign(ns, 0.0);
+  // Statistics and the time breakdown up to the last attempt, also when the run stops with an
+  // exception (a failed run's metadata still reports them).
+  const auto finalize = [&](double reached) {
+    result.steps = ctl.statistics();
+    result.end_time = reached;
+    double solver = 0.0;
+    std::int64_t snapshot = 0;
+    result.subsystem_stats.clear();
+    for (std::size_t i = 0; i < ns; ++i) {
+      solver = std::max(solver, result.subsystem_solver_ns[i]);
+      snapshot = std::max(snapshot, executor.snapshot_ns(i));
+      result.subsystem_stats.push_back(executor.total_stats(i));
+    }
+    result.time.solver_ns = static_cast<std::int64_t>(solver);
+    result.time.idle_ns -= result.time.solver_ns;  // Eq. 4.5
+    result.time.snapshot_ns = snapshot;
+    result.time.total_ns = now_ns() - t_run0;
+  };
+  PassRunner runner(executor, result, ns);
+  try {
+    {
+      std::vector<std::vector<double>> outputs;
+      initial_outputs(system, u0, outputs);
+      const auto t0 = now_ns();
+      on_accepted(AcceptedPoint{0, options.control.t_start, 0, 0.0, outputs, u0});
+      result.time.observer_ns += now_ns() - t0;
+    }
+    int consecutive_failures = 0;
+    while (!ctl.finished()) {
+      const control::StepPlan plan = ctl.plan();
+      const auto t_attempt = now_ns();
+      runner.begin_attempt();
+      const AttemptResult a = scheme.attempt(plan, ctl.history(), runner);
+      control::StepOutcome so;
+      if (a.subsystem_failed) {
+        result.time.interface_ns += now_ns() - t_attempt - runner.executor_ns();
+        if (options.control.mode == control::StepSizeMode::kFixed ||
+            ++consecutive_failures > options.max_consecutive_failures) {
+          throw SubsystemFailure(
+              fmt::format("subsystem {} failed in the macro step [{:.9g}, {:.9g}]: {}",
+                          a.failed_subsystem + 1, plan.t_begin, plan.t_end, a.error),
+              a.failed_subsystem, plan.t_begin);
+        }
+        executor.reject();
+        so.subsystem_failed = true;  // D-26: a failure with r = 0.25, counted apart
+        ctl.complete(so);
+        if (on_progress) on_progress(plan, false);
+        continue;
+      }
+      so.estimate = a.estimate;
+      so.corrector_failed = a.corrector_failed;
+      so.u_next = runner.u_next();
+      const control::StepVerdict verdict = ctl.complete(so);
+      result.time.interface_ns += now_ns() - t_attempt - runner.executor_ns();
+      if (verdict.accepted) {
+        consecutive_failures = 0;
+        executor.accept();
+        const auto t_obs = now_ns();
+        on_accepted(AcceptedPoint{ctl.statistics().accepted, plan.t_end, plan.kappa, plan.h(),
+                                  runner.outputs(), runner.u_next()});
+        result.time.observer_ns += now_ns() - t_obs;
+      } else {
+        executor.reject();
+      }
+      if (on_progress) on_progress(plan, verdict.accepted);
+    }
+  } catch (...) {
+    finalize(ctl.history().newest_time());
+    throw;
+  }
+  finalize(options.control.t_end);
+}
+
+}  // namespace macrostep::schemes
