@@ -331,7 +331,7 @@ schemes::SchemeOptions fixed_options(double t_end, double h, int kappa) {
 }
 
 schemes::SchemeOptions controlled_options(double t_end, control::Estimator e, double rtol,
-                                            double h_init) {
+                                          double h_init) {
   schemes::SchemeOptions o;
   o.control.mode = control::StepSizeMode::kVariable;
   o.control.t_end = t_end;

@@ -114,8 +114,8 @@ void expect_identical(const CosimRun& a, const CosimRun& b) {
   EXPECT_EQ(a.result.steps.rejected, b.result.steps.rejected);
 }
 
-void check_bit_identity(std::size_t masses, std::size_t subsystems,
-                        const schemes::SchemeOptions& o, bool host_first = false) {
+void check_bit_identity(std::size_t masses, std::size_t subsystems, const schemes::SchemeOptions& o,
+                        bool host_first = false) {
   const auto p = test_chain(masses);
   const auto boundaries = library::equal_partition(p.size(), subsystems);
   const auto sys = system::make_chain_system(p, boundaries);
