@@ -116,6 +116,73 @@ json cosim_json(const CosimSettings& s) {
   return j;
 }
 
+// The metadata's "error" entry: the cause of a failed run as data (DESIGN.md contract 5).
+json failure_json(const std::exception& e) {
+  if (const auto* interrupted = dynamic_cast<const RunInterrupted*>(&e)) {
+    return interrupted_json(*interrupted);
+  }
+  if (const auto* w = dynamic_cast<const executors::WorkerFailure*>(&e)) {
+    return {{"cause", "worker"},
+            {"subsystem", w->subsystem() + 1},
+            {"macro_step", w->macro_step()},
+            {"time", w->time()},
+            {"message", e.what()}};
+  }
+  if (const auto* f = dynamic_cast<const SubsystemFailure*>(&e)) {
+    return {{"cause", "subsystem"},
+            {"subsystem", f->subsystem() + 1},
+            {"time", f->time()},
+            {"message", e.what()}};
+  }
+  if (const auto* u = dynamic_cast<const control::StepSizeUnderflow*>(&e)) {
+    return {{"cause", "step_size_underflow"},
+            {"time", u->time()},
+            {"step_size", u->step()},
+            {"minimum", u->minimum()},
+            {"message", e.what()}};
+  }
+  if (const auto* g = dynamic_cast<const ida::IntegrationError*>(&e)) {
+    return {{"cause", "integration"},
+            {"time", g->time()},
+            {"ida_flag", g->ida_flag()},
+            {"message", e.what()}};
+  }
+  return {{"cause", "error"}, {"message", e.what()}};
+}
+
+// The executor of the settings. The process executor's placement (contract 4: the master one
+// PU, every worker 1 + k PUs, k its comparison runs) goes into `meta` and `placement`.
+std::unique_ptr<executors::Executor> make_executor(
+    const CosimSettings& settings, const system::CoupledSystem& system,
+    const std::shared_ptr<const library::ChainParameters>& chain,
+    const std::vector<std::size_t>& boundaries, std::span<const double> u0, json& meta,
+    std::string& placement) {
+  if (settings.cosim.executor != config::ExecutorKind::kProcesses) {
+    return std::make_unique<executors::InProcessExecutor>(system, u0, settings.executor);
+  }
+  executors::ProcessOptions po;
+  po.solver = settings.executor.solver;
+  po.rollback = settings.executor.rollback;
+  po.threads = settings.executor.threads;
+  po.executable = settings.worker_executable;
+  po.hang_timeout = std::chrono::milliseconds(
+      static_cast<std::int64_t>(std::llround(settings.hang_timeout * 1000.0)));
+  const placement::PlacementMap map = placement::plan_placement(
+      placement::Topology::detect(), settings.pin, system.subsystem_count(),
+      1 + static_cast<std::size_t>(control::comparison_runs(settings.scheme.control.estimator)));
+  po.cpusets = map.subsystems;
+  po.host_first_subsystem = settings.master_hosts_first;
+  meta["placement"] = map.to_json();
+  placement = map.describe();
+  auto executor = std::make_unique<executors::ProcessExecutor>(
+      system, library::chain_segment_descriptions(chain, boundaries), u0, po);
+  // The master is bound after the workers are spawned, so unpinned workers keep every PU.
+  // Hosting subsystem 1, it takes that subsystem's PUs.
+  placement::bind_current_process(settings.master_hosts_first ? map.subsystems.front()
+                                                              : map.master);
+  return executor;
+}
+
 }  // namespace
 
 CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions& options) {
@@ -439,66 +506,14 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
 
   try {
     const std::vector<double> u0 = system.initial_couplings();
-    if (settings.cosim.executor == config::ExecutorKind::kProcesses) {
-      executors::ProcessOptions po;
-      po.solver = settings.executor.solver;
-      po.rollback = settings.executor.rollback;
-      po.threads = settings.executor.threads;
-      po.executable = settings.worker_executable;
-      po.hang_timeout = std::chrono::milliseconds(
-          static_cast<std::int64_t>(std::llround(settings.hang_timeout * 1000.0)));
-      // Contract 4: the master gets one PU, every worker 1 + k (k = its comparison runs); the
-      // map is printed in the summary and written to the metadata.
-      const placement::PlacementMap map = placement::plan_placement(
-          placement::Topology::detect(), settings.pin, system.subsystem_count(),
-          1 + static_cast<std::size_t>(
-                  control::comparison_runs(settings.scheme.control.estimator)));
-      po.cpusets = map.subsystems;
-      po.host_first_subsystem = settings.master_hosts_first;
-      meta["placement"] = map.to_json();
-      result.placement = map.describe();
-      executor = std::make_unique<executors::ProcessExecutor>(
-          system, library::chain_segment_descriptions(chain, config.partition.boundaries), u0, po);
-      // The master is bound after the workers are spawned, so unpinned workers keep every PU.
-      // Hosting subsystem 1, it takes that subsystem's PUs.
-      placement::bind_current_process(settings.master_hosts_first ? map.subsystems.front()
-                                                                  : map.master);
-    } else {
-      executor = std::make_unique<executors::InProcessExecutor>(system, u0, settings.executor);
-    }
+    executor = make_executor(settings, system, chain, config.partition.boundaries, u0, meta,
+                             result.placement);
     run_explicit(system, *executor, settings.scheme, on_accepted, on_progress, result.run);
     progress.finish(reached, status);
   } catch (const std::exception& e) {
     progress.finish(reached, status);
-    json error = {{"message", e.what()}};
     const auto* interrupted = dynamic_cast<const RunInterrupted*>(&e);
-    if (interrupted != nullptr) {
-      error = interrupted_json(*interrupted);
-    } else if (const auto* w = dynamic_cast<const executors::WorkerFailure*>(&e)) {
-      error = {{"cause", "worker"},
-               {"subsystem", w->subsystem() + 1},
-               {"macro_step", w->macro_step()},
-               {"time", w->time()},
-               {"message", e.what()}};
-    } else if (const auto* f = dynamic_cast<const SubsystemFailure*>(&e)) {
-      error = {{"cause", "subsystem"},
-               {"subsystem", f->subsystem() + 1},
-               {"time", f->time()},
-               {"message", e.what()}};
-    } else if (const auto* u = dynamic_cast<const control::StepSizeUnderflow*>(&e)) {
-      error = {{"cause", "step_size_underflow"},
-               {"time", u->time()},
-               {"step_size", u->step()},
-               {"minimum", u->minimum()},
-               {"message", e.what()}};
-    } else if (const auto* g = dynamic_cast<const ida::IntegrationError*>(&e)) {
-      error = {{"cause", "integration"},
-               {"time", g->time()},
-               {"ida_flag", g->ida_flag()},
-               {"message", e.what()}};
-    } else {
-      error = {{"cause", "error"}, {"message", e.what()}};
-    }
+    const json error = failure_json(e);
     try {
       finish(interrupted != nullptr ? "interrupted" : "failed");
     } catch (const output::OutputError&) {
