@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "macrostep/control/macro_step_controller.hpp"
+#include "macrostep/ipc/capnp_bytes.hpp"
 #include "macrostep/ipc/schema/state.capnp.h"
 
 namespace macrostep::control {
@@ -255,11 +256,7 @@ struct ControllerStateCodec {
 std::vector<std::byte> MacroStepController::export_state() const {
   capnp::MallocMessageBuilder message;
   ControllerStateCodec::write(message.initRoot<schema::ControllerState>(), *this);
-  const kj::Array<capnp::word> words = capnp::messageToFlatArray(message);
-  const auto bytes = words.asBytes();
-  std::vector<std::byte> out(bytes.size());
-  std::memcpy(out.data(), bytes.begin(), bytes.size());
-  return out;
+  return ipc::to_flat_bytes(message);
 }
 
 MacroStepController MacroStepController::import_state(MacroStepOptions options,
@@ -270,8 +267,7 @@ MacroStepController MacroStepController::import_state(MacroStepOptions options,
     malformed(fmt::format("{} bytes is not a whole number of 8-byte words", state.size()));
   }
   // A copy: the caller's bytes need not be word-aligned.
-  std::vector<capnp::word> words(state.size() / sizeof(capnp::word));
-  std::memcpy(words.data(), state.data(), state.size());
+  const std::vector<capnp::word> words = ipc::aligned_words(state);
   capnp::ReaderOptions limits;
   limits.traversalLimitInWords = std::max<std::uint64_t>(4 * words.size(), 8u << 20);
   try {

@@ -69,25 +69,7 @@ void InProcessExecutor::step(double t_end, std::span<const SubsystemCommand> com
   outcome.communication_ns = 0;
   outcome.subsystems.resize(runners_.size());
   for (std::size_t i = 0; i < runners_.size(); ++i) {
-    const runner::SubsystemRunner& s = *runners_[i];
-    auto& so = outcome.subsystems[i];
-    so.solver_ns = s.nominal_ns();
-    so.extra_ns = s.extra_ns();
-    so.nominal.outputs = s.result(0).outputs;
-    so.nominal.stats = s.result(0).stats;
-    so.extra.resize(s.run_count() - 1);
-    for (std::size_t k = 0; k + 1 < s.run_count(); ++k) {
-      so.extra[k].outputs = s.result(1 + k).outputs;
-      so.extra[k].stats = s.result(1 + k).stats;
-    }
-    // The lowest failing subsystem is reported, whatever the scheduling (contract 1).
-    if (outcome.ok) {
-      if (std::string failure = s.failure(); !failure.empty()) {
-        outcome.ok = false;
-        outcome.failed_subsystem = i;
-        outcome.error = std::move(failure);
-      }
-    }
+    collect_runner_outcome(*runners_[i], i, outcome);
   }
 }
 

@@ -250,21 +250,7 @@ struct ProcessExecutor::State {
     runner::SubsystemRunner& h = *hosted;
     h.prepare(t_end, c.nominal, c.extra);
     h.run_all(hosted_arena.get());
-    auto& so = outcome.subsystems[0];
-    so.solver_ns = h.nominal_ns();
-    so.extra_ns = h.extra_ns();
-    so.nominal.outputs = h.result(0).outputs;
-    so.nominal.stats = h.result(0).stats;
-    so.extra.resize(h.run_count() - 1);
-    for (std::size_t k = 0; k + 1 < h.run_count(); ++k) {
-      so.extra[k].outputs = h.result(1 + k).outputs;
-      so.extra[k].stats = h.result(1 + k).stats;
-    }
-    if (std::string failure = h.failure(); !failure.empty()) {
-      outcome.ok = false;
-      outcome.failed_subsystem = 0;
-      outcome.error = std::move(failure);
-    }
+    collect_runner_outcome(h, 0, outcome);
     step_time = h.time();
   }
 

@@ -28,6 +28,7 @@
 
 #include <fmt/format.h>
 
+#include "macrostep/ipc/capnp_bytes.hpp"
 #include "macrostep/ipc/schema/state.capnp.h"
 #include "workspace_data.hpp"
 
@@ -586,11 +587,7 @@ std::vector<std::byte> encode_snapshot(const WorkspaceSnapshot::Data& d, const S
     put_list(dense.initPivots(static_cast<unsigned>(d.n)), d.pivots, d.n);
     dense.setLastFlag(d.dense_last_flag);
   }
-  const kj::Array<capnp::word> words = capnp::messageToFlatArray(message);
-  const auto bytes = words.asBytes();
-  std::vector<std::byte> out(bytes.size());
-  std::memcpy(out.data(), bytes.begin(), bytes.size());
-  return out;
+  return ipc::to_flat_bytes(message);
 }
 
 WorkspaceSnapshot::Data decode_snapshot(std::span<const std::byte> bytes, const SnapshotTarget& t) {
@@ -598,8 +595,7 @@ WorkspaceSnapshot::Data decode_snapshot(std::span<const std::byte> bytes, const 
     malformed(fmt::format("{} bytes is not a whole number of 8-byte words", bytes.size()));
   }
   // A copy: the caller's bytes need not be word-aligned.
-  std::vector<capnp::word> words(bytes.size() / sizeof(capnp::word));
-  std::memcpy(words.data(), bytes.data(), bytes.size());
+  const std::vector<capnp::word> words = ipc::aligned_words(bytes);
   capnp::ReaderOptions options;
   options.traversalLimitInWords = std::max<std::uint64_t>(4 * words.size(), 8u << 20);
   try {

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "macrostep/ipc/capnp_bytes.hpp"
 #include "macrostep/ipc/schema/control.capnp.h"
 #include "macrostep/worker/worker.hpp"
 #include "model_config.hpp"
@@ -58,11 +59,7 @@ std::vector<std::byte> encode_config(const WorkerSetup& s) {
   cfg.setExtraRuns(s.extra_runs);
   cfg.setThreads(s.threads);
 
-  const kj::Array<capnp::word> words = capnp::messageToFlatArray(message);
-  const auto bytes = words.asBytes();
-  std::vector<std::byte> out(bytes.size());
-  std::memcpy(out.data(), bytes.begin(), bytes.size());
-  return out;
+  return ipc::to_flat_bytes(message);
 }
 
 DecodedConfig decode_config(const std::byte* data, std::size_t bytes) {
@@ -122,11 +119,7 @@ std::vector<std::byte> encode_handshake(const HandshakeInfo& info) {
   hs.setReady(info.ready);
   hs.setError(info.error.substr(0, 2000));
   hs.setStateSize(info.state_size);
-  const kj::Array<capnp::word> words = capnp::messageToFlatArray(message);
-  const auto bytes = words.asBytes();
-  std::vector<std::byte> out(bytes.size());
-  std::memcpy(out.data(), bytes.begin(), bytes.size());
-  return out;
+  return ipc::to_flat_bytes(message);
 }
 
 HandshakeInfo decode_handshake(const std::byte* data, std::size_t bytes) {
@@ -149,11 +142,7 @@ HandshakeInfo decode_handshake(const std::byte* data, std::size_t bytes) {
 std::vector<std::byte> encode_shutdown(const std::string& reason) {
   capnp::MallocMessageBuilder message;
   message.initRoot<schema::Shutdown>().setReason(reason.substr(0, 512));
-  const kj::Array<capnp::word> words = capnp::messageToFlatArray(message);
-  const auto bytes = words.asBytes();
-  std::vector<std::byte> out(bytes.size());
-  std::memcpy(out.data(), bytes.begin(), bytes.size());
-  return out;
+  return ipc::to_flat_bytes(message);
 }
 
 std::string decode_shutdown(const std::byte* data, std::size_t bytes) {

@@ -77,6 +77,13 @@ struct PassOutcome {
   std::int64_t communication_ns = 0;
 };
 
+// Subsystem i's part of a pass outcome from its runner, after the pass's runs (both executors
+// that run a SubsystemRunner in this process use it). The first failure, if there is none yet
+// in `outcome`, is recorded with its subsystem (the lowest failing one wins: callers go in
+// subsystem order, whatever the scheduling, contract 1).
+void collect_runner_outcome(const runner::SubsystemRunner& runner, std::size_t i,
+                            PassOutcome& outcome);
+
 class Executor {
  public:
   virtual ~Executor() = default;
