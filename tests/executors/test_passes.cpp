@@ -31,14 +31,6 @@ namespace {
 
 using runner::ExtraRun;
 
-ida::IntegratorOptions solver() {
-  ida::IntegratorOptions io;
-  io.rtol = 1e-8;
-  io.atol_pos = 1e-11;
-  io.atol_vel = 1e-8;
-  return io;
-}
-
 bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
 }
@@ -68,14 +60,14 @@ struct Fixture {
   std::unique_ptr<executors::Executor> make(bool processes, bool host_first = false) const {
     if (processes) {
       executors::ProcessOptions po;
-      po.solver = solver();
+      po.solver = testing::tight_solver();
       po.host_first_subsystem = host_first;
       po.executable = MACROSTEP_BINARY;
       po.extra_runs = 3;
       return std::make_unique<executors::ProcessExecutor>(system, models, u0, po);
     }
     executors::InProcessOptions io;
-    io.solver = solver();
+    io.solver = testing::tight_solver();
     io.threads = 2;
     return std::make_unique<executors::InProcessExecutor>(system, u0, io);
   }
@@ -253,13 +245,13 @@ TEST(ExecutorPasses, WithoutRollbackASecondPassIsRefused) {
     std::unique_ptr<executors::Executor> ex;
     if (processes) {
       executors::ProcessOptions po;
-      po.solver = solver();
+      po.solver = testing::tight_solver();
       po.rollback = false;
       po.executable = MACROSTEP_BINARY;
       ex = std::make_unique<executors::ProcessExecutor>(f.system, f.models, f.u0, po);
     } else {
       executors::InProcessOptions io;
-      io.solver = solver();
+      io.solver = testing::tight_solver();
       io.rollback = false;
       ex = std::make_unique<executors::InProcessExecutor>(f.system, f.u0, io);
     }

@@ -49,17 +49,9 @@ struct CosimRun {
   schemes::SchemeResult result;
 };
 
-ida::IntegratorOptions solver_options() {
-  ida::IntegratorOptions io;
-  io.rtol = 1e-8;
-  io.atol_pos = 1e-11;
-  io.atol_vel = 1e-8;
-  return io;
-}
-
 executors::ProcessOptions process_options(const schemes::SchemeOptions& o) {
   executors::ProcessOptions po;
-  po.solver = solver_options();
+  po.solver = testing::tight_solver();
   po.rollback = schemes::needs_rollback(o);
   po.executable = MACROSTEP_BINARY;
   return po;
@@ -121,7 +113,7 @@ void check_bit_identity(std::size_t masses, std::size_t subsystems, const scheme
   const auto sys = system::make_chain_system(p, boundaries);
   const auto u0 = sys.initial_couplings();
   executors::InProcessOptions io;
-  io.solver = solver_options();
+  io.solver = testing::tight_solver();
   io.rollback = schemes::needs_rollback(o);
   executors::InProcessExecutor in_process(sys, u0, io);
   const CosimRun reference = run(sys, in_process, o);
@@ -433,7 +425,7 @@ TEST(ProcessExecutor, RestartedWorkersAttachThroughTheDescriptorAndRunBitIdentic
   EXPECT_TRUE(process_gone(before[1]));
   EXPECT_TRUE(process_gone(before[2]));
   executors::InProcessOptions io;
-  io.solver = solver_options();
+  io.solver = testing::tight_solver();
   executors::InProcessExecutor in_process(sys, sys.initial_couplings(), io);
   const CosimRun reference = run(sys, in_process, o);
   const CosimRun restarted = run(sys, ex, o);

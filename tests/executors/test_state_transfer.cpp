@@ -37,22 +37,15 @@ struct TransferFixture {
   std::vector<library::ModelDescription> models = library::chain_segment_descriptions(
       std::make_shared<const library::ChainParameters>(params), boundaries);
 
-  ida::IntegratorOptions solver() const {
-    ida::IntegratorOptions io;
-    io.rtol = 1e-8;
-    io.atol_pos = 1e-11;
-    io.atol_vel = 1e-8;
-    return io;
-  }
   std::unique_ptr<executors::ProcessExecutor> processes() const {
     executors::ProcessOptions po;
-    po.solver = solver();
+    po.solver = testing::tight_solver();
     po.executable = MACROSTEP_BINARY;
     return std::make_unique<executors::ProcessExecutor>(system, models, u0, po);
   }
   std::unique_ptr<executors::InProcessExecutor> in_process() const {
     executors::InProcessOptions io;
-    io.solver = solver();
+    io.solver = testing::tight_solver();
     io.threads = 1;
     return std::make_unique<executors::InProcessExecutor>(system, u0, io);
   }

@@ -37,9 +37,7 @@ model::SupportPoints line(double t0, double t1, double a, double b) {
 
 runner::RunnerOptions options() {
   runner::RunnerOptions o;
-  o.solver.rtol = 1e-8;
-  o.solver.atol_pos = 1e-11;
-  o.solver.atol_vel = 1e-8;
+  o.solver = testing::tight_solver();
   return o;
 }
 

@@ -15,6 +15,7 @@
 #include "macrostep/schemes/explicit_jacobi.hpp"
 #include "macrostep/system/chain_system.hpp"
 
+#include "../support/test_chain.hpp"
 #include "explicit_options.hpp"
 #include "star_system.hpp"
 #include "verification_support.hpp"
@@ -24,14 +25,7 @@ namespace {
 
 // A nonlinear 20-mass chain, 2-4 subsystems (K-5.3-like scales, shorter).
 library::ChainParameters test_chain(std::size_t n = 20) {
-  library::ChainSpec s;
-  s.masses = n;
-  s.mass = library::ValueSpec::fixed(5e-2);
-  s.element = {2.5e6, 25.0, 1e10, 1e-4, 3.0, 3.0, 0.0, 0.0, 1};
-  s.x0 = library::ValueSpec::uniform(-1e-4, 1e-4);
-  s.v0 = library::ValueSpec::uniform(-1.0, 1.0);
-  s.seed = 11;
-  return library::realize(s);
+  return testing::test_chain(n, 11);
 }
 
 struct CosimRun {

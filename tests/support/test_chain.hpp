@@ -1,11 +1,13 @@
-// The nonlinear test chain of the scheme, executor and runner tests: K-5.3-like element scales
-// (c = 2.5e6 N/m, cubic terms), 50 g masses, random initial positions and velocities; stiff
-// enough that IDA takes several micro steps per macro step, small enough for fast tests.
+// The nonlinear test chain of the scheme, executor and runner tests, and their IDA tolerances:
+// K-5.3-like element scales (c = 2.5e6 N/m, cubic terms), 50 g masses, random initial positions and
+// velocities; stiff enough that IDA takes several micro steps per macro step, small enough for fast
+// tests.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
+#include "macrostep/ida/integrator.hpp"
 #include "macrostep/library/chain_parameters.hpp"
 #include "macrostep/library/chain_spec.hpp"
 
@@ -20,6 +22,16 @@ inline library::ChainParameters test_chain(std::size_t masses, std::uint64_t see
   s.v0 = library::ValueSpec::uniform(-1.0, 1.0);
   s.seed = seed;
   return library::realize(s);
+}
+
+// IDA tolerances tight enough that the subsystems' own error does not hide what a test of the
+// executors compares (rtol 1e-8, atol_pos = 1e-3 rtol, atol_vel = rtol).
+inline ida::IntegratorOptions tight_solver() {
+  ida::IntegratorOptions io;
+  io.rtol = 1e-8;
+  io.atol_pos = 1e-11;
+  io.atol_vel = 1e-8;
+  return io;
 }
 
 }  // namespace macrostep::testing

@@ -95,7 +95,9 @@ void CoupledSystem::evaluate_couplings(std::span<const std::vector<double>> outp
   if (u.size() != coupling_names_.size() || outputs.size() != subsystems_.size()) {
     throw std::invalid_argument("CoupledSystem::evaluate_couplings: size mismatch");
   }
-  std::vector<double> y(max_reads_);  // per call: a const system is shared between threads
+  // A const system is shared between threads: one scratch per thread, allocated once.
+  thread_local std::vector<double> y;
+  if (y.size() < max_reads_) y.resize(max_reads_);
   for (std::size_t k = 0; k < laws_.size(); ++k) {
     const CouplingLaw& law = *laws_[k];
     law.evaluate(gather_reads(law, outputs, y), u.subspan(law_offsets_[k], law.write_count()));

@@ -55,6 +55,7 @@ SubsystemRunner::SubsystemRunner(const model::Subsystem& subsystem,
   nominal_ = std::make_unique<ida::Integrator>(
       subsystem, options.solver, initial_inputs.empty() ? nullptr : nominal_input_.get());
   if (options.rollback) snapshot_ = nominal_->make_snapshot();
+  accepted_time_ = nominal_->time();
   results_.resize(1);
   restore_ns_.assign(1, 0);
 }
@@ -191,6 +192,7 @@ void SubsystemRunner::accept() {
     nominal_->save(*snapshot_);
     snapshot_ns_ += now_ns() - t0;
   }
+  accepted_time_ = nominal_->time();
   advanced_ = false;
 }
 
@@ -208,8 +210,7 @@ void SubsystemRunner::reject() {
 }
 
 double SubsystemRunner::accepted_time() const {
-  if (advanced_) return snapshot_ ? snapshot_->time() : nominal_->time();
-  return nominal_->time();
+  return accepted_time_;
 }
 
 void SubsystemRunner::accepted_state(std::span<double> z) const {
@@ -219,8 +220,8 @@ void SubsystemRunner::accepted_state(std::span<double> z) const {
   if (z.size() != subsystem_.state_size()) {
     throw std::invalid_argument("SubsystemRunner::accepted_state: wrong size");
   }
-  std::vector<double> zp(z.size());
-  nominal_->state(z, zp);
+  zp_.resize(z.size());
+  nominal_->state(z, zp_);
 }
 
 std::vector<std::byte> SubsystemRunner::export_state() const {
@@ -239,6 +240,7 @@ void SubsystemRunner::import_state(std::span<const std::byte> bytes) {
   const auto t0 = now_ns();
   nominal_->import_snapshot(bytes, *snapshot_);  // leaves the snapshot alone if it throws
   nominal_->restore(*snapshot_);
+  accepted_time_ = nominal_->time();
   snapshot_ns_ += now_ns() - t0;
 }
 

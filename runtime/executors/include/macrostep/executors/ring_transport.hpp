@@ -62,7 +62,6 @@ class RingTransport final : public WorkerTransport {
   const std::string& name() const { return segment_.name(); }
   int fd() const { return segment_.fd(); }
   void unlink() { segment_.unlink(); }
-  const ipc::WaitPolicy& policy() const { return policy_; }
 
  private:
   ipc::SharedSegment segment_;

@@ -101,8 +101,6 @@ class SubsystemRunner {
   SubsystemRunner(const SubsystemRunner&) = delete;
   SubsystemRunner& operator=(const SubsystemRunner&) = delete;
 
-  const model::Subsystem& subsystem() const { return subsystem_; }
-
   // Liveness counters (the process executor's hang detection): counter(k) is given to the k-th
   // integrator (0 the nominal one, 1 + j pool integrator j) when it is created; it may return
   // nullptr. Set before the first prepare().
@@ -174,6 +172,8 @@ class SubsystemRunner {
   std::vector<std::int64_t> restore_ns_;  // per run of the current pass
   std::size_t extra_count_ = 0;
   double t_end_ = 0.0;
+  double accepted_time_ = 0.0;      // T_N
+  mutable std::vector<double> zp_;  // scratch of accepted_state() (every accept in a worker)
   bool advanced_ = false;  // the nominal integrator has left T_N (a pass ran since accept/reject)
   std::int64_t snapshot_ns_ = 0;
 };
