@@ -486,17 +486,8 @@ std::string choice_with_hints(
   n.fail(fmt::format("must be one of {} (got \"{}\")", detail::quoted_list(allowed), s));
 }
 
-void parse_cosim(const Node* node, ParseState& state) {
-  if (node == nullptr) return;
-  const Node& n = *node;
-  n.expect_table();
-  n.allow_only({"scheme", "estimator", "order", "order_strategy", "step_size", "rtol", "atol_pos",
-                "atol_vel", "atol_u", "safety", "r_min", "r_max", "dead_zone", "h_max", "predictor",
-                "least_squares_points", "output_every", "executor", "threads"});
-  CosimConfig& c = state.config.cosim;
-  c.given = true;
-  c.line = n.line();
-
+// The [cosim] keys one by one (each checked on its own).
+void read_cosim_keys(const Node& n, CosimConfig& c) {
   if (auto v = n.find("scheme")) {
     choice_with_hints(*v, {"explicit"}, {"implicit", "semi-implicit", "waveform", "gauss-seidel"});
     c.scheme = CosimScheme::kExplicit;
@@ -572,8 +563,15 @@ void parse_cosim(const Node* node, ParseState& state) {
     c.executor_given = true;
   }
   if (auto v = n.find("threads")) c.threads = static_cast<int>(integer_in(*v, 0, 4096, ""));
+}
 
-  // ---- combinations ----
+// The [cosim] keys against each other and against [simulation].
+void check_cosim_combinations(const Node& n, const CosimConfig& c, const ParseState& state) {
+  const auto order = n.find("order");
+  const auto strategy = n.find("order_strategy");
+  const auto step = n.find("step_size");
+  const auto h_max = n.find("h_max");
+  const auto points = n.find("least_squares_points");
   if (c.fixed_step()) {
     if (!step) {
       n.require("estimator")
@@ -622,6 +620,20 @@ void parse_cosim(const Node* node, ParseState& state) {
           c.least_squares_points, highest));
     }
   }
+}
+
+void parse_cosim(const Node* node, ParseState& state) {
+  if (node == nullptr) return;
+  const Node& n = *node;
+  n.expect_table();
+  n.allow_only({"scheme", "estimator", "order", "order_strategy", "step_size", "rtol", "atol_pos",
+                "atol_vel", "atol_u", "safety", "r_min", "r_max", "dead_zone", "h_max", "predictor",
+                "least_squares_points", "output_every", "executor", "threads"});
+  CosimConfig& c = state.config.cosim;
+  c.given = true;
+  c.line = n.line();
+  read_cosim_keys(n, c);
+  check_cosim_combinations(n, c, state);
 }
 
 void resolve_coupling_selections(ParseState& state) {

@@ -183,6 +183,186 @@ std::unique_ptr<executors::Executor> make_executor(
   return executor;
 }
 
+// The result columns (DESIGN.md column naming): the monitored outputs (for the chain the
+// coupling bodies' x and v, interleaved) or every state, then the coupling variables (lambda_L).
+// state_offset[i] is subsystem i's first state column (all_states).
+void result_columns(const system::CoupledSystem& system, bool all_states,
+                    std::vector<std::string>& columns, std::vector<std::size_t>& state_offset) {
+  const std::size_t ns = system.subsystem_count();
+  state_offset.assign(ns + 1, 0);
+  if (all_states) {
+    for (std::size_t i = 0; i < ns; ++i) {
+      const auto& sub = system.subsystem(i);
+      for (std::size_t j = 0; j < sub.state_size(); ++j) columns.push_back(sub.state_name(j));
+      state_offset[i + 1] = state_offset[i] + sub.state_size();
+    }
+  } else {
+    for (const auto& m : system.monitored_outputs()) columns.push_back(m.name);
+  }
+  for (std::size_t c = 0; c < system.coupling_count(); ++c) {
+    columns.push_back(system.coupling_name(c));
+  }
+}
+
+// The CSV row of an accepted point: the monitored outputs from p.outputs, or (all_states, the
+// executor given) every subsystem's accepted state, then the coupling variables.
+void fill_row(const AcceptedPoint& p, const system::CoupledSystem& system,
+              const executors::Executor* all_states, const std::vector<std::size_t>& state_offset,
+              std::vector<double>& row) {
+  std::span<double> r(row);
+  std::size_t state_columns = system.monitored_outputs().size();
+  if (all_states != nullptr) {
+    state_columns = state_offset.back();
+    for (std::size_t i = 0; i < system.subsystem_count(); ++i) {
+      all_states->accepted_state(i,
+                                 r.subspan(state_offset[i], state_offset[i + 1] - state_offset[i]));
+    }
+  } else {
+    system.gather_monitored(p.outputs, r.first(state_columns));
+  }
+  std::copy(p.u.begin(), p.u.end(), r.begin() + static_cast<std::ptrdiff_t>(state_columns));
+}
+
+// The metadata known before the run starts.
+json run_metadata(const config::RunConfig& config, const CosimOptions& options,
+                  const system::CoupledSystem& system, const CosimResult& result) {
+  const CosimSettings& settings = result.settings;
+  const ida::IntegratorOptions& solver = settings.executor.solver;
+  json meta = {
+      {"command", options.command_line},
+      {"mode", "cosimulation"},
+      {"started_at", output::utc_timestamp()},
+      {"config", {{"path", config.path}, {"text", config.text}}},
+      {"description", config.description},
+      {"model", {{"type", "chain"}, {"masses", config.chain.masses}, {"seed", config.chain.seed}}},
+      {"partition",
+       {{"subsystems", system.subsystem_count()},
+        {"boundaries", config.partition.boundaries},
+        {"coupling_bodies", config.partition.coupling_bodies()},
+        {"coupling_variables", system.coupling_count()}}},
+      {"cosim", cosim_json(settings)},
+      {"solver",
+       {{"integrator", "IDA"},
+        {"rtol", solver.rtol},
+        {"atol_pos", solver.atol_pos},
+        {"atol_vel", solver.atol_vel},
+        {"linear_solver", solver.linear_solver == ida::LinearSolver::kDense ? "dense" : "klu"},
+        {"max_order", solver.max_order},
+        {"max_steps_per_macro_step", solver.max_steps}}},
+      {"simulation", {{"start_time", 0.0}, {"end_time", settings.end_time}}},
+      {"output",
+       {{"file", result.csv_path},
+        {"columns", result.columns.size()},
+        {"all_states", settings.all_states},
+        {"output_every", settings.cosim.output_every}}},
+  };
+  auto versions = output::build_info();
+  versions["sundials"] = SUNDIALS_VERSION;
+  meta["versions"] = versions;
+  return meta;
+}
+
+// Accepted and rejected macro steps as the observers counted them.
+struct StepCounts {
+  std::uint64_t accepted = 0, rejected = 0;
+  std::array<std::uint64_t, control::kMaxKappa + 1> by_kappa{};
+};
+
+// The statistics of the run so far (also of a failed one): steps, order histogram, work per
+// subsystem (when the executor exists).
+json step_statistics(const StepCounts& counts, const CosimResult& result, double reached,
+                     const executors::Executor* executor,
+                     const std::vector<std::size_t>& boundaries) {
+  json statistics;
+  statistics["macro_steps"] = counts.accepted;
+  statistics["rejected"] = counts.rejected;
+  statistics["failed_step_ratio"] =
+      counts.accepted > 0
+          ? json(static_cast<double>(counts.rejected) / static_cast<double>(counts.accepted))
+          : json(nullptr);
+  json histogram = json::array();
+  for (int k = 0; k <= control::kMaxKappa; ++k) {
+    const auto n = counts.by_kappa[static_cast<std::size_t>(k)];
+    const double h = result.time_by_kappa[static_cast<std::size_t>(k)];
+    histogram.push_back(
+        {{"kappa", k},
+         {"steps", n},
+         {"step_share", counts.accepted > 0
+                            ? static_cast<double>(n) / static_cast<double>(counts.accepted)
+                            : 0.0},
+         {"time_share", reached > 0.0 ? h / reached : 0.0}});
+  }
+  statistics["order_histogram"] = histogram;
+  json subsystems = json::array();
+  for (std::size_t i = 0; executor != nullptr && i + 1 < boundaries.size(); ++i) {
+    json sub = {{"subsystem", i + 1}, {"masses", {boundaries[i] + 1, boundaries[i + 1]}}};
+    sub.update(stats_json(executor->total_stats(i)));
+    subsystems.push_back(sub);
+  }
+  statistics["subsystems"] = subsystems;
+  return statistics;
+}
+
+// What only a completed run reports: failures by cause, H statistics, per-subsystem solver time.
+void add_completed_statistics(const SchemeResult& r, double t_end, json& statistics) {
+  statistics["corrector_failures"] = r.steps.corrector_failures;
+  statistics["subsystem_failures"] = r.steps.subsystem_failures;
+  statistics["mean_step"] = r.steps.accepted > 0 ? json(r.mean_h()) : json(nullptr);
+  statistics["step_min"] = r.steps.h_min;
+  statistics["step_max"] = r.steps.h_max;
+  for (std::size_t i = 0; i < r.subsystem_stats.size(); ++i) {
+    auto& sub = statistics["subsystems"][i];
+    const auto steps = r.subsystem_stats[i].steps;
+    sub["solver_s"] = 1e-9 * r.subsystem_solver_ns[i];
+    sub["mean_micro_step"] = steps > 0 ? json(t_end / static_cast<double>(steps)) : json(nullptr);
+  }
+}
+
+// The scheme's options from the [cosim] values in effect (METHODS §9 defaults); SetupError if the
+// controller refuses them.
+SchemeOptions scheme_options(const config::CosimConfig& c, double end_time) {
+  SchemeOptions scheme;
+  control::MacroStepOptions& m = scheme.control;
+  m.t_start = 0.0;
+  m.t_end = end_time;
+  m.estimator = to_control(c.estimator);
+  const config::OrderSetting order = c.effective_order();
+  if (c.fixed_step()) {
+    m.mode = control::StepSizeMode::kFixed;
+    m.h = *c.step_size;
+    m.kappa_fixed = order.kappa;
+  } else {
+    m.mode = control::StepSizeMode::kVariable;
+    m.h = c.step_size.value_or(config::kDefaultInitialStep);
+    if (order.automatic) {
+      m.order.strategy = c.order_strategy == config::OrderStrategyKind::kConservative
+                             ? control::OrderStrategy::kConservative
+                             : control::OrderStrategy::kIdaLike;
+      m.order.kappa_max = config::kMaxCosimOrder;
+    } else {
+      m.order.strategy = control::OrderStrategy::kFixed;
+      m.order.kappa_max = order.kappa;
+    }
+    m.tolerances.rtol = c.rtol;
+    m.tolerances.atol_pos = c.effective_atol_pos();
+    m.tolerances.atol_vel = c.effective_atol_vel();
+    m.tolerances.atol_u = c.effective_atol_u();
+    m.step.safety = c.safety;
+    m.step.r_min = c.r_min;
+    m.step.r_max = c.r_max;
+    m.step.dead_zone = c.dead_zone;
+    if (c.h_max) m.step.h_max = *c.h_max;
+  }
+  scheme.least_squares = c.predictor == config::PredictorKind::kLeastSquares;
+  scheme.least_squares_points = c.least_squares_points;
+  try {
+    m.validate();
+  } catch (const std::invalid_argument& e) {
+    throw SetupError(e.what());
+  }
+  return scheme;
+}
+
 }  // namespace
 
 CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions& options) {
@@ -287,45 +467,7 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
         fmt::format("--step-size {} exceeds cosim.h_max = {}", *c.step_size, *c.h_max));
   }
 
-  // ---- the scheme's options ----
-  control::MacroStepOptions& m = s.scheme.control;
-  m.t_start = 0.0;
-  m.t_end = s.end_time;
-  m.estimator = to_control(c.estimator);
-  const config::OrderSetting order = c.effective_order();
-  if (c.fixed_step()) {
-    m.mode = control::StepSizeMode::kFixed;
-    m.h = *c.step_size;
-    m.kappa_fixed = order.kappa;
-  } else {
-    m.mode = control::StepSizeMode::kVariable;
-    m.h = c.step_size.value_or(config::kDefaultInitialStep);
-    if (order.automatic) {
-      m.order.strategy = c.order_strategy == config::OrderStrategyKind::kConservative
-                             ? control::OrderStrategy::kConservative
-                             : control::OrderStrategy::kIdaLike;
-      m.order.kappa_max = config::kMaxCosimOrder;
-    } else {
-      m.order.strategy = control::OrderStrategy::kFixed;
-      m.order.kappa_max = order.kappa;
-    }
-    m.tolerances.rtol = c.rtol;
-    m.tolerances.atol_pos = c.effective_atol_pos();
-    m.tolerances.atol_vel = c.effective_atol_vel();
-    m.tolerances.atol_u = c.effective_atol_u();
-    m.step.safety = c.safety;
-    m.step.r_min = c.r_min;
-    m.step.r_max = c.r_max;
-    m.step.dead_zone = c.dead_zone;
-    if (c.h_max) m.step.h_max = *c.h_max;
-  }
-  s.scheme.least_squares = c.predictor == config::PredictorKind::kLeastSquares;
-  s.scheme.least_squares_points = c.least_squares_points;
-  try {
-    m.validate();
-  } catch (const std::invalid_argument& e) {
-    throw SetupError(e.what());
-  }
+  s.scheme = scheme_options(c, s.end_time);
 
   s.executor.solver = integrator_options(config.solver);
   s.executor.rollback = needs_rollback(s.scheme);
@@ -347,75 +489,22 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   // Shared with the worker processes' model descriptions.
   const auto chain =
       std::make_shared<const library::ChainParameters>(config::realize_chain(config));
-  const library::ChainParameters& params = *chain;
   const system::CoupledSystem system =
-      system::make_chain_system(params, config.partition.boundaries);
-  const std::size_t ns = system.subsystem_count();
-  const std::size_t nc = system.coupling_count();
-
-  // Columns (DESIGN.md column naming): the monitored outputs (for the chain the coupling bodies'
-  // x and v, interleaved) or every state, then the coupling variables (lambda_L).
-  std::vector<std::size_t> state_offset(ns + 1, 0);
-  if (settings.all_states) {
-    for (std::size_t i = 0; i < ns; ++i) {
-      const auto& sub = system.subsystem(i);
-      for (std::size_t j = 0; j < sub.state_size(); ++j) {
-        result.columns.push_back(sub.state_name(j));
-      }
-      state_offset[i + 1] = state_offset[i] + sub.state_size();
-    }
-  } else {
-    for (const auto& m : system.monitored_outputs()) result.columns.push_back(m.name);
-  }
-  const std::size_t state_columns = result.columns.size();
-  for (std::size_t c = 0; c < nc; ++c) result.columns.push_back(system.coupling_name(c));
-
+      system::make_chain_system(*chain, config.partition.boundaries);
+  std::vector<std::size_t> state_offset;
+  result_columns(system, settings.all_states, result.columns, state_offset);
   std::optional<output::CsvWriter> csv;
   open_result_files(config, false, options.output_file, result.columns, result.csv_path,
                     result.json_path, csv);
 
-  const auto bodies = config.partition.coupling_bodies();
-  json meta = {
-      {"command", options.command_line},
-      {"mode", "cosimulation"},
-      {"started_at", output::utc_timestamp()},
-      {"config", {{"path", config.path}, {"text", config.text}}},
-      {"description", config.description},
-      {"model", {{"type", "chain"}, {"masses", params.size()}, {"seed", config.chain.seed}}},
-      {"partition",
-       {{"subsystems", ns},
-        {"boundaries", config.partition.boundaries},
-        {"coupling_bodies", bodies},
-        {"coupling_variables", nc}}},
-      {"cosim", cosim_json(settings)},
-      {"solver",
-       {{"integrator", "IDA"},
-        {"rtol", settings.executor.solver.rtol},
-        {"atol_pos", settings.executor.solver.atol_pos},
-        {"atol_vel", settings.executor.solver.atol_vel},
-        {"linear_solver",
-         settings.executor.solver.linear_solver == ida::LinearSolver::kDense ? "dense" : "klu"},
-        {"max_order", settings.executor.solver.max_order},
-        {"max_steps_per_macro_step", settings.executor.solver.max_steps}}},
-      {"simulation", {{"start_time", 0.0}, {"end_time", t_end}}},
-      {"output",
-       {{"file", result.csv_path},
-        {"columns", result.columns.size()},
-        {"all_states", settings.all_states},
-        {"output_every", output_every}}},
-  };
-  auto versions = output::build_info();
-  versions["sundials"] = SUNDIALS_VERSION;
-  meta["versions"] = versions;
+  json meta = run_metadata(config, options, system, result);
 
   // ---- the run ----
   std::unique_ptr<executors::Executor> executor;
   std::vector<double> row(result.columns.size());
-  std::vector<double> z;
   double row_time = 0.0;
   bool row_pending = false;  // the last accepted point is not in the file yet
-  std::uint64_t accepted = 0, rejected = 0;
-  std::array<std::uint64_t, control::kMaxKappa + 1> steps_by_kappa{};
+  StepCounts counts;
   const auto flush_row = [&] {
     const auto t0 = Clock::now();
     csv->write_row(row_time, row);
@@ -427,20 +516,12 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   const auto on_accepted = [&](const AcceptedPoint& p) {
     const auto t0 = Clock::now();
     if (p.step > 0) {
-      accepted = p.step;
-      ++steps_by_kappa[static_cast<std::size_t>(p.kappa)];
+      counts.accepted = p.step;
+      ++counts.by_kappa[static_cast<std::size_t>(p.kappa)];
       result.time_by_kappa[static_cast<std::size_t>(p.kappa)] += p.h;
     }
-    // Assemble the row of this point (the state is valid here: the executor has accepted it).
-    if (settings.all_states) {
-      for (std::size_t i = 0; i < ns; ++i) {
-        executor->accepted_state(i, std::span<double>(row).subspan(
-                                        state_offset[i], state_offset[i + 1] - state_offset[i]));
-      }
-    } else {
-      system.gather_monitored(p.outputs, std::span<double>(row).first(state_columns));
-    }
-    std::copy(p.u.begin(), p.u.end(), row.begin() + static_cast<std::ptrdiff_t>(state_columns));
+    // The state is valid here: the executor has accepted it.
+    fill_row(p, system, settings.all_states ? executor.get() : nullptr, state_offset, row);
     row_time = p.time;
     row_pending = true;
     result.output_ns += ns_since(t0);
@@ -452,13 +533,13 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   double reached = 0.0;
   const auto status = [&] {
     return fmt::format("H = {:.3e} s, kappa {}, {} accepted, {} rejected", last_h, last_kappa,
-                       accepted, rejected);
+                       counts.accepted, counts.rejected);
   };
   const auto on_progress = [&](const control::StepPlan& plan, bool ok) {
     if (ok) {
       reached = plan.t_end;
     } else {
-      ++rejected;
+      ++counts.rejected;
     }
     last_h = plan.h();
     last_kappa = plan.kappa;
@@ -467,32 +548,8 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   };
 
   const auto statistics_so_far = [&](json& statistics) {
-    statistics["macro_steps"] = accepted;
-    statistics["rejected"] = rejected;
-    statistics["failed_step_ratio"] =
-        accepted > 0 ? json(static_cast<double>(rejected) / static_cast<double>(accepted))
-                     : json(nullptr);
-    json histogram = json::array();
-    for (int k = 0; k <= control::kMaxKappa; ++k) {
-      const auto n = steps_by_kappa[static_cast<std::size_t>(k)];
-      const double h = result.time_by_kappa[static_cast<std::size_t>(k)];
-      histogram.push_back(
-          {{"kappa", k},
-           {"steps", n},
-           {"step_share",
-            accepted > 0 ? static_cast<double>(n) / static_cast<double>(accepted) : 0.0},
-           {"time_share", reached > 0.0 ? h / reached : 0.0}});
-    }
-    statistics["order_histogram"] = histogram;
-    json subsystems = json::array();
-    for (std::size_t i = 0; i < ns && executor; ++i) {
-      json sub = {
-          {"subsystem", i + 1},
-          {"masses", {config.partition.boundaries[i] + 1, config.partition.boundaries[i + 1]}}};
-      sub.update(stats_json(executor->total_stats(i)));
-      subsystems.push_back(sub);
-    }
-    statistics["subsystems"] = subsystems;
+    statistics =
+        step_statistics(counts, result, reached, executor.get(), config.partition.boundaries);
   };
   const auto finish = [&](const char* status) {
     if (row_pending) flush_row();
@@ -533,17 +590,7 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   const SchemeResult& r = result.run;
   json statistics;
   statistics_so_far(statistics);
-  statistics["corrector_failures"] = r.steps.corrector_failures;
-  statistics["subsystem_failures"] = r.steps.subsystem_failures;
-  statistics["mean_step"] = r.steps.accepted > 0 ? json(r.mean_h()) : json(nullptr);
-  statistics["step_min"] = r.steps.h_min;
-  statistics["step_max"] = r.steps.h_max;
-  for (std::size_t i = 0; i < ns; ++i) {
-    auto& sub = statistics["subsystems"][i];
-    const auto steps = r.subsystem_stats[i].steps;
-    sub["solver_s"] = 1e-9 * r.subsystem_solver_ns[i];
-    sub["mean_micro_step"] = steps > 0 ? json(t_end / static_cast<double>(steps)) : json(nullptr);
-  }
+  add_completed_statistics(r, t_end, statistics);
   meta["statistics"] = statistics;
   meta["time"] = time_breakdown_json(r.time, result.wall_ns);
   output::write_json(result.json_path, meta);

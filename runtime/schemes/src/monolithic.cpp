@@ -119,25 +119,11 @@ std::string micro_steps(const ida::Integrator& integrator) {
   return fmt::format("{} micro steps", integrator.total_stats().steps);
 }
 
-}  // namespace
-
-ida::IntegratorOptions integrator_options(const config::SolverConfig& s) {
-  ida::IntegratorOptions o;
-  o.rtol = s.rtol;
-  o.atol_pos = s.effective_atol_pos();
-  o.atol_vel = s.effective_atol_vel();
-  o.linear_solver = s.linear_solver == config::LinearSolverKind::kDense ? ida::LinearSolver::kDense
-                                                                        : ida::LinearSolver::kKlu;
-  o.max_order = s.max_order;
-  o.max_steps = s.max_steps;
-  return o;
-}
-
-MonolithicResult run_monolithic(const config::RunConfig& config, const MonolithicOptions& options) {
-  const auto start = Clock::now();
-  MonolithicResult result;
-
-  // ---- setup: everything that can be the user's fault happens before integration ----
+// The times of the result rows (the output_interval grid to the stop time, or the times of
+// --at), after checking the options that shape them; SetupError names the option.
+std::vector<double> output_points(const config::RunConfig& config, const MonolithicOptions& options,
+                                  double& end_time) {
+  const double interval = config.simulation.output_interval;
   if (options.reference && options.rtol) {
     throw SetupError("--rtol does not apply to a reference run (its tolerances are fixed)");
   }
@@ -147,7 +133,6 @@ MonolithicResult run_monolithic(const config::RunConfig& config, const Monolithi
   if (options.stop_time && !(*options.stop_time > 0.0 && std::isfinite(*options.stop_time))) {
     throw SetupError(fmt::format("--stop-time must be > 0 (got {})", *options.stop_time));
   }
-  const double interval = config.simulation.output_interval;
   std::vector<double> times;
   if (!options.times.empty()) {
     // The rows of another result (its macro points): 0, then every time after it.
@@ -167,24 +152,24 @@ MonolithicResult run_monolithic(const config::RunConfig& config, const Monolithi
     if (static_cast<double>(times.size()) > kMaxRows) {
       throw SetupError(fmt::format("{} times to write at; at most {}", times.size(), kMaxRows));
     }
-    result.end_time = times.back();
+    end_time = times.back();
   } else {
-    result.end_time = options.stop_time.value_or(config.simulation.end_time);
-    if (std::ceil(result.end_time / interval) + 1 > kMaxRows) {
+    end_time = options.stop_time.value_or(config.simulation.end_time);
+    if (std::ceil(end_time / interval) + 1 > kMaxRows) {
       throw SetupError(fmt::format("--stop-time {} with output_interval {} gives more than {} rows",
-                                   result.end_time, interval, kMaxRows));
+                                   end_time, interval, kMaxRows));
     }
-    times = output_times(result.end_time, interval);
+    times = output_times(end_time, interval);
   }
+  return times;
+}
 
-  const library::ChainParameters params = config::realize_chain(config);
-  const library::ChainSegment chain(params, 0, params.size());
-  result.solver = solver_options(config, options);
-
+void monolithic_columns(const library::ChainSegment& chain, const library::ChainParameters& params,
+                        const std::vector<std::size_t>& bodies, bool all_states,
+                        std::vector<std::string>& columns, std::vector<std::size_t>& state_index,
+                        std::vector<CutElement>& cuts) {
   // Columns: coupling-body states by default (DESIGN.md column naming), looked up by the
   // model's own state names so that the CSV never depends on the state layout.
-  const auto bodies = config.partition.coupling_bodies();
-  const bool all_states = options.all_states || config.output.all_states || bodies.empty();
   std::unordered_map<std::string, std::size_t> by_name;
   for (std::size_t i = 0; i < chain.state_size(); ++i) by_name.emplace(chain.state_name(i), i);
   const auto index_of = [&](const std::string& name) {
@@ -192,37 +177,38 @@ MonolithicResult run_monolithic(const config::RunConfig& config, const Monolithi
     if (it == by_name.end()) throw std::logic_error("chain model has no state named " + name);
     return it->second;
   };
-  std::vector<std::size_t> state_index;
   if (all_states) {
     for (std::size_t i = 0; i < chain.state_size(); ++i) {
       state_index.push_back(i);
-      result.columns.push_back(chain.state_name(i));
+      columns.push_back(chain.state_name(i));
     }
   } else {
     for (std::size_t body : bodies) {
       for (const char* quantity : {"x", "v"}) {
         const std::string name = fmt::format("{}_{}", quantity, body);
         state_index.push_back(index_of(name));
-        result.columns.push_back(name);
+        columns.push_back(name);
       }
     }
   }
   // The coupling variables of the partition, evaluated from the states with the cut
   // element's law (as the co-simulation's master does), so that both runs compare column by
   // column: lambda_L = F_SD(x_{b+1} - x_b, v_{b+1} - v_b), b = last body of subsystem L.
-  std::vector<CutElement> cuts;
   for (std::size_t k = 0; k + 1 < bodies.size(); k += 2) {
     const std::size_t left = bodies[k], right = bodies[k + 1];
     cuts.push_back({params.element[left], index_of(fmt::format("x_{}", left)),
                     index_of(fmt::format("v_{}", left)), index_of(fmt::format("x_{}", right)),
                     index_of(fmt::format("v_{}", right))});
-    result.columns.push_back(fmt::format("lambda_{}", cuts.size()));
+    columns.push_back(fmt::format("lambda_{}", cuts.size()));
   }
+}
 
-  std::optional<output::CsvWriter> csv;
-  open_result_files(config, options.reference, options.output_file, result.columns, result.csv_path,
-                    result.json_path, csv);
-
+// The metadata known before the integration starts.
+json monolithic_metadata(const config::RunConfig& config, const MonolithicOptions& options,
+                         const library::ChainParameters& params,
+                         const std::vector<std::size_t>& bodies, std::size_t output_points,
+                         bool all_states, const MonolithicResult& result) {
+  const double interval = config.simulation.output_interval;
   json meta = {
       {"command", options.command_line},
       {"mode", options.reference ? "reference" : "monolithic"},
@@ -247,7 +233,7 @@ MonolithicResult run_monolithic(const config::RunConfig& config, const Monolithi
        {{"start_time", 0.0},
         {"end_time", result.end_time},
         {"output_interval", options.times.empty() ? json(interval) : json(nullptr)},
-        {"output_points", times.size()},
+        {"output_points", output_points},
         {"output_times", options.times.empty() ? "grid" : "given"}}},
       {"output",
        {{"file", result.csv_path}, {"columns", result.columns.size()}, {"all_states", all_states}}},
@@ -255,6 +241,46 @@ MonolithicResult run_monolithic(const config::RunConfig& config, const Monolithi
   auto versions = output::build_info();
   versions["sundials"] = SUNDIALS_VERSION;
   meta["versions"] = versions;
+  return meta;
+}
+
+}  // namespace
+
+ida::IntegratorOptions integrator_options(const config::SolverConfig& s) {
+  ida::IntegratorOptions o;
+  o.rtol = s.rtol;
+  o.atol_pos = s.effective_atol_pos();
+  o.atol_vel = s.effective_atol_vel();
+  o.linear_solver = s.linear_solver == config::LinearSolverKind::kDense ? ida::LinearSolver::kDense
+                                                                        : ida::LinearSolver::kKlu;
+  o.max_order = s.max_order;
+  o.max_steps = s.max_steps;
+  return o;
+}
+
+MonolithicResult run_monolithic(const config::RunConfig& config, const MonolithicOptions& options) {
+  const auto start = Clock::now();
+  MonolithicResult result;
+
+  // ---- setup: everything that can be the user's fault happens before integration ----
+  const std::vector<double> times = output_points(config, options, result.end_time);
+
+  const library::ChainParameters params = config::realize_chain(config);
+  const library::ChainSegment chain(params, 0, params.size());
+  result.solver = solver_options(config, options);
+
+  const auto bodies = config.partition.coupling_bodies();
+  const bool all_states = options.all_states || config.output.all_states || bodies.empty();
+  std::vector<std::size_t> state_index;
+  std::vector<CutElement> cuts;
+  monolithic_columns(chain, params, bodies, all_states, result.columns, state_index, cuts);
+
+  std::optional<output::CsvWriter> csv;
+  open_result_files(config, options.reference, options.output_file, result.columns, result.csv_path,
+                    result.json_path, csv);
+
+  json meta =
+      monolithic_metadata(config, options, params, bodies, times.size(), all_states, result);
 
   // ---- integration ----
   std::int64_t output_ns = 0;

@@ -254,11 +254,13 @@ std::vector<std::size_t> select_masses(const MassSelection& sel, std::size_t n, 
 
 }  // namespace
 
-ChainParameters realize(const ChainSpec& spec) {
+namespace {
+
+// Every check of realize() that needs no draw: nothing is drawn for a spec that fails.
+void validate(const ChainSpec& spec) {
   const std::size_t n = spec.masses;
   if (n < 1) fail("chain.masses must be >= 1 (got " + std::to_string(n) + ")");
 
-  // ---- validation (no draws) ----
   check_positive(spec.mass, "chain.mass");
   for (std::size_t j = 0; j < spec.mass_overrides.size(); ++j) {
     const MassOverride& o = spec.mass_overrides[j];
@@ -316,21 +318,16 @@ ChainParameters realize(const ChainSpec& spec) {
     check_force_group(g, "force group " + std::to_string(j + 1) + " (" + type_name(g.type) + ")",
                       n);
   }
+}
 
-  ChainParameters p;
-  Stream s(spec.seed);
-
-  // ---- 1. masses ----
-  p.mass.resize(n);
-  for (std::size_t i = 0; i < n; ++i) p.mass[i] = draw(spec.mass, i + 1, s);
-  for (const MassOverride& o : spec.mass_overrides) {
-    for (std::size_t i = o.first; i <= o.last; ++i) p.mass[i - 1] = o.mass;
-  }
-
-  // ---- elements: modulation, overrides, free ends ----
-  p.element.resize(n_elements);
+// The n + 1 element laws: the spec's law, its modulation (K-5.4a), the overrides, free ends.
+std::vector<ElementLaw> element_laws(const ChainSpec& spec) {
+  const ElementSpec& es = spec.element;
+  std::vector<ElementLaw> element;
+  const std::size_t n_elements = spec.masses + 1;
+  element.resize(n_elements);
   for (std::size_t i = 1; i <= n_elements; ++i) {
-    ElementLaw& e = p.element[i - 1];
+    ElementLaw& e = element[i - 1];
     e.c = es.c;
     e.d = es.d;
     e.C = es.C;
@@ -349,7 +346,7 @@ ChainParameters realize(const ChainSpec& spec) {
   }
   for (const ElementOverride& o : spec.element_overrides) {
     for (std::size_t i = o.first; i <= o.last; ++i) {
-      ElementLaw& e = p.element[i - 1];
+      ElementLaw& e = element[i - 1];
       if (o.c) e.c = *o.c;
       if (o.d) e.d = *o.d;
       if (o.C) e.C = *o.C;
@@ -359,24 +356,14 @@ ChainParameters realize(const ChainSpec& spec) {
     }
   }
   auto make_free = [](ElementLaw& e) { e.c = e.d = e.C = e.D = 0.0; };
-  if (spec.left == EndCondition::kFree) make_free(p.element.front());
-  if (spec.right == EndCondition::kFree) make_free(p.element.back());
+  if (spec.left == EndCondition::kFree) make_free(element.front());
+  if (spec.right == EndCondition::kFree) make_free(element.back());
+  return element;
+}
 
-  // ---- 2. initial conditions ----
-  p.x0.resize(n);
-  p.v0.resize(n);
-  if (!spec.x0_values.empty()) {
-    p.x0 = spec.x0_values;
-  } else {
-    for (std::size_t i = 0; i < n; ++i) p.x0[i] = draw(spec.x0, i + 1, s);
-  }
-  if (!spec.v0_values.empty()) {
-    p.v0 = spec.v0_values;
-  } else {
-    for (std::size_t i = 0; i < n; ++i) p.v0[i] = draw(spec.v0, i + 1, s);
-  }
-
-  // ---- 3. force groups ----
+// Step 3 of the draw order: every force group's masses and parameters.
+void draw_forces(const ChainSpec& spec, Stream& s, ChainParameters& p) {
+  const std::size_t n = spec.masses;
   p.forces.resize(n);
   for (const ForceGroupSpec& g : spec.forces) {
     const std::vector<std::size_t> selected = select_masses(g.selection, n, s);
@@ -414,6 +401,40 @@ ChainParameters realize(const ChainSpec& spec) {
       }
     }
   }
+}
+
+}  // namespace
+
+ChainParameters realize(const ChainSpec& spec) {
+  validate(spec);
+  const std::size_t n = spec.masses;
+  ChainParameters p;
+  Stream s(spec.seed);
+
+  // ---- 1. masses ----
+  p.mass.resize(n);
+  for (std::size_t i = 0; i < n; ++i) p.mass[i] = draw(spec.mass, i + 1, s);
+  for (const MassOverride& o : spec.mass_overrides) {
+    for (std::size_t i = o.first; i <= o.last; ++i) p.mass[i - 1] = o.mass;
+  }
+
+  p.element = element_laws(spec);
+
+  // ---- 2. initial conditions ----
+  p.x0.resize(n);
+  p.v0.resize(n);
+  if (!spec.x0_values.empty()) {
+    p.x0 = spec.x0_values;
+  } else {
+    for (std::size_t i = 0; i < n; ++i) p.x0[i] = draw(spec.x0, i + 1, s);
+  }
+  if (!spec.v0_values.empty()) {
+    p.v0 = spec.v0_values;
+  } else {
+    for (std::size_t i = 0; i < n; ++i) p.v0[i] = draw(spec.v0, i + 1, s);
+  }
+
+  draw_forces(spec, s, p);
 
   // Contact bodies start outside the wall (MODELS.md §1.3 [SI]).
   for (std::size_t i = 0; i < n; ++i) {
