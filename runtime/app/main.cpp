@@ -72,7 +72,7 @@ struct RunArgs {
   double rtol = 0.0;
   double step_size = 0.0;
   int threads = 0;
-  std::string scheme, estimator, order, executor;
+  std::string scheme, jacobian, estimator, order, executor;
   std::string pin = "none";
   double hang_timeout = 60.0;
   bool master_hosts_first = false;
@@ -85,6 +85,7 @@ struct RunArgs {
   CLI::Option* step_size_opt = nullptr;
   CLI::Option* threads_opt = nullptr;
   CLI::Option* scheme_opt = nullptr;
+  CLI::Option* jacobian_opt = nullptr;
   CLI::Option* estimator_opt = nullptr;
   CLI::Option* order_opt = nullptr;
   CLI::Option* executor_opt = nullptr;
@@ -107,37 +108,44 @@ std::string joined_names(const std::vector<std::string>& names) {
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
-// --scheme: only explicit exists; the other schemes of DESIGN.md are named as not built yet.
-void check_scheme(const std::string& scheme) {
-  const std::vector<std::string> later = {"implicit", "semi-implicit", "waveform", "gauss-seidel"};
-  if (scheme == "explicit") return;
-  if (std::find(later.begin(), later.end(), scheme) != later.end()) {
+// --scheme: the schemes of DESIGN.md; gauss-seidel is named as not built yet.
+macrostep::config::CosimScheme parse_scheme(const std::string& scheme) {
+  using macrostep::config::CosimScheme;
+  if (scheme == "explicit") return CosimScheme::kExplicit;
+  if (scheme == "implicit") return CosimScheme::kImplicit;
+  if (scheme == "semi-implicit") return CosimScheme::kSemiImplicit;
+  if (scheme == "waveform") return CosimScheme::kWaveform;
+  const std::vector<std::string> built = {"explicit", "implicit", "semi-implicit", "waveform"};
+  if (scheme == "gauss-seidel") {
     throw UsageError(fmt::format(
-        "--scheme {} is not built yet; the only co-simulation scheme so far is explicit", scheme));
+        "--scheme gauss-seidel is not built yet; the schemes so far are {}", joined_names(built)));
   }
+  throw UsageError(fmt::format(
+      "--scheme '{}' is not a scheme; allowed: {} (built), gauss-seidel (not built yet)", scheme,
+      joined_names(built)));
+}
+
+macrostep::config::JacobianSource parse_jacobian(const std::string& name) {
+  if (name == "fd") return macrostep::config::JacobianSource::kFiniteDifference;
+  if (name == "sap") return macrostep::config::JacobianSource::kSap;
   throw UsageError(
-      fmt::format("--scheme '{}' is not a scheme; allowed: explicit (built), {} "
-                  "(not built yet)",
-                  scheme, joined_names(later)));
+      fmt::format("--jacobian '{}' is not an interface Jacobian; allowed: fd, sap", name));
 }
 
 macrostep::config::CosimEstimator parse_estimator(const std::string& name) {
   using macrostep::config::CosimEstimator;
-  const std::string allowed = "allowed: none, exLE, exMD, exCV";
+  const std::string allowed = "allowed: none, exLE, exMD, exCV (explicit), imMD, imCV (implicit)";
   if (name == "none") return CosimEstimator::kNone;
   if (name == "exLE") return CosimEstimator::kExLE;
   if (name == "exMD") return CosimEstimator::kExMD;
   if (name == "exCV") return CosimEstimator::kExCV;
+  if (name == "imMD") return CosimEstimator::kImMD;
+  if (name == "imCV") return CosimEstimator::kImCV;
   if (name == "exH") {
     throw UsageError(
         fmt::format("--estimator exH: 'exH' is not an estimator name; the fixed macro step exH is "
                     "--estimator none --step-size H ({})",
                     allowed));
-  }
-  if (name == "imMD" || name == "imCV") {
-    throw UsageError(
-        fmt::format("--estimator {} belongs to the implicit scheme, which is not built yet ({})",
-                    name, allowed));
   }
   throw UsageError(fmt::format("--estimator '{}' is not an estimator name ({})", name, allowed));
 }
@@ -173,9 +181,10 @@ void check_executor(const std::string& executor) {
 // The co-simulation overrides of the command line, each value checked on its own.
 macrostep::schemes::CosimOptions cosim_options(const RunArgs& args,
                                                const std::string& command_line) {
-  if (given(args.scheme_opt)) check_scheme(args.scheme);
   if (given(args.executor_opt)) check_executor(args.executor);
   macrostep::schemes::CosimOptions o;
+  if (given(args.scheme_opt)) o.scheme = parse_scheme(args.scheme);
+  if (given(args.jacobian_opt)) o.jacobian = parse_jacobian(args.jacobian);
   if (given(args.estimator_opt)) o.estimator = parse_estimator(args.estimator);
   if (given(args.order_opt)) o.order = parse_order(args.order);
   if (given(args.rtol_opt)) o.rtol = args.rtol;
@@ -213,9 +222,10 @@ std::string joined(int argc, char** argv) {
 // Loads the configuration, then runs the monolithic model (run --monolithic or reference).
 int run_model(const RunArgs& args, bool reference, const std::string& command_line) {
   if (args.monolithic) {
-    for (const auto* option : {args.scheme_opt, args.estimator_opt, args.order_opt,
-                               args.step_size_opt, args.executor_opt, args.threads_opt,
-                               args.pin_opt, args.hang_timeout_opt, args.master_hosts_first_opt}) {
+    for (const auto* option :
+         {args.scheme_opt, args.jacobian_opt, args.estimator_opt, args.order_opt,
+          args.step_size_opt, args.executor_opt, args.threads_opt, args.pin_opt,
+          args.hang_timeout_opt, args.master_hosts_first_opt}) {
       if (given(option)) {
         throw UsageError(
             fmt::format("{} configures a co-simulation and does not apply to --monolithic",
@@ -324,10 +334,15 @@ void add_run_options(CLI::App& cmd, RunArgs& args, bool reference) {
         "--rtol", args.rtol,
         "co-simulation: the macro-step controller's rtol (unset cosim atols follow); "
         "--monolithic: the integrator's rtol (unset solver atols follow)");
-    args.scheme_opt =
-        cmd.add_option("--scheme", args.scheme, "co-simulation scheme: explicit (default)");
-    args.estimator_opt = cmd.add_option("--estimator", args.estimator,
-                                        "error estimator: none (fixed H) | exLE | exMD | exCV");
+    args.scheme_opt = cmd.add_option(
+        "--scheme", args.scheme,
+        "co-simulation scheme: explicit (default) | implicit | semi-implicit | waveform");
+    args.jacobian_opt = cmd.add_option(
+        "--jacobian", args.jacobian,
+        "interface Jacobian of implicit and semi-implicit: fd (perturbed runs) | sap");
+    args.estimator_opt = cmd.add_option(
+        "--estimator", args.estimator,
+        "error estimator: none (fixed H) | exLE | exMD | exCV (explicit) | imMD | imCV");
     args.order_opt = cmd.add_option("--order", args.order,
                                     "polynomial degree: auto (order control) or K = 0..5");
     args.step_size_opt = cmd.add_option("--step-size", args.step_size,

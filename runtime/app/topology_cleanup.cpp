@@ -22,14 +22,18 @@ int topology_command(const std::string& config_path, const std::string& pin) {
 
   const config::RunConfig config = config::load_config(config_path);
   const std::size_t subsystems = std::max<std::size_t>(1, config.partition.subsystems());
-  const bool extra_run = config.cosim.estimator == config::CosimEstimator::kExMD ||
-                         config.cosim.estimator == config::CosimEstimator::kExLE;
-  const std::size_t k = extra_run ? 1 : 0;
+  const config::CosimConfig& c = config.cosim;
+  const bool extra_run =
+      c.estimator == config::CosimEstimator::kExMD || c.estimator == config::CosimEstimator::kExLE;
+  // The fd interface Jacobian: one perturbed run per input; a chain subsystem has at most two.
+  const bool perturbed = c.iterative() && c.scheme != config::CosimScheme::kWaveform &&
+                         c.jacobian == config::JacobianSource::kFiniteDifference;
+  const std::size_t k = perturbed ? std::min<std::size_t>(2, subsystems - 1) : extra_run ? 1 : 0;
   const placement::PlacementMap map =
       placement::plan_placement(topology, request, subsystems, 1 + k);
-  fmt::print("\n{}: {} subsystem{}, estimator {} (k = {} extra run{} per subsystem)\n", config_path,
-             subsystems, subsystems == 1 ? "" : "s", config::to_string(config.cosim.estimator), k,
-             k == 1 ? "" : "s");
+  fmt::print("\n{}: {} subsystem{}, {} scheme, estimator {} (k = {} extra run{} per subsystem)\n",
+             config_path, subsystems, subsystems == 1 ? "" : "s", config::to_string(c.scheme),
+             config::to_string(c.estimator), k, k == 1 ? "" : "s");
   fmt::print("{}", map.describe());
   return 0;
 }

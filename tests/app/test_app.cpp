@@ -444,18 +444,29 @@ TEST_F(App, CoSimulationCommandLineErrorsExitTwoBeforeAnyWork) {
   };
   expect_error("--estimator exH",
                "--estimator exH: 'exH' is not an estimator name; the fixed macro step exH is "
-               "--estimator none --step-size H (allowed: none, exLE, exMD, exCV)");
+               "--estimator none --step-size H (allowed: none, exLE, exMD, exCV (explicit), imMD, "
+               "imCV (implicit))");
   expect_error("--estimator imMD",
-               "--estimator imMD belongs to the implicit scheme, which is not built yet "
-               "(allowed: none, exLE, exMD, exCV)");
+               "--estimator imMD does not belong to cosim.scheme = \"explicit\" (allowed: exMD, "
+               "exLE, exCV, none)");
+  expect_error("--scheme implicit --estimator exCV",
+               "--estimator exCV does not belong to --scheme implicit (allowed: imMD, imCV, none)");
+  expect_error("--scheme waveform --estimator imCV --jacobian sap",
+               "--jacobian applies to the implicit and semi-implicit schemes; --scheme waveform "
+               "has no interface Jacobian");
+  expect_error("--jacobian fd",
+               "--jacobian applies to the implicit and semi-implicit schemes; cosim.scheme = "
+               "\"explicit\" has no interface Jacobian");
+  expect_error("--scheme implicit --jacobian numeric",
+               "--jacobian 'numeric' is not an interface Jacobian; allowed: fd, sap");
   expect_error("--order 7", "--order must be auto or an integer 0..5 (got 7)");
   expect_error("--order two", "--order must be auto or an integer 0..5 (got two)");
-  expect_error("--scheme implicit",
-               "--scheme implicit is not built yet; the only co-simulation scheme so far is "
-               "explicit");
+  expect_error("--scheme gauss-seidel",
+               "--scheme gauss-seidel is not built yet; the schemes so far are explicit, implicit, "
+               "semi-implicit, waveform");
   expect_error("--scheme jacobi",
-               "--scheme 'jacobi' is not a scheme; allowed: explicit (built), implicit, "
-               "semi-implicit, waveform, gauss-seidel (not built yet)");
+               "--scheme 'jacobi' is not a scheme; allowed: explicit, implicit, semi-implicit, "
+               "waveform (built), gauss-seidel (not built yet)");
   expect_error("--executor mpi",
                "--executor mpi is not built yet; the executors so far are inprocess and processes");
   expect_error("--estimator none",

@@ -44,7 +44,8 @@ TEST_F(Command, TopologyOfTheDemoHasTwoSubsystems) {
   const Outcome o = macrostep("topology '" MACROSTEP_SOURCE_DIR "/configs/demo.toml'");
   ASSERT_EQ(o.status, 0) << o.err;
   // The demo runs exMD: one extra run per subsystem, so 2 PUs each.
-  EXPECT_NE(o.out.find("2 subsystems, estimator exMD"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("2 subsystems, explicit scheme, estimator exMD"), std::string::npos)
+      << o.out;
   EXPECT_NE(o.out.find("master + 2 subsystems x 2 PUs = 5 PUs needed"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("subsystem 1"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("subsystem 2"), std::string::npos) << o.out;

@@ -26,6 +26,7 @@
 #include "macrostep/library/chain_spec.hpp"
 #include "macrostep/library/model_description.hpp"
 #include "macrostep/schemes/explicit_jacobi.hpp"
+#include "macrostep/schemes/implicit.hpp"
 #include "macrostep/system/chain_system.hpp"
 
 #include "../support/test_chain.hpp"
@@ -60,20 +61,24 @@ executors::ProcessOptions process_options(const schemes::SchemeOptions& o) {
 CosimRun run(const system::CoupledSystem& sys, executors::Executor& ex,
              const schemes::SchemeOptions& o) {
   CosimRun r;
-  r.result = schemes::run_explicit(sys, ex, o, [&](const schemes::AcceptedPoint& p) {
-    r.times.push_back(p.time);
-    r.u.emplace_back(p.u.begin(), p.u.end());
-    std::vector<double> all;
-    for (const auto& y : p.outputs) all.insert(all.end(), y.begin(), y.end());
-    r.y.push_back(all);
-    std::vector<double> z;
-    for (std::size_t i = 0; i < sys.subsystem_count(); ++i) {
-      std::vector<double> zi(sys.subsystem(i).state_size());
-      ex.accepted_state(i, zi);
-      z.insert(z.end(), zi.begin(), zi.end());
-    }
-    r.z.push_back(z);
-  });
+  const auto scheme = schemes::make_scheme(o);  // explicit, or the iterative schemes
+  schemes::run_scheme(
+      sys, ex, *scheme, o,
+      [&](const schemes::AcceptedPoint& p) {
+        r.times.push_back(p.time);
+        r.u.emplace_back(p.u.begin(), p.u.end());
+        std::vector<double> all;
+        for (const auto& y : p.outputs) all.insert(all.end(), y.begin(), y.end());
+        r.y.push_back(all);
+        std::vector<double> z;
+        for (std::size_t i = 0; i < sys.subsystem_count(); ++i) {
+          std::vector<double> zi(sys.subsystem(i).state_size());
+          ex.accepted_state(i, zi);
+          z.insert(z.end(), zi.begin(), zi.end());
+        }
+        r.z.push_back(z);
+      },
+      {}, r.result);
   return r;
 }
 
@@ -177,6 +182,69 @@ TEST(ProcessExecutor, FixedStepExHIsBitIdentical12Oversubscribed) {
 
 TEST(ProcessExecutor, ControlledExMDIsBitIdentical12Oversubscribed) {
   check_bit_identity(24, 12, controlled(2e-4, control::Estimator::kExMD, 1e-5));
+}
+
+// The iterative schemes (METHODS §4): every corrector pass re-integrates from T_N, perturbed
+// runs are extra runs of the workers' arenas, rejections (imMD control, corrector failures)
+// restore T_N; the numbers do not depend on the executor (contract 1).
+schemes::SchemeOptions iterative(schemes::SchemeOptions o, corrector::IterationKind kind,
+                                 corrector::JacobianKind jacobian) {
+  corrector::CorrectorOptions c;
+  c.iteration = kind;
+  c.jacobian = jacobian;
+  o.corrector = c;
+  return o;
+}
+
+TEST(ProcessExecutor, ImplicitFdImMDIsBitIdentical3) {
+  check_bit_identity(
+      21, 3,
+      iterative(controlled(5e-4, control::Estimator::kImMD, 1e-5),
+                corrector::IterationKind::kNewton, corrector::JacobianKind::kFiniteDifference));
+}
+
+TEST(ProcessExecutor, ImplicitSapImCVIsBitIdentical3) {
+  check_bit_identity(21, 3,
+                     iterative(controlled(5e-4, control::Estimator::kImCV, 1e-5),
+                               corrector::IterationKind::kNewton, corrector::JacobianKind::kSap));
+}
+
+TEST(ProcessExecutor, SemiImplicitAndWaveformAreBitIdentical) {
+  check_bit_identity(21, 3,
+                     iterative(controlled(5e-4, control::Estimator::kImMD, 1e-5),
+                               corrector::IterationKind::kSemiImplicit,
+                               corrector::JacobianKind::kFiniteDifference));
+  check_bit_identity(21, 3,
+                     iterative(fixed_step(2e-4, 1e-5), corrector::IterationKind::kWaveform,
+                               corrector::JacobianKind::kFiniteDifference));
+}
+
+TEST(ProcessExecutor, ImplicitIsBitIdentical12Oversubscribed) {
+  check_bit_identity(
+      24, 12,
+      iterative(controlled(2e-4, control::Estimator::kImMD, 1e-5),
+                corrector::IterationKind::kNewton, corrector::JacobianKind::kFiniteDifference));
+}
+
+// One TBB thread (perturbed runs one after another) or two (side by side): the same bits.
+TEST(InProcessExecutor, ImplicitIsBitIdenticalWithOneAndTwoThreads) {
+  const auto p = test_chain(21);
+  const auto boundaries = library::equal_partition(p.size(), 3);
+  const auto sys = system::make_chain_system(p, boundaries);
+  const auto o =
+      iterative(controlled(5e-4, control::Estimator::kImMD, 1e-5),
+                corrector::IterationKind::kNewton, corrector::JacobianKind::kFiniteDifference);
+  std::vector<CosimRun> runs;
+  for (int threads : {1, 2}) {
+    executors::InProcessOptions io;
+    io.solver = testing::tight_solver();
+    io.rollback = true;
+    io.threads = threads;
+    executors::InProcessExecutor ex(sys, sys.initial_couplings(), io);
+    runs.push_back(run(sys, ex, o));
+  }
+  expect_identical(runs[0], runs[1]);
+  EXPECT_GT(runs[0].result.corrector.passes, 0u);
 }
 
 bool segment_exists(const std::string& name) {

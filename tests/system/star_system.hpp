@@ -61,6 +61,14 @@ class FreeBody final : public model::Subsystem {
     y[0] = z[0];
     y[1] = z[1];
   }
+  // sap (METHODS §4.5): the input force accelerates the body by 1/m.
+  bool input_acceleration(std::span<double> accel,
+                          std::span<model::StateRole> roles) const override {
+    accel[0] = accel[1] = 1.0 / mass_;
+    roles[0] = model::StateRole::kPosition;
+    roles[1] = model::StateRole::kVelocity;
+    return true;
+  }
 
  private:
   std::string name_;

@@ -486,23 +486,67 @@ std::string choice_with_hints(
   n.fail(fmt::format("must be one of {} (got \"{}\")", detail::quoted_list(allowed), s));
 }
 
+// The keys of the iterative schemes (METHODS §4, §9); each only where it has a meaning.
+void read_corrector_keys(const Node& n, CosimConfig& c) {
+  for (const char* key : {"jacobian", "tau", "max_corrector_passes", "perturbation_min", "omega"}) {
+    if (auto v = n.find(key); v && !c.iterative()) {
+      v->fail(
+          "belongs to the iterative schemes (scheme = \"implicit\", \"semi-implicit\" or "
+          "\"waveform\"); the explicit scheme has no corrector");
+    }
+    if (n.find(key)) c.corrector_keys_given = true;
+  }
+  c.jacobian_given = n.find("jacobian").has_value();
+  c.omega_given = n.find("omega").has_value();
+  if (auto v = n.find("jacobian")) {
+    if (c.scheme == CosimScheme::kWaveform) {
+      v->fail("waveform relaxation needs no interface Jacobian (METHODS §4.6)");
+    }
+    c.jacobian = v->choice({"fd", "sap"}) == "sap" ? JacobianSource::kSap
+                                                   : JacobianSource::kFiniteDifference;
+  }
+  if (auto v = n.find("tau")) c.tau = checked(*v, Domain::kPositive);
+  if (auto v = n.find("max_corrector_passes")) {
+    c.max_corrector_passes = static_cast<int>(integer_in(*v, 1, 100, ""));
+  }
+  if (auto v = n.find("perturbation_min")) c.perturbation_min = checked(*v, Domain::kPositive);
+  if (auto v = n.find("omega")) {
+    if (c.scheme != CosimScheme::kWaveform) v->fail("applies only to scheme = \"waveform\"");
+    c.omega = checked(*v, Domain::kPositive);
+    if (c.omega >= 1.0) v->fail(fmt::format("must be in (0, 1) (got {})", v->source_text()));
+  }
+}
+
 // The [cosim] keys one by one (each checked on its own).
 void read_cosim_keys(const Node& n, CosimConfig& c) {
   if (auto v = n.find("scheme")) {
-    choice_with_hints(*v, {"explicit"}, {"implicit", "semi-implicit", "waveform", "gauss-seidel"});
-    c.scheme = CosimScheme::kExplicit;
+    const std::string e = choice_with_hints(
+        *v, {"explicit", "implicit", "semi-implicit", "waveform"}, {"gauss-seidel"});
+    c.scheme = e == "implicit"        ? CosimScheme::kImplicit
+               : e == "semi-implicit" ? CosimScheme::kSemiImplicit
+               : e == "waveform"      ? CosimScheme::kWaveform
+                                      : CosimScheme::kExplicit;
   }
+  c.estimator = default_estimator(c.scheme);
   if (auto v = n.find("estimator")) {
     const std::string e = choice_with_hints(
-        *v, {"none", "exLE", "exMD", "exCV"}, {},
-        {{"exH", "is the fixed macro step: write estimator = \"none\" with step_size = H"},
-         {"imMD", "belongs to the implicit scheme, which is not built yet"},
-         {"imCV", "belongs to the implicit scheme, which is not built yet"}});
+        *v, {"none", "exLE", "exMD", "exCV", "imMD", "imCV"}, {},
+        {{"exH", "is the fixed macro step: write estimator = \"none\" with step_size = H"}});
     c.estimator = e == "none"   ? CosimEstimator::kNone
                   : e == "exLE" ? CosimEstimator::kExLE
                   : e == "exCV" ? CosimEstimator::kExCV
+                  : e == "imMD" ? CosimEstimator::kImMD
+                  : e == "imCV" ? CosimEstimator::kImCV
                                 : CosimEstimator::kExMD;
+    c.estimator_given = true;
+    if (!estimator_fits(c.scheme, c.estimator)) {
+      v->fail(fmt::format("\"{}\" does not belong to scheme = \"{}\" (allowed: {})", e,
+                          to_string(c.scheme),
+                          c.iterative() ? "\"imMD\", \"imCV\", \"none\""
+                                        : "\"exMD\", \"exLE\", \"exCV\", \"none\""));
+    }
   }
+  read_corrector_keys(n, c);
   const auto order = n.find("order");
   if (order) {
     const toml::value& v = order->value();
@@ -584,6 +628,11 @@ void check_cosim_combinations(const Node& n, const CosimConfig& c, const ParseSt
     }
     for (const char* key : {"rtol", "atol_pos", "atol_vel", "atol_u", "safety", "r_min", "r_max",
                             "dead_zone", "h_max", "order_strategy"}) {
+      const std::string_view k = key;
+      // The corrector's convergence test of an iterative scheme uses these even at fixed H.
+      if (c.iterative() && (k == "rtol" || k == "atol_pos" || k == "atol_vel" || k == "atol_u")) {
+        continue;
+      }
       if (auto v = n.find(key)) {
         v->fail(
             "belongs to the macro-step controller, and estimator = \"none\" (a fixed step) has "
@@ -626,9 +675,30 @@ void parse_cosim(const Node* node, ParseState& state) {
   if (node == nullptr) return;
   const Node& n = *node;
   n.expect_table();
-  n.allow_only({"scheme", "estimator", "order", "order_strategy", "step_size", "rtol", "atol_pos",
-                "atol_vel", "atol_u", "safety", "r_min", "r_max", "dead_zone", "h_max", "predictor",
-                "least_squares_points", "output_every", "executor", "threads"});
+  n.allow_only({"scheme",
+                "estimator",
+                "order",
+                "order_strategy",
+                "step_size",
+                "rtol",
+                "atol_pos",
+                "atol_vel",
+                "atol_u",
+                "safety",
+                "r_min",
+                "r_max",
+                "dead_zone",
+                "h_max",
+                "predictor",
+                "least_squares_points",
+                "output_every",
+                "executor",
+                "threads",
+                "jacobian",
+                "tau",
+                "max_corrector_passes",
+                "perturbation_min",
+                "omega"});
   CosimConfig& c = state.config.cosim;
   c.given = true;
   c.line = n.line();
@@ -718,6 +788,34 @@ library::ChainParameters realize_chain(const RunConfig& config) {
   }
 }
 
+const char* to_string(CosimScheme s) {
+  switch (s) {
+    case CosimScheme::kExplicit:
+      return "explicit";
+    case CosimScheme::kImplicit:
+      return "implicit";
+    case CosimScheme::kSemiImplicit:
+      return "semi-implicit";
+    case CosimScheme::kWaveform:
+      return "waveform";
+  }
+  return "?";
+}
+
+const char* to_string(JacobianSource j) {
+  return j == JacobianSource::kSap ? "sap" : "fd";
+}
+
+CosimEstimator default_estimator(CosimScheme s) {
+  return s == CosimScheme::kExplicit ? CosimEstimator::kExMD : CosimEstimator::kImMD;
+}
+
+bool estimator_fits(CosimScheme s, CosimEstimator e) {
+  if (e == CosimEstimator::kNone) return true;
+  const bool implicit_estimator = e == CosimEstimator::kImMD || e == CosimEstimator::kImCV;
+  return implicit_estimator == (s != CosimScheme::kExplicit);
+}
+
 const char* to_string(CosimEstimator e) {
   switch (e) {
     case CosimEstimator::kNone:
@@ -728,6 +826,10 @@ const char* to_string(CosimEstimator e) {
       return "exMD";
     case CosimEstimator::kExCV:
       return "exCV";
+    case CosimEstimator::kImMD:
+      return "imMD";
+    case CosimEstimator::kImCV:
+      return "imCV";
   }
   return "?";
 }

@@ -66,6 +66,10 @@ control::Estimator to_control(config::CosimEstimator e) {
       return control::Estimator::kExMD;
     case config::CosimEstimator::kExCV:
       return control::Estimator::kExCV;
+    case config::CosimEstimator::kImMD:
+      return control::Estimator::kImMD;
+    case config::CosimEstimator::kImCV:
+      return control::Estimator::kImCV;
   }
   return control::Estimator::kNone;
 }
@@ -79,13 +83,26 @@ json cosim_json(const CosimSettings& s) {
   const control::MacroStepOptions& m = s.scheme.control;
   const bool fixed = c.fixed_step();
   json j = {
-      {"scheme", "explicit"},
+      {"scheme", config::to_string(c.scheme)},
       {"estimator", config::to_string(c.estimator)},
-      {"method", fixed ? "exH" : config::to_string(c.estimator)},
+      {"method", fixed ? (c.iterative() ? "fixed H" : "exH") : config::to_string(c.estimator)},
       {"step_size_mode", fixed ? "fixed" : "variable"},
       {fixed ? "step_size" : "initial_step_size", m.h},
       {"order", order_text(c.effective_order())},
   };
+  if (c.iterative()) {
+    j["jacobian"] = c.scheme == config::CosimScheme::kWaveform
+                        ? json(nullptr)
+                        : json(config::to_string(c.jacobian));
+    j["tau"] = c.tau;
+    j["max_corrector_passes"] = c.max_corrector_passes;
+    j["perturbation_min"] = c.perturbation_min;
+    if (c.scheme == config::CosimScheme::kWaveform) j["omega"] = c.omega;
+    if (fixed) {  // the corrector's convergence weights
+      j["rtol"] = m.tolerances.rtol;
+      j["atol_u"] = m.tolerances.atol_u;
+    }
+  }
   if (fixed) {
     j["kappa"] = m.kappa_fixed;
   } else {
@@ -150,8 +167,24 @@ json failure_json(const std::exception& e) {
   return {{"cause", "error"}, {"message", e.what()}};
 }
 
+// The parallel runs of one subsystem in a pass (contract 4: 1 + k PUs): the nominal run, plus
+// the comparison run of exLE/exMD, or one perturbed run per input of the fd Jacobian (the most
+// inputs of any subsystem; METHODS §4.1 "Cores").
+std::size_t runs_per_subsystem(const CosimSettings& settings, const system::CoupledSystem& system) {
+  const auto& corrector = settings.scheme.corrector;
+  if (corrector && corrector->iteration != corrector::IterationKind::kWaveform &&
+      corrector->jacobian == corrector::JacobianKind::kFiniteDifference) {
+    std::size_t inputs = 0;
+    for (std::size_t i = 0; i < system.subsystem_count(); ++i) {
+      inputs = std::max(inputs, system.subsystem(i).input_size());
+    }
+    return 1 + inputs;
+  }
+  return 1 + static_cast<std::size_t>(control::comparison_runs(settings.scheme.control.estimator));
+}
+
 // The executor of the settings. The process executor's placement (contract 4: the master one
-// PU, every worker 1 + k PUs, k its comparison runs) goes into `meta` and `placement`.
+// PU, every worker 1 + k PUs, k its extra runs) goes into `meta` and `placement`.
 std::unique_ptr<executors::Executor> make_executor(
     const CosimSettings& settings, const system::CoupledSystem& system,
     const std::shared_ptr<const library::ChainParameters>& chain,
@@ -167,9 +200,9 @@ std::unique_ptr<executors::Executor> make_executor(
   po.executable = settings.worker_executable;
   po.hang_timeout = std::chrono::milliseconds(
       static_cast<std::int64_t>(std::llround(settings.hang_timeout * 1000.0)));
-  const placement::PlacementMap map = placement::plan_placement(
-      placement::Topology::detect(), settings.pin, system.subsystem_count(),
-      1 + static_cast<std::size_t>(control::comparison_runs(settings.scheme.control.estimator)));
+  const placement::PlacementMap map =
+      placement::plan_placement(placement::Topology::detect(), settings.pin,
+                                system.subsystem_count(), runs_per_subsystem(settings, system));
   po.cpusets = map.subsystems;
   po.host_first_subsystem = settings.master_hosts_first;
   meta["placement"] = map.to_json();
@@ -306,6 +339,15 @@ json step_statistics(const StepCounts& counts, const CosimResult& result, double
 // What only a completed run reports: failures by cause, H statistics, per-subsystem solver time.
 void add_completed_statistics(const SchemeResult& r, double t_end, json& statistics) {
   statistics["corrector_failures"] = r.steps.corrector_failures;
+  if (r.corrector.attempts > 0) {
+    statistics["corrector"] = {
+        {"passes", r.corrector.passes},
+        {"mean_passes", r.corrector.mean_passes()},
+        {"max_passes", r.corrector.max_passes},
+        {"jacobian_evaluations", r.corrector.jacobian_evaluations},
+        {"perturbed_runs_s", 1e-9 * static_cast<double>(r.time.extra_runs_ns)},
+    };
+  }
   statistics["subsystem_failures"] = r.steps.subsystem_failures;
   statistics["mean_step"] = r.steps.accepted > 0 ? json(r.mean_h()) : json(nullptr);
   statistics["step_min"] = r.steps.h_min;
@@ -315,6 +357,39 @@ void add_completed_statistics(const SchemeResult& r, double t_end, json& statist
     const auto steps = r.subsystem_stats[i].steps;
     sub["solver_s"] = 1e-9 * r.subsystem_solver_ns[i];
     sub["mean_micro_step"] = steps > 0 ? json(t_end / static_cast<double>(steps)) : json(nullptr);
+  }
+}
+
+// The scheme, its estimator and its corrector keys together (after the overrides).
+void check_scheme_combination(const config::CosimConfig& c, const CosimOptions& options) {
+  const std::string scheme_source =
+      options.scheme ? fmt::format("--scheme {}", config::to_string(c.scheme))
+                     : fmt::format("cosim.scheme = \"{}\"", config::to_string(c.scheme));
+  if (!config::estimator_fits(c.scheme, c.estimator)) {
+    throw SetupError(fmt::format(
+        "{} {} does not belong to {} (allowed: {}){}",
+        options.estimator ? "--estimator" : "cosim.estimator =", config::to_string(c.estimator),
+        scheme_source, c.iterative() ? "imMD, imCV, none" : "exMD, exLE, exCV, none",
+        options.estimator ? "" : "; give --estimator with one of them"));
+  }
+  if (options.jacobian && (!c.iterative() || c.scheme == config::CosimScheme::kWaveform)) {
+    throw SetupError(fmt::format(
+        "--jacobian applies to the implicit and semi-implicit schemes; {} has no interface "
+        "Jacobian",
+        scheme_source));
+  }
+  // Corrector keys in the file were checked against the file's scheme; --scheme over it may
+  // leave them without meaning.
+  if (!c.iterative() && c.corrector_keys_given) {
+    throw SetupError(scheme_source +
+                     ": the file sets corrector keys (jacobian, tau, max_corrector_passes, "
+                     "perturbation_min, omega) that the explicit scheme does not use");
+  }
+  if (c.scheme != config::CosimScheme::kWaveform && c.omega_given) {
+    throw SetupError(scheme_source + ": cosim.omega applies only to the waveform scheme");
+  }
+  if (c.scheme == config::CosimScheme::kWaveform && c.jacobian_given && !options.jacobian) {
+    throw SetupError(scheme_source + ": cosim.jacobian has no meaning for waveform relaxation");
   }
 }
 
@@ -355,7 +430,29 @@ SchemeOptions scheme_options(const config::CosimConfig& c, double end_time) {
   }
   scheme.least_squares = c.predictor == config::PredictorKind::kLeastSquares;
   scheme.least_squares_points = c.least_squares_points;
+  if (c.iterative()) {
+    corrector::CorrectorOptions o;
+    o.iteration = c.scheme == config::CosimScheme::kSemiImplicit
+                      ? corrector::IterationKind::kSemiImplicit
+                  : c.scheme == config::CosimScheme::kWaveform ? corrector::IterationKind::kWaveform
+                                                               : corrector::IterationKind::kNewton;
+    o.jacobian = c.jacobian == config::JacobianSource::kSap
+                     ? corrector::JacobianKind::kSap
+                     : corrector::JacobianKind::kFiniteDifference;
+    o.tau = c.tau;
+    o.max_passes = c.max_corrector_passes;
+    o.perturbation_min = c.perturbation_min;
+    o.omega = c.omega;
+    scheme.corrector = o;
+    if (c.fixed_step()) {  // the convergence test's weights (METHODS §4.3)
+      m.tolerances.rtol = c.rtol;
+      m.tolerances.atol_pos = c.effective_atol_pos();
+      m.tolerances.atol_vel = c.effective_atol_vel();
+      m.tolerances.atol_u = c.effective_atol_u();
+    }
+  }
   try {
+    if (scheme.corrector) scheme.corrector->validate();
     m.validate();
   } catch (const std::invalid_argument& e) {
     throw SetupError(e.what());
@@ -403,7 +500,14 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
   } catch (const std::invalid_argument& e) {
     throw SetupError(e.what());
   }
-  if (options.estimator) c.estimator = *options.estimator;
+  if (options.scheme) c.scheme = *options.scheme;
+  if (options.estimator) {
+    c.estimator = *options.estimator;
+    c.estimator_given = true;
+  } else if (!c.estimator_given) {
+    c.estimator = config::default_estimator(c.scheme);  // D-48
+  }
+  if (options.jacobian) c.jacobian = *options.jacobian;
   if (options.order) c.order = *options.order;
   if (options.step_size) c.step_size = *options.step_size;
   if (options.threads) c.threads = *options.threads;
@@ -421,6 +525,7 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
   if (options.rtol) c.rtol = *options.rtol;  // the atols that were not given follow it
 
   // ---- combinations (the file alone was checked when it was read) ----
+  check_scheme_combination(c, options);
   if (s.master_hosts_first && c.executor != config::ExecutorKind::kProcesses) {
     throw SetupError(
         "--master-hosts-first applies to the process executor (--executor processes); the "
@@ -440,7 +545,7 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
           estimator_source, options.order ? "--order auto" : "cosim.order = \"auto\"",
           config::kMaxCosimOrder));
     }
-    if (options.rtol) {
+    if (options.rtol && !c.iterative()) {
       throw SetupError(
           "--rtol sets the macro-step controller's tolerance, and " + estimator_source +
           " (a fixed step) has no controller; the subsystem tolerance is [solver] rtol");
@@ -565,7 +670,8 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
     const std::vector<double> u0 = system.initial_couplings();
     executor = make_executor(settings, system, chain, config.partition.boundaries, u0, meta,
                              result.placement);
-    run_explicit(system, *executor, settings.scheme, on_accepted, on_progress, result.run);
+    const std::unique_ptr<MacroStepScheme> scheme = make_scheme(settings.scheme);
+    run_scheme(system, *executor, *scheme, settings.scheme, on_accepted, on_progress, result.run);
     progress.finish(reached, status);
   } catch (const std::exception& e) {
     progress.finish(reached, status);
@@ -579,7 +685,7 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
     json statistics;
     statistics_so_far(statistics);
     meta["statistics"] = statistics;
-    // run_explicit filled result.run up to the failure (time breakdown included).
+    // run_scheme filled result.run up to the failure (time breakdown included).
     meta["time"] = time_breakdown_json(result.run.time, result.wall_ns);
     meta["error"] = error;
     output::write_json(result.json_path, meta);
@@ -613,6 +719,29 @@ std::string executor_description(const CosimSettings& s) {
 
 }  // namespace
 
+// "scheme: implicit, fd Jacobian, tau 0.33, ..." (iterative schemes).
+void print_iterative_scheme(std::ostream& out, const CosimSettings& s) {
+  const config::CosimConfig& c = s.cosim;
+  const control::MacroStepOptions& m = s.scheme.control;
+  const std::string how = c.scheme == config::CosimScheme::kWaveform
+                              ? fmt::format("omega {}", c.omega)
+                              : fmt::format("{} Jacobian", config::to_string(c.jacobian));
+  const std::string step =
+      c.fixed_step()
+          ? fmt::format("fixed H = {} s, kappa = {}", m.h, m.kappa_fixed)
+          : fmt::format("{} estimator, {}, Gamma {}", config::to_string(c.estimator),
+                        c.effective_order().automatic
+                            ? fmt::format("order control (kappa <= {})", m.order.kappa_max)
+                            : fmt::format("fixed kappa = {}", c.effective_order().kappa),
+                        m.step.safety);
+  fmt::print(out,
+             "scheme: {}, {}, tau {}, at most {} corrector passes, perturbation_min {}; {}; rtol "
+             "{:.3g}, atol_pos {:.3g}, atol_vel {:.3g}, atol_u {:.3g}\n",
+             config::to_string(c.scheme), how, c.tau, c.max_corrector_passes, c.perturbation_min,
+             step, m.tolerances.rtol, m.tolerances.atol_pos, m.tolerances.atol_vel,
+             m.tolerances.atol_u);
+}
+
 void print_summary(std::ostream& out, const config::RunConfig& config, const CosimResult& r) {
   const CosimSettings& s = r.settings;
   const config::CosimConfig& c = s.cosim;
@@ -620,7 +749,9 @@ void print_summary(std::ostream& out, const config::RunConfig& config, const Cos
   const std::size_t ns = config.partition.subsystems();
   fmt::print(out, "co-simulation of {}: chain of {} masses in {} subsystems, t = 0 .. {} s\n",
              config.path, config.chain.masses, ns, s.end_time);
-  if (c.fixed_step()) {
+  if (c.iterative()) {
+    print_iterative_scheme(out, s);
+  } else if (c.fixed_step()) {
     fmt::print(out, "scheme: explicit Jacobi, fixed H = {} s (exH), kappa = {}, {} predictor\n",
                m.h, m.kappa_fixed, config::to_string(c.predictor));
   } else {
@@ -667,6 +798,14 @@ void print_summary(std::ostream& out, const config::RunConfig& config, const Cos
                              100.0 * r.time_by_kappa[static_cast<std::size_t>(k)] / s.end_time);
   }
   fmt::print(out, "order histogram: {}\n", histogram.empty() ? "-" : histogram);
+  if (r.run.corrector.attempts > 0) {
+    const CorrectorStatistics& k = r.run.corrector;
+    fmt::print(out,
+               "corrector: {} passes after {} predictors (mean {:.2f}, max {}), {} interface "
+               "Jacobians, {} convergence failures\n",
+               k.passes, k.attempts, k.mean_passes(), k.max_passes, k.jacobian_evaluations,
+               st.corrector_failures);
+  }
   std::string micro;
   for (std::size_t i = 0; i < ns; ++i) {
     micro += fmt::format("{}{}", i == 0 ? "" : ", ", r.run.subsystem_stats[i].steps);

@@ -43,12 +43,7 @@ AttemptResult ExplicitJacobi::attempt(const control::StepPlan& plan,
   const Estimator effective = plan.estimator;
 
   // 1. Predictor and step polynomials (METHODS §2.2 table).
-  if (options_.least_squares && static_cast<int>(hist.size()) >= options_.least_squares_points &&
-      options_.least_squares_points > kappa + 1) {
-    coupling::least_squares_prediction(hist, kappa, options_.least_squares_points, t1, u_pre_);
-  } else {
-    coupling::lagrange_prediction(hist, kappa, t1, u_pre_);
-  }
+  predict(options_, hist, kappa, t1, u_pre_);
   if (effective == Estimator::kExMD) coupling::milne_comparison_prediction(hist, kappa, t1, u_hat_);
   for (std::size_t i = 0; i < ns; ++i) {
     const auto in = system.input_couplings(i);

@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "macrostep/control/estimators.hpp"
+#include "macrostep/coupling/builders.hpp"
 
 namespace macrostep::schemes {
 
@@ -40,7 +41,17 @@ double SchemeResult::mean_h() const {
 
 bool needs_rollback(const SchemeOptions& options) {
   return options.control.mode == control::StepSizeMode::kVariable ||
-         control::comparison_runs(options.control.estimator) > 0;
+         control::comparison_runs(options.control.estimator) > 0 || options.corrector.has_value();
+}
+
+void predict(const SchemeOptions& options, const coupling::CouplingHistory& history, int kappa,
+             double t_next, std::span<double> u_pre) {
+  if (options.least_squares && static_cast<int>(history.size()) >= options.least_squares_points &&
+      options.least_squares_points > kappa + 1) {
+    coupling::least_squares_prediction(history, kappa, options.least_squares_points, t_next, u_pre);
+  } else {
+    coupling::lagrange_prediction(history, kappa, t_next, u_pre);
+  }
 }
 
 PassRunner::PassRunner(executors::Executor& executor, SchemeResult& result, std::size_t subsystems)
@@ -125,6 +136,13 @@ void run_scheme(const system::CoupledSystem& system, executors::Executor& execut
       const auto t_attempt = now_ns();
       runner.begin_attempt();
       const AttemptResult a = scheme.attempt(plan, ctl.history(), runner);
+      if (a.iterative) {
+        CorrectorStatistics& c = result.corrector;
+        ++c.attempts;
+        c.passes += static_cast<std::uint64_t>(a.corrector_passes);
+        c.max_passes = std::max(c.max_passes, static_cast<std::uint64_t>(a.corrector_passes));
+        c.jacobian_evaluations += static_cast<std::uint64_t>(a.jacobian_evaluations);
+      }
       control::StepOutcome so;
       if (a.subsystem_failed) {
         result.time.interface_ns += now_ns() - t_attempt - runner.executor_ns();

@@ -5,6 +5,7 @@
 // calls per body, and unforced bodies skipped by comparing against the next entry of forced_.
 #include "macrostep/library/chain.hpp"
 
+#include <algorithm>
 #include <cassert>
 #include <limits>
 #include <stdexcept>
@@ -226,6 +227,32 @@ void ChainSegment::outputs(double /*t*/, std::span<const double> z, std::span<co
   y[1] = z[l];
   y[2] = z[1];
   y[3] = z[l + 1];
+}
+
+bool ChainSegment::input_acceleration(std::span<double> accel,
+                                      std::span<model::StateRole> roles) const {
+  const std::size_t n_in = input_size();
+  if (accel.size() != 4 * n_in || roles.size() != 4) {
+    throw std::invalid_argument("ChainSegment::input_acceleration: wrong sizes");
+  }
+  std::fill(accel.begin(), accel.end(), 0.0);
+  // Outputs [x_first, x_last, v_first, v_last]; with one mass first and last are one body.
+  roles[0] = roles[1] = model::StateRole::kPosition;
+  roles[2] = roles[3] = model::StateRole::kVelocity;
+  if (has_left_) {
+    const double a = -1.0 / mass_.front();
+    accel[0 * n_in + 0] = a;
+    accel[2 * n_in + 0] = a;
+    if (masses() == 1) accel[1 * n_in + 0] = accel[3 * n_in + 0] = a;
+  }
+  if (has_right_) {
+    const std::size_t k = has_left_ ? 1 : 0;
+    const double a = 1.0 / mass_.back();
+    accel[1 * n_in + k] = a;
+    accel[3 * n_in + k] = a;
+    if (masses() == 1) accel[0 * n_in + k] = accel[2 * n_in + k] = a;
+  }
+  return true;
 }
 
 std::vector<std::size_t> equal_partition(std::size_t n, std::size_t s) {

@@ -77,9 +77,20 @@
 //
 //   [cosim]                          optional: the co-simulation of `macrostep run` (without
 //                                    --monolithic; spec/METHODS.md §3, §5, §6, defaults §9)
-//   scheme = "explicit"              "explicit" (explicit Jacobi; the only scheme built so far)
-//   estimator = "exMD"               "exMD" (default, D-48) | "exLE" | "exCV" | "none";
-//                                    "none" = fixed macro step H (exH), no rollback
+//   scheme = "explicit"              "explicit" (explicit Jacobi, §3.1) | "implicit" (Newton
+//                                    corrector, §4.1-4.3) | "semi-implicit" (one corrector
+//                                    pass, §4.4) | "waveform" (relaxation, §4.6)
+//   estimator = "exMD"               explicit: "exMD" (default, D-48) | "exLE" | "exCV";
+//                                    implicit, semi-implicit, waveform: "imMD" (default) |
+//                                    "imCV"; any scheme: "none" = fixed macro step H (exH)
+//   Keys of the iterative schemes (not with "explicit"):
+//   jacobian = "fd"                  "fd" (perturbed runs, §4.2) | "sap" (§4.5); not waveform
+//   tau = 0.33                       > 0: corrector convergence tolerance (§4.3)
+//   max_corrector_passes = 10        integer 1..100: n_cor^max passes after the predictor
+//   perturbation_min = 0.1           > 0: the smallest finite-difference perturbation Δλ_min
+//   omega = 0.3                      in (0, 1): waveform relaxation (waveform only)
+//   With estimator = "none" an iterative scheme still tests convergence with the controller's
+//   rtol and atol_u (allowed then); it continues after max_corrector_passes (seed 000 §5.1).
 //   order = "auto"                   "auto" | integer 0..5: the polynomial degree kappa.
 //                                    auto: order control up to kappa_max = 5 (needs an
 //                                    estimator); K with an estimator: controlled H at fixed
@@ -185,8 +196,9 @@ struct OutputConfig {
   bool all_states = false;
 };
 
-enum class CosimScheme : std::uint8_t { kExplicit };
-enum class CosimEstimator : std::uint8_t { kNone, kExLE, kExMD, kExCV };
+enum class CosimScheme : std::uint8_t { kExplicit, kImplicit, kSemiImplicit, kWaveform };
+enum class CosimEstimator : std::uint8_t { kNone, kExLE, kExMD, kExCV, kImMD, kImCV };
+enum class JacobianSource : std::uint8_t { kFiniteDifference, kSap };
 enum class OrderStrategyKind : std::uint8_t { kIdaLike, kConservative };
 enum class PredictorKind : std::uint8_t { kLagrange, kLeastSquares };
 enum class ExecutorKind : std::uint8_t { kInProcess, kProcesses };
@@ -210,6 +222,15 @@ struct CosimConfig {
   unsigned line = 0;   // its line
   CosimScheme scheme = CosimScheme::kExplicit;
   CosimEstimator estimator = CosimEstimator::kExMD;
+  bool estimator_given = false;  // else the scheme's default (D-48: exMD, imMD)
+  // The iterative schemes (implicit, semi-implicit, waveform; METHODS §4, defaults §9).
+  JacobianSource jacobian = JacobianSource::kFiniteDifference;
+  double tau = 0.33;
+  int max_corrector_passes = 10;
+  double perturbation_min = 0.1;
+  double omega = 0.3;
+  bool corrector_keys_given = false;  // any of the five keys above is in the file
+  bool jacobian_given = false, omega_given = false;
   std::optional<OrderSetting> order;
   OrderStrategyKind order_strategy = OrderStrategyKind::kIdaLike;
   std::optional<double> step_size;
@@ -228,6 +249,7 @@ struct CosimConfig {
   int threads = 0;
 
   bool fixed_step() const { return estimator == CosimEstimator::kNone; }
+  bool iterative() const { return scheme != CosimScheme::kExplicit; }
   // Not given: "auto" with an estimator, kDefaultFixedOrder without.
   OrderSetting effective_order() const {
     return order.value_or(fixed_step() ? OrderSetting::fixed(kDefaultFixedOrder)
@@ -245,6 +267,12 @@ struct CosimConfig {
 
 // Names as written in the configuration ("exMD", "ida", ...).
 const char* to_string(CosimEstimator e);
+const char* to_string(CosimScheme s);
+const char* to_string(JacobianSource j);
+// The estimator of a scheme when none is named (D-48): exMD explicit, imMD otherwise.
+CosimEstimator default_estimator(CosimScheme s);
+// Whether the estimator belongs to the scheme (none belongs to every scheme: fixed H).
+bool estimator_fits(CosimScheme s, CosimEstimator e);
 const char* to_string(OrderStrategyKind s);
 const char* to_string(PredictorKind p);
 

@@ -1,6 +1,7 @@
 // The co-simulation run of `macrostep run CONFIG` (without --monolithic): the [cosim] table of
-// the configuration, overridden by the command line, turned into an explicit Jacobi run
-// (explicit_jacobi.hpp) of the partitioned chain on the process or in-process executor, with its
+// the configuration, overridden by the command line, turned into a run of the scheme it names
+// (explicit Jacobi: explicit_jacobi.hpp; implicit, semi-implicit, waveform: implicit.hpp) of the
+// partitioned chain on the process or in-process executor, with its
 // result files and summary (DESIGN.md "The macrostep command"; METHODS.md §3, §5, §6, §9).
 //
 // Output: a CSV with a row at every output_every-th accepted macro point (T_0 and the last
@@ -31,6 +32,7 @@
 #include "macrostep/executors/in_process_executor.hpp"
 #include "macrostep/placement/placement.hpp"
 #include "macrostep/schemes/explicit_jacobi.hpp"
+#include "macrostep/schemes/implicit.hpp"
 #include "macrostep/schemes/interrupt.hpp"
 #include "macrostep/schemes/monolithic.hpp"
 
@@ -38,6 +40,8 @@ namespace macrostep::schemes {
 
 // Command-line overrides of the configuration; unset members keep the configured value.
 struct CosimOptions {
+  std::optional<config::CosimScheme> scheme;        // --scheme
+  std::optional<config::JacobianSource> jacobian;   // --jacobian
   std::optional<config::CosimEstimator> estimator;  // --estimator
   std::optional<config::OrderSetting> order;        // --order K|auto
   std::optional<double> rtol;       // --rtol: the controller's rtol; unset atols follow it

@@ -16,12 +16,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "macrostep/control/macro_step_controller.hpp"
+#include "macrostep/corrector/corrector_options.hpp"
 #include "macrostep/coupling/history.hpp"
 #include "macrostep/executors/executor.hpp"
 #include "macrostep/system/coupled_system.hpp"
@@ -35,6 +37,9 @@ struct SchemeOptions {
   // A subsystem failure (an IDA error in a run) rejects the attempt with r = 0.25 (D-26); after
   // this many in a row the run stops with SubsystemFailure. Fixed mode stops at the first.
   int max_consecutive_failures = 25;
+  // The iterative schemes (implicit, semi-implicit, waveform: METHODS §4); empty: explicit
+  // Jacobi (§3.1).
+  std::optional<corrector::CorrectorOptions> corrector;
 };
 
 // A subsystem could not integrate a step (fixed mode) or failed too often (controlled mode).
@@ -75,8 +80,20 @@ struct TimeBreakdown {
   std::int64_t total_ns = 0;
 };
 
+// The corrector's work (METHODS §4, MODELS §4.3): iterative schemes only.
+struct CorrectorStatistics {
+  std::uint64_t attempts = 0;              // attempts that ran a predictor
+  std::uint64_t passes = 0;                // corrector passes after the predictors (N_cor)
+  std::uint64_t max_passes = 0;            // most corrector passes in one attempt
+  std::uint64_t jacobian_evaluations = 0;  // interface Jacobians assembled and factorised
+  double mean_passes() const {
+    return attempts > 0 ? static_cast<double>(passes) / static_cast<double>(attempts) : 0.0;
+  }
+};
+
 struct SchemeResult {
   control::MacroStepStatistics steps;
+  CorrectorStatistics corrector;
   std::vector<ida::AdvanceStats> subsystem_stats;
   std::vector<double> subsystem_solver_ns;  // Σ_N T_{L,N} per subsystem
   TimeBreakdown time;
@@ -92,6 +109,11 @@ using ProgressObserver = std::function<void(const control::StepPlan&, bool accep
 // (rejections) or extra runs.
 bool needs_rollback(const SchemeOptions& options);
 
+// u^pre = P_κ(T_{N+1}) from the accepted history (METHODS §2.2, Eq. 2.23), or the
+// least-squares predictor (§2.3) when the options ask for it and the history is long enough.
+void predict(const SchemeOptions& options, const coupling::CouplingHistory& history, int kappa,
+             double t_next, std::span<double> u_pre);
+
 // What an attempt of a scheme gives the pipeline.
 struct AttemptResult {
   // An executor pass failed (a subsystem's IDA error): the attempt is rejected (D-26).
@@ -102,6 +124,10 @@ struct AttemptResult {
   bool corrector_failed = false;
   // Otherwise: the a-posteriori estimate of the attempt (kNone in fixed mode without one).
   control::ErrorEstimate estimate;
+  // Iterative schemes: passes after the predictor, and interface Jacobians assembled.
+  int corrector_passes = 0;
+  int jacobian_evaluations = 0;
+  bool iterative = false;
 };
 
 // The executor passes of an attempt, with the time breakdown kept on the way. A scheme calls

@@ -56,6 +56,9 @@ class ChainSegment final : public model::Subsystem {
                 std::span<const double> u, double cj, std::span<double> values) const override;
   void outputs(double t, std::span<const double> z, std::span<const double> u,
                std::span<double> y) const override;
+  // Body 1 receives −λ_left, body n +λ_right (seed 000 Eq. 2.16): ∓1/m of that body.
+  bool input_acceleration(std::span<double> accel,
+                          std::span<model::StateRole> roles) const override;
 
   // Net force on every body of the segment (the right-hand side m*v'), size masses().
   void body_forces(double t, std::span<const double> z, std::span<const double> u,

@@ -74,6 +74,19 @@ class Subsystem {
   // y = y(t, z[, u]); u is ignored unless has_feedthrough().
   virtual void outputs(double t, std::span<const double> z, std::span<const double> u,
                        std::span<double> y) const = 0;
+
+  // For the sap interface Jacobian of the implicit scheme (METHODS.md §4.5, D-20; seed 000
+  // App. A): with equations of motion M v' = h + B u, the direct effect of every input on the
+  // acceleration of the bodies the outputs describe. Fills accel[o * input_size() + k] =
+  // (M⁻¹B)_{body(o), k} (0 if input k does not load that body) and roles[o] = kPosition or
+  // kVelocity for an output that is a body's position or velocity (kOther: its sensitivity is
+  // taken as 0). Sizes: output_size() * input_size() and output_size(). Returns false if the
+  // model cannot say; sap is then unavailable for it (the default).
+  virtual bool input_acceleration(std::span<double> accel, std::span<StateRole> roles) const {
+    (void)accel;
+    (void)roles;
+    return false;
+  }
 };
 
 // The time function of a subsystem's inputs, supplied by the caller of the integrator

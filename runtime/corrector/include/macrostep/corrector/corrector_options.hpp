@@ -1,0 +1,42 @@
+// Options of the iterative co-simulation schemes (METHODS.md §4, defaults §9).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace macrostep::corrector {
+
+// How u_{N+1} is iterated within a macro step.
+enum class IterationKind : std::uint8_t {
+  kNewton,        // implicit: predictor + Newton corrector passes to convergence (§4.1-4.3)
+  kSemiImplicit,  // one Newton step, one corrector pass, u_{N+1} = φ(y^c) (§4.4; seed 002)
+  kWaveform,      // relaxed fixed point s^{j+1} = (1−ω)φ(y^j) + ω s^j (§4.6)
+};
+
+// Where ∂y/∂s of the interface Jacobian comes from.
+enum class JacobianKind : std::uint8_t {
+  kFiniteDifference,  // fd: one perturbed run per input, every pass (§4.2)
+  kSap,               // sap: first series term, no perturbed runs (§4.5, D-20)
+};
+
+struct CorrectorOptions {
+  IterationKind iteration = IterationKind::kNewton;
+  JacobianKind jacobian = JacobianKind::kFiniteDifference;
+  double tau = 0.33;              // convergence tolerance τ (§4.3)
+  int max_passes = 10;            // n_cor^max corrector passes after the predictor
+  double divergence = 0.9;        // R at or above which the corrector diverges (D-16)
+  double perturbation_min = 0.1;  // Δλ_min (§4.2), in units of u
+  double omega = 0.3;             // waveform relaxation ω in (0, 1)
+
+  // Throws std::invalid_argument naming the field.
+  void validate() const;
+};
+
+// "implicit", "semi-implicit", "waveform"; "fd", "sap".
+const char* iteration_name(IterationKind k);
+const char* jacobian_name(JacobianKind k);
+std::optional<IterationKind> parse_iteration(std::string_view name);
+std::optional<JacobianKind> parse_jacobian(std::string_view name);
+
+}  // namespace macrostep::corrector

@@ -1,0 +1,32 @@
+// Corrector convergence test (convergence.hpp; METHODS.md §4.3, D-16; seed 000 Eq. 2.31-2.33).
+#include "macrostep/corrector/convergence.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace macrostep::corrector {
+
+ConvergenceTest::ConvergenceTest(double tau, double divergence)
+    : tau_(tau), divergence_(divergence) {
+  if (!(tau > 0.0) || !std::isfinite(tau)) {
+    throw std::invalid_argument("corrector tolerance tau must be > 0");
+  }
+  if (!(divergence > 0.0 && divergence < 1.0)) {
+    throw std::invalid_argument("corrector divergence threshold must be in (0, 1)");
+  }
+}
+
+ConvergenceVerdict ConvergenceTest::add(double delta_norm) {
+  ++count_;
+  if (!std::isfinite(delta_norm)) return ConvergenceVerdict::kDiverged;
+  const double previous = previous_;
+  previous_ = delta_norm;
+  if (count_ < 2) return ConvergenceVerdict::kContinue;  // R^1 undefined (D-16)
+  if (delta_norm == 0.0) return ConvergenceVerdict::kConverged;
+  rate_ = delta_norm / previous;  // previous = 0 < delta: R = inf, divergence
+  if (!std::isfinite(rate_) || rate_ >= divergence_) return ConvergenceVerdict::kDiverged;
+  return rate_ / (1.0 - rate_) * delta_norm < tau_ ? ConvergenceVerdict::kConverged
+                                                   : ConvergenceVerdict::kContinue;
+}
+
+}  // namespace macrostep::corrector

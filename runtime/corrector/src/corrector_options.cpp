@@ -1,0 +1,50 @@
+// Options of the iterative schemes (corrector_options.hpp; METHODS.md §4, §9).
+#include "macrostep/corrector/corrector_options.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace macrostep::corrector {
+
+void CorrectorOptions::validate() const {
+  if (!(tau > 0.0) || !std::isfinite(tau)) throw std::invalid_argument("tau must be > 0");
+  if (max_passes < 1) throw std::invalid_argument("max_corrector_passes must be >= 1");
+  if (!(divergence > 0.0 && divergence < 1.0)) {
+    throw std::invalid_argument("divergence threshold must be in (0, 1)");
+  }
+  if (!(perturbation_min > 0.0) || !std::isfinite(perturbation_min)) {
+    throw std::invalid_argument("perturbation_min must be > 0");
+  }
+  if (!(omega > 0.0 && omega < 1.0)) throw std::invalid_argument("omega must be in (0, 1)");
+}
+
+const char* iteration_name(IterationKind k) {
+  switch (k) {
+    case IterationKind::kNewton:
+      return "implicit";
+    case IterationKind::kSemiImplicit:
+      return "semi-implicit";
+    case IterationKind::kWaveform:
+      return "waveform";
+  }
+  return "?";
+}
+
+const char* jacobian_name(JacobianKind k) {
+  return k == JacobianKind::kFiniteDifference ? "fd" : "sap";
+}
+
+std::optional<IterationKind> parse_iteration(std::string_view name) {
+  if (name == "implicit") return IterationKind::kNewton;
+  if (name == "semi-implicit") return IterationKind::kSemiImplicit;
+  if (name == "waveform") return IterationKind::kWaveform;
+  return std::nullopt;
+}
+
+std::optional<JacobianKind> parse_jacobian(std::string_view name) {
+  if (name == "fd") return JacobianKind::kFiniteDifference;
+  if (name == "sap") return JacobianKind::kSap;
+  return std::nullopt;
+}
+
+}  // namespace macrostep::corrector

@@ -1,0 +1,91 @@
+// Iterative co-simulation schemes on the macro-step pipeline (pipeline.hpp): implicit
+// (predictor + Newton corrector), semi-implicit and waveform relaxation (METHODS.md §4.1-4.6,
+// §5.1 imMD/imCV, §6; seed 000 §2.4.2-2.4.3; seed 002 §2.4).
+//
+// One attempt of a planned step [T_N, T_{N+1}] with degree κ:
+//   j = 0  predictor: s^0 = u^pre = P_κ(T_{N+1}) (as the explicit scheme); one pass with
+//          p(t; s^0), plus (fd Jacobian) one perturbed run per subsystem input whose end value
+//          is s_k + Δ_k (METHODS §4.2; Δ^0 from the previous step's correction, D-13).
+//   j ≥ 1  corrector passes, each re-integrating every subsystem from the T_N workspace:
+//          implicit:      J^j d = −(s^j − φ(y^j)),  s^{j+1} = s^j + d,  Δ = max(|d|, Δλ_min)
+//                         J = I − (∂φ/∂y)(∂y/∂s) sparse, KLU (corrector/interface_jacobian.hpp)
+//          semi-implicit: one such step, one pass with s^1, then u_{N+1} = φ(y^1) (§4.4)
+//          waveform:      s^{j+1} = (1 − ω)φ(y^j) + ω s^j, no perturbed runs (§4.6, D-22)
+//   test   §4.3 from the second difference on (D-16): imMD tests the monitored outputs
+//          (weights at the predictor outputs, D-15), imCV and fixed-H runs without an estimator
+//          test the iterates s (weights W^u at u^pre). A u-type test is known before its pass,
+//          so that pass runs without perturbed runs (D-17), and a divergence ends the attempt
+//          without one.
+//   result u_{N+1} = s^l and the states of its pass (implicit, waveform); corrector failure
+//          (divergence, n_cor^max passes, a singular J) → reject with r = 0.25 (D-26); in
+//          fixed-H mode the last pass continues regardless (seed 000 §5.1).
+//   estimate imMD: (1 − C^{κ+1}/C^κ)|y^pre − y^l| on the monitored outputs; imCV: |u^pre −
+//   u_{N+1}|.
+//
+// The sap Jacobian (METHODS §4.5, D-20; corrector/sap.hpp) needs no perturbed runs.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "macrostep/corrector/convergence.hpp"
+#include "macrostep/corrector/corrector_options.hpp"
+#include "macrostep/corrector/interface_jacobian.hpp"
+#include "macrostep/corrector/sap.hpp"
+#include "macrostep/schemes/pipeline.hpp"
+
+namespace macrostep::schemes {
+
+class IterativeScheme final : public MacroStepScheme {
+ public:
+  explicit IterativeScheme(corrector::CorrectorOptions options);
+  // Throws std::invalid_argument for explicit estimators, a controlled step size without an
+  // estimator, invalid corrector options, or sap for a subsystem that cannot supply it.
+  void start(const system::CoupledSystem& system, const SchemeOptions& options) override;
+  AttemptResult attempt(const control::StepPlan& plan, const coupling::CouplingHistory& history,
+                        PassRunner& runner) override;
+
+ private:
+  enum class Test : std::uint8_t { kIterates, kOutputs };
+  void begin(const control::StepPlan& plan, const coupling::CouplingHistory& history);
+  void build_commands(const control::StepPlan& plan, const coupling::CouplingHistory& history,
+                      bool perturbed);
+  // ‖δ^j‖ of the test's variables for the pass just run (kOutputs) or the iterate (kIterates).
+  double iterate_difference() const;
+  double output_difference() const;
+  corrector::ConvergenceVerdict judge(double difference, bool fixed);
+  // The Newton step from the pass just run; false if J is singular.
+  bool newton_step(const control::StepPlan& plan, const coupling::CouplingHistory& history,
+                   const executors::PassOutcome& outcome);
+  AttemptResult finish(const control::StepPlan& plan, const coupling::CouplingHistory& history,
+                       PassRunner& runner, bool corrector_failed);
+
+  corrector::CorrectorOptions copt_;
+  const system::CoupledSystem* system_ = nullptr;
+  SchemeOptions options_;
+  std::unique_ptr<corrector::InterfaceJacobian> jacobian_;
+  std::unique_ptr<corrector::InputSensitivities> dyds_;
+  corrector::ConvergenceTest test_{0.33, 0.9};
+  Test test_kind_ = Test::kIterates;
+  std::vector<executors::SubsystemCommand> commands_;
+  std::vector<std::size_t> sel_;
+  std::vector<double> u_pre_, s_, s_prev_, delta_, phi_, step_;
+  std::vector<std::vector<double>> y_;  // outputs of the last pass
+  std::vector<std::vector<double>> perturbed_;
+  std::vector<double> channel_delta_;
+  std::vector<double> mon_, mon_prev_, mon_pre_;
+  // Δ^0 (METHODS §4.2): |u_N − u_N^pre| of the last accepted step; empty until one (D-13).
+  std::vector<double> correction_;
+  std::vector<double> pending_correction_;  // of the last attempt, used if it was accepted
+  double pending_t_end_ = -1.0;
+  std::unique_ptr<corrector::SapSensitivities> sap_;  // the sap Jacobian, if chosen
+  int passes_ = 0;
+  int jacobians_ = 0;
+};
+
+// The scheme the options ask for: ExplicitJacobi without options.corrector, else
+// IterativeScheme.
+std::unique_ptr<MacroStepScheme> make_scheme(const SchemeOptions& options);
+
+}  // namespace macrostep::schemes

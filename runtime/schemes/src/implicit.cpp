@@ -1,0 +1,250 @@
+// Iterative schemes: implicit, semi-implicit, waveform (implicit.hpp; METHODS.md §4.1-4.6,
+// §5.1, D-13 to D-22; seed 000 §2.4.2-2.4.3, App. A; seed 002 §2.4).
+#include "macrostep/schemes/implicit.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "macrostep/control/error_constants.hpp"
+#include "macrostep/control/estimators.hpp"
+#include "macrostep/coupling/builders.hpp"
+#include "macrostep/schemes/explicit_jacobi.hpp"
+
+namespace macrostep::schemes {
+
+using corrector::ConvergenceVerdict;
+using corrector::IterationKind;
+using corrector::JacobianKind;
+
+IterativeScheme::IterativeScheme(corrector::CorrectorOptions options) : copt_(options) {
+  copt_.validate();
+  test_ = corrector::ConvergenceTest(copt_.tau, copt_.divergence);
+}
+
+void IterativeScheme::start(const system::CoupledSystem& system, const SchemeOptions& options) {
+  using control::Estimator;
+  const Estimator estimator = options.control.estimator;
+  if (estimator == Estimator::kExLE || estimator == Estimator::kExMD ||
+      estimator == Estimator::kExCV) {
+    throw std::invalid_argument(fmt::format(
+        "estimator {} belongs to the explicit scheme; the {} scheme takes imMD, imCV (or none "
+        "with a fixed step size)",
+        control::estimator_name(estimator), corrector::iteration_name(copt_.iteration)));
+  }
+  if (options.control.mode == control::StepSizeMode::kVariable && estimator == Estimator::kNone) {
+    throw std::invalid_argument("a controlled step size needs an error estimator (imMD or imCV)");
+  }
+  system_ = &system;
+  options_ = options;
+  const std::size_t ns = system.subsystem_count(), nc = system.coupling_count();
+  jacobian_ = std::make_unique<corrector::InterfaceJacobian>(system);
+  dyds_ = std::make_unique<corrector::InputSensitivities>(system);
+  commands_.assign(ns, {});
+  y_.assign(ns, {});
+  for (std::size_t i = 0; i < ns; ++i) y_[i].assign(system.subsystem(i).output_size(), 0.0);
+  for (auto* v : {&u_pre_, &s_, &s_prev_, &delta_, &phi_, &step_}) v->assign(nc, 0.0);
+  mon_.assign(system.monitored_outputs().size(), 0.0);
+  mon_prev_ = mon_pre_ = mon_;
+  correction_.clear();
+  pending_t_end_ = -1.0;
+  sap_.reset();
+  if (copt_.jacobian == JacobianKind::kSap && copt_.iteration != IterationKind::kWaveform) {
+    sap_ = std::make_unique<corrector::SapSensitivities>(system);
+  }
+}
+
+// Δ^0 (METHODS §4.2, D-13) and the predictor s^0 = u^pre.
+void IterativeScheme::begin(const control::StepPlan& plan,
+                            const coupling::CouplingHistory& history) {
+  if (pending_t_end_ == history.newest_time() && !pending_correction_.empty()) {
+    correction_ = pending_correction_;  // the last attempt was accepted
+  }
+  pending_correction_.clear();
+  pending_t_end_ = plan.t_end;
+  predict(options_, history, plan.kappa, plan.t_end, u_pre_);
+  s_ = u_pre_;
+  for (std::size_t k = 0; k < delta_.size(); ++k) {
+    delta_[k] = correction_.empty() ? copt_.perturbation_min
+                                    : std::max(correction_[k], copt_.perturbation_min);
+  }
+  test_.reset();
+  passes_ = 0;
+  jacobians_ = 0;
+}
+
+// Step polynomials p(t; s) and, if asked, one perturbed run per input (end value s_k + Δ_k).
+void IterativeScheme::build_commands(const control::StepPlan& plan,
+                                     const coupling::CouplingHistory& history, bool perturbed) {
+  const system::CoupledSystem& system = *system_;
+  for (std::size_t i = 0; i < system.subsystem_count(); ++i) {
+    const auto in = system.input_couplings(i);
+    sel_.assign(in.begin(), in.end());
+    auto& cmd = commands_[i];
+    cmd.nominal = coupling::step_polynomial(history, plan.kappa, plan.t_end, s_, sel_);
+    cmd.extra.clear();
+    if (!perturbed) continue;
+    for (std::size_t c = 0; c < in.size(); ++c) {
+      cmd.extra.push_back(
+          runner::ExtraRun::perturbed(static_cast<std::uint32_t>(c), s_[in[c]] + delta_[in[c]]));
+    }
+  }
+}
+
+// ‖s^j − s^{j−1}‖ with W^u at the predicted u^pre (METHODS §4.3).
+double IterativeScheme::iterate_difference() const {
+  return control::scaled_difference_norm(s_, s_prev_, 1.0, u_pre_, options_.control.tolerances,
+                                         control::WeightGroup::kCouplingVariable);
+}
+
+// max over the groups of ‖y^j − y^{j−1}‖ on the monitored outputs, weights at the predictor
+// outputs (D-15).
+double IterativeScheme::output_difference() const {
+  const auto norms =
+      control::grouped_difference_norms(mon_, mon_prev_, system_->monitored_groups(),
+                                        {1.0, 1.0, 1.0}, mon_pre_, options_.control.tolerances);
+  return std::max(norms[0], norms[1]);
+}
+
+// J^j d = −(s^j − φ(y^j)), s^{j+1} = s^j + d, Δ^{j+1} = max(|d|, Δλ_min) (METHODS §4.1-4.2).
+bool IterativeScheme::newton_step(const control::StepPlan& plan,
+                                  const coupling::CouplingHistory& history,
+                                  const executors::PassOutcome& outcome) {
+  const system::CoupledSystem& system = *system_;
+  if (sap_) {
+    sap_->fill(control::error_constants(history, plan.kappa, plan.t_end), plan.h(), *dyds_);
+  } else {
+    for (std::size_t i = 0; i < system.subsystem_count(); ++i) {
+      const auto in = system.input_couplings(i);
+      const auto& so = outcome.subsystems[i];
+      perturbed_.resize(in.size());
+      channel_delta_.resize(in.size());
+      for (std::size_t c = 0; c < in.size(); ++c) {
+        perturbed_[c] = so.extra[c].outputs;
+        channel_delta_[c] = delta_[in[c]];
+      }
+      dyds_->set_forward_difference(i, so.nominal.outputs, perturbed_, channel_delta_);
+    }
+  }
+  ++jacobians_;
+  if (!jacobian_->assemble(y_, *dyds_)) return false;
+  system.evaluate_couplings(y_, phi_);
+  step_.resize(s_.size());
+  for (std::size_t k = 0; k < s_.size(); ++k) step_[k] = phi_[k] - s_[k];  // −g
+  jacobian_->solve(step_);
+  s_prev_ = s_;
+  for (std::size_t k = 0; k < s_.size(); ++k) {
+    if (!std::isfinite(step_[k])) return false;
+    s_[k] += step_[k];
+    delta_[k] = std::max(std::abs(step_[k]), copt_.perturbation_min);
+  }
+  return true;
+}
+
+// The §4.3 test. Fixed-H mode has no rejection to fall back on: like seed 000 §5.1 it iterates
+// on through a slow or diverging phase up to n_cor^max passes, then continues regardless.
+ConvergenceVerdict IterativeScheme::judge(double difference, bool fixed) {
+  const ConvergenceVerdict v = test_.add(difference);
+  return fixed && v == ConvergenceVerdict::kDiverged ? ConvergenceVerdict::kContinue : v;
+}
+
+AttemptResult IterativeScheme::attempt(const control::StepPlan& plan,
+                                       const coupling::CouplingHistory& history,
+                                       PassRunner& runner) {
+  const system::CoupledSystem& system = *system_;
+  const bool fixed = options_.control.mode == control::StepSizeMode::kFixed;
+  const bool semi = copt_.iteration == IterationKind::kSemiImplicit;
+  const bool waveform = copt_.iteration == IterationKind::kWaveform;
+  const bool fd = copt_.jacobian == JacobianKind::kFiniteDifference && !waveform;
+  const int last_pass = semi ? 1 : copt_.max_passes;
+  test_kind_ =
+      plan.estimator == control::Estimator::kImMD && !semi ? Test::kOutputs : Test::kIterates;
+  begin(plan, history);
+  ConvergenceVerdict verdict = ConvergenceVerdict::kContinue;
+  for (int j = 0;; ++j) {
+    // A test on the iterates is known before their pass (D-17: that pass needs no perturbed
+    // runs; a divergence needs no pass at all unless fixed-H mode continues regardless).
+    if (test_kind_ == Test::kIterates && j >= 1 && !semi)
+      verdict = judge(iterate_difference(), fixed);
+    if (verdict == ConvergenceVerdict::kDiverged) return finish(plan, history, runner, true);
+    const bool final_known = verdict != ConvergenceVerdict::kContinue || j == last_pass;
+    build_commands(plan, history, fd && !final_known);
+    const executors::PassOutcome& outcome = runner.pass(plan.t_end, commands_);
+    passes_ = j;
+    if (!outcome.ok) {
+      AttemptResult r;
+      r.iterative = true;
+      r.corrector_passes = passes_;
+      r.jacobian_evaluations = jacobians_;
+      r.subsystem_failed = true;
+      r.failed_subsystem = outcome.failed_subsystem;
+      r.error = outcome.error;
+      return r;
+    }
+    for (std::size_t i = 0; i < system.subsystem_count(); ++i)
+      y_[i] = outcome.subsystems[i].nominal.outputs;
+    mon_prev_.swap(mon_);
+    system.gather_monitored(y_, mon_);
+    if (j == 0) mon_pre_ = mon_;
+    if (test_kind_ == Test::kOutputs && j >= 1) verdict = judge(output_difference(), fixed);
+    if (verdict == ConvergenceVerdict::kConverged || (semi && j == last_pass)) {
+      return finish(plan, history, runner, false);
+    }
+    if (verdict == ConvergenceVerdict::kDiverged || j == last_pass) {
+      return finish(plan, history, runner, true);
+    }
+    if (waveform) {
+      system.evaluate_couplings(y_, phi_);
+      s_prev_ = s_;
+      for (std::size_t k = 0; k < s_.size(); ++k) {
+        s_[k] = (1.0 - copt_.omega) * phi_[k] + copt_.omega * s_[k];
+      }
+    } else if (!newton_step(plan, history, outcome)) {
+      return finish(plan, history, runner, true);  // a singular J (D-11)
+    }
+  }
+}
+
+// u_{N+1}, the outputs and the estimate of a finished iteration (METHODS §4.1, §4.4, §5.1).
+AttemptResult IterativeScheme::finish(const control::StepPlan& plan,
+                                      const coupling::CouplingHistory& history, PassRunner& runner,
+                                      bool corrector_failed) {
+  const system::CoupledSystem& system = *system_;
+  AttemptResult r;
+  r.iterative = true;
+  r.corrector_passes = passes_;
+  r.jacobian_evaluations = jacobians_;
+  r.corrector_failed = corrector_failed;
+  const bool fixed = options_.control.mode == control::StepSizeMode::kFixed;
+  if (corrector_failed && !fixed) return r;  // rejected: r = 0.25 (D-26)
+  auto& u_next = runner.u_next();
+  if (copt_.iteration == IterationKind::kSemiImplicit) {
+    u_next.resize(system.coupling_count());
+    system.evaluate_couplings(y_, u_next);  // u_{N+1} = φ(y^c) (§4.4 step 4)
+  } else {
+    u_next = s_;  // the end value of the last pass (§4.1 result, D-22)
+  }
+  auto& outputs = runner.outputs();
+  for (std::size_t i = 0; i < system.subsystem_count(); ++i) outputs[i] = y_[i];
+  const control::ErrorTolerances& tol = options_.control.tolerances;
+  if (plan.estimator == control::Estimator::kImCV) {
+    r.estimate = control::estimate_coupling_variables(u_pre_, u_next, tol);
+  } else if (plan.estimator == control::Estimator::kImMD) {
+    r.estimate = control::estimate_states(
+        control::Estimator::kImMD, mon_, mon_pre_, system.monitored_groups(),
+        control::milne_ratios(history, plan.kappa, plan.t_end), tol);
+  }
+  pending_correction_.resize(u_next.size());
+  for (std::size_t k = 0; k < u_next.size(); ++k) {
+    pending_correction_[k] = std::abs(u_next[k] - u_pre_[k]);
+  }
+  return r;
+}
+
+std::unique_ptr<MacroStepScheme> make_scheme(const SchemeOptions& options) {
+  if (!options.corrector) return std::make_unique<ExplicitJacobi>();
+  return std::make_unique<IterativeScheme>(*options.corrector);
+}
+
+}  // namespace macrostep::schemes

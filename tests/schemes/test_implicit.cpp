@@ -1,0 +1,271 @@
+// The iterative schemes (runtime/schemes/implicit.hpp; METHODS.md §4.1-4.6, §5.1; seed 000
+// §2.4.2-2.4.3, §5.1; seed 002 §2.4):
+//  - the converged implicit step of a linear two-mass oscillator equals the solution of the
+//    coupled linear equations in closed form (and the semi-implicit step, one exact Newton step
+//    for a linear problem, too: METHODS §4.4 note);
+//  - converged steps satisfy the coupling equations g = u − φ(y) ≈ 0 (§4.1);
+//  - implicit and waveform keep the explicit global order O(H^{κ+1}) (seed 000 §5.1);
+//  - sap equals fd where sap is exact (free bodies, App. A) and runs no perturbed runs;
+//  - K-5.1 (seed 000 §5.1, Fig. 5.4): the largest stable H at κ = 2 is ordered explicit <
+//    waveform < implicit (1e-5 : 5e-5 : 2.5e-4 s);
+//  - invalid combinations are refused with a message.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "../support/test_chain.hpp"
+#include "explicit_options.hpp"
+#include "macrostep/config/run_config.hpp"
+#include "macrostep/control/error_norm.hpp"
+#include "macrostep/executors/in_process_executor.hpp"
+#include "macrostep/library/chain.hpp"
+#include "macrostep/schemes/cosimulation.hpp"
+#include "macrostep/schemes/implicit.hpp"
+#include "macrostep/system/chain_system.hpp"
+#include "star_system.hpp"
+
+namespace macrostep {
+namespace {
+
+corrector::CorrectorOptions newton() {
+  return corrector::CorrectorOptions{};
+}
+
+corrector::CorrectorOptions with_iteration(corrector::IterationKind k) {
+  corrector::CorrectorOptions o;
+  o.iteration = k;
+  return o;
+}
+
+ida::IntegratorOptions very_tight() {
+  ida::IntegratorOptions o;
+  o.rtol = 1e-12;
+  o.atol_pos = 1e-15;
+  o.atol_vel = 1e-12;
+  return o;
+}
+
+struct Point {
+  double t;
+  std::vector<double> u;
+  std::vector<std::vector<double>> y;
+};
+
+std::vector<Point> run(const system::CoupledSystem& sys, const schemes::SchemeOptions& o,
+                       const ida::IntegratorOptions& solver,
+                       schemes::SchemeResult* result = nullptr, int threads = 0) {
+  executors::InProcessOptions io;
+  io.solver = solver;
+  io.rollback = schemes::needs_rollback(o);
+  io.threads = threads;
+  executors::InProcessExecutor ex(sys, sys.initial_couplings(), io);
+  std::vector<Point> points;
+  auto scheme = schemes::make_scheme(o);
+  schemes::SchemeResult r;
+  schemes::run_scheme(
+      sys, ex, *scheme, o,
+      [&](const schemes::AcceptedPoint& p) {
+        points.push_back({p.time, {p.u.begin(), p.u.end()}, {p.outputs.begin(), p.outputs.end()}});
+      },
+      {}, r);
+  if (result != nullptr) *result = r;
+  return points;
+}
+
+schemes::SchemeOptions fixed(double t_end, double h, int kappa,
+                             std::optional<corrector::CorrectorOptions> c) {
+  schemes::SchemeOptions o;
+  o.control.mode = control::StepSizeMode::kFixed;
+  o.control.t_end = t_end;
+  o.control.h = h;
+  o.control.kappa_fixed = kappa;
+  o.control.estimator = control::Estimator::kNone;
+  o.control.fixed_start_ramp = false;
+  o.control.tolerances = control::ErrorTolerances::for_rtol(1e-12);
+  o.control.tolerances.atol_u = 1e-9;
+  o.corrector = c;
+  return o;
+}
+
+// Two bodies between walls, coupled by a linear spring (force/force, seed 000 §2.1.1).
+library::ChainParameters two_mass() {
+  library::ChainParameters p;
+  p.mass = {1.0, 2.0};
+  p.element = {{1e4, 0, 0, 0, 3, 3}, {5e3, 0, 0, 0, 3, 3}, {2e4, 0, 0, 0, 3, 3}};
+  p.forces.resize(2);
+  p.x0 = {1e-3, -2e-3};
+  p.v0 = {0.1, 0.0};
+  return p;
+}
+
+// x(h), v(h) of m x'' = −c x + f (f constant) from (x0, v0).
+std::array<double, 2> oscillator(double m, double c, double f, double x0, double v0, double h) {
+  const double w = std::sqrt(c / m), xs = f / c;
+  return {xs + (x0 - xs) * std::cos(w * h) + v0 / w * std::sin(w * h),
+          -(x0 - xs) * w * std::sin(w * h) + v0 * std::cos(w * h)};
+}
+
+// κ = 0 (constant λ over the step): body 1 m1 x'' = −c1 x + λ, body 2 m2 x'' = −λ − c3 x;
+// x_i(H; λ) is affine in λ and λ = c_c (x2 − x1) is one linear equation per step. From every
+// accepted point of the scheme the next λ is computed in closed form and compared.
+void expect_closed_form_steps(corrector::IterationKind kind) {
+  const auto p = two_mass();
+  const auto sys = system::make_chain_system(p, {0, 1, 2});
+  const double h = 2e-3;
+  const auto points = run(sys, fixed(0.1, h, 0, with_iteration(kind)), very_tight());
+  ASSERT_EQ(points.size(), 51u);
+  double worst = 0.0;
+  for (std::size_t n = 0; n + 1 < points.size(); ++n) {
+    const auto& a = points[n];
+    const double hn = points[n + 1].t - a.t;
+    // Outputs [x_first, x_last, v_first, v_last]: one body per subsystem.
+    const double x1 = a.y[0][0], v1 = a.y[0][2], x2 = a.y[1][0], v2 = a.y[1][2];
+    const auto r1_0 = oscillator(1.0, 1e4, 0.0, x1, v1, hn),
+               r1_1 = oscillator(1.0, 1e4, 1.0, x1, v1, hn);
+    const auto r2_0 = oscillator(2.0, 2e4, 0.0, x2, v2, hn),
+               r2_1 = oscillator(2.0, 2e4, -1.0, x2, v2, hn);
+    const double a1 = r1_0[0], b1 = r1_1[0] - r1_0[0], a2 = r2_0[0], b2 = r2_1[0] - r2_0[0];
+    const double lambda = 5e3 * (a2 - a1) / (1.0 - 5e3 * (b2 - b1));
+    const double got = points[n + 1].u[0];
+    worst = std::max(worst, std::abs(got - lambda) / std::max(1.0, std::abs(lambda)));
+  }
+  EXPECT_LT(worst, 1e-7) << corrector::iteration_name(kind);
+}
+
+TEST(ImplicitScheme, ConvergedStepOfALinearTwoMassOscillatorIsTheClosedFormSolution) {
+  expect_closed_form_steps(corrector::IterationKind::kNewton);
+}
+
+// Seed 002 §2.4 / METHODS §4.4: for a linear problem the FD Jacobian is exact, so one Newton
+// step converges and u_{N+1} = φ(y^c) is the same solution.
+TEST(SemiImplicitScheme, OneNewtonStepSolvesALinearCouplingExactly) {
+  expect_closed_form_steps(corrector::IterationKind::kSemiImplicit);
+}
+
+// METHODS §4.1, §4.3: at every accepted point of a controlled imMD run the coupling equations
+// hold to the convergence tolerance: ‖u − φ(y)‖ with the W^u weights stays below 1.
+TEST(ImplicitScheme, AcceptedPointsSatisfyTheCouplingEquations) {
+  const auto p = testing::test_chain(12);
+  const auto sys = system::make_chain_system(p, library::equal_partition(12, 4));
+  auto o = testing::controlled(2e-3, control::Estimator::kImMD, 1e-4);
+  o.corrector = newton();
+  schemes::SchemeResult r;
+  const auto points = run(sys, o, testing::tight_solver(), &r);
+  ASSERT_GT(points.size(), 20u);
+  std::vector<double> phi(sys.coupling_count());
+  double worst = 0.0;
+  for (const auto& pt : points) {
+    sys.evaluate_couplings(pt.y, phi);
+    worst =
+        std::max(worst, control::scaled_difference_norm(pt.u, phi, 1.0, pt.u, o.control.tolerances,
+                                                        control::WeightGroup::kCouplingVariable));
+  }
+  EXPECT_LT(worst, 1.0);
+  EXPECT_GT(r.corrector.passes, 0u);
+  EXPECT_GE(r.corrector.mean_passes(), 1.0);
+  EXPECT_LE(r.corrector.max_passes, 10u);
+  EXPECT_GT(r.time.extra_runs_ns, 0);  // the perturbed runs
+  std::printf("[implicit imMD] %llu accepted, %llu rejected, %.2f corrector passes per step\n",
+              static_cast<unsigned long long>(r.steps.accepted),
+              static_cast<unsigned long long>(r.steps.rejected), r.corrector.mean_passes());
+}
+
+// Global error at t_end against the star's exact solution, fixed H, κ = 1.
+double star_error(const std::optional<corrector::CorrectorOptions>& c, double h) {
+  testing::Star star;
+  const auto sys = testing::make_star_system(star);
+  const double t_end = 0.2;
+  auto o = fixed(t_end, h, 1, c);
+  o.control.tolerances = control::ErrorTolerances::for_rtol(1e-10);
+  const auto points = run(sys, o, very_tight());
+  double e = 0.0;
+  for (std::size_t i = 0; i < 3; ++i) {
+    const auto exact = testing::star_exact(star, i, points.back().t);
+    e = std::max(e, std::abs(points.back().y[i][0] - exact[0]));
+  }
+  return e;
+}
+
+// Seed 000 §5.1: "the convergence order is the same as for the explicit approach": global
+// O(H^{κ+1}) = O(H²) at κ = 1 for explicit, implicit and waveform.
+TEST(ImplicitScheme, GlobalOrderEqualsTheExplicitOne) {
+  for (const auto& [name, c] :
+       std::vector<std::pair<const char*, std::optional<corrector::CorrectorOptions>>>{
+           {"explicit", std::nullopt},
+           {"implicit", newton()},
+           {"waveform", with_iteration(corrector::IterationKind::kWaveform)}}) {
+    const double e1 = star_error(c, 4e-3), e2 = star_error(c, 2e-3), e3 = star_error(c, 1e-3);
+    const double slope = std::log(e1 / e3) / std::log(4.0);
+    std::printf("[order %s] errors %.3e %.3e %.3e slope %.2f\n", name, e1, e2, e3, slope);
+    EXPECT_NEAR(slope, 2.0, 0.3) << name;
+  }
+}
+
+// Seed 000 App. A: for free bodies sap is exact, so sap and fd runs agree to the solver's
+// accuracy, and sap runs no perturbed integrations.
+TEST(ImplicitScheme, SapEqualsFdWhereSapIsExactAndRunsNoPerturbedRuns) {
+  testing::Star star;
+  const auto sys = testing::make_star_system(star);
+  auto fd = fixed(0.1, 2e-3, 2, newton());
+  auto sap = fd;
+  sap.corrector->jacobian = corrector::JacobianKind::kSap;
+  schemes::SchemeResult rf, rs;
+  const auto a = run(sys, fd, very_tight(), &rf);
+  const auto b = run(sys, sap, very_tight(), &rs);
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t n = 0; n < a.size(); ++n) {
+    for (std::size_t k = 0; k < 3; ++k) EXPECT_NEAR(a[n].u[k], b[n].u[k], 1e-8) << n;
+  }
+  EXPECT_GT(rf.time.extra_runs_ns, 0);
+  EXPECT_EQ(rs.time.extra_runs_ns, 0);
+}
+
+// K-5.1 (seed 000 §5.1, Fig. 5.4 left; MODELS K-5.1): κ = 2 on the nonlinear chain. Explicit
+// diverges at H = 2.5e-5 s (stable at 1e-5 [S]), waveform (ω = 0.3) runs at 5e-5 s but not at
+// 1e-4 s, implicit runs at 2.5e-4 s [S: explicit ≤ 1e-5, waveform ≤ 5e-5, implicit ≤ 2.5e-4].
+// Runs end at 0.02 s: the explicit and waveform failures come at 9 ms and 19 ms.
+TEST(K51, LargestStableStepIsOrderedExplicitWaveformImplicit) {
+  const auto config =
+      config::load_config(std::string(MACROSTEP_SOURCE_DIR) + "/configs/k-5.1.toml");
+  const auto attempt = [&](config::CosimScheme scheme, double h) {
+    schemes::CosimOptions o;
+    o.scheme = scheme;
+    o.step_size = h;
+    o.stop_time = 0.02;
+    o.executor = config::ExecutorKind::kInProcess;
+    o.output_file = ::testing::TempDir() + "k51-stability.csv";
+    try {
+      schemes::run_cosimulation(config, o);
+      return true;
+    } catch (const schemes::SubsystemFailure&) {
+      return false;
+    }
+  };
+  EXPECT_FALSE(attempt(config::CosimScheme::kExplicit, 2.5e-5));
+  EXPECT_TRUE(attempt(config::CosimScheme::kWaveform, 5e-5));
+  EXPECT_FALSE(attempt(config::CosimScheme::kWaveform, 1e-4));
+  EXPECT_TRUE(attempt(config::CosimScheme::kImplicit, 2.5e-4));
+}
+
+TEST(ImplicitScheme, RefusesExplicitEstimatorsAndMissingSapModels) {
+  const auto p = testing::test_chain(6);
+  const auto sys = system::make_chain_system(p, library::equal_partition(6, 2));
+  auto o = testing::controlled(1e-3, control::Estimator::kExMD, 1e-4);
+  o.corrector = newton();
+  schemes::IterativeScheme scheme(*o.corrector);
+  EXPECT_THROW(scheme.start(sys, o), std::invalid_argument);
+  auto bad = newton();
+  bad.tau = 0.0;
+  EXPECT_THROW(schemes::IterativeScheme{bad}, std::invalid_argument);
+  bad = with_iteration(corrector::IterationKind::kWaveform);
+  bad.omega = 1.0;
+  EXPECT_THROW(schemes::IterativeScheme{bad}, std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace macrostep
