@@ -128,8 +128,10 @@ macrostep::config::CosimScheme parse_scheme(const std::string& scheme) {
 macrostep::config::JacobianSource parse_jacobian(const std::string& name) {
   if (name == "fd") return macrostep::config::JacobianSource::kFiniteDifference;
   if (name == "sap") return macrostep::config::JacobianSource::kSap;
-  throw UsageError(
-      fmt::format("--jacobian '{}' is not an interface Jacobian; allowed: fd, sap", name));
+  if (name == "reuse") return macrostep::config::JacobianSource::kReuse;
+  if (name == "quasi-newton") return macrostep::config::JacobianSource::kQuasiNewton;
+  throw UsageError(fmt::format(
+      "--jacobian '{}' is not an interface Jacobian; allowed: fd, sap, reuse, quasi-newton", name));
 }
 
 macrostep::config::CosimEstimator parse_estimator(const std::string& name) {
@@ -339,7 +341,8 @@ void add_run_options(CLI::App& cmd, RunArgs& args, bool reference) {
         "co-simulation scheme: explicit (default) | implicit | semi-implicit | waveform");
     args.jacobian_opt = cmd.add_option(
         "--jacobian", args.jacobian,
-        "interface Jacobian of implicit and semi-implicit: fd (perturbed runs) | sap");
+        "interface Jacobian of implicit and semi-implicit: fd (perturbed runs) | sap | reuse | "
+        "quasi-newton");
     args.estimator_opt = cmd.add_option(
         "--estimator", args.estimator,
         "error estimator: none (fixed H) | exLE | exMD | exCV (explicit) | imMD | imCV");

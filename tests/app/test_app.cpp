@@ -458,7 +458,8 @@ TEST_F(App, CoSimulationCommandLineErrorsExitTwoBeforeAnyWork) {
                "--jacobian applies to the implicit and semi-implicit schemes; cosim.scheme = "
                "\"explicit\" has no interface Jacobian");
   expect_error("--scheme implicit --jacobian numeric",
-               "--jacobian 'numeric' is not an interface Jacobian; allowed: fd, sap");
+               "--jacobian 'numeric' is not an interface Jacobian; allowed: fd, sap, reuse, "
+               "quasi-newton");
   expect_error("--order 7", "--order must be auto or an integer 0..5 (got 7)");
   expect_error("--order two", "--order must be auto or an integer 0..5 (got two)");
   expect_error("--scheme gauss-seidel",

@@ -219,6 +219,14 @@ TEST(ProcessExecutor, SemiImplicitAndWaveformAreBitIdentical) {
                                corrector::JacobianKind::kFiniteDifference));
 }
 
+TEST(ProcessExecutor, ReuseAndQuasiNewtonAreBitIdentical3) {
+  for (auto j : {corrector::JacobianKind::kReuse, corrector::JacobianKind::kQuasiNewton}) {
+    check_bit_identity(21, 3,
+                       iterative(controlled(5e-4, control::Estimator::kImMD, 1e-5),
+                                 corrector::IterationKind::kNewton, j));
+  }
+}
+
 TEST(ProcessExecutor, ImplicitIsBitIdentical12Oversubscribed) {
   check_bit_identity(
       24, 12,

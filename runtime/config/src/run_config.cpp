@@ -502,8 +502,11 @@ void read_corrector_keys(const Node& n, CosimConfig& c) {
     if (c.scheme == CosimScheme::kWaveform) {
       v->fail("waveform relaxation needs no interface Jacobian (METHODS §4.6)");
     }
-    c.jacobian = v->choice({"fd", "sap"}) == "sap" ? JacobianSource::kSap
-                                                   : JacobianSource::kFiniteDifference;
+    const std::string j = v->choice({"fd", "sap", "reuse", "quasi-newton"});
+    c.jacobian = j == "sap"            ? JacobianSource::kSap
+                 : j == "reuse"        ? JacobianSource::kReuse
+                 : j == "quasi-newton" ? JacobianSource::kQuasiNewton
+                                       : JacobianSource::kFiniteDifference;
   }
   if (auto v = n.find("tau")) c.tau = checked(*v, Domain::kPositive);
   if (auto v = n.find("max_corrector_passes")) {
@@ -803,7 +806,17 @@ const char* to_string(CosimScheme s) {
 }
 
 const char* to_string(JacobianSource j) {
-  return j == JacobianSource::kSap ? "sap" : "fd";
+  switch (j) {
+    case JacobianSource::kFiniteDifference:
+      return "fd";
+    case JacobianSource::kSap:
+      return "sap";
+    case JacobianSource::kReuse:
+      return "reuse";
+    case JacobianSource::kQuasiNewton:
+      return "quasi-newton";
+  }
+  return "?";
 }
 
 CosimEstimator default_estimator(CosimScheme s) {

@@ -16,6 +16,10 @@ void CorrectorOptions::validate() const {
     throw std::invalid_argument("perturbation_min must be > 0");
   }
   if (!(omega > 0.0 && omega < 1.0)) throw std::invalid_argument("omega must be in (0, 1)");
+  if (!(reuse_rate > 0.0 && reuse_rate < 1.0)) {
+    throw std::invalid_argument("reuse_rate must be in (0, 1)");
+  }
+  if (quasi_newton_reuse < 1) throw std::invalid_argument("quasi_newton_reuse must be >= 1");
 }
 
 const char* iteration_name(IterationKind k) {
@@ -31,7 +35,17 @@ const char* iteration_name(IterationKind k) {
 }
 
 const char* jacobian_name(JacobianKind k) {
-  return k == JacobianKind::kFiniteDifference ? "fd" : "sap";
+  switch (k) {
+    case JacobianKind::kFiniteDifference:
+      return "fd";
+    case JacobianKind::kSap:
+      return "sap";
+    case JacobianKind::kReuse:
+      return "reuse";
+    case JacobianKind::kQuasiNewton:
+      return "quasi-newton";
+  }
+  return "?";
 }
 
 std::optional<IterationKind> parse_iteration(std::string_view name) {
@@ -44,6 +58,8 @@ std::optional<IterationKind> parse_iteration(std::string_view name) {
 std::optional<JacobianKind> parse_jacobian(std::string_view name) {
   if (name == "fd") return JacobianKind::kFiniteDifference;
   if (name == "sap") return JacobianKind::kSap;
+  if (name == "reuse") return JacobianKind::kReuse;
+  if (name == "quasi-newton") return JacobianKind::kQuasiNewton;
   return std::nullopt;
 }
 

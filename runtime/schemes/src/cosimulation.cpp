@@ -173,7 +173,7 @@ json failure_json(const std::exception& e) {
 std::size_t runs_per_subsystem(const CosimSettings& settings, const system::CoupledSystem& system) {
   const auto& corrector = settings.scheme.corrector;
   if (corrector && corrector->iteration != corrector::IterationKind::kWaveform &&
-      corrector->jacobian == corrector::JacobianKind::kFiniteDifference) {
+      corrector->jacobian != corrector::JacobianKind::kSap) {
     std::size_t inputs = 0;
     for (std::size_t i = 0; i < system.subsystem_count(); ++i) {
       inputs = std::max(inputs, system.subsystem(i).input_size());
@@ -436,8 +436,10 @@ SchemeOptions scheme_options(const config::CosimConfig& c, double end_time) {
                       ? corrector::IterationKind::kSemiImplicit
                   : c.scheme == config::CosimScheme::kWaveform ? corrector::IterationKind::kWaveform
                                                                : corrector::IterationKind::kNewton;
-    o.jacobian = c.jacobian == config::JacobianSource::kSap
-                     ? corrector::JacobianKind::kSap
+    o.jacobian = c.jacobian == config::JacobianSource::kSap     ? corrector::JacobianKind::kSap
+                 : c.jacobian == config::JacobianSource::kReuse ? corrector::JacobianKind::kReuse
+                 : c.jacobian == config::JacobianSource::kQuasiNewton
+                     ? corrector::JacobianKind::kQuasiNewton
                      : corrector::JacobianKind::kFiniteDifference;
     o.tau = c.tau;
     o.max_passes = c.max_corrector_passes;

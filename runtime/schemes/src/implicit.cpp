@@ -49,6 +49,12 @@ void IterativeScheme::start(const system::CoupledSystem& system, const SchemeOpt
   mon_prev_ = mon_pre_ = mon_;
   correction_.clear();
   pending_t_end_ = -1.0;
+  jacobian_valid_ = false;
+  secant_.reset();
+  if (copt_.jacobian == JacobianKind::kQuasiNewton) {
+    secant_ = std::make_unique<corrector::SecantHistory>(
+        nc, std::max<std::size_t>(nc, 1), static_cast<std::size_t>(copt_.quasi_newton_reuse));
+  }
   sap_.reset();
   if (copt_.jacobian == JacobianKind::kSap && copt_.iteration != IterationKind::kWaveform) {
     sap_ = std::make_unique<corrector::SapSensitivities>(system);
@@ -70,6 +76,7 @@ void IterativeScheme::begin(const control::StepPlan& plan,
                                     : std::max(correction_[k], copt_.perturbation_min);
   }
   test_.reset();
+  if (secant_) secant_->begin_attempt();
   passes_ = 0;
   jacobians_ = 0;
 }
@@ -107,10 +114,11 @@ double IterativeScheme::output_difference() const {
   return std::max(norms[0], norms[1]);
 }
 
-// J^j d = −(s^j − φ(y^j)), s^{j+1} = s^j + d, Δ^{j+1} = max(|d|, Δλ_min) (METHODS §4.1-4.2).
-bool IterativeScheme::newton_step(const control::StepPlan& plan,
-                                  const coupling::CouplingHistory& history,
-                                  const executors::PassOutcome& outcome) {
+// ∂y/∂s from the pass's perturbed runs (forward differences, METHODS §4.2) or from sap (§4.5),
+// then J assembled and factorised (§4.1). False if J is singular (D-11).
+bool IterativeScheme::refresh_jacobian(const control::StepPlan& plan,
+                                       const coupling::CouplingHistory& history,
+                                       const executors::PassOutcome& outcome) {
   const system::CoupledSystem& system = *system_;
   if (sap_) {
     sap_->fill(control::error_constants(history, plan.kappa, plan.t_end), plan.h(), *dyds_);
@@ -128,16 +136,62 @@ bool IterativeScheme::newton_step(const control::StepPlan& plan,
     }
   }
   ++jacobians_;
-  if (!jacobian_->assemble(y_, *dyds_)) return false;
+  jacobian_valid_ = jacobian_->assemble(y_, *dyds_);
+  jacobian_h_ = plan.h();
+  jacobian_kappa_ = plan.kappa;
+  return jacobian_valid_;
+}
+
+// Whether this pass must run the perturbed runs of the fd Jacobian (when a next iterate follows).
+bool IterativeScheme::wants_perturbed_runs(const control::StepPlan& plan) const {
+  if (copt_.iteration == IterationKind::kWaveform) return false;
+  switch (copt_.jacobian) {
+    case JacobianKind::kFiniteDifference:
+      return true;
+    case JacobianKind::kSap:
+      return false;
+    case JacobianKind::kReuse:  // a J of the same H and κ, not yet found too slow
+      return !(jacobian_valid_ && jacobian_h_ == plan.h() && jacobian_kappa_ == plan.kappa);
+    case JacobianKind::kQuasiNewton:  // first step, and after a corrector failure
+      return secant_->columns() == 0;
+  }
+  return true;
+}
+
+// s^{j+1} from the pass just run (METHODS §4.1, §4.6; IQN-ILS for quasi-Newton): false if no
+// step can be made (a singular J).
+bool IterativeScheme::next_iterate(const control::StepPlan& plan,
+                                   const coupling::CouplingHistory& history,
+                                   const executors::PassOutcome& outcome, bool perturbed) {
+  const system::CoupledSystem& system = *system_;
   system.evaluate_couplings(y_, phi_);
   step_.resize(s_.size());
-  for (std::size_t k = 0; k < s_.size(); ++k) step_[k] = phi_[k] - s_[k];  // −g
-  jacobian_->solve(step_);
+  for (std::size_t k = 0; k < s_.size(); ++k) step_[k] = phi_[k] - s_[k];  // r = −g
   s_prev_ = s_;
+  if (copt_.iteration == IterationKind::kWaveform) {
+    for (std::size_t k = 0; k < s_.size(); ++k) {
+      s_[k] = (1.0 - copt_.omega) * phi_[k] + copt_.omega * s_[k];
+    }
+    return true;
+  }
+  if (secant_) secant_->add(step_, phi_);
+  if (copt_.jacobian == JacobianKind::kQuasiNewton && !perturbed) {
+    if (!secant_->step(s_)) {  // no secant information: a relaxed fixed-point step
+      for (std::size_t k = 0; k < s_.size(); ++k) s_[k] += copt_.omega * step_[k];
+    }
+  } else {
+    if (perturbed || copt_.jacobian == JacobianKind::kSap) {
+      if (!refresh_jacobian(plan, history, outcome)) return false;
+    } else if (!jacobian_valid_) {
+      return false;
+    }
+    jacobian_->solve(step_);  // J d = −g
+    for (std::size_t k = 0; k < s_.size(); ++k) s_[k] += step_[k];
+  }
   for (std::size_t k = 0; k < s_.size(); ++k) {
-    if (!std::isfinite(step_[k])) return false;
-    s_[k] += step_[k];
-    delta_[k] = std::max(std::abs(step_[k]), copt_.perturbation_min);
+    const double d = s_[k] - s_prev_[k];
+    if (!std::isfinite(d)) return false;
+    delta_[k] = std::max(std::abs(d), copt_.perturbation_min);
   }
   return true;
 }
@@ -146,6 +200,10 @@ bool IterativeScheme::newton_step(const control::StepPlan& plan,
 // on through a slow or diverging phase up to n_cor^max passes, then continues regardless.
 ConvergenceVerdict IterativeScheme::judge(double difference, bool fixed) {
   const ConvergenceVerdict v = test_.add(difference);
+  // Jacobian reuse: a contraction slower than reuse_rate asks for a fresh J on the next pass.
+  if (copt_.jacobian == JacobianKind::kReuse && test_.rate() >= copt_.reuse_rate) {
+    jacobian_valid_ = false;
+  }
   return fixed && v == ConvergenceVerdict::kDiverged ? ConvergenceVerdict::kContinue : v;
 }
 
@@ -155,8 +213,6 @@ AttemptResult IterativeScheme::attempt(const control::StepPlan& plan,
   const system::CoupledSystem& system = *system_;
   const bool fixed = options_.control.mode == control::StepSizeMode::kFixed;
   const bool semi = copt_.iteration == IterationKind::kSemiImplicit;
-  const bool waveform = copt_.iteration == IterationKind::kWaveform;
-  const bool fd = copt_.jacobian == JacobianKind::kFiniteDifference && !waveform;
   const int last_pass = semi ? 1 : copt_.max_passes;
   test_kind_ =
       plan.estimator == control::Estimator::kImMD && !semi ? Test::kOutputs : Test::kIterates;
@@ -165,25 +221,19 @@ AttemptResult IterativeScheme::attempt(const control::StepPlan& plan,
   for (int j = 0;; ++j) {
     // A test on the iterates is known before their pass (D-17: that pass needs no perturbed
     // runs; a divergence needs no pass at all unless fixed-H mode continues regardless).
-    if (test_kind_ == Test::kIterates && j >= 1 && !semi)
+    if (test_kind_ == Test::kIterates && j >= 1 && !semi) {
       verdict = judge(iterate_difference(), fixed);
+    }
     if (verdict == ConvergenceVerdict::kDiverged) return finish(plan, history, runner, true);
     const bool final_known = verdict != ConvergenceVerdict::kContinue || j == last_pass;
-    build_commands(plan, history, fd && !final_known);
+    const bool perturbed = !final_known && wants_perturbed_runs(plan);
+    build_commands(plan, history, perturbed);
     const executors::PassOutcome& outcome = runner.pass(plan.t_end, commands_);
     passes_ = j;
-    if (!outcome.ok) {
-      AttemptResult r;
-      r.iterative = true;
-      r.corrector_passes = passes_;
-      r.jacobian_evaluations = jacobians_;
-      r.subsystem_failed = true;
-      r.failed_subsystem = outcome.failed_subsystem;
-      r.error = outcome.error;
-      return r;
-    }
-    for (std::size_t i = 0; i < system.subsystem_count(); ++i)
+    if (!outcome.ok) return subsystem_failure(outcome);
+    for (std::size_t i = 0; i < system.subsystem_count(); ++i) {
       y_[i] = outcome.subsystems[i].nominal.outputs;
+    }
     mon_prev_.swap(mon_);
     system.gather_monitored(y_, mon_);
     if (j == 0) mon_pre_ = mon_;
@@ -194,16 +244,21 @@ AttemptResult IterativeScheme::attempt(const control::StepPlan& plan,
     if (verdict == ConvergenceVerdict::kDiverged || j == last_pass) {
       return finish(plan, history, runner, true);
     }
-    if (waveform) {
-      system.evaluate_couplings(y_, phi_);
-      s_prev_ = s_;
-      for (std::size_t k = 0; k < s_.size(); ++k) {
-        s_[k] = (1.0 - copt_.omega) * phi_[k] + copt_.omega * s_[k];
-      }
-    } else if (!newton_step(plan, history, outcome)) {
+    if (!next_iterate(plan, history, outcome, perturbed)) {
       return finish(plan, history, runner, true);  // a singular J (D-11)
     }
   }
+}
+
+AttemptResult IterativeScheme::subsystem_failure(const executors::PassOutcome& outcome) const {
+  AttemptResult r;
+  r.iterative = true;
+  r.corrector_passes = passes_;
+  r.jacobian_evaluations = jacobians_;
+  r.subsystem_failed = true;
+  r.failed_subsystem = outcome.failed_subsystem;
+  r.error = outcome.error;
+  return r;
 }
 
 // u_{N+1}, the outputs and the estimate of a finished iteration (METHODS §4.1, §4.4, §5.1).
@@ -217,6 +272,10 @@ AttemptResult IterativeScheme::finish(const control::StepPlan& plan,
   r.jacobian_evaluations = jacobians_;
   r.corrector_failed = corrector_failed;
   const bool fixed = options_.control.mode == control::StepSizeMode::kFixed;
+  if (corrector_failed) {  // the next attempt starts with a fresh Jacobian
+    jacobian_valid_ = false;
+    if (secant_) secant_->clear();
+  }
   if (corrector_failed && !fixed) return r;  // rejected: r = 0.25 (D-26)
   auto& u_next = runner.u_next();
   if (copt_.iteration == IterationKind::kSemiImplicit) {

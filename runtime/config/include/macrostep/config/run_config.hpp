@@ -84,7 +84,9 @@
 //                                    implicit, semi-implicit, waveform: "imMD" (default) |
 //                                    "imCV"; any scheme: "none" = fixed macro step H (exH)
 //   Keys of the iterative schemes (not with "explicit"):
-//   jacobian = "fd"                  "fd" (perturbed runs, §4.2) | "sap" (§4.5); not waveform
+//   jacobian = "fd"                  "fd" (perturbed runs, §4.2) | "sap" (§4.5) | "reuse" (fd
+//                                    kept while it contracts) | "quasi-newton" (IQN-ILS);
+//                                    not waveform
 //   tau = 0.33                       > 0: corrector convergence tolerance (§4.3)
 //   max_corrector_passes = 10        integer 1..100: n_cor^max passes after the predictor
 //   perturbation_min = 0.1           > 0: the smallest finite-difference perturbation Δλ_min
@@ -198,7 +200,7 @@ struct OutputConfig {
 
 enum class CosimScheme : std::uint8_t { kExplicit, kImplicit, kSemiImplicit, kWaveform };
 enum class CosimEstimator : std::uint8_t { kNone, kExLE, kExMD, kExCV, kImMD, kImCV };
-enum class JacobianSource : std::uint8_t { kFiniteDifference, kSap };
+enum class JacobianSource : std::uint8_t { kFiniteDifference, kSap, kReuse, kQuasiNewton };
 enum class OrderStrategyKind : std::uint8_t { kIdaLike, kConservative };
 enum class PredictorKind : std::uint8_t { kLagrange, kLeastSquares };
 enum class ExecutorKind : std::uint8_t { kInProcess, kProcesses };

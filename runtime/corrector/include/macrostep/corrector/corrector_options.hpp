@@ -18,6 +18,8 @@ enum class IterationKind : std::uint8_t {
 enum class JacobianKind : std::uint8_t {
   kFiniteDifference,  // fd: one perturbed run per input, every pass (§4.2)
   kSap,               // sap: first series term, no perturbed runs (§4.5, D-20)
+  kReuse,             // fd, kept across passes and steps while it contracts well (issue 10)
+  kQuasiNewton,       // IQN-ILS secant updates; fd only at the start and after a failure
 };
 
 struct CorrectorOptions {
@@ -27,13 +29,18 @@ struct CorrectorOptions {
   int max_passes = 10;            // n_cor^max corrector passes after the predictor
   double divergence = 0.9;        // R at or above which the corrector diverges (D-16)
   double perturbation_min = 0.1;  // Δλ_min (§4.2), in units of u
-  double omega = 0.3;             // waveform relaxation ω in (0, 1)
+  double omega = 0.3;             // waveform relaxation ω in (0, 1); quasi-Newton's
+                                  // relaxed step when it has no secant information
+  // reuse: a rate R at or above this asks for a fresh J (decision: 0.25, a simplified Newton
+  // that contracts by 4 per pass still beats a full pass of perturbed runs).
+  double reuse_rate = 0.25;
+  int quasi_newton_reuse = 8;  // attempts whose secant columns IQN-ILS keeps
 
   // Throws std::invalid_argument naming the field.
   void validate() const;
 };
 
-// "implicit", "semi-implicit", "waveform"; "fd", "sap".
+// "implicit", "semi-implicit", "waveform"; "fd", "sap", "reuse", "quasi-newton".
 const char* iteration_name(IterationKind k);
 const char* jacobian_name(JacobianKind k);
 std::optional<IterationKind> parse_iteration(std::string_view name);

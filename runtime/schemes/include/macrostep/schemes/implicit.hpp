@@ -22,7 +22,11 @@
 //   estimate imMD: (1 − C^{κ+1}/C^κ)|y^pre − y^l| on the monitored outputs; imCV: |u^pre −
 //   u_{N+1}|.
 //
-// The sap Jacobian (METHODS §4.5, D-20; corrector/sap.hpp) needs no perturbed runs.
+// The sap Jacobian (METHODS §4.5, D-20; corrector/sap.hpp) needs no perturbed runs. Beyond
+// the seeds: `reuse` keeps the factorised fd Jacobian across passes and steps of equal H and κ
+// while the contraction rate R stays below reuse_rate; `quasi-newton` (IQN-ILS,
+// corrector/secant_history.hpp) uses fd on the first step and after a corrector failure and
+// secant updates from the corrector history otherwise (no perturbed runs).
 #pragma once
 
 #include <memory>
@@ -33,6 +37,7 @@
 #include "macrostep/corrector/corrector_options.hpp"
 #include "macrostep/corrector/interface_jacobian.hpp"
 #include "macrostep/corrector/sap.hpp"
+#include "macrostep/corrector/secant_history.hpp"
 #include "macrostep/schemes/pipeline.hpp"
 
 namespace macrostep::schemes {
@@ -55,9 +60,12 @@ class IterativeScheme final : public MacroStepScheme {
   double iterate_difference() const;
   double output_difference() const;
   corrector::ConvergenceVerdict judge(double difference, bool fixed);
-  // The Newton step from the pass just run; false if J is singular.
-  bool newton_step(const control::StepPlan& plan, const coupling::CouplingHistory& history,
-                   const executors::PassOutcome& outcome);
+  bool refresh_jacobian(const control::StepPlan& plan, const coupling::CouplingHistory& history,
+                        const executors::PassOutcome& outcome);
+  bool wants_perturbed_runs(const control::StepPlan& plan) const;
+  bool next_iterate(const control::StepPlan& plan, const coupling::CouplingHistory& history,
+                    const executors::PassOutcome& outcome, bool perturbed);
+  AttemptResult subsystem_failure(const executors::PassOutcome& outcome) const;
   AttemptResult finish(const control::StepPlan& plan, const coupling::CouplingHistory& history,
                        PassRunner& runner, bool corrector_failed);
 
@@ -80,6 +88,10 @@ class IterativeScheme final : public MacroStepScheme {
   std::vector<double> pending_correction_;  // of the last attempt, used if it was accepted
   double pending_t_end_ = -1.0;
   std::unique_ptr<corrector::SapSensitivities> sap_;  // the sap Jacobian, if chosen
+  std::unique_ptr<corrector::SecantHistory> secant_;  // quasi-Newton, if chosen
+  bool jacobian_valid_ = false;  // a factorised J exists (reuse: of jacobian_h_, jacobian_kappa_)
+  double jacobian_h_ = 0.0;
+  int jacobian_kappa_ = -1;
   int passes_ = 0;
   int jacobians_ = 0;
 };
