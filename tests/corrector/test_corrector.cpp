@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "../support/test_chain.hpp"
 #include "macrostep/control/error_constants.hpp"
 #include "macrostep/corrector/convergence.hpp"
 #include "macrostep/corrector/interface_jacobian.hpp"
@@ -185,14 +186,6 @@ TEST(InterfaceJacobian, SingularMatrixIsReported) {
   EXPECT_THROW(jac.solve(rhs), std::logic_error);
 }
 
-ida::IntegratorOptions very_tight() {
-  ida::IntegratorOptions o;
-  o.rtol = 1e-12;
-  o.atol_pos = 1e-15;
-  o.atol_vel = 1e-12;
-  return o;
-}
-
 // Seed 000 §2.4.2 / METHODS §4.2: forward differences of a linear two-mass oscillator with a
 // constant input (κ = 0) against the closed-form response x(H) = λ/c (1 − cos ωH) + ...:
 // ∂x/∂λ = ±(1 − cos ωH)/c, ∂v/∂λ = ±sin(ωH)/(m ω); exact up to the solver's error.
@@ -206,7 +199,7 @@ TEST(FiniteDifferenceSensitivities, MatchTheClosedFormResponseOfALinearOscillato
   const auto sys = system::make_chain_system(p, {0, 1, 2});
   const auto u0 = sys.initial_couplings();
   executors::InProcessOptions io;
-  io.solver = very_tight();
+  io.solver = testing::reference_solver();
   io.rollback = true;
   executors::InProcessExecutor ex(sys, u0, io);
   coupling::CouplingHistory hist(1);
@@ -246,7 +239,7 @@ TEST(SapSensitivities, AreExactForFreeBodiesOnANonUniformGrid) {
   const auto sys = testing::make_star_system(star);
   const auto u0 = sys.initial_couplings();
   executors::InProcessOptions io;
-  io.solver = very_tight();
+  io.solver = testing::reference_solver();
   io.rollback = true;
   executors::InProcessExecutor ex(sys, u0, io);
   coupling::CouplingHistory hist(3);

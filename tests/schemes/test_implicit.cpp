@@ -42,14 +42,6 @@ corrector::CorrectorOptions with_iteration(corrector::IterationKind k) {
   return o;
 }
 
-ida::IntegratorOptions very_tight() {
-  ida::IntegratorOptions o;
-  o.rtol = 1e-12;
-  o.atol_pos = 1e-15;
-  o.atol_vel = 1e-12;
-  return o;
-}
-
 struct Point {
   double t;
   std::vector<double> u;
@@ -122,7 +114,7 @@ void expect_closed_form_steps(
   const double h = 2e-3;
   auto c = with_iteration(kind);
   c.jacobian = jacobian;
-  const auto points = run(sys, fixed(0.1, h, 0, c), very_tight(), result);
+  const auto points = run(sys, fixed(0.1, h, 0, c), testing::reference_solver(), result);
   ASSERT_EQ(points.size(), 51u);
   double worst = 0.0;
   for (std::size_t n = 0; n + 1 < points.size(); ++n) {
@@ -209,7 +201,7 @@ double star_error(const std::optional<corrector::CorrectorOptions>& c, double h)
   const double t_end = 0.2;
   auto o = fixed(t_end, h, 1, c);
   o.control.tolerances = control::ErrorTolerances::for_rtol(1e-10);
-  const auto points = run(sys, o, very_tight());
+  const auto points = run(sys, o, testing::reference_solver());
   double e = 0.0;
   for (std::size_t i = 0; i < 3; ++i) {
     const auto exact = testing::star_exact(star, i, points.back().t);
@@ -242,8 +234,8 @@ TEST(ImplicitScheme, SapEqualsFdWhereSapIsExactAndRunsNoPerturbedRuns) {
   auto sap = fd;
   sap.corrector->jacobian = corrector::JacobianKind::kSap;
   schemes::SchemeResult rf, rs;
-  const auto a = run(sys, fd, very_tight(), &rf);
-  const auto b = run(sys, sap, very_tight(), &rs);
+  const auto a = run(sys, fd, testing::reference_solver(), &rf);
+  const auto b = run(sys, sap, testing::reference_solver(), &rs);
   ASSERT_EQ(a.size(), b.size());
   for (std::size_t n = 0; n < a.size(); ++n) {
     for (std::size_t k = 0; k < 3; ++k) EXPECT_NEAR(a[n].u[k], b[n].u[k], 1e-8) << n;

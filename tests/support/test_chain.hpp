@@ -34,4 +34,14 @@ inline ida::IntegratorOptions tight_solver() {
   return io;
 }
 
+// IDA tolerances of a reference (rtol 1e-12): for tests that compare against a closed form, so
+// that the subsystems' own error stays far below what they check.
+inline ida::IntegratorOptions reference_solver() {
+  ida::IntegratorOptions io;
+  io.rtol = 1e-12;
+  io.atol_pos = 1e-15;
+  io.atol_vel = 1e-12;
+  return io;
+}
+
 }  // namespace macrostep::testing
