@@ -116,6 +116,49 @@ class ConstantInput final : public model::InputFunction {
   std::vector<double> u_;
 };
 
+// Dense row-major rows × columns matrix from an entry pattern and its values (summing repeats).
+inline std::vector<double> dense_from_entries(const model::EntryPattern& pattern,
+                                              const std::vector<double>& values, std::size_t rows,
+                                              std::size_t columns) {
+  std::vector<double> dense(rows * columns, 0.0);
+  for (std::size_t k = 0; k < pattern.nonzeros(); ++k) {
+    EXPECT_LT(pattern.row[k], rows);
+    EXPECT_LT(pattern.column[k], columns);
+    dense[pattern.row[k] * columns + pattern.column[k]] += values[k];
+  }
+  return dense;
+}
+
+// A model's analytic ∂y/∂z and ∂F/∂u against the base class's documented finite-difference
+// defaults (model::Subsystem::output_jacobian / input_jacobian); entries the analytic pattern
+// leaves out must be zero in the FD matrix.
+inline void expect_coupling_jacobians_match_differences(const model::Subsystem& s,
+                                                        const SubsystemPoint& at,
+                                                        double tolerance = 1e-6) {
+  const std::size_t n = s.state_size(), ny = s.output_size(), nu = s.input_size();
+  const auto compare = [&](const std::vector<double>& analytic, const std::vector<double>& fd,
+                           const char* what) {
+    for (std::size_t k = 0; k < analytic.size(); ++k) {
+      EXPECT_NEAR(analytic[k], fd[k], tolerance * std::max(1.0, std::fabs(analytic[k])))
+          << what << " entry " << k;
+    }
+  };
+  const auto y_pattern = s.output_jacobian_pattern();
+  std::vector<double> y_values(y_pattern.nonzeros()), y_fd(ny * n);
+  s.output_jacobian(at.t, at.z, at.u, y_values);
+  s.model::Subsystem::output_jacobian(at.t, at.z, at.u, y_fd);
+  const auto y_dense_fd =
+      dense_from_entries(s.model::Subsystem::output_jacobian_pattern(), y_fd, ny, n);
+  compare(dense_from_entries(y_pattern, y_values, ny, n), y_dense_fd, "dy/dz");
+  const auto u_pattern = s.input_jacobian_pattern();
+  std::vector<double> u_values(u_pattern.nonzeros()), u_fd(n * nu);
+  s.input_jacobian(at.t, at.z, at.zp, at.u, u_values);
+  s.model::Subsystem::input_jacobian(at.t, at.z, at.zp, at.u, u_fd);
+  const auto u_dense_fd =
+      dense_from_entries(s.model::Subsystem::input_jacobian_pattern(), u_fd, n, nu);
+  compare(dense_from_entries(u_pattern, u_values, n, nu), u_dense_fd, "dF/du");
+}
+
 // Tight IDA tolerances for comparisons with closed forms.
 inline ida::IntegratorOptions tight_options() {
   ida::IntegratorOptions o;

@@ -57,6 +57,19 @@ TEST(DriveTrainSegment, JacobianMatchesFiniteDifferences) {
                                                        {0.0, {0.2, 3.0}, {3.0, 1.0}, {1, 2}}, 10.0);
 }
 
+TEST(DriveTrainSegment, CouplingJacobiansMatchFiniteDifferences) {
+  for (bool left : {false, true}) {
+    for (bool right : {false, true}) {
+      const DriveTrainSegment train(four_inertias(left, right));
+      testing::SubsystemPoint at{0.1,
+                                 {0.3, 100.0, 0.25, 99.0, 0.41, 102.0, 0.38, 97.0},
+                                 {100.0, 50.0, 99.0, -20.0, 102.0, 3.0, 97.0, 7.0},
+                                 std::vector<double>(train.input_size(), 12.5)};
+      testing::expect_coupling_jacobians_match_differences(train, at);
+    }
+  }
+}
+
 TEST(DriveTrainSegment, InitialStateIsConsistent) {
   for (bool left : {false, true}) {
     for (bool right : {false, true}) {

@@ -43,6 +43,15 @@ TEST(HydraulicCylinder, JacobianMatchesFiniteDifferences) {
   }
 }
 
+TEST(HydraulicCylinder, CouplingJacobiansMatchFiniteDifferences) {
+  for (bool rod : {false, true}) {
+    const HydraulicCylinder piston(cylinder(rod, 40.0));
+    testing::SubsystemPoint at{0.0, {0.07, 0.3}, {0.3, 12.0}, {5.0e6, 2.0e6}};
+    if (rod) at.u.push_back(-800.0);
+    testing::expect_coupling_jacobians_match_differences(piston, at);
+  }
+}
+
 TEST(HydraulicCylinder, InitialStateIsConsistent) {
   for (bool rod : {false, true}) {
     const HydraulicCylinder piston(cylinder(rod, 40.0));

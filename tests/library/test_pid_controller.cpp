@@ -166,6 +166,26 @@ TEST(PidController, DerivativeFilterAndLagMatchTheClosedForms) {
   }
 }
 
+// The controller keeps model::Subsystem's finite-difference defaults for the coupling Jacobians:
+// by hand, unsaturated PI without anti-windup, F_q = q' − K_i·(r − m): ∂F_q/∂m = K_i,
+// ∂F_q/∂r = −K_i; y = K_p·(r − m) + q: ∂y/∂q = 1.
+TEST(PidController, DefaultCouplingJacobiansByHand) {
+  PidParameters p;
+  p.kp = 4.0;
+  p.ki = 30.0;
+  p.setpoint_input = true;
+  const PidController pi(p);
+  const auto input_pattern = pi.input_jacobian_pattern();
+  ASSERT_EQ(input_pattern.nonzeros(), 2u);  // dense: 1 state × 2 inputs
+  std::vector<double> du(2), dy(1);
+  pi.input_jacobian(0.0, std::vector<double>{0.5}, std::vector<double>{1.0},
+                    std::vector<double>{2.0, 3.0}, du);
+  EXPECT_NEAR(du[0], 30.0, 1e-6);
+  EXPECT_NEAR(du[1], -30.0, 1e-6);
+  pi.output_jacobian(0.0, std::vector<double>{0.5}, std::vector<double>{2.0, 3.0}, dy);
+  EXPECT_NEAR(dy[0], 1.0, 1e-8);
+}
+
 TEST(PidController, RejectsInvalidParameters) {
   PidParameters p = pid(0.2, 0.0);
   p.derivative_filter_time = 0.0;

@@ -2,6 +2,7 @@
 // structure, MODELS.md §1.1, with free or coupled ends, bearing damping and load torques).
 #include "macrostep/library/drive_train.hpp"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 #include <stdexcept>
@@ -178,6 +179,43 @@ void DriveTrainSegment::outputs(double /*t*/, std::span<const double> z,
   y[1] = z[last];
   y[2] = z[1];
   y[3] = z[last + 1];
+}
+
+model::EntryPattern DriveTrainSegment::output_jacobian_pattern() const {
+  const std::size_t last = 2 * (inertias() - 1);
+  return {{0, 1, 2, 3}, {0, last, 1, last + 1}};  // y = [φ_1, φ_n, ω_1, ω_n]
+}
+
+void DriveTrainSegment::output_jacobian(double /*t*/, std::span<const double> /*z*/,
+                                        std::span<const double> /*u*/,
+                                        std::span<double> values) const {
+  assert(values.size() == 4);
+  std::fill(values.begin(), values.end(), 1.0);
+}
+
+model::EntryPattern DriveTrainSegment::input_jacobian_pattern() const {
+  // F_ω,1 = J ω' − (−τ_left + ...), F_ω,n = J ω' − (... + τ_right).
+  model::EntryPattern pattern;
+  std::size_t input = 0;
+  if (left_coupled_) {
+    pattern.row.push_back(1);
+    pattern.column.push_back(input++);
+  }
+  if (right_coupled_) {
+    pattern.row.push_back(2 * inertias() - 1);
+    pattern.column.push_back(input);
+  }
+  return pattern;
+}
+
+void DriveTrainSegment::input_jacobian(double /*t*/, std::span<const double> /*z*/,
+                                       std::span<const double> /*zp*/,
+                                       std::span<const double> /*u*/,
+                                       std::span<double> values) const {
+  assert(values.size() == input_size());
+  std::size_t k = 0;
+  if (left_coupled_) values[k++] = 1.0;
+  if (right_coupled_) values[k] = -1.0;
 }
 
 }  // namespace macrostep::library

@@ -92,4 +92,33 @@ void HydraulicCylinder::outputs(double /*t*/, std::span<const double> z,
   y[kFlowB] = p.area_b * z[1];
 }
 
+model::EntryPattern HydraulicCylinder::output_jacobian_pattern() const {
+  return {{kPosition, kSpeed, kVolumeA, kFlowA, kVolumeB, kFlowB}, {0, 1, 0, 1, 0, 1}};
+}
+
+void HydraulicCylinder::output_jacobian(double /*t*/, std::span<const double> /*z*/,
+                                        std::span<const double> /*u*/,
+                                        std::span<double> values) const {
+  assert(values.size() == 6);
+  const auto& p = parameters_;
+  values[0] = values[1] = 1.0;
+  values[2] = values[3] = -p.area_a;
+  values[4] = values[5] = p.area_b;
+}
+
+model::EntryPattern HydraulicCylinder::input_jacobian_pattern() const {
+  if (parameters_.rod_coupled) return {{1, 1, 1}, {0, 1, 2}};
+  return {{1, 1}, {0, 1}};
+}
+
+void HydraulicCylinder::input_jacobian(double /*t*/, std::span<const double> /*z*/,
+                                       std::span<const double> /*zp*/,
+                                       std::span<const double> /*u*/,
+                                       std::span<double> values) const {
+  assert(values.size() == input_size());
+  values[0] = -parameters_.area_a;  // F_v = m v' − (A_a p_a − A_b p_b − ... + F_rod)
+  values[1] = parameters_.area_b;
+  if (parameters_.rod_coupled) values[2] = -1.0;
+}
+
 }  // namespace macrostep::library

@@ -67,6 +67,15 @@ class DriveTrainSegment final : public model::Subsystem {
   void outputs(double t, std::span<const double> z, std::span<const double> u,
                std::span<double> y) const override;
 
+  // Analytic coupling Jacobians (model::Subsystem): ∂y/∂z selects states (entries 1);
+  // ∂F/∂u has one entry per input in the velocity row of its end body.
+  model::EntryPattern output_jacobian_pattern() const override;
+  void output_jacobian(double t, std::span<const double> z, std::span<const double> u,
+                       std::span<double> values) const override;
+  model::EntryPattern input_jacobian_pattern() const override;
+  void input_jacobian(double t, std::span<const double> z, std::span<const double> zp,
+                      std::span<const double> u, std::span<double> values) const override;
+
   // Net torque on every inertia (the right-hand side J·ω'), size inertias().
   void net_torques(double t, std::span<const double> z, std::span<const double> u,
                    std::span<double> torque) const;

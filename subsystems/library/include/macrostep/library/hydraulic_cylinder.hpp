@@ -66,6 +66,15 @@ class HydraulicCylinder final : public model::Subsystem {
   void outputs(double t, std::span<const double> z, std::span<const double> u,
                std::span<double> y) const override;
 
+  // Analytic coupling Jacobians (model::Subsystem): ∂y/∂z (constant: 1 and ±areas); ∂F/∂u in
+  // the velocity row (−A_a, +A_b, −1).
+  model::EntryPattern output_jacobian_pattern() const override;
+  void output_jacobian(double t, std::span<const double> z, std::span<const double> u,
+                       std::span<double> values) const override;
+  model::EntryPattern input_jacobian_pattern() const override;
+  void input_jacobian(double t, std::span<const double> z, std::span<const double> zp,
+                      std::span<const double> u, std::span<double> values) const override;
+
   // The net force on the piston at speed v with inputs u.
   double net_force(double v, std::span<const double> u) const;
 
