@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "macrostep/library/chain.hpp"
+#include "subsystem_checks.hpp"
 
 namespace {
 
@@ -417,6 +418,20 @@ TEST(ChainSegment, NamesRolesAndSizes) {
     EXPECT_EQ(roles[i], i % 2 == 0 ? StateRole::kPosition : StateRole::kVelocity);
   }
   EXPECT_EQ(seg.initial_time(), 0.0);
+}
+
+// ∂y/∂z and ∂F/∂u (the optional coupling Jacobians) against the finite-difference defaults, for
+// the whole chain and for left, interior, right and one-mass segments.
+TEST(ChainSegment, CouplingJacobiansMatchFiniteDifferences) {
+  const ChainParameters params = make_chain(9, 17);
+  TestRng rng(3);
+  for (auto [first, last] :
+       std::vector<std::pair<std::size_t, std::size_t>>{{0, 9}, {0, 3}, {3, 7}, {7, 9}, {4, 5}}) {
+    const ChainSegment seg(params, first, last);
+    const State s = random_state(seg, rng);
+    macrostep::testing::expect_coupling_jacobians_match_differences(seg, {0.2, s.z, s.zp, s.u});
+    EXPECT_EQ(seg.input_jacobian_pattern().nonzeros(), seg.input_size());
+  }
 }
 
 // Constructor contract: 0 <= first < last <= n and consistent parameter sizes.

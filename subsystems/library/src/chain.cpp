@@ -255,6 +255,41 @@ bool ChainSegment::input_acceleration(std::span<double> accel,
   return true;
 }
 
+model::EntryPattern ChainSegment::output_jacobian_pattern() const {
+  const std::size_t last = 2 * (masses() - 1);
+  return {{0, 1, 2, 3}, {0, last, 1, last + 1}};  // y = [x_first, x_last, v_first, v_last]
+}
+
+void ChainSegment::output_jacobian(double /*t*/, std::span<const double> /*z*/,
+                                   std::span<const double> /*u*/, std::span<double> values) const {
+  assert(values.size() == 4);
+  std::fill(values.begin(), values.end(), 1.0);
+}
+
+model::EntryPattern ChainSegment::input_jacobian_pattern() const {
+  // F_v,first = m v' − (−λ_left + ...), F_v,last = m v' − (... + λ_right) (Eq. 2.16).
+  model::EntryPattern pattern;
+  std::size_t input = 0;
+  if (has_left_) {
+    pattern.row.push_back(1);
+    pattern.column.push_back(input++);
+  }
+  if (has_right_) {
+    pattern.row.push_back(2 * masses() - 1);
+    pattern.column.push_back(input);
+  }
+  return pattern;
+}
+
+void ChainSegment::input_jacobian(double /*t*/, std::span<const double> /*z*/,
+                                  std::span<const double> /*zp*/, std::span<const double> /*u*/,
+                                  std::span<double> values) const {
+  assert(values.size() == input_size());
+  std::size_t k = 0;
+  if (has_left_) values[k++] = 1.0;
+  if (has_right_) values[k] = -1.0;
+}
+
 std::vector<std::size_t> equal_partition(std::size_t n, std::size_t s) {
   if (s < 1 || s > n) {
     throw std::invalid_argument("equal_partition: need 1 <= subsystems <= masses, got " +

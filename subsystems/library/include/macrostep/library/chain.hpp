@@ -60,6 +60,15 @@ class ChainSegment final : public model::Subsystem {
   bool input_acceleration(std::span<double> accel,
                           std::span<model::StateRole> roles) const override;
 
+  // Analytic coupling Jacobians (model::Subsystem): ∂y/∂z selects states (entries 1);
+  // ∂F/∂u has one entry per input in the velocity row of its end body.
+  model::EntryPattern output_jacobian_pattern() const override;
+  void output_jacobian(double t, std::span<const double> z, std::span<const double> u,
+                       std::span<double> values) const override;
+  model::EntryPattern input_jacobian_pattern() const override;
+  void input_jacobian(double t, std::span<const double> z, std::span<const double> zp,
+                      std::span<const double> u, std::span<double> values) const override;
+
   // Net force on every body of the segment (the right-hand side m*v'), size masses().
   void body_forces(double t, std::span<const double> z, std::span<const double> u,
                    std::span<double> f) const;

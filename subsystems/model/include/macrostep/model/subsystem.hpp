@@ -36,6 +36,13 @@ struct SparsityPattern {
   std::size_t nonzeros() const { return row_index.size(); }
 };
 
+// Coordinate pattern (row, column) of a rectangular sparse matrix; entries unique, in any fixed
+// order. Used for the input and output Jacobians below.
+struct EntryPattern {
+  std::vector<std::size_t> row, column;
+  std::size_t nonzeros() const { return row.size(); }
+};
+
 class Subsystem {
  public:
   virtual ~Subsystem() = default;
@@ -87,6 +94,23 @@ class Subsystem {
     (void)roles;
     return false;
   }
+
+  // Optional Jacobians with respect to the coupling, for assembling subsystems and coupling laws
+  // into one system (system::MonolithicSystem, METHODS.md §1.1 Eq. 2.4): ∂y/∂z
+  // (output_size() × state_size()) and ∂F/∂u (state_size() × input_size()). Like
+  // jacobian_pattern(), the patterns are fixed at construction (callers read them once) and
+  // contain every entry that can be nonzero; the values come in pattern order.
+  //
+  // Default, for models that do not provide them (users' plugins): dense patterns and central
+  // finite differences of outputs() / residual() with steps 1e-7·max(1, |value|), i.e. about
+  // eight significant digits: enough for a Newton matrix, not for a regression value. A model
+  // with analytic derivatives overrides all four functions together.
+  virtual EntryPattern output_jacobian_pattern() const;
+  virtual void output_jacobian(double t, std::span<const double> z, std::span<const double> u,
+                               std::span<double> values) const;
+  virtual EntryPattern input_jacobian_pattern() const;
+  virtual void input_jacobian(double t, std::span<const double> z, std::span<const double> zp,
+                              std::span<const double> u, std::span<double> values) const;
 };
 
 // The time function of a subsystem's inputs, supplied by the caller of the integrator

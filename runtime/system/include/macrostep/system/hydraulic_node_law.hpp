@@ -1,0 +1,142 @@
+// The elastic hydraulic volume node of seed 003 §2.4 (MODELS.md F-HYD) as a coupling law.
+//
+// The node (volume V_K, fluid bulk modulus E(p)) obeys ṗ = E(p)/V_K·Σ Q_i (Eq. 2.86), Q_i the
+// flow of line i into the node. Every connected subsystem integrates its line's abstract volume
+// V_i with V̇_i = Q_i and outputs it; separating variables gives the pressure as an algebraic
+// function of those outputs (Eq. 2.87-2.88):
+//   ∫_{p0}^{p} dp'/E(p') = Σ_i (V_i − V_i⁰)/V_K =: s,
+// so the node is an ordinary law u = p = φ(V_1..V_N), no feed-through, exactly like a mechanical
+// spring (V ↔ x, p ↔ force, E/V_K ↔ stiffness). Bulk-modulus models:
+//  - kConstant (§2.4.1, Eq. 2.89): p = p0 + (E/V_K)·Σ(V_i − V_i⁰).
+//  - kPressureDependent (§2.4.3, Eq. 2.94-2.96): E(p) = a/(1 + b·p^c); g(p) = s with
+//    g(p) = [p − p0 + b/(c+1)·(p^(c+1) − p0^(c+1))]/a, solved by guarded Newton (g' = 1/E).
+//
+// The stepped model (§2.4.2, Eq. 2.93) is NOT a CouplingLaw, by decision: it is
+//   p^l = E(p^(l−1))/V_K·Σ(V_i^l − V_i^(l−1)) + p^(l−1),
+// a recursion over accepted macro points, so its pressure depends on the path (the macro grid,
+// which steps were accepted or repeated), not on y. The CouplingLaw contract (evaluate() pure in
+// y, shared by every thread, one result however the subsystems ran) cannot hold it honestly: a
+// hidden p^(l−1) would have to be advanced on accept and kept on reject, and the master has no
+// accept hook for laws. Freezing E at E(p0) would be the constant model under another name.
+// SteppedNodePressure below implements Eq. 2.93 as an explicit, stateful object for a caller
+// that owns the accept/reject decision (a future stateful-law hook of the master); it is tested
+// against the formula and against the exact integral it approximates.
+//
+// Newton start of the pure law: the law cannot start from p^(l−1) as seed 003 does, so it
+// starts from a bound of the root computed from s alone (see initial_guess in the .cpp): the
+// smaller of the two one-term inverses for s ≥ 0 (an upper bound), the larger for s < 0 (a lower
+// bound). solve_node_pressure() also takes any start, for callers that have p^(l−1).
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "macrostep/system/coupling_law.hpp"
+
+namespace macrostep::system {
+
+// E(p) = a/(1 + b·p^c) (seed 003 Eq. 2.94). Requires a > 0, b ≥ 0, c < −1 (then g maps
+// (0, ∞) onto all reals, so every volume balance has exactly one positive pressure).
+struct PressureDependentBulkModulus {
+  double a = 0.0, b = 0.0, c = -2.0;
+
+  // From the fluid data of Eq. 2.94: a = Ẽ(1+ν), b = Ẽ·ν·p̃^(1/κ)/κ, c = −(1 + 1/κ); Ẽ bulk
+  // modulus of the airless fluid [Pa], ν volume fraction of air at p̃, κ isentropic exponent,
+  // p̃ reference pressure [Pa].
+  static PressureDependentBulkModulus from_fluid(double airless_modulus, double air_fraction,
+                                                 double isentropic_exponent,
+                                                 double reference_pressure);
+  // E(p) [Pa] for p > 0.
+  double modulus(double p) const;
+  // g(p) − g(p0) of Eq. 2.95: ∫_{p0}^{p} dp'/E(p'), p, p0 > 0.
+  double compliance_integral(double p0, double p) const;
+};
+
+struct NodePressureSolution {
+  double pressure = 0.0;
+  // Newton corrections applied before the convergence test passed (the test itself evaluates
+  // g and E once more and applies that last, tiny correction).
+  int iterations = 0;
+};
+
+// Solves compliance_integral(p0, p) = s for p > 0 by Newton from p_start > 0 (Eq. 2.96): a step
+// to p ≤ 0 is replaced by p/10 (the guard: from far above the root a Newton step can land at a
+// negative pressure, MODELS.md F-HYD; g is concave, so from below the root Newton increases
+// monotonically). Converged when the correction is ≤ 1e-12·p (relative; quadratic convergence
+// makes the result far more accurate). Throws std::runtime_error after 100 corrections and
+// std::invalid_argument for a non-finite s or a start ≤ 0.
+NodePressureSolution solve_node_pressure(const PressureDependentBulkModulus& modulus, double p0,
+                                         double s, double p_start);
+
+class HydraulicNodeLaw final : public CouplingLaw {
+ public:
+  enum class Model { kConstant, kPressureDependent };
+
+  struct Parameters {
+    double node_volume = 0.0;       // V_K [m³] > 0
+    double initial_pressure = 0.0;  // p0 [Pa]: the pressure at V_i = V_i⁰; > 0 if pressure dep.
+    Model model = Model::kConstant;
+    double constant_modulus = 0.0;                    // E [Pa] > 0 (kConstant)
+    PressureDependentBulkModulus pressure_dependent;  // (kPressureDependent)
+  };
+
+  // name: the pressure variable (result column). volumes: the abstract volumes V_i it reads
+  // (one per connected line, any subsystems); initial_volumes: V_i⁰ (same size; empty means all
+  // zero). Throws std::invalid_argument for no volumes, a size mismatch or invalid parameters.
+  HydraulicNodeLaw(std::string name, const Parameters& parameters, std::vector<OutputRef> volumes,
+                   std::vector<double> initial_volumes = {});
+
+  std::span<const OutputRef> reads() const override { return volumes_; }
+  std::span<const std::string> variable_names() const override {
+    return std::span<const std::string>(&name_, 1);
+  }
+  // u_out[0] = p(V_1..V_N). A non-finite volume gives NaN (reported by the caller's NaN checks).
+  void evaluate(std::span<const double> y_read, std::span<double> u_out) const override;
+  // ∂p/∂V_i = E(p)/V_K for every i (the inverse of g' = 1/E, Eq. 2.96b).
+  void jacobian(std::span<const double> y_read, std::span<double> dphi_dy) const override;
+  bool has_feedthrough() const override { return false; }
+
+  const Parameters& parameters() const { return parameters_; }
+  // E at pressure p for this node's model.
+  double modulus(double p) const;
+  // The relative volume balance s = Σ(V_i − V_i⁰)/V_K of Eq. 2.88, summed in read order.
+  double relative_volume(std::span<const double> volumes) const;
+  // p(s) with the Newton iteration count (0 for the constant model).
+  NodePressureSolution pressure(double s) const;
+  // u̇ = ṗ = E(p)/V_K·Σ Q_i (Eq. 2.91) for a caller that extrapolates with derivatives; the law
+  // itself writes p only, so it does not read the flows.
+  double pressure_rate(double p, std::span<const double> flows) const;
+
+ private:
+  std::string name_;
+  Parameters parameters_;
+  std::vector<OutputRef> volumes_;
+  std::vector<double> initial_volumes_;
+};
+
+// The stepped bulk modulus (seed 003 §2.4.2, Eq. 2.93) with explicit state: p^l from the last
+// accepted point (p^(l−1), V^(l−1)) with E frozen at E(p^(l−1)) of a pressure-dependent model.
+// Not thread-safe, not a CouplingLaw (see the header comment). Call order: construct (the
+// accepted point is (p0, V⁰)) → pressure_at(V^l) any number of times (a rejected step simply
+// calls it again with other volumes) → accept(V^l) once the step is accepted → ...
+class SteppedNodePressure {
+ public:
+  // Throws std::invalid_argument for invalid parameters (as HydraulicNodeLaw with
+  // kPressureDependent) or an empty volume vector.
+  SteppedNodePressure(const HydraulicNodeLaw::Parameters& parameters,
+                      std::vector<double> initial_volumes);
+  // p^l for volumes V^l (size of initial_volumes) from the accepted point; does not change it.
+  double pressure_at(std::span<const double> volumes) const;
+  // Makes (pressure_at(volumes), volumes) the accepted point.
+  void accept(std::span<const double> volumes);
+  double accepted_pressure() const { return pressure_; }
+
+ private:
+  HydraulicNodeLaw::Parameters parameters_;
+  std::vector<double> volumes_;
+  double pressure_;
+};
+
+}  // namespace macrostep::system

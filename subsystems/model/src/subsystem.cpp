@@ -1,0 +1,68 @@
+// The documented finite-difference defaults of the Subsystem's optional coupling Jacobians.
+#include "macrostep/model/subsystem.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace macrostep::model {
+
+namespace {
+
+constexpr double kRelativeStep = 1e-7;
+
+EntryPattern dense_pattern(std::size_t rows, std::size_t columns) {
+  EntryPattern pattern;
+  for (std::size_t c = 0; c < columns; ++c) {
+    for (std::size_t r = 0; r < rows; ++r) {
+      pattern.row.push_back(r);
+      pattern.column.push_back(c);
+    }
+  }
+  return pattern;
+}
+
+// Central differences of f: R^n → R^m at x, column by column, into values in the order of
+// dense_pattern(m, n) (column-major).
+template <class Function>
+void central_differences(std::vector<double> x, std::size_t m, Function&& f,
+                         std::span<double> values) {
+  std::vector<double> up(m), down(m);
+  for (std::size_t c = 0; c < x.size(); ++c) {
+    const double x0 = x[c];
+    const double h = kRelativeStep * std::max(1.0, std::fabs(x0));
+    x[c] = x0 + h;
+    f(x, up);
+    x[c] = x0 - h;
+    f(x, down);
+    x[c] = x0;
+    for (std::size_t r = 0; r < m; ++r) values[c * m + r] = (up[r] - down[r]) / (2.0 * h);
+  }
+}
+
+}  // namespace
+
+EntryPattern Subsystem::output_jacobian_pattern() const {
+  return dense_pattern(output_size(), state_size());
+}
+
+void Subsystem::output_jacobian(double t, std::span<const double> z, std::span<const double> u,
+                                std::span<double> values) const {
+  central_differences(
+      std::vector<double>(z.begin(), z.end()), output_size(),
+      [&](const std::vector<double>& zz, std::vector<double>& y) { outputs(t, zz, u, y); }, values);
+}
+
+EntryPattern Subsystem::input_jacobian_pattern() const {
+  return dense_pattern(state_size(), input_size());
+}
+
+void Subsystem::input_jacobian(double t, std::span<const double> z, std::span<const double> zp,
+                               std::span<const double> u, std::span<double> values) const {
+  central_differences(
+      std::vector<double>(u.begin(), u.end()), state_size(),
+      [&](const std::vector<double>& uu, std::vector<double>& r) { residual(t, z, zp, uu, r); },
+      values);
+}
+
+}  // namespace macrostep::model

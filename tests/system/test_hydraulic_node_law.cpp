@@ -1,0 +1,249 @@
+// The hydraulic volume node (seed 003 §2.4, Eq. 2.86-2.96; MODELS.md F-HYD): bulk-modulus
+// models against their formulas and the derived F-HYD numbers, the pressure build-up of a closed
+// chamber against the node ODE, the Newton iteration, the stepped model, and ∂p/∂V.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <vector>
+
+#include "law_checks.hpp"
+#include "macrostep/system/hydraulic_node_law.hpp"
+
+namespace macrostep {
+namespace {
+
+using system::HydraulicNodeLaw;
+using system::PressureDependentBulkModulus;
+
+constexpr double kBar = 1e5;
+
+// The example fluid of seed 003 Fig. 2.18: Ẽ = 821 N/mm², ν = 0.08, κ = 1.4, p̃ = p0 = 1 bar.
+PressureDependentBulkModulus example_fluid() {
+  return PressureDependentBulkModulus::from_fluid(8.21e8, 0.08, 1.4, 1.0 * kBar);
+}
+
+HydraulicNodeLaw::Parameters pressure_dependent_node(double node_volume) {
+  HydraulicNodeLaw::Parameters p;
+  p.node_volume = node_volume;
+  p.initial_pressure = 1.0 * kBar;
+  p.model = HydraulicNodeLaw::Model::kPressureDependent;
+  p.pressure_dependent = example_fluid();
+  return p;
+}
+
+HydraulicNodeLaw::Parameters constant_node(double node_volume, double modulus, double p0) {
+  HydraulicNodeLaw::Parameters p;
+  p.node_volume = node_volume;
+  p.initial_pressure = p0;
+  p.model = HydraulicNodeLaw::Model::kConstant;
+  p.constant_modulus = modulus;
+  return p;
+}
+
+// MODELS.md F-HYD [D]: a = 8.867e8 Pa, b = 1.749e11, c = −1.7142857 (to the printed digits).
+TEST(HydraulicNodeLaw, FluidCoefficientsMatchTheDerivedValues) {
+  const auto e = example_fluid();
+  EXPECT_NEAR(e.a, 8.867e8, 0.0005e8);
+  EXPECT_NEAR(e.b, 1.749e11, 0.0005e11);
+  EXPECT_NEAR(e.c, -1.7142857, 5e-8);
+}
+
+// MODELS.md F-HYD [D]: E(1 / 10 / 100 / 1000 bar) = 1.89e6 / 8.82e7 / 7.55e8 / 8.84e8 Pa, each
+// within half a unit of its last printed digit.
+TEST(HydraulicNodeLaw, PressureDependentModulusMatchesTheDerivedValues) {
+  const auto e = example_fluid();
+  const std::array<double, 4> bar = {1.0, 10.0, 100.0, 1000.0};
+  const std::array<double, 4> published = {1.89e6, 8.82e7, 7.55e8, 8.84e8};
+  for (std::size_t k = 0; k < bar.size(); ++k) {
+    EXPECT_LT(std::fabs(e.modulus(bar[k] * kBar) - published[k]),
+              0.5 * std::pow(10.0, std::floor(std::log10(published[k])) - 2.0))
+        << bar[k] << " bar";
+  }
+}
+
+// MODELS.md F-HYD [D]: ΔV/V_K to reach 2 / 10 / 100 / 1000 bar from 1 bar = 0.029 / 0.061 /
+// 0.082 / 0.186 (g of Eq. 2.95, within half a unit of the third decimal), and the law inverts
+// it: fed exactly g(target), the node returns the target pressure.
+TEST(HydraulicNodeLaw, VolumeToReachAPressureMatchesTheDerivedValues) {
+  const std::array<double, 4> bar = {2.0, 10.0, 100.0, 1000.0};
+  const std::array<double, 4> published = {0.029, 0.061, 0.082, 0.186};
+  const double node_volume = 1e-5;  // MODELS.md F-HYD [SI]
+  const HydraulicNodeLaw law("node.p", pressure_dependent_node(node_volume), {{0, 0}});
+  for (std::size_t k = 0; k < bar.size(); ++k) {
+    const double s = example_fluid().compliance_integral(1.0 * kBar, bar[k] * kBar);
+    EXPECT_NEAR(s, published[k], 5e-4) << bar[k] << " bar";
+    std::array<double, 1> p{};
+    law.evaluate(std::array<double, 1>{s * node_volume}, p);
+    EXPECT_NEAR(p[0], bar[k] * kBar, 1e-9 * bar[k] * kBar);
+  }
+}
+
+// Eq. 2.89: p = p0 + (E/V_K)·Σ(V_i − V_i⁰), by hand: three lines, V_K = 2e-5 m³, E = 1.5e9 Pa,
+// p0 = 50 bar, ΔV = (1e-8 − 2e-8) + (3e-8 − 0) + (−5e-9 − 5e-9) = 1e-8 m³ → Δp = 7.5e5 Pa.
+TEST(HydraulicNodeLaw, ConstantModulusByHand) {
+  const HydraulicNodeLaw law("p", constant_node(2e-5, 1.5e9, 50.0 * kBar), {{0, 2}, {1, 0}, {3, 1}},
+                             {2e-8, 0.0, 5e-9});
+  ASSERT_EQ(law.reads().size(), 3u);
+  EXPECT_EQ(law.reads()[2].subsystem, 3u);
+  EXPECT_FALSE(law.has_feedthrough());
+  std::array<double, 1> p{};
+  law.evaluate(std::array<double, 3>{1e-8, 3e-8, -5e-9}, p);
+  EXPECT_NEAR(p[0], 50.0 * kBar + 7.5e5, 1e-6);
+  EXPECT_EQ(law.pressure(0.0).iterations, 0);
+  EXPECT_NEAR(law.pressure_rate(60.0 * kBar, std::array<double, 2>{1e-6, -3e-6}),
+              1.5e9 / 2e-5 * -2e-6, 1e-3);
+}
+
+// Pressure build-up of a closed chamber filled at constant flow Q (V(t) = Q·t): the node ODE
+// ṗ = E(p)·Q/V_K (Eq. 2.86), integrated independently by classical RK4 with small steps from
+// 1 bar to about 1000 bar, against the law's algebraic p(V(t)) (Eq. 2.88/2.95); and the
+// constant-modulus closed form p = p0 + E·Q·t/V_K.
+TEST(HydraulicNodeLaw, ClosedChamberPressureBuildUp) {
+  const double node_volume = 1e-5, flow = 2e-5;  // 2e-5 m³/s fills 0.186·V_K in ~0.093 s
+  const HydraulicNodeLaw law("p", pressure_dependent_node(node_volume), {{0, 0}});
+  const auto e = example_fluid();
+  const auto rate = [&](double p) { return e.modulus(p) * flow / node_volume; };
+  const int steps = 200000;
+  const double end = 0.0935, h = end / steps;
+  double p = 1.0 * kBar;
+  for (int k = 1; k <= steps; ++k) {
+    const double k1 = rate(p), k2 = rate(p + 0.5 * h * k1), k3 = rate(p + 0.5 * h * k2),
+                 k4 = rate(p + h * k3);
+    p += h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4);
+    if (k % 20000 == 0) {
+      std::array<double, 1> u{};
+      law.evaluate(std::array<double, 1>{flow * h * k}, u);
+      EXPECT_NEAR(u[0], p, 1e-8 * p) << "t = " << h * k;
+    }
+  }
+  EXPECT_GT(p, 900.0 * kBar);  // the build-up crossed the stiff range of Fig. 2.18
+
+  const HydraulicNodeLaw stiff("p", constant_node(node_volume, 1.4e9, 1.0 * kBar), {{0, 0}});
+  for (double t : {0.0, 1e-4, 3e-3}) {
+    std::array<double, 1> u{};
+    stiff.evaluate(std::array<double, 1>{flow * t}, u);
+    EXPECT_NEAR(u[0], 1.0 * kBar + 1.4e9 * flow * t / node_volume, 1e-6);
+  }
+}
+
+// MODELS.md F-HYD target: Newton from p^(l−1) with ΔV/V_K steps of 1e-4 converges (1e-12
+// relative here, 1e-10 in the source) with ≤ 3 corrections in ≥ 95 % of the steps, up from 1 bar
+// to 1000 bar and back down to 0.1 bar. The pure law's own start (a bound of the root from s
+// alone) needs at most 8 over a wide range of s.
+TEST(HydraulicNodeLaw, NewtonIterationsForSmallVolumeSteps) {
+  const auto e = example_fluid();
+  const double p0 = 1.0 * kBar, ds = 1e-4;
+  int steps = 0, within_three = 0, most = 0;
+  double s = 0.0, p = p0;
+  const auto step = [&](double next_s) {
+    s = next_s;
+    const auto solution = system::solve_node_pressure(e, p0, s, p);
+    EXPECT_NEAR(e.compliance_integral(p0, solution.pressure), s, 1e-12);
+    p = solution.pressure;
+    ++steps;
+    within_three += solution.iterations <= 3 ? 1 : 0;
+    most = std::max(most, solution.iterations);
+  };
+  while (p < 1000.0 * kBar) step(s + ds);
+  while (p > 0.1 * kBar) step(s - ds);
+  EXPECT_GE(within_three, 0.95 * steps) << "max " << most << " over " << steps << " steps";
+  RecordProperty("max_newton_corrections", most);
+
+  const HydraulicNodeLaw law("p", pressure_dependent_node(1e-5), {{0, 0}});
+  for (double rel = -0.5; rel <= 1.0; rel += 0.0025) {
+    const auto solution = law.pressure(rel);
+    EXPECT_LE(solution.iterations, 8) << "s = " << rel;
+    EXPECT_NEAR(e.compliance_integral(p0, solution.pressure), rel, 1e-12);
+  }
+}
+
+// MODELS.md F-HYD: from 1000 bar toward a 2 bar target the plain Newton step lands at a negative
+// pressure (g is concave, the tangent at 1000 bar is far too steep); the guarded solve converges.
+TEST(HydraulicNodeLaw, GuardAgainstNegativePressure) {
+  const auto e = example_fluid();
+  const double p0 = 1.0 * kBar, start = 1000.0 * kBar, target = 2.0 * kBar;
+  const double s = e.compliance_integral(p0, target);
+  const double plain_step = start - (e.compliance_integral(p0, start) - s) * e.modulus(start);
+  EXPECT_LT(plain_step, 0.0);
+  const auto solution = system::solve_node_pressure(e, p0, s, start);
+  EXPECT_NEAR(solution.pressure, target, 1e-9 * target);
+  EXPECT_THROW((void)system::solve_node_pressure(e, p0, s, -1.0), std::invalid_argument);
+  EXPECT_THROW((void)system::solve_node_pressure(e, p0, std::nan(""), p0), std::invalid_argument);
+}
+
+// ∂p/∂V_i = E(p)/V_K against central differences, both models, several fill levels.
+TEST(HydraulicNodeLaw, JacobianMatchesCentralDifferences) {
+  const double vk = 1e-5;
+  const HydraulicNodeLaw dependent("p", pressure_dependent_node(vk), {{0, 0}, {1, 0}},
+                                   {1e-7, -2e-7});
+  const HydraulicNodeLaw constant("p", constant_node(vk, 1.2e9, 3.0e6), {{0, 0}, {1, 0}});
+  const std::vector<std::vector<double>> fills = {
+      {1e-7, -2e-7}, {1.5e-7, -1.9e-7}, {3e-7, 1e-7}, {2e-6, -1e-7}, {-1e-6, -2e-7}};
+  for (const auto& v : fills) {
+    testing::expect_law_jacobian_matches_central_differences(dependent, v, {1e-7, 1e-7}, 1e-5,
+                                                             1e-6);
+    testing::expect_law_jacobian_matches_central_differences(constant, v, {1e-7, 1e-7}, 1e-5, 1e-6);
+    std::array<double, 2> d{};
+    std::array<double, 1> p{};
+    dependent.jacobian(v, d);
+    dependent.evaluate(v, p);
+    EXPECT_DOUBLE_EQ(d[0], example_fluid().modulus(p[0]) / vk);
+    EXPECT_EQ(d[0], d[1]);
+  }
+}
+
+// Stepped bulk modulus (Eq. 2.93) by hand for two macro steps, the reject semantics of
+// pressure_at (no state change), and its first-order convergence to the exact pressure-dependent
+// node as the volume steps shrink (E frozen over a step is an explicit Euler step in V).
+TEST(SteppedNodePressure, FollowsEquation293AndConvergesToTheExactNode) {
+  const auto params = pressure_dependent_node(1e-5);
+  const auto e = params.pressure_dependent;
+  system::SteppedNodePressure node(params, {0.0, 0.0});
+  const std::array<double, 2> v1 = {1e-9, 2e-9}, v2 = {3e-9, 2.5e-9};
+  const double p1 = e.modulus(1.0 * kBar) / 1e-5 * 3e-9 + 1.0 * kBar;
+  EXPECT_DOUBLE_EQ(node.pressure_at(v1), p1);
+  EXPECT_DOUBLE_EQ(node.pressure_at(v1), p1);  // a repeated (rejected) step sees the same point
+  node.accept(v1);
+  EXPECT_EQ(node.accepted_pressure(), p1);
+  const double p2 = e.modulus(p1) / 1e-5 * (2e-9 + 0.5e-9) + p1;
+  EXPECT_DOUBLE_EQ(node.pressure_at(v2), p2);
+
+  // Fill to s = 0.01 in n equal steps: error ∝ 1/n.
+  const double target_s = 0.01;
+  const HydraulicNodeLaw exact("p", params, {{0, 0}});
+  const double p_exact = exact.pressure(target_s).pressure;
+  double previous_error = 0.0;
+  for (int n : {200, 400, 800}) {
+    system::SteppedNodePressure stepped(params, {0.0});
+    for (int k = 1; k <= n; ++k) {
+      stepped.accept(std::array<double, 1>{target_s * 1e-5 * k / n});
+    }
+    const double error = std::fabs(stepped.accepted_pressure() - p_exact);
+    if (previous_error > 0.0) {
+      EXPECT_NEAR(previous_error / error, 2.0, 0.1) << n << " steps";
+    }
+    previous_error = error;
+  }
+}
+
+TEST(HydraulicNodeLaw, RejectsInvalidParameters) {
+  auto bad_volume = constant_node(0.0, 1e9, 1e5);
+  EXPECT_THROW(HydraulicNodeLaw("p", bad_volume, {{0, 0}}), std::invalid_argument);
+  EXPECT_THROW(HydraulicNodeLaw("p", constant_node(1e-5, -1.0, 1e5), {{0, 0}}),
+               std::invalid_argument);
+  EXPECT_THROW(HydraulicNodeLaw("p", constant_node(1e-5, 1e9, 1e5), {}), std::invalid_argument);
+  EXPECT_THROW(HydraulicNodeLaw("p", constant_node(1e-5, 1e9, 1e5), {{0, 0}}, {1.0, 2.0}),
+               std::invalid_argument);
+  auto zero_pressure = pressure_dependent_node(1e-5);
+  zero_pressure.initial_pressure = 0.0;
+  EXPECT_THROW(HydraulicNodeLaw("p", zero_pressure, {{0, 0}}), std::invalid_argument);
+  auto bad_exponent = pressure_dependent_node(1e-5);
+  bad_exponent.pressure_dependent.c = -0.5;
+  EXPECT_THROW(HydraulicNodeLaw("p", bad_exponent, {{0, 0}}), std::invalid_argument);
+  EXPECT_THROW((void)PressureDependentBulkModulus::from_fluid(8e8, 0.08, 0.0, 1e5),
+               std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace macrostep
