@@ -165,6 +165,11 @@ inline constexpr std::uint32_t kCommandSpinIterations = 1u << 15;
 
 }  // namespace
 
+ipc::WaitPolicy worker_wait_policy(std::size_t subsystems, unsigned extra_runs,
+                                   std::size_t run_cpus) noexcept {
+  return ipc::WaitPolicy::adaptive(subsystems * (1 + extra_runs), run_cpus, kCommandSpinIterations);
+}
+
 int run_worker(const std::string& segment_name, std::size_t index, int segment_fd) {
   const std::string who = "macrostep worker (subsystem " + std::to_string(index + 1) + ")";
   std::optional<ipc::SharedSegment> segment;
@@ -186,7 +191,7 @@ int run_worker(const std::string& segment_name, std::size_t index, int segment_f
     } else {
       segment.emplace(ipc::SharedSegment::attach(segment_name));
     }
-    const auto& run = segment->get<RunBlock>("ms.run");
+    auto& run = segment->get<RunBlock>("ms.run");
     if (getppid() != run.master_pid) {
       std::fprintf(stderr, "%s: the master (pid %d) is gone\n", who.c_str(), run.master_pid);
       return 3;
@@ -218,8 +223,7 @@ int run_worker(const std::string& segment_name, std::size_t index, int segment_f
     if (config.index != index) throw std::runtime_error("configuration of another subsystem");
     pin(config.cpuset);
     const ipc::WaitPolicy policy =
-        ipc::WaitPolicy::adaptive(config.subsystems * (1 + config.extra_runs),
-                                  segment->identity().run_cpus, kCommandSpinIterations);
+        worker_wait_policy(config.subsystems, config.extra_runs, segment->identity().run_cpus);
     const pid_t master = run.master_pid;
     auto& commands = block.commands;
     auto& replies = block.replies;
@@ -242,7 +246,9 @@ int run_worker(const std::string& segment_name, std::size_t index, int segment_f
     auto command = std::make_unique<StepCommand>();
     auto reply = std::make_unique<StepReply>();
     for (;;) {
-      if (commands.pop_for(*command, policy, std::chrono::milliseconds(200)) ==
+      // The master rings the bell after pushing (protocol.hpp, "Waking").
+      if (commands.pop_until(*command, run.command_bell, policy,
+                             ipc::WaitClock::now() + std::chrono::milliseconds(200)) ==
           ipc::WaitStatus::kTimedOut) {
         if (getppid() != master) return 3;  // orphaned (PDEATHSIG normally comes first)
         continue;
@@ -250,7 +256,10 @@ int run_worker(const std::string& segment_name, std::size_t index, int segment_f
       reply->received_ns = monotonic_ns();
       worker.handle(*command, *reply);
       reply->sent_ns = monotonic_ns();
-      replies.push(*reply, policy);
+      // The master waits on the reply counter, not on the ring: push quietly, then arrive (the
+      // reply that completes the master's target wakes it).
+      replies.push_quiet(*reply, policy);
+      run.replies.arrive();
       if (command->kind == CommandKind::kShutdown) {
         // The master's reason, for the log when it is not the normal end of a run.
         if (const auto bye = segment->find("ms.bye")) {
