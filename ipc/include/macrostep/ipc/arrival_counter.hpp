@@ -59,6 +59,9 @@ class alignas(kCacheLine) ArrivalCounter {
 
   // Waits (spin, then sleep) until complete(); kTimedOut once `deadline` has passed.
   WaitStatus wait(const WaitPolicy& policy, const Deadline& deadline = std::nullopt) noexcept {
+    // Checked first: with a sleeping policy WaitWord::wait would announce itself (two RMWs on the
+    // line the last arrival notifies through) before it looks.
+    if (complete()) return WaitStatus::kReady;
     return word_.wait([this] { return complete(); }, policy, deadline);
   }
 
