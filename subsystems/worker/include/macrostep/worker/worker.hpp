@@ -86,9 +86,10 @@ void write_message(ConfigBlock& block, const std::vector<std::byte>& message);
 // The region bytes a config needs (header + message).
 std::size_t config_region_bytes(std::size_t message_bytes);
 
-// How a worker waits for its next command: spinning (about 0.5-1 ms, longer than the master's
-// turnaround between two steps) when the runs of all `subsystems` (1 + extra_runs each) fit on
-// the run's CPUs, else sleeping at once on the command bell (worker.cpp says why). The master
+// How a worker waits for its next command: awake for longer than the master's turnaround between
+// two steps (a short spin, then sched_yield() calls, then sleep) when the runs of all `subsystems`
+// (1 + extra_runs each) fit on the run's CPUs, else sleeping at once on the command bell
+// (worker.cpp says why). The master
 // asks it too, to know whether a queued command reaches a worker without ringing the bell.
 ipc::WaitPolicy worker_wait_policy(std::size_t subsystems, unsigned extra_runs,
                                    std::size_t run_cpus) noexcept;
