@@ -59,8 +59,9 @@ struct ProcessOptions {
   unsigned extra_runs = 1;
   // TBB arena size inside each worker for its nominal + extra runs; 0: all its PUs, 1: serial.
   int threads = 0;
-  // The master's wait policy; nullopt: WaitPolicy::adaptive(subsystems + 1, run CPUs) (the
-  // workers always use the adaptive policy).
+  // The master's wait policy; nullopt: WaitPolicy::adaptive(worker processes + 1, run CPUs),
+  // and when that spins, sched_yield() calls after the spin before it sleeps (the workers always
+  // use worker::worker_wait_policy).
   std::optional<ipc::WaitPolicy> wait;
   // The `macrostep` binary to spawn (it must have the `worker` subcommand).
   std::string executable = "/proc/self/exe";

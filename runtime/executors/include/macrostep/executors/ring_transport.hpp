@@ -65,6 +65,9 @@ class RingTransport final : public WorkerTransport {
 
   const std::string& name() const { return segment_.name(); }
   int fd() const { return segment_.fd(); }
+  // How the master waits from now on (its owner knows how many processes really compete: e.g.
+  // fewer workers than configurations when the master hosts a subsystem).
+  void set_wait_policy(const ipc::WaitPolicy& policy) { policy_ = policy; }
   // The CPUs of the run (ipc::SegmentIdentity::run_cpus), which size the workers' wait policy.
   std::size_t run_cpus() const { return segment_.identity().run_cpus; }
   void unlink() { segment_.unlink(); }
