@@ -10,6 +10,8 @@
 // one (try_receive()). So a macro step costs one wake-up call and one wait of the master, not
 // one per worker.
 //
+// Implementations: RingTransport (lock-free rings in one shared-memory segment, this machine).
+// An MPI bridge forwards the same messages between ranks behind the same interface.
 #pragma once
 
 #include <chrono>
