@@ -1,7 +1,9 @@
 // Issue 4 benchmarks of the process runtime, in one run:
 //  1. overhead per macro step with 2, 8, 32 nearly-no-op subsystems (one light mass each, fixed
 //     H, kappa = 0, no estimator) on this machine's cores, in-process vs one process per
-//     subsystem (oversubscribed: sleeping waiters must keep it bounded);
+//     subsystem (oversubscribed: sleeping waiters must keep it bounded), and the floor of the
+//     processes column on this machine: the same number of forked processes doing nothing but the
+//     runtime's wake-up pattern of one macro step (wake_floor_us);
 //  2. parallel efficiency as the issue states it: a chain of two equal subsystems with the
 //     process executor, the whole run (master and both workers) on 1 CPU vs on 2 CPUs, as with
 //     `taskset -c 0` vs `taskset -c 0,1`; T(1 CPU)/T(2 CPUs), issue goal >= 1.85; for two
@@ -34,12 +36,16 @@
 
 #include "macrostep/executors/in_process_executor.hpp"
 #include "macrostep/executors/process_executor.hpp"
+#include "macrostep/ipc/arrival_counter.hpp"
+#include "macrostep/ipc/shared_segment.hpp"
+#include "macrostep/ipc/spsc_ring.hpp"
 #include "macrostep/library/chain.hpp"
 #include "macrostep/library/chain_spec.hpp"
 #include "macrostep/library/model_description.hpp"
 #include "macrostep/placement/placement.hpp"
 #include "macrostep/schemes/explicit_jacobi.hpp"
 #include "macrostep/system/chain_system.hpp"
+#include "macrostep/worker/worker.hpp"
 
 using namespace macrostep;
 
@@ -125,6 +131,65 @@ Timing run(const library::ChainParameters& p, std::size_t subsystems, bool proce
   for (const auto ns : r.subsystem_solver_ns) t.solver_seconds.push_back(1e-9 * ns);
   t.checksum = checksum;
   return t;
+}
+
+// The floor of the processes column: `n` forked processes that do per round only what a worker
+// does per macro step with the runtime's primitives (subsystems/worker/.../protocol.hpp,
+// "Waking": wait on the bell, take the command from its ring, push a reply quietly, arrive at the
+// reply counter), and a master that per round raises the counter's target, pushes n commands
+// quietly, rings the bell once and waits until the last arrival; both with the wait policies of
+// the process executor. No subsystem, no coupling, no accept: what a macro step of n processes
+// costs on this machine before any work (wake-ups, context switches, cache and TLB refills).
+// Microseconds per round, after `rounds` / 10 untimed rounds. The children use only the ring, the
+// futex and _exit (part 1 may have left threads in this process).
+double wake_floor_us(std::size_t n, std::size_t rounds) {
+  struct Message {
+    std::uint64_t round;
+  };
+  using Ring = ipc::SpscRing<Message, 4>;
+  ipc::SegmentOptions options;
+  options.region_bytes = 2 * n * (sizeof(Ring) + 64 * ipc::kCacheLine) + 4096;
+  ipc::SharedSegment segment = ipc::SharedSegment::create(options);
+  auto& bell = segment.construct<ipc::WaitWord>("bell");
+  auto& replies = segment.construct<ipc::ArrivalCounter>("replies");
+  std::vector<Ring*> commands, answers;
+  for (std::size_t w = 0; w < n; ++w) {
+    commands.push_back(&Ring::create(segment, fmt::format("cmd.{}", w)));
+    answers.push_back(&Ring::create(segment, fmt::format("reply.{}", w)));
+  }
+  const std::size_t cpus = segment.identity().run_cpus;
+  const ipc::WaitPolicy worker_policy = worker::worker_wait_policy(n, 0, cpus);
+  const ipc::WaitPolicy master_policy = ipc::WaitPolicy::adaptive(n + 1, cpus);
+  const std::size_t warmup = rounds / 10 + 1;
+  std::vector<pid_t> children;
+  for (std::size_t w = 0; w < n; ++w) {
+    const pid_t pid = ::fork();
+    if (pid < 0) throw std::runtime_error("fork failed");
+    if (pid == 0) {
+      Message m{};
+      for (std::size_t r = 0; r < warmup + rounds; ++r) {
+        commands[w]->pop_until(m, bell, worker_policy, ipc::WaitClock::time_point::max());
+        answers[w]->push_quiet(m, worker_policy);
+        replies.arrive();
+      }
+      ::_exit(0);
+    }
+    children.push_back(pid);
+  }
+  std::chrono::steady_clock::time_point t0;
+  for (std::size_t r = 0; r < warmup + rounds; ++r) {
+    if (r == warmup) t0 = std::chrono::steady_clock::now();
+    replies.expect_more(static_cast<std::uint32_t>(n));
+    for (Ring* c : commands) c->push_quiet(Message{r}, master_policy);
+    bell.notify();
+    replies.wait(master_policy);
+    Message m{};
+    for (Ring* a : answers) (void)a->try_pop(m);
+  }
+  const double us =
+      1e6 * std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (const pid_t pid : children) ::waitpid(pid, nullptr, 0);
+  return us / static_cast<double>(rounds);
 }
 
 // The efficiency workload, shared by the driver and the --efficiency-single child.
@@ -383,8 +448,9 @@ int main(int argc, char** argv) {
         "t_end = {} s, one thread per executor\n",
         h, overhead_t_end);
     // "hosted": the master runs subsystem 1 itself (ProcessOptions::host_first_subsystem).
-    fmt::print("{:>11} {:>8} {:>16} {:>15} {:>7} {:>12} {:>7}\n", "subsystems", "steps",
-               "in-process [us]", "processes [us]", "ratio", "hosted [us]", "ratio");
+    // "floor": wake_floor_us, the wake-ups and context switches of the processes column alone.
+    fmt::print("{:>11} {:>8} {:>16} {:>15} {:>7} {:>12} {:>7} {:>11}\n", "subsystems", "steps",
+               "in-process [us]", "processes [us]", "ratio", "hosted [us]", "ratio", "floor [us]");
     for (std::size_t n : counts) {
       const auto p = chain(n, 1.0);
       const Timing a = run(p, n, false, h, overhead_t_end, binary, {});
@@ -393,8 +459,9 @@ int main(int argc, char** argv) {
       const double ua = 1e6 * a.seconds / static_cast<double>(a.steps);
       const double ub = 1e6 * b.seconds / static_cast<double>(b.steps);
       const double uc = 1e6 * c.seconds / static_cast<double>(c.steps);
-      fmt::print("{:>11} {:>8} {:>16.1f} {:>15.1f} {:>7.2f} {:>12.1f} {:>7.2f}\n", n, b.steps, ua,
-                 ub, ub / ua, uc, uc / ua);
+      const double floor = wake_floor_us(n, b.steps);
+      fmt::print("{:>11} {:>8} {:>16.1f} {:>15.1f} {:>7.2f} {:>12.1f} {:>7.2f} {:>11.1f}\n", n,
+                 b.steps, ua, ub, ub / ua, uc, uc / ua, floor);
       std::fflush(stdout);
     }
   }

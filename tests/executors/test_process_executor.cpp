@@ -152,8 +152,11 @@ TEST(ProcessExecutor, ControlledExCVIsBitIdentical3) {
 }
 
 // Master and both workers squeezed onto one CPU (the workers inherit the master's mask): the
-// sleeping waiters hand the core over, and the numbers do not change. (A co-simulation needs two
-// subsystems at least, so "fewer processes than cores" is this case and the 2-process ones.)
+// sleeping waiters hand the core over, and the numbers do not change. The workers sleep at once
+// here on any machine, so the accepts and rejects are queued without a wake-up and reach them
+// with the next step's (ProcessExecutor's deferred acknowledgements), and accepted_state() has to
+// collect them itself. (A co-simulation needs two subsystems at least, so "fewer processes than
+// cores" is this case and the 2-process ones.)
 TEST(ProcessExecutor, ControlledExMDIsBitIdenticalOnOneCpu) {
   cpu_set_t before;
   CPU_ZERO(&before);

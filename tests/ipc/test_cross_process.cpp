@@ -1,6 +1,7 @@
 // Rings and wait words across processes: a forked child attaches to the segment by name and
 // echoes messages; header validation in the child; 8 worker processes on 2 CPUs; a dead peer
-// detected through a timed wait.
+// detected through a timed wait; the batched wake-up (one bell for all workers, one reply counter
+// for the master) across processes, also after a worker was killed asleep on the bell.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -10,10 +11,13 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <iostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ipc_test_support.hpp"
+#include "macrostep/ipc/arrival_counter.hpp"
 #include "macrostep/ipc/shared_segment.hpp"
 #include "macrostep/ipc/spsc_ring.hpp"
 #include "macrostep/ipc/wait.hpp"
@@ -21,12 +25,14 @@
 namespace {
 
 using namespace std::chrono_literals;
+using macrostep::ipc::ArrivalCounter;
 using macrostep::ipc::SegmentErrc;
 using macrostep::ipc::SegmentError;
 using macrostep::ipc::SegmentHeader;
 using macrostep::ipc::SegmentOptions;
 using macrostep::ipc::SharedSegment;
 using macrostep::ipc::SpscRing;
+using macrostep::ipc::WaitClock;
 using macrostep::ipc::WaitPolicy;
 using macrostep::ipc::WaitStatus;
 using macrostep::ipc::WaitWord;
@@ -234,6 +240,117 @@ TEST(CrossProcess, TimedWaitLetsTheMasterNoticeADeadWorker) {
   EXPECT_GE(timeouts, 1);
   ASSERT_TRUE(WIFSIGNALED(status));
   EXPECT_EQ(WTERMSIG(status), SIGKILL);
+}
+
+// ---- the batched wake-up across processes (protocol.hpp of the worker, "Waking") -------------
+
+// A worker process of the batched echo: sleeps on the shared bell for its next command, answers
+// it through its own reply ring and arrives at the shared counter. Exit status 0 if every
+// command of rounds [first, first + n) arrived intact and in order.
+int bell_worker(const std::string& segment_name, int w, std::uint64_t n) {
+  SharedSegment segment = SharedSegment::attach(segment_name);
+  auto& bell = segment.get<WaitWord>("bell");
+  auto& counter = segment.get<ArrivalCounter>("replies");
+  auto& commands = CommandRing::attach(segment, "cmd." + std::to_string(w));
+  auto& replies = ReplyRing::attach(segment, "reply." + std::to_string(w));
+  Command c{};
+  for (std::uint64_t i = 0; i < n; ++i) {
+    while (commands.pop_until(c, bell, WaitPolicy::sleeping(), WaitClock::now() + 1s) !=
+           WaitStatus::kReady) {
+    }
+    if (c.seq != i || payload_sum(c) != payload_sum(make_command(i))) return 1;
+    replies.push_quiet(Reply{c.seq, payload_sum(c), {}}, WaitPolicy::sleeping());
+    counter.arrive();
+  }
+  return 0;
+}
+
+// The master side: `rounds` batches to the workers in `which`, one bell and one counter wait per
+// batch; returns the number of bad replies.
+std::uint64_t bell_master(WaitWord& bell, ArrivalCounter& counter,
+                          std::vector<CommandRing*>& commands, std::vector<ReplyRing*>& replies,
+                          const std::vector<int>& which, std::uint64_t rounds) {
+  std::uint64_t bad = 0;
+  for (std::uint64_t i = 0; i < rounds; ++i) {
+    counter.expect_more(static_cast<std::uint32_t>(which.size()));
+    for (int w : which) {
+      if (!commands[static_cast<std::size_t>(w)]->try_push_quiet(make_command(i))) ++bad;
+    }
+    bell.notify();
+    if (counter.wait(WaitPolicy::sleeping(), WaitClock::now() + 10s) != WaitStatus::kReady) {
+      return bad + rounds;  // a lost wake-up: fail instead of hanging
+    }
+    Reply r{};
+    for (int w : which) {
+      const bool got = replies[static_cast<std::size_t>(w)]->try_pop(r);
+      bad += (!got || r.seq != i || r.sum != payload_sum(make_command(i))) ? 1 : 0;
+    }
+  }
+  return bad;
+}
+
+struct BellSegment {
+  SharedSegment segment;
+  WaitWord* bell;
+  ArrivalCounter* counter;
+  std::vector<CommandRing*> commands;
+  std::vector<ReplyRing*> replies;
+  explicit BellSegment(int workers) : segment(create(workers)) {
+    bell = &segment.construct<WaitWord>("bell");
+    counter = &segment.construct<ArrivalCounter>("replies");
+    for (int w = 0; w < workers; ++w) {
+      commands.push_back(&CommandRing::create(segment, "cmd." + std::to_string(w)));
+      replies.push_back(&ReplyRing::create(segment, "reply." + std::to_string(w)));
+    }
+  }
+  static SharedSegment create(int workers) {
+    SegmentOptions options;
+    options.region_bytes = static_cast<std::size_t>(workers) * (std::size_t{48} << 10) + 4096;
+    return SharedSegment::create(options);
+  }
+};
+
+// 8 worker processes and the master on 2 CPUs, everyone sleeping while waiting: one FUTEX_WAKE
+// per batch for all the workers, and at most one for the master.
+TEST(CrossProcessBell, OneWakeUpPerBatchForEightSleepingWorkers) {
+  CpuRestriction two_cpus(2);
+  constexpr int kWorkers = 8;
+  const std::uint64_t rounds = kThreadSanitizer ? 500 : 5'000;
+  BellSegment b(kWorkers);
+  const std::string name = b.segment.name();
+  std::vector<pid_t> pids;
+  std::vector<int> all;
+  for (int w = 0; w < kWorkers; ++w) {
+    pids.push_back(fork_child([&, w] { return bell_worker(name, w, rounds); }));
+    all.push_back(w);
+  }
+  EXPECT_EQ(bell_master(*b.bell, *b.counter, b.commands, b.replies, all, rounds), 0u);
+  for (const pid_t pid : pids) EXPECT_EQ(wait_child(pid), 0);
+  EXPECT_LE(b.bell->wake_calls(), rounds);
+  EXPECT_LE(b.counter->word().wake_calls(), rounds);
+  std::cout << "bell FUTEX_WAKEs " << b.bell->wake_calls() << ", worker sleeps "
+            << b.bell->sleep_calls() << ", master FUTEX_WAKEs " << b.counter->word().wake_calls()
+            << " in " << rounds << " batches\n";
+}
+
+// A worker killed while asleep on the bell never takes its sleeper count back: the others must
+// still be woken for every batch (it costs a spare FUTEX_WAKE, never a lost wake-up).
+TEST(CrossProcessBell, AWorkerKilledAsleepOnTheBellDoesNotStopTheOthers) {
+  constexpr int kWorkers = 3;
+  const std::uint64_t rounds = kThreadSanitizer ? 200 : 2'000;
+  BellSegment b(kWorkers);
+  const std::string name = b.segment.name();
+  std::vector<pid_t> pids;
+  for (int w = 0; w < kWorkers; ++w) {
+    pids.push_back(fork_child([&, w] { return bell_worker(name, w, rounds); }));
+  }
+  while (b.bell->sleepers() < kWorkers) std::this_thread::sleep_for(1ms);
+  kill(pids[0], SIGKILL);
+  EXPECT_EQ(wait_child(pids[0]), -SIGKILL);
+  EXPECT_EQ(bell_master(*b.bell, *b.counter, b.commands, b.replies, {1, 2}, rounds), 0u);
+  EXPECT_EQ(wait_child(pids[1]), 0);
+  EXPECT_EQ(wait_child(pids[2]), 0);
+  EXPECT_GE(b.bell->sleepers(), 1u);  // the dead worker's count stays
 }
 
 }  // namespace

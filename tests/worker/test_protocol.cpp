@@ -1,7 +1,8 @@
 // The hot-path messages of the process runtime (subsystems/worker/protocol.hpp): packed runs
 // (support points, roles, perturbations) survive the round trip bit for bit (the process executor's
 // results must be bit-identical to the in-process executor's, DESIGN.md contract 1), only the used
-// bytes travel, and malformed commands are reported, not evaluated.
+// bytes travel, and malformed commands are reported, not evaluated; how a worker waits for its
+// next command.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "macrostep/worker/protocol.hpp"
+#include "macrostep/worker/worker.hpp"
 
 namespace {
 
@@ -211,6 +213,22 @@ TEST(StepReplyPacking, TheLargestReplyFits) {
   const auto* last = reply->run_outputs(kMaxRuns - 1) + kMaxOutputs;
   EXPECT_LE(reinterpret_cast<const std::byte*>(last),
             reinterpret_cast<const std::byte*>(reply->error));
+}
+
+// A worker stays awake between commands (spin, then yield: never only spin, which kept a CPU
+// from the master) while every run has a CPU, and sleeps at once when the runs outnumber them.
+TEST(WorkerWaitPolicy, SpinsThenYieldsWhenTheRunsFitElseSleeps) {
+  using macrostep::worker::worker_wait_policy;
+  const auto fits = worker_wait_policy(2, 0, 2);
+  EXPECT_GT(fits.spin_iterations, 0u);
+  EXPECT_GT(fits.yield_iterations, 0u);
+  const auto extra_runs_too = worker_wait_policy(2, 1, 4);
+  EXPECT_GT(extra_runs_too.yield_iterations, 0u);
+  for (const auto& over :
+       {worker_wait_policy(3, 0, 2), worker_wait_policy(2, 1, 2), worker_wait_policy(32, 0, 2)}) {
+    EXPECT_EQ(over.spin_iterations, 0u);
+    EXPECT_EQ(over.yield_iterations, 0u);
+  }
 }
 
 }  // namespace

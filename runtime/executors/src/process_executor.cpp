@@ -55,6 +55,22 @@ double resume_time(const Operation& op) {
   return op.kind == Operation::kStep || op.kind == Operation::kReject ? op.begin : op.end;
 }
 
+// How the master waits for replies unless ProcessOptions::wait says otherwise: spin while the
+// master and its worker processes fit on the run's CPUs (with the first subsystem hosted, one
+// process fewer: 2 subsystems on 2 CPUs then spin), then yield (hands the CPU to a worker or to
+// other work queued on it, see worker.cpp), then sleep; sleep at once when they do not fit. The
+// spin is short on purpose: beside other load on the machine a longer one kept the CPU from the
+// worker it waited for (overhead bench, 2 subsystems, first hosted, 11 interleaved rounds under
+// load 8-9: 8192 PAUSEs 181 us per macro step, 2048 PAUSEs 111 us, 256 PAUSEs 30-33 us, the same
+// as sleeping at once; spinning at all pays only on an otherwise idle machine).
+ipc::WaitPolicy master_wait_policy(std::size_t processes, std::size_t run_cpus) {
+  constexpr std::uint32_t kSpinIterations = 256;
+  constexpr std::uint32_t kYieldIterations = 2048;
+  ipc::WaitPolicy policy = ipc::WaitPolicy::adaptive(processes, run_cpus, kSpinIterations);
+  if (policy.spin_iterations > 0) policy.yield_iterations = kYieldIterations;
+  return policy;
+}
+
 }  // namespace
 
 struct ProcessExecutor::State {
@@ -70,6 +86,7 @@ struct ProcessExecutor::State {
     std::int64_t snapshot_ns = 0;
     std::int64_t sent_ns = 0;
     std::int64_t ack_sent_ns = 0;  // when it acknowledged the accept / reject queued before
+    std::size_t owed = 0;          // commands sent and not answered (replies not taken)
   };
 
   std::unique_ptr<RingTransport> rings;
@@ -98,20 +115,20 @@ struct ProcessExecutor::State {
   std::uint64_t command_counter = 0;  // every command, for matching replies
   std::uint64_t pending_ack = 0;      // command id of unacknowledged accept / reject commands
   Operation pending_op;               // what they acknowledge
-  double step_time = 0.0;             // subsystem 0's nominal time after the last step
+  // Commands were sent since the last WorkerTransport::wake(): ring before waiting for replies.
+  bool unrung = false;
+  // The workers sleep at once while waiting for a command (oversubscribed run): an accept /
+  // reject is not worth waking them for by itself; it reaches them with the next command's
+  // wake-up, which saves every worker one wake-up per macro step. When they spin, they take it
+  // at once and save or restore their snapshot while the master works.
+  bool defer_acks = false;
+  double step_time = 0.0;  // subsystem 0's nominal time after the last step
 
   [[noreturn]] void fail_dead(std::size_t i, const std::string& how, const Operation& during) {
     broken = true;
     throw WorkerFailure(fmt::format("subsystem {} (pid {}) {} during {}", i + 1, supervisor->pid(i),
                                     how, describe(during)),
                         i, accepted_steps + 1, resume_time(during));
-  }
-
-  // Throws WorkerFailure for the first worker (lowest index) that has ended.
-  void check_alive(const Operation& during) {
-    for (std::size_t j : remote) {
-      if (const auto how = supervisor->ended(j)) fail_dead(j, *how, during);
-    }
   }
 
   // Throws WorkerFailure if worker i's progress has not moved for hang_timeout since it last did
@@ -141,20 +158,56 @@ struct ProcessExecutor::State {
 
   void send(std::size_t i, const Operation& op) {
     // At most two commands are in flight per worker, well below the queue's capacity: a send
-    // that waits means the worker is gone or hung.
+    // that waits means the worker is gone or hung (or asleep before its commands' wake-up).
     while (transport->send(i, *command, options.poll_interval) == ipc::WaitStatus::kTimedOut) {
       if (const auto how = supervisor->ended(i)) fail_dead(i, *how, op);
+      transport->wake();
     }
     workers[i].sent_ns = worker::monotonic_ns();
     workers[i].progress_known = false;
+    ++workers[i].owed;
+    unrung = true;
   }
 
-  // Takes worker i's reply into *reply; throws WorkerFailure if a worker ends or i hangs first.
-  void receive(std::size_t i, const Operation& during, std::uint64_t expected) {
-    while (transport->receive(i, *reply, options.poll_interval) == ipc::WaitStatus::kTimedOut) {
-      check_alive(during);  // every worker: the first death is reported at once
-      check_progress(i, during);
+  // Wakes the workers for the commands sent since the last wake-up (one call for all).
+  void ring() {
+    if (!unrung) return;
+    unrung = false;
+    transport->wake();
+  }
+
+  // What worker i is busy with while the master waits during `during`: the queued accept /
+  // reject if it has not acknowledged it yet.
+  const Operation& operation_of(std::size_t i, const Operation& during) const {
+    return pending_ack != 0 && transport->replies_waiting(i) == 0 ? pending_op : during;
+  }
+
+  // Waits until every command sent has its reply; throws WorkerFailure if a worker ends, or one
+  // that still owes a reply hangs, first.
+  void await_replies(const Operation& during) {
+    ring();
+    while (transport->await_replies(options.poll_interval) == ipc::WaitStatus::kTimedOut) {
+      for (std::size_t j : remote) {  // every worker: the first death is reported at once
+        if (const auto how = supervisor->ended(j)) fail_dead(j, *how, operation_of(j, during));
+      }
+      for (std::size_t j : remote) {
+        if (transport->replies_waiting(j) < workers[j].owed) {
+          check_progress(j, operation_of(j, during));
+        }
+      }
     }
+  }
+
+  // Takes worker i's next reply into *reply (after await_replies()).
+  void take(std::size_t i, const Operation& during, std::uint64_t expected) {
+    if (!transport->try_receive(i, *reply)) {
+      broken = true;
+      throw WorkerFailure(fmt::format("subsystem {}: no reply to command {} although every reply "
+                                      "was counted, during {}",
+                                      i + 1, expected, describe(during)),
+                          i, accepted_steps + 1, resume_time(during));
+    }
+    --workers[i].owed;
     if (reply->id != expected) {
       broken = true;
       throw WorkerFailure(fmt::format("subsystem {}: reply to command {} while waiting for {} "
@@ -169,7 +222,8 @@ struct ProcessExecutor::State {
   // Sends one command of `kind` (accept / reject) to every worker without waiting: the
   // acknowledgements are collected by drain(), at the latest before the next step's replies,
   // which saves a round trip per macro step. A worker handles commands in order, so the next
-  // step starts from the saved / restored state.
+  // step starts from the saved / restored state. Sleeping workers are not woken for it
+  // (defer_acks).
   void broadcast(worker::CommandKind kind, const Operation& op) {
     if (broken) throw std::logic_error("ProcessExecutor: a worker has failed");
     drain();
@@ -179,23 +233,31 @@ struct ProcessExecutor::State {
     for (std::size_t i : remote) send(i, op);
     pending_ack = command->id;
     pending_op = op;
+    if (!defer_acks) ring();
   }
 
   // Collects the acknowledgements of the last accept / reject (no-op if there are none).
   void drain() {
     if (pending_ack == 0) return;
+    await_replies(pending_op);
+    take_acks();
+  }
+
+  // Takes the acknowledgements of the last accept / reject, which have come in (await_replies).
+  void take_acks() {
+    if (pending_ack == 0) return;
     const std::uint64_t expected = pending_ack;
-    pending_ack = 0;
     std::string error;
     std::size_t failed = 0;
     for (std::size_t i : remote) {
-      receive(i, pending_op, expected);
+      take(i, pending_op, expected);
       workers[i].ack_sent_ns = reply->sent_ns;
       if (reply->status != worker::ReplyStatus::kOk && error.empty()) {
         error = reply->error;
         failed = i;
       }
     }
+    pending_ack = 0;
     if (!error.empty()) {
       broken = true;
       throw std::runtime_error(
@@ -337,6 +399,11 @@ ProcessExecutor::ProcessExecutor(const system::CoupledSystem& system,
   // Every worker has attached: remove the name, so nothing is left behind from here on (a
   // restarted worker attaches through the descriptor).
   s.rings->unlink();
+  if (!options.wait) {
+    s.rings->set_wait_policy(master_wait_policy(s.remote.size() + 1, s.rings->run_cpus()));
+  }
+  s.defer_acks =
+      worker::worker_wait_policy(n, options.extra_runs, s.rings->run_cpus()).spin_iterations == 0;
   s.accepted_time = system.subsystem(0).initial_time();
 }
 
@@ -407,12 +474,14 @@ void ProcessExecutor::step(double t_end, std::span<const SubsystemCommand> comma
   outcome.ok = true;
   outcome.error.clear();
   outcome.subsystems.resize(n);
+  s.ring();  // one wake-up for all the workers (and the accept / reject queued before)
   if (s.hosted) s.run_hosted(t_end, commands[0], outcome);
-  s.drain();  // the previous accept / reject, queued before this step in every ring
+  s.await_replies(s.step_op);
+  s.take_acks();  // the previous accept / reject, queued before this step in every ring
+  const std::int64_t popped = worker::monotonic_ns();
   std::int64_t slowest_sent = 0, slowest_comm = 0;
   for (std::size_t i : s.remote) {
-    s.receive(i, s.step_op, first_id + i);
-    const std::int64_t popped = worker::monotonic_ns();
+    s.take(i, s.step_op, first_id + i);
     const auto& r = *s.reply;
     auto& so = outcome.subsystems[i];
     const std::size_t no = s.workers[i].outputs;
@@ -500,7 +569,8 @@ void ProcessExecutor::transfer_state(std::size_t i, worker::CommandKind kind,
   s.command->set_path(path);
   s.command->id = ++s.command_counter;
   s.send(i, op);
-  s.receive(i, op, s.command->id);
+  s.await_replies(op);
+  s.take(i, op, s.command->id);
   if (s.reply->status != worker::ReplyStatus::kOk) {
     throw std::runtime_error(fmt::format("subsystem {}: {}", i + 1, s.reply->error));
   }

@@ -33,9 +33,9 @@ RingTransport::RingTransport(std::span<const std::vector<std::byte>> configs,
     : segment_(create_segment(configs, state_sizes)),
       state_sizes_(state_sizes.begin(), state_sizes.end()) {
   const std::size_t n = configs.size();
-  auto& run = segment_.construct<worker::RunBlock>("ms.run");
-  run.subsystems = static_cast<std::uint32_t>(n);
-  run.master_pid = master;
+  run_ = &segment_.construct<worker::RunBlock>("ms.run");
+  run_->subsystems = static_cast<std::uint32_t>(n);
+  run_->master_pid = master;
   const auto bye = segment_.allocate("ms.bye", worker::kShutdownRegionBytes);
   bye_ = new (segment_.at(bye.offset)) worker::ConfigBlock();
   bye_->capacity = worker::kShutdownRegionBytes - sizeof(worker::ConfigBlock);
@@ -59,16 +59,39 @@ RingTransport::~RingTransport() = default;
 
 ipc::WaitStatus RingTransport::send(std::size_t i, const worker::StepCommand& command,
                                     std::chrono::milliseconds timeout) {
-  return blocks_[i]->commands.push_for(command, policy_, timeout);
+  // The reply's arrival must find the raised target: raise it before the worker can see the
+  // command, and take it back if the command was not queued (no reply will come for it).
+  run_->replies.expect_more(1);
+  const ipc::WaitStatus status =
+      blocks_[i]->commands.push_quiet_until(command, policy_, ipc::WaitClock::now() + timeout);
+  if (status == ipc::WaitStatus::kTimedOut) run_->replies.expect(run_->replies.target() - 1);
+  return status;
 }
 
-ipc::WaitStatus RingTransport::receive(std::size_t i, worker::StepReply& reply,
-                                       std::chrono::milliseconds timeout) {
-  return blocks_[i]->replies.pop_for(reply, policy_, timeout);
+void RingTransport::wake() {
+  run_->command_bell.notify();
+}
+
+ipc::WaitStatus RingTransport::await_replies(std::chrono::milliseconds timeout) {
+  return run_->replies.wait(policy_, ipc::WaitClock::now() + timeout);
+}
+
+bool RingTransport::try_receive(std::size_t i, worker::StepReply& reply) {
+  return blocks_[i]->replies.try_pop(reply);
+}
+
+std::size_t RingTransport::replies_waiting(std::size_t i) const {
+  return blocks_[i]->replies.size_approx();
 }
 
 bool RingTransport::try_send(std::size_t i, const worker::StepCommand& command) {
-  return blocks_[i]->commands.try_push(command);
+  run_->replies.expect_more(1);
+  if (!blocks_[i]->commands.try_push_quiet(command)) {
+    run_->replies.expect(run_->replies.target() - 1);
+    return false;
+  }
+  wake();
+  return true;
 }
 
 std::uint64_t RingTransport::progress(std::size_t i) const {

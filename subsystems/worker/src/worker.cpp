@@ -153,17 +153,31 @@ void pin(const std::vector<unsigned>& cpuset) {
 // How a worker waits for its next command (DESIGN.md contract 3). Between two steps the master
 // wakes up (it sleeps while the subsystems integrate), evaluates the coupling, the error and the
 // output, and sends the next command: on a 2-core KVM guest that turnaround is 0.1-0.5 ms, and a
-// worker that is asleep by then adds a futex wake-up to every macro step. So a worker spins for
-// longer than that turnaround (kCommandSpinIterations PAUSEs, about 0.5-1 ms) when every
-// subsystem's runs fit on the run's CPUs (WaitPolicy::adaptive counted in runs, not processes); the
-// master, which has no PU of its own then, still gets one at once because the scheduler lets a task
-// that slept preempt a spinning one. When the runs do not fit, a spinning worker would take the
-// core from one that still integrates, so it sleeps at once. (Measured, bench/executor_overhead, 2
-// x 2000 masses on 2 CPUs, fixed H = 5e-4 s: run 1.12-1.16 s sleeping, 1.09 s with the default 8192
-// spins, 1.01 s with 32768.)
-inline constexpr std::uint32_t kCommandSpinIterations = 1u << 15;
+// worker that is asleep by then adds a futex wake-up to every macro step. So when every
+// subsystem's runs fit on the run's CPUs (WaitPolicy::adaptive counted in runs, not processes) a
+// worker stays awake for longer than that turnaround: kCommandSpinIterations PAUSEs (about 5 us,
+// enough for a quick master), then up to kCommandYieldIterations sched_yield() calls (1-2 ms when
+// the CPU is otherwise free), then it sleeps. The yields matter on a machine shared with other
+// work, or when the master, which has no PU of its own, needs the CPU: a worker that only spun
+// (32768 PAUSEs, ~0.6 ms, before protocol 4) kept the CPU for its whole budget whenever another
+// task was queued behind it, and the scheduler did not always preempt it for the master; with 2
+// subsystems on 2 CPUs beside a compiler job that made a macro step of the overhead bench take
+// 0.7-1 ms instead of 50 us (bench/executor_overhead, floor column too). A yield hands the CPU
+// to whatever is queued there and costs one system call when nothing is. When the runs do not
+// fit, a waiting worker would take the core from one that still integrates, so it sleeps at once
+// (yielding there was measured too: it lost badly whenever the machine had other load).
+inline constexpr std::uint32_t kCommandSpinIterations = 256;
+inline constexpr std::uint32_t kCommandYieldIterations = 2048;
 
 }  // namespace
+
+ipc::WaitPolicy worker_wait_policy(std::size_t subsystems, unsigned extra_runs,
+                                   std::size_t run_cpus) noexcept {
+  ipc::WaitPolicy policy =
+      ipc::WaitPolicy::adaptive(subsystems * (1 + extra_runs), run_cpus, kCommandSpinIterations);
+  if (policy.spin_iterations > 0) policy.yield_iterations = kCommandYieldIterations;
+  return policy;
+}
 
 int run_worker(const std::string& segment_name, std::size_t index, int segment_fd) {
   const std::string who = "macrostep worker (subsystem " + std::to_string(index + 1) + ")";
@@ -186,7 +200,7 @@ int run_worker(const std::string& segment_name, std::size_t index, int segment_f
     } else {
       segment.emplace(ipc::SharedSegment::attach(segment_name));
     }
-    const auto& run = segment->get<RunBlock>("ms.run");
+    auto& run = segment->get<RunBlock>("ms.run");
     if (getppid() != run.master_pid) {
       std::fprintf(stderr, "%s: the master (pid %d) is gone\n", who.c_str(), run.master_pid);
       return 3;
@@ -218,8 +232,7 @@ int run_worker(const std::string& segment_name, std::size_t index, int segment_f
     if (config.index != index) throw std::runtime_error("configuration of another subsystem");
     pin(config.cpuset);
     const ipc::WaitPolicy policy =
-        ipc::WaitPolicy::adaptive(config.subsystems * (1 + config.extra_runs),
-                                  segment->identity().run_cpus, kCommandSpinIterations);
+        worker_wait_policy(config.subsystems, config.extra_runs, segment->identity().run_cpus);
     const pid_t master = run.master_pid;
     auto& commands = block.commands;
     auto& replies = block.replies;
@@ -242,7 +255,9 @@ int run_worker(const std::string& segment_name, std::size_t index, int segment_f
     auto command = std::make_unique<StepCommand>();
     auto reply = std::make_unique<StepReply>();
     for (;;) {
-      if (commands.pop_for(*command, policy, std::chrono::milliseconds(200)) ==
+      // The master rings the bell after pushing (protocol.hpp, "Waking").
+      if (commands.pop_until(*command, run.command_bell, policy,
+                             ipc::WaitClock::now() + std::chrono::milliseconds(200)) ==
           ipc::WaitStatus::kTimedOut) {
         if (getppid() != master) return 3;  // orphaned (PDEATHSIG normally comes first)
         continue;
@@ -250,7 +265,10 @@ int run_worker(const std::string& segment_name, std::size_t index, int segment_f
       reply->received_ns = monotonic_ns();
       worker.handle(*command, *reply);
       reply->sent_ns = monotonic_ns();
-      replies.push(*reply, policy);
+      // The master waits on the reply counter, not on the ring: push quietly, then arrive (the
+      // reply that completes the master's target wakes it).
+      replies.push_quiet(*reply, policy);
+      run.replies.arrive();
       if (command->kind == CommandKind::kShutdown) {
         // The master's reason, for the log when it is not the normal end of a run.
         if (const auto bye = segment->find("ms.bye")) {

@@ -17,6 +17,13 @@
 //    the consumer's `out` beyond it keep whatever they held. A message type puts its used part
 //    first (e.g. a count, then a packed array) so that a small message costs a cache line or
 //    two, not sizeof(T).
+//  - Batched wake-ups: a producer that feeds many rings (the master broadcasting a command to N
+//    workers) may use try_push_quiet / push_quiet, which publish the value without notifying the
+//    ring's own not_empty word, and then notify once a WaitWord that all its consumers sleep on
+//    (one FUTEX_WAKE for all of them instead of one per ring). Such a consumer waits with the
+//    pop_until overload that takes that word. Producer and consumer must agree on the word: a
+//    consumer sleeping on a shared word is not woken by try_push, nor one sleeping on not_empty
+//    by a quiet push plus a notify of another word.
 //  - The ring holds no pointer, so it works at any address; placed in a SharedSegment it works
 //    across processes. The owner constructs it in place (create()); other processes look it up
 //    by name (attach()), which checks that it was built for the same capacity, slot size and
@@ -137,6 +144,14 @@ class SpscRing {
   // Appends `value` (its wire_bytes_of prefix) unless the ring is full. Wakes a sleeping
   // consumer.
   bool try_push(const T& value) noexcept {
+    if (!try_push_quiet(value)) return false;
+    not_empty_.notify();
+    return true;
+  }
+
+  // As try_push, but wakes nobody: the caller notifies the word its consumer waits on (see
+  // "Batched wake-ups" above).
+  bool try_push_quiet(const T& value) noexcept {
     const std::uint64_t tail = tail_.load(std::memory_order_relaxed);  // only we write it
     if (tail - head_cache_ >= Capacity) {
       // Acquire pairs with the consumer's release store of head: its reads of the slot we are
@@ -152,7 +167,6 @@ class SpscRing {
     // Release publishes the header and the message to the consumer's acquire load of seq.
     h->seq.store(tail + 1, std::memory_order_release);
     tail_.store(tail + 1, std::memory_order_release);  // own counter; others: size_approx()
-    not_empty_.notify();
     return true;
   }
 
@@ -161,14 +175,26 @@ class SpscRing {
     while (!try_push(value)) not_full_.wait([this] { return has_space(); }, policy);
   }
 
+  // As push(), but publishes with try_push_quiet (the caller notifies its consumer's word).
+  void push_quiet(const T& value, const WaitPolicy& policy) noexcept {
+    while (!try_push_quiet(value)) not_full_.wait([this] { return has_space(); }, policy);
+  }
+
   // As push(), but gives up at `deadline`: kTimedOut means the value was not appended (e.g. the
   // consumer is dead or hung; the caller checks on it and may retry).
   WaitStatus push_until(const T& value, const WaitPolicy& policy,
                         WaitClock::time_point deadline) noexcept {
-    while (!try_push(value)) {
+    const WaitStatus status = push_quiet_until(value, policy, deadline);
+    if (status == WaitStatus::kReady) not_empty_.notify();
+    return status;
+  }
+  // As push_until(), but publishes with try_push_quiet (the caller notifies its consumer's word).
+  WaitStatus push_quiet_until(const T& value, const WaitPolicy& policy,
+                              WaitClock::time_point deadline) noexcept {
+    while (!try_push_quiet(value)) {
       if (not_full_.wait([this] { return has_space(); }, policy, deadline) ==
           WaitStatus::kTimedOut) {
-        return try_push(value) ? WaitStatus::kReady : WaitStatus::kTimedOut;
+        return try_push_quiet(value) ? WaitStatus::kReady : WaitStatus::kTimedOut;
       }
     }
     return WaitStatus::kReady;
@@ -217,6 +243,17 @@ class SpscRing {
     while (!try_pop(out)) {
       if (not_empty_.wait([this] { return has_data(); }, policy, deadline) ==
           WaitStatus::kTimedOut) {
+        return try_pop(out) ? WaitStatus::kReady : WaitStatus::kTimedOut;
+      }
+    }
+    return WaitStatus::kReady;
+  }
+  // As pop_until(), but sleeps on `word`, which the producer notifies after its quiet pushes
+  // (see "Batched wake-ups" above); `word` may be shared by the consumers of many rings.
+  WaitStatus pop_until(T& out, WaitWord& word, const WaitPolicy& policy,
+                       WaitClock::time_point deadline) noexcept {
+    while (!try_pop(out)) {
+      if (word.wait([this] { return has_data(); }, policy, deadline) == WaitStatus::kTimedOut) {
         return try_pop(out) ? WaitStatus::kReady : WaitStatus::kTimedOut;
       }
     }

@@ -14,13 +14,16 @@
 //     timeout or a worker that exits names the subsystem), and then unlinks the segment name:
 //     from then on nothing is left in /dev/shm whatever happens to the master. On any failure
 //     it kills the workers it started and throws std::runtime_error.
-//   - step() sends all commands first, then collects all replies. While it waits it checks
-//     the workers every options.poll_interval: a dead worker, or one whose progress counters
+//   - step() sends all commands first (waking the workers with one call), then waits once
+//     until every reply is in (woken by the last worker) and collects them. While it waits it
+//     checks the workers every options.poll_interval: a dead worker, or one whose progress counters
 //     (bumped at every model evaluation) stood still for options.hang_timeout, throws
 //     WorkerFailure naming the subsystem (1-based), the macro step (accepted steps + 1, and
 //     the attempt) and its time interval; a hung worker is killed first. After a
 //     WorkerFailure the executor is unusable (destroy it).
-//   - accept() / reject() queue the command in every worker's ring and return; the
+//   - accept() / reject() queue the command in every worker's ring and return (in an
+//     oversubscribed run, where the workers sleep while they wait, without waking them: the
+//     next step's wake-up delivers both commands); the
 //     acknowledgements are collected before the next step's replies, or by accepted_state()
 //     (which then reads the mirror the workers wrote), total_stats() and snapshot_ns(). A
 //     failed accept / reject (or a worker dying meanwhile) is thrown from that later call.
@@ -56,8 +59,9 @@ struct ProcessOptions {
   unsigned extra_runs = 1;
   // TBB arena size inside each worker for its nominal + extra runs; 0: all its PUs, 1: serial.
   int threads = 0;
-  // The master's wait policy; nullopt: WaitPolicy::adaptive(subsystems + 1, run CPUs) (the
-  // workers always use the adaptive policy).
+  // The master's wait policy; nullopt: WaitPolicy::adaptive(worker processes + 1, run CPUs),
+  // and when that spins, sched_yield() calls after the spin before it sleeps (the workers always
+  // use worker::worker_wait_policy).
   std::optional<ipc::WaitPolicy> wait;
   // The `macrostep` binary to spawn (it must have the `worker` subcommand).
   std::string executable = "/proc/self/exe";

@@ -9,7 +9,9 @@
 //   - handshake(i) until every worker is ready; then unlink() the name: nothing is left in
 //     /dev/shm from then on whatever happens to the master, and fd() still lets a restarted
 //     worker attach.
-//   - send / receive per WorkerTransport.
+//   - send / wake / await_replies / try_receive per WorkerTransport: commands are pushed quietly
+//     and the command bell of the run block is rung once by wake(); the master sleeps on the
+//     run block's reply counter, whose target send() raises (protocol.hpp, "Waking").
 //   - reset(i) after worker i's process has ended: its rings and handshake are emptied, so that
 //     a new process for index i attaches to a clean block.
 //   - write_shutdown(reason) before the kShutdown commands; the destructor removes the segment.
@@ -44,8 +46,10 @@ class RingTransport final : public WorkerTransport {
   std::size_t workers() const override { return blocks_.size(); }
   ipc::WaitStatus send(std::size_t i, const worker::StepCommand& command,
                        std::chrono::milliseconds timeout) override;
-  ipc::WaitStatus receive(std::size_t i, worker::StepReply& reply,
-                          std::chrono::milliseconds timeout) override;
+  void wake() override;
+  ipc::WaitStatus await_replies(std::chrono::milliseconds timeout) override;
+  bool try_receive(std::size_t i, worker::StepReply& reply) override;
+  std::size_t replies_waiting(std::size_t i) const override;
   std::uint64_t progress(std::size_t i) const override;
   void accepted_state(std::size_t i, std::span<double> z) const override;
   std::size_t state_size(std::size_t i) const override { return state_sizes_.at(i); }
@@ -54,17 +58,23 @@ class RingTransport final : public WorkerTransport {
   std::optional<worker::HandshakeInfo> handshake(std::size_t i) const;
   // Empties worker i's rings and handshake. Only while no process of index i is attached.
   void reset(std::size_t i);
-  // Queues `command` if there is room, without waiting (the shutdown at the end of a run: a
-  // worker that does not take it is killed by its supervisor).
+  // Queues `command` if there is room, without waiting, and rings the bell (the shutdown at the
+  // end of a run: a worker that does not take it is killed by its supervisor).
   bool try_send(std::size_t i, const worker::StepCommand& command);
   void write_shutdown(const std::string& reason) noexcept;
 
   const std::string& name() const { return segment_.name(); }
   int fd() const { return segment_.fd(); }
+  // How the master waits from now on (its owner knows how many processes really compete: e.g.
+  // fewer workers than configurations when the master hosts a subsystem).
+  void set_wait_policy(const ipc::WaitPolicy& policy) { policy_ = policy; }
+  // The CPUs of the run (ipc::SegmentIdentity::run_cpus), which size the workers' wait policy.
+  std::size_t run_cpus() const { return segment_.identity().run_cpus; }
   void unlink() { segment_.unlink(); }
 
  private:
   ipc::SharedSegment segment_;
+  worker::RunBlock* run_ = nullptr;
   std::vector<worker::SubsystemBlock*> blocks_;
   std::vector<std::size_t> state_sizes_;
   worker::ConfigBlock* bye_ = nullptr;

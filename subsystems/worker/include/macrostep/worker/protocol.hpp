@@ -4,7 +4,9 @@
 //
 // Segment layout (regions by name, I = 0-based subsystem index; one region per subsystem, so
 // that a segment's region table holds runs of up to ipc::kMaxRegions - 2 subsystems):
-//   "ms.run"        RunBlock: protocol version, subsystem count, master pid
+//   "ms.run"        RunBlock: protocol version, subsystem count, master pid, and the two words
+//                   every process of the run waits on: the command bell (the workers) and the
+//                   reply counter (the master)
 //   "ms.bye"        ConfigBlock header + the Cap'n Proto Shutdown (reason), written by the
 //                   master before it sends kShutdown; workers read it when they get kShutdown
 //   "ms.sub.I"      SubsystemBlock (below), then the mirrored state z (state_offset: doubles,
@@ -17,6 +19,17 @@
 //
 // Every command gets exactly one reply, in order. At most two commands are in flight per worker
 // (a queued accept / reject and the next step), well below the ring capacity.
+//
+// Waking (protocol 4). The master pushes commands quietly (SpscRing::try_push_quiet) into every
+// worker's command ring and then rings RunBlock::command_bell once: one FUTEX_WAKE wakes every
+// sleeping worker, instead of one system call (and one wake-up preemption of the master) per
+// worker. A worker sleeps on the bell, not on its ring's own word, and checks its own ring when
+// woken (a worker without a new command sleeps again). The master raises
+// RunBlock::replies' target by the number of commands before it pushes them; a worker pushes its
+// reply quietly and then arrives at the counter, and only the reply that completes the target
+// wakes the master: it sleeps once per batch, not once per worker. A worker killed while asleep
+// on the bell leaves the bell's sleeper count one too high, which costs the master a spare
+// FUTEX_WAKE per bell (not a lost wake-up): tolerated, as restarts are rare.
 #pragma once
 
 #include <algorithm>
@@ -31,13 +44,15 @@
 #include <vector>
 
 #include "macrostep/ida/integrator.hpp"
+#include "macrostep/ipc/arrival_counter.hpp"
 #include "macrostep/ipc/spsc_ring.hpp"
 #include "macrostep/model/support_points.hpp"
 #include "macrostep/runner/subsystem_runner.hpp"
 
 namespace macrostep::worker {
 
-inline constexpr std::uint32_t kProtocolVersion = 3;  // 3: runs with roles
+// 3: runs with roles; 4: command bell and reply counter in RunBlock (one wake-up per batch)
+inline constexpr std::uint32_t kProtocolVersion = 4;
 // Runs of one step: the nominal run, up to kMaxPolynomialRuns - 1 runs with their own polynomial
 // (comparison runs) and perturbed runs, kMaxRuns in all: enough for one perturbed run per input in
 // each direction (central differences, METHODS §4.2) beside a comparison run.
@@ -180,6 +195,11 @@ struct RunBlock {
   std::uint32_t protocol_version = kProtocolVersion;
   std::uint32_t subsystems = 0;
   std::int32_t master_pid = 0;
+  // Rung by the master after it pushed commands (quietly) to one or more workers; every worker
+  // waits for its next command on it (see "Waking" above).
+  ipc::WaitWord command_bell;
+  // Every worker arrives once per reply, after pushing it; the master waits for its target.
+  ipc::ArrivalCounter replies;
 };
 
 // A Cap'n Proto message in a region: `bytes` of flat-array words follow the header. The writer

@@ -86,6 +86,14 @@ void write_message(ConfigBlock& block, const std::vector<std::byte>& message);
 // The region bytes a config needs (header + message).
 std::size_t config_region_bytes(std::size_t message_bytes);
 
+// How a worker waits for its next command: awake for longer than the master's turnaround between
+// two steps (a short spin, then sched_yield() calls, then sleep) when the runs of all `subsystems`
+// (1 + extra_runs each) fit on the run's CPUs, else sleeping at once on the command bell
+// (worker.cpp says why). The master
+// asks it too, to know whether a queued command reaches a worker without ringing the bell.
+ipc::WaitPolicy worker_wait_policy(std::size_t subsystems, unsigned extra_runs,
+                                   std::size_t run_cpus) noexcept;
+
 // The worker's main(): returns the process exit status (0 after kShutdown; 3 orphaned;
 // 4 bad segment or configuration). Messages go to stderr, naming the subsystem (1-based).
 // segment_fd >= 0: attach through that inherited descriptor (it is closed afterwards) instead
