@@ -29,8 +29,7 @@ struct ChainSegmentDescription {
 };
 
 // The other built-in models are described by their parameters alone (the system description of
-// a configuration, runtime/config). The worker's Cap'n Proto encoding covers the chain segment
-// only so far; the process executor refuses the others before it starts.
+// a configuration, runtime/config); the worker's Cap'n Proto encoding carries each of them.
 using ModelDescription = std::variant<ChainSegmentDescription, DriveTrainParameters,
                                       HydraulicCylinderParameters, PidParameters>;
 
