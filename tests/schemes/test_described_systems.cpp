@@ -271,7 +271,8 @@ TEST(DescribedSystems, DrivetrainExampleRunsAndMatchesItsMonolithicRun) {
       config::load_config(std::string(MACROSTEP_SOURCE_DIR) + "/configs/drivetrain.toml");
   schemes::CosimOptions co;
   co.output_file = (dir / "cosim.csv").string();
-  co.stop_time = 0.7;  // past the load step at 0.5 s
+  co.stop_time = 0.7;                              // past the load step at 0.5 s
+  co.executor = config::ExecutorKind::kInProcess;  // this test binary is no worker executable
   co.progress = schemes::MonolithicOptions::Progress::kNever;
   const schemes::CosimResult cosim = schemes::run_cosimulation(c, co);
   schemes::MonolithicOptions mo;

@@ -186,10 +186,10 @@ std::size_t runs_per_subsystem(const CosimSettings& settings, const system::Coup
 
 // The executor of the settings. The process executor's placement (contract 4: the master one
 // PU, every worker 1 + k PUs, k its extra runs) goes into `meta` and `placement`.
+// `models` describes every subsystem for its worker process.
 std::unique_ptr<executors::Executor> make_executor(
     const CosimSettings& settings, const system::CoupledSystem& system,
-    const std::shared_ptr<const library::ChainParameters>& chain,
-    const std::vector<std::size_t>& boundaries, std::span<const double> u0, json& meta,
+    const std::vector<library::ModelDescription>& models, std::span<const double> u0, json& meta,
     std::string& placement) {
   if (settings.cosim.executor != config::ExecutorKind::kProcesses) {
     return std::make_unique<executors::InProcessExecutor>(system, u0, settings.executor);
@@ -208,8 +208,7 @@ std::unique_ptr<executors::Executor> make_executor(
   po.host_first_subsystem = settings.master_hosts_first;
   meta["placement"] = map.to_json();
   placement = map.describe();
-  auto executor = std::make_unique<executors::ProcessExecutor>(
-      system, library::chain_segment_descriptions(chain, boundaries), u0, po);
+  auto executor = std::make_unique<executors::ProcessExecutor>(system, models, u0, po);
   // The master is bound after the workers are spawned, so unpinned workers keep every PU.
   // Hosting subsystem 1, it takes that subsystem's PUs.
   placement::bind_current_process(settings.master_hosts_first ? map.subsystems.front()
@@ -581,18 +580,11 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
     c.executor_given = true;
   }
   s.master_hosts_first = options.master_hosts_first;
-  if (config.system_description && c.executor_given &&
-      c.executor == config::ExecutorKind::kProcesses) {
-    throw SetupError(
-        std::string(options.executor ? "--executor processes" : "cosim.executor = \"processes\"") +
-        ": the worker processes build chain segments only so far; a [[subsystem]] description "
-        "runs with the in-process executor (--executor inprocess)");
-  }
   // Default: a process per subsystem whenever there is more than one subsystem; the
   // results are bit-identical to in-process (tests/executors).
   if (!c.executor_given) {
-    c.executor = config.partition.boundaries.size() > 2 ? config::ExecutorKind::kProcesses
-                                                        : config::ExecutorKind::kInProcess;
+    c.executor = config::subsystem_count(config) > 1 ? config::ExecutorKind::kProcesses
+                                                     : config::ExecutorKind::kInProcess;
   }
   if (options.rtol) c.rtol = *options.rtol;  // the atols that were not given follow it
 
@@ -671,6 +663,12 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   const system::CoupledSystem system =
       config.system_description ? system::build_system(*config.system_description)
                                 : system::make_chain_system(*chain, config.partition.boundaries);
+  std::vector<library::ModelDescription> models;
+  if (config.system_description) {
+    for (const auto& sub : config.system_description->subsystems) models.push_back(sub.model);
+  } else {
+    models = library::chain_segment_descriptions(chain, config.partition.boundaries);
+  }
   const std::vector<OutputColumn> outputs = output_columns(config, system);
   std::vector<std::size_t> state_offset;
   result_columns(config, system, outputs, settings.all_states, result.columns, state_offset);
@@ -744,8 +742,7 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
 
   try {
     const std::vector<double> u0 = system.initial_couplings();
-    executor = make_executor(settings, system, chain, config.partition.boundaries, u0, meta,
-                             result.placement);
+    executor = make_executor(settings, system, models, u0, meta, result.placement);
     const std::unique_ptr<MacroStepScheme> scheme = make_scheme(settings.scheme);
     run_scheme(system, *executor, *scheme, settings.scheme, on_accepted, on_progress, result.run);
     progress.finish(reached, status);

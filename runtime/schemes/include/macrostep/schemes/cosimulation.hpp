@@ -1,8 +1,8 @@
 // The co-simulation run of `macrostep run CONFIG` (without --monolithic): the [cosim] table of
 // the configuration, overridden by the command line, turned into a run of the scheme it names
 // (explicit Jacobi: explicit_jacobi.hpp; implicit, semi-implicit, waveform: implicit.hpp) of the
-// partitioned chain on the process or in-process executor, or of a [[subsystem]] system
-// description (system/system_description.hpp) on the in-process executor, with its
+// partitioned chain or of a [[subsystem]] system description (system/system_description.hpp) on
+// the process or in-process executor, with its
 // result files and summary (DESIGN.md "The macrostep command"; METHODS.md §3, §5, §6, §9).
 //
 // Output: a CSV with a row at every output_every-th accepted macro point (T_0 and the last
