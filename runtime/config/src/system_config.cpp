@@ -120,6 +120,7 @@ library::DriveTrainParameters drive_train(const Node& n) {
   if (auto v = n.find("speed0")) p.speed0 = numbers(*v, count, "inertia");
   if (auto v = n.find("load")) {
     p.load.assign(count, library::LoadTorque{});
+    std::vector<bool> loaded(count, false);
     for (const auto& l : tables(*v)) {
       l.allow_only({"inertia", "constant", "step", "step_time", "step_width"});
       const Node index = l.require("inertia");
@@ -127,6 +128,10 @@ library::DriveTrainParameters drive_train(const Node& n) {
       if (k < 1 || k > static_cast<std::int64_t>(count)) {
         index.fail(fmt::format("must be an inertia index 1..{} (got {})", count, k));
       }
+      if (loaded[static_cast<std::size_t>(k - 1)]) {
+        index.fail(fmt::format("inertia {} has a load already (one entry per inertia)", k));
+      }
+      loaded[static_cast<std::size_t>(k - 1)] = true;
       library::LoadTorque& t = p.load[static_cast<std::size_t>(k - 1)];
       read_number(l, "constant", t.constant);
       read_number(l, "step", t.step);

@@ -216,6 +216,21 @@ std::unique_ptr<executors::Executor> make_executor(
   return executor;
 }
 
+// The coupled system of the configuration (the cut chain, or the system description) and the
+// description of every subsystem for its worker process (`models`).
+system::CoupledSystem coupled_system(const config::RunConfig& config,
+                                     std::vector<library::ModelDescription>& models) {
+  if (config.system_description) {
+    for (const auto& sub : config.system_description->subsystems) models.push_back(sub.model);
+    return system::build_system(*config.system_description);
+  }
+  // Shared by the segments' descriptions.
+  const auto chain =
+      std::make_shared<const library::ChainParameters>(config::realize_chain(config));
+  models = library::chain_segment_descriptions(chain, config.partition.boundaries);
+  return system::make_chain_system(*chain, config.partition.boundaries);
+}
+
 // One output written as a result column.
 struct OutputColumn {
   std::string name;
@@ -655,20 +670,8 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   const double t_end = settings.end_time;
   const int output_every = settings.cosim.output_every;
 
-  // Shared with the worker processes' model descriptions (chain segments).
-  const auto chain =
-      config.system_description
-          ? nullptr
-          : std::make_shared<const library::ChainParameters>(config::realize_chain(config));
-  const system::CoupledSystem system =
-      config.system_description ? system::build_system(*config.system_description)
-                                : system::make_chain_system(*chain, config.partition.boundaries);
   std::vector<library::ModelDescription> models;
-  if (config.system_description) {
-    for (const auto& sub : config.system_description->subsystems) models.push_back(sub.model);
-  } else {
-    models = library::chain_segment_descriptions(chain, config.partition.boundaries);
-  }
+  const system::CoupledSystem system = coupled_system(config, models);
   const std::vector<OutputColumn> outputs = output_columns(config, system);
   std::vector<std::size_t> state_offset;
   result_columns(config, system, outputs, settings.all_states, result.columns, state_offset);
