@@ -61,11 +61,61 @@ struct ChainSegmentConfig {
   v0 @7 :List(Float64);
 }
 
+# T(t) = constant + step*(1 + tanh((t - stepTime)/stepWidth))/2 (library::LoadTorque).
+struct LoadTorque {
+  constant @0 :Float64; step @1 :Float64; stepTime @2 :Float64; stepWidth @3 :Float64;
+}
+
+# library::DriveTrainParameters: n inertias, n - 1 shafts; bearingDamping and load empty or n.
+struct DriveTrainConfig {
+  inertia @0 :List(Float64);
+  shaft @1 :List(ElementLaw);
+  bearingDamping @2 :List(Float64);
+  load @3 :List(LoadTorque);
+  angle0 @4 :List(Float64);
+  speed0 @5 :List(Float64);
+  leftCoupled @6 :Bool;
+  rightCoupled @7 :Bool;
+}
+
+# library::HydraulicCylinderParameters.
+struct HydraulicCylinderConfig {
+  mass @0 :Float64;
+  areaA @1 :Float64;
+  areaB @2 :Float64;
+  viscousFriction @3 :Float64;
+  coulombFriction @4 :Float64;
+  coulombSpeed @5 :Float64;
+  x0 @6 :Float64;
+  v0 @7 :Float64;
+  rodCoupled @8 :Bool;
+}
+
+# library::PidParameters (infinite limits and tracking time travel as IEEE infinities).
+struct PidConfig {
+  kp @0 :Float64;
+  ki @1 :Float64;
+  kd @2 :Float64;
+  derivativeFilterTime @3 :Float64;
+  trackingTime @4 :Float64;
+  outputMin @5 :Float64;
+  outputMax @6 :Float64;
+  outputLag @7 :Float64;
+  setpointInput @8 :Bool;
+  setpoint @9 :Float64;
+  integral0 @10 :Float64;
+  derivativeFilter0 @11 :Float64;
+  command0 @12 :Float64;
+}
+
 # The subsystem's model (library::ModelDescription): one alternative per model type.
 struct ModelConfig {
   union {
     none @0 :Void;                          # no model: a worker refuses the configuration
     chainSegment @1 :ChainSegmentConfig;
+    driveTrain @2 :DriveTrainConfig;
+    hydraulicCylinder @3 :HydraulicCylinderConfig;
+    pid @4 :PidConfig;
   }
 }
 

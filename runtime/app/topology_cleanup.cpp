@@ -21,7 +21,7 @@ int topology_command(const std::string& config_path, const std::string& pin) {
   if (config_path.empty()) return 0;
 
   const config::RunConfig config = config::load_config(config_path);
-  const std::size_t subsystems = std::max<std::size_t>(1, config.partition.subsystems());
+  const std::size_t subsystems = std::max<std::size_t>(1, config::subsystem_count(config));
   const config::CosimConfig& c = config.cosim;
   const bool extra_run =
       c.estimator == config::CosimEstimator::kExMD || c.estimator == config::CosimEstimator::kExLE;

@@ -608,6 +608,29 @@ TEST(ProcessExecutorApp, CsvBytesAreIdenticalToInProcess) {
   std::filesystem::remove_all(dir);
 }
 
+// A system description (issue 9: configs/drivetrain.toml, a drive train with a PI speed loop):
+// the process executor builds every model from its Cap'n Proto description and gives the same
+// bytes as in-process (contract 1).
+TEST(ProcessExecutorApp, SystemDescriptionCsvBytesAreIdenticalToInProcess) {
+  const auto dir = temp_dir("system");
+  const std::string config = std::string(MACROSTEP_SOURCE_DIR) + "/configs/drivetrain.toml";
+  for (const char* executor : {"inprocess", "processes"}) {
+    const pid_t pid =
+        spawn_app(dir, {"run", config, "--stop-time", "0.6", "--executor", executor, "--output",
+                        (dir / (std::string(executor) + ".csv")).string()});
+    ASSERT_EQ(wait_exit(pid), 0) << read_file(dir / "stderr.txt");
+  }
+  const std::string a = read_file(dir / "inprocess.csv"), b = read_file(dir / "processes.csv");
+  EXPECT_GT(a.size(), 10000u);
+  EXPECT_EQ(a.substr(0, a.find('\n')),
+            "time,motor.phi_1,motor.phi_2,motor.omega_1,motor.omega_2,load.phi_1,load.phi_2,"
+            "load.omega_1,load.omega_2,pi.command,shaft,speed,torque");
+  EXPECT_TRUE(a == b) << "the CSV files differ";
+  EXPECT_NE(read_file(dir / "processes.json").find("\"executor\": \"processes\""),
+            std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
 // A header and complete rows, all with the header's number of fields; returns the rows.
 std::size_t expect_valid_csv(const std::string& text) {
   EXPECT_FALSE(text.empty());

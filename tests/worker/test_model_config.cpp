@@ -50,37 +50,86 @@ bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
 }
 
+// The worker's model equals the master's bit for bit: sizes, initial state, residuals and
+// outputs at a few states and times.
+void expect_rebuilt_bit_identically(const library::ModelDescription& model) {
+  const auto master = library::build_subsystem(model);
+  const std::vector<double> u(master->input_size(), 0.25);
+  const auto decoded = round_trip(model, u);
+  const auto& worker = *decoded.subsystem;
+  ASSERT_EQ(worker.state_size(), master->state_size()) << library::describe(model);
+  ASSERT_EQ(worker.input_size(), master->input_size());
+  ASSERT_EQ(worker.output_size(), master->output_size());
+  EXPECT_EQ(worker.has_feedthrough(), master->has_feedthrough());
+  const std::size_t n = master->state_size();
+  std::vector<double> z(n), zp(n), z2(n), zp2(n);
+  master->initial_state(u, z, zp);
+  worker.initial_state(u, z2, zp2);
+  EXPECT_TRUE(same_bits(z, z2));
+  EXPECT_TRUE(same_bits(zp, zp2));
+  for (std::size_t k = 0; k < n; ++k) z[k] += 1e-5 * static_cast<double>(k % 7 + 1);
+  std::vector<double> r(n), r2(n), y(master->output_size()), y2(worker.output_size());
+  for (double t : {0.0, 1.3e-3, 2.7e-2, 0.5}) {
+    master->residual(t, z, zp, u, r);
+    worker.residual(t, z, zp, u, r2);
+    EXPECT_TRUE(same_bits(r, r2)) << library::describe(model) << " t = " << t;
+    master->outputs(t, z, u, y);
+    worker.outputs(t, z, u, y2);
+    EXPECT_TRUE(same_bits(y, y2));
+  }
+  EXPECT_EQ(decoded.initial_inputs, u);
+}
+
 TEST(WorkerModelConfig, EverySegmentOfACutChainIsRebuiltBitIdentically) {
   const auto params = chain();
   const auto models =
       library::chain_segment_descriptions(params, library::equal_partition(params->size(), 3));
   ASSERT_EQ(models.size(), 3u);
-  for (const auto& model : models) {
-    const auto master = library::build_subsystem(model);
-    const std::vector<double> u(master->input_size(), 0.25);
-    const auto decoded = round_trip(model, u);
-    const auto& worker = *decoded.subsystem;
-    ASSERT_EQ(worker.state_size(), master->state_size()) << library::describe(model);
-    ASSERT_EQ(worker.input_size(), master->input_size());
-    ASSERT_EQ(worker.output_size(), master->output_size());
-    const std::size_t n = master->state_size();
-    std::vector<double> z(n), zp(n), z2(n), zp2(n);
-    master->initial_state(u, z, zp);
-    worker.initial_state(u, z2, zp2);
-    EXPECT_TRUE(same_bits(z, z2));
-    EXPECT_TRUE(same_bits(zp, zp2));
-    for (std::size_t k = 0; k < n; ++k) z[k] += 1e-5 * static_cast<double>(k % 7);
-    std::vector<double> r(n), r2(n), y(master->output_size()), y2(worker.output_size());
-    for (double t : {0.0, 1.3e-3, 2.7e-2}) {
-      master->residual(t, z, zp, u, r);
-      worker.residual(t, z, zp, u, r2);
-      EXPECT_TRUE(same_bits(r, r2)) << library::describe(model) << " t = " << t;
-      master->outputs(t, z, u, y);
-      worker.outputs(t, z, u, y2);
-      EXPECT_TRUE(same_bits(y, y2));
-    }
-    EXPECT_EQ(decoded.initial_inputs, u);
-  }
+  for (const auto& model : models) expect_rebuilt_bit_identically(model);
+}
+
+// The models of a system description (issue 9), every parameter away from its default so that a
+// field the encoding dropped shows.
+TEST(WorkerModelConfig, DriveTrainCylinderAndPidAreRebuiltBitIdentically) {
+  library::DriveTrainParameters drive;
+  drive.inertia = {0.1, 0.25, 0.3};
+  drive.shaft = {{1e3, 0.5, 2.0, 0.1, 3.0, 2.0}, {2e3, 0.25, 0.0, 0.0, 3.0, 3.0}};
+  drive.bearing_damping = {0.01, 0.0, 0.02};
+  drive.load = {{0.5, 0.0, 0.0, 1e-3}, {0.0, 0.0, 0.0, 1e-3}, {-0.2, 1.5, 0.4, 0.05}};
+  drive.angle0 = {0.1, 0.2, 0.3};
+  drive.speed0 = {1.0, 2.0, 3.0};
+  drive.left_coupled = false;
+  expect_rebuilt_bit_identically(drive);
+
+  library::HydraulicCylinderParameters cylinder;
+  cylinder.mass = 12.5;
+  cylinder.area_a = 2e-3;
+  cylinder.area_b = 1.1e-3;
+  cylinder.viscous_friction = 40.0;
+  cylinder.coulomb_friction = 15.0;
+  cylinder.coulomb_speed = 2e-3;
+  cylinder.x0 = 0.05;
+  cylinder.v0 = -0.01;
+  cylinder.rod_coupled = false;
+  expect_rebuilt_bit_identically(cylinder);
+
+  library::PidParameters pid;
+  pid.kp = 1.5;
+  pid.ki = 4.0;
+  pid.kd = 0.2;
+  pid.derivative_filter_time = 0.01;
+  pid.output_min = -3.0;  // output_max stays +inf: infinities travel too
+  pid.output_lag = 0.02;
+  pid.setpoint_input = true;
+  pid.integral0 = 0.3;
+  pid.derivative_filter0 = -0.1;
+  pid.command0 = 0.7;
+  expect_rebuilt_bit_identically(pid);
+  pid.tracking_time = 0.5;  // anti-windup on, no lag: feed-through
+  pid.output_lag = 0.0;
+  pid.setpoint_input = false;
+  pid.setpoint = 2.0;
+  expect_rebuilt_bit_identically(pid);
 }
 
 TEST(WorkerModelConfig, AMissingOrImpossibleModelIsRefused) {

@@ -12,6 +12,7 @@
 #include <toml.hpp>
 
 #include "macrostep/library/chain.hpp"
+#include "system_config.hpp"
 #include "toml_node.hpp"
 
 namespace macrostep::config {
@@ -54,6 +55,7 @@ struct PendingCouplingSelection {
 struct ParseState {
   RunConfig& config;
   std::vector<PendingCouplingSelection> pending;
+  const Node* top = nullptr;  // the document, for sections that read more than their own key
 };
 
 enum class Domain { kAny, kPositive, kNonNegative };
@@ -345,6 +347,19 @@ void parse_force(const Node& n, std::size_t force_index, ParseState& state) {
 }
 
 void parse_model(const Node* node, ParseState& state) {
+  if (node == nullptr) {
+    if (state.top->has("subsystem")) return;  // a system description instead of the chain
+    if (const auto c = state.top->find("connection")) {
+      c->fail("connects subsystems, but there is no [[subsystem]] table");
+    }
+    throw ConfigError(state.config.path, 0, "model",
+                      "missing required table [model] (or describe a system with [[subsystem]] "
+                      "and [[connection]])");
+  }
+  if (state.top->has("subsystem")) {
+    state.top->require("subsystem")
+        .fail("a [[subsystem]] description and a [model] chain exclude each other; give one");
+  }
   const Node& n = *node;
   n.expect_table();
   n.allow_only({"type", "masses", "seed", "mass", "left_end", "right_end", "x0", "v0", "element",
@@ -374,7 +389,30 @@ void parse_model(const Node* node, ParseState& state) {
   }
 }
 
+// [[subsystem]] with the [[connection]] tables (system_config.cpp).
+void parse_subsystems(const Node* node, ParseState& state) {
+  if (node == nullptr) {
+    if (const auto c = state.top->find("connection")) {
+      c->fail("connects subsystems, but there is no [[subsystem]] table");
+    }
+    return;
+  }
+  const auto connections = state.top->find("connection");
+  state.config.system_description =
+      detail::parse_system(*node, connections ? &*connections : nullptr);
+}
+
+// [[connection]] is read with [[subsystem]] above.
+void parse_connections(const Node*, ParseState&) {}
+
 void parse_partition(const Node* node, ParseState& state) {
+  if (state.config.system_description) {
+    if (node != nullptr) {
+      node->fail(
+          "cuts a [model] chain; a [[subsystem]] description is partitioned by its subsystems");
+    }
+    return;
+  }
   const std::size_t masses = state.config.chain.masses;
   auto& boundaries = state.config.partition.boundaries;
   if (node == nullptr) {
@@ -731,7 +769,9 @@ struct Section {
 };
 constexpr Section kSections[] = {
     {"description", false, false, parse_description},
-    {"model", true, true, parse_model},
+    {"model", false, true, parse_model},  // or [[subsystem]]: checked by parse_model
+    {"subsystem", false, false, parse_subsystems},
+    {"connection", false, false, parse_connections},
     {"partition", false, true, parse_partition},
     {"solver", false, true, parse_solver},
     {"simulation", true, true, parse_simulation},
@@ -756,8 +796,8 @@ RunConfig parse_config(std::string_view text, const std::string& path) {
   RunConfig config;
   config.path = path;
   config.text = std::string(text);
-  ParseState state{config, {}};
   const Node top(root, "", path);
+  ParseState state{config, {}, &top};
   std::vector<std::string_view> keys;
   for (const auto& s : kSections) keys.push_back(s.key);
   top.allow_only(keys);
@@ -784,6 +824,10 @@ RunConfig load_config(const std::string& path) {
 }
 
 library::ChainParameters realize_chain(const RunConfig& config) {
+  if (config.system_description) {
+    throw ConfigError(config.path, 0, "subsystem",
+                      "the file describes a system of subsystems, not a [model] chain");
+  }
   try {
     return library::realize(config.chain);
   } catch (const std::invalid_argument& e) {
@@ -855,9 +899,19 @@ const char* to_string(PredictorKind p) {
   return p == PredictorKind::kLeastSquares ? "least_squares" : "lagrange";
 }
 
+std::size_t subsystem_count(const RunConfig& config) {
+  return config.system_description ? config.system_description->subsystems.size()
+                                   : config.partition.subsystems();
+}
+
 void check_cosimulation(const RunConfig& config) {
-  const std::size_t subsystems = config.partition.subsystems();
+  const std::size_t subsystems = subsystem_count(config);
   if (subsystems >= 2) return;
+  if (config.system_description) {
+    throw ConfigError(config.path, 0, "subsystem",
+                      "a co-simulation needs at least two subsystems (got 1); run it whole "
+                      "with --monolithic");
+  }
   if (config.partition.line == 0) {
     throw ConfigError(config.path, 0, "partition",
                       "a co-simulation needs at least two subsystems, and without [partition] "

@@ -21,6 +21,7 @@
 #include "macrostep/output/csv.hpp"
 #include "macrostep/output/metadata.hpp"
 #include "macrostep/system/chain_system.hpp"
+#include "macrostep/system/system_description.hpp"
 #include "progress_line.hpp"
 #include "run_json.hpp"
 
@@ -185,10 +186,10 @@ std::size_t runs_per_subsystem(const CosimSettings& settings, const system::Coup
 
 // The executor of the settings. The process executor's placement (contract 4: the master one
 // PU, every worker 1 + k PUs, k its extra runs) goes into `meta` and `placement`.
+// `models` describes every subsystem for its worker process.
 std::unique_ptr<executors::Executor> make_executor(
     const CosimSettings& settings, const system::CoupledSystem& system,
-    const std::shared_ptr<const library::ChainParameters>& chain,
-    const std::vector<std::size_t>& boundaries, std::span<const double> u0, json& meta,
+    const std::vector<library::ModelDescription>& models, std::span<const double> u0, json& meta,
     std::string& placement) {
   if (settings.cosim.executor != config::ExecutorKind::kProcesses) {
     return std::make_unique<executors::InProcessExecutor>(system, u0, settings.executor);
@@ -207,8 +208,7 @@ std::unique_ptr<executors::Executor> make_executor(
   po.host_first_subsystem = settings.master_hosts_first;
   meta["placement"] = map.to_json();
   placement = map.describe();
-  auto executor = std::make_unique<executors::ProcessExecutor>(
-      system, library::chain_segment_descriptions(chain, boundaries), u0, po);
+  auto executor = std::make_unique<executors::ProcessExecutor>(system, models, u0, po);
   // The master is bound after the workers are spawned, so unpinned workers keep every PU.
   // Hosting subsystem 1, it takes that subsystem's PUs.
   placement::bind_current_process(settings.master_hosts_first ? map.subsystems.front()
@@ -216,34 +216,81 @@ std::unique_ptr<executors::Executor> make_executor(
   return executor;
 }
 
-// The result columns (DESIGN.md column naming): the monitored outputs (for the chain the
-// coupling bodies' x and v, interleaved) or every state, then the coupling variables (lambda_L).
-// state_offset[i] is subsystem i's first state column (all_states).
-void result_columns(const system::CoupledSystem& system, bool all_states,
+// The coupled system of the configuration (the cut chain, or the system description) and the
+// description of every subsystem for its worker process (`models`).
+system::CoupledSystem coupled_system(const config::RunConfig& config,
+                                     std::vector<library::ModelDescription>& models) {
+  if (config.system_description) {
+    for (const auto& sub : config.system_description->subsystems) models.push_back(sub.model);
+    return system::build_system(*config.system_description);
+  }
+  // Shared by the segments' descriptions.
+  const auto chain =
+      std::make_shared<const library::ChainParameters>(config::realize_chain(config));
+  models = library::chain_segment_descriptions(chain, config.partition.boundaries);
+  return system::make_chain_system(*chain, config.partition.boundaries);
+}
+
+// One output written as a result column.
+struct OutputColumn {
+  std::string name;
+  system::OutputRef output;
+};
+
+// The outputs of the result columns (DESIGN.md column naming): for the chain the monitored
+// outputs (the coupling bodies' x and v, interleaved); for a system description every output of
+// every subsystem, "<subsystem>.<output>" (a name a model repeats, once), as its monolithic run
+// writes them.
+std::vector<OutputColumn> output_columns(const config::RunConfig& config,
+                                         const system::CoupledSystem& system) {
+  std::vector<OutputColumn> out;
+  if (!config.system_description) {
+    for (const auto& m : system.monitored_outputs()) out.push_back({m.name, m.output});
+    return out;
+  }
+  for (std::size_t i = 0; i < system.subsystem_count(); ++i) {
+    const auto& sub = system.subsystem(i);
+    for (std::size_t o : system::distinct_outputs(sub)) {
+      out.push_back(
+          {config.system_description->subsystems[i].name + "." + sub.output_name(o), {i, o}});
+    }
+  }
+  return out;
+}
+
+// The result columns: the output columns or every state (a system description prefixes state
+// names with "<subsystem>."), then the coupling variables (lambda_L, or named after their
+// connection). state_offset[i] is subsystem i's first state column (all_states).
+void result_columns(const config::RunConfig& config, const system::CoupledSystem& system,
+                    const std::vector<OutputColumn>& outputs, bool all_states,
                     std::vector<std::string>& columns, std::vector<std::size_t>& state_offset) {
   const std::size_t ns = system.subsystem_count();
   state_offset.assign(ns + 1, 0);
   if (all_states) {
     for (std::size_t i = 0; i < ns; ++i) {
       const auto& sub = system.subsystem(i);
-      for (std::size_t j = 0; j < sub.state_size(); ++j) columns.push_back(sub.state_name(j));
+      const std::string prefix =
+          config.system_description ? config.system_description->subsystems[i].name + "." : "";
+      for (std::size_t j = 0; j < sub.state_size(); ++j) {
+        columns.push_back(prefix + sub.state_name(j));
+      }
       state_offset[i + 1] = state_offset[i] + sub.state_size();
     }
   } else {
-    for (const auto& m : system.monitored_outputs()) columns.push_back(m.name);
+    for (const auto& c : outputs) columns.push_back(c.name);
   }
   for (std::size_t c = 0; c < system.coupling_count(); ++c) {
     columns.push_back(system.coupling_name(c));
   }
 }
 
-// The CSV row of an accepted point: the monitored outputs from p.outputs, or (all_states, the
+// The CSV row of an accepted point: the output columns from p.outputs, or (all_states, the
 // executor given) every subsystem's accepted state, then the coupling variables.
 void fill_row(const AcceptedPoint& p, const system::CoupledSystem& system,
-              const executors::Executor* all_states, const std::vector<std::size_t>& state_offset,
-              std::vector<double>& row) {
+              const std::vector<OutputColumn>& outputs, const executors::Executor* all_states,
+              const std::vector<std::size_t>& state_offset, std::vector<double>& row) {
   std::span<double> r(row);
-  std::size_t state_columns = system.monitored_outputs().size();
+  std::size_t state_columns = outputs.size();
   if (all_states != nullptr) {
     state_columns = state_offset.back();
     for (std::size_t i = 0; i < system.subsystem_count(); ++i) {
@@ -251,9 +298,37 @@ void fill_row(const AcceptedPoint& p, const system::CoupledSystem& system,
                                  r.subspan(state_offset[i], state_offset[i + 1] - state_offset[i]));
     }
   } else {
-    system.gather_monitored(p.outputs, r.first(state_columns));
+    for (std::size_t j = 0; j < outputs.size(); ++j) {
+      r[j] = p.outputs[outputs[j].output.subsystem][outputs[j].output.output];
+    }
   }
   std::copy(p.u.begin(), p.u.end(), r.begin() + static_cast<std::ptrdiff_t>(state_columns));
+}
+
+// The metadata's model: the chain's size and seed, or the described subsystems and connections.
+json model_json(const config::RunConfig& config) {
+  if (!config.system_description) {
+    return {{"type", "chain"}, {"masses", config.chain.masses}, {"seed", config.chain.seed}};
+  }
+  json subsystems = json::array(), connections = json::array();
+  for (const auto& s : config.system_description->subsystems) {
+    subsystems.push_back({{"name", s.name}, {"model", library::describe(s.model)}});
+  }
+  for (const auto& c : config.system_description->connections) {
+    connections.push_back({{"name", c.name}, {"variables", system::coupling_names(c)}});
+  }
+  return {{"type", "system"}, {"subsystems", subsystems}, {"connections", connections}};
+}
+
+json partition_json(const config::RunConfig& config, const system::CoupledSystem& system) {
+  if (!config.system_description) {
+    return {{"subsystems", system.subsystem_count()},
+            {"boundaries", config.partition.boundaries},
+            {"coupling_bodies", config.partition.coupling_bodies()},
+            {"coupling_variables", system.coupling_count()}};
+  }
+  return {{"subsystems", system.subsystem_count()},
+          {"coupling_variables", system.coupling_count()}};
 }
 
 // The metadata known before the run starts.
@@ -267,12 +342,8 @@ json run_metadata(const config::RunConfig& config, const CosimOptions& options,
       {"started_at", output::utc_timestamp()},
       {"config", {{"path", config.path}, {"text", config.text}}},
       {"description", config.description},
-      {"model", {{"type", "chain"}, {"masses", config.chain.masses}, {"seed", config.chain.seed}}},
-      {"partition",
-       {{"subsystems", system.subsystem_count()},
-        {"boundaries", config.partition.boundaries},
-        {"coupling_bodies", config.partition.coupling_bodies()},
-        {"coupling_variables", system.coupling_count()}}},
+      {"model", model_json(config)},
+      {"partition", partition_json(config, system)},
       {"cosim", cosim_json(settings)},
       {"solver",
        {{"integrator", "IDA"},
@@ -304,8 +375,7 @@ struct StepCounts {
 // The statistics of the run so far (also of a failed one): steps, order histogram, work per
 // subsystem (when the executor exists).
 json step_statistics(const StepCounts& counts, const CosimResult& result, double reached,
-                     const executors::Executor* executor,
-                     const std::vector<std::size_t>& boundaries) {
+                     const executors::Executor* executor, const config::RunConfig& config) {
   json statistics;
   statistics["macro_steps"] = counts.accepted;
   statistics["rejected"] = counts.rejected;
@@ -327,8 +397,15 @@ json step_statistics(const StepCounts& counts, const CosimResult& result, double
   }
   statistics["order_histogram"] = histogram;
   json subsystems = json::array();
-  for (std::size_t i = 0; executor != nullptr && i + 1 < boundaries.size(); ++i) {
-    json sub = {{"subsystem", i + 1}, {"masses", {boundaries[i] + 1, boundaries[i + 1]}}};
+  const std::size_t ns = config::subsystem_count(config);
+  const auto& boundaries = config.partition.boundaries;
+  for (std::size_t i = 0; executor != nullptr && i < ns; ++i) {
+    json sub = {{"subsystem", i + 1}};
+    if (config.system_description) {
+      sub["name"] = config.system_description->subsystems[i].name;
+    } else {
+      sub["masses"] = {boundaries[i] + 1, boundaries[i + 1]};
+    }
     sub.update(stats_json(executor->total_stats(i)));
     subsystems.push_back(sub);
   }
@@ -530,8 +607,8 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
   // Default: a process per subsystem whenever there is more than one subsystem; the
   // results are bit-identical to in-process (tests/executors).
   if (!c.executor_given) {
-    c.executor = config.partition.boundaries.size() > 2 ? config::ExecutorKind::kProcesses
-                                                        : config::ExecutorKind::kInProcess;
+    c.executor = config::subsystem_count(config) > 1 ? config::ExecutorKind::kProcesses
+                                                     : config::ExecutorKind::kInProcess;
   }
   if (options.rtol) c.rtol = *options.rtol;  // the atols that were not given follow it
 
@@ -602,13 +679,12 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   const double t_end = settings.end_time;
   const int output_every = settings.cosim.output_every;
 
-  // Shared with the worker processes' model descriptions.
-  const auto chain =
-      std::make_shared<const library::ChainParameters>(config::realize_chain(config));
-  const system::CoupledSystem system =
-      system::make_chain_system(*chain, config.partition.boundaries);
+  std::vector<library::ModelDescription> models;
+  const system::CoupledSystem system = coupled_system(config, models);
+  const std::vector<OutputColumn> outputs = output_columns(config, system);
   std::vector<std::size_t> state_offset;
-  result_columns(system, settings.all_states, result.columns, state_offset);
+  result_columns(config, system, outputs, settings.all_states, result.columns, state_offset);
+  result.coupling_count = system.coupling_count();
   std::optional<output::CsvWriter> csv;
   open_result_files(config, false, options.output_file, result.columns, result.csv_path,
                     result.json_path, csv);
@@ -637,7 +713,7 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
       result.time_by_kappa[static_cast<std::size_t>(p.kappa)] += p.h;
     }
     // The state is valid here: the executor has accepted it.
-    fill_row(p, system, settings.all_states ? executor.get() : nullptr, state_offset, row);
+    fill_row(p, system, outputs, settings.all_states ? executor.get() : nullptr, state_offset, row);
     row_time = p.time;
     row_pending = true;
     result.output_ns += ns_since(t0);
@@ -664,8 +740,7 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   };
 
   const auto statistics_so_far = [&](json& statistics) {
-    statistics =
-        step_statistics(counts, result, reached, executor.get(), config.partition.boundaries);
+    statistics = step_statistics(counts, result, reached, executor.get(), config);
   };
   const auto finish = [&](const char* status) {
     if (row_pending) flush_row();
@@ -679,8 +754,7 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
 
   try {
     const std::vector<double> u0 = system.initial_couplings();
-    executor = make_executor(settings, system, chain, config.partition.boundaries, u0, meta,
-                             result.placement);
+    executor = make_executor(settings, system, models, u0, meta, result.placement);
     const std::unique_ptr<MacroStepScheme> scheme = make_scheme(settings.scheme);
     run_scheme(system, *executor, *scheme, settings.scheme, on_accepted, on_progress, result.run);
     progress.finish(reached, status);
@@ -757,9 +831,16 @@ void print_summary(std::ostream& out, const config::RunConfig& config, const Cos
   const CosimSettings& s = r.settings;
   const config::CosimConfig& c = s.cosim;
   const control::MacroStepOptions& m = s.scheme.control;
-  const std::size_t ns = config.partition.subsystems();
-  fmt::print(out, "co-simulation of {}: chain of {} masses in {} subsystems, t = 0 .. {} s\n",
-             config.path, config.chain.masses, ns, s.end_time);
+  const std::size_t ns = config::subsystem_count(config);
+  if (config.system_description) {
+    std::vector<std::string> names;
+    for (const auto& sub : config.system_description->subsystems) names.push_back(sub.name);
+    fmt::print(out, "co-simulation of {}: {} subsystems ({}), t = 0 .. {} s\n", config.path, ns,
+               fmt::join(names, ", "), s.end_time);
+  } else {
+    fmt::print(out, "co-simulation of {}: chain of {} masses in {} subsystems, t = 0 .. {} s\n",
+               config.path, config.chain.masses, ns, s.end_time);
+  }
   if (c.iterative()) {
     print_iterative_scheme(out, s);
   } else if (c.fixed_step()) {
@@ -782,13 +863,14 @@ void print_summary(std::ostream& out, const config::RunConfig& config, const Cos
              s.executor.solver.linear_solver == ida::LinearSolver::kDense ? "dense LU" : "KLU",
              executor_description(s));
 
-  const std::size_t first_u = r.columns.size() - (ns - 1);
+  const std::size_t nc = r.coupling_count;
+  const std::size_t first_u = r.columns.size() - nc;
   fmt::print(out, "coupling variables at t = {} s:\n", r.final_time);
-  const std::size_t shown = std::min<std::size_t>(ns - 1, 8);
+  const std::size_t shown = std::min<std::size_t>(nc, 8);
   for (std::size_t j = 0; j < shown; ++j) {
     fmt::print(out, "  {:>10} = {:.10g}\n", r.columns[first_u + j], r.final_values[first_u + j]);
   }
-  if (shown < ns - 1) fmt::print(out, "  ... ({} more)\n", ns - 1 - shown);
+  if (shown < nc) fmt::print(out, "  ... ({} more)\n", nc - shown);
 
   const control::MacroStepStatistics& st = r.run.steps;
   fmt::print(out,

@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <unordered_map>
@@ -16,6 +18,8 @@
 #include "macrostep/library/chain.hpp"
 #include "macrostep/output/csv.hpp"
 #include "macrostep/output/metadata.hpp"
+#include "macrostep/system/monolithic_system.hpp"
+#include "macrostep/system/system_description.hpp"
 #include "progress_line.hpp"
 #include "run_json.hpp"
 
@@ -108,6 +112,9 @@ json model_summary(const config::RunConfig& config, const library::ChainParamete
       {"v0", min_max(p.v0, identity)},
   };
 }
+
+// Fills a result row from the model's state z at time t.
+using RowFill = std::function<void(double t, std::span<const double> z, std::vector<double>& row)>;
 
 // A cut element of the partition: its law and the state indices of the bodies it joins.
 struct CutElement {
@@ -205,8 +212,7 @@ void monolithic_columns(const library::ChainSegment& chain, const library::Chain
 
 // The metadata known before the integration starts.
 json monolithic_metadata(const config::RunConfig& config, const MonolithicOptions& options,
-                         const library::ChainParameters& params,
-                         const std::vector<std::size_t>& bodies, std::size_t output_points,
+                         const json& model, const json& partition, std::size_t output_points,
                          bool all_states, const MonolithicResult& result) {
   const double interval = config.simulation.output_interval;
   json meta = {
@@ -215,11 +221,8 @@ json monolithic_metadata(const config::RunConfig& config, const MonolithicOption
       {"started_at", output::utc_timestamp()},
       {"config", {{"path", config.path}, {"text", config.text}}},
       {"description", config.description},
-      {"model", model_summary(config, params)},
-      {"partition",
-       {{"subsystems", config.partition.subsystems()},
-        {"boundaries", config.partition.boundaries},
-        {"coupling_bodies", bodies}}},
+      {"model", model},
+      {"partition", partition},
       {"solver",
        {{"integrator", "IDA"},
         {"rtol", result.solver.rtol},
@@ -244,6 +247,130 @@ json monolithic_metadata(const config::RunConfig& config, const MonolithicOption
   return meta;
 }
 
+// Integrates `model` over `times`, writing the row fill() makes of each state to `csv`, and
+// finishes the metadata (statistics, status, times) in `meta` and `result`. On an IDA failure or
+// an interrupt the rows so far stay written, the JSON records the cause, and the error propagates.
+void integrate_rows(const model::Subsystem& model, const std::vector<double>& times,
+                    const RowFill& fill, const MonolithicOptions& options, output::CsvWriter& csv,
+                    json& meta, Clock::time_point start, MonolithicResult& result) {
+  std::int64_t output_ns = 0;
+  std::vector<double> z(model.state_size()), zp(model.state_size());
+  std::vector<double> row(result.columns.size());
+  const auto write_row = [&](double t) {
+    const auto t0 = Clock::now();
+    fill(t, z, row);
+    csv.write_row(t, row);
+    output_ns += ns_since(t0);
+  };
+
+  std::optional<ida::Integrator> integrator;
+  const auto finish_metadata = [&](const char* status) {
+    const ida::AdvanceStats stats = integrator ? integrator->total_stats() : ida::AdvanceStats{};
+    json statistics = stats_json(stats);
+    const double reached = integrator ? integrator->time() : 0.0;
+    statistics["mean_step"] =
+        stats.steps > 0 ? json(reached / static_cast<double>(stats.steps)) : json(nullptr);
+    meta["statistics"] = statistics;
+    meta["status"] = status;
+    meta["output"]["rows"] = csv.rows();
+    result.wall_ns = ns_since(start);
+    meta["time"] = {
+        {"wall_ns", result.wall_ns}, {"solver_ns", stats.wall_ns}, {"output_ns", output_ns}};
+    result.stats = stats;
+    result.rows = csv.rows();
+  };
+
+  ProgressLine progress(options.progress, result.end_time);
+  try {
+    integrator.emplace(model, result.solver);
+    integrator->state(z, zp);
+    write_row(integrator->time());
+    for (std::size_t k = 1; k < times.size(); ++k) {
+      integrator->advance_to(times[k]);
+      integrator->state(z, zp);
+      write_row(times[k]);
+      progress.update(times[k], [&] { return micro_steps(*integrator); });
+      if (k + 1 < times.size()) check_stop(options.stop, times[k]);
+    }
+    progress.finish(integrator->time(), [&] { return micro_steps(*integrator); });
+  } catch (const ida::IntegrationError& e) {
+    if (integrator) progress.finish(integrator->time(), [&] { return micro_steps(*integrator); });
+    csv.close();
+    finish_metadata("failed");
+    meta["error"] = {{"time", e.time()}, {"ida_flag", e.ida_flag()}, {"message", e.what()}};
+    output::write_json(result.json_path, meta);
+    throw;
+  } catch (const RunInterrupted& e) {
+    progress.finish(integrator->time(), [&] { return micro_steps(*integrator); });
+    csv.close();
+    finish_metadata("interrupted");
+    meta["error"] = interrupted_json(e);
+    output::write_json(result.json_path, meta);
+    throw;
+  }
+  csv.close();
+  finish_metadata("completed");
+  result.final_values = row;
+  output::write_json(result.json_path, meta);
+}
+
+// The monolithic run of a [[subsystem]] description: its CoupledSystem assembled into one IDA
+// system (system::MonolithicSystem, METHODS §1.1 Eq. 2.4). Columns as the co-simulation's
+// (cosimulation.hpp): every output "<subsystem>.<output>" (all_states: every state
+// "<subsystem>.<state>"), then the coupling variables, which are unknowns of the assembled DAE.
+void described_monolithic(const config::RunConfig& config, const MonolithicOptions& options,
+                          const std::vector<double>& times, Clock::time_point start,
+                          MonolithicResult& result) {
+  const system::SystemDescription& d = *config.system_description;
+  const system::CoupledSystem coupled = system::build_system(d);
+  const system::MonolithicSystem whole(coupled);
+  const bool all_states = options.all_states || config.output.all_states;
+  // Indices into the states (all_states) or the outputs of the assembled system; an output name
+  // that a model repeats (both ends of a one-inertia drive train are "phi_1") is written once.
+  std::vector<std::size_t> picked;
+  for (std::size_t i = 0; i < coupled.subsystem_count(); ++i) {
+    const model::Subsystem& sub = coupled.subsystem(i);
+    if (all_states) {
+      for (std::size_t j = 0; j < sub.state_size(); ++j) {
+        result.columns.push_back(d.subsystems[i].name + "." + sub.state_name(j));
+        picked.push_back(whole.state_offset(i) + j);
+      }
+      continue;
+    }
+    for (std::size_t o : system::distinct_outputs(sub)) {
+      result.columns.push_back(d.subsystems[i].name + "." + sub.output_name(o));
+      picked.push_back(whole.output_offset(i) + o);
+    }
+  }
+  for (std::size_t c = 0; c < coupled.coupling_count(); ++c) {
+    result.columns.push_back(coupled.coupling_name(c));
+  }
+
+  std::optional<output::CsvWriter> csv;
+  open_result_files(config, options.reference, options.output_file, result.columns, result.csv_path,
+                    result.json_path, csv);
+  json subsystems = json::array();
+  for (const auto& s : d.subsystems) {
+    subsystems.push_back({{"name", s.name}, {"model", library::describe(s.model)}});
+  }
+  const json model = {{"type", "system"}, {"subsystems", subsystems}};
+  const json partition = {{"subsystems", coupled.subsystem_count()},
+                          {"coupling_variables", coupled.coupling_count()}};
+  json meta =
+      monolithic_metadata(config, options, model, partition, times.size(), all_states, result);
+
+  std::vector<double> y(whole.output_size());
+  const auto fill = [&](double t, std::span<const double> z, std::vector<double>& row) {
+    if (!all_states) whole.outputs(t, z, {}, y);
+    const std::span<const double> source = all_states ? z : std::span<const double>(y);
+    for (std::size_t j = 0; j < picked.size(); ++j) row[j] = source[picked[j]];
+    for (std::size_t c = 0; c < coupled.coupling_count(); ++c) {
+      row[picked.size() + c] = z[whole.coupling_offset() + c];
+    }
+  };
+  integrate_rows(whole, times, fill, options, *csv, meta, start, result);
+}
+
 }  // namespace
 
 ida::IntegratorOptions integrator_options(const config::SolverConfig& s) {
@@ -264,10 +391,14 @@ MonolithicResult run_monolithic(const config::RunConfig& config, const Monolithi
 
   // ---- setup: everything that can be the user's fault happens before integration ----
   const std::vector<double> times = output_points(config, options, result.end_time);
+  result.solver = solver_options(config, options);
+  if (config.system_description) {
+    described_monolithic(config, options, times, start, result);
+    return result;
+  }
 
   const library::ChainParameters params = config::realize_chain(config);
   const library::ChainSegment chain(params, 0, params.size());
-  result.solver = solver_options(config, options);
 
   const auto bodies = config.partition.coupling_bodies();
   const bool all_states = options.all_states || config.output.all_states || bodies.empty();
@@ -279,83 +410,36 @@ MonolithicResult run_monolithic(const config::RunConfig& config, const Monolithi
   open_result_files(config, options.reference, options.output_file, result.columns, result.csv_path,
                     result.json_path, csv);
 
-  json meta =
-      monolithic_metadata(config, options, params, bodies, times.size(), all_states, result);
+  const json partition = {{"subsystems", config.partition.subsystems()},
+                          {"boundaries", config.partition.boundaries},
+                          {"coupling_bodies", bodies}};
+  json meta = monolithic_metadata(config, options, model_summary(config, params), partition,
+                                  times.size(), all_states, result);
 
-  // ---- integration ----
-  std::int64_t output_ns = 0;
-  std::vector<double> z(chain.state_size()), zp(chain.state_size());
-  std::vector<double> row(result.columns.size());
-  const auto write_row = [&](double t) {
-    const auto t0 = Clock::now();
+  const auto fill = [&](double, std::span<const double> z, std::vector<double>& row) {
     for (std::size_t j = 0; j < state_index.size(); ++j) row[j] = z[state_index[j]];
     for (std::size_t c = 0; c < cuts.size(); ++c) {
       const CutElement& e = cuts[c];
       row[state_index.size() + c] =
           e.law.force(z[e.x_right] - z[e.x_left], z[e.v_right] - z[e.v_left]);
     }
-    csv->write_row(t, row);
-    output_ns += ns_since(t0);
   };
-
-  std::optional<ida::Integrator> integrator;
-  const auto finish_metadata = [&](const char* status) {
-    const ida::AdvanceStats stats = integrator ? integrator->total_stats() : ida::AdvanceStats{};
-    json statistics = stats_json(stats);
-    const double reached = integrator ? integrator->time() : 0.0;
-    statistics["mean_step"] =
-        stats.steps > 0 ? json(reached / static_cast<double>(stats.steps)) : json(nullptr);
-    meta["statistics"] = statistics;
-    meta["status"] = status;
-    meta["output"]["rows"] = csv->rows();
-    result.wall_ns = ns_since(start);
-    meta["time"] = {
-        {"wall_ns", result.wall_ns}, {"solver_ns", stats.wall_ns}, {"output_ns", output_ns}};
-    result.stats = stats;
-    result.rows = csv->rows();
-  };
-
-  ProgressLine progress(options.progress, result.end_time);
-  try {
-    integrator.emplace(chain, result.solver);
-    integrator->state(z, zp);
-    write_row(integrator->time());
-    for (std::size_t k = 1; k < times.size(); ++k) {
-      integrator->advance_to(times[k]);
-      integrator->state(z, zp);
-      write_row(times[k]);
-      progress.update(times[k], [&] { return micro_steps(*integrator); });
-      if (k + 1 < times.size()) check_stop(options.stop, times[k]);
-    }
-    progress.finish(integrator->time(), [&] { return micro_steps(*integrator); });
-  } catch (const ida::IntegrationError& e) {
-    if (integrator) progress.finish(integrator->time(), [&] { return micro_steps(*integrator); });
-    csv->close();
-    finish_metadata("failed");
-    meta["error"] = {{"time", e.time()}, {"ida_flag", e.ida_flag()}, {"message", e.what()}};
-    output::write_json(result.json_path, meta);
-    throw;
-  } catch (const RunInterrupted& e) {
-    progress.finish(integrator->time(), [&] { return micro_steps(*integrator); });
-    csv->close();
-    finish_metadata("interrupted");
-    meta["error"] = interrupted_json(e);
-    output::write_json(result.json_path, meta);
-    throw;
-  }
-  csv->close();
-  finish_metadata("completed");
-  result.final_values = row;
-  output::write_json(result.json_path, meta);
+  integrate_rows(chain, times, fill, options, *csv, meta, start, result);
   return result;
 }
 
 void print_summary(std::ostream& out, const config::RunConfig& config,
                    const MonolithicOptions& options, const MonolithicResult& r) {
-  const auto s = config.partition.subsystems();
-  fmt::print(out, "{} run of {}: chain of {} masses ({} subsystem{}), t = 0 .. {} s\n",
-             options.reference ? "reference" : "monolithic", config.path, config.chain.masses, s,
-             s == 1 ? "" : "s", r.end_time);
+  const auto s = config::subsystem_count(config);
+  if (config.system_description) {
+    fmt::print(out, "{} run of {}: {} subsystem{} in one system, t = 0 .. {} s\n",
+               options.reference ? "reference" : "monolithic", config.path, s, s == 1 ? "" : "s",
+               r.end_time);
+  } else {
+    fmt::print(out, "{} run of {}: chain of {} masses ({} subsystem{}), t = 0 .. {} s\n",
+               options.reference ? "reference" : "monolithic", config.path, config.chain.masses, s,
+               s == 1 ? "" : "s", r.end_time);
+  }
   fmt::print(out, "solver: IDA, rtol {}, atol_pos {}, atol_vel {}, {}, max order {}\n",
              r.solver.rtol, r.solver.atol_pos, r.solver.atol_vel,
              r.solver.linear_solver == ida::LinearSolver::kDense ? "dense LU" : "KLU",

@@ -4,6 +4,9 @@
 #include <stdexcept>
 
 #include "macrostep/library/chain.hpp"
+#include "macrostep/library/drive_train.hpp"
+#include "macrostep/library/hydraulic_cylinder.hpp"
+#include "macrostep/library/pid_controller.hpp"
 
 namespace macrostep::library {
 
@@ -20,21 +23,38 @@ Overloaded(F...) -> Overloaded<F...>;
 }  // namespace
 
 std::unique_ptr<model::Subsystem> build_subsystem(const ModelDescription& description) {
+  using Built = std::unique_ptr<model::Subsystem>;
   return std::visit(
-      Overloaded{[](const ChainSegmentDescription& d) -> std::unique_ptr<model::Subsystem> {
-        if (!d.chain) throw std::invalid_argument("chain segment description without a chain");
-        return std::make_unique<ChainSegment>(*d.chain, d.first, d.last);
-      }},
+      Overloaded{
+          [](const ChainSegmentDescription& d) -> Built {
+            if (!d.chain) {
+              throw std::invalid_argument("chain segment description without a chain");
+            }
+            return std::make_unique<ChainSegment>(*d.chain, d.first, d.last);
+          },
+          [](const DriveTrainParameters& p) -> Built {
+            return std::make_unique<DriveTrainSegment>(p);
+          },
+          [](const HydraulicCylinderParameters& p) -> Built {
+            return std::make_unique<HydraulicCylinder>(p);
+          },
+          [](const PidParameters& p) -> Built { return std::make_unique<PidController>(p); }},
       description);
 }
 
 std::string describe(const ModelDescription& description) {
-  return std::visit(Overloaded{[](const ChainSegmentDescription& d) {
-                      return "chain segment, masses " + std::to_string(d.first + 1) + ".." +
-                             std::to_string(d.last) + " of " +
-                             std::to_string(d.chain ? d.chain->size() : 0);
-                    }},
-                    description);
+  return std::visit(
+      Overloaded{
+          [](const ChainSegmentDescription& d) {
+            return "chain segment, masses " + std::to_string(d.first + 1) + ".." +
+                   std::to_string(d.last) + " of " + std::to_string(d.chain ? d.chain->size() : 0);
+          },
+          [](const DriveTrainParameters& p) {
+            return "drive-train segment of " + std::to_string(p.inertia.size()) + " inertias";
+          },
+          [](const HydraulicCylinderParameters&) { return std::string("hydraulic cylinder"); },
+          [](const PidParameters&) { return std::string("PID controller"); }},
+      description);
 }
 
 std::vector<ModelDescription> chain_segment_descriptions(

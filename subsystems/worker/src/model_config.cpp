@@ -1,10 +1,12 @@
 // Cap'n Proto encoding of library::ModelDescription (ipc/schema/control.capnp ModelConfig):
-// one pair of functions per model type, dispatched on the description's alternative.
+// one pair of functions per model type, dispatched on the description's alternative. Doubles are
+// copied as they are (Float64 bit patterns), so the worker's model is bit-identical (contract 1).
 #include "model_config.hpp"
 
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace macrostep::worker {
 
@@ -133,11 +135,143 @@ library::ModelDescription decode_chain_segment(schema::ChainSegmentConfig::Reade
   return library::ChainSegmentDescription{std::move(lp), left, left + m};
 }
 
+template <class List>
+std::vector<double> to_vector(List list) {
+  std::vector<double> out;
+  out.reserve(list.size());
+  for (double v : list) out.push_back(v);
+  return out;
+}
+
+template <class Builder>
+void set_list(Builder builder, const std::vector<double>& values) {
+  for (unsigned k = 0; k < values.size(); ++k) builder.set(k, values[k]);
+}
+
+void encode_element(const library::ElementLaw& e, schema::ElementLaw::Builder out) {
+  out.setC(e.c);
+  out.setD(e.d);
+  out.setCc(e.C);
+  out.setDd(e.D);
+  out.setEx(e.ex);
+  out.setEv(e.ev);
+}
+
+void encode_drive_train(const library::DriveTrainParameters& p,
+                        schema::DriveTrainConfig::Builder out) {
+  const auto size = [](const auto& v) { return static_cast<unsigned>(v.size()); };
+  set_list(out.initInertia(size(p.inertia)), p.inertia);
+  auto shaft = out.initShaft(size(p.shaft));
+  for (unsigned k = 0; k < p.shaft.size(); ++k) encode_element(p.shaft[k], shaft[k]);
+  set_list(out.initBearingDamping(size(p.bearing_damping)), p.bearing_damping);
+  auto load = out.initLoad(size(p.load));
+  for (unsigned k = 0; k < p.load.size(); ++k) {
+    load[k].setConstant(p.load[k].constant);
+    load[k].setStep(p.load[k].step);
+    load[k].setStepTime(p.load[k].step_time);
+    load[k].setStepWidth(p.load[k].step_width);
+  }
+  set_list(out.initAngle0(size(p.angle0)), p.angle0);
+  set_list(out.initSpeed0(size(p.speed0)), p.speed0);
+  out.setLeftCoupled(p.left_coupled);
+  out.setRightCoupled(p.right_coupled);
+}
+
+library::DriveTrainParameters decode_drive_train(schema::DriveTrainConfig::Reader in) {
+  library::DriveTrainParameters p;
+  p.inertia = to_vector(in.getInertia());
+  for (auto e : in.getShaft()) {
+    p.shaft.push_back({e.getC(), e.getD(), e.getCc(), e.getDd(), e.getEx(), e.getEv()});
+  }
+  p.bearing_damping = to_vector(in.getBearingDamping());
+  for (auto l : in.getLoad()) {
+    p.load.push_back({l.getConstant(), l.getStep(), l.getStepTime(), l.getStepWidth()});
+  }
+  p.angle0 = to_vector(in.getAngle0());
+  p.speed0 = to_vector(in.getSpeed0());
+  p.left_coupled = in.getLeftCoupled();
+  p.right_coupled = in.getRightCoupled();
+  return p;
+}
+
+void encode_cylinder(const library::HydraulicCylinderParameters& p,
+                     schema::HydraulicCylinderConfig::Builder out) {
+  out.setMass(p.mass);
+  out.setAreaA(p.area_a);
+  out.setAreaB(p.area_b);
+  out.setViscousFriction(p.viscous_friction);
+  out.setCoulombFriction(p.coulomb_friction);
+  out.setCoulombSpeed(p.coulomb_speed);
+  out.setX0(p.x0);
+  out.setV0(p.v0);
+  out.setRodCoupled(p.rod_coupled);
+}
+
+library::HydraulicCylinderParameters decode_cylinder(schema::HydraulicCylinderConfig::Reader in) {
+  library::HydraulicCylinderParameters p;
+  p.mass = in.getMass();
+  p.area_a = in.getAreaA();
+  p.area_b = in.getAreaB();
+  p.viscous_friction = in.getViscousFriction();
+  p.coulomb_friction = in.getCoulombFriction();
+  p.coulomb_speed = in.getCoulombSpeed();
+  p.x0 = in.getX0();
+  p.v0 = in.getV0();
+  p.rod_coupled = in.getRodCoupled();
+  return p;
+}
+
+void encode_pid(const library::PidParameters& p, schema::PidConfig::Builder out) {
+  out.setKp(p.kp);
+  out.setKi(p.ki);
+  out.setKd(p.kd);
+  out.setDerivativeFilterTime(p.derivative_filter_time);
+  out.setTrackingTime(p.tracking_time);
+  out.setOutputMin(p.output_min);
+  out.setOutputMax(p.output_max);
+  out.setOutputLag(p.output_lag);
+  out.setSetpointInput(p.setpoint_input);
+  out.setSetpoint(p.setpoint);
+  out.setIntegral0(p.integral0);
+  out.setDerivativeFilter0(p.derivative_filter0);
+  out.setCommand0(p.command0);
+}
+
+library::PidParameters decode_pid(schema::PidConfig::Reader in) {
+  library::PidParameters p;
+  p.kp = in.getKp();
+  p.ki = in.getKi();
+  p.kd = in.getKd();
+  p.derivative_filter_time = in.getDerivativeFilterTime();
+  p.tracking_time = in.getTrackingTime();
+  p.output_min = in.getOutputMin();
+  p.output_max = in.getOutputMax();
+  p.output_lag = in.getOutputLag();
+  p.setpoint_input = in.getSetpointInput();
+  p.setpoint = in.getSetpoint();
+  p.integral0 = in.getIntegral0();
+  p.derivative_filter0 = in.getDerivativeFilter0();
+  p.command0 = in.getCommand0();
+  return p;
+}
+
 }  // namespace
 
 void encode_model(const library::ModelDescription& model, schema::ModelConfig::Builder out) {
   if (const auto* chain = std::get_if<library::ChainSegmentDescription>(&model)) {
     encode_chain_segment(*chain, out.initChainSegment());
+    return;
+  }
+  if (const auto* drive = std::get_if<library::DriveTrainParameters>(&model)) {
+    encode_drive_train(*drive, out.initDriveTrain());
+    return;
+  }
+  if (const auto* cylinder = std::get_if<library::HydraulicCylinderParameters>(&model)) {
+    encode_cylinder(*cylinder, out.initHydraulicCylinder());
+    return;
+  }
+  if (const auto* pid = std::get_if<library::PidParameters>(&model)) {
+    encode_pid(*pid, out.initPid());
     return;
   }
   throw std::invalid_argument("encode_config: a model type without an encoding");
@@ -147,6 +281,12 @@ library::ModelDescription decode_model(schema::ModelConfig::Reader in) {
   switch (in.which()) {
     case schema::ModelConfig::CHAIN_SEGMENT:
       return decode_chain_segment(in.getChainSegment());
+    case schema::ModelConfig::DRIVE_TRAIN:
+      return decode_drive_train(in.getDriveTrain());
+    case schema::ModelConfig::HYDRAULIC_CYLINDER:
+      return decode_cylinder(in.getHydraulicCylinder());
+    case schema::ModelConfig::PID:
+      return decode_pid(in.getPid());
     case schema::ModelConfig::NONE:
       throw std::runtime_error("subsystem configuration: no model");
   }

@@ -54,6 +54,46 @@
 //   alternate_sign = false           optional: the k-th selected mass (0-based, chain order)
 //                                    gets amplitude * (-1)^k
 //
+//   A coupled system of built-in models is described instead of [model] (and [partition]) by
+//   (issue 9; system/system_description.hpp; names: letters, digits, '_', '-', no '.'):
+//   [[subsystem]]                    repeatable, at least one
+//   name = "motor"                   required, unique among subsystems and connections
+//   model = "drive_train"            required: "drive_train" | "hydraulic_cylinder" | "pid";
+//                                    the model's keys follow in the same table:
+//     drive_train         inertia = [J_1, ...] (> 0, required); shaft = [{c, d, C, D, ex, ev},
+//                         ...] (one per neighbouring pair, c required); bearing_damping, angle0,
+//                         speed0 (one number per inertia); load = [{inertia = k, constant,
+//                         step, step_time, step_width}]; left_coupled, right_coupled (default
+//                         true: inputs tau_left, tau_right). Outputs phi_1, phi_<n>, omega_1,
+//                         omega_<n> (library/drive_train.hpp)
+//     hydraulic_cylinder  mass, area_a, area_b (> 0, required); viscous_friction,
+//                         coulomb_friction (>= 0); coulomb_speed (> 0); x0, v0; rod_coupled
+//                         (default true). Inputs pressure_a, pressure_b[, rod_force]; outputs
+//                         x, v, volume_a, flow_a, volume_b, flow_b
+//     pid                 kp, ki, kd, derivative_filter_time, tracking_time, output_min,
+//                         output_max, output_lag, setpoint_input, setpoint, integral0,
+//                         derivative_filter0, command0. Inputs measured[, setpoint]; output
+//                         command (library/pid_controller.hpp)
+//   [[connection]]                   repeatable
+//   name = "shaft"                   required, unique; names the coupling variable (result
+//                                    column; a displacement writes <name>.position/.velocity)
+//   law = "rotational_spring_damper" required: "spring_damper" | "rotational_spring_damper" |
+//                                    "signal" | "displacement" | "hydraulic_node"
+//   from = ["motor.phi_2", ...]      required: the outputs the law reads, "subsystem.output":
+//                                    spring_damper [x_left, v_left, x_right, v_right];
+//                                    rotational_spring_damper [angle_left, speed_left,
+//                                    angle_right, speed_right]; signal [source]; displacement
+//                                    [position, velocity]; hydraulic_node [volume_1, ...]
+//   to = ["motor.tau_right", ...]    required: the inputs its variable feeds (one or more);
+//                                    displacement: {position = [...], velocity = [...]}
+//   law keys: spring_damper, rotational_spring_damper: c (required), d, C, D, ex, ev;
+//     signal: gain (default 1), offset (default 0); hydraulic_node: volume (> 0),
+//     initial_pressure (required), bulk_modulus = "constant" (modulus > 0) |
+//     "pressure_dependent" (modulus_a > 0, modulus_b >= 0, modulus_c < -1), initial_volumes
+//   Checked: every reference names an existing subsystem and variable, every input is fed by
+//   exactly one connection, every subsystem is in a connection, names are unique, and no
+//   subsystem has direct feed-through (an algebraic loop of it is named; METHODS D-1).
+//
 //   [partition]                      optional (default: one subsystem); exactly one of
 //   subsystems = 10                  equal partition, 1 <= subsystems <= n_K
 //   sizes = [40, 10, 40]             explicit sizes >= 1 summing to n_K
@@ -145,6 +185,7 @@
 
 #include "macrostep/library/chain_parameters.hpp"
 #include "macrostep/library/chain_spec.hpp"
+#include "macrostep/system/system_description.hpp"
 
 namespace macrostep::config {
 
@@ -288,6 +329,9 @@ struct RunConfig {
   library::ChainSpec chain;
 
   PartitionConfig partition;
+  // The [[subsystem]] / [[connection]] description; unset for a [model] chain (then `chain`
+  // and `partition` describe the model).
+  std::optional<system::SystemDescription> system_description;
   SolverConfig solver;
   SimulationConfig simulation;
   OutputConfig output;
@@ -303,11 +347,15 @@ RunConfig parse_config(std::string_view text, const std::string& path);
 
 // The explicit chain parameters: library::realize(chain) (which also applies the per-mass
 // initial values and starts contact bodies at -|x0|, MODELS.md §1.3). Throws ConfigError (no
-// line) if the library rejects the description.
+// line) if the library rejects the description or the file describes [[subsystem]]s instead.
 library::ChainParameters realize_chain(const RunConfig& config);
 
-// Throws ConfigError unless the configuration can run as a co-simulation: the partition must
-// have at least two subsystems (the message points at [partition], or says it is missing).
+// The number of subsystems: of the system description, or of the chain's partition.
+std::size_t subsystem_count(const RunConfig& config);
+
+// Throws ConfigError unless the configuration can run as a co-simulation: the partition (or the
+// system description) must have at least two subsystems (the message points at [partition], or
+// says it is missing).
 void check_cosimulation(const RunConfig& config);
 
 // Default result file: [output].file if set, else "<config stem>.csv" in the working

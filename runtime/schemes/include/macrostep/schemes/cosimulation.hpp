@@ -1,13 +1,16 @@
 // The co-simulation run of `macrostep run CONFIG` (without --monolithic): the [cosim] table of
 // the configuration, overridden by the command line, turned into a run of the scheme it names
 // (explicit Jacobi: explicit_jacobi.hpp; implicit, semi-implicit, waveform: implicit.hpp) of the
-// partitioned chain on the process or in-process executor, with its
+// partitioned chain or of a [[subsystem]] system description (system/system_description.hpp) on
+// the process or in-process executor, with its
 // result files and summary (DESIGN.md "The macrostep command"; METHODS.md §3, §5, §6, §9).
 //
 // Output: a CSV with a row at every output_every-th accepted macro point (T_0 and the last
 // accepted point always): `time`, the coupling-body states x_i, v_i (global 1-based index,
 // chain order; with all_states every state of every subsystem in chain order instead), then
-// the coupling variables lambda_1..lambda_nc. The columns equal those of a monolithic or
+// the coupling variables lambda_1..lambda_nc. A system description writes every output of every
+// subsystem as "<subsystem>.<output>" (all_states: "<subsystem>.<state>"), then the coupling
+// variables named after their connections. The columns equal those of a monolithic or
 // reference run of the same configuration, so `macrostep compare` works column by column
 // (the reference is interpolated to the macro points). Rows reach the OS as they are
 // written. Beside it "<stem>.json": configuration text, model and partition, the resolved
@@ -87,7 +90,8 @@ struct CosimResult {
   CosimSettings settings;
   std::string csv_path;
   std::string json_path;
-  std::vector<std::string> columns;
+  std::vector<std::string> columns;  // the output or state columns, then the coupling variables
+  std::size_t coupling_count = 0;    // the coupling-variable columns at the end of `columns`
   std::vector<double> final_values;  // the last row written
   double final_time = 0.0;
   std::size_t rows = 0;

@@ -10,6 +10,9 @@
 // partition, every state in the model's order; then, if the partition has cuts, the coupling
 // variables lambda_1..lambda_nc evaluated from the states with each cut element's law (the
 // columns of a co-simulation of the same configuration, so that `compare` matches them).
+// A [[subsystem]] description runs as its CoupledSystem assembled into one IDA system
+// (system::MonolithicSystem): columns every output "<subsystem>.<output>" (all_states: every
+// state "<subsystem>.<state>"), then the coupling variables, as its co-simulation writes them.
 // Beside it, "<stem>.json" with the configuration text, a model summary, solver options,
 // statistics and times.
 #pragma once

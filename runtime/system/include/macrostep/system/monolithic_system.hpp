@@ -13,8 +13,9 @@
 // (for the chain "x_17", "v_17", as a whole-chain run) and the coupling variables' names for the
 // algebraic unknowns (role kOther); outputs are all subsystems' outputs concatenated in order.
 // Names repeat when two subsystems use the same local names (two drive-train segments both have
-// "phi_1"): the "<subsystem>." prefix needs subsystem names, which the system description of
-// issue 9 brings; until then callers address states by state_offset().
+// "phi_1"): the system has no subsystem names, so a caller that has them (the monolithic run of a
+// system description, schemes/monolithic.cpp) prefixes "<subsystem>." by state_offset() and
+// output_offset().
 // The CoupledSystem already rejects feed-through, so φ depends on z only and the DAE has index 1.
 // initial_state() takes the CoupledSystem's initial couplings, every subsystem's consistent
 // initial state with them, and u̇0 = ∂φ/∂y·∂y/∂z·ż0 (the derivative of g = 0).

@@ -14,6 +14,9 @@
 #include <vector>
 
 #include "macrostep/library/chain_parameters.hpp"
+#include "macrostep/library/drive_train.hpp"
+#include "macrostep/library/hydraulic_cylinder.hpp"
+#include "macrostep/library/pid_controller.hpp"
 #include "macrostep/model/subsystem.hpp"
 
 namespace macrostep::library {
@@ -25,13 +28,17 @@ struct ChainSegmentDescription {
   std::size_t first = 0, last = 0;
 };
 
-using ModelDescription = std::variant<ChainSegmentDescription>;
+// The other built-in models are described by their parameters alone (the system description of
+// a configuration, runtime/config); the worker's Cap'n Proto encoding carries each of them.
+using ModelDescription = std::variant<ChainSegmentDescription, DriveTrainParameters,
+                                      HydraulicCylinderParameters, PidParameters>;
 
 // Builds the subsystem. Throws std::invalid_argument for a description that names no model or
 // an impossible one (e.g. an empty mass range).
 std::unique_ptr<model::Subsystem> build_subsystem(const ModelDescription& description);
 
-// One line for messages: "chain segment, masses 21..40 of 40".
+// One line for messages: "chain segment, masses 21..40 of 40", "drive-train segment of 2
+// inertias", "hydraulic cylinder", "PID controller".
 std::string describe(const ModelDescription& description);
 
 // The descriptions of a cut chain's segments, boundaries as library::equal_partition gives them.

@@ -1,0 +1,555 @@
+// [[subsystem]] and [[connection]]: a coupled system of any shape (issue 9; schema in
+// run_config.hpp, data in system/system_description.hpp). Every check names the table element
+// and key it is about, so each mistake gets one clear message before anything runs (DESIGN.md
+// contract 5).
+#include "system_config.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "macrostep/config/run_config.hpp"
+
+namespace macrostep::config::detail {
+namespace {
+
+using system::InputRef;
+using system::LawKind;
+using system::OutputRef;
+
+// ---- values ----
+
+double positive(const Node& n) {
+  const double v = n.number();
+  if (!(v > 0.0)) n.fail(fmt::format("must be > 0 (got {})", n.source_text()));
+  return v;
+}
+
+double non_negative(const Node& n) {
+  const double v = n.number();
+  if (!(v >= 0.0)) n.fail(fmt::format("must be >= 0 (got {})", n.source_text()));
+  return v;
+}
+
+void read_number(const Node& table, std::string_view key, double& out) {
+  if (auto v = table.find(key)) out = v->number();
+}
+
+void read_bool(const Node& table, std::string_view key, bool& out) {
+  if (auto v = table.find(key)) out = v->boolean();
+}
+
+// An array of numbers with exactly `size` entries (`what` completes "one entry per ...").
+std::vector<double> numbers(const Node& n, std::size_t size, std::string_view what,
+                            double (*check)(const Node&) = nullptr) {
+  const auto items = n.elements();
+  if (items.size() != size) {
+    n.fail(fmt::format("must have one entry per {} ({}, got {})", what, size, items.size()));
+  }
+  std::vector<double> out;
+  for (const auto& item : items) out.push_back(check != nullptr ? check(item) : item.number());
+  return out;
+}
+
+std::vector<Node> tables(const Node& n) {
+  if (!n.value().is_array()) {
+    n.fail(
+        fmt::format("must be an array of tables, written [[{}]] (got {})", n.path(), n.describe()));
+  }
+  auto items = n.elements();
+  for (const auto& item : items) item.expect_table();
+  return items;
+}
+
+// The element law keys c (required), d, C, D (>= 0), ex, ev (>= 1) of `n` (seed 000 Eq. 2.9).
+library::ElementLaw element_law(const Node& n) {
+  library::ElementLaw e;
+  e.c = non_negative(n.require("c"));
+  if (auto v = n.find("d")) e.d = non_negative(*v);
+  if (auto v = n.find("C")) e.C = non_negative(*v);
+  if (auto v = n.find("D")) e.D = non_negative(*v);
+  for (auto [key, out] : {std::pair{"ex", &e.ex}, std::pair{"ev", &e.ev}}) {
+    if (auto v = n.find(key)) {
+      *out = v->number();
+      if (*out < 1.0) v->fail(fmt::format("must be >= 1 (got {})", v->source_text()));
+    }
+  }
+  return e;
+}
+
+// ---- models ----
+
+library::DriveTrainParameters drive_train(const Node& n) {
+  n.allow_only({"name", "model", "inertia", "shaft", "bearing_damping", "angle0", "speed0", "load",
+                "left_coupled", "right_coupled"},
+               " for a drive_train");
+  library::DriveTrainParameters p;
+  const Node inertia = n.require("inertia");
+  for (const auto& item : inertia.elements()) p.inertia.push_back(positive(item));
+  if (p.inertia.empty()) inertia.fail("must list at least one inertia");
+  const std::size_t count = p.inertia.size();
+  if (auto v = n.find("shaft")) {
+    const auto shafts = tables(*v);
+    if (shafts.size() != count - 1) {
+      v->fail(fmt::format("must list one shaft between neighbouring inertias ({}, got {})",
+                          count - 1, shafts.size()));
+    }
+    for (const auto& s : shafts) {
+      s.allow_only({"c", "d", "C", "D", "ex", "ev"});
+      p.shaft.push_back(element_law(s));
+    }
+  } else if (count > 1) {
+    n.fail(
+        fmt::format("missing required key 'shaft' ({} shafts join {} inertias)", count - 1, count));
+  }
+  if (auto v = n.find("bearing_damping")) {
+    p.bearing_damping = numbers(*v, count, "inertia", non_negative);
+  }
+  p.angle0.assign(count, 0.0);
+  p.speed0.assign(count, 0.0);
+  if (auto v = n.find("angle0")) p.angle0 = numbers(*v, count, "inertia");
+  if (auto v = n.find("speed0")) p.speed0 = numbers(*v, count, "inertia");
+  if (auto v = n.find("load")) {
+    p.load.assign(count, library::LoadTorque{});
+    std::vector<bool> loaded(count, false);
+    for (const auto& l : tables(*v)) {
+      l.allow_only({"inertia", "constant", "step", "step_time", "step_width"});
+      const Node index = l.require("inertia");
+      const auto k = index.integer();
+      if (k < 1 || k > static_cast<std::int64_t>(count)) {
+        index.fail(fmt::format("must be an inertia index 1..{} (got {})", count, k));
+      }
+      if (loaded[static_cast<std::size_t>(k - 1)]) {
+        index.fail(fmt::format("inertia {} has a load already (one entry per inertia)", k));
+      }
+      loaded[static_cast<std::size_t>(k - 1)] = true;
+      library::LoadTorque& t = p.load[static_cast<std::size_t>(k - 1)];
+      read_number(l, "constant", t.constant);
+      read_number(l, "step", t.step);
+      read_number(l, "step_time", t.step_time);
+      if (auto w = l.find("step_width")) t.step_width = positive(*w);
+    }
+  }
+  read_bool(n, "left_coupled", p.left_coupled);
+  read_bool(n, "right_coupled", p.right_coupled);
+  return p;
+}
+
+library::HydraulicCylinderParameters hydraulic_cylinder(const Node& n) {
+  n.allow_only({"name", "model", "mass", "area_a", "area_b", "viscous_friction", "coulomb_friction",
+                "coulomb_speed", "x0", "v0", "rod_coupled"},
+               " for a hydraulic_cylinder");
+  library::HydraulicCylinderParameters p;
+  p.mass = positive(n.require("mass"));
+  p.area_a = positive(n.require("area_a"));
+  p.area_b = positive(n.require("area_b"));
+  if (auto v = n.find("viscous_friction")) p.viscous_friction = non_negative(*v);
+  if (auto v = n.find("coulomb_friction")) p.coulomb_friction = non_negative(*v);
+  if (auto v = n.find("coulomb_speed")) p.coulomb_speed = positive(*v);
+  read_number(n, "x0", p.x0);
+  read_number(n, "v0", p.v0);
+  read_bool(n, "rod_coupled", p.rod_coupled);
+  return p;
+}
+
+library::PidParameters pid(const Node& n) {
+  n.allow_only({"name", "model", "kp", "ki", "kd", "derivative_filter_time", "tracking_time",
+                "output_min", "output_max", "output_lag", "setpoint_input", "setpoint", "integral0",
+                "derivative_filter0", "command0"},
+               " for a pid");
+  library::PidParameters p;
+  for (auto [key, out] :
+       {std::pair{"kp", &p.kp}, std::pair{"ki", &p.ki}, std::pair{"kd", &p.kd},
+        std::pair{"setpoint", &p.setpoint}, std::pair{"integral0", &p.integral0},
+        std::pair{"derivative_filter0", &p.derivative_filter0}, std::pair{"command0", &p.command0},
+        std::pair{"output_min", &p.output_min}, std::pair{"output_max", &p.output_max}}) {
+    read_number(n, key, *out);
+  }
+  if (auto v = n.find("derivative_filter_time")) p.derivative_filter_time = positive(*v);
+  if (auto v = n.find("tracking_time")) p.tracking_time = positive(*v);
+  if (auto v = n.find("output_lag")) p.output_lag = non_negative(*v);
+  if (p.output_min > p.output_max) {
+    n.require("output_max").fail(fmt::format("must be >= output_min = {}", p.output_min));
+  }
+  read_bool(n, "setpoint_input", p.setpoint_input);
+  return p;
+}
+
+// ---- names and references ----
+
+// A subsystem as parsed: its table, its name and the model built from it (for its variable
+// names, sizes and feed-through).
+struct ParsedSubsystem {
+  Node node;
+  std::string name;
+  library::ModelDescription model;
+  std::unique_ptr<model::Subsystem> built;
+  bool coupled = false;  // some connection reads one of its outputs or feeds one of its inputs
+};
+
+// Where a name was defined first ("subsystem[1]", line).
+struct NameOwner {
+  std::string path;
+  unsigned line;
+};
+
+std::string checked_name(const Node& table, std::map<std::string, NameOwner>& names) {
+  const Node node = table.require("name");
+  std::string name = node.string();
+  if (name.empty()) node.fail("must not be empty");
+  const bool plain = std::all_of(name.begin(), name.end(), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '_' || ch == '-';
+  });
+  if (!plain) {
+    node.fail(fmt::format(
+        "must consist of letters, digits, '_' and '-' (got \"{}\"): results name columns "
+        "\"<subsystem>.<variable>\"",
+        name));
+  }
+  const auto [it, inserted] = names.emplace(name, NameOwner{table.path(), table.line()});
+  if (!inserted) {
+    node.fail(fmt::format("\"{}\" is already the name of {} (line {})", name, it->second.path,
+                          it->second.line));
+  }
+  return name;
+}
+
+struct Systems {
+  std::vector<ParsedSubsystem> subsystems;
+  std::map<std::string, NameOwner> names;  // subsystems and connections: one namespace
+};
+
+// "subsystem.variable" → (subsystem index, variable index); `outputs` selects the direction.
+std::pair<std::size_t, std::size_t> resolve(const Node& n, const Systems& s, bool outputs) {
+  const std::string text = n.string();
+  const auto dot = text.find('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 == text.size()) {
+    n.fail(
+        fmt::format("must be \"subsystem.{}\" (got \"{}\")", outputs ? "output" : "input", text));
+  }
+  const std::string name = text.substr(0, dot), variable = text.substr(dot + 1);
+  std::vector<std::string> all;
+  for (std::size_t i = 0; i < s.subsystems.size(); ++i) {
+    if (s.subsystems[i].name == name) {
+      const model::Subsystem& m = *s.subsystems[i].built;
+      const std::size_t count = outputs ? m.output_size() : m.input_size();
+      std::vector<std::string> vars;
+      for (std::size_t k = 0; k < count; ++k) {
+        std::string var = outputs ? m.output_name(k) : m.input_name(k);
+        if (var == variable) return {i, k};
+        if (std::find(vars.begin(), vars.end(), var) == vars.end()) vars.push_back(std::move(var));
+      }
+      n.fail(fmt::format(
+          "subsystem \"{}\" has no {} \"{}\" ({}s: {})", name, outputs ? "output" : "input",
+          variable, outputs ? "output" : "input",
+          vars.empty() ? std::string("none") : fmt::format("\"{}\"", fmt::join(vars, "\", \""))));
+    }
+    all.push_back(s.subsystems[i].name);
+  }
+  n.fail(fmt::format("no subsystem named \"{}\" (subsystems: \"{}\")", name,
+                     fmt::join(all, "\", \"")));
+}
+
+ParsedSubsystem parse_subsystem(const Node& n, Systems& s) {
+  ParsedSubsystem p{n, checked_name(n, s.names), {}, nullptr, false};
+  const Node model = n.require("model");
+  const std::string type = model.string();
+  if (type == "drive_train") {
+    p.model = drive_train(n);
+  } else if (type == "hydraulic_cylinder") {
+    p.model = hydraulic_cylinder(n);
+  } else if (type == "pid") {
+    p.model = pid(n);
+  } else if (type == "chain") {
+    model.fail(
+        "a chain is described by [model] and [partition], not as a [[subsystem]] (allowed: "
+        "\"drive_train\", \"hydraulic_cylinder\", \"pid\")");
+  } else {
+    model.fail(
+        fmt::format("must be one of \"drive_train\", \"hydraulic_cylinder\", \"pid\" (got "
+                    "\"{}\")",
+                    type));
+  }
+  try {
+    p.built = library::build_subsystem(p.model);
+  } catch (const std::invalid_argument& e) {
+    n.fail(e.what());
+  }
+  return p;
+}
+
+// ---- connections ----
+
+constexpr std::string_view kLaws[] = {"spring_damper", "rotational_spring_damper", "signal",
+                                      "displacement", "hydraulic_node"};
+
+LawKind law_kind(const std::string& law) {
+  if (law == "spring_damper") return LawKind::kSpringDamper;
+  if (law == "rotational_spring_damper") return LawKind::kRotationalSpringDamper;
+  if (law == "signal") return LawKind::kSignal;
+  if (law == "displacement") return LawKind::kDisplacement;
+  return LawKind::kHydraulicNode;
+}
+
+// The reads of each law, for messages.
+std::string_view read_order(LawKind kind) {
+  switch (kind) {
+    case LawKind::kSpringDamper:
+      return "[x_left, v_left, x_right, v_right]";
+    case LawKind::kRotationalSpringDamper:
+      return "[angle_left, speed_left, angle_right, speed_right]";
+    case LawKind::kSignal:
+      return "[source]";
+    case LawKind::kDisplacement:
+      return "[position, velocity]";
+    case LawKind::kHydraulicNode:
+      return "[volume_1, ..., volume_N]";
+  }
+  return "";
+}
+
+void read_law_parameters(const Node& n, system::DescribedConnection& c) {
+  const std::vector<std::string_view> common = {"name", "law", "from", "to"};
+  auto allowed = common;
+  switch (c.law) {
+    case LawKind::kSpringDamper:
+    case LawKind::kRotationalSpringDamper:
+      allowed.insert(allowed.end(), {"c", "d", "C", "D", "ex", "ev"});
+      n.allow_only(allowed, fmt::format(" for law \"{}\"", n.require("law").string()));
+      c.element = element_law(n);
+      return;
+    case LawKind::kSignal:
+      allowed.insert(allowed.end(), {"gain", "offset"});
+      n.allow_only(allowed, " for law \"signal\"");
+      read_number(n, "gain", c.gain);
+      read_number(n, "offset", c.offset);
+      return;
+    case LawKind::kDisplacement:
+      n.allow_only(allowed, " for law \"displacement\"");
+      return;
+    case LawKind::kHydraulicNode:
+      break;
+  }
+  allowed.insert(allowed.end(), {"volume", "initial_pressure", "bulk_modulus", "modulus",
+                                 "modulus_a", "modulus_b", "modulus_c", "initial_volumes"});
+  n.allow_only(allowed, " for law \"hydraulic_node\"");
+  c.node.node_volume = positive(n.require("volume"));
+  c.node.initial_pressure = n.require("initial_pressure").number();
+  const bool dependent =
+      n.find("bulk_modulus") &&
+      n.require("bulk_modulus").choice({"constant", "pressure_dependent"}) == "pressure_dependent";
+  if (!dependent) {
+    c.node.model = system::HydraulicNodeLaw::Model::kConstant;
+    c.node.constant_modulus = positive(n.require("modulus"));
+    return;
+  }
+  c.node.model = system::HydraulicNodeLaw::Model::kPressureDependent;
+  if (!(c.node.initial_pressure > 0.0)) {
+    n.require("initial_pressure").fail("must be > 0 with bulk_modulus = \"pressure_dependent\"");
+  }
+  c.node.pressure_dependent.a = positive(n.require("modulus_a"));
+  c.node.pressure_dependent.b = non_negative(n.require("modulus_b"));
+  const Node exponent = n.require("modulus_c");
+  c.node.pressure_dependent.c = exponent.number();
+  if (!(c.node.pressure_dependent.c < -1.0)) {
+    exponent.fail(fmt::format("must be < -1 (got {})", exponent.source_text()));
+  }
+}
+
+// Inputs as a string or an array of strings.
+std::vector<Node> input_list(const Node& n) {
+  if (n.value().is_string()) return {n};
+  auto items = n.elements();
+  if (items.empty()) n.fail("must name at least one input");
+  return items;
+}
+
+// Which connection feeds an input already: (subsystem, input) → (connection name, line).
+using Feeds = std::map<std::pair<std::size_t, std::size_t>, std::pair<std::string, unsigned>>;
+
+std::vector<InputRef> targets(const Node& n, Systems& s, const std::string& connection,
+                              Feeds& feeds) {
+  std::vector<InputRef> out;
+  for (const Node& item : input_list(n)) {
+    const auto [sub, input] = resolve(item, s, false);
+    const auto [it, inserted] =
+        feeds.emplace(std::pair{sub, input}, std::pair{connection, n.line()});
+    if (!inserted) {
+      item.fail(
+          fmt::format("input \"{}\" is fed already by connection \"{}\" (line {}); an input "
+                      "takes exactly one coupling variable",
+                      item.string(), it->second.first, it->second.second));
+    }
+    s.subsystems[sub].coupled = true;
+    out.push_back({sub, input});
+  }
+  return out;
+}
+
+system::DescribedConnection parse_connection(const Node& n, Systems& s, Feeds& feeds) {
+  system::DescribedConnection c;
+  c.name = checked_name(n, s.names);
+  const std::vector<std::string_view> laws(std::begin(kLaws), std::end(kLaws));
+  c.law = law_kind(n.require("law").choice(laws));
+  read_law_parameters(n, c);
+  const Node from = n.require("from");
+  const std::vector<Node> reads =
+      from.value().is_string() ? std::vector<Node>{from} : from.elements();
+  const std::size_t expected = system::law_read_count(c.law);
+  if ((expected > 0 && reads.size() != expected) || reads.empty()) {
+    from.fail(fmt::format("law \"{}\" reads {} output{} {} (got {})", n.require("law").string(),
+                          expected > 0 ? std::to_string(expected) : std::string("one or more"),
+                          expected == 1 ? "" : "s", read_order(c.law), reads.size()));
+  }
+  for (const Node& r : reads) {
+    const auto [sub, output] = resolve(r, s, true);
+    s.subsystems[sub].coupled = true;
+    c.from.push_back(OutputRef{sub, output});
+  }
+  if (auto v = n.find("initial_volumes")) {
+    c.initial_volumes = numbers(*v, c.from.size(), "volume read in 'from'");
+  }
+  const Node to = n.require("to");
+  if (c.law == LawKind::kDisplacement) {
+    if (!to.value().is_table()) {
+      to.fail(
+          fmt::format("must be a table {{position = ..., velocity = ...}} for law "
+                      "\"displacement\" (got {})",
+                      to.describe()));
+    }
+    to.allow_only({"position", "velocity"});
+    c.to.push_back(targets(to.require("position"), s, c.name, feeds));
+    c.to.push_back(targets(to.require("velocity"), s, c.name, feeds));
+  } else {
+    c.to.push_back(targets(to, s, c.name, feeds));
+  }
+  return c;
+}
+
+// ---- whole-system checks ----
+
+// A hint for an input that nothing feeds: the key that removes it, where a model has one.
+std::string unfed_hint(const library::ModelDescription& model, const std::string& input) {
+  if (std::holds_alternative<library::DriveTrainParameters>(model)) {
+    if (input == "tau_left") return " (a free left end: left_coupled = false)";
+    if (input == "tau_right") return " (a free right end: right_coupled = false)";
+  }
+  if (std::holds_alternative<library::HydraulicCylinderParameters>(model) && input == "rod_force") {
+    return " (a free rod: rod_coupled = false)";
+  }
+  if (std::holds_alternative<library::PidParameters>(model) && input == "setpoint") {
+    return " (a constant setpoint: setpoint_input = false, setpoint = r)";
+  }
+  return "";
+}
+
+void check_coupled(const Systems& s, const Feeds& feeds) {
+  for (std::size_t i = 0; i < s.subsystems.size(); ++i) {
+    const ParsedSubsystem& p = s.subsystems[i];
+    if (!p.coupled) {
+      p.node.fail(fmt::format(
+          "\"{}\" is in no connection; every subsystem of a co-simulation must be coupled "
+          "(connect it or remove it)",
+          p.name));
+    }
+    for (std::size_t k = 0; k < p.built->input_size(); ++k) {
+      if (feeds.count({i, k}) == 0) {
+        const std::string input = p.built->input_name(k);
+        p.node.fail(fmt::format("input \"{}.{}\" is fed by no connection{}", p.name, input,
+                                unfed_hint(p.model, input)));
+      }
+    }
+  }
+}
+
+// A path of feed-through subsystems from `at` back to `start` along connections (a reads an
+// output of b's predecessor ... ), appended to `path`; true if found.
+bool feedthrough_cycle(std::size_t start, std::size_t at,
+                       const std::vector<std::vector<std::size_t>>& edges,
+                       std::vector<bool>& visited, std::vector<std::size_t>& path) {
+  for (std::size_t next : edges[at]) {
+    if (next == start) return true;
+    if (visited[next]) continue;
+    visited[next] = true;
+    path.push_back(next);
+    if (feedthrough_cycle(start, next, edges, visited, path)) return true;
+    path.pop_back();
+  }
+  return false;
+}
+
+// Feed-through (an output that depends on the inputs at once) needs the consistent update of
+// METHODS D-1 (seed 000 Eq. 2.22), which the master does not have: the CoupledSystem refuses it.
+// Name the algebraic loop when feed-through subsystems close one.
+void check_feedthrough(const Systems& s, const std::vector<system::DescribedConnection>& conns) {
+  const std::size_t ns = s.subsystems.size();
+  std::vector<std::vector<std::size_t>> edges(ns);  // a → b: a connection reads a and feeds b
+  for (const auto& c : conns) {
+    for (const auto& r : c.from) {
+      for (const auto& list : c.to) {
+        for (const auto& in : list) {
+          if (s.subsystems[r.subsystem].built->has_feedthrough() &&
+              s.subsystems[in.subsystem].built->has_feedthrough()) {
+            edges[r.subsystem].push_back(in.subsystem);
+          }
+        }
+      }
+    }
+  }
+  for (std::size_t i = 0; i < ns; ++i) {
+    const ParsedSubsystem& p = s.subsystems[i];
+    if (!p.built->has_feedthrough()) continue;
+    std::vector<bool> visited(ns, false);
+    std::vector<std::size_t> path{i};
+    if (feedthrough_cycle(i, i, edges, visited, path)) {
+      std::string loop;
+      for (std::size_t k : path) loop += s.subsystems[k].name + " -> ";
+      p.node.fail(fmt::format(
+          "\"{}\" has direct feed-through and closes an algebraic loop {}{} that no coupling "
+          "law resolves (solving it needs the consistent update of METHODS D-1, not built); "
+          "break the loop, e.g. give a controller output_lag > 0",
+          p.name, loop, p.name));
+    }
+    p.node.fail(fmt::format(
+        "\"{}\" has direct feed-through (its output depends on its inputs at once), which the "
+        "master cannot take yet (the consistent update of METHODS D-1 is not built); give the "
+        "controller output_lag > 0",
+        p.name));
+  }
+}
+
+}  // namespace
+
+system::SystemDescription parse_system(const Node& subsystems, const Node* connections) {
+  Systems s;
+  for (const Node& n : tables(subsystems)) s.subsystems.push_back(parse_subsystem(n, s));
+  if (s.subsystems.empty()) subsystems.fail("must describe at least one subsystem");
+  system::SystemDescription d;
+  Feeds feeds;
+  if (connections != nullptr) {
+    for (const Node& n : tables(*connections))
+      d.connections.push_back(parse_connection(n, s, feeds));
+  }
+  check_coupled(s, feeds);
+  check_feedthrough(s, d.connections);
+  for (auto& p : s.subsystems) d.subsystems.push_back({p.name, std::move(p.model)});
+  // Everything the laws and models check was checked above; build once more so that a rule
+  // missed here is still an error before the run, not during it.
+  try {
+    (void)system::build_system(d);
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(subsystems.file(), 0, "connection", e.what());
+  }
+  return d;
+}
+
+}  // namespace macrostep::config::detail
