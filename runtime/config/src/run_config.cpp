@@ -159,17 +159,6 @@ void parse_initial(const Node& n, std::size_t masses, library::ValueSpec& spec,
   spec = library::ValueSpec::fixed(0.0);
 }
 
-// Array of tables ([[key]] or key = [{...}, ...]).
-std::vector<Node> table_array(const Node& n) {
-  if (!n.value().is_array()) {
-    n.fail(
-        fmt::format("must be an array of tables, written [[{}]] (got {})", n.path(), n.describe()));
-  }
-  auto items = n.elements();
-  for (const auto& item : items) item.expect_table();
-  return items;
-}
-
 // Inclusive 1-based range first..last (last defaults to first) within 1..upper.
 std::pair<std::size_t, std::size_t> index_range(const Node& n, std::size_t upper,
                                                 std::string_view upper_name) {

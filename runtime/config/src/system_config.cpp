@@ -60,16 +60,6 @@ std::vector<double> numbers(const Node& n, std::size_t size, std::string_view wh
   return out;
 }
 
-std::vector<Node> tables(const Node& n) {
-  if (!n.value().is_array()) {
-    n.fail(
-        fmt::format("must be an array of tables, written [[{}]] (got {})", n.path(), n.describe()));
-  }
-  auto items = n.elements();
-  for (const auto& item : items) item.expect_table();
-  return items;
-}
-
 // The element law keys c (required), d, C, D (>= 0), ex, ev (>= 1) of `n` (seed 000 Eq. 2.9).
 library::ElementLaw element_law(const Node& n) {
   library::ElementLaw e;
@@ -98,7 +88,7 @@ library::DriveTrainParameters drive_train(const Node& n) {
   if (p.inertia.empty()) inertia.fail("must list at least one inertia");
   const std::size_t count = p.inertia.size();
   if (auto v = n.find("shaft")) {
-    const auto shafts = tables(*v);
+    const auto shafts = table_array(*v);
     if (shafts.size() != count - 1) {
       v->fail(fmt::format("must list one shaft between neighbouring inertias ({}, got {})",
                           count - 1, shafts.size()));
@@ -121,7 +111,7 @@ library::DriveTrainParameters drive_train(const Node& n) {
   if (auto v = n.find("load")) {
     p.load.assign(count, library::LoadTorque{});
     std::vector<bool> loaded(count, false);
-    for (const auto& l : tables(*v)) {
+    for (const auto& l : table_array(*v)) {
       l.allow_only({"inertia", "constant", "step", "step_time", "step_width"});
       const Node index = l.require("inertia");
       const auto k = index.integer();
@@ -531,12 +521,12 @@ void check_feedthrough(const Systems& s, const std::vector<system::DescribedConn
 
 system::SystemDescription parse_system(const Node& subsystems, const Node* connections) {
   Systems s;
-  for (const Node& n : tables(subsystems)) s.subsystems.push_back(parse_subsystem(n, s));
+  for (const Node& n : table_array(subsystems)) s.subsystems.push_back(parse_subsystem(n, s));
   if (s.subsystems.empty()) subsystems.fail("must describe at least one subsystem");
   system::SystemDescription d;
   Feeds feeds;
   if (connections != nullptr) {
-    for (const Node& n : tables(*connections))
+    for (const Node& n : table_array(*connections))
       d.connections.push_back(parse_connection(n, s, feeds));
   }
   check_coupled(s, feeds);

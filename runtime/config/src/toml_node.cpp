@@ -234,4 +234,14 @@ std::string quoted_list(const std::vector<std::string_view>& items) {
   return out;
 }
 
+std::vector<Node> table_array(const Node& n) {
+  if (!n.value().is_array()) {
+    n.fail(
+        fmt::format("must be an array of tables, written [[{}]] (got {})", n.path(), n.describe()));
+  }
+  auto items = n.elements();
+  for (const auto& item : items) item.expect_table();
+  return items;
+}
+
 }  // namespace macrostep::config::detail

@@ -58,6 +58,10 @@ class Node {
   const std::string* file_;
 };
 
+// The elements of an array of tables ([[key]] or key = [{...}, ...]); ConfigError for anything
+// else or an element that is not a table.
+std::vector<Node> table_array(const Node& n);
+
 // One-line summary of a toml::syntax_error message (which spans several lines).
 std::string summarize_syntax_error(const std::string& what);
 
