@@ -48,7 +48,7 @@ void IterativeScheme::start(const system::CoupledSystem& system, const SchemeOpt
   mon_.assign(system.monitored_outputs().size(), 0.0);
   mon_prev_ = mon_pre_ = mon_;
   correction_.clear();
-  pending_t_end_ = -1.0;
+  pending_correction_.clear();
   jacobian_valid_ = false;
   secant_.reset();
   if (copt_.jacobian == JacobianKind::kQuasiNewton) {
@@ -64,11 +64,6 @@ void IterativeScheme::start(const system::CoupledSystem& system, const SchemeOpt
 // Δ^0 (METHODS §4.2, D-13) and the predictor s^0 = u^pre.
 void IterativeScheme::begin(const control::StepPlan& plan,
                             const coupling::CouplingHistory& history) {
-  if (pending_t_end_ == history.newest_time() && !pending_correction_.empty()) {
-    correction_ = pending_correction_;  // the last attempt was accepted
-  }
-  pending_correction_.clear();
-  pending_t_end_ = plan.t_end;
   predict(options_, history, plan.kappa, plan.t_end, u_pre_);
   s_ = u_pre_;
   for (std::size_t k = 0; k < delta_.size(); ++k) {
@@ -299,6 +294,11 @@ AttemptResult IterativeScheme::finish(const control::StepPlan& plan,
     pending_correction_[k] = std::abs(u_next[k] - u_pre_[k]);
   }
   return r;
+}
+
+void IterativeScheme::concluded(bool accepted) {
+  if (accepted && !pending_correction_.empty()) correction_ = pending_correction_;
+  pending_correction_.clear();
 }
 
 std::unique_ptr<MacroStepScheme> make_scheme(const SchemeOptions& options) {

@@ -156,6 +156,7 @@ void run_scheme(const system::CoupledSystem& system, executors::Executor& execut
         executor.reject();
         so.subsystem_failed = true;  // D-26: a failure with r = 0.25, counted apart
         ctl.complete(so);
+        scheme.concluded(false);
         if (on_progress) on_progress(plan, false);
         continue;
       }
@@ -164,6 +165,7 @@ void run_scheme(const system::CoupledSystem& system, executors::Executor& execut
       so.u_next = runner.u_next();
       const control::StepVerdict verdict = ctl.complete(so);
       result.time.interface_ns += now_ns() - t_attempt - runner.executor_ns();
+      scheme.concluded(verdict.accepted);
       if (verdict.accepted) {
         consecutive_failures = 0;
         executor.accept();

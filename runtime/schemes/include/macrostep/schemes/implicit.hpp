@@ -50,6 +50,8 @@ class IterativeScheme final : public MacroStepScheme {
   void start(const system::CoupledSystem& system, const SchemeOptions& options) override;
   AttemptResult attempt(const control::StepPlan& plan, const coupling::CouplingHistory& history,
                         PassRunner& runner) override;
+  // An accepted attempt's correction |u_{N+1} − u^pre| becomes the next Δ^0 (METHODS §4.2).
+  void concluded(bool accepted) override;
 
  private:
   enum class Test : std::uint8_t { kIterates, kOutputs };
@@ -86,7 +88,6 @@ class IterativeScheme final : public MacroStepScheme {
   // Δ^0 (METHODS §4.2): |u_N − u_N^pre| of the last accepted step; empty until one (D-13).
   std::vector<double> correction_;
   std::vector<double> pending_correction_;  // of the last attempt, used if it was accepted
-  double pending_t_end_ = -1.0;
   std::unique_ptr<corrector::SapSensitivities> sap_;  // the sap Jacobian, if chosen
   std::unique_ptr<corrector::SecantHistory> secant_;  // quasi-Newton, if chosen
   bool jacobian_valid_ = false;  // a factorised J exists (reuse: of jacobian_h_, jacobian_kappa_)

@@ -167,6 +167,9 @@ class MacroStepScheme {
   // fills runner.outputs() and runner.u_next() unless a pass failed. Must not accept or reject.
   virtual AttemptResult attempt(const control::StepPlan& plan,
                                 const coupling::CouplingHistory& history, PassRunner& runner) = 0;
+  // After every attempt, the controller's verdict on it (a subsystem failure is a rejection):
+  // for schemes that carry information from an accepted step to the next one.
+  virtual void concluded(bool accepted) { (void)accepted; }
 };
 
 // Runs the co-simulation from options.control.t_start to t_end with `scheme`. The executor must
