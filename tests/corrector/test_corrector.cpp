@@ -190,12 +190,7 @@ TEST(InterfaceJacobian, SingularMatrixIsReported) {
 // constant input (κ = 0) against the closed-form response x(H) = λ/c (1 − cos ωH) + ...:
 // ∂x/∂λ = ±(1 − cos ωH)/c, ∂v/∂λ = ±sin(ωH)/(m ω); exact up to the solver's error.
 TEST(FiniteDifferenceSensitivities, MatchTheClosedFormResponseOfALinearOscillator) {
-  library::ChainParameters p;
-  p.mass = {1.0, 2.0};
-  p.element = {{1e4, 0, 0, 0, 3, 3}, {5e3, 0, 0, 0, 3, 3}, {2e4, 0, 0, 0, 3, 3}};
-  p.forces.resize(2);
-  p.x0 = {1e-3, -2e-3};
-  p.v0 = {0.1, 0.0};
+  const auto p = testing::linear_two_mass();
   const auto sys = system::make_chain_system(p, {0, 1, 2});
   const auto u0 = sys.initial_couplings();
   executors::InProcessOptions io;

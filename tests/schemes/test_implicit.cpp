@@ -85,17 +85,6 @@ schemes::SchemeOptions fixed(double t_end, double h, int kappa,
   return o;
 }
 
-// Two bodies between walls, coupled by a linear spring (force/force, seed 000 §2.1.1).
-library::ChainParameters two_mass() {
-  library::ChainParameters p;
-  p.mass = {1.0, 2.0};
-  p.element = {{1e4, 0, 0, 0, 3, 3}, {5e3, 0, 0, 0, 3, 3}, {2e4, 0, 0, 0, 3, 3}};
-  p.forces.resize(2);
-  p.x0 = {1e-3, -2e-3};
-  p.v0 = {0.1, 0.0};
-  return p;
-}
-
 // x(h), v(h) of m x'' = −c x + f (f constant) from (x0, v0).
 std::array<double, 2> oscillator(double m, double c, double f, double x0, double v0, double h) {
   const double w = std::sqrt(c / m), xs = f / c;
@@ -110,7 +99,7 @@ void expect_closed_form_steps(
     corrector::IterationKind kind,
     corrector::JacobianKind jacobian = corrector::JacobianKind::kFiniteDifference,
     schemes::SchemeResult* result = nullptr) {
-  const auto p = two_mass();
+  const auto p = testing::linear_two_mass();
   const auto sys = system::make_chain_system(p, {0, 1, 2});
   const double h = 2e-3;
   auto c = with_iteration(kind);

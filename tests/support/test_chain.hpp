@@ -34,6 +34,20 @@ inline ida::IntegratorOptions tight_solver() {
   return io;
 }
 
+// Two bodies between walls coupled by a linear spring (force/force, seed 000 §2.1.1): m = (1, 2)
+// kg, c = (1e4, 5e3, 2e4) N/m for wall, coupling and wall element, no damping, x0 = (1e-3,
+// −2e-3) m, v0 = (0.1, 0) m/s. Cut in the middle, each body is a linear oscillator with a closed-
+// form response to a constant input.
+inline library::ChainParameters linear_two_mass() {
+  library::ChainParameters p;
+  p.mass = {1.0, 2.0};
+  p.element = {{1e4, 0, 0, 0, 3, 3}, {5e3, 0, 0, 0, 3, 3}, {2e4, 0, 0, 0, 3, 3}};
+  p.forces.resize(2);
+  p.x0 = {1e-3, -2e-3};
+  p.v0 = {0.1, 0.0};
+  return p;
+}
+
 // IDA tolerances of a reference (rtol 1e-12): for tests that compare against a closed form, so
 // that the subsystems' own error stays far below what they check.
 inline ida::IntegratorOptions reference_solver() {
