@@ -131,6 +131,8 @@ struct SubsystemConfig {
   cpuset @8 :List(UInt32);       # PU indices to pin to; empty: unpinned
   extraRuns @9 :UInt32;          # extra runs per step it should be ready for (capacity)
   threads @10 :Int32;            # TBB arena size for its runs; 0: default
+  recoveryPath @11 :Text;        # where to keep the accepted state for a restart; empty: nowhere
+  recoveryIntervalMs @12 :UInt32;  # least time between two saves of it (0: at every accept)
 }
 
 struct Handshake {

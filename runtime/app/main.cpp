@@ -75,6 +75,7 @@ struct RunArgs {
   std::string scheme, jacobian, estimator, order, executor;
   std::string pin = "none";
   double hang_timeout = 60.0;
+  int max_restarts = 0;
   bool master_hosts_first = false;
   std::string output;
   std::string at;  // reference --at RESULT.csv
@@ -91,6 +92,7 @@ struct RunArgs {
   CLI::Option* executor_opt = nullptr;
   CLI::Option* pin_opt = nullptr;
   CLI::Option* hang_timeout_opt = nullptr;
+  CLI::Option* max_restarts_opt = nullptr;
   CLI::Option* master_hosts_first_opt = nullptr;
 };
 
@@ -199,6 +201,7 @@ macrostep::schemes::CosimOptions cosim_options(const RunArgs& args,
   if (given(args.stop_time_opt)) o.stop_time = args.stop_time;
   o.pin = args.pin;
   if (given(args.hang_timeout_opt)) o.hang_timeout = args.hang_timeout;
+  if (given(args.max_restarts_opt)) o.max_restarts = args.max_restarts;
   o.master_hosts_first = args.master_hosts_first;
   o.output_file = args.output;
   o.all_states = args.all_states;
@@ -227,7 +230,7 @@ int run_model(const RunArgs& args, bool reference, const std::string& command_li
     for (const auto* option :
          {args.scheme_opt, args.jacobian_opt, args.estimator_opt, args.order_opt,
           args.step_size_opt, args.executor_opt, args.threads_opt, args.pin_opt,
-          args.hang_timeout_opt, args.master_hosts_first_opt}) {
+          args.hang_timeout_opt, args.master_hosts_first_opt, args.max_restarts_opt}) {
       if (given(option)) {
         throw UsageError(
             fmt::format("{} configures a co-simulation and does not apply to --monolithic",
@@ -363,6 +366,11 @@ void add_run_options(CLI::App& cmd, RunArgs& args, bool reference) {
         "--hang-timeout", args.hang_timeout,
         "seconds a worker process may go without evaluating its model before it counts as hung "
         "and the run fails (default 60, 0 = never)");
+    args.max_restarts_opt = cmd.add_option(
+        "--max-restarts", args.max_restarts,
+        "process executor: when a worker process dies or hangs, restart the workers from their "
+        "last accepted states and repeat the step, at most N times (default 0: the run fails); "
+        "the results are the same as without the failure");
     args.master_hosts_first_opt = cmd.add_flag(
         "--master-hosts-first", args.master_hosts_first,
         "process executor: the master runs subsystem 1 itself instead of a worker process (one "

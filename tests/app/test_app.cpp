@@ -488,6 +488,12 @@ TEST_F(App, CoSimulationCommandLineErrorsExitTwoBeforeAnyWork) {
                "--hang-timeout must be 0 (off) or a number of seconds up to 1e6 (got nan)");
   expect_error("--monolithic --hang-timeout 5",
                "--hang-timeout configures a co-simulation and does not apply to --monolithic");
+  expect_error("--max-restarts -1", "--max-restarts must be an integer 0..1000 (got -1)");
+  expect_error("--executor inprocess --max-restarts 2",
+               "--max-restarts applies to the process executor (--executor processes): a "
+               "subsystem in the master's own process cannot crash alone");
+  expect_error("--monolithic --max-restarts 2",
+               "--max-restarts configures a co-simulation and does not apply to --monolithic");
   expect_error("--executor inprocess --master-hosts-first",
                "--master-hosts-first applies to the process executor (--executor processes); the "
                "in-process executor runs every subsystem in the master anyway");

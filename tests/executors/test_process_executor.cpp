@@ -687,6 +687,31 @@ TEST(ProcessExecutorApp, KilledWorkerFailsTheRunWithAValidCsvAndNoSegment) {
   std::filesystem::remove_all(dir);
 }
 
+// Crash recovery from the command line (issue 12): with --max-restarts the run survives the
+// killed worker, says so on stderr and in the metadata, and its CSV has the bytes of an
+// undisturbed run.
+TEST(ProcessExecutorApp, KilledWorkerIsRecoveredWithMaxRestartsAndTheCsvIsUnchanged) {
+  const auto dir = temp_dir("recover");
+  const pid_t plain = spawn_app(dir, {"run", kDemo, "--stop-time", "0.004", "--executor",
+                                      "inprocess", "--output", (dir / "plain.csv").string()});
+  ASSERT_EQ(wait_exit(plain), 0) << read_file(dir / "stderr.txt");
+  const auto csv = dir / "run.csv";
+  const pid_t app = spawn_app(dir, {"run", kDemo, "--stop-time", "0.004", "--executor", "processes",
+                                    "--max-restarts", "2", "--output", csv.string()});
+  const std::vector<pid_t> workers = start_demo_run(app, csv);
+  ASSERT_EQ(workers.size(), 2u);
+  ASSERT_EQ(kill(workers[1], SIGKILL), 0);
+  ASSERT_EQ(wait_exit(app), 0) << read_file(dir / "stderr.txt");
+  const std::string err = read_file(dir / "stderr.txt");
+  EXPECT_NE(err.find("recovered from a worker failure: subsystem 2"), std::string::npos) << err;
+  EXPECT_TRUE(read_file(csv) == read_file(dir / "plain.csv")) << "the CSV files differ";
+  const std::string meta = read_file(dir / "run.json");
+  EXPECT_NE(meta.find("\"recoveries\""), std::string::npos) << meta;
+  EXPECT_NE(meta.find("\"max_restarts\": 2"), std::string::npos);
+  EXPECT_FALSE(segments_of_pid_exist(app));
+  std::filesystem::remove_all(dir);
+}
+
 TEST(ProcessExecutorApp, HungWorkerFailsTheRunWithAValidCsvAndNoProcessLeft) {
   const auto dir = temp_dir("hang");
   const auto csv = dir / "run.csv";

@@ -6,7 +6,10 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <filesystem>
 #include <thread>
 
 #include <tbb/task_arena.h>
@@ -71,9 +74,40 @@ ipc::WaitPolicy master_wait_policy(std::size_t processes, std::size_t run_cpus) 
   return policy;
 }
 
+// a - b field by field (the work a replaced worker did before its replacement's counters).
+ida::AdvanceStats difference(const ida::AdvanceStats& a, const ida::AdvanceStats& b) {
+  ida::AdvanceStats d;
+  d.steps = a.steps - b.steps;
+  d.residual_evals = a.residual_evals - b.residual_evals;
+  d.jacobian_evals = a.jacobian_evals - b.jacobian_evals;
+  d.nonlinear_iterations = a.nonlinear_iterations - b.nonlinear_iterations;
+  d.nonlinear_failures = a.nonlinear_failures - b.nonlinear_failures;
+  d.error_test_failures = a.error_test_failures - b.error_test_failures;
+  d.linear_setups = a.linear_setups - b.linear_setups;
+  d.wall_ns = a.wall_ns - b.wall_ns;
+  return d;
+}
+
+// A private directory for the workers' recovery files (ProcessOptions::max_restarts).
+std::string make_recovery_directory() {
+  std::string pattern =
+      (std::filesystem::temp_directory_path() / "macrostep-recovery-XXXXXX").string();
+  if (mkdtemp(pattern.data()) == nullptr) {
+    throw std::runtime_error(
+        fmt::format("cannot create a directory for the recovery files ({}): {}", pattern,
+                    std::strerror(errno)));
+  }
+  return pattern;
+}
+
 }  // namespace
 
 struct ProcessExecutor::State {
+  // One accepted macro step of one worker: from t_begin to t_end with these nominal inputs.
+  struct AcceptedStep {
+    double t_begin = 0.0, t_end = 0.0;
+    model::SupportPoints nominal;
+  };
   // What the executor keeps per worker besides its transport and its process.
   struct Worker {
     std::size_t outputs = 0;
@@ -87,6 +121,14 @@ struct ProcessExecutor::State {
     std::int64_t sent_ns = 0;
     std::int64_t ack_sent_ns = 0;  // when it acknowledged the accept / reject queued before
     std::size_t owed = 0;          // commands sent and not answered (replies not taken)
+    // Counters of the processes this worker's replacements replaced (crash recovery).
+    ida::AdvanceStats total_before;
+    std::int64_t snapshot_ns_before = 0;
+    // Recovery: the nominal support points of the last pass, and the accepted steps since the
+    // state in the worker's recovery file (it saves one every recovery interval; the accept's
+    // reply says when), which a replacement repeats after importing that file.
+    model::SupportPoints pass_nominal;
+    std::deque<AcceptedStep> since_saved;
   };
 
   std::unique_ptr<RingTransport> rings;
@@ -123,6 +165,14 @@ struct ProcessExecutor::State {
   // at once and save or restore their snapshot while the master works.
   bool defer_acks = false;
   double step_time = 0.0;  // subsystem 0's nominal time after the last step
+  // Crash recovery (ProcessOptions::max_restarts).
+  std::string recovery_dir;  // empty: no recovery
+  unsigned recoveries = 0;
+  double initial_time = 0.0;
+
+  std::string recovery_path(std::size_t i) const {
+    return fmt::format("{}/subsystem-{}.state", recovery_dir, i + 1);
+  }
 
   [[noreturn]] void fail_dead(std::size_t i, const std::string& how, const Operation& during) {
     broken = true;
@@ -252,6 +302,10 @@ struct ProcessExecutor::State {
     for (std::size_t i : remote) {
       take(i, pending_op, expected);
       workers[i].ack_sent_ns = reply->sent_ns;
+      // The worker saved the state it accepted (recovery): nothing before it is repeated.
+      if (pending_op.kind == Operation::kAccept && reply->exported_bytes > 0) {
+        workers[i].since_saved.clear();
+      }
       if (reply->status != worker::ReplyStatus::kOk && error.empty()) {
         error = reply->error;
         failed = i;
@@ -316,6 +370,125 @@ struct ProcessExecutor::State {
     step_time = h.time();
   }
 
+  // One command (already in *command) to worker i alone, answered before it returns; throws
+  // std::runtime_error with the worker's reason if it fails.
+  void exchange(std::size_t i, const Operation& op) {
+    command->id = ++command_counter;
+    send(i, op);
+    await_replies(op);
+    take(i, op, command->id);
+    if (reply->status != worker::ReplyStatus::kOk) {
+      throw std::runtime_error(fmt::format("subsystem {}: {}", i + 1, reply->error));
+    }
+  }
+
+  bool can_recover() const { return !recovery_dir.empty() && recoveries < options.max_restarts; }
+
+  // Replaces every worker process after `failure` and brings each to the accepted state at
+  // accepted_time, with nothing queued or owed (ProcessOptions::max_restarts). A failure of a
+  // new worker meanwhile throws (WorkerFailure: the caller may recover again).
+  void recover(const WorkerFailure& failure) {
+    ++recoveries;
+    for (std::size_t i : remote) {
+      workers[i].total_before += workers[i].total;
+      workers[i].snapshot_ns_before += workers[i].snapshot_ns;
+      processes->kill(i);
+    }
+    rings->forget_replies();
+    for (std::size_t i : remote) {
+      rings->reset(i);
+      workers[i].owed = 0;
+      workers[i].progress_known = false;
+      workers[i].total = {};
+      workers[i].snapshot_ns = 0;
+    }
+    pending_ack = 0;
+    unrung = false;
+    stepped = false;
+    broken = false;
+    try {
+      for (std::size_t i : remote) processes->start(i, rings->name(), rings->fd());
+      await_handshakes(remote);
+    } catch (const std::runtime_error& e) {
+      broken = true;
+      throw WorkerFailure(fmt::format("recovery after \"{}\" failed: {}", failure.what(), e.what()),
+                          failure.subsystem(), accepted_steps + 1, accepted_time);
+    }
+    for (std::size_t i : remote) restore(i);
+    if (options.on_recovery) {
+      options.on_recovery(fmt::format(
+          "{}; every worker was restarted and continues from t = {:.9g} (recovery {} of {})",
+          failure.what(), accepted_time, recoveries, options.max_restarts));
+    }
+  }
+
+  // A new worker i at T_0: imports its recovery file, then repeats the accepted steps since
+  // the state in it (their nominal runs and accepts, each a pure function of the state and the
+  // inputs: the same bits as the first time).
+  void restore(std::size_t i) {
+    Worker& w = workers[i];
+    double t = initial_time;
+    if (std::filesystem::exists(recovery_path(i))) {
+      command->kind = worker::CommandKind::kImport;
+      command->set_path(recovery_path(i));
+      exchange(i, {Operation::kImport, accepted_steps, attempt, accepted_time, accepted_time});
+      t = reply->time;
+    }
+    auto next = w.since_saved.begin();
+    while (next != w.since_saved.end() && next->t_begin != t) ++next;
+    if (t != accepted_time && next == w.since_saved.end()) {
+      broken = true;
+      throw std::runtime_error(fmt::format(
+          "subsystem {}: cannot recover: its last saved state is at t = {:.9g}, the run at "
+          "t = {:.9g}, and the steps between are not known",
+          i + 1, t, accepted_time));
+    }
+    for (; t != accepted_time; ++next) {
+      command->kind = worker::CommandKind::kStep;
+      command->t_end = next->t_end;
+      command->set_nominal(next->nominal);
+      exchange(i, {Operation::kStep, accepted_steps, attempt, next->t_begin, next->t_end});
+      command->kind = worker::CommandKind::kAccept;
+      command->clear_runs();
+      exchange(i, {Operation::kAccept, accepted_steps, attempt, next->t_begin, next->t_end});
+      t = reply->time;
+    }
+    w.total_before += difference(ida::AdvanceStats{}, w.total);
+    w.snapshot_ns_before -= w.snapshot_ns;
+  }
+
+  // Runs `operation`; a WorkerFailure is recovered from while recoveries are left (after which
+  // every worker stands at accepted_time, as `operation` would have left them: an accept's new
+  // state or a reject's old one), else it propagates.
+  template <typename F>
+  void recovering(F&& operation) {
+    try {
+      operation();
+    } catch (const WorkerFailure& failure) {
+      if (!can_recover()) throw;
+      recover_repeatedly(failure);
+    }
+  }
+
+  // recover(), again while a new worker fails during it and recoveries are left.
+  void recover_repeatedly(WorkerFailure failure) {
+    for (;;) {
+      try {
+        recover(failure);
+        return;
+      } catch (const WorkerFailure& again) {
+        if (!can_recover()) throw;
+        failure = again;
+      }
+    }
+  }
+
+  void remove_recovery_directory() noexcept {
+    if (recovery_dir.empty()) return;
+    std::error_code ignored;
+    std::filesystem::remove_all(recovery_dir, ignored);
+  }
+
   void terminate() noexcept {
     if (!rings || !processes) return;
     // Ask politely (a worker busy with a command replies to it first), then kill.
@@ -347,6 +520,12 @@ ProcessExecutor::ProcessExecutor(const system::CoupledSystem& system,
     throw std::invalid_argument(
         fmt::format("ProcessExecutor: at most {} extra runs", worker::kMaxRuns - 1));
   }
+  if (options.max_restarts > 0) {
+    if (!options.rollback) {
+      throw std::invalid_argument("ProcessExecutor: crash recovery (max_restarts) needs rollback");
+    }
+    s.recovery_dir = make_recovery_directory();
+  }
   const pid_t master = getpid();
   std::vector<std::vector<std::byte>> configs;
   std::vector<std::size_t> state_sizes;
@@ -369,6 +548,10 @@ ProcessExecutor::ProcessExecutor(const system::CoupledSystem& system,
     setup.index = static_cast<std::uint32_t>(i);
     setup.subsystems = static_cast<std::uint32_t>(n);
     setup.master_pid = master;
+    if (!s.recovery_dir.empty()) {
+      setup.recovery_path = s.recovery_path(i);
+      setup.recovery_interval_ms = static_cast<std::uint32_t>(options.recovery_interval.count());
+    }
     configs.push_back(worker::encode_config(setup));
     state_sizes.push_back(sub.state_size());
   }
@@ -394,6 +577,7 @@ ProcessExecutor::ProcessExecutor(const system::CoupledSystem& system,
   } catch (...) {
     s.broken = true;
     s.terminate();
+    s.remove_recovery_directory();
     throw;
   }
   // Every worker has attached: remove the name, so nothing is left behind from here on (a
@@ -405,10 +589,18 @@ ProcessExecutor::ProcessExecutor(const system::CoupledSystem& system,
   s.defer_acks =
       worker::worker_wait_policy(n, options.extra_runs, s.rings->run_cpus()).spin_iterations == 0;
   s.accepted_time = system.subsystem(0).initial_time();
+  s.initial_time = s.accepted_time;
 }
 
 ProcessExecutor::~ProcessExecutor() {
-  if (state_) state_->terminate();
+  if (state_) {
+    state_->terminate();
+    state_->remove_recovery_directory();
+  }
+}
+
+unsigned ProcessExecutor::recoveries() const {
+  return state_->recoveries;
 }
 
 std::size_t ProcessExecutor::subsystem_count() const {
@@ -440,6 +632,23 @@ void ProcessExecutor::restart_worker(std::size_t i) {
 
 void ProcessExecutor::step(double t_end, std::span<const SubsystemCommand> commands,
                            PassOutcome& outcome) {
+  State& s = *state_;
+  for (;;) {
+    try {
+      run_pass(t_end, commands, outcome);
+      break;
+    } catch (const WorkerFailure& failure) {
+      if (!s.can_recover()) throw;
+      s.recover_repeatedly(failure);  // every worker back at T_N: the pass is repeated
+    }
+  }
+  if (!s.recovery_dir.empty()) {
+    for (std::size_t i : s.remote) s.workers[i].pass_nominal = commands[i].nominal;
+  }
+}
+
+void ProcessExecutor::run_pass(double t_end, std::span<const SubsystemCommand> commands,
+                               PassOutcome& outcome) {
   State& s = *state_;
   const std::size_t n = s.workers.size();
   if (commands.size() != n) {
@@ -516,10 +725,17 @@ void ProcessExecutor::accept() {
   if (!s.stepped) throw std::logic_error("ProcessExecutor::accept: no step to accept");
   if (s.hosted) s.hosted->accept();
   ++s.accepted_steps;
-  s.broadcast(worker::CommandKind::kAccept,
-              {Operation::kAccept, s.accepted_steps, s.attempt, s.step_begin, s.step_time});
+  const Operation op{Operation::kAccept, s.accepted_steps, s.attempt, s.step_begin, s.step_time};
+  // What a recovery needs first: the point the workers move to, and how they get there.
+  if (!s.recovery_dir.empty()) {
+    for (std::size_t i : s.remote) {
+      auto& w = s.workers[i];
+      w.since_saved.push_back({s.accepted_time, s.step_time, std::move(w.pass_nominal)});
+    }
+  }
   s.accepted_time = s.step_time;
   s.stepped = false;
+  s.recovering([&] { s.broadcast(worker::CommandKind::kAccept, op); });
 }
 
 void ProcessExecutor::reject() {
@@ -531,8 +747,8 @@ void ProcessExecutor::reject() {
   if (s.hosted) s.hosted->reject();
   Operation op = s.step_op;
   op.kind = Operation::kReject;
-  s.broadcast(worker::CommandKind::kReject, op);
   s.stepped = false;
+  s.recovering([&] { s.broadcast(worker::CommandKind::kReject, op); });
 }
 
 double ProcessExecutor::accepted_time() const {
@@ -544,14 +760,16 @@ void ProcessExecutor::accepted_state(std::size_t i, std::span<double> z) const {
     throw std::logic_error("ProcessExecutor::accepted_state: call between steps");
   }
   if (state_->hosted && i == 0) return state_->hosted->accepted_state(z);
-  state_->drain();  // the mirror is written when the worker handles accept
+  state_->recovering([this] { state_->drain(); });  // the worker writes the mirror at accept
   state_->transport->accepted_state(i, z);
 }
 
 ida::AdvanceStats ProcessExecutor::total_stats(std::size_t i) const {
   if (state_->hosted && i == 0) return state_->hosted->total_stats();
-  if (!state_->broken) state_->drain();
-  return state_->workers.at(i).total;
+  if (!state_->broken) state_->recovering([this] { state_->drain(); });
+  ida::AdvanceStats total = state_->workers.at(i).total_before;
+  total += state_->workers[i].total;
+  return total;
 }
 
 // Export and import are one command to one worker, answered before the call returns.
@@ -561,19 +779,15 @@ void ProcessExecutor::transfer_state(std::size_t i, worker::CommandKind kind,
   if (i >= s.workers.size()) throw std::out_of_range("ProcessExecutor: subsystem index");
   if (s.stepped) throw std::logic_error("ProcessExecutor: export / import between steps only");
   if (s.broken) throw std::logic_error("ProcessExecutor: a worker has failed");
-  s.drain();
+  s.recovering([&] { s.drain(); });
   const bool is_export = kind == worker::CommandKind::kExport;
   const Operation op{is_export ? Operation::kExport : Operation::kImport, s.accepted_steps,
                      s.attempt, s.accepted_time, s.accepted_time};
   s.command->kind = kind;
   s.command->set_path(path);
-  s.command->id = ++s.command_counter;
-  s.send(i, op);
-  s.await_replies(op);
-  s.take(i, op, s.command->id);
-  if (s.reply->status != worker::ReplyStatus::kOk) {
-    throw std::runtime_error(fmt::format("subsystem {}: {}", i + 1, s.reply->error));
-  }
+  s.exchange(i, op);
+  // The worker saved the imported state for recovery: no earlier step is repeated.
+  if (!is_export) s.workers[i].since_saved.clear();
 }
 
 std::size_t ProcessExecutor::export_state(std::size_t i, const std::string& path) {
@@ -596,8 +810,8 @@ void ProcessExecutor::import_state(std::size_t i, const std::string& path) {
 
 std::int64_t ProcessExecutor::snapshot_ns(std::size_t i) const {
   if (state_->hosted && i == 0) return state_->hosted->snapshot_ns();
-  if (!state_->broken) state_->drain();
-  return state_->workers.at(i).snapshot_ns;
+  if (!state_->broken) state_->recovering([this] { state_->drain(); });
+  return state_->workers.at(i).snapshot_ns_before + state_->workers[i].snapshot_ns;
 }
 
 const std::string& ProcessExecutor::segment_name() const {

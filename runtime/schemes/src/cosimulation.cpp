@@ -129,6 +129,7 @@ json cosim_json(const CosimSettings& s) {
   j["threads"] = s.executor.threads;
   if (c.executor == config::ExecutorKind::kProcesses) {
     j["master_hosts_first"] = s.master_hosts_first;
+    j["max_restarts"] = s.max_restarts;
   }
   j["rollback"] = s.executor.rollback;
   return j;
@@ -206,6 +207,12 @@ std::unique_ptr<executors::Executor> make_executor(
                                 system.subsystem_count(), runs_per_subsystem(settings, system));
   po.cpusets = map.subsystems;
   po.host_first_subsystem = settings.master_hosts_first;
+  po.max_restarts = settings.max_restarts;
+  // Every recovery is told on stderr as it happens and listed in the metadata.
+  po.on_recovery = [&meta](const std::string& what) {
+    fmt::print(stderr, "\nmacrostep: recovered from a worker failure: {}\n", what);
+    meta["recoveries"].push_back(what);
+  };
   meta["placement"] = map.to_json();
   placement = map.describe();
   auto executor = std::make_unique<executors::ProcessExecutor>(system, models, u0, po);
@@ -583,6 +590,13 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
     }
     s.hang_timeout = *options.hang_timeout;
   }
+  if (options.max_restarts) {
+    if (*options.max_restarts < 0 || *options.max_restarts > 1000) {
+      throw SetupError(
+          fmt::format("--max-restarts must be an integer 0..1000 (got {})", *options.max_restarts));
+    }
+    s.max_restarts = static_cast<unsigned>(*options.max_restarts);
+  }
   try {
     s.pin = placement::parse_pin(options.pin);
   } catch (const std::invalid_argument& e) {
@@ -618,6 +632,11 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
     throw SetupError(
         "--master-hosts-first applies to the process executor (--executor processes); the "
         "in-process executor runs every subsystem in the master anyway");
+  }
+  if (s.max_restarts > 0 && c.executor != config::ExecutorKind::kProcesses) {
+    throw SetupError(
+        "--max-restarts applies to the process executor (--executor processes): a subsystem "
+        "in the master's own process cannot crash alone");
   }
   const std::string estimator_source =
       options.estimator ? "--estimator none" : "cosim.estimator = \"none\"";
@@ -663,7 +682,9 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
   s.scheme = scheme_options(c, s.end_time);
 
   s.executor.solver = integrator_options(config.solver);
-  s.executor.rollback = needs_rollback(s.scheme);
+  // Crash recovery restores the workers' accepted states: it needs the snapshots even where the
+  // scheme does not (the numbers are the same either way, contract 2).
+  s.executor.rollback = needs_rollback(s.scheme) || s.max_restarts > 0;
   s.executor.threads = c.threads;
   s.all_states = options.all_states || config.output.all_states;
   return s;

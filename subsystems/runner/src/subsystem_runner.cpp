@@ -244,7 +244,7 @@ void SubsystemRunner::import_state(std::span<const std::byte> bytes) {
   snapshot_ns_ += now_ns() - t0;
 }
 
-std::size_t SubsystemRunner::export_state_to(const std::string& path) const {
+std::size_t SubsystemRunner::export_state_to(const std::string& path, bool durable) const {
   const std::vector<std::byte> bytes = export_state();
   const std::string tmp = path + ".tmp-" + std::to_string(getpid());
   const auto fail = [&](const char* what) {
@@ -256,7 +256,7 @@ std::size_t SubsystemRunner::export_state_to(const std::string& path) const {
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (f == nullptr) fail("create");
   const bool written = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size() &&
-                       std::fflush(f) == 0 && fsync(fileno(f)) == 0;
+                       std::fflush(f) == 0 && (!durable || fsync(fileno(f)) == 0);
   if (std::fclose(f) != 0 || !written) fail("write");
   if (std::rename(tmp.c_str(), path.c_str()) != 0) fail("rename the temporary file to");
   return bytes.size();

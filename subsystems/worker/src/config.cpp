@@ -58,6 +58,8 @@ std::vector<std::byte> encode_config(const WorkerSetup& s) {
   for (unsigned j = 0; j < s.cpuset.size(); ++j) cpus.set(j, s.cpuset[j]);
   cfg.setExtraRuns(s.extra_runs);
   cfg.setThreads(s.threads);
+  cfg.setRecoveryPath(s.recovery_path);
+  cfg.setRecoveryIntervalMs(s.recovery_interval_ms);
 
   return ipc::to_flat_bytes(message);
 }
@@ -107,6 +109,8 @@ DecodedConfig decode_config(const std::byte* data, std::size_t bytes) {
   for (auto c : cfg.getCpuset()) d.cpuset.push_back(c);
   d.extra_runs = cfg.getExtraRuns();
   d.threads = cfg.getThreads();
+  d.recovery_path = cfg.getRecoveryPath();
+  d.recovery_interval_ms = cfg.getRecoveryIntervalMs();
   return d;
 }
 

@@ -73,6 +73,7 @@ class Worker {
         case CommandKind::kAccept:
           runner_.accept();
           write_mirror();
+          keep_for_recovery(reply, /*now=*/false);
           break;
         case CommandKind::kReject:
           runner_.reject();
@@ -83,6 +84,7 @@ class Worker {
         case CommandKind::kImport:
           runner_.import_state_from(cmd.path());
           write_mirror();
+          keep_for_recovery(reply, /*now=*/true);
           break;
         case CommandKind::kShutdown:
           break;
@@ -124,6 +126,18 @@ class Worker {
     }
   }
 
+  // The accepted state where a restarted process for this subsystem finds it (WorkerSetup::
+  // recovery_path), `now` or when the recovery interval has passed (a save costs about as much
+  // as a small macro step; the master repeats the steps since the last one instead). Written
+  // before the reply, which tells it: a process that dies before leaves the previous file.
+  void keep_for_recovery(StepReply& reply, bool now) {
+    if (config_.recovery_path.empty()) return;
+    const std::int64_t t = monotonic_ns();
+    if (!now && t - saved_ns_ < std::int64_t{config_.recovery_interval_ms} * 1'000'000) return;
+    reply.exported_bytes = runner_.export_state_to(config_.recovery_path, /*durable=*/false);
+    saved_ns_ = t;
+  }
+
   void write_mirror() {
     runner_.accepted_state(std::span<double>(mirror_, config_.subsystem->state_size()));
   }
@@ -132,7 +146,8 @@ class Worker {
   double* mirror_;
   runner::SubsystemRunner runner_;
   std::unique_ptr<tbb::task_arena> arena_;
-  model::SupportPoints nominal_;  // the current command's runs, unpacked
+  std::int64_t saved_ns_ = monotonic_ns();  // when the recovery file was last written
+  model::SupportPoints nominal_;            // the current command's runs, unpacked
   std::vector<runner::ExtraRun> extra_;
 };
 

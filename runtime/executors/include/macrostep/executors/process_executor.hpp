@@ -27,6 +27,10 @@
 //     acknowledgements are collected before the next step's replies, or by accepted_state()
 //     (which then reads the mirror the workers wrote), total_stats() and snapshot_ns(). A
 //     failed accept / reject (or a worker dying meanwhile) is thrown from that later call.
+//   - With ProcessOptions::max_restarts > 0 a WorkerFailure of step(), accept(), reject() and
+//     the calls that collect acknowledgements is handled inside: the workers are replaced and
+//     the call completes as if nothing had happened (see max_restarts); only when the
+//     recoveries are used up does it propagate.
 //   - The destructor sends kShutdown, waits up to options.shutdown_timeout for the workers to
 //     exit, then SIGKILLs the rest and reaps them all.
 // Not thread-safe: one thread drives it.
@@ -36,6 +40,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -79,6 +84,21 @@ struct ProcessOptions {
   // while the workers integrate) instead of in a worker: one process fewer to wake per macro
   // step. Results are bit-identical either way. worker_pids()[0] is then the master's pid.
   bool host_first_subsystem = false;
+  // Crash recovery (issue 12): when a worker dies or hangs, every worker process is replaced by
+  // a new one that imports its subsystem's last saved accepted state (each worker writes it to
+  // a recovery file in a private directory, see recovery_interval: an exact continuation,
+  // contract 2, not a restart of the integrator), repeats the accepted steps since (the master
+  // keeps their nominal inputs), and the interrupted pass, accept or reject is completed. The
+  // results are bit-identical to an undisturbed run. At most this many recoveries per
+  // executor; the next failure is a WorkerFailure as without recovery. 0: no recovery files, no
+  // recovery. Needs rollback.
+  unsigned max_restarts = 0;
+  // Least time between two saves of a worker's accepted state for recovery (0: at every
+  // accept); the accepted steps since are repeated by a replacement (cheap: nominal runs only).
+  std::chrono::milliseconds recovery_interval{1000};
+  // Told about every recovery (one line: which worker failed how, during what, and from where
+  // the run continues); may be empty.
+  std::function<void(const std::string&)> on_recovery;
 };
 
 // A worker process died, hung, or its ring broke during a command.
@@ -126,6 +146,9 @@ class ProcessExecutor final : public Executor {
   // To continue a run, import_state(i, ...) its exported T_N before the next step.
   void restart_worker(std::size_t i);
 
+  // Recoveries so far (ProcessOptions::max_restarts).
+  unsigned recoveries() const;
+
   // Diagnostics and tests.
   const std::string& segment_name() const;
   std::vector<pid_t> worker_pids() const;
@@ -134,6 +157,8 @@ class ProcessExecutor final : public Executor {
   std::int64_t communication_ns() const;
 
  private:
+  // One pass of step(), without recovery.
+  void run_pass(double t_end, std::span<const SubsystemCommand> commands, PassOutcome& outcome);
   void transfer_state(std::size_t i, worker::CommandKind kind, const std::string& path);
   struct State;
   std::unique_ptr<State> state_;

@@ -58,6 +58,9 @@ class RingTransport final : public WorkerTransport {
   std::optional<worker::HandshakeInfo> handshake(std::size_t i) const;
   // Empties worker i's rings and handshake. Only while no process of index i is attached.
   void reset(std::size_t i);
+  // The replies still expected will never come (every worker that owed one has ended): the
+  // reply counter waits for the replies of commands sent from now on only.
+  void forget_replies() { run_->replies.expect(run_->replies.arrived()); }
   // Queues `command` if there is room, without waiting, and rings the bell (the shutdown at the
   // end of a run: a worker that does not take it is killed by its supervisor).
   bool try_send(std::size_t i, const worker::StepCommand& command);

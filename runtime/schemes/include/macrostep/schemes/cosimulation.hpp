@@ -54,6 +54,7 @@ struct CosimOptions {
   std::string pin = "none";  // --pin none|compact|scatter|LIST (process executor; contract 4)
   std::optional<double> hang_timeout;  // --hang-timeout [s] (process executor; 0: off)
   bool master_hosts_first = false;     // --master-hosts-first (process executor)
+  std::optional<int> max_restarts;     // --max-restarts (process executor; crash recovery)
   std::optional<double> stop_time;     // --stop-time (> 0)
   std::string output_file;             // --output; empty: config::default_output_file()
   bool all_states = false;             // --all-states, OR-ed with [output].all_states
@@ -77,6 +78,8 @@ struct CosimSettings {
   double hang_timeout = 60.0;
   // The master runs subsystem 1 (ProcessOptions::host_first_subsystem), on its PUs.
   bool master_hosts_first = false;
+  // Worker crashes or hangs the run recovers from (ProcessOptions::max_restarts); 0: none.
+  unsigned max_restarts = 0;
   double end_time = 0.0;
   bool all_states = false;
 };

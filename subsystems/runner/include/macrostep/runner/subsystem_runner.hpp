@@ -146,8 +146,10 @@ class SubsystemRunner {
   void import_state(std::span<const std::byte> bytes);
   // The same through a file: written to a temporary name beside `path` and renamed, so that
   // `path` is either the old file or the complete new one; std::runtime_error naming the path
-  // and the system's reason if it cannot be written or read. Returns the bytes written.
-  std::size_t export_state_to(const std::string& path) const;
+  // and the system's reason if it cannot be written or read. Returns the bytes written. `durable`:
+  // fsync before the rename (a checkpoint that must survive the machine); without it the file
+  // survives the process only (crash recovery, which writes one at every accept).
+  std::size_t export_state_to(const std::string& path, bool durable = true) const;
   void import_state_from(const std::string& path);
 
   // Work counters of every integrator, every run and pass included.

@@ -38,6 +38,13 @@ struct WorkerSetup {
   int threads = 0;               // TBB arena of the worker's runs; 0: default
   std::uint32_t index = 0, subsystems = 0;
   pid_t master_pid = 0;
+  // Crash recovery: after an import, and after an accept once recovery_interval_ms have passed
+  // since it last did, the worker writes its accepted state T_N here (SubsystemRunner::
+  // export_state_to, not synced: it has to outlive the process, not the machine) and says so in
+  // the reply (exported_bytes > 0), so that a new process for this subsystem can import it and
+  // the master knows which accepted steps to repeat after it. Empty: never.
+  std::string recovery_path;
+  std::uint32_t recovery_interval_ms = 1000;
 };
 
 // The serialized SubsystemConfig (Cap'n Proto flat array, whole words).
@@ -58,6 +65,8 @@ struct DecodedConfig {
   int threads = 0;
   std::uint32_t index = 0, subsystems = 0, protocol_version = 0;
   pid_t master_pid = 0;
+  std::string recovery_path;
+  std::uint32_t recovery_interval_ms = 1000;
 };
 // Throws std::runtime_error on a malformed message or a protocol version mismatch.
 DecodedConfig decode_config(const std::byte* data, std::size_t bytes);
