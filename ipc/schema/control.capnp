@@ -108,6 +108,12 @@ struct PidConfig {
   command0 @12 :Float64;
 }
 
+# A user's model (plugin::PluginDescription): the worker loads the library itself.
+struct PluginConfig {
+  library @0 :Text;     # absolute path of the shared library
+  parameters @1 :Text;  # JSON object text for the plugin's constructor
+}
+
 # The subsystem's model (library::ModelDescription): one alternative per model type.
 struct ModelConfig {
   union {
@@ -116,6 +122,7 @@ struct ModelConfig {
     driveTrain @2 :DriveTrainConfig;
     hydraulicCylinder @3 :HydraulicCylinderConfig;
     pid @4 :PidConfig;
+    plugin @5 :PluginConfig;
   }
 }
 

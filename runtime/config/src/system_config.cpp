@@ -6,6 +6,9 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cctype>
 #include <limits>
@@ -77,6 +80,49 @@ library::ElementLaw element_law(const Node& n) {
 }
 
 // ---- models ----
+
+// A plugin's parameters as the JSON its constructor reads (plugin_api.hpp).
+nlohmann::json to_json(const Node& n) {
+  const toml::value& v = n.value();
+  if (v.is_table()) {
+    nlohmann::json j = nlohmann::json::object();
+    for (const auto& [key, item] : n.entries()) j[key] = to_json(item);
+    return j;
+  }
+  if (v.is_array()) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& item : n.elements()) j.push_back(to_json(item));
+    return j;
+  }
+  if (v.is_boolean()) return n.boolean();
+  if (v.is_string()) return n.string();
+  if (v.is_integer()) return n.integer();
+  if (v.is_floating()) return n.number();
+  n.fail("must be a number, string, boolean, array or table (dates are not plugin parameters)");
+}
+
+// `library` (absolute, or relative to the configuration's directory) and `parameters`.
+plugin::PluginDescription plugin_model(const Node& n) {
+  n.allow_only({"name", "model", "library", "parameters"}, " for a plugin");
+  const Node library = n.require("library");
+  std::filesystem::path path = library.string();
+  if (path.empty()) library.fail("must name the plugin's shared library");
+  if (path.is_relative()) path = std::filesystem::path(n.file()).parent_path() / path;
+  std::error_code error;
+  const auto resolved = std::filesystem::weakly_canonical(std::filesystem::absolute(path), error);
+  if (error || !std::filesystem::is_regular_file(resolved)) {
+    library.fail(fmt::format("no such file: {}", path.string()));
+  }
+  plugin::PluginDescription d;
+  d.library = resolved.string();
+  nlohmann::json parameters = nlohmann::json::object();
+  if (auto p = n.find("parameters")) {
+    p->expect_table();
+    parameters = to_json(*p);
+  }
+  d.parameters = parameters.dump();
+  return d;
+}
 
 library::DriveTrainParameters drive_train(const Node& n) {
   n.allow_only({"name", "model", "inertia", "shaft", "bearing_damping", "angle0", "speed0", "load",
@@ -259,14 +305,16 @@ ParsedSubsystem parse_subsystem(const Node& n, Systems& s) {
     p.model = hydraulic_cylinder(n);
   } else if (type == "pid") {
     p.model = pid(n);
+  } else if (type == "plugin") {
+    p.model = plugin_model(n);
   } else if (type == "chain") {
     model.fail(
         "a chain is described by [model] and [partition], not as a [[subsystem]] (allowed: "
-        "\"drive_train\", \"hydraulic_cylinder\", \"pid\")");
+        "\"drive_train\", \"hydraulic_cylinder\", \"pid\", \"plugin\")");
   } else {
     model.fail(
-        fmt::format("must be one of \"drive_train\", \"hydraulic_cylinder\", \"pid\" (got "
-                    "\"{}\")",
+        fmt::format("must be one of \"drive_train\", \"hydraulic_cylinder\", \"pid\", "
+                    "\"plugin\" (got \"{}\")",
                     type));
   }
   try {

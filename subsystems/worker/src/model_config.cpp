@@ -274,6 +274,12 @@ void encode_model(const library::ModelDescription& model, schema::ModelConfig::B
     encode_pid(*pid, out.initPid());
     return;
   }
+  if (const auto* plugin = std::get_if<plugin::PluginDescription>(&model)) {
+    auto p = out.initPlugin();
+    p.setLibrary(plugin->library);
+    p.setParameters(plugin->parameters);
+    return;
+  }
   throw std::invalid_argument("encode_config: a model type without an encoding");
 }
 
@@ -287,6 +293,8 @@ library::ModelDescription decode_model(schema::ModelConfig::Reader in) {
       return decode_cylinder(in.getHydraulicCylinder());
     case schema::ModelConfig::PID:
       return decode_pid(in.getPid());
+    case schema::ModelConfig::PLUGIN:
+      return plugin::PluginDescription{in.getPlugin().getLibrary(), in.getPlugin().getParameters()};
     case schema::ModelConfig::NONE:
       throw std::runtime_error("subsystem configuration: no model");
   }

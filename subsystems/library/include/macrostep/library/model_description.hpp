@@ -18,6 +18,7 @@
 #include "macrostep/library/hydraulic_cylinder.hpp"
 #include "macrostep/library/pid_controller.hpp"
 #include "macrostep/model/subsystem.hpp"
+#include "macrostep/plugin/plugin.hpp"
 
 namespace macrostep::library {
 
@@ -30,8 +31,10 @@ struct ChainSegmentDescription {
 
 // The other built-in models are described by their parameters alone (the system description of
 // a configuration, runtime/config); the worker's Cap'n Proto encoding carries each of them.
-using ModelDescription = std::variant<ChainSegmentDescription, DriveTrainParameters,
-                                      HydraulicCylinderParameters, PidParameters>;
+// A user's model comes as a plugin (subsystems/plugin): its library and parameters.
+using ModelDescription =
+    std::variant<ChainSegmentDescription, DriveTrainParameters, HydraulicCylinderParameters,
+                 PidParameters, plugin::PluginDescription>;
 
 // Builds the subsystem. Throws std::invalid_argument for a description that names no model or
 // an impossible one (e.g. an empty mass range).

@@ -1,0 +1,64 @@
+// What a user's model library implements to be a macrostep subsystem (a plugin; issue 9).
+//
+// A plugin is a shared library built against macrostep's model headers
+// (subsystems/model/include) with the same compiler and C++ standard library as macrostep
+// (the subsystem object crosses the library boundary as a C++ object). It defines, once, with
+// the macro below:
+//
+//   MACROSTEP_PLUGIN(MyModel)
+//
+// where MyModel derives from macrostep::model::Subsystem and has a constructor
+// MyModel(const std::string& parameters_json): the [[subsystem]] table's `parameters`, as a
+// JSON object text (numbers, strings, booleans, arrays, nested tables). The constructor throws
+// std::exception for parameters it cannot use; the message reaches the user with the file and
+// line of the configuration.
+//
+// Error control: the co-simulation's estimators (exMD, imMD, ...) watch the outputs that a
+// connection reads and that are a position or velocity state itself. A model says so through
+// its coupling Jacobians (output_jacobian_pattern / output_jacobian: one entry, 1.0, at a state
+// whose role is kPosition or kVelocity); the finite-difference defaults cannot, and a model
+// without them is controlled through its coupling variables only (examples/duffing overrides
+// all four coupling-Jacobian functions).
+//
+// Contract (contract 1): a plugin's subsystem is a pure function of its parameters. The master
+// and every worker process each build their own instances, and results must not depend on
+// which instance computes them, on global state or on the order of calls across instances
+// (several are used at once by the parallel runs of a step: no shared mutable state).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "macrostep/model/subsystem.hpp"
+
+// Bumped whenever model::Subsystem or this entry point changes incompatibly; the loader refuses
+// a plugin built for another version.
+#define MACROSTEP_PLUGIN_API_VERSION 1
+
+extern "C" {
+// Both are defined by MACROSTEP_PLUGIN.
+using macrostep_plugin_api_version_fn = std::uint32_t();
+// Returns a new subsystem (owned by the caller, deleted with `delete`), or nullptr with a
+// message in error[0..capacity).
+using macrostep_plugin_create_fn = macrostep::model::Subsystem*(const char* parameters_json,
+                                                                char* error, std::size_t capacity);
+}
+
+#define MACROSTEP_PLUGIN(ModelType)                                                                \
+  extern "C" __attribute__((visibility("default"))) std::uint32_t macrostep_plugin_api_version() { \
+    return MACROSTEP_PLUGIN_API_VERSION;                                                           \
+  }                                                                                                \
+  extern "C" __attribute__((visibility("default"))) macrostep::model::Subsystem*                   \
+  macrostep_plugin_create(const char* parameters_json, char* error, std::size_t capacity) {        \
+    try {                                                                                          \
+      return new ModelType(std::string(parameters_json));                                          \
+    } catch (const std::exception& e) {                                                            \
+      if (capacity > 0) {                                                                          \
+        std::strncpy(error, e.what(), capacity - 1);                                               \
+        error[capacity - 1] = '\0';                                                                \
+      }                                                                                            \
+      return nullptr;                                                                              \
+    }                                                                                              \
+  }
