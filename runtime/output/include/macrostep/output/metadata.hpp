@@ -10,7 +10,13 @@ namespace macrostep::output {
 
 // Writes `document` (indented) to `path` through a temporary file in the same directory that
 // is renamed into place, so a reader never sees a half-written file. Throws OutputError.
+// Messages name `path` and the system's reason; on failure the temporary file is removed.
 void write_json(const std::string& path, const nlohmann::ordered_json& document);
+
+// Checks before a run that write_json(path) can create its file: `path` is not a directory and
+// a file can be created beside it (tried and removed). Throws OutputError naming path and
+// reason.
+void check_json_destination(const std::string& path);
 
 // The metadata file of a result file: same directory and stem, extension ".json"
 // ("out/k-5.1.csv" -> "out/k-5.1.json").
