@@ -45,16 +45,16 @@ void write_json(const std::string& path, const nlohmann::ordered_json& document)
   }
 }
 
-void check_json_destination(const std::string& path) {
+void check_destination(const std::string& path, const std::string& what) {
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    throw OutputError(fmt::format("{}: is a directory; the run's metadata goes there", path));
+    throw OutputError(fmt::format("{}: is a directory; {} goes there", path, what));
   }
   const std::string probe = fmt::format("{}.tmp.{}", path, ::getpid());
   const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd < 0) {
     throw OutputError(
-        fmt::format("{}: cannot create the run's metadata there: {}", path, std::strerror(errno)));
+        fmt::format("{}: cannot create {} there: {}", path, what, std::strerror(errno)));
   }
   ::close(fd);
   ::unlink(probe.c_str());

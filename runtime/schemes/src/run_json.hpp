@@ -81,7 +81,8 @@ inline void open_result_files(const config::RunConfig& config, bool reference,
     }
   }
   try {
-    output::check_json_destination(json_path);
+    output::check_destination(csv_path, "the result");
+    output::check_destination(json_path, "the run's metadata");
     csv.emplace(csv_path, columns);
   } catch (const output::OutputError& e) {
     throw SetupError(e.what());
