@@ -3,6 +3,7 @@
 // the ring (bad lengths, counts, ids, kinds, versions). The first byte chooses the decoder, the
 // rest is the message. Every input must decode or be refused with std::runtime_error /
 // std::invalid_argument; a crash, another exception or a sanitizer report is a finding.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -43,7 +44,7 @@ void decode_command(const std::byte* data, std::size_t size) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
   // Word-aligned, as the segment's message blocks are.
-  std::vector<std::uint64_t> words((size - 1 + 7) / 8);
+  std::vector<std::uint64_t> words(std::max<std::size_t>(1, (size - 1 + 7) / 8));
   std::memcpy(words.data(), data + 1, size - 1);
   const auto* message = reinterpret_cast<const std::byte*>(words.data());
   const std::size_t bytes = size - 1;
