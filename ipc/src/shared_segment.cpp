@@ -215,8 +215,13 @@ SharedSegment SharedSegment::create(const SegmentOptions& options) {
   register_owned_name(guard.name);
   // The umask can only remove permissions; make the mode exactly 0600 regardless.
   if (fchmod(guard.fd, 0600) != 0) throw_errno(fmt::format("fchmod({})", guard.name), errno);
-  if (ftruncate(guard.fd, static_cast<off_t>(total)) != 0) {
-    throw_errno(fmt::format("ftruncate({}, {})", guard.name, total), errno);
+  // Reserve every page now (this also sets the size): on a full /dev/shm a sparse object would
+  // map, and the first touch of a page without backing store would kill with SIGBUS.
+  if (const int err = posix_fallocate(guard.fd, 0, static_cast<off_t>(total)); err != 0) {
+    throw_errno(fmt::format("cannot reserve {} bytes for shared-memory segment {} in {} (is it "
+                            "full? see `df {}`)",
+                            total, guard.name, kShmDirectory, kShmDirectory),
+                err);
   }
   void* p = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, guard.fd, 0);
   if (p == MAP_FAILED) throw_errno(fmt::format("mmap({})", guard.name), errno);
@@ -512,28 +517,27 @@ std::vector<StaleSegment> scan_stale_segments(bool remove) {
   for (const std::string& file : candidates) {
     StaleSegment s;
     s.name = fmt::format("/{}", file);
-    // The pid from the name: "<pid>-<hex>" after the prefix.
-    const std::string rest = file.substr(prefix.size());
-    s.owner_pid = static_cast<pid_t>(std::strtol(rest.c_str(), nullptr, 10));
     std::uint64_t start_ticks = 0;
 
-    const int fd = shm_open(s.name.c_str(), O_RDONLY | O_CLOEXEC, 0);
+    const int fd = shm_open(s.name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0);
     if (fd < 0) continue;  // removed meanwhile, or not ours
     {
       FdCloser closer{fd};
       struct stat st {};
-      if (fstat(fd, &st) != 0 || st.st_uid != geteuid()) continue;
+      if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) continue;
       s.size = static_cast<std::uint64_t>(st.st_size);
+      // Only a file that carries our header is ours, whatever its name says.
       SegmentIdentity id{};
-      if (s.size >= sizeof(id) && pread(fd, &id, sizeof(id), 0) == sizeof(id) &&
-          id.magic == kSegmentMagic) {
-        s.owner_pid = id.owner_pid;
-        start_ticks = id.owner_start_ticks;
-        s.creation_time_ns = id.creation_time_ns;
+      if (s.size < sizeof(id) || pread(fd, &id, sizeof(id), 0) != sizeof(id) ||
+          id.magic != kSegmentMagic || id.owner_uid != getuid()) {
+        continue;
       }
+      s.owner_pid = id.owner_pid;
+      start_ticks = id.owner_start_ticks;
+      s.creation_time_ns = id.creation_time_ns;
     }
     if (s.owner_pid <= 0) {
-      s.reason = "no owner pid in its name or header";
+      s.reason = "no owner pid in its header";
     } else if (kill(s.owner_pid, 0) != 0 && errno == ESRCH) {
       s.reason = fmt::format("owner pid {} does not exist", s.owner_pid);
     } else if (const auto stat = read_proc_stat(s.owner_pid)) {

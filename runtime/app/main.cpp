@@ -24,6 +24,7 @@
 #include "macrostep/control/step_size.hpp"
 #include "macrostep/executors/process_executor.hpp"
 #include "macrostep/ida/integrator.hpp"
+#include "macrostep/ipc/shared_segment.hpp"
 #include "macrostep/output/csv.hpp"
 #include "macrostep/output/nrmse.hpp"
 #include "macrostep/schemes/cosimulation.hpp"
@@ -36,10 +37,12 @@ namespace {
 constexpr int kUserError = 2;
 constexpr int kRuntimeError = 1;
 
-// SIGINT / SIGTERM during `run` and `reference`: the first asks the run to stop after its
-// current macro step or output row, with its files complete up to there (interrupt.hpp); a
-// second one takes the default action at once (the shared-memory segment is unlinked after the
-// handshakes, and the workers die with the master).
+// SIGINT / SIGTERM / SIGHUP during `run` and `reference`: the first asks the run to stop after
+// its current macro step or output row, with its files complete up to there (interrupt.hpp); a
+// second one takes the default action at once (the workers die with the master). They are
+// installed once the configuration is read: while it is parsed, a signal ends the process at
+// once (nothing is written yet). The segment cleanup handlers run first and unlink the run's
+// shared-memory segments on these and on fatal signals (SIGBUS, SIGSEGV, ...).
 macrostep::schemes::StopFlag g_stop{0};
 
 extern "C" void on_stop_signal(int sig) {
@@ -56,7 +59,9 @@ void install_stop_handlers() {
   action.sa_handler = on_stop_signal;
   sigemptyset(&action.sa_mask);
   action.sa_flags = SA_RESTART;  // file writes and waits go on; the run checks the flag itself
-  for (int sig : {SIGINT, SIGTERM}) sigaction(sig, &action, nullptr);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &action, nullptr);
+  // Chains to the handlers above (and to the default action of fatal signals).
+  macrostep::ipc::install_segment_cleanup_handlers();
 }
 
 // Exit status of a run stopped by signal `sig`: the shell's convention for death by a signal.
@@ -76,6 +81,7 @@ struct RunArgs {
   std::string pin = "none";
   double hang_timeout = 60.0;
   int max_restarts = 0;
+  double handshake_timeout = 0.0;
   bool master_hosts_first = false;
   std::string output;
   std::string at;  // reference --at RESULT.csv
@@ -93,6 +99,8 @@ struct RunArgs {
   CLI::Option* pin_opt = nullptr;
   CLI::Option* hang_timeout_opt = nullptr;
   CLI::Option* max_restarts_opt = nullptr;
+  CLI::Option* handshake_timeout_opt = nullptr;
+  CLI::Option* output_opt = nullptr;
   CLI::Option* master_hosts_first_opt = nullptr;
 };
 
@@ -105,6 +113,11 @@ class UsageError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// A word from the command line as a message echoes it: at most 80 characters.
+std::string clipped(const std::string& word) {
+  return word.size() <= 80 ? word : word.substr(0, 80) + "...";
+}
 
 std::string joined_names(const std::vector<std::string>& names) {
   return fmt::format("{}", fmt::join(names, ", "));
@@ -182,9 +195,17 @@ void check_executor(const std::string& executor) {
       executor));
 }
 
+// --output "" names no file ([output] file = "" is refused alike).
+void check_output(const RunArgs& args) {
+  if (given(args.output_opt) && args.output.empty()) {
+    throw UsageError("--output must name a file (got an empty string)");
+  }
+}
+
 // The co-simulation overrides of the command line, each value checked on its own.
 macrostep::schemes::CosimOptions cosim_options(const RunArgs& args,
                                                const std::string& command_line) {
+  check_output(args);
   if (given(args.executor_opt)) check_executor(args.executor);
   macrostep::schemes::CosimOptions o;
   if (given(args.scheme_opt)) o.scheme = parse_scheme(args.scheme);
@@ -202,6 +223,7 @@ macrostep::schemes::CosimOptions cosim_options(const RunArgs& args,
   o.pin = args.pin;
   if (given(args.hang_timeout_opt)) o.hang_timeout = args.hang_timeout;
   if (given(args.max_restarts_opt)) o.max_restarts = args.max_restarts;
+  if (given(args.handshake_timeout_opt)) o.handshake_timeout = args.handshake_timeout;
   o.master_hosts_first = args.master_hosts_first;
   o.output_file = args.output;
   o.all_states = args.all_states;
@@ -226,11 +248,13 @@ std::string joined(int argc, char** argv) {
 
 // Loads the configuration, then runs the monolithic model (run --monolithic or reference).
 int run_model(const RunArgs& args, bool reference, const std::string& command_line) {
+  check_output(args);
   if (args.monolithic) {
     for (const auto* option :
          {args.scheme_opt, args.jacobian_opt, args.estimator_opt, args.order_opt,
           args.step_size_opt, args.executor_opt, args.threads_opt, args.pin_opt,
-          args.hang_timeout_opt, args.master_hosts_first_opt, args.max_restarts_opt}) {
+          args.hang_timeout_opt, args.handshake_timeout_opt, args.master_hosts_first_opt,
+          args.max_restarts_opt}) {
       if (given(option)) {
         throw UsageError(
             fmt::format("{} configures a co-simulation and does not apply to --monolithic",
@@ -239,6 +263,7 @@ int run_model(const RunArgs& args, bool reference, const std::string& command_li
     }
   }
   const macrostep::config::RunConfig config = macrostep::config::load_config(args.config);
+  install_stop_handlers();
   macrostep::schemes::MonolithicOptions options;
   options.reference = reference;
   if (given(args.stop_time_opt)) options.stop_time = args.stop_time;
@@ -270,6 +295,7 @@ int run_cosimulation(const RunArgs& args, const std::string& command_line) {
   macrostep::schemes::CosimOptions options = cosim_options(args, command_line);
   options.stop = &g_stop;
   const macrostep::config::RunConfig config = macrostep::config::load_config(args.config);
+  install_stop_handlers();
   try {
     const auto result = macrostep::schemes::run_cosimulation(config, options);
     macrostep::schemes::print_summary(std::cout, config, result);
@@ -308,10 +334,6 @@ int compare(const CompareArgs& args) {
     std::vector<std::string> names(report.excluded.begin(), report.excluded.begin() + shown);
     fmt::print("excluded, zero reference variance ({}): {}{}\n", report.excluded.size(),
                fmt::join(names, ", "), shown < report.excluded.size() ? ", ..." : "");
-  }
-  if (report.variables.empty()) {
-    fmt::print("no variable has a varying reference; nothing to measure\n");
-    return 0;
   }
   const auto starts = [](const char* prefix) {
     return [prefix](const std::string& name) { return name.rfind(prefix, 0) == 0; };
@@ -371,15 +393,20 @@ void add_run_options(CLI::App& cmd, RunArgs& args, bool reference) {
         "process executor: when a worker process dies or hangs, restart the workers from their "
         "last accepted states and repeat the step, at most N times (default 0: the run fails); "
         "the results are the same as without the failure");
+    args.handshake_timeout_opt = cmd.add_option(
+        "--handshake-timeout", args.handshake_timeout,
+        "seconds a worker process may take to build its subsystem and report ready (default "
+        "[executor] handshake_timeout, else 10 plus 1e-4 per state of the largest subsystem)");
     args.master_hosts_first_opt = cmd.add_flag(
         "--master-hosts-first", args.master_hosts_first,
         "process executor: the master runs subsystem 1 itself instead of a worker process (one "
         "process fewer to wake per macro step; the same results)");
   }
   args.stop_time_opt = cmd.add_option("--stop-time", args.stop_time, "end time [s]");
-  cmd.add_option("--output", args.output,
-                 reference ? "result CSV (default <config stem>.reference.csv)"
-                           : "result CSV (default [output].file or <config stem>.csv)");
+  args.output_opt =
+      cmd.add_option("--output", args.output,
+                     reference ? "result CSV (default <config stem>.reference.csv)"
+                               : "result CSV (default [output].file or <config stem>.csv)");
   if (reference) {
     cmd.add_option("--at", args.at,
                    "write the reference at the time points of this result CSV (e.g. the macro "
@@ -387,6 +414,20 @@ void add_run_options(CLI::App& cmd, RunArgs& args, bool reference) {
   }
   cmd.add_flag("--all-states", args.all_states, "write every state, not only coupling bodies");
   cmd.add_flag("--progress", args.progress, "progress line on stderr even when not a terminal");
+}
+
+// "unknown subcommand 'x' ..." when the first argument is neither an option nor one of the
+// subcommands (CLI11 would say that a subcommand is required).
+std::optional<std::string> unknown_subcommand(CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return std::nullopt;
+  const std::string word = argv[1];
+  std::vector<std::string> listed;
+  for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    if (sub->get_name() == word) return std::nullopt;
+    if (!sub->get_group().empty()) listed.push_back(sub->get_name());  // not the hidden worker
+  }
+  return fmt::format("unknown subcommand '{}'; the subcommands are {}", clipped(word),
+                     joined_names(listed));
 }
 
 }  // namespace
@@ -429,6 +470,10 @@ int main(int argc, char** argv) {
   worker->add_option("--segment-fd", worker_segment_fd,
                      "an inherited descriptor of the segment (attach after the name is gone)");
 
+  if (const auto unknown = unknown_subcommand(app, argc, argv)) {
+    fmt::print(stderr, "macrostep: {}\nRun with --help for usage.\n", *unknown);
+    return kUserError;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -441,7 +486,6 @@ int main(int argc, char** argv) {
     return macrostep::worker::run_worker(worker_segment, worker_index, worker_segment_fd);
   const std::string command_line = joined(argc, argv);
   try {
-    if (run->parsed() || reference->parsed()) install_stop_handlers();
     if (run->parsed()) {
       return run_args.monolithic ? run_model(run_args, false, command_line)
                                  : run_cosimulation(run_args, command_line);

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -116,7 +117,8 @@ TEST_F(App, CommandLineErrorsExitTwo) {
   EXPECT_NE(dir.err.find("no/such/dir/r.csv: cannot create"), std::string::npos) << dir.err;
   const Outcome missing = macrostep("run missing.toml --monolithic");
   EXPECT_EQ(missing.status, 2);
-  EXPECT_EQ(missing.err, "missing.toml: cannot open the configuration file\n");
+  EXPECT_EQ(missing.err, "missing.toml: cannot open the configuration file: " +
+                             std::string(strerror(ENOENT)) + "\n");
 }
 
 TEST_F(App, VersionAndHelpExitZero) {

@@ -779,5 +779,76 @@ TEST(InterruptedRun, SigtermStopsAMonolithicRunWithItsFilesComplete) {
   std::filesystem::remove_all(dir);
 }
 
+// ---- issue 12: hostile input, signals and descriptors --------------------------------------
+
+// Defect 13: SIGHUP (the terminal closed) is handled like SIGINT and SIGTERM: the files are
+// complete up to the current step, the workers are shut down, nothing is left in /dev/shm.
+TEST(InterruptedRun, SighupStopsACoSimulationWithItsFilesComplete) {
+  const auto dir = temp_dir("sighup");
+  const auto csv = dir / "run.csv";
+  const pid_t app = spawn_app(dir, {"run", kDemo, "--stop-time", "100", "--executor", "processes",
+                                    "--output", csv.string()});
+  const std::vector<pid_t> workers = start_demo_run(app, csv);
+  ASSERT_EQ(workers.size(), 2u);
+  ASSERT_EQ(kill(-app, SIGHUP), 0);  // the terminal's process group
+  EXPECT_EQ(wait_exit(app), 128 + SIGHUP);
+  const std::string err = read_file(dir / "stderr.txt");
+  EXPECT_NE(err.find("co-simulation interrupted by SIGHUP at t = "), std::string::npos) << err;
+  EXPECT_GT(expect_valid_csv(read_file(csv)), 50u);
+  const std::string meta = read_file(dir / "run.json");
+  EXPECT_NE(meta.find("\"status\": \"interrupted\""), std::string::npos) << meta;
+  EXPECT_NE(meta.find("\"signal\": \"SIGHUP\""), std::string::npos) << meta;
+  EXPECT_FALSE(segments_of_pid_exist(app));
+  for (const pid_t w : workers) EXPECT_TRUE(process_gone(w)) << w;
+  std::filesystem::remove_all(dir);
+}
+
+// Defect 13: SIGTERM sent to one worker ends that worker, and the master reports it.
+TEST(ProcessExecutorApp, SigtermToOneWorkerEndsItAndTheMasterSaysSo) {
+  const auto dir = temp_dir("worker-sigterm");
+  const auto csv = dir / "run.csv";
+  const pid_t app = spawn_app(dir, {"run", kDemo, "--stop-time", "100", "--executor", "processes",
+                                    "--output", csv.string()});
+  const std::vector<pid_t> workers = start_demo_run(app, csv);
+  ASSERT_EQ(workers.size(), 2u);
+  ASSERT_EQ(kill(workers[0], SIGTERM), 0);
+  EXPECT_EQ(wait_exit(app), 1);
+  const std::string err = read_file(dir / "stderr.txt");
+  EXPECT_NE(err.find("subsystem 1"), std::string::npos) << err;
+  EXPECT_NE(err.find("killed by signal 15"), std::string::npos) << err;
+  EXPECT_GT(expect_valid_csv(read_file(csv)), 50u);
+  EXPECT_NE(read_file(dir / "run.json").find("\"cause\": \"worker\""), std::string::npos);
+  EXPECT_FALSE(segments_of_pid_exist(app));
+  for (const pid_t w : workers) EXPECT_TRUE(process_gone(w)) << w;
+  std::filesystem::remove_all(dir);
+}
+
+// Defect 11: a worker holds none of the master's files (the result CSV above all): the CSV is
+// close-on-exec and the spawn closes every descriptor but the segment's.
+TEST(ProcessExecutorApp, WorkersInheritNoFileOfTheMaster) {
+  const auto dir = temp_dir("fds");
+  const auto csv = dir / "run.csv";
+  const pid_t app = spawn_app(dir, {"run", kDemo, "--stop-time", "100", "--executor", "processes",
+                                    "--output", csv.string()});
+  const std::vector<pid_t> workers = start_demo_run(app, csv);
+  ASSERT_EQ(workers.size(), 2u);
+  for (const pid_t w : workers) {
+    const auto fds = std::filesystem::path("/proc") / std::to_string(w) / "fd";
+    for (const auto& fd : std::filesystem::directory_iterator(fds)) {
+      const std::string number = fd.path().filename().string();
+      if (number == "0" || number == "1" || number == "2") continue;  // shared stdio
+      std::error_code ec;
+      const auto target = std::filesystem::read_symlink(fd.path(), ec);
+      if (ec) continue;  // closed meanwhile
+      EXPECT_NE(target, csv) << "worker " << w << " holds the CSV as fd " << fd.path();
+      EXPECT_NE(target.string().find(dir.string()), 0u)
+          << "worker " << w << " holds " << target << " as fd " << fd.path();
+    }
+  }
+  ASSERT_EQ(kill(app, SIGINT), 0);
+  EXPECT_EQ(wait_exit(app), 128 + SIGINT);
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace macrostep

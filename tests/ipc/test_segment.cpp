@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <algorithm>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <string>
 
 #include "ipc_test_support.hpp"
@@ -117,6 +119,36 @@ TEST(SharedSegment, CreatesAPrivateObjectUnderAnUnpredictableName) {
   EXPECT_EQ(st.st_uid, geteuid());
   EXPECT_EQ(static_cast<std::uint64_t>(st.st_size), a.size());
   EXPECT_TRUE(a.is_owner());
+}
+
+// Issue 12, defect 2: the pages are reserved when the segment is created, so that storage that
+// runs out (a full /dev/shm: ENOSPC) is an error of create() that leaves nothing behind, never a
+// SIGBUS at the first touch. The file-size limit stands in for the full file system here (it
+// needs no root): it refuses the reservation with EFBIG the same way. test_hostile runs the
+// app with a really full /dev/shm where a mount namespace is allowed.
+TEST(SharedSegment, CreationFailsCleanlyWhenItsPagesCannotBeReserved) {
+  const pid_t pid = fork_child([] {
+    signal(SIGXFSZ, SIG_IGN);
+    const rlimit limit{64 * 1024, 64 * 1024};
+    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) return 10;
+    SegmentOptions options;
+    options.region_bytes = std::size_t{4} << 20;
+    try {
+      SharedSegment s = SharedSegment::create(options);
+      return 11;  // created beyond the limit
+    } catch (const SegmentError& e) {
+      const std::string m = e.what();
+      if (m.find("cannot reserve") == std::string::npos) return 12;
+      if (m.find(std::strerror(EFBIG)) == std::string::npos) return 13;
+    }
+    const std::string mine =
+        std::string("macrostep-") + std::to_string(getuid()) + "-" + std::to_string(getpid()) + "-";
+    for (const auto& entry : std::filesystem::directory_iterator("/dev/shm")) {
+      if (entry.path().filename().string().rfind(mine, 0) == 0) return 14;  // left behind
+    }
+    return 0;
+  });
+  EXPECT_EQ(wait_child(pid), 0);
 }
 
 TEST(SharedSegment, HeaderRecordsLayoutOwnerAndCreationTime) {
@@ -427,21 +459,31 @@ TEST(SegmentCleanup, SegmentOfAKilledOwnerIsListedAndRemoved) {
   EXPECT_EQ(find_stale(list_stale_segments(), child.name), nullptr);
 }
 
-TEST(SegmentCleanup, HeaderlessSegmentFallsBackToThePidInItsName) {
-  // An owner killed between shm_open and writing the header leaves an empty object.
+// Issue 12, defect 12: a file named like a segment whose owner pid is gone is still not ours
+// unless it carries our header: neither an empty object nor foreign content is removed.
+TEST(SegmentCleanup, FilesWithoutTheSegmentHeaderAreLeftAlone) {
   const pid_t dead = fork_child([] { return 0; });
   ASSERT_EQ(wait_child(dead), 0);
-  const std::string name = std::string("/macrostep-") + std::to_string(getuid()) +
-                           std::string("-") + std::to_string(dead) + "-00000000deadbeef";
-  const int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
-  ASSERT_GE(fd, 0);
-  close(fd);
+  const std::string prefix = std::string("/macrostep-") + std::to_string(getuid()) +
+                             std::string("-") + std::to_string(dead);
+  const std::string empty = prefix + "-00000000deadbeef";
+  const std::string foreign = prefix + "-00000000cafebabe";
+  for (const std::string& name : {empty, foreign}) {
+    const int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
+    ASSERT_GE(fd, 0);
+    if (name == foreign) {
+      const std::string text(4096, 'x');  // someone else's data, larger than our header
+      ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+    }
+    close(fd);
+  }
   const auto removed = remove_stale_segments();
-  const StaleSegment* s = find_stale(removed, name);
-  ASSERT_NE(s, nullptr);
-  EXPECT_EQ(s->owner_pid, dead);
-  EXPECT_EQ(s->creation_time_ns, 0);
-  EXPECT_FALSE(shm_name_exists(name));
+  EXPECT_EQ(find_stale(removed, empty), nullptr);
+  EXPECT_EQ(find_stale(removed, foreign), nullptr);
+  EXPECT_TRUE(shm_name_exists(empty));
+  EXPECT_TRUE(shm_name_exists(foreign));
+  shm_unlink(empty.c_str());
+  shm_unlink(foreign.c_str());
 }
 
 }  // namespace

@@ -1,10 +1,16 @@
 // CSV writer/reader and JSON metadata writer.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <bit>
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -96,6 +102,56 @@ TEST_F(Csv, RowsReachTheFileBeforeCloseSoAFailedRunLeavesAValidFile) {
   // Read while the writer is still open: both rows must be there, complete.
   const CsvTable t = read_csv(path("open.csv"));
   EXPECT_EQ(t.rows(), 2U);
+}
+
+// Issue 12, defect 7: when the file system takes only part of a row (a full disk; here the
+// file-size limit, in a child process), the part is cut off again: the file ends with the last
+// complete row, and the message names the file and the reason.
+TEST_F(Csv, ARefusedWriteLeavesOnlyCompleteRows) {
+  const std::string file = path("r.csv");
+  const pid_t pid = fork();
+  if (pid == 0) {
+    signal(SIGXFSZ, SIG_IGN);
+    const rlimit limit{1000, 1000};
+    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(10);
+    try {
+      CsvWriter w(file, {"a", "b"});
+      for (int i = 0; i < 1000; ++i) {
+        const std::vector<double> row = {1.0 / 3.0, -2.0 / 7.0};
+        w.write_row(i * 1e-3, row);
+      }
+      _exit(11);  // never refused
+    } catch (const OutputError& e) {
+      const std::string m = e.what();
+      const std::string expect = file + ": write failed: " + std::strerror(EFBIG) + " (";
+      _exit(m.rfind(expect, 0) == 0 && m.find("complete rows kept)") != std::string::npos ? 0 : 12);
+    }
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  const std::string text = read_file("r.csv");
+  ASSERT_FALSE(text.empty());
+  EXPECT_LE(text.size(), 1000u);
+  EXPECT_GT(text.size(), 900u);  // only the torn row is missing
+  EXPECT_EQ(text.back(), '\n');
+  const CsvTable t = read_csv(file);
+  EXPECT_GT(t.rows(), 10u);
+}
+
+// Issue 12, defect 11: the result file is close-on-exec (no worker process inherits it).
+TEST_F(Csv, TheFileIsCloseOnExec) {
+  CsvWriter w(path("r.csv"), {"a"});
+  int found = 0;
+  for (const auto& fd : fs::directory_iterator("/proc/self/fd")) {
+    std::error_code ec;
+    if (fs::read_symlink(fd.path(), ec) != fs::path(path("r.csv"))) continue;
+    ++found;
+    const int flags = fcntl(std::stoi(fd.path().filename().string()), F_GETFD);
+    EXPECT_NE(flags & FD_CLOEXEC, 0);
+  }
+  EXPECT_EQ(found, 1);
 }
 
 TEST_F(Csv, WriterRejectsBadNamesSizesAndPaths) {

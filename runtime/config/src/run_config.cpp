@@ -1,9 +1,14 @@
 #include "macrostep/config/run_config.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -20,7 +25,8 @@ namespace macrostep::config {
 ConfigError::ConfigError(std::string file, unsigned line, std::string key_path,
                          const std::string& problem)
     : std::runtime_error(fmt::format("{}{}: {}{}", file, line > 0 ? fmt::format(":{}", line) : "",
-                                     key_path.empty() ? "" : key_path + ": ", problem)),
+                                     key_path.empty() ? "" : detail::clipped(key_path, 100) + ": ",
+                                     problem)),
       file_(std::move(file)),
       line_(line),
       key_path_(std::move(key_path)) {}
@@ -43,6 +49,8 @@ using detail::Node;
 // Upper bounds that only protect against typos that would exhaust memory or disk.
 constexpr std::int64_t kMaxMasses = 100'000'000;
 constexpr double kMaxOutputRows = 1e7;
+// Larger files are refused unread: a configuration is kilobytes (this stops /dev/zero too).
+constexpr std::size_t kMaxConfigBytes = std::size_t{16} << 20;
 
 // A [[model.force]] with coupling_bodies = true, resolved once the partition is known.
 struct PendingCouplingSelection {
@@ -394,6 +402,13 @@ void parse_subsystems(const Node* node, ParseState& state) {
 // [[connection]] is read with [[subsystem]] above.
 void parse_connections(const Node*, ParseState&) {}
 
+void check_subsystem_limit(const Node& n, std::size_t subsystems) {
+  if (subsystems > kMaxSubsystems) {
+    n.fail(fmt::format("too many subsystems ({}): at most {}, the process executor's limit",
+                       subsystems, kMaxSubsystems));
+  }
+}
+
 void parse_partition(const Node* node, ParseState& state) {
   if (state.config.system_description) {
     if (node != nullptr) {
@@ -420,12 +435,14 @@ void parse_partition(const Node* node, ParseState& state) {
   }
   if (subsystems) {
     const auto s = integer_in(*subsystems, 1, static_cast<std::int64_t>(masses), "model.masses");
+    check_subsystem_limit(*subsystems, static_cast<std::size_t>(s));
     boundaries = library::equal_partition(masses, static_cast<std::size_t>(s));
   } else if (sizes) {
     std::vector<std::size_t> list;
     std::size_t sum = 0;
     const auto items = sizes->elements();
     if (items.empty()) sizes->fail("must list at least one subsystem size");
+    check_subsystem_limit(*sizes, items.size());
     for (const auto& item : items) {
       list.push_back(static_cast<std::size_t>(
           integer_in(item, 1, static_cast<std::int64_t>(masses), "model.masses")));
@@ -490,6 +507,18 @@ void parse_output(const Node* node, ParseState& state) {
   if (auto v = n.find("all_states")) state.config.output.all_states = v->boolean();
 }
 
+void parse_executor(const Node* node, ParseState& state) {
+  if (node == nullptr) return;
+  const Node& n = *node;
+  n.expect_table();
+  n.allow_only({"handshake_timeout"});
+  if (auto v = n.find("handshake_timeout")) {
+    const double seconds = checked(*v, Domain::kPositive);
+    if (seconds > 1e6) v->fail(fmt::format("must be <= 1e6 s (got {})", v->source_text()));
+    state.config.executor.handshake_timeout = seconds;
+  }
+}
+
 void parse_description(const Node* node, ParseState& state) {
   if (node != nullptr) state.config.description = node->string();
 }
@@ -507,10 +536,12 @@ std::string choice_with_hints(
   }
   for (const auto& [value, hint] : hints) {
     if (s == value) {
-      n.fail(fmt::format("\"{}\" {} (allowed: {})", s, hint, detail::quoted_list(allowed)));
+      n.fail(fmt::format("\"{}\" {} (allowed: {})", detail::clipped(s, 80), hint,
+                         detail::quoted_list(allowed)));
     }
   }
-  n.fail(fmt::format("must be one of {} (got \"{}\")", detail::quoted_list(allowed), s));
+  n.fail(fmt::format("must be one of {} (got \"{}\")", detail::quoted_list(allowed),
+                     detail::clipped(s, 80)));
 }
 
 // The keys of the iterative schemes (METHODS §4, §9); each only where it has a meaning.
@@ -583,7 +614,7 @@ void read_cosim_keys(const Node& n, CosimConfig& c) {
     if (v.is_string()) {
       if (v.as_string() != "auto") {
         order->fail(fmt::format("must be \"auto\" or an integer 0..{} (got \"{}\")", kMaxCosimOrder,
-                                std::string(v.as_string())));
+                                detail::clipped(v.as_string().str, 80)));
       }
       c.order = OrderSetting::auto_order();
     } else if (v.is_integer()) {
@@ -737,7 +768,11 @@ void parse_cosim(const Node* node, ParseState& state) {
 }
 
 void resolve_coupling_selections(ParseState& state) {
-  const auto bodies = state.config.partition.coupling_bodies();
+  // A subsystem of one mass has that mass next to two cuts: it is selected once.
+  std::vector<std::size_t> bodies;
+  for (std::size_t body : state.config.partition.coupling_bodies()) {
+    if (bodies.empty() || bodies.back() != body) bodies.push_back(body);
+  }
   for (const auto& p : state.pending) {
     if (bodies.empty()) {
       throw ConfigError(p.file, p.line, p.path,
@@ -766,20 +801,23 @@ constexpr Section kSections[] = {
     {"simulation", true, true, parse_simulation},
     {"output", false, true, parse_output},
     {"cosim", false, true, parse_cosim},
+    {"executor", false, true, parse_executor},
 };
 
 }  // namespace
 
 RunConfig parse_config(std::string_view text, const std::string& path) {
+  detail::prescan(text, path);
   toml::value root;
   try {
     std::istringstream in{std::string(text)};
     root = toml::parse(in, path);
   } catch (const toml::syntax_error& e) {
-    throw ConfigError(path, static_cast<unsigned>(e.location().line()), "",
-                      "syntax error: " + detail::summarize_syntax_error(e.what()));
+    throw ConfigError(
+        path, static_cast<unsigned>(e.location().line()), "",
+        "syntax error: " + detail::clipped(detail::summarize_syntax_error(e.what()), 200));
   } catch (const std::exception& e) {
-    throw ConfigError(path, 0, "", std::string("cannot parse: ") + e.what());
+    throw ConfigError(path, 0, "", "cannot parse: " + detail::clipped(e.what(), 200));
   }
 
   RunConfig config;
@@ -803,13 +841,46 @@ RunConfig parse_config(std::string_view text, const std::string& path) {
   return config;
 }
 
+namespace {
+
+// The file's bytes; ConfigError with the system's reason if it cannot be read, and for a
+// directory or a file larger than kMaxConfigBytes.
+std::string read_config_file(const std::string& path) {
+  const auto fail = [&path](const std::string& what, int err) {
+    return ConfigError(path, 0, "", fmt::format("{}: {}", what, std::strerror(err)));
+  };
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw fail("cannot open the configuration file", errno);
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw fail("cannot read the configuration file", errno);
+  if (S_ISDIR(st.st_mode)) {
+    throw ConfigError(path, 0, "", "is a directory, not a configuration file");
+  }
+  std::string text;
+  char buffer[65536];
+  while (true) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw fail("cannot read the configuration file", errno);
+    if (n == 0) return text;
+    text.append(buffer, static_cast<std::size_t>(n));
+    if (text.size() > kMaxConfigBytes) {
+      throw ConfigError(path, 0, "",
+                        fmt::format("is larger than {} MiB; a configuration file is a few "
+                                    "kilobytes (is this the right file?)",
+                                    kMaxConfigBytes >> 20));
+    }
+  }
+}
+
+}  // namespace
+
 RunConfig load_config(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path, 0, "", "cannot open the configuration file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw ConfigError(path, 0, "", "cannot read the configuration file");
-  return parse_config(text.str(), path);
+  return parse_config(read_config_file(path), path);
 }
 
 library::ChainParameters realize_chain(const RunConfig& config) {

@@ -249,7 +249,7 @@ std::string checked_name(const Node& table, std::map<std::string, NameOwner>& na
     node.fail(fmt::format(
         "must consist of letters, digits, '_' and '-' (got \"{}\"): results name columns "
         "\"<subsystem>.<variable>\"",
-        name));
+        clipped(name, 80)));
   }
   const auto [it, inserted] = names.emplace(name, NameOwner{table.path(), table.line()});
   if (!inserted) {
@@ -269,8 +269,8 @@ std::pair<std::size_t, std::size_t> resolve(const Node& n, const Systems& s, boo
   const std::string text = n.string();
   const auto dot = text.find('.');
   if (dot == std::string::npos || dot == 0 || dot + 1 == text.size()) {
-    n.fail(
-        fmt::format("must be \"subsystem.{}\" (got \"{}\")", outputs ? "output" : "input", text));
+    n.fail(fmt::format("must be \"subsystem.{}\" (got \"{}\")", outputs ? "output" : "input",
+                       clipped(text, 80)));
   }
   const std::string name = text.substr(0, dot), variable = text.substr(dot + 1);
   std::vector<std::string> all;
@@ -569,7 +569,13 @@ void check_feedthrough(const Systems& s, const std::vector<system::DescribedConn
 
 system::SystemDescription parse_system(const Node& subsystems, const Node* connections) {
   Systems s;
-  for (const Node& n : table_array(subsystems)) s.subsystems.push_back(parse_subsystem(n, s));
+  const std::vector<Node> tables = table_array(subsystems);
+  if (tables.size() > kMaxSubsystems) {
+    tables[kMaxSubsystems].fail(
+        fmt::format("too many subsystems ({}): at most {}, the process executor's limit",
+                    tables.size(), kMaxSubsystems));
+  }
+  for (const Node& n : tables) s.subsystems.push_back(parse_subsystem(n, s));
   if (s.subsystems.empty()) subsystems.fail("must describe at least one subsystem");
   system::SystemDescription d;
   Feeds feeds;

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <limits>
 #include <sstream>
 #include <tuple>
 
@@ -52,6 +54,29 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
     }
   }
   return row[b.size()];
+}
+
+// Whether an integer as written in TOML (sign, 0x / 0o / 0b prefix, '_' separators) fits.
+bool fits_int64(std::string text) {
+  std::erase(text, '_');
+  if (!text.empty() && text.front() == '+') text.erase(0, 1);
+  int base = 10;
+  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'o' || text[1] == 'b')) {
+    base = text[1] == 'x' ? 16 : text[1] == 'o' ? 8 : 2;
+    text.erase(0, 2);
+  }
+  std::int64_t v = 0;
+  return std::from_chars(text.data(), text.data() + text.size(), v, base).ec !=
+         std::errc::result_out_of_range;
+}
+
+// Whether a float as written in TOML ('_' separators) is within the double range.
+bool fits_double(std::string text) {
+  std::erase(text, '_');
+  if (!text.empty() && text.front() == '+') text.erase(0, 1);
+  double v = 0.0;
+  return std::from_chars(text.data(), text.data() + text.size(), v).ec !=
+         std::errc::result_out_of_range;
 }
 
 }  // namespace
@@ -137,6 +162,11 @@ double Node::number() const {
     v = static_cast<double>(value_->as_integer());
   } else if (value_->is_floating()) {
     v = value_->as_floating();
+    // toml11 saturates a float beyond the double range to the largest double, silently.
+    if (std::abs(v) == std::numeric_limits<double>::max() && !fits_double(source_text())) {
+      fail(fmt::format("is out of range: beyond the largest double, {} (got {})",
+                       std::numeric_limits<double>::max(), source_text()));
+    }
   } else {
     fail(fmt::format("must be a number (got {})", describe()));
   }
@@ -146,7 +176,15 @@ double Node::number() const {
 
 std::int64_t Node::integer() const {
   if (!value_->is_integer()) fail(fmt::format("must be an integer (got {})", describe()));
-  return value_->as_integer();
+  const std::int64_t v = value_->as_integer();
+  // toml11 saturates an integer that does not fit in 64 bits to the limit, silently.
+  constexpr auto kMin = std::numeric_limits<std::int64_t>::min();
+  constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
+  if ((v == kMin || v == kMax) && !fits_int64(source_text())) {
+    fail(fmt::format("is out of range: a TOML integer has 64 bits, {}..{} (got {})", kMin, kMax,
+                     source_text()));
+  }
+  return v;
 }
 
 bool Node::boolean() const {
@@ -174,7 +212,7 @@ std::vector<Node> Node::elements() const {
 std::string Node::choice(const std::vector<std::string_view>& allowed) const {
   std::string s = string();
   if (std::find(allowed.begin(), allowed.end(), s) == allowed.end()) {
-    fail(fmt::format("must be one of {} (got \"{}\")", quoted_list(allowed), s));
+    fail(fmt::format("must be one of {} (got \"{}\")", quoted_list(allowed), clipped(s, 80)));
   }
   return s;
 }
@@ -184,17 +222,108 @@ std::string Node::source_text() const {
   const std::string& line = loc.line_str();
   const std::size_t begin = loc.column() - 1;
   if (begin + loc.region() <= line.size() && loc.region() > 0) {
-    return line.substr(begin, loc.region());
+    return clipped(std::string_view(line).substr(begin, loc.region()), 80);
   }
   std::ostringstream os;
   os << toml::format(*value_, 0);
-  return os.str();
+  return clipped(os.str(), 80);
 }
 
 std::string Node::describe() const {
   const std::string type = type_name(value_->type());
   if (value_->is_table() || value_->is_array()) return type;
   return type + " " + source_text();
+}
+
+std::string clipped(std::string_view text, std::size_t max_chars) {
+  if (text.size() <= max_chars) return std::string(text);
+  return fmt::format("{}... ({} characters)", text.substr(0, max_chars), text.size());
+}
+
+namespace {
+
+// The position just after the string that starts at text[i] (a quote character): basic or
+// literal, single- or multi-line. An unterminated string ends at the text's end, or at the end
+// of the line for a single-line one (the parser reports it); `line` counts the newlines inside.
+std::size_t skip_string(std::string_view text, std::size_t i, unsigned& line) {
+  const char quote = text[i];
+  const bool multi = text.substr(i, 3) == std::string(3, quote);
+  const bool escapes = quote == '"';
+  for (i += multi ? 3 : 1; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\\' && escapes) {
+      if (i + 1 < text.size() && text[i + 1] == '\n') ++line;
+      ++i;
+    } else if (c == '\n') {
+      if (!multi) return i;
+      ++line;
+    } else if (c == quote && (!multi || text.substr(i, 3) == std::string(3, quote))) {
+      // A multi-line string may end in up to two more quotes ("""a"""" is `a"`).
+      std::size_t end = i + (multi ? 3 : 1);
+      while (multi && end < text.size() && text[end] == quote && end < i + 5) ++end;
+      return end;
+    }
+  }
+  return text.size();
+}
+
+}  // namespace
+
+void prescan(std::string_view text, const std::string& file) {
+  if (const auto nul = text.find('\0'); nul != std::string_view::npos) {
+    const auto nul_line = 1 + std::count(text.begin(), text.begin() + nul, '\n');
+    throw ConfigError(file, static_cast<unsigned>(nul_line), "",
+                      "contains a NUL byte: a configuration is UTF-8 text (is this file UTF-16, "
+                      "or not text at all?)");
+  }
+  std::string open;  // the unclosed '[' and '{', innermost last
+  std::size_t key_dots = 0;
+  bool key = true;  // in a key (dots nest tables) rather than a value
+  bool line_start = true;
+  unsigned line = 1;
+  for (std::size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (c == '"' || c == '\'') {
+      i = skip_string(text, i, line);
+      line_start = false;
+      continue;
+    }
+    if (c == '#') {
+      while (i < text.size() && text[i] != '\n') ++i;
+      continue;
+    }
+    if (c == '\n') {
+      ++line;
+      key = open.empty();
+      key_dots = 0;
+      line_start = true;
+    } else if (c == '[' || c == '{') {
+      key = c == '{' || (line_start && open.empty()) || (key && open == "[");  // [[header]]
+      open += c;
+      line_start = false;
+    } else if (c == ']' || c == '}') {
+      if (!open.empty()) open.pop_back();
+      key = false;
+      key_dots = 0;
+    } else if (c == ',') {
+      key = !open.empty() && open.back() == '{';
+      key_dots = 0;
+    } else if (c == '=') {
+      key = false;
+      key_dots = 0;
+    } else if (c == '.' && key) {
+      ++key_dots;
+    } else if (c != ' ' && c != '\t' && c != '\r') {
+      line_start = false;
+    }
+    if (open.size() + key_dots > kMaxNesting) {
+      throw ConfigError(file, line, "",
+                        fmt::format("arrays, inline tables and dotted keys nest more than {} "
+                                    "deep here; a configuration needs at most a few levels",
+                                    kMaxNesting));
+    }
+    ++i;
+  }
 }
 
 std::string summarize_syntax_error(const std::string& what) {

@@ -62,6 +62,20 @@ class Node {
 // else or an element that is not a table.
 std::vector<Node> table_array(const Node& n);
 
+// The deepest nesting of arrays and inline tables a configuration may have (the schema needs
+// three levels; toml11 parses them recursively, so a deep document would exhaust the stack).
+inline constexpr std::size_t kMaxNesting = 32;
+
+// Scans TOML `text` before the recursive parser sees it and throws ConfigError naming `file`
+// and the line of a NUL byte (UTF-16 or binary files: a configuration is UTF-8 text) or of the
+// point where arrays, inline tables and dotted keys nest deeper than kMaxNesting (strings and
+// comments skipped). Linear in the text's length; does not validate the syntax otherwise.
+void prescan(std::string_view text, const std::string& file);
+
+// `text`, or its first `max_chars` characters and "... (N characters)" if it is longer: what
+// messages echo of a key or value from the file.
+std::string clipped(std::string_view text, std::size_t max_chars);
+
 // One-line summary of a toml::syntax_error message (which spans several lines).
 std::string summarize_syntax_error(const std::string& what);
 

@@ -337,8 +337,10 @@ struct ProcessExecutor::State {
         }
         if (Clock::now() >= deadline) {
           throw std::runtime_error(fmt::format(
-              "subsystem {}: its worker (pid {}) did not complete its handshake within {} ms",
-              i + 1, supervisor->pid(i), options.handshake_timeout.count()));
+              "subsystem {}: its worker (pid {}) did not complete its handshake within {:.3g} s "
+              "(raise it with --handshake-timeout or [executor] handshake_timeout)",
+              i + 1, supervisor->pid(i),
+              std::chrono::duration<double>(options.handshake_timeout).count()));
         }
         std::this_thread::sleep_for(std::chrono::microseconds(200));
       }

@@ -71,8 +71,18 @@ void ProcessSupervisor::start(std::size_t i, const std::string& segment_name, in
   posix_spawn_file_actions_init(&actions);
   // dup2 clears close-on-exec on the copy (and for segment_fd == 3 glibc clears it in place).
   posix_spawn_file_actions_adddup2(&actions, segment_fd, kSegmentFdInChild);
+  // Nothing else of the master's reaches a worker, whether close-on-exec or not.
+  posix_spawn_file_actions_addclosefrom_np(&actions, kSegmentFdInChild + 1);
+  // Its own process group: a Ctrl-C, SIGTERM or SIGHUP to the master's group (a terminal's)
+  // reaches the master alone, which stops the run after the current step and shuts the workers
+  // down; a signal sent to one worker is that worker's (a SIGTERM ends it, reported as such).
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
   pid_t pid = 0;
-  const int rc = posix_spawn(&pid, executable_.c_str(), &actions, nullptr, argv.data(), environ);
+  const int rc = posix_spawn(&pid, executable_.c_str(), &actions, &attr, argv.data(), environ);
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) {
     throw std::runtime_error(fmt::format("cannot start the worker of subsystem {} ({}): {}", i + 1,

@@ -1,6 +1,8 @@
 #include "macrostep/output/csv.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <charconv>
@@ -9,6 +11,8 @@
 #include <iterator>
 #include <set>
 #include <utility>
+
+#include "write_all.hpp"
 
 namespace macrostep::output {
 
@@ -23,8 +27,9 @@ CsvWriter::CsvWriter(std::string path, std::vector<std::string> columns)
       throw std::invalid_argument(fmt::format("duplicate CSV column name '{}'", name));
     }
   }
-  file_ = std::fopen(path_.c_str(), "w");
-  if (file_ == nullptr) {
+  // Close-on-exec: worker processes started during the run must not hold the result file.
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd_ < 0) {
     throw OutputError(fmt::format("{}: cannot create: {}", path_, std::strerror(errno)));
   }
   buffer_ = "time";
@@ -33,18 +38,30 @@ CsvWriter::CsvWriter(std::string path, std::vector<std::string> columns)
     buffer_ += name;
   }
   buffer_ += '\n';
-  if (std::fwrite(buffer_.data(), 1, buffer_.size(), file_) != buffer_.size() ||
-      std::fflush(file_) != 0) {
-    throw OutputError(fmt::format("{}: write failed: {}", path_, std::strerror(errno)));
-  }
+  append(buffer_);
 }
 
 CsvWriter::~CsvWriter() {
-  if (file_ != nullptr) std::fclose(file_);
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void CsvWriter::append(std::string_view text) {
+  if (detail::write_all(fd_, text)) {
+    bytes_ += text.size();
+    return;
+  }
+  const int err = errno;
+  // A part of the line may have reached the file: cut it off, so that the file ends with the
+  // last complete row (a full disk must not leave a torn row).
+  const bool cut = ::ftruncate(fd_, static_cast<off_t>(bytes_)) == 0 &&
+                   ::lseek(fd_, static_cast<off_t>(bytes_), SEEK_SET) >= 0;
+  throw OutputError(fmt::format("{}: write failed: {} ({} complete row{} {})", path_,
+                                std::strerror(err), rows_, rows_ == 1 ? "" : "s",
+                                cut ? "kept" : "written; the last one may be torn"));
 }
 
 void CsvWriter::write_row(double time, std::span<const double> values) {
-  if (file_ == nullptr) throw OutputError(fmt::format("{}: write after close", path_));
+  if (fd_ < 0) throw OutputError(fmt::format("{}: write after close", path_));
   if (values.size() != columns_.size()) {
     throw std::invalid_argument(
         fmt::format("{}: row has {} values for {} columns", path_, values.size(), columns_.size()));
@@ -54,17 +71,13 @@ void CsvWriter::write_row(double time, std::span<const double> values) {
   fmt::format_to(out, "{}", time);
   for (double v : values) fmt::format_to(out, ",{}", v);
   buffer_ += '\n';
-  if (std::fwrite(buffer_.data(), 1, buffer_.size(), file_) != buffer_.size() ||
-      std::fflush(file_) != 0) {
-    throw OutputError(fmt::format("{}: write failed: {}", path_, std::strerror(errno)));
-  }
+  append(buffer_);
   ++rows_;
 }
 
 void CsvWriter::close() {
-  if (file_ == nullptr) return;
-  std::FILE* f = std::exchange(file_, nullptr);
-  if (std::fclose(f) != 0) {
+  if (fd_ < 0) return;
+  if (::close(std::exchange(fd_, -1)) != 0) {
     throw OutputError(fmt::format("{}: close failed: {}", path_, std::strerror(errno)));
   }
 }

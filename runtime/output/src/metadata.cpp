@@ -1,6 +1,8 @@
 #include "macrostep/output/metadata.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -8,30 +10,54 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 
 #include "macrostep/output/csv.hpp"
+#include "write_all.hpp"
 
 namespace macrostep::output {
 
 void write_json(const std::string& path, const nlohmann::ordered_json& document) {
   // The process id keeps concurrent writers of different runs apart.
   const std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw OutputError(fmt::format("{}: cannot create: {}", tmp, std::strerror(errno)));
-    out << document.dump(2) << '\n';
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw OutputError(fmt::format("{}: write failed", tmp));
-    }
+  const std::string text = document.dump(2) + '\n';
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    throw OutputError(fmt::format("{}: cannot create its temporary file {}: {}", path, tmp,
+                                  std::strerror(errno)));
+  }
+  bool written = detail::write_all(fd, text);
+  int err = errno;
+  if (::close(fd) != 0 && written) {
+    written = false;
+    err = errno;
+  }
+  if (!written) {
+    ::unlink(tmp.c_str());
+    throw OutputError(
+        fmt::format("{}: write failed: {} (nothing written; the previous file, if "
+                    "any, is unchanged)",
+                    path, std::strerror(err)));
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    std::remove(tmp.c_str());
+    err = errno;
+    ::unlink(tmp.c_str());
     throw OutputError(fmt::format("{}: cannot rename into place: {}", path, std::strerror(err)));
   }
+}
+
+void check_destination(const std::string& path, const std::string& what) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    throw OutputError(fmt::format("{}: is a directory; {} goes there", path, what));
+  }
+  const std::string probe = fmt::format("{}.tmp.{}", path, ::getpid());
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    throw OutputError(
+        fmt::format("{}: cannot create {} there: {}", path, what, std::strerror(errno)));
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
 }
 
 std::string metadata_path(const std::string& result_path) {

@@ -70,6 +70,27 @@ void check_increasing(const std::vector<double>& time, const char* which) {
   }
 }
 
+// NaN or an infinity in a reference makes every NRMSE that uses it meaningless.
+void check_finite(const CsvTable& table, const char* which) {
+  for (std::size_t i = 0; i < table.rows(); ++i) {
+    if (!std::isfinite(table.time[i])) {
+      throw OutputError(fmt::format("the {} has time {} at row {}: not a finite number", which,
+                                    table.time[i], i + 1));
+    }
+  }
+  for (std::size_t j = 0; j < table.columns.size(); ++j) {
+    for (std::size_t i = 0; i < table.rows(); ++i) {
+      const double v = table.values[j][i];
+      if (!std::isfinite(v)) {
+        throw OutputError(
+            fmt::format("the {}'s column '{}' is {} at row {} (t = {}): a reference "
+                        "must be finite",
+                        which, table.columns[j], v, i + 1, table.time[i]));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 NrmseReport compute_nrmse(const CsvTable& result, const CsvTable& reference) {
@@ -77,6 +98,7 @@ NrmseReport compute_nrmse(const CsvTable& result, const CsvTable& reference) {
   if (reference.rows() == 0) throw OutputError("the reference has no rows");
   check_increasing(result.time, "result");
   check_increasing(reference.time, "reference");
+  check_finite(reference, "reference");
 
   if (result.columns.empty()) throw OutputError("the result has no variables to compare");
   std::vector<std::size_t> ref_column(result.columns.size());
@@ -133,6 +155,13 @@ NrmseReport compute_nrmse(const CsvTable& result, const CsvTable& reference) {
     const double e = std::sqrt(numerator / denominator);
     report.variables.push_back({result.columns[j], e});
     sum += e * e;
+  }
+  if (report.variables.empty()) {
+    throw OutputError(fmt::format(
+        "every compared variable of the reference is constant (all zero, for instance): the "
+        "NRMSE, normalised by the reference's deviation from its mean, is undefined ({} "
+        "variable{})",
+        report.excluded.size(), report.excluded.size() == 1 ? "" : "s"));
   }
   report.norm = std::sqrt(sum);
   return report;

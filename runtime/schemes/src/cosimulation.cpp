@@ -14,14 +14,17 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <set>
 
 #include "macrostep/control/estimators.hpp"
 #include "macrostep/executors/process_executor.hpp"
+#include "macrostep/ipc/shared_segment.hpp"
 #include "macrostep/library/model_description.hpp"
 #include "macrostep/output/csv.hpp"
 #include "macrostep/output/metadata.hpp"
 #include "macrostep/system/chain_system.hpp"
 #include "macrostep/system/system_description.hpp"
+#include "memory_estimate.hpp"
 #include "progress_line.hpp"
 #include "run_json.hpp"
 
@@ -166,24 +169,26 @@ json failure_json(const std::exception& e) {
             {"ida_flag", g->ida_flag()},
             {"message", e.what()}};
   }
+  if (dynamic_cast<const output::OutputError*>(&e) != nullptr) {
+    return {{"cause", "output"}, {"message", e.what()}};
+  }
   return {{"cause", "error"}, {"message", e.what()}};
 }
 
 // The parallel runs of one subsystem in a pass (contract 4: 1 + k PUs): the nominal run, plus
-// the comparison run of exLE/exMD, or one perturbed run per input of the fd Jacobian (the most
-// inputs of any subsystem; METHODS §4.1 "Cores").
-std::size_t runs_per_subsystem(const CosimSettings& settings, const system::CoupledSystem& system) {
+// the comparison run of exLE/exMD, or one perturbed run per input of the fd Jacobian
+// (`max_inputs`: the most inputs of any subsystem; METHODS §4.1 "Cores").
+std::size_t runs_per_subsystem(const CosimSettings& settings, std::size_t max_inputs) {
   const auto& corrector = settings.scheme.corrector;
   if (corrector && corrector->iteration != corrector::IterationKind::kWaveform &&
       corrector->jacobian != corrector::JacobianKind::kSap) {
-    std::size_t inputs = 0;
-    for (std::size_t i = 0; i < system.subsystem_count(); ++i) {
-      inputs = std::max(inputs, system.subsystem(i).input_size());
-    }
-    return 1 + inputs;
+    return 1 + max_inputs;
   }
   return 1 + static_cast<std::size_t>(control::comparison_runs(settings.scheme.control.estimator));
 }
+
+static_assert(config::kMaxSubsystems + 2 <= ipc::kMaxRegions,
+              "the process executor needs a segment region per subsystem and two of its own");
 
 // The executor of the settings. The process executor's placement (contract 4: the master one
 // PU, every worker 1 + k PUs, k its extra runs) goes into `meta` and `placement`.
@@ -202,9 +207,20 @@ std::unique_ptr<executors::Executor> make_executor(
   po.executable = settings.worker_executable;
   po.hang_timeout = std::chrono::milliseconds(
       static_cast<std::int64_t>(std::llround(settings.hang_timeout * 1000.0)));
+  std::size_t largest = 0;
+  for (std::size_t i = 0; i < system.subsystem_count(); ++i) {
+    largest = std::max(largest, system.subsystem(i).state_size());
+  }
+  // Rounded up: a timeout below a millisecond is one, not none.
+  po.handshake_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(
+      std::ceil(settings.handshake_timeout.value_or(handshake_timeout_for(largest)) * 1000.0)));
+  std::size_t inputs = 0;
+  for (std::size_t i = 0; i < system.subsystem_count(); ++i) {
+    inputs = std::max(inputs, system.subsystem(i).input_size());
+  }
   const placement::PlacementMap map =
       placement::plan_placement(placement::Topology::detect(), settings.pin,
-                                system.subsystem_count(), runs_per_subsystem(settings, system));
+                                system.subsystem_count(), runs_per_subsystem(settings, inputs));
   po.cpusets = map.subsystems;
   po.host_first_subsystem = settings.master_hosts_first;
   po.max_restarts = settings.max_restarts;
@@ -245,14 +261,18 @@ struct OutputColumn {
 };
 
 // The outputs of the result columns (DESIGN.md column naming): for the chain the monitored
-// outputs (the coupling bodies' x and v, interleaved); for a system description every output of
-// every subsystem, "<subsystem>.<output>" (a name a model repeats, once), as its monolithic run
-// writes them.
+// outputs (the coupling bodies' x and v, interleaved; a body next to two cuts once); for a system
+// description every output of every subsystem, "<subsystem>.<output>" (a name a model repeats,
+// once), as its monolithic run writes them.
 std::vector<OutputColumn> output_columns(const config::RunConfig& config,
                                          const system::CoupledSystem& system) {
   std::vector<OutputColumn> out;
   if (!config.system_description) {
-    for (const auto& m : system.monitored_outputs()) out.push_back({m.name, m.output});
+    // A subsystem of one mass has that mass on both sides: one column for it.
+    std::set<std::string> seen;
+    for (const auto& m : system.monitored_outputs()) {
+      if (seen.insert(m.name).second) out.push_back({m.name, m.output});
+    }
     return out;
   }
   for (std::size_t i = 0; i < system.subsystem_count(); ++i) {
@@ -597,8 +617,19 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
     }
     s.max_restarts = static_cast<unsigned>(*options.max_restarts);
   }
+  s.handshake_timeout =
+      options.handshake_timeout ? options.handshake_timeout : config.executor.handshake_timeout;
+  if (options.handshake_timeout &&
+      !(*options.handshake_timeout > 0.0 && *options.handshake_timeout <= 1e6)) {
+    throw SetupError(
+        fmt::format("--handshake-timeout must be a number of seconds in (0, 1e6] (got {})",
+                    *options.handshake_timeout));
+  }
   try {
     s.pin = placement::parse_pin(options.pin);
+    // A listed PU must exist and be usable (the same check as `macrostep topology --pin`).
+    if (options.pin != "none")
+      placement::plan_placement(placement::Topology::detect(), s.pin, 0, 1);
   } catch (const std::invalid_argument& e) {
     throw SetupError(e.what());
   }
@@ -690,6 +721,10 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
   return s;
 }
 
+double handshake_timeout_for(std::size_t largest_subsystem_states) {
+  return 10.0 + 1e-4 * static_cast<double>(largest_subsystem_states);
+}
+
 CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions& options) {
   const auto start = Clock::now();
   CosimResult result;
@@ -700,6 +735,9 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   const double t_end = settings.end_time;
   const int output_every = settings.cosim.output_every;
 
+  // The master's copy of the model and every run of the subsystems (a chain segment has at
+  // most two inputs).
+  check_memory(config, 1 + runs_per_subsystem(settings, 2));
   std::vector<library::ModelDescription> models;
   const system::CoupledSystem system = coupled_system(config, models);
   const std::vector<OutputColumn> outputs = output_columns(config, system);
@@ -764,13 +802,17 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
     statistics = step_statistics(counts, result, reached, executor.get(), config);
   };
   const auto finish = [&](const char* status) {
+    const auto record = [&] {
+      result.rows = csv->rows();
+      result.wall_ns = ns_since(start);
+      meta["status"] = status;
+      meta["output"]["rows"] = result.rows;
+      meta["simulation"]["reached_time"] = result.final_time;
+    };
+    record();  // the file as it is, should the last row fail to reach it (a full disk)
     if (row_pending) flush_row();
     csv->close();
-    result.rows = csv->rows();
-    result.wall_ns = ns_since(start);
-    meta["status"] = status;
-    meta["output"]["rows"] = result.rows;
-    meta["simulation"]["reached_time"] = result.final_time;
+    record();
   };
 
   try {
@@ -794,7 +836,7 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
     // run_scheme filled result.run up to the failure (time breakdown included).
     meta["time"] = time_breakdown_json(result.run.time, result.wall_ns);
     meta["error"] = error;
-    output::write_json(result.json_path, meta);
+    write_json_after_failure(result.json_path, meta);
     throw;
   }
   finish("completed");

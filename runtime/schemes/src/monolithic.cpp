@@ -13,6 +13,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <set>
 #include <unordered_map>
 
 #include "macrostep/library/chain.hpp"
@@ -20,6 +21,7 @@
 #include "macrostep/output/metadata.hpp"
 #include "macrostep/system/monolithic_system.hpp"
 #include "macrostep/system/system_description.hpp"
+#include "memory_estimate.hpp"
 #include "progress_line.hpp"
 #include "run_json.hpp"
 
@@ -190,7 +192,9 @@ void monolithic_columns(const library::ChainSegment& chain, const library::Chain
       columns.push_back(chain.state_name(i));
     }
   } else {
+    std::set<std::size_t> written;  // a subsystem of one mass: its body is next to two cuts
     for (std::size_t body : bodies) {
+      if (!written.insert(body).second) continue;
       for (const char* quantity : {"x", "v"}) {
         const std::string name = fmt::format("{}_{}", quantity, body);
         state_index.push_back(index_of(name));
@@ -307,6 +311,16 @@ void integrate_rows(const model::Subsystem& model, const std::vector<double>& ti
     meta["error"] = interrupted_json(e);
     output::write_json(result.json_path, meta);
     throw;
+  } catch (const output::OutputError& e) {  // the CSV cannot be written (a full disk)
+    try {
+      csv.close();
+    } catch (const output::OutputError&) {
+      // The write error above is the one to report.
+    }
+    finish_metadata("failed");
+    meta["error"] = {{"cause", "output"}, {"message", e.what()}};
+    write_json_after_failure(result.json_path, meta);
+    throw;
   }
   csv.close();
   finish_metadata("completed");
@@ -397,6 +411,7 @@ MonolithicResult run_monolithic(const config::RunConfig& config, const Monolithi
     return result;
   }
 
+  check_memory(config, 1);
   const library::ChainParameters params = config::realize_chain(config);
   const library::ChainSegment chain(params, 0, params.size());
 

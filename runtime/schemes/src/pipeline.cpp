@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <optional>
 
 #include "macrostep/control/estimators.hpp"
+#include "macrostep/control/step_size.hpp"
 #include "macrostep/coupling/builders.hpp"
 
 namespace macrostep::schemes {
@@ -77,6 +80,48 @@ const executors::PassOutcome& PassRunner::pass(
   return outcome_;
 }
 
+namespace {
+
+// A model that returns NaN or an infinity (DESIGN.md contract 5): the attempt counts as a
+// failure of that subsystem, naming the output and the time, so that the step is rejected with
+// a smaller H and, if it persists, the run ends with that message (D-26).
+void fail_on_non_finite_outputs(const system::CoupledSystem& system,
+                                const std::vector<std::vector<double>>& outputs, double t_end,
+                                AttemptResult& a) {
+  for (std::size_t i = 0; i < outputs.size() && i < system.subsystem_count(); ++i) {
+    for (std::size_t o = 0; o < outputs[i].size(); ++o) {
+      if (std::isfinite(outputs[i][o])) continue;
+      a.subsystem_failed = true;
+      a.failed_subsystem = i;
+      a.error = fmt::format("its output {} is {} at t = {:.9g}", system.subsystem(i).output_name(o),
+                            outputs[i][o], t_end);
+      return;
+    }
+  }
+}
+
+// Statistics and the time breakdown up to the last attempt, also when the run stops with an
+// exception (a failed run's metadata still reports them).
+void finalize(const control::MacroStepController& ctl, executors::Executor& executor,
+              std::int64_t t_run0, double reached, SchemeResult& result) {
+  result.steps = ctl.statistics();
+  result.end_time = reached;
+  double solver = 0.0;
+  std::int64_t snapshot = 0;
+  result.subsystem_stats.clear();
+  for (std::size_t i = 0; i < executor.subsystem_count(); ++i) {
+    solver = std::max(solver, result.subsystem_solver_ns[i]);
+    snapshot = std::max(snapshot, executor.snapshot_ns(i));
+    result.subsystem_stats.push_back(executor.total_stats(i));
+  }
+  result.time.solver_ns = static_cast<std::int64_t>(solver);
+  result.time.idle_ns -= result.time.solver_ns;  // Eq. 4.5
+  result.time.snapshot_ns = snapshot;
+  result.time.total_ns = now_ns() - t_run0;
+}
+
+}  // namespace
+
 void run_scheme(const system::CoupledSystem& system, executors::Executor& executor,
                 MacroStepScheme& scheme, const SchemeOptions& options,
                 const AcceptedObserver& on_accepted, const ProgressObserver& on_progress,
@@ -105,22 +150,6 @@ void run_scheme(const system::CoupledSystem& system, executors::Executor& execut
   result.subsystem_solver_ns.assign(ns, 0.0);
   // Statistics and the time breakdown up to the last attempt, also when the run stops with an
   // exception (a failed run's metadata still reports them).
-  const auto finalize = [&](double reached) {
-    result.steps = ctl.statistics();
-    result.end_time = reached;
-    double solver = 0.0;
-    std::int64_t snapshot = 0;
-    result.subsystem_stats.clear();
-    for (std::size_t i = 0; i < ns; ++i) {
-      solver = std::max(solver, result.subsystem_solver_ns[i]);
-      snapshot = std::max(snapshot, executor.snapshot_ns(i));
-      result.subsystem_stats.push_back(executor.total_stats(i));
-    }
-    result.time.solver_ns = static_cast<std::int64_t>(solver);
-    result.time.idle_ns -= result.time.solver_ns;  // Eq. 4.5
-    result.time.snapshot_ns = snapshot;
-    result.time.total_ns = now_ns() - t_run0;
-  };
   PassRunner runner(executor, result, ns);
   try {
     {
@@ -131,58 +160,69 @@ void run_scheme(const system::CoupledSystem& system, executors::Executor& execut
       result.time.observer_ns += now_ns() - t0;
     }
     int consecutive_failures = 0;
-    while (!ctl.finished()) {
-      const control::StepPlan plan = ctl.plan();
-      const auto t_attempt = now_ns();
-      runner.begin_attempt();
-      const AttemptResult a = scheme.attempt(plan, ctl.history(), runner);
-      if (a.iterative) {
-        CorrectorStatistics& c = result.corrector;
-        ++c.attempts;
-        c.passes += static_cast<std::uint64_t>(a.corrector_passes);
-        c.max_passes = std::max(c.max_passes, static_cast<std::uint64_t>(a.corrector_passes));
-        c.jacobian_evaluations += static_cast<std::uint64_t>(a.jacobian_evaluations);
-      }
-      control::StepOutcome so;
-      if (a.subsystem_failed) {
-        result.time.interface_ns += now_ns() - t_attempt - runner.executor_ns();
-        if (options.control.mode == control::StepSizeMode::kFixed ||
-            ++consecutive_failures > options.max_consecutive_failures) {
-          throw SubsystemFailure(
+    // The last subsystem failure: reported instead of a step-size underflow it caused.
+    std::optional<SubsystemFailure> last_failure;
+    try {
+      while (!ctl.finished()) {
+        const control::StepPlan plan = ctl.plan();
+        const auto t_attempt = now_ns();
+        runner.begin_attempt();
+        AttemptResult a = scheme.attempt(plan, ctl.history(), runner);
+        if (!a.subsystem_failed)
+          fail_on_non_finite_outputs(system, runner.outputs(), plan.t_end, a);
+        if (a.iterative) {
+          CorrectorStatistics& c = result.corrector;
+          ++c.attempts;
+          c.passes += static_cast<std::uint64_t>(a.corrector_passes);
+          c.max_passes = std::max(c.max_passes, static_cast<std::uint64_t>(a.corrector_passes));
+          c.jacobian_evaluations += static_cast<std::uint64_t>(a.jacobian_evaluations);
+        }
+        control::StepOutcome so;
+        if (a.subsystem_failed) {
+          result.time.interface_ns += now_ns() - t_attempt - runner.executor_ns();
+          last_failure.emplace(
               fmt::format("subsystem {} failed in the macro step [{:.9g}, {:.9g}]: {}",
                           a.failed_subsystem + 1, plan.t_begin, plan.t_end, a.error),
               a.failed_subsystem, plan.t_begin);
+          if (options.control.mode == control::StepSizeMode::kFixed ||
+              ++consecutive_failures > options.max_consecutive_failures) {
+            throw *last_failure;
+          }
+          executor.reject();
+          so.subsystem_failed = true;  // D-26: a failure with r = 0.25, counted apart
+          ctl.complete(so);
+          scheme.concluded(false);
+          if (on_progress) on_progress(plan, false);
+          continue;
         }
-        executor.reject();
-        so.subsystem_failed = true;  // D-26: a failure with r = 0.25, counted apart
-        ctl.complete(so);
-        scheme.concluded(false);
-        if (on_progress) on_progress(plan, false);
-        continue;
+        so.estimate = a.estimate;
+        so.corrector_failed = a.corrector_failed;
+        so.u_next = runner.u_next();
+        const control::StepVerdict verdict = ctl.complete(so);
+        result.time.interface_ns += now_ns() - t_attempt - runner.executor_ns();
+        scheme.concluded(verdict.accepted);
+        if (verdict.accepted) {
+          consecutive_failures = 0;
+          executor.accept();
+          const auto t_obs = now_ns();
+          on_accepted(AcceptedPoint{ctl.statistics().accepted, plan.t_end, plan.kappa, plan.h(),
+                                    runner.outputs(), runner.u_next()});
+          result.time.observer_ns += now_ns() - t_obs;
+        } else {
+          executor.reject();
+        }
+        if (on_progress) on_progress(plan, verdict.accepted);
       }
-      so.estimate = a.estimate;
-      so.corrector_failed = a.corrector_failed;
-      so.u_next = runner.u_next();
-      const control::StepVerdict verdict = ctl.complete(so);
-      result.time.interface_ns += now_ns() - t_attempt - runner.executor_ns();
-      scheme.concluded(verdict.accepted);
-      if (verdict.accepted) {
-        consecutive_failures = 0;
-        executor.accept();
-        const auto t_obs = now_ns();
-        on_accepted(AcceptedPoint{ctl.statistics().accepted, plan.t_end, plan.kappa, plan.h(),
-                                  runner.outputs(), runner.u_next()});
-        result.time.observer_ns += now_ns() - t_obs;
-      } else {
-        executor.reject();
-      }
-      if (on_progress) on_progress(plan, verdict.accepted);
+    } catch (const control::StepSizeUnderflow&) {
+      // H shrank to nothing because a subsystem kept failing: that failure is the cause.
+      if (consecutive_failures > 0 && last_failure) throw *last_failure;
+      throw;
     }
   } catch (...) {
-    finalize(ctl.history().newest_time());
+    finalize(ctl, executor, t_run0, ctl.history().newest_time(), result);
     throw;
   }
-  finalize(options.control.t_end);
+  finalize(ctl, executor, t_run0, options.control.t_end, result);
 }
 
 }  // namespace macrostep::schemes

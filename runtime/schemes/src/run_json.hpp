@@ -3,6 +3,7 @@
 #pragma once
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -38,9 +39,30 @@ inline nlohmann::ordered_json interrupted_json(const RunInterrupted& e) {
                                 {"message", e.what()}};
 }
 
+// The metadata of a run that failed, as far as it can be written: a failure to write it (the
+// disk that made the run fail is full) is reported on stderr, and the caller rethrows the run's
+// own error, which matters more.
+inline void write_json_after_failure(const std::string& path, const nlohmann::ordered_json& meta) {
+  try {
+    output::write_json(path, meta);
+  } catch (const output::OutputError& e) {
+    fmt::print(stderr, "macrostep: the run's metadata is not written either: {}\n", e.what());
+  }
+}
+
+// Whether `a` and `b` name the same existing file (device and inode, so that "./x.toml",
+// "x.toml" and a hard or symbolic link compare equal).
+inline bool same_file(const std::string& a, const std::string& b) {
+  struct stat sa {
+  }, sb{};
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
 // The result files of a run: `output_file`, or the configuration's default name (reference or
 // not), and the metadata path beside it. Opens the CSV with `columns` into `csv`. Throws
-// SetupError if the name ends in .json or the file cannot be created.
+// SetupError, before anything is written, if the name ends in .json, either file would
+// overwrite the configuration, the metadata cannot be created, or the CSV cannot be created.
 inline void open_result_files(const config::RunConfig& config, bool reference,
                               const std::string& output_file,
                               const std::vector<std::string>& columns, std::string& csv_path,
@@ -50,7 +72,17 @@ inline void open_result_files(const config::RunConfig& config, bool reference,
   if (json_path == csv_path) {
     throw SetupError(fmt::format("output file {} must not end in .json", csv_path));
   }
+  for (const std::string& path : {csv_path, json_path}) {
+    if (same_file(path, config.path)) {
+      throw SetupError(
+          fmt::format("the result file {} is the configuration {} itself; choose "
+                      "another --output or [output] file",
+                      path, config.path));
+    }
+  }
   try {
+    output::check_destination(csv_path, "the result");
+    output::check_destination(json_path, "the run's metadata");
     csv.emplace(csv_path, columns);
   } catch (const output::OutputError& e) {
     throw SetupError(e.what());

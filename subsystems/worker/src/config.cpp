@@ -1,6 +1,7 @@
 // Cap'n Proto encoding of a subsystem's configuration (ipc/schema/control.capnp).
 #include <capnp/message.h>
 #include <capnp/serialize.h>
+#include <kj/exception.h>
 
 #include <algorithm>
 #include <cstring>
@@ -15,6 +16,22 @@
 namespace macrostep::worker {
 
 namespace schema = macrostep::ipc::schema;
+
+namespace {
+
+// Runs `decode` and turns Cap'n Proto's kj::Exception (a message whose pointers, lengths or
+// nesting are out of bounds; it is no std::exception) into std::runtime_error naming `what`.
+template <class Decode>
+auto refusing_malformed(const char* what, Decode decode) {
+  try {
+    return decode();
+  } catch (const kj::Exception& e) {
+    throw std::runtime_error(std::string(what) + ": malformed message (" +
+                             e.getDescription().cStr() + ")");
+  }
+}
+
+}  // namespace
 
 std::string region_name(std::string_view kind, std::size_t index) {
   return std::string(kind) + "." + std::to_string(index);
@@ -64,16 +81,20 @@ std::vector<std::byte> encode_config(const WorkerSetup& s) {
   return ipc::to_flat_bytes(message);
 }
 
-DecodedConfig decode_config(const std::byte* data, std::size_t bytes) {
+namespace {
+
+DecodedConfig decode_config_message(const std::byte* data, std::size_t bytes) {
   if (bytes == 0 || bytes % sizeof(capnp::word) != 0 ||
       reinterpret_cast<std::uintptr_t>(data) % alignof(capnp::word) != 0) {
     throw std::runtime_error("subsystem configuration: malformed message (" +
                              std::to_string(bytes) + " bytes)");
   }
-  // The message comes from our own master: allow a traversal of its full size several times
-  // over (the default limit of 8 M words is too small for chains of 10^5 masses).
+  // A traversal of the message several times over, and no more: a list of zero-sized structs
+  // costs no bytes but one word of traversal per element, so a fixed allowance (the default is
+  // 8 M words) would let a message of a few bytes claim millions of elements (a chain force
+  // list of 8 M impulses took seconds, found by fuzz_worker_decoder).
   capnp::ReaderOptions options;
-  options.traversalLimitInWords = 8 * (bytes / sizeof(capnp::word)) + (std::uint64_t{1} << 23);
+  options.traversalLimitInWords = 8 * (bytes / sizeof(capnp::word)) + 1024;
   capnp::FlatArrayMessageReader reader(
       kj::ArrayPtr<const capnp::word>(reinterpret_cast<const capnp::word*>(data),
                                       bytes / sizeof(capnp::word)),
@@ -114,6 +135,13 @@ DecodedConfig decode_config(const std::byte* data, std::size_t bytes) {
   return d;
 }
 
+}  // namespace
+
+DecodedConfig decode_config(const std::byte* data, std::size_t bytes) {
+  return refusing_malformed("subsystem configuration",
+                            [&] { return decode_config_message(data, bytes); });
+}
+
 std::vector<std::byte> encode_handshake(const HandshakeInfo& info) {
   capnp::MallocMessageBuilder message;
   auto hs = message.initRoot<schema::Handshake>();
@@ -130,17 +158,19 @@ HandshakeInfo decode_handshake(const std::byte* data, std::size_t bytes) {
   if (bytes == 0 || bytes % sizeof(capnp::word) != 0) {
     throw std::runtime_error("handshake: malformed message");
   }
-  capnp::FlatArrayMessageReader reader(kj::ArrayPtr<const capnp::word>(
-      reinterpret_cast<const capnp::word*>(data), bytes / sizeof(capnp::word)));
-  const auto hs = reader.getRoot<schema::Handshake>();
-  HandshakeInfo info;
-  info.protocol_version = hs.getProtocolVersion();
-  info.layout_version = hs.getLayoutVersion();
-  info.pid = hs.getWorkerPid();
-  info.ready = hs.getReady();
-  info.error = hs.getError().cStr();
-  info.state_size = hs.getStateSize();
-  return info;
+  return refusing_malformed("handshake", [&] {
+    capnp::FlatArrayMessageReader reader(kj::ArrayPtr<const capnp::word>(
+        reinterpret_cast<const capnp::word*>(data), bytes / sizeof(capnp::word)));
+    const auto hs = reader.getRoot<schema::Handshake>();
+    HandshakeInfo info;
+    info.protocol_version = hs.getProtocolVersion();
+    info.layout_version = hs.getLayoutVersion();
+    info.pid = hs.getWorkerPid();
+    info.ready = hs.getReady();
+    info.error = hs.getError().cStr();
+    info.state_size = hs.getStateSize();
+    return info;
+  });
 }
 
 std::vector<std::byte> encode_shutdown(const std::string& reason) {
@@ -151,9 +181,11 @@ std::vector<std::byte> encode_shutdown(const std::string& reason) {
 
 std::string decode_shutdown(const std::byte* data, std::size_t bytes) {
   if (bytes == 0 || bytes % sizeof(capnp::word) != 0) return {};
-  capnp::FlatArrayMessageReader reader(kj::ArrayPtr<const capnp::word>(
-      reinterpret_cast<const capnp::word*>(data), bytes / sizeof(capnp::word)));
-  return reader.getRoot<schema::Shutdown>().getReason().cStr();
+  return refusing_malformed("shutdown notice", [&] {
+    capnp::FlatArrayMessageReader reader(kj::ArrayPtr<const capnp::word>(
+        reinterpret_cast<const capnp::word*>(data), bytes / sizeof(capnp::word)));
+    return std::string(reader.getRoot<schema::Shutdown>().getReason().cStr());
+  });
 }
 
 void write_message(ConfigBlock& block, const std::vector<std::byte>& message) {

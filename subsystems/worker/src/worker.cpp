@@ -199,11 +199,12 @@ int run_worker(const std::string& segment_name, std::size_t index, int segment_f
   std::optional<ipc::SharedSegment> segment;
   ConfigBlock* handshake = nullptr;
   try {
-    // The master decides when the run ends: a Ctrl-C (SIGINT to the terminal's process group)
-    // or a SIGTERM to the group reaches the master too, which stops after the current macro step
-    // and shuts the workers down. Ignored here so that the workers see that step through.
+    // The master decides when the run ends: the process executor starts each worker in a
+    // process group of its own, so a Ctrl-C at the terminal reaches the master alone, which
+    // stops after the current macro step and shuts the workers down. SIGINT is ignored in case
+    // a worker is run otherwise; SIGTERM sent to a worker ends it (the master reports it).
     std::signal(SIGINT, SIG_IGN);
-    std::signal(SIGTERM, SIG_IGN);
+    std::signal(SIGTERM, SIG_DFL);
     // Die with the master; then make sure it had not died before prctl took effect.
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
       std::fprintf(stderr, "%s: prctl(PR_SET_PDEATHSIG): %s\n", who.c_str(), std::strerror(errno));

@@ -4,7 +4,8 @@
 // Ownership and call order:
 //   1. The owner (the master) calls SharedSegment::create(). It creates the object with
 //      O_CREAT | O_EXCL, mode 0600 and an unpredictable name "/macrostep-<uid>-<pid>-<hex>",
-//      sizes and maps it, and writes the header (SegmentIdentity below).
+//      reserves all its pages (posix_fallocate: a full /dev/shm is an error here, never a
+//      SIGBUS later), maps it, and writes the header (SegmentIdentity below).
 //   2. The owner lays out the segment: allocate() / construct() hand out named, 64-byte aligned,
 //      zero-filled blocks identified by their offset from the segment's first byte. Every
 //      process maps the segment at a different address, so anything stored inside the segment
@@ -238,8 +239,9 @@ struct StaleSegment {
 
 // Scans the shared-memory directory (/dev/shm) for macrostep segments of this uid whose owner
 // is dead: kill(pid, 0) fails with ESRCH, the pid is a zombie, or it now belongs to a process
-// started later than the owner (pid reuse). The owner pid comes from the header, or from the
-// name if the header was never written. Segments of live owners are never listed.
+// started later than the owner (pid reuse). Only regular files of this user that carry the
+// segment header (magic and owner uid) count, whatever their name; the owner pid comes from
+// the header. Segments of live owners are never listed.
 std::vector<StaleSegment> list_stale_segments();
 // Unlinks what list_stale_segments() finds; returns the segments removed.
 std::vector<StaleSegment> remove_stale_segments();

@@ -164,6 +164,12 @@
 //   A co-simulation needs a [partition] of at least two subsystems; that is checked when one
 //   runs (check_cosimulation), since the same file may serve a monolithic run.
 //
+//   [executor]                       optional: the process executor's limits
+//   handshake_timeout = 60.0         > 0 [s], at most 1e6: how long a worker process may take to
+//                                    build its subsystem and report ready; default 10 s plus
+//                                    100 us per state of the largest subsystem
+//                                    (--handshake-timeout overrides it)
+//
 // Diagnostics: every problem raises ConfigError whose what() is one line
 //   <file>:<line>: <key.path>: <problem>
 // e.g. "configs/bad.toml:12: model.element.c: must be >= 0 (got -1)". Elements of arrays of
@@ -239,6 +245,10 @@ struct OutputConfig {
   bool all_states = false;
 };
 
+struct ExecutorConfig {
+  std::optional<double> handshake_timeout;  // [s]; unset: scaled to the model
+};
+
 enum class CosimScheme : std::uint8_t { kExplicit, kImplicit, kSemiImplicit, kWaveform };
 enum class CosimEstimator : std::uint8_t { kNone, kExLE, kExMD, kExCV, kImMD, kImCV };
 enum class JacobianSource : std::uint8_t { kFiniteDifference, kSap, kReuse, kQuasiNewton };
@@ -258,6 +268,10 @@ inline constexpr int kMaxCosimOrder = 5;             // kappa_max (METHODS D-4)
 inline constexpr int kDefaultFixedOrder = 2;         // fixed-H kappa (METHODS §9)
 inline constexpr double kDefaultInitialStep = 1e-9;  // H_init of chains (MODELS.md §1.7)
 inline constexpr int kMaxLeastSquaresPoints = 64;
+// The most subsystems a configuration may have: the process executor gives each one a region
+// of the shared-memory segment, whose region table has ipc::kMaxRegions entries (two are the
+// run's own). Refused when the file is read, not when the run starts.
+inline constexpr std::size_t kMaxSubsystems = 254;
 
 // [cosim]. Optional members hold "given in the file"; effective_*() apply the defaults.
 struct CosimConfig {
@@ -335,6 +349,7 @@ struct RunConfig {
   SolverConfig solver;
   SimulationConfig simulation;
   OutputConfig output;
+  ExecutorConfig executor;
   CosimConfig cosim;
 };
 

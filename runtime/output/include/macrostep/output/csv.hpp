@@ -4,7 +4,7 @@
 #pragma once
 
 #include <cstddef>
-#include <cstdio>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -22,9 +22,10 @@ class OutputError : public std::runtime_error {
 
 class CsvWriter {
  public:
-  // Creates or truncates `path` and writes the header. Column names must be non-empty, must
-  // not be "time" and must not contain ',', '"', CR or LF (names are written unquoted).
-  // Throws OutputError if the file cannot be opened, std::invalid_argument for a bad name.
+  // Creates or truncates `path` (close-on-exec) and writes the header. Column names must be
+  // non-empty, must not be "time" and must not contain ',', '"', CR or LF (names are written
+  // unquoted). Throws OutputError if the file cannot be opened, std::invalid_argument for a bad
+  // name.
   CsvWriter(std::string path, std::vector<std::string> columns);
   // Closes the file; errors at this point are swallowed (call close() to see them).
   ~CsvWriter();
@@ -32,8 +33,11 @@ class CsvWriter {
   CsvWriter& operator=(const CsvWriter&) = delete;
 
   // Appends one row (values.size() == columns().size()) and hands it to the OS before
-  // returning, so that a run that fails later leaves a file of complete rows.
-  // Throws OutputError on a write error, std::invalid_argument on a size mismatch.
+  // returning (one write(2), no user-space buffer), so that a run that fails later leaves a
+  // file of complete rows. If the system takes only part of the row (a full disk, a file-size
+  // limit), the part is cut off again: the file then ends with the last complete row. Throws
+  // OutputError naming the file and the system's reason on a write error,
+  // std::invalid_argument on a size mismatch.
   void write_row(double time, std::span<const double> values);
 
   // Flushes and closes; throws OutputError if that fails. Further writes are errors.
@@ -46,7 +50,11 @@ class CsvWriter {
  private:
   std::string path_;
   std::vector<std::string> columns_;
-  std::FILE* file_ = nullptr;
+  // Writes `text` completely or throws OutputError, leaving the file at bytes_.
+  void append(std::string_view text);
+
+  int fd_ = -1;
+  std::uint64_t bytes_ = 0;  // length of the file: the header and the complete rows
   std::size_t rows_ = 0;
   std::string buffer_;
 };

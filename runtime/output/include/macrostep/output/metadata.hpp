@@ -10,7 +10,14 @@ namespace macrostep::output {
 
 // Writes `document` (indented) to `path` through a temporary file in the same directory that
 // is renamed into place, so a reader never sees a half-written file. Throws OutputError.
+// Messages name `path` and the system's reason; on failure the temporary file is removed.
 void write_json(const std::string& path, const nlohmann::ordered_json& document);
+
+// Checks before a run that a file can be written at `path` (the result CSV, or its metadata
+// for write_json): `path` is not a directory and a file can be created beside it (tried and
+// removed). Throws OutputError naming path, `what` the file is ("the result", "the run's
+// metadata") and the reason.
+void check_destination(const std::string& path, const std::string& what);
 
 // The metadata file of a result file: same directory and stem, extension ".json"
 // ("out/k-5.1.csv" -> "out/k-5.1.json").

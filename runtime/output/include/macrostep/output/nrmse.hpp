@@ -40,8 +40,9 @@ struct NrmseReport {
 };
 
 // Throws OutputError if a result column is missing from the reference, if there is no
-// variable to compare, if either time column is not strictly increasing, or if the result's
-// times lie outside the reference's.
+// variable to compare, if either time column is not strictly increasing, if the result's
+// times lie outside the reference's, if the reference holds NaN or an infinity, or if every
+// variable's reference is constant (its NRMSE undefined: an all-zero reference).
 NrmseReport compute_nrmse(const CsvTable& result, const CsvTable& reference);
 
 // Interpolation weights of the reference grid `grid` (strictly increasing) at time t inside

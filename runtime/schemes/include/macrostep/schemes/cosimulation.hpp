@@ -52,12 +52,13 @@ struct CosimOptions {
   std::optional<int> threads;       // --threads
   std::optional<config::ExecutorKind> executor;  // --executor inprocess|processes
   std::string pin = "none";  // --pin none|compact|scatter|LIST (process executor; contract 4)
-  std::optional<double> hang_timeout;  // --hang-timeout [s] (process executor; 0: off)
-  bool master_hosts_first = false;     // --master-hosts-first (process executor)
-  std::optional<int> max_restarts;     // --max-restarts (process executor; crash recovery)
-  std::optional<double> stop_time;     // --stop-time (> 0)
-  std::string output_file;             // --output; empty: config::default_output_file()
-  bool all_states = false;             // --all-states, OR-ed with [output].all_states
+  std::optional<double> hang_timeout;       // --hang-timeout [s] (process executor; 0: off)
+  std::optional<double> handshake_timeout;  // --handshake-timeout [s] (process executor)
+  bool master_hosts_first = false;          // --master-hosts-first (process executor)
+  std::optional<int> max_restarts;          // --max-restarts (process executor)
+  std::optional<double> stop_time;          // --stop-time (> 0)
+  std::string output_file;                  // --output; empty: config::default_output_file()
+  bool all_states = false;                  // --all-states, OR-ed with [output].all_states
   MonolithicOptions::Progress progress = MonolithicOptions::Progress::kAuto;
   std::string command_line;        // recorded in the metadata
   const StopFlag* stop = nullptr;  // interrupt.hpp: checked after every macro step
@@ -76,6 +77,9 @@ struct CosimSettings {
   // Seconds without a model evaluation after which a worker counts as hung (contract 5);
   // 0: never. ProcessOptions::hang_timeout.
   double hang_timeout = 60.0;
+  // Seconds a worker may take to report ready ([executor] handshake_timeout or
+  // --handshake-timeout); unset: handshake_timeout_for() of the largest subsystem.
+  std::optional<double> handshake_timeout;
   // The master runs subsystem 1 (ProcessOptions::host_first_subsystem), on its PUs.
   bool master_hosts_first = false;
   // Worker crashes or hangs the run recovers from (ProcessOptions::max_restarts); 0: none.
@@ -87,6 +91,11 @@ struct CosimSettings {
 // Applies the overrides and checks their combination with the configuration. Throws
 // config::ConfigError (the partition has one subsystem) or SetupError naming the flag (e.g.
 // "--estimator none needs a fixed macro-step size") before any work starts.
+// The default handshake timeout: 10 s plus 100 us per state of the largest subsystem (a
+// worker builds its model, its integrator and the sparse Jacobian's symbolic analysis before
+// it reports ready; 3e6 masses take minutes).
+double handshake_timeout_for(std::size_t largest_subsystem_states);
+
 CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions& options);
 
 struct CosimResult {
