@@ -301,13 +301,11 @@ std::vector<ScanPoint> scan(const TwoMass& model, const Method& method, double h
 
 std::optional<double> largest_stable_h(const TwoMass& model, const Method& method,
                                        const std::vector<ScanPoint>& points) {
-  const auto first =
-      std::find_if(points.begin(), points.end(), [](const ScanPoint& p) { return p.stable(); });
-  if (first == points.end()) return std::nullopt;
-  const auto edge =
-      std::find_if(first, points.end(), [](const ScanPoint& p) { return !p.stable(); });
-  if (edge == points.end()) return points.back().h;
-  double lo = std::prev(edge)->h, hi = edge->h;
+  const auto last =
+      std::find_if(points.rbegin(), points.rend(), [](const ScanPoint& p) { return p.stable(); });
+  if (last == points.rend()) return std::nullopt;
+  if (last == points.rbegin()) return points.back().h;
+  double lo = last->h, hi = std::prev(last)->h;
   while (hi - lo > 1e-6 * lo) {
     const double mid = 0.5 * (lo + hi);
     if (spectral_radius(model, method, mid) <= 1.0 + kStabilityTolerance)

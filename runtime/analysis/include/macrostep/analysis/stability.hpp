@@ -88,9 +88,10 @@ struct ScanPoint {
 std::vector<ScanPoint> scan(const TwoMass& model, const Method& method, double h_min, double h_max,
                             std::size_t count);
 
-// The upper edge of the stable band (METHODS §7.4, D-38): the first stable grid point of the scan
-// starts the band; its end is refined by bisection to relative width 1e-6. nullopt if no scan
-// point is stable; the scan's last h if the band reaches it.
+// ω̂_max = max{ω̂ : ρ ≤ 1 + tol} over the scan (METHODS §7.4, D-38): the largest stable grid
+// point, refined by bisection towards the next one to relative width 1e-6. Weak growth at
+// small ω̂ (some seed-003 sets reach ρ − 1 ≈ 1e-7 there) does not end the band, as in seed 003's
+// tables. nullopt if no scan point is stable; the scan's last h if that one is stable.
 std::optional<double> largest_stable_h(const TwoMass& model, const Method& method,
                                        const std::vector<ScanPoint>& scan_points);
 
