@@ -22,6 +22,7 @@
 
 #include "macrostep/config/run_config.hpp"
 #include "macrostep/control/step_size.hpp"
+#include "macrostep/coupling/approximation.hpp"
 #include "macrostep/executors/process_executor.hpp"
 #include "macrostep/ida/integrator.hpp"
 #include "macrostep/output/csv.hpp"
@@ -72,7 +73,7 @@ struct RunArgs {
   double rtol = 0.0;
   double step_size = 0.0;
   int threads = 0;
-  std::string scheme, jacobian, estimator, order, executor;
+  std::string scheme, jacobian, estimator, order, executor, approximation;
   std::string pin = "none";
   double hang_timeout = 60.0;
   bool master_hosts_first = false;
@@ -88,6 +89,7 @@ struct RunArgs {
   CLI::Option* jacobian_opt = nullptr;
   CLI::Option* estimator_opt = nullptr;
   CLI::Option* order_opt = nullptr;
+  CLI::Option* approximation_opt = nullptr;
   CLI::Option* executor_opt = nullptr;
   CLI::Option* pin_opt = nullptr;
   CLI::Option* hang_timeout_opt = nullptr;
@@ -189,6 +191,13 @@ macrostep::schemes::CosimOptions cosim_options(const RunArgs& args,
   if (given(args.jacobian_opt)) o.jacobian = parse_jacobian(args.jacobian);
   if (given(args.estimator_opt)) o.estimator = parse_estimator(args.estimator);
   if (given(args.order_opt)) o.order = parse_order(args.order);
+  if (given(args.approximation_opt)) {
+    try {
+      o.approximation = macrostep::coupling::parse_approximation(args.approximation);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--approximation: ") + e.what());
+    }
+  }
   if (given(args.rtol_opt)) o.rtol = args.rtol;
   if (given(args.step_size_opt)) o.step_size = args.step_size;
   if (given(args.threads_opt)) o.threads = args.threads;
@@ -226,8 +235,8 @@ int run_model(const RunArgs& args, bool reference, const std::string& command_li
   if (args.monolithic) {
     for (const auto* option :
          {args.scheme_opt, args.jacobian_opt, args.estimator_opt, args.order_opt,
-          args.step_size_opt, args.executor_opt, args.threads_opt, args.pin_opt,
-          args.hang_timeout_opt, args.master_hosts_first_opt}) {
+          args.approximation_opt, args.step_size_opt, args.executor_opt, args.threads_opt,
+          args.pin_opt, args.hang_timeout_opt, args.master_hosts_first_opt}) {
       if (given(option)) {
         throw UsageError(
             fmt::format("{} configures a co-simulation and does not apply to --monolithic",
@@ -348,6 +357,11 @@ void add_run_options(CLI::App& cmd, RunArgs& args, bool reference) {
         "error estimator: none (fixed H) | exLE | exMD | exCV (explicit) | imMD | imCV");
     args.order_opt = cmd.add_option("--order", args.order,
                                     "polynomial degree: auto (order control) or K = 0..5");
+    args.approximation_opt = cmd.add_option(
+        "--approximation", args.approximation,
+        "coupling variables on a macro step, for every connection: lagrange (default) | c0 | c1 "
+        "(seed 001, degree = --order 0..3) | a seed-003 set such as const-2-3-opt, lin-2-3-opt, "
+        "lin-2-3:p=P (fixed H); explicit scheme only");
     args.step_size_opt = cmd.add_option("--step-size", args.step_size,
                                         "macro step [s]: the fixed H (--estimator none) or H_init");
     args.executor_opt =

@@ -154,6 +154,12 @@
 //   h_max = 1e-3                     > 0 [s], optional upper limit of H (>= step_size)
 //   Other keys:
 //   predictor = "lagrange"           "lagrange" | "least_squares" (METHODS §2.3)
+//   approximation = "lagrange"       the coupling variables on a macro step (METHODS §2.2–2.5):
+//                                    "lagrange" | "c0" | "c1" (seed 001; degree k = order,
+//                                    0..3 fixed; estimator "none" or "exCV", D-7) | a seed-003
+//                                    set "const-2-3-opt", "lin-2-3-opt", ... (estimator "none",
+//                                    D-8; sets with b != 0 need undamped spring couplings);
+//                                    explicit scheme only. A [[connection]] may name its own.
 //   least_squares_points = 8         integer > kappa + 1 (kappa: the fixed order, or 5 with
 //                                    "auto"), at most 64; only with "least_squares"
 //   output_every = 1                 integer >= 1: write every k-th accepted macro point (the
@@ -183,6 +189,7 @@
 #include <string_view>
 #include <vector>
 
+#include "macrostep/coupling/approximation.hpp"
 #include "macrostep/library/chain_parameters.hpp"
 #include "macrostep/library/chain_spec.hpp"
 #include "macrostep/system/system_description.hpp"
@@ -286,6 +293,7 @@ struct CosimConfig {
   std::optional<double> h_max;
   PredictorKind predictor = PredictorKind::kLagrange;
   int least_squares_points = 8;
+  coupling::Approximation approximation;  // Lagrange unless given
   int output_every = 1;
   ExecutorKind executor = ExecutorKind::kInProcess;
   bool executor_given = false;  // the file names the executor (else: chosen by the run)
@@ -318,6 +326,12 @@ CosimEstimator default_estimator(CosimScheme s);
 bool estimator_fits(CosimScheme s, CosimEstimator e);
 const char* to_string(OrderStrategyKind s);
 const char* to_string(PredictorKind p);
+
+// What is wrong with `approximation` under the [cosim] values `c` (scheme, estimator, order,
+// predictor; METHODS D-7, D-8), or "" if it may run. The file's checks and the command-line
+// overrides share it.
+std::string approximation_problem(const coupling::Approximation& approximation,
+                                  const CosimConfig& c);
 
 struct RunConfig {
   std::string path;  // as given to load_config(); used in every message
