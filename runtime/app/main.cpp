@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "stability_command.hpp"
 #include "topology_cleanup.hpp"
 
 #include "macrostep/config/run_config.hpp"
@@ -418,6 +419,12 @@ int main(int argc, char** argv) {
   topology->add_option("CONFIG", topology_config, "run configuration (TOML)");
   topology->add_option("--pin", topology_pin,
                        "none | compact (default) | scatter | LIST (e.g. 0,2,4-7)");
+  macrostep::app::StabilityArgs stability_args;
+  auto* stability = app.add_subcommand(
+      "stability",
+      "spectral radius over H of the two-mass test model's recurrence (exact subsystems) for a "
+      "scheme, approximation and decomposition; the largest stable H; a PNG plot");
+  macrostep::app::add_stability_options(*stability, stability_args);
   auto* cleanup = app.add_subcommand("cleanup", "remove this user's stale shared-memory segments");
   auto* cmp = app.add_subcommand("compare",
                                  "NRMSE of a result against a reference (seed 000 "
@@ -461,6 +468,13 @@ int main(int argc, char** argv) {
       }
     }
     if (cleanup->parsed()) return macrostep::app::cleanup_command();
+    if (stability->parsed()) {
+      try {
+        return macrostep::app::stability_command(stability_args);
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(e.what());
+      }
+    }
     try {
       return compare(compare_args);
     } catch (const macrostep::output::OutputError& e) {
