@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -284,16 +285,19 @@ Matrix expm(const Matrix& a) {
   return r;
 }
 
-std::vector<std::complex<double>> eigenvalues(const Matrix& input) {
+namespace {
+
+// The eigenvalues by balancing, Hessenberg reduction and EISPACK's hqr; false if the QR
+// iteration does not converge.
+bool hqr_eigenvalues(const Matrix& input, std::vector<std::complex<double>>& ev) {
   const int n = static_cast<int>(input.rows());
-  if (input.cols() != input.rows()) throw std::invalid_argument("eigenvalues: matrix not square");
   Matrix a = input;
   balance(a);
   hessenberg(a);
   const std::function<double&(int, int)> h = [&a](int i, int j) -> double& {
     return a(static_cast<std::size_t>(i - 1), static_cast<std::size_t>(j - 1));
   };
-  std::vector<std::complex<double>> ev(static_cast<std::size_t>(n));
+  ev.assign(static_cast<std::size_t>(n), {});
   const auto put = [&ev](int i, double re, double im) {
     ev[static_cast<std::size_t>(i - 1)] = {re, im};
   };
@@ -336,7 +340,7 @@ std::vector<std::complex<double>> eigenvalues(const Matrix& input) {
         nn -= 2;
         continue;
       }
-      if (its == 60) throw std::runtime_error("eigenvalues: QR iteration did not converge");
+      if (its == 60) return false;
       if (its == 10 || its == 20 || its == 40) {  // exceptional shift
         t += x;
         for (int i = 1; i <= nn; ++i) h(i, i) -= x;
@@ -348,7 +352,31 @@ std::vector<std::complex<double>> eigenvalues(const Matrix& input) {
       francis_sweep(h, l, nn, x, y, w);
     } while (l < nn - 1);
   }
-  return ev;
+  return true;
+}
+
+}  // namespace
+
+std::vector<std::complex<double>> eigenvalues(const Matrix& a) {
+  if (a.cols() != a.rows()) throw std::invalid_argument("eigenvalues: matrix not square");
+  std::vector<std::complex<double>> ev;
+  if (hqr_eigenvalues(a, ev)) return ev;
+  // hqr's shifts can cycle on matrices of exactly repeated structure (two identical
+  // subsystems, copied history rows). The same eigenvalues of T⁻¹AT, T = I + εL with a fixed
+  // pseudo-random strictly lower L, break that structure.
+  const std::size_t n = a.rows();
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    Matrix t = Matrix::identity(n);
+    std::uint64_t state = 0x9E3779B97F4A7C15ull * static_cast<std::uint64_t>(attempt);
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t j = 0; j < i; ++j) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        t(i, j) = 0.1 * (static_cast<double>(state >> 11) * 0x1.0p-53 - 0.5);
+      }
+    }
+    if (hqr_eigenvalues(solve(t, a * t), ev)) return ev;
+  }
+  throw std::runtime_error("eigenvalues: QR iteration did not converge");
 }
 
 double spectral_radius(const Matrix& a) {

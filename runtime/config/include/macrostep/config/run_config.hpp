@@ -90,6 +90,8 @@
 //     signal: gain (default 1), offset (default 0); hydraulic_node: volume (> 0),
 //     initial_pressure (required), bulk_modulus = "constant" (modulus > 0) |
 //     "pressure_dependent" (modulus_a > 0, modulus_b >= 0, modulus_c < -1), initial_volumes
+//   approximation = "c1"             optional: this connection's variables on a macro step (the
+//                                    names and rules of cosim.approximation; default: that one)
 //   Checked: every reference names an existing subsystem and variable, every input is fed by
 //   exactly one connection, every subsystem is in a connection, names are unique, and no
 //   subsystem has direct feed-through (an algebraic loop of it is named; METHODS D-1).
