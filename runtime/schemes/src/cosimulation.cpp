@@ -488,8 +488,8 @@ void check_scheme_combination(const config::CosimConfig& c, const CosimOptions& 
 
 // Every approximation in effect against the scheme, estimator and order after the overrides
 // (the file alone was checked when it was read).
-void check_approximations(const config::CosimConfig& c, const CosimOptions& options,
-                          const std::vector<std::string>& connections) {
+void check_approximation_settings(const config::CosimConfig& c, const CosimOptions& options,
+                                  const std::vector<std::string>& connections) {
   const std::string source =
       options.approximation ? fmt::format("--approximation {}", c.approximation.name)
                             : fmt::format("cosim.approximation = \"{}\"", c.approximation.name);
@@ -520,14 +520,10 @@ std::vector<coupling::Approximation> coupling_approximations(const CosimSettings
   const bool all_lagrange =
       std::all_of(out.begin(), out.end(), [](const auto& a) { return a.is_lagrange(); });
   if (all_lagrange) out.clear();
-  for (std::size_t c = 0; c < out.size(); ++c) {
-    if (out[c].uses_rates() && !system.has_rate(c)) {
-      throw SetupError(fmt::format(
-          "approximation \"{}\" of {} needs the rate du/dt from the outputs, and its coupling law "
-          "has a damper (the rate would need accelerations; seed 003 §2.2.2): use a b = 0 set such "
-          "as \"const-2-2-b0\", or an undamped coupling",
-          out[c].name, system.coupling_name(c)));
-    }
+  try {
+    schemes::check_approximations(system, out);
+  } catch (const std::invalid_argument& e) {
+    throw SetupError(e.what());
   }
   return out;
 }
@@ -704,7 +700,7 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
         "{})",
         order_text(c.effective_order()), c.highest_order() + 1, c.least_squares_points));
   }
-  check_approximations(c, options, s.connection_approximations);
+  check_approximation_settings(c, options, s.connection_approximations);
   s.end_time = options.stop_time.value_or(config.simulation.end_time);
   if (c.fixed_step()) {
     const double rows = s.end_time / (*c.step_size * c.output_every);

@@ -39,22 +39,12 @@ void ExplicitJacobi::start_approximations(const system::CoupledSystem& system) {
   non_lagrange_.assign(system.subsystem_count(), false);
   rates_.reset();
   const auto& approximations = options_.approximations;
+  check_approximations(system, approximations);
   if (approximations.empty()) return;
-  if (approximations.size() != system.coupling_count()) {
-    throw std::invalid_argument(fmt::format("{} approximations for {} coupling variables",
-                                            approximations.size(), system.coupling_count()));
-  }
   bool rates = false;
-  for (std::size_t c = 0; c < approximations.size(); ++c) {
-    approximation_.push_back(&approximations[c]);
-    if (approximations[c].uses_rates() && !system.has_rate(c)) {
-      throw std::invalid_argument(fmt::format(
-          "approximation \"{}\" of {} needs its rate du/dt from the outputs, which its coupling "
-          "law cannot give (a damper's rate needs accelerations; seed 003 §2.2.2): use a b = 0 "
-          "set such as \"const-2-2-b0\"",
-          approximations[c].name, system.coupling_name(c)));
-    }
-    rates = rates || approximations[c].uses_rates();
+  for (const auto& a : approximations) {
+    approximation_.push_back(&a);
+    rates = rates || a.uses_rates();
   }
   for (std::size_t i = 0; i < system.subsystem_count(); ++i) {
     for (const std::size_t c : system.input_couplings(i))
@@ -141,6 +131,24 @@ AttemptResult ExplicitJacobi::attempt(const control::StepPlan& plan,
                                                system.monitored_groups(), ratios, tol);
   }
   return result;
+}
+
+void check_approximations(const system::CoupledSystem& system,
+                          std::span<const coupling::Approximation> approximations) {
+  if (approximations.empty()) return;
+  if (approximations.size() != system.coupling_count()) {
+    throw std::invalid_argument(fmt::format("{} approximations for {} coupling variables",
+                                            approximations.size(), system.coupling_count()));
+  }
+  for (std::size_t c = 0; c < approximations.size(); ++c) {
+    if (approximations[c].uses_rates() && !system.has_rate(c)) {
+      throw std::invalid_argument(fmt::format(
+          "approximation \"{}\" of {} needs the rate du/dt from the outputs, and its coupling law "
+          "has a damper (the rate would need accelerations; seed 003 §2.2.2): use a b = 0 set such "
+          "as \"const-2-2-b0\", or an undamped coupling",
+          approximations[c].name, system.coupling_name(c)));
+    }
+  }
 }
 
 SchemeResult run_explicit(const system::CoupledSystem& system, executors::Executor& executor,

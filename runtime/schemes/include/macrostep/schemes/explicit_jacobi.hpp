@@ -48,6 +48,12 @@ class ExplicitJacobi final : public MacroStepScheme {
   void start_approximations(const system::CoupledSystem& system);
 };
 
+// Throws std::invalid_argument unless `approximations` (SchemeOptions::approximations) fit the
+// system: one per coupling variable (or none), and a rate u̇ from the law of every variable whose
+// approximation uses rates (CouplingLaw::has_rate; a damper has none, seed 003 §2.2.2).
+void check_approximations(const system::CoupledSystem& system,
+                          std::span<const coupling::Approximation> approximations);
+
 // run_scheme with ExplicitJacobi. Throws std::invalid_argument also for an implicit estimator
 // or a controlled step size without an estimator (a comparison estimator in fixed mode is
 // allowed as monitoring only).
