@@ -18,10 +18,12 @@
 #include <string>
 #include <vector>
 
+#include "stability_command.hpp"
 #include "topology_cleanup.hpp"
 
 #include "macrostep/config/run_config.hpp"
 #include "macrostep/control/step_size.hpp"
+#include "macrostep/coupling/approximation.hpp"
 #include "macrostep/executors/process_executor.hpp"
 #include "macrostep/ida/integrator.hpp"
 #include "macrostep/ipc/shared_segment.hpp"
@@ -77,7 +79,7 @@ struct RunArgs {
   double rtol = 0.0;
   double step_size = 0.0;
   int threads = 0;
-  std::string scheme, jacobian, estimator, order, executor;
+  std::string scheme, jacobian, estimator, order, executor, approximation;
   std::string pin = "none";
   double hang_timeout = 60.0;
   int max_restarts = 0;
@@ -95,6 +97,7 @@ struct RunArgs {
   CLI::Option* jacobian_opt = nullptr;
   CLI::Option* estimator_opt = nullptr;
   CLI::Option* order_opt = nullptr;
+  CLI::Option* approximation_opt = nullptr;
   CLI::Option* executor_opt = nullptr;
   CLI::Option* pin_opt = nullptr;
   CLI::Option* hang_timeout_opt = nullptr;
@@ -212,6 +215,13 @@ macrostep::schemes::CosimOptions cosim_options(const RunArgs& args,
   if (given(args.jacobian_opt)) o.jacobian = parse_jacobian(args.jacobian);
   if (given(args.estimator_opt)) o.estimator = parse_estimator(args.estimator);
   if (given(args.order_opt)) o.order = parse_order(args.order);
+  if (given(args.approximation_opt)) {
+    try {
+      o.approximation = macrostep::coupling::parse_approximation(args.approximation);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--approximation: ") + e.what());
+    }
+  }
   if (given(args.rtol_opt)) o.rtol = args.rtol;
   if (given(args.step_size_opt)) o.step_size = args.step_size;
   if (given(args.threads_opt)) o.threads = args.threads;
@@ -252,9 +262,9 @@ int run_model(const RunArgs& args, bool reference, const std::string& command_li
   if (args.monolithic) {
     for (const auto* option :
          {args.scheme_opt, args.jacobian_opt, args.estimator_opt, args.order_opt,
-          args.step_size_opt, args.executor_opt, args.threads_opt, args.pin_opt,
-          args.hang_timeout_opt, args.handshake_timeout_opt, args.master_hosts_first_opt,
-          args.max_restarts_opt}) {
+          args.approximation_opt, args.step_size_opt, args.executor_opt, args.threads_opt,
+          args.pin_opt, args.hang_timeout_opt, args.handshake_timeout_opt,
+          args.master_hosts_first_opt, args.max_restarts_opt}) {
       if (given(option)) {
         throw UsageError(
             fmt::format("{} configures a co-simulation and does not apply to --monolithic",
@@ -373,6 +383,11 @@ void add_run_options(CLI::App& cmd, RunArgs& args, bool reference) {
         "error estimator: none (fixed H) | exLE | exMD | exCV (explicit) | imMD | imCV");
     args.order_opt = cmd.add_option("--order", args.order,
                                     "polynomial degree: auto (order control) or K = 0..5");
+    args.approximation_opt = cmd.add_option(
+        "--approximation", args.approximation,
+        "coupling variables on a macro step, for every connection: lagrange (default) | c0 | c1 "
+        "(seed 001, degree = --order 0..3) | a seed-003 set such as const-2-3-opt, lin-2-3-opt, "
+        "lin-2-3:p=P (fixed H); explicit scheme only");
     args.step_size_opt = cmd.add_option("--step-size", args.step_size,
                                         "macro step [s]: the fixed H (--estimator none) or H_init");
     args.executor_opt =
@@ -453,6 +468,12 @@ int main(int argc, char** argv) {
   topology->add_option("CONFIG", topology_config, "run configuration (TOML)");
   topology->add_option("--pin", topology_pin,
                        "none | compact (default) | scatter | LIST (e.g. 0,2,4-7)");
+  macrostep::app::StabilityArgs stability_args;
+  auto* stability = app.add_subcommand(
+      "stability",
+      "spectral radius over H of the two-mass test model's recurrence (exact subsystems) for a "
+      "scheme, approximation and decomposition; the largest stable H; a PNG plot");
+  macrostep::app::add_stability_options(*stability, stability_args);
   auto* cleanup = app.add_subcommand("cleanup", "remove this user's stale shared-memory segments");
   auto* cmp = app.add_subcommand("compare",
                                  "NRMSE of a result against a reference (seed 000 "
@@ -499,6 +520,13 @@ int main(int argc, char** argv) {
       }
     }
     if (cleanup->parsed()) return macrostep::app::cleanup_command();
+    if (stability->parsed()) {
+      try {
+        return macrostep::app::stability_command(stability_args);
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(e.what());
+      }
+    }
     try {
       return compare(compare_args);
     } catch (const macrostep::output::OutputError& e) {

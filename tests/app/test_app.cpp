@@ -462,6 +462,14 @@ TEST_F(App, CoSimulationCommandLineErrorsExitTwoBeforeAnyWork) {
   expect_error("--scheme implicit --jacobian numeric",
                "--jacobian 'numeric' is not an interface Jacobian; allowed: fd, sap, reuse, "
                "quasi-newton");
+  expect_error("--approximation c1",
+               "--approximation c1: \"c1\" needs estimator = \"none\" (fixed H) or \"exCV\" "
+               "(got \"exMD\"): the state estimators assume a polynomial through the newest "
+               "point (METHODS D-7)");
+  expect_error("--approximation lin-2-3-opt --estimator none --step-size 1e-5",
+               "approximation \"lin-2-3-opt\" of lambda_1 needs the rate du/dt from the outputs, "
+               "and its coupling law has a damper (the rate would need accelerations; seed 003 "
+               "§2.2.2): use a b = 0 set such as \"const-2-2-b0\", or an undamped coupling");
   expect_error("--order 7", "--order must be auto or an integer 0..5 (got 7)");
   expect_error("--order two", "--order must be auto or an integer 0..5 (got two)");
   expect_error("--scheme gauss-seidel",
@@ -583,4 +591,28 @@ TEST_F(App, PinnedProcessRunRecordsItsPlacementAndKeepsTheResult) {
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("'bogus' is not a policy"), std::string::npos) << bad.err;
   EXPECT_EQ(macrostep("run cosim.toml --monolithic --pin compact").status, 2);
+}
+
+// The continuous and seed-003 approximations travel as support points (no protocol change): a run
+// in worker processes is bit-identical to the in-process run (DESIGN contract 1), and differs
+// from the Lagrange run.
+TEST_F(App, ApproximationsGiveTheSameBitsInProcessesAndInProcess) {
+  write_file("cosim.toml", kCosim);
+  std::string lagrange;
+  for (const char* a : {"lagrange", "c1", "const-2-2-b0"}) {
+    const std::string common =
+        std::string("run cosim.toml --estimator none --step-size 1e-5 --order 2 --approximation ") +
+        a;
+    const Outcome in = macrostep(common + " --executor inprocess --output in.csv");
+    const Outcome pr = macrostep(common + " --executor processes --output pr.csv");
+    ASSERT_EQ(in.status, 0) << in.err;
+    ASSERT_EQ(pr.status, 0) << pr.err;
+    EXPECT_EQ(read_file("in.csv"), read_file("pr.csv")) << a;
+    if (std::string(a) == "lagrange") {
+      lagrange = read_file("in.csv");
+    } else {
+      EXPECT_NE(read_file("in.csv"), lagrange) << a;
+      EXPECT_NE(in.out.find(std::string("approximation: ") + a), std::string::npos) << in.out;
+    }
+  }
 }

@@ -579,6 +579,15 @@ void read_corrector_keys(const Node& n, CosimConfig& c) {
 }
 
 // The [cosim] keys one by one (each checked on its own).
+// A name that coupling::parse_approximation accepts.
+coupling::Approximation approximation(const Node& v) {
+  try {
+    return coupling::parse_approximation(v.string());
+  } catch (const std::invalid_argument& e) {
+    v.fail(e.what());
+  }
+}
+
 void read_cosim_keys(const Node& n, CosimConfig& c) {
   if (auto v = n.find("scheme")) {
     const std::string e = choice_with_hints(
@@ -654,6 +663,7 @@ void read_cosim_keys(const Node& n, CosimConfig& c) {
                       ? PredictorKind::kLeastSquares
                       : PredictorKind::kLagrange;
   }
+  if (auto v = n.find("approximation")) c.approximation = approximation(*v);
   const auto points = n.find("least_squares_points");
   if (points) {
     c.least_squares_points = static_cast<int>(integer_in(*points, 2, kMaxLeastSquaresPoints, ""));
@@ -752,6 +762,7 @@ void parse_cosim(const Node* node, ParseState& state) {
                 "h_max",
                 "predictor",
                 "least_squares_points",
+                "approximation",
                 "output_every",
                 "executor",
                 "threads",
@@ -765,6 +776,26 @@ void parse_cosim(const Node* node, ParseState& state) {
   c.line = n.line();
   read_cosim_keys(n, c);
   check_cosim_combinations(n, c, state);
+  if (auto v = n.find("approximation")) {
+    const std::string problem = approximation_problem(c.approximation, c);
+    if (!problem.empty()) v->fail(problem);
+  }
+}
+
+// Each [[connection]]'s own approximation against [cosim] (which is parsed after them).
+void check_connection_approximations(const ParseState& state) {
+  const RunConfig& config = state.config;
+  if (!config.system_description) return;
+  const auto& connections = config.system_description->connections;
+  for (std::size_t k = 0; k < connections.size(); ++k) {
+    if (connections[k].approximation.empty()) continue;
+    const std::string problem = approximation_problem(
+        coupling::parse_approximation(connections[k].approximation), config.cosim);
+    if (!problem.empty()) {
+      throw ConfigError(config.path, connections[k].approximation_line,
+                        fmt::format("connection[{}].approximation", k + 1), problem);
+    }
+  }
 }
 
 void resolve_coupling_selections(ParseState& state) {
@@ -838,6 +869,7 @@ RunConfig parse_config(std::string_view text, const std::string& path) {
     s.parse(node ? &*node : nullptr, state);
   }
   resolve_coupling_selections(state);
+  check_connection_approximations(state);
   return config;
 }
 
@@ -893,6 +925,42 @@ library::ChainParameters realize_chain(const RunConfig& config) {
   } catch (const std::invalid_argument& e) {
     throw ConfigError(config.path, 0, "model", e.what());
   }
+}
+
+std::string approximation_problem(const coupling::Approximation& a, const CosimConfig& c) {
+  using coupling::ApproximationKind;
+  if (a.is_lagrange()) return "";
+  if (c.iterative()) {
+    return fmt::format(
+        "\"{}\" applies to the explicit scheme only (scheme = \"{}\"): the iterative schemes "
+        "extrapolate with Lagrange polynomials (METHODS D-7, D-8)",
+        a.name, to_string(c.scheme));
+  }
+  if (c.predictor == PredictorKind::kLeastSquares) {
+    return fmt::format("\"{}\" does not combine with predictor = \"least_squares\"", a.name);
+  }
+  const bool continuous = a.kind == ApproximationKind::kC0 || a.kind == ApproximationKind::kC1;
+  if (continuous) {
+    if (c.estimator != CosimEstimator::kNone && c.estimator != CosimEstimator::kExCV) {
+      return fmt::format(
+          "\"{}\" needs estimator = \"none\" (fixed H) or \"exCV\" (got \"{}\"): the "
+          "state estimators assume a polynomial through the newest point (METHODS D-7)",
+          a.name, to_string(c.estimator));
+    }
+    const OrderSetting o = c.effective_order();
+    if (o.automatic || o.kappa > 3) {
+      return fmt::format("\"{}\" needs a fixed degree k = order of 0..3 (seed 001; got {})", a.name,
+                         o.automatic ? std::string("\"auto\"") : std::to_string(o.kappa));
+    }
+    return "";
+  }
+  if (c.estimator != CosimEstimator::kNone) {
+    return fmt::format(
+        "\"{}\" is a seed-003 set for a constant macro step: it needs estimator = \"none\" "
+        "(got \"{}\"; METHODS D-8)",
+        a.name, to_string(c.estimator));
+  }
+  return "";
 }
 
 const char* to_string(CosimScheme s) {

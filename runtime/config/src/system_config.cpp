@@ -20,6 +20,8 @@
 #include <utility>
 #include <vector>
 
+#include "macrostep/coupling/approximation.hpp"
+
 #include "macrostep/config/run_config.hpp"
 
 namespace macrostep::config::detail {
@@ -356,7 +358,7 @@ std::string_view read_order(LawKind kind) {
 }
 
 void read_law_parameters(const Node& n, system::DescribedConnection& c) {
-  const std::vector<std::string_view> common = {"name", "law", "from", "to"};
+  const std::vector<std::string_view> common = {"name", "law", "from", "to", "approximation"};
   auto allowed = common;
   switch (c.law) {
     case LawKind::kSpringDamper:
@@ -439,6 +441,15 @@ system::DescribedConnection parse_connection(const Node& n, Systems& s, Feeds& f
   const std::vector<std::string_view> laws(std::begin(kLaws), std::end(kLaws));
   c.law = law_kind(n.require("law").choice(laws));
   read_law_parameters(n, c);
+  if (auto v = n.find("approximation")) {
+    try {
+      (void)coupling::parse_approximation(v->string());
+    } catch (const std::invalid_argument& e) {
+      v->fail(e.what());
+    }
+    c.approximation = v->string();
+    c.approximation_line = v->line();
+  }
   const Node from = n.require("from");
   const std::vector<Node> reads =
       from.value().is_string() ? std::vector<Node>{from} : from.elements();

@@ -30,6 +30,27 @@ void lagrange_basis(std::span<const double> nodes, double t, std::span<double> b
   }
 }
 
+void lagrange_basis_derivative(std::span<const double> nodes, double t,
+                               std::span<double> derivative) {
+  const std::size_t n = nodes.size();
+  check_node_count(n, "lagrange_basis_derivative");
+  if (derivative.size() != n) {
+    throw std::invalid_argument("lagrange_basis_derivative: derivative size != node count");
+  }
+  for (std::size_t m = 0; m < n; ++m) {
+    double sum = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i == m) continue;
+      double term = 1.0 / (nodes[m] - nodes[i]);
+      for (std::size_t k = 0; k < n; ++k) {
+        if (k != m && k != i) term *= (t - nodes[k]) / (nodes[m] - nodes[k]);
+      }
+      sum += term;
+    }
+    derivative[m] = sum;
+  }
+}
+
 double lagrange_value(std::span<const double> nodes, std::span<const double> values, double t) {
   if (values.size() != nodes.size()) {
     throw std::invalid_argument("lagrange_value: value count != node count");

@@ -127,6 +127,13 @@ json cosim_json(const CosimSettings& s) {
   if (c.predictor == config::PredictorKind::kLeastSquares) {
     j["least_squares_points"] = c.least_squares_points;
   }
+  // Only when not the default, so that the metadata of Lagrange runs stays as it was.
+  if (!c.approximation.is_lagrange()) j["approximation"] = c.approximation.name;
+  for (std::size_t k = 0; k < s.connection_approximations.size(); ++k) {
+    if (!s.connection_approximations[k].empty()) {
+      j["connection_approximations"][std::to_string(k + 1)] = s.connection_approximations[k];
+    }
+  }
   j["output_every"] = c.output_every;
   j["executor"] = c.executor == config::ExecutorKind::kProcesses ? "processes" : "inprocess";
   j["threads"] = s.executor.threads;
@@ -506,6 +513,48 @@ void check_scheme_combination(const config::CosimConfig& c, const CosimOptions& 
   }
 }
 
+// Every approximation in effect against the scheme, estimator and order after the overrides
+// (the file alone was checked when it was read).
+void check_approximation_settings(const config::CosimConfig& c, const CosimOptions& options,
+                                  const std::vector<std::string>& connections) {
+  const std::string source =
+      options.approximation ? fmt::format("--approximation {}", c.approximation.name)
+                            : fmt::format("cosim.approximation = \"{}\"", c.approximation.name);
+  if (const std::string problem = config::approximation_problem(c.approximation, c);
+      !problem.empty()) {
+    throw SetupError(source + ": " + problem);
+  }
+  for (std::size_t k = 0; k < connections.size(); ++k) {
+    if (connections[k].empty()) continue;
+    const std::string problem =
+        config::approximation_problem(coupling::parse_approximation(connections[k]), c);
+    if (!problem.empty()) {
+      throw SetupError(fmt::format("connection[{}].approximation: {}", k + 1, problem));
+    }
+  }
+}
+
+// The approximation of every coupling variable (SchemeOptions::approximations): empty when all
+// are Lagrange, so that such runs take the step polynomials of before unchanged.
+std::vector<coupling::Approximation> coupling_approximations(const CosimSettings& s,
+                                                             const system::CoupledSystem& system) {
+  std::vector<coupling::Approximation> out(system.coupling_count(), s.cosim.approximation);
+  for (std::size_t k = 0; k < s.connection_approximations.size(); ++k) {
+    if (s.connection_approximations[k].empty()) continue;
+    const auto a = coupling::parse_approximation(s.connection_approximations[k]);
+    for (std::size_t j = 0; j < system.law(k).write_count(); ++j) out[system.law_offset(k) + j] = a;
+  }
+  const bool all_lagrange =
+      std::all_of(out.begin(), out.end(), [](const auto& a) { return a.is_lagrange(); });
+  if (all_lagrange) out.clear();
+  try {
+    schemes::check_approximations(system, out);
+  } catch (const std::invalid_argument& e) {
+    throw SetupError(e.what());
+  }
+  return out;
+}
+
 // The scheme's options from the [cosim] values in effect (METHODS §9 defaults); SetupError if the
 // controller refuses them.
 SchemeOptions scheme_options(const config::CosimConfig& c, double end_time) {
@@ -642,6 +691,11 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
   }
   if (options.jacobian) c.jacobian = *options.jacobian;
   if (options.order) c.order = *options.order;
+  if (options.approximation) c.approximation = *options.approximation;
+  if (config.system_description && !options.approximation) {
+    for (const auto& connection : config.system_description->connections)
+      s.connection_approximations.push_back(connection.approximation);
+  }
   if (options.step_size) c.step_size = *options.step_size;
   if (options.threads) c.threads = *options.threads;
   if (options.executor) {
@@ -696,6 +750,7 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
         "{})",
         order_text(c.effective_order()), c.highest_order() + 1, c.least_squares_points));
   }
+  check_approximation_settings(c, options, s.connection_approximations);
   s.end_time = options.stop_time.value_or(config.simulation.end_time);
   if (c.fixed_step()) {
     const double rows = s.end_time / (*c.step_size * c.output_every);
@@ -740,6 +795,8 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   check_memory(config, 1 + runs_per_subsystem(settings, 2));
   std::vector<library::ModelDescription> models;
   const system::CoupledSystem system = coupled_system(config, models);
+  SchemeOptions scheme_options = settings.scheme;
+  scheme_options.approximations = coupling_approximations(settings, system);
   const std::vector<OutputColumn> outputs = output_columns(config, system);
   std::vector<std::size_t> state_offset;
   result_columns(config, system, outputs, settings.all_states, result.columns, state_offset);
@@ -818,8 +875,8 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   try {
     const std::vector<double> u0 = system.initial_couplings();
     executor = make_executor(settings, system, models, u0, meta, result.placement);
-    const std::unique_ptr<MacroStepScheme> scheme = make_scheme(settings.scheme);
-    run_scheme(system, *executor, *scheme, settings.scheme, on_accepted, on_progress, result.run);
+    const std::unique_ptr<MacroStepScheme> scheme = make_scheme(scheme_options);
+    run_scheme(system, *executor, *scheme, scheme_options, on_accepted, on_progress, result.run);
     progress.finish(reached, status);
   } catch (const std::exception& e) {
     progress.finish(reached, status);
@@ -925,6 +982,13 @@ void print_summary(std::ostream& out, const config::RunConfig& config, const Cos
              s.executor.solver.rtol, s.executor.solver.atol_pos, s.executor.solver.atol_vel,
              s.executor.solver.linear_solver == ida::LinearSolver::kDense ? "dense LU" : "KLU",
              executor_description(s));
+  const bool per_connection =
+      std::any_of(s.connection_approximations.begin(), s.connection_approximations.end(),
+                  [](const std::string& a) { return !a.empty(); });
+  if (!c.approximation.is_lagrange() || per_connection) {
+    fmt::print(out, "approximation: {}{}\n", c.approximation.name,
+               per_connection ? " (some connections name their own)" : "");
+  }
 
   const std::size_t nc = r.coupling_count;
   const std::size_t first_u = r.columns.size() - nc;

@@ -31,6 +31,38 @@ void ExplicitJacobi::start(const system::CoupledSystem& system, const SchemeOpti
   u_hat_.assign(system.coupling_count(), 0.0);
   monitored_.assign(system.monitored_outputs().size(), 0.0);
   monitored_hat_ = monitored_;
+  start_approximations(system);
+}
+
+void ExplicitJacobi::start_approximations(const system::CoupledSystem& system) {
+  approximation_.clear();
+  non_lagrange_.assign(system.subsystem_count(), false);
+  rates_.reset();
+  const auto& approximations = options_.approximations;
+  check_approximations(system, approximations);
+  if (approximations.empty()) return;
+  bool rates = false;
+  for (const auto& a : approximations) {
+    approximation_.push_back(&a);
+    rates = rates || a.uses_rates();
+  }
+  for (std::size_t i = 0; i < system.subsystem_count(); ++i) {
+    for (const std::size_t c : system.input_couplings(i))
+      if (!approximations[c].is_lagrange()) non_lagrange_[i] = true;
+  }
+  if (!rates) return;
+  // u̇_0 from the initial outputs, beside u_0 at t_start.
+  std::vector<std::vector<double>> outputs;
+  const std::vector<double> u0 = system.initial_couplings();
+  initial_outputs(system, u0, outputs);
+  rates_next_.assign(system.coupling_count(), 0.0);
+  system.evaluate_rates(outputs, rates_next_);
+  rates_.emplace(system.coupling_count());
+  rates_->push(options_.control.t_start, rates_next_);
+}
+
+void ExplicitJacobi::concluded(bool accepted) {
+  if (accepted && rates_) rates_->push(t_next_, rates_next_);
 }
 
 AttemptResult ExplicitJacobi::attempt(const control::StepPlan& plan,
@@ -49,7 +81,10 @@ AttemptResult ExplicitJacobi::attempt(const control::StepPlan& plan,
     const auto in = system.input_couplings(i);
     sel_.assign(in.begin(), in.end());
     auto& cmd = commands_[i];
-    cmd.nominal = coupling::step_polynomial(hist, kappa, t1, u_pre_, sel_);
+    cmd.nominal = non_lagrange_.empty() || !non_lagrange_[i]
+                      ? coupling::step_polynomial(hist, kappa, t1, u_pre_, sel_)
+                      : coupling::approximation_polynomial(hist, rates_ ? &*rates_ : nullptr,
+                                                           approximation_, kappa, t1, sel_);
     cmd.extra.clear();
     if (effective == Estimator::kExMD) {
       cmd.extra.push_back(
@@ -76,6 +111,10 @@ AttemptResult ExplicitJacobi::attempt(const control::StepPlan& plan,
   auto& u_new = runner.u_next();
   u_new.resize(system.coupling_count());
   system.evaluate_couplings(outputs, u_new);
+  if (rates_) {
+    system.evaluate_rates(outputs, rates_next_);
+    t_next_ = t1;
+  }
 
   // 4. The estimate.
   const control::ErrorTolerances& tol = options_.control.tolerances;
@@ -92,6 +131,24 @@ AttemptResult ExplicitJacobi::attempt(const control::StepPlan& plan,
                                                system.monitored_groups(), ratios, tol);
   }
   return result;
+}
+
+void check_approximations(const system::CoupledSystem& system,
+                          std::span<const coupling::Approximation> approximations) {
+  if (approximations.empty()) return;
+  if (approximations.size() != system.coupling_count()) {
+    throw std::invalid_argument(fmt::format("{} approximations for {} coupling variables",
+                                            approximations.size(), system.coupling_count()));
+  }
+  for (std::size_t c = 0; c < approximations.size(); ++c) {
+    if (approximations[c].uses_rates() && !system.has_rate(c)) {
+      throw std::invalid_argument(fmt::format(
+          "approximation \"{}\" of {} needs the rate du/dt from the outputs, and its coupling law "
+          "has a damper (the rate would need accelerations; seed 003 §2.2.2): use a b = 0 set such "
+          "as \"const-2-2-b0\", or an undamped coupling",
+          approximations[c].name, system.coupling_name(c)));
+    }
+  }
 }
 
 SchemeResult run_explicit(const system::CoupledSystem& system, executors::Executor& executor,

@@ -22,7 +22,8 @@ std::int64_t now_ns() {
       .count();
 }
 
-// The initial macro point T_0: every subsystem's consistent initial outputs with u0.
+}  // namespace
+
 void initial_outputs(const system::CoupledSystem& system, std::span<const double> u0,
                      std::vector<std::vector<double>>& outputs) {
   outputs.resize(system.subsystem_count());
@@ -35,8 +36,6 @@ void initial_outputs(const system::CoupledSystem& system, std::span<const double
     s.outputs(s.initial_time(), z, u, outputs[i]);
   }
 }
-
-}  // namespace
 
 double SchemeResult::mean_h() const {
   return steps.accepted > 0 ? end_time / static_cast<double>(steps.accepted) : 0.0;

@@ -104,6 +104,30 @@ void CoupledSystem::evaluate_couplings(std::span<const std::vector<double>> outp
   }
 }
 
+void CoupledSystem::evaluate_rates(std::span<const std::vector<double>> outputs,
+                                   std::span<double> u_dot) const {
+  if (u_dot.size() != coupling_names_.size() || outputs.size() != subsystems_.size()) {
+    throw std::invalid_argument("CoupledSystem::evaluate_rates: size mismatch");
+  }
+  std::vector<double> y(max_reads_);
+  for (std::size_t k = 0; k < laws_.size(); ++k) {
+    const CouplingLaw& law = *laws_[k];
+    const auto out = u_dot.subspan(law_offsets_[k], law.write_count());
+    if (law.has_rate()) {
+      law.rate(gather_reads(law, outputs, y), out);
+    } else {
+      std::fill(out.begin(), out.end(), 0.0);
+    }
+  }
+}
+
+bool CoupledSystem::has_rate(std::size_t c) const {
+  if (c >= coupling_names_.size()) throw std::out_of_range("CoupledSystem::has_rate");
+  const auto k = static_cast<std::size_t>(
+      std::upper_bound(law_offsets_.begin(), law_offsets_.end(), c) - law_offsets_.begin() - 1);
+  return laws_[k]->has_rate();
+}
+
 void CoupledSystem::coupling_jacobian(std::size_t k, std::span<const std::vector<double>> outputs,
                                       std::span<double> dphi_dy) const {
   const CouplingLaw& law = *laws_.at(k);

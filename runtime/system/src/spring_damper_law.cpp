@@ -33,6 +33,12 @@ void SpringDamperLaw::evaluate(std::span<const double> y_read, std::span<double>
   u_out[0] = element_.force(dx, dv);
 }
 
+void SpringDamperLaw::rate(std::span<const double> y_read, std::span<double> u_dot) const {
+  check_sizes(y_read.size() == 4 && u_dot.size() == 1 && has_rate(), "rate");
+  u_dot[0] =
+      element_.stiffness(y_read[kXRight] - y_read[kXLeft]) * (y_read[kVRight] - y_read[kVLeft]);
+}
+
 void SpringDamperLaw::jacobian(std::span<const double> y_read, std::span<double> dphi_dy) const {
   check_sizes(y_read.size() == 4 && dphi_dy.size() == 4, "jacobian");
   const double k = element_.stiffness(y_read[kXRight] - y_read[kXLeft]);

@@ -90,6 +90,8 @@
 //     signal: gain (default 1), offset (default 0); hydraulic_node: volume (> 0),
 //     initial_pressure (required), bulk_modulus = "constant" (modulus > 0) |
 //     "pressure_dependent" (modulus_a > 0, modulus_b >= 0, modulus_c < -1), initial_volumes
+//   approximation = "c1"             optional: this connection's variables on a macro step (the
+//                                    names and rules of cosim.approximation; default: that one)
 //   Checked: every reference names an existing subsystem and variable, every input is fed by
 //   exactly one connection, every subsystem is in a connection, names are unique, and no
 //   subsystem has direct feed-through (an algebraic loop of it is named; METHODS D-1).
@@ -154,6 +156,12 @@
 //   h_max = 1e-3                     > 0 [s], optional upper limit of H (>= step_size)
 //   Other keys:
 //   predictor = "lagrange"           "lagrange" | "least_squares" (METHODS §2.3)
+//   approximation = "lagrange"       the coupling variables on a macro step (METHODS §2.2–2.5):
+//                                    "lagrange" | "c0" | "c1" (seed 001; degree k = order,
+//                                    0..3 fixed; estimator "none" or "exCV", D-7) | a seed-003
+//                                    set "const-2-3-opt", "lin-2-3-opt", ... (estimator "none",
+//                                    D-8; sets with b != 0 need undamped spring couplings);
+//                                    explicit scheme only. A [[connection]] may name its own.
 //   least_squares_points = 8         integer > kappa + 1 (kappa: the fixed order, or 5 with
 //                                    "auto"), at most 64; only with "least_squares"
 //   output_every = 1                 integer >= 1: write every k-th accepted macro point (the
@@ -189,6 +197,7 @@
 #include <string_view>
 #include <vector>
 
+#include "macrostep/coupling/approximation.hpp"
 #include "macrostep/library/chain_parameters.hpp"
 #include "macrostep/library/chain_spec.hpp"
 #include "macrostep/system/system_description.hpp"
@@ -300,6 +309,7 @@ struct CosimConfig {
   std::optional<double> h_max;
   PredictorKind predictor = PredictorKind::kLagrange;
   int least_squares_points = 8;
+  coupling::Approximation approximation;  // Lagrange unless given
   int output_every = 1;
   ExecutorKind executor = ExecutorKind::kInProcess;
   bool executor_given = false;  // the file names the executor (else: chosen by the run)
@@ -332,6 +342,12 @@ CosimEstimator default_estimator(CosimScheme s);
 bool estimator_fits(CosimScheme s, CosimEstimator e);
 const char* to_string(OrderStrategyKind s);
 const char* to_string(PredictorKind p);
+
+// What is wrong with `approximation` under the [cosim] values `c` (scheme, estimator, order,
+// predictor; METHODS D-7, D-8), or "" if it may run. The file's checks and the command-line
+// overrides share it.
+std::string approximation_problem(const coupling::Approximation& approximation,
+                                  const CosimConfig& c);
 
 struct RunConfig {
   std::string path;  // as given to load_config(); used in every message

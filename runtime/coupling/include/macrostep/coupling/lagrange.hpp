@@ -19,6 +19,11 @@ inline constexpr std::size_t kMaxLagrangeNodes = 32;
 // single node. basis.size() must equal nodes.size() (1..kMaxLagrangeNodes).
 void lagrange_basis(std::span<const double> nodes, double t, std::span<double> basis);
 
+// derivative[m] = ℓ'_m(t) = Σ_{i≠m} 1/(t_m − t_i)·Π_{n≠m,i} (t − t_n)/(t_m − t_n), valid at the
+// nodes too; 0 for a single node. derivative.size() must equal nodes.size().
+void lagrange_basis_derivative(std::span<const double> nodes, double t,
+                               std::span<double> derivative);
+
 // P(t) = Σ_m values[m]·ℓ_m(t), the polynomial of degree nodes.size() − 1 through the points.
 double lagrange_value(std::span<const double> nodes, std::span<const double> values, double t);
 

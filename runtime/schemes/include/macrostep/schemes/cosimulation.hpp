@@ -47,6 +47,8 @@ struct CosimOptions {
   std::optional<config::JacobianSource> jacobian;   // --jacobian
   std::optional<config::CosimEstimator> estimator;  // --estimator
   std::optional<config::OrderSetting> order;        // --order K|auto
+  // --approximation: every coupling variable's approximation ([cosim] and [[connection]]s).
+  std::optional<coupling::Approximation> approximation;
   std::optional<double> rtol;       // --rtol: the controller's rtol; unset atols follow it
   std::optional<double> step_size;  // --step-size: fixed H (estimator none) or H_init
   std::optional<int> threads;       // --threads
@@ -86,6 +88,9 @@ struct CosimSettings {
   unsigned max_restarts = 0;
   double end_time = 0.0;
   bool all_states = false;
+  // [[connection]] approximations in effect, by connection (empty: cosim.approximation); all
+  // empty when --approximation is given.
+  std::vector<std::string> connection_approximations;
 };
 
 // Applies the overrides and checks their combination with the configuration. Throws

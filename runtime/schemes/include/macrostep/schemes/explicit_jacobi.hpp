@@ -3,13 +3,19 @@
 // first scheme on the macro-step pipeline (pipeline.hpp).
 //
 // One attempt (METHODS §3.1, §6.4):
-//   1. u_pre = P_κ(T_{N+1}) from the accepted history (Lagrange, or least squares §2.3)
+//   1. u_pre = P_κ(T_{N+1}) from the accepted history (Lagrange, or least squares §2.3); a
+//      subsystem with an input approximated otherwise (SchemeOptions::approximations: C0/C1,
+//      seed-003 sets; §2.4, §2.5) gets that approximation's polynomial in the same support-point
+//      form, and the seed-003 sets with b ≠ 0 read the rates u̇ the scheme keeps beside the
+//      history (evaluated from the outputs at every accepted point, CouplingLaw::rate)
 //   2. one pass: every subsystem integrates [T_N, T_{N+1}] from its T_N workspace with the step
 //      polynomial p(t; u_pre) of its inputs; exLE/exMD add one comparison run per subsystem
 //      (same T_N workspace, comparison polynomial) executed beside the nominal one
 //   3. u_{N+1} = phi(y_{N+1}) (consistent update, D-1: no feed-through)
 //   4. error estimate (exLE / exMD on the monitored outputs, exCV on u; D-33 fallback)
 #pragma once
+
+#include <optional>
 
 #include "macrostep/schemes/pipeline.hpp"
 
@@ -20,6 +26,7 @@ class ExplicitJacobi final : public MacroStepScheme {
   void start(const system::CoupledSystem& system, const SchemeOptions& options) override;
   AttemptResult attempt(const control::StepPlan& plan, const coupling::CouplingHistory& history,
                         PassRunner& runner) override;
+  void concluded(bool accepted) override;
 
  private:
   const system::CoupledSystem* system_ = nullptr;
@@ -29,7 +36,23 @@ class ExplicitJacobi final : public MacroStepScheme {
   std::vector<std::vector<double>> extra_outputs_;
   std::vector<double> monitored_, monitored_hat_;
   std::vector<std::size_t> sel_;
+  // Per coupling variable (empty: Lagrange everywhere), and per subsystem whether any input
+  // is approximated otherwise.
+  std::vector<const coupling::Approximation*> approximation_;
+  std::vector<bool> non_lagrange_;
+  // u̇ at the accepted points (only when some approximation uses rates) and at the attempt's end.
+  std::optional<coupling::CouplingHistory> rates_;
+  std::vector<double> rates_next_;
+  double t_next_ = 0.0;
+
+  void start_approximations(const system::CoupledSystem& system);
 };
+
+// Throws std::invalid_argument unless `approximations` (SchemeOptions::approximations) fit the
+// system: one per coupling variable (or none), and a rate u̇ from the law of every variable whose
+// approximation uses rates (CouplingLaw::has_rate; a damper has none, seed 003 §2.2.2).
+void check_approximations(const system::CoupledSystem& system,
+                          std::span<const coupling::Approximation> approximations);
 
 // run_scheme with ExplicitJacobi. Throws std::invalid_argument also for an implicit estimator
 // or a controlled step size without an estimator (a comparison estimator in fixed mode is

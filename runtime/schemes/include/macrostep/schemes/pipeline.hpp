@@ -24,6 +24,7 @@
 
 #include "macrostep/control/macro_step_controller.hpp"
 #include "macrostep/corrector/corrector_options.hpp"
+#include "macrostep/coupling/approximation.hpp"
 #include "macrostep/coupling/history.hpp"
 #include "macrostep/executors/executor.hpp"
 #include "macrostep/system/coupled_system.hpp"
@@ -34,6 +35,9 @@ struct SchemeOptions {
   control::MacroStepOptions control;  // mode, t_start/t_end, H, κ, estimator, tolerances
   bool least_squares = false;         // least-squares predictor (METHODS §2.3)
   int least_squares_points = 8;       // N_sp > κ+1
+  // The approximation of each coupling variable on a step (METHODS §2.4, §2.5), indexed like u;
+  // empty: Lagrange for all (the step polynomials of §2.2). The explicit scheme only.
+  std::vector<coupling::Approximation> approximations;
   // A subsystem failure (an IDA error in a run) rejects the attempt with r = 0.25 (D-26); after
   // this many in a row the run stops with SubsystemFailure. Fixed mode stops at the first.
   int max_consecutive_failures = 25;
@@ -113,6 +117,10 @@ bool needs_rollback(const SchemeOptions& options);
 // least-squares predictor (§2.3) when the options ask for it and the history is long enough.
 void predict(const SchemeOptions& options, const coupling::CouplingHistory& history, int kappa,
              double t_next, std::span<double> u_pre);
+
+// The initial macro point T_0: every subsystem's consistent initial outputs with u0.
+void initial_outputs(const system::CoupledSystem& system, std::span<const double> u0,
+                     std::vector<std::vector<double>>& outputs);
 
 // What an attempt of a scheme gives the pipeline.
 struct AttemptResult {

@@ -66,6 +66,12 @@ class CoupledSystem {
   // the subsystems ran).
   void evaluate_couplings(std::span<const std::vector<double>> outputs, std::span<double> u) const;
 
+  // u̇ = dφ/dt for the variables of laws with CouplingLaw::has_rate(); the others' entries are
+  // set to 0 (callers use rates only of variables whose law has them: has_rate(c)).
+  void evaluate_rates(std::span<const std::vector<double>> outputs, std::span<double> u_dot) const;
+  // Whether coupling variable c's law has a rate.
+  bool has_rate(std::size_t c) const;
+
   // ∂φ/∂y of law k at `outputs`: dense row-major law(k).write_count() × law(k).reads().size(),
   // columns in the order of law(k).reads() (CouplingLaw::jacobian). The implicit scheme
   // assembles the sparse interface Jacobian from these blocks.

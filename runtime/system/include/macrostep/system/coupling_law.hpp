@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <span>
+#include <stdexcept>
 #include <string>
 
 namespace macrostep::system {
@@ -47,6 +48,17 @@ class CouplingLaw {
   // so that the consistent update must solve the static coupling equations (seed 000 Eq. 2.22)
   // instead of evaluating u = φ(y) (Eq. 2.25, D-1).
   virtual bool has_feedthrough() const = 0;
+
+  // Whether u̇ = dφ/dt follows from y_read alone (seed 003 Eq. 2.9: u̇ = Σ ∂φ/∂y·ẏ, where every
+  // ẏ is itself an output, e.g. u = c(x_A − x_B), u̇ = c(v_A − v_B)). A damper's rate needs
+  // accelerations, so such a law has none. The seed-003 approximations with b ≠ 0 need it.
+  virtual bool has_rate() const { return false; }
+  // u̇_out = dφ/dt at y_read; only if has_rate(). The default throws std::logic_error.
+  virtual void rate(std::span<const double> y_read, std::span<double> u_dot) const {
+    (void)y_read;
+    (void)u_dot;
+    throw std::logic_error("CouplingLaw::rate: this law has no rate (has_rate() is false)");
+  }
 };
 
 }  // namespace macrostep::system

@@ -29,6 +29,9 @@ class SpringDamperLaw final : public CouplingLaw {
   void jacobian(std::span<const double> y_read, std::span<double> dphi_dy) const override;
   // The force depends on states only.
   bool has_feedthrough() const override { return false; }
+  // Without damping (d = D = 0): u̇ = ∂F/∂Δx·(v_right − v_left).
+  bool has_rate() const override { return element_.d == 0.0 && element_.D == 0.0; }
+  void rate(std::span<const double> y_read, std::span<double> u_dot) const override;
 
   const library::ElementLaw& element() const { return element_; }
 

@@ -1,0 +1,319 @@
+// The two-mass recurrence matrix and its spectral radius (stability.hpp; METHODS.md §7.1, §7.4).
+#include "macrostep/analysis/stability.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace macrostep::analysis {
+
+namespace {
+
+using coupling::Stencil;
+
+// One subsystem input: coupling variable `coupling` enters ż through column b; `second` marks
+// subsystem 2 (the one that interpolates under Gauss–Seidel).
+struct Input {
+  std::size_t coupling;
+  bool second;
+  std::array<double, 4> b;
+};
+
+struct Split {
+  Matrix a{4, 4};  // the subsystems' own dynamics
+  Matrix g;        // u = g z
+  std::vector<Input> inputs;
+};
+
+void set_row(Matrix& m, std::size_t r, std::array<double, 4> v) {
+  for (std::size_t j = 0; j < 4; ++j) m(r, j) = v[j];
+}
+
+// METHODS §1.2 (Eq. 2.5, 2.6, 2.8) with the 001 subsystem matrices of D-40.
+Split split(const TwoMass& p, Decomposition d) {
+  Split s;
+  s.a(0, 1) = 1.0;
+  s.a(1, 0) = -p.c1 / p.m1;
+  s.a(1, 1) = -p.d1 / p.m1;
+  s.a(2, 3) = 1.0;
+  s.a(3, 2) = -p.c2 / p.m2;
+  s.a(3, 3) = -p.d2 / p.m2;
+  const std::array<double, 4> lambda{-p.cc, -p.dc, p.cc, p.dc};
+  switch (d) {
+    case Decomposition::kForceForce:
+      s.g = Matrix(1, 4);
+      set_row(s.g, 0, lambda);
+      s.inputs = {{0, false, {0, 1 / p.m1, 0, 0}}, {0, true, {0, 0, 0, -1 / p.m2}}};
+      break;
+    case Decomposition::kForceDisplacement:
+      s.a(3, 2) -= p.cc / p.m2;
+      s.a(3, 3) -= p.dc / p.m2;
+      s.g = Matrix(3, 4);
+      set_row(s.g, 0, lambda);
+      set_row(s.g, 1, {1, 0, 0, 0});
+      set_row(s.g, 2, {0, 1, 0, 0});
+      s.inputs = {{0, false, {0, 1 / p.m1, 0, 0}},
+                  {1, true, {0, 0, 0, p.cc / p.m2}},
+                  {2, true, {0, 0, 0, p.dc / p.m2}}};
+      break;
+    case Decomposition::kDisplacementDisplacement:
+      s.a(1, 0) -= p.cc / p.m1;
+      s.a(1, 1) -= p.dc / p.m1;
+      s.a(3, 2) -= p.cc / p.m2;
+      s.a(3, 3) -= p.dc / p.m2;
+      s.g = Matrix(4, 4);
+      set_row(s.g, 0, {0, 0, 1, 0});
+      set_row(s.g, 1, {0, 0, 0, 1});
+      set_row(s.g, 2, {1, 0, 0, 0});
+      set_row(s.g, 3, {0, 1, 0, 0});
+      s.inputs = {{0, false, {0, p.cc / p.m1, 0, 0}},
+                  {1, false, {0, p.dc / p.m1, 0, 0}},
+                  {2, true, {0, 0, 0, p.cc / p.m2}},
+                  {3, true, {0, 0, 0, p.dc / p.m2}}};
+      break;
+  }
+  return s;
+}
+
+// Monomial coefficients of a stencil's polynomial: coef[p][m] maps node value m to the
+// coefficient of θ^p (the inverse Vandermonde matrix of the nodes).
+Matrix monomial_map(const std::array<double, Stencil::kMaxNodes>& theta, int degree) {
+  const std::size_t n = static_cast<std::size_t>(degree) + 1;
+  Matrix v(n, n);
+  for (std::size_t m = 0; m < n; ++m) {
+    double pw = 1.0;
+    for (std::size_t p = 0; p < n; ++p, pw *= theta[m]) v(m, p) = pw;
+  }
+  return solve(v, Matrix::identity(n));
+}
+
+// Gauss–Seidel's interpolation for subsystem 2: Lagrange degree κ through T_{N−κ+1}..T_N (history
+// j = κ−1−m at node m) and T_{N+1} (the new value, node κ), on the uniform grid.
+std::array<double, Stencil::kMaxNodes> interpolation_nodes(int kappa) {
+  std::array<double, Stencil::kMaxNodes> theta{};
+  for (int m = 0; m <= kappa; ++m)
+    theta[static_cast<std::size_t>(m)] = m == kappa ? 1.0 : m - kappa + 1.0;
+  return theta;
+}
+
+// integral[i][p] = ∫_0^h e^{A(h−τ)} b_i (τ/h)^p dτ for p ≤ max_degree, and e^{Ah}, from one
+// exponential of the augmented matrix [[A h, B h, 0], [0, shift]] in s = τ/h (Van Loan, D-37).
+struct Integrals {
+  Matrix phi;
+  std::vector<std::vector<std::array<double, 4>>> integral;
+};
+
+Integrals integrals(const Split& s, double h, int max_degree) {
+  const std::size_t chain = static_cast<std::size_t>(max_degree) + 1;
+  const std::size_t n = 4 + s.inputs.size() * chain;
+  Matrix aug(n, n);
+  for (std::size_t i = 0; i < 4; ++i)
+    for (std::size_t j = 0; j < 4; ++j) aug(i, j) = s.a(i, j) * h;
+  for (std::size_t k = 0; k < s.inputs.size(); ++k) {
+    const std::size_t base = 4 + k * chain;
+    for (std::size_t i = 0; i < 4; ++i) aug(i, base) = s.inputs[k].b[i] * h;
+    for (std::size_t q = 0; q + 1 < chain; ++q) aug(base + q, base + q + 1) = 1.0;
+  }
+  const Matrix e = expm(aug);
+  Integrals r;
+  r.phi = Matrix(4, 4);
+  for (std::size_t i = 0; i < 4; ++i)
+    for (std::size_t j = 0; j < 4; ++j) r.phi(i, j) = e(i, j);
+  r.integral.assign(s.inputs.size(), std::vector<std::array<double, 4>>(chain));
+  for (std::size_t k = 0; k < s.inputs.size(); ++k) {
+    double factorial = 1.0;
+    for (std::size_t p = 0; p < chain; ++p) {
+      if (p > 0) factorial *= static_cast<double>(p);
+      for (std::size_t i = 0; i < 4; ++i)
+        r.integral[k][p][i] = factorial * e(i, 4 + k * chain + p);  // s^p/p! → s^p
+    }
+  }
+  return r;
+}
+
+// Does every rate u̇ = G ż avoid the inputs (no accelerations in it)?
+bool rates_defined(const Split& s) {
+  for (const Input& in : s.inputs) {
+    for (std::size_t c = 0; c < s.g.rows(); ++c) {
+      double gb = 0.0;
+      for (std::size_t i = 0; i < 4; ++i) gb += s.g(c, i) * in.b[i];
+      if (gb != 0.0) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+double TwoMass::omega1() const {
+  return std::sqrt(c1 / m1);
+}
+
+Decomposition parse_decomposition(std::string_view name) {
+  if (name == "ff") return Decomposition::kForceForce;
+  if (name == "fd") return Decomposition::kForceDisplacement;
+  if (name == "dd") return Decomposition::kDisplacementDisplacement;
+  throw std::invalid_argument("unknown decomposition \"" + std::string(name) +
+                              "\" (allowed: ff, fd, dd)");
+}
+
+Scheme parse_scheme(std::string_view name) {
+  if (name == "jacobi") return Scheme::kJacobi;
+  if (name == "gauss-seidel") return Scheme::kGaussSeidel;
+  throw std::invalid_argument("unknown scheme \"" + std::string(name) +
+                              "\" (allowed: jacobi, gauss-seidel)");
+}
+
+std::string_view decomposition_name(Decomposition d) {
+  switch (d) {
+    case Decomposition::kForceForce:
+      return "ff";
+    case Decomposition::kForceDisplacement:
+      return "fd";
+    case Decomposition::kDisplacementDisplacement:
+      return "dd";
+  }
+  return "?";
+}
+
+std::string_view scheme_name(Scheme s) {
+  return s == Scheme::kJacobi ? "jacobi" : "gauss-seidel";
+}
+
+Matrix monolithic_matrix(const TwoMass& model) {
+  const Split s = split(model, Decomposition::kForceForce);
+  Matrix a = s.a;
+  for (const Input& in : s.inputs)
+    for (std::size_t i = 0; i < 4; ++i)
+      for (std::size_t j = 0; j < 4; ++j) a(i, j) += in.b[i] * s.g(in.coupling, j);
+  return a;
+}
+
+Recurrence recurrence(const TwoMass& model, const Method& method, double h) {
+  if (!(h > 0.0) || !std::isfinite(h)) throw std::invalid_argument("recurrence: h must be > 0");
+  const Split s = split(model, method.decomposition);
+  const bool gs = method.scheme == Scheme::kGaussSeidel;
+  std::array<double, Stencil::kMaxPoints> times{};
+  for (std::size_t j = 0; j < times.size(); ++j) times[j] = -static_cast<double>(j) * h;
+  const Stencil st = coupling::make_stencil(method.approximation, method.order, times, h);
+  if (st.uses_rates && !rates_defined(s)) {
+    throw std::invalid_argument("approximation " + method.approximation.name +
+                                " needs rates u̇ that contain accelerations here (a damped or "
+                                "displacement coupling); use a b = 0 set");
+  }
+  const int kappa_gs = method.order;
+  if (gs && (kappa_gs < 0 || kappa_gs >= static_cast<int>(Stencil::kMaxNodes))) {
+    throw std::invalid_argument("recurrence: Gauss–Seidel degree out of range");
+  }
+  Recurrence r;
+  r.couplings = s.g.rows();
+  r.points = static_cast<std::size_t>(std::max({st.points, gs ? kappa_gs : 1, 1}));
+  r.rates = st.uses_rates;
+  r.g = s.g;
+  r.a = s.a;
+  const std::size_t nu = r.couplings, np = r.points;
+  const std::size_t dim = 4 + nu * np * (r.rates ? 2 : 1);
+  const auto u_index = [&](std::size_t j, std::size_t c) { return 4 + j * nu + c; };
+  const auto rate_index = [&](std::size_t j, std::size_t c) { return 4 + nu * np + j * nu + c; };
+
+  const Integrals in = integrals(s, h, std::max(st.degree, gs ? kappa_gs : 0));
+  const Matrix ext = monomial_map(st.theta, st.degree);
+  const Matrix itp = monomial_map(interpolation_nodes(kappa_gs), gs ? kappa_gs : 0);
+  Matrix t(4, dim);  // z_{N+1} = (I − K*G)⁻¹ t X
+  Matrix lhs = Matrix::identity(4);
+  for (std::size_t i = 0; i < 4; ++i)
+    for (std::size_t j = 0; j < 4; ++j) t(i, j) = in.phi(i, j);
+  for (std::size_t k = 0; k < s.inputs.size(); ++k) {
+    const Input& input = s.inputs[k];
+    const auto& integral = in.integral[k];
+    if (gs && input.second) {
+      for (int m = 0; m <= kappa_gs; ++m) {
+        std::array<double, 4> kv{};
+        for (int p = 0; p <= kappa_gs; ++p)
+          for (std::size_t i = 0; i < 4; ++i)
+            kv[i] += integral[static_cast<std::size_t>(p)][i] *
+                     itp(static_cast<std::size_t>(p), static_cast<std::size_t>(m));
+        for (std::size_t i = 0; i < 4; ++i) {
+          if (m == kappa_gs) {  // the new value u_{N+1} = G z_{N+1}
+            for (std::size_t j = 0; j < 4; ++j) lhs(i, j) -= kv[i] * s.g(input.coupling, j);
+          } else {
+            t(i, u_index(static_cast<std::size_t>(kappa_gs - 1 - m), input.coupling)) += kv[i];
+          }
+        }
+      }
+      continue;
+    }
+    for (int m = 0; m <= st.degree; ++m) {
+      std::array<double, 4> kv{};
+      for (int p = 0; p <= st.degree; ++p)
+        for (std::size_t i = 0; i < 4; ++i)
+          kv[i] += integral[static_cast<std::size_t>(p)][i] *
+                   ext(static_cast<std::size_t>(p), static_cast<std::size_t>(m));
+      const auto& w = st.w[static_cast<std::size_t>(m)];
+      const auto& v = st.v[static_cast<std::size_t>(m)];
+      for (std::size_t j = 0; j < static_cast<std::size_t>(st.points); ++j) {
+        for (std::size_t i = 0; i < 4; ++i) {
+          t(i, u_index(j, input.coupling)) += kv[i] * w[j];
+          if (r.rates) t(i, rate_index(j, input.coupling)) += kv[i] * v[j] * h;
+        }
+      }
+    }
+  }
+  const Matrix tz = solve(lhs, t);
+  const Matrix tu = s.g * tz;
+  const Matrix trate = s.g * (s.a * tz);
+  r.m = Matrix(dim, dim);
+  for (std::size_t j = 0; j < dim; ++j) {
+    for (std::size_t i = 0; i < 4; ++i) r.m(i, j) = tz(i, j);
+    for (std::size_t c = 0; c < nu; ++c) {
+      r.m(u_index(0, c), j) = tu(c, j);
+      if (r.rates) r.m(rate_index(0, c), j) = trate(c, j);
+    }
+  }
+  for (std::size_t jj = 1; jj < np; ++jj) {  // the history shifts by one point
+    for (std::size_t c = 0; c < nu; ++c) {
+      r.m(u_index(jj, c), u_index(jj - 1, c)) = 1.0;
+      if (r.rates) r.m(rate_index(jj, c), rate_index(jj - 1, c)) = 1.0;
+    }
+  }
+  return r;
+}
+
+double spectral_radius(const TwoMass& model, const Method& method, double h) {
+  return spectral_radius(recurrence(model, method, h).m);
+}
+
+std::vector<ScanPoint> scan(const TwoMass& model, const Method& method, double h_min, double h_max,
+                            std::size_t count) {
+  if (!(h_min > 0.0) || !(h_max > h_min) || count < 2) {
+    throw std::invalid_argument("scan: need 0 < h_min < h_max and at least 2 points");
+  }
+  std::vector<ScanPoint> out;
+  const double ratio = std::log(h_max / h_min) / static_cast<double>(count - 1);
+  for (std::size_t i = 0; i < count; ++i) {
+    const double h = i + 1 == count ? h_max : h_min * std::exp(ratio * static_cast<double>(i));
+    out.push_back({h, h * model.omega1(), spectral_radius(model, method, h)});
+  }
+  return out;
+}
+
+std::optional<double> largest_stable_h(const TwoMass& model, const Method& method,
+                                       const std::vector<ScanPoint>& points) {
+  const auto last =
+      std::find_if(points.rbegin(), points.rend(), [](const ScanPoint& p) { return p.stable(); });
+  if (last == points.rend()) return std::nullopt;
+  if (last == points.rbegin()) return points.back().h;
+  double lo = last->h, hi = std::prev(last)->h;
+  while (hi - lo > 1e-6 * lo) {
+    const double mid = 0.5 * (lo + hi);
+    if (spectral_radius(model, method, mid) <= 1.0 + kStabilityTolerance)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+}  // namespace macrostep::analysis

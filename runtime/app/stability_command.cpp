@@ -1,0 +1,215 @@
+// `macrostep stability` (stability_command.hpp).
+#include "stability_command.hpp"
+
+#include <fmt/format.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <vector>
+
+#include "macrostep/analysis/stability.hpp"
+#include "macrostep/config/run_config.hpp"
+
+namespace macrostep::app {
+
+namespace {
+
+namespace fs = std::filesystem;
+using analysis::Method;
+using analysis::TwoMass;
+
+// The two-mass parameters of a configuration's [model] chain (METHODS §1.2): two masses, two
+// subsystems, elements 1 and 3 to the walls, element 2 the coupling; the linear part of each
+// element law (the analysis is linear; cubic terms are reported and left out).
+TwoMass model_from_config(const config::RunConfig& config) {
+  const library::ChainParameters p = config::realize_chain(config);
+  if (p.size() != 2 || config.partition.subsystems() != 2) {
+    throw config::ConfigError(config.path, config.partition.line, "model.masses",
+                              fmt::format("the stability analysis needs the two-mass model: 2 "
+                                          "masses in 2 subsystems (got {} in {})",
+                                          p.size(), config.partition.subsystems()));
+  }
+  TwoMass m;
+  m.m1 = p.mass[0];
+  m.m2 = p.mass[1];
+  m.c1 = p.element[0].c;
+  m.cc = p.element[1].c;
+  m.c2 = p.element[2].c;
+  m.d1 = p.element[0].d;
+  m.dc = p.element[1].d;
+  m.d2 = p.element[2].d;
+  for (const auto& e : p.element) {
+    if (e.C != 0.0 || e.D != 0.0) {
+      fmt::print("note: the nonlinear element terms C, D are left out (linear analysis)\n");
+      break;
+    }
+  }
+  return m;
+}
+
+// Model and method: the configuration's values, then the options over them.
+void resolve(const StabilityArgs& a, TwoMass& model, Method& method, std::string& stem) {
+  method.decomposition = analysis::parse_decomposition(a.decomposition);
+  method.scheme = analysis::parse_scheme(a.scheme);
+  if (!a.config.empty()) {
+    const config::RunConfig config = config::load_config(a.config);
+    model = model_from_config(config);
+    method.approximation = config.cosim.approximation;
+    const config::OrderSetting o = config.cosim.effective_order();
+    if (!o.automatic) method.order = o.kappa;
+    stem = fs::path(a.config).stem().string();
+  }
+  if (!a.approximation.empty())
+    method.approximation = coupling::parse_approximation(a.approximation);
+  if (a.order) method.order = *a.order;
+  const auto set = [](const std::optional<double>& v, double& out) {
+    if (v) out = *v;
+  };
+  set(a.m1, model.m1);
+  set(a.m2, model.m2);
+  set(a.c1, model.c1);
+  set(a.c2, model.c2);
+  set(a.cc, model.cc);
+  set(a.d1, model.d1);
+  set(a.d2, model.d2);
+  set(a.dc, model.dc);
+  if (!(model.m1 > 0 && model.m2 > 0 && model.c1 > 0)) {
+    throw std::invalid_argument("the masses and c1 must be > 0 (ω̂ = H·sqrt(c1/m1))");
+  }
+}
+
+// The H range: --h-min/--h-max, or --omega-min/--omega-max (ω̂ = H·sqrt(c1/m1)), default
+// ω̂ ∈ [0.01, 4].
+std::pair<double, double> h_range(const StabilityArgs& a, const TwoMass& model) {
+  if ((a.h_min || a.h_max) && (a.omega_min || a.omega_max)) {
+    throw std::invalid_argument("give the range as --h-min/--h-max or --omega-min/--omega-max");
+  }
+  const double w = model.omega1();
+  double lo = a.h_min.value_or(a.omega_min.value_or(0.01) / w);
+  double hi = a.h_max.value_or(a.omega_max.value_or(4.0) / w);
+  if (!(lo > 0.0 && hi > lo)) throw std::invalid_argument("the range needs 0 < min < max");
+  if (a.points < 2 || a.points > 100000) {
+    throw std::invalid_argument("--points must be 2..100000");
+  }
+  return {lo, hi};
+}
+
+std::string title(const TwoMass& m, const Method& method) {
+  return fmt::format(
+      "{} {}, {} (order {}); m = {:g}, {:g}; c1 = {:g}, cc = {:g}, c2 = {:g}; d1 = {:g}, dc = "
+      "{:g}, d2 = {:g}",
+      analysis::decomposition_name(method.decomposition), analysis::scheme_name(method.scheme),
+      method.approximation.name, method.order, m.m1, m.m2, m.c1, m.cc, m.c2, m.d1, m.dc, m.d2);
+}
+
+void write_csv(const std::string& path, const std::vector<analysis::ScanPoint>& points) {
+  std::ofstream out(path);
+  out << "h,omega_hat,rho,stable\n";
+  for (const auto& p : points) {
+    out << fmt::format("{:.17g},{:.17g},{:.17g},{}\n", p.h, p.omega_hat, p.rho, p.stable() ? 1 : 0);
+  }
+  if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+std::string tools_dir() {
+  if (const char* env = std::getenv("MACROSTEP_TOOLS_DIR")) return env;
+  return MACROSTEP_TOOLS_DIR;
+}
+
+// /usr/bin/python3 tools/stability_plot.py CSV PNG TITLE OMEGA_MAX; true on success.
+bool plot(const std::string& csv, const std::string& png, const std::string& heading,
+          std::optional<double> omega_max) {
+  const std::string script = tools_dir() + "/stability_plot.py";
+  const auto quote = [](const std::string& s) {
+    std::string q = "'";
+    for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    return q + "'";
+  };
+  const std::string cmd =
+      fmt::format("/usr/bin/python3 {} {} {} {} {}", quote(script), quote(csv), quote(png),
+                  quote(heading), omega_max ? fmt::format("{:.17g}", *omega_max) : "none");
+  const int status = std::system(cmd.c_str());
+  return status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+}  // namespace
+
+void add_stability_options(CLI::App& cmd, StabilityArgs& a) {
+  cmd.add_option("CONFIG", a.config, "a run configuration whose [model] is the two-mass chain");
+  cmd.add_option("--config", a.config, "the same as CONFIG");
+  cmd.add_option("--decomposition", a.decomposition, "ff (default) | fd | dd (METHODS §1.2)");
+  cmd.add_option("--scheme", a.scheme, "jacobi (default) | gauss-seidel");
+  cmd.add_option("--approximation", a.approximation,
+                 "lagrange (default) | c0 | c1 | a seed-003 set (const-2-3-opt, lin-2-3:p=P, ...)");
+  cmd.add_option("--order", a.order, "degree: kappa (Lagrange, Gauss-Seidel), k (C0/C1); 2");
+  for (auto [name, value] : {std::pair{"--m1", &a.m1},
+                             {"--m2", &a.m2},
+                             {"--c1", &a.c1},
+                             {"--c2", &a.c2},
+                             {"--cc", &a.cc},
+                             {"--d1", &a.d1},
+                             {"--d2", &a.d2},
+                             {"--dc", &a.dc}}) {
+    cmd.add_option(name, *value, "two-mass parameter (default 1, dampers 0, or the config's)");
+  }
+  cmd.add_option("--h-min", a.h_min, "smallest macro step [s]");
+  cmd.add_option("--h-max", a.h_max, "largest macro step [s]");
+  cmd.add_option("--omega-min", a.omega_min, "smallest omega_hat = H sqrt(c1/m1) (0.01)");
+  cmd.add_option("--omega-max", a.omega_max, "largest omega_hat (4)");
+  cmd.add_option("--points", a.points, "log-spaced grid points (100)");
+  cmd.add_option("--csv", a.csv, "also write the scan as CSV (h, omega_hat, rho, stable)");
+  cmd.add_option("--plot", a.plot, "PNG file (default <config stem>.stability.png)");
+  cmd.add_flag("--no-plot", a.no_plot, "no PNG");
+}
+
+int stability_command(const StabilityArgs& a) {
+  TwoMass model;
+  Method method;
+  std::string stem;
+  resolve(a, model, method, stem);
+  const auto [lo, hi] = h_range(a, model);
+  const auto points = analysis::scan(model, method, lo, hi, a.points);
+  const auto h_max = analysis::largest_stable_h(model, method, points);
+  const std::string heading = title(model, method);
+  fmt::print("stability of the two-mass recurrence, exact subsystems: {}\n", heading);
+  fmt::print("{:>14}  {:>10}  {:>18}  {}\n", "H [s]", "omega_hat", "spectral radius", "stable");
+  for (const auto& p : points) {
+    fmt::print("{:>14.6e}  {:>10.5f}  {:>18.12f}  {}\n", p.h, p.omega_hat, p.rho,
+               p.stable() ? "yes" : "no");
+  }
+  if (h_max) {
+    fmt::print("largest stable H: {:.6e} s (omega_hat {:.6g}){}\n", *h_max, *h_max * model.omega1(),
+               *h_max >= points.back().h ? ", the end of the scan: widen it" : "");
+  } else {
+    fmt::print("unstable at every H of the scan (rho > 1 + {:g})\n", analysis::kStabilityTolerance);
+  }
+  const std::string csv =
+      a.csv.empty()
+          ? (fs::temp_directory_path() / fmt::format("macrostep-stability-{}.csv", ::getpid()))
+                .string()
+          : a.csv;
+  write_csv(csv, points);
+  int status = 0;
+  if (!a.no_plot) {
+    const std::string png = !a.plot.empty()    ? a.plot
+                            : a.config.empty() ? std::string("stability.png")
+                                               : stem + ".stability.png";
+    const auto omega_max = h_max ? std::optional<double>(*h_max * model.omega1()) : std::nullopt;
+    if (plot(csv, png, heading, omega_max)) {
+      fmt::print("plot: {}\n", png);
+    } else {
+      fmt::print(stderr,
+                 "macrostep stability: the plot failed (/usr/bin/python3 with matplotlib, "
+                 "tools/stability_plot.py)\n");
+      status = 1;
+    }
+  }
+  if (a.csv.empty()) fs::remove(csv);
+  return status;
+}
+
+}  // namespace macrostep::app

@@ -1,0 +1,33 @@
+// `macrostep stability` (DESIGN.md "The macrostep command"; METHODS.md §7.1, §7.4): the spectral
+// radius of the linear two-mass test model's one-step recurrence over a grid of macro-step sizes,
+// for a scheme, an approximation and a decomposition, and the largest stable H — as text, as a
+// CSV and as a PNG plot (tools/stability_plot.py run by /usr/bin/python3).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace macrostep::app {
+
+struct StabilityArgs {
+  std::string config;  // a run configuration with a two-mass [model] (optional)
+  std::string decomposition = "ff", scheme = "jacobi", approximation;
+  std::optional<int> order;
+  std::optional<double> m1, m2, c1, c2, cc, d1, d2, dc;
+  std::optional<double> h_min, h_max, omega_min, omega_max;
+  std::size_t points = 100;
+  std::string plot, csv;  // empty plot: <config stem>.stability.png, or stability.png
+  bool no_plot = false;
+};
+
+// Adds the subcommand's options to `cmd`.
+void add_stability_options(CLI::App& cmd, StabilityArgs& args);
+
+// Runs the analysis and prints it. Throws std::invalid_argument for bad options (exit 2) and
+// config::ConfigError for a configuration that is not a linear two-mass chain; returns 1 if the
+// plot could not be made (the text and CSV are complete).
+int stability_command(const StabilityArgs& args);
+
+}  // namespace macrostep::app

@@ -1,0 +1,147 @@
+// `macrostep stability` end to end (runtime/app/stability_command.hpp; METHODS.md §7.1): the text,
+// the CSV and the PNG; two-mass parameters from a run configuration; bad options exit 2; and the
+// tool agrees with a co-simulation of the same model (explicit Jacobi, the existing runtime): a
+// run above the largest stable H grows, one below it does not.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "binary_fixture.hpp"
+
+namespace macrostep::testing {
+namespace {
+
+class Stability : public BinaryTest {};
+
+// The linear two-mass oscillator of tests/support (m = 1, 2 kg; c = 1e4, 5e3, 2e4 N/m; no
+// damping) as a run configuration with a fixed macro step, κ = 2.
+constexpr const char* kTwoMass = R"(
+[model]
+masses = 2
+mass = 1.0
+x0 = [1.0e-3, -2.0e-3]
+v0 = [0.1, 0.0]
+[model.element]
+c = 1.0e4
+[[model.mass_override]]
+first = 2
+mass = 2.0
+[[model.element_override]]
+first = 2
+c = 5.0e3
+[[model.element_override]]
+first = 3
+c = 2.0e4
+[partition]
+subsystems = 2
+[solver]
+rtol = 1.0e-10
+[simulation]
+end_time = 1.0
+output_interval = 1.0e-3
+[cosim]
+estimator = "none"
+step_size = 1.0e-3
+order = 2
+)";
+
+// "largest stable H: <h> s" from the text output; NaN if absent.
+double largest_stable_h(const std::string& out) {
+  std::smatch m;
+  static const std::regex re("largest stable H: ([0-9.eE+-]+) s");
+  return std::regex_search(out, m, re) ? std::stod(m[1].str()) : std::nan("");
+}
+
+// K-C (seed 000 App. C, METHODS §7.3 S3): κ = 2 F/F Jacobi on the symmetric model is stable up to
+// ω̂ ≈ 0.596; the command prints it and draws the PNG.
+TEST_F(Stability, DefaultModelPrintsTheKCLimitAndAPlot) {
+  const Outcome o = macrostep("stability --points 40 --csv scan.csv");
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_NEAR(largest_stable_h(o.out), 0.596, 0.001);  // m = c = 1: H = ω̂
+  std::ifstream png(path("stability.png"), std::ios::binary);
+  char magic[4] = {};
+  png.read(magic, 4);
+  EXPECT_EQ(std::string(magic + 1, 3), "PNG") << "no PNG written";
+  std::istringstream csv(read_file("scan.csv"));
+  std::string line;
+  int rows = 0;
+  while (std::getline(csv, line)) ++rows;
+  EXPECT_EQ(rows, 41);  // header + 40 points
+}
+
+TEST_F(Stability, ParametersComeFromTheConfiguration) {
+  write_file("two.toml", kTwoMass);
+  const Outcome o = macrostep("stability two.toml --no-plot --points 20 --m1 1");
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.out.find("m = 1, 2; c1 = 10000, cc = 5000, c2 = 20000"), std::string::npos) << o.out;
+  EXPECT_FALSE(std::filesystem::exists(path("two.stability.png")));
+}
+
+TEST_F(Stability, BadValuesExitWithStatusTwo) {
+  for (const char* args :
+       {"stability --decomposition xy --no-plot", "stability --approximation c7 --no-plot",
+        "stability --scheme seidel --no-plot", "stability --omega-min 2 --omega-max 1 --no-plot",
+        "stability --approximation lin-2-3-opt --dc 0.1 --no-plot"}) {
+    const Outcome o = macrostep(args);
+    EXPECT_EQ(o.status, 2) << args << ": " << o.out << o.err;
+    EXPECT_FALSE(o.err.empty()) << args;
+  }
+  std::string three = std::regex_replace(kTwoMass, std::regex("masses = 2"), "masses = 3");
+  three = std::regex_replace(three, std::regex("x0 = .*\n"), "");
+  three = std::regex_replace(three, std::regex("v0 = .*\n"), "");
+  write_file("three.toml", three);
+  const Outcome o = macrostep("stability three.toml --no-plot");
+  EXPECT_EQ(o.status, 2);
+  EXPECT_NE(o.err.find("two-mass"), std::string::npos) << o.err;
+}
+
+// The largest |x_1|, |x_2| of a result CSV over the first and the last quarter of its rows.
+std::pair<double, double> amplitudes(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  std::getline(in, line);  // header: time,x_1,v_1,x_2,v_2,lambda_1
+  std::vector<double> a;
+  while (std::getline(in, line)) {
+    std::istringstream row(line);
+    std::string cell;
+    std::vector<double> v;
+    while (std::getline(row, cell, ',')) v.push_back(std::stod(cell));
+    a.push_back(std::max(std::abs(v.at(1)), std::abs(v.at(3))));
+  }
+  const std::size_t q = a.size() / 4;
+  return {*std::max_element(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(q)),
+          *std::max_element(a.end() - static_cast<std::ptrdiff_t>(q), a.end())};
+}
+
+// The tool agrees with simulation: 300 fixed macro steps of the explicit Jacobi co-simulation
+// (IDA subsystems, κ = 2) at 0.8 and 1.1 times the H the tool calls the largest stable one. The
+// first stays bounded (no growth beyond a factor 2 between the first and the last quarter; ρ = 1
+// for an undamped stable scheme), the second grows by orders of magnitude.
+TEST_F(Stability, TheToolAgreesWithACoSimulation) {
+  write_file("two.toml", kTwoMass);
+  const Outcome tool = macrostep("stability two.toml --no-plot --points 60");
+  ASSERT_EQ(tool.status, 0) << tool.err;
+  const double h_max = largest_stable_h(tool.out);
+  ASSERT_TRUE(std::isfinite(h_max)) << tool.out;
+  for (const double factor : {0.8, 1.1}) {
+    const double h = factor * h_max;
+    const Outcome run = macrostep("run two.toml --executor inprocess --output r.csv --step-size " +
+                                  std::to_string(h) + " --stop-time " + std::to_string(300 * h));
+    ASSERT_EQ(run.status, 0) << run.err;
+    const auto [first, last] = amplitudes(read_file("r.csv"));
+    if (factor < 1.0) {
+      EXPECT_LT(last, 2.0 * first) << "at " << factor << " H_max";
+    } else {
+      EXPECT_GT(last, 100.0 * first) << "at " << factor << " H_max";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace macrostep::testing
