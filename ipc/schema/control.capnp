@@ -131,6 +131,13 @@ struct SubsystemConfig {
   cpuset @8 :List(UInt32);       # PU indices to pin to; empty: unpinned
   extraRuns @9 :UInt32;          # extra runs per step it should be ready for (capacity)
   threads @10 :Int32;            # TBB arena size for its runs; 0: default
+  jumps @11 :JumpOptions;        # runner::JumpOptions (absent: none)
+}
+
+# runner::JumpOptions: how the runs treat the input polynomial's jump at T_N.
+struct JumpOptions {
+  policy @0 :UInt8;              # runner::JumpPolicy: 0 keep, 1 shift, 2 restart, 3 restart-auto
+  microSteps @1 :Int32;          # >= 2: micro steps at most H/microSteps
 }
 
 struct Handshake {
