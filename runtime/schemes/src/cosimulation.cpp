@@ -124,6 +124,11 @@ json cosim_json(const CosimSettings& s) {
   if (c.predictor == config::PredictorKind::kLeastSquares) {
     j["least_squares_points"] = c.least_squares_points;
   }
+  // Only when set, so that the metadata of runs without them stays as it was.
+  if (c.jump_handling != config::JumpHandling::kKeep) {
+    j["jump_handling"] = config::to_string(c.jump_handling);
+  }
+  if (c.min_micro_steps > 0) j["min_micro_steps"] = c.min_micro_steps;
   j["output_every"] = c.output_every;
   j["executor"] = c.executor == config::ExecutorKind::kProcesses ? "processes" : "inprocess";
   j["threads"] = s.executor.threads;
@@ -197,6 +202,7 @@ std::unique_ptr<executors::Executor> make_executor(
   executors::ProcessOptions po;
   po.solver = settings.executor.solver;
   po.rollback = settings.executor.rollback;
+  po.jumps = settings.executor.jumps;
   po.threads = settings.executor.threads;
   po.executable = settings.worker_executable;
   po.hang_timeout = std::chrono::milliseconds(
@@ -481,6 +487,27 @@ void check_scheme_combination(const config::CosimConfig& c, const CosimOptions& 
 
 // The scheme's options from the [cosim] values in effect (METHODS §9 defaults); SetupError if the
 // controller refuses them.
+// [cosim] jump_handling and min_micro_steps as the runners' options.
+runner::JumpOptions jump_options(const config::CosimConfig& c) {
+  runner::JumpOptions j;
+  switch (c.jump_handling) {
+    case config::JumpHandling::kKeep:
+      j.policy = runner::JumpPolicy::kKeep;
+      break;
+    case config::JumpHandling::kShift:
+      j.policy = runner::JumpPolicy::kShift;
+      break;
+    case config::JumpHandling::kRestart:
+      j.policy = runner::JumpPolicy::kRestart;
+      break;
+    case config::JumpHandling::kRestartAuto:
+      j.policy = runner::JumpPolicy::kRestartAuto;
+      break;
+  }
+  j.micro_steps = c.min_micro_steps;
+  return j;
+}
+
 SchemeOptions scheme_options(const config::CosimConfig& c, double end_time) {
   SchemeOptions scheme;
   control::MacroStepOptions& m = scheme.control;
@@ -571,6 +598,11 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
     throw SetupError(fmt::format("--order must be auto or an integer 0..{} (got {})",
                                  config::kMaxCosimOrder, options.order->kappa));
   }
+  if (options.min_micro_steps && (*options.min_micro_steps < 0 || *options.min_micro_steps == 1 ||
+                                  *options.min_micro_steps > 1000)) {
+    throw SetupError(fmt::format("--min-micro-steps must be 0 (no limit) or 2..1000 (got {})",
+                                 *options.min_micro_steps));
+  }
   if (options.threads && *options.threads < 0) {
     throw SetupError(fmt::format("--threads must be >= 0 (got {})", *options.threads));
   }
@@ -597,6 +629,8 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
   }
   if (options.jacobian) c.jacobian = *options.jacobian;
   if (options.order) c.order = *options.order;
+  if (options.jump_handling) c.jump_handling = *options.jump_handling;
+  if (options.min_micro_steps) c.min_micro_steps = *options.min_micro_steps;
   if (options.step_size) c.step_size = *options.step_size;
   if (options.threads) c.threads = *options.threads;
   if (options.executor) {
@@ -665,6 +699,7 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
   s.executor.solver = integrator_options(config.solver);
   s.executor.rollback = needs_rollback(s.scheme);
   s.executor.threads = c.threads;
+  s.executor.jumps = jump_options(c);
   s.all_states = options.all_states || config.output.all_states;
   return s;
 }
@@ -862,6 +897,12 @@ void print_summary(std::ostream& out, const config::RunConfig& config, const Cos
              s.executor.solver.rtol, s.executor.solver.atol_pos, s.executor.solver.atol_vel,
              s.executor.solver.linear_solver == ida::LinearSolver::kDense ? "dense LU" : "KLU",
              executor_description(s));
+  if (c.jump_handling != config::JumpHandling::kKeep || c.min_micro_steps > 0) {
+    fmt::print(out, "input jumps at macro points: {} history{}\n",
+               config::to_string(c.jump_handling),
+               c.min_micro_steps > 0 ? fmt::format(", micro steps <= H/{}", c.min_micro_steps)
+                                     : std::string());
+  }
 
   const std::size_t nc = r.coupling_count;
   const std::size_t first_u = r.columns.size() - nc;

@@ -43,10 +43,12 @@ namespace macrostep::schemes {
 
 // Command-line overrides of the configuration; unset members keep the configured value.
 struct CosimOptions {
-  std::optional<config::CosimScheme> scheme;        // --scheme
-  std::optional<config::JacobianSource> jacobian;   // --jacobian
-  std::optional<config::CosimEstimator> estimator;  // --estimator
-  std::optional<config::OrderSetting> order;        // --order K|auto
+  std::optional<config::CosimScheme> scheme;          // --scheme
+  std::optional<config::JacobianSource> jacobian;     // --jacobian
+  std::optional<config::CosimEstimator> estimator;    // --estimator
+  std::optional<config::OrderSetting> order;          // --order K|auto
+  std::optional<config::JumpHandling> jump_handling;  // --jump-handling
+  std::optional<int> min_micro_steps;                 // --min-micro-steps
   std::optional<double> rtol;       // --rtol: the controller's rtol; unset atols follow it
   std::optional<double> step_size;  // --step-size: fixed H (estimator none) or H_init
   std::optional<int> threads;       // --threads
