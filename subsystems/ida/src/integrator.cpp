@@ -30,6 +30,7 @@
 
 #include <fmt/format.h>
 
+#include "macrostep/model/support_points.hpp"
 #include "workspace_data.hpp"
 
 // Exported by libsundials_ida but declared in no public header. Running it on a fresh
@@ -209,6 +210,34 @@ void apply_klu_numeric(const KluNumericCopy& src, klu_l_numeric** num_handle,
     offset += size;
   }
   (void)n;
+}
+
+// Solves the dense system A·X = B in place (A: size×size row-major, B: size×cols row-major) by
+// Gaussian elimination with partial pivoting; for the few small systems of shift_history.
+void solve_small(std::vector<double>& a, std::vector<double>& b, std::size_t size,
+                 std::size_t cols) {
+  for (std::size_t k = 0; k < size; ++k) {
+    std::size_t piv = k;
+    for (std::size_t i = k + 1; i < size; ++i) {
+      if (std::abs(a[i * size + k]) > std::abs(a[piv * size + k])) piv = i;
+    }
+    if (piv != k) {
+      for (std::size_t j = 0; j < size; ++j) std::swap(a[k * size + j], a[piv * size + j]);
+      for (std::size_t j = 0; j < cols; ++j) std::swap(b[k * cols + j], b[piv * cols + j]);
+    }
+    for (std::size_t i = k + 1; i < size; ++i) {
+      const double f = a[i * size + k] / a[k * size + k];
+      for (std::size_t j = k; j < size; ++j) a[i * size + j] -= f * a[k * size + j];
+      for (std::size_t j = 0; j < cols; ++j) b[i * cols + j] -= f * b[k * cols + j];
+    }
+  }
+  for (std::size_t k = size; k-- > 0;) {
+    for (std::size_t j = 0; j < cols; ++j) {
+      double v = b[k * cols + j];
+      for (std::size_t i = k + 1; i < size; ++i) v -= a[k * size + i] * b[i * cols + j];
+      b[k * cols + j] = v / a[k * size + k];
+    }
+  }
 }
 
 }  // namespace
@@ -748,45 +777,52 @@ void Integrator::Impl::shift_history(const model::InputFunction& previous) {
   const model::EntryPattern& ju = *ju_pattern;
   std::vector<double> ju_values(ju.nonzeros()), u_new(nu), u_old(nu);
   subsystem.input_jacobian(t, z, zp, u, ju_values);
+  // δ' = −(dF/dz')⁻¹ (dF/dz δ + dF/du Δu), Δu = new input − previous input, δ(0) = 0, as a
+  // Taylor series in σ = s/span over the history span [−span, 0]: Δu is a polynomial of degree
+  // <= D = SupportPoints::kMaxDegree (coefficients d_j from D + 1 samples), and δ has
+  // coefficients c_{j+1} = −span·(dF/dz')⁻¹ (dF/dz c_j + dF/du d_j)/(j + 1), kept to degree D + 3
+  // (two integrations beyond Δu and one more for the homogeneous part).
+  const auto ku = static_cast<std::size_t>(k);
+  const double span = m->ida_psi[ku - 1];
+  constexpr std::size_t kD = model::SupportPoints::kMaxDegree, kTerms = kD + 3;
+  std::vector<double> vand((kD + 1) * (kD + 1)), du((kD + 1) * nu);  // du[j * nu + c] = d_j
+  for (std::size_t i = 0; i <= kD; ++i) {
+    const double sigma = -static_cast<double>(i) / kD;
+    input->evaluate(t + sigma * span, u_new);
+    previous.evaluate(t + sigma * span, u_old);
+    double pw = 1.0;
+    for (std::size_t j = 0; j <= kD; ++j, pw *= sigma) vand[i * (kD + 1) + j] = pw;
+    for (std::size_t c = 0; c < nu; ++c) du[i * nu + c] = u_new[c] - u_old[c];
+  }
+  solve_small(vand, du, kD + 1, nu);
   const auto& p = *pattern;
-  // δ' = −(dF/dz')⁻¹ (dF/dz δ + dF/du Δu(t)), Δu = new input − previous input.
-  auto rhs = [&](double s, const std::vector<double>& d, std::vector<double>& out) {
-    input->evaluate(t + s, u_new);
-    previous.evaluate(t + s, u_old);
-    std::fill(out.begin(), out.end(), 0.0);
+  std::vector<std::vector<double>> coef(kTerms + 1, std::vector<double>(n, 0.0));
+  for (std::size_t j = 0; j < kTerms; ++j) {
+    std::vector<double>& out = coef[j + 1];
     for (std::size_t c = 0; c < n; ++c) {
       for (auto q = p.column_start[c]; q < p.column_start[c + 1]; ++q) {
         out[static_cast<std::size_t>(p.row_index[static_cast<std::size_t>(q)])] +=
-            zp_j0[static_cast<std::size_t>(q)] * d[c];
+            zp_j0[static_cast<std::size_t>(q)] * coef[j][c];
       }
     }
-    for (std::size_t q = 0; q < ju.nonzeros(); ++q) {
-      out[ju.row[q]] += ju_values[q] * (u_new[ju.column[q]] - u_old[ju.column[q]]);
+    if (j <= kD) {
+      for (std::size_t q = 0; q < ju.nonzeros(); ++q) {
+        out[ju.row[q]] += ju_values[q] * du[j * nu + ju.column[q]];
+      }
     }
     solve_dfdzp(num, out.data());
-    for (double& v : out) v = -v;
-  };
-  // δ at the history's nodes s_i = −psi[i−1] (RK4 backwards from δ(0) = 0, 4 substeps each).
-  const auto ku = static_cast<std::size_t>(k);
+    for (double& v : out) v *= -span / static_cast<double>(j + 1);
+  }
+  // δ at the history's nodes s_i = −psi[i−1] (Horner).
   std::vector<std::vector<double>> dd(ku + 1, std::vector<double>(n, 0.0));
-  std::vector<double> d(n, 0.0), k1(n), k2(n), k3(n), k4(n), tmp(n);
   std::vector<double> node(ku + 1, 0.0);
   for (std::size_t i = 1; i <= ku; ++i) {
     node[i] = -m->ida_psi[i - 1];
-    constexpr int kSub = 4;
-    const double h = (node[i] - node[i - 1]) / kSub;
-    for (int j = 0; j < kSub; ++j) {
-      const double s = node[i - 1] + j * h;
-      rhs(s, d, k1);
-      for (std::size_t r = 0; r < n; ++r) tmp[r] = d[r] + 0.5 * h * k1[r];
-      rhs(s + 0.5 * h, tmp, k2);
-      for (std::size_t r = 0; r < n; ++r) tmp[r] = d[r] + 0.5 * h * k2[r];
-      rhs(s + 0.5 * h, tmp, k3);
-      for (std::size_t r = 0; r < n; ++r) tmp[r] = d[r] + h * k3[r];
-      rhs(s + h, tmp, k4);
-      for (std::size_t r = 0; r < n; ++r) d[r] += h / 6.0 * (k1[r] + 2 * k2[r] + 2 * k3[r] + k4[r]);
+    const double sigma = node[i] / span;
+    for (std::size_t j = kTerms; j >= 1; --j) {
+      for (std::size_t r = 0; r < n; ++r) dd[i][r] = dd[i][r] * sigma + coef[j][r];
     }
-    dd[i] = d;
+    for (std::size_t r = 0; r < n; ++r) dd[i][r] *= sigma;
   }
   klu_l_free_numeric(&num, &zp_common);
   // Newton divided differences δ[s_0..s_j]; phi[j] holds (Π_{i<j} psi[i])·y[s_0..s_j].

@@ -84,10 +84,12 @@ struct AdvanceControl {
   // Rewrite the BDF history at time() as if the current input had driven it: non-null, the
   // input the history was integrated with (the previous macro step's polynomial). Each history
   // value z(t_i) becomes z(t_i) + δ(t_i), where δ solves the model linearized at time(),
-  // dF/dz'·δ' + dF/dz·δ + dF/du·(u(t) − previous(t)) = 0 with δ(time()) = 0 (integrated
-  // backwards over the history by RK4); IDA's modified divided differences phi[1..k] are updated
-  // accordingly. Order, step size and z(time()) stay; z'(time()) becomes the one consistent with
-  // the new input (to first order). Costs a few residual-free linear solves, no micro step.
+  // dF/dz'·δ' + dF/dz·δ + dF/du·(u(t) − previous(t)) = 0 with δ(time()) = 0 (a Taylor series
+  // over the history span; both inputs must be polynomials of degree <= SupportPoints::
+  // kMaxDegree in t, as support-point inputs are); IDA's modified divided differences phi[1..k]
+  // are updated accordingly. Order, step size and z(time()) stay; z'(time()) becomes the one
+  // consistent with the new input (to first order). Costs two Jacobian evaluations, one
+  // factorization of dF/dz' and D + 3 solves with it (D = kMaxDegree); no micro step.
   const model::InputFunction* previous_input = nullptr;
   // Restart IDA at time() before integrating (DESIGN contract 2: only where the input jumps and
   // the configuration asks for it): IDAReInit with the current z and a z' consistent with the
