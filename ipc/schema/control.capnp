@@ -140,6 +140,13 @@ struct SubsystemConfig {
   threads @10 :Int32;            # TBB arena size for its runs; 0: default
   recoveryPath @11 :Text;        # where to keep the accepted state for a restart; empty: nowhere
   recoveryIntervalMs @12 :UInt32;  # least time between two saves of it (0: at every accept)
+  jumps @13 :JumpOptions;        # runner::JumpOptions (absent: none)
+}
+
+# runner::JumpOptions: how the runs treat the input polynomial's jump at T_N.
+struct JumpOptions {
+  policy @0 :UInt8;              # runner::JumpPolicy: 0 keep, 1 shift, 2 restart, 3 restart-auto
+  microSteps @1 :Int32;          # >= 2: micro steps at most H/microSteps
 }
 
 struct Handshake {

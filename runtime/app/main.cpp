@@ -79,7 +79,8 @@ struct RunArgs {
   double rtol = 0.0;
   double step_size = 0.0;
   int threads = 0;
-  std::string scheme, jacobian, estimator, order, executor, approximation;
+  std::string scheme, jacobian, estimator, order, executor, approximation, jump_handling;
+  int min_micro_steps = 0;
   std::string pin = "none";
   double hang_timeout = 60.0;
   int max_restarts = 0;
@@ -96,6 +97,8 @@ struct RunArgs {
   CLI::Option* scheme_opt = nullptr;
   CLI::Option* jacobian_opt = nullptr;
   CLI::Option* estimator_opt = nullptr;
+  CLI::Option* jump_handling_opt = nullptr;
+  CLI::Option* min_micro_steps_opt = nullptr;
   CLI::Option* order_opt = nullptr;
   CLI::Option* approximation_opt = nullptr;
   CLI::Option* executor_opt = nullptr;
@@ -205,6 +208,17 @@ void check_output(const RunArgs& args) {
   }
 }
 
+macrostep::config::JumpHandling parse_jump_handling(const std::string& name) {
+  using macrostep::config::JumpHandling;
+  if (name == "keep") return JumpHandling::kKeep;
+  if (name == "shift") return JumpHandling::kShift;
+  if (name == "restart") return JumpHandling::kRestart;
+  if (name == "restart-auto") return JumpHandling::kRestartAuto;
+  throw UsageError(fmt::format(
+      "--jump-handling '{}' is not a jump handling; allowed: keep, shift, restart, restart-auto",
+      name));
+}
+
 // The co-simulation overrides of the command line, each value checked on its own.
 macrostep::schemes::CosimOptions cosim_options(const RunArgs& args,
                                                const std::string& command_line) {
@@ -222,6 +236,8 @@ macrostep::schemes::CosimOptions cosim_options(const RunArgs& args,
       throw UsageError(std::string("--approximation: ") + e.what());
     }
   }
+  if (given(args.jump_handling_opt)) o.jump_handling = parse_jump_handling(args.jump_handling);
+  if (given(args.min_micro_steps_opt)) o.min_micro_steps = args.min_micro_steps;
   if (given(args.rtol_opt)) o.rtol = args.rtol;
   if (given(args.step_size_opt)) o.step_size = args.step_size;
   if (given(args.threads_opt)) o.threads = args.threads;
@@ -264,7 +280,8 @@ int run_model(const RunArgs& args, bool reference, const std::string& command_li
          {args.scheme_opt, args.jacobian_opt, args.estimator_opt, args.order_opt,
           args.approximation_opt, args.step_size_opt, args.executor_opt, args.threads_opt,
           args.pin_opt, args.hang_timeout_opt, args.handshake_timeout_opt,
-          args.master_hosts_first_opt, args.max_restarts_opt}) {
+          args.master_hosts_first_opt, args.max_restarts_opt, args.jump_handling_opt,
+          args.min_micro_steps_opt}) {
       if (given(option)) {
         throw UsageError(
             fmt::format("{} configures a co-simulation and does not apply to --monolithic",
@@ -390,6 +407,13 @@ void add_run_options(CLI::App& cmd, RunArgs& args, bool reference) {
         "lin-2-3:p=P (fixed H); explicit scheme only");
     args.step_size_opt = cmd.add_option("--step-size", args.step_size,
                                         "macro step [s]: the fixed H (--estimator none) or H_init");
+    args.jump_handling_opt = cmd.add_option(
+        "--jump-handling", args.jump_handling,
+        "the subsystems' IDA where the input polynomial jumps at a macro point: keep (its "
+        "history, default) | shift (the history to the new polynomial) | restart | restart-auto");
+    args.min_micro_steps_opt =
+        cmd.add_option("--min-micro-steps", args.min_micro_steps,
+                       "micro steps at most H/M (0 = no limit, else 2..1000)");
     args.executor_opt =
         cmd.add_option("--executor", args.executor,
                        "how subsystems run: processes (one per subsystem, default) | inprocess");

@@ -112,7 +112,7 @@ void expect_identical(const CosimRun& a, const CosimRun& b) {
 }
 
 void check_bit_identity(std::size_t masses, std::size_t subsystems, const schemes::SchemeOptions& o,
-                        bool host_first = false) {
+                        bool host_first = false, const runner::JumpOptions& jumps = {}) {
   const auto p = test_chain(masses);
   const auto boundaries = library::equal_partition(p.size(), subsystems);
   const auto sys = system::make_chain_system(p, boundaries);
@@ -120,10 +120,12 @@ void check_bit_identity(std::size_t masses, std::size_t subsystems, const scheme
   executors::InProcessOptions io;
   io.solver = testing::tight_solver();
   io.rollback = schemes::needs_rollback(o);
+  io.jumps = jumps;
   executors::InProcessExecutor in_process(sys, u0, io);
   const CosimRun reference = run(sys, in_process, o);
   auto po = process_options(o);
   po.host_first_subsystem = host_first;
+  po.jumps = jumps;
   executors::ProcessExecutor ex(sys, chain_models(p, boundaries), u0, po);
   const CosimRun processes = run(sys, ex, o);
   expect_identical(reference, processes);
@@ -177,6 +179,19 @@ TEST(ProcessExecutor, MasterHostingSubsystemOneIsBitIdentical) {
   check_bit_identity(20, 2, controlled(5e-4, control::Estimator::kExMD, 1e-5), true);
   check_bit_identity(24, 12, controlled(2e-4, control::Estimator::kExMD, 1e-5), true);
   check_bit_identity(21, 3, fixed_step(2e-4, 1e-5), true);
+}
+
+// Every jump handling (issue 11) travels to the workers and gives the in-process bits: the shifted
+// history of nominal and comparison runs (exMD with rejections) and of fixed steps, restarts, the
+// micro-step limit.
+TEST(ProcessExecutor, JumpHandlingIsBitIdentical) {
+  using runner::JumpPolicy;
+  const auto controlled_exmd = controlled(5e-4, control::Estimator::kExMD, 1e-5);
+  check_bit_identity(21, 3, controlled_exmd, false, {JumpPolicy::kShift, 0});
+  check_bit_identity(20, 2, controlled_exmd, true, {JumpPolicy::kShift, 0});
+  check_bit_identity(21, 3, fixed_step(2e-4, 1e-5), false, {JumpPolicy::kShift, 0});
+  check_bit_identity(21, 3, fixed_step(2e-4, 1e-5), false, {JumpPolicy::kRestartAuto, 0});
+  check_bit_identity(21, 3, controlled_exmd, false, {JumpPolicy::kRestart, 3});
 }
 
 TEST(ProcessExecutor, FixedStepExHIsBitIdentical12Oversubscribed) {

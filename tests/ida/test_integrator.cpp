@@ -192,6 +192,49 @@ TEST(Integrator, ReportsBadUse) {
   EXPECT_THROW(integ.advance_to(0.5e-5), std::invalid_argument);
 }
 
+// The jump handling of issue 11 (ida::AdvanceControl): a z' consistent with a new input solves
+// the residual; the jump norm tells a jump from none; a history shift with no input difference
+// changes no bit; a restart integrates on from the same state.
+TEST(Integrator, ConsistentDerivativeJumpNormShiftAndRestart) {
+  const auto p = test::nonlinear_chain(30);
+  library::ChainSegment segment(p, 5, 15);
+  IntegratorOptions o;
+  o.rtol = 1e-8;
+  o.atol_pos = 1e-11;
+  o.atol_vel = 1e-8;
+  test::QuadraticInput old_input(2, 0.0, 1.0), jumped(2, 0.0, 1e3);
+  Integrator a(segment, o, &old_input), b(segment, o, &old_input);
+  a.advance_to(1e-5);
+  b.copy_state_from(a);
+  EXPECT_LT(a.input_jump_norm(), 1.0);  // the history fits its own input
+  const std::size_t n = segment.state_size();
+  std::vector<double> z(n), zp(n), r(n), u(2);
+  a.set_input(&jumped);
+  EXPECT_GT(a.input_jump_norm(), 1.0);
+  a.state(z, zp);
+  a.consistent_derivative(zp);
+  jumped.evaluate(a.time(), u);
+  segment.residual(a.time(), z, zp, u, r);
+  for (std::size_t i = 0; i < n; ++i) EXPECT_NEAR(r[i], 0.0, 1e-9 * (1.0 + std::abs(u[0])));
+  // No input difference: the shift adds zeros.
+  a.set_input(&old_input);
+  ida::AdvanceControl shift;
+  shift.previous_input = &old_input;
+  a.advance_to(2e-5, shift);
+  b.advance_to(2e-5);
+  std::vector<double> za(n), zpa(n), zb(n), zpb(n);
+  a.state(za, zpa);
+  b.state(zb, zpb);
+  EXPECT_TRUE(test::bit_identical(za, zb));
+  // A restart at the jump continues from the same state with the new input.
+  ida::AdvanceControl restart;
+  restart.restart = true;
+  a.set_input(&jumped);
+  const auto stats = a.advance_to(3e-5, restart);
+  EXPECT_GT(stats.steps, 0);
+  EXPECT_DOUBLE_EQ(a.time(), 3e-5);
+}
+
 // An IDA failure surfaces as IntegrationError naming the time (DESIGN.md contract 5).
 TEST(Integrator, FailureIsReportedWithTime) {
   library::ChainParameters p;

@@ -668,6 +668,19 @@ void read_cosim_keys(const Node& n, CosimConfig& c) {
   if (points) {
     c.least_squares_points = static_cast<int>(integer_in(*points, 2, kMaxLeastSquaresPoints, ""));
   }
+  if (auto v = n.find("jump_handling")) {
+    const std::string j = v->choice({"keep", "shift", "restart", "restart-auto"});
+    c.jump_handling = j == "shift"          ? JumpHandling::kShift
+                      : j == "restart"      ? JumpHandling::kRestart
+                      : j == "restart-auto" ? JumpHandling::kRestartAuto
+                                            : JumpHandling::kKeep;
+  }
+  if (auto v = n.find("min_micro_steps")) {
+    c.min_micro_steps = static_cast<int>(integer_in(*v, 0, 1000, ""));
+    if (c.min_micro_steps == 1) {
+      v->fail("must be 0 (no limit) or 2..1000 (got 1: one micro step per macro step is no limit)");
+    }
+  }
   if (auto v = n.find("output_every")) {
     c.output_every =
         static_cast<int>(integer_in(*v, 1, std::numeric_limits<std::int32_t>::max(), ""));
@@ -763,6 +776,8 @@ void parse_cosim(const Node* node, ParseState& state) {
                 "predictor",
                 "least_squares_points",
                 "approximation",
+                "jump_handling",
+                "min_micro_steps",
                 "output_every",
                 "executor",
                 "threads",
@@ -1025,6 +1040,20 @@ const char* to_string(OrderStrategyKind s) {
 
 const char* to_string(PredictorKind p) {
   return p == PredictorKind::kLeastSquares ? "least_squares" : "lagrange";
+}
+
+const char* to_string(JumpHandling j) {
+  switch (j) {
+    case JumpHandling::kShift:
+      return "shift";
+    case JumpHandling::kRestart:
+      return "restart";
+    case JumpHandling::kRestartAuto:
+      return "restart-auto";
+    case JumpHandling::kKeep:
+      break;
+  }
+  return "keep";
 }
 
 std::size_t subsystem_count(const RunConfig& config) {

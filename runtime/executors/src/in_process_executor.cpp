@@ -24,7 +24,7 @@ InProcessExecutor::InProcessExecutor(const system::CoupledSystem& system,
   if (u0.size() != system.coupling_count()) {
     throw std::invalid_argument("InProcessExecutor: u0 has the wrong size");
   }
-  const runner::RunnerOptions runner_options{options.solver, options.rollback};
+  const runner::RunnerOptions runner_options{options.solver, options.rollback, options.jumps};
   for (std::size_t i = 0; i < system.subsystem_count(); ++i) {
     std::vector<double> inputs(system.subsystem(i).input_size());
     system.gather_inputs(i, u0, inputs);

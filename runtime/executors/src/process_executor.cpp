@@ -544,6 +544,7 @@ ProcessExecutor::ProcessExecutor(const system::CoupledSystem& system,
     system.gather_inputs(i, u0, setup.initial_inputs);
     setup.solver = options.solver;
     setup.rollback = options.rollback;
+    setup.jumps = options.jumps;
     if (i < options.cpusets.size()) setup.cpuset = options.cpusets[i];
     setup.extra_runs = options.extra_runs;
     setup.threads = options.threads;
@@ -567,7 +568,8 @@ ProcessExecutor::ProcessExecutor(const system::CoupledSystem& system,
     system.gather_inputs(0, u0, inputs);
     s.hosted_subsystem = library::build_subsystem(models[0]);
     s.hosted = std::make_unique<runner::SubsystemRunner>(
-        *s.hosted_subsystem, inputs, runner::RunnerOptions{options.solver, options.rollback});
+        *s.hosted_subsystem, inputs,
+        runner::RunnerOptions{options.solver, options.rollback, options.jumps});
     if (options.threads != 1) {
       s.hosted_arena = std::make_unique<tbb::task_arena>(
           options.threads > 0 ? options.threads : static_cast<int>(tbb::task_arena::automatic));

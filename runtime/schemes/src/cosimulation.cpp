@@ -134,6 +134,11 @@ json cosim_json(const CosimSettings& s) {
       j["connection_approximations"][std::to_string(k + 1)] = s.connection_approximations[k];
     }
   }
+  // Only when set, so that the metadata of runs without them stays as it was.
+  if (c.jump_handling != config::JumpHandling::kKeep) {
+    j["jump_handling"] = config::to_string(c.jump_handling);
+  }
+  if (c.min_micro_steps > 0) j["min_micro_steps"] = c.min_micro_steps;
   j["output_every"] = c.output_every;
   j["executor"] = c.executor == config::ExecutorKind::kProcesses ? "processes" : "inprocess";
   j["threads"] = s.executor.threads;
@@ -210,6 +215,7 @@ std::unique_ptr<executors::Executor> make_executor(
   executors::ProcessOptions po;
   po.solver = settings.executor.solver;
   po.rollback = settings.executor.rollback;
+  po.jumps = settings.executor.jumps;
   po.threads = settings.executor.threads;
   po.executable = settings.worker_executable;
   po.hang_timeout = std::chrono::milliseconds(
@@ -557,6 +563,27 @@ std::vector<coupling::Approximation> coupling_approximations(const CosimSettings
 
 // The scheme's options from the [cosim] values in effect (METHODS §9 defaults); SetupError if the
 // controller refuses them.
+// [cosim] jump_handling and min_micro_steps as the runners' options.
+runner::JumpOptions jump_options(const config::CosimConfig& c) {
+  runner::JumpOptions j;
+  switch (c.jump_handling) {
+    case config::JumpHandling::kKeep:
+      j.policy = runner::JumpPolicy::kKeep;
+      break;
+    case config::JumpHandling::kShift:
+      j.policy = runner::JumpPolicy::kShift;
+      break;
+    case config::JumpHandling::kRestart:
+      j.policy = runner::JumpPolicy::kRestart;
+      break;
+    case config::JumpHandling::kRestartAuto:
+      j.policy = runner::JumpPolicy::kRestartAuto;
+      break;
+  }
+  j.micro_steps = c.min_micro_steps;
+  return j;
+}
+
 SchemeOptions scheme_options(const config::CosimConfig& c, double end_time) {
   SchemeOptions scheme;
   control::MacroStepOptions& m = scheme.control;
@@ -647,6 +674,11 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
     throw SetupError(fmt::format("--order must be auto or an integer 0..{} (got {})",
                                  config::kMaxCosimOrder, options.order->kappa));
   }
+  if (options.min_micro_steps && (*options.min_micro_steps < 0 || *options.min_micro_steps == 1 ||
+                                  *options.min_micro_steps > 1000)) {
+    throw SetupError(fmt::format("--min-micro-steps must be 0 (no limit) or 2..1000 (got {})",
+                                 *options.min_micro_steps));
+  }
   if (options.threads && *options.threads < 0) {
     throw SetupError(fmt::format("--threads must be >= 0 (got {})", *options.threads));
   }
@@ -696,6 +728,8 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
     for (const auto& connection : config.system_description->connections)
       s.connection_approximations.push_back(connection.approximation);
   }
+  if (options.jump_handling) c.jump_handling = *options.jump_handling;
+  if (options.min_micro_steps) c.min_micro_steps = *options.min_micro_steps;
   if (options.step_size) c.step_size = *options.step_size;
   if (options.threads) c.threads = *options.threads;
   if (options.executor) {
@@ -722,6 +756,13 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
     throw SetupError(
         "--max-restarts applies to the process executor (--executor processes): a subsystem "
         "in the master's own process cannot crash alone");
+  }
+  if (s.max_restarts > 0 && c.jump_handling == config::JumpHandling::kShift) {
+    // The shift needs the previous step's polynomial, which an exported state does not carry
+    // yet: a replaced worker would not continue bit-identically.
+    throw SetupError(
+        "--max-restarts does not work with jump_handling = \"shift\" yet (a restored worker "
+        "lacks the previous input polynomial the shift needs); use one or the other");
   }
   const std::string estimator_source =
       options.estimator ? "--estimator none" : "cosim.estimator = \"none\"";
@@ -772,6 +813,7 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
   // scheme does not (the numbers are the same either way, contract 2).
   s.executor.rollback = needs_rollback(s.scheme) || s.max_restarts > 0;
   s.executor.threads = c.threads;
+  s.executor.jumps = jump_options(c);
   s.all_states = options.all_states || config.output.all_states;
   return s;
 }
@@ -988,6 +1030,12 @@ void print_summary(std::ostream& out, const config::RunConfig& config, const Cos
   if (!c.approximation.is_lagrange() || per_connection) {
     fmt::print(out, "approximation: {}{}\n", c.approximation.name,
                per_connection ? " (some connections name their own)" : "");
+  }
+  if (c.jump_handling != config::JumpHandling::kKeep || c.min_micro_steps > 0) {
+    fmt::print(out, "input jumps at macro points: {} history{}\n",
+               config::to_string(c.jump_handling),
+               c.min_micro_steps > 0 ? fmt::format(", micro steps <= H/{}", c.min_micro_steps)
+                                     : std::string());
   }
 
   const std::size_t nc = r.coupling_count;

@@ -34,7 +34,10 @@ class SubsystemRunner::Input final : public model::InputFunction {
 SubsystemRunner::SubsystemRunner(const model::Subsystem& subsystem,
                                  std::span<const double> initial_inputs,
                                  const RunnerOptions& options)
-    : subsystem_(subsystem), options_(options), nominal_input_(std::make_unique<Input>()) {
+    : subsystem_(subsystem),
+      options_(options),
+      nominal_input_(std::make_unique<Input>()),
+      accepted_input_(std::make_unique<Input>()) {
   if (initial_inputs.size() != subsystem.input_size()) {
     throw std::invalid_argument("SubsystemRunner: " + std::to_string(initial_inputs.size()) +
                                 " initial inputs for a subsystem with " +
@@ -52,6 +55,7 @@ SubsystemRunner::SubsystemRunner(const model::Subsystem& subsystem,
   p.step_begin = t0;
   p.time[0] = t0 + 1.0;
   for (std::size_t c = 0; c < initial_inputs.size(); ++c) p.value[c][0] = initial_inputs[c];
+  accepted_input_->points = p;
   nominal_ = std::make_unique<ida::Integrator>(
       subsystem, options.solver, initial_inputs.empty() ? nullptr : nominal_input_.get());
   if (options.rollback) snapshot_ = nominal_->make_snapshot();
@@ -140,12 +144,34 @@ void SubsystemRunner::execute(std::size_t r) noexcept {
       integ->restore(*snapshot_);  // the clone of the T_N workspace (D-23)
       restore_ns_[r] = now_ns() - t0;
     }
-    result.stats = integ->advance_to(t_end_);
+    result.stats = integ->advance_to(t_end_, jump_control(*integ));
     result.outputs.resize(subsystem_.output_size());
     integ->outputs(result.outputs);
   } catch (const std::exception& e) {
     result.error = e.what();
   }
+}
+
+ida::AdvanceControl SubsystemRunner::jump_control(const ida::Integrator& integ) const {
+  const JumpOptions& j = options_.jumps;
+  ida::AdvanceControl c;
+  const double h = t_end_ - integ.time();
+  if (j.micro_steps > 1) c.max_step = h / j.micro_steps;
+  switch (j.policy) {
+    case JumpPolicy::kKeep:
+      break;
+    case JumpPolicy::kShift:
+      c.previous_input = accepted_input_.get();
+      break;
+    case JumpPolicy::kRestart:
+      c.restart = true;
+      break;
+    case JumpPolicy::kRestartAuto:
+      c.restart =
+          h < integ.current_order() * integ.next_step_size() || integ.input_jump_norm() > 1.0;
+      break;
+  }
+  return c;
 }
 
 void SubsystemRunner::run_all(tbb::task_arena* arena) {
@@ -193,6 +219,7 @@ void SubsystemRunner::accept() {
     snapshot_ns_ += now_ns() - t0;
   }
   accepted_time_ = nominal_->time();
+  accepted_input_->points = nominal_input_->points;
   advanced_ = false;
 }
 

@@ -71,6 +71,9 @@ std::vector<std::byte> encode_config(const WorkerSetup& s) {
   solver.setInitialStep(s.solver.initial_step);
   solver.setStopAdjustment(s.solver.stop_adjustment);
   cfg.setRollback(s.rollback);
+  auto jumps = cfg.initJumps();
+  jumps.setPolicy(static_cast<std::uint8_t>(s.jumps.policy));
+  jumps.setMicroSteps(s.jumps.micro_steps);
   auto cpus = cfg.initCpuset(static_cast<unsigned>(s.cpuset.size()));
   for (unsigned j = 0; j < s.cpuset.size(); ++j) cpus.set(j, s.cpuset[j]);
   cfg.setExtraRuns(s.extra_runs);
@@ -127,6 +130,12 @@ DecodedConfig decode_config_message(const std::byte* data, std::size_t bytes) {
   d.solver.initial_step = so.getInitialStep();
   d.solver.stop_adjustment = so.getStopAdjustment();
   d.rollback = cfg.getRollback();
+  const auto jumps = cfg.getJumps();
+  if (jumps.getPolicy() > static_cast<std::uint8_t>(runner::JumpPolicy::kRestartAuto)) {
+    throw std::runtime_error("subsystem configuration: unknown jump policy");
+  }
+  d.jumps.policy = static_cast<runner::JumpPolicy>(jumps.getPolicy());
+  d.jumps.micro_steps = jumps.getMicroSteps();
   for (auto c : cfg.getCpuset()) d.cpuset.push_back(c);
   d.extra_runs = cfg.getExtraRuns();
   d.threads = cfg.getThreads();

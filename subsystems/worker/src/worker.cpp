@@ -46,7 +46,7 @@ class Worker {
       : config_(std::move(config)),
         mirror_(mirror),
         runner_(*config_.subsystem, config_.initial_inputs,
-                runner::RunnerOptions{config_.solver, config_.rollback}) {
+                runner::RunnerOptions{config_.solver, config_.rollback, config_.jumps}) {
     runner_.set_progress_counters([progress](std::size_t k) -> std::atomic<std::uint64_t>* {
       return k < kMaxRuns ? &progress[k].value : nullptr;
     });

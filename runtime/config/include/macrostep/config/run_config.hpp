@@ -164,6 +164,14 @@
 //                                    explicit scheme only. A [[connection]] may name its own.
 //   least_squares_points = 8         integer > kappa + 1 (kappa: the fixed order, or 5 with
 //                                    "auto"), at most 64; only with "least_squares"
+//   jump_handling = "keep"           what the subsystems' IDA does where the input polynomial
+//                                    jumps at T_N (issue 11): "keep" its BDF history (default)
+//                                    | "shift" the history to the new polynomial (no extra micro
+//                                    step; within 1.25x the exact-integration scheme's error on
+//                                    K-5.1 linear) | "restart" IDA (IDAReInit, order 1) at every
+//                                    T_N | "restart-auto" where the jump exceeds IDA's tolerance
+//                                    or fewer micro steps than its order are expected
+//   min_micro_steps = 0              0 or integer 2..1000: micro steps at most H/min_micro_steps
 //   output_every = 1                 integer >= 1: write every k-th accepted macro point (the
 //                                    first and the last are always written)
 //   executor = "processes"           "inprocess" | "processes" (one process per subsystem);
@@ -263,6 +271,8 @@ enum class CosimEstimator : std::uint8_t { kNone, kExLE, kExMD, kExCV, kImMD, kI
 enum class JacobianSource : std::uint8_t { kFiniteDifference, kSap, kReuse, kQuasiNewton };
 enum class OrderStrategyKind : std::uint8_t { kIdaLike, kConservative };
 enum class PredictorKind : std::uint8_t { kLagrange, kLeastSquares };
+// What the subsystems' integrators do where the input polynomial jumps (runner::JumpPolicy).
+enum class JumpHandling : std::uint8_t { kKeep, kShift, kRestart, kRestartAuto };
 enum class ExecutorKind : std::uint8_t { kInProcess, kProcesses };
 
 // order = "auto" | K.
@@ -310,6 +320,8 @@ struct CosimConfig {
   PredictorKind predictor = PredictorKind::kLagrange;
   int least_squares_points = 8;
   coupling::Approximation approximation;  // Lagrange unless given
+  JumpHandling jump_handling = JumpHandling::kKeep;
+  int min_micro_steps = 0;  // 0: no limit, else >= 2
   int output_every = 1;
   ExecutorKind executor = ExecutorKind::kInProcess;
   bool executor_given = false;  // the file names the executor (else: chosen by the run)
@@ -342,6 +354,7 @@ CosimEstimator default_estimator(CosimScheme s);
 bool estimator_fits(CosimScheme s, CosimEstimator e);
 const char* to_string(OrderStrategyKind s);
 const char* to_string(PredictorKind p);
+const char* to_string(JumpHandling j);
 
 // What is wrong with `approximation` under the [cosim] values `c` (scheme, estimator, order,
 // predictor; METHODS D-7, D-8), or "" if it may run. The file's checks and the command-line

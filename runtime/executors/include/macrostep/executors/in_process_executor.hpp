@@ -19,6 +19,8 @@ struct InProcessOptions {
   // Snapshot every subsystem at each accepted point. Needed for reject() and for extra runs;
   // only fixed-step explicit runs without an estimator (exH) can do without (METHODS §4.7).
   bool rollback = true;
+  // How the runs treat the jump of their input polynomial at T_N (issue 11; default: nothing).
+  runner::JumpOptions jumps;
   // Worker threads for the runs of a step; 0 = TBB's default (all cores), 1 = sequential.
   int threads = 0;
 };

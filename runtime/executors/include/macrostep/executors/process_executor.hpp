@@ -58,7 +58,8 @@ namespace macrostep::executors {
 
 struct ProcessOptions {
   ida::IntegratorOptions solver;
-  bool rollback = true;  // as InProcessOptions::rollback
+  bool rollback = true;       // as InProcessOptions::rollback
+  runner::JumpOptions jumps;  // as InProcessOptions::jumps
   // Extra runs per pass each worker is prepared for (sizes its wait policy; at most
   // worker::kMaxRuns - 1).
   unsigned extra_runs = 1;

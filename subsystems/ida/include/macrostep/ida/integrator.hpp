@@ -77,6 +77,30 @@ class IntegrationError : public std::runtime_error {
   int flag_;
 };
 
+// How one advance_to() treats the start of its interval T_N, where the caller's input polynomial
+// may jump (issue 11; METHODS §2.2: explicit polynomials jump at T_N). The defaults change
+// nothing.
+struct AdvanceControl {
+  // Rewrite the BDF history at time() as if the current input had driven it: non-null, the
+  // input the history was integrated with (the previous macro step's polynomial). Each history
+  // value z(t_i) becomes z(t_i) + δ(t_i), where δ solves the model linearized at time(),
+  // dF/dz'·δ' + dF/dz·δ + dF/du·(u(t) − previous(t)) = 0 with δ(time()) = 0 (a Taylor series
+  // over the history span; both inputs must be polynomials of degree <= SupportPoints::
+  // kMaxDegree in t, as support-point inputs are); IDA's modified divided differences phi[1..k]
+  // are updated accordingly. Order, step size and z(time()) stay; z'(time()) becomes the one
+  // consistent with the new input (to first order). Costs two Jacobian evaluations, one
+  // factorization of dF/dz' and D + 3 solves with it (D = kMaxDegree); no micro step.
+  const model::InputFunction* previous_input = nullptr;
+  // Restart IDA at time() before integrating (DESIGN contract 2: only where the input jumps and
+  // the configuration asks for it): IDAReInit with the current z and a z' consistent with the
+  // input at time() (consistent_derivative()). The BDF history is dropped; IDA starts again at
+  // order 1 with its own first step, and the step counters of the workspace start from 0.
+  bool restart = false;
+  // > 0: no micro step of this call longer than this (the interval's input is sampled at least
+  // that often).
+  double max_step = 0.0;
+};
+
 class WorkspaceSnapshot;
 
 // Version of the exported snapshot format (ipc/schema/state.capnp, IdaSnapshot). It changes
@@ -106,8 +130,21 @@ class Integrator {
   // workspace: snapshots neither save nor restore it.
   void set_progress_counter(std::atomic<std::uint64_t>* counter);
 
-  // Integrates from time() to exactly t_end (> time()). Returns the counters of this call.
-  AdvanceStats advance_to(double t_end);
+  // Integrates from time() to exactly t_end (> time()). Returns the counters of this call
+  // (wall_ns includes a restart's set-up).
+  AdvanceStats advance_to(double t_end, const AdvanceControl& control = {});
+
+  // z' consistent with z at time() and the current input: one Newton step on F(t, z, z', u) = 0
+  // from the history's z', with dF/dz' = J(cj = 1) - J(cj = 0) factored by KLU. Exact for models
+  // whose residual is linear in z' with nonsingular dF/dz' (every built-in model); throws
+  // IntegrationError if dF/dz' is singular.
+  void consistent_derivative(std::span<double> zp) const;
+
+  // How far the input's jump at time() moves the states within one micro step: the WRMS norm,
+  // with IDA's error weights, of h·(z'_c − z'), z'_c = consistent_derivative(), z' the
+  // history's derivative at time(), h the step IDA would try next. Above 1 the jump exceeds the
+  // integrator's tolerance. 0 before the first step.
+  double input_jump_norm() const;
 
   double time() const;
   // Current z and z' (read with IDAGetDky at time(), so also valid after a restore).

@@ -77,11 +77,39 @@ struct ExtraRun {
   }
 };
 
+// What a run does with the jump of its input polynomial at T_N (issue 11; METHODS §2.2: explicit
+// polynomials jump at T_N). IDA's BDF history holds the states of the previous polynomial; with
+// about one micro step per macro step it sees the new polynomial only at T_{N+1}, and the
+// co-simulation error grows by up to 2.7× the scheme's own.
+enum class JumpPolicy : std::uint8_t {
+  kKeep = 0,  // keep the history as it is (the default)
+  // Rewrite the history as if the new polynomial had driven it (ida::AdvanceControl::
+  // previous_input with the last accepted step's polynomial): no extra micro step.
+  kShift = 1,
+  // Restart IDA at T_N (DESIGN contract 2: a restart only where the input polynomial jumps and
+  // the configuration asks for it): order 1 again, many more micro steps.
+  kRestart = 2,
+  // Restart only where it matters: the jump moves the states by more than the integrator's
+  // tolerance within one micro step (Integrator::input_jump_norm() > 1), or fewer micro steps
+  // than the current BDF order are expected in the macro step.
+  kRestartAuto = 3,
+};
+
+// How the runs of a step treat the input's jump at T_N. The defaults change nothing. Both apply
+// alike to the nominal and the extra runs of a pass.
+struct JumpOptions {
+  JumpPolicy policy = JumpPolicy::kKeep;
+  // >= 2: every micro step at most H/micro_steps (the polynomial sampled at least that often).
+  int micro_steps = 0;
+  bool operator==(const JumpOptions&) const = default;
+};
+
 struct RunnerOptions {
   ida::IntegratorOptions solver;
   // Keep a workspace snapshot of T_N: needed for reject(), extra runs and repeated passes. Off
   // only for the fixed-step scheme without an estimator (no snapshot cost).
   bool rollback = true;
+  JumpOptions jumps;
 };
 
 // The result of one run of the prepared step.
@@ -142,6 +170,9 @@ class SubsystemRunner {
   // bit-identically to the exporting one (contract 2). Between steps; needs rollback
   // (std::logic_error). import_state throws what Integrator::import_snapshot throws for bytes
   // that are not for this subsystem, and leaves the runner unchanged then.
+  // Known gap (issue 11): the last accepted polynomial that JumpPolicy::kShift needs is not in
+  // the bytes; after an import the first shift uses the importing runner's own, so a run with
+  // jump_handling = shift continues bit-identically only where both runners had the same one.
   std::vector<std::byte> export_state() const;
   void import_state(std::span<const std::byte> bytes);
   // The same through a file: written to a temporary name beside `path` and renamed, so that
@@ -160,12 +191,16 @@ class SubsystemRunner {
  private:
   class Input;
   ida::Integrator& pool_integrator(std::size_t j);
+  ida::AdvanceControl jump_control(const ida::Integrator& integ) const;
   void collect_clone_times();
 
   const model::Subsystem& subsystem_;
   RunnerOptions options_;
   std::function<std::atomic<std::uint64_t>*(std::size_t)> counter_;
   std::unique_ptr<Input> nominal_input_;
+  // The nominal polynomial of the last accepted step (the initial constant inputs before the
+  // first): the input the T_N history was integrated with (JumpPolicy::kShift).
+  std::unique_ptr<Input> accepted_input_;
   std::unique_ptr<ida::Integrator> nominal_;
   std::unique_ptr<ida::WorkspaceSnapshot> snapshot_;  // T_N
   std::vector<std::unique_ptr<Input>> extra_inputs_;

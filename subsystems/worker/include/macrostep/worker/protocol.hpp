@@ -52,7 +52,8 @@
 namespace macrostep::worker {
 
 // 3: runs with roles; 4: command bell and reply counter in RunBlock (one wake-up per batch);
-// 5: the worker keeps its accepted state in a recovery file (SubsystemConfig.recoveryPath)
+// 5: the worker keeps its accepted state in a recovery file (SubsystemConfig.recoveryPath),
+// and treats input jumps at T_N as configured (SubsystemConfig.jumps)
 inline constexpr std::uint32_t kProtocolVersion = 5;
 // Runs of one step: the nominal run, up to kMaxPolynomialRuns - 1 runs with their own polynomial
 // (comparison runs) and perturbed runs, kMaxRuns in all: enough for one perturbed run per input in

@@ -19,6 +19,7 @@
 
 #include "macrostep/ida/integrator.hpp"
 #include "macrostep/library/model_description.hpp"
+#include "macrostep/runner/subsystem_runner.hpp"
 #include "macrostep/worker/protocol.hpp"
 
 namespace macrostep::ipc {
@@ -33,6 +34,7 @@ struct WorkerSetup {
   std::vector<double> initial_inputs;  // inputs at t0
   ida::IntegratorOptions solver;
   bool rollback = true;
+  runner::JumpOptions jumps;     // the runs' handling of input jumps at T_N
   std::vector<unsigned> cpuset;  // PUs to pin to; empty: unpinned
   unsigned extra_runs = 0;       // extra runs per step (capacity hint)
   int threads = 0;               // TBB arena of the worker's runs; 0: default
@@ -60,6 +62,7 @@ struct DecodedConfig {
   std::vector<double> initial_inputs;
   ida::IntegratorOptions solver;
   bool rollback = true;
+  runner::JumpOptions jumps;
   std::vector<unsigned> cpuset;
   unsigned extra_runs = 0;
   int threads = 0;

@@ -1,0 +1,308 @@
+// Exact-integration explicit Jacobi (exact_jacobi.hpp; seed 000 App. C / METHODS §7.1, D-37).
+#include "exact_jacobi.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <stdexcept>
+#include <utility>
+
+namespace macrostep::exact {
+namespace {
+
+Matrix multiply(const Matrix& x, const Matrix& y) {
+  Matrix r(x.n);
+  for (std::size_t i = 0; i < x.n; ++i) {
+    for (std::size_t k = 0; k < x.n; ++k) {
+      const double xik = x(i, k);
+      if (xik == 0.0) continue;
+      for (std::size_t j = 0; j < x.n; ++j) r(i, j) += xik * y(k, j);
+    }
+  }
+  return r;
+}
+
+double norm1(const Matrix& m) {
+  double best = 0.0;
+  for (std::size_t j = 0; j < m.n; ++j) {
+    double s = 0.0;
+    for (std::size_t i = 0; i < m.n; ++i) s += std::abs(m(i, j));
+    best = std::max(best, s);
+  }
+  return best;
+}
+
+// Solves L·X = B in place (B holds `cols` right-hand sides column-wise in a row-major n×cols
+// array) by Gaussian elimination with partial pivoting.
+void solve_in_place(Matrix lhs, std::vector<double>& b, std::size_t cols) {
+  const std::size_t n = lhs.n;
+  for (std::size_t k = 0; k < n; ++k) {
+    std::size_t p = k;
+    for (std::size_t i = k + 1; i < n; ++i) {
+      if (std::abs(lhs(i, k)) > std::abs(lhs(p, k))) p = i;
+    }
+    if (lhs(p, k) == 0.0) throw std::runtime_error("exact: singular matrix");
+    if (p != k) {
+      for (std::size_t j = 0; j < n; ++j) std::swap(lhs(k, j), lhs(p, j));
+      for (std::size_t j = 0; j < cols; ++j) std::swap(b[k * cols + j], b[p * cols + j]);
+    }
+    for (std::size_t i = k + 1; i < n; ++i) {
+      const double f = lhs(i, k) / lhs(k, k);
+      if (f == 0.0) continue;
+      for (std::size_t j = k; j < n; ++j) lhs(i, j) -= f * lhs(k, j);
+      for (std::size_t j = 0; j < cols; ++j) b[i * cols + j] -= f * b[k * cols + j];
+    }
+  }
+  for (std::size_t k = n; k-- > 0;) {
+    for (std::size_t j = 0; j < cols; ++j) {
+      double s = b[k * cols + j];
+      for (std::size_t i = k + 1; i < n; ++i) s -= lhs(k, i) * b[i * cols + j];
+      b[k * cols + j] = s / lhs(k, k);
+    }
+  }
+}
+
+// Index layout of the augmented state: chain [0, 2n), force generators (s, c) per harmonic
+// force, then κ+1 polynomial states per coupling variable.
+struct Layout {
+  std::size_t n = 0;       // masses
+  std::size_t forces = 0;  // harmonic forces
+  std::size_t cuts = 0;    // coupling variables
+  std::size_t degree = 0;  // κ
+  std::size_t chain() const { return 2 * n; }
+  std::size_t force(std::size_t f) const { return 2 * n + 2 * f; }
+  std::size_t poly(std::size_t j) const { return 2 * n + 2 * forces + j * (degree + 1); }
+  std::size_t size() const { return poly(cuts); }
+};
+
+void check_linear(const library::ChainParameters& chain) {
+  for (const auto& e : chain.element) {
+    if (e.C != 0.0 || e.D != 0.0) throw std::invalid_argument("exact: nonlinear element");
+  }
+  for (const auto& f : chain.forces) {
+    if (!f.contact.empty() || !f.impulse.empty() || !f.modified_sine.empty()) {
+      throw std::invalid_argument("exact: only harmonic forces");
+    }
+  }
+}
+
+// The generator matrix (times h) of the chain with elements `keep` only, its harmonic forces,
+// and the cut elements `cuts` as polynomial inputs of degree layout.degree.
+Matrix generator(const library::ChainParameters& chain, const std::vector<bool>& keep,
+                 const std::vector<std::size_t>& cuts, const Layout& L, double h) {
+  Matrix g(L.size());
+  const std::size_t n = chain.size();
+  auto add_element = [&](std::size_t k, double sign_scale) {  // element k: mass k−1 | mass k
+    const auto& e = chain.element[k];
+    for (int side = 0; side < 2; ++side) {  // the body left (k−1) and right (k) of it
+      if ((side == 0 && k == 0) || (side == 1 && k == n)) continue;
+      const std::size_t body = side == 0 ? k - 1 : k;
+      const double s = (side == 0 ? 1.0 : -1.0) * sign_scale / chain.mass[body];  // ±F on body
+      if (k < n) {
+        g(2 * body + 1, 2 * k) += s * e.c;
+        g(2 * body + 1, 2 * k + 1) += s * e.d;
+      }
+      if (k > 0) {
+        g(2 * body + 1, 2 * (k - 1)) -= s * e.c;
+        g(2 * body + 1, 2 * (k - 1) + 1) -= s * e.d;
+      }
+    }
+  };
+  for (std::size_t i = 0; i < n; ++i) g(2 * i, 2 * i + 1) = 1.0;
+  for (std::size_t k = 0; k <= n; ++k) {
+    if (keep[k]) add_element(k, 1.0);
+  }
+  std::size_t f = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (const auto& hf : chain.forces[i].harmonic) {
+      const std::size_t s = L.force(f++);
+      g(2 * i + 1, s) += hf.amplitude / chain.mass[i];
+      g(s, s + 1) = hf.omega;
+      g(s + 1, s) = -hf.omega;
+    }
+  }
+  for (std::size_t j = 0; j < cuts.size(); ++j) {
+    const std::size_t k = cuts[j], q = L.poly(j);
+    g(2 * (k - 1) + 1, q) += 1.0 / chain.mass[k - 1];
+    g(2 * k + 1, q) -= 1.0 / chain.mass[k];
+    for (std::size_t i = 0; i < L.degree; ++i) g(q + i, q + i + 1) = 1.0;
+  }
+  for (double& x : g.a) x *= h;
+  return g;
+}
+
+void set_forces(const library::ChainParameters& chain, const Layout& L, double t,
+                std::vector<double>& w) {
+  std::size_t f = 0;
+  for (std::size_t i = 0; i < chain.size(); ++i) {
+    for (const auto& hf : chain.forces[i].harmonic) {
+      const std::size_t s = L.force(f++);
+      w[s] = std::sin(hf.omega * t + hf.phase);
+      w[s + 1] = std::cos(hf.omega * t + hf.phase);
+    }
+  }
+}
+
+std::vector<double> apply(const Matrix& e, const std::vector<double>& w) {
+  std::vector<double> r(e.n, 0.0);
+  for (std::size_t i = 0; i < e.n; ++i) {
+    double s = 0.0;
+    for (std::size_t j = 0; j < e.n; ++j) s += e(i, j) * w[j];
+    r[i] = s;
+  }
+  return r;
+}
+
+// Derivatives q_i = p^(i)(T_N), i = 0..degree, of the Lagrange polynomial through the uniform
+// nodes T_{N−j} = T_N − j·h with values hist[N−j], j = 0..k (k = min(κ, N)).
+std::vector<double> polynomial_derivatives(const std::vector<double>& hist, std::size_t degree,
+                                           double h) {
+  const std::size_t k = std::min(degree, hist.size() - 1);
+  Matrix v(k + 1);
+  std::vector<double> b(k + 1);
+  for (std::size_t j = 0; j <= k; ++j) {  // p(s) = Σ b_i s^i at s = −j
+    double sj = 1.0;
+    for (std::size_t i = 0; i <= k; ++i) {
+      v(j, i) = sj;
+      sj *= -static_cast<double>(j);
+    }
+    b[j] = hist[hist.size() - 1 - j];
+  }
+  solve_in_place(v, b, 1);
+  std::vector<double> q(degree + 1, 0.0);
+  double fact = 1.0, hp = 1.0;
+  for (std::size_t i = 0; i <= k; ++i) {
+    if (i > 0) {
+      fact *= static_cast<double>(i);
+      hp *= h;
+    }
+    q[i] = fact * b[i] / hp;
+  }
+  return q;
+}
+
+double cut_force(const library::ChainParameters& chain, std::size_t k,
+                 const std::vector<double>& z) {
+  const auto& e = chain.element[k];
+  return e.c * (z[2 * k] - z[2 * (k - 1)]) + e.d * (z[2 * k + 1] - z[2 * (k - 1) + 1]);
+}
+
+std::size_t harmonic_count(const library::ChainParameters& chain) {
+  std::size_t f = 0;
+  for (const auto& m : chain.forces) f += m.harmonic.size();
+  return f;
+}
+
+std::vector<double> initial_chain(const library::ChainParameters& chain) {
+  std::vector<double> z(2 * chain.size());
+  for (std::size_t i = 0; i < chain.size(); ++i) {
+    z[2 * i] = chain.x0[i];
+    z[2 * i + 1] = chain.v0[i];
+  }
+  return z;
+}
+
+}  // namespace
+
+Matrix expm(const Matrix& m) {
+  static constexpr std::array<double, 14> b = {64764752532480000.0,
+                                               32382376266240000.0,
+                                               7771770303897600.0,
+                                               1187353796428800.0,
+                                               129060195264000.0,
+                                               10559470521600.0,
+                                               670442572800.0,
+                                               33522128640.0,
+                                               1323241920.0,
+                                               40840800.0,
+                                               960960.0,
+                                               16380.0,
+                                               182.0,
+                                               1.0};
+  constexpr double theta13 = 5.371920351148152;
+  const std::size_t n = m.n;
+  const double nrm = norm1(m);
+  const int s = nrm > theta13 ? static_cast<int>(std::ceil(std::log2(nrm / theta13))) : 0;
+  Matrix a = m;
+  for (double& x : a.a) x = std::ldexp(x, -s);
+  const Matrix a2 = multiply(a, a), a4 = multiply(a2, a2), a6 = multiply(a4, a2);
+  Matrix u1(n), u2(n), v1(n), v2(n);
+  for (std::size_t i = 0; i < n * n; ++i) {
+    u1.a[i] = b[13] * a6.a[i] + b[11] * a4.a[i] + b[9] * a2.a[i];
+    v1.a[i] = b[12] * a6.a[i] + b[10] * a4.a[i] + b[8] * a2.a[i];
+  }
+  u1 = multiply(a6, u1);
+  v1 = multiply(a6, v1);
+  for (std::size_t i = 0; i < n * n; ++i) {
+    u2.a[i] = u1.a[i] + b[7] * a6.a[i] + b[5] * a4.a[i] + b[3] * a2.a[i];
+    v2.a[i] = v1.a[i] + b[6] * a6.a[i] + b[4] * a4.a[i] + b[2] * a2.a[i];
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    u2(i, i) += b[1];
+    v2(i, i) += b[0];
+  }
+  const Matrix u = multiply(a, u2);
+  Matrix denom(n);
+  std::vector<double> numer(n * n);
+  for (std::size_t i = 0; i < n * n; ++i) {
+    denom.a[i] = v2.a[i] - u.a[i];
+    numer[i] = v2.a[i] + u.a[i];
+  }
+  solve_in_place(denom, numer, n);
+  Matrix r(n);
+  r.a = std::move(numer);
+  for (int k = 0; k < s; ++k) r = multiply(r, r);
+  return r;
+}
+
+Trajectory exact_monolithic(const library::ChainParameters& chain, double h, std::size_t steps) {
+  check_linear(chain);
+  const Layout L{chain.size(), harmonic_count(chain), 0, 0};
+  const Matrix e = expm(generator(chain, std::vector<bool>(chain.size() + 1, true), {}, L, h));
+  Trajectory out{initial_chain(chain)};
+  std::vector<double> w(L.size(), 0.0);
+  for (std::size_t step = 0; step < steps; ++step) {
+    std::copy(out.back().begin(), out.back().end(), w.begin());
+    set_forces(chain, L, static_cast<double>(step) * h, w);
+    const auto next = apply(e, w);
+    out.emplace_back(next.begin(), next.begin() + static_cast<std::ptrdiff_t>(L.chain()));
+  }
+  return out;
+}
+
+Trajectory exact_jacobi(const library::ChainParameters& chain,
+                        const std::vector<std::size_t>& boundaries, double h, int kappa,
+                        std::size_t steps) {
+  check_linear(chain);
+  if (kappa < 0 || kappa > 5) throw std::invalid_argument("exact: kappa out of 0..5");
+  if (boundaries.size() < 2 || boundaries.front() != 0 || boundaries.back() != chain.size()) {
+    throw std::invalid_argument("exact: partition boundaries");
+  }
+  // Element index of every cut: element b joins masses b−1 and b.
+  const std::vector<std::size_t> cuts(boundaries.begin() + 1, boundaries.end() - 1);
+  std::vector<bool> keep(chain.size() + 1, true);
+  for (const std::size_t k : cuts) keep[k] = false;
+  const Layout L{chain.size(), harmonic_count(chain), cuts.size(), static_cast<std::size_t>(kappa)};
+  const Matrix e = expm(generator(chain, keep, cuts, L, h));
+  Trajectory out{initial_chain(chain)};
+  std::vector<std::vector<double>> lambda(cuts.size());  // λ_j history, one value per T_N
+  for (std::size_t j = 0; j < cuts.size(); ++j)
+    lambda[j].push_back(cut_force(chain, cuts[j], out[0]));
+  std::vector<double> w(L.size(), 0.0);
+  for (std::size_t step = 0; step < steps; ++step) {
+    std::copy(out.back().begin(), out.back().end(), w.begin());
+    set_forces(chain, L, static_cast<double>(step) * h, w);
+    for (std::size_t j = 0; j < cuts.size(); ++j) {
+      const auto q = polynomial_derivatives(lambda[j], L.degree, h);
+      std::copy(q.begin(), q.end(), w.begin() + static_cast<std::ptrdiff_t>(L.poly(j)));
+    }
+    const auto next = apply(e, w);
+    out.emplace_back(next.begin(), next.begin() + static_cast<std::ptrdiff_t>(L.chain()));
+    for (std::size_t j = 0; j < cuts.size(); ++j) {
+      lambda[j].push_back(cut_force(chain, cuts[j], out.back()));
+    }
+  }
+  return out;
+}
+
+}  // namespace macrostep::exact

@@ -1,0 +1,53 @@
+// An independent implementation of explicit Jacobi co-simulation of a *linear* oscillator chain
+// whose subsystems are integrated exactly (seed 000 App. C / METHODS §7.1, D-37): every macro
+// step is one matrix exponential of an augmented system that holds the chain's states, a
+// generator of the harmonic forces (s' = ωc, c' = −ωs) and, per coupling variable, the Jordan
+// chain q_0' = q_1, ..., q_κ' = 0 that generates the extrapolation polynomial itself. So the
+// input polynomial is integrated exactly, not sampled: what remains is the error of the coupling
+// scheme alone, the yardstick for macrostep's co-simulation error (issue 11, "jumps at macro
+// points").
+//
+// Scope: chains whose elements are linear (C = D = 0) and whose forces are harmonic; cut into
+// consecutive mass ranges; force/force coupling λ_j = c Δx + d Δv of the cut element (the last
+// body of a part receives +λ, the first body of the next −λ, seed 000 Eq. 2.16); fixed H from
+// T = 0 with κ_N = min(κ, N) (no Listing 5.1 ramp: SchemeOptions fixed_start_ramp = false);
+// consistent update u_{N+1} = φ(z_{N+1}).
+//
+// Nothing here uses macrostep's integrator or coupling code; it shares only ChainParameters.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "macrostep/library/chain_parameters.hpp"
+
+namespace macrostep::exact {
+
+// Row-major dense square matrix.
+struct Matrix {
+  std::size_t n = 0;
+  std::vector<double> a;
+  explicit Matrix(std::size_t size = 0) : n(size), a(size * size, 0.0) {}
+  double& operator()(std::size_t i, std::size_t j) { return a[i * n + j]; }
+  double operator()(std::size_t i, std::size_t j) const { return a[i * n + j]; }
+};
+
+// e^M by scaling and squaring with the degree-13 Padé approximant (Higham 2005), for small dense
+// matrices; relative accuracy about the unit roundoff times the condition of the problem.
+Matrix expm(const Matrix& m);
+
+// The states of the whole chain, [x_0, v_0, x_1, v_1, ...] (ChainSegment's layout), at the macro
+// points T_N = N·H, N = 0..steps.
+using Trajectory = std::vector<std::vector<double>>;
+
+// The monolithic chain, exactly (one exponential of the chain plus force generator per step).
+Trajectory exact_monolithic(const library::ChainParameters& chain, double h, std::size_t steps);
+
+// Explicit Jacobi with exact subsystem integration: subsystems between the mass boundaries
+// [0, b_1, ..., n] (as library::equal_partition gives them), fixed H, extrapolation degree κ
+// (0..5) of the coupling variables.
+Trajectory exact_jacobi(const library::ChainParameters& chain,
+                        const std::vector<std::size_t>& boundaries, double h, int kappa,
+                        std::size_t steps);
+
+}  // namespace macrostep::exact
