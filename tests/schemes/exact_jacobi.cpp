@@ -10,58 +10,6 @@
 namespace macrostep::exact {
 namespace {
 
-Matrix multiply(const Matrix& x, const Matrix& y) {
-  Matrix r(x.n);
-  for (std::size_t i = 0; i < x.n; ++i) {
-    for (std::size_t k = 0; k < x.n; ++k) {
-      const double xik = x(i, k);
-      if (xik == 0.0) continue;
-      for (std::size_t j = 0; j < x.n; ++j) r(i, j) += xik * y(k, j);
-    }
-  }
-  return r;
-}
-
-double norm1(const Matrix& m) {
-  double best = 0.0;
-  for (std::size_t j = 0; j < m.n; ++j) {
-    double s = 0.0;
-    for (std::size_t i = 0; i < m.n; ++i) s += std::abs(m(i, j));
-    best = std::max(best, s);
-  }
-  return best;
-}
-
-// Solves L·X = B in place (B holds `cols` right-hand sides column-wise in a row-major n×cols
-// array) by Gaussian elimination with partial pivoting.
-void solve_in_place(Matrix lhs, std::vector<double>& b, std::size_t cols) {
-  const std::size_t n = lhs.n;
-  for (std::size_t k = 0; k < n; ++k) {
-    std::size_t p = k;
-    for (std::size_t i = k + 1; i < n; ++i) {
-      if (std::abs(lhs(i, k)) > std::abs(lhs(p, k))) p = i;
-    }
-    if (lhs(p, k) == 0.0) throw std::runtime_error("exact: singular matrix");
-    if (p != k) {
-      for (std::size_t j = 0; j < n; ++j) std::swap(lhs(k, j), lhs(p, j));
-      for (std::size_t j = 0; j < cols; ++j) std::swap(b[k * cols + j], b[p * cols + j]);
-    }
-    for (std::size_t i = k + 1; i < n; ++i) {
-      const double f = lhs(i, k) / lhs(k, k);
-      if (f == 0.0) continue;
-      for (std::size_t j = k; j < n; ++j) lhs(i, j) -= f * lhs(k, j);
-      for (std::size_t j = 0; j < cols; ++j) b[i * cols + j] -= f * b[k * cols + j];
-    }
-  }
-  for (std::size_t k = n; k-- > 0;) {
-    for (std::size_t j = 0; j < cols; ++j) {
-      double s = b[k * cols + j];
-      for (std::size_t i = k + 1; i < n; ++i) s -= lhs(k, i) * b[i * cols + j];
-      b[k * cols + j] = s / lhs(k, k);
-    }
-  }
-}
-
 // Index layout of the augmented state: chain [0, 2n), force generators (s, c) per harmonic
 // force, then κ+1 polynomial states per coupling variable.
 struct Layout {
@@ -90,7 +38,7 @@ void check_linear(const library::ChainParameters& chain) {
 // and the cut elements `cuts` as polynomial inputs of degree layout.degree.
 Matrix generator(const library::ChainParameters& chain, const std::vector<bool>& keep,
                  const std::vector<std::size_t>& cuts, const Layout& L, double h) {
-  Matrix g(L.size());
+  Matrix g(L.size(), L.size());
   const std::size_t n = chain.size();
   auto add_element = [&](std::size_t k, double sign_scale) {  // element k: mass k−1 | mass k
     const auto& e = chain.element[k];
@@ -127,7 +75,7 @@ Matrix generator(const library::ChainParameters& chain, const std::vector<bool>&
     g(2 * k + 1, q) -= 1.0 / chain.mass[k];
     for (std::size_t i = 0; i < L.degree; ++i) g(q + i, q + i + 1) = 1.0;
   }
-  for (double& x : g.a) x *= h;
+  g = h * g;
   return g;
 }
 
@@ -144,10 +92,10 @@ void set_forces(const library::ChainParameters& chain, const Layout& L, double t
 }
 
 std::vector<double> apply(const Matrix& e, const std::vector<double>& w) {
-  std::vector<double> r(e.n, 0.0);
-  for (std::size_t i = 0; i < e.n; ++i) {
+  std::vector<double> r(e.rows(), 0.0);
+  for (std::size_t i = 0; i < e.rows(); ++i) {
     double s = 0.0;
-    for (std::size_t j = 0; j < e.n; ++j) s += e(i, j) * w[j];
+    for (std::size_t j = 0; j < e.rows(); ++j) s += e(i, j) * w[j];
     r[i] = s;
   }
   return r;
@@ -158,17 +106,16 @@ std::vector<double> apply(const Matrix& e, const std::vector<double>& w) {
 std::vector<double> polynomial_derivatives(const std::vector<double>& hist, std::size_t degree,
                                            double h) {
   const std::size_t k = std::min(degree, hist.size() - 1);
-  Matrix v(k + 1);
-  std::vector<double> b(k + 1);
+  Matrix v(k + 1, k + 1), rhs(k + 1, 1);
   for (std::size_t j = 0; j <= k; ++j) {  // p(s) = Σ b_i s^i at s = −j
     double sj = 1.0;
     for (std::size_t i = 0; i <= k; ++i) {
       v(j, i) = sj;
       sj *= -static_cast<double>(j);
     }
-    b[j] = hist[hist.size() - 1 - j];
+    rhs(j, 0) = hist[hist.size() - 1 - j];
   }
-  solve_in_place(v, b, 1);
+  const Matrix coefficients = analysis::solve(v, rhs);
   std::vector<double> q(degree + 1, 0.0);
   double fact = 1.0, hp = 1.0;
   for (std::size_t i = 0; i <= k; ++i) {
@@ -176,7 +123,7 @@ std::vector<double> polynomial_derivatives(const std::vector<double>& hist, std:
       fact *= static_cast<double>(i);
       hp *= h;
     }
-    q[i] = fact * b[i] / hp;
+    q[i] = fact * coefficients(i, 0) / hp;
   }
   return q;
 }
@@ -203,57 +150,6 @@ std::vector<double> initial_chain(const library::ChainParameters& chain) {
 }
 
 }  // namespace
-
-Matrix expm(const Matrix& m) {
-  static constexpr std::array<double, 14> b = {64764752532480000.0,
-                                               32382376266240000.0,
-                                               7771770303897600.0,
-                                               1187353796428800.0,
-                                               129060195264000.0,
-                                               10559470521600.0,
-                                               670442572800.0,
-                                               33522128640.0,
-                                               1323241920.0,
-                                               40840800.0,
-                                               960960.0,
-                                               16380.0,
-                                               182.0,
-                                               1.0};
-  constexpr double theta13 = 5.371920351148152;
-  const std::size_t n = m.n;
-  const double nrm = norm1(m);
-  const int s = nrm > theta13 ? static_cast<int>(std::ceil(std::log2(nrm / theta13))) : 0;
-  Matrix a = m;
-  for (double& x : a.a) x = std::ldexp(x, -s);
-  const Matrix a2 = multiply(a, a), a4 = multiply(a2, a2), a6 = multiply(a4, a2);
-  Matrix u1(n), u2(n), v1(n), v2(n);
-  for (std::size_t i = 0; i < n * n; ++i) {
-    u1.a[i] = b[13] * a6.a[i] + b[11] * a4.a[i] + b[9] * a2.a[i];
-    v1.a[i] = b[12] * a6.a[i] + b[10] * a4.a[i] + b[8] * a2.a[i];
-  }
-  u1 = multiply(a6, u1);
-  v1 = multiply(a6, v1);
-  for (std::size_t i = 0; i < n * n; ++i) {
-    u2.a[i] = u1.a[i] + b[7] * a6.a[i] + b[5] * a4.a[i] + b[3] * a2.a[i];
-    v2.a[i] = v1.a[i] + b[6] * a6.a[i] + b[4] * a4.a[i] + b[2] * a2.a[i];
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    u2(i, i) += b[1];
-    v2(i, i) += b[0];
-  }
-  const Matrix u = multiply(a, u2);
-  Matrix denom(n);
-  std::vector<double> numer(n * n);
-  for (std::size_t i = 0; i < n * n; ++i) {
-    denom.a[i] = v2.a[i] - u.a[i];
-    numer[i] = v2.a[i] + u.a[i];
-  }
-  solve_in_place(denom, numer, n);
-  Matrix r(n);
-  r.a = std::move(numer);
-  for (int k = 0; k < s; ++k) r = multiply(r, r);
-  return r;
-}
 
 Trajectory exact_monolithic(const library::ChainParameters& chain, double h, std::size_t steps) {
   check_linear(chain);

@@ -19,22 +19,15 @@
 #include <cstddef>
 #include <vector>
 
+#include "macrostep/analysis/dense.hpp"
 #include "macrostep/library/chain_parameters.hpp"
 
 namespace macrostep::exact {
 
-// Row-major dense square matrix.
-struct Matrix {
-  std::size_t n = 0;
-  std::vector<double> a;
-  explicit Matrix(std::size_t size = 0) : n(size), a(size * size, 0.0) {}
-  double& operator()(std::size_t i, std::size_t j) { return a[i * n + j]; }
-  double operator()(std::size_t i, std::size_t j) const { return a[i * n + j]; }
-};
-
-// e^M by scaling and squaring with the degree-13 Padé approximant (Higham 2005), for small dense
-// matrices; relative accuracy about the unit roundoff times the condition of the problem.
-Matrix expm(const Matrix& m);
+// Dense matrices and e^M (scaling and squaring, degree-13 Padé) of the stability analysis: the
+// check integrates exactly what IDA and the scheme approximate, so it shares no code with them.
+using analysis::expm;
+using analysis::Matrix;
 
 // The states of the whole chain, [x_0, v_0, x_1, v_1, ...] (ChainSegment's layout), at the macro
 // points T_N = N·H, N = 0..steps.

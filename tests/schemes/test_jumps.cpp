@@ -173,7 +173,7 @@ std::vector<std::size_t>* Jumps::bodies_ = nullptr;
 // The matrix exponential against closed forms: a rotation and a nilpotent Jordan block (whose
 // exponential is the Taylor polynomial the exact scheme relies on).
 TEST(ExactJacobi, ExpmMatchesClosedForms) {
-  exact::Matrix r(2);
+  exact::Matrix r(2, 2);
   const double w = 7.3;
   r(0, 1) = w;
   r(1, 0) = -w;
@@ -181,7 +181,7 @@ TEST(ExactJacobi, ExpmMatchesClosedForms) {
   EXPECT_NEAR(er(0, 0), std::cos(w), 1e-14);
   EXPECT_NEAR(er(0, 1), std::sin(w), 1e-14);
   EXPECT_NEAR(er(1, 0), -std::sin(w), 1e-14);
-  exact::Matrix j(4);
+  exact::Matrix j(4, 4);
   const double h = 0.37;
   for (std::size_t i = 0; i < 3; ++i) j(i, i + 1) = h;
   const exact::Matrix ej = exact::expm(j);
