@@ -161,8 +161,10 @@ TEST(Recovery, HungWorkerIsReplacedAndTold) {
   const auto o = controlled(1e-4, control::Estimator::kExMD, 1e-5);
   const Trace undisturbed = reference(c, o);
   auto po = recovering_options(1);
-  po.hang_timeout = std::chrono::milliseconds(300);
-  po.poll_interval = std::chrono::milliseconds(20);
+  // Long enough that a slow replacement (TSan, an oversubscribed machine) is not taken for a
+  // second hang.
+  po.hang_timeout = std::chrono::milliseconds(2000);
+  po.poll_interval = std::chrono::milliseconds(50);
   std::vector<std::string> told;
   po.on_recovery = [&told](const std::string& what) { told.push_back(what); };
   executors::ProcessExecutor ex(c.sys, c.models, c.sys.initial_couplings(), po);
