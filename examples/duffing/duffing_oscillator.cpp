@@ -85,6 +85,7 @@ class DuffingOscillator final : public macrostep::model::Subsystem {
     y[1] = z[1];
   }
 
+#ifndef DUFFING_WITHOUT_COUPLING_JACOBIANS
   // The coupling Jacobians (model/subsystem.hpp). ∂y/∂z says that the outputs are the states
   // x and v themselves, which is how the co-simulation's error estimators find the positions
   // and velocities they watch (a model without it is watched through its coupling variables
@@ -96,11 +97,15 @@ class DuffingOscillator final : public macrostep::model::Subsystem {
                        std::span<double> values) const override {
     values[0] = values[1] = 1.0;
   }
-  macrostep::model::EntryPattern input_jacobian_pattern() const override { return {{1}, {0}}; }
+  macrostep::model::EntryPattern input_jacobian_pattern() const override {
+    return {{1}, {0}};
+  }
   void input_jacobian(double, std::span<const double>, std::span<const double>,
                       std::span<const double>, std::span<double> values) const override {
     values[0] = -s_;  // F1 = m v' + ... - s force
   }
+
+#endif
 
   // The force acts on the body both outputs describe (the sap Jacobian, METHODS §4.5).
   bool input_acceleration(std::span<double> accel, std::span<StateRole> roles) const override {

@@ -123,10 +123,12 @@ std::filesystem::path temp_dir() {
   return dir;
 }
 
-TEST(PluginApp, CoSimulationOfPluginsIsTheSameInProcessesAndAgreesWithTheMonolithicRun) {
+// `plugin`: the example with its analytic coupling Jacobians, or the same model relying on the
+// finite-difference defaults (whose outputs the error estimators must recognise all the same).
+void check_plugin_pair(const std::string& plugin) {
   const auto dir = temp_dir();
   // Relative to the configuration's directory, as a user would write it beside the library.
-  std::filesystem::copy_file(DUFFING_PLUGIN, dir / "duffing.so");
+  std::filesystem::copy_file(plugin, dir / "duffing.so");
   const auto config = write_config(dir, "duffing.so").string();
   for (const char* executor : {"inprocess", "processes"}) {
     const AppRun r = macrostep("run " + config + " --executor " + executor + " --output " +
@@ -160,6 +162,14 @@ TEST(PluginApp, CoSimulationOfPluginsIsTheSameInProcessesAndAgreesWithTheMonolit
   }
   EXPECT_EQ(checked, 2) << cmp.output;
   std::filesystem::remove_all(dir);
+}
+
+TEST(PluginApp, CoSimulationOfPluginsIsTheSameInProcessesAndAgreesWithTheMonolithicRun) {
+  check_plugin_pair(DUFFING_PLUGIN);
+}
+
+TEST(PluginApp, APluginWithoutCouplingJacobiansIsErrorControlledAlike) {
+  check_plugin_pair(DUFFING_FD_PLUGIN);
 }
 
 TEST(PluginApp, AMissingLibraryOrRefusedParametersExitTwoWithTheLine) {

@@ -2,6 +2,7 @@
 #include "macrostep/system/system_description.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -40,7 +41,10 @@ std::unique_ptr<CouplingLaw> make_law(const DescribedConnection& c) {
 }
 
 // True if output `o` of `s` is one state of role position or velocity, taken as it is (∂y/∂z a
-// single entry 1); `group` receives the role's weight group.
+// single nonzero entry 1 at the initial state); `group` receives the role's weight group. The
+// finite-difference default of a model without analytic coupling Jacobians (users' plugins)
+// gives that entry as 1 up to rounding and the others as exactly 0 (the output does not move
+// with them), so such outputs are watched too.
 bool is_state_output(const model::Subsystem& s, std::size_t o, control::WeightGroup& group) {
   const model::EntryPattern pattern = s.output_jacobian_pattern();
   std::vector<double> z(s.state_size()), zp(s.state_size()), u(s.input_size(), 0.0);
@@ -50,12 +54,12 @@ bool is_state_output(const model::Subsystem& s, std::size_t o, control::WeightGr
   std::size_t entries = 0, column = 0;
   double value = 0.0;
   for (std::size_t k = 0; k < pattern.nonzeros(); ++k) {
-    if (pattern.row[k] != o) continue;
+    if (pattern.row[k] != o || values[k] == 0.0) continue;
     ++entries;
     column = pattern.column[k];
     value = values[k];
   }
-  if (entries != 1 || value != 1.0) return false;
+  if (entries != 1 || std::abs(value - 1.0) > 1e-6) return false;
   const model::StateRole role = s.state_roles()[column];
   if (role == model::StateRole::kOther) return false;
   group = role == model::StateRole::kPosition ? control::WeightGroup::kPosition

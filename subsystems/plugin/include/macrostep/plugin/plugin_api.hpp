@@ -14,11 +14,10 @@
 // line of the configuration.
 //
 // Error control: the co-simulation's estimators (exMD, imMD, ...) watch the outputs that a
-// connection reads and that are a position or velocity state itself. A model says so through
-// its coupling Jacobians (output_jacobian_pattern / output_jacobian: one entry, 1.0, at a state
-// whose role is kPosition or kVelocity); the finite-difference defaults cannot, and a model
-// without them is controlled through its coupling variables only (examples/duffing overrides
-// all four coupling-Jacobian functions).
+// connection reads and that are a position or velocity state itself, found through the coupling
+// Jacobian ∂y/∂z (one nonzero entry, 1, at a state whose role is kPosition or kVelocity). The
+// finite-difference defaults find them too; analytic ones (examples/duffing overrides all four
+// coupling-Jacobian functions) are exact and cheaper for the implicit scheme and --monolithic.
 //
 // Contract (contract 1): a plugin's subsystem is a pure function of its parameters. The master
 // and every worker process each build their own instances, and results must not depend on
