@@ -57,6 +57,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "../support/test_chain.hpp"
 #include "macrostep/control/macro_step_controller.hpp"
 #include "macrostep/coupling/builders.hpp"
 #include "macrostep/coupling/history.hpp"
@@ -80,25 +81,7 @@ constexpr double kSlopeTolerance = 0.3;
 
 // Table 5.1 with the §5.1 forcing (seed 000 §5.1; MODELS K-5.1).
 library::ChainParameters k51_chain() {
-  library::ChainSpec s;
-  s.masses = 50;
-  s.mass = library::ValueSpec::fixed(10.0);
-  s.element.c = 1e6;
-  s.element.d = 1e2;
-  s.element.C = 1e12;
-  s.element.D = 1.0;
-  s.element.ex = 6.0;
-  s.element.ev = 3.0;
-  s.right = library::EndCondition::kFree;
-  library::ForceGroupSpec f;
-  f.type = library::ForceType::kHarmonic;
-  f.selection.kind = library::MassSelection::Kind::kList;
-  f.selection.masses = {50};
-  f.amplitude = library::ValueSpec::fixed(5e7);
-  f.omega = library::ValueSpec::fixed(500.0);
-  f.phase = library::ValueSpec::fixed(0.0);
-  s.forces.push_back(f);
-  return library::realize(s);
+  return testing::k51_chain(/*nonlinear=*/true);
 }
 
 ida::IntegratorOptions tight(double rtol) {

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/test_chain.hpp"
 #include "exact_jacobi.hpp"
 #include "macrostep/executors/in_process_executor.hpp"
 #include "macrostep/ida/integrator.hpp"
@@ -43,21 +44,7 @@ constexpr std::size_t kSteps = 200;
 constexpr double kGoal = 1.25;
 
 library::ChainParameters k51_linear() {
-  library::ChainSpec s;
-  s.masses = 50;
-  s.mass = library::ValueSpec::fixed(10.0);
-  s.element.c = 1e6;
-  s.element.d = 1e2;
-  s.right = library::EndCondition::kFree;
-  library::ForceGroupSpec f;
-  f.type = library::ForceType::kHarmonic;
-  f.selection.kind = library::MassSelection::Kind::kList;
-  f.selection.masses = {50};
-  f.amplitude = library::ValueSpec::fixed(5e7);
-  f.omega = library::ValueSpec::fixed(500.0);
-  f.phase = library::ValueSpec::fixed(0.0);
-  s.forces.push_back(f);
-  return library::realize(s);
+  return testing::k51_chain(/*nonlinear=*/false);
 }
 
 ida::IntegratorOptions study_solver() {

@@ -24,6 +24,32 @@ inline library::ChainParameters test_chain(std::size_t masses, std::uint64_t see
   return library::realize(s);
 }
 
+// The 50-mass chain of seed 000 Table 5.1 with the §5.1 forcing (MODELS K-5.1): linear, or with
+// the nonlinear element terms of the study.
+inline library::ChainParameters k51_chain(bool nonlinear) {
+  library::ChainSpec s;
+  s.masses = 50;
+  s.mass = library::ValueSpec::fixed(10.0);
+  s.element.c = 1e6;
+  s.element.d = 1e2;
+  if (nonlinear) {
+    s.element.C = 1e12;
+    s.element.D = 1.0;
+    s.element.ex = 6.0;
+    s.element.ev = 3.0;
+  }
+  s.right = library::EndCondition::kFree;
+  library::ForceGroupSpec f;
+  f.type = library::ForceType::kHarmonic;
+  f.selection.kind = library::MassSelection::Kind::kList;
+  f.selection.masses = {50};
+  f.amplitude = library::ValueSpec::fixed(5e7);
+  f.omega = library::ValueSpec::fixed(500.0);
+  f.phase = library::ValueSpec::fixed(0.0);
+  s.forces.push_back(f);
+  return library::realize(s);
+}
+
 // IDA tolerances tight enough that the subsystems' own error does not hide what a test of the
 // executors compares (rtol 1e-8, atol_pos = 1e-3 rtol, atol_vel = rtol).
 inline ida::IntegratorOptions tight_solver() {

@@ -74,20 +74,6 @@ ipc::WaitPolicy master_wait_policy(std::size_t processes, std::size_t run_cpus) 
   return policy;
 }
 
-// a - b field by field (the work a replaced worker did before its replacement's counters).
-ida::AdvanceStats difference(const ida::AdvanceStats& a, const ida::AdvanceStats& b) {
-  ida::AdvanceStats d;
-  d.steps = a.steps - b.steps;
-  d.residual_evals = a.residual_evals - b.residual_evals;
-  d.jacobian_evals = a.jacobian_evals - b.jacobian_evals;
-  d.nonlinear_iterations = a.nonlinear_iterations - b.nonlinear_iterations;
-  d.nonlinear_failures = a.nonlinear_failures - b.nonlinear_failures;
-  d.error_test_failures = a.error_test_failures - b.error_test_failures;
-  d.linear_setups = a.linear_setups - b.linear_setups;
-  d.wall_ns = a.wall_ns - b.wall_ns;
-  return d;
-}
-
 // A private directory for the workers' recovery files (ProcessOptions::max_restarts).
 std::string make_recovery_directory() {
   std::string pattern =
@@ -455,7 +441,7 @@ struct ProcessExecutor::State {
       exchange(i, {Operation::kAccept, accepted_steps, attempt, next->t_begin, next->t_end});
       t = reply->time;
     }
-    w.total_before += difference(ida::AdvanceStats{}, w.total);
+    w.total_before -= w.total;
     w.snapshot_ns_before -= w.snapshot_ns;
   }
 

@@ -52,6 +52,18 @@ AdvanceStats& AdvanceStats::operator+=(const AdvanceStats& o) {
   return *this;
 }
 
+AdvanceStats& AdvanceStats::operator-=(const AdvanceStats& o) {
+  steps -= o.steps;
+  residual_evals -= o.residual_evals;
+  jacobian_evals -= o.jacobian_evals;
+  nonlinear_iterations -= o.nonlinear_iterations;
+  nonlinear_failures -= o.nonlinear_failures;
+  error_test_failures -= o.error_test_failures;
+  linear_setups -= o.linear_setups;
+  wall_ns -= o.wall_ns;
+  return *this;
+}
+
 namespace {
 
 using detail::KluNumericCopy;

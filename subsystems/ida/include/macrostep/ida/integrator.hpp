@@ -62,6 +62,7 @@ struct AdvanceStats {
   long linear_setups = 0;
   std::int64_t wall_ns = 0;
   AdvanceStats& operator+=(const AdvanceStats& o);
+  AdvanceStats& operator-=(const AdvanceStats& o);
 };
 
 // Thrown when IDA fails (error-test or convergence failures, NaN residual, too many steps).
