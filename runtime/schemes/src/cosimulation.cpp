@@ -651,15 +651,8 @@ SchemeOptions scheme_options(const config::CosimConfig& c, double end_time) {
   return scheme;
 }
 
-}  // namespace
-
-CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions& options) {
-  config::check_cosimulation(config);
-  CosimSettings s;
-  config::CosimConfig& c = s.cosim;
-  c = config.cosim;
-
-  // ---- overrides, each checked on its own ----
+// The command line's numbers, each checked on its own (SetupError naming the flag).
+void check_override_values(const CosimOptions& options) {
   if (options.stop_time && !(*options.stop_time > 0.0 && std::isfinite(*options.stop_time))) {
     throw SetupError(fmt::format("--stop-time must be > 0 (got {})", *options.stop_time));
   }
@@ -682,6 +675,11 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
   if (options.threads && *options.threads < 0) {
     throw SetupError(fmt::format("--threads must be >= 0 (got {})", *options.threads));
   }
+}
+
+// The process executor's settings: hang and handshake timeouts, recoveries, placement.
+void resolve_process_settings(const config::RunConfig& config, const CosimOptions& options,
+                              CosimSettings& s) {
   if (options.hang_timeout) {
     if (!(*options.hang_timeout >= 0.0 && *options.hang_timeout <= 1e6)) {
       throw SetupError(
@@ -714,6 +712,78 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
   } catch (const std::invalid_argument& e) {
     throw SetupError(e.what());
   }
+}
+
+// Flags that only the process executor, or only some schemes, can honour.
+void check_executor_combination(const CosimSettings& s) {
+  const config::CosimConfig& c = s.cosim;
+  if (s.master_hosts_first && c.executor != config::ExecutorKind::kProcesses) {
+    throw SetupError(
+        "--master-hosts-first applies to the process executor (--executor processes); the "
+        "in-process executor runs every subsystem in the master anyway");
+  }
+  if (s.max_restarts > 0 && c.executor != config::ExecutorKind::kProcesses) {
+    throw SetupError(
+        "--max-restarts applies to the process executor (--executor processes): a subsystem "
+        "in the master's own process cannot crash alone");
+  }
+  if (s.max_restarts > 0 && c.jump_handling == config::JumpHandling::kShift) {
+    // The shift needs the previous step's polynomial, which an exported state does not carry
+    // yet: a replaced worker would not continue bit-identically.
+    throw SetupError(
+        "--max-restarts does not work with jump_handling = \"shift\" yet (a restored worker "
+        "lacks the previous input polynomial the shift needs); use one or the other");
+  }
+}
+
+// A fixed macro step: it needs a size, a fixed degree, no controller tolerance, and a bounded
+// number of rows; a controlled one a first step within h_max.
+void check_step_settings(const config::CosimConfig& c, const CosimOptions& options,
+                         double end_time) {
+  const std::string estimator_source =
+      options.estimator ? "--estimator none" : "cosim.estimator = \"none\"";
+  if (c.fixed_step()) {
+    if (!c.step_size) {
+      throw SetupError(estimator_source +
+                       " needs a fixed macro-step size: give --step-size H (or cosim.step_size)");
+    }
+    if (c.order && c.order->automatic) {
+      throw SetupError(fmt::format(
+          "{} with {}: order control needs an error estimator; give a fixed degree --order K "
+          "(0..{})",
+          estimator_source, options.order ? "--order auto" : "cosim.order = \"auto\"",
+          config::kMaxCosimOrder));
+    }
+    if (options.rtol && !c.iterative()) {
+      throw SetupError(
+          "--rtol sets the macro-step controller's tolerance, and " + estimator_source +
+          " (a fixed step) has no controller; the subsystem tolerance is [solver] rtol");
+    }
+  }
+  if (c.fixed_step()) {
+    const double rows = end_time / (*c.step_size * c.output_every);
+    if (rows > kMaxRows) {
+      throw SetupError(fmt::format(
+          "a fixed step of {} s over {} s with output_every = {} gives {:.3g} rows (at most "
+          "{:.3g}); raise cosim.output_every",
+          *c.step_size, end_time, c.output_every, rows, kMaxRows));
+    }
+  } else if (c.h_max && c.step_size && *c.step_size > *c.h_max) {
+    throw SetupError(
+        fmt::format("--step-size {} exceeds cosim.h_max = {}", *c.step_size, *c.h_max));
+  }
+}
+
+}  // namespace
+
+CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions& options) {
+  config::check_cosimulation(config);
+  CosimSettings s;
+  config::CosimConfig& c = s.cosim;
+  c = config.cosim;
+
+  check_override_values(options);
+  resolve_process_settings(config, options, s);
   if (options.scheme) c.scheme = *options.scheme;
   if (options.estimator) {
     c.estimator = *options.estimator;
@@ -747,43 +817,9 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
 
   // ---- combinations (the file alone was checked when it was read) ----
   check_scheme_combination(c, options);
-  if (s.master_hosts_first && c.executor != config::ExecutorKind::kProcesses) {
-    throw SetupError(
-        "--master-hosts-first applies to the process executor (--executor processes); the "
-        "in-process executor runs every subsystem in the master anyway");
-  }
-  if (s.max_restarts > 0 && c.executor != config::ExecutorKind::kProcesses) {
-    throw SetupError(
-        "--max-restarts applies to the process executor (--executor processes): a subsystem "
-        "in the master's own process cannot crash alone");
-  }
-  if (s.max_restarts > 0 && c.jump_handling == config::JumpHandling::kShift) {
-    // The shift needs the previous step's polynomial, which an exported state does not carry
-    // yet: a replaced worker would not continue bit-identically.
-    throw SetupError(
-        "--max-restarts does not work with jump_handling = \"shift\" yet (a restored worker "
-        "lacks the previous input polynomial the shift needs); use one or the other");
-  }
-  const std::string estimator_source =
-      options.estimator ? "--estimator none" : "cosim.estimator = \"none\"";
-  if (c.fixed_step()) {
-    if (!c.step_size) {
-      throw SetupError(estimator_source +
-                       " needs a fixed macro-step size: give --step-size H (or cosim.step_size)");
-    }
-    if (c.order && c.order->automatic) {
-      throw SetupError(fmt::format(
-          "{} with {}: order control needs an error estimator; give a fixed degree --order K "
-          "(0..{})",
-          estimator_source, options.order ? "--order auto" : "cosim.order = \"auto\"",
-          config::kMaxCosimOrder));
-    }
-    if (options.rtol && !c.iterative()) {
-      throw SetupError(
-          "--rtol sets the macro-step controller's tolerance, and " + estimator_source +
-          " (a fixed step) has no controller; the subsystem tolerance is [solver] rtol");
-    }
-  }
+  check_executor_combination(s);
+  s.end_time = options.stop_time.value_or(config.simulation.end_time);
+  check_step_settings(c, options, s.end_time);
   if (c.predictor == config::PredictorKind::kLeastSquares &&
       c.least_squares_points <= c.highest_order() + 1) {
     throw SetupError(fmt::format(
@@ -792,20 +828,6 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
         order_text(c.effective_order()), c.highest_order() + 1, c.least_squares_points));
   }
   check_approximation_settings(c, options, s.connection_approximations);
-  s.end_time = options.stop_time.value_or(config.simulation.end_time);
-  if (c.fixed_step()) {
-    const double rows = s.end_time / (*c.step_size * c.output_every);
-    if (rows > kMaxRows) {
-      throw SetupError(fmt::format(
-          "a fixed step of {} s over {} s with output_every = {} gives {:.3g} rows (at most "
-          "{:.3g}); raise cosim.output_every",
-          *c.step_size, s.end_time, c.output_every, rows, kMaxRows));
-    }
-  } else if (c.h_max && c.step_size && *c.step_size > *c.h_max) {
-    throw SetupError(
-        fmt::format("--step-size {} exceeds cosim.h_max = {}", *c.step_size, *c.h_max));
-  }
-
   s.scheme = scheme_options(c, s.end_time);
 
   s.executor.solver = integrator_options(config.solver);
