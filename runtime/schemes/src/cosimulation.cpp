@@ -844,6 +844,32 @@ double handshake_timeout_for(std::size_t largest_subsystem_states) {
   return 10.0 + 1e-4 * static_cast<double>(largest_subsystem_states);
 }
 
+namespace {
+
+// The result row of the newest accepted macro point, written every output_every-th point and
+// at the end (the last point always reaches the file).
+struct ResultRow {
+  ResultRow(output::CsvWriter& csv, CosimResult& result)
+      : values(result.columns.size()), csv_(csv), result_(result) {}
+  void flush() {
+    const auto t0 = Clock::now();
+    csv_.write_row(time, values);
+    pending = false;
+    result_.final_values = values;
+    result_.final_time = time;
+    result_.output_ns += ns_since(t0);
+  }
+  std::vector<double> values;
+  double time = 0.0;
+  bool pending = false;  // the point is not in the file yet
+
+ private:
+  output::CsvWriter& csv_;
+  CosimResult& result_;
+};
+
+}  // namespace
+
 CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions& options) {
   const auto start = Clock::now();
   CosimResult result;
@@ -873,18 +899,8 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
 
   // ---- the run ----
   std::unique_ptr<executors::Executor> executor;
-  std::vector<double> row(result.columns.size());
-  double row_time = 0.0;
-  bool row_pending = false;  // the last accepted point is not in the file yet
+  ResultRow row(*csv, result);
   StepCounts counts;
-  const auto flush_row = [&] {
-    const auto t0 = Clock::now();
-    csv->write_row(row_time, row);
-    row_pending = false;
-    result.final_values = row;
-    result.final_time = row_time;
-    result.output_ns += ns_since(t0);
-  };
   const auto on_accepted = [&](const AcceptedPoint& p) {
     const auto t0 = Clock::now();
     if (p.step > 0) {
@@ -893,11 +909,12 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
       result.time_by_kappa[static_cast<std::size_t>(p.kappa)] += p.h;
     }
     // The state is valid here: the executor has accepted it.
-    fill_row(p, system, outputs, settings.all_states ? executor.get() : nullptr, state_offset, row);
-    row_time = p.time;
-    row_pending = true;
+    fill_row(p, system, outputs, settings.all_states ? executor.get() : nullptr, state_offset,
+             row.values);
+    row.time = p.time;
+    row.pending = true;
     result.output_ns += ns_since(t0);
-    if (p.step % static_cast<std::uint64_t>(output_every) == 0 || p.time >= t_end) flush_row();
+    if (p.step % static_cast<std::uint64_t>(output_every) == 0 || p.time >= t_end) row.flush();
   };
   ProgressLine progress(options.progress, t_end);
   double last_h = settings.scheme.control.h;
@@ -931,7 +948,7 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
       meta["simulation"]["reached_time"] = result.final_time;
     };
     record();  // the file as it is, should the last row fail to reach it (a full disk)
-    if (row_pending) flush_row();
+    if (row.pending) row.flush();
     csv->close();
     record();
   };
