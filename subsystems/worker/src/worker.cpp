@@ -194,6 +194,31 @@ ipc::WaitPolicy worker_wait_policy(std::size_t subsystems, unsigned extra_runs,
   return policy;
 }
 
+namespace {
+
+// This process's handshake fields (not yet ready).
+HandshakeInfo own_handshake() {
+  HandshakeInfo hs;
+  hs.pid = getpid();
+  hs.protocol_version = kProtocolVersion;
+  hs.layout_version = ipc::kSegmentLayoutVersion;
+  return hs;
+}
+
+// The master's reason for a shutdown, for the log when it is not the normal end of a run.
+void log_shutdown_reason(const ipc::SharedSegment& segment, const std::string& who) {
+  const auto bye = segment.find("ms.bye");
+  if (!bye) return;
+  const auto& block = *reinterpret_cast<const ConfigBlock*>(segment.at(bye->offset));
+  const std::string reason =
+      decode_shutdown(block.data(), block.bytes.load(std::memory_order_acquire));
+  if (!reason.empty() && reason != kNormalShutdown) {
+    std::fprintf(stderr, "%s: shut down by the master: %s\n", who.c_str(), reason.c_str());
+  }
+}
+
+}  // namespace
+
 int run_worker(const std::string& segment_name, std::size_t index, int segment_fd) {
   const std::string who = "macrostep worker (subsystem " + std::to_string(index + 1) + ")";
   std::optional<ipc::SharedSegment> segment;
@@ -260,11 +285,8 @@ int run_worker(const std::string& segment_name, std::size_t index, int segment_f
     Worker worker(std::move(config), reinterpret_cast<double*>(segment->at(block.state_offset)),
                   block.progress);
 
-    HandshakeInfo hs;
+    HandshakeInfo hs = own_handshake();
     hs.ready = true;
-    hs.pid = getpid();
-    hs.protocol_version = kProtocolVersion;
-    hs.layout_version = ipc::kSegmentLayoutVersion;
     hs.state_size = state_size;
     write_message(*handshake, encode_handshake(hs));
 
@@ -286,27 +308,15 @@ int run_worker(const std::string& segment_name, std::size_t index, int segment_f
       replies.push_quiet(*reply, policy);
       run.replies.arrive();
       if (command->kind == CommandKind::kShutdown) {
-        // The master's reason, for the log when it is not the normal end of a run.
-        if (const auto bye = segment->find("ms.bye")) {
-          const auto& block = *reinterpret_cast<const ConfigBlock*>(segment->at(bye->offset));
-          const std::string reason =
-              decode_shutdown(block.data(), block.bytes.load(std::memory_order_acquire));
-          if (!reason.empty() && reason != kNormalShutdown) {
-            std::fprintf(stderr, "%s: shut down by the master: %s\n", who.c_str(), reason.c_str());
-          }
-        }
+        log_shutdown_reason(*segment, who);
         return 0;
       }
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: %s\n", who.c_str(), e.what());
     if (handshake != nullptr && handshake->bytes.load(std::memory_order_acquire) == 0) {
-      HandshakeInfo hs;
-      hs.ready = false;
+      HandshakeInfo hs = own_handshake();
       hs.error = e.what();
-      hs.pid = getpid();
-      hs.protocol_version = kProtocolVersion;
-      hs.layout_version = ipc::kSegmentLayoutVersion;
       try {
         write_message(*handshake, encode_handshake(hs));
       } catch (...) {
