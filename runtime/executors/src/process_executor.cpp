@@ -380,13 +380,6 @@ struct ProcessExecutor::State {
     for (std::size_t i : remote) {
       workers[i].total_before += workers[i].total;
       workers[i].snapshot_ns_before += workers[i].snapshot_ns;
-      processes->kill(i);
-    }
-    rings->forget_replies();
-    for (std::size_t i : remote) {
-      rings->reset(i);
-      workers[i].owed = 0;
-      workers[i].progress_known = false;
       workers[i].total = {};
       workers[i].snapshot_ns = 0;
     }
@@ -395,10 +388,8 @@ struct ProcessExecutor::State {
     stepped = false;
     broken = false;
     try {
-      for (std::size_t i : remote) processes->start(i, rings->name(), rings->fd());
-      await_handshakes(remote);
+      replace_processes(remote);
     } catch (const std::runtime_error& e) {
-      broken = true;
       throw WorkerFailure(fmt::format("recovery after \"{}\" failed: {}", failure.what(), e.what()),
                           failure.subsystem(), accepted_steps + 1, accepted_time);
     }
@@ -407,6 +398,27 @@ struct ProcessExecutor::State {
       options.on_recovery(fmt::format(
           "{}; every worker was restarted and continues from t = {:.9g} (recovery {} of {})",
           failure.what(), accepted_time, recoveries, options.max_restarts));
+    }
+  }
+
+  // Ends the processes of `which` (if they still run), forgets the replies they owed, empties
+  // their rings and starts new ones, which attach through the inherited segment descriptor and
+  // rebuild their subsystems at T_0. Throws std::runtime_error (and marks the executor broken)
+  // if one does not start.
+  void replace_processes(const std::vector<std::size_t>& which) {
+    for (std::size_t i : which) processes->kill(i);
+    rings->forget_replies();  // only the ended workers owed any
+    for (std::size_t i : which) {
+      rings->reset(i);
+      workers[i].owed = 0;
+      workers[i].progress_known = false;
+    }
+    try {
+      for (std::size_t i : which) processes->start(i, rings->name(), rings->fd());
+      await_handshakes(which);
+    } catch (...) {
+      broken = true;
+      throw;
     }
   }
 
@@ -608,16 +620,7 @@ void ProcessExecutor::restart_worker(std::size_t i) {
     throw std::logic_error("ProcessExecutor::restart_worker: subsystem 1 runs in the master");
   }
   s.drain();
-  s.processes->kill(i);
-  s.rings->reset(i);
-  try {
-    s.processes->start(i, s.rings->name(), s.rings->fd());
-    s.await_handshakes({i});
-  } catch (...) {
-    s.broken = true;
-    throw;
-  }
-  s.workers[i].progress_known = false;
+  s.replace_processes({i});
 }
 
 void ProcessExecutor::step(double t_end, std::span<const SubsystemCommand> commands,
