@@ -108,6 +108,24 @@ struct PidConfig {
   command0 @12 :Float64;
 }
 
+# library::BeltDriveParameters (pairs: [driver, driven]).
+struct BeltDriveConfig {
+  driverInertia @0 :Float64;
+  drivenInertia @1 :Float64;
+  driverRadius @2 :Float64;
+  drivenRadius @3 :Float64;
+  spanStiffness @4 :Float64;
+  spanDamping @5 :Float64;
+  pretension @6 :Float64;
+  idlerMass @7 :Float64;
+  idlerFactor @8 :Float64;
+  idlerDamping @9 :Float64;
+  bearingDamping @10 :List(Float64);  # 2
+  speed0 @11 :List(Float64);          # 2
+  leftCoupled @12 :Bool;
+  rightCoupled @13 :Bool;
+}
+
 # A user's model (plugin::PluginDescription): the worker loads the library itself.
 struct PluginConfig {
   library @0 :Text;     # absolute path of the shared library
@@ -123,6 +141,7 @@ struct ModelConfig {
     hydraulicCylinder @3 :HydraulicCylinderConfig;
     pid @4 :PidConfig;
     plugin @5 :PluginConfig;
+    beltDrive @6 :BeltDriveConfig;
   }
 }
 

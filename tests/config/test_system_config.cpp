@@ -182,4 +182,35 @@ output_interval = 0.01
   EXPECT_DOUBLE_EQ(s.initial_couplings()[0], 1e6);
 }
 
+// Solver keys in a [[subsystem]] (issue 9): they replace [solver]'s for that subsystem only; a
+// key it does not give keeps [solver]'s, and an atol neither gives follows the subsystem's rtol.
+TEST(SystemConfig, SubsystemSolverKeysOverrideTheSolverTable) {
+  std::string text = drivetrain().text;
+  const std::string anchor = "name = \"load\"\nmodel = \"drive_train\"\n";
+  ASSERT_NE(text.find(anchor), std::string::npos);
+  text.insert(text.find(anchor) + anchor.size(),
+              "rtol = 1e-5\nlinear_solver = \"dense\"\nmax_order = 3\n");
+  text.replace(text.find("[solver]\nrtol = 1e-8\n"), std::string("[solver]\nrtol = 1e-8\n").size(),
+               "[solver]\nrtol = 1e-8\natol_vel = 2e-7\n");
+  const config::RunConfig c = config::parse_config(text, "own.toml");
+  ASSERT_EQ(c.subsystem_solvers.size(), 3U);
+  EXPECT_TRUE(c.subsystem_solvers[0].empty());
+  EXPECT_TRUE(c.subsystem_solvers[2].empty());
+  const config::SolverOverride& own = c.subsystem_solvers[1];
+  EXPECT_EQ(own.rtol, 1e-5);
+  EXPECT_EQ(own.linear_solver, config::LinearSolverKind::kDense);
+  EXPECT_EQ(own.max_order, 3);
+  EXPECT_FALSE(own.atol_pos.has_value());
+  const config::SolverConfig load = config::with_override(c.solver, own);
+  EXPECT_EQ(load.rtol, 1e-5);
+  EXPECT_DOUBLE_EQ(load.effective_atol_pos(), 1e-8);  // follows the subsystem's rtol
+  EXPECT_EQ(load.effective_atol_vel(), 2e-7);         // [solver]'s, given there
+  EXPECT_EQ(load.max_steps, c.solver.max_steps);
+  EXPECT_EQ(c.solver.rtol, 1e-8);  // [solver] itself unchanged
+  EXPECT_EQ(c.solver.linear_solver, config::LinearSolverKind::kKlu);
+  // A chain has none.
+  EXPECT_TRUE(config::load_config(std::string(MACROSTEP_SOURCE_DIR) + "/configs/demo.toml")
+                  .subsystem_solvers.empty());
+}
+
 }  // namespace

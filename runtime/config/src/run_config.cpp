@@ -395,8 +395,8 @@ void parse_subsystems(const Node* node, ParseState& state) {
     return;
   }
   const auto connections = state.top->find("connection");
-  state.config.system_description =
-      detail::parse_system(*node, connections ? &*connections : nullptr);
+  state.config.system_description = detail::parse_system(
+      *node, connections ? &*connections : nullptr, state.config.subsystem_solvers);
 }
 
 // [[connection]] is read with [[subsystem]] above.
@@ -459,25 +459,9 @@ void parse_partition(const Node* node, ParseState& state) {
 
 void parse_solver(const Node* node, ParseState& state) {
   if (node == nullptr) return;
-  const Node& n = *node;
-  n.expect_table();
-  n.allow_only({"rtol", "atol_pos", "atol_vel", "linear_solver", "max_order", "max_steps"});
-  SolverConfig& s = state.config.solver;
-  if (auto v = n.find("rtol")) {
-    s.rtol = checked(*v, Domain::kPositive);
-    if (s.rtol >= 1.0) v->fail(fmt::format("must be < 1 (got {})", v->source_text()));
-  }
-  if (auto v = n.find("atol_pos")) s.atol_pos = checked(*v, Domain::kPositive);
-  if (auto v = n.find("atol_vel")) s.atol_vel = checked(*v, Domain::kPositive);
-  if (auto v = n.find("linear_solver")) {
-    s.linear_solver =
-        v->choice({"klu", "dense"}) == "dense" ? LinearSolverKind::kDense : LinearSolverKind::kKlu;
-  }
-  if (auto v = n.find("max_order")) s.max_order = static_cast<int>(integer_in(*v, 1, 5, ""));
-  if (auto v = n.find("max_steps")) {
-    s.max_steps =
-        static_cast<long>(integer_in(*v, 1, std::numeric_limits<std::int32_t>::max(), ""));
-  }
+  node->expect_table();
+  node->allow_only(detail::kSolverKeys);
+  state.config.solver = with_override(state.config.solver, detail::solver_keys(*node));
 }
 
 void parse_simulation(const Node* node, ParseState& state) {
@@ -851,6 +835,40 @@ constexpr Section kSections[] = {
 };
 
 }  // namespace
+
+namespace detail {
+
+SolverOverride solver_keys(const Node& n) {
+  SolverOverride s;
+  if (auto v = n.find("rtol")) {
+    s.rtol = checked(*v, Domain::kPositive);
+    if (*s.rtol >= 1.0) v->fail(fmt::format("must be < 1 (got {})", v->source_text()));
+  }
+  if (auto v = n.find("atol_pos")) s.atol_pos = checked(*v, Domain::kPositive);
+  if (auto v = n.find("atol_vel")) s.atol_vel = checked(*v, Domain::kPositive);
+  if (auto v = n.find("linear_solver")) {
+    s.linear_solver =
+        v->choice({"klu", "dense"}) == "dense" ? LinearSolverKind::kDense : LinearSolverKind::kKlu;
+  }
+  if (auto v = n.find("max_order")) s.max_order = static_cast<int>(integer_in(*v, 1, 5, ""));
+  if (auto v = n.find("max_steps")) {
+    s.max_steps =
+        static_cast<long>(integer_in(*v, 1, std::numeric_limits<std::int32_t>::max(), ""));
+  }
+  return s;
+}
+
+}  // namespace detail
+
+SolverConfig with_override(SolverConfig solver, const SolverOverride& o) {
+  if (o.rtol) solver.rtol = *o.rtol;
+  if (o.atol_pos) solver.atol_pos = o.atol_pos;
+  if (o.atol_vel) solver.atol_vel = o.atol_vel;
+  if (o.linear_solver) solver.linear_solver = *o.linear_solver;
+  if (o.max_order) solver.max_order = *o.max_order;
+  if (o.max_steps) solver.max_steps = *o.max_steps;
+  return solver;
+}
 
 RunConfig parse_config(std::string_view text, const std::string& path) {
   detail::prescan(text, path);

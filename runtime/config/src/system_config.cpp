@@ -83,6 +83,15 @@ library::ElementLaw element_law(const Node& n) {
 
 // ---- models ----
 
+// Fails at a key of subsystem table `n` that is neither name, model, a solver key nor one of the
+// model's `keys`.
+void allow_subsystem_keys(const Node& n, std::vector<std::string_view> keys,
+                          std::string_view context) {
+  keys.insert(keys.begin(), {"name", "model"});
+  keys.insert(keys.end(), kSolverKeys.begin(), kSolverKeys.end());
+  n.allow_only(keys, context);
+}
+
 // A plugin's parameters as the JSON its constructor reads (plugin_api.hpp).
 nlohmann::json to_json(const Node& n) {
   const toml::value& v = n.value();
@@ -105,7 +114,7 @@ nlohmann::json to_json(const Node& n) {
 
 // `library` (absolute, or relative to the configuration's directory) and `parameters`.
 plugin::PluginDescription plugin_model(const Node& n) {
-  n.allow_only({"name", "model", "library", "parameters"}, " for a plugin");
+  allow_subsystem_keys(n, {"library", "parameters"}, " for a plugin");
   const Node library = n.require("library");
   std::filesystem::path path = library.string();
   if (path.empty()) library.fail("must name the plugin's shared library");
@@ -127,9 +136,10 @@ plugin::PluginDescription plugin_model(const Node& n) {
 }
 
 library::DriveTrainParameters drive_train(const Node& n) {
-  n.allow_only({"name", "model", "inertia", "shaft", "bearing_damping", "angle0", "speed0", "load",
-                "left_coupled", "right_coupled"},
-               " for a drive_train");
+  allow_subsystem_keys(n,
+                       {"inertia", "shaft", "bearing_damping", "angle0", "speed0", "load",
+                        "left_coupled", "right_coupled"},
+                       " for a drive_train");
   library::DriveTrainParameters p;
   const Node inertia = n.require("inertia");
   for (const auto& item : inertia.elements()) p.inertia.push_back(positive(item));
@@ -183,9 +193,10 @@ library::DriveTrainParameters drive_train(const Node& n) {
 }
 
 library::HydraulicCylinderParameters hydraulic_cylinder(const Node& n) {
-  n.allow_only({"name", "model", "mass", "area_a", "area_b", "viscous_friction", "coulomb_friction",
-                "coulomb_speed", "x0", "v0", "rod_coupled"},
-               " for a hydraulic_cylinder");
+  allow_subsystem_keys(n,
+                       {"mass", "area_a", "area_b", "viscous_friction", "coulomb_friction",
+                        "coulomb_speed", "x0", "v0", "rod_coupled"},
+                       " for a hydraulic_cylinder");
   library::HydraulicCylinderParameters p;
   p.mass = positive(n.require("mass"));
   p.area_a = positive(n.require("area_a"));
@@ -199,11 +210,46 @@ library::HydraulicCylinderParameters hydraulic_cylinder(const Node& n) {
   return p;
 }
 
+library::BeltDriveParameters belt_drive(const Node& n) {
+  allow_subsystem_keys(
+      n,
+      {"driver_inertia", "driven_inertia", "driver_radius", "driven_radius", "span_stiffness",
+       "span_damping", "pretension", "idler_mass", "idler_factor", "idler_damping",
+       "bearing_damping", "speed0", "left_coupled", "right_coupled"},
+      " for a belt_drive");
+  library::BeltDriveParameters p;
+  for (auto [key, out] :
+       {std::pair{"driver_inertia", &p.driver_inertia},
+        std::pair{"driven_inertia", &p.driven_inertia},
+        std::pair{"driver_radius", &p.driver_radius}, std::pair{"driven_radius", &p.driven_radius},
+        std::pair{"span_stiffness", &p.span_stiffness}, std::pair{"idler_mass", &p.idler_mass}}) {
+    *out = positive(n.require(key));
+  }
+  if (auto v = n.find("idler_factor")) p.idler_factor = positive(*v);
+  for (auto [key, out] :
+       {std::pair{"span_damping", &p.span_damping}, std::pair{"pretension", &p.pretension},
+        std::pair{"idler_damping", &p.idler_damping}}) {
+    if (auto v = n.find(key)) *out = non_negative(*v);
+  }
+  if (auto v = n.find("bearing_damping")) {
+    const auto b = numbers(*v, 2, "pulley [driver, driven]", non_negative);
+    p.bearing_damping = {b[0], b[1]};
+  }
+  if (auto v = n.find("speed0")) {
+    const auto s = numbers(*v, 2, "pulley [driver, driven]");
+    p.speed0 = {s[0], s[1]};
+  }
+  read_bool(n, "left_coupled", p.left_coupled);
+  read_bool(n, "right_coupled", p.right_coupled);
+  return p;
+}
+
 library::PidParameters pid(const Node& n) {
-  n.allow_only({"name", "model", "kp", "ki", "kd", "derivative_filter_time", "tracking_time",
-                "output_min", "output_max", "output_lag", "setpoint_input", "setpoint", "integral0",
-                "derivative_filter0", "command0"},
-               " for a pid");
+  allow_subsystem_keys(
+      n,
+      {"kp", "ki", "kd", "derivative_filter_time", "tracking_time", "output_min", "output_max",
+       "output_lag", "setpoint_input", "setpoint", "integral0", "derivative_filter0", "command0"},
+      " for a pid");
   library::PidParameters p;
   for (auto [key, out] :
        {std::pair{"kp", &p.kp}, std::pair{"ki", &p.ki}, std::pair{"kd", &p.kd},
@@ -230,6 +276,7 @@ struct ParsedSubsystem {
   Node node;
   std::string name;
   library::ModelDescription model;
+  SolverOverride solver;
   std::unique_ptr<model::Subsystem> built;
   bool coupled = false;  // some connection reads one of its outputs or feeds one of its inputs
 };
@@ -298,7 +345,7 @@ std::pair<std::size_t, std::size_t> resolve(const Node& n, const Systems& s, boo
 }
 
 ParsedSubsystem parse_subsystem(const Node& n, Systems& s) {
-  ParsedSubsystem p{n, checked_name(n, s.names), {}, nullptr, false};
+  ParsedSubsystem p{n, checked_name(n, s.names), {}, {}, nullptr, false};
   const Node model = n.require("model");
   const std::string type = model.string();
   if (type == "drive_train") {
@@ -307,18 +354,21 @@ ParsedSubsystem parse_subsystem(const Node& n, Systems& s) {
     p.model = hydraulic_cylinder(n);
   } else if (type == "pid") {
     p.model = pid(n);
+  } else if (type == "belt_drive") {
+    p.model = belt_drive(n);
   } else if (type == "plugin") {
     p.model = plugin_model(n);
   } else if (type == "chain") {
     model.fail(
         "a chain is described by [model] and [partition], not as a [[subsystem]] (allowed: "
-        "\"drive_train\", \"hydraulic_cylinder\", \"pid\", \"plugin\")");
+        "\"drive_train\", \"hydraulic_cylinder\", \"pid\", \"belt_drive\", \"plugin\")");
   } else {
     model.fail(
         fmt::format("must be one of \"drive_train\", \"hydraulic_cylinder\", \"pid\", "
-                    "\"plugin\" (got \"{}\")",
+                    "\"belt_drive\", \"plugin\" (got \"{}\")",
                     type));
   }
+  p.solver = solver_keys(n);
   try {
     p.built = library::build_subsystem(p.model);
   } catch (const std::invalid_argument& e) {
@@ -495,6 +545,10 @@ std::string unfed_hint(const library::ModelDescription& model, const std::string
   if (std::holds_alternative<library::HydraulicCylinderParameters>(model) && input == "rod_force") {
     return " (a free rod: rod_coupled = false)";
   }
+  if (std::holds_alternative<library::BeltDriveParameters>(model)) {
+    if (input == "tau_left") return " (a free driver pulley: left_coupled = false)";
+    if (input == "tau_right") return " (a free driven pulley: right_coupled = false)";
+  }
   if (std::holds_alternative<library::PidParameters>(model) && input == "setpoint") {
     return " (a constant setpoint: setpoint_input = false, setpoint = r)";
   }
@@ -578,7 +632,8 @@ void check_feedthrough(const Systems& s, const std::vector<system::DescribedConn
 
 }  // namespace
 
-system::SystemDescription parse_system(const Node& subsystems, const Node* connections) {
+system::SystemDescription parse_system(const Node& subsystems, const Node* connections,
+                                       std::vector<SolverOverride>& solvers) {
   Systems s;
   const std::vector<Node> tables = table_array(subsystems);
   if (tables.size() > kMaxSubsystems) {
@@ -596,7 +651,11 @@ system::SystemDescription parse_system(const Node& subsystems, const Node* conne
   }
   check_coupled(s, feeds);
   check_feedthrough(s, d.connections);
-  for (auto& p : s.subsystems) d.subsystems.push_back({p.name, std::move(p.model)});
+  solvers.clear();
+  for (auto& p : s.subsystems) {
+    d.subsystems.push_back({p.name, std::move(p.model)});
+    solvers.push_back(p.solver);
+  }
   // Everything the laws and models check was checked above; build once more so that a rule
   // missed here is still an error before the run, not during it.
   try {

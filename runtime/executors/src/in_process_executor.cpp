@@ -24,10 +24,11 @@ InProcessExecutor::InProcessExecutor(const system::CoupledSystem& system,
   if (u0.size() != system.coupling_count()) {
     throw std::invalid_argument("InProcessExecutor: u0 has the wrong size");
   }
-  const runner::RunnerOptions runner_options{options.solver, options.rollback, options.jumps};
   for (std::size_t i = 0; i < system.subsystem_count(); ++i) {
     std::vector<double> inputs(system.subsystem(i).input_size());
     system.gather_inputs(i, u0, inputs);
+    const runner::RunnerOptions runner_options{
+        solver_of(options.solver, options.subsystem_solvers, i), options.rollback, options.jumps};
     runners_.push_back(
         std::make_unique<runner::SubsystemRunner>(system.subsystem(i), inputs, runner_options));
   }

@@ -540,7 +540,7 @@ ProcessExecutor::ProcessExecutor(const system::CoupledSystem& system,
     setup.model = &models[i];
     setup.initial_inputs.resize(sub.input_size());
     system.gather_inputs(i, u0, setup.initial_inputs);
-    setup.solver = options.solver;
+    setup.solver = solver_of(options.solver, options.subsystem_solvers, i);
     setup.rollback = options.rollback;
     setup.jumps = options.jumps;
     if (i < options.cpusets.size()) setup.cpuset = options.cpusets[i];
@@ -567,7 +567,8 @@ ProcessExecutor::ProcessExecutor(const system::CoupledSystem& system,
     s.hosted_subsystem = library::build_subsystem(models[0]);
     s.hosted = std::make_unique<runner::SubsystemRunner>(
         *s.hosted_subsystem, inputs,
-        runner::RunnerOptions{options.solver, options.rollback, options.jumps});
+        runner::RunnerOptions{solver_of(options.solver, options.subsystem_solvers, 0),
+                              options.rollback, options.jumps});
     if (options.threads != 1) {
       s.hosted_arena = std::make_unique<tbb::task_arena>(
           options.threads > 0 ? options.threads : static_cast<int>(tbb::task_arena::automatic));

@@ -214,6 +214,7 @@ std::unique_ptr<executors::Executor> make_executor(
   }
   executors::ProcessOptions po;
   po.solver = settings.executor.solver;
+  po.subsystem_solvers = settings.executor.subsystem_solvers;
   po.rollback = settings.executor.rollback;
   po.jumps = settings.executor.jumps;
   po.threads = settings.executor.threads;
@@ -371,6 +372,17 @@ json partition_json(const config::RunConfig& config, const system::CoupledSystem
           {"coupling_variables", system.coupling_count()}};
 }
 
+// The IDA settings of the subsystems (metadata "solver").
+json solver_json(const ida::IntegratorOptions& solver) {
+  return {{"integrator", "IDA"},
+          {"rtol", solver.rtol},
+          {"atol_pos", solver.atol_pos},
+          {"atol_vel", solver.atol_vel},
+          {"linear_solver", solver.linear_solver == ida::LinearSolver::kDense ? "dense" : "klu"},
+          {"max_order", solver.max_order},
+          {"max_steps_per_macro_step", solver.max_steps}};
+}
+
 // The metadata known before the run starts.
 json run_metadata(const config::RunConfig& config, const CosimOptions& options,
                   const system::CoupledSystem& system, const CosimResult& result) {
@@ -385,14 +397,7 @@ json run_metadata(const config::RunConfig& config, const CosimOptions& options,
       {"model", model_json(config)},
       {"partition", partition_json(config, system)},
       {"cosim", cosim_json(settings)},
-      {"solver",
-       {{"integrator", "IDA"},
-        {"rtol", solver.rtol},
-        {"atol_pos", solver.atol_pos},
-        {"atol_vel", solver.atol_vel},
-        {"linear_solver", solver.linear_solver == ida::LinearSolver::kDense ? "dense" : "klu"},
-        {"max_order", solver.max_order},
-        {"max_steps_per_macro_step", solver.max_steps}}},
+      {"solver", solver_json(solver)},
       {"simulation", {{"start_time", 0.0}, {"end_time", settings.end_time}}},
       {"output",
        {{"file", result.csv_path},
@@ -400,6 +405,17 @@ json run_metadata(const config::RunConfig& config, const CosimOptions& options,
         {"all_states", settings.all_states},
         {"output_every", settings.cosim.output_every}}},
   };
+  // The subsystems with solver keys of their own, each with its complete settings.
+  if (!settings.executor.subsystem_solvers.empty()) {
+    json own = json::array();
+    for (std::size_t i = 0; i < config.subsystem_solvers.size(); ++i) {
+      if (config.subsystem_solvers[i].empty()) continue;
+      json entry = solver_json(settings.executor.subsystem_solvers[i]);
+      entry["subsystem"] = config.system_description->subsystems[i].name;
+      own.push_back(entry);
+    }
+    meta["solver"]["subsystems"] = own;
+  }
   auto versions = output::build_info();
   versions["sundials"] = SUNDIALS_VERSION;
   meta["versions"] = versions;
@@ -774,6 +790,20 @@ void check_step_settings(const config::CosimConfig& c, const CosimOptions& optio
   }
 }
 
+// Per subsystem its IDA settings where a [[subsystem]] gives solver keys of its own; empty when
+// none does (every subsystem then runs with [solver]'s, the code path of every other file).
+std::vector<ida::IntegratorOptions> subsystem_solvers(const config::RunConfig& config) {
+  const auto& overrides = config.subsystem_solvers;
+  if (std::all_of(overrides.begin(), overrides.end(), [](const auto& o) { return o.empty(); })) {
+    return {};
+  }
+  std::vector<ida::IntegratorOptions> solvers;
+  for (const auto& o : overrides) {
+    solvers.push_back(integrator_options(config::with_override(config.solver, o)));
+  }
+  return solvers;
+}
+
 }  // namespace
 
 CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions& options) {
@@ -831,6 +861,7 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
   s.scheme = scheme_options(c, s.end_time);
 
   s.executor.solver = integrator_options(config.solver);
+  s.executor.subsystem_solvers = subsystem_solvers(config);
   // Crash recovery restores the workers' accepted states: it needs the snapshots even where the
   // scheme does not (the numbers are the same either way, contract 2).
   s.executor.rollback = needs_rollback(s.scheme) || s.max_restarts > 0;
@@ -1063,6 +1094,15 @@ void print_summary(std::ostream& out, const config::RunConfig& config, const Cos
              s.executor.solver.rtol, s.executor.solver.atol_pos, s.executor.solver.atol_vel,
              s.executor.solver.linear_solver == ida::LinearSolver::kDense ? "dense LU" : "KLU",
              executor_description(s));
+  for (std::size_t i = 0; i < s.executor.subsystem_solvers.size(); ++i) {
+    if (config.subsystem_solvers[i].empty()) continue;
+    const ida::IntegratorOptions& o = s.executor.subsystem_solvers[i];
+    fmt::print(out,
+               "  {}: own IDA settings, rtol {:.3g}, atol_pos {:.3g}, atol_vel {:.3g}, {}, "
+               "max order {}\n",
+               config.system_description->subsystems[i].name, o.rtol, o.atol_pos, o.atol_vel,
+               o.linear_solver == ida::LinearSolver::kDense ? "dense LU" : "KLU", o.max_order);
+  }
   const bool per_connection =
       std::any_of(s.connection_approximations.begin(), s.connection_approximations.end(),
                   [](const std::string& a) { return !a.empty(); });

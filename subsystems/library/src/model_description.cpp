@@ -25,22 +25,24 @@ Overloaded(F...) -> Overloaded<F...>;
 std::unique_ptr<model::Subsystem> build_subsystem(const ModelDescription& description) {
   using Built = std::unique_ptr<model::Subsystem>;
   return std::visit(
-      Overloaded{[](const ChainSegmentDescription& d) -> Built {
-                   if (!d.chain) {
-                     throw std::invalid_argument("chain segment description without a chain");
-                   }
-                   return std::make_unique<ChainSegment>(*d.chain, d.first, d.last);
-                 },
-                 [](const DriveTrainParameters& p) -> Built {
-                   return std::make_unique<DriveTrainSegment>(p);
-                 },
-                 [](const HydraulicCylinderParameters& p) -> Built {
-                   return std::make_unique<HydraulicCylinder>(p);
-                 },
-                 [](const PidParameters& p) -> Built { return std::make_unique<PidController>(p); },
-                 [](const plugin::PluginDescription& p) -> Built {
-                   return plugin::build_plugin_subsystem(p);
-                 }},
+      Overloaded{
+          [](const ChainSegmentDescription& d) -> Built {
+            if (!d.chain) {
+              throw std::invalid_argument("chain segment description without a chain");
+            }
+            return std::make_unique<ChainSegment>(*d.chain, d.first, d.last);
+          },
+          [](const DriveTrainParameters& p) -> Built {
+            return std::make_unique<DriveTrainSegment>(p);
+          },
+          [](const HydraulicCylinderParameters& p) -> Built {
+            return std::make_unique<HydraulicCylinder>(p);
+          },
+          [](const PidParameters& p) -> Built { return std::make_unique<PidController>(p); },
+          [](const plugin::PluginDescription& p) -> Built {
+            return plugin::build_plugin_subsystem(p);
+          },
+          [](const BeltDriveParameters& p) -> Built { return std::make_unique<BeltDrive>(p); }},
       description);
 }
 
@@ -56,7 +58,10 @@ std::string describe(const ModelDescription& description) {
           },
           [](const HydraulicCylinderParameters&) { return std::string("hydraulic cylinder"); },
           [](const PidParameters&) { return std::string("PID controller"); },
-          [](const plugin::PluginDescription& p) { return "plugin " + p.library; }},
+          [](const plugin::PluginDescription& p) { return "plugin " + p.library; },
+          [](const BeltDriveParameters&) {
+            return std::string("belt drive with tensioner idler");
+          }},
       description);
 }
 

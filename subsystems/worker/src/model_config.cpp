@@ -255,6 +255,51 @@ library::PidParameters decode_pid(schema::PidConfig::Reader in) {
   return p;
 }
 
+void encode_belt(const library::BeltDriveParameters& p, schema::BeltDriveConfig::Builder out) {
+  out.setDriverInertia(p.driver_inertia);
+  out.setDrivenInertia(p.driven_inertia);
+  out.setDriverRadius(p.driver_radius);
+  out.setDrivenRadius(p.driven_radius);
+  out.setSpanStiffness(p.span_stiffness);
+  out.setSpanDamping(p.span_damping);
+  out.setPretension(p.pretension);
+  out.setIdlerMass(p.idler_mass);
+  out.setIdlerFactor(p.idler_factor);
+  out.setIdlerDamping(p.idler_damping);
+  auto bearing = out.initBearingDamping(2);
+  auto speed = out.initSpeed0(2);
+  for (unsigned k = 0; k < 2; ++k) {
+    bearing.set(k, p.bearing_damping[k]);
+    speed.set(k, p.speed0[k]);
+  }
+  out.setLeftCoupled(p.left_coupled);
+  out.setRightCoupled(p.right_coupled);
+}
+
+library::BeltDriveParameters decode_belt(schema::BeltDriveConfig::Reader in) {
+  library::BeltDriveParameters p;
+  p.driver_inertia = in.getDriverInertia();
+  p.driven_inertia = in.getDrivenInertia();
+  p.driver_radius = in.getDriverRadius();
+  p.driven_radius = in.getDrivenRadius();
+  p.span_stiffness = in.getSpanStiffness();
+  p.span_damping = in.getSpanDamping();
+  p.pretension = in.getPretension();
+  p.idler_mass = in.getIdlerMass();
+  p.idler_factor = in.getIdlerFactor();
+  p.idler_damping = in.getIdlerDamping();
+  if (in.getBearingDamping().size() != 2 || in.getSpeed0().size() != 2) {
+    throw std::runtime_error("subsystem configuration: a belt drive needs two pulleys' values");
+  }
+  for (unsigned k = 0; k < 2; ++k) {
+    p.bearing_damping[k] = in.getBearingDamping()[k];
+    p.speed0[k] = in.getSpeed0()[k];
+  }
+  p.left_coupled = in.getLeftCoupled();
+  p.right_coupled = in.getRightCoupled();
+  return p;
+}
+
 }  // namespace
 
 void encode_model(const library::ModelDescription& model, schema::ModelConfig::Builder out) {
@@ -272,6 +317,10 @@ void encode_model(const library::ModelDescription& model, schema::ModelConfig::B
   }
   if (const auto* pid = std::get_if<library::PidParameters>(&model)) {
     encode_pid(*pid, out.initPid());
+    return;
+  }
+  if (const auto* belt = std::get_if<library::BeltDriveParameters>(&model)) {
+    encode_belt(*belt, out.initBeltDrive());
     return;
   }
   if (const auto* plugin = std::get_if<plugin::PluginDescription>(&model)) {
@@ -295,6 +344,8 @@ library::ModelDescription decode_model(schema::ModelConfig::Reader in) {
       return decode_pid(in.getPid());
     case schema::ModelConfig::PLUGIN:
       return plugin::PluginDescription{in.getPlugin().getLibrary(), in.getPlugin().getParameters()};
+    case schema::ModelConfig::BELT_DRIVE:
+      return decode_belt(in.getBeltDrive());
     case schema::ModelConfig::NONE:
       throw std::runtime_error("subsystem configuration: no model");
   }

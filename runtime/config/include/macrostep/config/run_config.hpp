@@ -58,7 +58,8 @@
 //   (issue 9; system/system_description.hpp; names: letters, digits, '_', '-', no '.'):
 //   [[subsystem]]                    repeatable, at least one
 //   name = "motor"                   required, unique among subsystems and connections
-//   model = "drive_train"            required: "drive_train" | "hydraulic_cylinder" | "pid";
+//   model = "drive_train"            required: "drive_train" | "hydraulic_cylinder" | "pid" |
+//                                    "belt_drive" | "plugin";
 //                                    the model's keys follow in the same table:
 //     drive_train         inertia = [J_1, ...] (> 0, required); shaft = [{c, d, C, D, ex, ev},
 //                         ...] (one per neighbouring pair, c required); bearing_damping, angle0,
@@ -74,6 +75,16 @@
 //                         output_max, output_lag, setpoint_input, setpoint, integral0,
 //                         derivative_filter0, command0. Inputs measured[, setpoint]; output
 //                         command (library/pid_controller.hpp)
+//     belt_drive          driver_inertia, driven_inertia, driver_radius, driven_radius,
+//                         span_stiffness, idler_mass (> 0, required); idler_factor (> 0,
+//                         default 1); span_damping, pretension, idler_damping (>= 0);
+//                         bearing_damping, speed0 ([driver, driven]); left_coupled,
+//                         right_coupled. Inputs tau_left, tau_right, idler_force; outputs
+//                         phi_1, omega_1, phi_2, omega_2, x_idler, v_idler, tension_tight,
+//                         tension_slack (library/belt_drive.hpp)
+//     any model           rtol, atol_pos, atol_vel, linear_solver, max_order, max_steps: the
+//                         keys and ranges of [solver], for this subsystem's IDA in a
+//                         co-simulation (the rest keep [solver]'s; SolverOverride)
 //   [[connection]]                   repeatable
 //   name = "shaft"                   required, unique; names the coupling variable (result
 //                                    column; a displacement writes <name>.position/.velocity)
@@ -241,6 +252,24 @@ struct SolverConfig {
   double effective_atol_vel() const { return atol_vel.value_or(rtol); }
 };
 
+// The [solver] keys a [[subsystem]] gives itself (issue 9): in a co-simulation they replace
+// [solver]'s for that subsystem only; unset members keep [solver]'s. The monolithic run is one
+// IDA system and uses [solver] alone.
+struct SolverOverride {
+  std::optional<double> rtol, atol_pos, atol_vel;
+  std::optional<LinearSolverKind> linear_solver;
+  std::optional<int> max_order;
+  std::optional<long> max_steps;
+
+  bool empty() const {
+    return !rtol && !atol_pos && !atol_vel && !linear_solver && !max_order && !max_steps;
+  }
+};
+
+// `solver` with the members `o` sets. An atol that neither [solver] nor `o` gives follows the
+// resulting rtol (as in [solver]).
+SolverConfig with_override(SolverConfig solver, const SolverOverride& o);
+
 struct PartitionConfig {
   unsigned line = 0;  // line of the [partition] table (0: none given)
   // Subsystem boundaries [0, b_1, ..., n_K] (0-based mass indices): subsystem L holds masses
@@ -375,6 +404,8 @@ struct RunConfig {
   // The [[subsystem]] / [[connection]] description; unset for a [model] chain (then `chain`
   // and `partition` describe the model).
   std::optional<system::SystemDescription> system_description;
+  // One per [[subsystem]] (empty for a [model] chain): its own solver keys, if any.
+  std::vector<SolverOverride> subsystem_solvers;
   SolverConfig solver;
   SimulationConfig simulation;
   OutputConfig output;

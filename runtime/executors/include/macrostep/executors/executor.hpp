@@ -77,6 +77,15 @@ struct PassOutcome {
   std::int64_t communication_ns = 0;
 };
 
+// The IDA settings of subsystem i: its own (`subsystem_solvers[i]`: the [[subsystem]] solver
+// keys, issue 9) when the list has one per subsystem, else `solver`, common to all. Both
+// executors' options carry the pair; the process executor sends the result to the worker.
+inline const ida::IntegratorOptions& solver_of(
+    const ida::IntegratorOptions& solver,
+    const std::vector<ida::IntegratorOptions>& subsystem_solvers, std::size_t i) {
+  return i < subsystem_solvers.size() ? subsystem_solvers[i] : solver;
+}
+
 // Subsystem i's part of a pass outcome from its runner, after the pass's runs (both executors
 // that run a SubsystemRunner in this process use it). The first failure, if there is none yet
 // in `outcome`, is recorded with its subsystem (the lowest failing one wins: callers go in

@@ -16,6 +16,8 @@ namespace macrostep::executors {
 
 struct InProcessOptions {
   ida::IntegratorOptions solver;
+  // Empty, or one entry per subsystem replacing `solver` for it (solver_of, executor.hpp).
+  std::vector<ida::IntegratorOptions> subsystem_solvers;
   // Snapshot every subsystem at each accepted point. Needed for reject() and for extra runs;
   // only fixed-step explicit runs without an estimator (exH) can do without (METHODS §4.7).
   bool rollback = true;

@@ -58,6 +58,9 @@ namespace macrostep::executors {
 
 struct ProcessOptions {
   ida::IntegratorOptions solver;
+  // As InProcessOptions::subsystem_solvers; each worker receives its subsystem's settings in its
+  // Cap'n Proto SubsystemConfig.
+  std::vector<ida::IntegratorOptions> subsystem_solvers;
   bool rollback = true;       // as InProcessOptions::rollback
   runner::JumpOptions jumps;  // as InProcessOptions::jumps
   // Extra runs per pass each worker is prepared for (sizes its wait policy; at most
