@@ -353,9 +353,11 @@ void parse_model(const Node* node, ParseState& state) {
                       "missing required table [model] (or describe a system with [[subsystem]] "
                       "and [[connection]])");
   }
-  if (state.top->has("subsystem")) {
+  if (state.top->has("subsystem") && !detail::describes_chain_segments(*state.top)) {
     state.top->require("subsystem")
-        .fail("a [[subsystem]] description and a [model] chain exclude each other; give one");
+        .fail(
+            "a [[subsystem]] description and a [model] chain exclude each other, unless the "
+            "subsystems are model = \"chain_segment\"s of the chain; give one");
   }
   const Node& n = *node;
   n.expect_table();
@@ -395,8 +397,24 @@ void parse_subsystems(const Node* node, ParseState& state) {
     return;
   }
   const auto connections = state.top->find("connection");
+  // Chain segments cut the [model] chain: realize it now (the [[subsystem]]s name its masses).
+  std::shared_ptr<const library::ChainParameters> chain;
+  if (state.top->has("model")) {
+    if (!state.pending.empty()) {
+      const auto& p = state.pending.front();
+      throw ConfigError(p.file, p.line, p.path,
+                        "selects the bodies next to the cuts of [partition], which the "
+                        "[[subsystem]] chain segments replace: name them with masses = [...]");
+    }
+    try {
+      chain =
+          std::make_shared<const library::ChainParameters>(library::realize(state.config.chain));
+    } catch (const std::invalid_argument& e) {
+      throw ConfigError(state.config.path, 0, "model", e.what());
+    }
+  }
   state.config.system_description = detail::parse_system(
-      *node, connections ? &*connections : nullptr, state.config.subsystem_solvers);
+      *node, connections ? &*connections : nullptr, chain, state.config.subsystem_solvers);
 }
 
 // [[connection]] is read with [[subsystem]] above.

@@ -311,7 +311,59 @@ std::string checked_name(const Node& table, std::map<std::string, NameOwner>& na
 struct Systems {
   std::vector<ParsedSubsystem> subsystems;
   std::map<std::string, NameOwner> names;  // subsystems and connections: one namespace
+  std::shared_ptr<const library::ChainParameters> chain;  // the [model] chain, if any
 };
+
+// masses = [first, last] (1-based, inclusive) of the [model] chain.
+library::ChainSegmentDescription chain_segment(const Node& n, const Systems& s) {
+  allow_subsystem_keys(n, {"masses"}, " for a chain_segment");
+  if (!s.chain) {
+    n.require("model").fail(
+        "a chain_segment cuts the [model] chain, and the file has no [model] table");
+  }
+  const Node masses = n.require("masses");
+  const auto range = masses.elements();
+  if (range.size() != 2) {
+    masses.fail(fmt::format("must be [first, last], the 1-based masses of the segment (got {})",
+                            masses.source_text()));
+  }
+  const auto size = static_cast<std::int64_t>(s.chain->size());
+  const std::int64_t first = range[0].integer(), last = range[1].integer();
+  if (first < 1 || last < first || last > size) {
+    masses.fail(fmt::format("must satisfy 1 <= first <= last <= model.masses = {} (got {})", size,
+                            masses.source_text()));
+  }
+  return {s.chain, static_cast<std::size_t>(first - 1), static_cast<std::size_t>(last)};
+}
+
+// Chain segments must cut the whole chain into pieces: every mass in exactly one segment (a gap
+// would leave masses without equations, an overlap would integrate them twice).
+void check_chain_cover(const Systems& s) {
+  std::vector<const ParsedSubsystem*> segments;
+  for (const auto& p : s.subsystems) {
+    if (std::holds_alternative<library::ChainSegmentDescription>(p.model)) segments.push_back(&p);
+  }
+  if (segments.empty()) return;
+  std::vector<const ParsedSubsystem*> owner(s.chain->size(), nullptr);
+  for (const ParsedSubsystem* p : segments) {
+    const auto& d = std::get<library::ChainSegmentDescription>(p->model);
+    for (std::size_t m = d.first; m < d.last; ++m) {
+      if (owner[m] != nullptr) {
+        p->node.require("masses").fail(
+            fmt::format("mass {} is in chain segment \"{}\" already", m + 1, owner[m]->name));
+      }
+      owner[m] = p;
+    }
+  }
+  for (std::size_t m = 0; m < owner.size(); ++m) {
+    if (owner[m] == nullptr) {
+      segments.back()->node.fail(fmt::format(
+          "mass {} of the [model] chain is in no chain segment; the segments must cut the whole "
+          "chain",
+          m + 1));
+    }
+  }
+}
 
 // "subsystem.variable" → (subsystem index, variable index); `outputs` selects the direction.
 std::pair<std::size_t, std::size_t> resolve(const Node& n, const Systems& s, bool outputs) {
@@ -356,16 +408,18 @@ ParsedSubsystem parse_subsystem(const Node& n, Systems& s) {
     p.model = pid(n);
   } else if (type == "belt_drive") {
     p.model = belt_drive(n);
+  } else if (type == "chain_segment") {
+    p.model = chain_segment(n, s);
   } else if (type == "plugin") {
     p.model = plugin_model(n);
   } else if (type == "chain") {
     model.fail(
-        "a chain is described by [model] and [partition], not as a [[subsystem]] (allowed: "
-        "\"drive_train\", \"hydraulic_cylinder\", \"pid\", \"belt_drive\", \"plugin\")");
+        "a chain is described by [model] and [partition], or cut explicitly into "
+        "model = \"chain_segment\" subsystems, not as a [[subsystem]]");
   } else {
     model.fail(
         fmt::format("must be one of \"drive_train\", \"hydraulic_cylinder\", \"pid\", "
-                    "\"belt_drive\", \"plugin\" (got \"{}\")",
+                    "\"belt_drive\", \"chain_segment\", \"plugin\" (got \"{}\")",
                     type));
   }
   p.solver = solver_keys(n);
@@ -549,6 +603,9 @@ std::string unfed_hint(const library::ModelDescription& model, const std::string
     if (input == "tau_left") return " (a free driver pulley: left_coupled = false)";
     if (input == "tau_right") return " (a free driven pulley: right_coupled = false)";
   }
+  if (std::holds_alternative<library::ChainSegmentDescription>(model)) {
+    return " (a cut element: a spring_damper connection between the bodies on both sides)";
+  }
   if (std::holds_alternative<library::PidParameters>(model) && input == "setpoint") {
     return " (a constant setpoint: setpoint_input = false, setpoint = r)";
   }
@@ -632,9 +689,22 @@ void check_feedthrough(const Systems& s, const std::vector<system::DescribedConn
 
 }  // namespace
 
+bool describes_chain_segments(const Node& top) {
+  const auto subsystems = top.find("subsystem");
+  if (!subsystems || !subsystems->value().is_array()) return false;
+  for (const auto& item : subsystems->elements()) {
+    if (!item.value().is_table()) continue;
+    const auto model = item.find("model");
+    if (model && model->value().is_string() && model->string() == "chain_segment") return true;
+  }
+  return false;
+}
+
 system::SystemDescription parse_system(const Node& subsystems, const Node* connections,
+                                       std::shared_ptr<const library::ChainParameters> chain,
                                        std::vector<SolverOverride>& solvers) {
   Systems s;
+  s.chain = std::move(chain);
   const std::vector<Node> tables = table_array(subsystems);
   if (tables.size() > kMaxSubsystems) {
     tables[kMaxSubsystems].fail(
@@ -643,6 +713,7 @@ system::SystemDescription parse_system(const Node& subsystems, const Node* conne
   }
   for (const Node& n : tables) s.subsystems.push_back(parse_subsystem(n, s));
   if (s.subsystems.empty()) subsystems.fail("must describe at least one subsystem");
+  check_chain_cover(s);
   system::SystemDescription d;
   Feeds feeds;
   if (connections != nullptr) {

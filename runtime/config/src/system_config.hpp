@@ -2,6 +2,7 @@
 // the schema is in run_config.hpp).
 #pragma once
 
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -15,8 +16,14 @@ namespace macrostep::config::detail {
 // whose every reference resolves, every input is fed exactly once, every subsystem is coupled and
 // no subsystem has feed-through. Throws ConfigError naming file, line and key.
 // `solvers` receives each subsystem's own solver keys (SolverOverride), one per subsystem.
+// `chain`: the realized [model] chain that "chain_segment" subsystems cut (null without [model]).
 system::SystemDescription parse_system(const Node& subsystems, const Node* connections,
+                                       std::shared_ptr<const library::ChainParameters> chain,
                                        std::vector<SolverOverride>& solvers);
+
+// Whether some [[subsystem]] of the document `top` has model = "chain_segment" (then [model]
+// may stand beside the description: the segments cut its chain).
+bool describes_chain_segments(const Node& top);
 
 // The keys of [solver], which a [[subsystem]] may also carry.
 inline const std::vector<std::string_view> kSolverKeys = {

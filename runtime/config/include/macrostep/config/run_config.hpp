@@ -59,7 +59,7 @@
 //   [[subsystem]]                    repeatable, at least one
 //   name = "motor"                   required, unique among subsystems and connections
 //   model = "drive_train"            required: "drive_train" | "hydraulic_cylinder" | "pid" |
-//                                    "belt_drive" | "plugin";
+//                                    "belt_drive" | "chain_segment" | "plugin";
 //                                    the model's keys follow in the same table:
 //     drive_train         inertia = [J_1, ...] (> 0, required); shaft = [{c, d, C, D, ex, ev},
 //                         ...] (one per neighbouring pair, c required); bearing_damping, angle0,
@@ -82,6 +82,13 @@
 //                         right_coupled. Inputs tau_left, tau_right, idler_force; outputs
 //                         phi_1, omega_1, phi_2, omega_2, x_idler, v_idler, tension_tight,
 //                         tension_slack (library/belt_drive.hpp)
+//     chain_segment       masses = [first, last] (1-based, inclusive) of the [model] chain,
+//                         which then stands beside the description (without [partition]
+//                         and without coupling_bodies selections); the segments must cover
+//                         every mass once. Inputs "lambda@<k>" (the cut element k at each end
+//                         that is not a chain end), outputs x_<first>, x_<last>, v_<first>,
+//                         v_<last> (library/chain.hpp); a spring_damper connection with the
+//                         cut element's law replaces element k
 //     any model           rtol, atol_pos, atol_vel, linear_solver, max_order, max_steps: the
 //                         keys and ranges of [solver], for this subsystem's IDA in a
 //                         co-simulation (the rest keep [solver]'s; SolverOverride)
