@@ -132,6 +132,27 @@ TEST(WorkerModelConfig, DriveTrainCylinderAndPidAreRebuiltBitIdentically) {
   expect_rebuilt_bit_identically(pid);
 }
 
+TEST(WorkerModelConfig, BeltDriveIsRebuiltBitIdentically) {
+  library::BeltDriveParameters belt;
+  belt.driver_inertia = 5e-3;
+  belt.driven_inertia = 2e-2;
+  belt.driver_radius = 0.1;
+  belt.driven_radius = 0.2;
+  belt.span_stiffness = 2e5;
+  belt.span_damping = 20.0;
+  belt.pretension = 400.0;
+  belt.idler_mass = 0.3;
+  belt.idler_factor = 0.9;
+  belt.idler_damping = 5.0;
+  belt.bearing_damping = {0.01, 0.02};
+  belt.speed0 = {2.0, 1.0};
+  belt.right_coupled = false;
+  expect_rebuilt_bit_identically(belt);
+  belt.left_coupled = false;
+  belt.right_coupled = true;
+  expect_rebuilt_bit_identically(belt);
+}
+
 TEST(WorkerModelConfig, AMissingOrImpossibleModelIsRefused) {
   worker::WorkerSetup setup;  // no model
   EXPECT_THROW(worker::encode_config(setup), std::invalid_argument);
