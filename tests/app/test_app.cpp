@@ -473,11 +473,11 @@ TEST_F(App, CoSimulationCommandLineErrorsExitTwoBeforeAnyWork) {
   expect_error("--order 7", "--order must be auto or an integer 0..5 (got 7)");
   expect_error("--order two", "--order must be auto or an integer 0..5 (got two)");
   expect_error("--scheme gauss-seidel",
-               "--scheme gauss-seidel is not built yet; the schemes so far are explicit, implicit, "
-               "semi-implicit, waveform");
+               "cosim.estimator = exMD does not belong to --scheme gauss-seidel (allowed: none: a "
+               "fixed step size, METHODS D-10); give --estimator with one of them");
   expect_error("--scheme jacobi",
                "--scheme 'jacobi' is not a scheme; allowed: explicit, implicit, semi-implicit, "
-               "waveform (built), gauss-seidel (not built yet)");
+               "waveform, gauss-seidel");
   expect_error("--executor mpi",
                "--executor mpi is not built yet; the executors so far are inprocess and processes");
   expect_error("--estimator none",
@@ -599,6 +599,40 @@ TEST_F(App, PinnedProcessRunRecordsItsPlacementAndKeepsTheResult) {
 // The continuous and seed-003 approximations travel as support points (no protocol change): a run
 // in worker processes is bit-identical to the in-process run (DESIGN contract 1), and differs
 // from the Lagrange run.
+// Gauss–Seidel (METHODS §3.2; its steps against the exact recurrence: tests/schemes
+// test_gauss_seidel.cpp): the same bytes in processes, both sequences run, the reversed one
+// differs, and the error against the reference is that of the Jacobi run at the same H.
+TEST_F(App, GaussSeidelGivesTheSameBitsInProcessesAndFollowsItsSequence) {
+  write_file("cosim.toml", kCosim);
+  ASSERT_EQ(macrostep("reference cosim.toml --output ref.csv").status, 0);
+  const std::string common =
+      "run cosim.toml --scheme gauss-seidel --estimator none --step-size 1e-5 --order 2";
+  const Outcome in = macrostep(common + " --executor inprocess --output in.csv");
+  const Outcome pr = macrostep(common + " --executor processes --output pr.csv");
+  ASSERT_EQ(in.status, 0) << in.err;
+  ASSERT_EQ(pr.status, 0) << pr.err;
+  EXPECT_EQ(read_file("in.csv"), read_file("pr.csv"));
+  const auto meta = nlohmann::json::parse(read_file("in.json"));
+  EXPECT_EQ(meta.at("cosim").at("scheme"), "gauss-seidel") << meta.at("cosim").dump();
+  const Outcome cmp = macrostep("compare in.csv ref.csv");
+  ASSERT_EQ(cmp.status, 0) << cmp.err;
+  EXPECT_LT(final_nrmse(cmp.out), 1e-3) << cmp.out;
+
+  std::string gs = kCosim;
+  gs.replace(gs.find("estimator = \"exMD\""), 18,
+             "scheme = \"gauss-seidel\"\nestimator = \"none\"\nstep_size = 1e-5\norder = 2");
+  write_file("reversed.toml", gs + "sequence = [2, 1]\n");
+  const Outcome rev = macrostep("run reversed.toml --output rev.csv");
+  ASSERT_EQ(rev.status, 0) << rev.err;
+  EXPECT_NE(read_file("rev.csv"), read_file("in.csv"));
+  write_file("short.toml", gs + "sequence = [2]\n");
+  const Outcome bad = macrostep("run short.toml");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("short.toml:29: cosim.sequence: must name each of the 2 subsystems once"),
+            std::string::npos)
+      << bad.err;
+}
+
 TEST_F(App, ApproximationsGiveTheSameBitsInProcessesAndInProcess) {
   write_file("cosim.toml", kCosim);
   std::string lagrange;

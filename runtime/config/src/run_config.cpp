@@ -590,13 +590,34 @@ coupling::Approximation approximation(const Node& v) {
   }
 }
 
+// sequence = [2, 1]: Gauss–Seidel's order, 1-based subsystem numbers, each at most once (that it
+// names every subsystem is checked where the system is built).
+void read_sequence(const Node& v, CosimConfig& c) {
+  if (c.scheme != CosimScheme::kGaussSeidel) v.fail("applies only to scheme = \"gauss-seidel\"");
+  if (!v.value().is_array()) {
+    v.fail(fmt::format("must be an array of subsystem numbers (1-based; got {})", v.describe()));
+  }
+  c.sequence.clear();
+  for (const Node& item : v.elements()) {
+    const auto i = static_cast<std::size_t>(
+        integer_in(item, 1, static_cast<std::int64_t>(kMaxSubsystems), "the subsystem limit"));
+    if (std::find(c.sequence.begin(), c.sequence.end(), i - 1) != c.sequence.end()) {
+      item.fail(fmt::format("subsystem {} appears twice", i));
+    }
+    c.sequence.push_back(i - 1);
+  }
+  if (c.sequence.empty()) v.fail("must name the subsystems in the order they run");
+  c.sequence_line = v.line();
+}
+
 void read_cosim_keys(const Node& n, CosimConfig& c) {
   if (auto v = n.find("scheme")) {
     const std::string e = choice_with_hints(
-        *v, {"explicit", "implicit", "semi-implicit", "waveform"}, {"gauss-seidel"});
+        *v, {"explicit", "implicit", "semi-implicit", "waveform", "gauss-seidel"}, {});
     c.scheme = e == "implicit"        ? CosimScheme::kImplicit
                : e == "semi-implicit" ? CosimScheme::kSemiImplicit
                : e == "waveform"      ? CosimScheme::kWaveform
+               : e == "gauss-seidel"  ? CosimScheme::kGaussSeidel
                                       : CosimScheme::kExplicit;
   }
   c.estimator = default_estimator(c.scheme);
@@ -614,8 +635,9 @@ void read_cosim_keys(const Node& n, CosimConfig& c) {
     if (!estimator_fits(c.scheme, c.estimator)) {
       v->fail(fmt::format("\"{}\" does not belong to scheme = \"{}\" (allowed: {})", e,
                           to_string(c.scheme),
-                          c.iterative() ? "\"imMD\", \"imCV\", \"none\""
-                                        : "\"exMD\", \"exLE\", \"exCV\", \"none\""));
+                          c.scheme == CosimScheme::kGaussSeidel ? "\"none\" (METHODS D-10)"
+                          : c.iterative()                       ? "\"imMD\", \"imCV\", \"none\""
+                                          : "\"exMD\", \"exLE\", \"exCV\", \"none\""));
     }
   }
   read_corrector_keys(n, c);
@@ -687,6 +709,7 @@ void read_cosim_keys(const Node& n, CosimConfig& c) {
     c.output_every =
         static_cast<int>(integer_in(*v, 1, std::numeric_limits<std::int32_t>::max(), ""));
   }
+  if (auto v = n.find("sequence")) read_sequence(*v, c);
   if (auto v = n.find("executor")) {
     const std::string e = choice_with_hints(*v, {"inprocess", "processes"}, {"mpi"});
     c.executor = e == "processes" ? ExecutorKind::kProcesses : ExecutorKind::kInProcess;
@@ -715,8 +738,10 @@ void check_cosim_combinations(const Node& n, const CosimConfig& c, const ParseSt
     for (const char* key : {"rtol", "atol_pos", "atol_vel", "atol_u", "safety", "r_min", "r_max",
                             "dead_zone", "h_max", "order_strategy"}) {
       const std::string_view k = key;
-      // The corrector's convergence test of an iterative scheme uses these even at fixed H.
-      if (c.iterative() && (k == "rtol" || k == "atol_pos" || k == "atol_vel" || k == "atol_u")) {
+      // The corrector's convergence test of an iterative scheme, and Gauss–Seidel's settling of
+      // a subsystem whose law reads its own outputs, use these even at fixed H.
+      const bool weights = c.iterative() || c.scheme == CosimScheme::kGaussSeidel;
+      if (weights && (k == "rtol" || k == "atol_pos" || k == "atol_vel" || k == "atol_u")) {
         continue;
       }
       if (auto v = n.find(key)) {
@@ -781,6 +806,7 @@ void parse_cosim(const Node* node, ParseState& state) {
                 "jump_handling",
                 "min_micro_steps",
                 "output_every",
+                "sequence",
                 "executor",
                 "threads",
                 "jacobian",
@@ -1024,6 +1050,8 @@ const char* to_string(CosimScheme s) {
       return "semi-implicit";
     case CosimScheme::kWaveform:
       return "waveform";
+    case CosimScheme::kGaussSeidel:
+      return "gauss-seidel";
   }
   return "?";
 }
@@ -1043,11 +1071,13 @@ const char* to_string(JacobianSource j) {
 }
 
 CosimEstimator default_estimator(CosimScheme s) {
+  if (s == CosimScheme::kGaussSeidel) return CosimEstimator::kNone;  // fixed H (D-10)
   return s == CosimScheme::kExplicit ? CosimEstimator::kExMD : CosimEstimator::kImMD;
 }
 
 bool estimator_fits(CosimScheme s, CosimEstimator e) {
   if (e == CosimEstimator::kNone) return true;
+  if (s == CosimScheme::kGaussSeidel) return false;  // fixed H only (METHODS D-10)
   const bool implicit_estimator = e == CosimEstimator::kImMD || e == CosimEstimator::kImCV;
   return implicit_estimator == (s != CosimScheme::kExplicit);
 }

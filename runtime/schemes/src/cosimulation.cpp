@@ -94,6 +94,14 @@ json cosim_json(const CosimSettings& s) {
       {fixed ? "step_size" : "initial_step_size", m.h},
       {"order", order_text(c.effective_order())},
   };
+  if (const auto& gs = s.scheme.gauss_seidel) {
+    json sequence = json::array();  // 1-based, as in the file
+    for (const std::size_t i : gs->sequence) sequence.push_back(i + 1);
+    j["sequence"] = gs->sequence.empty() ? json("index order") : sequence;
+    j["settle_tolerance"] = gs->tolerance;  // of the rtol/atol_u weights below
+    j["rtol"] = m.tolerances.rtol;
+    j["atol_u"] = m.tolerances.atol_u;
+  }
   if (c.iterative()) {
     j["jacobian"] = c.scheme == config::CosimScheme::kWaveform
                         ? json(nullptr)
@@ -511,7 +519,10 @@ void check_scheme_combination(const config::CosimConfig& c, const CosimOptions& 
     throw SetupError(fmt::format(
         "{} {} does not belong to {} (allowed: {}){}",
         options.estimator ? "--estimator" : "cosim.estimator =", config::to_string(c.estimator),
-        scheme_source, c.iterative() ? "imMD, imCV, none" : "exMD, exLE, exCV, none",
+        scheme_source,
+        c.scheme == config::CosimScheme::kGaussSeidel ? "none: a fixed step size, METHODS D-10"
+        : c.iterative()                               ? "imMD, imCV, none"
+                                                      : "exMD, exLE, exCV, none",
         options.estimator ? "" : "; give --estimator with one of them"));
   }
   if (options.jacobian && (!c.iterative() || c.scheme == config::CosimScheme::kWaveform)) {
@@ -526,6 +537,14 @@ void check_scheme_combination(const config::CosimConfig& c, const CosimOptions& 
     throw SetupError(scheme_source +
                      ": the file sets corrector keys (jacobian, tau, max_corrector_passes, "
                      "perturbation_min, omega) that the explicit scheme does not use");
+  }
+  if (c.scheme != config::CosimScheme::kGaussSeidel && !c.sequence.empty()) {
+    throw SetupError(scheme_source + ": cosim.sequence applies only to the gauss-seidel scheme");
+  }
+  if (c.scheme == config::CosimScheme::kGaussSeidel && !c.approximation.is_lagrange()) {
+    throw SetupError(scheme_source +
+                     ": Gauss-Seidel interpolates with Lagrange polynomials; remove the "
+                     "approximation");
   }
   if (c.scheme != config::CosimScheme::kWaveform && c.omega_given) {
     throw SetupError(scheme_source + ": cosim.omega applies only to the waveform scheme");
@@ -632,6 +651,16 @@ SchemeOptions scheme_options(const config::CosimConfig& c, double end_time) {
     m.step.r_max = c.r_max;
     m.step.dead_zone = c.dead_zone;
     if (c.h_max) m.step.h_max = *c.h_max;
+  }
+  if (c.scheme == config::CosimScheme::kGaussSeidel) {
+    schemes::GaussSeidelOptions gs;
+    gs.sequence = c.sequence;
+    scheme.gauss_seidel = gs;
+    // Its repetitions of a subsystem whose law reads its own outputs settle in these weights.
+    m.tolerances.rtol = c.rtol;
+    m.tolerances.atol_pos = c.effective_atol_pos();
+    m.tolerances.atol_vel = c.effective_atol_vel();
+    m.tolerances.atol_u = c.effective_atol_u();
   }
   scheme.least_squares = c.predictor == config::PredictorKind::kLeastSquares;
   scheme.least_squares_points = c.least_squares_points;
@@ -770,7 +799,7 @@ void check_step_settings(const config::CosimConfig& c, const CosimOptions& optio
           estimator_source, options.order ? "--order auto" : "cosim.order = \"auto\"",
           config::kMaxCosimOrder));
     }
-    if (options.rtol && !c.iterative()) {
+    if (options.rtol && !c.iterative() && c.scheme != config::CosimScheme::kGaussSeidel) {
       throw SetupError(
           "--rtol sets the macro-step controller's tolerance, and " + estimator_source +
           " (a fixed step) has no controller; the subsystem tolerance is [solver] rtol");
@@ -877,6 +906,23 @@ double handshake_timeout_for(std::size_t largest_subsystem_states) {
 
 namespace {
 
+// Gauss–Seidel's sequence names every subsystem of the built system once (the file checked the
+// numbers and duplicates, not the count).
+void check_sequence(const config::RunConfig& config, const CosimSettings& settings,
+                    const system::CoupledSystem& system) {
+  const config::CosimConfig& c = settings.cosim;
+  if (c.scheme != config::CosimScheme::kGaussSeidel || c.sequence.empty()) return;
+  const std::size_t ns = system.subsystem_count();
+  const bool in_range =
+      std::all_of(c.sequence.begin(), c.sequence.end(), [ns](std::size_t i) { return i < ns; });
+  if (c.sequence.size() != ns || !in_range) {
+    throw SetupError(fmt::format(
+        "{}:{}: cosim.sequence: must name each of the {} subsystems once, numbered 1..{} (got {} "
+        "entries)",
+        config.path, c.sequence_line, ns, ns, c.sequence.size()));
+  }
+}
+
 // The result row of the newest accepted macro point, written every output_every-th point and
 // at the end (the last point always reaches the file).
 struct ResultRow {
@@ -918,6 +964,7 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   const system::CoupledSystem system = coupled_system(config, models);
   SchemeOptions scheme_options = settings.scheme;
   scheme_options.approximations = coupling_approximations(settings, system);
+  check_sequence(config, settings, system);
   const std::vector<OutputColumn> outputs = output_columns(config, system);
   std::vector<std::size_t> state_offset;
   result_columns(config, system, outputs, settings.all_states, result.columns, state_offset);
@@ -1075,6 +1122,14 @@ void print_summary(std::ostream& out, const config::RunConfig& config, const Cos
   }
   if (c.iterative()) {
     print_iterative_scheme(out, s);
+  } else if (const auto& gs = s.scheme.gauss_seidel) {
+    std::vector<std::size_t> sequence;
+    for (std::size_t i = 0; i < ns; ++i)
+      sequence.push_back(gs->sequence.empty() ? i + 1 : gs->sequence[i] + 1);
+    fmt::print(out,
+               "scheme: Gauss-Seidel, subsystems in the order {}, fixed H = {} s, kappa = {}, {} "
+               "predictor (METHODS §3.2)\n",
+               fmt::join(sequence, ", "), m.h, m.kappa_fixed, config::to_string(c.predictor));
   } else if (c.fixed_step()) {
     fmt::print(out, "scheme: explicit Jacobi, fixed H = {} s (exH), kappa = {}, {} predictor\n",
                m.h, m.kappa_fixed, config::to_string(c.predictor));

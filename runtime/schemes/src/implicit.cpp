@@ -11,6 +11,7 @@
 #include "macrostep/control/estimators.hpp"
 #include "macrostep/coupling/builders.hpp"
 #include "macrostep/schemes/explicit_jacobi.hpp"
+#include "macrostep/schemes/gauss_seidel.hpp"
 
 namespace macrostep::schemes {
 
@@ -302,6 +303,7 @@ void IterativeScheme::concluded(bool accepted) {
 }
 
 std::unique_ptr<MacroStepScheme> make_scheme(const SchemeOptions& options) {
+  if (options.gauss_seidel) return std::make_unique<GaussSeidel>();
   if (!options.corrector) return std::make_unique<ExplicitJacobi>();
   return std::make_unique<IterativeScheme>(*options.corrector);
 }

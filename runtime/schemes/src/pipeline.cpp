@@ -43,7 +43,8 @@ double SchemeResult::mean_h() const {
 
 bool needs_rollback(const SchemeOptions& options) {
   return options.control.mode == control::StepSizeMode::kVariable ||
-         control::comparison_runs(options.control.estimator) > 0 || options.corrector.has_value();
+         control::comparison_runs(options.control.estimator) > 0 || options.corrector.has_value() ||
+         options.gauss_seidel.has_value();
 }
 
 void predict(const SchemeOptions& options, const coupling::CouplingHistory& history, int kappa,

@@ -302,7 +302,13 @@ struct ExecutorConfig {
   std::optional<double> handshake_timeout;  // [s]; unset: scaled to the model
 };
 
-enum class CosimScheme : std::uint8_t { kExplicit, kImplicit, kSemiImplicit, kWaveform };
+enum class CosimScheme : std::uint8_t {
+  kExplicit,
+  kImplicit,
+  kSemiImplicit,
+  kWaveform,
+  kGaussSeidel
+};
 enum class CosimEstimator : std::uint8_t { kNone, kExLE, kExMD, kExCV, kImMD, kImCV };
 enum class JacobianSource : std::uint8_t { kFiniteDifference, kSap, kReuse, kQuasiNewton };
 enum class OrderStrategyKind : std::uint8_t { kIdaLike, kConservative };
@@ -359,12 +365,20 @@ struct CosimConfig {
   JumpHandling jump_handling = JumpHandling::kKeep;
   int min_micro_steps = 0;  // 0: no limit, else >= 2
   int output_every = 1;
+  // Gauss–Seidel (METHODS §3.2): the subsystems in the order they run, 0-based (the file
+  // writes them 1-based); empty: in index order.
+  std::vector<std::size_t> sequence;
+  unsigned sequence_line = 0;
   ExecutorKind executor = ExecutorKind::kInProcess;
   bool executor_given = false;  // the file names the executor (else: chosen by the run)
   int threads = 0;
 
   bool fixed_step() const { return estimator == CosimEstimator::kNone; }
-  bool iterative() const { return scheme != CosimScheme::kExplicit; }
+  // The schemes with a corrector (METHODS §4); Gauss–Seidel is explicit.
+  bool iterative() const {
+    return scheme == CosimScheme::kImplicit || scheme == CosimScheme::kSemiImplicit ||
+           scheme == CosimScheme::kWaveform;
+  }
   // Not given: "auto" with an estimator, kDefaultFixedOrder without.
   OrderSetting effective_order() const {
     return order.value_or(fixed_step() ? OrderSetting::fixed(kDefaultFixedOrder)

@@ -31,6 +31,17 @@
 
 namespace macrostep::schemes {
 
+// Gauss–Seidel (gauss_seidel.hpp; METHODS §3.2).
+struct GaussSeidelOptions {
+  // The order in which the subsystems run: a permutation of 0..n_s−1; empty: 0, 1, …, n_s−1.
+  std::vector<std::size_t> sequence;
+  // A subsystem whose input law reads its own outputs is repeated until every such end value
+  // changes by at most tolerance·(atol_u + rtol·|u|) (the coupling-variable weights of
+  // control.tolerances), at most max_passes times.
+  double tolerance = 1e-3;
+  int max_passes = 50;
+};
+
 struct SchemeOptions {
   control::MacroStepOptions control;  // mode, t_start/t_end, H, κ, estimator, tolerances
   bool least_squares = false;         // least-squares predictor (METHODS §2.3)
@@ -44,6 +55,8 @@ struct SchemeOptions {
   // The iterative schemes (implicit, semi-implicit, waveform: METHODS §4); empty: explicit
   // Jacobi (§3.1).
   std::optional<corrector::CorrectorOptions> corrector;
+  // Gauss–Seidel instead of Jacobi (explicit only: corrector must be empty).
+  std::optional<GaussSeidelOptions> gauss_seidel;
 };
 
 // A subsystem could not integrate a step (fixed mode) or failed too often (controlled mode).
@@ -110,7 +123,7 @@ using AcceptedObserver = std::function<void(const AcceptedPoint&)>;
 using ProgressObserver = std::function<void(const control::StepPlan&, bool accepted)>;
 
 // Whether a run with these options needs executor rollback (snapshots): a controlled step size
-// (rejections) or extra runs.
+// (rejections), extra runs, or more than one pass per step (iterative schemes, Gauss–Seidel).
 bool needs_rollback(const SchemeOptions& options);
 
 // u^pre = P_κ(T_{N+1}) from the accepted history (METHODS §2.2, Eq. 2.23), or the

@@ -1,0 +1,64 @@
+// Gauss–Seidel co-simulation (METHODS.md §3.2; seed 001 Eq. 13, 17; seed 000 App. B, C): the
+// subsystems run one after another in a configured sequence, and each one's inputs interpolate
+// the new outputs of the subsystems that ran before it instead of extrapolating them.
+//
+// One attempt of a macro step [T_N, T_{N+1}] of degree κ:
+//   1. u_pre = P_κ(T_{N+1}) from the accepted history, as the explicit scheme predicts.
+//   2. A first pass with every input extrapolated (the Jacobi step): the first subsystem of the
+//      sequence is final after it.
+//   3. For every later subsystem S of the sequence, the end values at T_{N+1} of those of its
+//      inputs whose coupling law reads only outputs of subsystems that already ran (and possibly
+//      S's own outputs) become u_c = φ_c(y_{N+1}); the input polynomial is the Lagrange
+//      interpolation of degree κ through T_{N−κ+1}..T_N and that end value (step_polynomial, the
+//      same support-point form as the explicit step). Inputs whose law reads a subsystem still to
+//      run keep the extrapolation. One pass with the new polynomials makes S final.
+//      A law that also reads S's own outputs (force/force: the spring between both bodies) makes
+//      the end value depend on S's result: S is repeated with φ evaluated at its previous
+//      result until the end values settle (|Δu_c| ≤ tolerance·(atol_u + rtol·|u_c|) for every
+//      such input), at most max_passes times — the converged value the stability analysis of
+//      runtime/analysis takes for force/force Gauss–Seidel (stability.hpp), so that the two
+//      agree step for step. Not settling is a corrector failure (counted; in fixed mode the
+//      step is accepted as it is, as in the implicit scheme).
+//   4. u_{N+1} = φ(y_{N+1}) (consistent update, D-1); exCV monitors u_pre against it.
+//
+// Every pass integrates every subsystem from T_N (executor.hpp): the subsystems whose inputs did
+// not change repeat their run bit for bit, so the result does not depend on the executor
+// (contract 1), at the price of n_s passes per macro step instead of a run per subsystem.
+// Scope (D-10): a fixed macro-step size; Lagrange polynomials; estimator none or exCV.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "macrostep/schemes/pipeline.hpp"
+
+namespace macrostep::schemes {
+
+class GaussSeidel final : public MacroStepScheme {
+ public:
+  // Throws std::invalid_argument for a controlled step size, a comparison estimator, another
+  // approximation than Lagrange, or a sequence that is not a permutation of the subsystems.
+  void start(const system::CoupledSystem& system, const SchemeOptions& options) override;
+  AttemptResult attempt(const control::StepPlan& plan, const coupling::CouplingHistory& history,
+                        PassRunner& runner) override;
+
+ private:
+  const system::CoupledSystem* system_ = nullptr;
+  SchemeOptions options_;
+  std::vector<std::size_t> sequence_;
+  // Per coupling variable: the subsystems its law reads (sorted, unique).
+  std::vector<std::vector<std::size_t>> reads_;
+  std::vector<executors::SubsystemCommand> commands_;
+  std::vector<double> u_pre_, u_end_, u_eval_;
+  std::vector<std::vector<double>> outputs_;
+  std::vector<std::size_t> sel_;
+
+  void build_command(std::size_t i, const coupling::CouplingHistory& history, int kappa,
+                     double t_end);
+  // Whether coupling c may take a new end value once the subsystems in `ran` have run, when
+  // subsystem s runs next; `self` tells whether its law reads s.
+  bool interpolates(std::size_t c, std::size_t s, const std::vector<bool>& ran, bool& self) const;
+  bool settled(std::size_t c, double previous, double next) const;
+};
+
+}  // namespace macrostep::schemes

@@ -1,0 +1,196 @@
+// Gauss–Seidel co-simulation (gauss_seidel.hpp; METHODS.md §3.2, D-10; seed 001 Eq. 13, 17).
+#include "macrostep/schemes/gauss_seidel.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "macrostep/control/estimators.hpp"
+#include "macrostep/coupling/builders.hpp"
+#include "macrostep/schemes/explicit_jacobi.hpp"
+
+namespace macrostep::schemes {
+
+namespace {
+
+void check_options(const SchemeOptions& options) {
+  using control::Estimator;
+  if (options.control.mode != control::StepSizeMode::kFixed) {
+    throw std::invalid_argument(
+        "Gauss-Seidel runs with a fixed macro-step size (METHODS D-10): set a step size and no "
+        "step-size control");
+  }
+  const Estimator e = options.control.estimator;
+  if (e != Estimator::kNone && e != Estimator::kExCV) {
+    throw std::invalid_argument(
+        fmt::format("Gauss-Seidel monitors its error with exCV or none; {} needs comparison runs "
+                    "that only the Jacobi schemes make",
+                    control::estimator_name(e)));
+  }
+  if (options.corrector) {
+    throw std::invalid_argument("Gauss-Seidel is an explicit scheme: it takes no corrector");
+  }
+  for (const auto& a : options.approximations) {
+    if (!a.is_lagrange()) {
+      throw std::invalid_argument(
+          fmt::format("Gauss-Seidel interpolates with Lagrange polynomials; approximation "
+                      "\"{}\" is for the Jacobi scheme",
+                      a.name));
+    }
+  }
+  const GaussSeidelOptions& gs = *options.gauss_seidel;
+  if (!(gs.tolerance > 0.0) || !std::isfinite(gs.tolerance) || gs.max_passes < 1) {
+    throw std::invalid_argument("Gauss-Seidel: tolerance must be > 0 and max_passes >= 1");
+  }
+}
+
+std::vector<std::size_t> checked_sequence(const system::CoupledSystem& system,
+                                          const std::vector<std::size_t>& given) {
+  const std::size_t ns = system.subsystem_count();
+  std::vector<std::size_t> sequence = given;
+  if (sequence.empty()) {
+    for (std::size_t i = 0; i < ns; ++i) sequence.push_back(i);
+  }
+  std::vector<bool> seen(ns, false);
+  for (const std::size_t i : sequence) {
+    if (i >= ns || seen[i]) {
+      throw std::invalid_argument(
+          fmt::format("Gauss-Seidel sequence must name each of the {} subsystems once", ns));
+    }
+    seen[i] = true;
+  }
+  if (sequence.size() != ns) {
+    throw std::invalid_argument(
+        fmt::format("Gauss-Seidel sequence must name each of the {} subsystems once", ns));
+  }
+  return sequence;
+}
+
+}  // namespace
+
+void GaussSeidel::start(const system::CoupledSystem& system, const SchemeOptions& options) {
+  if (!options.gauss_seidel) throw std::logic_error("GaussSeidel::start without its options");
+  check_options(options);
+  check_approximations(system, options.approximations);
+  system_ = &system;
+  options_ = options;
+  sequence_ = checked_sequence(system, options.gauss_seidel->sequence);
+  const std::size_t ns = system.subsystem_count();
+  const std::size_t nc = system.coupling_count();
+  reads_.assign(nc, {});
+  for (std::size_t k = 0; k < system.law_count(); ++k) {
+    const system::CouplingLaw& law = system.law(k);
+    std::vector<std::size_t> subsystems;
+    for (const system::OutputRef& r : law.reads()) subsystems.push_back(r.subsystem);
+    std::sort(subsystems.begin(), subsystems.end());
+    subsystems.erase(std::unique(subsystems.begin(), subsystems.end()), subsystems.end());
+    for (std::size_t j = 0; j < law.write_count(); ++j)
+      reads_[system.law_offset(k) + j] = subsystems;
+  }
+  commands_.assign(ns, {});
+  outputs_.assign(ns, {});
+  u_pre_.assign(nc, 0.0);
+  u_end_.assign(nc, 0.0);
+  u_eval_.assign(nc, 0.0);
+}
+
+bool GaussSeidel::interpolates(std::size_t c, std::size_t s, const std::vector<bool>& ran,
+                               bool& self) const {
+  self = false;
+  for (const std::size_t j : reads_[c]) {
+    if (j == s) {
+      self = true;
+    } else if (!ran[j]) {
+      return false;  // a subsystem still to run: keep the extrapolation
+    }
+  }
+  return true;
+}
+
+bool GaussSeidel::settled(std::size_t c, double previous, double next) const {
+  const control::ErrorTolerances& tol = options_.control.tolerances;
+  const double atol = tol.atol_u_each.empty() ? tol.atol_u : tol.atol_u_each[c];
+  return std::abs(next - previous) <=
+         options_.gauss_seidel->tolerance * (atol + tol.rtol * std::abs(next));
+}
+
+void GaussSeidel::build_command(std::size_t i, const coupling::CouplingHistory& history, int kappa,
+                                double t_end) {
+  const auto in = system_->input_couplings(i);
+  sel_.assign(in.begin(), in.end());
+  commands_[i].nominal = coupling::step_polynomial(history, kappa, t_end, u_end_, sel_);
+  commands_[i].extra.clear();
+}
+
+AttemptResult GaussSeidel::attempt(const control::StepPlan& plan,
+                                   const coupling::CouplingHistory& history, PassRunner& runner) {
+  const system::CoupledSystem& system = *system_;
+  const std::size_t ns = system.subsystem_count();
+  const int kappa = plan.kappa;
+  const double t1 = plan.t_end;
+  AttemptResult result;
+  result.iterative = true;  // passes beyond the first are reported as corrector passes
+  const auto run_pass = [&]() -> bool {
+    const executors::PassOutcome& outcome = runner.pass(t1, commands_);
+    if (!outcome.ok) {
+      result.subsystem_failed = true;
+      result.failed_subsystem = outcome.failed_subsystem;
+      result.error = outcome.error;
+      return false;
+    }
+    for (std::size_t i = 0; i < ns; ++i) outputs_[i] = outcome.subsystems[i].nominal.outputs;
+    return true;
+  };
+
+  // 1.-2. The Jacobi pass: every input extrapolated.
+  predict(options_, history, kappa, t1, u_pre_);
+  u_end_ = u_pre_;
+  for (std::size_t i = 0; i < ns; ++i) build_command(i, history, kappa, t1);
+  if (!run_pass()) return result;
+
+  // 3. The later subsystems of the sequence, one after another.
+  std::vector<bool> ran(ns, false);
+  ran[sequence_.front()] = true;
+  for (std::size_t q = 1; q < ns; ++q) {
+    const std::size_t s = sequence_[q];
+    for (int pass = 0;; ++pass) {
+      system.evaluate_couplings(outputs_, u_eval_);
+      bool any = false, self = false, all_settled = true;
+      for (const std::size_t c : system.input_couplings(s)) {
+        bool reads_self = false;
+        if (!interpolates(c, s, ran, reads_self)) continue;
+        any = true;
+        self = self || reads_self;
+        if (reads_self && !settled(c, u_end_[c], u_eval_[c])) all_settled = false;
+        if (pass == 0 || reads_self) u_end_[c] = u_eval_[c];
+      }
+      // Final: nothing to interpolate (the Jacobi run stands), the new values were used
+      // (no law reads s), or they settled (s's last run used values within the tolerance).
+      if (!any || (pass > 0 && (!self || all_settled))) break;
+      if (pass >= options_.gauss_seidel->max_passes) {
+        result.corrector_failed = true;
+        break;
+      }
+      build_command(s, history, kappa, t1);
+      if (!run_pass()) return result;
+      ++result.corrector_passes;
+    }
+    ran[s] = true;
+  }
+
+  // 4. The consistent update and the monitor.
+  auto& outputs = runner.outputs();
+  for (std::size_t i = 0; i < ns; ++i) outputs[i] = outputs_[i];
+  auto& u_new = runner.u_next();
+  u_new.resize(system.coupling_count());
+  system.evaluate_couplings(outputs, u_new);
+  if (options_.control.estimator == control::Estimator::kExCV) {
+    result.estimate =
+        control::estimate_coupling_variables(u_pre_, u_new, options_.control.tolerances);
+  }
+  return result;
+}
+
+}  // namespace macrostep::schemes
