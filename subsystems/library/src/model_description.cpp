@@ -40,7 +40,8 @@ std::unique_ptr<model::Subsystem> build_subsystem(const ModelDescription& descri
                  [](const PidParameters& p) -> Built { return std::make_unique<PidController>(p); },
                  [](const plugin::PluginDescription& p) -> Built {
                    return plugin::build_plugin_subsystem(p);
-                 }},
+                 },
+                 [](const fmu::FmuDescription& f) -> Built { return fmu::build_fmu_subsystem(f); }},
       description);
 }
 
@@ -56,7 +57,8 @@ std::string describe(const ModelDescription& description) {
           },
           [](const HydraulicCylinderParameters&) { return std::string("hydraulic cylinder"); },
           [](const PidParameters&) { return std::string("PID controller"); },
-          [](const plugin::PluginDescription& p) { return "plugin " + p.library; }},
+          [](const plugin::PluginDescription& p) { return "plugin " + p.library; },
+          [](const fmu::FmuDescription& f) { return "FMU " + f.path; }},
       description);
 }
 
