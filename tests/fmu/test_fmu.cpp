@@ -87,6 +87,29 @@ TEST(Fmu, TheOscillatorIsTheEquationItDeclares) {
   EXPECT_EQ(values[3], 3.0 + 0.25);   // (v', v)
 }
 
+TEST(Fmu, TheFmi3OscillatorIsTheFmi2One) {
+  const std::string parameters = R"({"m": 2.0, "c": 8.0, "d": 0.5, "x": 0.1, "v": -0.2})";
+  const auto a = load("oscillator", parameters), b = load("oscillator3", parameters);
+  ASSERT_EQ(b->state_size(), 2u);
+  EXPECT_EQ(b->state_name(1), "v");
+  EXPECT_EQ(b->input_name(0), "force");
+  EXPECT_EQ(b->state_roles()[0], model::StateRole::kPosition);
+  EXPECT_EQ(b->state_roles()[1], model::StateRole::kVelocity);
+  EXPECT_EQ(a->jacobian_pattern().row_index, b->jacobian_pattern().row_index);
+  const std::vector<double> u = {1.5};
+  std::vector<double> za(2), zpa(2), zb(2), zpb(2), ja(4), jb(4), ya(2), yb(2);
+  a->initial_state(u, za, zpa);
+  b->initial_state(u, zb, zpb);
+  EXPECT_EQ(za, zb);
+  EXPECT_EQ(zpa, zpb);
+  a->jacobian(0.3, za, zpa, u, 7.0, ja);
+  b->jacobian(0.3, zb, zpb, u, 7.0, jb);
+  EXPECT_EQ(ja, jb);
+  a->outputs(0.3, za, u, ya);
+  b->outputs(0.3, zb, u, yb);
+  EXPECT_EQ(ya, yb);
+}
+
 // A constant input for the integrator.
 class ConstantInput final : public model::InputFunction {
  public:
@@ -299,13 +322,16 @@ fs::path write_chain(const fs::path& dir, const std::string& cosim) {
   return path;
 }
 
+// `fmu`: "oscillator" (FMI 2.0) or "oscillator3" (the same C code as FMI 3.0).
 fs::path write_fmu_pair(const fs::path& dir, const std::string& cosim,
-                        const std::string& extra_m2 = "") {
-  fs::copy_file(fmu_file("oscillator"), dir / "oscillator.fmu", fs::copy_options::skip_existing);
-  const auto path = dir / "fmus.toml";
-  std::ofstream(path) << "[[subsystem]]\nname = \"m1\"\nmodel = \"fmu\"\npath = \"oscillator.fmu\"\n"
+                        const std::string& extra_m2 = "", const std::string& fmu = "oscillator") {
+  fs::copy_file(fmu_file(fmu), dir / (fmu + ".fmu"), fs::copy_options::skip_existing);
+  const auto path = dir / (fmu == "oscillator" ? "fmus.toml" : fmu + ".toml");
+  std::ofstream(path) << "[[subsystem]]\nname = \"m1\"\nmodel = \"fmu\"\npath = \"" << fmu
+                      << ".fmu\"\n"
                       << "parameters = {m = 1.0, c = 100.0, d = 0.1, x = 0.01}\n"
-                      << "[[subsystem]]\nname = \"m2\"\nmodel = \"fmu\"\npath = \"oscillator.fmu\"\n"
+                      << "[[subsystem]]\nname = \"m2\"\nmodel = \"fmu\"\npath = \"" << fmu
+                      << ".fmu\"\n"
                       << "parameters = {m = 0.5, c = 100.0, d = 0.1, amplitude = 20.0, "
                       << "omega = 7.0, force_sign = -1" << extra_m2 << "}\n"
                       << "[[connection]]\nname = \"coupling\"\nlaw = \"spring_damper\"\n"
@@ -368,6 +394,12 @@ TEST(FmuApp, TwoMassOscillatorAsFmusIsTheSameInProcessesAndAgreesWithTheBuiltInC
   EXPECT_EQ(header, "time,m1.x,m1.v,m2.x,m2.v,coupling");
   EXPECT_TRUE(read_file(dir / "inprocess.csv") == read_file(dir / "processes.csv"))
       << "the executors' CSV files differ";
+  // The same model compiled as an FMI 3.0 FMU: the same bytes (other API, same numbers).
+  const auto fmi3 = write_fmu_pair(dir, "[cosim]\nrtol = 1e-5\n", "", "oscillator3").string();
+  const AppRun r3 = macrostep("run " + fmi3 + " --output " + (dir / "fmi3.csv").string());
+  ASSERT_EQ(r3.status, 0) << r3.output;
+  EXPECT_TRUE(read_file(dir / "inprocess.csv") == read_file(dir / "fmi3.csv"))
+      << "FMI 3.0 and FMI 2.0 runs differ";
   // Fixed H (the same macro points): the FMUs against the built-in chain, column by column
   // (x_1, v_1, x_2, v_2, lambda_1), to the integrator's tolerance.
   const std::string fixed = "[cosim]\nestimator = \"none\"\nstep_size = 1e-3\norder = 2\n";

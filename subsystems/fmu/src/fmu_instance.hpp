@@ -47,10 +47,13 @@ class Binary {
                                                 std::span<const double> u) = 0;
 };
 
-// Load `library` (the unzipped binary; it may be deleted after this returns) for FMI 2. `fmu` names the FMU in messages; `resources` is the directory of its
+// Load `library` (the unzipped binary; it may be deleted after this returns) for FMI 2 or FMI 3
+// (the version of `xml`). `fmu` names the FMU in messages; `resources` is the directory of its
 // resources/ (may not exist). Throws std::invalid_argument for a library that cannot be loaded
 // or lacks an FMI function the importer calls.
 std::unique_ptr<Binary> load_fmi2_binary(const ModelXml& xml, const std::string& fmu,
+                                         const std::string& library, const std::string& resources);
+std::unique_ptr<Binary> load_fmi3_binary(const ModelXml& xml, const std::string& fmu,
                                          const std::string& library, const std::string& resources);
 
 }  // namespace macrostep::fmu

@@ -166,10 +166,6 @@ FmuSubsystem::FmuSubsystem(const FmuDescription& d) : path_(d.path) {
                  "Model Exchange FMUs (it integrates their equations with its own IDA)"
                : "declares neither <ModelExchange> nor <CoSimulation>");
   }
-  if (xml.fmi_major != 2) {
-    refuse("is an FMI 3.0 FMU: macrostep reads its modelDescription.xml but loads FMI 2.0 binaries "
-           "only so far");
-  }
   if (xml.event_indicators > 0) {
     refuse(fmt::format(
         "declares {} event indicator(s): state events are detected but not handled by macrostep "
@@ -193,7 +189,8 @@ FmuSubsystem::FmuSubsystem(const FmuDescription& d) : path_(d.path) {
   dir_ = unpack(entries, binary);
   const bool resources = fs::exists(dir_ / "resources");
   try {
-    binary_ = load_fmi2_binary(xml, path_, (dir_ / binary).string(), (dir_ / "resources").string());
+    binary_ = (xml.fmi_major == 2 ? load_fmi2_binary : load_fmi3_binary)(
+        xml, path_, (dir_ / binary).string(), (dir_ / "resources").string());
   } catch (...) {
     fs::remove_all(dir_);
     throw;

@@ -142,7 +142,6 @@ EXPORT fmi2Status fmi2SetTime(fmi2Component c, fmi2Real t) {
 }
 
 static const unsigned state_vr[N_STATES] = STATE_VR;
-static const unsigned derivative_vr[N_STATES] = DERIVATIVE_VR;
 
 EXPORT fmi2Status fmi2SetContinuousStates(fmi2Component c, const fmi2Real x[], size_t n) {
   if (n != N_STATES) return fail((Component*)c, "fmi2SetContinuousStates: wrong size");
@@ -157,6 +156,8 @@ EXPORT fmi2Status fmi2GetContinuousStates(fmi2Component c, fmi2Real x[], size_t 
 }
 
 #ifndef OMIT_GET_DERIVATIVES
+static const unsigned derivative_vr[N_STATES] = DERIVATIVE_VR;
+
 EXPORT fmi2Status fmi2GetDerivatives(fmi2Component c, fmi2Real dx[], size_t n) {
   Component* m = (Component*)c;
   if (n != N_STATES) return fail(m, "fmi2GetDerivatives: wrong size");

@@ -4,7 +4,8 @@
  * the spring c and damper d to the wall, a harmonic force, and the coupling force as input.
  * Outputs x, v. der(x) is v itself (the same value reference). Directional derivatives are
  * provided. fail_time: from this time on every evaluation fails with fmi2Error (the importer's
- * error test). */
+ * error test). Built as FMI 2.0 (fmi2_frame.h) and, with FMI3 defined, as FMI 3.0.
+ */
 #include <math.h>
 
 #define MODEL_GUID "{5e0d6f1c-1b1e-4f43-9d6e-oscillator01}"
@@ -43,4 +44,8 @@ static double model_partial(const double* r, unsigned unknown, unsigned known) {
   }
 }
 
+#ifdef FMI3
+#include "fmi3_frame.h"
+#else
 #include "fmi2_frame.h"
+#endif

@@ -58,8 +58,8 @@
 //   (issue 9; system/system_description.hpp; names: letters, digits, '_', '-', no '.'):
 //   [[subsystem]]                    repeatable, at least one
 //   name = "motor"                   required, unique among subsystems and connections
-//   model = "drive_train"            required: "drive_train" | "hydraulic_cylinder" | "pid";
-//                                    the model's keys follow in the same table:
+//   model = "drive_train"            required: "drive_train" | "hydraulic_cylinder" | "pid" |
+//                                    "plugin" | "fmu"; the model's keys follow in the table:
 //     drive_train         inertia = [J_1, ...] (> 0, required); shaft = [{c, d, C, D, ex, ev},
 //                         ...] (one per neighbouring pair, c required); bearing_damping, angle0,
 //                         speed0 (one number per inertia); load = [{inertia = k, constant,
@@ -74,6 +74,12 @@
 //                         output_max, output_lag, setpoint_input, setpoint, integral0,
 //                         derivative_filter0, command0. Inputs measured[, setpoint]; output
 //                         command (library/pid_controller.hpp)
+//     plugin              library (path, relative to this file's directory), parameters (a
+//                         table handed to the plugin as JSON; plugin/plugin_api.hpp)
+//     fmu                 path (an FMI 2.0 Model Exchange .fmu, relative to this file's
+//                         directory; required), parameters = {variable = start value, ...}
+//                         (numbers or booleans), inputs = ["name", ...], outputs = [...] (FMU
+//                         variable names; default every Real input / output; fmu/fmu.hpp)
 //   [[connection]]                   repeatable
 //   name = "shaft"                   required, unique; names the coupling variable (result
 //                                    column; a displacement writes <name>.position/.velocity)
