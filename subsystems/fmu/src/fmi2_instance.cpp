@@ -17,12 +17,18 @@ namespace {
 
 const char* status_name(fmi2Status s) {
   switch (s) {
-    case fmi2OK: return "fmi2OK";
-    case fmi2Warning: return "fmi2Warning";
-    case fmi2Discard: return "fmi2Discard";
-    case fmi2Error: return "fmi2Error";
-    case fmi2Fatal: return "fmi2Fatal";
-    case fmi2Pending: return "fmi2Pending";
+    case fmi2OK:
+      return "fmi2OK";
+    case fmi2Warning:
+      return "fmi2Warning";
+    case fmi2Discard:
+      return "fmi2Discard";
+    case fmi2Error:
+      return "fmi2Error";
+    case fmi2Fatal:
+      return "fmi2Fatal";
+    case fmi2Pending:
+      return "fmi2Pending";
   }
   return "an unknown status";
 }
@@ -96,7 +102,8 @@ class Fmi2Instance final : public Instance {
       }
     }
     check(f_.enter_initialization(c_), "fmi2EnterInitializationMode");
-    if (!inputs.empty()) check(f_.set_real(c_, inputs.data(), inputs.size(), u.data()), "fmi2SetReal");
+    if (!inputs.empty())
+      check(f_.set_real(c_, inputs.data(), inputs.size(), u.data()), "fmi2SetReal");
     check(f_.exit_initialization(c_), "fmi2ExitInitializationMode");
     // Event iteration at the initial time (FMI 2 §3.2.3): the FMU settles its discrete states.
     fmi2EventInfo info{};
@@ -104,8 +111,8 @@ class Fmi2Instance final : public Instance {
     for (int k = 0; info.newDiscreteStatesNeeded && k < 100; ++k) {
       check(f_.new_discrete_states(c_, &info), "fmi2NewDiscreteStates");
       if (info.terminateSimulation) {
-        throw FmuCallError(fmt::format("FMU {}: asks to terminate during initialization{}", fmu_,
-                                       log_text()));
+        throw FmuCallError(
+            fmt::format("FMU {}: asks to terminate during initialization{}", fmu_, log_text()));
       }
     }
     if (info.nextEventTimeDefined) {
@@ -129,14 +136,15 @@ class Fmi2Instance final : public Instance {
     return check(f_.get_derivatives(c_, dx.data(), dx.size()), "fmi2GetDerivatives");
   }
   bool get_reals(std::span<const unsigned> refs, std::span<double> values) override {
-    return refs.empty() || check(f_.get_real(c_, refs.data(), refs.size(), values.data()), "fmi2GetReal");
+    return refs.empty() ||
+           check(f_.get_real(c_, refs.data(), refs.size(), values.data()), "fmi2GetReal");
   }
   bool directional_derivative(std::span<const unsigned> unknowns, unsigned known,
                               std::span<double> column) override {
     const double seed = 1.0;
-    return check(f_.directional(c_, unknowns.data(), unknowns.size(), &known, 1, &seed,
-                                column.data()),
-                 "fmi2GetDirectionalDerivative");
+    return check(
+        f_.directional(c_, unknowns.data(), unknowns.size(), &known, 1, &seed, column.data()),
+        "fmi2GetDirectionalDerivative");
   }
   void continuous_states(std::span<double> x) override {
     check(f_.get_states(c_, x.data(), x.size()), "fmi2GetContinuousStates");
@@ -224,8 +232,7 @@ class Fmi2Binary final : public Binary {
 }  // namespace
 
 std::unique_ptr<Binary> load_fmi2_binary(const ModelXml& xml, const std::string& fmu,
-                                         const std::string& library,
-                                         const std::string& resources) {
+                                         const std::string& library, const std::string& resources) {
   return std::make_unique<Fmi2Binary>(xml, fmu, library, resources);
 }
 

@@ -30,12 +30,9 @@ typedef enum { fmi3OK, fmi3Warning, fmi3Discard, fmi3Error, fmi3Fatal } fmi3Stat
 typedef void (*fmi3LogMessageCallback)(fmi3InstanceEnvironment, fmi3Status, fmi3String category,
                                        fmi3String message);
 
-typedef fmi3Instance fmi3InstantiateModelExchangeTYPE(fmi3String instance_name,
-                                                      fmi3String instantiation_token,
-                                                      fmi3String resource_path,
-                                                      fmi3Boolean visible, fmi3Boolean logging_on,
-                                                      fmi3InstanceEnvironment,
-                                                      fmi3LogMessageCallback);
+typedef fmi3Instance fmi3InstantiateModelExchangeTYPE(
+    fmi3String instance_name, fmi3String instantiation_token, fmi3String resource_path,
+    fmi3Boolean visible, fmi3Boolean logging_on, fmi3InstanceEnvironment, fmi3LogMessageCallback);
 typedef void fmi3FreeInstanceTYPE(fmi3Instance);
 typedef fmi3Status fmi3EnterInitializationModeTYPE(fmi3Instance, fmi3Boolean tolerance_defined,
                                                    fmi3Float64 tolerance, fmi3Float64 start_time,
@@ -50,20 +47,14 @@ typedef fmi3Status fmi3SetInt32TYPE(fmi3Instance, const fmi3ValueReference[], si
                                     const fmi3Int32[], size_t);
 typedef fmi3Status fmi3SetBooleanTYPE(fmi3Instance, const fmi3ValueReference[], size_t,
                                       const fmi3Boolean[], size_t);
-typedef fmi3Status fmi3GetDirectionalDerivativeTYPE(fmi3Instance,
-                                                    const fmi3ValueReference unknowns[],
-                                                    size_t n_unknowns,
-                                                    const fmi3ValueReference knowns[],
-                                                    size_t n_knowns, const fmi3Float64 seed[],
-                                                    size_t n_seed, fmi3Float64 sensitivity[],
-                                                    size_t n_sensitivity);
-typedef fmi3Status fmi3UpdateDiscreteStatesTYPE(fmi3Instance,
-                                                fmi3Boolean* discrete_states_need_update,
-                                                fmi3Boolean* terminate_simulation,
-                                                fmi3Boolean* nominals_changed,
-                                                fmi3Boolean* values_changed,
-                                                fmi3Boolean* next_event_time_defined,
-                                                fmi3Float64* next_event_time);
+typedef fmi3Status fmi3GetDirectionalDerivativeTYPE(
+    fmi3Instance, const fmi3ValueReference unknowns[], size_t n_unknowns,
+    const fmi3ValueReference knowns[], size_t n_knowns, const fmi3Float64 seed[], size_t n_seed,
+    fmi3Float64 sensitivity[], size_t n_sensitivity);
+typedef fmi3Status fmi3UpdateDiscreteStatesTYPE(
+    fmi3Instance, fmi3Boolean* discrete_states_need_update, fmi3Boolean* terminate_simulation,
+    fmi3Boolean* nominals_changed, fmi3Boolean* values_changed,
+    fmi3Boolean* next_event_time_defined, fmi3Float64* next_event_time);
 typedef fmi3Status fmi3EnterContinuousTimeModeTYPE(fmi3Instance);
 typedef fmi3Status fmi3SetTimeTYPE(fmi3Instance, fmi3Float64);
 typedef fmi3Status fmi3SetContinuousStatesTYPE(fmi3Instance, const fmi3Float64[], size_t);

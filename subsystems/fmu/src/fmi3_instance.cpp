@@ -15,11 +15,16 @@ namespace {
 
 const char* status_name(fmi3Status s) {
   switch (s) {
-    case fmi3OK: return "fmi3OK";
-    case fmi3Warning: return "fmi3Warning";
-    case fmi3Discard: return "fmi3Discard";
-    case fmi3Error: return "fmi3Error";
-    case fmi3Fatal: return "fmi3Fatal";
+    case fmi3OK:
+      return "fmi3OK";
+    case fmi3Warning:
+      return "fmi3Warning";
+    case fmi3Discard:
+      return "fmi3Discard";
+    case fmi3Error:
+      return "fmi3Error";
+    case fmi3Fatal:
+      return "fmi3Fatal";
   }
   return "an unknown status";
 }
@@ -97,8 +102,8 @@ class Fmi3Instance final : public Instance {
                                       &next),
             "fmi3UpdateDiscreteStates");
       if (terminate) {
-        throw FmuCallError(fmt::format("FMU {}: asks to terminate during initialization{}", fmu_,
-                                       log_text()));
+        throw FmuCallError(
+            fmt::format("FMU {}: asks to terminate during initialization{}", fmu_, log_text()));
       }
     }
     if (next_defined) {
@@ -115,18 +120,17 @@ class Fmi3Instance final : public Instance {
     t_ = t;
     return check(f_.set_time(i_, t), "fmi3SetTime") &&
            check(f_.set_states(i_, x.data(), x.size()), "fmi3SetContinuousStates") &&
-           (inputs.empty() || check(f_.set_float64(i_, inputs.data(), inputs.size(), u.data(),
-                                                   u.size()),
-                                    "fmi3SetFloat64"));
+           (inputs.empty() ||
+            check(f_.set_float64(i_, inputs.data(), inputs.size(), u.data(), u.size()),
+                  "fmi3SetFloat64"));
   }
   bool derivatives(std::span<double> dx) override {
-    return check(f_.get_derivatives(i_, dx.data(), dx.size()),
-                 "fmi3GetContinuousStateDerivatives");
+    return check(f_.get_derivatives(i_, dx.data(), dx.size()), "fmi3GetContinuousStateDerivatives");
   }
   bool get_reals(std::span<const unsigned> refs, std::span<double> values) override {
-    return refs.empty() || check(f_.get_float64(i_, refs.data(), refs.size(), values.data(),
-                                                values.size()),
-                                 "fmi3GetFloat64");
+    return refs.empty() ||
+           check(f_.get_float64(i_, refs.data(), refs.size(), values.data(), values.size()),
+                 "fmi3GetFloat64");
   }
   bool directional_derivative(std::span<const unsigned> unknowns, unsigned known,
                               std::span<double> column) override {
@@ -219,8 +223,7 @@ class Fmi3Binary final : public Binary {
 }  // namespace
 
 std::unique_ptr<Binary> load_fmi3_binary(const ModelXml& xml, const std::string& fmu,
-                                         const std::string& library,
-                                         const std::string& resources) {
+                                         const std::string& library, const std::string& resources) {
   return std::make_unique<Fmi3Binary>(xml, fmu, library, resources);
 }
 

@@ -27,7 +27,9 @@ namespace fs = std::filesystem;
 using model::SparsityPattern;
 using model::StateRole;
 
-[[noreturn]] void refuse(const std::string& why) { throw std::invalid_argument(why); }
+[[noreturn]] void refuse(const std::string& why) {
+  throw std::invalid_argument(why);
+}
 
 std::string names_of(const ModelXml& xml, auto&& keep) {
   std::vector<std::string> names;
@@ -58,7 +60,8 @@ fs::path unpack(const std::map<std::string, std::string>& entries, const std::st
     if (name.find("..") != std::string::npos) continue;  // stays inside the directory
     const fs::path target = dir / name;
     fs::create_directories(target.parent_path());
-    std::ofstream(target, std::ios::binary).write(data.data(), static_cast<std::streamsize>(data.size()));
+    std::ofstream(target, std::ios::binary)
+        .write(data.data(), static_cast<std::streamsize>(data.size()));
   }
   return dir;
 }
@@ -174,9 +177,8 @@ FmuSubsystem::FmuSubsystem(const FmuDescription& d) : path_(d.path) {
   }
   read_structure(xml);
   read_variables(xml, d);
-  const std::string binary =
-      fmt::format("binaries/{}/{}.so", xml.fmi_major == 2 ? "linux64" : "x86_64-linux",
-                  xml.model_identifier);
+  const std::string binary = fmt::format(
+      "binaries/{}/{}.so", xml.fmi_major == 2 ? "linux64" : "x86_64-linux", xml.model_identifier);
   if (!entries.contains(binary)) {
     std::vector<std::string> present;
     for (const auto& [name, data] : entries) {
@@ -267,11 +269,12 @@ void FmuSubsystem::read_variables(const ModelXml& xml, const FmuDescription& d) 
   for (const auto& [name, value] : parameters.items()) {
     const auto index = xml.find(name);
     if (!index || !settable(xml.variables[*index])) {
-      refuse(fmt::format("parameters: \"{}\" is not a variable whose start value can be set "
-                         "(parameters of this FMU: {})",
-                         name, names_of(xml, [](const ModelVariable& v) {
-                           return v.causality == "parameter" && settable(v);
-                         })));
+      refuse(
+          fmt::format("parameters: \"{}\" is not a variable whose start value can be set "
+                      "(parameters of this FMU: {})",
+                      name, names_of(xml, [](const ModelVariable& v) {
+                        return v.causality == "parameter" && settable(v);
+                      })));
     }
     if (!value.is_number() && !value.is_boolean()) {
       refuse(fmt::format("parameters: \"{}\" must be a number or a boolean", name));
@@ -288,7 +291,8 @@ void FmuSubsystem::read_variables(const ModelXml& xml, const FmuDescription& d) 
     };
     if (names.empty()) {
       for (std::size_t i = 0; i < xml.variables.size(); ++i) {
-        if (xml.variables[i].type == VariableType::kReal && xml.variables[i].causality == causality) {
+        if (xml.variables[i].type == VariableType::kReal &&
+            xml.variables[i].causality == causality) {
           out.push_back(i);
         }
       }
@@ -361,8 +365,7 @@ void FmuSubsystem::release(std::unique_ptr<Instance> instance) const {
 // cj·I − ∂f/∂x in pattern order: a column of ∂f/∂x from the FMU's directional derivative, or a
 // forward difference with step sqrt(eps)·max(1, |x_j|).
 void FmuSubsystem::jacobian(double t, std::span<const double> z, std::span<const double>,
-                            std::span<const double> u, double cj,
-                            std::span<double> values) const {
+                            std::span<const double> u, double cj, std::span<double> values) const {
   const std::size_t n = state_vr_.size();
   std::vector<double> f0(n), column(n), x(z.begin(), z.end());
   Lease instance(*this);

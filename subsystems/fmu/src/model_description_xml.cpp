@@ -86,14 +86,16 @@ void read_variables_2(const xmlNode* list, ModelXml& m, RawDerivatives& raw) {
     if (!named(v, "ScalarVariable")) continue;
     ModelVariable var;
     var.name = required(v, "name");
-    var.value_reference = static_cast<unsigned>(number(v, "valueReference", required(v, "valueReference")));
+    var.value_reference =
+        static_cast<unsigned>(number(v, "valueReference", required(v, "valueReference")));
     var.causality = attribute(v, "causality").value_or("local");
     var.variability = attribute(v, "variability").value_or("continuous");
     for (const xmlNode* t = v->children; t; t = t->next) {
       if (t->type != XML_ELEMENT_NODE) continue;
       var.type = type_of(reinterpret_cast<const char*>(t->name));
       if (var.type != VariableType::kOther) var.start = real_start(t);
-      if (auto d = attribute(t, "derivative")) raw.emplace_back(m.variables.size(), number(t, "derivative", *d));
+      if (auto d = attribute(t, "derivative"))
+        raw.emplace_back(m.variables.size(), number(t, "derivative", *d));
     }
     m.variables.push_back(std::move(var));
   }
@@ -104,7 +106,8 @@ void read_variables_3(const xmlNode* list, ModelXml& m, RawDerivatives& raw) {
     if (v->type != XML_ELEMENT_NODE) continue;
     ModelVariable var;
     var.name = required(v, "name");
-    var.value_reference = static_cast<unsigned>(number(v, "valueReference", required(v, "valueReference")));
+    var.value_reference =
+        static_cast<unsigned>(number(v, "valueReference", required(v, "valueReference")));
     var.causality = attribute(v, "causality").value_or("local");
     var.variability = attribute(v, "variability").value_or("continuous");
     var.type = type_of(reinterpret_cast<const char*>(v->name));
@@ -112,7 +115,8 @@ void read_variables_3(const xmlNode* list, ModelXml& m, RawDerivatives& raw) {
         v->children == nullptr) {
       var.start = real_start(v);
     }
-    if (auto d = attribute(v, "derivative")) raw.emplace_back(m.variables.size(), number(v, "derivative", *d));
+    if (auto d = attribute(v, "derivative"))
+      raw.emplace_back(m.variables.size(), number(v, "derivative", *d));
     m.variables.push_back(std::move(var));
   }
 }
@@ -128,7 +132,8 @@ std::size_t resolve(const ModelXml& m, const xmlNode* n, unsigned long ref,
     return ref - 1;
   }
   const auto it = by_reference.find(static_cast<unsigned>(ref));
-  if (it == by_reference.end()) fail(n, "refers to no variable with valueReference " + std::to_string(ref));
+  if (it == by_reference.end())
+    fail(n, "refers to no variable with valueReference " + std::to_string(ref));
   return it->second;
 }
 
@@ -160,7 +165,8 @@ void read_structure(const xmlNode* structure, ModelXml& m,
       if (named(c, "Derivatives")) read_list(c, "Unknown", m.derivatives);
     } else {
       if (named(c, "Output")) m.outputs.push_back(read_unknown(m, c, by_reference));
-      if (named(c, "ContinuousStateDerivative")) m.derivatives.push_back(read_unknown(m, c, by_reference));
+      if (named(c, "ContinuousStateDerivative"))
+        m.derivatives.push_back(read_unknown(m, c, by_reference));
       if (named(c, "EventIndicator")) ++m.event_indicators;
     }
   }
@@ -173,8 +179,8 @@ void read_interfaces(const xmlNode* root, ModelXml& m) {
     m.model_exchange = true;
     m.model_identifier = required(c, "modelIdentifier");
     m.only_once_per_process = boolean(c, "canBeInstantiatedOnlyOncePerProcess");
-    m.directional_derivatives = boolean(c, m.fmi_major == 2 ? "providesDirectionalDerivative"
-                                                            : "providesDirectionalDerivatives");
+    m.directional_derivatives = boolean(
+        c, m.fmi_major == 2 ? "providesDirectionalDerivative" : "providesDirectionalDerivatives");
     m.needs_execution_tool = boolean(c, "needsExecutionTool");
   }
 }
@@ -201,7 +207,8 @@ ModelXml parse_model_description(std::string_view xml) {
   }
   const xmlNode* root = xmlDocGetRootElement(doc.get());
   if (root == nullptr || !named(root, "fmiModelDescription")) {
-    throw std::invalid_argument("modelDescription.xml: the root element is not <fmiModelDescription>");
+    throw std::invalid_argument(
+        "modelDescription.xml: the root element is not <fmiModelDescription>");
   }
   ModelXml m;
   const std::string version = required(root, "fmiVersion");

@@ -33,18 +33,18 @@ struct Unknown {
 };
 
 struct ModelXml {
-  int fmi_major = 0;                  // 2 or 3
+  int fmi_major = 0;  // 2 or 3
   std::string model_name;
-  std::string token;                  // guid (FMI 2) or instantiationToken (FMI 3)
-  bool model_exchange = false;        // a <ModelExchange> element exists
-  bool co_simulation = false;         // a <CoSimulation> element exists
-  std::string model_identifier;       // of <ModelExchange>: the binary's name
+  std::string token;                   // guid (FMI 2) or instantiationToken (FMI 3)
+  bool model_exchange = false;         // a <ModelExchange> element exists
+  bool co_simulation = false;          // a <CoSimulation> element exists
+  std::string model_identifier;        // of <ModelExchange>: the binary's name
   bool only_once_per_process = false;  // canBeInstantiatedOnlyOncePerProcess
   bool directional_derivatives = false;
   bool needs_execution_tool = false;
   std::size_t event_indicators = 0;
   std::vector<ModelVariable> variables;
-  std::vector<Unknown> derivatives;   // in state order: state i is derivative_of of entry i
+  std::vector<Unknown> derivatives;  // in state order: state i is derivative_of of entry i
   std::vector<Unknown> outputs;
 
   // Index of the variable called `name`, or nullopt.

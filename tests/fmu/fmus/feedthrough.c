@@ -3,8 +3,10 @@
 #define MODEL_GUID "{3f1a9e27-77c4-4a0b-b5d2-feedthrough1}"
 #define N_REALS 6
 #define N_STATES 1
-#define STATE_VR {0}
-#define DERIVATIVE_VR {1}
+#define STATE_VR \
+  { 0 }
+#define DERIVATIVE_VR \
+  { 1 }
 
 enum { X, DX, U, Y, A, K };
 

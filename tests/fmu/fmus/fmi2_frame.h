@@ -33,8 +33,12 @@ static fmi2Status fail(Component* c, const char* message) {
   return fmi2Error;
 }
 
-EXPORT const char* fmi2GetTypesPlatform(void) { return "default"; }
-EXPORT const char* fmi2GetVersion(void) { return "2.0"; }
+EXPORT const char* fmi2GetTypesPlatform(void) {
+  return "default";
+}
+EXPORT const char* fmi2GetVersion(void) {
+  return "2.0";
+}
 
 EXPORT fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2String guid,
                                      fmi2String resources, const fmi2CallbackFunctions* callbacks,
@@ -51,10 +55,12 @@ EXPORT fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2String 
   return c;
 }
 
-EXPORT void fmi2FreeInstance(fmi2Component c) { free(c); }
+EXPORT void fmi2FreeInstance(fmi2Component c) {
+  free(c);
+}
 
-EXPORT fmi2Status fmi2SetupExperiment(fmi2Component c, fmi2Boolean td, fmi2Real tol,
-                                      fmi2Real start, fmi2Boolean sd, fmi2Real stop) {
+EXPORT fmi2Status fmi2SetupExperiment(fmi2Component c, fmi2Boolean td, fmi2Real tol, fmi2Real start,
+                                      fmi2Boolean sd, fmi2Real stop) {
   (void)td;
   (void)tol;
   (void)sd;
@@ -180,9 +186,8 @@ EXPORT fmi2Status fmi2GetNominalsOfContinuousStates(fmi2Component c, fmi2Real x[
 
 #ifdef PROVIDES_DIRECTIONAL_DERIVATIVE
 EXPORT fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReference u[],
-                                               size_t nu, const fmi2ValueReference k[],
-                                               size_t nk, const fmi2Real seed[],
-                                               fmi2Real out[]) {
+                                               size_t nu, const fmi2ValueReference k[], size_t nk,
+                                               const fmi2Real seed[], fmi2Real out[]) {
   Component* m = (Component*)c;
   if (model_evaluate(m->time, m->real)) return fail(m, "the model cannot be evaluated");
   for (size_t i = 0; i < nu; ++i) {

@@ -21,7 +21,9 @@ static fmi3Status fail(Component* c, const char* message) {
   return fmi3Error;
 }
 
-EXPORT const char* fmi3GetVersion(void) { return "3.0"; }
+EXPORT const char* fmi3GetVersion(void) {
+  return "3.0";
+}
 
 EXPORT fmi3Instance fmi3InstantiateModelExchange(fmi3String name, fmi3String token,
                                                  fmi3String resources, fmi3Boolean visible,
@@ -41,11 +43,12 @@ EXPORT fmi3Instance fmi3InstantiateModelExchange(fmi3String name, fmi3String tok
   return c;
 }
 
-EXPORT void fmi3FreeInstance(fmi3Instance c) { free(c); }
+EXPORT void fmi3FreeInstance(fmi3Instance c) {
+  free(c);
+}
 
 EXPORT fmi3Status fmi3EnterInitializationMode(fmi3Instance c, fmi3Boolean td, fmi3Float64 tol,
-                                              fmi3Float64 start, fmi3Boolean sd,
-                                              fmi3Float64 stop) {
+                                              fmi3Float64 start, fmi3Boolean sd, fmi3Float64 stop) {
   (void)td;
   (void)tol;
   (void)sd;
@@ -144,9 +147,9 @@ EXPORT fmi3Status fmi3GetContinuousStateDerivatives(fmi3Instance c, fmi3Float64 
 
 #ifdef PROVIDES_DIRECTIONAL_DERIVATIVE
 EXPORT fmi3Status fmi3GetDirectionalDerivative(fmi3Instance c, const fmi3ValueReference u[],
-                                               size_t nu, const fmi3ValueReference k[],
-                                               size_t nk, const fmi3Float64 seed[],
-                                               size_t nseed, fmi3Float64 out[], size_t nout) {
+                                               size_t nu, const fmi3ValueReference k[], size_t nk,
+                                               const fmi3Float64 seed[], size_t nseed,
+                                               fmi3Float64 out[], size_t nout) {
   Component* m = (Component*)c;
   if (nseed != nk || nout != nu) return fail(m, "fmi3GetDirectionalDerivative: sizes");
   if (model_evaluate(m->time, m->real)) return fail(m, "the model cannot be evaluated");

@@ -11,8 +11,10 @@
 #define MODEL_GUID "{5e0d6f1c-1b1e-4f43-9d6e-oscillator01}"
 #define N_REALS 12
 #define N_STATES 2
-#define STATE_VR {0, 1}
-#define DERIVATIVE_VR {1, 2}
+#define STATE_VR \
+  { 0, 1 }
+#define DERIVATIVE_VR \
+  { 1, 2 }
 #define PROVIDES_DIRECTIONAL_DERIVATIVE
 
 enum { X, V, A, FORCE, M, C, D, AMPLITUDE, OMEGA, PHASE, SIGN, FAIL_TIME };
@@ -37,10 +39,14 @@ static double model_partial(const double* r, unsigned unknown, unsigned known) {
   if (unknown == X) return known == X ? 1.0 : 0.0;
   if (unknown != A) return 0.0;
   switch (known) {
-    case X: return -r[C] / r[M];
-    case V: return -r[D] / r[M];
-    case FORCE: return r[SIGN] / r[M];
-    default: return 0.0;
+    case X:
+      return -r[C] / r[M];
+    case V:
+      return -r[D] / r[M];
+    case FORCE:
+      return r[SIGN] / r[M];
+    default:
+      return 0.0;
   }
 }
 

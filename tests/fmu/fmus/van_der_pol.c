@@ -4,8 +4,10 @@
 #define MODEL_GUID "{0b7c2d55-6a3e-4c59-8f0e-vanderpol001}"
 #define N_REALS 5
 #define N_STATES 2
-#define STATE_VR {0, 1}
-#define DERIVATIVE_VR {1, 2}
+#define STATE_VR \
+  { 0, 1 }
+#define DERIVATIVE_VR \
+  { 1, 2 }
 
 enum { X0, X1, DX1, MU, U };
 
