@@ -177,24 +177,51 @@ TEST(Fmu, AFeedThroughOutputIsDeclaredAndFollowsTheInput) {
 }
 
 // Instances are leased per evaluation: threads evaluating at once get the same numbers as one.
-TEST(Fmu, ParallelEvaluationsGiveTheSequentialNumbers) {
-  const auto s = load("van_der_pol", R"({"mu": 3.0})");
+// An FMU declaring canBeInstantiatedOnlyOncePerProcess (its binary refuses a second instance)
+// gets one instance per loaded copy, which the threads take turns with.
+std::vector<double> evaluate_in_threads(const model::Subsystem& s, bool parallel) {
   const auto evaluate = [&](int k) {
     std::vector<double> z = {0.1 * k, 1.0 - 0.01 * k}, zp(2, 0.0), r(2);
     double sum = 0.0;
     for (int i = 0; i < 2000; ++i) {
       z[0] += 1e-4;
-      s->residual(0.01 * i, z, zp, std::vector<double>{0.5}, r);
+      s.residual(0.01 * i, z, zp, std::vector<double>{0.5}, r);
       sum += r[0] + r[1];
     }
     return sum;
   };
-  std::vector<double> sequential(4), parallel(4);
-  for (int k = 0; k < 4; ++k) sequential[k] = evaluate(k);
+  std::vector<double> sums(4);
+  if (!parallel) {
+    for (int k = 0; k < 4; ++k) sums[k] = evaluate(k);
+    return sums;
+  }
+  std::vector<std::string> errors(4);
   std::vector<std::thread> threads;
-  for (int k = 0; k < 4; ++k) threads.emplace_back([&, k] { parallel[k] = evaluate(k); });
+  for (int k = 0; k < 4; ++k) {
+    threads.emplace_back([&, k] {
+      try {
+        sums[k] = evaluate(k);
+      } catch (const std::exception& e) {
+        errors[k] = e.what();
+      }
+    });
+  }
   for (auto& t : threads) t.join();
-  EXPECT_EQ(sequential, parallel);
+  for (const auto& e : errors) EXPECT_EQ(e, "");
+  return sums;
+}
+
+TEST(Fmu, ParallelEvaluationsGiveTheSequentialNumbers) {
+  const auto s = load("van_der_pol", R"({"mu": 3.0})");
+  EXPECT_EQ(evaluate_in_threads(*s, false), evaluate_in_threads(*s, true));
+  const std::string parameters = R"({"m": 2.0, "c": 8.0, "d": 0.5})";
+  const auto once = load("oscillator_once", parameters);
+  // A second subsystem of the same FMU loads its own copy of the binary.
+  const auto other = load("oscillator_once", parameters);
+  const auto sequential = evaluate_in_threads(*once, false);
+  EXPECT_EQ(sequential, evaluate_in_threads(*once, true));
+  EXPECT_EQ(sequential, evaluate_in_threads(*other, true));
+  EXPECT_EQ(sequential, evaluate_in_threads(*load("oscillator", parameters), true));
 }
 
 // ---- bad FMUs: one message each ----
@@ -326,7 +353,8 @@ fs::path write_chain(const fs::path& dir, const std::string& cosim) {
   return path;
 }
 
-// `fmu`: "oscillator" (FMI 2.0) or "oscillator3" (the same C code as FMI 3.0).
+// `fmu`: "oscillator" (FMI 2.0), "oscillator3" (the same C code as FMI 3.0), "oscillator_once"
+// (canBeInstantiatedOnlyOncePerProcess).
 fs::path write_fmu_pair(const fs::path& dir, const std::string& cosim,
                         const std::string& extra_m2 = "", const std::string& fmu = "oscillator") {
   fs::copy_file(fmu_file(fmu), dir / (fmu + ".fmu"), fs::copy_options::skip_existing);
@@ -404,6 +432,14 @@ TEST(FmuApp, TwoMassOscillatorAsFmusIsTheSameInProcessesAndAgreesWithTheBuiltInC
   ASSERT_EQ(r3.status, 0) << r3.output;
   EXPECT_TRUE(read_file(dir / "inprocess.csv") == read_file(dir / "fmi3.csv"))
       << "FMI 3.0 and FMI 2.0 runs differ";
+  // One instance per process (canBeInstantiatedOnlyOncePerProcess): the nominal and comparison
+  // runs on the in-process executor's threads take turns with it, to the same bytes.
+  const auto once = write_fmu_pair(dir, "[cosim]\nrtol = 1e-5\n", "", "oscillator_once").string();
+  const AppRun r1 =
+      macrostep("run " + once + " --executor inprocess --output " + (dir / "once.csv").string());
+  ASSERT_EQ(r1.status, 0) << r1.output;
+  EXPECT_TRUE(read_file(dir / "inprocess.csv") == read_file(dir / "once.csv"))
+      << "the single-instance FMU's run differs";
   // Fixed H (the same macro points): the FMUs against the built-in chain, column by column
   // (x_1, v_1, x_2, v_2, lambda_1), to the integrator's tolerance.
   const std::string fixed = "[cosim]\nestimator = \"none\"\nstep_size = 1e-3\norder = 2\n";

@@ -9,7 +9,9 @@
  *                           d real[unknown] / d real[known] (providesDirectionalDerivative only,
  *                           with PROVIDES_DIRECTIONAL_DERIVATIVE defined)
  * and gets the FMI functions over a component that holds the variables (FMI 2.0 §2.1, §3.2).
- * OMIT_GET_DERIVATIVES leaves fmi2GetDerivatives out (the importer's missing-symbol test). */
+ * OMIT_GET_DERIVATIVES leaves fmi2GetDerivatives out (the importer's missing-symbol test);
+ * ONE_INSTANCE refuses a second live instance in the process (canBeInstantiatedOnlyOncePerProcess).
+ */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +26,10 @@ typedef struct {
   fmi2CallbackFunctions callbacks;
   char name[64];
 } Component;
+
+#ifdef ONE_INSTANCE
+static int live_instances;
+#endif
 
 static fmi2Status fail(Component* c, const char* message) {
   if (c->callbacks.logger) {
@@ -47,6 +53,14 @@ EXPORT fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2String 
   (void)visible;
   (void)logging;
   if (type != fmi2ModelExchange || strcmp(guid, MODEL_GUID) != 0) return NULL;
+#ifdef ONE_INSTANCE
+  if (live_instances > 0) {
+    callbacks->logger(callbacks->componentEnvironment, name, fmi2Error, "error",
+                      "only one instance per process");
+    return NULL;
+  }
+  ++live_instances;
+#endif
   Component* c = (Component*)calloc(1, sizeof(Component));
   if (!c) return NULL;
   c->callbacks = *callbacks;
@@ -56,6 +70,9 @@ EXPORT fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2String 
 }
 
 EXPORT void fmi2FreeInstance(fmi2Component c) {
+#ifdef ONE_INSTANCE
+  --live_instances;
+#endif
   free(c);
 }
 
