@@ -8,8 +8,11 @@
 
 namespace macrostep::fmu {
 
-// Entry path ("binaries/linux64/model.so") → contents. Throws std::invalid_argument "not a zip
-// archive (...)" for a file that libarchive cannot read as zip, naming libarchive's reason.
+// Entry path ("binaries/linux64/model.so") → contents, for every file entry; only the entries
+// an importer can use are read (modelDescription.xml, binaries/linux64/ and
+// binaries/x86_64-linux/, resources/), the others are listed with empty contents. Throws
+// std::invalid_argument "not a zip archive (...)" for a file that libarchive cannot read as zip,
+// naming libarchive's reason.
 std::map<std::string, std::string> read_fmu_archive(const std::string& path);
 
 }  // namespace macrostep::fmu
