@@ -1,6 +1,5 @@
 // FMI 2.0 Model Exchange binaries and instances (fmu_instance.hpp), through the declarations of
 // fmi2_api.hpp.
-#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <cstdarg>
@@ -54,10 +53,6 @@ struct Fmi2Functions {
 };
 
 // The logger keeps an instance's last warning or error, for the message of a failed call.
-struct LogBuffer {
-  std::string last;
-};
-
 extern "C" void fmi2_log(fmi2ComponentEnvironment env, fmi2String, fmi2Status status,
                          fmi2String category, fmi2String message, ...) {
   if (env == nullptr || status == fmi2OK || message == nullptr) return;
@@ -82,7 +77,7 @@ class Fmi2Instance final : public Instance {
     c_ = f_.instantiate("macrostep", fmi2ModelExchange, token.c_str(), resources.c_str(),
                         &callbacks_, 0, 0);
     if (c_ == nullptr) {
-      throw FmuCallError(fmt::format("FMU {}: fmi2Instantiate returned NULL{}", fmu_, log_text()));
+      throw FmuCallError(fmt::format("FMU {}: fmi2Instantiate returned NULL{}", fmu_, log_.text()));
     }
   }
 
@@ -112,7 +107,7 @@ class Fmi2Instance final : public Instance {
       check(f_.new_discrete_states(c_, &info), "fmi2NewDiscreteStates");
       if (info.terminateSimulation) {
         throw FmuCallError(
-            fmt::format("FMU {}: asks to terminate during initialization{}", fmu_, log_text()));
+            fmt::format("FMU {}: asks to terminate during initialization{}", fmu_, log_.text()));
       }
     }
     if (info.nextEventTimeDefined) {
@@ -151,14 +146,12 @@ class Fmi2Instance final : public Instance {
   }
 
  private:
-  std::string log_text() const { return log_.last.empty() ? "" : " (FMU log: " + log_.last + ")"; }
-
   // OK and Warning pass, Discard returns false, Error and Fatal throw.
   bool check(fmi2Status status, const char* function) {
     if (status == fmi2OK || status == fmi2Warning) return true;
     if (status == fmi2Discard) return false;
     throw FmuCallError(fmt::format("FMU {}: {} returned {} at t = {:.9g}{}", fmu_, function,
-                                   status_name(status), t_, log_text()));
+                                   status_name(status), t_, log_.text()));
   }
 
   const Fmi2Functions& f_;
@@ -173,37 +166,28 @@ class Fmi2Binary final : public Binary {
  public:
   Fmi2Binary(const ModelXml& xml, std::string fmu, const std::string& library,
              std::string resources)
-      : fmu_(std::move(fmu)), token_(xml.token), resources_uri_("file://" + resources) {
-    handle_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle_ == nullptr) {
-      const char* why = dlerror();
-      throw std::invalid_argument(fmt::format("its binary {} cannot be loaded: {}",
-                                              library.substr(library.find("binaries/")),
-                                              why ? why : "unknown reason"));
-    }
-    try {
-      look_up(f_.instantiate, "fmi2Instantiate");
-      look_up(f_.free_instance, "fmi2FreeInstance");
-      look_up(f_.setup_experiment, "fmi2SetupExperiment");
-      look_up(f_.enter_initialization, "fmi2EnterInitializationMode");
-      look_up(f_.exit_initialization, "fmi2ExitInitializationMode");
-      look_up(f_.set_real, "fmi2SetReal");
-      look_up(f_.get_real, "fmi2GetReal");
-      look_up(f_.set_integer, "fmi2SetInteger");
-      look_up(f_.set_boolean, "fmi2SetBoolean");
-      look_up(f_.new_discrete_states, "fmi2NewDiscreteStates");
-      look_up(f_.enter_continuous_time, "fmi2EnterContinuousTimeMode");
-      look_up(f_.set_time, "fmi2SetTime");
-      look_up(f_.set_states, "fmi2SetContinuousStates");
-      look_up(f_.get_states, "fmi2GetContinuousStates");
-      look_up(f_.get_derivatives, "fmi2GetDerivatives");
-      if (xml.directional_derivatives) look_up(f_.directional, "fmi2GetDirectionalDerivative");
-    } catch (...) {
-      dlclose(handle_);
-      throw;
-    }
+      : library_(library, "FMI 2.0"),
+        fmu_(std::move(fmu)),
+        token_(xml.token),
+        resources_uri_("file://" + resources) {
+    library_.look_up(f_.instantiate, "fmi2Instantiate");
+    library_.look_up(f_.free_instance, "fmi2FreeInstance");
+    library_.look_up(f_.setup_experiment, "fmi2SetupExperiment");
+    library_.look_up(f_.enter_initialization, "fmi2EnterInitializationMode");
+    library_.look_up(f_.exit_initialization, "fmi2ExitInitializationMode");
+    library_.look_up(f_.set_real, "fmi2SetReal");
+    library_.look_up(f_.get_real, "fmi2GetReal");
+    library_.look_up(f_.set_integer, "fmi2SetInteger");
+    library_.look_up(f_.set_boolean, "fmi2SetBoolean");
+    library_.look_up(f_.new_discrete_states, "fmi2NewDiscreteStates");
+    library_.look_up(f_.enter_continuous_time, "fmi2EnterContinuousTimeMode");
+    library_.look_up(f_.set_time, "fmi2SetTime");
+    library_.look_up(f_.set_states, "fmi2SetContinuousStates");
+    library_.look_up(f_.get_states, "fmi2GetContinuousStates");
+    library_.look_up(f_.get_derivatives, "fmi2GetDerivatives");
+    if (xml.directional_derivatives)
+      library_.look_up(f_.directional, "fmi2GetDirectionalDerivative");
   }
-  ~Fmi2Binary() override { dlclose(handle_); }
 
   std::unique_ptr<Instance> instantiate(const std::vector<StartValue>& starts,
                                         std::span<const unsigned> inputs,
@@ -215,17 +199,8 @@ class Fmi2Binary final : public Binary {
   }
 
  private:
-  template <class F>
-  void look_up(F*& function, const char* name) {
-    function = reinterpret_cast<F*>(dlsym(handle_, name));
-    if (function == nullptr) {
-      throw std::invalid_argument(fmt::format(
-          "its binary does not export {} (an FMI 2.0 Model Exchange binary must)", name));
-    }
-  }
-
+  SharedLibrary library_;
   std::string fmu_, token_, resources_uri_;
-  void* handle_ = nullptr;
   Fmi2Functions f_;
 };
 

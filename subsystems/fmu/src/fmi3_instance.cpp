@@ -1,6 +1,5 @@
 // FMI 3.0 Model Exchange binaries and instances (fmu_instance.hpp), through the declarations of
 // fmi3_api.h. The same calls as FMI 2 (fmi2_instance.cpp) under FMI 3's names and signatures.
-#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <stdexcept>
@@ -47,10 +46,6 @@ struct Fmi3Functions {
   fmi3GetDirectionalDerivativeTYPE* directional = nullptr;  // null unless provided
 };
 
-struct LogBuffer {
-  std::string last;
-};
-
 extern "C" void fmi3_log(fmi3InstanceEnvironment env, fmi3Status status, fmi3String category,
                          fmi3String message) {
   if (env == nullptr || status == fmi3OK || message == nullptr) return;
@@ -70,7 +65,7 @@ class Fmi3Instance final : public Instance {
                         &fmi3_log);
     if (i_ == nullptr) {
       throw FmuCallError(
-          fmt::format("FMU {}: fmi3InstantiateModelExchange returned NULL{}", fmu_, log_text()));
+          fmt::format("FMU {}: fmi3InstantiateModelExchange returned NULL{}", fmu_, log_.text()));
     }
   }
 
@@ -103,7 +98,7 @@ class Fmi3Instance final : public Instance {
             "fmi3UpdateDiscreteStates");
       if (terminate) {
         throw FmuCallError(
-            fmt::format("FMU {}: asks to terminate during initialization{}", fmu_, log_text()));
+            fmt::format("FMU {}: asks to terminate during initialization{}", fmu_, log_.text()));
       }
     }
     if (next_defined) {
@@ -145,13 +140,11 @@ class Fmi3Instance final : public Instance {
   }
 
  private:
-  std::string log_text() const { return log_.last.empty() ? "" : " (FMU log: " + log_.last + ")"; }
-
   bool check(fmi3Status status, const char* function) {
     if (status == fmi3OK || status == fmi3Warning) return true;
     if (status == fmi3Discard) return false;
     throw FmuCallError(fmt::format("FMU {}: {} returned {} at t = {:.9g}{}", fmu_, function,
-                                   status_name(status), t_, log_text()));
+                                   status_name(status), t_, log_.text()));
   }
 
   const Fmi3Functions& f_;
@@ -165,36 +158,27 @@ class Fmi3Binary final : public Binary {
  public:
   Fmi3Binary(const ModelXml& xml, std::string fmu, const std::string& library,
              const std::string& resources)
-      : fmu_(std::move(fmu)), token_(xml.token), resources_(resources + "/") {
-    handle_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle_ == nullptr) {
-      const char* why = dlerror();
-      throw std::invalid_argument(fmt::format("its binary {} cannot be loaded: {}",
-                                              library.substr(library.find("binaries/")),
-                                              why ? why : "unknown reason"));
-    }
-    try {
-      look_up(f_.instantiate, "fmi3InstantiateModelExchange");
-      look_up(f_.free_instance, "fmi3FreeInstance");
-      look_up(f_.enter_initialization, "fmi3EnterInitializationMode");
-      look_up(f_.exit_initialization, "fmi3ExitInitializationMode");
-      look_up(f_.set_float64, "fmi3SetFloat64");
-      look_up(f_.get_float64, "fmi3GetFloat64");
-      look_up(f_.set_int32, "fmi3SetInt32");
-      look_up(f_.set_boolean, "fmi3SetBoolean");
-      look_up(f_.update_discrete_states, "fmi3UpdateDiscreteStates");
-      look_up(f_.enter_continuous_time, "fmi3EnterContinuousTimeMode");
-      look_up(f_.set_time, "fmi3SetTime");
-      look_up(f_.set_states, "fmi3SetContinuousStates");
-      look_up(f_.get_states, "fmi3GetContinuousStates");
-      look_up(f_.get_derivatives, "fmi3GetContinuousStateDerivatives");
-      if (xml.directional_derivatives) look_up(f_.directional, "fmi3GetDirectionalDerivative");
-    } catch (...) {
-      dlclose(handle_);
-      throw;
-    }
+      : library_(library, "FMI 3.0"),
+        fmu_(std::move(fmu)),
+        token_(xml.token),
+        resources_(resources + "/") {
+    library_.look_up(f_.instantiate, "fmi3InstantiateModelExchange");
+    library_.look_up(f_.free_instance, "fmi3FreeInstance");
+    library_.look_up(f_.enter_initialization, "fmi3EnterInitializationMode");
+    library_.look_up(f_.exit_initialization, "fmi3ExitInitializationMode");
+    library_.look_up(f_.set_float64, "fmi3SetFloat64");
+    library_.look_up(f_.get_float64, "fmi3GetFloat64");
+    library_.look_up(f_.set_int32, "fmi3SetInt32");
+    library_.look_up(f_.set_boolean, "fmi3SetBoolean");
+    library_.look_up(f_.update_discrete_states, "fmi3UpdateDiscreteStates");
+    library_.look_up(f_.enter_continuous_time, "fmi3EnterContinuousTimeMode");
+    library_.look_up(f_.set_time, "fmi3SetTime");
+    library_.look_up(f_.set_states, "fmi3SetContinuousStates");
+    library_.look_up(f_.get_states, "fmi3GetContinuousStates");
+    library_.look_up(f_.get_derivatives, "fmi3GetContinuousStateDerivatives");
+    if (xml.directional_derivatives)
+      library_.look_up(f_.directional, "fmi3GetDirectionalDerivative");
   }
-  ~Fmi3Binary() override { dlclose(handle_); }
 
   std::unique_ptr<Instance> instantiate(const std::vector<StartValue>& starts,
                                         std::span<const unsigned> inputs,
@@ -206,17 +190,8 @@ class Fmi3Binary final : public Binary {
   }
 
  private:
-  template <class F>
-  void look_up(F*& function, const char* name) {
-    function = reinterpret_cast<F*>(dlsym(handle_, name));
-    if (function == nullptr) {
-      throw std::invalid_argument(fmt::format(
-          "its binary does not export {} (an FMI 3.0 Model Exchange binary must)", name));
-    }
-  }
-
+  SharedLibrary library_;
   std::string fmu_, token_, resources_;
-  void* handle_ = nullptr;
   Fmi3Functions f_;
 };
 

@@ -12,6 +12,35 @@
 
 namespace macrostep::fmu {
 
+// The FMU's binary, dlopen'ed (RTLD_LOCAL) and closed when this ends. Throws
+// std::invalid_argument naming the binary and dlerror() if it cannot be loaded, or a function
+// that look_up() does not find.
+class SharedLibrary {
+ public:
+  // `api` names the interface in messages ("FMI 2.0").
+  SharedLibrary(const std::string& path, std::string api);
+  ~SharedLibrary();
+  SharedLibrary(const SharedLibrary&) = delete;
+  SharedLibrary& operator=(const SharedLibrary&) = delete;
+
+  template <class F>
+  void look_up(F*& function, const char* name) const {
+    function = reinterpret_cast<F*>(symbol(name));
+  }
+
+ private:
+  void* symbol(const char* name) const;
+  void* handle_ = nullptr;
+  std::string api_;
+};
+
+// What an instance's logger last received (a warning or an error), for failure messages.
+struct LogBuffer {
+  std::string last;
+  // " (FMU log: ...)" or "".
+  std::string text() const { return last.empty() ? "" : " (FMU log: " + last + ")"; }
+};
+
 // A start value set before initialization (the configuration's `parameters`).
 struct StartValue {
   std::string name;
