@@ -224,6 +224,43 @@ TEST(Fmu, ParallelEvaluationsGiveTheSequentialNumbers) {
   EXPECT_EQ(sequential, evaluate_in_threads(*load("oscillator", parameters), true));
 }
 
+// Events are detected, not handled: the integration stops at the first one with its time. The
+// undamped oscillator x = cos t (m = c = 1, x0 = 1) reaches its state event x = 0 at t = π/2.
+std::string integration_failure(const model::Subsystem& s, double t_end, double* reached) {
+  const ConstantInput zero(0.0);
+  ida::IntegratorOptions options;
+  options.rtol = 1e-8;
+  ida::Integrator integrator(s, options, &zero);
+  try {
+    integrator.advance_to(t_end);
+  } catch (const ida::IntegrationError& e) {
+    *reached = e.time();
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(Fmu, EventsStopTheIntegrationAtTheirTimeWithAClearMessage) {
+  const auto state_event = load("oscillator_events", R"({"m": 1, "c": 1, "x": 1})");
+  double reached = 0.0;
+  std::string message = integration_failure(*state_event, 3.0, &reached);
+  const auto at = message.find("state event at t = ");
+  ASSERT_NE(at, std::string::npos) << message;
+  EXPECT_NE(message.find("event indicator 1 changed sign (1 at t = 0"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("FMU events are detected but not handled"), std::string::npos);
+  const double t_event = std::stod(message.substr(at + 19));
+  EXPECT_NEAR(t_event, M_PI / 2.0, 0.05) << message;
+  EXPECT_LE(reached, t_event);
+  EXPECT_GT(reached, M_PI / 2.0 - 0.1);
+  const auto time_event =
+      load("oscillator_events", R"({"m": 1, "c": 1, "x": -1, "event_time": 0.5})");
+  message = integration_failure(*time_event, 3.0, &reached);
+  EXPECT_NE(message.find("time event at t = 0.5: FMU events are detected"), std::string::npos)
+      << message;
+  EXPECT_LE(reached, 0.5);
+}
+
 // ---- bad FMUs: one message each ----
 
 std::string refusal(const fmu::FmuDescription& d) {
@@ -283,7 +320,8 @@ TEST(Fmu, EveryBadFmuHasItsOwnMessage) {
        "is a Co-Simulation FMU without a Model Exchange interface"},
       {with_xml("events",
                 replaced("numberOfEventIndicators=\"0\"", "numberOfEventIndicators=\"2\"")),
-       "declares 2 event indicator(s): state events are detected but not handled"},
+       "fmi2GetEventIndicators returned fmi2Error at t = 0 (FMU log: error: "
+       "fmi2GetEventIndicators: wrong size)"},
       {with_xml("no-guid", replaced("guid=", "gud=")), "no attribute guid"},
       {make_fmu(dir, "windows",
                 {{"modelDescription.xml", xml}, {"binaries/win64/oscillator.dll", binary}}),

@@ -50,6 +50,7 @@ struct Fmi2Functions {
   fmi2GetContinuousStatesTYPE* get_states = nullptr;
   fmi2GetDerivativesTYPE* get_derivatives = nullptr;
   fmi2GetDirectionalDerivativeTYPE* directional = nullptr;  // null unless provided
+  fmi2GetEventIndicatorsTYPE* event_indicators = nullptr;   // null without event indicators
 };
 
 // The logger keeps an instance's last warning or error, for the message of a failed call.
@@ -110,12 +111,7 @@ class Fmi2Instance final : public Instance {
             fmt::format("FMU {}: asks to terminate during initialization{}", fmu_, log_.text()));
       }
     }
-    if (info.nextEventTimeDefined) {
-      throw std::invalid_argument(fmt::format(
-          "schedules a time event at t = {:.9g}: FMU events are detected but not handled by "
-          "macrostep yet",
-          info.nextEventTime));
-    }
+    if (info.nextEventTimeDefined) next_time_event = info.nextEventTime;
     check(f_.enter_continuous_time(c_), "fmi2EnterContinuousTimeMode");
   }
 
@@ -143,6 +139,9 @@ class Fmi2Instance final : public Instance {
   }
   void continuous_states(std::span<double> x) override {
     check(f_.get_states(c_, x.data(), x.size()), "fmi2GetContinuousStates");
+  }
+  bool event_indicators(std::span<double> z) override {
+    return check(f_.event_indicators(c_, z.data(), z.size()), "fmi2GetEventIndicators");
   }
 
  private:
@@ -187,6 +186,7 @@ class Fmi2Binary final : public Binary {
     library_.look_up(f_.get_derivatives, "fmi2GetDerivatives");
     if (xml.directional_derivatives)
       library_.look_up(f_.directional, "fmi2GetDirectionalDerivative");
+    if (xml.event_indicators > 0) library_.look_up(f_.event_indicators, "fmi2GetEventIndicators");
   }
 
   std::unique_ptr<Instance> instantiate(const std::vector<StartValue>& starts,

@@ -44,6 +44,7 @@ struct Fmi3Functions {
   fmi3GetContinuousStatesTYPE* get_states = nullptr;
   fmi3GetContinuousStateDerivativesTYPE* get_derivatives = nullptr;
   fmi3GetDirectionalDerivativeTYPE* directional = nullptr;  // null unless provided
+  fmi3GetEventIndicatorsTYPE* event_indicators = nullptr;   // null without event indicators
 };
 
 extern "C" void fmi3_log(fmi3InstanceEnvironment env, fmi3Status status, fmi3String category,
@@ -101,12 +102,7 @@ class Fmi3Instance final : public Instance {
             fmt::format("FMU {}: asks to terminate during initialization{}", fmu_, log_.text()));
       }
     }
-    if (next_defined) {
-      throw std::invalid_argument(fmt::format(
-          "schedules a time event at t = {:.9g}: FMU events are detected but not handled by "
-          "macrostep yet",
-          next));
-    }
+    if (next_defined) next_time_event = next;
     check(f_.enter_continuous_time(i_), "fmi3EnterContinuousTimeMode");
   }
 
@@ -137,6 +133,9 @@ class Fmi3Instance final : public Instance {
   }
   void continuous_states(std::span<double> x) override {
     check(f_.get_states(i_, x.data(), x.size()), "fmi3GetContinuousStates");
+  }
+  bool event_indicators(std::span<double> z) override {
+    return check(f_.event_indicators(i_, z.data(), z.size()), "fmi3GetEventIndicators");
   }
 
  private:
@@ -178,6 +177,7 @@ class Fmi3Binary final : public Binary {
     library_.look_up(f_.get_derivatives, "fmi3GetContinuousStateDerivatives");
     if (xml.directional_derivatives)
       library_.look_up(f_.directional, "fmi3GetDirectionalDerivative");
+    if (xml.event_indicators > 0) library_.look_up(f_.event_indicators, "fmi3GetEventIndicators");
   }
 
   std::unique_ptr<Instance> instantiate(const std::vector<StartValue>& starts,

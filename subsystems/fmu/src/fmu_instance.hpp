@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <limits>
 #include <memory>
 #include <span>
 #include <string>
@@ -64,6 +65,11 @@ class Instance {
   virtual bool directional_derivative(std::span<const unsigned> unknowns, unsigned known,
                                       std::span<double> column) = 0;
   virtual void continuous_states(std::span<double> x) = 0;
+  // The event indicators at the point of the last set() (the FMU's numberOfEventIndicators).
+  virtual bool event_indicators(std::span<double> z) = 0;
+
+  // The time event the FMU scheduled at initialization, or +infinity.
+  double next_time_event = std::numeric_limits<double>::infinity();
 };
 
 // The FMU's binary, loaded from a private copy. Instances are created with the start values,

@@ -104,6 +104,7 @@ class FmuSubsystem final : public model::Subsystem {
       return;
     }
     for (std::size_t i = 0; i < r.size(); ++i) r[i] = zp[i] - r[i];
+    check_events(*instance, t);
   }
 
   void jacobian(double t, std::span<const double> z, std::span<const double> zp,
@@ -126,11 +127,18 @@ class FmuSubsystem final : public model::Subsystem {
     Lease(const Lease&) = delete;
     Lease& operator=(const Lease&) = delete;
     Instance* operator->() const { return instance_.get(); }
+    Instance& operator*() const { return *instance_; }
 
    private:
     const FmuSubsystem& s_;
     std::unique_ptr<Instance> instance_;
   };
+
+  // FMU events are detected, not handled: the residual at a time at or past the FMU's time
+  // event, or where an event indicator has another sign than after initialization, throws
+  // FmuCallError naming the event and its time (IDA then fails there; the co-simulation retries
+  // shorter steps and stops at the event).
+  void check_events(Instance& instance, double t) const;
 
   std::unique_ptr<Instance> acquire() const;
   void release(std::unique_ptr<Instance> instance) const;
@@ -151,6 +159,8 @@ class FmuSubsystem final : public model::Subsystem {
   std::vector<StateRole> roles_;
   SparsityPattern pattern_;
   bool feedthrough_ = false;
+  double next_time_event_ = std::numeric_limits<double>::infinity();
+  std::vector<double> initial_indicators_;
 
   mutable std::mutex mutex_;
   mutable std::condition_variable returned_;
@@ -168,12 +178,6 @@ FmuSubsystem::FmuSubsystem(const FmuDescription& d) : path_(d.path) {
                ? "is a Co-Simulation FMU without a Model Exchange interface: macrostep imports "
                  "Model Exchange FMUs (it integrates their equations with its own IDA)"
                : "declares neither <ModelExchange> nor <CoSimulation>");
-  }
-  if (xml.event_indicators > 0) {
-    refuse(fmt::format(
-        "declares {} event indicator(s): state events are detected but not handled by macrostep "
-        "yet (FMUs with continuous equations only)",
-        xml.event_indicators));
   }
   read_structure(xml);
   read_variables(xml, d);
@@ -208,6 +212,13 @@ FmuSubsystem::FmuSubsystem(const FmuDescription& d) : path_(d.path) {
   auto first = instantiate();
   x0_.resize(state_vr_.size());
   first->continuous_states(x0_);
+  // Events are detected against the state after initialization (see check_events).
+  next_time_event_ = first->next_time_event;
+  initial_indicators_.resize(xml.event_indicators);
+  if (!initial_indicators_.empty() && (!first->set(0.0, x0_, input_vr_, input_start_) ||
+                                       !first->event_indicators(initial_indicators_))) {
+    refuse("its event indicators at t = 0 were discarded");
+  }
   free_.push_back(std::move(first));
 }
 
@@ -333,6 +344,27 @@ void FmuSubsystem::read_variables(const ModelXml& xml, const FmuDescription& d) 
     }
     for (std::size_t dep : *entry->dependencies) {
       if (std::count(inputs.begin(), inputs.end(), dep) > 0) feedthrough_ = true;
+    }
+  }
+}
+
+void FmuSubsystem::check_events(Instance& instance, double t) const {
+  const auto stop = [&](const std::string& event) {
+    throw FmuCallError(fmt::format(
+        "FMU {}: {}: FMU events are detected but not handled by macrostep yet (the run stops at "
+        "the first one)",
+        path_, event));
+  };
+  if (t >= next_time_event_) stop(fmt::format("time event at t = {:.9g}", next_time_event_));
+  if (initial_indicators_.empty()) return;
+  std::vector<double> z(initial_indicators_.size());
+  if (!instance.event_indicators(z)) return;
+  for (std::size_t k = 0; k < z.size(); ++k) {
+    if ((z[k] > 0.0) != (initial_indicators_[k] > 0.0)) {
+      stop(
+          fmt::format("state event at t = {:.9g}: event indicator {} changed sign ({:.3g} at t = "
+                      "0, {:.3g} now)",
+                      t, k + 1, initial_indicators_[k], z[k]));
     }
   }
 }

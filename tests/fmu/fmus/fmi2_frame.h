@@ -11,6 +11,8 @@
  * and gets the FMI functions over a component that holds the variables (FMI 2.0 §2.1, §3.2).
  * OMIT_GET_DERIVATIVES leaves fmi2GetDerivatives out (the importer's missing-symbol test);
  * ONE_INSTANCE refuses a second live instance in the process (canBeInstantiatedOnlyOncePerProcess).
+ * Events: N_EVENT_INDICATORS with static void model_event_indicators(const double* real,
+ * double* z); TIME_EVENT_VR, the variable holding the time of a time event (none if >= 1e300).
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -137,8 +139,15 @@ EXPORT fmi2Status fmi2SetBoolean(fmi2Component c, const fmi2ValueReference vr[],
 }
 
 EXPORT fmi2Status fmi2NewDiscreteStates(fmi2Component c, fmi2EventInfo* info) {
-  (void)c;
   memset(info, 0, sizeof *info);
+#ifdef TIME_EVENT_VR
+  if (((Component*)c)->real[TIME_EVENT_VR] < 1e300) {
+    info->nextEventTimeDefined = 1;
+    info->nextEventTime = ((Component*)c)->real[TIME_EVENT_VR];
+  }
+#else
+  (void)c;
+#endif
   return fmi2OK;
 }
 EXPORT fmi2Status fmi2EnterEventMode(fmi2Component c) {
@@ -190,9 +199,20 @@ EXPORT fmi2Status fmi2GetDerivatives(fmi2Component c, fmi2Real dx[], size_t n) {
 }
 #endif
 
-EXPORT fmi2Status fmi2GetEventIndicators(fmi2Component c, fmi2Real z[], size_t n) {
+#ifndef N_EVENT_INDICATORS
+#define N_EVENT_INDICATORS 0
+static void model_event_indicators(const double* real, double* z) {
+  (void)real;
   (void)z;
-  return n == 0 ? fmi2OK : fail((Component*)c, "no event indicators");
+}
+#endif
+
+EXPORT fmi2Status fmi2GetEventIndicators(fmi2Component c, fmi2Real z[], size_t n) {
+  Component* m = (Component*)c;
+  if (n != N_EVENT_INDICATORS) return fail(m, "fmi2GetEventIndicators: wrong size");
+  if (model_evaluate(m->time, m->real)) return fail(m, "the model cannot be evaluated");
+  model_event_indicators(m->real, z);
+  return fmi2OK;
 }
 
 EXPORT fmi2Status fmi2GetNominalsOfContinuousStates(fmi2Component c, fmi2Real x[], size_t n) {

@@ -4,12 +4,13 @@
  * the spring c and damper d to the wall, a harmonic force, and the coupling force as input.
  * Outputs x, v. der(x) is v itself (the same value reference). Directional derivatives are
  * provided. fail_time: from this time on every evaluation fails with fmi2Error (the importer's
- * error test). Built as FMI 2.0 (fmi2_frame.h) and, with FMI3 defined, as FMI 3.0.
+ * error test). WITH_EVENTS: the variant with a state event (x = 0) and a time event
+ * (event_time). Built as FMI 2.0 (fmi2_frame.h) and, with FMI3 defined, as FMI 3.0.
  */
 #include <math.h>
 
 #define MODEL_GUID "{5e0d6f1c-1b1e-4f43-9d6e-oscillator01}"
-#define N_REALS 12
+#define N_REALS 13
 #define N_STATES 2
 #define STATE_VR \
   { 0, 1 }
@@ -17,13 +18,23 @@
   { 1, 2 }
 #define PROVIDES_DIRECTIONAL_DERIVATIVE
 
-enum { X, V, A, FORCE, M, C, D, AMPLITUDE, OMEGA, PHASE, SIGN, FAIL_TIME };
+enum { X, V, A, FORCE, M, C, D, AMPLITUDE, OMEGA, PHASE, SIGN, FAIL_TIME, EVENT_TIME };
+
+#ifdef WITH_EVENTS
+/* The events variant: x = 0 is a state event, event_time a time event. */
+#define N_EVENT_INDICATORS 1
+#define TIME_EVENT_VR EVENT_TIME
+static void model_event_indicators(const double* r, double* z) {
+  z[0] = r[X];
+}
+#endif
 
 static void model_start(double* r) {
   for (int i = 0; i < N_REALS; ++i) r[i] = 0.0;
   r[M] = 1.0;
   r[SIGN] = 1.0;
   r[FAIL_TIME] = INFINITY;
+  r[EVENT_TIME] = 1e300;
 }
 
 static int model_evaluate(double t, double* r) {
