@@ -132,6 +132,14 @@ struct PluginConfig {
   parameters @1 :Text;  # JSON object text for the plugin's constructor
 }
 
+# An FMI Model Exchange FMU (fmu::FmuDescription): the worker unzips and loads it itself.
+struct FmuConfig {
+  path @0 :Text;                # absolute path of the .fmu archive
+  parameters @1 :Text;          # JSON object: variable name -> start value
+  inputs @2 :List(Text);        # variable names; empty: every Real input
+  outputs @3 :List(Text);       # variable names; empty: every Real output
+}
+
 # The subsystem's model (library::ModelDescription): one alternative per model type.
 struct ModelConfig {
   union {
@@ -142,6 +150,7 @@ struct ModelConfig {
     pid @4 :PidConfig;
     plugin @5 :PluginConfig;
     beltDrive @6 :BeltDriveConfig;
+    fmu @7 :FmuConfig;
   }
 }
 

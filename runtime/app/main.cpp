@@ -327,7 +327,15 @@ int run_cosimulation(const RunArgs& args, const std::string& command_line) {
   } catch (const macrostep::schemes::RunInterrupted& e) {
     return interrupted(e, "co-simulation");
   } catch (const macrostep::schemes::SubsystemFailure& e) {
-    fmt::print(stderr, "macrostep: co-simulation failed at t = {:.9g} s: {}\n", e.time(), e.what());
+    // A [[subsystem]] is named as in the configuration (the failure counts from 1).
+    std::string named;
+    if (config.system_description && e.subsystem() < config.system_description->subsystems.size()) {
+      const auto& s = config.system_description->subsystems[e.subsystem()];
+      named = fmt::format(" (subsystem {} is \"{}\": {})", e.subsystem() + 1, s.name,
+                          macrostep::library::describe(s.model));
+    }
+    fmt::print(stderr, "macrostep: co-simulation failed at t = {:.9g} s: {}{}\n", e.time(),
+               e.what(), named);
   } catch (const macrostep::executors::WorkerFailure& e) {
     fmt::print(stderr, "macrostep: co-simulation failed at t = {:.9g} s: {}\n", e.time(), e.what());
   } catch (const macrostep::control::StepSizeUnderflow& e) {

@@ -153,6 +153,22 @@ TEST(WorkerModelConfig, BeltDriveIsRebuiltBitIdentically) {
   expect_rebuilt_bit_identically(belt);
 }
 
+// An FMU (issue 14): path, start values, inputs and outputs travel; the worker unzips and loads
+// its own copy, with the master's numbers.
+TEST(WorkerModelConfig, AnFmuIsRebuiltBitIdentically) {
+  const fmu::FmuDescription d{
+      OSCILLATOR_FMU, R"({"m":2.0,"c":8.0,"x":0.1})", {"force"}, {"v", "x"}};
+  const auto decoded = round_trip(d, {0.5});
+  ASSERT_TRUE(std::holds_alternative<fmu::FmuDescription>(decoded.model));
+  const auto& back = std::get<fmu::FmuDescription>(decoded.model);
+  EXPECT_EQ(back.path, d.path);
+  EXPECT_EQ(back.parameters, d.parameters);
+  EXPECT_EQ(back.inputs, d.inputs);
+  EXPECT_EQ(back.outputs, d.outputs);
+  EXPECT_EQ(decoded.subsystem->output_name(0), "v");
+  expect_rebuilt_bit_identically(d);
+}
+
 TEST(WorkerModelConfig, AMissingOrImpossibleModelIsRefused) {
   worker::WorkerSetup setup;  // no model
   EXPECT_THROW(worker::encode_config(setup), std::invalid_argument);

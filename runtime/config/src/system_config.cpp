@@ -135,6 +135,44 @@ plugin::PluginDescription plugin_model(const Node& n) {
   return d;
 }
 
+// An FMI Model Exchange FMU (subsystems/fmu): `path` (absolute, or relative to the
+// configuration's directory), `parameters` (start values by variable name), `inputs` and
+// `outputs` (variable names; by default every Real input / output of the FMU).
+fmu::FmuDescription fmu_model(const Node& n) {
+  n.allow_only({"name", "model", "path", "parameters", "inputs", "outputs"}, " for an FMU");
+  const Node file = n.require("path");
+  std::filesystem::path path = file.string();
+  if (path.empty()) file.fail("must name the .fmu file");
+  if (path.is_relative()) path = std::filesystem::path(n.file()).parent_path() / path;
+  std::error_code error;
+  const auto resolved = std::filesystem::weakly_canonical(std::filesystem::absolute(path), error);
+  if (error || !std::filesystem::is_regular_file(resolved)) {
+    file.fail(fmt::format("no such file: {}", path.string()));
+  }
+  fmu::FmuDescription d;
+  d.path = resolved.string();
+  nlohmann::json parameters = nlohmann::json::object();
+  if (auto p = n.find("parameters")) {
+    p->expect_table();
+    for (const auto& [key, value] : p->entries()) {
+      if (!value.value().is_floating() && !value.value().is_integer() &&
+          !value.value().is_boolean()) {
+        value.fail("must be a number or a boolean (a start value of the FMU's variable)");
+      }
+    }
+    parameters = to_json(*p);
+  }
+  d.parameters = parameters.dump();
+  for (const char* key : {"inputs", "outputs"}) {
+    if (auto list = n.find(key)) {
+      for (const Node& name : list->elements()) {
+        (std::string(key) == "inputs" ? d.inputs : d.outputs).push_back(name.string());
+      }
+    }
+  }
+  return d;
+}
+
 library::DriveTrainParameters drive_train(const Node& n) {
   allow_subsystem_keys(n,
                        {"inertia", "shaft", "bearing_damping", "angle0", "speed0", "load",
@@ -412,6 +450,8 @@ ParsedSubsystem parse_subsystem(const Node& n, Systems& s) {
     p.model = chain_segment(n, s);
   } else if (type == "plugin") {
     p.model = plugin_model(n);
+  } else if (type == "fmu") {
+    p.model = fmu_model(n);
   } else if (type == "chain") {
     model.fail(
         "a chain is described by [model] and [partition], or cut explicitly into "
@@ -419,7 +459,7 @@ ParsedSubsystem parse_subsystem(const Node& n, Systems& s) {
   } else {
     model.fail(
         fmt::format("must be one of \"drive_train\", \"hydraulic_cylinder\", \"pid\", "
-                    "\"belt_drive\", \"chain_segment\", \"plugin\" (got \"{}\")",
+                    "\"belt_drive\", \"chain_segment\", \"plugin\", \"fmu\" (got \"{}\")",
                     type));
   }
   p.solver = solver_keys(n);

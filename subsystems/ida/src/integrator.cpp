@@ -291,6 +291,7 @@ struct Integrator::Impl {
   const model::SparsityPattern* pattern = nullptr;
 
   std::string last_error;
+  std::string model_error;  // what the model threw in the last failed residual / Jacobian call
   AdvanceStats totals;
   std::unique_ptr<WorkspaceSnapshot> scratch;  // for copy_state_from
 
@@ -363,7 +364,29 @@ struct Integrator::Impl {
     return s;
   }
 
+  // A model that throws (an FMU whose function returned an error, issue 14) stops IDA with an
+  // unrecoverable residual / Jacobian failure; the exception's message becomes the failure's
+  // cause (error_fn). No exception crosses IDA's C frames.
   static int residual_fn(realtype t, N_Vector y, N_Vector ydot, N_Vector r, void* user) {
+    try {
+      return residual_unguarded(t, y, ydot, r, user);
+    } catch (const std::exception& e) {
+      static_cast<Impl*>(user)->model_error = e.what();
+      return -1;
+    }
+  }
+
+  static int jacobian_fn(realtype t, realtype cj, N_Vector y, N_Vector ydot, N_Vector r,
+                         SUNMatrix J, void* user, N_Vector t1, N_Vector t2, N_Vector t3) {
+    try {
+      return jacobian_unguarded(t, cj, y, ydot, r, J, user, t1, t2, t3);
+    } catch (const std::exception& e) {
+      static_cast<Impl*>(user)->model_error = e.what();
+      return -1;
+    }
+  }
+
+  static int residual_unguarded(realtype t, N_Vector y, N_Vector ydot, N_Vector r, void* user) {
     auto* self = static_cast<Impl*>(user);
     const std::size_t n = self->n;
     std::span<const double> z(N_VGetArrayPointer(y), n);
@@ -378,8 +401,8 @@ struct Integrator::Impl {
     return 0;
   }
 
-  static int jacobian_fn(realtype t, realtype cj, N_Vector y, N_Vector ydot, N_Vector, SUNMatrix J,
-                         void* user, N_Vector, N_Vector, N_Vector) {
+  static int jacobian_unguarded(realtype t, realtype cj, N_Vector y, N_Vector ydot, N_Vector,
+                                SUNMatrix J, void* user, N_Vector, N_Vector, N_Vector) {
     auto* self = static_cast<Impl*>(user);
     const std::size_t n = self->n;
     std::span<const double> z(N_VGetArrayPointer(y), n);
@@ -411,6 +434,10 @@ struct Integrator::Impl {
   static void error_fn(int code, const char* module, const char* function, char* msg, void* user) {
     auto* self = static_cast<Impl*>(user);
     self->last_error = fmt::format("{}:{}: {} (code {})", module, function, msg, code);
+    if (!self->model_error.empty()) {
+      self->last_error = std::move(self->model_error) + " (" + self->last_error + ")";
+      self->model_error.clear();
+    }
   }
 
   // ---- snapshot ----------------------------------------------------------------------------

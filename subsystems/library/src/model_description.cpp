@@ -42,7 +42,8 @@ std::unique_ptr<model::Subsystem> build_subsystem(const ModelDescription& descri
           [](const plugin::PluginDescription& p) -> Built {
             return plugin::build_plugin_subsystem(p);
           },
-          [](const BeltDriveParameters& p) -> Built { return std::make_unique<BeltDrive>(p); }},
+          [](const BeltDriveParameters& p) -> Built { return std::make_unique<BeltDrive>(p); },
+          [](const fmu::FmuDescription& f) -> Built { return fmu::build_fmu_subsystem(f); }},
       description);
 }
 
@@ -59,9 +60,8 @@ std::string describe(const ModelDescription& description) {
           [](const HydraulicCylinderParameters&) { return std::string("hydraulic cylinder"); },
           [](const PidParameters&) { return std::string("PID controller"); },
           [](const plugin::PluginDescription& p) { return "plugin " + p.library; },
-          [](const BeltDriveParameters&) {
-            return std::string("belt drive with tensioner idler");
-          }},
+          [](const BeltDriveParameters&) { return std::string("belt drive with tensioner idler"); },
+          [](const fmu::FmuDescription& f) { return "FMU " + f.path; }},
       description);
 }
 

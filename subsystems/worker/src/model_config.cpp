@@ -329,6 +329,16 @@ void encode_model(const library::ModelDescription& model, schema::ModelConfig::B
     p.setParameters(plugin->parameters);
     return;
   }
+  if (const auto* fmu = std::get_if<fmu::FmuDescription>(&model)) {
+    auto f = out.initFmu();
+    f.setPath(fmu->path);
+    f.setParameters(fmu->parameters);
+    auto inputs = f.initInputs(static_cast<unsigned>(fmu->inputs.size()));
+    for (unsigned i = 0; i < inputs.size(); ++i) inputs.set(i, fmu->inputs[i]);
+    auto outputs = f.initOutputs(static_cast<unsigned>(fmu->outputs.size()));
+    for (unsigned i = 0; i < outputs.size(); ++i) outputs.set(i, fmu->outputs[i]);
+    return;
+  }
   throw std::invalid_argument("encode_config: a model type without an encoding");
 }
 
@@ -346,6 +356,13 @@ library::ModelDescription decode_model(schema::ModelConfig::Reader in) {
       return plugin::PluginDescription{in.getPlugin().getLibrary(), in.getPlugin().getParameters()};
     case schema::ModelConfig::BELT_DRIVE:
       return decode_belt(in.getBeltDrive());
+    case schema::ModelConfig::FMU: {
+      const auto f = in.getFmu();
+      fmu::FmuDescription d{f.getPath(), f.getParameters(), {}, {}};
+      for (const auto name : f.getInputs()) d.inputs.emplace_back(name);
+      for (const auto name : f.getOutputs()) d.outputs.emplace_back(name);
+      return d;
+    }
     case schema::ModelConfig::NONE:
       throw std::runtime_error("subsystem configuration: no model");
   }

@@ -59,7 +59,7 @@
 //   [[subsystem]]                    repeatable, at least one
 //   name = "motor"                   required, unique among subsystems and connections
 //   model = "drive_train"            required: "drive_train" | "hydraulic_cylinder" | "pid" |
-//                                    "belt_drive" | "chain_segment" | "plugin";
+//                                    "belt_drive" | "chain_segment" | "plugin" | "fmu";
 //                                    the model's keys follow in the same table:
 //     drive_train         inertia = [J_1, ...] (> 0, required); shaft = [{c, d, C, D, ex, ev},
 //                         ...] (one per neighbouring pair, c required); bearing_damping, angle0,
@@ -92,6 +92,12 @@
 //     any model           rtol, atol_pos, atol_vel, linear_solver, max_order, max_steps: the
 //                         keys and ranges of [solver], for this subsystem's IDA in a
 //                         co-simulation (the rest keep [solver]'s; SolverOverride)
+//     plugin              library (path, relative to this file's directory), parameters (a
+//                         table handed to the plugin as JSON; plugin/plugin_api.hpp)
+//     fmu                 path (an FMI 2.0 Model Exchange .fmu, relative to this file's
+//                         directory; required), parameters = {variable = start value, ...}
+//                         (numbers or booleans), inputs = ["name", ...], outputs = [...] (FMU
+//                         variable names; default every Real input / output; fmu/fmu.hpp)
 //   [[connection]]                   repeatable
 //   name = "shaft"                   required, unique; names the coupling variable (result
 //                                    column; a displacement writes <name>.position/.velocity)

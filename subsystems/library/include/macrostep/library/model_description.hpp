@@ -13,6 +13,7 @@
 #include <variant>
 #include <vector>
 
+#include "macrostep/fmu/fmu.hpp"
 #include "macrostep/library/belt_drive.hpp"
 #include "macrostep/library/chain_parameters.hpp"
 #include "macrostep/library/drive_train.hpp"
@@ -32,17 +33,20 @@ struct ChainSegmentDescription {
 
 // The other built-in models are described by their parameters alone (the system description of
 // a configuration, runtime/config); the worker's Cap'n Proto encoding carries each of them.
-// A user's model comes as a plugin (subsystems/plugin): its library and parameters.
+// A user's model comes as a plugin (subsystems/plugin): its library and parameters; or as an FMI
+// Model Exchange FMU (subsystems/fmu): its archive, start values, inputs and outputs.
 using ModelDescription =
     std::variant<ChainSegmentDescription, DriveTrainParameters, HydraulicCylinderParameters,
-                 PidParameters, plugin::PluginDescription, BeltDriveParameters>;
+                 PidParameters, plugin::PluginDescription, BeltDriveParameters,
+                 fmu::FmuDescription>;
 
 // Builds the subsystem. Throws std::invalid_argument for a description that names no model or
 // an impossible one (e.g. an empty mass range).
 std::unique_ptr<model::Subsystem> build_subsystem(const ModelDescription& description);
 
 // One line for messages: "chain segment, masses 21..40 of 40", "drive-train segment of 2
-// inertias", "hydraulic cylinder", "PID controller", "belt drive with tensioner idler".
+// inertias", "hydraulic cylinder", "PID controller", "belt drive with tensioner idler", "plugin
+// PATH", "FMU PATH".
 std::string describe(const ModelDescription& description);
 
 // The descriptions of a cut chain's segments, boundaries as library::equal_partition gives them.

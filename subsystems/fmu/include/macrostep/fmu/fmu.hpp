@@ -1,0 +1,61 @@
+// FMI Model Exchange FMUs as subsystems (issue 14; FMI 2.0 and 3.0). An FMU hands its equations
+// to the importer: macrostep integrates x' = f(t, x, u) with its own IDA (residual
+// F = x' − f(t, x, u)), so the whole integration state is macrostep's: exact rollback, clones for
+// comparison and perturbed runs and process isolation need nothing from the FMU.
+//
+// The subsystem built from an FmuDescription:
+//  - states: the FMU's continuous states, named by their variables; z' = their derivatives;
+//    a state whose derivative variable is another state (der(x) = v) is a position, that other
+//    state a velocity (error weights atol_pos / atol_vel); every other state has the role kOther;
+//  - inputs: the named Real input variables (u), outputs: the named Real variables (y), with
+//    feed-through where the ModelStructure says an output depends on an input (or does not say);
+//  - Jacobian: pattern from the ModelStructure's derivative dependencies (dense without them)
+//    plus the diagonal; values from fmi2GetDirectionalDerivative / fmi3GetDirectionalDerivative
+//    when the FMU provides it, else forward differences of the derivatives, one state at a time.
+//
+// Instances: the FMU's binary is unzipped to a private directory (removed at once unless the FMU
+// has resources/, then when the subsystem ends) and loaded with dlopen, one copy per built
+// subsystem. Every residual / output / Jacobian evaluation leases an FMU instance from the
+// subsystem's pool (created on demand, at most one per concurrently evaluating thread, never
+// shared by two threads at once) and sets time, states and inputs before it asks: in Continuous-
+// Time Mode the FMU's answer is a function of those alone, so results do not depend on which
+// instance computes them (contract 1). An FMU with canBeInstantiatedOnlyOncePerProcess gets one
+// instance, and parallel runs take turns with it (the same numbers, less parallelism).
+//
+// Refused when built (std::invalid_argument "FMU <path>: <reason>"): not a zip archive, no or
+// malformed modelDescription.xml, an FMI version other than 2.x / 3.x, no Model Exchange
+// interface (a Co-Simulation-only FMU is named as such), no binary for x86_64 Linux, a missing
+// FMI function, an unknown parameter / input / output name, an instantiation or initialization
+// that fails. A call that fails during the run (fmiXError / fmiXFatal) throws FmuCallError naming
+// the function, the FMU and the time; Discard makes the residual NaN (IDA retries a shorter
+// step). Events are detected, not handled: the residual throws FmuCallError ("state event at
+// t = ...: event indicator k changed sign", "time event at t = ...") where an event indicator
+// has another sign than after initialization or the time reaches the FMU's time event.
+#pragma once
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "macrostep/model/subsystem.hpp"
+
+namespace macrostep::fmu {
+
+struct FmuDescription {
+  std::string path;        // absolute path of the .fmu archive
+  std::string parameters;  // JSON object: variable name → start value (number or boolean)
+  std::vector<std::string> inputs;   // variable names; empty: every Real causality="input"
+  std::vector<std::string> outputs;  // variable names; empty: every Real causality="output"
+};
+
+// An FMI function that returned Error or Fatal while the subsystem was evaluated.
+class FmuCallError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Loads the FMU and builds the subsystem (see above). Throws std::invalid_argument.
+std::unique_ptr<model::Subsystem> build_fmu_subsystem(const FmuDescription& description);
+
+}  // namespace macrostep::fmu

@@ -1,0 +1,214 @@
+// FMI 2.0 Model Exchange binaries and instances (fmu_instance.hpp), through the declarations of
+// fmi2_api.hpp.
+#include <fmt/format.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <stdexcept>
+
+#include "fmi2_api.h"
+#include "fmu_instance.hpp"
+#include "macrostep/fmu/fmu.hpp"
+
+namespace macrostep::fmu {
+
+namespace {
+
+const char* status_name(fmi2Status s) {
+  switch (s) {
+    case fmi2OK:
+      return "fmi2OK";
+    case fmi2Warning:
+      return "fmi2Warning";
+    case fmi2Discard:
+      return "fmi2Discard";
+    case fmi2Error:
+      return "fmi2Error";
+    case fmi2Fatal:
+      return "fmi2Fatal";
+    case fmi2Pending:
+      return "fmi2Pending";
+  }
+  return "an unknown status";
+}
+
+// The functions the importer calls, looked up once per binary.
+struct Fmi2Functions {
+  fmi2InstantiateTYPE* instantiate = nullptr;
+  fmi2FreeInstanceTYPE* free_instance = nullptr;
+  fmi2SetupExperimentTYPE* setup_experiment = nullptr;
+  fmi2EnterInitializationModeTYPE* enter_initialization = nullptr;
+  fmi2ExitInitializationModeTYPE* exit_initialization = nullptr;
+  fmi2SetRealTYPE* set_real = nullptr;
+  fmi2GetRealTYPE* get_real = nullptr;
+  fmi2SetIntegerTYPE* set_integer = nullptr;
+  fmi2SetBooleanTYPE* set_boolean = nullptr;
+  fmi2NewDiscreteStatesTYPE* new_discrete_states = nullptr;
+  fmi2EnterContinuousTimeModeTYPE* enter_continuous_time = nullptr;
+  fmi2SetTimeTYPE* set_time = nullptr;
+  fmi2SetContinuousStatesTYPE* set_states = nullptr;
+  fmi2GetContinuousStatesTYPE* get_states = nullptr;
+  fmi2GetDerivativesTYPE* get_derivatives = nullptr;
+  fmi2GetDirectionalDerivativeTYPE* directional = nullptr;  // null unless provided
+  fmi2GetEventIndicatorsTYPE* event_indicators = nullptr;   // null without event indicators
+};
+
+// The logger keeps an instance's last warning or error, for the message of a failed call.
+extern "C" void fmi2_log(fmi2ComponentEnvironment env, fmi2String, fmi2Status status,
+                         fmi2String category, fmi2String message, ...) {
+  if (env == nullptr || status == fmi2OK || message == nullptr) return;
+  char text[1024];
+  va_list args;
+  va_start(args, message);
+  std::vsnprintf(text, sizeof text, message, args);
+  va_end(args);
+  static_cast<LogBuffer*>(env)->last =
+      std::string(category != nullptr ? category : "") + (category ? ": " : "") + text;
+}
+
+class Fmi2Instance final : public Instance {
+ public:
+  Fmi2Instance(const Fmi2Functions& f, std::string fmu) : f_(f), fmu_(std::move(fmu)) {}
+  ~Fmi2Instance() override {
+    if (c_ != nullptr) f_.free_instance(c_);
+  }
+
+  void create(const std::string& token, const std::string& resources) {
+    callbacks_ = {&fmi2_log, &std::calloc, &std::free, nullptr, &log_};
+    c_ = f_.instantiate("macrostep", fmi2ModelExchange, token.c_str(), resources.c_str(),
+                        &callbacks_, 0, 0);
+    if (c_ == nullptr) {
+      throw FmuCallError(fmt::format("FMU {}: fmi2Instantiate returned NULL{}", fmu_, log_.text()));
+    }
+  }
+
+  void initialize(const std::vector<StartValue>& starts, std::span<const unsigned> inputs,
+                  std::span<const double> u) {
+    check(f_.setup_experiment(c_, 0, 0.0, 0.0, 0, 0.0), "fmi2SetupExperiment");
+    for (const StartValue& s : starts) {
+      const fmi2ValueReference vr = s.value_reference;
+      if (s.type == VariableType::kReal) {
+        check(f_.set_real(c_, &vr, 1, &s.value), "fmi2SetReal");
+      } else if (s.type == VariableType::kInteger) {
+        const fmi2Integer v = static_cast<fmi2Integer>(s.value);
+        check(f_.set_integer(c_, &vr, 1, &v), "fmi2SetInteger");
+      } else {
+        const fmi2Boolean v = s.value != 0.0;
+        check(f_.set_boolean(c_, &vr, 1, &v), "fmi2SetBoolean");
+      }
+    }
+    check(f_.enter_initialization(c_), "fmi2EnterInitializationMode");
+    if (!inputs.empty())
+      check(f_.set_real(c_, inputs.data(), inputs.size(), u.data()), "fmi2SetReal");
+    check(f_.exit_initialization(c_), "fmi2ExitInitializationMode");
+    // Event iteration at the initial time (FMI 2 §3.2.3): the FMU settles its discrete states.
+    fmi2EventInfo info{};
+    info.newDiscreteStatesNeeded = 1;
+    for (int k = 0; info.newDiscreteStatesNeeded && k < 100; ++k) {
+      check(f_.new_discrete_states(c_, &info), "fmi2NewDiscreteStates");
+      if (info.terminateSimulation) {
+        throw FmuCallError(
+            fmt::format("FMU {}: asks to terminate during initialization{}", fmu_, log_.text()));
+      }
+    }
+    if (info.nextEventTimeDefined) next_time_event = info.nextEventTime;
+    check(f_.enter_continuous_time(c_), "fmi2EnterContinuousTimeMode");
+  }
+
+  bool set(double t, std::span<const double> x, std::span<const unsigned> inputs,
+           std::span<const double> u) override {
+    t_ = t;
+    return check(f_.set_time(c_, t), "fmi2SetTime") &&
+           check(f_.set_states(c_, x.data(), x.size()), "fmi2SetContinuousStates") &&
+           (inputs.empty() ||
+            check(f_.set_real(c_, inputs.data(), inputs.size(), u.data()), "fmi2SetReal"));
+  }
+  bool derivatives(std::span<double> dx) override {
+    return check(f_.get_derivatives(c_, dx.data(), dx.size()), "fmi2GetDerivatives");
+  }
+  bool get_reals(std::span<const unsigned> refs, std::span<double> values) override {
+    return refs.empty() ||
+           check(f_.get_real(c_, refs.data(), refs.size(), values.data()), "fmi2GetReal");
+  }
+  bool directional_derivative(std::span<const unsigned> unknowns, unsigned known,
+                              std::span<double> column) override {
+    const double seed = 1.0;
+    return check(
+        f_.directional(c_, unknowns.data(), unknowns.size(), &known, 1, &seed, column.data()),
+        "fmi2GetDirectionalDerivative");
+  }
+  void continuous_states(std::span<double> x) override {
+    check(f_.get_states(c_, x.data(), x.size()), "fmi2GetContinuousStates");
+  }
+  bool event_indicators(std::span<double> z) override {
+    return check(f_.event_indicators(c_, z.data(), z.size()), "fmi2GetEventIndicators");
+  }
+
+ private:
+  // OK and Warning pass, Discard returns false, Error and Fatal throw.
+  bool check(fmi2Status status, const char* function) {
+    if (status == fmi2OK || status == fmi2Warning) return true;
+    if (status == fmi2Discard) return false;
+    throw FmuCallError(fmt::format("FMU {}: {} returned {} at t = {:.9g}{}", fmu_, function,
+                                   status_name(status), t_, log_.text()));
+  }
+
+  const Fmi2Functions& f_;
+  std::string fmu_;
+  fmi2Component c_ = nullptr;
+  fmi2CallbackFunctions callbacks_{};
+  LogBuffer log_;
+  double t_ = 0.0;
+};
+
+class Fmi2Binary final : public Binary {
+ public:
+  Fmi2Binary(const ModelXml& xml, std::string fmu, const std::string& library,
+             std::string resources)
+      : library_(library, "FMI 2.0"),
+        fmu_(std::move(fmu)),
+        token_(xml.token),
+        resources_uri_("file://" + resources) {
+    library_.look_up(f_.instantiate, "fmi2Instantiate");
+    library_.look_up(f_.free_instance, "fmi2FreeInstance");
+    library_.look_up(f_.setup_experiment, "fmi2SetupExperiment");
+    library_.look_up(f_.enter_initialization, "fmi2EnterInitializationMode");
+    library_.look_up(f_.exit_initialization, "fmi2ExitInitializationMode");
+    library_.look_up(f_.set_real, "fmi2SetReal");
+    library_.look_up(f_.get_real, "fmi2GetReal");
+    library_.look_up(f_.set_integer, "fmi2SetInteger");
+    library_.look_up(f_.set_boolean, "fmi2SetBoolean");
+    library_.look_up(f_.new_discrete_states, "fmi2NewDiscreteStates");
+    library_.look_up(f_.enter_continuous_time, "fmi2EnterContinuousTimeMode");
+    library_.look_up(f_.set_time, "fmi2SetTime");
+    library_.look_up(f_.set_states, "fmi2SetContinuousStates");
+    library_.look_up(f_.get_states, "fmi2GetContinuousStates");
+    library_.look_up(f_.get_derivatives, "fmi2GetDerivatives");
+    if (xml.directional_derivatives)
+      library_.look_up(f_.directional, "fmi2GetDirectionalDerivative");
+    if (xml.event_indicators > 0) library_.look_up(f_.event_indicators, "fmi2GetEventIndicators");
+  }
+
+  std::unique_ptr<Instance> instantiate(const std::vector<StartValue>& starts,
+                                        std::span<const unsigned> inputs,
+                                        std::span<const double> u) override {
+    auto instance = std::make_unique<Fmi2Instance>(f_, fmu_);
+    instance->create(token_, resources_uri_);
+    instance->initialize(starts, inputs, u);
+    return instance;
+  }
+
+ private:
+  SharedLibrary library_;
+  std::string fmu_, token_, resources_uri_;
+  Fmi2Functions f_;
+};
+
+}  // namespace
+
+std::unique_ptr<Binary> load_fmi2_binary(const ModelXml& xml, const std::string& fmu,
+                                         const std::string& library, const std::string& resources) {
+  return std::make_unique<Fmi2Binary>(xml, fmu, library, resources);
+}
+
+}  // namespace macrostep::fmu

@@ -1,0 +1,205 @@
+// FMI 3.0 Model Exchange binaries and instances (fmu_instance.hpp), through the declarations of
+// fmi3_api.h. The same calls as FMI 2 (fmi2_instance.cpp) under FMI 3's names and signatures.
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "fmi3_api.h"
+#include "fmu_instance.hpp"
+#include "macrostep/fmu/fmu.hpp"
+
+namespace macrostep::fmu {
+
+namespace {
+
+const char* status_name(fmi3Status s) {
+  switch (s) {
+    case fmi3OK:
+      return "fmi3OK";
+    case fmi3Warning:
+      return "fmi3Warning";
+    case fmi3Discard:
+      return "fmi3Discard";
+    case fmi3Error:
+      return "fmi3Error";
+    case fmi3Fatal:
+      return "fmi3Fatal";
+  }
+  return "an unknown status";
+}
+
+struct Fmi3Functions {
+  fmi3InstantiateModelExchangeTYPE* instantiate = nullptr;
+  fmi3FreeInstanceTYPE* free_instance = nullptr;
+  fmi3EnterInitializationModeTYPE* enter_initialization = nullptr;
+  fmi3ExitInitializationModeTYPE* exit_initialization = nullptr;
+  fmi3SetFloat64TYPE* set_float64 = nullptr;
+  fmi3GetFloat64TYPE* get_float64 = nullptr;
+  fmi3SetInt32TYPE* set_int32 = nullptr;
+  fmi3SetBooleanTYPE* set_boolean = nullptr;
+  fmi3UpdateDiscreteStatesTYPE* update_discrete_states = nullptr;
+  fmi3EnterContinuousTimeModeTYPE* enter_continuous_time = nullptr;
+  fmi3SetTimeTYPE* set_time = nullptr;
+  fmi3SetContinuousStatesTYPE* set_states = nullptr;
+  fmi3GetContinuousStatesTYPE* get_states = nullptr;
+  fmi3GetContinuousStateDerivativesTYPE* get_derivatives = nullptr;
+  fmi3GetDirectionalDerivativeTYPE* directional = nullptr;  // null unless provided
+  fmi3GetEventIndicatorsTYPE* event_indicators = nullptr;   // null without event indicators
+};
+
+extern "C" void fmi3_log(fmi3InstanceEnvironment env, fmi3Status status, fmi3String category,
+                         fmi3String message) {
+  if (env == nullptr || status == fmi3OK || message == nullptr) return;
+  static_cast<LogBuffer*>(env)->last =
+      std::string(category != nullptr ? category : "") + (category ? ": " : "") + message;
+}
+
+class Fmi3Instance final : public Instance {
+ public:
+  Fmi3Instance(const Fmi3Functions& f, std::string fmu) : f_(f), fmu_(std::move(fmu)) {}
+  ~Fmi3Instance() override {
+    if (i_ != nullptr) f_.free_instance(i_);
+  }
+
+  void create(const std::string& token, const std::string& resources) {
+    i_ = f_.instantiate("macrostep", token.c_str(), resources.c_str(), false, false, &log_,
+                        &fmi3_log);
+    if (i_ == nullptr) {
+      throw FmuCallError(
+          fmt::format("FMU {}: fmi3InstantiateModelExchange returned NULL{}", fmu_, log_.text()));
+    }
+  }
+
+  void initialize(const std::vector<StartValue>& starts, std::span<const unsigned> inputs,
+                  std::span<const double> u) {
+    for (const StartValue& s : starts) {
+      const fmi3ValueReference vr = s.value_reference;
+      if (s.type == VariableType::kReal) {
+        check(f_.set_float64(i_, &vr, 1, &s.value, 1), "fmi3SetFloat64");
+      } else if (s.type == VariableType::kInteger) {
+        const fmi3Int32 v = static_cast<fmi3Int32>(s.value);
+        check(f_.set_int32(i_, &vr, 1, &v, 1), "fmi3SetInt32");
+      } else {
+        const fmi3Boolean v = s.value != 0.0;
+        check(f_.set_boolean(i_, &vr, 1, &v, 1), "fmi3SetBoolean");
+      }
+    }
+    check(f_.enter_initialization(i_, false, 0.0, 0.0, false, 0.0), "fmi3EnterInitializationMode");
+    if (!inputs.empty()) {
+      check(f_.set_float64(i_, inputs.data(), inputs.size(), u.data(), u.size()), "fmi3SetFloat64");
+    }
+    check(f_.exit_initialization(i_), "fmi3ExitInitializationMode");
+    // Event Mode after initialization (FMI 3 §3.2.3): let the FMU settle its discrete states.
+    fmi3Boolean update = true, terminate = false, nominals = false, values = false,
+                next_defined = false;
+    fmi3Float64 next = 0.0;
+    for (int k = 0; update && k < 100; ++k) {
+      check(f_.update_discrete_states(i_, &update, &terminate, &nominals, &values, &next_defined,
+                                      &next),
+            "fmi3UpdateDiscreteStates");
+      if (terminate) {
+        throw FmuCallError(
+            fmt::format("FMU {}: asks to terminate during initialization{}", fmu_, log_.text()));
+      }
+    }
+    if (next_defined) next_time_event = next;
+    check(f_.enter_continuous_time(i_), "fmi3EnterContinuousTimeMode");
+  }
+
+  bool set(double t, std::span<const double> x, std::span<const unsigned> inputs,
+           std::span<const double> u) override {
+    t_ = t;
+    return check(f_.set_time(i_, t), "fmi3SetTime") &&
+           check(f_.set_states(i_, x.data(), x.size()), "fmi3SetContinuousStates") &&
+           (inputs.empty() ||
+            check(f_.set_float64(i_, inputs.data(), inputs.size(), u.data(), u.size()),
+                  "fmi3SetFloat64"));
+  }
+  bool derivatives(std::span<double> dx) override {
+    return check(f_.get_derivatives(i_, dx.data(), dx.size()), "fmi3GetContinuousStateDerivatives");
+  }
+  bool get_reals(std::span<const unsigned> refs, std::span<double> values) override {
+    return refs.empty() ||
+           check(f_.get_float64(i_, refs.data(), refs.size(), values.data(), values.size()),
+                 "fmi3GetFloat64");
+  }
+  bool directional_derivative(std::span<const unsigned> unknowns, unsigned known,
+                              std::span<double> column) override {
+    const fmi3Float64 seed = 1.0;
+    const fmi3ValueReference k = known;
+    return check(f_.directional(i_, unknowns.data(), unknowns.size(), &k, 1, &seed, 1,
+                                column.data(), column.size()),
+                 "fmi3GetDirectionalDerivative");
+  }
+  void continuous_states(std::span<double> x) override {
+    check(f_.get_states(i_, x.data(), x.size()), "fmi3GetContinuousStates");
+  }
+  bool event_indicators(std::span<double> z) override {
+    return check(f_.event_indicators(i_, z.data(), z.size()), "fmi3GetEventIndicators");
+  }
+
+ private:
+  bool check(fmi3Status status, const char* function) {
+    if (status == fmi3OK || status == fmi3Warning) return true;
+    if (status == fmi3Discard) return false;
+    throw FmuCallError(fmt::format("FMU {}: {} returned {} at t = {:.9g}{}", fmu_, function,
+                                   status_name(status), t_, log_.text()));
+  }
+
+  const Fmi3Functions& f_;
+  std::string fmu_;
+  fmi3Instance i_ = nullptr;
+  LogBuffer log_;
+  double t_ = 0.0;
+};
+
+class Fmi3Binary final : public Binary {
+ public:
+  Fmi3Binary(const ModelXml& xml, std::string fmu, const std::string& library,
+             const std::string& resources)
+      : library_(library, "FMI 3.0"),
+        fmu_(std::move(fmu)),
+        token_(xml.token),
+        resources_(resources + "/") {
+    library_.look_up(f_.instantiate, "fmi3InstantiateModelExchange");
+    library_.look_up(f_.free_instance, "fmi3FreeInstance");
+    library_.look_up(f_.enter_initialization, "fmi3EnterInitializationMode");
+    library_.look_up(f_.exit_initialization, "fmi3ExitInitializationMode");
+    library_.look_up(f_.set_float64, "fmi3SetFloat64");
+    library_.look_up(f_.get_float64, "fmi3GetFloat64");
+    library_.look_up(f_.set_int32, "fmi3SetInt32");
+    library_.look_up(f_.set_boolean, "fmi3SetBoolean");
+    library_.look_up(f_.update_discrete_states, "fmi3UpdateDiscreteStates");
+    library_.look_up(f_.enter_continuous_time, "fmi3EnterContinuousTimeMode");
+    library_.look_up(f_.set_time, "fmi3SetTime");
+    library_.look_up(f_.set_states, "fmi3SetContinuousStates");
+    library_.look_up(f_.get_states, "fmi3GetContinuousStates");
+    library_.look_up(f_.get_derivatives, "fmi3GetContinuousStateDerivatives");
+    if (xml.directional_derivatives)
+      library_.look_up(f_.directional, "fmi3GetDirectionalDerivative");
+    if (xml.event_indicators > 0) library_.look_up(f_.event_indicators, "fmi3GetEventIndicators");
+  }
+
+  std::unique_ptr<Instance> instantiate(const std::vector<StartValue>& starts,
+                                        std::span<const unsigned> inputs,
+                                        std::span<const double> u) override {
+    auto instance = std::make_unique<Fmi3Instance>(f_, fmu_);
+    instance->create(token_, resources_);
+    instance->initialize(starts, inputs, u);
+    return instance;
+  }
+
+ private:
+  SharedLibrary library_;
+  std::string fmu_, token_, resources_;
+  Fmi3Functions f_;
+};
+
+}  // namespace
+
+std::unique_ptr<Binary> load_fmi3_binary(const ModelXml& xml, const std::string& fmu,
+                                         const std::string& library, const std::string& resources) {
+  return std::make_unique<Fmi3Binary>(xml, fmu, library, resources);
+}
+
+}  // namespace macrostep::fmu

@@ -1,0 +1,94 @@
+// One FMU's loaded binary and its instances, behind one interface for FMI 2 and FMI 3 (the
+// subsystem, fmu_subsystem.cpp, knows neither version's API).
+#pragma once
+
+#include <cstddef>
+#include <limits>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "model_description_xml.hpp"
+
+namespace macrostep::fmu {
+
+// The FMU's binary, dlopen'ed (RTLD_LOCAL) and closed when this ends. Throws
+// std::invalid_argument naming the binary and dlerror() if it cannot be loaded, or a function
+// that look_up() does not find.
+class SharedLibrary {
+ public:
+  // `api` names the interface in messages ("FMI 2.0").
+  SharedLibrary(const std::string& path, std::string api);
+  ~SharedLibrary();
+  SharedLibrary(const SharedLibrary&) = delete;
+  SharedLibrary& operator=(const SharedLibrary&) = delete;
+
+  template <class F>
+  void look_up(F*& function, const char* name) const {
+    function = reinterpret_cast<F*>(symbol(name));
+  }
+
+ private:
+  void* symbol(const char* name) const;
+  void* handle_ = nullptr;
+  std::string api_;
+};
+
+// What an instance's logger last received (a warning or an error), for failure messages.
+struct LogBuffer {
+  std::string last;
+  // " (FMU log: ...)" or "".
+  std::string text() const { return last.empty() ? "" : " (FMU log: " + last + ")"; }
+};
+
+// A start value set before initialization (the configuration's `parameters`).
+struct StartValue {
+  std::string name;
+  unsigned value_reference = 0;
+  VariableType type = VariableType::kReal;
+  double value = 0.0;
+};
+
+// An instance in Continuous-Time Mode. Not thread-safe: one thread at a time (the subsystem's
+// pool leases it). Every call that the FMU answers with Error or Fatal throws FmuCallError
+// naming the FMI function, the FMU and the time of the last set(); Discard returns false.
+class Instance {
+ public:
+  virtual ~Instance() = default;
+  // Time, continuous states and the inputs (value references `inputs`, values u).
+  virtual bool set(double t, std::span<const double> x, std::span<const unsigned> inputs,
+                   std::span<const double> u) = 0;
+  virtual bool derivatives(std::span<double> dx) = 0;
+  virtual bool get_reals(std::span<const unsigned> refs, std::span<double> values) = 0;
+  // d(unknowns)/d(known) at the point of the last set(): one column.
+  virtual bool directional_derivative(std::span<const unsigned> unknowns, unsigned known,
+                                      std::span<double> column) = 0;
+  virtual void continuous_states(std::span<double> x) = 0;
+  // The event indicators at the point of the last set() (the FMU's numberOfEventIndicators).
+  virtual bool event_indicators(std::span<double> z) = 0;
+
+  // The time event the FMU scheduled at initialization, or +infinity.
+  double next_time_event = std::numeric_limits<double>::infinity();
+};
+
+// The FMU's binary, loaded from a private copy. Instances are created with the start values,
+// initialized with the given inputs, and left in Continuous-Time Mode.
+class Binary {
+ public:
+  virtual ~Binary() = default;
+  virtual std::unique_ptr<Instance> instantiate(const std::vector<StartValue>& starts,
+                                                std::span<const unsigned> inputs,
+                                                std::span<const double> u) = 0;
+};
+
+// Load `library` (the unzipped binary; it may be deleted after this returns) for FMI 2 or FMI 3
+// (the version of `xml`). `fmu` names the FMU in messages; `resources` is the directory of its
+// resources/ (may not exist). Throws std::invalid_argument for a library that cannot be loaded
+// or lacks an FMI function the importer calls.
+std::unique_ptr<Binary> load_fmi2_binary(const ModelXml& xml, const std::string& fmu,
+                                         const std::string& library, const std::string& resources);
+std::unique_ptr<Binary> load_fmi3_binary(const ModelXml& xml, const std::string& fmu,
+                                         const std::string& library, const std::string& resources);
+
+}  // namespace macrostep::fmu

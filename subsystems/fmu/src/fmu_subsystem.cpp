@@ -1,0 +1,439 @@
+// The FMU subsystem (macrostep/fmu/fmu.hpp): unzip, read modelDescription.xml, load the binary,
+// and the Subsystem interface over a pool of FMU instances.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+
+#include "fmu_archive.hpp"
+#include "fmu_instance.hpp"
+#include "macrostep/fmu/fmu.hpp"
+#include "model_description_xml.hpp"
+
+namespace macrostep::fmu {
+
+namespace {
+
+namespace fs = std::filesystem;
+using model::SparsityPattern;
+using model::StateRole;
+
+[[noreturn]] void refuse(const std::string& why) {
+  throw std::invalid_argument(why);
+}
+
+std::string names_of(const ModelXml& xml, auto&& keep) {
+  std::vector<std::string> names;
+  for (const auto& v : xml.variables) {
+    if (keep(v)) names.push_back("\"" + v.name + "\"");
+  }
+  if (names.empty()) return "none";
+  if (names.size() > 12) {
+    names.resize(12);
+    names.push_back("...");
+  }
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+bool settable(const ModelVariable& v) {
+  return v.type != VariableType::kOther && v.variability != "constant" &&
+         (v.causality == "parameter" || v.causality == "input" || v.start.has_value()) &&
+         v.causality != "calculatedParameter" && v.causality != "independent";
+}
+
+// The private copy of the binary (and resources/): a directory under $TMPDIR.
+fs::path unpack(const std::map<std::string, std::string>& entries, const std::string& binary) {
+  std::string pattern = (fs::temp_directory_path() / "macrostep-fmu-XXXXXX").string();
+  if (mkdtemp(pattern.data()) == nullptr) refuse("cannot create a directory to unzip it into");
+  const fs::path dir = pattern;
+  for (const auto& [name, data] : entries) {
+    if (name != binary && name.rfind("resources/", 0) != 0) continue;
+    if (name.find("..") != std::string::npos) continue;  // stays inside the directory
+    const fs::path target = dir / name;
+    fs::create_directories(target.parent_path());
+    std::ofstream(target, std::ios::binary)
+        .write(data.data(), static_cast<std::streamsize>(data.size()));
+  }
+  return dir;
+}
+
+class FmuSubsystem final : public model::Subsystem {
+ public:
+  explicit FmuSubsystem(const FmuDescription& d);
+  ~FmuSubsystem() override {
+    free_.clear();
+    binary_.reset();
+    std::error_code ignored;
+    if (!dir_.empty()) fs::remove_all(dir_, ignored);
+  }
+
+  std::size_t state_size() const override { return state_vr_.size(); }
+  std::size_t input_size() const override { return input_vr_.size(); }
+  std::size_t output_size() const override { return output_vr_.size(); }
+  bool has_feedthrough() const override { return feedthrough_; }
+  std::span<const StateRole> state_roles() const override { return roles_; }
+  std::string state_name(std::size_t i) const override { return state_names_[i]; }
+  std::string output_name(std::size_t i) const override { return output_names_[i]; }
+  std::string input_name(std::size_t i) const override { return input_names_[i]; }
+  double initial_time() const override { return 0.0; }
+  const SparsityPattern& jacobian_pattern() const override { return pattern_; }
+
+  void initial_state(std::span<const double> u0, std::span<double> z0,
+                     std::span<double> zp0) const override {
+    std::copy(x0_.begin(), x0_.end(), z0.begin());
+    Lease instance(*this);
+    if (!instance->set(0.0, z0, input_vr_, u0) || !instance->derivatives(zp0)) {
+      throw FmuCallError("FMU " + path_ + ": the derivatives at t = 0 were discarded");
+    }
+  }
+
+  void residual(double t, std::span<const double> z, std::span<const double> zp,
+                std::span<const double> u, std::span<double> r) const override {
+    Lease instance(*this);
+    if (!instance->set(t, z, input_vr_, u) || !instance->derivatives(r)) {
+      std::fill(r.begin(), r.end(), std::numeric_limits<double>::quiet_NaN());
+      return;
+    }
+    for (std::size_t i = 0; i < r.size(); ++i) r[i] = zp[i] - r[i];
+    check_events(*instance, t);
+  }
+
+  void jacobian(double t, std::span<const double> z, std::span<const double> zp,
+                std::span<const double> u, double cj, std::span<double> values) const override;
+
+  void outputs(double t, std::span<const double> z, std::span<const double> u,
+               std::span<double> y) const override {
+    Lease instance(*this);
+    if (!instance->set(t, z, input_vr_, u) || !instance->get_reals(output_vr_, y)) {
+      std::fill(y.begin(), y.end(), std::numeric_limits<double>::quiet_NaN());
+    }
+  }
+
+ private:
+  // An instance for the caller's thread alone, back to the pool when the lease ends.
+  class Lease {
+   public:
+    explicit Lease(const FmuSubsystem& s) : s_(s), instance_(s.acquire()) {}
+    ~Lease() { s_.release(std::move(instance_)); }
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    Instance* operator->() const { return instance_.get(); }
+    Instance& operator*() const { return *instance_; }
+
+   private:
+    const FmuSubsystem& s_;
+    std::unique_ptr<Instance> instance_;
+  };
+
+  // FMU events are detected, not handled: the residual at a time at or past the FMU's time
+  // event, or where an event indicator has another sign than after initialization, throws
+  // FmuCallError naming the event and its time (IDA then fails there; the co-simulation retries
+  // shorter steps and stops at the event).
+  void check_events(Instance& instance, double t) const;
+
+  std::unique_ptr<Instance> acquire() const;
+  void release(std::unique_ptr<Instance> instance) const;
+  std::unique_ptr<Instance> instantiate() const;
+
+  void read_structure(const ModelXml& xml);
+  void read_variables(const ModelXml& xml, const FmuDescription& d);
+
+  std::string path_;
+  fs::path dir_;
+  std::unique_ptr<Binary> binary_;
+  bool directional_ = false;
+  bool only_once_ = false;
+  std::vector<StartValue> starts_;
+  std::vector<unsigned> state_vr_, derivative_vr_, input_vr_, output_vr_;
+  std::vector<double> input_start_, x0_;
+  std::vector<std::string> state_names_, input_names_, output_names_;
+  std::vector<StateRole> roles_;
+  SparsityPattern pattern_;
+  bool feedthrough_ = false;
+  double next_time_event_ = std::numeric_limits<double>::infinity();
+  std::vector<double> initial_indicators_;
+
+  mutable std::mutex mutex_;
+  mutable std::condition_variable returned_;
+  mutable std::vector<std::unique_ptr<Instance>> free_;
+  mutable std::size_t created_ = 0;
+};
+
+FmuSubsystem::FmuSubsystem(const FmuDescription& d) : path_(d.path) {
+  const auto entries = read_fmu_archive(d.path);
+  const auto md = entries.find("modelDescription.xml");
+  if (md == entries.end()) refuse("the archive has no modelDescription.xml");
+  const ModelXml xml = parse_model_description(md->second);
+  if (!xml.model_exchange) {
+    refuse(xml.co_simulation
+               ? "is a Co-Simulation FMU without a Model Exchange interface: macrostep imports "
+                 "Model Exchange FMUs (it integrates their equations with its own IDA)"
+               : "declares neither <ModelExchange> nor <CoSimulation>");
+  }
+  read_structure(xml);
+  read_variables(xml, d);
+  const std::string binary = fmt::format(
+      "binaries/{}/{}.so", xml.fmi_major == 2 ? "linux64" : "x86_64-linux", xml.model_identifier);
+  if (!entries.contains(binary)) {
+    std::vector<std::string> present;
+    for (const auto& [name, data] : entries) {
+      if (name.rfind("binaries/", 0) == 0) present.push_back(name);
+    }
+    refuse(fmt::format("has no binary for this platform ({}; the archive has {})", binary,
+                       present.empty() ? std::string("no binaries at all")
+                                       : fmt::format("{}", fmt::join(present, ", "))));
+  }
+  dir_ = unpack(entries, binary);
+  const bool resources = fs::exists(dir_ / "resources");
+  try {
+    binary_ = (xml.fmi_major == 2 ? load_fmi2_binary : load_fmi3_binary)(
+        xml, path_, (dir_ / binary).string(), (dir_ / "resources").string());
+  } catch (...) {
+    fs::remove_all(dir_);
+    throw;
+  }
+  if (!resources) {
+    // The library stays mapped; nothing is left behind if this process is killed.
+    fs::remove_all(dir_);
+    dir_.clear();
+  }
+  directional_ = xml.directional_derivatives;
+  only_once_ = xml.only_once_per_process;
+  // The first instance: instantiation and initialization fail here, not in the run.
+  auto first = instantiate();
+  x0_.resize(state_vr_.size());
+  first->continuous_states(x0_);
+  // Events are detected against the state after initialization (see check_events).
+  next_time_event_ = first->next_time_event;
+  initial_indicators_.resize(xml.event_indicators);
+  if (!initial_indicators_.empty() && (!first->set(0.0, x0_, input_vr_, input_start_) ||
+                                       !first->event_indicators(initial_indicators_))) {
+    refuse("its event indicators at t = 0 were discarded");
+  }
+  free_.push_back(std::move(first));
+}
+
+// States in the order of the ModelStructure's derivatives; the Jacobian pattern from their
+// dependencies.
+void FmuSubsystem::read_structure(const ModelXml& xml) {
+  if (xml.derivatives.empty()) refuse("has no continuous states (IDA needs at least one)");
+  std::map<std::size_t, std::size_t> state_of_variable;
+  for (const Unknown& u : xml.derivatives) {
+    const ModelVariable& der = xml.variables[u.variable];
+    if (!der.derivative_of) {
+      refuse("modelDescription.xml: the derivative \"" + der.name +
+             "\" in ModelStructure names no state (attribute derivative)");
+    }
+    const ModelVariable& state = xml.variables[*der.derivative_of];
+    state_of_variable.emplace(*der.derivative_of, state_vr_.size());
+    state_vr_.push_back(state.value_reference);
+    derivative_vr_.push_back(der.value_reference);
+    state_names_.push_back(state.name);
+  }
+  const std::size_t n = state_vr_.size();
+  // der(x_j) is the state x_k (the same value reference): x_j a position, x_k a velocity.
+  roles_.assign(n, StateRole::kOther);
+  for (std::size_t j = 0; j < n; ++j) {
+    for (std::size_t k = 0; k < n; ++k) {
+      if (k != j && derivative_vr_[j] == state_vr_[k]) {
+        roles_[j] = StateRole::kPosition;
+        roles_[k] = StateRole::kVelocity;
+      }
+    }
+  }
+  std::vector<std::vector<bool>> depends(n, std::vector<bool>(n, false));  // [row][column]
+  for (std::size_t i = 0; i < n; ++i) {
+    depends[i][i] = true;
+    const auto& deps = xml.derivatives[i].dependencies;
+    for (std::size_t j = 0; j < n; ++j) {
+      if (!deps) depends[i][j] = true;
+    }
+    if (!deps) continue;
+    for (std::size_t v : *deps) {
+      if (const auto it = state_of_variable.find(v); it != state_of_variable.end()) {
+        depends[i][it->second] = true;
+      }
+    }
+  }
+  pattern_.n = n;
+  pattern_.column_start.assign(1, 0);
+  for (std::size_t j = 0; j < n; ++j) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (depends[i][j]) pattern_.row_index.push_back(static_cast<std::int64_t>(i));
+    }
+    pattern_.column_start.push_back(static_cast<std::int64_t>(pattern_.row_index.size()));
+  }
+}
+
+// Start values from `parameters`; the inputs and outputs by name (or by causality).
+void FmuSubsystem::read_variables(const ModelXml& xml, const FmuDescription& d) {
+  const auto parameters = nlohmann::json::parse(d.parameters.empty() ? "{}" : d.parameters);
+  for (const auto& [name, value] : parameters.items()) {
+    const auto index = xml.find(name);
+    if (!index || !settable(xml.variables[*index])) {
+      refuse(
+          fmt::format("parameters: \"{}\" is not a variable whose start value can be set "
+                      "(parameters of this FMU: {})",
+                      name, names_of(xml, [](const ModelVariable& v) {
+                        return v.causality == "parameter" && settable(v);
+                      })));
+    }
+    if (!value.is_number() && !value.is_boolean()) {
+      refuse(fmt::format("parameters: \"{}\" must be a number or a boolean", name));
+    }
+    const ModelVariable& v = xml.variables[*index];
+    starts_.push_back({name, v.value_reference, v.type,
+                       value.is_boolean() ? (value.get<bool>() ? 1.0 : 0.0) : value.get<double>()});
+  }
+  const auto pick = [&](const std::vector<std::string>& names, const char* causality,
+                        const char* what, std::vector<std::size_t>& out) {
+    const auto real = [&](const ModelVariable& v) {
+      return v.type == VariableType::kReal &&
+             (std::string(what) == "output" || v.causality == causality);
+    };
+    if (names.empty()) {
+      for (std::size_t i = 0; i < xml.variables.size(); ++i) {
+        if (xml.variables[i].type == VariableType::kReal &&
+            xml.variables[i].causality == causality) {
+          out.push_back(i);
+        }
+      }
+      return;
+    }
+    for (const std::string& name : names) {
+      const auto index = xml.find(name);
+      if (!index || !real(xml.variables[*index])) {
+        refuse(fmt::format("{}s: \"{}\" is not a Real {} variable of this FMU (candidates: {})",
+                           what, name, what, names_of(xml, [&](const ModelVariable& v) {
+                             return v.type == VariableType::kReal && v.causality == causality;
+                           })));
+      }
+      out.push_back(*index);
+    }
+  };
+  std::vector<std::size_t> inputs, outputs;
+  pick(d.inputs, "input", "input", inputs);
+  pick(d.outputs, "output", "output", outputs);
+  for (std::size_t i : inputs) {
+    input_vr_.push_back(xml.variables[i].value_reference);
+    input_names_.push_back(xml.variables[i].name);
+    input_start_.push_back(xml.variables[i].start.value_or(0.0));
+  }
+  for (std::size_t o : outputs) {
+    output_vr_.push_back(xml.variables[o].value_reference);
+    output_names_.push_back(xml.variables[o].name);
+    // Feed-through: the ModelStructure lists the output with an input among its dependencies or
+    // without dependencies (it may depend on every known); a state itself has none.
+    if (inputs.empty() || std::count(state_vr_.begin(), state_vr_.end(), output_vr_.back()) > 0) {
+      continue;
+    }
+    const auto entry = std::find_if(xml.outputs.begin(), xml.outputs.end(),
+                                    [&](const Unknown& u) { return u.variable == o; });
+    if (entry == xml.outputs.end() || !entry->dependencies) {
+      feedthrough_ = true;
+      continue;
+    }
+    for (std::size_t dep : *entry->dependencies) {
+      if (std::count(inputs.begin(), inputs.end(), dep) > 0) feedthrough_ = true;
+    }
+  }
+}
+
+void FmuSubsystem::check_events(Instance& instance, double t) const {
+  const auto stop = [&](const std::string& event) {
+    throw FmuCallError(fmt::format(
+        "FMU {}: {}: FMU events are detected but not handled by macrostep yet (the run stops at "
+        "the first one)",
+        path_, event));
+  };
+  if (t >= next_time_event_) stop(fmt::format("time event at t = {:.9g}", next_time_event_));
+  if (initial_indicators_.empty()) return;
+  std::vector<double> z(initial_indicators_.size());
+  if (!instance.event_indicators(z)) return;
+  for (std::size_t k = 0; k < z.size(); ++k) {
+    if ((z[k] > 0.0) != (initial_indicators_[k] > 0.0)) {
+      stop(
+          fmt::format("state event at t = {:.9g}: event indicator {} changed sign ({:.3g} at t = "
+                      "0, {:.3g} now)",
+                      t, k + 1, initial_indicators_[k], z[k]));
+    }
+  }
+}
+
+std::unique_ptr<Instance> FmuSubsystem::instantiate() const {
+  return binary_->instantiate(starts_, input_vr_, input_start_);
+}
+
+std::unique_ptr<Instance> FmuSubsystem::acquire() const {
+  std::unique_lock lock(mutex_);
+  if (only_once_) returned_.wait(lock, [&] { return !free_.empty(); });
+  if (!free_.empty()) {
+    auto instance = std::move(free_.back());
+    free_.pop_back();
+    return instance;
+  }
+  ++created_;
+  lock.unlock();
+  return instantiate();
+}
+
+void FmuSubsystem::release(std::unique_ptr<Instance> instance) const {
+  {
+    const std::lock_guard lock(mutex_);
+    free_.push_back(std::move(instance));
+  }
+  if (only_once_) returned_.notify_one();
+}
+
+// cj·I − ∂f/∂x in pattern order: a column of ∂f/∂x from the FMU's directional derivative, or a
+// forward difference with step sqrt(eps)·max(1, |x_j|).
+void FmuSubsystem::jacobian(double t, std::span<const double> z, std::span<const double>,
+                            std::span<const double> u, double cj, std::span<double> values) const {
+  const std::size_t n = state_vr_.size();
+  std::vector<double> f0(n), column(n), x(z.begin(), z.end());
+  Lease instance(*this);
+  bool ok = instance->set(t, z, input_vr_, u) && (directional_ || instance->derivatives(f0));
+  for (std::size_t j = 0; j < n && ok; ++j) {
+    if (directional_) {
+      ok = instance->directional_derivative(derivative_vr_, state_vr_[j], column);
+    } else {
+      const double h = 1.4901161193847656e-8 * std::max(1.0, std::abs(z[j]));
+      x[j] = z[j] + h;
+      ok = instance->set(t, x, input_vr_, u) && instance->derivatives(column);
+      x[j] = z[j];
+      for (std::size_t i = 0; i < n; ++i) column[i] = (column[i] - f0[i]) / h;
+    }
+    for (auto k = pattern_.column_start[j]; k < pattern_.column_start[j + 1]; ++k) {
+      const auto i = static_cast<std::size_t>(pattern_.row_index[static_cast<std::size_t>(k)]);
+      values[static_cast<std::size_t>(k)] = (i == j ? cj : 0.0) - column[i];
+    }
+  }
+  if (!ok) std::fill(values.begin(), values.end(), std::numeric_limits<double>::quiet_NaN());
+}
+
+}  // namespace
+
+std::unique_ptr<model::Subsystem> build_fmu_subsystem(const FmuDescription& description) {
+  try {
+    return std::make_unique<FmuSubsystem>(description);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("FMU " + description.path + ": " + e.what());
+  } catch (const FmuCallError& e) {
+    throw std::invalid_argument(e.what());
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument("FMU " + description.path + ": parameters: " + e.what());
+  } catch (const std::filesystem::filesystem_error& e) {
+    throw std::invalid_argument("FMU " + description.path + ": " + e.what());
+  }
+}
+
+}  // namespace macrostep::fmu

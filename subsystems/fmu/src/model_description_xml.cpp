@@ -1,0 +1,253 @@
+// modelDescription.xml (model_description_xml.hpp), read with libxml2's tree API.
+#include "model_description_xml.hpp"
+
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+
+namespace macrostep::fmu {
+
+namespace {
+
+using Document = std::unique_ptr<xmlDoc, decltype(&xmlFreeDoc)>;
+
+bool named(const xmlNode* n, const char* name) {
+  return n->type == XML_ELEMENT_NODE && xmlStrcmp(n->name, BAD_CAST name) == 0;
+}
+
+std::optional<std::string> attribute(const xmlNode* n, const char* name) {
+  xmlChar* v = xmlGetProp(n, BAD_CAST name);
+  if (v == nullptr) return std::nullopt;
+  std::string s(reinterpret_cast<const char*>(v));
+  xmlFree(v);
+  return s;
+}
+
+std::string where(const xmlNode* n) {
+  return "<" + std::string(reinterpret_cast<const char*>(n->name)) + "> (line " +
+         std::to_string(xmlGetLineNo(n)) + ")";
+}
+
+[[noreturn]] void fail(const xmlNode* n, const std::string& why) {
+  throw std::invalid_argument("modelDescription.xml: " + where(n) + ": " + why);
+}
+
+std::string required(const xmlNode* n, const char* name) {
+  auto v = attribute(n, name);
+  if (!v) fail(n, std::string("no attribute ") + name);
+  return *v;
+}
+
+unsigned long number(const xmlNode* n, const char* name, const std::string& text) {
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long v = std::strtoul(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno != 0 || text.front() == '-') {
+    fail(n, std::string(name) + " = \"" + text + "\" is not a non-negative integer");
+  }
+  return v;
+}
+
+bool boolean(const xmlNode* n, const char* name) {
+  const auto v = attribute(n, name);
+  return v && (*v == "true" || *v == "1");
+}
+
+std::optional<double> real_start(const xmlNode* n) {
+  const auto v = attribute(n, "start");
+  if (!v) return std::nullopt;
+  if (*v == "true") return 1.0;
+  if (*v == "false") return 0.0;
+  char* end = nullptr;
+  const double d = std::strtod(v->c_str(), &end);
+  if (v->empty() || *end != '\0') fail(n, "start = \"" + *v + "\" is not a number");
+  return d;
+}
+
+VariableType type_of(const char* element) {
+  const std::string e(element);
+  if (e == "Real" || e == "Float64") return VariableType::kReal;
+  if (e == "Integer" || e == "Int32" || e == "Enumeration") return VariableType::kInteger;
+  if (e == "Boolean") return VariableType::kBoolean;
+  return VariableType::kOther;
+}
+
+// Raw "derivative" attributes: FMI 2 a 1-based variable index, FMI 3 a value reference.
+using RawDerivatives = std::vector<std::pair<std::size_t, unsigned long>>;
+
+void read_variables_2(const xmlNode* list, ModelXml& m, RawDerivatives& raw) {
+  for (const xmlNode* v = list->children; v; v = v->next) {
+    if (!named(v, "ScalarVariable")) continue;
+    ModelVariable var;
+    var.name = required(v, "name");
+    var.value_reference =
+        static_cast<unsigned>(number(v, "valueReference", required(v, "valueReference")));
+    var.causality = attribute(v, "causality").value_or("local");
+    var.variability = attribute(v, "variability").value_or("continuous");
+    for (const xmlNode* t = v->children; t; t = t->next) {
+      if (t->type != XML_ELEMENT_NODE) continue;
+      var.type = type_of(reinterpret_cast<const char*>(t->name));
+      if (var.type != VariableType::kOther) var.start = real_start(t);
+      if (auto d = attribute(t, "derivative"))
+        raw.emplace_back(m.variables.size(), number(t, "derivative", *d));
+    }
+    m.variables.push_back(std::move(var));
+  }
+}
+
+void read_variables_3(const xmlNode* list, ModelXml& m, RawDerivatives& raw) {
+  for (const xmlNode* v = list->children; v; v = v->next) {
+    if (v->type != XML_ELEMENT_NODE) continue;
+    ModelVariable var;
+    var.name = required(v, "name");
+    var.value_reference =
+        static_cast<unsigned>(number(v, "valueReference", required(v, "valueReference")));
+    var.causality = attribute(v, "causality").value_or("local");
+    var.variability = attribute(v, "variability").value_or("continuous");
+    var.type = type_of(reinterpret_cast<const char*>(v->name));
+    if (var.type != VariableType::kOther && !xmlHasProp(v, BAD_CAST "dimension") &&
+        v->children == nullptr) {
+      var.start = real_start(v);
+    }
+    if (auto d = attribute(v, "derivative"))
+      raw.emplace_back(m.variables.size(), number(v, "derivative", *d));
+    m.variables.push_back(std::move(var));
+  }
+}
+
+// FMI 2 refers to variables by 1-based index, FMI 3 by value reference.
+std::size_t resolve(const ModelXml& m, const xmlNode* n, unsigned long ref,
+                    const std::map<unsigned, std::size_t>& by_reference) {
+  if (m.fmi_major == 2) {
+    if (ref < 1 || ref > m.variables.size()) {
+      fail(n, "refers to variable " + std::to_string(ref) + ", there are " +
+                  std::to_string(m.variables.size()));
+    }
+    return ref - 1;
+  }
+  const auto it = by_reference.find(static_cast<unsigned>(ref));
+  if (it == by_reference.end())
+    fail(n, "refers to no variable with valueReference " + std::to_string(ref));
+  return it->second;
+}
+
+Unknown read_unknown(const ModelXml& m, const xmlNode* n,
+                     const std::map<unsigned, std::size_t>& by_reference) {
+  Unknown u;
+  const char* key = m.fmi_major == 2 ? "index" : "valueReference";
+  u.variable = resolve(m, n, number(n, key, required(n, key)), by_reference);
+  if (const auto deps = attribute(n, "dependencies")) {
+    u.dependencies.emplace();
+    std::istringstream in(*deps);
+    for (std::string word; in >> word;) {
+      u.dependencies->push_back(resolve(m, n, number(n, "dependencies", word), by_reference));
+    }
+  }
+  return u;
+}
+
+void read_structure(const xmlNode* structure, ModelXml& m,
+                    const std::map<unsigned, std::size_t>& by_reference) {
+  const auto read_list = [&](const xmlNode* list, const char* entry, std::vector<Unknown>& out) {
+    for (const xmlNode* u = list->children; u; u = u->next) {
+      if (named(u, entry)) out.push_back(read_unknown(m, u, by_reference));
+    }
+  };
+  for (const xmlNode* c = structure->children; c; c = c->next) {
+    if (m.fmi_major == 2) {
+      if (named(c, "Outputs")) read_list(c, "Unknown", m.outputs);
+      if (named(c, "Derivatives")) read_list(c, "Unknown", m.derivatives);
+    } else {
+      if (named(c, "Output")) m.outputs.push_back(read_unknown(m, c, by_reference));
+      if (named(c, "ContinuousStateDerivative"))
+        m.derivatives.push_back(read_unknown(m, c, by_reference));
+      if (named(c, "EventIndicator")) ++m.event_indicators;
+    }
+  }
+}
+
+void read_interfaces(const xmlNode* root, ModelXml& m) {
+  for (const xmlNode* c = root->children; c; c = c->next) {
+    if (named(c, "CoSimulation")) m.co_simulation = true;
+    if (!named(c, "ModelExchange")) continue;
+    m.model_exchange = true;
+    m.model_identifier = required(c, "modelIdentifier");
+    m.only_once_per_process = boolean(c, "canBeInstantiatedOnlyOncePerProcess");
+    m.directional_derivatives = boolean(
+        c, m.fmi_major == 2 ? "providesDirectionalDerivative" : "providesDirectionalDerivatives");
+    m.needs_execution_tool = boolean(c, "needsExecutionTool");
+  }
+}
+
+}  // namespace
+
+std::optional<std::size_t> ModelXml::find(std::string_view name) const {
+  for (std::size_t i = 0; i < variables.size(); ++i) {
+    if (variables[i].name == name) return i;
+  }
+  return std::nullopt;
+}
+
+ModelXml parse_model_description(std::string_view xml) {
+  Document doc(xmlReadMemory(xml.data(), static_cast<int>(xml.size()), "modelDescription.xml",
+                             nullptr, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING),
+               &xmlFreeDoc);
+  if (!doc) {
+    const xmlError* e = xmlGetLastError();
+    std::string why = e && e->message ? e->message : "cannot be parsed";
+    while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+    throw std::invalid_argument("modelDescription.xml is not well-formed XML (line " +
+                                std::to_string(e ? e->line : 0) + ": " + why + ")");
+  }
+  const xmlNode* root = xmlDocGetRootElement(doc.get());
+  if (root == nullptr || !named(root, "fmiModelDescription")) {
+    throw std::invalid_argument(
+        "modelDescription.xml: the root element is not <fmiModelDescription>");
+  }
+  ModelXml m;
+  const std::string version = required(root, "fmiVersion");
+  if (version.rfind("2.", 0) == 0) {
+    m.fmi_major = 2;
+  } else if (version.rfind("3.", 0) == 0) {
+    m.fmi_major = 3;
+  } else {
+    throw std::invalid_argument("unsupported FMI version \"" + version +
+                                "\" (macrostep imports FMI 2.0 and 3.0 Model Exchange FMUs)");
+  }
+  m.model_name = attribute(root, "modelName").value_or("");
+  m.token = required(root, m.fmi_major == 2 ? "guid" : "instantiationToken");
+  if (m.fmi_major == 2) {
+    m.event_indicators = number(root, "numberOfEventIndicators",
+                                attribute(root, "numberOfEventIndicators").value_or("0"));
+  }
+  read_interfaces(root, m);
+  RawDerivatives raw;
+  const xmlNode* structure = nullptr;
+  for (const xmlNode* c = root->children; c; c = c->next) {
+    if (named(c, "ModelVariables")) {
+      if (m.fmi_major == 2) {
+        read_variables_2(c, m, raw);
+      } else {
+        read_variables_3(c, m, raw);
+      }
+    }
+    if (named(c, "ModelStructure")) structure = c;
+  }
+  std::map<unsigned, std::size_t> by_reference;
+  for (std::size_t i = 0; i < m.variables.size(); ++i) {
+    by_reference.emplace(m.variables[i].value_reference, i);
+  }
+  for (const auto& [variable, ref] : raw) {
+    m.variables[variable].derivative_of = resolve(m, root, ref, by_reference);
+  }
+  if (structure != nullptr) read_structure(structure, m, by_reference);
+  return m;
+}
+
+}  // namespace macrostep::fmu

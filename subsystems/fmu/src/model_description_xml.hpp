@@ -1,0 +1,59 @@
+// What the importer reads from an FMU's modelDescription.xml (FMI 2.0 and 3.0): the Model
+// Exchange interface, the variables, and the ModelStructure's derivatives and outputs with their
+// dependencies. Parsed with libxml2; every problem is one std::invalid_argument naming the
+// element or attribute (the caller prefixes the FMU's path).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace macrostep::fmu {
+
+enum class VariableType { kReal, kInteger, kBoolean, kOther };
+
+struct ModelVariable {
+  std::string name;
+  unsigned value_reference = 0;
+  VariableType type = VariableType::kOther;
+  std::string causality;    // "parameter", "input", "output", "local", ... (default "local")
+  std::string variability;  // "constant", "fixed", "tunable", "discrete", "continuous"
+  std::optional<double> start;
+  // The state this variable is the derivative of, as an index into ModelXml::variables.
+  std::optional<std::size_t> derivative_of;
+};
+
+// One ModelStructure entry: a variable and what it depends on (indices into variables);
+// nullopt: the FMU does not say, i.e. it may depend on every known (FMI 2 §2.2.8).
+struct Unknown {
+  std::size_t variable = 0;
+  std::optional<std::vector<std::size_t>> dependencies;
+};
+
+struct ModelXml {
+  int fmi_major = 0;  // 2 or 3
+  std::string model_name;
+  std::string token;                   // guid (FMI 2) or instantiationToken (FMI 3)
+  bool model_exchange = false;         // a <ModelExchange> element exists
+  bool co_simulation = false;          // a <CoSimulation> element exists
+  std::string model_identifier;        // of <ModelExchange>: the binary's name
+  bool only_once_per_process = false;  // canBeInstantiatedOnlyOncePerProcess
+  bool directional_derivatives = false;
+  bool needs_execution_tool = false;
+  std::size_t event_indicators = 0;
+  std::vector<ModelVariable> variables;
+  std::vector<Unknown> derivatives;  // in state order: state i is derivative_of of entry i
+  std::vector<Unknown> outputs;
+
+  // Index of the variable called `name`, or nullopt.
+  std::optional<std::size_t> find(std::string_view name) const;
+};
+
+// Parses the text of a modelDescription.xml. Throws std::invalid_argument: "modelDescription.xml
+// is not well-formed XML (line N: ...)", "unsupported FMI version \"1.0\" ...", a missing
+// attribute, a dependency that refers to no variable.
+ModelXml parse_model_description(std::string_view xml);
+
+}  // namespace macrostep::fmu

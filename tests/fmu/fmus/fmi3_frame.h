@@ -1,0 +1,162 @@
+/* The FMI 3.0 Model Exchange functions of the test FMUs: the same model interface as
+ * fmi2_frame.h (N_REALS, N_STATES, STATE_VR, DERIVATIVE_VR, model_start, model_evaluate,
+ * model_partial with PROVIDES_DIRECTIONAL_DERIVATIVE), under FMI 3.0's names and signatures
+ * (§2.3, §3.2). Value reference k is real[k]. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmi3_api.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+typedef struct {
+  double real[N_REALS];
+  double time;
+  fmi3InstanceEnvironment environment;
+  fmi3LogMessageCallback log;
+} Component;
+
+static fmi3Status fail(Component* c, const char* message) {
+  if (c->log) c->log(c->environment, fmi3Error, "error", message);
+  return fmi3Error;
+}
+
+EXPORT const char* fmi3GetVersion(void) {
+  return "3.0";
+}
+
+EXPORT fmi3Instance fmi3InstantiateModelExchange(fmi3String name, fmi3String token,
+                                                 fmi3String resources, fmi3Boolean visible,
+                                                 fmi3Boolean logging,
+                                                 fmi3InstanceEnvironment environment,
+                                                 fmi3LogMessageCallback log) {
+  (void)name;
+  (void)resources;
+  (void)visible;
+  (void)logging;
+  if (strcmp(token, MODEL_GUID) != 0) return NULL;
+  Component* c = (Component*)calloc(1, sizeof(Component));
+  if (!c) return NULL;
+  c->environment = environment;
+  c->log = log;
+  model_start(c->real);
+  return c;
+}
+
+EXPORT void fmi3FreeInstance(fmi3Instance c) {
+  free(c);
+}
+
+EXPORT fmi3Status fmi3EnterInitializationMode(fmi3Instance c, fmi3Boolean td, fmi3Float64 tol,
+                                              fmi3Float64 start, fmi3Boolean sd, fmi3Float64 stop) {
+  (void)td;
+  (void)tol;
+  (void)sd;
+  (void)stop;
+  ((Component*)c)->time = start;
+  return fmi3OK;
+}
+EXPORT fmi3Status fmi3ExitInitializationMode(fmi3Instance c) {
+  (void)c;
+  return fmi3OK;
+}
+EXPORT fmi3Status fmi3Terminate(fmi3Instance c) {
+  (void)c;
+  return fmi3OK;
+}
+
+EXPORT fmi3Status fmi3SetFloat64(fmi3Instance c, const fmi3ValueReference vr[], size_t n,
+                                 const fmi3Float64 v[], size_t nv) {
+  if (nv != n) return fail((Component*)c, "fmi3SetFloat64: one value per reference");
+  for (size_t i = 0; i < n; ++i) {
+    if (vr[i] >= N_REALS) return fail((Component*)c, "fmi3SetFloat64: unknown value reference");
+    ((Component*)c)->real[vr[i]] = v[i];
+  }
+  return fmi3OK;
+}
+
+EXPORT fmi3Status fmi3GetFloat64(fmi3Instance c, const fmi3ValueReference vr[], size_t n,
+                                 fmi3Float64 v[], size_t nv) {
+  Component* m = (Component*)c;
+  if (nv != n) return fail(m, "fmi3GetFloat64: one value per reference");
+  if (model_evaluate(m->time, m->real)) return fail(m, "the model cannot be evaluated");
+  for (size_t i = 0; i < n; ++i) {
+    if (vr[i] >= N_REALS) return fail(m, "fmi3GetFloat64: unknown value reference");
+    v[i] = m->real[vr[i]];
+  }
+  return fmi3OK;
+}
+
+EXPORT fmi3Status fmi3SetInt32(fmi3Instance c, const fmi3ValueReference vr[], size_t n,
+                               const fmi3Int32 v[], size_t nv) {
+  (void)vr;
+  (void)v;
+  (void)nv;
+  return n == 0 ? fmi3OK : fail((Component*)c, "no Int32 variables");
+}
+EXPORT fmi3Status fmi3SetBoolean(fmi3Instance c, const fmi3ValueReference vr[], size_t n,
+                                 const fmi3Boolean v[], size_t nv) {
+  (void)vr;
+  (void)v;
+  (void)nv;
+  return n == 0 ? fmi3OK : fail((Component*)c, "no Boolean variables");
+}
+
+EXPORT fmi3Status fmi3UpdateDiscreteStates(fmi3Instance c, fmi3Boolean* update,
+                                           fmi3Boolean* terminate, fmi3Boolean* nominals,
+                                           fmi3Boolean* values, fmi3Boolean* next_defined,
+                                           fmi3Float64* next) {
+  (void)c;
+  *update = *terminate = *nominals = *values = *next_defined = false;
+  *next = 0.0;
+  return fmi3OK;
+}
+EXPORT fmi3Status fmi3EnterEventMode(fmi3Instance c) {
+  (void)c;
+  return fmi3OK;
+}
+EXPORT fmi3Status fmi3EnterContinuousTimeMode(fmi3Instance c) {
+  (void)c;
+  return fmi3OK;
+}
+EXPORT fmi3Status fmi3SetTime(fmi3Instance c, fmi3Float64 t) {
+  ((Component*)c)->time = t;
+  return fmi3OK;
+}
+
+static const unsigned state_vr[N_STATES] = STATE_VR;
+static const unsigned derivative_vr[N_STATES] = DERIVATIVE_VR;
+
+EXPORT fmi3Status fmi3SetContinuousStates(fmi3Instance c, const fmi3Float64 x[], size_t n) {
+  if (n != N_STATES) return fail((Component*)c, "fmi3SetContinuousStates: wrong size");
+  for (size_t i = 0; i < n; ++i) ((Component*)c)->real[state_vr[i]] = x[i];
+  return fmi3OK;
+}
+EXPORT fmi3Status fmi3GetContinuousStates(fmi3Instance c, fmi3Float64 x[], size_t n) {
+  if (n != N_STATES) return fail((Component*)c, "fmi3GetContinuousStates: wrong size");
+  for (size_t i = 0; i < n; ++i) x[i] = ((Component*)c)->real[state_vr[i]];
+  return fmi3OK;
+}
+EXPORT fmi3Status fmi3GetContinuousStateDerivatives(fmi3Instance c, fmi3Float64 dx[], size_t n) {
+  Component* m = (Component*)c;
+  if (n != N_STATES) return fail(m, "fmi3GetContinuousStateDerivatives: wrong size");
+  if (model_evaluate(m->time, m->real)) return fail(m, "the model cannot be evaluated");
+  for (size_t i = 0; i < n; ++i) dx[i] = m->real[derivative_vr[i]];
+  return fmi3OK;
+}
+
+#ifdef PROVIDES_DIRECTIONAL_DERIVATIVE
+EXPORT fmi3Status fmi3GetDirectionalDerivative(fmi3Instance c, const fmi3ValueReference u[],
+                                               size_t nu, const fmi3ValueReference k[], size_t nk,
+                                               const fmi3Float64 seed[], size_t nseed,
+                                               fmi3Float64 out[], size_t nout) {
+  Component* m = (Component*)c;
+  if (nseed != nk || nout != nu) return fail(m, "fmi3GetDirectionalDerivative: sizes");
+  if (model_evaluate(m->time, m->real)) return fail(m, "the model cannot be evaluated");
+  for (size_t i = 0; i < nu; ++i) {
+    out[i] = 0.0;
+    for (size_t j = 0; j < nk; ++j) out[i] += model_partial(m->real, u[i], k[j]) * seed[j];
+  }
+  return fmi3OK;
+}
+#endif

@@ -1,0 +1,562 @@
+// FMI Model Exchange FMUs as subsystems (issue 14; subsystems/fmu): the test FMUs of fmus/
+// loaded and checked against their equations (closed form, a Runge-Kutta reference, analytic
+// Jacobians), one message for each kind of bad FMU, and co-simulations by the app: the two-mass
+// oscillator (MODELS.md §1.2) as two FMUs against the built-in chain, explicit and implicit,
+// with both executors (contract 1: the same bytes).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "macrostep/fmu/fmu.hpp"
+#include "macrostep/ida/integrator.hpp"
+#include "macrostep/library/model_description.hpp"
+
+namespace macrostep {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string fmu_file(const std::string& name) {
+  return fs::path(FMU_DIR) / (name + ".fmu");
+}
+
+std::unique_ptr<model::Subsystem> load(const std::string& name,
+                                       const std::string& parameters = "{}",
+                                       std::vector<std::string> inputs = {},
+                                       std::vector<std::string> outputs = {}) {
+  return library::build_subsystem(
+      fmu::FmuDescription{fmu_file(name), parameters, std::move(inputs), std::move(outputs)});
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+fs::path temp_dir(const std::string& what) {
+  const auto dir =
+      fs::temp_directory_path() / ("macrostep-test-fmu-" + what + "-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+TEST(Fmu, TheOscillatorIsTheEquationItDeclares) {
+  const auto s = load("oscillator", R"({"m": 2.0, "c": 8.0, "d": 0.5, "x": 0.1, "v": -0.2,
+                                        "force_sign": -1})");
+  ASSERT_EQ(s->state_size(), 2u);
+  ASSERT_EQ(s->input_size(), 1u);
+  ASSERT_EQ(s->output_size(), 2u);
+  EXPECT_EQ(s->state_name(0), "x");
+  EXPECT_EQ(s->input_name(0), "force");
+  EXPECT_EQ(s->output_name(1), "v");
+  EXPECT_FALSE(s->has_feedthrough());
+  // der(x) is v itself: x a position, v a velocity (their error weights).
+  EXPECT_EQ(s->state_roles()[0], model::StateRole::kPosition);
+  EXPECT_EQ(s->state_roles()[1], model::StateRole::kVelocity);
+  std::vector<double> z(2), zp(2), r(2), y(2);
+  const std::vector<double> u = {4.0};
+  s->initial_state(u, z, zp);
+  EXPECT_EQ(z[0], 0.1);
+  EXPECT_EQ(z[1], -0.2);
+  EXPECT_EQ(zp[0], -0.2);
+  EXPECT_DOUBLE_EQ(zp[1], (-8.0 * 0.1 - 0.5 * -0.2 - 4.0) / 2.0);
+  s->residual(0.0, z, zp, u, r);
+  EXPECT_EQ(r[0], 0.0);
+  EXPECT_EQ(r[1], 0.0);
+  s->outputs(0.0, z, u, y);
+  EXPECT_EQ(y[0], 0.1);
+  EXPECT_EQ(y[1], -0.2);
+  // The Jacobian from the FMU's directional derivatives: cj·I − ∂f/∂x.
+  const auto& p = s->jacobian_pattern();
+  ASSERT_EQ(p.nonzeros(), 4u);
+  std::vector<double> values(4);
+  s->jacobian(0.0, z, zp, u, 3.0, values);
+  EXPECT_EQ(values[0], 3.0);         // (x, x)
+  EXPECT_EQ(values[1], 8.0 / 2.0);   // (v', x)
+  EXPECT_EQ(values[2], -1.0);        // (x', v)
+  EXPECT_EQ(values[3], 3.0 + 0.25);  // (v', v)
+}
+
+TEST(Fmu, TheFmi3OscillatorIsTheFmi2One) {
+  const std::string parameters = R"({"m": 2.0, "c": 8.0, "d": 0.5, "x": 0.1, "v": -0.2})";
+  const auto a = load("oscillator", parameters), b = load("oscillator3", parameters);
+  ASSERT_EQ(b->state_size(), 2u);
+  EXPECT_EQ(b->state_name(1), "v");
+  EXPECT_EQ(b->input_name(0), "force");
+  EXPECT_EQ(b->state_roles()[0], model::StateRole::kPosition);
+  EXPECT_EQ(b->state_roles()[1], model::StateRole::kVelocity);
+  EXPECT_EQ(a->jacobian_pattern().row_index, b->jacobian_pattern().row_index);
+  const std::vector<double> u = {1.5};
+  std::vector<double> za(2), zpa(2), zb(2), zpb(2), ja(4), jb(4), ya(2), yb(2);
+  a->initial_state(u, za, zpa);
+  b->initial_state(u, zb, zpb);
+  EXPECT_EQ(za, zb);
+  EXPECT_EQ(zpa, zpb);
+  a->jacobian(0.3, za, zpa, u, 7.0, ja);
+  b->jacobian(0.3, zb, zpb, u, 7.0, jb);
+  EXPECT_EQ(ja, jb);
+  a->outputs(0.3, za, u, ya);
+  b->outputs(0.3, zb, u, yb);
+  EXPECT_EQ(ya, yb);
+}
+
+// A constant input for the integrator.
+class ConstantInput final : public model::InputFunction {
+ public:
+  explicit ConstantInput(double value) : value_(value) {}
+  void evaluate(double, std::span<double> u) const override { u[0] = value_; }
+
+ private:
+  double value_;
+};
+
+std::vector<double> van_der_pol_rk4(double mu, double x0, double x1, double t_end, int steps) {
+  const auto f = [mu](double a, double b) { return std::pair{b, mu * (1.0 - a * a) * b - a}; };
+  const double h = t_end / steps;
+  for (int k = 0; k < steps; ++k) {
+    const auto [a1, b1] = f(x0, x1);
+    const auto [a2, b2] = f(x0 + 0.5 * h * a1, x1 + 0.5 * h * b1);
+    const auto [a3, b3] = f(x0 + 0.5 * h * a2, x1 + 0.5 * h * b2);
+    const auto [a4, b4] = f(x0 + h * a3, x1 + h * b3);
+    x0 += h / 6.0 * (a1 + 2.0 * a2 + 2.0 * a3 + a4);
+    x1 += h / 6.0 * (b1 + 2.0 * b2 + 2.0 * b3 + b4);
+  }
+  return {x0, x1};
+}
+
+// Van der Pol without directional derivatives: IDA with the finite-difference Jacobian against a
+// fine classical Runge-Kutta solution (independent of the FMU and of IDA).
+TEST(Fmu, VanDerPolByIdaAgreesWithRungeKutta) {
+  const auto s = load("van_der_pol", R"({"mu": 2.0, "x0": 1.5})");
+  ASSERT_EQ(s->state_size(), 2u);
+  EXPECT_EQ(s->output_name(0), "x0");
+  // Forward-difference Jacobian against ∂f/∂x of the equation, at a point.
+  std::vector<double> z = {1.3, -0.7}, zp(2), values(4);
+  const std::vector<double> u = {0.0};
+  s->jacobian(0.0, z, zp, u, 0.0, values);
+  EXPECT_NEAR(values[0], 0.0, 1e-7);                               // -∂x1/∂x0
+  EXPECT_NEAR(values[1], -(-2.0 * 2.0 * 1.3 * -0.7 - 1.0), 1e-6);  // -∂f1/∂x0
+  EXPECT_NEAR(values[2], -1.0, 1e-7);                              // -∂x1/∂x1
+  EXPECT_NEAR(values[3], -(2.0 * (1.0 - 1.3 * 1.3)), 1e-6);        // -∂f1/∂x1
+  const ConstantInput zero(0.0);
+  ida::IntegratorOptions options;
+  options.rtol = 1e-10;
+  options.atol_pos = options.atol_vel = 1e-10;
+  ida::Integrator integrator(*s, options, &zero);
+  integrator.advance_to(6.0);
+  std::vector<double> end(2), end_p(2);
+  integrator.state(end, end_p);
+  const auto reference = van_der_pol_rk4(2.0, 1.5, 0.0, 6.0, 60000);
+  EXPECT_NEAR(end[0], reference[0], 1e-6);
+  EXPECT_NEAR(end[1], reference[1], 1e-6);
+}
+
+TEST(Fmu, AFeedThroughOutputIsDeclaredAndFollowsTheInput) {
+  const auto s = load("feedthrough", R"({"k": 3.0})");
+  EXPECT_TRUE(s->has_feedthrough());
+  EXPECT_EQ(s->state_roles()[0], model::StateRole::kOther);
+  std::vector<double> z = {1.5}, y(1);
+  s->outputs(0.0, z, std::vector<double>{2.0}, y);
+  EXPECT_EQ(y[0], 1.5 + 3.0 * 2.0);
+  // Without the input among the subsystem's inputs the output follows the states alone.
+  const auto closed = load("feedthrough", "{}", {}, {"y"});
+  EXPECT_TRUE(closed->has_feedthrough());
+}
+
+// Instances are leased per evaluation: threads evaluating at once get the same numbers as one.
+// An FMU declaring canBeInstantiatedOnlyOncePerProcess (its binary refuses a second instance)
+// gets one instance per loaded copy, which the threads take turns with.
+std::vector<double> evaluate_in_threads(const model::Subsystem& s, bool parallel) {
+  const auto evaluate = [&](int k) {
+    std::vector<double> z = {0.1 * k, 1.0 - 0.01 * k}, zp(2, 0.0), r(2);
+    double sum = 0.0;
+    for (int i = 0; i < 2000; ++i) {
+      z[0] += 1e-4;
+      s.residual(0.01 * i, z, zp, std::vector<double>{0.5}, r);
+      sum += r[0] + r[1];
+    }
+    return sum;
+  };
+  std::vector<double> sums(4);
+  if (!parallel) {
+    for (int k = 0; k < 4; ++k) sums[k] = evaluate(k);
+    return sums;
+  }
+  std::vector<std::string> errors(4);
+  std::vector<std::thread> threads;
+  for (int k = 0; k < 4; ++k) {
+    threads.emplace_back([&, k] {
+      try {
+        sums[k] = evaluate(k);
+      } catch (const std::exception& e) {
+        errors[k] = e.what();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& e : errors) EXPECT_EQ(e, "");
+  return sums;
+}
+
+TEST(Fmu, ParallelEvaluationsGiveTheSequentialNumbers) {
+  const auto s = load("van_der_pol", R"({"mu": 3.0})");
+  EXPECT_EQ(evaluate_in_threads(*s, false), evaluate_in_threads(*s, true));
+  const std::string parameters = R"({"m": 2.0, "c": 8.0, "d": 0.5})";
+  const auto once = load("oscillator_once", parameters);
+  // A second subsystem of the same FMU loads its own copy of the binary.
+  const auto other = load("oscillator_once", parameters);
+  const auto sequential = evaluate_in_threads(*once, false);
+  EXPECT_EQ(sequential, evaluate_in_threads(*once, true));
+  EXPECT_EQ(sequential, evaluate_in_threads(*other, true));
+  EXPECT_EQ(sequential, evaluate_in_threads(*load("oscillator", parameters), true));
+}
+
+// Events are detected, not handled: the integration stops at the first one with its time. The
+// undamped oscillator x = cos t (m = c = 1, x0 = 1) reaches its state event x = 0 at t = π/2.
+std::string integration_failure(const model::Subsystem& s, double t_end, double* reached) {
+  const ConstantInput zero(0.0);
+  ida::IntegratorOptions options;
+  options.rtol = 1e-8;
+  ida::Integrator integrator(s, options, &zero);
+  try {
+    integrator.advance_to(t_end);
+  } catch (const ida::IntegrationError& e) {
+    *reached = e.time();
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(Fmu, EventsStopTheIntegrationAtTheirTimeWithAClearMessage) {
+  const auto state_event = load("oscillator_events", R"({"m": 1, "c": 1, "x": 1})");
+  double reached = 0.0;
+  std::string message = integration_failure(*state_event, 3.0, &reached);
+  const auto at = message.find("state event at t = ");
+  ASSERT_NE(at, std::string::npos) << message;
+  EXPECT_NE(message.find("event indicator 1 changed sign (1 at t = 0"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("FMU events are detected but not handled"), std::string::npos);
+  const double t_event = std::stod(message.substr(at + 19));
+  EXPECT_NEAR(t_event, M_PI / 2.0, 0.05) << message;
+  EXPECT_LE(reached, t_event);
+  EXPECT_GT(reached, M_PI / 2.0 - 0.1);
+  const auto time_event =
+      load("oscillator_events", R"({"m": 1, "c": 1, "x": -1, "event_time": 0.5})");
+  message = integration_failure(*time_event, 3.0, &reached);
+  EXPECT_NE(message.find("time event at t = 0.5: FMU events are detected"), std::string::npos)
+      << message;
+  EXPECT_LE(reached, 0.5);
+}
+
+// ---- bad FMUs: one message each ----
+
+std::string refusal(const fmu::FmuDescription& d) {
+  try {
+    (void)fmu::build_fmu_subsystem(d);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// An archive of the given files ({path in the archive, contents}).
+std::string make_fmu(const fs::path& dir, const std::string& name,
+                     const std::vector<std::pair<std::string, std::string>>& files) {
+  const fs::path stage = dir / (name + ".stage");
+  fs::create_directories(stage);
+  std::string list;
+  for (const auto& [path, contents] : files) {
+    fs::create_directories((stage / path).parent_path());
+    std::ofstream(stage / path, std::ios::binary) << contents;
+    list += " " + path;
+  }
+  const fs::path archive = dir / (name + ".fmu");
+  const std::string command = "cd " + stage.string() + " && " + CMAKE_BINARY + " -E tar cf " +
+                              archive.string() + " --format=zip" + list;
+  EXPECT_EQ(std::system(command.c_str()), 0) << command;
+  return archive.string();
+}
+
+TEST(Fmu, EveryBadFmuHasItsOwnMessage) {
+  const fs::path dir = temp_dir("bad");
+  const std::string xml = read_file(fs::path(FMU_XML_DIR) / "oscillator.xml");
+  const std::string binary =
+      read_file(fs::path(FMU_DIR) / "oscillator.stage/binaries/linux64/oscillator.so");
+  const std::string so = "binaries/linux64/oscillator.so";
+  const auto with_xml = [&](const std::string& name, const std::string& text) {
+    return make_fmu(dir, name, {{"modelDescription.xml", text}, {so, binary}});
+  };
+  const auto replaced = [&](const std::string& from, const std::string& to) {
+    std::string text = xml;
+    text.replace(text.find(from), from.size(), to);
+    return text;
+  };
+  std::ofstream(dir / "text.fmu") << "this is not a zip archive\n";
+  struct Case {
+    std::string path, expected;
+  };
+  const std::vector<Case> cases = {
+      {(dir / "text.fmu").string(), "not a zip archive"},
+      {(dir / "absent.fmu").string(), "not a zip archive"},
+      {make_fmu(dir, "no-description", {{so, binary}}), "the archive has no modelDescription.xml"},
+      {with_xml("malformed", xml.substr(0, xml.size() / 2)),
+       "modelDescription.xml is not well-formed XML (line"},
+      {with_xml("version", replaced("fmiVersion=\"2.0\"", "fmiVersion=\"1.0\"")),
+       "unsupported FMI version \"1.0\""},
+      {with_xml("cs-only", replaced("<ModelExchange", "<CoSimulation")),
+       "is a Co-Simulation FMU without a Model Exchange interface"},
+      {with_xml("events",
+                replaced("numberOfEventIndicators=\"0\"", "numberOfEventIndicators=\"2\"")),
+       "fmi2GetEventIndicators returned fmi2Error at t = 0 (FMU log: error: "
+       "fmi2GetEventIndicators: wrong size)"},
+      {with_xml("no-guid", replaced("guid=", "gud=")), "no attribute guid"},
+      {make_fmu(dir, "windows",
+                {{"modelDescription.xml", xml}, {"binaries/win64/oscillator.dll", binary}}),
+       "has no binary for this platform (binaries/linux64/oscillator.so; the archive has "
+       "binaries/win64/oscillator.dll)"},
+      {with_xml("wrong-guid", replaced("guid=\"{5e0d", "guid=\"{0000")),
+       "fmi2Instantiate returned NULL"},
+      {fmu_file("oscillator_no_derivatives"), "its binary does not export fmi2GetDerivatives"},
+  };
+  for (const Case& c : cases) {
+    const std::string message = refusal({c.path, "{}", {}, {}});
+    EXPECT_NE(message.find("FMU " + c.path + ": "), std::string::npos) << message;
+    EXPECT_NE(message.find(c.expected), std::string::npos) << c.path << ": " << message;
+  }
+  const std::string osc = fmu_file("oscillator");
+  EXPECT_NE(refusal({osc, R"({"springiness": 1})", {}, {}})
+                .find("parameters: \"springiness\" is not a variable whose start value can be set "
+                      "(parameters of this FMU: \"m\", \"c\""),
+            std::string::npos);
+  EXPECT_NE(refusal({osc, "{}", {"x"}, {}})
+                .find("inputs: \"x\" is not a Real input variable of "
+                      "this FMU (candidates: \"force\")"),
+            std::string::npos);
+  EXPECT_NE(refusal({osc, "{}", {}, {"speed"}}).find("outputs: \"speed\" is not a Real output"),
+            std::string::npos);
+  fs::remove_all(dir);
+}
+
+// ---- the app ----
+
+struct AppRun {
+  int status = -1;
+  std::string output;
+};
+
+AppRun macrostep(const std::string& args) {
+  AppRun r;
+  const std::string command = std::string(MACROSTEP_BINARY) + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return r;
+  char buffer[4096];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) {
+    r.output.append(buffer, n);
+  }
+  const int status = pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// The two-mass oscillator of MODELS.md §1.2, wall -(c, d)- m1 -(cc, dc)- m2 -(c, d)- wall with a
+// harmonic force on m2, cut at the coupling element: as the built-in chain, and as two oscillator
+// FMUs joined by a spring_damper connection. Same solver and co-simulation settings.
+const char* kCommon =
+    "[solver]\nrtol = 1e-8\n"
+    "[simulation]\nend_time = 1.0\noutput_interval = 1e-2\n";
+
+fs::path write_chain(const fs::path& dir, const std::string& cosim) {
+  const auto path = dir / "chain.toml";
+  std::ofstream(path) << "[model]\nmasses = 2\nmass = 1.0\nx0 = [0.01, 0.0]\n"
+                      << "[model.element]\nc = 100.0\nd = 0.1\n"
+                      << "[[model.mass_override]]\nfirst = 2\nlast = 2\nmass = 0.5\n"
+                      << "[[model.element_override]]\nfirst = 2\nlast = 2\nc = 400.0\nd = 1.0\n"
+                      << "[[model.force]]\ntype = \"harmonic\"\nmasses = [2]\n"
+                      << "amplitude = 20.0\nomega = 7.0\n"
+                      << "[partition]\nsubsystems = 2\n"
+                      << kCommon << cosim;
+  return path;
+}
+
+// `fmu`: "oscillator" (FMI 2.0), "oscillator3" (the same C code as FMI 3.0), "oscillator_once"
+// (canBeInstantiatedOnlyOncePerProcess).
+fs::path write_fmu_pair(const fs::path& dir, const std::string& cosim,
+                        const std::string& extra_m2 = "", const std::string& fmu = "oscillator") {
+  fs::copy_file(fmu_file(fmu), dir / (fmu + ".fmu"), fs::copy_options::skip_existing);
+  const auto path = dir / (fmu == "oscillator" ? "fmus.toml" : fmu + ".toml");
+  std::ofstream(path) << "[[subsystem]]\nname = \"m1\"\nmodel = \"fmu\"\npath = \"" << fmu
+                      << ".fmu\"\n"
+                      << "parameters = {m = 1.0, c = 100.0, d = 0.1, x = 0.01}\n"
+                      << "[[subsystem]]\nname = \"m2\"\nmodel = \"fmu\"\npath = \"" << fmu
+                      << ".fmu\"\n"
+                      << "parameters = {m = 0.5, c = 100.0, d = 0.1, amplitude = 20.0, "
+                      << "omega = 7.0, force_sign = -1" << extra_m2 << "}\n"
+                      << "[[connection]]\nname = \"coupling\"\nlaw = \"spring_damper\"\n"
+                      << "from = [\"m1.x\", \"m1.v\", \"m2.x\", \"m2.v\"]\n"
+                      << "to = [\"m1.force\", \"m2.force\"]\nc = 400.0\nd = 1.0\n"
+                      << kCommon << cosim;
+  return path;
+}
+
+std::vector<std::vector<double>> read_csv(const fs::path& path, std::string* header = nullptr) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  if (header != nullptr) *header = line;
+  std::vector<std::vector<double>> rows;
+  while (std::getline(in, line)) {
+    std::vector<double> row;
+    std::istringstream fields(line);
+    for (std::string field; std::getline(fields, field, ',');) row.push_back(std::stod(field));
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+// Largest difference of every column (but time) over the FMU run's, relative to the column's
+// largest magnitude; the time grids must be the same.
+double largest_relative_difference(const fs::path& a, const fs::path& b) {
+  const auto ra = read_csv(a), rb = read_csv(b);
+  EXPECT_EQ(ra.size(), rb.size());
+  if (ra.empty() || ra.size() != rb.size()) return INFINITY;
+  double worst = 0.0;
+  for (std::size_t c = 1; c < ra[0].size(); ++c) {
+    double scale = 0.0, diff = 0.0;
+    for (std::size_t k = 0; k < ra.size(); ++k) {
+      EXPECT_EQ(ra[k][0], rb[k][0]) << "row " << k;
+      scale = std::max(scale, std::abs(rb[k][c]));
+      diff = std::max(diff, std::abs(ra[k][c] - rb[k][c]));
+    }
+    worst = std::max(worst, diff / scale);
+  }
+  return worst;
+}
+
+nlohmann::json statistics(const fs::path& csv) {
+  auto json = nlohmann::json::parse(read_file(fs::path(csv).replace_extension(".json")));
+  return json["statistics"];
+}
+
+TEST(FmuApp, TwoMassOscillatorAsFmusIsTheSameInProcessesAndAgreesWithTheBuiltInChain) {
+  const fs::path dir = temp_dir("two-mass");
+  // Step-size and order control (exMD, comparison runs beside the nominal ones): same bytes.
+  const auto adaptive = write_fmu_pair(dir, "[cosim]\nrtol = 1e-5\n").string();
+  for (const char* executor : {"inprocess", "processes"}) {
+    const AppRun r = macrostep("run " + adaptive + " --executor " + executor + " --output " +
+                               (dir / (std::string(executor) + ".csv")).string());
+    ASSERT_EQ(r.status, 0) << r.output;
+  }
+  std::string header;
+  EXPECT_GT(read_csv(dir / "inprocess.csv", &header).size(), 50u);
+  EXPECT_EQ(header, "time,m1.x,m1.v,m2.x,m2.v,coupling");
+  EXPECT_TRUE(read_file(dir / "inprocess.csv") == read_file(dir / "processes.csv"))
+      << "the executors' CSV files differ";
+  // The same model compiled as an FMI 3.0 FMU: the same bytes (other API, same numbers).
+  const auto fmi3 = write_fmu_pair(dir, "[cosim]\nrtol = 1e-5\n", "", "oscillator3").string();
+  const AppRun r3 = macrostep("run " + fmi3 + " --output " + (dir / "fmi3.csv").string());
+  ASSERT_EQ(r3.status, 0) << r3.output;
+  EXPECT_TRUE(read_file(dir / "inprocess.csv") == read_file(dir / "fmi3.csv"))
+      << "FMI 3.0 and FMI 2.0 runs differ";
+  // One instance per process (canBeInstantiatedOnlyOncePerProcess): the nominal and comparison
+  // runs on the in-process executor's threads take turns with it, to the same bytes.
+  const auto once = write_fmu_pair(dir, "[cosim]\nrtol = 1e-5\n", "", "oscillator_once").string();
+  const AppRun r1 =
+      macrostep("run " + once + " --executor inprocess --output " + (dir / "once.csv").string());
+  ASSERT_EQ(r1.status, 0) << r1.output;
+  EXPECT_TRUE(read_file(dir / "inprocess.csv") == read_file(dir / "once.csv"))
+      << "the single-instance FMU's run differs";
+  // Fixed H (the same macro points): the FMUs against the built-in chain, column by column
+  // (x_1, v_1, x_2, v_2, lambda_1), to the integrator's tolerance.
+  const std::string fixed = "[cosim]\nestimator = \"none\"\nstep_size = 1e-3\norder = 2\n";
+  for (const auto& config : {write_fmu_pair(dir, fixed), write_chain(dir, fixed)}) {
+    const AppRun r = macrostep("run " + config.string() + " --output " +
+                               (dir / (config.stem().string() + "-fixed.csv")).string());
+    ASSERT_EQ(r.status, 0) << r.output;
+  }
+  const double difference =
+      largest_relative_difference(dir / "fmus-fixed.csv", dir / "chain-fixed.csv");
+  std::cout << "explicit, H = 1e-3: largest difference FMU vs built-in " << difference << "\n";
+  EXPECT_LT(difference, 1e-5);
+  fs::remove_all(dir);
+}
+
+// Implicit scheme (perturbed runs of the FMU subsystems from their T_N workspace, on the TBB
+// arena): the corrector converges as with the built-in model, to the same results.
+TEST(FmuApp, ImplicitSchemeOnFmusConvergesAsOnTheBuiltInChain) {
+  const fs::path dir = temp_dir("implicit");
+  const std::string cosim =
+      "[cosim]\nscheme = \"implicit\"\nestimator = \"none\"\nstep_size = 1e-2\norder = 2\n";
+  for (const auto& config : {write_fmu_pair(dir, cosim), write_chain(dir, cosim)}) {
+    const AppRun r = macrostep("run " + config.string() + " --output " +
+                               (dir / (config.stem().string() + ".csv")).string());
+    ASSERT_EQ(r.status, 0) << r.output;
+  }
+  const auto fmus = statistics(dir / "fmus.csv"), chain = statistics(dir / "chain.csv");
+  std::cout << "implicit, H = 1e-2: corrector passes FMU " << fmus["corrector"]["passes"]
+            << ", built-in " << chain["corrector"]["passes"] << "\n";
+  EXPECT_EQ(fmus["corrector_failures"], 0);
+  EXPECT_EQ(fmus["corrector"]["passes"], chain["corrector"]["passes"]);
+  const double difference = largest_relative_difference(dir / "fmus.csv", dir / "chain.csv");
+  std::cout << "implicit, H = 1e-2: largest difference FMU vs built-in " << difference << "\n";
+  EXPECT_LT(difference, 1e-5);
+  fs::remove_all(dir);
+}
+
+TEST(FmuApp, AFailingFmuCallNamesFunctionSubsystemAndTime) {
+  const fs::path dir = temp_dir("failing");
+  const auto config = write_fmu_pair(dir, "[cosim]\nrtol = 1e-5\n", ", fail_time = 0.25");
+  for (const char* executor : {"inprocess", "processes"}) {
+    const AppRun r = macrostep("run " + config.string() + " --executor " + executor + " --output " +
+                               (dir / "failing.csv").string());
+    EXPECT_EQ(r.status, 1) << r.output;
+    EXPECT_NE(r.output.find("fmi2GetDerivatives returned fmi2Error at t = 0.25"), std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("(subsystem 2 is \"m2\": FMU "), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("the model cannot be evaluated"), std::string::npos) << r.output;
+    // The rows before the failure stay.
+    EXPECT_GT(read_csv(dir / "failing.csv").size(), 10u);
+  }
+  fs::remove_all(dir);
+}
+
+TEST(FmuApp, ABadFmuOrNameExitsTwoWithTheLine) {
+  const fs::path dir = temp_dir("config");
+  const auto config = write_fmu_pair(dir, "");
+  std::string text = read_file(config);
+  std::ofstream(config) << std::string(text).replace(text.find("path = \"oscillator.fmu\""), 23,
+                                                     "path = \"nowhere.fmu\"");
+  AppRun r = macrostep("run " + config.string());
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("fmus.toml:4: subsystem[1].path: no such file"), std::string::npos)
+      << r.output;
+  std::ofstream(dir / "broken.fmu") << "not a zip";
+  std::ofstream(config) << std::string(text).replace(text.find("path = \"oscillator.fmu\""), 23,
+                                                     "path = \"broken.fmu\"");
+  r = macrostep("run " + config.string());
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("fmus.toml:1: subsystem[1]: FMU "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("not a zip archive"), std::string::npos) << r.output;
+  std::ofstream(config) << std::string(text).replace(text.find("x = 0.01"), 8, "x = \"a\"");
+  r = macrostep("run " + config.string());
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("subsystem[1].parameters.x: must be a number or a boolean"),
+            std::string::npos)
+      << r.output;
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace macrostep
