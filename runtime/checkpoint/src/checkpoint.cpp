@@ -144,7 +144,8 @@ std::vector<std::byte> encode(const Checkpoint& c) {
 void write(const std::string& path, const Checkpoint& c) {
   const std::vector<std::byte> bytes = encode(c);
   const std::filesystem::path target = std::filesystem::absolute(path);
-  const std::string temporary = fmt::format("{}.tmp-{}", target.string(), ::getpid());
+  // A fixed name: a writer killed half-way leaves a file the next write replaces.
+  const std::string temporary = target.string() + ".tmp";
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) {
     throw std::runtime_error(

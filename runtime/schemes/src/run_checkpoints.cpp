@@ -2,7 +2,6 @@
 #include "run_checkpoints.hpp"
 
 #include <fmt/format.h>
-#include <stdlib.h>
 
 #include <cerrno>
 #include <cstring>
@@ -14,14 +13,14 @@
 
 namespace macrostep::schemes {
 
-StateFiles::StateFiles() {
-  std::string pattern =
-      (std::filesystem::temp_directory_path() / "macrostep-checkpoint-XXXXXX").string();
-  if (::mkdtemp(pattern.data()) == nullptr) {
-    throw std::runtime_error(fmt::format("cannot create a directory for checkpoint states ({}): {}",
-                                         pattern, std::strerror(errno)));
+StateFiles::StateFiles(const std::string& checkpoint_path)
+    : directory_(checkpoint_path + ".states") {
+  std::error_code error;
+  std::filesystem::create_directory(directory_, error);
+  if (error) {
+    throw std::runtime_error(fmt::format("cannot create the directory {} for checkpoint states: {}",
+                                         directory_, error.message()));
   }
-  directory_ = pattern;
 }
 
 StateFiles::~StateFiles() {
@@ -38,7 +37,8 @@ RunCheckpoints::RunCheckpoints(std::string path, checkpoint::Interval every,
     : path_(std::move(path)),
       every_(every),
       last_accepted_(accepted_so_far),
-      last_time_(std::chrono::steady_clock::now()) {}
+      last_time_(std::chrono::steady_clock::now()),
+      files_(path_) {}
 
 bool RunCheckpoints::due(std::uint64_t accepted, bool stopping) const {
   if (stopping) return true;
@@ -79,7 +79,7 @@ void restore_subsystems(const checkpoint::Checkpoint& c, const std::string& chec
         fmt::format("{}: the checkpoint holds {} subsystems, its configuration has {}",
                     checkpoint_path, c.subsystems.size(), executor.subsystem_count()));
   }
-  const StateFiles files;
+  const StateFiles files(checkpoint_path + ".resume");  // beside the writer's own
   for (std::size_t i = 0; i < c.subsystems.size(); ++i) {
     const std::string file = files.path(i);
     std::ofstream(file, std::ios::binary)

@@ -14,11 +14,13 @@
 
 namespace macrostep::schemes {
 
-// A private directory under $TMPDIR for the executor's state files (Executor::export_state and
-// import_state go through files), removed with the object.
+// The directory for the executor's state files (Executor::export_state and import_state go
+// through files): "<checkpoint>.states", created if missing, removed with the object. A fixed
+// name beside the checkpoint, so that a run killed with SIGKILL leaves nothing that the next run
+// or resume of the same checkpoint does not reuse and remove.
 class StateFiles {
  public:
-  StateFiles();
+  explicit StateFiles(const std::string& checkpoint_path);
   ~StateFiles();
   StateFiles(const StateFiles&) = delete;
   StateFiles& operator=(const StateFiles&) = delete;
