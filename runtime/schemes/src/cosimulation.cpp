@@ -927,10 +927,21 @@ std::string checkpoint_path(const CosimOptions& options, const CosimResult& resu
   return path;
 }
 
-// What a checkpoint says about the run itself: configuration, arguments, output position.
+// What a checkpoint says about the run itself: configuration, arguments, output position,
+// newest row and counters (continue_counts reads the last two back).
 checkpoint::Checkpoint checkpoint_of(const config::RunConfig& config, const CosimOptions& options,
-                                     const CosimResult& result, const output::CsvWriter& csv) {
+                                     const CosimResult& result, const output::CsvWriter& csv,
+                                     const ResultRow& row, const StepCounts& counts,
+                                     double reached) {
   checkpoint::Checkpoint c;
+  c.last_row = row.values;
+  c.last_row_time = row.time;
+  c.last_row_pending = row.pending;
+  c.time = reached;
+  c.accepted_steps = counts.accepted;
+  c.rejected_steps = counts.rejected;
+  c.accepted_by_kappa.assign(counts.by_kappa.begin(), counts.by_kappa.end());
+  c.time_by_kappa.assign(result.time_by_kappa.begin(), result.time_by_kappa.end());
   c.config_path = std::filesystem::absolute(config.path).string();
   c.config_text = config.text;
   c.arguments = options.arguments;
@@ -1015,25 +1026,14 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   // Between macro steps: a checkpoint when one is due (and a final one when a signal asks the run
   // to stop), then the stop itself; the accepted point is in the row by then.
   Continuation continuation;
-  const auto save = [&](const control::MacroStepController& ctl, const MacroStepScheme& scheme) {
-    const auto t0 = Clock::now();
-    checkpoint::Checkpoint c = checkpoint_of(config, options, result, *csv);
-    c.last_row = row.values;
-    c.last_row_time = row.time;
-    c.last_row_pending = row.pending;
-    c.time = reached;
-    c.accepted_steps = counts.accepted;
-    c.rejected_steps = counts.rejected;
-    c.accepted_by_kappa.assign(counts.by_kappa.begin(), counts.by_kappa.end());
-    c.time_by_kappa.assign(result.time_by_kappa.begin(), result.time_by_kappa.end());
-    checkpoints->write(c, counts.accepted, ctl, scheme, *executor);
-    result.output_ns += ns_since(t0);
-  };
   continuation.between_steps = [&](const control::MacroStepController& ctl,
                                    const MacroStepScheme& scheme) {
     const bool stopping = options.stop != nullptr && options.stop->load() != 0;
     if (checkpoints && !ctl.finished() && checkpoints->due(counts.accepted, stopping)) {
-      save(ctl, scheme);
+      const auto t0 = Clock::now();
+      checkpoint::Checkpoint c = checkpoint_of(config, options, result, *csv, row, counts, reached);
+      checkpoints->write(c, counts.accepted, ctl, scheme, *executor);
+      result.output_ns += ns_since(t0);
     }
     check_stop(options.stop, reached);
   };
