@@ -10,10 +10,10 @@
 // (executors::Executor::export_state). The values are filled by the run driver
 // (schemes/cosimulation.hpp); this library only writes and reads them.
 //
-// Writing is atomic: a temporary file beside the target ("<path>.tmp"), fsync, rename over the target, fsync of
-// the directory. A reader therefore sees the previous checkpoint or the new one, never a mix,
-// whatever kills the writer. Reading checks a frame (magic, format version, a hash of the body)
-// before it reads anything else.
+// Writing is atomic: a temporary file beside the target ("<path>.tmp"), fsync, rename over the
+// target, fsync of the directory. A reader therefore sees the previous checkpoint or the new
+// one, never a mix, whatever kills the writer. Reading checks a frame (magic, format version, a
+// hash of the body) before it reads anything else.
 #pragma once
 
 #include <cstddef>
