@@ -21,6 +21,7 @@
 #include "stability_command.hpp"
 #include "topology_cleanup.hpp"
 
+#include "macrostep/checkpoint/checkpoint.hpp"
 #include "macrostep/config/run_config.hpp"
 #include "macrostep/control/step_size.hpp"
 #include "macrostep/coupling/approximation.hpp"
@@ -90,6 +91,7 @@ struct RunArgs {
   std::string at;  // reference --at RESULT.csv
   bool all_states = false;
   bool progress = false;
+  std::string checkpoint_every, checkpoint;
   CLI::Option* stop_time_opt = nullptr;
   CLI::Option* rtol_opt = nullptr;
   CLI::Option* step_size_opt = nullptr;
@@ -108,6 +110,8 @@ struct RunArgs {
   CLI::Option* handshake_timeout_opt = nullptr;
   CLI::Option* output_opt = nullptr;
   CLI::Option* master_hosts_first_opt = nullptr;
+  CLI::Option* checkpoint_every_opt = nullptr;
+  CLI::Option* checkpoint_opt = nullptr;
 };
 
 bool given(const CLI::Option* option) {
@@ -253,6 +257,20 @@ macrostep::schemes::CosimOptions cosim_options(const RunArgs& args,
   o.progress = args.progress ? macrostep::schemes::MonolithicOptions::Progress::kAlways
                              : macrostep::schemes::MonolithicOptions::Progress::kAuto;
   o.command_line = command_line;
+  if (given(args.checkpoint_opt) && !given(args.checkpoint_every_opt)) {
+    throw UsageError("--checkpoint names the checkpoint file of --checkpoint-every; give both");
+  }
+  if (given(args.checkpoint_every_opt)) {
+    try {
+      o.checkpoint_every = macrostep::checkpoint::parse_interval(args.checkpoint_every);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    if (given(args.checkpoint_opt) && args.checkpoint.empty()) {
+      throw UsageError("--checkpoint must name a file (got an empty string)");
+    }
+    o.checkpoint_path = args.checkpoint;
+  }
   return o;
 }
 
@@ -278,7 +296,7 @@ int run_model(const RunArgs& args, bool reference, const std::string& command_li
           args.approximation_opt, args.step_size_opt, args.executor_opt, args.threads_opt,
           args.pin_opt, args.hang_timeout_opt, args.handshake_timeout_opt,
           args.master_hosts_first_opt, args.max_restarts_opt, args.jump_handling_opt,
-          args.min_micro_steps_opt}) {
+          args.min_micro_steps_opt, args.checkpoint_every_opt, args.checkpoint_opt}) {
       if (given(option)) {
         throw UsageError(
             fmt::format("{} configures a co-simulation and does not apply to --monolithic",
@@ -314,11 +332,10 @@ int run_model(const RunArgs& args, bool reference, const std::string& command_li
   }
 }
 
-// `run CONFIG` without --monolithic: the co-simulation of the [cosim] table.
-int run_cosimulation(const RunArgs& args, const std::string& command_line) {
-  macrostep::schemes::CosimOptions options = cosim_options(args, command_line);
+// The co-simulation of `config` with `options` (run or resume), its summary and exit status.
+int cosimulate(const macrostep::config::RunConfig& config,
+               macrostep::schemes::CosimOptions& options) {
   options.stop = &g_stop;
-  const macrostep::config::RunConfig config = macrostep::config::load_config(args.config);
   install_stop_handlers();
   try {
     const auto result = macrostep::schemes::run_cosimulation(config, options);
@@ -346,6 +363,48 @@ int run_cosimulation(const RunArgs& args, const std::string& command_line) {
                e.time(), e.step(), e.minimum());
   }
   return kRuntimeError;
+}
+
+// `run CONFIG` without --monolithic: the co-simulation of the [cosim] table. `arguments`: the
+// words after `run` (kept in checkpoints, so that `resume` runs the same command).
+int run_cosimulation(const RunArgs& args, const std::string& command_line,
+                     std::vector<std::string> arguments) {
+  macrostep::schemes::CosimOptions options = cosim_options(args, command_line);
+  options.arguments = std::move(arguments);
+  const macrostep::config::RunConfig config = macrostep::config::load_config(args.config);
+  return cosimulate(config, options);
+}
+
+void add_run_options(CLI::App& cmd, RunArgs& args, bool reference);
+
+// `resume CHECKPOINT`: the `run` command the checkpoint holds, with its configuration text and
+// result file, continued from the checkpoint (cosimulation.hpp, CosimOptions::resume).
+int resume(const std::string& path, const std::string& command_line) {
+  const macrostep::checkpoint::Checkpoint checkpoint = macrostep::checkpoint::read(path);
+  CLI::App app;
+  RunArgs args;
+  add_run_options(app, args, false);
+  std::vector<std::string> words(checkpoint.arguments.rbegin(), checkpoint.arguments.rend());
+  try {
+    app.parse(words);  // CLI11 takes the words in reverse order
+  } catch (const CLI::ParseError& e) {
+    throw macrostep::checkpoint::CheckpointError(
+        fmt::format("{}: its run arguments do not parse: {}", path, e.what()));
+  }
+  if (args.monolithic) {
+    throw macrostep::checkpoint::CheckpointError(
+        fmt::format("{}: a checkpoint of a monolithic run", path));
+  }
+  macrostep::schemes::CosimOptions options = cosim_options(args, command_line);
+  options.arguments = checkpoint.arguments;
+  options.output_file = checkpoint.csv_path;
+  options.checkpoint_path = path;  // further checkpoints replace this one
+  options.resume = &checkpoint;
+  const macrostep::config::RunConfig config =
+      macrostep::config::parse_config(checkpoint.config_text, checkpoint.config_path);
+  fmt::print("resuming {} from {} at t = {:.9g} s ({} accepted macro steps)\n",
+             checkpoint.config_path, path, checkpoint.time, checkpoint.accepted_steps);
+  return cosimulate(config, options);
 }
 
 int compare(const CompareArgs& args) {
@@ -442,6 +501,14 @@ void add_run_options(CLI::App& cmd, RunArgs& args, bool reference) {
         "--handshake-timeout", args.handshake_timeout,
         "seconds a worker process may take to build its subsystem and report ready (default "
         "[executor] handshake_timeout, else 10 plus 1e-4 per state of the largest subsystem)");
+    args.checkpoint_every_opt = cmd.add_option(
+        "--checkpoint-every", args.checkpoint_every,
+        "write a checkpoint (`macrostep resume` continues it, bit-identically) every so many "
+        "seconds of wall time (30, 30s, 0.5s) or accepted macro steps (500steps), and a final "
+        "one on SIGINT, SIGTERM or SIGHUP");
+    args.checkpoint_opt =
+        cmd.add_option("--checkpoint", args.checkpoint,
+                       "the checkpoint file (default: beside the CSV, out.csv -> out.ckpt)");
     args.master_hosts_first_opt = cmd.add_flag(
         "--master-hosts-first", args.master_hosts_first,
         "process executor: the master runs subsystem 1 itself instead of a worker process (one "
@@ -504,6 +571,10 @@ int main(int argc, char** argv) {
       "spectral radius over H of the two-mass test model's recurrence (exact subsystems) for a "
       "scheme, approximation and decomposition; the largest stable H; a PNG plot");
   macrostep::app::add_stability_options(*stability, stability_args);
+  std::string resume_path;
+  auto* resume_cmd = app.add_subcommand(
+      "resume", "continue a run from its checkpoint (--checkpoint-every), bit-identically");
+  resume_cmd->add_option("CHECKPOINT", resume_path, "checkpoint file")->required();
   auto* cleanup = app.add_subcommand("cleanup", "remove this user's stale shared-memory segments");
   auto* cmp = app.add_subcommand("compare",
                                  "NRMSE of a result against a reference (seed 000 "
@@ -538,9 +609,12 @@ int main(int argc, char** argv) {
   const std::string command_line = joined(argc, argv);
   try {
     if (run->parsed()) {
-      return run_args.monolithic ? run_model(run_args, false, command_line)
-                                 : run_cosimulation(run_args, command_line);
+      return run_args.monolithic
+                 ? run_model(run_args, false, command_line)
+                 : run_cosimulation(run_args, command_line,
+                                    std::vector<std::string>(argv + 2, argv + argc));
     }
+    if (resume_cmd->parsed()) return resume(resume_path, command_line);
     if (reference->parsed()) return run_model(reference_args, true, command_line);
     if (topology->parsed()) {
       try {
@@ -571,6 +645,9 @@ int main(int argc, char** argv) {
     return kUserError;
   } catch (const macrostep::schemes::SetupError& e) {
     fmt::print(stderr, "macrostep: {}\n", e.what());
+    return kUserError;
+  } catch (const macrostep::checkpoint::CheckpointError& e) {
+    fmt::print(stderr, "macrostep resume: {}\n", e.what());
     return kUserError;
   } catch (const macrostep::ida::IntegrationError& e) {
     fmt::print(stderr, "macrostep: integration failed at t = {:.9g} s: {}\n", e.time(), e.what());

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -18,6 +19,28 @@ namespace macrostep::output {
 
 CsvWriter::CsvWriter(std::string path, std::vector<std::string> columns)
     : path_(std::move(path)), columns_(std::move(columns)) {
+  check_columns();
+  // Close-on-exec: worker processes started during the run must not hold the result file.
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd_ < 0) {
+    throw OutputError(fmt::format("{}: cannot create: {}", path_, std::strerror(errno)));
+  }
+  buffer_ = header();
+  append(buffer_);
+}
+
+CsvWriter::CsvWriter(std::string path, std::vector<std::string> columns, int fd)
+    : path_(std::move(path)), columns_(std::move(columns)), fd_(fd) {}
+
+CsvWriter::CsvWriter(CsvWriter&& other) noexcept
+    : path_(std::move(other.path_)),
+      columns_(std::move(other.columns_)),
+      fd_(std::exchange(other.fd_, -1)),
+      bytes_(other.bytes_),
+      rows_(other.rows_),
+      buffer_(std::move(other.buffer_)) {}
+
+void CsvWriter::check_columns() const {
   std::set<std::string_view> seen;
   for (const auto& name : columns_) {
     if (name.empty() || name == "time" || name.find_first_of(",\"\r\n") != std::string::npos) {
@@ -27,18 +50,53 @@ CsvWriter::CsvWriter(std::string path, std::vector<std::string> columns)
       throw std::invalid_argument(fmt::format("duplicate CSV column name '{}'", name));
     }
   }
-  // Close-on-exec: worker processes started during the run must not hold the result file.
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd_ < 0) {
-    throw OutputError(fmt::format("{}: cannot create: {}", path_, std::strerror(errno)));
-  }
-  buffer_ = "time";
+}
+
+std::string CsvWriter::header() const {
+  std::string text = "time";
   for (const auto& name : columns_) {
-    buffer_ += ',';
-    buffer_ += name;
+    text += ',';
+    text += name;
   }
-  buffer_ += '\n';
-  append(buffer_);
+  text += '\n';
+  return text;
+}
+
+CsvWriter CsvWriter::continue_file(std::string path, std::vector<std::string> columns,
+                                   std::uint64_t bytes, std::size_t rows) {
+  CsvWriter w(std::move(path), std::move(columns), -1);
+  w.check_columns();
+  const std::string header = w.header();
+  {
+    std::ifstream in(w.path_, std::ios::binary);
+    if (!in) {
+      throw OutputError(fmt::format("{}: cannot open the result file to continue it: {}", w.path_,
+                                    std::strerror(errno)));
+    }
+    std::string first(header.size(), '\0');
+    in.read(first.data(), static_cast<std::streamsize>(first.size()));
+    if (first != header) {
+      throw OutputError(fmt::format("{}: its header is not that of this run's columns", w.path_));
+    }
+  }
+  w.fd_ = ::open(w.path_.c_str(), O_WRONLY | O_CLOEXEC);
+  if (w.fd_ < 0) {
+    throw OutputError(fmt::format("{}: cannot open: {}", w.path_, std::strerror(errno)));
+  }
+  struct stat st {};
+  if (::fstat(w.fd_, &st) != 0 || static_cast<std::uint64_t>(st.st_size) < bytes ||
+      bytes < header.size()) {
+    throw OutputError(fmt::format("{}: {} bytes, shorter than the {} bytes to continue from",
+                                  w.path_, static_cast<std::uint64_t>(st.st_size), bytes));
+  }
+  if (::ftruncate(w.fd_, static_cast<off_t>(bytes)) != 0 ||
+      ::lseek(w.fd_, static_cast<off_t>(bytes), SEEK_SET) < 0) {
+    throw OutputError(
+        fmt::format("{}: cannot cut it to {} bytes: {}", w.path_, bytes, std::strerror(errno)));
+  }
+  w.bytes_ = bytes;
+  w.rows_ = rows;
+  return w;
 }
 
 CsvWriter::~CsvWriter() {

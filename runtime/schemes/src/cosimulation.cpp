@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -26,6 +27,7 @@
 #include "macrostep/system/system_description.hpp"
 #include "memory_estimate.hpp"
 #include "progress_line.hpp"
+#include "run_checkpoints.hpp"
 #include "run_json.hpp"
 
 namespace macrostep::schemes {
@@ -781,6 +783,30 @@ void check_executor_combination(const CosimSettings& s) {
   }
 }
 
+// Checkpoints (and resuming one) export and import every subsystem's workspace, which needs the
+// snapshots (rollback) even where the scheme does not; the numbers are the same either way
+// (contract 2). What an export does not carry is refused.
+void check_checkpoint_settings(const CosimOptions& options, CosimSettings& s) {
+  if (!options.checkpoint_every && options.resume == nullptr) return;
+  const config::CosimConfig& c = s.cosim;
+  const char* flag = options.resume != nullptr ? "resume" : "--checkpoint-every";
+  if (c.jump_handling == config::JumpHandling::kShift) {
+    throw SetupError(fmt::format(
+        "{} does not work with jump_handling = \"shift\" yet (an exported workspace lacks the "
+        "previous input polynomial the shift needs); use keep, restart or restart-auto",
+        flag));
+  }
+  if (c.iterative() && c.scheme != config::CosimScheme::kWaveform &&
+      (c.jacobian == config::JacobianSource::kReuse ||
+       c.jacobian == config::JacobianSource::kQuasiNewton)) {
+    throw SetupError(fmt::format(
+        "{} does not work with jacobian = \"{}\" (a checkpoint does not carry the reused "
+        "Jacobian or the secant history); use fd or sap",
+        flag, config::to_string(c.jacobian)));
+  }
+  s.executor.rollback = true;
+}
+
 // A fixed macro step: it needs a size, a fixed degree, no controller tolerance, and a bounded
 // number of rows; a controlled one a first step within h_max.
 void check_step_settings(const config::CosimConfig& c, const CosimOptions& options,
@@ -897,6 +923,7 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
   s.executor.threads = c.threads;
   s.executor.jumps = jump_options(c);
   s.all_states = options.all_states || config.output.all_states;
+  check_checkpoint_settings(options, s);
   return s;
 }
 
@@ -945,6 +972,62 @@ struct ResultRow {
   CosimResult& result_;
 };
 
+// A resumed run's counters, newest row and reached time from its checkpoint.
+void continue_counts(const checkpoint::Checkpoint& c, CosimResult& result, ResultRow& row,
+                     StepCounts& counts, double& reached) {
+  if (c.last_row.size() != row.values.size() ||
+      c.accepted_by_kappa.size() != counts.by_kappa.size() ||
+      c.time_by_kappa.size() != result.time_by_kappa.size()) {
+    throw checkpoint::CheckpointError(
+        "the checkpoint's result row or order histogram does not fit its configuration");
+  }
+  counts.accepted = c.accepted_steps;
+  counts.rejected = c.rejected_steps;
+  std::copy(c.accepted_by_kappa.begin(), c.accepted_by_kappa.end(), counts.by_kappa.begin());
+  std::copy(c.time_by_kappa.begin(), c.time_by_kappa.end(), result.time_by_kappa.begin());
+  row.values = c.last_row;
+  row.time = c.last_row_time;
+  row.pending = c.last_row_pending;
+  result.final_values = c.last_row;
+  result.final_time = c.last_row_time;
+  reached = c.time;
+}
+
+// --checkpoint, or the default beside the CSV.
+std::string checkpoint_path(const CosimOptions& options, const CosimResult& result) {
+  const std::string path = options.checkpoint_path.empty()
+                               ? checkpoint::default_path(result.csv_path)
+                               : options.checkpoint_path;
+  if (same_file(path, result.csv_path) || path == result.csv_path || path == result.json_path) {
+    throw SetupError(fmt::format("the checkpoint {} would overwrite a result file", path));
+  }
+  return path;
+}
+
+// What a checkpoint says about the run itself: configuration, arguments, output position,
+// newest row and counters (continue_counts reads the last two back).
+checkpoint::Checkpoint checkpoint_of(const config::RunConfig& config, const CosimOptions& options,
+                                     const CosimResult& result, const output::CsvWriter& csv,
+                                     const ResultRow& row, const StepCounts& counts,
+                                     double reached) {
+  checkpoint::Checkpoint c;
+  c.last_row = row.values;
+  c.last_row_time = row.time;
+  c.last_row_pending = row.pending;
+  c.time = reached;
+  c.accepted_steps = counts.accepted;
+  c.rejected_steps = counts.rejected;
+  c.accepted_by_kappa.assign(counts.by_kappa.begin(), counts.by_kappa.end());
+  c.time_by_kappa.assign(result.time_by_kappa.begin(), result.time_by_kappa.end());
+  c.config_path = std::filesystem::absolute(config.path).string();
+  c.config_text = config.text;
+  c.arguments = options.arguments;
+  c.csv_path = std::filesystem::absolute(result.csv_path).string();
+  c.csv_bytes = csv.bytes();
+  c.csv_rows = csv.rows();
+  return c;
+}
+
 }  // namespace
 
 CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions& options) {
@@ -971,7 +1054,7 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   result.coupling_count = system.coupling_count();
   std::optional<output::CsvWriter> csv;
   open_result_files(config, false, options.output_file, result.columns, result.csv_path,
-                    result.json_path, csv);
+                    result.json_path, csv, options.resume);
 
   json meta = run_metadata(config, options, system, result);
 
@@ -979,6 +1062,13 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   std::unique_ptr<executors::Executor> executor;
   ResultRow row(*csv, result);
   StepCounts counts;
+  double reached = 0.0;
+  if (options.resume != nullptr) continue_counts(*options.resume, result, row, counts, reached);
+  std::optional<RunCheckpoints> checkpoints;
+  if (options.checkpoint_every) {
+    checkpoints.emplace(checkpoint_path(options, result), *options.checkpoint_every,
+                        counts.accepted);
+  }
   const auto on_accepted = [&](const AcceptedPoint& p) {
     const auto t0 = Clock::now();
     if (p.step > 0) {
@@ -997,7 +1087,6 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   ProgressLine progress(options.progress, t_end);
   double last_h = settings.scheme.control.h;
   int last_kappa = 0;
-  double reached = 0.0;
   const auto status = [&] {
     return fmt::format("H = {:.3e} s, kappa {}, {} accepted, {} rejected", last_h, last_kappa,
                        counts.accepted, counts.rejected);
@@ -1011,8 +1100,25 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
     last_h = plan.h();
     last_kappa = plan.kappa;
     progress.update(reached, status);
-    check_stop(options.stop, reached);  // after the step: its accepted point is in the row
   };
+  // Between macro steps: a checkpoint when one is due (and a final one when a signal asks the run
+  // to stop), then the stop itself; the accepted point is in the row by then.
+  Continuation continuation;
+  continuation.between_steps = [&](const control::MacroStepController& ctl,
+                                   const MacroStepScheme& scheme) {
+    const bool stopping = options.stop != nullptr && options.stop->load() != 0;
+    if (checkpoints && !ctl.finished() && checkpoints->due(counts.accepted, stopping)) {
+      const auto t0 = Clock::now();
+      checkpoint::Checkpoint c = checkpoint_of(config, options, result, *csv, row, counts, reached);
+      checkpoints->write(c, counts.accepted, ctl, scheme, *executor);
+      result.output_ns += ns_since(t0);
+    }
+    check_stop(options.stop, reached);
+  };
+  if (options.resume != nullptr) {
+    continuation.controller_state = &options.resume->controller;
+    continuation.scheme_state = &options.resume->scheme;
+  }
 
   const auto statistics_so_far = [&](json& statistics) {
     statistics = step_statistics(counts, result, reached, executor.get(), config);
@@ -1034,8 +1140,12 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   try {
     const std::vector<double> u0 = system.initial_couplings();
     executor = make_executor(settings, system, models, u0, meta, result.placement);
+    if (options.resume != nullptr) {
+      restore_subsystems(*options.resume, options.checkpoint_path, *executor);
+    }
     const std::unique_ptr<MacroStepScheme> scheme = make_scheme(scheme_options);
-    run_scheme(system, *executor, *scheme, scheme_options, on_accepted, on_progress, result.run);
+    run_scheme(system, *executor, *scheme, scheme_options, on_accepted, on_progress, result.run,
+               continuation);
     progress.finish(reached, status);
   } catch (const std::exception& e) {
     progress.finish(reached, status);
@@ -1053,6 +1163,9 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
     meta["time"] = time_breakdown_json(result.run.time, result.wall_ns);
     meta["error"] = error;
     write_json_after_failure(result.json_path, meta);
+    if (dynamic_cast<const ContinuationMismatch*>(&e) != nullptr) {
+      throw checkpoint::CheckpointError(fmt::format("{}: {}", options.checkpoint_path, e.what()));
+    }
     throw;
   }
   finish("completed");

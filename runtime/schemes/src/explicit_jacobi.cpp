@@ -65,6 +65,35 @@ void ExplicitJacobi::concluded(bool accepted) {
   if (accepted && rates_) rates_->push(t_next_, rates_next_);
 }
 
+std::vector<std::vector<double>> ExplicitJacobi::export_state() const {
+  std::vector<std::vector<double>> state;
+  if (!rates_) return state;
+  state.emplace_back();
+  for (std::size_t i = 0; i < rates_->size(); ++i) {
+    state.front().push_back(rates_->time(i));
+    const auto values = rates_->values(i);
+    state.emplace_back(values.begin(), values.end());
+  }
+  return state;
+}
+
+void ExplicitJacobi::import_state(const std::vector<std::vector<double>>& state) {
+  if (!rates_) {
+    MacroStepScheme::import_state(state);
+    return;
+  }
+  if (state.empty() || state.front().empty() || state.size() != state.front().size() + 1) {
+    throw std::invalid_argument("explicit scheme state: the rate history is malformed");
+  }
+  rates_->clear();
+  for (std::size_t i = 0; i + 1 < state.size(); ++i) {
+    if (state[i + 1].size() != rates_->channels()) {
+      throw std::invalid_argument("explicit scheme state: a rate point of the wrong size");
+    }
+    rates_->push(state.front()[i], state[i + 1]);  // throws for times out of order
+  }
+}
+
 AttemptResult ExplicitJacobi::attempt(const control::StepPlan& plan,
                                       const coupling::CouplingHistory& hist, PassRunner& runner) {
   using control::Estimator;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "macrostep/control/error_constants.hpp"
 #include "macrostep/control/estimators.hpp"
@@ -306,6 +307,19 @@ std::unique_ptr<MacroStepScheme> make_scheme(const SchemeOptions& options) {
   if (options.gauss_seidel) return std::make_unique<GaussSeidel>();
   if (!options.corrector) return std::make_unique<ExplicitJacobi>();
   return std::make_unique<IterativeScheme>(*options.corrector);
+}
+
+std::vector<std::vector<double>> IterativeScheme::export_state() const {
+  return {correction_};
+}
+
+void IterativeScheme::import_state(const std::vector<std::vector<double>>& state) {
+  if (state.size() != 1 || (!state[0].empty() && state[0].size() != s_.size())) {
+    throw std::invalid_argument("iterative scheme state: expected one correction of " +
+                                std::to_string(s_.size()) + " values");
+  }
+  correction_ = state[0];
+  pending_correction_.clear();
 }
 
 }  // namespace macrostep::schemes

@@ -41,6 +41,13 @@ double SchemeResult::mean_h() const {
   return steps.accepted > 0 ? end_time / static_cast<double>(steps.accepted) : 0.0;
 }
 
+void MacroStepScheme::import_state(const std::vector<std::vector<double>>& state) {
+  if (!state.empty()) {
+    throw std::invalid_argument(
+        fmt::format("scheme state of {} arrays for a scheme that keeps none", state.size()));
+  }
+}
+
 bool needs_rollback(const SchemeOptions& options) {
   return options.control.mode == control::StepSizeMode::kVariable ||
          control::comparison_runs(options.control.estimator) > 0 || options.corrector.has_value() ||
@@ -120,12 +127,25 @@ void finalize(const control::MacroStepController& ctl, executors::Executor& exec
   result.time.total_ns = now_ns() - t_run0;
 }
 
+// A new controller at t_start, or the one a continuation exported.
+control::MacroStepController start_controller(const control::MacroStepOptions& options,
+                                              std::span<const double> u0,
+                                              const Continuation& continuation) {
+  if (continuation.controller_state == nullptr) return control::MacroStepController(options, u0);
+  try {
+    return control::MacroStepController::import_state(options, *continuation.controller_state,
+                                                      u0.size());
+  } catch (const std::exception& e) {
+    throw ContinuationMismatch(fmt::format("the controller state does not fit: {}", e.what()));
+  }
+}
+
 }  // namespace
 
 void run_scheme(const system::CoupledSystem& system, executors::Executor& executor,
                 MacroStepScheme& scheme, const SchemeOptions& options,
                 const AcceptedObserver& on_accepted, const ProgressObserver& on_progress,
-                SchemeResult& result) {
+                SchemeResult& result, const Continuation& continuation) {
   if (system.subsystem_count() < 2 || system.coupling_count() == 0) {
     throw std::invalid_argument("co-simulation needs at least two coupled subsystems");
   }
@@ -144,7 +164,12 @@ void run_scheme(const system::CoupledSystem& system, executors::Executor& execut
     copts.history_capacity =
         std::max(copts.history_capacity, static_cast<std::size_t>(options.least_squares_points));
   }
-  control::MacroStepController ctl(copts, u0);
+  control::MacroStepController ctl = start_controller(copts, u0, continuation);
+  try {
+    if (continuation.scheme_state != nullptr) scheme.import_state(*continuation.scheme_state);
+  } catch (const std::exception& e) {
+    throw ContinuationMismatch(fmt::format("the scheme state does not fit: {}", e.what()));
+  }
 
   result = SchemeResult{};
   result.subsystem_solver_ns.assign(ns, 0.0);
@@ -152,7 +177,7 @@ void run_scheme(const system::CoupledSystem& system, executors::Executor& execut
   // exception (a failed run's metadata still reports them).
   PassRunner runner(executor, result, ns);
   try {
-    {
+    if (continuation.controller_state == nullptr) {
       std::vector<std::vector<double>> outputs;
       initial_outputs(system, u0, outputs);
       const auto t0 = now_ns();
@@ -193,6 +218,7 @@ void run_scheme(const system::CoupledSystem& system, executors::Executor& execut
           ctl.complete(so);
           scheme.concluded(false);
           if (on_progress) on_progress(plan, false);
+          if (continuation.between_steps) continuation.between_steps(ctl, scheme);
           continue;
         }
         so.estimate = a.estimate;
@@ -212,6 +238,7 @@ void run_scheme(const system::CoupledSystem& system, executors::Executor& execut
           executor.reject();
         }
         if (on_progress) on_progress(plan, verdict.accepted);
+        if (continuation.between_steps) continuation.between_steps(ctl, scheme);
       }
     } catch (const control::StepSizeUnderflow&) {
       // H shrank to nothing because a subsystem kept failing: that failure is the cause.

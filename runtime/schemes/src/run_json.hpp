@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "macrostep/checkpoint/checkpoint.hpp"
 #include "macrostep/config/run_config.hpp"
 #include "macrostep/ida/integrator.hpp"
 #include "macrostep/output/csv.hpp"
@@ -63,10 +64,13 @@ inline bool same_file(const std::string& a, const std::string& b) {
 // not), and the metadata path beside it. Opens the CSV with `columns` into `csv`. Throws
 // SetupError, before anything is written, if the name ends in .json, either file would
 // overwrite the configuration, the metadata cannot be created, or the CSV cannot be created.
+// With `resume`, the CSV is continued at its output position instead (CsvWriter::
+// continue_file; checkpoint::CheckpointError if it does not fit).
 inline void open_result_files(const config::RunConfig& config, bool reference,
                               const std::string& output_file,
                               const std::vector<std::string>& columns, std::string& csv_path,
-                              std::string& json_path, std::optional<output::CsvWriter>& csv) {
+                              std::string& json_path, std::optional<output::CsvWriter>& csv,
+                              const checkpoint::Checkpoint* resume = nullptr) {
   csv_path = output_file.empty() ? config::default_output_file(config, reference) : output_file;
   json_path = output::metadata_path(csv_path);
   if (json_path == csv_path) {
@@ -83,7 +87,17 @@ inline void open_result_files(const config::RunConfig& config, bool reference,
   try {
     output::check_destination(csv_path, "the result");
     output::check_destination(json_path, "the run's metadata");
-    csv.emplace(csv_path, columns);
+    if (resume == nullptr) {
+      csv.emplace(csv_path, columns);
+    } else {
+      try {
+        csv.emplace(output::CsvWriter::continue_file(csv_path, columns, resume->csv_bytes,
+                                                     resume->csv_rows));
+      } catch (const output::OutputError& e) {
+        throw checkpoint::CheckpointError(
+            fmt::format("the checkpoint's result file does not fit it: {}", e.what()));
+      }
+    }
   } catch (const output::OutputError& e) {
     throw SetupError(e.what());
   }

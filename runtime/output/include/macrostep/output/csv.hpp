@@ -27,6 +27,13 @@ class CsvWriter {
   // unquoted). Throws OutputError if the file cannot be opened, std::invalid_argument for a bad
   // name.
   CsvWriter(std::string path, std::vector<std::string> columns);
+  // Continues a file this writer wrote (a resumed checkpoint): `path` must exist, start with
+  // the header of `columns` and hold at least `bytes` bytes; it is cut to `bytes` (the header
+  // and `rows` complete rows) and further rows are appended. Throws OutputError naming the file
+  // and what does not fit.
+  static CsvWriter continue_file(std::string path, std::vector<std::string> columns,
+                                 std::uint64_t bytes, std::size_t rows);
+  CsvWriter(CsvWriter&& other) noexcept;
   // Closes the file; errors at this point are swallowed (call close() to see them).
   ~CsvWriter();
   CsvWriter(const CsvWriter&) = delete;
@@ -46,12 +53,18 @@ class CsvWriter {
   const std::string& path() const { return path_; }
   const std::vector<std::string>& columns() const { return columns_; }
   std::size_t rows() const { return rows_; }
+  // The length of the file: the header and the complete rows (a checkpoint's output position).
+  std::uint64_t bytes() const { return bytes_; }
 
  private:
   std::string path_;
   std::vector<std::string> columns_;
   // Writes `text` completely or throws OutputError, leaving the file at bytes_.
   void append(std::string_view text);
+  std::string header() const;
+  // Checks the column names (std::invalid_argument).
+  void check_columns() const;
+  CsvWriter(std::string path, std::vector<std::string> columns, int fd);
 
   int fd_ = -1;
   std::uint64_t bytes_ = 0;  // length of the file: the header and the complete rows

@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "macrostep/checkpoint/checkpoint.hpp"
 #include "macrostep/config/run_config.hpp"
 #include "macrostep/control/order.hpp"
 #include "macrostep/executors/in_process_executor.hpp"
@@ -66,6 +67,18 @@ struct CosimOptions {
   MonolithicOptions::Progress progress = MonolithicOptions::Progress::kAuto;
   std::string command_line;        // recorded in the metadata
   const StopFlag* stop = nullptr;  // interrupt.hpp: checked after every macro step
+  // Checkpoints (issue 12; checkpoint/checkpoint.hpp): --checkpoint-every writes one every so
+  // many seconds or accepted macro steps, and a final one when `stop` is set, to
+  // checkpoint_path (--checkpoint; empty: checkpoint::default_path of the CSV). Unset: none.
+  std::optional<checkpoint::Interval> checkpoint_every;
+  std::string checkpoint_path;
+  std::vector<std::string> arguments;  // the words after `macrostep run`, kept in checkpoints
+  // `macrostep resume`: continue this checkpoint (read from checkpoint_path; `config` is its
+  // configuration, the options its arguments with output_file = resume->csv_path). The CSV is
+  // cut to the checkpoint's output position and continued; the result is bit-identical to the
+  // run that wrote it continuing undisturbed. A checkpoint that does not fit its configuration
+  // or its CSV throws checkpoint::CheckpointError before any step.
+  const checkpoint::Checkpoint* resume = nullptr;
 };
 
 // Everything a run needs, after overrides and checks.

@@ -27,6 +27,10 @@ class ExplicitJacobi final : public MacroStepScheme {
   AttemptResult attempt(const control::StepPlan& plan, const coupling::CouplingHistory& history,
                         PassRunner& runner) override;
   void concluded(bool accepted) override;
+  // The rates u̇ kept beside the history (only for approximations that use rates): the times of
+  // the points, then one array of values per point, oldest first. Empty otherwise.
+  std::vector<std::vector<double>> export_state() const override;
+  void import_state(const std::vector<std::vector<double>>& state) override;
 
  private:
   const system::CoupledSystem* system_ = nullptr;

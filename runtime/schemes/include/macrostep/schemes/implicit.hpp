@@ -52,6 +52,12 @@ class IterativeScheme final : public MacroStepScheme {
                         PassRunner& runner) override;
   // An accepted attempt's correction |u_{N+1} − u^pre| becomes the next Δ^0 (METHODS §4.2).
   void concluded(bool accepted) override;
+  // Δ^0 of the next step: one array, the last accepted correction |u_N − u_N^pre| (empty before
+  // the first accepted step). A reused Jacobian (jacobian = reuse) and the secant history
+  // (quasi-newton) are not part of it: with those, an imported scheme does not continue
+  // bit-identically (checkpoints refuse them).
+  std::vector<std::vector<double>> export_state() const override;
+  void import_state(const std::vector<std::vector<double>>& state) override;
 
  private:
   enum class Test : std::uint8_t { kIterates, kOutputs };

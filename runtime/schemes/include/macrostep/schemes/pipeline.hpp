@@ -177,6 +177,13 @@ class PassRunner {
   std::int64_t executor_ns_ = 0;
 };
 
+// The state given in a Continuation does not fit the run (a checkpoint of another
+// configuration): thrown by run_scheme before any step.
+class ContinuationMismatch : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
 // A co-simulation scheme: what happens in one attempt of a planned macro step.
 class MacroStepScheme {
  public:
@@ -191,6 +198,26 @@ class MacroStepScheme {
   // After every attempt, the controller's verdict on it (a subsystem failure is a rejection):
   // for schemes that carry information from an accepted step to the next one.
   virtual void concluded(bool accepted) { (void)accepted; }
+  // Checkpoints (issue 12): what the scheme carries from one macro step to the next, as arrays
+  // of doubles (each scheme documents its layout), between macro steps after start(). A scheme
+  // started with the same system and options that imports them continues bit-identically.
+  // import_state throws std::invalid_argument for arrays that do not fit. Default: no state.
+  virtual std::vector<std::vector<double>> export_state() const { return {}; }
+  virtual void import_state(const std::vector<std::vector<double>>& state);
+};
+
+// A run that continues a checkpoint, and the hook that writes them (issue 12).
+struct Continuation {
+  // Non-null: continue from this exported controller (control::MacroStepController::
+  // export_state) and scheme state instead of starting at t_start; the executor must hold every
+  // subsystem's workspace of the same macro point. The initial point is not observed again.
+  const std::vector<std::byte>* controller_state = nullptr;
+  const std::vector<std::vector<double>>* scheme_state = nullptr;
+  // Called after every attempt once its verdict is applied (executor accepted or rejected,
+  // observers called): the run is between macro steps, where export_state of the controller,
+  // the scheme and the executor describe one consistent macro point. May throw to stop the
+  // run (a requested interrupt).
+  std::function<void(const control::MacroStepController&, const MacroStepScheme&)> between_steps;
 };
 
 // Runs the co-simulation from options.control.t_start to t_end with `scheme`. The executor must
@@ -199,9 +226,12 @@ class MacroStepScheme {
 // sense, SubsystemFailure, control::StepSizeUnderflow. `result` is filled in place: when the
 // run stops with an exception it holds the statistics and time breakdown up to the last attempt
 // (end_time = the last accepted macro point), so that a failed run's metadata can report them.
+// `continuation` (optional) resumes a checkpoint and observes the points between macro steps;
+// an exported state that does not fit throws std::invalid_argument or std::runtime_error
+// before any step.
 void run_scheme(const system::CoupledSystem& system, executors::Executor& executor,
                 MacroStepScheme& scheme, const SchemeOptions& options,
                 const AcceptedObserver& on_accepted, const ProgressObserver& on_progress,
-                SchemeResult& result);
+                SchemeResult& result, const Continuation& continuation = {});
 
 }  // namespace macrostep::schemes

@@ -1,0 +1,82 @@
+// Co-simulation checkpoints (issue 12): one file that holds the complete state of a run between
+// two macro steps, so that `macrostep resume CHECKPOINT` continues it and writes the same CSV
+// bytes as a run that was never interrupted (DESIGN.md contracts 1, 2).
+//
+// Contents (ipc/schema/checkpoint.capnp): the configuration text and the `run` arguments (resume
+// needs nothing else), the output position (CSV byte offset and rows; resume cuts the CSV there
+// and appends), the newest result row, the driver's step counters, the macro-step controller
+// (control::MacroStepController::export_state), the scheme's arrays
+// (schemes::MacroStepScheme::export_state) and every subsystem's accepted IDA workspace
+// (executors::Executor::export_state). The values are filled by the run driver
+// (schemes/cosimulation.hpp); this library only writes and reads them.
+//
+// Writing is atomic: a temporary file beside the target ("<path>.tmp"), fsync, rename over the
+// target, fsync of the directory. A reader therefore sees the previous checkpoint or the new
+// one, never a mix, whatever kills the writer. Reading checks a frame (magic, format version, a
+// hash of the body) before it reads anything else.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace macrostep::checkpoint {
+
+// Changes with any change of meaning of the file; read() accepts only this one.
+inline constexpr std::uint32_t kFormatVersion = 1;
+// "MSTEPCKP" read as a little-endian 64-bit number: what marks a checkpoint file.
+inline constexpr std::uint64_t kMagic = 0x504b434550545344ULL;
+
+struct Checkpoint {
+  std::string config_path;  // absolute
+  std::string config_text;
+  std::vector<std::string> arguments;  // the words after `macrostep run`
+  std::string csv_path;                // absolute
+  std::uint64_t csv_bytes = 0;
+  std::uint64_t csv_rows = 0;
+  std::vector<double> last_row;  // the result row of the newest accepted point
+  double last_row_time = 0.0;
+  bool last_row_pending = false;  // not in the CSV yet
+  double time = 0.0;              // T_N
+  std::uint64_t accepted_steps = 0;
+  std::uint64_t rejected_steps = 0;
+  std::vector<std::uint64_t> accepted_by_kappa;
+  std::vector<double> time_by_kappa;
+  std::vector<std::byte> controller;
+  std::vector<std::vector<double>> scheme;
+  std::vector<std::vector<std::byte>> subsystems;
+};
+
+// A checkpoint that cannot be used: missing, unreadable, truncated, corrupted, of another format
+// version, or (thrown by the run driver) not fitting its own configuration or result file. The
+// message names the file and the reason; `macrostep resume` exits with status 2.
+class CheckpointError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Writes `c` to `path` atomically (see above). Throws std::runtime_error naming the path and
+// the system's reason; the previous checkpoint at `path`, if any, is then left as it was.
+void write(const std::string& path, const Checkpoint& c);
+
+// The serialized file as write() produces it (tests build damaged files from it).
+std::vector<std::byte> encode(const Checkpoint& c);
+
+// Reads and checks the file. Throws CheckpointError.
+Checkpoint read(const std::string& path);
+
+// --checkpoint-every: "30" or "30s" (seconds of wall time, > 0; fractions allowed) or "500steps"
+// (accepted macro steps, an integer >= 1). Throws std::invalid_argument naming the syntax.
+struct Interval {
+  double seconds = 0.0;     // > 0: by wall time
+  std::uint64_t steps = 0;  // > 0: by accepted macro steps
+};
+Interval parse_interval(const std::string& text);
+
+// The default checkpoint beside a result file: "out.csv" -> "out.ckpt" (other names get
+// ".ckpt" appended).
+std::string default_path(const std::string& csv_path);
+
+}  // namespace macrostep::checkpoint

@@ -1,0 +1,98 @@
+// The checkpoints of a co-simulation run (run_checkpoints.hpp).
+#include "run_checkpoints.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+#include <system_error>
+
+namespace macrostep::schemes {
+
+StateFiles::StateFiles(const std::string& checkpoint_path)
+    : directory_(checkpoint_path + ".states") {
+  std::error_code error;
+  std::filesystem::create_directory(directory_, error);
+  if (error) {
+    throw std::runtime_error(fmt::format("cannot create the directory {} for checkpoint states: {}",
+                                         directory_, error.message()));
+  }
+}
+
+StateFiles::~StateFiles() {
+  std::error_code ignored;
+  std::filesystem::remove_all(directory_, ignored);
+}
+
+std::string StateFiles::path(std::size_t subsystem) const {
+  return fmt::format("{}/subsystem-{}.state", directory_, subsystem + 1);
+}
+
+RunCheckpoints::RunCheckpoints(std::string path, checkpoint::Interval every,
+                               std::uint64_t accepted_so_far)
+    : path_(std::move(path)),
+      every_(every),
+      last_accepted_(accepted_so_far),
+      last_time_(std::chrono::steady_clock::now()),
+      files_(path_) {}
+
+bool RunCheckpoints::due(std::uint64_t accepted, bool stopping) const {
+  if (stopping) return true;
+  if (every_.steps > 0) return accepted >= last_accepted_ + every_.steps;
+  const std::chrono::duration<double> since = std::chrono::steady_clock::now() - last_time_;
+  return since.count() >= every_.seconds;
+}
+
+void RunCheckpoints::write(checkpoint::Checkpoint& c, std::uint64_t accepted,
+                           const control::MacroStepController& controller,
+                           const MacroStepScheme& scheme, executors::Executor& executor) {
+  c.controller = controller.export_state();
+  c.scheme = scheme.export_state();
+  c.subsystems.resize(executor.subsystem_count());
+  for (std::size_t i = 0; i < executor.subsystem_count(); ++i) {
+    const std::string file = files_.path(i);
+    executor.export_state(i, file);
+    std::ifstream in(file, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+    if (!in.good() && !in.eof()) {
+      throw std::runtime_error(
+          fmt::format("checkpoint {}: cannot read the state of subsystem {}", path_, i + 1));
+    }
+    in.close();
+    std::filesystem::remove(file);  // nothing of the state stays in $TMPDIR between checkpoints
+    const auto* p = reinterpret_cast<const std::byte*>(bytes.data());
+    c.subsystems[i].assign(p, p + bytes.size());
+  }
+  checkpoint::write(path_, c);
+  last_accepted_ = accepted;
+  last_time_ = std::chrono::steady_clock::now();
+}
+
+void restore_subsystems(const checkpoint::Checkpoint& c, const std::string& checkpoint_path,
+                        executors::Executor& executor) {
+  if (c.subsystems.size() != executor.subsystem_count()) {
+    throw checkpoint::CheckpointError(
+        fmt::format("{}: the checkpoint holds {} subsystems, its configuration has {}",
+                    checkpoint_path, c.subsystems.size(), executor.subsystem_count()));
+  }
+  const StateFiles files(checkpoint_path + ".resume");  // beside the writer's own
+  for (std::size_t i = 0; i < c.subsystems.size(); ++i) {
+    const std::string file = files.path(i);
+    std::ofstream(file, std::ios::binary)
+        .write(reinterpret_cast<const char*>(c.subsystems[i].data()),
+               static_cast<std::streamsize>(c.subsystems[i].size()));
+    try {
+      executor.import_state(i, file);
+    } catch (const std::exception& e) {
+      throw checkpoint::CheckpointError(
+          fmt::format("{}: the state of subsystem {} does not fit its configuration: {}",
+                      checkpoint_path, i + 1, e.what()));
+    }
+  }
+}
+
+}  // namespace macrostep::schemes

@@ -1,0 +1,60 @@
+// The checkpoints of a co-simulation run (issue 12; checkpoint/checkpoint.hpp): when they are
+// due, how the executor's subsystem workspaces get into and out of them. Private to the
+// schemes library; run_cosimulation (cosimulation.cpp) fills the driver's part.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "macrostep/checkpoint/checkpoint.hpp"
+#include "macrostep/control/macro_step_controller.hpp"
+#include "macrostep/executors/executor.hpp"
+#include "macrostep/schemes/pipeline.hpp"
+
+namespace macrostep::schemes {
+
+// The directory for the executor's state files (Executor::export_state and import_state go
+// through files): "<checkpoint>.states", created if missing, removed with the object. A fixed
+// name beside the checkpoint, so that a run killed with SIGKILL leaves nothing that the next run
+// or resume of the same checkpoint does not reuse and remove.
+class StateFiles {
+ public:
+  explicit StateFiles(const std::string& checkpoint_path);
+  ~StateFiles();
+  StateFiles(const StateFiles&) = delete;
+  StateFiles& operator=(const StateFiles&) = delete;
+  std::string path(std::size_t subsystem) const;
+
+ private:
+  std::string directory_;
+};
+
+// Writes checkpoints to `path` every `every` (seconds of wall time or accepted macro steps).
+class RunCheckpoints {
+ public:
+  RunCheckpoints(std::string path, checkpoint::Interval every, std::uint64_t accepted_so_far);
+  // Whether one is due after `accepted` macro steps; `stopping`: a final one (a signal).
+  bool due(std::uint64_t accepted, bool stopping) const;
+  // Completes `c` (the driver's part filled in) with the controller, the scheme and every
+  // subsystem's workspace, and writes it atomically. Throws std::runtime_error.
+  void write(checkpoint::Checkpoint& c, std::uint64_t accepted,
+             const control::MacroStepController& controller, const MacroStepScheme& scheme,
+             executors::Executor& executor);
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  checkpoint::Interval every_;
+  std::uint64_t last_accepted_;
+  std::chrono::steady_clock::time_point last_time_;
+  StateFiles files_;
+};
+
+// Gives every subsystem of `executor` its workspace from `c`. Throws checkpoint::CheckpointError
+// (naming `checkpoint_path`) when they do not fit the executor's subsystems (a checkpoint of
+// another configuration).
+void restore_subsystems(const checkpoint::Checkpoint& c, const std::string& checkpoint_path,
+                        executors::Executor& executor);
+
+}  // namespace macrostep::schemes

@@ -1,0 +1,260 @@
+// Checkpoint / resume end to end (issue 12): `macrostep run --checkpoint-every` killed with
+// SIGKILL at a random macro step, or stopped with SIGTERM, then `macrostep resume`; the CSV must
+// be byte-identical to an uninterrupted run's (DESIGN.md contracts 1, 2: the exported IDA
+// workspaces and controller state continue bit-identically). And the refusals of checkpoints
+// that cannot be used (exit 2, one clear message).
+#include <capnp/message.h>
+#include <capnp/serialize.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "binary_fixture.hpp"
+#include "macrostep/checkpoint/checkpoint.hpp"
+#include "macrostep/ipc/capnp_bytes.hpp"
+#include "macrostep/ipc/schema/checkpoint.capnp.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using macrostep::testing::Outcome;
+
+class Checkpoint : public macrostep::testing::BinaryTest {
+ protected:
+  // Starts `macrostep <args...>` in the test directory, output to run.out / run.err.
+  pid_t start(const std::vector<std::string>& args) const {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      if (::chdir(dir_.c_str()) != 0) ::_exit(120);
+      if (!std::freopen("run.out", "w", stdout) || !std::freopen("run.err", "w", stderr)) {
+        ::_exit(121);
+      }
+      std::vector<char*> argv{const_cast<char*>(MACROSTEP_BINARY)};
+      for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+      argv.push_back(nullptr);
+      ::execv(MACROSTEP_BINARY, argv.data());
+      ::_exit(127);
+    }
+    return pid;
+  }
+  std::size_t lines(const std::string& name) const {
+    const std::string text = read_file(name);
+    return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+  }
+  // Runs `args` (a `run` with --checkpoint-every) and sends `signal` once the CSV holds `rows`
+  // rows and a checkpoint exists; returns the exit status (-signal when killed), or 0 when the
+  // run ended first.
+  int interrupt_at(const std::vector<std::string>& args, std::size_t rows, int signal,
+                   const std::string& csv, const std::string& ckpt) const {
+    const pid_t pid = start(args);
+    int status = 0;
+    while (::waitpid(pid, &status, WNOHANG) == 0) {
+      if (lines(csv) > rows && fs::exists(path(ckpt))) {
+        ::kill(pid, signal);
+        EXPECT_EQ(::waitpid(pid, &status, 0), pid);
+        return WIFSIGNALED(status) ? -WTERMSIG(status) : WEXITSTATUS(status);
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    return WIFSIGNALED(status) ? -WTERMSIG(status) : WEXITSTATUS(status);
+  }
+
+  // The uninterrupted run, then the same run killed with SIGKILL at a random row and resumed:
+  // the CSVs are byte-identical. `extra`: the scheme and executor options.
+  void kill_and_resume(const std::vector<std::string>& extra) {
+    write_file("chain.toml", kChain);
+    std::vector<std::string> whole = {"run", "chain.toml", "--output", "whole.csv"};
+    whole.insert(whole.end(), extra.begin(), extra.end());
+    const Outcome o = macrostep(join(whole));
+    ASSERT_EQ(o.status, 0) << o.err;
+    const std::string expected = read_file("whole.csv");
+    const std::size_t total = lines("whole.csv");
+    ASSERT_GT(total, 50u);
+
+    std::vector<std::string> run = {"run",     "chain.toml",         "--output",
+                                    "cut.csv", "--checkpoint-every", "7steps"};
+    run.insert(run.end(), extra.begin(), extra.end());
+    std::mt19937 random(std::random_device{}());
+    int status = 0;
+    std::size_t row = 0;
+    for (int attempt = 0; attempt < 5; ++attempt) {  // a run that ends first is tried again
+      row = std::uniform_int_distribution<std::size_t>(total / 5, 4 * total / 5)(random);
+      fs::remove(path("cut.ckpt"));
+      status = interrupt_at(run, row, SIGKILL, "cut.csv", "cut.ckpt");
+      if (status == -SIGKILL) break;
+    }
+    SCOPED_TRACE("killed after row " + std::to_string(row) + " of " + std::to_string(total));
+    ASSERT_EQ(status, -SIGKILL) << read_file("run.err");
+    const Outcome resumed = macrostep("resume cut.ckpt");
+    ASSERT_EQ(resumed.status, 0) << resumed.err;
+    EXPECT_NE(resumed.out.find("resuming "), std::string::npos) << resumed.out;
+    EXPECT_TRUE(read_file("cut.csv") == expected) << "the resumed CSV differs";
+  }
+
+  static std::string join(const std::vector<std::string>& words) {
+    std::string s;
+    for (const auto& w : words) s += (s.empty() ? "" : " ") + w;
+    return s;
+  }
+
+  // A checkpoint of the test chain, stopped early by SIGTERM (the final checkpoint).
+  void make_checkpoint() {
+    write_file("chain.toml", kChain);
+    const int status = interrupt_at({"run", "chain.toml", "--output", "r.csv", "--executor",
+                                     "inprocess", "--checkpoint-every", "1000steps"},
+                                    20, SIGTERM, "r.csv", "r.csv");
+    ASSERT_EQ(status, 128 + SIGTERM) << read_file("run.err");
+    ASSERT_TRUE(fs::exists(path("r.ckpt")));
+  }
+
+  // 10 masses, 2 subsystems, 0.1 s: several hundred controlled macro steps.
+  static inline const std::string kChain = R"([model]
+masses = 10
+seed = 3
+mass = 1.0
+x0 = {uniform = [-1.0e-3, 1.0e-3]}
+v0 = {uniform = [-0.1, 0.1]}
+[model.element]
+c = 1.0e6
+d = 10.0
+C = 1.0e10
+[[model.force]]
+type = "harmonic"
+all = true
+amplitude = {uniform = [1.0e1, 1.0e2]}
+omega = {uniform = [1.0e2, 1.0e3]}
+[partition]
+subsystems = 2
+[simulation]
+end_time = 0.1
+output_interval = 1.0e-4
+[cosim]
+rtol = 1.0e-5
+threads = 1
+)";
+};
+
+// Issue 12's check: SIGKILL of the master at a random macro step, explicit Jacobi (exMD, order
+// control) on worker processes; the resumed CSV equals the uninterrupted one byte for byte.
+TEST_F(Checkpoint, ResumeAfterSigkillIsBitIdenticalExplicitProcesses) {
+  kill_and_resume({"--executor", "processes"});
+}
+
+// The same with the implicit scheme (fd Jacobian, imMD; the corrector's Δ⁰ travels in the
+// checkpoint) on the in-process executor.
+TEST_F(Checkpoint, ResumeAfterSigkillIsBitIdenticalImplicitInProcess) {
+  kill_and_resume({"--executor", "inprocess", "--scheme", "implicit"});
+}
+
+// SIGTERM writes a final checkpoint and complete outputs (CSV rows, JSON "interrupted", exit
+// 143); resume finishes the run with the uninterrupted run's bytes, and its JSON continues the
+// step counts.
+TEST_F(Checkpoint, SigtermWritesAFinalCheckpointAndResumeFinishesIdentically) {
+  write_file("chain.toml", kChain);
+  ASSERT_EQ(macrostep("run chain.toml --executor inprocess --output whole.csv").status, 0);
+  make_checkpoint();
+  const auto meta = nlohmann::json::parse(read_file("r.json"));
+  EXPECT_EQ(meta.at("status"), "interrupted");
+  EXPECT_EQ(meta.at("error").at("signal"), "SIGTERM");
+  const std::string cut = read_file("r.csv");
+  ASSERT_FALSE(cut.empty());
+  EXPECT_EQ(cut.back(), '\n');
+  EXPECT_EQ(read_file("whole.csv").rfind(cut, 0), 0u) << "the interrupted CSV is not a prefix";
+
+  const Outcome resumed = macrostep("resume r.ckpt");
+  ASSERT_EQ(resumed.status, 0) << resumed.err;
+  EXPECT_TRUE(read_file("r.csv") == read_file("whole.csv"));
+  const auto done = nlohmann::json::parse(read_file("r.json"));
+  const auto whole = nlohmann::json::parse(read_file("whole.json"));
+  EXPECT_EQ(done.at("status"), "completed");
+  EXPECT_EQ(done.at("statistics").at("macro_steps"), whole.at("statistics").at("macro_steps"));
+  EXPECT_EQ(done.at("statistics").at("rejected"), whole.at("statistics").at("rejected"));
+}
+
+// Truncated, corrupted, foreign-version and non-checkpoint files: exit 2, one line naming the
+// file and the reason, nothing run.
+TEST_F(Checkpoint, DamagedCheckpointsAreRefused) {
+  make_checkpoint();
+  const std::string good = read_file("r.ckpt");
+  const auto refused = [&](const std::string& name, const std::string& bytes,
+                           const std::string& reason) {
+    std::ofstream(path(name), std::ios::binary) << bytes;
+    const Outcome o = macrostep("resume " + name);
+    EXPECT_EQ(o.status, 2) << name << ": " << o.err;
+    EXPECT_NE(o.err.find(name + ": not a usable checkpoint: "), std::string::npos) << o.err;
+    EXPECT_NE(o.err.find(reason), std::string::npos) << o.err;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+  };
+  refused("truncated.ckpt", good.substr(0, good.size() / 2), "malformed or truncated");
+  refused("odd.ckpt", good.substr(0, good.size() - 3), "truncated");
+  std::string corrupted = good;
+  corrupted[corrupted.size() * 2 / 3] ^= 0x10;
+  refused("corrupted.ckpt", corrupted, "its contents do not match their hash (corrupted)");
+  refused("empty.ckpt", "", "0 bytes: empty or truncated");
+  refused("csv.ckpt", read_file("r.csv").substr(0, 64), "");
+
+  // Another format version: the frame rewritten with version 2.
+  std::vector<capnp::word> words((good.size() + 7) / 8);
+  std::memcpy(words.data(), good.data(), good.size());
+  capnp::FlatArrayMessageReader reader(kj::arrayPtr(words.data(), words.size()));
+  capnp::MallocMessageBuilder builder;
+  builder.setRoot(reader.getRoot<macrostep::ipc::schema::CheckpointFile>());
+  builder.getRoot<macrostep::ipc::schema::CheckpointFile>().setFormatVersion(2);
+  const auto bytes = macrostep::ipc::to_flat_bytes(builder);
+  refused("version.ckpt", std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+          "format version 2, this build reads version 1");
+  EXPECT_EQ(macrostep("resume missing.ckpt").status, 2);
+}
+
+// A checkpoint whose states belong to another configuration (its text replaced by a chain of 12
+// masses with the same result columns), or whose result file was replaced: refused with exit 2
+// before any step.
+TEST_F(Checkpoint, ForeignConfigurationOrResultIsRefused) {
+  make_checkpoint();
+  auto c = macrostep::checkpoint::read(path("r.ckpt"));
+  const std::string text = c.config_text;
+  // The same columns (coupling bodies 5 and 6), a second subsystem of 7 masses instead of 5.
+  c.config_text.replace(c.config_text.find("masses = 10"), 11, "masses = 12");
+  c.config_text.replace(c.config_text.find("subsystems = 2"), 14, "sizes = [5, 7]");
+  macrostep::checkpoint::write(path("foreign.ckpt"), c);
+  const Outcome foreign = macrostep("resume foreign.ckpt");
+  EXPECT_EQ(foreign.status, 2) << foreign.err;
+  EXPECT_NE(foreign.err.find("does not fit its configuration"), std::string::npos) << foreign.err;
+
+  c.config_text = text;
+  macrostep::checkpoint::write(path("ok.ckpt"), c);
+  write_file("r.csv", "time,other\n1,2\n");
+  const Outcome csv = macrostep("resume ok.ckpt");
+  EXPECT_EQ(csv.status, 2) << csv.err;
+  EXPECT_NE(csv.err.find("the checkpoint's result file does not fit it"), std::string::npos)
+      << csv.err;
+}
+
+// Options that a checkpoint cannot carry, and bad --checkpoint-every values: exit 2 up front.
+TEST_F(Checkpoint, UnsupportedCombinationsAreRefused) {
+  write_file("chain.toml", kChain);
+  for (const std::string args :
+       {"--checkpoint-every 0", "--checkpoint-every 5x", "--checkpoint-every 0steps",
+        "--checkpoint-every -1s", "--checkpoint x.ckpt",
+        "--checkpoint-every 5 --jump-handling shift",
+        "--checkpoint-every 5 --scheme implicit --jacobian reuse",
+        "--checkpoint-every 5 --output r.csv --checkpoint r.csv"}) {
+    const Outcome o = macrostep("run chain.toml " + args);
+    EXPECT_EQ(o.status, 2) << args << ": " << o.err;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+  }
+  EXPECT_EQ(macrostep("run chain.toml --monolithic --checkpoint-every 5").status, 2);
+}
+
+}  // namespace
