@@ -11,8 +11,11 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -33,6 +36,10 @@
 #include "macrostep/schemes/explicit_jacobi.hpp"
 #include "macrostep/schemes/monolithic.hpp"
 #include "macrostep/worker/worker.hpp"
+#ifdef MACROSTEP_MPI_BRIDGE
+#include "macrostep/executors/mpi_executor.hpp"
+#include "macrostep/ipc/mpi_world.hpp"
+#endif
 
 namespace {
 
@@ -191,13 +198,16 @@ macrostep::config::OrderSetting parse_order(const std::string& text) {
 void check_executor(const std::string& executor) {
   if (executor == "inprocess" || executor == "processes") return;
   if (executor == "mpi") {
-    throw UsageError(fmt::format(
-        "--executor {} is not built yet; the executors so far are inprocess and processes",
-        executor));
+#ifdef MACROSTEP_MPI_BRIDGE
+    return;
+#else
+    throw UsageError(
+        "--executor mpi: this macrostep is built without the MPI bridge (MPI was not found, or "
+        "MACROSTEP_WITH_MPI=OFF); install libopenmpi-dev and rebuild");
+#endif
   }
   throw UsageError(fmt::format(
-      "--executor '{}' is not an executor; allowed: inprocess, processes (built), mpi (not built "
-      "yet)",
+      "--executor '{}' is not an executor; allowed: inprocess, processes, mpi (under mpirun)",
       executor));
 }
 
@@ -243,6 +253,7 @@ macrostep::schemes::CosimOptions cosim_options(const RunArgs& args,
   if (given(args.threads_opt)) o.threads = args.threads;
   if (given(args.executor_opt)) {
     o.executor = args.executor == "processes" ? macrostep::config::ExecutorKind::kProcesses
+                 : args.executor == "mpi"     ? macrostep::config::ExecutorKind::kMpi
                                               : macrostep::config::ExecutorKind::kInProcess;
   }
   if (given(args.stop_time_opt)) o.stop_time = args.stop_time;
@@ -317,11 +328,18 @@ int run_model(const RunArgs& args, bool reference, const std::string& command_li
   }
 }
 
-// `run CONFIG` without --monolithic: the co-simulation of the [cosim] table.
-int run_cosimulation(const RunArgs& args, const std::string& command_line) {
+// `run CONFIG` without --monolithic: the co-simulation of the [cosim] table. `mpi`: rank 0 of an
+// MPI job (--executor mpi); `check_config` runs on the loaded configuration before anything
+// starts.
+int run_cosimulation(
+    const RunArgs& args, const std::string& command_line,
+    std::optional<macrostep::schemes::MpiBridge> mpi = std::nullopt,
+    const std::function<void(const macrostep::config::RunConfig&)>& check_config = {}) {
   macrostep::schemes::CosimOptions options = cosim_options(args, command_line);
   options.stop = &g_stop;
+  options.mpi = std::move(mpi);
   const macrostep::config::RunConfig config = macrostep::config::load_config(args.config);
+  if (check_config) check_config(config);
   install_stop_handlers();
   try {
     const auto result = macrostep::schemes::run_cosimulation(config, options);
@@ -342,6 +360,66 @@ int run_cosimulation(const RunArgs& args, const std::string& command_line) {
   }
   return kRuntimeError;
 }
+
+#ifdef MACROSTEP_MPI_BRIDGE
+// The version every rank of a bridged run must share. MACROSTEP_BRIDGE_VERSION_OVERRIDE stands in
+// for another build of macrostep on some ranks (the test of the version check).
+std::string rank_version() {
+  const char* other = std::getenv("MACROSTEP_BRIDGE_VERSION_OVERRIDE");
+  return macrostep::executors::bridge_version(other != nullptr ? other : MACROSTEP_VERSION);
+}
+
+// `mpirun -np R macrostep run CONFIG --executor mpi`: rank 0 runs the co-simulation with the MPI
+// bridge, every other rank is a node agent (mpi_executor.hpp). Misuse is a UsageError (exit 2)
+// before anything starts; the agents are dismissed on every exit path of rank 0 before the
+// executor exists.
+int run_bridged(int* argc, char*** argv, const RunArgs& args, const std::string& command_line) {
+  namespace ex = macrostep::executors;
+  if (!macrostep::ipc::mpi::launched_by_mpirun()) {
+    throw UsageError(
+        "--executor mpi needs an MPI job: start it as mpirun -np R macrostep run CONFIG "
+        "--executor mpi (R >= 2: rank 0 is the master, every other rank a node agent; as root "
+        "add --allow-run-as-root, with more ranks than cores --oversubscribe)");
+  }
+  macrostep::ipc::mpi::World world(argc, argv);
+  const std::string version = rank_version();
+  if (world.rank() != 0) return ex::run_node_agent(world, version);
+  try {
+    std::vector<ex::AgentInfo> agents;
+    try {
+      if (world.size() < 2) ex::place_subsystems(1, 0, {});  // throws: no agent
+      agents = ex::greet_agents(world, version, std::chrono::seconds(60));
+    } catch (const ex::BridgeUsageError& e) {
+      throw UsageError(e.what());
+    }
+    macrostep::schemes::MpiBridge bridge;
+    bridge.make = [&world, &agents](const macrostep::schemes::BridgeRequest& rq,
+                                    nlohmann::ordered_json& placement_json,
+                                    std::string& placement_text) {
+      ex::MpiOptions mo;
+      mo.pin = rq.pin;
+      mo.pus_per_subsystem = rq.pus_per_subsystem;
+      mo.stop = &g_stop;
+      auto executor = std::make_unique<ex::MpiExecutor>(world, agents, *rq.system, rq.models, rq.u0,
+                                                        rq.workers, mo);
+      placement_json = executor->placement_json();
+      placement_text = executor->describe_placement();
+      return executor;
+    };
+    const auto check = [&agents](const macrostep::config::RunConfig& config) {
+      try {
+        ex::place_subsystems(macrostep::config::subsystem_count(config), agents.size(), {});
+      } catch (const ex::BridgeUsageError& e) {
+        throw UsageError(e.what());
+      }
+    };
+    return run_cosimulation(args, command_line, std::move(bridge), check);
+  } catch (const std::exception& e) {
+    ex::dismiss_agents(world, e.what());  // no-op once the executor has told them
+    throw;
+  }
+}
+#endif
 
 int compare(const CompareArgs& args) {
   const auto result = macrostep::output::read_csv(args.result);
@@ -416,7 +494,8 @@ void add_run_options(CLI::App& cmd, RunArgs& args, bool reference) {
                        "micro steps at most H/M (0 = no limit, else 2..1000)");
     args.executor_opt =
         cmd.add_option("--executor", args.executor,
-                       "how subsystems run: processes (one per subsystem, default) | inprocess");
+                       "how subsystems run: processes (one per subsystem, default) | inprocess | "
+                       "mpi (under mpirun: rank 0 the master, the other ranks node agents)");
     args.threads_opt =
         cmd.add_option("--threads", args.threads, "executor worker threads (0 = all cores)");
     args.pin_opt = cmd.add_option(
@@ -532,8 +611,14 @@ int main(int argc, char** argv) {
   const std::string command_line = joined(argc, argv);
   try {
     if (run->parsed()) {
-      return run_args.monolithic ? run_model(run_args, false, command_line)
-                                 : run_cosimulation(run_args, command_line);
+      if (run_args.monolithic) return run_model(run_args, false, command_line);
+#ifdef MACROSTEP_MPI_BRIDGE
+      if (given(run_args.executor_opt) && run_args.executor == "mpi") {
+        check_executor(run_args.executor);
+        return run_bridged(&argc, &argv, run_args, command_line);
+      }
+#endif
+      return run_cosimulation(run_args, command_line);
     }
     if (reference->parsed()) return run_model(reference_args, true, command_line);
     if (topology->parsed()) {

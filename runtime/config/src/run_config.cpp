@@ -686,7 +686,11 @@ void read_cosim_keys(const Node& n, CosimConfig& c) {
         static_cast<int>(integer_in(*v, 1, std::numeric_limits<std::int32_t>::max(), ""));
   }
   if (auto v = n.find("executor")) {
-    const std::string e = choice_with_hints(*v, {"inprocess", "processes"}, {"mpi"});
+    const std::string e = choice_with_hints(
+        *v, {"inprocess", "processes"}, {},
+        {{"mpi",
+          "the MPI bridge is chosen on the command line of an MPI job: mpirun -np R "
+          "macrostep run CONFIG --executor mpi"}});
     c.executor = e == "processes" ? ExecutorKind::kProcesses : ExecutorKind::kInProcess;
     c.executor_given = true;
   }

@@ -273,7 +273,8 @@ enum class OrderStrategyKind : std::uint8_t { kIdaLike, kConservative };
 enum class PredictorKind : std::uint8_t { kLagrange, kLeastSquares };
 // What the subsystems' integrators do where the input polynomial jumps (runner::JumpPolicy).
 enum class JumpHandling : std::uint8_t { kKeep, kShift, kRestart, kRestartAuto };
-enum class ExecutorKind : std::uint8_t { kInProcess, kProcesses };
+// kMpi: the MPI bridge, chosen on the command line under mpirun only (--executor mpi).
+enum class ExecutorKind : std::uint8_t { kInProcess, kProcesses, kMpi };
 
 // order = "auto" | K.
 struct OrderSetting {
