@@ -111,7 +111,7 @@ TEST_F(MpiBridge, ExplicitChainIsBitIdenticalToInProcess) {
 // METHODS §4: the implicit scheme's corrector passes and perturbed runs (several step() calls
 // per macro step, extra runs) through the bridge.
 TEST_F(MpiBridge, ImplicitChainIsBitIdenticalToInProcess) {
-  expect_identical("'" + kDemo + "' --stop-time 2e-4 --scheme implicit");
+  expect_identical("'" + kDemo + "' --stop-time 2e-4 --scheme implicit --estimator imMD");
 }
 
 // A general coupled system (issue 9: drive train, 3 subsystems): with 2 ranks one agent hosts

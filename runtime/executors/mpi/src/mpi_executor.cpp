@@ -147,11 +147,14 @@ struct MpiExecutor::State {
                       a.group.front(), accepted_steps + 1, accepted_time);
   }
 
-  // Between polls while rank 0 waits: an agent of this host whose process is gone, or the stop
-  // flag (mpirun sends SIGTERM to every rank when one dies) end the wait with a RankFailure.
+  // Between polls while rank 0 waits (for a reply, or for a send that a dead rank never takes):
+  // an agent of this host whose process is gone, or the stop flag (mpirun sends SIGTERM to every
+  // rank when one dies) end the wait with a RankFailure. Every agent is checked, not only those
+  // that owe a reply, so that the one that died first is named: the others end only after
+  // mpirun's SIGTERM, about a second later.
   void check_agents() {
     for (auto& a : agents) {
-      if (a.owes && a.info.host == world->host() && process_gone(a.info.pid)) {
+      if (a.info.host == world->host() && process_gone(a.info.pid)) {
         a.gone = true;
         world->abandon();
         fail_rank(a, "ended (its process is gone; its workers died with it)");
@@ -168,9 +171,11 @@ struct MpiExecutor::State {
       }
     }
     broken = true;
-    throw RankFailure(
-        fmt::format("the job was ended (signal {}) {}", options.stop->load(), during()), 0, 0,
-        accepted_steps + 1, accepted_time);
+    for (auto& a : agents) a.gone = true;
+    throw RankFailure(fmt::format("the job was ended (signal {}: mpirun ends every rank when one "
+                                  "dies or is interrupted) during {}",
+                                  options.stop->load(), during()),
+                      0, 0, accepted_steps + 1, accepted_time);
   }
 
   // Sends request k to agent `which[k]`; marks those that answer as owing.
