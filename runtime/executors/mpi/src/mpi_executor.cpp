@@ -271,10 +271,25 @@ struct MpiExecutor::State {
     agents[a].stats_valid = true;
   }
 
+  // Tells every agent still there to end its workers and leave. With an agent gone, MPI_Finalize
+  // would wait for it: rank 0 and the agents then leave without it (the reason tells them).
   void shutdown(const std::string& reason) noexcept {
-    if (std::any_of(agents.begin(), agents.end(), [](const Agent& a) { return a.gone; })) return;
+    const bool lost =
+        std::any_of(agents.begin(), agents.end(), [](const Agent& a) { return a.gone; });
+    if (lost) world->abandon();
     try {
-      broadcast(bridge::RequestKind::kShutdown, reason);
+      bridge::Request rq;
+      rq.kind = bridge::RequestKind::kShutdown;
+      rq.reason = lost ? "a rank is gone" : reason;
+      const auto bytes = bridge::encode(rq);
+      std::vector<std::size_t> alive;
+      std::vector<std::vector<std::byte>> messages;
+      for (std::size_t a = 0; a < agents.size(); ++a) {
+        if (agents[a].gone) continue;
+        alive.push_back(a);
+        messages.push_back(bytes);
+      }
+      send(alive, messages, false);
     } catch (const std::exception&) {
       world->abandon();  // an agent did not take it: MPI_Finalize would wait for it
     }

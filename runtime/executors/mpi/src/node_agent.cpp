@@ -56,6 +56,7 @@ struct Group {
   std::unique_ptr<worker::StepReply> reply = std::make_unique<worker::StepReply>();
   std::vector<SubsystemCommand> commands;
   PassOutcome outcome;
+  bool abandon_mpi = false;  // leave without MPI_Finalize (a rank is gone)
 };
 
 // Starts the group's workers on this node (pinned per --pin on this node's topology) and fills
@@ -174,6 +175,10 @@ bool serve(const bridge::Request& rq, Group& g, bridge::Reply& reply) {
       reply.time = g.executor->accepted_time();
       break;
     case K::kShutdown:
+      // After a lost rank MPI_Finalize would wait for it for ever.
+      if (rq.reason != worker::kNormalShutdown && rq.reason != "the run failed") {
+        g.abandon_mpi = true;
+      }
       return false;
   }
   return true;
@@ -190,10 +195,10 @@ void serve_requests(ipc::mpi::World& world, Group& g) {
     bridge::Reply reply;
     bool go_on = true;
     try {
-      if (!pending_failure)
+      // After a failure only the shutdown is served; the rest get the failure as their reply.
+      if (!pending_failure || rq.kind == bridge::RequestKind::kShutdown) {
         go_on = serve(rq, g, reply);
-      else
-        go_on = rq.kind != bridge::RequestKind::kShutdown;
+      }
     } catch (const WorkerFailure& e) {
       reply = {};
       reply.ok = false;
@@ -246,6 +251,7 @@ int run_node_agent(ipc::mpi::World& world, const std::string& version) {
     }
     serve_requests(world, g);
     g.executor.reset();  // ends the workers (kShutdown, then SIGKILL after a grace)
+    if (g.abandon_mpi) world.abandon();
     return 0;
   } catch (const AgentStopped& s) {
     // mpirun ends the job (a rank died, or the user interrupted it): end the workers and leave
