@@ -66,22 +66,24 @@ void World::abort(int code) {
 
 bool World::poll(const std::function<bool()>& done, const PollCheck& check,
                  std::optional<Clock::time_point> deadline) {
-  // A reply normally comes within tens of microseconds: spin and yield that long, then sleep
-  // in growing slices (a rank on an oversubscribed node must leave the CPU to the workers).
-  constexpr int kSpins = 200;
-  constexpr int kYields = 200;
-  auto next_check = Clock::now() + poll_interval_;
+  // A reply normally comes within tens of microseconds: poll that long (bounded by time, not by
+  // a count: on a loaded, oversubscribed node one MPI progress call can take tens of
+  // microseconds, and 200 of them cost milliseconds per message), then yield, then sleep in
+  // growing slices: a rank that waits must leave the CPU to the worker processes of its node.
+  constexpr std::chrono::microseconds kSpin{20}, kYield{100}, kLongestNap{200};
+  const auto start = Clock::now();
+  auto next_check = start + poll_interval_;
   std::chrono::microseconds nap{5};
-  for (int round = 0;; ++round) {
+  for (;;) {
     if (done()) return true;
-    if (round < kSpins) continue;
-    if (round < kSpins + kYields) {
-      sched_yield();
-    } else {
-      std::this_thread::sleep_for(nap);
-      nap = std::min(nap * 2, std::chrono::microseconds{200});
-    }
     const auto now = Clock::now();
+    const auto waited = now - start;
+    if (waited >= kSpin + kYield) {
+      std::this_thread::sleep_for(nap);
+      nap = std::min(nap * 2, kLongestNap);
+    } else if (waited >= kSpin) {
+      sched_yield();
+    }
     if (now >= next_check) {
       if (check) check();
       next_check = now + poll_interval_;

@@ -73,7 +73,8 @@ class World {
   void abandon() { abandoned_ = true; }
 
  private:
-  // Polls `done` (spin, then yield, then sleeps of growing length up to 200 us), running `check`
+  // Polls `done` (20 us, then yields up to 120 us, then sleeps of growing length up to 200 us),
+  // running `check`
   // every poll_interval_; false if `deadline` passed first.
   bool poll(const std::function<bool()>& done, const PollCheck& check,
             std::optional<std::chrono::steady_clock::time_point> deadline);
