@@ -95,7 +95,7 @@ class MpiBridge : public BinaryTest {
 
 // Seed 000 §4 explicit Jacobi with exMD step-size and order control (configs/demo.toml).
 TEST_F(MpiBridge, ExplicitChainIsBitIdenticalToInProcess) {
-  expect_identical("'" + kDemo + "' --stop-time 5e-4");
+  expect_identical("'" + kDemo + "' --stop-time 3e-4");
   // The placement is printed and in the metadata: every rank, its host and its subsystems.
   const auto meta = nlohmann::json::parse(read_file("mpi3.json"));
   const auto& ranks = meta.at("placement").at("ranks");
@@ -111,13 +111,13 @@ TEST_F(MpiBridge, ExplicitChainIsBitIdenticalToInProcess) {
 // METHODS §4: the implicit scheme's corrector passes and perturbed runs (several step() calls
 // per macro step, extra runs) through the bridge.
 TEST_F(MpiBridge, ImplicitChainIsBitIdenticalToInProcess) {
-  expect_identical("'" + kDemo + "' --stop-time 2e-4 --scheme implicit --estimator imMD");
+  expect_identical("'" + kDemo + "' --stop-time 1e-4 --scheme implicit --estimator imMD");
 }
 
 // A general coupled system (issue 9: drive train, 3 subsystems): with 2 ranks one agent hosts
 // all three, with 3 ranks the blocks are {1, 2} and {3}.
 TEST_F(MpiBridge, GeneralSystemIsBitIdenticalToInProcess) {
-  expect_identical("'" + kDriveTrain + "' --stop-time 0.05");
+  expect_identical("'" + kDriveTrain + "' --stop-time 0.02");
   const auto meta = nlohmann::json::parse(read_file("mpi3.json"));
   const auto& ranks = meta.at("placement").at("ranks");
   EXPECT_EQ(ranks[1].at("subsystems"), nlohmann::json::array({1, 2}));
