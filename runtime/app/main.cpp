@@ -392,11 +392,13 @@ int run_bridged(int* argc, char*** argv, const RunArgs& args, const std::string&
     } catch (const ex::BridgeUsageError& e) {
       throw UsageError(e.what());
     }
+    std::vector<int> configured_ranks;  // [executor] ranks
     macrostep::schemes::MpiBridge bridge;
-    bridge.make = [&world, &agents](const macrostep::schemes::BridgeRequest& rq,
-                                    nlohmann::ordered_json& placement_json,
-                                    std::string& placement_text) {
+    bridge.make = [&world, &agents, &configured_ranks](const macrostep::schemes::BridgeRequest& rq,
+                                                       nlohmann::ordered_json& placement_json,
+                                                       std::string& placement_text) {
       ex::MpiOptions mo;
+      mo.subsystem_ranks = configured_ranks;
       mo.pin = rq.pin;
       mo.pus_per_subsystem = rq.pus_per_subsystem;
       mo.stop = &g_stop;
@@ -406,11 +408,17 @@ int run_bridged(int* argc, char*** argv, const RunArgs& args, const std::string&
       placement_text = executor->describe_placement();
       return executor;
     };
-    const auto check = [&agents](const macrostep::config::RunConfig& config) {
+    // The placement must fit the ranks started, before anything starts.
+    const auto check = [&agents, &configured_ranks](const macrostep::config::RunConfig& config) {
+      configured_ranks = config.executor.ranks;
       try {
-        ex::place_subsystems(macrostep::config::subsystem_count(config), agents.size(), {});
+        ex::place_subsystems(macrostep::config::subsystem_count(config), agents.size(),
+                             configured_ranks);
       } catch (const ex::BridgeUsageError& e) {
-        throw UsageError(e.what());
+        if (configured_ranks.empty() || agents.size() > macrostep::config::subsystem_count(config))
+          throw UsageError(e.what());
+        throw macrostep::config::ConfigError(config.path, config.executor.ranks_line,
+                                             "executor.ranks", e.what());
       }
     };
     return run_cosimulation(args, command_line, std::move(bridge), check);

@@ -191,6 +191,34 @@ void expect_nothing_left(const std::filesystem::path& dir, const std::set<pid_t>
   }
 }
 
+// The placement from the configuration ([executor] ranks): subsystems 1 and 3 on rank 2,
+// subsystem 2 on rank 1; the same bytes. A placement that leaves a rank idle is a configuration
+// error with file and line.
+TEST_F(MpiBridge, ConfiguredPlacementIsHonouredAndChecked) {
+  std::ifstream in(kDriveTrain);
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  write_file("placed.toml", text + "\n[executor]\nranks = [2, 1, 2]\n");
+  const Outcome ref = macrostep(
+      "run placed.toml --stop-time 0.02 --executor inprocess --output "
+      "ref.csv");
+  ASSERT_EQ(ref.status, 0) << ref.err;
+  const Outcome o = mpirun(3, "run placed.toml --stop-time 0.02 --executor mpi --output mpi.csv");
+  ASSERT_EQ(o.status, 0) << o.out << o.err;
+  EXPECT_TRUE(read_file("mpi.csv") == read_file("ref.csv"));
+  const auto ranks = nlohmann::json::parse(read_file("mpi.json")).at("placement").at("ranks");
+  EXPECT_EQ(ranks[1].at("subsystems"), nlohmann::json::array({2}));
+  EXPECT_EQ(ranks[2].at("subsystems"), nlohmann::json::array({1, 3}));
+
+  write_file("idle.toml", text + "\n[executor]\nranks = [1, 1, 1]\n");
+  const Outcome bad = mpirun(3, "run idle.toml --executor mpi --output bad.csv");
+  EXPECT_EQ(bad.status, 2) << bad.err;
+  EXPECT_NE(bad.err.find("idle.toml:"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("executor.ranks: the placement leaves rank 2 without a subsystem"),
+            std::string::npos)
+      << bad.err;
+  EXPECT_FALSE(std::filesystem::exists(path("bad.csv")));
+}
+
 // A node agent killed mid-run: rank 0 names it (rank, host, subsystems, macro step), the CSV and
 // JSON written so far are valid, and no process of the run nor a segment is left.
 TEST_F(MpiBridge, KilledNodeAgentIsReportedAndLeavesNothingBehind) {

@@ -530,10 +530,10 @@ void MpiExecutor::import_state(std::size_t i, const std::string& path) {
 
 std::string MpiExecutor::describe_placement() const {
   const State& s = *state_;
-  std::string out =
-      fmt::format("MPI bridge: {} ranks; rank 0 (master) on {} (pid {}); contiguous blocks{}\n",
-                  s.agents.size() + 1, s.world->host(), getpid(),
-                  s.options.subsystem_ranks.empty() ? "" : " replaced by the configured ranks");
+  std::string out = fmt::format(
+      "MPI bridge: {} ranks; rank 0 (master) on {} (pid {}); {}\n", s.agents.size() + 1,
+      s.world->host(), getpid(),
+      s.options.subsystem_ranks.empty() ? "contiguous blocks" : "ranks from [executor] ranks");
   for (const auto& a : s.agents) {
     out += fmt::format("  {}\n", s.name(a));
     std::istringstream lines(a.placement);
