@@ -439,16 +439,13 @@ void MpiExecutor::step(double t_end, std::span<const SubsystemCommand> commands,
       const std::size_t i = group[j];
       bridge::read_wire(r.replies[j], *s.reply);
       read_step_reply(*s.reply, s.outputs[i], outcome.subsystems[i]);
-    }
-  }
-  // The lowest failing subsystem, as the other executors report it (contract 1).
-  for (std::size_t i = 0; i < n && outcome.ok; ++i) {
-    const auto& r = replies[s.owner[i]];
-    bridge::read_wire(r.replies[s.local[i]], *s.reply);
-    if (s.reply->status != worker::ReplyStatus::kOk) {
-      outcome.ok = false;
-      outcome.failed_subsystem = i;
-      outcome.error = s.reply->error;
+      // The lowest failing subsystem, as the other executors report it (contract 1).
+      if (s.reply->status != worker::ReplyStatus::kOk &&
+          (outcome.ok || i < outcome.failed_subsystem)) {
+        outcome.ok = false;
+        outcome.failed_subsystem = i;
+        outcome.error = s.reply->error;
+      }
     }
   }
   outcome.communication_ns = std::max<std::int64_t>(0, comm);
