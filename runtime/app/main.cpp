@@ -11,8 +11,11 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -34,6 +37,10 @@
 #include "macrostep/schemes/explicit_jacobi.hpp"
 #include "macrostep/schemes/monolithic.hpp"
 #include "macrostep/worker/worker.hpp"
+#ifdef MACROSTEP_MPI_BRIDGE
+#include "macrostep/executors/mpi_executor.hpp"
+#include "macrostep/ipc/mpi_world.hpp"
+#endif
 
 namespace {
 
@@ -192,13 +199,16 @@ macrostep::config::OrderSetting parse_order(const std::string& text) {
 void check_executor(const std::string& executor) {
   if (executor == "inprocess" || executor == "processes") return;
   if (executor == "mpi") {
-    throw UsageError(fmt::format(
-        "--executor {} is not built yet; the executors so far are inprocess and processes",
-        executor));
+#ifdef MACROSTEP_MPI_BRIDGE
+    return;
+#else
+    throw UsageError(
+        "--executor mpi: this macrostep is built without the MPI bridge (MPI was not found, or "
+        "MACROSTEP_WITH_MPI=OFF); install libopenmpi-dev and rebuild");
+#endif
   }
   throw UsageError(fmt::format(
-      "--executor '{}' is not an executor; allowed: inprocess, processes (built), mpi (not built "
-      "yet)",
+      "--executor '{}' is not an executor; allowed: inprocess, processes, mpi (under mpirun)",
       executor));
 }
 
@@ -244,6 +254,7 @@ macrostep::schemes::CosimOptions cosim_options(const RunArgs& args,
   if (given(args.threads_opt)) o.threads = args.threads;
   if (given(args.executor_opt)) {
     o.executor = args.executor == "processes" ? macrostep::config::ExecutorKind::kProcesses
+                 : args.executor == "mpi"     ? macrostep::config::ExecutorKind::kMpi
                                               : macrostep::config::ExecutorKind::kInProcess;
   }
   if (given(args.stop_time_opt)) o.stop_time = args.stop_time;
@@ -366,12 +377,18 @@ int cosimulate(const macrostep::config::RunConfig& config,
 }
 
 // `run CONFIG` without --monolithic: the co-simulation of the [cosim] table. `arguments`: the
-// words after `run` (kept in checkpoints, so that `resume` runs the same command).
-int run_cosimulation(const RunArgs& args, const std::string& command_line,
-                     std::vector<std::string> arguments) {
+// words after `run` (kept in checkpoints, so that `resume` runs the same command). `mpi`: rank 0
+// of an MPI job (--executor mpi); `check_config` runs on the loaded configuration before anything
+// starts.
+int run_cosimulation(
+    const RunArgs& args, const std::string& command_line, std::vector<std::string> arguments,
+    std::optional<macrostep::schemes::MpiBridge> mpi = std::nullopt,
+    const std::function<void(const macrostep::config::RunConfig&)>& check_config = {}) {
   macrostep::schemes::CosimOptions options = cosim_options(args, command_line);
   options.arguments = std::move(arguments);
+  options.mpi = std::move(mpi);
   const macrostep::config::RunConfig config = macrostep::config::load_config(args.config);
+  if (check_config) check_config(config);
   return cosimulate(config, options);
 }
 
@@ -406,6 +423,75 @@ int resume(const std::string& path, const std::string& command_line) {
              checkpoint.config_path, path, checkpoint.time, checkpoint.accepted_steps);
   return cosimulate(config, options);
 }
+
+#ifdef MACROSTEP_MPI_BRIDGE
+// The version every rank of a bridged run must share. MACROSTEP_BRIDGE_VERSION_OVERRIDE stands in
+// for another build of macrostep on some ranks (the test of the version check).
+std::string rank_version() {
+  const char* other = std::getenv("MACROSTEP_BRIDGE_VERSION_OVERRIDE");
+  return macrostep::executors::bridge_version(other != nullptr ? other : MACROSTEP_VERSION);
+}
+
+// `mpirun -np R macrostep run CONFIG --executor mpi`: rank 0 runs the co-simulation with the MPI
+// bridge, every other rank is a node agent (mpi_executor.hpp). Misuse is a UsageError (exit 2)
+// before anything starts; the agents are dismissed on every exit path of rank 0 before the
+// executor exists.
+int run_bridged(int* argc, char*** argv, const RunArgs& args, const std::string& command_line,
+                std::vector<std::string> arguments) {
+  namespace ex = macrostep::executors;
+  if (!macrostep::ipc::mpi::launched_by_mpirun()) {
+    throw UsageError(
+        "--executor mpi needs an MPI job: start it as mpirun -np R macrostep run CONFIG "
+        "--executor mpi (R >= 2: rank 0 is the master, every other rank a node agent; as root "
+        "add --allow-run-as-root, with more ranks than cores --oversubscribe)");
+  }
+  macrostep::ipc::mpi::World world(argc, argv);
+  const std::string version = rank_version();
+  if (world.rank() != 0) return ex::run_node_agent(world, version);
+  try {
+    std::vector<ex::AgentInfo> agents;
+    try {
+      if (world.size() < 2) ex::place_subsystems(1, 0, {});  // throws: no agent
+      agents = ex::greet_agents(world, version, std::chrono::seconds(60));
+    } catch (const ex::BridgeUsageError& e) {
+      throw UsageError(e.what());
+    }
+    std::vector<int> configured_ranks;  // [executor] ranks
+    macrostep::schemes::MpiBridge bridge;
+    bridge.make = [&world, &agents, &configured_ranks](const macrostep::schemes::BridgeRequest& rq,
+                                                       nlohmann::ordered_json& placement_json,
+                                                       std::string& placement_text) {
+      ex::MpiOptions mo;
+      mo.subsystem_ranks = configured_ranks;
+      mo.pin = rq.pin;
+      mo.pus_per_subsystem = rq.pus_per_subsystem;
+      mo.stop = &g_stop;
+      auto executor = std::make_unique<ex::MpiExecutor>(world, agents, *rq.system, rq.models, rq.u0,
+                                                        rq.workers, mo);
+      placement_json = executor->placement_json();
+      placement_text = executor->describe_placement();
+      return executor;
+    };
+    // The placement must fit the ranks started, before anything starts.
+    const auto check = [&agents, &configured_ranks](const macrostep::config::RunConfig& config) {
+      configured_ranks = config.executor.ranks;
+      try {
+        ex::place_subsystems(macrostep::config::subsystem_count(config), agents.size(),
+                             configured_ranks);
+      } catch (const ex::BridgeUsageError& e) {
+        if (configured_ranks.empty() || agents.size() > macrostep::config::subsystem_count(config))
+          throw UsageError(e.what());
+        throw macrostep::config::ConfigError(config.path, config.executor.ranks_line,
+                                             "executor.ranks", e.what());
+      }
+    };
+    return run_cosimulation(args, command_line, std::move(arguments), std::move(bridge), check);
+  } catch (const std::exception& e) {
+    ex::dismiss_agents(world, e.what());  // no-op once the executor has told them
+    throw;
+  }
+}
+#endif
 
 int compare(const CompareArgs& args) {
   const auto result = macrostep::output::read_csv(args.result);
@@ -481,7 +567,8 @@ void add_run_options(CLI::App& cmd, RunArgs& args, bool reference) {
                        "micro steps at most H/M (0 = no limit, else 2..1000)");
     args.executor_opt =
         cmd.add_option("--executor", args.executor,
-                       "how subsystems run: processes (one per subsystem, default) | inprocess");
+                       "how subsystems run: processes (one per subsystem, default) | inprocess | "
+                       "mpi (under mpirun: rank 0 the master, the other ranks node agents)");
     args.threads_opt =
         cmd.add_option("--threads", args.threads, "executor worker threads (0 = all cores)");
     args.pin_opt = cmd.add_option(
@@ -609,10 +696,15 @@ int main(int argc, char** argv) {
   const std::string command_line = joined(argc, argv);
   try {
     if (run->parsed()) {
-      return run_args.monolithic
-                 ? run_model(run_args, false, command_line)
-                 : run_cosimulation(run_args, command_line,
-                                    std::vector<std::string>(argv + 2, argv + argc));
+      if (run_args.monolithic) return run_model(run_args, false, command_line);
+      std::vector<std::string> arguments(argv + 2, argv + argc);  // before MPI may edit argv
+#ifdef MACROSTEP_MPI_BRIDGE
+      if (given(run_args.executor_opt) && run_args.executor == "mpi") {
+        check_executor(run_args.executor);
+        return run_bridged(&argc, &argv, run_args, command_line, std::move(arguments));
+      }
+#endif
+      return run_cosimulation(run_args, command_line, std::move(arguments));
     }
     if (resume_cmd->parsed()) return resume(resume_path, command_line);
     if (reference->parsed()) return run_model(reference_args, true, command_line);

@@ -479,7 +479,9 @@ TEST_F(App, CoSimulationCommandLineErrorsExitTwoBeforeAnyWork) {
                "--scheme 'jacobi' is not a scheme; allowed: explicit, implicit, semi-implicit, "
                "waveform, gauss-seidel");
   expect_error("--executor mpi",
-               "--executor mpi is not built yet; the executors so far are inprocess and processes");
+               "--executor mpi needs an MPI job: start it as mpirun -np R macrostep run CONFIG "
+               "--executor mpi (R >= 2: rank 0 is the master, every other rank a node agent; as "
+               "root add --allow-run-as-root, with more ranks than cores --oversubscribe)");
   expect_error("--estimator none",
                "--estimator none needs a fixed macro-step size: give --step-size H (or "
                "cosim.step_size)");

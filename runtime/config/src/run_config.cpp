@@ -513,11 +513,19 @@ void parse_executor(const Node* node, ParseState& state) {
   if (node == nullptr) return;
   const Node& n = *node;
   n.expect_table();
-  n.allow_only({"handshake_timeout"});
+  n.allow_only({"handshake_timeout", "ranks"});
   if (auto v = n.find("handshake_timeout")) {
     const double seconds = checked(*v, Domain::kPositive);
     if (seconds > 1e6) v->fail(fmt::format("must be <= 1e6 s (got {})", v->source_text()));
     state.config.executor.handshake_timeout = seconds;
+  }
+  if (auto v = n.find("ranks")) {
+    auto& ranks = state.config.executor.ranks;
+    for (const auto& item : v->elements()) {
+      ranks.push_back(static_cast<int>(integer_in(item, 1, 1 << 20, "")));
+    }
+    if (ranks.empty()) v->fail("must name a rank per subsystem (got an empty list)");
+    state.config.executor.ranks_line = v->line();
   }
 }
 
@@ -711,7 +719,11 @@ void read_cosim_keys(const Node& n, CosimConfig& c) {
   }
   if (auto v = n.find("sequence")) read_sequence(*v, c);
   if (auto v = n.find("executor")) {
-    const std::string e = choice_with_hints(*v, {"inprocess", "processes"}, {"mpi"});
+    const std::string e = choice_with_hints(
+        *v, {"inprocess", "processes"}, {},
+        {{"mpi",
+          "is chosen on the command line of an MPI job (mpirun -np R macrostep run "
+          "CONFIG --executor mpi)"}});
     c.executor = e == "processes" ? ExecutorKind::kProcesses : ExecutorKind::kInProcess;
     c.executor_given = true;
   }

@@ -156,14 +156,19 @@ struct ProcessExecutor::State {
   unsigned recoveries = 0;
   double initial_time = 0.0;
 
+  // Subsystem i's 1-based number in messages (ProcessOptions::subsystem_numbers).
+  std::size_t number(std::size_t i) const {
+    return i < options.subsystem_numbers.size() ? options.subsystem_numbers[i] : i + 1;
+  }
+
   std::string recovery_path(std::size_t i) const {
     return fmt::format("{}/subsystem-{}.state", recovery_dir, i + 1);
   }
 
   [[noreturn]] void fail_dead(std::size_t i, const std::string& how, const Operation& during) {
     broken = true;
-    throw WorkerFailure(fmt::format("subsystem {} (pid {}) {} during {}", i + 1, supervisor->pid(i),
-                                    how, describe(during)),
+    throw WorkerFailure(fmt::format("subsystem {} (pid {}) {} during {}", number(i),
+                                    supervisor->pid(i), how, describe(during)),
                         i, accepted_steps + 1, resume_time(during));
   }
 
@@ -187,7 +192,7 @@ struct ProcessExecutor::State {
     throw WorkerFailure(
         fmt::format("subsystem {} (pid {}) hangs: no model evaluation for {:.1f} s (--hang-timeout "
                     "{:g} s) during {}; it was killed",
-                    i + 1, supervisor->pid(i), idle,
+                    number(i), supervisor->pid(i), idle,
                     std::chrono::duration<double>(options.hang_timeout).count(), describe(during)),
         i, accepted_steps + 1, resume_time(during));
   }
@@ -240,7 +245,7 @@ struct ProcessExecutor::State {
       broken = true;
       throw WorkerFailure(fmt::format("subsystem {}: no reply to command {} although every reply "
                                       "was counted, during {}",
-                                      i + 1, expected, describe(during)),
+                                      number(i), expected, describe(during)),
                           i, accepted_steps + 1, resume_time(during));
     }
     --workers[i].owed;
@@ -248,7 +253,7 @@ struct ProcessExecutor::State {
       broken = true;
       throw WorkerFailure(fmt::format("subsystem {}: reply to command {} while waiting for {} "
                                       "during {}",
-                                      i + 1, reply->id, expected, describe(during)),
+                                      number(i), reply->id, expected, describe(during)),
                           i, accepted_steps + 1, resume_time(during));
     }
     workers[i].total = reply->total;
@@ -301,7 +306,7 @@ struct ProcessExecutor::State {
     if (!error.empty()) {
       broken = true;
       throw std::runtime_error(
-          fmt::format("subsystem {}: {} failed: {}", failed + 1, describe(pending_op), error));
+          fmt::format("subsystem {}: {} failed: {}", number(failed), describe(pending_op), error));
     }
   }
 
@@ -319,13 +324,13 @@ struct ProcessExecutor::State {
           throw std::runtime_error(
               fmt::format("subsystem {}: its worker (pid {}) {} before its "
                           "handshake",
-                          i + 1, supervisor->pid(i), *how));
+                          number(i), supervisor->pid(i), *how));
         }
         if (Clock::now() >= deadline) {
           throw std::runtime_error(fmt::format(
               "subsystem {}: its worker (pid {}) did not complete its handshake within {:.3g} s "
               "(raise it with --handshake-timeout or [executor] handshake_timeout)",
-              i + 1, supervisor->pid(i),
+              number(i), supervisor->pid(i),
               std::chrono::duration<double>(options.handshake_timeout).count()));
         }
         std::this_thread::sleep_for(std::chrono::microseconds(200));
@@ -336,7 +341,7 @@ struct ProcessExecutor::State {
   void check_handshake(std::size_t i, const worker::HandshakeInfo& hs) const {
     if (!hs.ready) {
       throw std::runtime_error(
-          fmt::format("subsystem {}: its worker failed to start: {}", i + 1, hs.error));
+          fmt::format("subsystem {}: its worker failed to start: {}", number(i), hs.error));
     }
     if (hs.protocol_version != worker::kProtocolVersion ||
         hs.layout_version != ipc::kSegmentLayoutVersion ||
@@ -344,8 +349,8 @@ struct ProcessExecutor::State {
       throw std::runtime_error(fmt::format(
           "subsystem {}: its worker speaks protocol {} / layout {} with {} states; the "
           "master expects {} / {} / {}",
-          i + 1, hs.protocol_version, hs.layout_version, hs.state_size, worker::kProtocolVersion,
-          ipc::kSegmentLayoutVersion, transport->state_size(i)));
+          number(i), hs.protocol_version, hs.layout_version, hs.state_size,
+          worker::kProtocolVersion, ipc::kSegmentLayoutVersion, transport->state_size(i)));
     }
   }
 
@@ -366,7 +371,7 @@ struct ProcessExecutor::State {
     await_replies(op);
     take(i, op, command->id);
     if (reply->status != worker::ReplyStatus::kOk) {
-      throw std::runtime_error(fmt::format("subsystem {}: {}", i + 1, reply->error));
+      throw std::runtime_error(fmt::format("subsystem {}: {}", number(i), reply->error));
     }
   }
 
@@ -441,7 +446,7 @@ struct ProcessExecutor::State {
       throw std::runtime_error(fmt::format(
           "subsystem {}: cannot recover: its last saved state is at t = {:.9g}, the run at "
           "t = {:.9g}, and the steps between are not known",
-          i + 1, t, accepted_time));
+          number(i), t, accepted_time));
     }
     for (; t != accepted_time; ++next) {
       command->kind = worker::CommandKind::kStep;
@@ -503,12 +508,12 @@ struct ProcessExecutor::State {
   }
 };
 
-ProcessExecutor::ProcessExecutor(const system::CoupledSystem& system,
-                                 std::span<const library::ModelDescription> models,
-                                 std::span<const double> u0, const ProcessOptions& options)
-    : state_(std::make_unique<State>()) {
-  State& s = *state_;
-  s.options = options;
+namespace {
+
+// The coupled system's subsystems as the worker specifications of ProcessExecutor.
+std::vector<ProcessWorkerSpec> worker_specs(const system::CoupledSystem& system,
+                                            std::span<const library::ModelDescription> models,
+                                            std::span<const double> u0) {
   const std::size_t n = system.subsystem_count();
   if (u0.size() != system.coupling_count()) {
     throw std::invalid_argument("ProcessExecutor: u0 has the wrong size");
@@ -516,6 +521,45 @@ ProcessExecutor::ProcessExecutor(const system::CoupledSystem& system,
   if (models.size() != n) {
     throw std::invalid_argument("ProcessExecutor: one model description per subsystem required");
   }
+  std::vector<ProcessWorkerSpec> specs(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& sub = system.subsystem(i);
+    specs[i].model = &models[i];
+    specs[i].initial_inputs.resize(sub.input_size());
+    system.gather_inputs(i, u0, specs[i].initial_inputs);
+    specs[i].outputs = sub.output_size();
+    specs[i].states = sub.state_size();
+  }
+  return specs;
+}
+
+}  // namespace
+
+void read_step_reply(const worker::StepReply& r, std::size_t outputs, SubsystemOutcome& so) {
+  so.solver_ns = r.solver_ns;
+  so.extra_ns = r.extra_ns;
+  so.nominal.outputs.assign(r.run_outputs(0), r.run_outputs(0) + outputs);
+  so.nominal.stats = r.run_stats(0);
+  so.extra.resize(r.runs > 0 ? r.runs - 1 : 0);
+  for (std::size_t k = 0; k + 1 < r.runs; ++k) {
+    so.extra[k].outputs.assign(r.run_outputs(1 + k), r.run_outputs(1 + k) + outputs);
+    so.extra[k].stats = r.run_stats(1 + k);
+  }
+}
+
+ProcessExecutor::ProcessExecutor(const system::CoupledSystem& system,
+                                 std::span<const library::ModelDescription> models,
+                                 std::span<const double> u0, const ProcessOptions& options)
+    : ProcessExecutor(worker_specs(system, models, u0),
+                      system.subsystem_count() > 0 ? system.subsystem(0).initial_time() : 0.0,
+                      options) {}
+
+ProcessExecutor::ProcessExecutor(std::span<const ProcessWorkerSpec> specs, double initial_time,
+                                 const ProcessOptions& options)
+    : state_(std::make_unique<State>()) {
+  State& s = *state_;
+  s.options = options;
+  const std::size_t n = specs.size();
   if (options.extra_runs + 1 > worker::kMaxRuns) {
     throw std::invalid_argument(
         fmt::format("ProcessExecutor: at most {} extra runs", worker::kMaxRuns - 1));
@@ -531,15 +575,14 @@ ProcessExecutor::ProcessExecutor(const system::CoupledSystem& system,
   std::vector<std::size_t> state_sizes;
   s.workers.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
-    const auto& sub = system.subsystem(i);
-    if (sub.output_size() > worker::kMaxOutputs) {
+    const ProcessWorkerSpec& spec = specs[i];
+    if (spec.outputs > worker::kMaxOutputs) {
       throw std::invalid_argument("ProcessExecutor: too many outputs for the reply");
     }
-    s.workers[i].outputs = sub.output_size();
+    s.workers[i].outputs = spec.outputs;
     worker::WorkerSetup setup;
-    setup.model = &models[i];
-    setup.initial_inputs.resize(sub.input_size());
-    system.gather_inputs(i, u0, setup.initial_inputs);
+    setup.model = spec.model;
+    setup.initial_inputs = spec.initial_inputs;
     setup.solver = solver_of(options.solver, options.subsystem_solvers, i);
     setup.rollback = options.rollback;
     setup.jumps = options.jumps;
@@ -554,7 +597,7 @@ ProcessExecutor::ProcessExecutor(const system::CoupledSystem& system,
       setup.recovery_interval_ms = static_cast<std::uint32_t>(options.recovery_interval.count());
     }
     configs.push_back(worker::encode_config(setup));
-    state_sizes.push_back(sub.state_size());
+    state_sizes.push_back(spec.states);
   }
   s.rings = std::make_unique<RingTransport>(configs, state_sizes, options.wait, master);
   s.transport = s.rings.get();
@@ -562,11 +605,9 @@ ProcessExecutor::ProcessExecutor(const system::CoupledSystem& system,
   s.supervisor = s.processes.get();
   for (std::size_t i = options.host_first_subsystem ? 1 : 0; i < n; ++i) s.remote.push_back(i);
   if (options.host_first_subsystem) {
-    std::vector<double> inputs(system.subsystem(0).input_size());
-    system.gather_inputs(0, u0, inputs);
-    s.hosted_subsystem = library::build_subsystem(models[0]);
+    s.hosted_subsystem = library::build_subsystem(*specs[0].model);
     s.hosted = std::make_unique<runner::SubsystemRunner>(
-        *s.hosted_subsystem, inputs,
+        *s.hosted_subsystem, specs[0].initial_inputs,
         runner::RunnerOptions{solver_of(options.solver, options.subsystem_solvers, 0),
                               options.rollback, options.jumps});
     if (options.threads != 1) {
@@ -591,7 +632,7 @@ ProcessExecutor::ProcessExecutor(const system::CoupledSystem& system,
   }
   s.defer_acks =
       worker::worker_wait_policy(n, options.extra_runs, s.rings->run_cpus()).spin_iterations == 0;
-  s.accepted_time = system.subsystem(0).initial_time();
+  s.accepted_time = initial_time;
   s.initial_time = s.accepted_time;
 }
 
@@ -686,17 +727,7 @@ void ProcessExecutor::run_pass(double t_end, std::span<const SubsystemCommand> c
   for (std::size_t i : s.remote) {
     s.take(i, s.step_op, first_id + i);
     const auto& r = *s.reply;
-    auto& so = outcome.subsystems[i];
-    const std::size_t no = s.workers[i].outputs;
-    so.solver_ns = r.solver_ns;
-    so.extra_ns = r.extra_ns;
-    so.nominal.outputs.assign(r.run_outputs(0), r.run_outputs(0) + no);
-    so.nominal.stats = r.run_stats(0);
-    so.extra.resize(r.runs > 0 ? r.runs - 1 : 0);
-    for (std::size_t k = 0; k + 1 < r.runs; ++k) {
-      so.extra[k].outputs.assign(r.run_outputs(1 + k), r.run_outputs(1 + k) + no);
-      so.extra[k].stats = r.run_stats(1 + k);
-    }
+    read_step_reply(r, s.workers[i].outputs, outcome.subsystems[i]);
     if (r.status != worker::ReplyStatus::kOk && outcome.ok) {
       outcome.ok = false;
       outcome.failed_subsystem = i;

@@ -150,7 +150,9 @@ json cosim_json(const CosimSettings& s) {
   }
   if (c.min_micro_steps > 0) j["min_micro_steps"] = c.min_micro_steps;
   j["output_every"] = c.output_every;
-  j["executor"] = c.executor == config::ExecutorKind::kProcesses ? "processes" : "inprocess";
+  j["executor"] = c.executor == config::ExecutorKind::kProcesses ? "processes"
+                  : c.executor == config::ExecutorKind::kMpi     ? "mpi"
+                                                                 : "inprocess";
   j["threads"] = s.executor.threads;
   if (c.executor == config::ExecutorKind::kProcesses) {
     j["master_hosts_first"] = s.master_hosts_first;
@@ -212,16 +214,9 @@ std::size_t runs_per_subsystem(const CosimSettings& settings, std::size_t max_in
 static_assert(config::kMaxSubsystems + 2 <= ipc::kMaxRegions,
               "the process executor needs a segment region per subsystem and two of its own");
 
-// The executor of the settings. The process executor's placement (contract 4: the master one
-// PU, every worker 1 + k PUs, k its extra runs) goes into `meta` and `placement`.
-// `models` describes every subsystem for its worker process.
-std::unique_ptr<executors::Executor> make_executor(
-    const CosimSettings& settings, const system::CoupledSystem& system,
-    const std::vector<library::ModelDescription>& models, std::span<const double> u0, json& meta,
-    std::string& placement) {
-  if (settings.cosim.executor != config::ExecutorKind::kProcesses) {
-    return std::make_unique<executors::InProcessExecutor>(system, u0, settings.executor);
-  }
+// The options of the worker processes (process executor, or every MPI node agent's).
+executors::ProcessOptions worker_options(const CosimSettings& settings,
+                                         const system::CoupledSystem& system) {
   executors::ProcessOptions po;
   po.solver = settings.executor.solver;
   po.subsystem_solvers = settings.executor.subsystem_solvers;
@@ -238,9 +233,28 @@ std::unique_ptr<executors::Executor> make_executor(
   // Rounded up: a timeout below a millisecond is one, not none.
   po.handshake_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(
       std::ceil(settings.handshake_timeout.value_or(handshake_timeout_for(largest)) * 1000.0)));
+  return po;
+}
+
+// The executor of the settings. The process executor's placement (contract 4: the master one
+// PU, every worker 1 + k PUs, k its extra runs) goes into `meta` and `placement`; the MPI
+// bridge's per rank and node. `models` describes every subsystem for its worker process.
+std::unique_ptr<executors::Executor> make_executor(
+    const CosimSettings& settings, const system::CoupledSystem& system,
+    const std::vector<library::ModelDescription>& models, std::span<const double> u0, json& meta,
+    std::string& placement) {
+  if (settings.cosim.executor == config::ExecutorKind::kInProcess) {
+    return std::make_unique<executors::InProcessExecutor>(system, u0, settings.executor);
+  }
+  executors::ProcessOptions po = worker_options(settings, system);
   std::size_t inputs = 0;
   for (std::size_t i = 0; i < system.subsystem_count(); ++i) {
     inputs = std::max(inputs, system.subsystem(i).input_size());
+  }
+  if (settings.cosim.executor == config::ExecutorKind::kMpi) {
+    BridgeRequest request{
+        &system, models, u0, po, settings.pin.to_string(), runs_per_subsystem(settings, inputs)};
+    return settings.mpi->make(request, meta["placement"], placement);
   }
   const placement::PlacementMap map =
       placement::plan_placement(placement::Topology::detect(), settings.pin,
@@ -892,6 +906,12 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
     c.executor_given = true;
   }
   s.master_hosts_first = options.master_hosts_first;
+  s.mpi = options.mpi;
+  if (c.executor == config::ExecutorKind::kMpi && !s.mpi) {
+    throw SetupError(
+        "--executor mpi runs under mpirun in a macrostep built with the MPI bridge "
+        "(mpirun -np R macrostep run CONFIG --executor mpi)");
+  }
   // Default: a process per subsystem whenever there is more than one subsystem; the
   // results are bit-identical to in-process (tests/executors).
   if (!c.executor_given) {
@@ -1191,6 +1211,10 @@ std::string executor_description(const CosimSettings& s) {
     return fmt::format("process executor (one process per subsystem, {} each)",
                        n == 0 ? std::string("threads on all its PUs") : threads);
   }
+  if (s.cosim.executor == config::ExecutorKind::kMpi) {
+    return fmt::format("MPI bridge (node agents drive one process per subsystem, {} each)",
+                       n == 0 ? std::string("threads on all its PUs") : threads);
+  }
   return fmt::format("in-process executor, {}", n == 0 ? std::string("all cores") : threads);
 }
 
@@ -1335,7 +1359,7 @@ void print_summary(std::ostream& out, const config::RunConfig& config, const Cos
       out, "          {:>8.3f} {:>8.3f} {:>10.3f} {:>9.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f}\n",
       seconds(t.solver_ns), seconds(t.idle_ns), seconds(t.extra_runs_ns), seconds(t.interface_ns),
       seconds(t.snapshot_ns), seconds(t.observer_ns), seconds(t.total_ns), seconds(r.wall_ns));
-  if (r.settings.cosim.executor == config::ExecutorKind::kProcesses) {
+  if (r.settings.cosim.executor != config::ExecutorKind::kInProcess) {
     fmt::print(out,
                "communication [s]: {:.3f} (send to reply minus worker time, slowest subsystem)\n",
                seconds(t.communication_ns));

@@ -209,6 +209,8 @@
 //                                    build its subsystem and report ready; default 10 s plus
 //                                    100 us per state of the largest subsystem
 //                                    (--handshake-timeout overrides it)
+//   ranks = [1, 1, 2]                 --executor mpi only: per subsystem the rank (1..R-1) of the
+//                                    node agent that runs it; default: contiguous blocks
 //
 // Diagnostics: every problem raises ConfigError whose what() is one line
 //   <file>:<line>: <key.path>: <problem>
@@ -306,6 +308,10 @@ struct OutputConfig {
 
 struct ExecutorConfig {
   std::optional<double> handshake_timeout;  // [s]; unset: scaled to the model
+  // --executor mpi: per subsystem the rank of its node agent (1..R-1); empty: contiguous blocks.
+  // Checked against the subsystems and ranks when an MPI run starts (ranks_line for the message).
+  std::vector<int> ranks;
+  unsigned ranks_line = 0;
 };
 
 enum class CosimScheme : std::uint8_t {
@@ -321,7 +327,8 @@ enum class OrderStrategyKind : std::uint8_t { kIdaLike, kConservative };
 enum class PredictorKind : std::uint8_t { kLagrange, kLeastSquares };
 // What the subsystems' integrators do where the input polynomial jumps (runner::JumpPolicy).
 enum class JumpHandling : std::uint8_t { kKeep, kShift, kRestart, kRestartAuto };
-enum class ExecutorKind : std::uint8_t { kInProcess, kProcesses };
+// kMpi: the MPI bridge, chosen on the command line under mpirun only (--executor mpi).
+enum class ExecutorKind : std::uint8_t { kInProcess, kProcesses, kMpi };
 
 // order = "auto" | K.
 struct OrderSetting {

@@ -103,6 +103,17 @@ struct ProcessOptions {
   // Told about every recovery (one line: which worker failed how, during what, and from where
   // the run continues); may be empty.
   std::function<void(const std::string&)> on_recovery;
+  // The 1-based number that names worker i in messages (a group of a larger run, e.g. behind an
+  // MPI node agent); empty or a missing entry: i + 1.
+  std::vector<std::size_t> subsystem_numbers;
+};
+
+// One worker of a ProcessExecutor built without the coupled system (an MPI node agent drives
+// the group of subsystems of its rank). `model` must outlive the constructor call.
+struct ProcessWorkerSpec {
+  const library::ModelDescription* model = nullptr;
+  std::vector<double> initial_inputs;  // the subsystem's inputs at t0
+  std::size_t outputs = 0, states = 0;
 };
 
 // A worker process died, hung, or its ring broke during a command.
@@ -120,12 +131,20 @@ class WorkerFailure : public std::runtime_error {
   double time_;
 };
 
+// A subsystem's part of a pass outcome from its worker's step reply (`outputs`: its output
+// count; the status is the caller's to read). The process executor and the MPI bridge both
+// read replies with it.
+void read_step_reply(const worker::StepReply& r, std::size_t outputs, SubsystemOutcome& so);
+
 class ProcessExecutor final : public Executor {
  public:
   // models[i] describes system.subsystem(i) (the worker builds its subsystem from it); u0: the
   // consistent initial coupling variables. system and models are read during construction only.
   ProcessExecutor(const system::CoupledSystem& system,
                   std::span<const library::ModelDescription> models, std::span<const double> u0,
+                  const ProcessOptions& options);
+  // The same for a group of subsystems given one by one, all starting at initial_time.
+  ProcessExecutor(std::span<const ProcessWorkerSpec> workers, double initial_time,
                   const ProcessOptions& options);
   ~ProcessExecutor() override;
   ProcessExecutor(const ProcessExecutor&) = delete;

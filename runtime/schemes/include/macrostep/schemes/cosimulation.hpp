@@ -25,8 +25,11 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -34,6 +37,7 @@
 #include "macrostep/config/run_config.hpp"
 #include "macrostep/control/order.hpp"
 #include "macrostep/executors/in_process_executor.hpp"
+#include "macrostep/executors/process_executor.hpp"
 #include "macrostep/placement/placement.hpp"
 #include "macrostep/schemes/explicit_jacobi.hpp"
 #include "macrostep/schemes/implicit.hpp"
@@ -41,6 +45,25 @@
 #include "macrostep/schemes/monolithic.hpp"
 
 namespace macrostep::schemes {
+
+// What the MPI bridge's executor is built from (--executor mpi).
+struct BridgeRequest {
+  const system::CoupledSystem* system = nullptr;
+  std::span<const library::ModelDescription> models;
+  std::span<const double> u0;
+  executors::ProcessOptions workers;  // every node agent's process executor (no cpusets)
+  std::string pin;                    // --pin, planned per node
+  std::size_t pus_per_subsystem = 1;
+};
+
+// The MPI bridge of rank 0 of an MPI job (--executor mpi), given by the command line, which owns
+// MPI (the schemes do not depend on it). make() builds the executor and fills the placement's
+// metadata and text.
+struct MpiBridge {
+  std::function<std::unique_ptr<executors::Executor>(
+      const BridgeRequest&, nlohmann::ordered_json& placement_json, std::string& placement_text)>
+      make;
+};
 
 // Command-line overrides of the configuration; unset members keep the configured value.
 struct CosimOptions {
@@ -55,7 +78,9 @@ struct CosimOptions {
   std::optional<double> rtol;       // --rtol: the controller's rtol; unset atols follow it
   std::optional<double> step_size;  // --step-size: fixed H (estimator none) or H_init
   std::optional<int> threads;       // --threads
-  std::optional<config::ExecutorKind> executor;  // --executor inprocess|processes
+  std::optional<config::ExecutorKind> executor;  // --executor inprocess|processes|mpi
+  // --executor mpi: the bridge (set with it; without it --executor mpi is a SetupError).
+  std::optional<MpiBridge> mpi;
   std::string pin = "none";  // --pin none|compact|scatter|LIST (process executor; contract 4)
   std::optional<double> hang_timeout;       // --hang-timeout [s] (process executor; 0: off)
   std::optional<double> handshake_timeout;  // --handshake-timeout [s] (process executor)
@@ -101,6 +126,7 @@ struct CosimSettings {
   bool master_hosts_first = false;
   // Worker crashes or hangs the run recovers from (ProcessOptions::max_restarts); 0: none.
   unsigned max_restarts = 0;
+  std::optional<MpiBridge> mpi;  // CosimOptions::mpi
   double end_time = 0.0;
   bool all_states = false;
   // [[connection]] approximations in effect, by connection (empty: cosim.approximation); all

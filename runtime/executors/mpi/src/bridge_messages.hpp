@@ -1,0 +1,99 @@
+// The bridge's messages between rank 0 and the node agents as plain structs, and their
+// Cap'n Proto encoding (ipc/schema/bridge.capnp). Both sides use these functions, so the two
+// ends cannot disagree on a field. Decoders throw std::runtime_error on a malformed message.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "macrostep/ida/integrator.hpp"
+#include "macrostep/worker/protocol.hpp"
+
+namespace macrostep::executors::bridge {
+
+// MPI tags of the bridge (MPI_COMM_WORLD): hello / setup / ready, requests, replies.
+inline constexpr int kControlTag = 7001;
+inline constexpr int kRequestTag = 7002;
+inline constexpr int kReplyTag = 7003;
+// Raised whenever a message changes meaning (part of bridge_version()).
+inline constexpr std::uint32_t kBridgeVersion = 1;
+
+struct Hello {
+  std::string version, host;
+  int pid = 0;
+  int rank = 0;
+};
+
+struct Setup {
+  bool run = false;
+  std::string reason;
+  std::vector<std::uint32_t> subsystems;        // global 0-based
+  std::vector<std::vector<std::byte>> configs;  // SubsystemConfig each
+  std::vector<std::uint32_t> outputs;
+  std::vector<std::uint64_t> states;
+  double initial_time = 0.0;
+  std::string pin = "none";
+  std::uint32_t pus_per_subsystem = 1, extra_runs = 0;
+  std::uint64_t hang_timeout_ms = 0, handshake_timeout_ms = 0;
+};
+
+enum class RequestKind : std::uint8_t {
+  kStep,
+  kAccept,
+  kReject,
+  kStates,
+  kStats,
+  kExport,
+  kImport,
+  kShutdown
+};
+
+struct Request {
+  RequestKind kind = RequestKind::kStep;
+  double t_end = 0.0;
+  std::vector<std::vector<std::byte>> commands;  // kStep: StepCommand wire bytes per subsystem
+  std::uint32_t subsystem = 0;                   // kExport / kImport: index in the group
+  std::string path, reason;
+  std::uint64_t macro_step = 0;
+};
+// Whether the agent answers a request of this kind.
+inline bool expects_reply(RequestKind k) {
+  return k != RequestKind::kAccept && k != RequestKind::kReject && k != RequestKind::kShutdown;
+}
+
+struct Reply {
+  bool ok = true;
+  std::string error;
+  std::uint32_t failed_subsystem = 0;  // global 0-based
+  bool worker_failure = false;
+  std::vector<std::vector<std::byte>> replies;  // kStep: StepReply wire bytes per subsystem
+  std::vector<double> states;
+  std::vector<ida::AdvanceStats> totals;
+  std::vector<std::int64_t> snapshot_ns;
+  double time = 0.0;
+  std::uint64_t exported_bytes = 0;
+  std::int64_t communication_ns = 0;  // the agent's ring communication in the step
+  std::int64_t busy_ns = 0;           // the agent's wall time for the request
+  std::string placement, placement_json;
+  std::vector<int> worker_pids;
+};
+
+std::vector<std::byte> encode(const Hello& m);
+std::vector<std::byte> encode(const Setup& m);
+std::vector<std::byte> encode(const Request& m);
+std::vector<std::byte> encode(const Reply& m);
+Hello decode_hello(std::span<const std::byte> bytes);
+Setup decode_setup(std::span<const std::byte> bytes);
+Request decode_request(std::span<const std::byte> bytes);
+Reply decode_reply(std::span<const std::byte> bytes);
+
+// The wire bytes of a ring message, and back (the length is checked against the header).
+std::vector<std::byte> wire(const worker::StepCommand& c);
+std::vector<std::byte> wire(const worker::StepReply& r);
+void read_wire(std::span<const std::byte> bytes, worker::StepCommand& c);
+void read_wire(std::span<const std::byte> bytes, worker::StepReply& r);
+
+}  // namespace macrostep::executors::bridge
