@@ -13,6 +13,16 @@
 
 namespace macrostep::testing {
 
+// The value of the last line "NRMSE (2-norm over N variables): <value>" of `compare`; -1 if
+// there is none.
+inline double final_nrmse(const std::string& out) {
+  const auto line = out.find("NRMSE (2-norm over ");
+  if (line == std::string::npos) return -1.0;
+  const auto colon = out.find("): ", line);
+  if (colon == std::string::npos) return -1.0;
+  return std::stod(out.substr(colon + 3));
+}
+
 struct Outcome {
   int status = -1;
   std::string out, err;

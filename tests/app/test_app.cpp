@@ -19,6 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
+using macrostep::testing::final_nrmse;
 using macrostep::testing::Outcome;
 
 class App : public macrostep::testing::BinaryTest {};
@@ -79,15 +80,6 @@ estimator = "exMD"
 rtol = 1.0e-4
 threads = 1
 )";
-
-// The value of the last line "NRMSE (2-norm over N variables): <value>" of `compare`.
-double final_nrmse(const std::string& out) {
-  const auto line = out.find("NRMSE (2-norm over ");
-  if (line == std::string::npos) return -1.0;
-  const auto colon = out.find("): ", line);
-  if (colon == std::string::npos) return -1.0;
-  return std::stod(out.substr(colon + 3));
-}
 
 TEST_F(App, BadConfigurationExitsTwoWithFileLineAndKey) {
   const std::string bad = std::string(MACROSTEP_SOURCE_DIR) + "/tests/config/bad/negative_c.toml";

@@ -13,6 +13,7 @@
 
 namespace {
 
+using macrostep::testing::final_nrmse;
 using macrostep::testing::Outcome;
 
 class DescribedRuns : public macrostep::testing::BinaryTest {};
@@ -24,15 +25,6 @@ std::string source_file(const std::string& relative) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-// The value of the last line "NRMSE (2-norm over N variables): <value>" of `compare`.
-double final_nrmse(const std::string& out) {
-  const auto line = out.find("NRMSE (2-norm over ");
-  if (line == std::string::npos) return -1.0;
-  const auto colon = out.find("): ", line);
-  if (colon == std::string::npos) return -1.0;
-  return std::stod(out.substr(colon + 3));
 }
 
 // configs/drivetrain.toml with the load segment at IDA rtol 1e-5 instead of [solver]'s 1e-8:

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../support/test_chain.hpp"
+#include "../support/two_mass_analysis.hpp"
 #include "macrostep/analysis/stability.hpp"
 #include "macrostep/executors/in_process_executor.hpp"
 #include "macrostep/schemes/explicit_jacobi.hpp"
@@ -25,15 +26,8 @@ struct Point {
   std::vector<double> z;  // x1, v1, x2, v2
 };
 
-// testing::linear_two_mass as the analysis sees it.
 analysis::TwoMass two_mass() {
-  analysis::TwoMass m;
-  m.m1 = 1.0;
-  m.m2 = 2.0;
-  m.c1 = 1e4;
-  m.cc = 5e3;
-  m.c2 = 2e4;
-  return m;
+  return testing::linear_two_mass_for_analysis();
 }
 
 std::vector<Point> run(const coupling::Approximation& a, int order, double h, int steps) {
