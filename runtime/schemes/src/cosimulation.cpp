@@ -1048,6 +1048,73 @@ checkpoint::Checkpoint checkpoint_of(const config::RunConfig& config, const Cosi
   return c;
 }
 
+// Where the run stands for the progress line and the metadata: the step counts, the newest
+// accepted time and the last plan.
+struct RunPosition {
+  StepCounts counts;
+  double reached = 0.0;
+  double last_h = 0.0;
+  int last_kappa = 0;
+
+  // The pipeline's progress observer: every attempt, accepted or not.
+  void attempted(const control::StepPlan& plan, bool accepted) {
+    if (accepted) {
+      reached = plan.t_end;
+    } else {
+      ++counts.rejected;
+    }
+    last_h = plan.h();
+    last_kappa = plan.kappa;
+  }
+  // The accepted-point observer's share: the counts and the time per degree (the initial point,
+  // step 0, counts nothing).
+  void accepted(const AcceptedPoint& p, CosimResult& result) {
+    if (p.step == 0) return;
+    counts.accepted = p.step;
+    ++counts.by_kappa[static_cast<std::size_t>(p.kappa)];
+    result.time_by_kappa[static_cast<std::size_t>(p.kappa)] += p.h;
+  }
+  std::string status() const {
+    return fmt::format("H = {:.3e} s, kappa {}, {} accepted, {} rejected", last_h, last_kappa,
+                       counts.accepted, counts.rejected);
+  }
+};
+
+// Completes the result file (the pending row, close) and records in `result` and `meta` where it
+// ends: first as the file is, should the last row fail to reach it (a full disk).
+void complete_result_file(const char* status, Clock::time_point start, output::CsvWriter& csv,
+                          ResultRow& row, CosimResult& result, json& meta) {
+  const auto record = [&] {
+    result.rows = csv.rows();
+    result.wall_ns = ns_since(start);
+    meta["status"] = status;
+    meta["output"]["rows"] = result.rows;
+    meta["simulation"]["reached_time"] = result.final_time;
+  };
+  record();
+  if (row.pending) row.flush();
+  csv.close();
+  record();
+}
+
+// The metadata of a run that stopped with `e` (its files completed as far as they go).
+void write_failed_metadata(const std::exception& e, json statistics, const CosimResult& result,
+                           json& meta) {
+  meta["statistics"] = std::move(statistics);
+  // run_scheme filled result.run up to the failure (time breakdown included).
+  meta["time"] = time_breakdown_json(result.run.time, result.wall_ns);
+  meta["error"] = failure_json(e);
+  write_json_after_failure(result.json_path, meta);
+}
+
+void write_completed_metadata(json statistics, const CosimResult& result, double t_end,
+                              json& meta) {
+  add_completed_statistics(result.run, t_end, statistics);
+  meta["statistics"] = std::move(statistics);
+  meta["time"] = time_breakdown_json(result.run.time, result.wall_ns);
+  output::write_json(result.json_path, meta);
+}
+
 }  // namespace
 
 CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions& options) {
@@ -1081,9 +1148,10 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   // ---- the run ----
   std::unique_ptr<executors::Executor> executor;
   ResultRow row(*csv, result);
-  StepCounts counts;
-  double reached = 0.0;
-  if (options.resume != nullptr) continue_counts(*options.resume, result, row, counts, reached);
+  RunPosition at;
+  at.last_h = settings.scheme.control.h;
+  StepCounts& counts = at.counts;
+  if (options.resume != nullptr) continue_counts(*options.resume, result, row, counts, at.reached);
   std::optional<RunCheckpoints> checkpoints;
   if (options.checkpoint_every) {
     checkpoints.emplace(checkpoint_path(options, result), *options.checkpoint_every,
@@ -1091,11 +1159,7 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   }
   const auto on_accepted = [&](const AcceptedPoint& p) {
     const auto t0 = Clock::now();
-    if (p.step > 0) {
-      counts.accepted = p.step;
-      ++counts.by_kappa[static_cast<std::size_t>(p.kappa)];
-      result.time_by_kappa[static_cast<std::size_t>(p.kappa)] += p.h;
-    }
+    at.accepted(p, result);
     // The state is valid here: the executor has accepted it.
     fill_row(p, system, outputs, settings.all_states ? executor.get() : nullptr, state_offset,
              row.values);
@@ -1105,21 +1169,10 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
     if (p.step % static_cast<std::uint64_t>(output_every) == 0 || p.time >= t_end) row.flush();
   };
   ProgressLine progress(options.progress, t_end);
-  double last_h = settings.scheme.control.h;
-  int last_kappa = 0;
-  const auto status = [&] {
-    return fmt::format("H = {:.3e} s, kappa {}, {} accepted, {} rejected", last_h, last_kappa,
-                       counts.accepted, counts.rejected);
-  };
+  const auto status = [&at] { return at.status(); };
   const auto on_progress = [&](const control::StepPlan& plan, bool ok) {
-    if (ok) {
-      reached = plan.t_end;
-    } else {
-      ++counts.rejected;
-    }
-    last_h = plan.h();
-    last_kappa = plan.kappa;
-    progress.update(reached, status);
+    at.attempted(plan, ok);
+    progress.update(at.reached, status);
   };
   // Between macro steps: a checkpoint when one is due (and a final one when a signal asks the run
   // to stop), then the stop itself; the accepted point is in the row by then.
@@ -1129,32 +1182,23 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
     const bool stopping = options.stop != nullptr && options.stop->load() != 0;
     if (checkpoints && !ctl.finished() && checkpoints->due(counts.accepted, stopping)) {
       const auto t0 = Clock::now();
-      checkpoint::Checkpoint c = checkpoint_of(config, options, result, *csv, row, counts, reached);
+      checkpoint::Checkpoint c =
+          checkpoint_of(config, options, result, *csv, row, counts, at.reached);
       checkpoints->write(c, counts.accepted, ctl, scheme, *executor);
       result.output_ns += ns_since(t0);
     }
-    check_stop(options.stop, reached);
+    check_stop(options.stop, at.reached);
   };
   if (options.resume != nullptr) {
     continuation.controller_state = &options.resume->controller;
     continuation.scheme_state = &options.resume->scheme;
   }
 
-  const auto statistics_so_far = [&](json& statistics) {
-    statistics = step_statistics(counts, result, reached, executor.get(), config);
+  const auto statistics_so_far = [&] {
+    return step_statistics(counts, result, at.reached, executor.get(), config);
   };
   const auto finish = [&](const char* status) {
-    const auto record = [&] {
-      result.rows = csv->rows();
-      result.wall_ns = ns_since(start);
-      meta["status"] = status;
-      meta["output"]["rows"] = result.rows;
-      meta["simulation"]["reached_time"] = result.final_time;
-    };
-    record();  // the file as it is, should the last row fail to reach it (a full disk)
-    if (row.pending) row.flush();
-    csv->close();
-    record();
+    complete_result_file(status, start, *csv, row, result, meta);
   };
 
   try {
@@ -1166,37 +1210,22 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
     const std::unique_ptr<MacroStepScheme> scheme = make_scheme(scheme_options);
     run_scheme(system, *executor, *scheme, scheme_options, on_accepted, on_progress, result.run,
                continuation);
-    progress.finish(reached, status);
+    progress.finish(at.reached, status);
   } catch (const std::exception& e) {
-    progress.finish(reached, status);
-    const auto* interrupted = dynamic_cast<const RunInterrupted*>(&e);
-    const json error = failure_json(e);
+    progress.finish(at.reached, status);
     try {
-      finish(interrupted != nullptr ? "interrupted" : "failed");
+      finish(dynamic_cast<const RunInterrupted*>(&e) != nullptr ? "interrupted" : "failed");
     } catch (const output::OutputError&) {
       // The original failure matters more; the JSON below still records it.
     }
-    json statistics;
-    statistics_so_far(statistics);
-    meta["statistics"] = statistics;
-    // run_scheme filled result.run up to the failure (time breakdown included).
-    meta["time"] = time_breakdown_json(result.run.time, result.wall_ns);
-    meta["error"] = error;
-    write_json_after_failure(result.json_path, meta);
+    write_failed_metadata(e, statistics_so_far(), result, meta);
     if (dynamic_cast<const ContinuationMismatch*>(&e) != nullptr) {
       throw checkpoint::CheckpointError(fmt::format("{}: {}", options.checkpoint_path, e.what()));
     }
     throw;
   }
   finish("completed");
-
-  const SchemeResult& r = result.run;
-  json statistics;
-  statistics_so_far(statistics);
-  add_completed_statistics(r, t_end, statistics);
-  meta["statistics"] = statistics;
-  meta["time"] = time_breakdown_json(r.time, result.wall_ns);
-  output::write_json(result.json_path, meta);
+  write_completed_metadata(statistics_so_far(), result, t_end, meta);
   return result;
 }
 
@@ -1243,8 +1272,10 @@ void print_iterative_scheme(std::ostream& out, const CosimSettings& s) {
              m.tolerances.atol_u);
 }
 
-void print_summary(std::ostream& out, const config::RunConfig& config, const CosimResult& r) {
-  const CosimSettings& s = r.settings;
+namespace {
+
+// What runs: the model, the scheme, the subsystems' solvers, the approximation and jumps.
+void print_setup(std::ostream& out, const config::RunConfig& config, const CosimSettings& s) {
   const config::CosimConfig& c = s.cosim;
   const control::MacroStepOptions& m = s.scheme.control;
   const std::size_t ns = config::subsystem_count(config);
@@ -1308,6 +1339,14 @@ void print_summary(std::ostream& out, const config::RunConfig& config, const Cos
                c.min_micro_steps > 0 ? fmt::format(", micro steps <= H/{}", c.min_micro_steps)
                                      : std::string());
   }
+}
+
+}  // namespace
+
+void print_summary(std::ostream& out, const config::RunConfig& config, const CosimResult& r) {
+  const CosimSettings& s = r.settings;
+  const std::size_t ns = config::subsystem_count(config);
+  print_setup(out, config, s);
 
   const std::size_t nc = r.coupling_count;
   const std::size_t first_u = r.columns.size() - nc;
