@@ -66,7 +66,7 @@ def k51(runner, quick):
                                  ["--step-size", f"{h:g}"])["all"]
             except RunFailed:
                 break
-            if not err < 0.1:
+            if not err < 1.0:  # bounded; an unstable run grows far beyond 1 or fails
                 break
             best = h
         return best
@@ -75,11 +75,33 @@ def k51(runner, quick):
     im = largest_stable([1e-4, 2.5e-4, 5e-4], ["--scheme", "implicit", "--estimator", "none"],
                         "im")
     r.row("largest stable H, explicit kappa = 2 [s]", ex if ex else "none", 1.0e-5,
-          note="grid 1e-5, 2e-5, 4e-5 s; stable = run completes with NRMSE < 0.1")
+          note="grid 1e-5, 2e-5, 4e-5 s; stable = run completes with NRMSE < 1 "
+          "(bounded, not necessarily accurate)")
     r.row("largest stable H, implicit kappa = 2 [s]", im if im else "none", 2.5e-4,
           note="grid 1e-4, 2.5e-4, 5e-4 s")
     if ex and im:
         r.row("stable H implicit / explicit", im / ex, 25.0)
+    return r
+
+
+def k52(runner, quick):
+    r = Result()
+    r.note("M1 (linear) only, t_sim = 0.1 s [SI]; in-process, one thread; new "
+           "configs/k-5.2-m1.toml (M2, M3 not built)")
+    cfg = config_path("k-5.2-m1.toml")
+    cv = config_variant(runner, "k-5.2-m1.toml", "k52_cv", {"cosim.atol_u": "1.0"})
+    runs = {"exMD": (cfg, []), "exLE": (cfg, ["--estimator", "exLE"]),
+            "imMD": (cfg, ["--scheme", "implicit", "--estimator", "imMD"]),
+            "exCV": (cv, ["--estimator", "exCV", "--rtol", "1e-3"]),
+            "imCV": (cv, ["--scheme", "implicit", "--estimator", "imCV", "--rtol", "1e-3"])}
+    mean_h = {}
+    for est, (c, extra) in runs.items():
+        mean_h[est] = runner.run(c, f"k52_{est}", INPROC + extra)["statistics"]["mean_step"]
+    r.row("mean H imMD / exMD", mean_h["imMD"] / mean_h["exMD"], "> 1",
+          note="seed: imMD allows larger H than the explicit state estimators")
+    r.row("mean H exLE / exMD", mean_h["exLE"] / mean_h["exMD"], 1.0, note="target +-10 %")
+    r.row("mean H exCV / imCV (rtol 1e-3)", mean_h["exCV"] / mean_h["imCV"], 1.0)
+    r.note("mean H [s]: " + ", ".join(f"{k} {v:.3g}" for k, v in mean_h.items()))
     return r
 
 
@@ -89,8 +111,8 @@ def _safety_variant(runner, base, gamma, tag):
 
 def k53(runner, quick):
     r = Result()
-    stop = 0.02 if quick else 0.1
-    gammas = [1, 2, 3, 4, 6, 8, 10] if quick else [1, 2, 3, 4, 5, 6, 8, 10]
+    stop = 0.005 if quick else 0.1
+    gammas = [1, 2, 4, 6, 10] if quick else [1, 2, 3, 4, 5, 6, 8, 10]
     r.note(f"t_sim = {stop:g} s (study: 0.1 s); rtol 1e-4 only (study: 1e-3, 1e-4, 1e-5)")
     curves = {}
     for scheme, est in (("explicit", "exMD"), ("implicit", "imMD")):
@@ -403,6 +425,7 @@ STUDIES = [
     Study("K-4.3", "micro-step stop strategies", "seed 000 §4.3, Fig. 4.4", k43),
     Study("S-4.5", "idle time versus macro step", "seed 000 §4.5, Table 4.2", s45),
     Study("K-5.1", "convergence order and stable macro step", "seed 000 §5.1, Table 5.1", k51),
+    Study("K-5.2", "error estimators, two-mass oscillator M1", "seed 000 §5.2, Table 5.2", k52),
     Study("K-5.3", "safety factor: failed-step ratio", "seed 000 §5.3, Table 5.3", k53),
     Study("S-5.3", "safety factor: timing variant", "seed 000 §5.3", s53),
     Study("K-5.4a", "linear chain, n_s = 100: explicit vs implicit", "seed 000 §5.4-1, Table 5.4",
