@@ -118,11 +118,12 @@ def _set_key(lines, section, key, value):
     lines.insert(start + 1, f"{key} = {value}")
 
 
-def config_variant(runner, base, name, keys, drop_tables=()):
+def config_variant(runner, base, name, keys, drop_tables=(), append=""):
     """Write a copy of configs/BASE with the given keys changed into the work directory and
     return its path. keys: {"cosim.safety": "1.0", "model.masses": "200"} (values as TOML
     text; the table is everything before the last dot). drop_tables: headers of array-of-table
-    entries to remove whole (e.g. "model.force" removes every [[model.force]])."""
+    entries to remove whole (e.g. "model.force" removes every [[model.force]]); append: TOML
+    text added at the end (new array-of-table entries)."""
     with open(config_path(base)) as f:
         lines = f.read().splitlines()
     for table in drop_tables:
@@ -140,5 +141,5 @@ def config_variant(runner, base, name, keys, drop_tables=()):
     path = runner.path(name + ".toml")
     with open(path, "w") as f:
         f.write(f"# {base} with {keys} (written by tools/experiments)\n")
-        f.write("\n".join(lines) + "\n")
+        f.write("\n".join(lines) + "\n" + append)
     return path

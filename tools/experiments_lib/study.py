@@ -49,12 +49,6 @@ class Study:
         self.smoke = smoke
 
 
-def median(values):
-    v = sorted(values)
-    n = len(v)
-    return v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2])
-
-
 def fit_slope(xs, ys):
     """Least-squares slope of log(y) over log(x)."""
     lx = [math.log(x) for x in xs]
@@ -76,3 +70,11 @@ def idle_share(meta):
     t = meta["time"]
     total = t["solver_s"] + t["idle_s"]
     return t["idle_s"] / total if total > 0 else 0.0
+
+
+def ideal_parallel(meta):
+    """The run's time with every run of a pass on its own core (MODELS.md §4.4, small
+    machines): solver + idle + communication + interface + snapshot."""
+    t = meta["time"]
+    return t["solver_s"] + t["idle_s"] + t["communication_s"] + t["interface_s"] + \
+        t["snapshot_s"]
