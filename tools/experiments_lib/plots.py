@@ -24,8 +24,8 @@ def failed_vs_safety(workdir, curves):
         g = [p[0] for p in points]
         v = [100 * p[1] for p in points]
         ax.plot(g, v, "o-" if est.startswith("ex") else "s--", label=est)
-    ax.axhspan(35, 55, color="tab:red", alpha=0.12, label="seed: 35-55 % at Γ = 1")
-    ax.axhspan(1, 5, color="tab:green", alpha=0.15, label="seed: 1-5 % at Γ = 6")
+    ax.fill_between([0.6, 1.4], 35, 55, color="tab:red", alpha=0.2, label="seed: 35-55 % at Γ = 1")
+    ax.fill_between([5.6, 6.4], 1, 5, color="tab:green", alpha=0.3, label="seed: 1-5 % at Γ = 6")
     ax.set_xlabel("safety factor Γ")
     ax.set_ylabel("failed-step ratio [%]")
     ax.set_title("K-5.3: failed macro steps vs safety factor")

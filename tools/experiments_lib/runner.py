@@ -21,8 +21,8 @@ class Runner:
     """Runs macrostep commands in a work directory and reports each one as a progress line.
 
     binary: the macrostep executable; workdir: where results go (created); plotdir: where the
-    report's PNGs go; log: callable taking one progress line. Runs are sequential: the studies measure wall times, and a second run
-    beside one would disturb it."""
+    report's PNGs go; log: callable taking one progress line. Runs are sequential: the studies
+    measure wall times, and a second run beside one would disturb it."""
 
     def __init__(self, binary, workdir, plotdir, log):
         self.binary = binary
