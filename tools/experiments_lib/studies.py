@@ -470,6 +470,18 @@ def stability(runner, quick):
         ours = runner.stability(["--cc", "100", "--approximation", approx, "--omega-max", "1"],
                                 "f28_" + approx.replace(":", "_"))
         r.row(f"F-2.8: {name}, F = 100, omega_hat_max", ours, seed)
+    # Seed 001 (B-2016) states orderings only: the damped symmetric model (m = c = 1,
+    # d = 0.1 in every element), F/F, degree 2 (Jacobi) and 1 (Gauss-Seidel vs Jacobi).
+    damped = ["--d1", "0.1", "--d2", "0.1", "--dc", "0.1", "--omega-max", "3"]
+    w = {a: runner.stability(damped + ["--approximation", a, "--order", "2"], f"b2016_{a}")
+         for a in ("c0", "c1", "lagrange")}
+    r.row("B-2016: omega_hat_max C0 / C1, k = 2", w["c0"] / w["c1"], "slightly > 1")
+    r.row("B-2016: omega_hat_max C1 / Lagrange, k = 2", w["c1"] / w["lagrange"], 1.0,
+          note="seed 001: C1 about Lagrange; not reproduced on this model (README)")
+    gs = runner.stability(damped + ["--order", "1", "--scheme", "gauss-seidel"], "b2016_gs")
+    jac = runner.stability(damped + ["--order", "1"], "b2016_jacobi")
+    r.row("B-2016: omega_hat_max Gauss-Seidel / Jacobi, Lagrange k = 1", gs / jac, "> 1",
+          note="seed 001: Jacobi less stable than Gauss-Seidel")
     return r
 
 
@@ -490,8 +502,8 @@ STUDIES = [
     Study("S-5.8a", "raised coupling damping (variant a)", "seed 000 §5.8 variant a", s58a),
     Study("S-5.8c", "contact end subsystems (variant c)", "seed 000 §5.8 variant c", s58c),
     Study("K-A1", "steel rod: interface Jacobian sap vs fd", "seed 000 App. A.3, Table A.3", ka1),
-    Study("STAB", "stability limits K-C and F-2.8", "seed 000 App. C; seed 003 Tables 2.4-2.7",
-          stability),
+    Study("STAB", "stability limits K-C, F-2.8 and B-2016 orderings",
+          "seed 000 App. C; seed 003 Tables 2.4-2.7; seed 001 §4", stability),
     Study("S-5.8-smoke", "S-5.8 at t_sim = 2e-4 s (CI smoke)", "seed 000 §5.8, Table 5.9",
           s58_smoke, smoke=True),
 ]
