@@ -66,7 +66,8 @@ def write(out_dir, header, outcomes):
           f"kernel {m['kernel']}",
           f"- load average (1/5/15 min) at start: {header['load_start']}, at end: "
           f"{header['load_end']} (other work shared the machine: wall times and speed-ups "
-          "carry that noise; every figure is one run unless a note says otherwise)",
+          "carry that noise; time ratios are medians of interleaved rounds where a note "
+          "gives the rounds, otherwise one run)",
           f"- total time: {header['seconds']:.0f} s, {header['runs']} macrostep commands",
           "",
           "Figures: *ours* is measured here, *seed* is the published figure or target of "

@@ -30,6 +30,7 @@ class Runner:
         self.plotdir = plotdir
         self.log = log
         self.count = 0
+        self.repeat = 1  # rounds of the timed comparisons (rounds())
         os.makedirs(workdir, exist_ok=True)
 
     def path(self, name):
@@ -64,6 +65,25 @@ class Runner:
         meta["wall"] = seconds
         meta["csv"] = csv
         return meta
+
+    def rounds(self, specs, timeout=600):
+        """Runs to be compared in time, interleaved: `self.repeat` rounds of every spec
+        (key, config, name, options) in turn. Returns {key: JSON of the first round} with
+        'wall' the median over the rounds and 'walls' all of them (the load varies between
+        rounds; interleaving gives every run the same share of it)."""
+        walls, first = {}, {}
+        for i in range(self.repeat):
+            for key, config, name, options in specs:
+                meta = self.run(config, name if i == 0 else f"{name}_r{i + 1}", options,
+                                timeout)
+                first.setdefault(key, meta)
+                walls.setdefault(key, []).append(meta["wall"])
+        for key, meta in first.items():
+            w = sorted(walls[key])
+            meta["walls"] = w
+            meta["wall"] = w[len(w) // 2] if len(w) % 2 else 0.5 * (w[len(w) // 2 - 1] +
+                                                                    w[len(w) // 2])
+        return first
 
     def nrmse(self, config, result, options=(), timeout=600):
         """NRMSE (seed 000 Eq. 5.1) of a result CSV against the reference at its own time

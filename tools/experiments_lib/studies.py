@@ -3,7 +3,8 @@
 quoted from spec/MODELS.md §3 (seed 000 unless named)."""
 from . import plots
 from .runner import RunFailed, config_path, config_variant
-from .study import Result, Study, fit_slope, idle_share, ideal_parallel, micro_per_macro
+from .study import (Result, Study, fit_slope, idle_share, ideal_parallel, micro_per_macro,
+                    spread)
 
 # Small models run in one process with one thread: the same numbers as the process executor
 # (DESIGN contract 1), without waking a process per subsystem and step on a shared 2-CPU box.
@@ -147,22 +148,22 @@ def s53(runner, quick):
     r = Result()
     stop = 1e-3 if quick else 0.02
     r.note(f"t_sim = {stop:g} s (scaled suite: 0.02 s); 2 subsystems of 1000 on 2 CPUs "
-           "(process executor); one run each (no repetition in --quick)")
-    times = {}
-    for g in (1, 5):
-        cfg = _safety_variant(runner, "s-5.3.toml", g, "s53")
-        times[("exMD", g)] = runner.run(cfg, f"s53_exMD_gamma{g}", ["--stop-time", f"{stop:g}"])
+           "(process executor)")
+    so = ["--stop-time", f"{stop:g}"]
     cfg6 = config_path("s-5.3.toml")
-    ex6 = runner.run(cfg6, "s53_exMD_gamma6", ["--stop-time", f"{stop:g}"])
-    im6 = runner.run(cfg6, "s53_imMD_gamma6", ["--stop-time", f"{stop:g}", "--scheme",
-                                               "implicit", "--estimator", "imMD"])
-    r.row("time(Gamma = 5) / time(Gamma = 1), exMD",
-          times[("exMD", 5)]["wall"] / times[("exMD", 1)]["wall"], 0.7,
-          note="seed: Gamma 4-6 about 30 % faster than Gamma = 1")
-    r.row("T(imMD) / T(exMD), Gamma = 6", im6["wall"] / ex6["wall"], 2.0)
-    mono = runner.run(cfg6, "s53_mono", ["--monolithic", "--stop-time", f"{stop:g}"])
-    r.row("speed-up T_mono / T(exMD), Gamma = 6", mono["wall"] / ex6["wall"], "no figure",
-          note="monolithic baseline for reference")
+    t = runner.rounds(
+        [("Gamma 1", _safety_variant(runner, "s-5.3.toml", 1, "s53"), "s53_exMD_gamma1", so),
+         ("Gamma 5", _safety_variant(runner, "s-5.3.toml", 5, "s53"), "s53_exMD_gamma5", so),
+         ("exMD", cfg6, "s53_exMD_gamma6", so),
+         ("imMD", cfg6, "s53_imMD_gamma6", so + ["--scheme", "implicit", "--estimator",
+                                                 "imMD"]),
+         ("monolithic", cfg6, "s53_mono", so + ["--monolithic"])])
+    r.row("time(Gamma = 5) / time(Gamma = 1), exMD", t["Gamma 5"]["wall"] / t["Gamma 1"]["wall"],
+          0.7, note="seed: Gamma 4-6 about 30 % faster than Gamma = 1")
+    r.row("T(imMD) / T(exMD), Gamma = 6", t["imMD"]["wall"] / t["exMD"]["wall"], 2.0)
+    r.row("speed-up T_mono / T(exMD), Gamma = 6", t["monolithic"]["wall"] / t["exMD"]["wall"],
+          "no figure", note="monolithic baseline for reference")
+    r.note(spread(t))
     return r
 
 
@@ -194,13 +195,15 @@ def s54b(runner, quick):
     r.note(f"t_sim = {stop:g} s (scaled suite: 0.25 s; study: 1 s); exCV and imCV at rtol "
            "1e-5; process executor (11 workers on 2 CPUs: the solver and idle times are wall "
            "times of shared CPUs)")
-    res = {}
+    specs = []
     for part in ("s-5.4b.toml", "s-5.4b-restructured.toml"):
         for est, extra in (("exCV", []), ("imCV", ["--scheme", "implicit", "--estimator",
                                                    "imCV"])):
             tag = "orig" if part == "s-5.4b.toml" else "restr"
-            res[(tag, est)] = runner.run(config_path(part), f"s54b_{tag}_{est}",
-                                         ["--stop-time", f"{stop:g}"] + extra)
+            specs.append(((tag, est), config_path(part), f"s54b_{tag}_{est}",
+                          ["--stop-time", f"{stop:g}"] + extra))
+    res = runner.rounds(specs)
+    r.note(spread({f"{k[1]} {k[0]}": v for k, v in res.items()}))
     for est, seed_t, seed_n in (("exCV", 224 / 36, 2941675 / 334829),
                                 ("imCV", 176 / 91, 708876 / 319041)):
         if ("orig", est) not in res:
@@ -347,10 +350,12 @@ def s58(runner, quick, stop=None):
            "shrinks the fixed-H run's disadvantage; in-process, one thread")
     cfg = config_path("s-5.8.toml")
     so = ["--stop-time", f"{stop:g}"]
-    ctrl = runner.run(cfg, "s58_exMD", INPROC + so)
-    fixed = runner.run(cfg, "s58_fixed", INPROC + so + ["--estimator", "none", "--step-size",
-                                                        "2.5e-8", "--order", "1"])
-    mono = runner.run(cfg, "s58_mono", so + ["--monolithic"])
+    t = runner.rounds([("exMD", cfg, "s58_exMD", INPROC + so),
+                       ("fixed H", cfg, "s58_fixed", INPROC + so + [
+                           "--estimator", "none", "--step-size", "2.5e-8", "--order", "1"]),
+                       ("monolithic", cfg, "s58_mono", so + ["--monolithic"])])
+    ctrl, fixed, mono = t["exMD"], t["fixed H"], t["monolithic"]
+    r.note(spread(t))
     err_ctrl = runner.nrmse(cfg, ctrl["csv"])["states"]
     err_fixed = runner.nrmse(cfg, fixed["csv"])["states"]
     r.row("T(fixed H = 2.5e-8 s, kappa = 1) / T(exMD rtol 1e-6)", fixed["wall"] / ctrl["wall"],
@@ -398,18 +403,23 @@ def s58c(runner, quick):
     so = ["--stop-time", f"{stop:g}"]
     with open(cfg) as f:
         text = f.read()
-    co = runner.run(cfg, "s58c_exMD", so)
-    mono = runner.run(cfg, "s58c_mono", so + ["--monolithic"])
+    if "contact" not in text:
+        raise RunFailed("configs/s-5.8c.toml has no contact forces")
+    nocontact = _without_contacts(runner, cfg)
+    t = runner.rounds([("exMD", cfg, "s58c_exMD", so),
+                       ("monolithic", cfg, "s58c_mono", so + ["--monolithic"]),
+                       ("exMD no contacts", nocontact, "s58c_nocontact_exMD", so),
+                       ("monolithic no contacts", nocontact, "s58c_nocontact_mono",
+                        so + ["--monolithic"])])
+    co, mono = t["exMD"], t["monolithic"]
+    co0, mono0 = t["exMD no contacts"], t["monolithic no contacts"]
     r.row("speed-up T_mono / T(exMD), contacts", mono["wall"] / co["wall"], 400.0,
           note="seed: 103 subsystems on many cores, 1e5 masses")
-    if "contact" in text:
-        nocontact = _without_contacts(runner, cfg)
-        co0 = runner.run(nocontact, "s58c_nocontact_exMD", so)
-        mono0 = runner.run(nocontact, "s58c_nocontact_mono", so + ["--monolithic"])
-        r.row("T_mono(contacts) / T_mono(none)", mono["wall"] / mono0["wall"], 17.7,
-              note="target >= 10")
-        r.row("T_cosim(contacts) / T_cosim(none)", co["wall"] / co0["wall"], 1.0,
-              note="target <= 1.3")
+    r.row("T_mono(contacts) / T_mono(none)", mono["wall"] / mono0["wall"], 17.7,
+          note="target >= 10")
+    r.row("T_cosim(contacts) / T_cosim(none)", co["wall"] / co0["wall"], 1.0,
+          note="target <= 1.3")
+    r.note(spread(t))
     return r
 
 
@@ -445,10 +455,10 @@ def ka1(runner, quick):
     r.note(f"n_K = 100, 20 subsystems, t_sim = {stop:g} s (stand-in 5e-4 s); imMD rtol 1e-5; "
            "in-process, one thread; new configs/k-a1.toml")
     so = ["--stop-time", f"{stop:g}"]
-    res = {}
-    for jac in ("sap", "fd"):
-        c = config_variant(runner, "k-a1.toml", f"ka1_{jac}", {"cosim.jacobian": f'"{jac}"'})
-        res[jac] = runner.run(c, f"ka1_{jac}", INPROC + so)
+    res = runner.rounds([(jac, config_variant(runner, "k-a1.toml", f"ka1_{jac}",
+                                              {"cosim.jacobian": f'"{jac}"'}),
+                          f"ka1_{jac}", INPROC + so) for jac in ("sap", "fd")])
+    r.note(spread(res))
     cs, cf = res["sap"]["statistics"], res["fd"]["statistics"]
     r.row("mean corrector passes sap / fd (D = 1e-3 < 1)",
           cs["corrector"]["mean_passes"] / cf["corrector"]["mean_passes"], 1.0,
@@ -494,14 +504,18 @@ STUDIES = [
     Study("S-5.3", "safety factor: timing variant", "seed 000 §5.3", s53),
     Study("K-5.4a", "linear chain, n_s = 100: explicit vs implicit", "seed 000 §5.4-1, Table 5.4",
           k54a),
-    Study("S-5.4b", "multirate chain: repartition", "seed 000 §5.4-2, Table 5.5", s54b),
+    Study("S-5.4b", "multirate chain: repartition", "seed 000 §5.4-2, Table 5.5", s54b,
+          quick_repeat=3),
     Study("S-5.5", "asymmetric two-mass oscillator cells", "seed 000 §5.5, Table 5.6", s55),
     Study("S-5.6", "speed-up versus n_s", "seed 000 §5.6, Fig. 5.75", s56),
     Study("S-5.7", "scaling order, dense vs sparse", "seed 000 §5.7, Table 5.8", s57),
-    Study("S-5.8", "controller showcase: fixed vs controlled H", "seed 000 §5.8, Table 5.9", s58),
+    Study("S-5.8", "controller showcase: fixed vs controlled H", "seed 000 §5.8, Table 5.9", s58,
+          quick_repeat=3),
     Study("S-5.8a", "raised coupling damping (variant a)", "seed 000 §5.8 variant a", s58a),
-    Study("S-5.8c", "contact end subsystems (variant c)", "seed 000 §5.8 variant c", s58c),
-    Study("K-A1", "steel rod: interface Jacobian sap vs fd", "seed 000 App. A.3, Table A.3", ka1),
+    Study("S-5.8c", "contact end subsystems (variant c)", "seed 000 §5.8 variant c", s58c,
+          quick_repeat=3),
+    Study("K-A1", "steel rod: interface Jacobian sap vs fd", "seed 000 App. A.3, Table A.3", ka1,
+          quick_repeat=3),
     Study("STAB", "stability limits K-C, F-2.8 and B-2016 orderings",
           "seed 000 App. C; seed 003 Tables 2.4-2.7; seed 001 §4", stability),
     Study("S-5.8-smoke", "S-5.8 at t_sim = 2e-4 s (CI smoke)", "seed 000 §5.8, Table 5.9",

@@ -39,14 +39,16 @@ class Result:
 
 class Study:
     """A study of spec/MODELS.md: id (as in MODELS.md), title, source (seed reference), and
-    run(runner, quick) -> Result. `smoke` marks the one tiny study CI runs."""
+    run(runner, quick) -> Result. `smoke` marks the one tiny study CI runs; quick_repeat: how
+    many interleaved rounds its time ratios take in --quick (cheap studies take 3)."""
 
-    def __init__(self, sid, title, source, run, smoke=False):
+    def __init__(self, sid, title, source, run, smoke=False, quick_repeat=1):
         self.id = sid
         self.title = title
         self.source = source
         self.run = run
         self.smoke = smoke
+        self.quick_repeat = quick_repeat  # rounds of its timed comparisons in --quick
 
 
 def fit_slope(xs, ys):
@@ -78,3 +80,17 @@ def ideal_parallel(meta):
     t = meta["time"]
     return t["solver_s"] + t["idle_s"] + t["communication_s"] + t["interface_s"] + \
         t["snapshot_s"]
+
+
+def spread(metas):
+    """'median of N rounds, min-max' of the runs' walls, for a note."""
+    parts = []
+    for name, m in metas.items():
+        w = m.get("walls", [m["wall"]])
+        if len(w) > 1:
+            parts.append(f"{name} {m['wall']:.2f} s ({w[0]:.2f}-{w[-1]:.2f})")
+        else:
+            parts.append(f"{name} {m['wall']:.2f} s")
+    rounds = len(next(iter(metas.values())).get("walls", [0]))
+    return (f"wall, median of {rounds} interleaved rounds (min-max): " if rounds > 1 else
+            "wall, one run: ") + ", ".join(parts)
