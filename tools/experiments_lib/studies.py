@@ -505,7 +505,7 @@ STUDIES = [
     Study("K-5.4a", "linear chain, n_s = 100: explicit vs implicit", "seed 000 §5.4-1, Table 5.4",
           k54a),
     Study("S-5.4b", "multirate chain: repartition", "seed 000 §5.4-2, Table 5.5", s54b,
-          quick_repeat=3),
+          quick_repeat=2),
     Study("S-5.5", "asymmetric two-mass oscillator cells", "seed 000 §5.5, Table 5.6", s55),
     Study("S-5.6", "speed-up versus n_s", "seed 000 §5.6, Fig. 5.75", s56),
     Study("S-5.7", "scaling order, dense vs sparse", "seed 000 §5.7, Table 5.8", s57),
