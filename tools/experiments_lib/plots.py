@@ -45,7 +45,8 @@ def speedup_vs_ns(workdir, points, p):
     ax.loglog(ns[1:], [s_mono / q[2] for q in points[1:]], "s--",
               label="solver: T_mono,solv / T_solv")
     ax.axvline(2, color="grey", ls=":", lw=1)
-    ax.text(2.1, ax.get_ylim()[0] * 1.2, "2 CPUs", fontsize=8, color="grey")
+    ax.text(2.05, 0.2, "2 CPUs", fontsize=8, color="grey", va="top",
+            transform=ax.get_xaxis_transform())
     ax.set_xlabel("subsystems n_s")
     ax.set_ylabel("speed-up")
     ax.set_xticks(ns)
