@@ -275,8 +275,9 @@ CosimRun run_cosim(const Setup& s, const schemes::SchemeOptions& o, bool record_
                 p.outputs[s.cols[c].output.subsystem][s.cols[c].output.output]);
           }
         },
-        record_attempts ? schemes::ProgressObserver([&](const control::StepPlan& p, bool acc) {
-          r.attempts.push_back({p.t_begin, p.h(), static_cast<std::int8_t>(p.kappa), acc,
+        record_attempts ? schemes::ProgressObserver([&](const schemes::StepRecord& s) {
+          const control::StepPlan& p = s.plan;
+          r.attempts.push_back({p.t_begin, p.h(), static_cast<std::int8_t>(p.kappa), s.accepted,
                                 p.estimator != o.control.estimator});
         })
                         : schemes::ProgressObserver());

@@ -28,6 +28,10 @@ struct Checkpoint {
   csvPath @3 :Text;
   csvBytes @4 :UInt64;
   csvRows @5 :UInt64;
+  # The steps CSV beside it (issue 15: one row per macro-step attempt), cut likewise; its
+  # attempt numbers continue from acceptedSteps + rejectedSteps.
+  stepsBytes @17 :UInt64;
+  stepsRows @18 :UInt64;
   # The result row of the newest accepted point, and whether it is not in the CSV yet
   # (output_every > 1).
   lastRow @6 :List(Float64);

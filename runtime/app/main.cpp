@@ -33,6 +33,7 @@
 #include "macrostep/ida/integrator.hpp"
 #include "macrostep/ipc/shared_segment.hpp"
 #include "macrostep/output/csv.hpp"
+#include "macrostep/output/hdf5.hpp"
 #include "macrostep/output/nrmse.hpp"
 #include "macrostep/schemes/cosimulation.hpp"
 #include "macrostep/schemes/explicit_jacobi.hpp"
@@ -330,7 +331,7 @@ int run_model(const RunArgs& args, bool reference, const std::string& command_li
   options.stop = &g_stop;
   if (!args.at.empty()) {
     try {
-      options.times = macrostep::output::read_csv(args.at).time;
+      options.times = macrostep::output::read_result_table(args.at).time;
     } catch (const macrostep::output::OutputError& e) {
       throw UsageError(fmt::format("--at: {}", e.what()));
     }
@@ -495,8 +496,8 @@ int run_bridged(int* argc, char*** argv, const RunArgs& args, const std::string&
 #endif
 
 int compare(const CompareArgs& args) {
-  const auto result = macrostep::output::read_csv(args.result);
-  const auto reference = macrostep::output::read_csv(args.reference);
+  const auto result = macrostep::output::read_result_table(args.result);
+  const auto reference = macrostep::output::read_result_table(args.reference);
   const auto report = macrostep::output::compute_nrmse(result, reference);
 
   fmt::print("NRMSE of {} against {}: {} time points{}\n", args.result, args.reference,
@@ -605,8 +606,8 @@ void add_run_options(CLI::App& cmd, RunArgs& args, bool reference) {
   args.stop_time_opt = cmd.add_option("--stop-time", args.stop_time, "end time [s]");
   args.output_opt =
       cmd.add_option("--output", args.output,
-                     reference ? "result CSV (default <config stem>.reference.csv)"
-                               : "result CSV (default [output].file or <config stem>.csv)");
+                     reference ? "result CSV or .h5 (default <config stem>.reference.csv)"
+                               : "result CSV or .h5 (default [output].file or <config stem>.csv)");
   if (reference) {
     cmd.add_option("--at", args.at,
                    "write the reference at the time points of this result CSV (e.g. the macro "
@@ -673,8 +674,8 @@ int main(int argc, char** argv) {
   auto* cmp = app.add_subcommand("compare",
                                  "NRMSE of a result against a reference (seed 000 "
                                  "Eq. 5.1)");
-  cmp->add_option("RESULT", compare_args.result, "result CSV")->required();
-  cmp->add_option("REFERENCE", compare_args.reference, "reference CSV")->required();
+  cmp->add_option("RESULT", compare_args.result, "result CSV or .h5")->required();
+  cmp->add_option("REFERENCE", compare_args.reference, "reference CSV or .h5")->required();
   // Hidden: the subsystem process the process executor spawns (subsystems/worker).
   std::string worker_segment;
   std::size_t worker_index = 0;

@@ -206,7 +206,7 @@ double cosim_error(const system::CoupledSystem& sys, const std::vector<double>& 
   double reached = 0.0;
   schemes::run_scheme(
       sys, ex, *scheme, o, [&](const schemes::AcceptedPoint& p) { reached = p.time; },
-      [](const control::StepPlan&, bool) {}, result);
+      [](const schemes::StepRecord&) {}, result);
   EXPECT_NEAR(reached, kEnd, 1e-12);
   const std::vector<double> z = verification::chain_state(sys, ex);  // subsystem blocks in order
   EXPECT_EQ(z.size(), reference.size());

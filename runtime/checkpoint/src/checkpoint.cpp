@@ -52,6 +52,8 @@ void write_body(schema::Checkpoint::Builder b, const Checkpoint& c) {
   b.setCsvPath(c.csv_path);
   b.setCsvBytes(c.csv_bytes);
   b.setCsvRows(c.csv_rows);
+  b.setStepsBytes(c.steps_bytes);
+  b.setStepsRows(c.steps_rows);
   write_list(b.initLastRow(static_cast<unsigned>(c.last_row.size())), c.last_row);
   b.setLastRowTime(c.last_row_time);
   b.setLastRowPending(c.last_row_pending);
@@ -94,6 +96,8 @@ Checkpoint read_body(schema::Checkpoint::Reader r) {
   c.csv_path = r.getCsvPath();
   c.csv_bytes = r.getCsvBytes();
   c.csv_rows = r.getCsvRows();
+  c.steps_bytes = r.getStepsBytes();
+  c.steps_rows = r.getStepsRows();
   c.last_row = read_list<double>(r.getLastRow());
   c.last_row_time = r.getLastRowTime();
   c.last_row_pending = r.getLastRowPending();

@@ -17,8 +17,8 @@
 
 namespace macrostep::output {
 
-CsvWriter::CsvWriter(std::string path, std::vector<std::string> columns)
-    : path_(std::move(path)), columns_(std::move(columns)) {
+CsvWriter::CsvWriter(std::string path, std::vector<std::string> columns, std::string key_column)
+    : path_(std::move(path)), columns_(std::move(columns)), key_(std::move(key_column)) {
   check_columns();
   // Close-on-exec: worker processes started during the run must not hold the result file.
   fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
@@ -29,12 +29,14 @@ CsvWriter::CsvWriter(std::string path, std::vector<std::string> columns)
   append(buffer_);
 }
 
-CsvWriter::CsvWriter(std::string path, std::vector<std::string> columns, int fd)
-    : path_(std::move(path)), columns_(std::move(columns)), fd_(fd) {}
+CsvWriter::CsvWriter(std::string path, std::vector<std::string> columns, std::string key_column,
+                     int fd)
+    : path_(std::move(path)), columns_(std::move(columns)), key_(std::move(key_column)), fd_(fd) {}
 
 CsvWriter::CsvWriter(CsvWriter&& other) noexcept
     : path_(std::move(other.path_)),
       columns_(std::move(other.columns_)),
+      key_(std::move(other.key_)),
       fd_(std::exchange(other.fd_, -1)),
       bytes_(other.bytes_),
       rows_(other.rows_),
@@ -43,7 +45,7 @@ CsvWriter::CsvWriter(CsvWriter&& other) noexcept
 void CsvWriter::check_columns() const {
   std::set<std::string_view> seen;
   for (const auto& name : columns_) {
-    if (name.empty() || name == "time" || name.find_first_of(",\"\r\n") != std::string::npos) {
+    if (name.empty() || name == key_ || name.find_first_of(",\"\r\n") != std::string::npos) {
       throw std::invalid_argument(fmt::format("invalid CSV column name '{}'", name));
     }
     if (!seen.insert(name).second) {
@@ -53,7 +55,7 @@ void CsvWriter::check_columns() const {
 }
 
 std::string CsvWriter::header() const {
-  std::string text = "time";
+  std::string text = key_;
   for (const auto& name : columns_) {
     text += ',';
     text += name;
@@ -63,8 +65,8 @@ std::string CsvWriter::header() const {
 }
 
 CsvWriter CsvWriter::continue_file(std::string path, std::vector<std::string> columns,
-                                   std::uint64_t bytes, std::size_t rows) {
-  CsvWriter w(std::move(path), std::move(columns), -1);
+                                   std::uint64_t bytes, std::size_t rows, std::string key_column) {
+  CsvWriter w(std::move(path), std::move(columns), std::move(key_column), -1);
   w.check_columns();
   const std::string header = w.header();
   {
@@ -163,7 +165,7 @@ std::vector<std::string_view> split(std::string_view line) {
 
 }  // namespace
 
-CsvTable read_csv(const std::string& path) {
+CsvTable read_csv(const std::string& path, std::string_view key_column) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw OutputError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   const auto fail = [&path](std::size_t line, const std::string& problem) {
@@ -182,8 +184,9 @@ CsvTable read_csv(const std::string& path) {
 
   if (!next_line()) throw fail(1, "empty file: no header line");
   const auto header = split(line);
-  if (header.front() != "time") {
-    throw fail(1, fmt::format("the first column must be 'time' (got '{}')", header.front()));
+  if (header.front() != key_column) {
+    throw fail(1,
+               fmt::format("the first column must be '{}' (got '{}')", key_column, header.front()));
   }
   std::set<std::string_view> seen;
   for (std::size_t j = 1; j < header.size(); ++j) {
@@ -207,8 +210,9 @@ CsvTable read_csv(const std::string& path) {
       const auto f = fields[j];
       const auto [end, ec] = std::from_chars(f.data(), f.data() + f.size(), v);
       if (ec != std::errc() || end != f.data() + f.size() || f.empty()) {
-        throw fail(line_no, fmt::format("column '{}': '{}' is not a number",
-                                        j == 0 ? std::string("time") : table.columns[j - 1], f));
+        throw fail(line_no,
+                   fmt::format("column '{}': '{}' is not a number",
+                               j == 0 ? std::string(key_column) : table.columns[j - 1], f));
       }
       if (j == 0) {
         table.time.push_back(v);

@@ -27,6 +27,7 @@
 #include "macrostep/system/system_description.hpp"
 #include "memory_estimate.hpp"
 #include "progress_line.hpp"
+#include "result_files.hpp"
 #include "run_checkpoints.hpp"
 #include "run_json.hpp"
 
@@ -428,6 +429,7 @@ json run_metadata(const config::RunConfig& config, const CosimOptions& options,
         {"columns", result.columns.size()},
         {"all_states", settings.all_states},
         {"output_every", settings.cosim.output_every}}},
+      {"steps_file", result.steps_path},
   };
   // The subsystems with solver keys of their own, each with its complete settings.
   if (!settings.executor.subsystem_solvers.empty()) {
@@ -973,7 +975,7 @@ void check_sequence(const config::RunConfig& config, const CosimSettings& settin
 // The result row of the newest accepted macro point, written every output_every-th point and
 // at the end (the last point always reaches the file).
 struct ResultRow {
-  ResultRow(output::CsvWriter& csv, CosimResult& result)
+  ResultRow(output::TableWriter& csv, CosimResult& result)
       : values(result.columns.size()), csv_(csv), result_(result) {}
   void flush() {
     const auto t0 = Clock::now();
@@ -988,7 +990,7 @@ struct ResultRow {
   bool pending = false;  // the point is not in the file yet
 
  private:
-  output::CsvWriter& csv_;
+  output::TableWriter& csv_;
   CosimResult& result_;
 };
 
@@ -1027,7 +1029,7 @@ std::string checkpoint_path(const CosimOptions& options, const CosimResult& resu
 // What a checkpoint says about the run itself: configuration, arguments, output position,
 // newest row and counters (continue_counts reads the last two back).
 checkpoint::Checkpoint checkpoint_of(const config::RunConfig& config, const CosimOptions& options,
-                                     const CosimResult& result, const output::CsvWriter& csv,
+                                     const CosimResult& result, const ResultFiles& files,
                                      const ResultRow& row, const StepCounts& counts,
                                      double reached) {
   checkpoint::Checkpoint c;
@@ -1043,8 +1045,11 @@ checkpoint::Checkpoint checkpoint_of(const config::RunConfig& config, const Cosi
   c.config_text = config.text;
   c.arguments = options.arguments;
   c.csv_path = std::filesystem::absolute(result.csv_path).string();
-  c.csv_bytes = csv.bytes();
-  c.csv_rows = csv.rows();
+  // ResultFiles refuses checkpoints of an HDF5 result: both CSVs exist here.
+  c.csv_bytes = files.results_csv()->bytes();
+  c.csv_rows = files.results_csv()->rows();
+  c.steps_bytes = files.steps_csv()->bytes();
+  c.steps_rows = files.steps_csv()->rows();
   return c;
 }
 
@@ -1057,7 +1062,9 @@ struct RunPosition {
   int last_kappa = 0;
 
   // The pipeline's progress observer: every attempt, accepted or not.
-  void attempted(const control::StepPlan& plan, bool accepted) {
+  void attempted(const StepRecord& r) {
+    const control::StepPlan& plan = r.plan;
+    const bool accepted = r.accepted;
     if (accepted) {
       reached = plan.t_end;
     } else {
@@ -1082,10 +1089,10 @@ struct RunPosition {
 
 // Completes the result file (the pending row, close) and records in `result` and `meta` where it
 // ends: first as the file is, should the last row fail to reach it (a full disk).
-void complete_result_file(const char* status, Clock::time_point start, output::CsvWriter& csv,
+void complete_result_file(const char* status, Clock::time_point start, ResultFiles& files,
                           ResultRow& row, CosimResult& result, json& meta) {
   const auto record = [&] {
-    result.rows = csv.rows();
+    result.rows = files.results().rows();
     result.wall_ns = ns_since(start);
     meta["status"] = status;
     meta["output"]["rows"] = result.rows;
@@ -1093,26 +1100,26 @@ void complete_result_file(const char* status, Clock::time_point start, output::C
   };
   record();
   if (row.pending) row.flush();
-  csv.close();
+  files.close_tables();
   record();
 }
 
 // The metadata of a run that stopped with `e` (its files completed as far as they go).
 void write_failed_metadata(const std::exception& e, json statistics, const CosimResult& result,
-                           json& meta) {
+                           ResultFiles& files, json& meta) {
   meta["statistics"] = std::move(statistics);
   // run_scheme filled result.run up to the failure (time breakdown included).
   meta["time"] = time_breakdown_json(result.run.time, result.wall_ns);
   meta["error"] = failure_json(e);
-  write_json_after_failure(result.json_path, meta);
+  files.write_metadata_after_failure(meta);
 }
 
 void write_completed_metadata(json statistics, const CosimResult& result, double t_end,
-                              json& meta) {
+                              ResultFiles& files, json& meta) {
   add_completed_statistics(result.run, t_end, statistics);
   meta["statistics"] = std::move(statistics);
   meta["time"] = time_breakdown_json(result.run.time, result.wall_ns);
-  output::write_json(result.json_path, meta);
+  files.write_metadata(meta);
 }
 
 }  // namespace
@@ -1139,15 +1146,17 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   std::vector<std::size_t> state_offset;
   result_columns(config, system, outputs, settings.all_states, result.columns, state_offset);
   result.coupling_count = system.coupling_count();
-  std::optional<output::CsvWriter> csv;
-  open_result_files(config, false, options.output_file, result.columns, result.csv_path,
-                    result.json_path, csv, options.resume);
+  ResultFiles files({&config, false, options.output_file, result.columns, system.subsystem_count(),
+                     options.resume, options.checkpoint_every.has_value()});
+  result.csv_path = files.result_path();
+  result.json_path = files.json_path();
+  result.steps_path = files.steps_path();
 
   json meta = run_metadata(config, options, system, result);
 
   // ---- the run ----
   std::unique_ptr<executors::Executor> executor;
-  ResultRow row(*csv, result);
+  ResultRow row(files.results(), result);
   RunPosition at;
   at.last_h = settings.scheme.control.h;
   StepCounts& counts = at.counts;
@@ -1170,8 +1179,13 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   };
   ProgressLine progress(options.progress, t_end);
   const auto status = [&at] { return at.status(); };
-  const auto on_progress = [&](const control::StepPlan& plan, bool ok) {
-    at.attempted(plan, ok);
+  std::vector<double> step_values;
+  const auto on_progress = [&](const StepRecord& r) {
+    at.attempted(r);
+    const auto t0 = Clock::now();
+    steps_row(r, step_values);
+    files.steps()->write_row(static_cast<double>(r.attempt), step_values);
+    result.output_ns += ns_since(t0);
     progress.update(at.reached, status);
   };
   // Between macro steps: a checkpoint when one is due (and a final one when a signal asks the run
@@ -1183,7 +1197,7 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
     if (checkpoints && !ctl.finished() && checkpoints->due(counts.accepted, stopping)) {
       const auto t0 = Clock::now();
       checkpoint::Checkpoint c =
-          checkpoint_of(config, options, result, *csv, row, counts, at.reached);
+          checkpoint_of(config, options, result, files, row, counts, at.reached);
       checkpoints->write(c, counts.accepted, ctl, scheme, *executor);
       result.output_ns += ns_since(t0);
     }
@@ -1192,13 +1206,14 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   if (options.resume != nullptr) {
     continuation.controller_state = &options.resume->controller;
     continuation.scheme_state = &options.resume->scheme;
+    continuation.attempts = counts.accepted + counts.rejected;
   }
 
   const auto statistics_so_far = [&] {
     return step_statistics(counts, result, at.reached, executor.get(), config);
   };
   const auto finish = [&](const char* status) {
-    complete_result_file(status, start, *csv, row, result, meta);
+    complete_result_file(status, start, files, row, result, meta);
   };
 
   try {
@@ -1218,14 +1233,14 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
     } catch (const output::OutputError&) {
       // The original failure matters more; the JSON below still records it.
     }
-    write_failed_metadata(e, statistics_so_far(), result, meta);
+    write_failed_metadata(e, statistics_so_far(), result, files, meta);
     if (dynamic_cast<const ContinuationMismatch*>(&e) != nullptr) {
       throw checkpoint::CheckpointError(fmt::format("{}: {}", options.checkpoint_path, e.what()));
     }
     throw;
   }
   finish("completed");
-  write_completed_metadata(statistics_so_far(), result, t_end, meta);
+  write_completed_metadata(statistics_so_far(), result, t_end, files, meta);
   return result;
 }
 
@@ -1405,6 +1420,11 @@ void print_summary(std::ostream& out, const config::RunConfig& config, const Cos
   }
   fmt::print(out, "wrote {} ({} rows x {} columns + time) and {}\n", r.csv_path, r.rows,
              r.columns.size(), r.json_path);
+  if (r.steps_path != r.csv_path) {
+    fmt::print(out, "per-attempt diagnostics: {}\n", r.steps_path);
+  } else {
+    fmt::print(out, "per-attempt diagnostics: {} /steps\n", r.steps_path);
+  }
   if (!r.placement.empty()) fmt::print(out, "{}", r.placement);
 }
 

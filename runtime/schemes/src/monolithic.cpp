@@ -23,6 +23,7 @@
 #include "macrostep/system/system_description.hpp"
 #include "memory_estimate.hpp"
 #include "progress_line.hpp"
+#include "result_files.hpp"
 #include "run_json.hpp"
 
 namespace macrostep::schemes {
@@ -251,15 +252,16 @@ json monolithic_metadata(const config::RunConfig& config, const MonolithicOption
   return meta;
 }
 
-// Integrates `model` over `times`, writing the row fill() makes of each state to `csv`, and
+// Integrates `model` over `times`, writing the row fill() makes of each state to `files`, and
 // finishes the metadata (statistics, status, times) in `meta` and `result`. On an IDA failure or
 // an interrupt the rows so far stay written, the JSON records the cause, and the error propagates.
 void integrate_rows(const model::Subsystem& model, const std::vector<double>& times,
-                    const RowFill& fill, const MonolithicOptions& options, output::CsvWriter& csv,
+                    const RowFill& fill, const MonolithicOptions& options, ResultFiles& files,
                     json& meta, Clock::time_point start, MonolithicResult& result) {
   std::int64_t output_ns = 0;
   std::vector<double> z(model.state_size()), zp(model.state_size());
   std::vector<double> row(result.columns.size());
+  output::TableWriter& csv = files.results();
   const auto write_row = [&](double t) {
     const auto t0 = Clock::now();
     fill(t, z, row);
@@ -299,33 +301,33 @@ void integrate_rows(const model::Subsystem& model, const std::vector<double>& ti
     progress.finish(integrator->time(), [&] { return micro_steps(*integrator); });
   } catch (const ida::IntegrationError& e) {
     if (integrator) progress.finish(integrator->time(), [&] { return micro_steps(*integrator); });
-    csv.close();
+    files.close_tables();
     finish_metadata("failed");
     meta["error"] = {{"time", e.time()}, {"ida_flag", e.ida_flag()}, {"message", e.what()}};
-    output::write_json(result.json_path, meta);
+    files.write_metadata(meta);
     throw;
   } catch (const RunInterrupted& e) {
     progress.finish(integrator->time(), [&] { return micro_steps(*integrator); });
-    csv.close();
+    files.close_tables();
     finish_metadata("interrupted");
     meta["error"] = interrupted_json(e);
-    output::write_json(result.json_path, meta);
+    files.write_metadata(meta);
     throw;
   } catch (const output::OutputError& e) {  // the CSV cannot be written (a full disk)
     try {
-      csv.close();
+      files.close_tables();
     } catch (const output::OutputError&) {
       // The write error above is the one to report.
     }
     finish_metadata("failed");
     meta["error"] = {{"cause", "output"}, {"message", e.what()}};
-    write_json_after_failure(result.json_path, meta);
+    files.write_metadata_after_failure(meta);
     throw;
   }
-  csv.close();
+  files.close_tables();
   finish_metadata("completed");
   result.final_values = row;
-  output::write_json(result.json_path, meta);
+  files.write_metadata(meta);
 }
 
 // The monolithic run of a [[subsystem]] description: its CoupledSystem assembled into one IDA
@@ -360,9 +362,9 @@ void described_monolithic(const config::RunConfig& config, const MonolithicOptio
     result.columns.push_back(coupled.coupling_name(c));
   }
 
-  std::optional<output::CsvWriter> csv;
-  open_result_files(config, options.reference, options.output_file, result.columns, result.csv_path,
-                    result.json_path, csv);
+  ResultFiles files({&config, options.reference, options.output_file, result.columns});
+  result.csv_path = files.result_path();
+  result.json_path = files.json_path();
   json subsystems = json::array();
   for (const auto& s : d.subsystems) {
     subsystems.push_back({{"name", s.name}, {"model", library::describe(s.model)}});
@@ -382,7 +384,7 @@ void described_monolithic(const config::RunConfig& config, const MonolithicOptio
       row[picked.size() + c] = z[whole.coupling_offset() + c];
     }
   };
-  integrate_rows(whole, times, fill, options, *csv, meta, start, result);
+  integrate_rows(whole, times, fill, options, files, meta, start, result);
 }
 
 }  // namespace
@@ -421,9 +423,9 @@ MonolithicResult run_monolithic(const config::RunConfig& config, const Monolithi
   std::vector<CutElement> cuts;
   monolithic_columns(chain, params, bodies, all_states, result.columns, state_index, cuts);
 
-  std::optional<output::CsvWriter> csv;
-  open_result_files(config, options.reference, options.output_file, result.columns, result.csv_path,
-                    result.json_path, csv);
+  ResultFiles files({&config, options.reference, options.output_file, result.columns});
+  result.csv_path = files.result_path();
+  result.json_path = files.json_path();
 
   const json partition = {{"subsystems", config.partition.subsystems()},
                           {"boundaries", config.partition.boundaries},
@@ -439,7 +441,7 @@ MonolithicResult run_monolithic(const config::RunConfig& config, const Monolithi
           e.law.force(z[e.x_right] - z[e.x_left], z[e.v_right] - z[e.v_left]);
     }
   };
-  integrate_rows(chain, times, fill, options, *csv, meta, start, result);
+  integrate_rows(chain, times, fill, options, files, meta, start, result);
   return result;
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <optional>
 
 #include "macrostep/control/estimators.hpp"
@@ -65,7 +66,15 @@ void predict(const SchemeOptions& options, const coupling::CouplingHistory& hist
 }
 
 PassRunner::PassRunner(executors::Executor& executor, SchemeResult& result, std::size_t subsystems)
-    : executor_(executor), result_(result), outputs_(subsystems) {}
+    : executor_(executor),
+      result_(result),
+      outputs_(subsystems),
+      attempt_solver_ns_(subsystems, 0) {}
+
+void PassRunner::begin_attempt() {
+  executor_ns_ = 0;
+  std::fill(attempt_solver_ns_.begin(), attempt_solver_ns_.end(), 0);
+}
 
 const executors::PassOutcome& PassRunner::pass(
     double t_end, std::span<const executors::SubsystemCommand> commands) {
@@ -80,6 +89,7 @@ const executors::PassOutcome& PassRunner::pass(
   for (std::size_t i = 0; i < outcome_.subsystems.size(); ++i) {
     const auto& so = outcome_.subsystems[i];
     result_.subsystem_solver_ns[i] += static_cast<double>(so.solver_ns);
+    attempt_solver_ns_[i] += so.solver_ns;
     slowest = std::max(slowest, so.solver_ns);
     time.extra_runs_ns += so.extra_ns;
   }
@@ -125,6 +135,16 @@ void finalize(const control::MacroStepController& ctl, executors::Executor& exec
   result.time.idle_ns -= result.time.solver_ns;  // Eq. 4.5
   result.time.snapshot_ns = snapshot;
   result.time.total_ns = now_ns() - t_run0;
+}
+
+// The steps file's error_estimate of an attempt: the norm the local error test compared with 1,
+// NaN where there is none (no estimator, or the attempt failed before its estimate).
+double recorded_error_norm(const AttemptResult& a) {
+  if (a.subsystem_failed || a.corrector_failed ||
+      a.estimate.kind == control::ErrorEstimate::Kind::kNone) {
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  return a.estimate.norm();
 }
 
 // A new controller at t_start, or the one a continuation exported.
@@ -185,6 +205,21 @@ void run_scheme(const system::CoupledSystem& system, executors::Executor& execut
       result.time.observer_ns += now_ns() - t0;
     }
     int consecutive_failures = 0;
+    std::uint64_t attempts = continuation.attempts;
+    // The attempt's diagnostics once the executor has taken the verdict, to the progress observer.
+    const auto report = [&](const control::StepPlan& plan, const AttemptResult& a, bool accepted,
+                            std::int64_t t_attempt, std::int64_t t_done) {
+      if (!on_progress) return;
+      StepRecord r;
+      r.attempt = ++attempts;
+      r.plan = plan;
+      r.accepted = accepted;
+      r.error_estimate = recorded_error_norm(a);
+      r.corrector_passes = a.corrector_passes;
+      r.wall_ns = t_done - t_attempt;
+      r.solver_ns = runner.attempt_solver_ns();
+      on_progress(r);
+    };
     // The last subsystem failure: reported instead of a step-size underflow it caused.
     std::optional<SubsystemFailure> last_failure;
     try {
@@ -214,10 +249,11 @@ void run_scheme(const system::CoupledSystem& system, executors::Executor& execut
             throw *last_failure;
           }
           executor.reject();
+          const auto t_done = now_ns();
           so.subsystem_failed = true;  // D-26: a failure with r = 0.25, counted apart
           ctl.complete(so);
           scheme.concluded(false);
-          if (on_progress) on_progress(plan, false);
+          report(plan, a, false, t_attempt, t_done);
           if (continuation.between_steps) continuation.between_steps(ctl, scheme);
           continue;
         }
@@ -227,17 +263,19 @@ void run_scheme(const system::CoupledSystem& system, executors::Executor& execut
         const control::StepVerdict verdict = ctl.complete(so);
         result.time.interface_ns += now_ns() - t_attempt - runner.executor_ns();
         scheme.concluded(verdict.accepted);
+        std::int64_t t_done = 0;
         if (verdict.accepted) {
           consecutive_failures = 0;
           executor.accept();
-          const auto t_obs = now_ns();
+          t_done = now_ns();
           on_accepted(AcceptedPoint{ctl.statistics().accepted, plan.t_end, plan.kappa, plan.h(),
                                     runner.outputs(), runner.u_next()});
-          result.time.observer_ns += now_ns() - t_obs;
+          result.time.observer_ns += now_ns() - t_done;
         } else {
           executor.reject();
+          t_done = now_ns();
         }
-        if (on_progress) on_progress(plan, verdict.accepted);
+        report(plan, a, verdict.accepted, t_attempt, t_done);
         if (continuation.between_steps) continuation.between_steps(ctl, scheme);
       }
     } catch (const control::StepSizeUnderflow&) {

@@ -60,47 +60,4 @@ inline bool same_file(const std::string& a, const std::string& b) {
          sa.st_ino == sb.st_ino;
 }
 
-// The result files of a run: `output_file`, or the configuration's default name (reference or
-// not), and the metadata path beside it. Opens the CSV with `columns` into `csv`. Throws
-// SetupError, before anything is written, if the name ends in .json, either file would
-// overwrite the configuration, the metadata cannot be created, or the CSV cannot be created.
-// With `resume`, the CSV is continued at its output position instead (CsvWriter::
-// continue_file; checkpoint::CheckpointError if it does not fit).
-inline void open_result_files(const config::RunConfig& config, bool reference,
-                              const std::string& output_file,
-                              const std::vector<std::string>& columns, std::string& csv_path,
-                              std::string& json_path, std::optional<output::CsvWriter>& csv,
-                              const checkpoint::Checkpoint* resume = nullptr) {
-  csv_path = output_file.empty() ? config::default_output_file(config, reference) : output_file;
-  json_path = output::metadata_path(csv_path);
-  if (json_path == csv_path) {
-    throw SetupError(fmt::format("output file {} must not end in .json", csv_path));
-  }
-  for (const std::string& path : {csv_path, json_path}) {
-    if (same_file(path, config.path)) {
-      throw SetupError(
-          fmt::format("the result file {} is the configuration {} itself; choose "
-                      "another --output or [output] file",
-                      path, config.path));
-    }
-  }
-  try {
-    output::check_destination(csv_path, "the result");
-    output::check_destination(json_path, "the run's metadata");
-    if (resume == nullptr) {
-      csv.emplace(csv_path, columns);
-    } else {
-      try {
-        csv.emplace(output::CsvWriter::continue_file(csv_path, columns, resume->csv_bytes,
-                                                     resume->csv_rows));
-      } catch (const output::OutputError& e) {
-        throw checkpoint::CheckpointError(
-            fmt::format("the checkpoint's result file does not fit it: {}", e.what()));
-      }
-    }
-  } catch (const output::OutputError& e) {
-    throw SetupError(e.what());
-  }
-}
-
 }  // namespace macrostep::schemes

@@ -24,8 +24,9 @@
 
 namespace macrostep::checkpoint {
 
-// Changes with any change of meaning of the file; read() accepts only this one.
-inline constexpr std::uint32_t kFormatVersion = 1;
+// Changes with any change of meaning of the file; read() accepts only this one. 2: the steps
+// CSV's output position (issue 15).
+inline constexpr std::uint32_t kFormatVersion = 2;
 // "MSTEPCKP" read as a little-endian 64-bit number: what marks a checkpoint file.
 inline constexpr std::uint64_t kMagic = 0x504b434550545344ULL;
 
@@ -36,6 +37,9 @@ struct Checkpoint {
   std::string csv_path;                // absolute
   std::uint64_t csv_bytes = 0;
   std::uint64_t csv_rows = 0;
+  // The steps CSV beside it ("<stem>.steps.csv", one row per attempt): its output position.
+  std::uint64_t steps_bytes = 0;
+  std::uint64_t steps_rows = 0;
   std::vector<double> last_row;  // the result row of the newest accepted point
   double last_row_time = 0.0;
   bool last_row_pending = false;  // not in the CSV yet

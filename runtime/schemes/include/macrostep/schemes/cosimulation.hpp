@@ -146,8 +146,9 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
 
 struct CosimResult {
   CosimSettings settings;
-  std::string csv_path;
+  std::string csv_path;  // the result file (CSV, or HDF5 for an .h5/.hdf5 name)
   std::string json_path;
+  std::string steps_path;            // the steps CSV, or the HDF5 result file that holds /steps
   std::vector<std::string> columns;  // the output or state columns, then the coupling variables
   std::size_t coupling_count = 0;    // the coupling-variable columns at the end of `columns`
   std::vector<double> final_values;  // the last row written

@@ -118,9 +118,31 @@ struct SchemeResult {
   double mean_h() const;
 };
 
+// The diagnostics of one macro-step attempt, accepted or rejected (issue 15; the steps file of
+// the run driver: README "Output"). Handed to the ProgressObserver after the verdict is applied
+// (executor accepted or rejected, accepted-point observer called); the span is valid during the
+// call only.
+struct StepRecord {
+  std::uint64_t attempt = 0;  // 1-based over the run; a continued run counts on from its checkpoint
+  control::StepPlan plan;     // T_N = plan.t_begin, H = plan.h(), κ = plan.kappa
+  bool accepted = false;
+  // The scaled error norm the local error test compared with 1 (ErrorEstimate::norm); NaN when
+  // the attempt has no estimate (no estimator, a corrector or subsystem failure).
+  double error_estimate = 0.0;
+  int corrector_passes = 0;  // executor passes beyond the first (AttemptResult::corrector_passes)
+  // Wall time of the attempt in the master, from the plan to the executor's accept() or reject()
+  // (the observers of accepted points and checkpoints excluded).
+  std::int64_t wall_ns = 0;
+  // Per subsystem its solver time in this attempt: Σ over the attempt's passes of the nominal
+  // run's solver_ns (PassOutcome). Summed over all attempts of a run these are exactly
+  // SchemeResult::subsystem_solver_ns.
+  std::span<const std::int64_t> solver_ns;
+};
+
 using AcceptedObserver = std::function<void(const AcceptedPoint&)>;
-// Called after every attempt (accepted or not) for progress reporting; may be empty.
-using ProgressObserver = std::function<void(const control::StepPlan&, bool accepted)>;
+// Called after every attempt (accepted or not) with its diagnostics (progress line, steps file);
+// may be empty.
+using ProgressObserver = std::function<void(const StepRecord&)>;
 
 // Whether a run with these options needs executor rollback (snapshots): a controlled step size
 // (rejections), extra runs, or more than one pass per step (iterative schemes, Gauss–Seidel).
@@ -163,10 +185,12 @@ class PassRunner {
   const executors::PassOutcome& pass(double t_end,
                                      std::span<const executors::SubsystemCommand> commands);
   std::int64_t executor_ns() const { return executor_ns_; }  // of the current attempt
+  // Per subsystem the nominal runs' solver time of the current attempt (all its passes).
+  std::span<const std::int64_t> attempt_solver_ns() const { return attempt_solver_ns_; }
 
   std::vector<std::vector<double>>& outputs() { return outputs_; }
   std::vector<double>& u_next() { return u_next_; }
-  void begin_attempt() { executor_ns_ = 0; }
+  void begin_attempt();
 
  private:
   executors::Executor& executor_;
@@ -175,6 +199,7 @@ class PassRunner {
   std::vector<std::vector<double>> outputs_;
   std::vector<double> u_next_;
   std::int64_t executor_ns_ = 0;
+  std::vector<std::int64_t> attempt_solver_ns_;
 };
 
 // The state given in a Continuation does not fit the run (a checkpoint of another
@@ -213,6 +238,8 @@ struct Continuation {
   // subsystem's workspace of the same macro point. The initial point is not observed again.
   const std::vector<std::byte>* controller_state = nullptr;
   const std::vector<std::vector<double>>* scheme_state = nullptr;
+  // Attempts the continued run made before (StepRecord::attempt counts on from it).
+  std::uint64_t attempts = 0;
   // Called after every attempt once its verdict is applied (executor accepted or rejected,
   // observers called): the run is between macro steps, where export_state of the controller,
   // the scheme and the executor describe one consistent macro point. May throw to stop the

@@ -1,0 +1,165 @@
+// The files of a run (result_files.hpp).
+#include "result_files.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
+#include "macrostep/output/metadata.hpp"
+#include "run_json.hpp"
+
+namespace macrostep::schemes {
+
+namespace {
+
+// Nanoseconds as seconds, correctly rounded (x / 1e9, not x · 1e-9: the file shows 0.000357915,
+// not 0.00035791500000000005, and round(s · 1e9) gives the nanoseconds back).
+double seconds(std::int64_t ns) {
+  return static_cast<double>(ns) / 1e9;
+}
+
+}  // namespace
+
+std::vector<std::string> steps_columns(std::size_t subsystems) {
+  std::vector<std::string> c{"t_start",          "h",     "kappa", "accepted", "error_estimate",
+                             "corrector_passes", "wall_s"};
+  for (std::size_t i = 1; i <= subsystems; ++i) c.push_back(fmt::format("solver_s_{}", i));
+  for (std::size_t i = 1; i <= subsystems; ++i) c.push_back(fmt::format("idle_s_{}", i));
+  return c;
+}
+
+void steps_row(const StepRecord& r, std::vector<double>& values) {
+  const std::size_t n = r.solver_ns.size();
+  values.resize(7 + 2 * n);
+  values[0] = r.plan.t_begin;
+  values[1] = r.plan.h();
+  values[2] = r.plan.kappa;
+  values[3] = r.accepted ? 1.0 : 0.0;
+  values[4] = r.error_estimate;
+  values[5] = r.corrector_passes;
+  values[6] = seconds(r.wall_ns);
+  for (std::size_t i = 0; i < n; ++i) {
+    values[7 + i] = seconds(r.solver_ns[i]);
+    values[7 + n + i] = seconds(r.wall_ns - r.solver_ns[i]);
+  }
+}
+
+std::string steps_path(const std::string& result_path) {
+  return std::filesystem::path(result_path).replace_extension(".steps.csv").string();
+}
+
+ResultFiles::ResultFiles(const Request& r) {
+  const config::RunConfig& config = *r.config;
+  result_path_ =
+      r.output_file.empty() ? config::default_output_file(config, r.reference) : r.output_file;
+  json_path_ = output::metadata_path(result_path_);
+  if (json_path_ == result_path_) {
+    throw SetupError(fmt::format("output file {} must not end in .json", result_path_));
+  }
+  const bool h5 = output::is_hdf5_path(result_path_);
+  if (r.step_subsystems > 0) steps_path_ = h5 ? result_path_ : schemes::steps_path(result_path_);
+  if (h5 && (r.resume != nullptr || r.checkpointed)) {
+    throw SetupError(fmt::format(
+        "{}: checkpoints continue CSV results only; write the checkpointed run to a .csv",
+        result_path_));
+  }
+  for (const std::string& path : {result_path_, json_path_, steps_path_}) {
+    if (!path.empty() && same_file(path, config.path)) {
+      throw SetupError(
+          fmt::format("the result file {} is the configuration {} itself; choose "
+                      "another --output or [output] file",
+                      path, config.path));
+    }
+  }
+  try {
+    output::check_destination(result_path_, "the result");
+    output::check_destination(json_path_, "the run's metadata");
+    if (!steps_path_.empty() && !h5) output::check_destination(steps_path_, "the steps table");
+    if (h5) {
+      open_hdf5(r);
+    } else {
+      open_csv(r);
+    }
+  } catch (const output::OutputError& e) {
+    throw SetupError(e.what());
+  }
+}
+
+void ResultFiles::open_csv(const Request& r) {
+  const std::vector<std::string> step_columns =
+      r.step_subsystems > 0 ? steps_columns(r.step_subsystems) : std::vector<std::string>{};
+  if (r.resume == nullptr) {
+    csv_.emplace(result_path_, r.columns);
+    if (!steps_path_.empty()) steps_csv_.emplace(steps_path_, step_columns, "attempt");
+  } else {
+    try {
+      csv_.emplace(output::CsvWriter::continue_file(result_path_, r.columns, r.resume->csv_bytes,
+                                                    r.resume->csv_rows));
+      if (!steps_path_.empty()) {
+        steps_csv_.emplace(output::CsvWriter::continue_file(
+            steps_path_, step_columns, r.resume->steps_bytes, r.resume->steps_rows, "attempt"));
+      }
+    } catch (const output::OutputError& e) {
+      throw checkpoint::CheckpointError(
+          fmt::format("the checkpoint's result file does not fit it: {}", e.what()));
+    }
+  }
+  results_ = &*csv_;
+  if (steps_csv_) steps_ = &*steps_csv_;
+}
+
+void ResultFiles::open_hdf5(const Request& r) {
+  h5_ = std::make_unique<output::Hdf5File>(result_path_);
+  results_ = &h5_->add_table("results", "time", r.columns);
+  if (r.step_subsystems > 0) {
+    steps_ = &h5_->add_table("steps", "attempt", steps_columns(r.step_subsystems));
+  }
+}
+
+void ResultFiles::close_tables() {
+  if (csv_) csv_->close();
+  if (steps_csv_) steps_csv_->close();
+}
+
+namespace {
+
+// The scalar attributes of an HDF5 result: "status", and the numbers, strings and bools directly
+// in "statistics", "time" and "simulation" as "<object>.<key>".
+nlohmann::ordered_json scalar_attributes(const nlohmann::ordered_json& meta) {
+  nlohmann::ordered_json scalars = nlohmann::ordered_json::object();
+  if (meta.contains("status")) scalars["status"] = meta["status"];
+  for (const char* group : {"simulation", "statistics", "time"}) {
+    if (!meta.contains(group) || !meta[group].is_object()) continue;
+    for (const auto& [key, value] : meta[group].items()) {
+      if (value.is_primitive() && !value.is_null()) {
+        scalars[fmt::format("{}.{}", group, key)] = value;
+      }
+    }
+  }
+  return scalars;
+}
+
+}  // namespace
+
+void ResultFiles::write_metadata(const nlohmann::ordered_json& meta) {
+  output::write_json(json_path_, meta);
+  if (h5_) {
+    h5_->write_metadata(meta, scalar_attributes(meta));
+    h5_->close();
+  }
+}
+
+void ResultFiles::write_metadata_after_failure(const nlohmann::ordered_json& meta) {
+  write_json_after_failure(json_path_, meta);
+  if (!h5_) return;
+  try {
+    h5_->write_metadata(meta, scalar_attributes(meta));
+    h5_->close();
+  } catch (const output::OutputError& e) {
+    fmt::print(stderr, "macrostep: {}\n", e.what());
+  }
+}
+
+}  // namespace macrostep::schemes

@@ -1,0 +1,85 @@
+// The files a run writes (private to the schemes library; README "Output"): the result table
+// (CSV, or /results of an HDF5 file), for a co-simulation the per-attempt steps table (issue 15:
+// "<stem>.steps.csv", or /steps of the HDF5 file) and the JSON metadata "<stem>.json" (in an
+// HDF5 file also as its root attributes). Monolithic and reference runs have no steps table.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "macrostep/checkpoint/checkpoint.hpp"
+#include "macrostep/config/run_config.hpp"
+#include "macrostep/output/csv.hpp"
+#include "macrostep/output/hdf5.hpp"
+#include "macrostep/schemes/pipeline.hpp"
+
+namespace macrostep::schemes {
+
+// The steps table's columns after its key "attempt": t_start, h, kappa, accepted,
+// error_estimate, corrector_passes, wall_s, solver_s_1..n, idle_s_1..n (n subsystems).
+std::vector<std::string> steps_columns(std::size_t subsystems);
+// One attempt's row of the steps table (without the key, which is r.attempt): times in seconds,
+// idle_s_L = wall_s − solver_s_L. `values` is resized to steps_columns(n).size().
+void steps_row(const StepRecord& r, std::vector<double>& values);
+// "<dir>/<stem>.steps.csv" beside the result CSV "<dir>/<stem>.csv".
+std::string steps_path(const std::string& result_path);
+
+class ResultFiles {
+ public:
+  struct Request {
+    const config::RunConfig* config = nullptr;
+    bool reference = false;
+    std::string output_file;  // --output; empty: config::default_output_file
+    std::vector<std::string> columns;
+    // Co-simulation: the subsystem count of the steps table; 0: no steps table (monolithic).
+    std::size_t step_subsystems = 0;
+    // A resumed checkpoint: the CSVs are cut to its output positions and continued
+    // (CsvWriter::continue_file); checkpoint::CheckpointError if they do not fit.
+    const checkpoint::Checkpoint* resume = nullptr;
+    bool checkpointed = false;  // the run writes checkpoints (their output positions are CSV's)
+  };
+
+  // Opens the files of `r`: the result file is `output_file` or the configuration's default
+  // name (.h5/.hdf5: HDF5, anything else CSV), the metadata "<stem>.json" beside it. Throws
+  // SetupError, before anything is written, if the name ends in .json, a file would overwrite
+  // the configuration, or a file cannot be created; an HDF5 result of a run that writes or
+  // resumes checkpoints is a SetupError too (checkpoints continue CSV files only).
+  explicit ResultFiles(const Request& r);
+
+  output::TableWriter& results() { return *results_; }
+  output::TableWriter* steps() { return steps_; }  // null without a steps table
+  bool hdf5() const { return h5_ != nullptr; }
+  // The CSV writers, for a checkpoint's output position (null for an HDF5 result).
+  const output::CsvWriter* results_csv() const { return csv_ ? &*csv_ : nullptr; }
+  const output::CsvWriter* steps_csv() const { return steps_csv_ ? &*steps_csv_ : nullptr; }
+
+  const std::string& result_path() const { return result_path_; }
+  const std::string& json_path() const { return json_path_; }
+  // The steps CSV, or the HDF5 file that holds /steps; empty without a steps table.
+  const std::string& steps_path() const { return steps_path_; }
+
+  // Closes the CSV tables (an HDF5 file stays open for its metadata). Throws OutputError.
+  void close_tables();
+  // Writes the metadata JSON and, in an HDF5 file, its attributes (then closes that file).
+  // Throws OutputError.
+  void write_metadata(const nlohmann::ordered_json& meta);
+  // write_metadata for a run that failed: a failure to write is reported on stderr only (the
+  // run's own error, which the caller rethrows, matters more).
+  void write_metadata_after_failure(const nlohmann::ordered_json& meta);
+
+ private:
+  void open_csv(const Request& r);
+  void open_hdf5(const Request& r);
+
+  std::string result_path_, json_path_, steps_path_;
+  std::optional<output::CsvWriter> csv_, steps_csv_;
+  std::unique_ptr<output::Hdf5File> h5_;
+  output::TableWriter* results_ = nullptr;
+  output::TableWriter* steps_ = nullptr;
+};
+
+}  // namespace macrostep::schemes
