@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -24,6 +25,7 @@
 #include "macrostep/checkpoint/checkpoint.hpp"
 #include "macrostep/ipc/capnp_bytes.hpp"
 #include "macrostep/ipc/schema/checkpoint.capnp.h"
+#include "macrostep/output/csv.hpp"
 
 namespace {
 
@@ -100,6 +102,24 @@ class Checkpoint : public macrostep::testing::BinaryTest {
     ASSERT_EQ(resumed.status, 0) << resumed.err;
     EXPECT_NE(resumed.out.find("resuming "), std::string::npos) << resumed.out;
     EXPECT_TRUE(read_file("cut.csv") == expected) << "the resumed CSV differs";
+    expect_same_attempts("cut.steps.csv", "whole.steps.csv");
+  }
+
+  // The steps CSVs (issue 15) of a resumed and an uninterrupted run hold the same attempts: equal
+  // attempt, t_start, h, kappa, accepted, error_estimate and corrector_passes (the columns
+  // after those measure wall time, which differs from run to run).
+  void expect_same_attempts(const std::string& resumed, const std::string& whole) const {
+    const auto a = macrostep::output::read_csv(path(resumed), "attempt");
+    const auto b = macrostep::output::read_csv(path(whole), "attempt");
+    ASSERT_EQ(a.columns, b.columns);
+    ASSERT_EQ(a.time, b.time) << "the attempt numbers differ";
+    for (std::size_t c = 0; c < 6; ++c) {
+      for (std::size_t r = 0; r < a.rows(); ++r) {
+        const double x = a.values[c][r], y = b.values[c][r];
+        ASSERT_TRUE(x == y || (std::isnan(x) && std::isnan(y)))
+            << a.columns[c] << " of attempt " << r + 1 << ": " << x << " vs " << y;
+      }
+    }
   }
 
   static std::string join(const std::vector<std::string>& words) {
@@ -172,6 +192,11 @@ TEST_F(Checkpoint, SigtermWritesAFinalCheckpointAndResumeFinishesIdentically) {
   EXPECT_EQ(cut.back(), '\n');
   EXPECT_EQ(read_file("whole.csv").rfind(cut, 0), 0u) << "the interrupted CSV is not a prefix";
 
+  // The interrupted steps CSV holds the attempts up to the checkpoint (and no torn row).
+  const auto ckpt = macrostep::checkpoint::read(path("r.ckpt"));
+  EXPECT_EQ(ckpt.steps_rows, ckpt.accepted_steps + ckpt.rejected_steps);
+  EXPECT_EQ(macrostep::output::read_csv(path("r.steps.csv"), "attempt").rows(), ckpt.steps_rows);
+
   const Outcome resumed = macrostep("resume r.ckpt");
   ASSERT_EQ(resumed.status, 0) << resumed.err;
   EXPECT_TRUE(read_file("r.csv") == read_file("whole.csv"));
@@ -180,6 +205,20 @@ TEST_F(Checkpoint, SigtermWritesAFinalCheckpointAndResumeFinishesIdentically) {
   EXPECT_EQ(done.at("status"), "completed");
   EXPECT_EQ(done.at("statistics").at("macro_steps"), whole.at("statistics").at("macro_steps"));
   EXPECT_EQ(done.at("statistics").at("rejected"), whole.at("statistics").at("rejected"));
+  // The resumed steps CSV is the whole run's: cut at the checkpoint and continued.
+  expect_same_attempts("r.steps.csv", "whole.steps.csv");
+  // Its rows after the checkpoint are the resumed process's attempts: their solver times sum to
+  // that run's JSON totals (the JSON's times cover the resumed process only; README "Output").
+  const auto steps = macrostep::output::read_csv(path("r.steps.csv"), "attempt");
+  for (std::size_t i = 0; i < 2; ++i) {
+    std::int64_t sum = 0;
+    for (std::size_t r = ckpt.steps_rows; r < steps.rows(); ++r) {
+      sum += std::llround(steps.values[7 + i][r] * 1e9);
+    }
+    EXPECT_EQ(sum,
+              std::llround(
+                  done.at("statistics").at("subsystems").at(i).at("solver_s").get<double>() * 1e9));
+  }
 }
 
 // Truncated, corrupted, foreign-version and non-checkpoint files: exit 2, one line naming the
@@ -204,16 +243,18 @@ TEST_F(Checkpoint, DamagedCheckpointsAreRefused) {
   refused("empty.ckpt", "", "0 bytes: empty or truncated");
   refused("csv.ckpt", read_file("r.csv").substr(0, 64), "");
 
-  // Another format version: the frame rewritten with version 2.
+  // Another format version: the frame rewritten with the next version.
+  const auto next = macrostep::checkpoint::kFormatVersion + 1;
   std::vector<capnp::word> words((good.size() + 7) / 8);
   std::memcpy(words.data(), good.data(), good.size());
   capnp::FlatArrayMessageReader reader(kj::arrayPtr(words.data(), words.size()));
   capnp::MallocMessageBuilder builder;
   builder.setRoot(reader.getRoot<macrostep::ipc::schema::CheckpointFile>());
-  builder.getRoot<macrostep::ipc::schema::CheckpointFile>().setFormatVersion(2);
+  builder.getRoot<macrostep::ipc::schema::CheckpointFile>().setFormatVersion(next);
   const auto bytes = macrostep::ipc::to_flat_bytes(builder);
   refused("version.ckpt", std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
-          "format version 2, this build reads version 1");
+          "format version " + std::to_string(next) + ", this build reads version " +
+              std::to_string(macrostep::checkpoint::kFormatVersion));
   EXPECT_EQ(macrostep("resume missing.ckpt").status, 2);
 }
 
