@@ -93,11 +93,9 @@ def read_h5(path):
 
         results = table("results")
         steps = table("steps") if "steps" in f else None
-        metadata = None
-        for key in ("metadata", "json"):
-            if key in f.attrs:
-                raw = f.attrs[key]
-                metadata = json.loads(raw.decode() if isinstance(raw, bytes) else raw)
+        raw = f.attrs.get("metadata_json")  # the run's JSON document (README "HDF5")
+        metadata = None if raw is None else json.loads(
+            raw.decode() if isinstance(raw, bytes) else raw)
     if "time" not in results:
         raise PlotError(f"{path}: /results has no 'time' column: not a macrostep result")
     return results, steps, metadata
@@ -316,12 +314,12 @@ def plot_breakdown(plt, run, png):
     if isinstance(wall, (int, float)):
         left.axhline(wall, color="black", ls="--", lw=1.0, label=f"wall time: {wall:.3g} s")
     left.set_xticks([])
-    left.set_xlim(-0.6, 1.8)
+    left.set_xlim(-0.5, 2.2)
     left.set_ylabel("seconds")
     left.set_title("master: parts of the run time (seed 000 Eq. 4.5)\n"
                    "extra runs run beside the nominal ones, so the parts may exceed the wall",
                    fontsize=8)
-    left.legend(fontsize=7, loc="upper right")
+    left.legend(fontsize=7, loc="lower right")
     if solver:
         index = list(range(1, len(solver) + 1))
         right.bar(index, solver, color="tab:blue", label="solver (nominal runs)")

@@ -127,6 +127,25 @@ TEST_F(Plot, DirectoryAndMetadataArgument) {
   EXPECT_FALSE(fs::exists(path("demo.coupling.png")));
 }
 
+// An HDF5 result carries its steps and its metadata: the plot needs no other file.
+TEST_F(Plot, Hdf5ResultAlone) {
+  const Outcome run = macrostep("run '" MACROSTEP_SOURCE_DIR
+                                "/configs/demo.toml' --stop-time 1e-4 --executor inprocess "
+                                "--output demo.h5");
+  ASSERT_EQ(run.status, 0) << run.err;
+  const auto json = nlohmann::json::parse(read_file("demo.json"));
+  fs::remove(path("demo.json"));
+  const Outcome plot = macrostep("plot demo.h5");
+  ASSERT_EQ(plot.status, 0) << plot.err;
+  EXPECT_TRUE(is_png("demo.coupling.png"));
+  EXPECT_TRUE(is_png("demo.breakdown.png"));
+  EXPECT_TRUE(is_png("demo.steps.png"));
+  long accepted = -1, rejected = -1;
+  ASSERT_TRUE(steps_counts(plot.out, "demo", accepted, rejected)) << plot.out;
+  EXPECT_EQ(accepted, json["statistics"]["macro_steps"].get<long>());
+  EXPECT_EQ(rejected, json["statistics"]["rejected"].get<long>());
+}
+
 // A monolithic run has no macro steps and no breakdown: the coupling figure only.
 TEST_F(Plot, MonolithicRunGivesTheCouplingFigure) {
   const Outcome run = macrostep("run '" MACROSTEP_SOURCE_DIR
