@@ -171,8 +171,11 @@ class Run:
         return [n for n in names if n.startswith("lambda_")]
 
     def title(self):
-        text = (self.metadata or {}).get("description") or self.stem
-        return f"{self.stem}: {text}" if text != self.stem else text
+        """STEM: the description's first line, at most ~100 characters (some are paragraphs)."""
+        text = ((self.metadata or {}).get("description") or "").strip().split("\n")[0]
+        if len(text) > 100:
+            text = text[:100].rsplit(" ", 1)[0] + " ..."
+        return f"{self.stem}: {text}" if text else self.stem
 
 
 def plt_module():
