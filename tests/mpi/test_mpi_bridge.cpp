@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -89,6 +90,28 @@ class MpiBridge : public BinaryTest {
       const std::string bytes = read_file(csv);
       EXPECT_GT(bytes.size(), 1000u);
       EXPECT_TRUE(bytes == read_file("ref.csv")) << "-np " << ranks << " differs from in-process";
+      expect_same_attempts("mpi" + std::to_string(ranks), "ref");
+    }
+  }
+  // Issue 15: the bridge's steps CSV holds the in-process run's attempts (every column that does
+  // not measure time), and its per-attempt solver times sum to its JSON's per-subsystem totals.
+  void expect_same_attempts(const std::string& stem, const std::string& ref_stem) const {
+    const auto a = macrostep::output::read_csv(path(stem + ".steps.csv"), "attempt");
+    const auto b = macrostep::output::read_csv(path(ref_stem + ".steps.csv"), "attempt");
+    ASSERT_EQ(a.columns, b.columns);
+    ASSERT_EQ(a.time, b.time);
+    for (std::size_t c = 0; c < 6; ++c) {
+      for (std::size_t r = 0; r < a.rows(); ++r) {
+        const double x = a.values[c][r], y = b.values[c][r];
+        ASSERT_TRUE(x == y || (std::isnan(x) && std::isnan(y))) << a.columns[c] << " " << r + 1;
+      }
+    }
+    const auto meta = nlohmann::json::parse(read_file(stem + ".json"));
+    const auto& subsystems = meta.at("statistics").at("subsystems");
+    for (std::size_t i = 0; i < subsystems.size(); ++i) {
+      std::int64_t sum = 0;
+      for (double s : a.values[7 + i]) sum += std::llround(s * 1e9);
+      EXPECT_EQ(sum, std::llround(subsystems[i].at("solver_s").get<double>() * 1e9));
     }
   }
 };

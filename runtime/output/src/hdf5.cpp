@@ -2,6 +2,7 @@
 #include "macrostep/output/hdf5.hpp"
 
 #include <fmt/format.h>
+#include <fcntl.h>
 #include <hdf5.h>
 
 #include <algorithm>
@@ -149,6 +150,13 @@ Hdf5File::Hdf5File(std::string path) : path_(std::move(path)) {
   silence_hdf5();
   file_ = H5Fcreate(path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   if (file_ < 0) throw OutputError(fmt::format("{}: cannot create the HDF5 file", path_));
+  // Close-on-exec, as the CSV writer's: worker processes started during the run must not hold
+  // the result file (nor, through the shared open file, HDF5's lock on it).
+  void* handle = nullptr;
+  if (H5Fget_vfd_handle(file_, H5P_DEFAULT, &handle) >= 0 && handle != nullptr) {
+    const int fd = *static_cast<int*>(handle);
+    ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXEC);
+  }
 }
 
 Hdf5File::~Hdf5File() {
