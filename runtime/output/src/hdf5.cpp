@@ -1,8 +1,8 @@
 // HDF5 result files (hdf5.hpp), HDF5 C API.
 #include "macrostep/output/hdf5.hpp"
 
-#include <fmt/format.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <hdf5.h>
 
 #include <algorithm>
