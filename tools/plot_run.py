@@ -328,7 +328,8 @@ def plot_breakdown(plt, run, png):
         right.bar(index, solver, color="tab:blue", label="solver (nominal runs)")
         if idle:
             right.bar(index, idle, bottom=solver, color="lightsteelblue",
-                      label="idle: waiting for the slowest (wall of the attempt - solver)")
+                      label="idle_s: the attempts' wall minus this solver (waiting for the "
+                            "others, its extra runs, the master's work)")
         micro = [s.get("micro_steps") for s in
                  ((run.metadata.get("statistics") or {}).get("subsystems") or [])]
         if len(micro) == len(solver) and all(isinstance(m, int) for m in micro):
