@@ -332,11 +332,16 @@ def plot_breakdown(plt, run, png):
                             "others, its extra runs, the master's work)")
         micro = [s.get("micro_steps") for s in
                  ((run.metadata.get("statistics") or {}).get("subsystems") or [])]
-        if len(micro) == len(solver) and all(isinstance(m, int) for m in micro):
+        readable = len(solver) <= 12  # more bars: no labels, fewer ticks
+        if readable and len(micro) == len(solver) and all(isinstance(m, int) for m in micro):
             for i, m in zip(index, micro):
                 right.annotate(f"{m} micro", (i, solver[i - 1]), ha="center", va="bottom",
                                fontsize=7, xytext=(0, 2), textcoords="offset points")
-        right.set_xticks(index)
+        if readable:
+            right.set_xticks(index)
+        else:
+            from matplotlib.ticker import MaxNLocator
+            right.xaxis.set_major_locator(MaxNLocator(nbins=10, integer=True))
         right.set_xlabel("subsystem")
         right.set_ylabel("seconds")
         source = "steps file" if idle else "metadata (no steps file: solver only)"
