@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "plot_command.hpp"
 #include "stability_command.hpp"
 #include "topology_cleanup.hpp"
 
@@ -663,6 +664,12 @@ int main(int argc, char** argv) {
   auto* resume_cmd = app.add_subcommand(
       "resume", "continue a run from its checkpoint (--checkpoint-every), bit-identically");
   resume_cmd->add_option("CHECKPOINT", resume_path, "checkpoint file")->required();
+  macrostep::app::PlotArgs plot_args;
+  auto* plot = app.add_subcommand(
+      "plot",
+      "PNG figures of a run: coupling variables and states, macro-step size and kappa, time "
+      "breakdown (/usr/bin/python3 with matplotlib)");
+  macrostep::app::add_plot_options(*plot, plot_args);
   auto* cleanup = app.add_subcommand("cleanup", "remove this user's stale shared-memory segments");
   auto* cmp = app.add_subcommand("compare",
                                  "NRMSE of a result against a reference (seed 000 "
@@ -717,6 +724,7 @@ int main(int argc, char** argv) {
       }
     }
     if (cleanup->parsed()) return macrostep::app::cleanup_command();
+    if (plot->parsed()) return macrostep::app::plot_command(plot_args);
     if (stability->parsed()) {
       try {
         return macrostep::app::stability_command(stability_args);

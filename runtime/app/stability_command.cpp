@@ -2,10 +2,7 @@
 #include "stability_command.hpp"
 
 #include <fmt/format.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -13,6 +10,7 @@
 
 #include "macrostep/analysis/stability.hpp"
 #include "macrostep/config/run_config.hpp"
+#include "python_tools.hpp"
 
 namespace macrostep::app {
 
@@ -115,25 +113,14 @@ void write_csv(const std::string& path, const std::vector<analysis::ScanPoint>& 
   if (!out) throw std::runtime_error("cannot write " + path);
 }
 
-std::string tools_dir() {
-  if (const char* env = std::getenv("MACROSTEP_TOOLS_DIR")) return env;
-  return MACROSTEP_TOOLS_DIR;
-}
-
 // /usr/bin/python3 tools/stability_plot.py CSV PNG TITLE OMEGA_MAX; true on success.
 bool plot(const std::string& csv, const std::string& png, const std::string& heading,
           std::optional<double> omega_max) {
-  const std::string script = tools_dir() + "/stability_plot.py";
-  const auto quote = [](const std::string& s) {
-    std::string q = "'";
-    for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-    return q + "'";
-  };
-  const std::string cmd =
-      fmt::format("/usr/bin/python3 {} {} {} {} {}", quote(script), quote(csv), quote(png),
-                  quote(heading), omega_max ? fmt::format("{:.17g}", *omega_max) : "none");
-  const int status = std::system(cmd.c_str());
-  return status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  const std::string dir = tools_dir("stability_plot.py");
+  if (dir.empty()) return false;
+  return run_python(dir + "/stability_plot.py",
+                    {csv, png, heading, omega_max ? fmt::format("{:.17g}", *omega_max) : "none"}) ==
+         0;
 }
 
 }  // namespace

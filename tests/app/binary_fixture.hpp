@@ -49,10 +49,11 @@ class BinaryTest : public ::testing::Test {
     return std::string(std::istreambuf_iterator<char>(in), {});
   }
 
-  // Runs `macrostep <args>` in the test directory (args are shell words).
-  Outcome macrostep(const std::string& args) const {
-    const std::string cmd = "cd '" + dir_.string() + "' && '" MACROSTEP_BINARY "' " + args +
-                            " > stdout.txt 2> stderr.txt";
+  // Runs `macrostep <args>` in the test directory (args are shell words), with the variable
+  // assignments `env` ("NAME=value ...") in its environment.
+  Outcome macrostep(const std::string& args, const std::string& env = "") const {
+    const std::string cmd = "cd '" + dir_.string() + "' && " + env + " '" MACROSTEP_BINARY "' " +
+                            args + " > stdout.txt 2> stderr.txt";
     const int raw = std::system(cmd.c_str());
     Outcome o;
     o.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
