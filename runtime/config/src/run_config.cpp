@@ -48,7 +48,6 @@ using detail::Node;
 
 // Upper bounds that only protect against typos that would exhaust memory or disk.
 constexpr std::int64_t kMaxMasses = 100'000'000;
-constexpr double kMaxOutputRows = 1e7;
 // Larger files are refused unread: a configuration is kilobytes (this stops /dev/zero too).
 constexpr std::size_t kMaxConfigBytes = std::size_t{16} << 20;
 

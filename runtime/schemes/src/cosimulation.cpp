@@ -17,6 +17,7 @@
 #include <ostream>
 #include <set>
 
+#include "elapsed.hpp"
 #include "macrostep/control/estimators.hpp"
 #include "macrostep/executors/process_executor.hpp"
 #include "macrostep/ipc/shared_segment.hpp"
@@ -34,14 +35,7 @@
 namespace macrostep::schemes {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using json = nlohmann::ordered_json;
-
-constexpr double kMaxRows = 1e7;  // as config validation of fixed steps
-
-std::int64_t ns_since(Clock::time_point start) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
-}
 
 double seconds(std::int64_t ns) {
   return 1e-9 * static_cast<double>(ns);
@@ -849,11 +843,11 @@ void check_step_settings(const config::CosimConfig& c, const CosimOptions& optio
   }
   if (c.fixed_step()) {
     const double rows = end_time / (*c.step_size * c.output_every);
-    if (rows > kMaxRows) {
+    if (rows > config::kMaxOutputRows) {
       throw SetupError(fmt::format(
           "a fixed step of {} s over {} s with output_every = {} gives {:.3g} rows (at most "
           "{:.3g}); raise cosim.output_every",
-          *c.step_size, end_time, c.output_every, rows, kMaxRows));
+          *c.step_size, end_time, c.output_every, rows, config::kMaxOutputRows));
     }
   } else if (c.h_max && c.step_size && *c.step_size > *c.h_max) {
     throw SetupError(

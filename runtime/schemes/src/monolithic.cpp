@@ -16,6 +16,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "elapsed.hpp"
 #include "macrostep/library/chain.hpp"
 #include "macrostep/output/csv.hpp"
 #include "macrostep/output/metadata.hpp"
@@ -29,14 +30,7 @@
 namespace macrostep::schemes {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using json = nlohmann::ordered_json;
-
-constexpr double kMaxRows = 1e7;  // as config validation; --stop-time can raise the count
-
-std::int64_t ns_since(Clock::time_point start) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
-}
 
 // 0, k * interval for every k with k * interval < end (missing end by less than 1e-9 of an
 // interval counts as reaching it: no sliver step), then end. k * interval, not a running sum,
@@ -159,15 +153,16 @@ std::vector<double> output_points(const config::RunConfig& config, const Monolit
       if (t > times.back()) times.push_back(t);
     }
     if (times.size() < 2) throw SetupError("the times to write at end at t = 0");
-    if (static_cast<double>(times.size()) > kMaxRows) {
-      throw SetupError(fmt::format("{} times to write at; at most {}", times.size(), kMaxRows));
+    if (static_cast<double>(times.size()) > config::kMaxOutputRows) {
+      throw SetupError(
+          fmt::format("{} times to write at; at most {}", times.size(), config::kMaxOutputRows));
     }
     end_time = times.back();
   } else {
     end_time = options.stop_time.value_or(config.simulation.end_time);
-    if (std::ceil(end_time / interval) + 1 > kMaxRows) {
+    if (std::ceil(end_time / interval) + 1 > config::kMaxOutputRows) {
       throw SetupError(fmt::format("--stop-time {} with output_interval {} gives more than {} rows",
-                                   end_time, interval, kMaxRows));
+                                   end_time, interval, config::kMaxOutputRows));
     }
     times = output_times(end_time, interval);
   }

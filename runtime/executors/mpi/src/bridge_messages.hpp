@@ -3,6 +3,7 @@
 // ends cannot disagree on a field. Decoders throw std::runtime_error on a malformed message.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -20,6 +21,14 @@ inline constexpr int kRequestTag = 7002;
 inline constexpr int kReplyTag = 7003;
 // Raised whenever a message changes meaning (part of bridge_version()).
 inline constexpr std::uint32_t kBridgeVersion = 1;
+
+// Nanoseconds on the steady clock since `since`: a Reply's busy_ns (the agent's pass) and rank
+// 0's MPI time are measured by the same function.
+inline std::int64_t elapsed_ns(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                              since)
+      .count();
+}
 
 struct Hello {
   std::string version, host;

@@ -44,10 +44,6 @@ std::string subsystem_list(const std::vector<std::size_t>& group) {
   return placement::format_pu_list(numbers);
 }
 
-std::int64_t elapsed_ns(Clock::time_point since) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - since).count();
-}
-
 }  // namespace
 
 std::string bridge_version(const std::string& macrostep_version) {
@@ -224,7 +220,7 @@ struct MpiExecutor::State {
       }
       agents[a].owes = false;
       received[a] = bridge::decode_reply(m->bytes);
-      received[a].busy_ns = elapsed_ns(agents[a].sent) - received[a].busy_ns;  // MPI time
+      received[a].busy_ns = bridge::elapsed_ns(agents[a].sent) - received[a].busy_ns;  // MPI time
     }
     const bridge::Reply* first = nullptr;
     std::size_t first_agent = 0;

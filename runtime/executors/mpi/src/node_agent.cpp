@@ -41,10 +41,6 @@ void check_agent_stop() {
   if (const int sig = g_agent_stop.load()) throw AgentStopped{sig};
 }
 
-std::int64_t elapsed_ns(Clock::time_point since) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - since).count();
-}
-
 // The agent's group and the ProcessExecutor that drives it.
 struct Group {
   std::vector<std::uint32_t> subsystems;  // global indices
@@ -216,7 +212,7 @@ void serve_requests(ipc::mpi::World& world, Group& g) {
     if (!reply.ok && !pending_failure) pending_failure = reply;
     if (!bridge::expects_reply(rq.kind)) continue;
     if (pending_failure) reply = *pending_failure;
-    reply.busy_ns = elapsed_ns(started);
+    reply.busy_ns = bridge::elapsed_ns(started);
     world.send(0, bridge::kReplyTag, bridge::encode(reply), check_agent_stop);
   }
 }

@@ -346,6 +346,10 @@ inline constexpr int kMaxLeastSquaresPoints = 64;
 // of the shared-memory segment, whose region table has ipc::kMaxRegions entries (two are the
 // run's own). Refused when the file is read, not when the run starts.
 inline constexpr std::size_t kMaxSubsystems = 254;
+// The most rows a result file may have: a guard against typos that would fill the disk. The
+// file's fixed steps are checked when it is read; the runs check again, since --stop-time and
+// the monolithic reference's times can raise the count.
+inline constexpr double kMaxOutputRows = 1e7;
 
 // [cosim]. Optional members hold "given in the file"; effective_*() apply the defaults.
 struct CosimConfig {
