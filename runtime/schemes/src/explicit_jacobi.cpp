@@ -183,8 +183,8 @@ bool ExplicitJacobi::update_consistently(const executors::PassOutcome& outcome, 
     commands_[i].nominal.evaluate(t1, end_inputs_);
     for (std::size_t j = 0; j < in.size(); ++j) u_end_[in[j]] = end_inputs_[j];
   }
-  const system::ConsistentUpdate update = system.consistent_update(
-      outputs, feedthrough_, u_end_, options_.control.tolerances, u_new);
+  const system::ConsistentUpdate update =
+      system.consistent_update(outputs, feedthrough_, u_end_, options_.control.tolerances, u_new);
   update_iterations_ += static_cast<std::uint64_t>(update.iterations);
   if (update.converged) return true;
   // D-26: rejected with r = 0.25 like a failed subsystem; the pipeline stops after

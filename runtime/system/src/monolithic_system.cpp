@@ -280,7 +280,8 @@ void MonolithicSystem::initial_state(std::span<const double> /*u0*/, std::span<d
                         s.feedthrough[term.subsystem][term.d_entry] *
                         zp0[coupling_offset_ + term.coupling];
     }
-    std::copy(next.begin(), next.end(), zp0.begin() + static_cast<std::ptrdiff_t>(coupling_offset_));
+    std::copy(next.begin(), next.end(),
+              zp0.begin() + static_cast<std::ptrdiff_t>(coupling_offset_));
   }
 }
 

@@ -110,10 +110,11 @@ class CoupledSystem {
   //  - Without feed-through anywhere: u = φ(y), exactly the operations of evaluate_couplings
   //    (Eq. 2.25; results stay bit-identical), iterations 0.
   //  - Otherwise Newton on g from u = u_eval: J = I − Σ ∂φ/∂y·D (dense n_c × n_c, SUNDIALS'
-  //    dense LU), until ‖g(u)‖_W ≤ tolerance with W the coupling-variable weights of `tol`
-  //    (atol_u, rtol at u), at most max_iterations steps; not converged if that fails, J is
-  //    singular or a value is not finite. On return outputs[i] of feed-through subsystems hold
-  //    y_i(u) (the outputs consistent with the returned u).
+  //    dense LU), at least one step (exact for outputs affine in u), until ‖g(u)‖_W ≤ tolerance
+  //    with W the coupling-variable weights of `tol` (atol_u, rtol at u), at most max_iterations
+  //    steps; then u := φ(y(u)) (so a variable whose law reads no feed-through output is φ(y)
+  //    exactly). Not converged if that fails, J is singular or a value is not finite. On return
+  //    outputs[i] of feed-through subsystems hold y_i(u) (consistent with the returned u).
   // Deterministic: fixed loop orders (contract 1). Sizes must match (std::invalid_argument).
   ConsistentUpdate consistent_update(std::span<std::vector<double>> outputs,
                                      std::span<const std::vector<double>> feedthrough,

@@ -119,8 +119,8 @@ struct RunResult {
   // (model::Subsystem::feedthrough_jacobian, column-major output_size() × input_size()), for the
   // master's consistent update (METHODS D-1). No integration: the outputs' own derivative.
   std::vector<double> feedthrough;
-  ida::AdvanceStats stats;      // counters of this run (wall_ns: its integration)
-  std::string error;            // empty if the run succeeded
+  ida::AdvanceStats stats;  // counters of this run (wall_ns: its integration)
+  std::string error;        // empty if the run succeeded
 };
 
 class SubsystemRunner {
