@@ -126,6 +126,20 @@ struct BeltDriveConfig {
   rightCoupled @13 :Bool;
 }
 
+# library::OscillatorMassParameters (one body of the two-mass family).
+struct OscillatorMassConfig {
+  mass @0 :Float64;
+  stiffness @1 :Float64;
+  damping @2 :Float64;
+  forceInput @3 :Bool;
+  forceSign @4 :Float64;
+  displacementInput @5 :Bool;
+  couplingStiffness @6 :Float64;
+  couplingDamping @7 :Float64;
+  x0 @8 :Float64;
+  v0 @9 :Float64;
+}
+
 # A user's model (plugin::PluginDescription): the worker loads the library itself.
 struct PluginConfig {
   library @0 :Text;     # absolute path of the shared library
@@ -151,6 +165,7 @@ struct ModelConfig {
     plugin @5 :PluginConfig;
     beltDrive @6 :BeltDriveConfig;
     fmu @7 :FmuConfig;
+    oscillatorMass @8 :OscillatorMassConfig;
   }
 }
 

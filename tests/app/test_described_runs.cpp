@@ -94,6 +94,28 @@ TEST_F(DescribedRuns, MultiDomainExampleMatchesItsMonolithicReference) {
   EXPECT_LT(nrmse, 5e-3) << compare.out;
 }
 
+// The force/displacement two-mass oscillator with direct feed-through (configs/two-mass-fd.toml,
+// the consistent update of METHODS D-1 on the master, ∂y/∂u in the replies): the same bytes in
+// processes as in-process (contract 1), and close to its monolithic reference.
+TEST_F(DescribedRuns, FeedthroughExampleIsBitIdenticalAcrossExecutors) {
+  const std::string config = kSource + "/configs/two-mass-fd.toml";
+  const std::string run = " --stop-time 0.005 --order 2 --step-size 5e-6";
+  for (const char* executor : {"processes", "inprocess"}) {
+    const Outcome o = macrostep("run " + config + run + " --executor " + executor + " --output " +
+                                executor + ".csv");
+    ASSERT_EQ(o.status, 0) << o.err;
+  }
+  const std::string processes = read_file("processes.csv");
+  EXPECT_GT(processes.size(), 10000u);
+  EXPECT_TRUE(processes == read_file("inprocess.csv")) << "the executors differ";
+  const Outcome reference =
+      macrostep("reference " + config + " --stop-time 0.005 --output ref.csv");
+  ASSERT_EQ(reference.status, 0) << reference.err;
+  const Outcome compare = macrostep("compare processes.csv ref.csv");
+  ASSERT_EQ(compare.status, 0) << compare.err;
+  EXPECT_LT(final_nrmse(compare.out), 1e-3) << compare.out;
+}
+
 // configs/demo.toml's partition written out as [[subsystem]] chain segments and the cut element
 // as a spring_damper [[connection]] (issue 9: the [model] + [partition] syntax is this
 // description): the co-simulation's numbers are the same bytes, every state and the coupling

@@ -171,6 +171,11 @@ TEST(Fmu, AFeedThroughOutputIsDeclaredAndFollowsTheInput) {
   std::vector<double> z = {1.5}, y(1);
   s->outputs(0.0, z, std::vector<double>{2.0}, y);
   EXPECT_EQ(y[0], 1.5 + 3.0 * 2.0);
+  // Its D block for the master's consistent update (METHODS D-1): central differences of the
+  // FMU's outputs, y = x + k·u gives k.
+  std::vector<double> d(1);
+  s->feedthrough_jacobian(0.0, z, std::vector<double>{2.0}, d);
+  EXPECT_NEAR(d[0], 3.0, 1e-6);
   // Without the input among the subsystem's inputs the output follows the states alone.
   const auto closed = load("feedthrough", "{}", {}, {"y"});
   EXPECT_TRUE(closed->has_feedthrough());

@@ -12,8 +12,11 @@
 #include <vector>
 
 #include "macrostep/library/chain.hpp"
+#include "macrostep/library/oscillator_mass.hpp"
 #include "macrostep/system/chain_system.hpp"
 #include "macrostep/system/coupled_system.hpp"
+#include "macrostep/system/displacement_law.hpp"
+#include "macrostep/system/signal_law.hpp"
 #include "macrostep/system/spring_damper_law.hpp"
 #include "star_system.hpp"
 
@@ -206,6 +209,55 @@ TEST(CoupledSystem, RejectsInconsistentMaps) {
   loop.push_back(std::make_unique<FeedthroughLaw>());
   EXPECT_THROW(system::CoupledSystem(bodies(), std::move(loop), {{0}, {0}, {0}}, {}),
                std::invalid_argument);
+}
+
+// The consistent update of D-1 (seed 000 Eq. 2.22) on the force/displacement two-mass system
+// with feed-through (Eq. 2.7): from outputs evaluated at arbitrary end inputs u_eval it returns
+// u with x̃1 = x1, ṽ1 = v1 and λ = c_c(x2 − x̃1) + d_c(v2 − ṽ1) (a closed form, exact because the
+// output is affine in u), moves the feed-through output to that u, and reports a solve that
+// cannot converge (no Newton step allowed) naming the coupling variable.
+TEST(CoupledSystem, ConsistentUpdateSolvesTheFeedthroughCouplingEquations) {
+  library::OscillatorMassParameters one, two;
+  one.force_input = true;
+  two.displacement_input = true;
+  two.coupling_stiffness = 300.0;
+  two.coupling_damping = 0.5;
+  std::vector<std::unique_ptr<model::Subsystem>> subsystems;
+  subsystems.push_back(std::make_unique<library::OscillatorMass>(one));
+  subsystems.push_back(std::make_unique<library::OscillatorMass>(two));
+  std::vector<std::unique_ptr<system::CouplingLaw>> laws;
+  laws.push_back(std::make_unique<system::DisplacementLaw>("x1", "v1", system::OutputRef{0, 0},
+                                                           system::OutputRef{0, 1}));
+  laws.push_back(std::make_unique<system::SignalLaw>("lambda", system::OutputRef{1, 2}));
+  const system::CoupledSystem sys(std::move(subsystems), std::move(laws), {{2}, {0, 1}}, {});
+  ASSERT_TRUE(sys.has_feedthrough());
+  // End states z1 = (0.3, −2), z2 = (0.1, 4); the runs ended with u_eval.
+  const std::vector<double> z1 = {0.3, -2.0}, z2 = {0.1, 4.0}, u_eval = {0.25, -1.0, 7.0};
+  std::vector<std::vector<double>> outputs(2), d(2);
+  outputs[0].resize(2);
+  outputs[1].resize(3);
+  d[1].resize(6);
+  sys.subsystem(0).outputs(0.0, z1, std::vector<double>{u_eval[2]}, outputs[0]);
+  sys.subsystem(1).outputs(0.0, z2, std::vector<double>{u_eval[0], u_eval[1]}, outputs[1]);
+  sys.subsystem(1).feedthrough_jacobian(0.0, z2, std::vector<double>{u_eval[0], u_eval[1]}, d[1]);
+  auto base = outputs;
+  std::vector<double> u(3);
+  const system::ConsistentUpdate r =
+      sys.consistent_update(outputs, d, u_eval, control::ErrorTolerances{}, u);
+  ASSERT_TRUE(r.converged);
+  EXPECT_EQ(r.iterations, 1);  // affine outputs: one Newton step, then the test
+  EXPECT_EQ(u[0], 0.3);
+  EXPECT_EQ(u[1], -2.0);
+  const double lambda = 300.0 * (0.1 - 0.3) + 0.5 * (4.0 + 2.0);
+  EXPECT_NEAR(u[2], lambda, 1e-12);
+  EXPECT_NEAR(outputs[1][2], lambda, 1e-12);  // the output moved to the consistent u
+  EXPECT_EQ(outputs[1][0], 0.1);
+
+  std::vector<double> u_fail(3);
+  const system::ConsistentUpdate f =
+      sys.consistent_update(base, d, u_eval, control::ErrorTolerances{}, u_fail, 1e-3, 0);
+  EXPECT_FALSE(f.converged);
+  EXPECT_EQ(sys.coupling_name(f.worst), "lambda");
 }
 
 }  // namespace

@@ -306,6 +306,31 @@ library::PidParameters pid(const Node& n) {
   return p;
 }
 
+library::OscillatorMassParameters oscillator_mass(const Node& n) {
+  allow_subsystem_keys(n,
+                       {"mass", "c", "d", "force_input", "force_sign", "displacement_input",
+                        "coupling_c", "coupling_d", "x0", "v0"},
+                       " for an oscillator_mass");
+  library::OscillatorMassParameters p;
+  if (auto v = n.find("mass")) p.mass = positive(*v);
+  if (auto v = n.find("c")) p.stiffness = non_negative(*v);
+  if (auto v = n.find("d")) p.damping = non_negative(*v);
+  if (auto v = n.find("coupling_c")) p.coupling_stiffness = non_negative(*v);
+  if (auto v = n.find("coupling_d")) p.coupling_damping = non_negative(*v);
+  read_number(n, "x0", p.x0);
+  read_number(n, "v0", p.v0);
+  read_number(n, "force_sign", p.force_sign);
+  if (p.force_sign != 1.0 && p.force_sign != -1.0) {
+    n.require("force_sign").fail(fmt::format("must be 1 or -1 (got {})", p.force_sign));
+  }
+  read_bool(n, "force_input", p.force_input);
+  read_bool(n, "displacement_input", p.displacement_input);
+  if (!p.force_input && !p.displacement_input) {
+    n.fail("an oscillator_mass needs force_input = true or displacement_input = true");
+  }
+  return p;
+}
+
 // ---- names and references ----
 
 // A subsystem as parsed: its table, its name and the model built from it (for its variable
@@ -446,6 +471,8 @@ ParsedSubsystem parse_subsystem(const Node& n, Systems& s) {
     p.model = pid(n);
   } else if (type == "belt_drive") {
     p.model = belt_drive(n);
+  } else if (type == "oscillator_mass") {
+    p.model = oscillator_mass(n);
   } else if (type == "chain_segment") {
     p.model = chain_segment(n, s);
   } else if (type == "plugin") {
@@ -459,7 +486,8 @@ ParsedSubsystem parse_subsystem(const Node& n, Systems& s) {
   } else {
     model.fail(
         fmt::format("must be one of \"drive_train\", \"hydraulic_cylinder\", \"pid\", "
-                    "\"belt_drive\", \"chain_segment\", \"plugin\", \"fmu\" (got \"{}\")",
+                    "\"belt_drive\", \"oscillator_mass\", \"chain_segment\", \"plugin\", "
+                    "\"fmu\" (got \"{}\")",
                     type));
   }
   p.solver = solver_keys(n);
@@ -687,9 +715,10 @@ bool feedthrough_cycle(std::size_t start, std::size_t at,
   return false;
 }
 
-// Feed-through (an output that depends on the inputs at once) needs the consistent update of
-// METHODS D-1 (seed 000 Eq. 2.22), which the master does not have: the CoupledSystem refuses it.
-// Name the algebraic loop when feed-through subsystems close one.
+// Feed-through (an output that depends on the inputs at once) is solved by the consistent update
+// of METHODS D-1 (seed 000 Eq. 2.22) at every macro point. A loop closed by feed-through
+// subsystems alone is refused: the coupling equations then have no state to anchor them, and
+// Jacobi co-simulation of it is not zero-stable (seed 001 §1, §3.2: one of D_1, D_2 must be 0).
 void check_feedthrough(const Systems& s, const std::vector<system::DescribedConnection>& conns) {
   const std::size_t ns = s.subsystems.size();
   std::vector<std::vector<std::size_t>> edges(ns);  // a → b: a connection reads a and feeds b
@@ -697,7 +726,7 @@ void check_feedthrough(const Systems& s, const std::vector<system::DescribedConn
     for (const auto& r : c.from) {
       for (const auto& list : c.to) {
         for (const auto& in : list) {
-          if (s.subsystems[r.subsystem].built->has_feedthrough() &&
+          if (s.subsystems[r.subsystem].built->output_feeds_through(r.output) &&
               s.subsystems[in.subsystem].built->has_feedthrough()) {
             edges[r.subsystem].push_back(in.subsystem);
           }
@@ -715,15 +744,10 @@ void check_feedthrough(const Systems& s, const std::vector<system::DescribedConn
       for (std::size_t k : path) loop += s.subsystems[k].name + " -> ";
       p.node.fail(fmt::format(
           "\"{}\" has direct feed-through and closes an algebraic loop {}{} that no coupling "
-          "law resolves (solving it needs the consistent update of METHODS D-1, not built); "
-          "break the loop, e.g. give a controller output_lag > 0",
+          "law resolves (a loop of feed-through subsystems only is not zero-stable, seed 001 "
+          "§1); break the loop, e.g. give a controller output_lag > 0",
           p.name, loop, p.name));
     }
-    p.node.fail(fmt::format(
-        "\"{}\" has direct feed-through (its output depends on its inputs at once), which the "
-        "master cannot take yet (the consistent update of METHODS D-1 is not built); give the "
-        "controller output_lag > 0",
-        p.name));
   }
 }
 

@@ -12,6 +12,7 @@ void collect_runner_outcome(const runner::SubsystemRunner& runner, std::size_t i
   so.solver_ns = runner.nominal_ns();
   so.extra_ns = runner.extra_ns();
   so.nominal.outputs = runner.result(0).outputs;
+  so.nominal.feedthrough = runner.result(0).feedthrough;
   so.nominal.stats = runner.result(0).stats;
   so.extra.resize(runner.run_count() - 1);
   for (std::size_t k = 0; k + 1 < runner.run_count(); ++k) {

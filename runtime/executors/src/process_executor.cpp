@@ -539,6 +539,8 @@ void read_step_reply(const worker::StepReply& r, std::size_t outputs, SubsystemO
   so.solver_ns = r.solver_ns;
   so.extra_ns = r.extra_ns;
   so.nominal.outputs.assign(r.run_outputs(0), r.run_outputs(0) + outputs);
+  const auto feedthrough = r.feedthrough_values();
+  so.nominal.feedthrough.assign(feedthrough.begin(), feedthrough.end());
   so.nominal.stats = r.run_stats(0);
   so.extra.resize(r.runs > 0 ? r.runs - 1 : 0);
   for (std::size_t k = 0; k + 1 < r.runs; ++k) {

@@ -134,12 +134,14 @@ AttemptResult ExplicitJacobi::attempt(const control::StepPlan& plan,
     return result;
   }
 
-  // 3. u_{N+1} = phi(y_{N+1}) (Eq. 2.25).
+  // 3. The consistent update u_{N+1} = φ(y_{N+1}(u_{N+1})) (Eq. 2.22, D-1; without feed-through
+  // Eq. 2.25). The runs ended with u_pre only where the polynomial is Lagrange's; the others
+  // ended with their own end values.
   auto& outputs = runner.outputs();
   for (std::size_t i = 0; i < ns; ++i) outputs[i] = outcome.subsystems[i].nominal.outputs;
   auto& u_new = runner.u_next();
   u_new.resize(system.coupling_count());
-  system.evaluate_couplings(outputs, u_new);
+  if (!update_consistently(outcome, t1, u_new, outputs, result)) return result;
   if (rates_) {
     system.evaluate_rates(outputs, rates_next_);
     t_next_ = t1;
@@ -160,6 +162,52 @@ AttemptResult ExplicitJacobi::attempt(const control::StepPlan& plan,
                                                system.monitored_groups(), ratios, tol);
   }
   return result;
+}
+
+bool ExplicitJacobi::update_consistently(const executors::PassOutcome& outcome, double t1,
+                                         std::vector<double>& u_new,
+                                         std::vector<std::vector<double>>& outputs,
+                                         AttemptResult& result) {
+  const system::CoupledSystem& system = *system_;
+  if (!system.has_feedthrough()) {
+    system.evaluate_couplings(outputs, u_new);  // Eq. 2.25, bit for bit as before
+    return true;
+  }
+  feedthrough_.resize(system.subsystem_count());
+  u_end_.assign(system.coupling_count(), 0.0);
+  for (std::size_t i = 0; i < system.subsystem_count(); ++i) {
+    feedthrough_[i] = outcome.subsystems[i].nominal.feedthrough;
+    const auto in = system.input_couplings(i);
+    // What the integrator evaluated its outputs with: p(T_{N+1}) (Lagrange: u_pre).
+    end_inputs_.resize(in.size());
+    commands_[i].nominal.evaluate(t1, end_inputs_);
+    for (std::size_t j = 0; j < in.size(); ++j) u_end_[in[j]] = end_inputs_[j];
+  }
+  const system::ConsistentUpdate update =
+      system.consistent_update(outputs, feedthrough_, u_end_, options_.control.tolerances, u_new);
+  update_iterations_ += static_cast<std::uint64_t>(update.iterations);
+  if (update.converged) return true;
+  // D-26: rejected with r = 0.25 like a failed subsystem; the pipeline stops after
+  // max_consecutive_failures and names subsystem and time.
+  result.subsystem_failed = true;
+  result.failed_subsystem = feedthrough_subsystem(system, update.worst);
+  result.error = fmt::format(
+      "the consistent update (D-1: coupling equations with feed-through) did not converge at "
+      "t = {:.9g}: coupling variable {} keeps the weighted residual {:.3g} after {} Newton steps",
+      t1, system.coupling_name(update.worst), update.residual, update.iterations);
+  return false;
+}
+
+std::size_t feedthrough_subsystem(const system::CoupledSystem& system, std::size_t c) {
+  for (std::size_t k = 0; k < system.law_count(); ++k) {
+    const auto& law = system.law(k);
+    if (c < system.law_offset(k) || c >= system.law_offset(k) + law.write_count()) continue;
+    for (const auto& r : law.reads()) {
+      if (system.subsystem(r.subsystem).has_feedthrough()) return r.subsystem;
+    }
+    return law.reads().empty() ? 0 : law.reads().front().subsystem;
+  }
+  return 0;
 }
 
 void check_approximations(const system::CoupledSystem& system,

@@ -74,6 +74,12 @@ void GaussSeidel::start(const system::CoupledSystem& system, const SchemeOptions
   if (!options.gauss_seidel) throw std::logic_error("GaussSeidel::start without its options");
   check_options(options);
   check_approximations(system, options.approximations);
+  if (system.has_feedthrough()) {
+    throw std::invalid_argument(
+        "the Gauss-Seidel scheme does not take subsystems with direct feed-through (its "
+        "sequential update has no consistent update, D-1): use the explicit Jacobi or an "
+        "implicit scheme");
+  }
   system_ = &system;
   options_ = options;
   sequence_ = checked_sequence(system, options.gauss_seidel->sequence);

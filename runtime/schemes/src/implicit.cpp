@@ -38,6 +38,13 @@ void IterativeScheme::start(const system::CoupledSystem& system, const SchemeOpt
   if (options.control.mode == control::StepSizeMode::kVariable && estimator == Estimator::kNone) {
     throw std::invalid_argument("a controlled step size needs an error estimator (imMD or imCV)");
   }
+  if (copt_.jacobian == JacobianKind::kSap && system.has_feedthrough()) {
+    // sap's series term sees inputs only through the accelerations (§4.5): it would miss the
+    // direct ∂y/∂u that the FD Jacobian's perturbed runs contain.
+    throw std::invalid_argument(
+        "the sap interface Jacobian misses direct feed-through (∂y/∂u); with feed-through "
+        "subsystems use jacobian fd, reuse or quasi-newton");
+  }
   system_ = &system;
   options_ = options;
   const std::size_t ns = system.subsystem_count(), nc = system.coupling_count();

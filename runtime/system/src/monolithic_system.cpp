@@ -8,7 +8,8 @@
 namespace macrostep::system {
 
 struct MonolithicSystem::Scratch {
-  std::vector<std::vector<double>> inputs, outputs, block_values, input_values, output_values, dphi;
+  std::vector<std::vector<double>> inputs, outputs, block_values, input_values, output_values, dphi,
+      feedthrough;
   std::vector<double> phi, reads;
 };
 
@@ -76,6 +77,10 @@ void MonolithicSystem::collect_entries(std::vector<Entry>& entries) const {
           if (outputs.row[e] != read.output) continue;
           entries.push_back({state_offsets_[read.subsystem] + outputs.column[e], row});
         }
+        if (!system_.subsystem(read.subsystem).has_feedthrough()) continue;
+        for (std::size_t c : system_.input_couplings(read.subsystem)) {
+          entries.push_back({coupling_offset_ + c, row});
+        }
       }
     }
   }
@@ -140,6 +145,15 @@ void MonolithicSystem::index_values() {
           coupling_terms_.push_back(
               {value_index(row, column), k, w * reads.size() + r, reads[r].subsystem, e});
         }
+        const model::Subsystem& sub = system_.subsystem(reads[r].subsystem);
+        if (!sub.has_feedthrough()) continue;
+        const auto map = system_.input_couplings(reads[r].subsystem);
+        for (std::size_t j = 0; j < map.size(); ++j) {
+          const std::size_t column = coupling_offset_ + map[j];
+          feedthrough_terms_.push_back({value_index(row, column), k, w * reads.size() + r,
+                                        reads[r].subsystem, j * sub.output_size() + reads[r].output,
+                                        row - coupling_offset_, map[j]});
+        }
       }
     }
   }
@@ -160,6 +174,9 @@ MonolithicSystem::Scratch& MonolithicSystem::scratch() const {
               [&](std::size_t L) { return sub(L).jacobian_pattern().nonzeros(); });
   resize_each(s.input_values, ns, [&](std::size_t L) { return input_patterns_[L].nonzeros(); });
   resize_each(s.output_values, ns, [&](std::size_t L) { return output_patterns_[L].nonzeros(); });
+  resize_each(s.feedthrough, ns, [&](std::size_t L) {
+    return sub(L).has_feedthrough() ? sub(L).output_size() * sub(L).input_size() : 0;
+  });
   resize_each(s.dphi, system_.law_count(), [&](std::size_t k) {
     return system_.law(k).write_count() * system_.law(k).reads().size();
   });
@@ -193,6 +210,10 @@ void MonolithicSystem::evaluate_coupling_derivatives(double t, std::span<const d
     const model::Subsystem& sub = system_.subsystem(L);
     sub.output_jacobian(t, z.subspan(state_offsets_[L], sub.state_size()), s.inputs[L],
                         s.output_values[L]);
+    if (sub.has_feedthrough()) {
+      sub.feedthrough_jacobian(t, z.subspan(state_offsets_[L], sub.state_size()), s.inputs[L],
+                               s.feedthrough[L]);
+    }
   }
   for (std::size_t k = 0; k < system_.law_count(); ++k) {
     const CouplingLaw& law = system_.law(k);
@@ -249,6 +270,19 @@ void MonolithicSystem::initial_state(std::span<const double> /*u0*/, std::span<d
     zp0[row] += s.dphi[term.law][term.dphi_entry] *
                 s.output_values[term.subsystem][term.output_entry] * zp0[column];
   }
+  if (feedthrough_terms_.empty()) return;
+  const std::vector<double> direct(zp0.begin() + static_cast<std::ptrdiff_t>(coupling_offset_),
+                                   zp0.end());
+  for (std::size_t sweep = 0; sweep < system_.coupling_count(); ++sweep) {
+    std::vector<double> next = direct;
+    for (const FeedthroughTerm& term : feedthrough_terms_) {
+      next[term.row] += s.dphi[term.law][term.dphi_entry] *
+                        s.feedthrough[term.subsystem][term.d_entry] *
+                        zp0[coupling_offset_ + term.coupling];
+    }
+    std::copy(next.begin(), next.end(),
+              zp0.begin() + static_cast<std::ptrdiff_t>(coupling_offset_));
+  }
 }
 
 void MonolithicSystem::residual(double t, std::span<const double> z, std::span<const double> zp,
@@ -291,6 +325,10 @@ void MonolithicSystem::jacobian(double t, std::span<const double> z, std::span<c
   for (const CouplingTerm& term : coupling_terms_) {
     values[term.destination] -=
         s.dphi[term.law][term.dphi_entry] * s.output_values[term.subsystem][term.output_entry];
+  }
+  for (const FeedthroughTerm& term : feedthrough_terms_) {
+    values[term.destination] -=
+        s.dphi[term.law][term.dphi_entry] * s.feedthrough[term.subsystem][term.d_entry];
   }
   for (std::size_t index : identity_index_) values[index] += 1.0;
 }

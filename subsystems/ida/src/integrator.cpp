@@ -933,6 +933,15 @@ void Integrator::outputs(std::span<double> y) const {
   I.subsystem.outputs(time(), I.z_scratch, I.u, y);
 }
 
+void Integrator::feedthrough_jacobian(std::span<double> values) const {
+  auto& I = *impl_;
+  I.z_scratch.resize(I.n);
+  I.zp_scratch.resize(I.n);
+  state(I.z_scratch, I.zp_scratch);
+  I.evaluate_input(time());
+  I.subsystem.feedthrough_jacobian(time(), I.z_scratch, I.u, values);
+}
+
 std::unique_ptr<WorkspaceSnapshot> Integrator::make_snapshot() const {
   std::unique_ptr<WorkspaceSnapshot> s(new WorkspaceSnapshot());
   save(*s);

@@ -43,7 +43,10 @@ std::unique_ptr<model::Subsystem> build_subsystem(const ModelDescription& descri
             return plugin::build_plugin_subsystem(p);
           },
           [](const BeltDriveParameters& p) -> Built { return std::make_unique<BeltDrive>(p); },
-          [](const fmu::FmuDescription& f) -> Built { return fmu::build_fmu_subsystem(f); }},
+          [](const fmu::FmuDescription& f) -> Built { return fmu::build_fmu_subsystem(f); },
+          [](const OscillatorMassParameters& p) -> Built {
+            return std::make_unique<OscillatorMass>(p);
+          }},
       description);
 }
 
@@ -61,7 +64,11 @@ std::string describe(const ModelDescription& description) {
           [](const PidParameters&) { return std::string("PID controller"); },
           [](const plugin::PluginDescription& p) { return "plugin " + p.library; },
           [](const BeltDriveParameters&) { return std::string("belt drive with tensioner idler"); },
-          [](const fmu::FmuDescription& f) { return "FMU " + f.path; }},
+          [](const fmu::FmuDescription& f) { return "FMU " + f.path; },
+          [](const OscillatorMassParameters& p) {
+            return std::string(p.displacement_input ? "oscillator mass, displacement-driven"
+                                                    : "oscillator mass, force-driven");
+          }},
       description);
 }
 

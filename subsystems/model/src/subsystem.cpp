@@ -53,6 +53,13 @@ void Subsystem::output_jacobian(double t, std::span<const double> z, std::span<c
       [&](const std::vector<double>& zz, std::vector<double>& y) { outputs(t, zz, u, y); }, values);
 }
 
+void Subsystem::feedthrough_jacobian(double t, std::span<const double> z, std::span<const double> u,
+                                     std::span<double> values) const {
+  central_differences(
+      std::vector<double>(u.begin(), u.end()), output_size(),
+      [&](const std::vector<double>& uu, std::vector<double>& y) { outputs(t, z, uu, y); }, values);
+}
+
 EntryPattern Subsystem::input_jacobian_pattern() const {
   return dense_pattern(state_size(), input_size());
 }

@@ -147,6 +147,10 @@ void SubsystemRunner::execute(std::size_t r) noexcept {
     result.stats = integ->advance_to(t_end_, jump_control(*integ));
     result.outputs.resize(subsystem_.output_size());
     integ->outputs(result.outputs);
+    if (r == 0 && subsystem_.has_feedthrough()) {
+      result.feedthrough.resize(subsystem_.output_size() * subsystem_.input_size());
+      integ->feedthrough_jacobian(result.feedthrough);
+    }
   } catch (const std::exception& e) {
     result.error = e.what();
   }

@@ -255,6 +255,35 @@ library::PidParameters decode_pid(schema::PidConfig::Reader in) {
   return p;
 }
 
+void encode_mass(const library::OscillatorMassParameters& p,
+                 schema::OscillatorMassConfig::Builder out) {
+  out.setMass(p.mass);
+  out.setStiffness(p.stiffness);
+  out.setDamping(p.damping);
+  out.setForceInput(p.force_input);
+  out.setForceSign(p.force_sign);
+  out.setDisplacementInput(p.displacement_input);
+  out.setCouplingStiffness(p.coupling_stiffness);
+  out.setCouplingDamping(p.coupling_damping);
+  out.setX0(p.x0);
+  out.setV0(p.v0);
+}
+
+library::OscillatorMassParameters decode_mass(schema::OscillatorMassConfig::Reader in) {
+  library::OscillatorMassParameters p;
+  p.mass = in.getMass();
+  p.stiffness = in.getStiffness();
+  p.damping = in.getDamping();
+  p.force_input = in.getForceInput();
+  p.force_sign = in.getForceSign();
+  p.displacement_input = in.getDisplacementInput();
+  p.coupling_stiffness = in.getCouplingStiffness();
+  p.coupling_damping = in.getCouplingDamping();
+  p.x0 = in.getX0();
+  p.v0 = in.getV0();
+  return p;
+}
+
 void encode_belt(const library::BeltDriveParameters& p, schema::BeltDriveConfig::Builder out) {
   out.setDriverInertia(p.driver_inertia);
   out.setDrivenInertia(p.driven_inertia);
@@ -319,6 +348,10 @@ void encode_model(const library::ModelDescription& model, schema::ModelConfig::B
     encode_pid(*pid, out.initPid());
     return;
   }
+  if (const auto* mass = std::get_if<library::OscillatorMassParameters>(&model)) {
+    encode_mass(*mass, out.initOscillatorMass());
+    return;
+  }
   if (const auto* belt = std::get_if<library::BeltDriveParameters>(&model)) {
     encode_belt(*belt, out.initBeltDrive());
     return;
@@ -354,6 +387,8 @@ library::ModelDescription decode_model(schema::ModelConfig::Reader in) {
       return decode_pid(in.getPid());
     case schema::ModelConfig::PLUGIN:
       return plugin::PluginDescription{in.getPlugin().getLibrary(), in.getPlugin().getParameters()};
+    case schema::ModelConfig::OSCILLATOR_MASS:
+      return decode_mass(in.getOscillatorMass());
     case schema::ModelConfig::BELT_DRIVE:
       return decode_belt(in.getBeltDrive());
     case schema::ModelConfig::FMU: {

@@ -1,4 +1,5 @@
 // Packing of the runs in a StepCommand (protocol.hpp).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -71,6 +72,15 @@ void StepCommand::add_extra(const ExtraRun& run) {
     points[packed++] = run.end_value;
   }
   ++runs;
+}
+
+void StepReply::set_feedthrough(std::span<const double> d) {
+  if (d.size() > kMaxFeedthrough) {
+    throw std::invalid_argument("StepReply: a feed-through block of " + std::to_string(d.size()) +
+                                " values (at most " + std::to_string(kMaxFeedthrough) + ")");
+  }
+  feedthrough = static_cast<std::uint32_t>(d.size());
+  std::copy(d.begin(), d.end(), data + output_offset(used_runs()));
 }
 
 void StepCommand::set_path(const std::string& path) {

@@ -63,6 +63,7 @@ class Worker {
     reply.error[0] = '\0';
     reply.id = cmd.id;
     reply.runs = 0;
+    reply.feedthrough = 0;
     reply.exported_bytes = 0;
     reply.solver_ns = reply.extra_ns = 0;
     try {
@@ -117,6 +118,7 @@ class Worker {
         std::copy(result.outputs.begin(), result.outputs.end(), reply.run_outputs(r));
       }
     }
+    reply.set_feedthrough(runner_.result(0).feedthrough);  // empty without feed-through
     reply.solver_ns = runner_.nominal_ns();
     reply.extra_ns = runner_.extra_ns();
     if (const std::string failure = runner_.failure(); !failure.empty()) {

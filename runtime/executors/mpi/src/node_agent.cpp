@@ -111,6 +111,7 @@ void write_step_reply(const Group& g, std::size_t j, double t_end, worker::StepR
     r.set_run_stats(1 + k, so.extra[k].stats);
     std::copy_n(so.extra[k].outputs.begin(), no, r.run_outputs(1 + k));
   }
+  r.set_feedthrough(so.nominal.feedthrough);  // after runs and outputs: it follows them
   if (!g.outcome.ok && g.outcome.failed_subsystem == j) {
     r.status = worker::ReplyStatus::kFailed;
     const std::size_t len = std::min(g.outcome.error.size(), worker::kErrorCapacity - 1);

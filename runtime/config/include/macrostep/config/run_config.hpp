@@ -59,7 +59,8 @@
 //   [[subsystem]]                    repeatable, at least one
 //   name = "motor"                   required, unique among subsystems and connections
 //   model = "drive_train"            required: "drive_train" | "hydraulic_cylinder" | "pid" |
-//                                    "belt_drive" | "chain_segment" | "plugin" | "fmu";
+//                                    "belt_drive" | "oscillator_mass" | "chain_segment" |
+//                                    "plugin" | "fmu";
 //                                    the model's keys follow in the same table:
 //     drive_train         inertia = [J_1, ...] (> 0, required); shaft = [{c, d, C, D, ex, ev},
 //                         ...] (one per neighbouring pair, c required); bearing_damping, angle0,
@@ -82,6 +83,11 @@
 //                         right_coupled. Inputs tau_left, tau_right, idler_force; outputs
 //                         phi_1, omega_1, phi_2, omega_2, x_idler, v_idler, tension_tight,
 //                         tension_slack (library/belt_drive.hpp)
+//     oscillator_mass     mass (> 0, default 1), c, d (ground element, >= 0), x0, v0;
+//                         force_input (input force, times force_sign = 1 | -1);
+//                         displacement_input (inputs x_in, v_in driving its own element
+//                         coupling_c, coupling_d; output force: feed-through); at least one
+//                         of the two. Outputs x, v[, force] (library/oscillator_mass.hpp)
 //     chain_segment       masses = [first, last] (1-based, inclusive) of the [model] chain,
 //                         which then stands beside the description (without [partition]
 //                         and without coupling_bodies selections); the segments must cover
@@ -117,8 +123,9 @@
 //   approximation = "c1"             optional: this connection's variables on a macro step (the
 //                                    names and rules of cosim.approximation; default: that one)
 //   Checked: every reference names an existing subsystem and variable, every input is fed by
-//   exactly one connection, every subsystem is in a connection, names are unique, and no
-//   subsystem has direct feed-through (an algebraic loop of it is named; METHODS D-1).
+//   exactly one connection, every subsystem is in a connection, names are unique, and no loop
+//   is closed by feed-through outputs alone (it is named; seed 001 §1). Other direct
+//   feed-through is solved by the consistent update at every macro point (METHODS D-1).
 //
 //   [partition]                      optional (default: one subsystem); exactly one of
 //   subsystems = 10                  equal partition, 1 <= subsystems <= n_K

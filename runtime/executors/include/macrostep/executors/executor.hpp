@@ -54,6 +54,9 @@ struct SubsystemCommand {
 
 struct RunOutcome {
   std::vector<double> outputs;  // y at T_{N+1}
+  // Nominal run of a subsystem with feed-through only (else empty): ∂y/∂u at T_{N+1}
+  // (runner::RunResult::feedthrough), for the consistent update of METHODS D-1.
+  std::vector<double> feedthrough;
   ida::AdvanceStats stats;
 };
 

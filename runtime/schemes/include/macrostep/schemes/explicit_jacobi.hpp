@@ -11,7 +11,11 @@
 //   2. one pass: every subsystem integrates [T_N, T_{N+1}] from its T_N workspace with the step
 //      polynomial p(t; u_pre) of its inputs; exLE/exMD add one comparison run per subsystem
 //      (same T_N workspace, comparison polynomial) executed beside the nominal one
-//   3. u_{N+1} = phi(y_{N+1}) (consistent update, D-1: no feed-through)
+//   3. the consistent update u_{N+1} = phi(y_{N+1}(u_{N+1})) (Eq. 2.22, D-1): without
+//      feed-through u_{N+1} = phi(y_{N+1}) (Eq. 2.25); with it Newton on the coupling equations
+//      from the runs' end inputs (system::CoupledSystem::consistent_update, the replies' ∂y/∂u),
+//      to 1e-3 in the coupling-variable weights. Not converged: the attempt is rejected like a
+//      failed subsystem (r = 0.25, D-26), the error naming the coupling variable and time.
 //   4. error estimate (exLE / exMD on the monitored outputs, exCV on u; D-33 fallback)
 #pragma once
 
@@ -48,9 +52,22 @@ class ExplicitJacobi final : public MacroStepScheme {
   std::optional<coupling::CouplingHistory> rates_;
   std::vector<double> rates_next_;
   double t_next_ = 0.0;
+  // The consistent update with feed-through: the replies' ∂y/∂u, the runs' end inputs, and the
+  // Newton steps taken so far.
+  std::vector<std::vector<double>> feedthrough_;
+  std::vector<double> u_end_, end_inputs_;
+  std::uint64_t update_iterations_ = 0;
 
   void start_approximations(const system::CoupledSystem& system);
+  // Step 3; false (and `result` says why) if the Newton update did not converge.
+  bool update_consistently(const executors::PassOutcome& outcome, double t1,
+                           std::vector<double>& u_new, std::vector<std::vector<double>>& outputs,
+                           AttemptResult& result);
 };
+
+// The subsystem to blame for coupling variable c's equation: the first feed-through subsystem
+// its law reads (else the first it reads).
+std::size_t feedthrough_subsystem(const system::CoupledSystem& system, std::size_t c);
 
 // Throws std::invalid_argument unless `approximations` (SchemeOptions::approximations) fit the
 // system: one per coupling variable (or none), and a rate u̇ from the law of every variable whose

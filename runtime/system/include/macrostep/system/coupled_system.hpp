@@ -31,13 +31,24 @@ struct MonitoredOutput {
   control::WeightGroup group = control::WeightGroup::kPosition;  // kPosition or kVelocity
 };
 
+// What the consistent update (METHODS §1.1, D-1) reached: see CoupledSystem::consistent_update.
+struct ConsistentUpdate {
+  bool converged = true;
+  int iterations = 0;     // Newton steps taken (0 without feed-through: u = φ(y) directly)
+  double residual = 0.0;  // ‖u − φ(y(u))‖_W at the returned u (WRMS, coupling-variable weights)
+  std::size_t worst = 0;  // the coupling variable with the largest weighted residual
+};
+
 class CoupledSystem {
  public:
   // input_couplings[i]: the global coupling-variable index of each input of subsystem i, in
   // the subsystem's input order. Throws std::invalid_argument for references to missing
   // subsystems, outputs or coupling variables, a monitored output in a group other than
-  // kPosition/kVelocity, and for feed-through (subsystems or laws) until the Newton update of
-  // D-1 exists.
+  // kPosition/kVelocity, and for coupling laws with feed-through of their own
+  // (CouplingLaw::has_feedthrough: φ(y, u) is not expressible by the law interface). Subsystems
+  // with feed-through (y = g(z, u)) are accepted: consistent_update solves their coupling
+  // equations (D-1); a loop closed by feed-through subsystems alone is the configuration's to
+  // refuse (seed 001 §1: zero-stability needs a D block that is zero on every loop).
   CoupledSystem(std::vector<std::unique_ptr<model::Subsystem>> subsystems,
                 std::vector<std::unique_ptr<CouplingLaw>> laws,
                 std::vector<std::vector<std::size_t>> input_couplings,
@@ -85,7 +96,35 @@ class CoupledSystem {
   void gather_monitored(std::span<const std::vector<double>> outputs,
                         std::span<double> values) const;
 
-  // The consistent coupling variables at t0 from every subsystem's initial state.
+  // Whether any subsystem has direct feed-through (then consistent_update runs Newton).
+  bool has_feedthrough() const { return feedthrough_; }
+
+  // The consistent update of METHODS §1.1 / D-1 (seed 000 Eq. 2.22): u with
+  // g(u) = u − φ(y(u)) = 0 at a macro point, where outputs[i] holds subsystem i's outputs at
+  // its end state evaluated with the inputs u_eval (the coupling values its run ended with: the
+  // predictor's p(T_{N+1})), and feedthrough[i] its ∂y/∂u there (model::Subsystem::
+  // feedthrough_jacobian, column-major; empty for a subsystem without feed-through). A
+  // feed-through subsystem's outputs at other inputs are y_i(u) = y_i + D_i·(u|_i − u_eval|_i)
+  // (exact for outputs affine in u; otherwise first order in u − u_eval = O(H^{κ+1}), whose
+  // square is far below the coupling error).
+  //  - Without feed-through anywhere: u = φ(y), exactly the operations of evaluate_couplings
+  //    (Eq. 2.25; results stay bit-identical), iterations 0.
+  //  - Otherwise Newton on g from u = u_eval: J = I − Σ ∂φ/∂y·D (dense n_c × n_c, SUNDIALS'
+  //    dense LU), at least one step (exact for outputs affine in u), until ‖g(u)‖_W ≤ tolerance
+  //    with W the coupling-variable weights of `tol` (atol_u, rtol at u), at most max_iterations
+  //    steps; then u := φ(y(u)) (so a variable whose law reads no feed-through output is φ(y)
+  //    exactly). Not converged if that fails, J is singular or a value is not finite. On return
+  //    outputs[i] of feed-through subsystems hold y_i(u) (consistent with the returned u).
+  // Deterministic: fixed loop orders (contract 1). Sizes must match (std::invalid_argument).
+  ConsistentUpdate consistent_update(std::span<std::vector<double>> outputs,
+                                     std::span<const std::vector<double>> feedthrough,
+                                     std::span<const double> u_eval,
+                                     const control::ErrorTolerances& tol, std::span<double> u,
+                                     double tolerance = 1e-3, int max_iterations = 10) const;
+
+  // The consistent coupling variables at t0 from every subsystem's initial state (with
+  // feed-through: consistent_update from u = 0 with the default tolerances for rtol 1e-10,
+  // std::runtime_error naming the worst coupling variable if it does not converge).
   std::vector<double> initial_couplings() const;
 
   // Gathers u's entries that feed subsystem i (size subsystem(i).input_size()).
@@ -96,6 +135,15 @@ class CoupledSystem {
   void check_subsystems() const;
   void index_laws();
   void index_monitored();
+  // y(u) of the feed-through subsystems from y(u_eval) (consistent_update).
+  void shift_outputs(std::span<const std::vector<double>> base,
+                     std::span<const std::vector<double>> feedthrough,
+                     std::span<const double> u_eval, std::span<const double> u,
+                     std::span<std::vector<double>> outputs) const;
+  // J = I − Σ ∂φ/∂y·D at `outputs`, dense column-major n_c × n_c.
+  void update_jacobian(std::span<const std::vector<double>> outputs,
+                       std::span<const std::vector<double>> feedthrough,
+                       std::vector<double>& jacobian) const;
   // y_read of `law` from `outputs` into the front of `buffer`.
   static std::span<const double> gather_reads(const CouplingLaw& law,
                                               std::span<const std::vector<double>> outputs,
@@ -109,6 +157,7 @@ class CoupledSystem {
   std::vector<std::vector<std::size_t>> input_couplings_;
   std::vector<MonitoredOutput> monitored_;
   std::vector<control::WeightGroup> monitored_groups_;
+  bool feedthrough_ = false;
 };
 
 }  // namespace macrostep::system

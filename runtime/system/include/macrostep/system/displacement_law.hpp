@@ -7,10 +7,10 @@
 // rotational body. Neither side has feed-through, so the CoupledSystem takes it as it is.
 //
 // The force/displacement variant with feed-through (Eq. 2.7: the subsystem outputs the element
-// force, which depends on its input x̃) is not expressible until the consistent update of D-1
-// (Eq. 2.22, a Newton solve of the coupling equations) exists: CoupledSystem rejects subsystems
-// with feed-through today. Force/displacement without feed-through (Eq. 2.6) is this law plus a
-// SpringDamperLaw.
+// force, which depends on its input x̃) is this law plus a SignalLaw from that force output
+// (library::OscillatorMass, configs/two-mass-fd.toml); the master's consistent update (D-1,
+// CoupledSystem::consistent_update) solves its coupling equations. Force/displacement without
+// feed-through (Eq. 2.6) is this law plus a SpringDamperLaw.
 #pragma once
 
 #include <array>

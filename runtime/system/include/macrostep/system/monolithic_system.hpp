@@ -16,9 +16,13 @@
 // "phi_1"): the system has no subsystem names, so a caller that has them (the monolithic run of a
 // system description, schemes/monolithic.cpp) prefixes "<subsystem>." by state_offset() and
 // output_offset().
-// The CoupledSystem already rejects feed-through, so φ depends on z only and the DAE has index 1.
-// initial_state() takes the CoupledSystem's initial couplings, every subsystem's consistent
-// initial state with them, and u̇0 = ∂φ/∂y·∂y/∂z·ż0 (the derivative of g = 0).
+// With feed-through subsystems y = y(z, u), so g = u − φ(y(z, u)) and the coupling rows also get
+// −∂φ/∂y·∂y/∂u in the coupling columns (Subsystem::feedthrough_jacobian); the DAE keeps index 1
+// as long as ∂g/∂u = I − ∂φ/∂y·D is regular (the configuration refuses loops closed by
+// feed-through alone). initial_state() takes the CoupledSystem's (consistent) initial couplings,
+// every subsystem's consistent initial state with them, and u̇0 from the derivative of g = 0,
+// u̇0 = ∂φ/∂y·(∂y/∂z·ż0 + D·u̇0), solved by substitution (D·u̇ reaches only couplings downstream
+// of a feed-through subsystem; n_c sweeps are exact without a feed-through loop).
 //
 // Ownership: references the CoupledSystem, which must outlive it. Immutable after construction;
 // residual() and jacobian() keep per-thread scratch, so one MonolithicSystem may serve several
@@ -71,6 +75,11 @@ class MonolithicSystem final : public model::Subsystem {
   struct CouplingTerm {
     std::size_t destination, law, dphi_entry, subsystem, output_entry;
   };
+  // One term −∂φ_w/∂y_r·D_{r,j} of a coupling row in the column of coupling variable
+  // `coupling` (input j of a feed-through subsystem): d_entry indexes its dense ∂y/∂u.
+  struct FeedthroughTerm {
+    std::size_t destination, law, dphi_entry, subsystem, d_entry, row, coupling;
+  };
   struct Entry {
     std::size_t column, row;
     bool operator<(const Entry& o) const {
@@ -106,6 +115,7 @@ class MonolithicSystem final : public model::Subsystem {
   std::vector<std::vector<std::size_t>> block_index_, input_index_;
   std::vector<std::size_t> identity_index_;
   std::vector<CouplingTerm> coupling_terms_;
+  std::vector<FeedthroughTerm> feedthrough_terms_;
 };
 
 }  // namespace macrostep::system

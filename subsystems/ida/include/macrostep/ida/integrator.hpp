@@ -152,6 +152,9 @@ class Integrator {
   void state(std::span<double> z, std::span<double> zp) const;
   // Outputs y(time(), z, u(time())).
   void outputs(std::span<double> y) const;
+  // The subsystem's feed-through block ∂y/∂u at (time(), z, u(time())) (model::Subsystem::
+  // feedthrough_jacobian: column-major, output_size() * input_size()).
+  void feedthrough_jacobian(std::span<double> values) const;
 
   // Current BDF order and next step size (for tests and statistics).
   int current_order() const;

@@ -18,6 +18,7 @@
 #include "macrostep/library/chain_parameters.hpp"
 #include "macrostep/library/drive_train.hpp"
 #include "macrostep/library/hydraulic_cylinder.hpp"
+#include "macrostep/library/oscillator_mass.hpp"
 #include "macrostep/library/pid_controller.hpp"
 #include "macrostep/model/subsystem.hpp"
 #include "macrostep/plugin/plugin.hpp"
@@ -37,8 +38,8 @@ struct ChainSegmentDescription {
 // Model Exchange FMU (subsystems/fmu): its archive, start values, inputs and outputs.
 using ModelDescription =
     std::variant<ChainSegmentDescription, DriveTrainParameters, HydraulicCylinderParameters,
-                 PidParameters, plugin::PluginDescription, BeltDriveParameters,
-                 fmu::FmuDescription>;
+                 PidParameters, plugin::PluginDescription, BeltDriveParameters, fmu::FmuDescription,
+                 OscillatorMassParameters>;
 
 // Builds the subsystem. Throws std::invalid_argument for a description that names no model or
 // an impossible one (e.g. an empty mass range).

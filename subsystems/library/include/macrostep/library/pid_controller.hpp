@@ -11,9 +11,9 @@
 //                                                    present only if K_d ≠ 0)
 //   T_a·ċ   = sat(v) − c                            (optional actuator lag, present if T_a > 0)
 // Output y = [command]: with T_a = 0 it is the algebraic sat(v(z, u)), which depends on the
-// inputs directly whenever K_p ≠ 0 or K_d ≠ 0 (has_feedthrough()); with T_a > 0 it is the lag
-// state c, so the controller has no feed-through and a CoupledSystem accepts it today (feed-
-// through needs the consistent update of D-1, not implemented yet).
+// inputs directly whenever K_p ≠ 0 or K_d ≠ 0 (has_feedthrough(); the master's consistent
+// update solves it, METHODS D-1, with ∂y/∂u by finite differences); with T_a > 0 it is the lag
+// state c, without feed-through.
 // States, in this order: "integral" (q), "derivative_filter" (w, if K_d ≠ 0), "command" (c, if
 // T_a > 0); role kOther. Inputs: "measured", then "setpoint" if setpoint_input. Output:
 // "command". z0 comes from the parameters only (q0, w0, c0), never from the inputs (the

@@ -53,6 +53,13 @@ class Subsystem {
 
   // True if outputs() depends on u directly (y = y(t, z, u)); the chain has none.
   virtual bool has_feedthrough() const { return false; }
+  // Whether output o may depend on u directly (structurally); false for every output without
+  // has_feedthrough(). Default: every output of a feed-through subsystem. The configuration
+  // uses it to find algebraic loops (only such outputs close one).
+  virtual bool output_feeds_through(std::size_t o) const {
+    (void)o;
+    return has_feedthrough();
+  }
 
   // Role of every state, size state_size().
   virtual std::span<const StateRole> state_roles() const = 0;
@@ -81,6 +88,15 @@ class Subsystem {
   // y = y(t, z[, u]); u is ignored unless has_feedthrough().
   virtual void outputs(double t, std::span<const double> z, std::span<const double> u,
                        std::span<double> y) const = 0;
+
+  // The feed-through block D = ∂y/∂u at (t, z, u), dense column-major: values[c * output_size()
+  // + r] = ∂y_r/∂u_c (size output_size() * input_size()). The master's consistent update
+  // (METHODS §1.1, D-1, seed 000 Eq. 2.22) moves a subsystem's outputs at the end state to other
+  // inputs with it: y(u) = y(u_end) + D·(u − u_end), exact for outputs affine in u. Only called
+  // if has_feedthrough(). Default: central differences of outputs() (steps 1e-7·max(1, |u_c|);
+  // exact up to rounding for affine outputs); a model may give it analytically.
+  virtual void feedthrough_jacobian(double t, std::span<const double> z, std::span<const double> u,
+                                    std::span<double> values) const;
 
   // For the sap interface Jacobian of the implicit scheme (METHODS.md §4.5, D-20; seed 000
   // App. A): with equations of motion M v' = h + B u, the direct effect of every input on the

@@ -115,8 +115,12 @@ struct RunnerOptions {
 // The result of one run of the prepared step.
 struct RunResult {
   std::vector<double> outputs;  // y at t_end (size output_size())
-  ida::AdvanceStats stats;      // counters of this run (wall_ns: its integration)
-  std::string error;            // empty if the run succeeded
+  // The nominal run of a subsystem with feed-through only (else empty): D = ∂y/∂u at t_end
+  // (model::Subsystem::feedthrough_jacobian, column-major output_size() × input_size()), for the
+  // master's consistent update (METHODS D-1). No integration: the outputs' own derivative.
+  std::vector<double> feedthrough;
+  ida::AdvanceStats stats;  // counters of this run (wall_ns: its integration)
+  std::string error;        // empty if the run succeeded
 };
 
 class SubsystemRunner {

@@ -53,14 +53,17 @@ namespace macrostep::worker {
 
 // 3: runs with roles; 4: command bell and reply counter in RunBlock (one wake-up per batch);
 // 5: the worker keeps its accepted state in a recovery file (SubsystemConfig.recoveryPath),
-// and treats input jumps at T_N as configured (SubsystemConfig.jumps)
-inline constexpr std::uint32_t kProtocolVersion = 5;
+// and treats input jumps at T_N as configured (SubsystemConfig.jumps); 6: a reply carries the
+// nominal run's feed-through block ∂y/∂u (StepReply::feedthrough, METHODS D-1)
+inline constexpr std::uint32_t kProtocolVersion = 6;
 // Runs of one step: the nominal run, up to kMaxPolynomialRuns - 1 runs with their own polynomial
 // (comparison runs) and perturbed runs, kMaxRuns in all: enough for one perturbed run per input in
 // each direction (central differences, METHODS §4.2) beside a comparison run.
 inline constexpr std::size_t kMaxPolynomialRuns = 4;
 inline constexpr std::size_t kMaxRuns = 4 + 2 * model::SupportPoints::kMaxChannels;
 inline constexpr std::size_t kMaxOutputs = 8;
+// The feed-through block of a reply: outputs × inputs of one subsystem.
+inline constexpr std::size_t kMaxFeedthrough = kMaxOutputs * model::SupportPoints::kMaxChannels;
 inline constexpr std::size_t kErrorCapacity = 256;
 
 enum class CommandKind : std::uint32_t {
@@ -148,6 +151,7 @@ struct StepReply {
   std::uint64_t id = 0;                // the command's id
   std::uint32_t runs = 0;              // runs reported in `data`
   std::uint32_t outputs = 0;           // values per run
+  std::uint32_t feedthrough = 0;       // values of the nominal run's ∂y/∂u (0: no feed-through)
   std::int64_t solver_ns = 0;          // nominal run
   std::int64_t extra_ns = 0;           // sum of the extra runs' wall times
   std::int64_t snapshot_ns_total = 0;  // accumulated saves/restores/clones of this worker
@@ -157,9 +161,11 @@ struct StepReply {
   // CLOCK_MONOTONIC (steady_clock) when the worker got the command and pushed the reply.
   std::int64_t received_ns = 0;
   std::int64_t sent_ns = 0;
-  // runs × AdvanceStats (kStatsDoubles each), then runs × `outputs` values (y at t_end). The
-  // writer sets `runs` and `outputs` first; runs <= kMaxRuns, outputs <= kMaxOutputs.
-  double data[kMaxRuns * (kStatsDoubles + kMaxOutputs)];
+  // runs × AdvanceStats (kStatsDoubles each), then runs × `outputs` values (y at t_end), then
+  // the `feedthrough` values of the nominal run's ∂y/∂u (runner::RunResult::feedthrough). The
+  // writer sets `runs` and `outputs` first; runs <= kMaxRuns, outputs <= kMaxOutputs,
+  // feedthrough <= kMaxFeedthrough.
+  double data[kMaxRuns * (kStatsDoubles + kMaxOutputs) + kMaxFeedthrough];
   char error[kErrorCapacity] = {};  // NUL-terminated, when failed
 
   ida::AdvanceStats run_stats(std::size_t run) const noexcept {
@@ -172,10 +178,17 @@ struct StepReply {
   }
   double* run_outputs(std::size_t run) noexcept { return data + output_offset(run); }
   const double* run_outputs(std::size_t run) const noexcept { return data + output_offset(run); }
+  // The feed-through block (after `runs` and `outputs` are set). set_feedthrough throws
+  // std::invalid_argument beyond kMaxFeedthrough values.
+  void set_feedthrough(std::span<const double> d);
+  std::span<const double> feedthrough_values() const noexcept {
+    return {data + output_offset(used_runs()), std::min<std::size_t>(feedthrough, kMaxFeedthrough)};
+  }
 
   std::size_t wire_bytes() const noexcept {
     return status == ReplyStatus::kOk
-               ? offsetof(StepReply, data) + output_offset(used_runs()) * sizeof(double)
+               ? offsetof(StepReply, data) +
+                     (output_offset(used_runs()) + feedthrough_values().size()) * sizeof(double)
                : sizeof(StepReply);
   }
 
