@@ -172,7 +172,7 @@ double jacobi_error(const system::CoupledSystem& sys, double h, int kappa,
         reached = p.time;
         if (observe) observe(p);
       },
-      [](const control::StepPlan&, bool) {}, result);
+      [](const schemes::StepRecord&) {}, result);
   EXPECT_NEAR(reached, kEnd, 1e-12);
   const std::vector<double> z = verification::chain_state(sys, ex);  // [x1, v1, x2, v2]
   const std::vector<double> ref = exact_state(kEnd);
