@@ -483,8 +483,11 @@ TEST(ProcessExecutor, LargeSegmentsAndManySubsystemsStart) {
     const auto p = test_chain(masses);
     const auto boundaries = library::equal_partition(p.size(), subsystems);
     const auto sys = system::make_chain_system(p, boundaries);
+    // 100 sanitizer-built workers start on 2 CPUs here: the default 10 s handshake is too short.
+    auto options = process_options(fixed_step(1e-4, 1e-5));
+    options.handshake_timeout = std::chrono::seconds(300);
     executors::ProcessExecutor ex(sys, chain_models(p, boundaries), sys.initial_couplings(),
-                                  process_options(fixed_step(1e-4, 1e-5)));
+                                  options);
     EXPECT_EQ(ex.worker_pids().size(), subsystems);
     // The mirrored initial state equals the in-process one.
     executors::InProcessExecutor in_process(sys, sys.initial_couplings(), {});
