@@ -631,6 +631,103 @@ std::optional<std::string> unknown_subcommand(CLI::App& app, int argc, char** ar
                      joined_names(listed));
 }
 
+// Every subcommand's parsed arguments and its CLI11 handle (the app owns the handles).
+struct Commands {
+  RunArgs run_args, reference_args;
+  CompareArgs compare_args;
+  std::string topology_config, topology_pin = "compact";
+  macrostep::app::StabilityArgs stability_args;
+  std::string resume_path;
+  macrostep::app::PlotArgs plot_args;
+  std::string worker_segment;
+  std::size_t worker_index = 0;
+  int worker_segment_fd = -1;
+  CLI::App *run = nullptr, *reference = nullptr, *topology = nullptr, *stability = nullptr,
+           *resume = nullptr, *plot = nullptr, *cleanup = nullptr, *compare = nullptr,
+           *worker = nullptr;
+};
+
+// Declares the subcommands of DESIGN.md's command line on `app`, bound to `c` (which must
+// outlive the parse).
+void add_commands(CLI::App& app, Commands& c) {
+  c.run = app.add_subcommand(
+      "run", "co-simulate a configuration ([cosim]; --monolithic: the whole model in one IDA)");
+  add_run_options(*c.run, c.run_args, false);
+  c.reference = app.add_subcommand(
+      "reference", "tight-tolerance monolithic reference (rtol 1e-10, atol 1e-13 / 1e-10)");
+  add_run_options(*c.reference, c.reference_args, true);
+  c.topology = app.add_subcommand(
+      "topology", "what hwloc sees and, given a configuration, the placement it would get");
+  c.topology->add_option("CONFIG", c.topology_config, "run configuration (TOML)");
+  c.topology->add_option("--pin", c.topology_pin,
+                         "none | compact (default) | scatter | LIST (e.g. 0,2,4-7)");
+  c.stability = app.add_subcommand(
+      "stability",
+      "spectral radius over H of the two-mass test model's recurrence (exact subsystems) for a "
+      "scheme, approximation and decomposition; the largest stable H; a PNG plot");
+  macrostep::app::add_stability_options(*c.stability, c.stability_args);
+  c.resume = app.add_subcommand(
+      "resume", "continue a run from its checkpoint (--checkpoint-every), bit-identically");
+  c.resume->add_option("CHECKPOINT", c.resume_path, "checkpoint file")->required();
+  c.plot = app.add_subcommand(
+      "plot",
+      "PNG figures of a run: coupling variables and states, macro-step size and kappa, time "
+      "breakdown (/usr/bin/python3 with matplotlib)");
+  macrostep::app::add_plot_options(*c.plot, c.plot_args);
+  c.cleanup = app.add_subcommand("cleanup", "remove this user's stale shared-memory segments");
+  c.compare = app.add_subcommand("compare",
+                                 "NRMSE of a result against a reference (seed 000 "
+                                 "Eq. 5.1)");
+  c.compare->add_option("RESULT", c.compare_args.result, "result CSV or .h5")->required();
+  c.compare->add_option("REFERENCE", c.compare_args.reference, "reference CSV or .h5")->required();
+  // Hidden: the subsystem process the process executor spawns (subsystems/worker).
+  c.worker = app.add_subcommand("worker", "");
+  c.worker->group("");
+  c.worker->add_option("--segment", c.worker_segment)->required();
+  c.worker->add_option("--index", c.worker_index)->required();
+  c.worker->add_option("--segment-fd", c.worker_segment_fd,
+                       "an inherited descriptor of the segment (attach after the name is gone)");
+}
+
+// Runs the parsed subcommand (not the worker); errors propagate to main's mapping.
+int dispatch(Commands& c, int argc, char** argv, const std::string& command_line) {
+  if (c.run->parsed()) {
+    if (c.run_args.monolithic) return run_model(c.run_args, false, command_line);
+    std::vector<std::string> arguments(argv + 2, argv + argc);  // before MPI may edit argv
+#ifdef MACROSTEP_MPI_BRIDGE
+    if (given(c.run_args.executor_opt) && c.run_args.executor == "mpi") {
+      check_executor(c.run_args.executor);
+      return run_bridged(&argc, &argv, c.run_args, command_line, std::move(arguments));
+    }
+#endif
+    return run_cosimulation(c.run_args, command_line, std::move(arguments));
+  }
+  if (c.resume->parsed()) return resume(c.resume_path, command_line);
+  if (c.reference->parsed()) return run_model(c.reference_args, true, command_line);
+  if (c.topology->parsed()) {
+    try {
+      return macrostep::app::topology_command(c.topology_config, c.topology_pin);
+    } catch (const std::invalid_argument& e) {  // --pin
+      throw UsageError(e.what());
+    }
+  }
+  if (c.cleanup->parsed()) return macrostep::app::cleanup_command();
+  if (c.plot->parsed()) return macrostep::app::plot_command(c.plot_args);
+  if (c.stability->parsed()) {
+    try {
+      return macrostep::app::stability_command(c.stability_args);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+  }
+  try {
+    return compare(c.compare_args);
+  } catch (const macrostep::output::OutputError& e) {
+    fmt::print(stderr, "macrostep compare: {}\n", e.what());
+    return kUserError;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -639,53 +736,8 @@ int main(int argc, char** argv) {
                        fmt::format("macrostep {} (SUNDIALS {}, CLI11 {})", MACROSTEP_VERSION,
                                    SUNDIALS_VERSION, CLI11_VERSION));
   app.require_subcommand(1, 1);
-
-  RunArgs run_args, reference_args;
-  CompareArgs compare_args;
-  auto* run = app.add_subcommand(
-      "run", "co-simulate a configuration ([cosim]; --monolithic: the whole model in one IDA)");
-  add_run_options(*run, run_args, false);
-  auto* reference = app.add_subcommand(
-      "reference", "tight-tolerance monolithic reference (rtol 1e-10, atol 1e-13 / 1e-10)");
-  add_run_options(*reference, reference_args, true);
-  std::string topology_config, topology_pin = "compact";
-  auto* topology = app.add_subcommand(
-      "topology", "what hwloc sees and, given a configuration, the placement it would get");
-  topology->add_option("CONFIG", topology_config, "run configuration (TOML)");
-  topology->add_option("--pin", topology_pin,
-                       "none | compact (default) | scatter | LIST (e.g. 0,2,4-7)");
-  macrostep::app::StabilityArgs stability_args;
-  auto* stability = app.add_subcommand(
-      "stability",
-      "spectral radius over H of the two-mass test model's recurrence (exact subsystems) for a "
-      "scheme, approximation and decomposition; the largest stable H; a PNG plot");
-  macrostep::app::add_stability_options(*stability, stability_args);
-  std::string resume_path;
-  auto* resume_cmd = app.add_subcommand(
-      "resume", "continue a run from its checkpoint (--checkpoint-every), bit-identically");
-  resume_cmd->add_option("CHECKPOINT", resume_path, "checkpoint file")->required();
-  macrostep::app::PlotArgs plot_args;
-  auto* plot = app.add_subcommand(
-      "plot",
-      "PNG figures of a run: coupling variables and states, macro-step size and kappa, time "
-      "breakdown (/usr/bin/python3 with matplotlib)");
-  macrostep::app::add_plot_options(*plot, plot_args);
-  auto* cleanup = app.add_subcommand("cleanup", "remove this user's stale shared-memory segments");
-  auto* cmp = app.add_subcommand("compare",
-                                 "NRMSE of a result against a reference (seed 000 "
-                                 "Eq. 5.1)");
-  cmp->add_option("RESULT", compare_args.result, "result CSV or .h5")->required();
-  cmp->add_option("REFERENCE", compare_args.reference, "reference CSV or .h5")->required();
-  // Hidden: the subsystem process the process executor spawns (subsystems/worker).
-  std::string worker_segment;
-  std::size_t worker_index = 0;
-  auto* worker = app.add_subcommand("worker", "");
-  worker->group("");
-  worker->add_option("--segment", worker_segment)->required();
-  worker->add_option("--index", worker_index)->required();
-  int worker_segment_fd = -1;
-  worker->add_option("--segment-fd", worker_segment_fd,
-                     "an inherited descriptor of the segment (attach after the name is gone)");
+  Commands c;
+  add_commands(app, c);
 
   if (const auto unknown = unknown_subcommand(app, argc, argv)) {
     fmt::print(stderr, "macrostep: {}\nRun with --help for usage.\n", *unknown);
@@ -699,45 +751,11 @@ int main(int argc, char** argv) {
     return kUserError;
   }
 
-  if (worker->parsed())
-    return macrostep::worker::run_worker(worker_segment, worker_index, worker_segment_fd);
+  if (c.worker->parsed())
+    return macrostep::worker::run_worker(c.worker_segment, c.worker_index, c.worker_segment_fd);
   const std::string command_line = joined(argc, argv);
   try {
-    if (run->parsed()) {
-      if (run_args.monolithic) return run_model(run_args, false, command_line);
-      std::vector<std::string> arguments(argv + 2, argv + argc);  // before MPI may edit argv
-#ifdef MACROSTEP_MPI_BRIDGE
-      if (given(run_args.executor_opt) && run_args.executor == "mpi") {
-        check_executor(run_args.executor);
-        return run_bridged(&argc, &argv, run_args, command_line, std::move(arguments));
-      }
-#endif
-      return run_cosimulation(run_args, command_line, std::move(arguments));
-    }
-    if (resume_cmd->parsed()) return resume(resume_path, command_line);
-    if (reference->parsed()) return run_model(reference_args, true, command_line);
-    if (topology->parsed()) {
-      try {
-        return macrostep::app::topology_command(topology_config, topology_pin);
-      } catch (const std::invalid_argument& e) {  // --pin
-        throw UsageError(e.what());
-      }
-    }
-    if (cleanup->parsed()) return macrostep::app::cleanup_command();
-    if (plot->parsed()) return macrostep::app::plot_command(plot_args);
-    if (stability->parsed()) {
-      try {
-        return macrostep::app::stability_command(stability_args);
-      } catch (const std::invalid_argument& e) {
-        throw UsageError(e.what());
-      }
-    }
-    try {
-      return compare(compare_args);
-    } catch (const macrostep::output::OutputError& e) {
-      fmt::print(stderr, "macrostep compare: {}\n", e.what());
-      return kUserError;
-    }
+    return dispatch(c, argc, argv, command_line);
   } catch (const UsageError& e) {
     fmt::print(stderr, "macrostep: {}\n", e.what());
     return kUserError;

@@ -15,6 +15,27 @@ namespace macrostep::testing {
 
 // The value of the last line "NRMSE (2-norm over N variables): <value>" of `compare`; -1 if
 // there is none.
+// The small test chain of the app tests: 10 masses of the K-5.8-like element law with harmonic
+// forcing, cut into 2 subsystems; each test appends its [simulation] and [cosim] sections.
+inline const std::string kTestChainModel = R"([model]
+masses = 10
+seed = 3
+mass = 1.0
+x0 = {uniform = [-1.0e-3, 1.0e-3]}
+v0 = {uniform = [-0.1, 0.1]}
+[model.element]
+c = 1.0e6
+d = 10.0
+C = 1.0e10
+[[model.force]]
+type = "harmonic"
+all = true
+amplitude = {uniform = [1.0e1, 1.0e2]}
+omega = {uniform = [1.0e2, 1.0e3]}
+[partition]
+subsystems = 2
+)";
+
 inline double final_nrmse(const std::string& out) {
   const auto line = out.find("NRMSE (2-norm over ");
   if (line == std::string::npos) return -1.0;

@@ -55,24 +55,8 @@ output_interval = 1.0e-4
 // so every run takes milliseconds. The reference grid of 2e-5 s keeps the cubic interpolation
 // of `compare` (reference to macro points) far below the co-simulation error.
 const std::string kCosim = R"(description = "co-simulation test chain"
-[model]
-masses = 10
-seed = 3
-mass = 1.0
-x0 = {uniform = [-1.0e-3, 1.0e-3]}
-v0 = {uniform = [-0.1, 0.1]}
-[model.element]
-c = 1.0e6
-d = 10.0
-C = 1.0e10
-[[model.force]]
-type = "harmonic"
-all = true
-amplitude = {uniform = [1.0e1, 1.0e2]}
-omega = {uniform = [1.0e2, 1.0e3]}
-[partition]
-subsystems = 2
-[simulation]
+)" + macrostep::testing::kTestChainModel +
+                           R"([simulation]
 end_time = 0.02
 output_interval = 2.0e-5
 [cosim]

@@ -139,24 +139,7 @@ class Checkpoint : public macrostep::testing::BinaryTest {
   }
 
   // 10 masses, 2 subsystems, 0.1 s: several hundred controlled macro steps.
-  static inline const std::string kChain = R"([model]
-masses = 10
-seed = 3
-mass = 1.0
-x0 = {uniform = [-1.0e-3, 1.0e-3]}
-v0 = {uniform = [-0.1, 0.1]}
-[model.element]
-c = 1.0e6
-d = 10.0
-C = 1.0e10
-[[model.force]]
-type = "harmonic"
-all = true
-amplitude = {uniform = [1.0e1, 1.0e2]}
-omega = {uniform = [1.0e2, 1.0e3]}
-[partition]
-subsystems = 2
-[simulation]
+  static inline const std::string kChain = macrostep::testing::kTestChainModel + R"([simulation]
 end_time = 0.1
 output_interval = 1.0e-4
 [cosim]

@@ -160,12 +160,9 @@ control::MacroStepController start_controller(const control::MacroStepOptions& o
   }
 }
 
-}  // namespace
-
-void run_scheme(const system::CoupledSystem& system, executors::Executor& executor,
-                MacroStepScheme& scheme, const SchemeOptions& options,
-                const AcceptedObserver& on_accepted, const ProgressObserver& on_progress,
-                SchemeResult& result, const Continuation& continuation) {
+// The preconditions of run_scheme (std::invalid_argument).
+void check_run_arguments(const system::CoupledSystem& system, const executors::Executor& executor,
+                         const SchemeOptions& options) {
   if (system.subsystem_count() < 2 || system.coupling_count() == 0) {
     throw std::invalid_argument("co-simulation needs at least two coupled subsystems");
   }
@@ -175,21 +172,50 @@ void run_scheme(const system::CoupledSystem& system, executors::Executor& execut
   if (options.least_squares && options.least_squares_points < 2) {
     throw std::invalid_argument("least-squares predictor needs at least 2 points");
   }
-  scheme.start(system, options);
-  const std::size_t ns = system.subsystem_count();
-  const auto t_run0 = now_ns();
-  const std::vector<double> u0 = system.initial_couplings();
+}
+
+// The controller's options: the history also holds the least-squares predictor's points.
+control::MacroStepOptions controller_options(const SchemeOptions& options) {
   control::MacroStepOptions copts = options.control;
   if (options.least_squares) {
     copts.history_capacity =
         std::max(copts.history_capacity, static_cast<std::size_t>(options.least_squares_points));
   }
-  control::MacroStepController ctl = start_controller(copts, u0, continuation);
+  return copts;
+}
+
+// The scheme's own state from a continuation, if it has one.
+void import_scheme_state(MacroStepScheme& scheme, const Continuation& continuation) {
   try {
     if (continuation.scheme_state != nullptr) scheme.import_state(*continuation.scheme_state);
   } catch (const std::exception& e) {
     throw ContinuationMismatch(fmt::format("the scheme state does not fit: {}", e.what()));
   }
+}
+
+// Adds an iterative attempt's corrector passes and Jacobians to the statistics.
+void count_corrector(const AttemptResult& a, CorrectorStatistics& c) {
+  if (!a.iterative) return;
+  ++c.attempts;
+  c.passes += static_cast<std::uint64_t>(a.corrector_passes);
+  c.max_passes = std::max(c.max_passes, static_cast<std::uint64_t>(a.corrector_passes));
+  c.jacobian_evaluations += static_cast<std::uint64_t>(a.jacobian_evaluations);
+}
+
+}  // namespace
+
+void run_scheme(const system::CoupledSystem& system, executors::Executor& executor,
+                MacroStepScheme& scheme, const SchemeOptions& options,
+                const AcceptedObserver& on_accepted, const ProgressObserver& on_progress,
+                SchemeResult& result, const Continuation& continuation) {
+  check_run_arguments(system, executor, options);
+  scheme.start(system, options);
+  const std::size_t ns = system.subsystem_count();
+  const auto t_run0 = now_ns();
+  const std::vector<double> u0 = system.initial_couplings();
+  control::MacroStepController ctl =
+      start_controller(controller_options(options), u0, continuation);
+  import_scheme_state(scheme, continuation);
 
   result = SchemeResult{};
   result.subsystem_solver_ns.assign(ns, 0.0);
@@ -232,13 +258,7 @@ void run_scheme(const system::CoupledSystem& system, executors::Executor& execut
         AttemptResult a = scheme.attempt(plan, ctl.history(), runner);
         if (!a.subsystem_failed)
           fail_on_non_finite_outputs(system, runner.outputs(), plan.t_end, a);
-        if (a.iterative) {
-          CorrectorStatistics& c = result.corrector;
-          ++c.attempts;
-          c.passes += static_cast<std::uint64_t>(a.corrector_passes);
-          c.max_passes = std::max(c.max_passes, static_cast<std::uint64_t>(a.corrector_passes));
-          c.jacobian_evaluations += static_cast<std::uint64_t>(a.jacobian_evaluations);
-        }
+        count_corrector(a, result.corrector);
         control::StepOutcome so;
         if (a.subsystem_failed) {
           result.time.interface_ns += now_ns() - t_attempt - runner.executor_ns();
