@@ -404,12 +404,13 @@ void run_oversubscribed(bool adaptive) {
   std::vector<std::thread> threads;
   for (int p = 0; p < kPairs; ++p) {
     auto& ring = *rings[static_cast<std::size_t>(p)];
-    threads.emplace_back([&ring, n, policy] {
-      for (std::uint64_t i = 0; i < n; ++i) ring.push(make(i), policy);
+    // n is a constant expression in the TSan build only: an init-capture is right in both.
+    threads.emplace_back([&ring, count = n, policy] {
+      for (std::uint64_t i = 0; i < count; ++i) ring.push(make(i), policy);
     });
-    threads.emplace_back([&ring, n, policy, &err = errors[static_cast<std::size_t>(p)]] {
+    threads.emplace_back([&ring, count = n, policy, &err = errors[static_cast<std::size_t>(p)]] {
       Msg m{};
-      for (std::uint64_t i = 0; i < n; ++i) {
+      for (std::uint64_t i = 0; i < count; ++i) {
         ring.pop(m, policy);
         err += (m.seq != i || m.check != mix(i)) ? 1 : 0;
       }

@@ -91,7 +91,7 @@ void set_forces(const library::ChainParameters& chain, const Layout& L, double t
   }
 }
 
-std::vector<double> apply(const Matrix& e, const std::vector<double>& w) {
+std::vector<double> multiply(const Matrix& e, const std::vector<double>& w) {
   std::vector<double> r(e.rows(), 0.0);
   for (std::size_t i = 0; i < e.rows(); ++i) {
     double s = 0.0;
@@ -160,7 +160,7 @@ Trajectory exact_monolithic(const library::ChainParameters& chain, double h, std
   for (std::size_t step = 0; step < steps; ++step) {
     std::copy(out.back().begin(), out.back().end(), w.begin());
     set_forces(chain, L, static_cast<double>(step) * h, w);
-    const auto next = apply(e, w);
+    const auto next = multiply(e, w);
     out.emplace_back(next.begin(), next.begin() + static_cast<std::ptrdiff_t>(L.chain()));
   }
   return out;
@@ -192,7 +192,7 @@ Trajectory exact_jacobi(const library::ChainParameters& chain,
       const auto q = polynomial_derivatives(lambda[j], L.degree, h);
       std::copy(q.begin(), q.end(), w.begin() + static_cast<std::ptrdiff_t>(L.poly(j)));
     }
-    const auto next = apply(e, w);
+    const auto next = multiply(e, w);
     out.emplace_back(next.begin(), next.begin() + static_cast<std::ptrdiff_t>(L.chain()));
     for (std::size_t j = 0; j < cuts.size(); ++j) {
       lambda[j].push_back(cut_force(chain, cuts[j], out.back()));
