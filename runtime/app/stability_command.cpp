@@ -114,13 +114,12 @@ void write_csv(const std::string& path, const std::vector<analysis::ScanPoint>& 
 }
 
 // /usr/bin/python3 tools/stability_plot.py CSV PNG TITLE OMEGA_MAX; true on success.
+// OMEGA_MAX is "none" when no stable step was found.
 bool plot(const std::string& csv, const std::string& png, const std::string& heading,
-          std::optional<double> omega_max) {
+          const std::string& omega_max) {
   const std::string dir = tools_dir("stability_plot.py");
   if (dir.empty()) return false;
-  return run_python(dir + "/stability_plot.py",
-                    {csv, png, heading, omega_max ? fmt::format("{:.17g}", *omega_max) : "none"}) ==
-         0;
+  return run_python(dir + "/stability_plot.py", {csv, png, heading, omega_max}) == 0;
 }
 
 }  // namespace
@@ -185,7 +184,10 @@ int stability_command(const StabilityArgs& a) {
     const std::string png = !a.plot.empty()    ? a.plot
                             : a.config.empty() ? std::string("stability.png")
                                                : stem + ".stability.png";
-    const auto omega_max = h_max ? std::optional<double>(*h_max * model.omega1()) : std::nullopt;
+    // Formatted here rather than passed as an optional: GCC's -O3 unity build reports the
+    // optional's payload as maybe-uninitialized behind the has-value check.
+    const std::string omega_max =
+        h_max ? fmt::format("{:.17g}", *h_max * model.omega1()) : std::string("none");
     if (plot(csv, png, heading, omega_max)) {
       fmt::print("plot: {}\n", png);
     } else {
