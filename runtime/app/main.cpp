@@ -270,20 +270,19 @@ macrostep::schemes::CosimOptions cosim_options(const RunArgs& args,
   o.progress = args.progress ? macrostep::schemes::MonolithicOptions::Progress::kAlways
                              : macrostep::schemes::MonolithicOptions::Progress::kAuto;
   o.command_line = command_line;
-  if (given(args.checkpoint_opt) && !given(args.checkpoint_every_opt)) {
-    throw UsageError("--checkpoint names the checkpoint file of --checkpoint-every; give both");
-  }
   if (given(args.checkpoint_every_opt)) {
     try {
       o.checkpoint_every = macrostep::checkpoint::parse_interval(args.checkpoint_every);
     } catch (const std::invalid_argument& e) {
       throw UsageError(e.what());
     }
-    if (given(args.checkpoint_opt) && args.checkpoint.empty()) {
-      throw UsageError("--checkpoint must name a file (got an empty string)");
-    }
-    o.checkpoint_path = args.checkpoint;
   }
+  // Without --checkpoint-every, --checkpoint needs [output] checkpoint_every (checked with the
+  // configuration).
+  if (given(args.checkpoint_opt) && args.checkpoint.empty()) {
+    throw UsageError("--checkpoint must name a file (got an empty string)");
+  }
+  o.checkpoint_path = args.checkpoint;
   return o;
 }
 

@@ -204,6 +204,49 @@ TEST_F(Checkpoint, SigtermWritesAFinalCheckpointAndResumeFinishesIdentically) {
   }
 }
 
+// [output] checkpoint_every and checkpoint (issue 12): the file's keys act as --checkpoint-every
+// and --checkpoint; a SIGTERM writes the final checkpoint where the file says, and resuming it
+// finishes with the uninterrupted run's bytes.
+TEST_F(Checkpoint, OutputKeysCheckpointLikeTheCommandLine) {
+  write_file("chain.toml", kChain);
+  ASSERT_EQ(macrostep("run chain.toml --executor inprocess --output whole.csv").status, 0);
+  write_file("keys.toml",
+             kChain + "[output]\ncheckpoint_every = \"1000steps\"\ncheckpoint = \"keys.ckpt\"\n");
+  const int status =
+      interrupt_at({"run", "keys.toml", "--output", "k.csv", "--executor", "inprocess"}, 20,
+                   SIGTERM, "k.csv", "k.csv");
+  ASSERT_EQ(status, 128 + SIGTERM) << read_file("run.err");
+  ASSERT_TRUE(fs::exists(path("keys.ckpt")));
+  EXPECT_FALSE(fs::exists(path("k.ckpt")));
+  const Outcome resumed = macrostep("resume keys.ckpt");
+  ASSERT_EQ(resumed.status, 0) << resumed.err;
+  EXPECT_TRUE(read_file("k.csv") == read_file("whole.csv")) << "the resumed CSV differs";
+
+  // Bad values name the file, the line and the key; --checkpoint-every wins over the file.
+  const std::string at =
+      "bad.toml:" + std::to_string(std::count(kChain.begin(), kChain.end(), '\n') + 2) + ":";
+  const auto refused = [&](const std::string& output, const std::string& message) {
+    write_file("bad.toml", kChain + "[output]\n" + output);
+    const Outcome o = macrostep("run bad.toml --output b.csv");
+    EXPECT_EQ(o.status, 2) << output << ": " << o.err;
+    EXPECT_NE(o.err.find(message), std::string::npos) << o.err;
+    EXPECT_FALSE(fs::exists(path("b.csv"))) << output;
+  };
+  refused("checkpoint_every = \"5x\"\n",
+          at + " output.checkpoint_every '5x': give seconds (30, 30s, 0.5s) or accepted macro "
+               "steps (500steps)");
+  refused("checkpoint_every = 0\n", at);
+  refused("checkpoint = \"x.ckpt\"\n",
+          at + " output.checkpoint: names the file of checkpoint_every");
+  refused("checkpoint_every = \"\"\n", at);
+  write_file("every.toml", kChain + "[output]\ncheckpoint_every = \"5x\"\n");
+  const Outcome cli = macrostep(
+      "run every.toml --checkpoint-every 2steps --stop-time 1e-3 "
+      "--executor inprocess --output e.csv");
+  EXPECT_EQ(cli.status, 0) << cli.err;
+  EXPECT_TRUE(fs::exists(path("e.ckpt")));
+}
+
 // Truncated, corrupted, foreign-version and non-checkpoint files: exit 2, one line naming the
 // file and the reason, nothing run.
 TEST_F(Checkpoint, DamagedCheckpointsAreRefused) {

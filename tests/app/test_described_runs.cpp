@@ -3,6 +3,7 @@
 // the multi-domain example configs/drivetrain-belt.toml against its monolithic run.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -114,6 +115,29 @@ TEST_F(DescribedRuns, FeedthroughExampleIsBitIdenticalAcrossExecutors) {
   const Outcome compare = macrostep("compare processes.csv ref.csv");
   ASSERT_EQ(compare.status, 0) << compare.err;
   EXPECT_LT(final_nrmse(compare.out), 1e-3) << compare.out;
+}
+
+// Gauss-Seidel and the sap Jacobian cannot take direct feed-through (METHODS D-1): a usage error
+// with exit 2 before any output, not a failure once the scheme starts.
+TEST_F(DescribedRuns, FeedthroughWithGaussSeidelOrSapIsRefusedUpFront) {
+  const std::string config = kSource + "/configs/two-mass-fd.toml";
+  const Outcome gs = macrostep("run " + config +
+                               " --scheme gauss-seidel --estimator none --step-size 1e-5 "
+                               "--order 1 --stop-time 1e-3 --output gs.csv");
+  EXPECT_EQ(gs.status, 2) << gs.err;
+  EXPECT_NE(gs.err.find("scheme gauss-seidel: the system has subsystems with direct feed-through"),
+            std::string::npos)
+      << gs.err;
+  EXPECT_FALSE(std::filesystem::exists(path("gs.csv")));
+  const Outcome sap = macrostep("run " + config +
+                                " --scheme implicit --estimator imMD --jacobian sap "
+                                "--stop-time 1e-3 --output sap.csv");
+  EXPECT_EQ(sap.status, 2) << sap.err;
+  EXPECT_NE(sap.err.find("jacobian sap: the sap interface Jacobian misses the direct "
+                         "feed-through"),
+            std::string::npos)
+      << sap.err;
+  EXPECT_FALSE(std::filesystem::exists(path("sap.csv")));
 }
 
 // configs/demo.toml's partition written out as [[subsystem]] chain segments and the cut element

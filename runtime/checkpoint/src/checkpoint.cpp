@@ -211,12 +211,11 @@ Checkpoint read(const std::string& path) {
   }
 }
 
-Interval parse_interval(const std::string& text) {
-  const auto bad = [&text] {
+Interval parse_interval(const std::string& text, std::string_view source) {
+  const auto bad = [&text, source] {
     return std::invalid_argument(
-        fmt::format("--checkpoint-every '{}': give seconds (30, 30s, 0.5s) or accepted macro steps "
-                    "(500steps)",
-                    text.size() <= 40 ? text : text.substr(0, 40) + "..."));
+        fmt::format("{} '{}': give seconds (30, 30s, 0.5s) or accepted macro steps (500steps)",
+                    source, text.size() <= 40 ? text : text.substr(0, 40) + "..."));
   };
   Interval interval;
   const char* first = text.data();

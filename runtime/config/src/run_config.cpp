@@ -500,12 +500,31 @@ void parse_output(const Node* node, ParseState& state) {
   if (node == nullptr) return;
   const Node& n = *node;
   n.expect_table();
-  n.allow_only({"file", "all_states"});
+  n.allow_only({"file", "all_states", "checkpoint_every", "checkpoint"});
+  OutputConfig& o = state.config.output;
   if (auto v = n.find("file")) {
-    state.config.output.file = v->string();
-    if (state.config.output.file.empty()) v->fail("must not be empty");
+    o.file = v->string();
+    if (o.file.empty()) v->fail("must not be empty");
   }
-  if (auto v = n.find("all_states")) state.config.output.all_states = v->boolean();
+  if (auto v = n.find("all_states")) o.all_states = v->boolean();
+  if (auto v = n.find("checkpoint_every")) {
+    // Seconds as a number, or the command line's text ("30s", "500steps").
+    const toml::value& value = v->value();
+    if (!value.is_string() && !value.is_integer() && !value.is_floating()) {
+      v->fail(fmt::format(
+          "must be seconds (a number) or a string such as \"30s\" or \"500steps\" (got {})",
+          v->describe()));
+    }
+    o.checkpoint_every = value.is_string() ? v->string() : v->source_text();
+    if (!value.is_string()) (void)checked(*v, Domain::kPositive);
+    if (o.checkpoint_every.empty()) v->fail("must not be empty");
+    o.checkpoint_every_line = v->line();
+  }
+  if (auto v = n.find("checkpoint")) {
+    o.checkpoint = v->string();
+    if (o.checkpoint.empty()) v->fail("must not be empty");
+    o.checkpoint_line = v->line();
+  }
 }
 
 void parse_executor(const Node* node, ParseState& state) {

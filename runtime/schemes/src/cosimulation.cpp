@@ -796,10 +796,35 @@ void check_executor_combination(const CosimSettings& s) {
 // Checkpoints (and resuming one) export and import every subsystem's workspace, which needs the
 // snapshots (rollback) even where the scheme does not; the numbers are the same either way
 // (contract 2). What an export does not carry is refused.
-void check_checkpoint_settings(const CosimOptions& options, CosimSettings& s) {
-  if (!options.checkpoint_every && options.resume == nullptr) return;
+void check_checkpoint_settings(const config::RunConfig& config, const CosimOptions& options,
+                               CosimSettings& s) {
+  const config::OutputConfig& o = config.output;
+  s.checkpoint_every = options.checkpoint_every;
+  if (!s.checkpoint_every && !o.checkpoint_every.empty()) {
+    try {
+      s.checkpoint_every = checkpoint::parse_interval(o.checkpoint_every, "checkpoint_every");
+    } catch (const std::invalid_argument& e) {
+      throw SetupError(
+          fmt::format("{}:{}: output.{}", config.path, o.checkpoint_every_line, e.what()));
+    }
+  }
+  s.checkpoint_path = !options.checkpoint_path.empty() ? options.checkpoint_path : o.checkpoint;
+  if (!s.checkpoint_every && options.resume == nullptr) {
+    if (!s.checkpoint_path.empty()) {
+      throw SetupError(
+          options.checkpoint_path.empty()
+              ? fmt::format("{}:{}: output.checkpoint: names the file of checkpoint_every; give "
+                            "output.checkpoint_every (or --checkpoint-every) too",
+                            config.path, o.checkpoint_line)
+              : std::string("--checkpoint names the checkpoint file of --checkpoint-every; give "
+                            "both (or output.checkpoint_every)"));
+    }
+    return;
+  }
   const config::CosimConfig& c = s.cosim;
-  const char* flag = options.resume != nullptr ? "resume" : "--checkpoint-every";
+  const char* flag = options.resume != nullptr  ? "resume"
+                     : options.checkpoint_every ? "--checkpoint-every"
+                                                : "output.checkpoint_every";
   if (c.jump_handling == config::JumpHandling::kShift) {
     throw SetupError(fmt::format(
         "{} does not work with jump_handling = \"shift\" yet (an exported workspace lacks the "
@@ -939,7 +964,7 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
   s.executor.threads = c.threads;
   s.executor.jumps = jump_options(c);
   s.all_states = options.all_states || config.output.all_states;
-  check_checkpoint_settings(options, s);
+  check_checkpoint_settings(config, options, s);
   return s;
 }
 
@@ -963,6 +988,28 @@ void check_sequence(const config::RunConfig& config, const CosimSettings& settin
         "{}:{}: cosim.sequence: must name each of the {} subsystems once, numbered 1..{} (got {} "
         "entries)",
         config.path, c.sequence_line, ns, ns, c.sequence.size()));
+  }
+}
+
+// Direct feed-through (METHODS D-1) needs the consistent update that only the Jacobi schemes
+// make, and an interface Jacobian that sees ∂y/∂u: refused before any file is written.
+void check_feedthrough_combination(const config::RunConfig& config, const CosimSettings& settings,
+                                   const system::CoupledSystem& system) {
+  if (!system.has_feedthrough()) return;
+  const config::CosimConfig& c = settings.cosim;
+  if (c.scheme == config::CosimScheme::kGaussSeidel) {
+    throw SetupError(fmt::format(
+        "{}: scheme gauss-seidel: the system has subsystems with direct feed-through, and the "
+        "sequential update has no consistent update for them (METHODS D-1); use the explicit or "
+        "an implicit scheme",
+        config.path));
+  }
+  if (c.iterative() && c.scheme != config::CosimScheme::kWaveform &&
+      c.jacobian == config::JacobianSource::kSap) {
+    throw SetupError(fmt::format(
+        "{}: jacobian sap: the sap interface Jacobian misses the direct feed-through ∂y/∂u of "
+        "this system's subsystems; use jacobian fd, reuse or quasi-newton",
+        config.path));
   }
 }
 
@@ -1010,10 +1057,10 @@ void continue_counts(const checkpoint::Checkpoint& c, CosimResult& result, Resul
 }
 
 // --checkpoint, or the default beside the CSV.
-std::string checkpoint_path(const CosimOptions& options, const CosimResult& result) {
-  const std::string path = options.checkpoint_path.empty()
+std::string checkpoint_path(const CosimSettings& settings, const CosimResult& result) {
+  const std::string path = settings.checkpoint_path.empty()
                                ? checkpoint::default_path(result.csv_path)
-                               : options.checkpoint_path;
+                               : settings.checkpoint_path;
   if (same_file(path, result.csv_path) || path == result.csv_path || path == result.json_path) {
     throw SetupError(fmt::format("the checkpoint {} would overwrite a result file", path));
   }
@@ -1136,12 +1183,13 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   SchemeOptions scheme_options = settings.scheme;
   scheme_options.approximations = coupling_approximations(settings, system);
   check_sequence(config, settings, system);
+  check_feedthrough_combination(config, settings, system);
   const std::vector<OutputColumn> outputs = output_columns(config, system);
   std::vector<std::size_t> state_offset;
   result_columns(config, system, outputs, settings.all_states, result.columns, state_offset);
   result.coupling_count = system.coupling_count();
   ResultFiles files({&config, false, options.output_file, result.columns, system.subsystem_count(),
-                     options.resume, options.checkpoint_every.has_value()});
+                     options.resume, settings.checkpoint_every.has_value()});
   result.csv_path = files.result_path();
   result.json_path = files.json_path();
   result.steps_path = files.steps_path();
@@ -1156,8 +1204,8 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   StepCounts& counts = at.counts;
   if (options.resume != nullptr) continue_counts(*options.resume, result, row, counts, at.reached);
   std::optional<RunCheckpoints> checkpoints;
-  if (options.checkpoint_every) {
-    checkpoints.emplace(checkpoint_path(options, result), *options.checkpoint_every,
+  if (settings.checkpoint_every) {
+    checkpoints.emplace(checkpoint_path(settings, result), *settings.checkpoint_every,
                         counts.accepted);
   }
   const auto on_accepted = [&](const AcceptedPoint& p) {

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace macrostep::checkpoint {
@@ -72,12 +73,13 @@ std::vector<std::byte> encode(const Checkpoint& c);
 Checkpoint read(const std::string& path);
 
 // --checkpoint-every: "30" or "30s" (seconds of wall time, > 0; fractions allowed) or "500steps"
-// (accepted macro steps, an integer >= 1). Throws std::invalid_argument naming the syntax.
+// (accepted macro steps, an integer >= 1). Throws std::invalid_argument naming the syntax, after
+// `source` (the flag or the configuration key that gave the text).
 struct Interval {
   double seconds = 0.0;     // > 0: by wall time
   std::uint64_t steps = 0;  // > 0: by accepted macro steps
 };
-Interval parse_interval(const std::string& text);
+Interval parse_interval(const std::string& text, std::string_view source = "--checkpoint-every");
 
 // The default checkpoint beside a result file: "out.csv" -> "out.ckpt" (other names get
 // ".ckpt" appended).

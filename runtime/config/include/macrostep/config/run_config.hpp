@@ -147,6 +147,8 @@
 //   file = "k-5.1.csv"               default: <config stem>.csv in the working directory
 //   all_states = false               true: every state; false: the coupling-body states
 //                                    (every state when the partition has one subsystem)
+//   checkpoint_every = "30s"         as --checkpoint-every: seconds (a number, "30s") or "500steps"
+//   checkpoint = "run.ckpt"          as --checkpoint (needs checkpoint_every); the command line wins
 //
 //   [cosim]                          optional: the co-simulation of `macrostep run` (without
 //                                    --monolithic; spec/METHODS.md §3, §5, §6, defaults §9)
@@ -311,6 +313,13 @@ struct SimulationConfig {
 struct OutputConfig {
   std::string file;  // empty: the default name (see default_output_file)
   bool all_states = false;
+  // [output] checkpoint_every and checkpoint: the --checkpoint-every / --checkpoint of the file
+  // (the command line wins). checkpoint_every is kept as written ("30", "0.5s", "500steps";
+  // a number means seconds) and parsed by the run (checkpoint::parse_interval); empty: none.
+  std::string checkpoint_every;
+  unsigned checkpoint_every_line = 0;
+  std::string checkpoint;  // empty: beside the result file
+  unsigned checkpoint_line = 0;
 };
 
 struct ExecutorConfig {

@@ -132,6 +132,10 @@ struct CosimSettings {
   // [[connection]] approximations in effect, by connection (empty: cosim.approximation); all
   // empty when --approximation is given.
   std::vector<std::string> connection_approximations;
+  // Checkpoints in effect: --checkpoint-every, else [output] checkpoint_every; and the file,
+  // --checkpoint, else [output] checkpoint (empty: beside the result file).
+  std::optional<checkpoint::Interval> checkpoint_every;
+  std::string checkpoint_path;
 };
 
 // Applies the overrides and checks their combination with the configuration. Throws
