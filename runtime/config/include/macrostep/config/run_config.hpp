@@ -147,8 +147,9 @@
 //   file = "k-5.1.csv"               default: <config stem>.csv in the working directory
 //   all_states = false               true: every state; false: the coupling-body states
 //                                    (every state when the partition has one subsystem)
-//   checkpoint_every = "30s"         as --checkpoint-every: seconds (a number, "30s") or "500steps"
-//   checkpoint = "run.ckpt"          as --checkpoint (needs checkpoint_every); the command line wins
+//   checkpoint_every = "30s"         as --checkpoint-every: seconds (a number, "30s") or
+//                                    "500steps"; the command line wins
+//   checkpoint = "run.ckpt"          as --checkpoint (needs checkpoint_every)
 //
 //   [cosim]                          optional: the co-simulation of `macrostep run` (without
 //                                    --monolithic; spec/METHODS.md §3, §5, §6, defaults §9)
