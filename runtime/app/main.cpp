@@ -78,7 +78,14 @@ void install_stop_handlers() {
 
 // Exit status of a run stopped by signal `sig`: the shell's convention for death by a signal.
 int interrupted(const macrostep::schemes::RunInterrupted& e, const std::string& what) {
-  fmt::print(stderr, "macrostep: {} {}; the results up to there are written\n", what, e.what());
+  std::string checkpoint;
+  if (!e.checkpoint().empty()) {
+    checkpoint = fmt::format("; `macrostep resume {}` continues the run", e.checkpoint());
+  } else if (!e.checkpoint_problem().empty()) {
+    checkpoint = fmt::format("; no checkpoint: {}", e.checkpoint_problem());
+  }
+  fmt::print(stderr, "macrostep: {} {}; the results up to there are written{}\n", what, e.what(),
+             checkpoint);
   return 128 + e.signal();
 }
 

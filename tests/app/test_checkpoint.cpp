@@ -204,6 +204,54 @@ TEST_F(Checkpoint, SigtermWritesAFinalCheckpointAndResumeFinishesIdentically) {
   }
 }
 
+// Issue 12: "SIGINT, SIGTERM and SIGHUP write a final checkpoint" also without
+// --checkpoint-every. A fixed-step run on worker processes (no rollback: the workers export their
+// live accepted workspaces) stopped by SIGINT writes r.ckpt beside its CSV, names it on stderr
+// and in the JSON, leaves no state files behind, and resuming it gives the uninterrupted bytes.
+TEST_F(Checkpoint, SignalWithoutAnIntervalWritesAFinalCheckpoint) {
+  write_file("chain.toml", kChain);
+  const std::string fixed = "--estimator none --step-size 1e-4 --order 1 --executor processes";
+  ASSERT_EQ(macrostep("run chain.toml --output whole.csv " + fixed).status, 0);
+  std::vector<std::string> run = {"run", "chain.toml", "--output", "r.csv"};
+  for (const char* word :
+       {"--estimator", "none", "--step-size", "1e-4", "--order", "1", "--executor", "processes"}) {
+    run.push_back(word);
+  }
+  const int status = interrupt_at(run, 20, SIGINT, "r.csv", "r.csv");
+  ASSERT_EQ(status, 128 + SIGINT) << read_file("run.err");
+  ASSERT_TRUE(fs::exists(path("r.ckpt")));
+  EXPECT_FALSE(fs::exists(path("r.ckpt.states")));
+  EXPECT_NE(read_file("run.err").find("`macrostep resume r.ckpt` continues the run"),
+            std::string::npos)
+      << read_file("run.err");
+  const auto meta = nlohmann::json::parse(read_file("r.json"));
+  EXPECT_EQ(meta.at("status"), "interrupted");
+  EXPECT_EQ(meta.at("error").at("checkpoint"), "r.ckpt");
+  const Outcome resumed = macrostep("resume r.ckpt");
+  ASSERT_EQ(resumed.status, 0) << resumed.err;
+  EXPECT_TRUE(read_file("r.csv") == read_file("whole.csv")) << "the resumed CSV differs";
+  expect_same_attempts("r.steps.csv", "whole.steps.csv");
+
+  // A run whose scheme a checkpoint cannot carry stops as before and says why there is none.
+  const int shifted = interrupt_at({"run", "chain.toml", "--output", "s.csv", "--executor",
+                                    "inprocess", "--jump-handling", "shift"},
+                                   20, SIGTERM, "s.csv", "s.csv");
+  ASSERT_EQ(shifted, 128 + SIGTERM) << read_file("run.err");
+  EXPECT_FALSE(fs::exists(path("s.ckpt")));
+  EXPECT_NE(read_file("run.err").find("no checkpoint: checkpoints do not work with "
+                                      "jump_handling = \"shift\""),
+            std::string::npos)
+      << read_file("run.err");
+  EXPECT_EQ(nlohmann::json::parse(read_file("s.json")).at("error").count("checkpoint"), 0u);
+}
+
+// Gauss-Seidel (METHODS §3.2, seed 001 Eq. 13, fixed H: the subsystems one after another, each with
+// its predecessors' new outputs) killed and resumed: its passes continue bit-identically too.
+TEST_F(Checkpoint, ResumeAfterSigkillIsBitIdenticalGaussSeidel) {
+  kill_and_resume({"--executor", "processes", "--scheme", "gauss-seidel", "--estimator", "none",
+                   "--step-size", "1e-4", "--order", "1"});
+}
+
 // [output] checkpoint_every and checkpoint (issue 12): the file's keys act as --checkpoint-every
 // and --checkpoint; a SIGTERM writes the final checkpoint where the file says, and resuming it
 // finishes with the uninterrupted run's bytes.

@@ -147,5 +147,40 @@ TEST(SubsystemRunner, RunsAreBitIdenticalSerialAndOnAnArena) {
   EXPECT_EQ(serial.total_stats().steps, parallel.total_stats().steps);
 }
 
+// The final checkpoint of a fixed-step run (issue 12): a runner without rollback exports its
+// accepted workspace too, the same bytes as a runner with rollback after the same passes, and a
+// runner that imports them continues bit-identically (contract 2; seed 000 §4.7).
+TEST(SubsystemRunner, ExportWithoutRollbackEqualsExportWithIt) {
+  const auto params = testing::test_chain(12, 3);
+  const library::ChainSegment segment(params, 4, 8);
+  auto no_rollback = options();
+  no_rollback.rollback = false;
+  SubsystemRunner plain(segment, std::vector<double>{0.5, -0.5}, no_rollback);
+  SubsystemRunner snapshotting(segment, std::vector<double>{0.5, -0.5}, options());
+  double t = 0.0;
+  const auto pass = [&](SubsystemRunner& r, int n) {
+    r.prepare(t + 1e-5, line(t, t + 1e-5, 0.5 + n, -0.5 * n), {});
+    r.run_all(nullptr);
+    r.accept();
+  };
+  for (int n = 0; n < 4; ++n, t += 1e-5) {
+    pass(plain, n);
+    pass(snapshotting, n);
+  }
+  const std::vector<std::byte> bytes = plain.export_state();
+  EXPECT_EQ(bytes, snapshotting.export_state());
+
+  SubsystemRunner imported(segment, std::vector<double>{0.5, -0.5}, options());
+  imported.import_state(bytes);
+  EXPECT_EQ(imported.accepted_time(), plain.accepted_time());
+  pass(plain, 4);
+  pass(imported, 4);
+  std::vector<double> a(segment.state_size()), b(segment.state_size());
+  plain.accepted_state(a);
+  imported.accepted_state(b);
+  EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(double)), 0);
+  EXPECT_THROW(plain.import_state(bytes), std::logic_error);  // import needs rollback
+}
+
 }  // namespace
 }  // namespace macrostep

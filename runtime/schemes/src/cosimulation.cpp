@@ -793,6 +793,24 @@ void check_executor_combination(const CosimSettings& s) {
   }
 }
 
+// What a checkpoint of a run with these settings would not carry (its scheme could not continue
+// bit-identically from it), as "jump_handling = ... (why); what to use"; empty: nothing.
+std::string checkpoint_obstacle(const config::CosimConfig& c) {
+  if (c.jump_handling == config::JumpHandling::kShift) {
+    return "jump_handling = \"shift\" yet (an exported workspace lacks the previous input "
+           "polynomial the shift needs); use keep, restart or restart-auto";
+  }
+  if (c.iterative() && c.scheme != config::CosimScheme::kWaveform &&
+      (c.jacobian == config::JacobianSource::kReuse ||
+       c.jacobian == config::JacobianSource::kQuasiNewton)) {
+    return fmt::format(
+        "jacobian = \"{}\" (a checkpoint does not carry the reused Jacobian or the secant "
+        "history); use fd or sap",
+        config::to_string(c.jacobian));
+  }
+  return {};
+}
+
 // Checkpoints (and resuming one) export and import every subsystem's workspace, which needs the
 // snapshots (rollback) even where the scheme does not; the numbers are the same either way
 // (contract 2). What an export does not carry is refused.
@@ -810,6 +828,7 @@ void check_checkpoint_settings(const config::RunConfig& config, const CosimOptio
   }
   s.checkpoint_path = !options.checkpoint_path.empty() ? options.checkpoint_path : o.checkpoint;
   if (!s.checkpoint_every && options.resume == nullptr) {
+    s.no_final_checkpoint = checkpoint_obstacle(s.cosim);
     if (!s.checkpoint_path.empty()) {
       throw SetupError(
           options.checkpoint_path.empty()
@@ -821,23 +840,11 @@ void check_checkpoint_settings(const config::RunConfig& config, const CosimOptio
     }
     return;
   }
-  const config::CosimConfig& c = s.cosim;
   const char* flag = options.resume != nullptr  ? "resume"
                      : options.checkpoint_every ? "--checkpoint-every"
                                                 : "output.checkpoint_every";
-  if (c.jump_handling == config::JumpHandling::kShift) {
-    throw SetupError(fmt::format(
-        "{} does not work with jump_handling = \"shift\" yet (an exported workspace lacks the "
-        "previous input polynomial the shift needs); use keep, restart or restart-auto",
-        flag));
-  }
-  if (c.iterative() && c.scheme != config::CosimScheme::kWaveform &&
-      (c.jacobian == config::JacobianSource::kReuse ||
-       c.jacobian == config::JacobianSource::kQuasiNewton)) {
-    throw SetupError(fmt::format(
-        "{} does not work with jacobian = \"{}\" (a checkpoint does not carry the reused "
-        "Jacobian or the secant history); use fd or sap",
-        flag, config::to_string(c.jacobian)));
+  if (const std::string obstacle = checkpoint_obstacle(s.cosim); !obstacle.empty()) {
+    throw SetupError(fmt::format("{} does not work with {}", flag, obstacle));
   }
   s.executor.rollback = true;
 }
@@ -1067,6 +1074,30 @@ std::string checkpoint_path(const CosimSettings& settings, const CosimResult& re
   return path;
 }
 
+// The run's checkpoints: every settings.checkpoint_every and a final one on a signal, or (no
+// interval) the final one only, where the run can have it; otherwise none, and `none` says why.
+std::optional<RunCheckpoints> run_checkpoints(const CosimSettings& settings,
+                                              const CosimResult& result, const ResultFiles& files,
+                                              std::uint64_t accepted, std::string& none) {
+  if (settings.checkpoint_every) {
+    return std::optional<RunCheckpoints>(std::in_place, checkpoint_path(settings, result),
+                                         *settings.checkpoint_every, accepted);
+  }
+  if (!settings.no_final_checkpoint.empty()) {
+    none = "checkpoints do not work with " + settings.no_final_checkpoint;
+  } else if (files.results_csv() == nullptr) {
+    none = "checkpoints continue CSV results only";
+  } else {
+    try {
+      return std::optional<RunCheckpoints>(std::in_place, checkpoint_path(settings, result),
+                                           checkpoint::Interval{}, accepted);
+    } catch (const SetupError& e) {
+      none = e.what();
+    }
+  }
+  return std::nullopt;
+}
+
 // What a checkpoint says about the run itself: configuration, arguments, output position,
 // newest row and counters (continue_counts reads the last two back).
 checkpoint::Checkpoint checkpoint_of(const config::RunConfig& config, const CosimOptions& options,
@@ -1203,11 +1234,9 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   at.last_h = settings.scheme.control.h;
   StepCounts& counts = at.counts;
   if (options.resume != nullptr) continue_counts(*options.resume, result, row, counts, at.reached);
-  std::optional<RunCheckpoints> checkpoints;
-  if (settings.checkpoint_every) {
-    checkpoints.emplace(checkpoint_path(settings, result), *settings.checkpoint_every,
-                        counts.accepted);
-  }
+  std::string no_checkpoint;  // why a signal finds no checkpoint to write (run_checkpoints)
+  std::optional<RunCheckpoints> checkpoints =
+      run_checkpoints(settings, result, files, counts.accepted, no_checkpoint);
   const auto on_accepted = [&](const AcceptedPoint& p) {
     const auto t0 = Clock::now();
     at.accepted(p, result);
@@ -1235,15 +1264,27 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   Continuation continuation;
   continuation.between_steps = [&](const control::MacroStepController& ctl,
                                    const MacroStepScheme& scheme) {
-    const bool stopping = options.stop != nullptr && options.stop->load() != 0;
-    if (checkpoints && !ctl.finished() && checkpoints->due(counts.accepted, stopping)) {
-      const auto t0 = Clock::now();
-      checkpoint::Checkpoint c =
-          checkpoint_of(config, options, result, files, row, counts, at.reached);
+    const int signal = options.stop != nullptr ? options.stop->load() : 0;
+    if (!checkpoints || ctl.finished() || !checkpoints->due(counts.accepted, signal != 0)) {
+      if (signal != 0) throw RunInterrupted(signal, at.reached, {}, no_checkpoint);
+      return;
+    }
+    const auto t0 = Clock::now();
+    checkpoint::Checkpoint c =
+        checkpoint_of(config, options, result, files, row, counts, at.reached);
+    if (signal == 0) {
       checkpoints->write(c, counts.accepted, ctl, scheme, *executor);
       result.output_ns += ns_since(t0);
+      return;
     }
-    check_stop(options.stop, at.reached);
+    // The final checkpoint: a failure to write it leaves the run interrupted, not failed (an
+    // earlier checkpoint, written atomically, stays as it was).
+    try {
+      checkpoints->write(c, counts.accepted, ctl, scheme, *executor);
+    } catch (const std::exception& e) {
+      throw RunInterrupted(signal, at.reached, {}, e.what());
+    }
+    throw RunInterrupted(signal, at.reached, checkpoints->path());
   };
   if (options.resume != nullptr) {
     continuation.controller_state = &options.resume->controller;

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <signal.h>
 
+#include <utility>
+
 namespace macrostep::schemes {
 
 std::string signal_name(int signal) {
@@ -19,11 +21,14 @@ std::string signal_name(int signal) {
   }
 }
 
-RunInterrupted::RunInterrupted(int signal, double time)
+RunInterrupted::RunInterrupted(int signal, double time, std::string checkpoint,
+                               std::string checkpoint_problem)
     : std::runtime_error(
           fmt::format("interrupted by {} at t = {:.9g} s", signal_name(signal), time)),
       signal_(signal),
-      time_(time) {}
+      time_(time),
+      checkpoint_(std::move(checkpoint)),
+      checkpoint_problem_(std::move(checkpoint_problem)) {}
 
 void check_stop(const StopFlag* stop, double time) {
   if (stop == nullptr) return;

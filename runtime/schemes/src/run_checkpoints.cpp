@@ -37,11 +37,11 @@ RunCheckpoints::RunCheckpoints(std::string path, checkpoint::Interval every,
     : path_(std::move(path)),
       every_(every),
       last_accepted_(accepted_so_far),
-      last_time_(std::chrono::steady_clock::now()),
-      files_(path_) {}
+      last_time_(std::chrono::steady_clock::now()) {}
 
 bool RunCheckpoints::due(std::uint64_t accepted, bool stopping) const {
   if (stopping) return true;
+  if (every_.steps == 0 && every_.seconds <= 0.0) return false;  // the final one only
   if (every_.steps > 0) return accepted >= last_accepted_ + every_.steps;
   const std::chrono::duration<double> since = std::chrono::steady_clock::now() - last_time_;
   return since.count() >= every_.seconds;
@@ -53,8 +53,9 @@ void RunCheckpoints::write(checkpoint::Checkpoint& c, std::uint64_t accepted,
   c.controller = controller.export_state();
   c.scheme = scheme.export_state();
   c.subsystems.resize(executor.subsystem_count());
+  if (!files_) files_.emplace(path_);
   for (std::size_t i = 0; i < executor.subsystem_count(); ++i) {
-    const std::string file = files_.path(i);
+    const std::string file = files_->path(i);
     executor.export_state(i, file);
     std::ifstream in(file, std::ios::binary);
     const std::string bytes((std::istreambuf_iterator<char>(in)), {});

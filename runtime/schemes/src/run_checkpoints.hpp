@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "macrostep/checkpoint/checkpoint.hpp"
@@ -30,7 +31,9 @@ class StateFiles {
   std::string directory_;
 };
 
-// Writes checkpoints to `path` every `every` (seconds of wall time or accepted macro steps).
+// Writes checkpoints to `path` every `every` (seconds of wall time or accepted macro steps;
+// neither set: only the final one, when the run stops on a signal). The state files' directory
+// is made at the first write.
 class RunCheckpoints {
  public:
   RunCheckpoints(std::string path, checkpoint::Interval every, std::uint64_t accepted_so_far);
@@ -48,7 +51,7 @@ class RunCheckpoints {
   checkpoint::Interval every_;
   std::uint64_t last_accepted_;
   std::chrono::steady_clock::time_point last_time_;
-  StateFiles files_;
+  std::optional<StateFiles> files_;
 };
 
 // Gives every subsystem of `executor` its workspace from `c`. Throws checkpoint::CheckpointError

@@ -34,10 +34,13 @@ inline nlohmann::ordered_json stats_json(const ida::AdvanceStats& s) {
 
 // The "error" entry of a run stopped by a signal.
 inline nlohmann::ordered_json interrupted_json(const RunInterrupted& e) {
-  return nlohmann::ordered_json{{"cause", "interrupted"},
-                                {"signal", signal_name(e.signal())},
-                                {"time", e.time()},
-                                {"message", e.what()}};
+  nlohmann::ordered_json j{{"cause", "interrupted"},
+                           {"signal", signal_name(e.signal())},
+                           {"time", e.time()},
+                           {"message", e.what()}};
+  if (!e.checkpoint().empty()) j["checkpoint"] = e.checkpoint();
+  if (!e.checkpoint_problem().empty()) j["checkpoint_problem"] = e.checkpoint_problem();
+  return j;
 }
 
 // The metadata of a run that failed, as far as it can be written: a failure to write it (the

@@ -256,11 +256,13 @@ void SubsystemRunner::accepted_state(std::span<double> z) const {
 }
 
 std::vector<std::byte> SubsystemRunner::export_state() const {
-  if (advanced_ || !snapshot_) {
-    throw std::logic_error(snapshot_ ? "SubsystemRunner::export_state: call between steps"
-                                     : "SubsystemRunner::export_state: rollback is disabled");
-  }
-  return nominal_->export_snapshot(*snapshot_);
+  if (advanced_) throw std::logic_error("SubsystemRunner::export_state: call between steps");
+  if (snapshot_) return nominal_->export_snapshot(*snapshot_);
+  // Without rollback the live workspace is the accepted one between steps: a one-off snapshot
+  // of it (the final checkpoint of a fixed-step run stopped by a signal).
+  const std::unique_ptr<ida::WorkspaceSnapshot> once = nominal_->make_snapshot();
+  nominal_->save(*once);
+  return nominal_->export_snapshot(*once);
 }
 
 void SubsystemRunner::import_state(std::span<const std::byte> bytes) {

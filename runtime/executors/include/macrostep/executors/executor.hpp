@@ -127,7 +127,8 @@ class Executor {
   // the same subsystem and solver options; afterwards the subsystem continues bit-identically to
   // the one that exported (contract 2): a checkpoint, or a restarted worker that continues a
   // run. The caller keeps every subsystem at one T_N (accepted_time() becomes the imported
-  // time). Needs rollback (std::logic_error); std::runtime_error names the path or the mismatch.
+  // time). import_state needs rollback (std::logic_error); std::runtime_error names the path or the
+  // mismatch.
   virtual std::size_t export_state(std::size_t i, const std::string& path) = 0;
   virtual void import_state(std::size_t i, const std::string& path) = 0;
 

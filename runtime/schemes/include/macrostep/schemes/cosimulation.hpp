@@ -94,7 +94,9 @@ struct CosimOptions {
   const StopFlag* stop = nullptr;  // interrupt.hpp: checked after every macro step
   // Checkpoints (issue 12; checkpoint/checkpoint.hpp): --checkpoint-every writes one every so
   // many seconds or accepted macro steps, and a final one when `stop` is set, to
-  // checkpoint_path (--checkpoint; empty: checkpoint::default_path of the CSV). Unset: none.
+  // checkpoint_path (--checkpoint; empty: checkpoint::default_path of the CSV). Unset: only the
+  // final one, where the run can have one (a CSV result; CosimSettings::final_checkpoint);
+  // RunInterrupted::checkpoint() names it, or checkpoint_problem() says why there is none.
   std::optional<checkpoint::Interval> checkpoint_every;
   std::string checkpoint_path;
   std::vector<std::string> arguments;  // the words after `macrostep run`, kept in checkpoints
@@ -136,6 +138,9 @@ struct CosimSettings {
   // --checkpoint, else [output] checkpoint (empty: beside the result file).
   std::optional<checkpoint::Interval> checkpoint_every;
   std::string checkpoint_path;
+  // Without checkpoint_every: why this run cannot write a final checkpoint when a signal stops
+  // it (a scheme option that an export does not carry); empty: it writes one.
+  std::string no_final_checkpoint;
 };
 
 // Applies the overrides and checks their combination with the configuration. Throws

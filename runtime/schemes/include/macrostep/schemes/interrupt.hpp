@@ -24,13 +24,20 @@ static_assert(StopFlag::is_always_lock_free);
 
 class RunInterrupted : public std::runtime_error {
  public:
-  RunInterrupted(int signal, double time);
+  // `checkpoint`: the final checkpoint written before stopping (a co-simulation), or empty;
+  // `checkpoint_problem`: why there is none where there could have been, or empty.
+  RunInterrupted(int signal, double time, std::string checkpoint = {},
+                 std::string checkpoint_problem = {});
   int signal() const { return signal_; }  // the signal number
   double time() const { return time_; }   // the time the run reached (its last accepted point)
+  const std::string& checkpoint() const { return checkpoint_; }
+  const std::string& checkpoint_problem() const { return checkpoint_problem_; }
 
  private:
   int signal_;
   double time_;
+  std::string checkpoint_;
+  std::string checkpoint_problem_;
 };
 
 // "SIGINT", "SIGTERM", ... or "signal N".

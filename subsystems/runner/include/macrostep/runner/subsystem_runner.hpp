@@ -171,9 +171,10 @@ class SubsystemRunner {
   // The accepted state T_N as bytes another process can import (ida::Integrator::
   // export_snapshot: a Cap'n Proto message with the whole IDA workspace), and its import into a
   // runner of the same subsystem and options: afterwards the runner is at that T_N and continues
-  // bit-identically to the exporting one (contract 2). Between steps; needs rollback
-  // (std::logic_error). import_state throws what Integrator::import_snapshot throws for bytes
-  // that are not for this subsystem, and leaves the runner unchanged then.
+  // bit-identically to the exporting one (contract 2). Both between steps (std::logic_error);
+  // import_state needs rollback (std::logic_error), export_state does not (without it, it
+  // snapshots the live workspace once). import_state throws what Integrator::import_snapshot
+  // throws for bytes that are not for this subsystem, and leaves the runner unchanged then.
   // Known gap (issue 11): the last accepted polynomial that JumpPolicy::kShift needs is not in
   // the bytes; after an import the first shift uses the importing runner's own, so a run with
   // jump_handling = shift continues bit-identically only where both runners had the same one.
