@@ -9,6 +9,7 @@
 
 #include <array>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -197,29 +198,40 @@ TEST(Recovery, FailureBeyondMaxRestartsEndsTheRun) {
   }
 }
 
-// The recovery files live in a private directory that the executor removes.
+// The recovery files live in a private directory that the executor removes. $TMPDIR points to
+// a directory of this test alone while it runs: other tests' runs with restarts, in parallel
+// under ctest -j, make recovery directories in the shared one.
 TEST(Recovery, RecoveryNeedsRollbackAndLeavesNoFiles) {
   const Chain c;
   auto po = recovering_options(1);
   po.rollback = false;
   EXPECT_THROW(executors::ProcessExecutor(c.sys, c.models, c.sys.initial_couplings(), po),
                std::invalid_argument);
-  const auto count_dirs = [] {
+  const char* old_tmpdir = std::getenv("TMPDIR");
+  const std::string saved = old_tmpdir != nullptr ? old_tmpdir : "";
+  std::string own = (std::filesystem::temp_directory_path() / "recovery-test-XXXXXX").string();
+  ASSERT_NE(::mkdtemp(own.data()), nullptr);
+  ::setenv("TMPDIR", own.c_str(), 1);
+  const auto count_dirs = [&own] {
     std::size_t n = 0;
-    for (const auto& e :
-         std::filesystem::directory_iterator(std::filesystem::temp_directory_path())) {
+    for (const auto& e : std::filesystem::directory_iterator(own)) {
       n += e.path().filename().string().rfind("macrostep-recovery-", 0) == 0;
     }
     return n;
   };
-  const std::size_t before = count_dirs();
   {
     executors::ProcessExecutor ex(c.sys, c.models, c.sys.initial_couplings(),
                                   recovering_options(1));
-    EXPECT_EQ(count_dirs(), before + 1);
+    EXPECT_EQ(count_dirs(), 1u);
     run(c.sys, ex, controlled(2e-5, control::Estimator::kExMD, 1e-5));
   }
-  EXPECT_EQ(count_dirs(), before);
+  EXPECT_EQ(count_dirs(), 0u);
+  if (old_tmpdir != nullptr) {
+    ::setenv("TMPDIR", saved.c_str(), 1);
+  } else {
+    ::unsetenv("TMPDIR");
+  }
+  std::filesystem::remove_all(own);
 }
 
 }  // namespace
