@@ -2,6 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <boost/interprocess/exceptions.hpp>
+#include <boost/interprocess/mapped_region.hpp>
+#include <boost/interprocess/permissions.hpp>
+#include <boost/interprocess/shared_memory_object.hpp>
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -20,6 +25,15 @@
 #include <sstream>
 
 namespace macrostep::ipc {
+
+namespace bip = boost::interprocess;
+
+// The Boost.Interprocess objects behind a segment: the owner's shared-memory object (its
+// descriptor stays open, see fd()) and this process's mapping.
+struct SharedSegment::Mapping {
+  std::optional<bip::shared_memory_object> object;
+  bip::mapped_region region;
+};
 
 namespace {
 
@@ -166,22 +180,51 @@ std::int64_t realtime_ns() {
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
-// Closes the descriptor; unless dismissed (creation failed), also unmaps and unlinks.
-struct CreationGuard {
+// Removes the name of a segment whose creation failed (unless dismissed).
+struct CreatedName {
   std::string name;
-  int fd = -1;
-  void* mapping = nullptr;
-  std::size_t size = 0;
-  bool armed = true;
-  ~CreationGuard() {
-    if (fd >= 0) close(fd);
+  bool armed = false;
+  ~CreatedName() {
     if (armed) {
-      if (mapping != nullptr) munmap(mapping, size);
-      shm_unlink(name.c_str());
+      bip::shared_memory_object::remove(name.c_str());
       deregister_owned_name(name);
     }
   }
 };
+
+// The descriptor's errno-style reason, for messages.
+[[noreturn]] void throw_boost(const std::string& what, const bip::interprocess_exception& e) {
+  const int err = e.get_native_error();
+  throw SegmentError(SegmentErrc::kSystem,
+                     fmt::format("{}: {}", what, err != 0 ? std::strerror(err) : e.what()));
+}
+
+// A descriptor of a segment that the caller owns (attach_fd), as Boost's MemoryMappable.
+class BorrowedDescriptor {
+ public:
+  explicit BorrowedDescriptor(int fd) : fd_(fd) {}
+  bip::mapping_handle_t get_mapping_handle() const {
+    bip::mapping_handle_t h;
+    h.handle = fd_;
+    h.is_xsi = false;
+    return h;
+  }
+  bip::mode_t get_mode() const { return bip::read_write; }
+
+ private:
+  int fd_;
+};
+
+// Maps the whole object and faults every page in now (MAP_POPULATE): the hot path never takes a
+// page fault, and the pages were reserved at creation.
+template <class Mappable>
+bip::mapped_region map_all(const Mappable& object, std::uint64_t size, const std::string& name) {
+  try {
+    return bip::mapped_region(object, bip::read_write, 0, size, nullptr, MAP_POPULATE);
+  } catch (const bip::interprocess_exception& e) {
+    throw_boost(fmt::format("mmap({})", name), e);
+  }
+}
 
 struct FdCloser {
   int fd;
@@ -202,31 +245,41 @@ SharedSegment SharedSegment::create(const SegmentOptions& options) {
                                        static_cast<std::uint64_t>(page > 0 ? page : 4096));
 
   const std::string prefix = fmt::format("/{}{}-{}-", kSegmentNamePrefix, getuid(), getpid());
-  CreationGuard guard;
+  CreatedName created;
+  auto mapping = std::make_unique<Mapping>();
   for (int attempt = 0;; ++attempt) {
-    guard.name = prefix + random_hex(8);
-    guard.fd = shm_open(guard.name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (guard.fd >= 0) break;
-    if (errno != EEXIST || attempt == 8) {
-      guard.armed = false;  // nothing was created
-      throw_errno(fmt::format("shm_open({})", guard.name), errno);
+    created.name = prefix + random_hex(8);
+    try {
+      // create_only: O_CREAT | O_EXCL; Boost sets the mode with fchmod, so the umask cannot
+      // change it.
+      mapping->object.emplace(bip::create_only, created.name.c_str(), bip::read_write,
+                              bip::permissions(0600));
+      break;
+    } catch (const bip::interprocess_exception& e) {
+      if (e.get_error_code() != bip::already_exists_error || attempt == 8) {
+        throw_boost(fmt::format("shm_open({})", created.name), e);
+      }
     }
   }
-  register_owned_name(guard.name);
-  // The umask can only remove permissions; make the mode exactly 0600 regardless.
-  if (fchmod(guard.fd, 0600) != 0) throw_errno(fmt::format("fchmod({})", guard.name), errno);
-  // Reserve every page now (this also sets the size): on a full /dev/shm a sparse object would
-  // map, and the first touch of a page without backing store would kill with SIGBUS.
-  if (const int err = posix_fallocate(guard.fd, 0, static_cast<off_t>(total)); err != 0) {
+  created.armed = true;
+  register_owned_name(created.name);
+  const int fd = mapping->object->get_mapping_handle().handle;
+  // Boost opens without O_CLOEXEC: no other process may inherit the descriptor (workers attach
+  // through a duplicate made for them).
+  if (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) {
+    throw_errno(fmt::format("fcntl({})", created.name), errno);
+  }
+  // Reserve every page now (this also sets the size; truncate() would leave the object sparse):
+  // on a full /dev/shm a sparse object would map, and the first touch of a page without backing
+  // store would kill with SIGBUS.
+  if (const int err = posix_fallocate(fd, 0, static_cast<off_t>(total)); err != 0) {
     throw_errno(fmt::format("cannot reserve {} bytes for shared-memory segment {} in {} (is it "
                             "full? see `df {}`)",
-                            total, guard.name, kShmDirectory, kShmDirectory),
+                            total, created.name, kShmDirectory, kShmDirectory),
                 err);
   }
-  void* p = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, guard.fd, 0);
-  if (p == MAP_FAILED) throw_errno(fmt::format("mmap({})", guard.name), errno);
-  guard.mapping = p;
-  guard.size = total;
+  mapping->region = map_all(*mapping->object, total, created.name);
+  void* p = mapping->region.get_address();
 
   auto* header = new (p) SegmentHeader();  // the object is zero-filled; value-initialise
   SegmentIdentity& id = header->id;
@@ -248,36 +301,39 @@ SharedSegment SharedSegment::create(const SegmentOptions& options) {
   header->attached_processes.store(1, std::memory_order_release);
 
   SharedSegment segment;
-  segment.name_ = guard.name;
+  segment.name_ = created.name;
   segment.base_ = static_cast<std::byte*>(p);
   segment.size_ = total;
   segment.owner_ = true;
   segment.linked_ = true;
   segment.pid_ = getpid();
-  // Kept open (close-on-exec): a worker started after unlink() attaches through a duplicate.
-  segment.fd_ = std::exchange(guard.fd, -1);
-  guard.armed = false;  // the segment object owns the name from here on
+  // The object stays open (close-on-exec): a worker started after unlink() attaches through a
+  // duplicate of its descriptor.
+  segment.mapping_ = std::move(mapping);
+  created.armed = false;  // the segment object owns the name from here on
   return segment;
 }
 
 SharedSegment SharedSegment::attach(const std::string& name) {
   const std::string label = segment_label(name);
-  const int fd = shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0);
-  if (fd < 0) {
-    const int err = errno;
-    if (err == ENOENT) {
+  std::optional<bip::shared_memory_object> object;
+  try {
+    object.emplace(bip::open_only, name.c_str(), bip::read_write);
+  } catch (const bip::interprocess_exception& e) {
+    if (e.get_error_code() == bip::not_found_error) {
       throw SegmentError(
           SegmentErrc::kNotFound,
           fmt::format("{} does not exist (its owner has exited or removed it)", label));
     }
-    if (err == EACCES) {
+    if (e.get_error_code() == bip::security_error) {
       throw SegmentError(SegmentErrc::kWrongOwner,
                          fmt::format("{}: permission denied (it belongs to another user)", label));
     }
-    throw_errno(fmt::format("shm_open({})", name), err);
+    throw_boost(fmt::format("shm_open({})", name), e);
   }
-  FdCloser closer{fd};
-  return attach_fd(fd, name);
+  const int fd = object->get_mapping_handle().handle;
+  if (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) throw_errno(fmt::format("fcntl({})", name), errno);
+  return attach_fd(fd, name);  // the object closes its descriptor; the mapping stays
 }
 
 SharedSegment SharedSegment::attach_fd(int fd, const std::string& name) {
@@ -322,12 +378,13 @@ SharedSegment SharedSegment::attach_fd(int fd, const std::string& name) {
                        fmt::format("{} was created by uid {}, this process runs as uid {}", label,
                                    id.owner_uid, getuid()));
   }
-  void* p = mmap(nullptr, id.total_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
-  if (p == MAP_FAILED) throw_errno(fmt::format("mmap({})", name), errno);
+  auto mapping = std::make_unique<Mapping>();
+  mapping->region = map_all(BorrowedDescriptor(fd), id.total_size, name);
 
   SharedSegment segment;
   segment.name_ = name;
-  segment.base_ = static_cast<std::byte*>(p);
+  segment.base_ = static_cast<std::byte*>(mapping->region.get_address());
+  segment.mapping_ = std::move(mapping);
   segment.size_ = id.total_size;
   segment.owner_ = false;
   segment.linked_ = true;
@@ -343,7 +400,7 @@ SharedSegment::SharedSegment(SharedSegment&& other) noexcept
       owner_(std::exchange(other.owner_, false)),
       linked_(std::exchange(other.linked_, false)),
       pid_(std::exchange(other.pid_, 0)),
-      fd_(std::exchange(other.fd_, -1)) {}
+      mapping_(std::move(other.mapping_)) {}
 
 SharedSegment& SharedSegment::operator=(SharedSegment&& other) noexcept {
   if (this != &other) {
@@ -354,7 +411,7 @@ SharedSegment& SharedSegment::operator=(SharedSegment&& other) noexcept {
     owner_ = std::exchange(other.owner_, false);
     linked_ = std::exchange(other.linked_, false);
     pid_ = std::exchange(other.pid_, 0);
-    fd_ = std::exchange(other.fd_, -1);
+    mapping_ = std::move(other.mapping_);
   }
   return *this;
 }
@@ -364,8 +421,7 @@ SharedSegment::~SharedSegment() {
 }
 
 void SharedSegment::release() noexcept {
-  if (fd_ >= 0) close(std::exchange(fd_, -1));
-  if (base_ == nullptr) return;
+  if (!mapping_) return;
   if (getpid() == pid_) {
     if (owner_) {
       unlink();
@@ -373,14 +429,18 @@ void SharedSegment::release() noexcept {
       mutable_header().attached_processes.fetch_sub(1, std::memory_order_relaxed);
     }
   }
-  // A forked child's copy only drops its inherited mapping.
-  munmap(base_, size_);
+  // A forked child's copy only drops its inherited mapping (and descriptor).
+  mapping_.reset();
   base_ = nullptr;
+}
+
+int SharedSegment::fd() const noexcept {
+  return mapping_ && mapping_->object ? mapping_->object->get_mapping_handle().handle : -1;
 }
 
 void SharedSegment::unlink() noexcept {
   if (!owner_ || !linked_ || getpid() != pid_) return;
-  shm_unlink(name_.c_str());
+  bip::shared_memory_object::remove(name_.c_str());
   deregister_owned_name(name_);
   linked_ = false;
 }
@@ -502,7 +562,8 @@ void SharedSegment::check_fits(std::string_view name, const RegionRef& r, std::s
 namespace {
 
 // The stale segments, optionally unlinking them.
-std::vector<StaleSegment> scan_stale_segments(bool remove) {
+std::vector<StaleSegment> scan_stale_segments(bool remove, std::chrono::nanoseconds older_than) {
+  const std::int64_t newest = realtime_ns() - older_than.count();
   std::vector<StaleSegment> out;
   const std::string prefix = fmt::format("{}{}-", kSegmentNamePrefix, getuid());  // no '/'
   DIR* dir = opendir(kShmDirectory);
@@ -549,7 +610,8 @@ std::vector<StaleSegment> scan_stale_segments(bool remove) {
       }
     }
     if (s.reason.empty()) continue;  // the owner is alive
-    if (remove && shm_unlink(s.name.c_str()) != 0) continue;
+    if (s.creation_time_ns > newest) continue;
+    if (remove && !bip::shared_memory_object::remove(s.name.c_str())) continue;
     out.push_back(std::move(s));
   }
   return out;
@@ -558,11 +620,11 @@ std::vector<StaleSegment> scan_stale_segments(bool remove) {
 }  // namespace
 
 std::vector<StaleSegment> list_stale_segments() {
-  return scan_stale_segments(false);
+  return scan_stale_segments(false, {});
 }
 
-std::vector<StaleSegment> remove_stale_segments() {
-  return scan_stale_segments(true);
+std::vector<StaleSegment> remove_stale_segments(std::chrono::nanoseconds older_than) {
+  return scan_stale_segments(true, older_than);
 }
 
 void install_segment_cleanup_handlers() {

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstddef>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -30,6 +32,7 @@ using macrostep::ipc::remove_stale_segments;
 using macrostep::ipc::SegmentErrc;
 using macrostep::ipc::SegmentError;
 using macrostep::ipc::SegmentHeader;
+using macrostep::ipc::SegmentIdentity;
 using macrostep::ipc::SegmentOptions;
 using macrostep::ipc::SharedSegment;
 using macrostep::ipc::StaleSegment;
@@ -457,6 +460,34 @@ TEST(SegmentCleanup, SegmentOfAKilledOwnerIsListedAndRemoved) {
   EXPECT_NE(find_stale(removed, child.name), nullptr);
   EXPECT_FALSE(shm_name_exists(child.name));
   EXPECT_EQ(find_stale(list_stale_segments(), child.name), nullptr);
+}
+
+// Issue 12: the next run removes dead runs' segments, but only those older than its threshold
+// (RingTransport: a minute), so that it never races `cleanup` on fresh ones. The age is the
+// header's creation time, moved back here as if the owner had died two minutes ago.
+TEST(SegmentCleanup, RemovalByAgeLeavesYoungerStaleSegments) {
+  using namespace std::chrono_literals;
+  const ChildWithSegment child = spawn_segment_owner([](SharedSegment&) {
+    pause();
+    return 0;
+  });
+  ASSERT_GT(child.pid, 0);
+  ASSERT_EQ(kill(child.pid, SIGKILL), 0);
+  EXPECT_EQ(wait_child(child.pid), -SIGKILL);
+  EXPECT_EQ(find_stale(remove_stale_segments(60s), child.name), nullptr);
+  ASSERT_TRUE(shm_name_exists(child.name));
+
+  const int fd = shm_open(child.name.c_str(), O_RDWR, 0);
+  ASSERT_GE(fd, 0);
+  const std::int64_t created = realtime_ns() - std::int64_t{120'000'000'000};
+  ASSERT_EQ(pwrite(fd, &created, sizeof(created), offsetof(SegmentIdentity, creation_time_ns)),
+            static_cast<ssize_t>(sizeof(created)));
+  close(fd);
+  const auto removed = remove_stale_segments(60s);
+  const StaleSegment* s = find_stale(removed, child.name);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->creation_time_ns, created);
+  EXPECT_FALSE(shm_name_exists(child.name));
 }
 
 // Issue 12, defect 12: a file named like a segment whose owner pid is gone is still not ours

@@ -1,6 +1,10 @@
 // RingTransport (ring_transport.hpp; DESIGN.md contract 3).
 #include "macrostep/executors/ring_transport.hpp"
 
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -9,6 +13,18 @@
 namespace macrostep::executors {
 
 namespace {
+
+// Issue 12: a master killed with SIGKILL before its workers attached leaves its segment in
+// /dev/shm; the next run removes it (so does `macrostep cleanup`, at once). Only segments older
+// than a minute: a run must not race `cleanup` or the tests that inspect fresh stale segments.
+void remove_dead_runs_segments() {
+  using namespace std::chrono_literals;
+  for (const ipc::StaleSegment& s : ipc::remove_stale_segments(60s)) {
+    fmt::print(stderr,
+               "macrostep: removed the shared-memory segment {} of a run that is gone ({})\n",
+               s.name, s.reason);
+  }
+}
 
 // A segment large enough for every worker's block (sized by its configuration and state).
 ipc::SharedSegment create_segment(std::span<const std::vector<std::byte>> configs,
@@ -22,6 +38,7 @@ ipc::SharedSegment create_segment(std::span<const std::vector<std::byte>> config
   }
   ipc::SegmentOptions options;
   options.region_bytes = bytes;
+  remove_dead_runs_segments();
   return ipc::SharedSegment::create(options);
 }
 

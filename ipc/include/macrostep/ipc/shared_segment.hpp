@@ -2,10 +2,13 @@
 // rings, futex words and mirrored states live in (DESIGN.md contracts 3 and 5).
 //
 // Ownership and call order:
-//   1. The owner (the master) calls SharedSegment::create(). It creates the object with
-//      O_CREAT | O_EXCL, mode 0600 and an unpredictable name "/macrostep-<uid>-<pid>-<hex>",
-//      reserves all its pages (posix_fallocate: a full /dev/shm is an error here, never a
-//      SIGBUS later), maps it, and writes the header (SegmentIdentity below).
+//   1. The owner (the master) calls SharedSegment::create(). It creates the object through
+//      Boost.Interprocess (shared_memory_object, create_only: O_CREAT | O_EXCL, permissions
+//      0600) under an unpredictable name "/macrostep-<uid>-<pid>-<hex>", reserves all its pages
+//      (posix_fallocate on its descriptor: a full /dev/shm is an error here, never a SIGBUS
+//      later), maps it (mapped_region, MAP_POPULATE), and writes the header (SegmentIdentity).
+//      Only what Boost does not offer stays POSIX: reserving the pages, listing /dev/shm for
+//      stale segments, and the signal handlers' shm_unlink (async-signal-safe).
 //   2. The owner lays out the segment: allocate() / construct() hand out named, 64-byte aligned,
 //      zero-filled blocks identified by their offset from the segment's first byte. Every
 //      process maps the segment at a different address, so anything stored inside the segment
@@ -30,8 +33,10 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <new>
 #include <optional>
 #include <stdexcept>
@@ -206,7 +211,7 @@ class SharedSegment {
   // Owner: the segment's descriptor, open (close-on-exec) for the owner's lifetime, so that a
   // process started after unlink() can still attach (hand it over with dup2 when spawning).
   // -1 for an attached process.
-  int fd() const noexcept { return fd_; }
+  int fd() const noexcept;
 
  private:
   SharedSegment() = default;
@@ -225,7 +230,8 @@ class SharedSegment {
   bool owner_ = false;
   bool linked_ = false;
   pid_t pid_ = 0;  // the process this object belongs to
-  int fd_ = -1;    // owner only
+  struct Mapping;  // the Boost.Interprocess object and mapping (shared_segment.cpp)
+  std::unique_ptr<Mapping> mapping_;
 };
 
 // A segment of this user whose owner process is gone (killed, crashed, or its pid reused).
@@ -243,8 +249,9 @@ struct StaleSegment {
 // segment header (magic and owner uid) count, whatever their name; the owner pid comes from
 // the header. Segments of live owners are never listed.
 std::vector<StaleSegment> list_stale_segments();
-// Unlinks what list_stale_segments() finds; returns the segments removed.
-std::vector<StaleSegment> remove_stale_segments();
+// Unlinks what list_stale_segments() finds; returns the segments removed. `older_than`: only
+// those created at least that long ago (by the header's creation time); zero: all of them.
+std::vector<StaleSegment> remove_stale_segments(std::chrono::nanoseconds older_than = {});
 
 // Installs handlers for SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGABRT, SIGSEGV, SIGBUS, SIGFPE and
 // SIGILL that unlink every segment owned by this process and then hand the signal to the

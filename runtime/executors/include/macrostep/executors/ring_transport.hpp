@@ -35,7 +35,9 @@ class RingTransport final : public WorkerTransport {
  public:
   // configs[i]: worker i's encoded SubsystemConfig; state_sizes[i]: its state size (the mirror).
   // policy: how the master waits (nullopt: WaitPolicy::adaptive(workers + 1, run CPUs)).
-  // Throws ipc::SegmentError or std::invalid_argument; leaves nothing behind.
+  // Throws ipc::SegmentError or std::invalid_argument; leaves nothing behind. First removes
+  // this user's segments of dead owners created over a minute ago (ipc::remove_stale_segments),
+  // naming each on stderr.
   RingTransport(std::span<const std::vector<std::byte>> configs,
                 std::span<const std::size_t> state_sizes, std::optional<ipc::WaitPolicy> policy,
                 pid_t master);
