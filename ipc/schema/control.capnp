@@ -138,6 +138,7 @@ struct OscillatorMassConfig {
   couplingDamping @7 :Float64;
   x0 @8 :Float64;
   v0 @9 :Float64;
+  velocityInput @10 :Bool;  # the joint's projection multiplier μ (seed 004 App. D)
 }
 
 # A user's model (plugin::PluginDescription): the worker loads the library itself.

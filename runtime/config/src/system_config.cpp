@@ -309,7 +309,7 @@ library::PidParameters pid(const Node& n) {
 library::OscillatorMassParameters oscillator_mass(const Node& n) {
   allow_subsystem_keys(n,
                        {"mass", "c", "d", "force_input", "force_sign", "displacement_input",
-                        "coupling_c", "coupling_d", "x0", "v0"},
+                        "velocity_input", "coupling_c", "coupling_d", "x0", "v0"},
                        " for an oscillator_mass");
   library::OscillatorMassParameters p;
   if (auto v = n.find("mass")) p.mass = positive(*v);
@@ -325,6 +325,7 @@ library::OscillatorMassParameters oscillator_mass(const Node& n) {
   }
   read_bool(n, "force_input", p.force_input);
   read_bool(n, "displacement_input", p.displacement_input);
+  read_bool(n, "velocity_input", p.velocity_input);
   if (!p.force_input && !p.displacement_input) {
     n.fail("an oscillator_mass needs force_input = true or displacement_input = true");
   }
@@ -502,13 +503,14 @@ ParsedSubsystem parse_subsystem(const Node& n, Systems& s) {
 // ---- connections ----
 
 constexpr std::string_view kLaws[] = {"spring_damper", "rotational_spring_damper", "signal",
-                                      "displacement", "hydraulic_node"};
+                                      "displacement",  "hydraulic_node",           "joint"};
 
 LawKind law_kind(const std::string& law) {
   if (law == "spring_damper") return LawKind::kSpringDamper;
   if (law == "rotational_spring_damper") return LawKind::kRotationalSpringDamper;
   if (law == "signal") return LawKind::kSignal;
   if (law == "displacement") return LawKind::kDisplacement;
+  if (law == "joint") return LawKind::kJoint;
   return LawKind::kHydraulicNode;
 }
 
@@ -525,6 +527,8 @@ std::string_view read_order(LawKind kind) {
       return "[position, velocity]";
     case LawKind::kHydraulicNode:
       return "[volume_1, ..., volume_N]";
+    case LawKind::kJoint:
+      return "[x_a, v_a, x_b, v_b]";
   }
   return "";
 }
@@ -547,6 +551,9 @@ void read_law_parameters(const Node& n, system::DescribedConnection& c) {
       return;
     case LawKind::kDisplacement:
       n.allow_only(allowed, " for law \"displacement\"");
+      return;
+    case LawKind::kJoint:
+      n.allow_only(allowed, " for law \"joint\"");
       return;
     case LawKind::kHydraulicNode:
       break;
@@ -649,6 +656,16 @@ system::DescribedConnection parse_connection(const Node& n, Systems& s, Feeds& f
     }
     to.allow_only({"position", "velocity"});
     c.to.push_back(targets(to.require("position"), s, c.name, feeds));
+    c.to.push_back(targets(to.require("velocity"), s, c.name, feeds));
+  } else if (c.law == LawKind::kJoint) {
+    if (!to.value().is_table()) {
+      to.fail(fmt::format(
+          "must be a table {{force = [...], velocity = [...]}} for law \"joint\": the inputs "
+          "the reaction force λ and the projection multiplier μ feed (got {})",
+          to.describe()));
+    }
+    to.allow_only({"force", "velocity"});
+    c.to.push_back(targets(to.require("force"), s, c.name, feeds));
     c.to.push_back(targets(to.require("velocity"), s, c.name, feeds));
   } else {
     c.to.push_back(targets(to, s, c.name, feeds));

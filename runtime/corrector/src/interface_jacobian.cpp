@@ -126,7 +126,8 @@ bool InterfaceJacobian::assemble(std::span<const std::vector<double>> outputs,
     system_.coupling_jacobian(k, outputs, std::span<double>(dphi_).subspan(dphi_offset_[k], size));
   }
   std::fill(values_.begin(), values_.end(), 0.0);
-  for (std::size_t d : diagonal_) values_[d] = 1.0;
+  // J = I − ∂φ/∂y·∂y/∂s; a constraint's row has no identity (its r = −g(y), METHODS §8).
+  for (std::size_t i = 0; i < n_; ++i) values_[diagonal_[i]] = system_.is_constraint(i) ? 0.0 : 1.0;
   for (const Term& t : terms_) {
     values_[t.entry] -= dphi_[t.dphi_index] * dyds.at(t.subsystem, t.output, t.channel);
   }

@@ -1020,6 +1020,45 @@ void check_feedthrough_combination(const config::RunConfig& config, const CosimS
   }
 }
 
+// A constraint coupling (a joint; METHODS §8, seed 004) is solved by Newton with ∂y/∂u only:
+// refused before any file is written for the schemes and Jacobians that cannot. Its multipliers
+// are index-2 variables: the corrector fixes the integral of their step polynomial, whose
+// end-value recurrence is stable only up to κ = 1 (κ = 0: r = 0; κ = 1, the trapezoid: r = −1;
+// κ = 2, Adams-Moulton weights 5/12, 8/12, −1/12: 5r² + 8r − 1 = 0, r = −1.72, the multipliers
+// oscillate with period 2H and grow). A fixed κ ≥ 2 is refused, order control stays at κ ≤ 1.
+void check_constraint_combination(const config::RunConfig& config,
+                                  const system::CoupledSystem& system, CosimSettings& settings) {
+  if (!system.has_constraints()) return;
+  control::MacroStepOptions& m = settings.scheme.control;
+  const bool fixed_order =
+      m.mode == control::StepSizeMode::kFixed || m.order.strategy == control::OrderStrategy::kFixed;
+  const int kappa = m.mode == control::StepSizeMode::kFixed ? m.kappa_fixed : m.order.kappa_max;
+  if (fixed_order && kappa >= 2) {
+    throw SetupError(fmt::format(
+        "{}: order {}: a joint's multipliers are unstable under extrapolation of degree 2 and "
+        "more (for kappa = 2 their recurrence 5r^2 + 8r - 1 = 0 has the root -1.72); use order 0 "
+        "or 1 (order auto stays at kappa <= 1 with a joint)",
+        config.path, kappa));
+  }
+  if (!fixed_order) m.order.kappa_max = std::min(m.order.kappa_max, 1);
+  const config::CosimConfig& c = settings.cosim;
+  const bool newton =
+      c.scheme == config::CosimScheme::kImplicit || c.scheme == config::CosimScheme::kSemiImplicit;
+  if (!newton) {
+    throw SetupError(fmt::format(
+        "{}: scheme {}: a joint (constraint coupling) has no law u = φ(y) for its multipliers; "
+        "they are solved by the corrector: use scheme implicit or semi-implicit (seed 004)",
+        config.path, config::to_string(c.scheme)));
+  }
+  if (c.jacobian != config::JacobianSource::kFiniteDifference &&
+      c.jacobian != config::JacobianSource::kReuse) {
+    throw SetupError(fmt::format(
+        "{}: jacobian {}: a joint (constraint coupling) needs the interface Jacobian from "
+        "perturbed runs; use jacobian fd or reuse",
+        config.path, config::to_string(c.jacobian)));
+  }
+}
+
 // The result row of the newest accepted macro point, written every output_every-th point and
 // at the end (the last point always reaches the file).
 struct ResultRow {
@@ -1211,6 +1250,7 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   check_memory(config, 1 + runs_per_subsystem(settings, 2));
   std::vector<library::ModelDescription> models;
   const system::CoupledSystem system = coupled_system(config, models);
+  check_constraint_combination(config, system, result.settings);
   SchemeOptions scheme_options = settings.scheme;
   scheme_options.approximations = coupling_approximations(settings, system);
   check_sequence(config, settings, system);

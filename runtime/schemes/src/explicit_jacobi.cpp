@@ -10,6 +10,11 @@
 namespace macrostep::schemes {
 
 void ExplicitJacobi::start(const system::CoupledSystem& system, const SchemeOptions& options) {
+  if (system.has_constraints()) {
+    throw std::invalid_argument(
+        "the explicit scheme cannot solve a constraint coupling (joint): its multipliers have no "
+        "u = φ(y); use the implicit or semi-implicit scheme");
+  }
   using control::Estimator;
   const Estimator estimator = options.control.estimator;
   if (estimator == Estimator::kImMD || estimator == Estimator::kImCV) {

@@ -74,6 +74,11 @@ void GaussSeidel::start(const system::CoupledSystem& system, const SchemeOptions
   if (!options.gauss_seidel) throw std::logic_error("GaussSeidel::start without its options");
   check_options(options);
   check_approximations(system, options.approximations);
+  if (system.has_constraints()) {
+    throw std::invalid_argument(
+        "the Gauss-Seidel scheme cannot solve a constraint coupling (joint): its multipliers "
+        "have no u = φ(y); use the implicit or semi-implicit scheme");
+  }
   if (system.has_feedthrough()) {
     throw std::invalid_argument(
         "the Gauss-Seidel scheme does not take subsystems with direct feed-through (its "

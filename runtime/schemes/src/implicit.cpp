@@ -38,6 +38,15 @@ void IterativeScheme::start(const system::CoupledSystem& system, const SchemeOpt
   if (options.control.mode == control::StepSizeMode::kVariable && estimator == Estimator::kNone) {
     throw std::invalid_argument("a controlled step size needs an error estimator (imMD or imCV)");
   }
+  if (system.has_constraints() &&
+      (copt_.iteration == IterationKind::kWaveform || copt_.jacobian == JacobianKind::kSap ||
+       copt_.jacobian == JacobianKind::kQuasiNewton)) {
+    // A multiplier has no fixed-point map u = φ(y) for waveform relaxation or the secant update
+    // to work on, and sap's series knows no constraint (METHODS §8, D-45: Newton with ∂y/∂u).
+    throw std::invalid_argument(
+        "a constraint coupling (joint) needs the implicit or semi-implicit scheme with jacobian "
+        "fd or reuse");
+  }
   if (copt_.jacobian == JacobianKind::kSap && system.has_feedthrough()) {
     // sap's series term sees inputs only through the accelerations (§4.5): it would miss the
     // direct ∂y/∂u that the FD Jacobian's perturbed runs contain.
@@ -170,7 +179,10 @@ bool IterativeScheme::next_iterate(const control::StepPlan& plan,
   const system::CoupledSystem& system = *system_;
   system.evaluate_couplings(y_, phi_);
   step_.resize(s_.size());
-  for (std::size_t k = 0; k < s_.size(); ++k) step_[k] = phi_[k] - s_[k];  // r = −g
+  for (std::size_t k = 0; k < s_.size(); ++k) {
+    // r = −g: φ − s, or a constraint's own residual −g(y) (METHODS §8)
+    step_[k] = system.is_constraint(k) ? phi_[k] : phi_[k] - s_[k];
+  }
   s_prev_ = s_;
   if (copt_.iteration == IterationKind::kWaveform) {
     for (std::size_t k = 0; k < s_.size(); ++k) {
@@ -285,6 +297,10 @@ AttemptResult IterativeScheme::finish(const control::StepPlan& plan,
   if (copt_.iteration == IterationKind::kSemiImplicit) {
     u_next.resize(system.coupling_count());
     system.evaluate_couplings(y_, u_next);  // u_{N+1} = φ(y^c) (§4.4 step 4)
+    // A multiplier has no φ: it keeps the corrected value (seed 004: one corrector pass).
+    for (std::size_t k = 0; k < u_next.size(); ++k) {
+      if (system.is_constraint(k)) u_next[k] = s_[k];
+    }
   } else {
     u_next = s_;  // the end value of the last pass (§4.1 result, D-22)
   }

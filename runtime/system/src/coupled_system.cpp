@@ -22,6 +22,13 @@ CoupledSystem::CoupledSystem(std::vector<std::unique_ptr<model::Subsystem>> subs
   index_laws();
   check_subsystems();
   for (const auto& s : subsystems_) feedthrough_ = feedthrough_ || s->has_feedthrough();
+  if (feedthrough_ && constraints_) {
+    // The consistent update (D-1) solves u − φ(y(u)) = 0 at every macro point; it has no rows
+    // for multipliers.
+    throw std::invalid_argument(
+        "CoupledSystem: a constraint coupling (joint) together with feed-through subsystems is "
+        "not supported; couple the feed-through subsystems by laws with φ");
+  }
   index_monitored();
 }
 
@@ -46,6 +53,8 @@ void CoupledSystem::index_laws() {
     for (const OutputRef& r : law->reads()) check_output(r, what);
     law_offsets_.push_back(coupling_names_.size());
     coupling_names_.insert(coupling_names_.end(), names.begin(), names.end());
+    constraint_.insert(constraint_.end(), names.size(), law->is_constraint() ? 1 : 0);
+    constraints_ = constraints_ || law->is_constraint();
     max_reads_ = std::max(max_reads_, law->reads().size());
   }
 }
@@ -165,6 +174,7 @@ std::vector<double> CoupledSystem::initial_couplings() const {
   std::vector<double> u(coupling_names_.size());
   if (!feedthrough_) {
     evaluate_couplings(outputs, u);
+    if (constraints_) initial_multipliers(u);
     return u;
   }
   const std::vector<double> zero(coupling_names_.size(), 0.0);
@@ -244,6 +254,84 @@ bool solve_dense(std::vector<double>& jacobian, std::span<double> x) {
 }
 
 }  // namespace
+
+// d/dt of every law's φ at t0 with inputs u: Σ ∂φ/∂y·(∂y/∂z·ż0(u)), ż0 from the subsystems'
+// consistent initial states with those inputs. For a constraint law that is −ġ.
+void CoupledSystem::initial_rates(std::span<const double> u, std::span<double> rates) const {
+  std::vector<std::vector<double>> outputs(subsystems_.size()), output_rates(subsystems_.size());
+  for (std::size_t i = 0; i < subsystems_.size(); ++i) {
+    const auto& s = *subsystems_[i];
+    std::vector<double> z(s.state_size()), zp(s.state_size()), in(s.input_size());
+    gather_inputs(i, u, in);
+    s.initial_state(in, z, zp);
+    outputs[i].resize(s.output_size());
+    s.outputs(s.initial_time(), z, in, outputs[i]);
+    const model::EntryPattern pattern = s.output_jacobian_pattern();
+    std::vector<double> values(pattern.nonzeros());
+    s.output_jacobian(s.initial_time(), z, in, values);
+    output_rates[i].assign(s.output_size(), 0.0);
+    for (std::size_t k = 0; k < values.size(); ++k) {
+      output_rates[i][pattern.row[k]] += values[k] * zp[pattern.column[k]];
+    }
+  }
+  std::vector<double> y(max_reads_), dphi;
+  for (std::size_t k = 0; k < laws_.size(); ++k) {
+    const CouplingLaw& law = *laws_[k];
+    const auto reads = law.reads();
+    dphi.resize(law.write_count() * reads.size());
+    law.jacobian(gather_reads(law, outputs, y), dphi);
+    for (std::size_t w = 0; w < law.write_count(); ++w) {
+      double rate = 0.0;
+      for (std::size_t r = 0; r < reads.size(); ++r) {
+        rate += dphi[w * reads.size() + r] * output_rates[reads[r].subsystem][reads[r].output];
+      }
+      rates[law_offsets_[k] + w] = rate;
+    }
+  }
+}
+
+// Consistent multipliers at t0 (METHODS §8; seed 004 App. D): the constraints hold at t0 and must
+// keep holding, ġ(u) = 0 (for a joint: equal velocities give μ, equal accelerations λ). Newton
+// with a finite-difference Jacobian over the multipliers (ġ is affine in them for the library's
+// models: one step).
+void CoupledSystem::initial_multipliers(std::vector<double>& u) const {
+  std::vector<std::size_t> m;
+  for (std::size_t c = 0; c < u.size(); ++c) {
+    if (constraint_[c] != 0) m.push_back(c);
+  }
+  for (std::size_t c : m) u[c] = 0.0;
+  std::vector<double> rates(u.size()), shifted(u.size()), h(m.size()),
+      jacobian(m.size() * m.size());
+  double first = 0.0;
+  for (int it = 0; it < 8; ++it) {
+    initial_rates(u, rates);
+    double size = 0.0;
+    for (std::size_t j = 0; j < m.size(); ++j) {
+      h[j] = rates[m[j]];
+      size = std::max(size, std::fabs(h[j]));
+    }
+    if (it == 0) first = size;
+    if (!std::isfinite(size)) break;
+    if (size == 0.0 || (it > 0 && size <= 1e-12 * first)) return;
+    for (std::size_t j = 0; j < m.size(); ++j) {
+      std::vector<double> moved = u;
+      const double delta = 1e-6 * std::max(1.0, std::fabs(u[m[j]]));
+      moved[m[j]] += delta;
+      initial_rates(moved, shifted);
+      for (std::size_t i = 0; i < m.size(); ++i) {
+        jacobian[j * m.size() + i] = (shifted[m[i]] - rates[m[i]]) / delta;
+      }
+    }
+    for (double& v : h) v = -v;
+    if (!solve_dense(jacobian, h)) break;
+    for (std::size_t j = 0; j < m.size(); ++j) u[m[j]] += h[j];
+  }
+  if (first == 0.0) return;
+  throw std::runtime_error(
+      "CoupledSystem: no consistent initial multipliers for the constraint coupling " +
+      coupling_names_[m.front()] +
+      " (the constraints' time derivatives do not vanish for any value near 0)");
+}
 
 ConsistentUpdate CoupledSystem::consistent_update(std::span<std::vector<double>> outputs,
                                                   std::span<const std::vector<double>> feedthrough,

@@ -270,6 +270,9 @@ void MonolithicSystem::initial_state(std::span<const double> /*u0*/, std::span<d
     zp0[row] += s.dphi[term.law][term.dphi_entry] *
                 s.output_values[term.subsystem][term.output_entry] * zp0[column];
   }
+  for (std::size_t c = 0; c < system_.coupling_count(); ++c) {
+    if (system_.is_constraint(c)) zp0[coupling_offset_ + c] = 0.0;  // a multiplier: unknown
+  }
   if (feedthrough_terms_.empty()) return;
   const std::vector<double> direct(zp0.begin() + static_cast<std::ptrdiff_t>(coupling_offset_),
                                    zp0.end());
@@ -298,7 +301,10 @@ void MonolithicSystem::residual(double t, std::span<const double> z, std::span<c
   evaluate_outputs(t, z, s);
   system_.evaluate_couplings(s.outputs, s.phi);
   for (std::size_t c = 0; c < s.phi.size(); ++c) {
-    r[coupling_offset_ + c] = z[coupling_offset_ + c] - s.phi[c];
+    // A constraint's row is its g(y) = −φ itself: the multiplier is what makes it hold (an
+    // index-2 DAE then, METHODS §8).
+    r[coupling_offset_ + c] =
+        system_.is_constraint(c) ? -s.phi[c] : z[coupling_offset_ + c] - s.phi[c];
   }
 }
 
@@ -330,7 +336,9 @@ void MonolithicSystem::jacobian(double t, std::span<const double> z, std::span<c
     values[term.destination] -=
         s.dphi[term.law][term.dphi_entry] * s.feedthrough[term.subsystem][term.d_entry];
   }
-  for (std::size_t index : identity_index_) values[index] += 1.0;
+  for (std::size_t c = 0; c < identity_index_.size(); ++c) {
+    if (!system_.is_constraint(c)) values[identity_index_[c]] += 1.0;
+  }
 }
 
 void MonolithicSystem::outputs(double t, std::span<const double> z, std::span<const double>,

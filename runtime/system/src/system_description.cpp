@@ -9,6 +9,7 @@
 #include <string>
 
 #include "macrostep/system/displacement_law.hpp"
+#include "macrostep/system/joint_constraint_law.hpp"
 #include "macrostep/system/rotational_spring_damper_law.hpp"
 #include "macrostep/system/signal_law.hpp"
 #include "macrostep/system/spring_damper_law.hpp"
@@ -36,6 +37,9 @@ std::unique_ptr<CouplingLaw> make_law(const DescribedConnection& c) {
       return std::make_unique<DisplacementLaw>(names[0], names[1], c.from[0], c.from[1]);
     case LawKind::kHydraulicNode:
       return std::make_unique<HydraulicNodeLaw>(names[0], c.node, c.from, c.initial_volumes);
+    case LawKind::kJoint:
+      return std::make_unique<JointConstraintLaw>(names[0], names[1], c.from[0], c.from[1],
+                                                  c.from[2], c.from[3]);
   }
   throw std::invalid_argument("connection " + c.name + ": unknown law");
 }
@@ -73,6 +77,7 @@ std::size_t law_read_count(LawKind kind) {
   switch (kind) {
     case LawKind::kSpringDamper:
     case LawKind::kRotationalSpringDamper:
+    case LawKind::kJoint:
       return 4;
     case LawKind::kSignal:
       return 1;
@@ -85,12 +90,15 @@ std::size_t law_read_count(LawKind kind) {
 }
 
 std::size_t law_write_count(LawKind kind) {
-  return kind == LawKind::kDisplacement ? 2 : 1;
+  return kind == LawKind::kDisplacement || kind == LawKind::kJoint ? 2 : 1;
 }
 
 std::vector<std::string> coupling_names(const DescribedConnection& connection) {
   if (connection.law == LawKind::kDisplacement) {
     return {connection.name + ".position", connection.name + ".velocity"};
+  }
+  if (connection.law == LawKind::kJoint) {
+    return {connection.name + ".lambda", connection.name + ".mu"};
   }
   return {connection.name};
 }

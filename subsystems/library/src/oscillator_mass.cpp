@@ -44,7 +44,8 @@ OscillatorMass::OscillatorMass(const OscillatorMassParameters& parameters) : p_(
 }
 
 std::size_t OscillatorMass::input_size() const {
-  return (p_.force_input ? 1u : 0u) + (p_.displacement_input ? 2u : 0u);
+  return (p_.force_input ? 1u : 0u) + (p_.velocity_input ? 1u : 0u) +
+         (p_.displacement_input ? 2u : 0u);
 }
 
 std::string OscillatorMass::state_name(std::size_t i) const {
@@ -61,6 +62,7 @@ std::string OscillatorMass::output_name(std::size_t i) const {
 std::string OscillatorMass::input_name(std::size_t i) const {
   if (i >= input_size()) throw std::out_of_range("OscillatorMass::input_name: out of range");
   if (p_.force_input && i == 0) return "force";
+  if (p_.velocity_input && i == velocity_offset()) return "mu";
   return i == displacement_offset() ? "x_in" : "v_in";
 }
 
@@ -80,14 +82,14 @@ void OscillatorMass::initial_state(std::span<const double> u0, std::span<double>
                                    std::span<double> zp0) const {
   z0[0] = p_.x0;
   z0[1] = p_.v0;
-  zp0[0] = p_.v0;
+  zp0[0] = p_.v0 + mu(u0);
   zp0[1] = net_force(z0, u0) / p_.mass;
 }
 
 void OscillatorMass::residual(double /*t*/, std::span<const double> z, std::span<const double> zp,
                               std::span<const double> u, std::span<double> r) const {
   assert(z.size() == 2 && zp.size() == 2 && r.size() == 2 && u.size() == input_size());
-  r[0] = zp[0] - z[1];
+  r[0] = zp[0] - z[1] - mu(u);
   r[1] = p_.mass * zp[1] - net_force(z, u);
 }
 
@@ -145,7 +147,8 @@ void OscillatorMass::output_jacobian(double /*t*/, std::span<const double> /*z*/
 model::EntryPattern OscillatorMass::input_jacobian_pattern() const {
   model::EntryPattern p;
   for (std::size_t k = 0; k < input_size(); ++k) {
-    p.row.push_back(1);  // every input acts on the velocity row
+    // μ acts on the position row, every other input on the velocity row
+    p.row.push_back(p_.velocity_input && k == velocity_offset() ? 0 : 1);
     p.column.push_back(k);
   }
   return p;
@@ -155,7 +158,8 @@ void OscillatorMass::input_jacobian(double /*t*/, std::span<const double> /*z*/,
                                     std::span<const double> /*zp*/, std::span<const double> /*u*/,
                                     std::span<double> values) const {
   std::size_t k = 0;
-  if (p_.force_input) values[k++] = -p_.force_sign;  // F_v = m·v' − (… + s·f)
+  if (p_.force_input) values[k++] = -p_.force_sign;     // F_v = m·v' − (… + s·f)
+  if (p_.velocity_input) values[k++] = -p_.force_sign;  // F_x = x' − v − s·μ
   if (p_.displacement_input) {
     values[k++] = -p_.coupling_stiffness;  // −(−F), F = c_c(x − x̃) + …: ∂F_v/∂x̃ = −c_c
     values[k] = -p_.coupling_damping;

@@ -263,6 +263,7 @@ void encode_mass(const library::OscillatorMassParameters& p,
   out.setForceInput(p.force_input);
   out.setForceSign(p.force_sign);
   out.setDisplacementInput(p.displacement_input);
+  out.setVelocityInput(p.velocity_input);
   out.setCouplingStiffness(p.coupling_stiffness);
   out.setCouplingDamping(p.coupling_damping);
   out.setX0(p.x0);
@@ -277,6 +278,7 @@ library::OscillatorMassParameters decode_mass(schema::OscillatorMassConfig::Read
   p.force_input = in.getForceInput();
   p.force_sign = in.getForceSign();
   p.displacement_input = in.getDisplacementInput();
+  p.velocity_input = in.getVelocityInput();
   p.coupling_stiffness = in.getCouplingStiffness();
   p.coupling_damping = in.getCouplingDamping();
   p.x0 = in.getX0();

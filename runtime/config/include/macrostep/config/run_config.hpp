@@ -87,7 +87,9 @@
 //                         force_input (input force, times force_sign = 1 | -1);
 //                         displacement_input (inputs x_in, v_in driving its own element
 //                         coupling_c, coupling_d; output force: feed-through); at least one
-//                         of the two. Outputs x, v[, force] (library/oscillator_mass.hpp)
+//                         of the two; velocity_input (input mu, the projection multiplier
+//                         of a joint: x' = v + force_sign*mu). Outputs x, v[, force]
+//                         (library/oscillator_mass.hpp)
 //     chain_segment       masses = [first, last] (1-based, inclusive) of the [model] chain,
 //                         which then stands beside the description (without [partition]
 //                         and without coupling_bodies selections); the segments must cover
@@ -106,16 +108,20 @@
 //                         variable names; default every Real input / output; fmu/fmu.hpp)
 //   [[connection]]                   repeatable
 //   name = "shaft"                   required, unique; names the coupling variable (result
-//                                    column; a displacement writes <name>.position/.velocity)
+//                                    column; a displacement writes <name>.position/.velocity,
+//                                    a joint <name>.lambda/.mu)
 //   law = "rotational_spring_damper" required: "spring_damper" | "rotational_spring_damper" |
-//                                    "signal" | "displacement" | "hydraulic_node"
+//                                    "signal" | "displacement" | "hydraulic_node" | "joint"
 //   from = ["motor.phi_2", ...]      required: the outputs the law reads, "subsystem.output":
 //                                    spring_damper [x_left, v_left, x_right, v_right];
 //                                    rotational_spring_damper [angle_left, speed_left,
 //                                    angle_right, speed_right]; signal [source]; displacement
-//                                    [position, velocity]; hydraulic_node [volume_1, ...]
+//                                    [position, velocity]; hydraulic_node [volume_1, ...];
+//                                    joint [x_a, v_a, x_b, v_b] (seed 004: x_a = x_b held by
+//                                    the multipliers; implicit/semi-implicit schemes only)
 //   to = ["motor.tau_right", ...]    required: the inputs its variable feeds (one or more);
-//                                    displacement: {position = [...], velocity = [...]}
+//                                    displacement: {position = [...], velocity = [...]};
+//                                    joint: {force = [...], velocity = [...]} (λ and μ)
 //   law keys: spring_damper, rotational_spring_damper: c (required), d, C, D, ex, ev;
 //     signal: gain (default 1), offset (default 0); hydraulic_node: volume (> 0),
 //     initial_pressure (required), bulk_modulus = "constant" (modulus > 0) |

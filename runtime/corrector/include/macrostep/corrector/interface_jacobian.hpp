@@ -69,7 +69,8 @@ class InterfaceJacobian {
   std::size_t nonzeros() const { return row_index_.size(); }
 
   // J = I − (∂φ/∂y)(∂y/∂s) with the laws' ∂φ/∂y at `outputs` (outputs[i]: subsystem i's
-  // outputs at T_{N+1}) and the sensitivities `dyds`. Factorises J; returns false if KLU finds
+  // outputs at T_{N+1}) and the sensitivities `dyds`; the row of a constraint variable
+  // (CoupledSystem::is_constraint) has no identity. Factorises J; returns false if KLU finds
   // it singular or a value is not finite (then solve() must not be called).
   bool assemble(std::span<const std::vector<double>> outputs, const InputSensitivities& dyds);
 

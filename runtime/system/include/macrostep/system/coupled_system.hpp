@@ -99,6 +99,12 @@ class CoupledSystem {
   // Whether any subsystem has direct feed-through (then consistent_update runs Newton).
   bool has_feedthrough() const { return feedthrough_; }
 
+  // Whether coupling variable c belongs to a constraint law (CouplingLaw::is_constraint): its
+  // entry of evaluate_couplings is the constraint residual −g(y), not a value of u. And whether
+  // any variable does (then only the implicit and semi-implicit schemes can run the system).
+  bool is_constraint(std::size_t c) const { return constraint_.at(c) != 0; }
+  bool has_constraints() const { return constraints_; }
+
   // The consistent update of METHODS §1.1 / D-1 (seed 000 Eq. 2.22): u with
   // g(u) = u − φ(y(u)) = 0 at a macro point, where outputs[i] holds subsystem i's outputs at
   // its end state evaluated with the inputs u_eval (the coupling values its run ended with: the
@@ -124,7 +130,9 @@ class CoupledSystem {
 
   // The consistent coupling variables at t0 from every subsystem's initial state (with
   // feed-through: consistent_update from u = 0 with the default tolerances for rtol 1e-10,
-  // std::runtime_error naming the worst coupling variable if it does not converge).
+  // std::runtime_error naming the worst coupling variable if it does not converge). A
+  // constraint law's multipliers start where the constraints' time derivatives vanish, ġ = 0
+  // (Newton with finite differences; std::runtime_error naming the law if that fails).
   std::vector<double> initial_couplings() const;
 
   // Gathers u's entries that feed subsystem i (size subsystem(i).input_size()).
@@ -135,6 +143,10 @@ class CoupledSystem {
   void check_subsystems() const;
   void index_laws();
   void index_monitored();
+  // d/dt φ of every law at t0 with inputs u (initial_couplings with constraints).
+  void initial_rates(std::span<const double> u, std::span<double> rates) const;
+  // The constraint variables of u (the others set) such that the constraints keep holding.
+  void initial_multipliers(std::vector<double>& u) const;
   // y(u) of the feed-through subsystems from y(u_eval) (consistent_update).
   void shift_outputs(std::span<const std::vector<double>> base,
                      std::span<const std::vector<double>> feedthrough,
@@ -158,6 +170,8 @@ class CoupledSystem {
   std::vector<MonitoredOutput> monitored_;
   std::vector<control::WeightGroup> monitored_groups_;
   bool feedthrough_ = false;
+  std::vector<char> constraint_;  // by coupling variable
+  bool constraints_ = false;
 };
 
 }  // namespace macrostep::system

@@ -49,6 +49,15 @@ class CouplingLaw {
   // instead of evaluating u = φ(y) (Eq. 2.25, D-1).
   virtual bool has_feedthrough() const = 0;
 
+  // A constraint law (seed 004, METHODS §8; JointConstraintLaw): its variables are multipliers
+  // that no φ gives but that make constraints g(y) = 0 hold at the macro points. For it,
+  // evaluate() returns the residual r = −g(y) and jacobian() ∂r/∂y, and the corrector solves
+  // r(y(u)) = 0 where it solves u − φ(y(u)) = 0 for the other laws: the Newton row of such a
+  // variable is the other rows' without the identity (J_row = −∂r/∂y·∂y/∂u). Only the implicit
+  // and semi-implicit schemes with the fd or reuse Jacobian can solve it; its variables start at
+  // 0 and have no rate.
+  virtual bool is_constraint() const { return false; }
+
   // Whether u̇ = dφ/dt follows from y_read alone (seed 003 Eq. 2.9: u̇ = Σ ∂φ/∂y·ẏ, where every
   // ẏ is itself an output, e.g. u = c(x_A − x_B), u̇ = c(v_A − v_B)). A damper's rate needs
   // accelerations, so such a law has none. The seed-003 approximations with b ≠ 0 need it.

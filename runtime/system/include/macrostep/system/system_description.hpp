@@ -36,6 +36,7 @@ enum class LawKind : std::uint8_t {
   kSignal,                  // SignalLaw: [y]
   kDisplacement,            // DisplacementLaw: [x, v], writes [x, v]
   kHydraulicNode,           // HydraulicNodeLaw: [V_1, ..., V_N]
+  kJoint,                   // JointConstraintLaw: [x_a, v_a, x_b, v_b], writes [λ, μ]
 };
 
 // The number of outputs a law reads (0: any number >= 1, the hydraulic node) and the number of

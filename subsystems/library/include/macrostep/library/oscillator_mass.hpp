@@ -3,18 +3,21 @@
 // rest of the system either by a force (force coupling) or through a coupling element it holds
 // itself and that is driven by the other body's position and velocity (displacement coupling):
 //
-//   ẋ = v,   m·v̇ = −c·x − d·v + s·f − F,   F = c_c·(x − x̃) + d_c·(v − ṽ)
+//   ẋ = v + s·μ,   m·v̇ = −c·x − d·v + s·f − F,   F = c_c·(x − x̃) + d_c·(v − ṽ)
 //
-// with f the input "force" (if force_input; s = force_sign, ±1) and x̃, ṽ the inputs "x_in",
-// "v_in" (if displacement_input; otherwise F = 0). Outputs y = [x, v] and, with displacement
+// with f the input "force" (if force_input; s = force_sign, ±1), μ the input "mu" (if
+// velocity_input; otherwise 0) and x̃, ṽ the inputs "x_in", "v_in" (if displacement_input;
+// otherwise F = 0). Outputs y = [x, v] and, with displacement
 // input, "force" = F: the element force the body's element transmits, which depends on x̃, ṽ at
 // once — direct feed-through (D = [−c_c, −d_c], has_feedthrough()). So
 //   F/F (Eq. 2.5): two force-input masses and a spring_damper law;
 //   F/D with feed-through (Eq. 2.7): mass 1 force input, mass 2 displacement input, a
 //     displacement law 1 → 2 and a signal law mass2.force → mass1.force;
 //   D/D (Eq. 2.8): two displacement-input masses, each with a copy of the element, and two
-//     displacement laws (their force outputs unused, so no feed-through is read).
-// States "x", "v" (roles position, velocity); inputs in the order force, x_in, v_in (those
+//     displacement laws (their force outputs unused, so no feed-through is read);
+//   a joint (seed 004 App. D, Eq. 58): two masses with force and velocity inputs, force_sign
+//     +1 and −1, and a joint law whose multipliers λ (force) and μ (mu) hold x_1 = x_2.
+// States "x", "v" (roles position, velocity); inputs in the order force, mu, x_in, v_in (those
 // present). z0 = [x0, v0] whatever the inputs. Immutable after construction; analytic Jacobians.
 #pragma once
 
@@ -32,6 +35,7 @@ struct OscillatorMassParameters {
   bool force_input = false;
   double force_sign = 1.0;  // s: +1 or −1 (the side of the cut element the body is on)
   bool displacement_input = false;
+  bool velocity_input = false;  // μ: ẋ = v + s·μ (a joint's projection multiplier)
   double coupling_stiffness = 0.0, coupling_damping = 0.0;  // c_c, d_c >= 0 of the held element
   double x0 = 0.0, v0 = 0.0;
 };
@@ -80,7 +84,13 @@ class OscillatorMass final : public model::Subsystem {
   double element_force(std::span<const double> z, std::span<const double> u) const;
 
  private:
-  std::size_t displacement_offset() const { return p_.force_input ? 1 : 0; }
+  std::size_t velocity_offset() const { return p_.force_input ? 1 : 0; }
+  std::size_t displacement_offset() const {
+    return velocity_offset() + (p_.velocity_input ? 1 : 0);
+  }
+  double mu(std::span<const double> u) const {
+    return p_.velocity_input ? p_.force_sign * u[velocity_offset()] : 0.0;
+  }
 
   OscillatorMassParameters p_;
   std::vector<model::StateRole> roles_;

@@ -1,0 +1,29 @@
+// METHODS.md §8 (index-2 constraint coupling), seed 004 App. D Eq. 58-60.
+#include "macrostep/system/joint_constraint_law.hpp"
+
+#include <stdexcept>
+#include <utility>
+
+namespace macrostep::system {
+
+JointConstraintLaw::JointConstraintLaw(std::string force_name, std::string velocity_name,
+                                       OutputRef x_a, OutputRef v_a, OutputRef x_b, OutputRef v_b)
+    : names_{std::move(force_name), std::move(velocity_name)}, reads_{x_a, v_a, x_b, v_b} {}
+
+void JointConstraintLaw::evaluate(std::span<const double> y_read, std::span<double> u_out) const {
+  if (y_read.size() != 4 || u_out.size() != 2) {
+    throw std::invalid_argument("JointConstraintLaw::evaluate: size mismatch");
+  }
+  u_out[0] = y_read[0] - y_read[2];  // −(x_b − x_a)
+  u_out[1] = y_read[1] - y_read[3];  // −(v_b − v_a)
+}
+
+void JointConstraintLaw::jacobian(std::span<const double> y_read, std::span<double> dphi_dy) const {
+  if (y_read.size() != 4 || dphi_dy.size() != 8) {
+    throw std::invalid_argument("JointConstraintLaw::jacobian: size mismatch");
+  }
+  constexpr double rows[8] = {1.0, 0.0, -1.0, 0.0, 0.0, 1.0, 0.0, -1.0};
+  for (std::size_t k = 0; k < 8; ++k) dphi_dy[k] = rows[k];
+}
+
+}  // namespace macrostep::system
