@@ -168,8 +168,10 @@ macrostep::config::JacobianSource parse_jacobian(const std::string& name) {
   if (name == "sap") return macrostep::config::JacobianSource::kSap;
   if (name == "reuse") return macrostep::config::JacobianSource::kReuse;
   if (name == "quasi-newton") return macrostep::config::JacobianSource::kQuasiNewton;
+  if (name == "heun") return macrostep::config::JacobianSource::kHeun;
   throw UsageError(fmt::format(
-      "--jacobian '{}' is not an interface Jacobian; allowed: fd, sap, reuse, quasi-newton", name));
+      "--jacobian '{}' is not an interface Jacobian; allowed: fd, sap, reuse, quasi-newton, heun",
+      name));
 }
 
 macrostep::config::CosimEstimator parse_estimator(const std::string& name) {
@@ -553,7 +555,7 @@ void add_run_options(CLI::App& cmd, RunArgs& args, bool reference) {
     args.jacobian_opt = cmd.add_option(
         "--jacobian", args.jacobian,
         "interface Jacobian of implicit and semi-implicit: fd (perturbed runs) | sap | reuse | "
-        "quasi-newton");
+        "quasi-newton | heun");
     args.estimator_opt = cmd.add_option(
         "--estimator", args.estimator,
         "error estimator: none (fixed H) | exLE | exMD | exCV (explicit) | imMD | imCV");

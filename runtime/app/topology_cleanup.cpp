@@ -27,7 +27,8 @@ int topology_command(const std::string& config_path, const std::string& pin) {
       c.estimator == config::CosimEstimator::kExMD || c.estimator == config::CosimEstimator::kExLE;
   // The fd interface Jacobian: one perturbed run per input; a chain subsystem has at most two.
   const bool perturbed = c.iterative() && c.scheme != config::CosimScheme::kWaveform &&
-                         c.jacobian != config::JacobianSource::kSap;
+                         c.jacobian != config::JacobianSource::kSap &&
+                         c.jacobian != config::JacobianSource::kHeun;
   const std::size_t k = perturbed ? std::min<std::size_t>(2, subsystems - 1) : extra_run ? 1 : 0;
   const placement::PlacementMap map =
       placement::plan_placement(topology, request, subsystems, 1 + k);

@@ -588,10 +588,11 @@ void read_corrector_keys(const Node& n, CosimConfig& c) {
     if (c.scheme == CosimScheme::kWaveform) {
       v->fail("waveform relaxation needs no interface Jacobian (METHODS §4.6)");
     }
-    const std::string j = v->choice({"fd", "sap", "reuse", "quasi-newton"});
+    const std::string j = v->choice({"fd", "sap", "reuse", "quasi-newton", "heun"});
     c.jacobian = j == "sap"            ? JacobianSource::kSap
                  : j == "reuse"        ? JacobianSource::kReuse
                  : j == "quasi-newton" ? JacobianSource::kQuasiNewton
+                 : j == "heun"         ? JacobianSource::kHeun
                                        : JacobianSource::kFiniteDifference;
   }
   if (auto v = n.find("tau")) c.tau = checked(*v, Domain::kPositive);
@@ -1096,6 +1097,8 @@ const char* to_string(JacobianSource j) {
       return "reuse";
     case JacobianSource::kQuasiNewton:
       return "quasi-newton";
+    case JacobianSource::kHeun:
+      return "heun";
   }
   return "?";
 }

@@ -44,6 +44,8 @@ const char* jacobian_name(JacobianKind k) {
       return "reuse";
     case JacobianKind::kQuasiNewton:
       return "quasi-newton";
+    case JacobianKind::kHeun:
+      return "heun";
   }
   return "?";
 }
@@ -60,6 +62,7 @@ std::optional<JacobianKind> parse_jacobian(std::string_view name) {
   if (name == "sap") return JacobianKind::kSap;
   if (name == "reuse") return JacobianKind::kReuse;
   if (name == "quasi-newton") return JacobianKind::kQuasiNewton;
+  if (name == "heun") return JacobianKind::kHeun;
   return std::nullopt;
 }
 

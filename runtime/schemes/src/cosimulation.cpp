@@ -200,7 +200,8 @@ json failure_json(const std::exception& e) {
 std::size_t runs_per_subsystem(const CosimSettings& settings, std::size_t max_inputs) {
   const auto& corrector = settings.scheme.corrector;
   if (corrector && corrector->iteration != corrector::IterationKind::kWaveform &&
-      corrector->jacobian != corrector::JacobianKind::kSap) {
+      corrector->jacobian != corrector::JacobianKind::kSap &&
+      corrector->jacobian != corrector::JacobianKind::kHeun) {
     return 1 + max_inputs;
   }
   return 1 + static_cast<std::size_t>(control::comparison_runs(settings.scheme.control.estimator));
@@ -682,11 +683,12 @@ SchemeOptions scheme_options(const config::CosimConfig& c, double end_time) {
                       ? corrector::IterationKind::kSemiImplicit
                   : c.scheme == config::CosimScheme::kWaveform ? corrector::IterationKind::kWaveform
                                                                : corrector::IterationKind::kNewton;
-    o.jacobian = c.jacobian == config::JacobianSource::kSap     ? corrector::JacobianKind::kSap
-                 : c.jacobian == config::JacobianSource::kReuse ? corrector::JacobianKind::kReuse
-                 : c.jacobian == config::JacobianSource::kQuasiNewton
-                     ? corrector::JacobianKind::kQuasiNewton
-                     : corrector::JacobianKind::kFiniteDifference;
+    o.jacobian =
+        c.jacobian == config::JacobianSource::kSap           ? corrector::JacobianKind::kSap
+        : c.jacobian == config::JacobianSource::kReuse       ? corrector::JacobianKind::kReuse
+        : c.jacobian == config::JacobianSource::kQuasiNewton ? corrector::JacobianKind::kQuasiNewton
+        : c.jacobian == config::JacobianSource::kHeun        ? corrector::JacobianKind::kHeun
+                                                      : corrector::JacobianKind::kFiniteDifference;
     o.tau = c.tau;
     o.max_passes = c.max_corrector_passes;
     o.perturbation_min = c.perturbation_min;
@@ -1012,11 +1014,11 @@ void check_feedthrough_combination(const config::RunConfig& config, const CosimS
         config.path));
   }
   if (c.iterative() && c.scheme != config::CosimScheme::kWaveform &&
-      c.jacobian == config::JacobianSource::kSap) {
+      (c.jacobian == config::JacobianSource::kSap || c.jacobian == config::JacobianSource::kHeun)) {
     throw SetupError(fmt::format(
-        "{}: jacobian sap: the sap interface Jacobian misses the direct feed-through ∂y/∂u of "
+        "{}: jacobian {}: the {} interface Jacobian misses the direct feed-through ∂y/∂u of "
         "this system's subsystems; use jacobian fd, reuse or quasi-newton",
-        config.path));
+        config.path, config::to_string(c.jacobian), config::to_string(c.jacobian)));
   }
 }
 
@@ -1051,10 +1053,10 @@ void check_constraint_combination(const config::RunConfig& config,
         config.path, config::to_string(c.scheme)));
   }
   if (c.jacobian != config::JacobianSource::kFiniteDifference &&
-      c.jacobian != config::JacobianSource::kReuse) {
+      c.jacobian != config::JacobianSource::kReuse && c.jacobian != config::JacobianSource::kHeun) {
     throw SetupError(fmt::format(
-        "{}: jacobian {}: a joint (constraint coupling) needs the interface Jacobian from "
-        "perturbed runs; use jacobian fd or reuse",
+        "{}: jacobian {}: a joint (constraint coupling) needs an interface Jacobian of the "
+        "subsystems' response; use jacobian fd, reuse or heun (seed 004 Eq. 49)",
         config.path, config::to_string(c.jacobian)));
   }
 }

@@ -45,14 +45,15 @@ void IterativeScheme::start(const system::CoupledSystem& system, const SchemeOpt
     // to work on, and sap's series knows no constraint (METHODS §8, D-45: Newton with ∂y/∂u).
     throw std::invalid_argument(
         "a constraint coupling (joint) needs the implicit or semi-implicit scheme with jacobian "
-        "fd or reuse");
+        "fd, reuse or heun");
   }
-  if (copt_.jacobian == JacobianKind::kSap && system.has_feedthrough()) {
+  if ((copt_.jacobian == JacobianKind::kSap || copt_.jacobian == JacobianKind::kHeun) &&
+      system.has_feedthrough()) {
     // sap's series term sees inputs only through the accelerations (§4.5): it would miss the
     // direct ∂y/∂u that the FD Jacobian's perturbed runs contain.
     throw std::invalid_argument(
-        "the sap interface Jacobian misses direct feed-through (∂y/∂u); with feed-through "
-        "subsystems use jacobian fd, reuse or quasi-newton");
+        "the sap and heun interface Jacobians miss direct feed-through (∂y/∂u); with "
+        "feed-through subsystems use jacobian fd, reuse or quasi-newton");
   }
   system_ = &system;
   options_ = options;
@@ -76,6 +77,17 @@ void IterativeScheme::start(const system::CoupledSystem& system, const SchemeOpt
   sap_.reset();
   if (copt_.jacobian == JacobianKind::kSap && copt_.iteration != IterationKind::kWaveform) {
     sap_ = std::make_unique<corrector::SapSensitivities>(system);
+  }
+  heun_.reset();
+  if (copt_.jacobian == JacobianKind::kHeun && copt_.iteration != IterationKind::kWaveform) {
+    heun_ = std::make_unique<corrector::HeunSensitivities>(system);
+    heun_dyds_ = std::make_unique<corrector::InputSensitivities>(system);
+    z_n_.assign(ns, {});
+    u_n_.assign(ns, {});
+    for (std::size_t i = 0; i < ns; ++i) {
+      z_n_[i].assign(system.subsystem(i).state_size(), 0.0);
+      u_n_[i].assign(system.subsystem(i).input_size(), 0.0);
+    }
   }
 }
 
@@ -135,6 +147,8 @@ bool IterativeScheme::refresh_jacobian(const control::StepPlan& plan,
   const system::CoupledSystem& system = *system_;
   if (sap_) {
     sap_->fill(control::error_constants(history, plan.kappa, plan.t_end), plan.h(), *dyds_);
+  } else if (heun_) {
+    *dyds_ = *heun_dyds_;
   } else {
     for (std::size_t i = 0; i < system.subsystem_count(); ++i) {
       const auto in = system.input_couplings(i);
@@ -155,6 +169,20 @@ bool IterativeScheme::refresh_jacobian(const control::StepPlan& plan,
   return jacobian_valid_;
 }
 
+// heun (seed 004 Eq. 49): ∂y/∂s from the subsystems linearised at the accepted T_N state and
+// inputs, for this attempt's H and κ (κ = 0: the step polynomial is constant).
+void IterativeScheme::heun_sensitivities(const control::StepPlan& plan,
+                                         const coupling::CouplingHistory& history,
+                                         const PassRunner& runner) {
+  const system::CoupledSystem& system = *system_;
+  const std::span<const double> u = history.newest_values();
+  for (std::size_t i = 0; i < system.subsystem_count(); ++i) {
+    runner.accepted_state(i, z_n_[i]);
+    system.gather_inputs(i, u, u_n_[i]);
+  }
+  heun_->fill(plan.t_begin, plan.h(), plan.kappa == 0, z_n_, u_n_, *heun_dyds_);
+}
+
 // Whether this pass must run the perturbed runs of the fd Jacobian (when a next iterate follows).
 bool IterativeScheme::wants_perturbed_runs(const control::StepPlan& plan) const {
   if (copt_.iteration == IterationKind::kWaveform) return false;
@@ -162,6 +190,7 @@ bool IterativeScheme::wants_perturbed_runs(const control::StepPlan& plan) const 
     case JacobianKind::kFiniteDifference:
       return true;
     case JacobianKind::kSap:
+    case JacobianKind::kHeun:
       return false;
     case JacobianKind::kReuse:  // a J of the same H and κ, not yet found too slow
       return !(jacobian_valid_ && jacobian_h_ == plan.h() && jacobian_kappa_ == plan.kappa);
@@ -196,7 +225,8 @@ bool IterativeScheme::next_iterate(const control::StepPlan& plan,
       for (std::size_t k = 0; k < s_.size(); ++k) s_[k] += copt_.omega * step_[k];
     }
   } else {
-    if (perturbed || copt_.jacobian == JacobianKind::kSap) {
+    if (perturbed || copt_.jacobian == JacobianKind::kSap ||
+        copt_.jacobian == JacobianKind::kHeun) {
       if (!refresh_jacobian(plan, history, outcome)) return false;
     } else if (!jacobian_valid_) {
       return false;
@@ -233,6 +263,7 @@ AttemptResult IterativeScheme::attempt(const control::StepPlan& plan,
   test_kind_ =
       plan.estimator == control::Estimator::kImMD && !semi ? Test::kOutputs : Test::kIterates;
   begin(plan, history);
+  if (heun_) heun_sensitivities(plan, history, runner);
   ConvergenceVerdict verdict = ConvergenceVerdict::kContinue;
   for (int j = 0;; ++j) {
     // A test on the iterates is known before their pass (D-17: that pass needs no perturbed

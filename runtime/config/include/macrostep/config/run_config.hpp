@@ -167,8 +167,9 @@
 //                                    "imCV"; any scheme: "none" = fixed macro step H (exH)
 //   Keys of the iterative schemes (not with "explicit"):
 //   jacobian = "fd"                  "fd" (perturbed runs, §4.2) | "sap" (§4.5) | "reuse" (fd
-//                                    kept while it contracts) | "quasi-newton" (IQN-ILS);
-//                                    not waveform
+//                                    kept while it contracts) | "quasi-newton" (IQN-ILS) |
+//                                    "heun" (a Heun step of the linearised subsystems, seed
+//                                    004 Eq. 49); not waveform
 //   tau = 0.33                       > 0: corrector convergence tolerance (§4.3)
 //   max_corrector_passes = 10        integer 1..100: n_cor^max passes after the predictor
 //   perturbation_min = 0.1           > 0: the smallest finite-difference perturbation Δλ_min
@@ -345,7 +346,7 @@ enum class CosimScheme : std::uint8_t {
   kGaussSeidel
 };
 enum class CosimEstimator : std::uint8_t { kNone, kExLE, kExMD, kExCV, kImMD, kImCV };
-enum class JacobianSource : std::uint8_t { kFiniteDifference, kSap, kReuse, kQuasiNewton };
+enum class JacobianSource : std::uint8_t { kFiniteDifference, kSap, kReuse, kQuasiNewton, kHeun };
 enum class OrderStrategyKind : std::uint8_t { kIdaLike, kConservative };
 enum class PredictorKind : std::uint8_t { kLagrange, kLeastSquares };
 // What the subsystems' integrators do where the input polynomial jumps (runner::JumpPolicy).

@@ -35,6 +35,7 @@
 
 #include "macrostep/corrector/convergence.hpp"
 #include "macrostep/corrector/corrector_options.hpp"
+#include "macrostep/corrector/heun.hpp"
 #include "macrostep/corrector/interface_jacobian.hpp"
 #include "macrostep/corrector/sap.hpp"
 #include "macrostep/corrector/secant_history.hpp"
@@ -70,6 +71,8 @@ class IterativeScheme final : public MacroStepScheme {
   corrector::ConvergenceVerdict judge(double difference, bool fixed);
   bool refresh_jacobian(const control::StepPlan& plan, const coupling::CouplingHistory& history,
                         const executors::PassOutcome& outcome);
+  void heun_sensitivities(const control::StepPlan& plan, const coupling::CouplingHistory& history,
+                          const PassRunner& runner);
   bool wants_perturbed_runs(const control::StepPlan& plan) const;
   bool next_iterate(const control::StepPlan& plan, const coupling::CouplingHistory& history,
                     const executors::PassOutcome& outcome, bool perturbed);
@@ -94,7 +97,11 @@ class IterativeScheme final : public MacroStepScheme {
   // Δ^0 (METHODS §4.2): |u_N − u_N^pre| of the last accepted step; empty until one (D-13).
   std::vector<double> correction_;
   std::vector<double> pending_correction_;  // of the last attempt, used if it was accepted
-  std::unique_ptr<corrector::SapSensitivities> sap_;  // the sap Jacobian, if chosen
+  std::unique_ptr<corrector::SapSensitivities> sap_;    // the sap Jacobian, if chosen
+  std::unique_ptr<corrector::HeunSensitivities> heun_;  // the heun Jacobian, if chosen
+  // heun: ∂y/∂s of the attempt (from T_N and H), filled once per attempt (heun_sensitivities).
+  std::unique_ptr<corrector::InputSensitivities> heun_dyds_;
+  std::vector<std::vector<double>> z_n_, u_n_;
   std::unique_ptr<corrector::SecantHistory> secant_;  // quasi-Newton, if chosen
   bool jacobian_valid_ = false;  // a factorised J exists (reuse: of jacobian_h_, jacobian_kappa_)
   double jacobian_h_ = 0.0;

@@ -189,6 +189,8 @@ class PassRunner {
   std::span<const std::int64_t> attempt_solver_ns() const { return attempt_solver_ns_; }
 
   std::vector<std::vector<double>>& outputs() { return outputs_; }
+  // Subsystem i's full state at the accepted time T_N (Executor::accepted_state; between passes).
+  void accepted_state(std::size_t i, std::span<double> z) const { executor_.accepted_state(i, z); }
   std::vector<double>& u_next() { return u_next_; }
   void begin_attempt();
 
