@@ -112,6 +112,52 @@ TEST(GaussSeidel, EveryStepIsTheExactRecurrenceStep) {
   }
 }
 
+// Seed 001 §2 (Fig. 1, Eq. 12-14): Gauss–Seidel with the continuous approximations. The first
+// subsystem extrapolates with C0 or C1 of order k, the second interpolates the first's new
+// outputs (Eq. 13); every runtime step equals the analysis's exact recurrence step of the same
+// method, and C0/C1 differ from the Lagrange scheme (they are other methods, not relabelled ones).
+TEST(GaussSeidel, ContinuousApproximationsFollowTheExactRecurrence) {
+  const double h = 2e-3;
+  for (const char* name : {"c0", "c1"}) {
+    for (int order = 0; order <= 3; ++order) {
+      SCOPED_TRACE(std::string(name) + " k = " + std::to_string(order));
+      analysis::Method method;
+      method.scheme = analysis::Scheme::kGaussSeidel;
+      method.order = order;
+      method.approximation = coupling::parse_approximation(name);
+      const analysis::Recurrence r = analysis::recurrence(two_mass(), method, h);
+      auto o = fixed_options(order, h, 40, true);
+      o.approximations.assign(1, method.approximation);
+      schemes::SchemeResult result;
+      const auto pts = run(o, &result);
+      ASSERT_EQ(pts.size(), 41u);
+      EXPECT_EQ(result.steps.corrector_failures, 0u);
+      double worst = 0.0, scale = 0.0;
+      for (std::size_t n = 8; n + 1 < pts.size(); ++n) {
+        std::vector<double> x(r.m.rows(), 0.0);
+        std::copy(pts[n].z.begin(), pts[n].z.end(), x.begin());
+        for (std::size_t j = 0; j < r.points; ++j) x[4 + j] = pts[n - j].u;
+        for (std::size_t i = 0; i < 4; ++i) {
+          double next = 0.0;
+          for (std::size_t j = 0; j < x.size(); ++j) next += r.m(i, j) * x[j];
+          const double unit = i % 2 == 0 ? 1.0 : 100.0;
+          worst = std::max(worst, std::abs(next - pts[n + 1].z[i]) / unit);
+          scale = std::max(scale, std::abs(pts[n + 1].z[i]) / unit);
+        }
+      }
+      EXPECT_LT(worst, 1e-8 * scale);
+      // Not the Lagrange scheme under another name (for k = 0, C1 and Lagrange still differ: a
+      // smoothstep from u_{N-1} to u_N against the constant u_N).
+      const auto lagrange = run(fixed_options(order, h, 40, true));
+      double diff = 0.0;
+      for (std::size_t n = 0; n < pts.size(); ++n) {
+        diff = std::max(diff, std::abs(lagrange[n].z[0] - pts[n].z[0]));
+      }
+      EXPECT_GT(diff, 1e3 * worst);
+    }
+  }
+}
+
 // Seed 000 App. C (Figs. C.3/C.4): Gauss–Seidel is more stable than Jacobi. The step size is
 // taken from the analysis (the first H on a grid where Jacobi's ρ > 1.02 and Gauss–Seidel's ρ = 1),
 // then both schemes run until ρ_Jacobi^N = 10 (and 20 steps more): Jacobi grows, Gauss–Seidel
@@ -164,7 +210,7 @@ TEST(GaussSeidel, OptionsOutsideItsScopeAreRefused) {
   o.gauss_seidel->sequence = {1};
   expect_refused(o);
   o = fixed_options(1, 1e-3, 5, true);
-  o.approximations.assign(1, coupling::parse_approximation("c1"));
+  o.approximations.assign(1, coupling::parse_approximation("const-2-4"));  // needs rates
   expect_refused(o);
   // Reversed, the other subsystem interpolates: a different scheme with the same exCV monitor.
   o = fixed_options(1, 1e-3, 20, true);

@@ -554,10 +554,11 @@ void check_scheme_combination(const config::CosimConfig& c, const CosimOptions& 
   if (c.scheme != config::CosimScheme::kGaussSeidel && !c.sequence.empty()) {
     throw SetupError(scheme_source + ": cosim.sequence applies only to the gauss-seidel scheme");
   }
-  if (c.scheme == config::CosimScheme::kGaussSeidel && !c.approximation.is_lagrange()) {
+  if (c.scheme == config::CosimScheme::kGaussSeidel && c.approximation.uses_rates()) {
     throw SetupError(scheme_source +
-                     ": Gauss-Seidel interpolates with Lagrange polynomials; remove the "
-                     "approximation");
+                     fmt::format(": Gauss-Seidel takes the approximations without rates "
+                                 "(lagrange, c0, c1, the b = 0 sets), not \"{}\"",
+                                 c.approximation.name));
   }
   if (c.scheme != config::CosimScheme::kWaveform && c.omega_given) {
     throw SetupError(scheme_source + ": cosim.omega applies only to the waveform scheme");

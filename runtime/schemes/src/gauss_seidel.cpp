@@ -4,10 +4,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <span>
 #include <stdexcept>
 
 #include "macrostep/control/estimators.hpp"
+#include "macrostep/coupling/approximation.hpp"
 #include "macrostep/coupling/builders.hpp"
 #include "macrostep/schemes/explicit_jacobi.hpp"
 
@@ -33,10 +36,11 @@ void check_options(const SchemeOptions& options) {
     throw std::invalid_argument("Gauss-Seidel is an explicit scheme: it takes no corrector");
   }
   for (const auto& a : options.approximations) {
-    if (!a.is_lagrange()) {
+    if (a.uses_rates()) {
       throw std::invalid_argument(
-          fmt::format("Gauss-Seidel interpolates with Lagrange polynomials; approximation "
-                      "\"{}\" is for the Jacobi scheme",
+          fmt::format("Gauss-Seidel takes the approximations without rates (lagrange, c0, c1, "
+                      "the b = 0 sets); \"{}\" needs the rates u̇ that only the Jacobi scheme "
+                      "keeps",
                       a.name));
     }
   }
@@ -87,6 +91,11 @@ void GaussSeidel::start(const system::CoupledSystem& system, const SchemeOptions
   }
   system_ = &system;
   options_ = options;
+  approximation_.clear();
+  if (std::any_of(options_.approximations.begin(), options_.approximations.end(),
+                  [](const coupling::Approximation& a) { return !a.is_lagrange(); })) {
+    for (const auto& a : options_.approximations) approximation_.push_back(&a);
+  }
   sequence_ = checked_sequence(system, options.gauss_seidel->sequence);
   const std::size_t ns = system.subsystem_count();
   const std::size_t nc = system.coupling_count();
@@ -127,12 +136,41 @@ bool GaussSeidel::settled(std::size_t c, double previous, double next) const {
          options_.gauss_seidel->tolerance * (atol + tol.rtol * std::abs(next));
 }
 
+// Seed 001 §2 (Eq. 12-14): an input that still waits for its law's subsystems is extrapolated
+// with the configured approximation (C0/C1 or a seed-003 set, of order κ); an input whose law's
+// subsystems have run is interpolated by the Lagrange polynomial of degree κ through the
+// history and its new value at T_{N+1} (Eq. 13). Without continuous approximations both are the
+// Lagrange step polynomial with the end values u_end_ (bit for bit as before).
 void GaussSeidel::build_command(std::size_t i, const coupling::CouplingHistory& history, int kappa,
-                                double t_end) {
+                                double t_end, const std::vector<bool>& interpolated) {
   const auto in = system_->input_couplings(i);
   sel_.assign(in.begin(), in.end());
-  commands_[i].nominal = coupling::step_polynomial(history, kappa, t_end, u_end_, sel_);
+  auto& nominal = commands_[i].nominal;
   commands_[i].extra.clear();
+  nominal = coupling::step_polynomial(history, kappa, t_end, u_end_, sel_);
+  if (approximation_.empty()) return;
+  bool any_extrapolated = false, any_interpolated = false;
+  for (const std::size_t c : sel_) (interpolated[c] ? any_interpolated : any_extrapolated) = true;
+  if (!any_extrapolated) return;
+  const model::SupportPoints extrapolation =
+      coupling::approximation_polynomial(history, nullptr, approximation_, kappa, t_end, sel_);
+  if (!any_interpolated) {
+    nominal = extrapolation;
+    return;
+  }
+  // Both kinds in one subsystem: every channel's polynomial stated by its values at the nodes of
+  // the higher-degree one (a polynomial of lower degree is exact there).
+  const model::SupportPoints interpolation = nominal;
+  nominal = extrapolation.degree >= interpolation.degree ? extrapolation : interpolation;
+  std::array<double, model::SupportPoints::kMaxChannels> e{}, l{};
+  const std::span<double> es(e.data(), sel_.size()), ls(l.data(), sel_.size());
+  for (std::size_t m = 0; m < nominal.node_count(); ++m) {
+    extrapolation.evaluate(nominal.time[m], es);
+    interpolation.evaluate(nominal.time[m], ls);
+    for (std::size_t k = 0; k < sel_.size(); ++k) {
+      nominal.value[k][m] = interpolated[sel_[k]] ? ls[k] : es[k];
+    }
+  }
 }
 
 AttemptResult GaussSeidel::attempt(const control::StepPlan& plan,
@@ -158,7 +196,8 @@ AttemptResult GaussSeidel::attempt(const control::StepPlan& plan,
   // 1.-2. The Jacobi pass: every input extrapolated.
   predict(options_, history, kappa, t1, u_pre_);
   u_end_ = u_pre_;
-  for (std::size_t i = 0; i < ns; ++i) build_command(i, history, kappa, t1);
+  interpolated_.assign(system.coupling_count(), false);
+  for (std::size_t i = 0; i < ns; ++i) build_command(i, history, kappa, t1, interpolated_);
   if (!run_pass()) return result;
 
   // 3. The later subsystems of the sequence, one after another.
@@ -173,6 +212,7 @@ AttemptResult GaussSeidel::attempt(const control::StepPlan& plan,
         bool reads_self = false;
         if (!interpolates(c, s, ran, reads_self)) continue;
         any = true;
+        interpolated_[c] = true;
         self = self || reads_self;
         if (reads_self && !settled(c, u_end_[c], u_eval_[c])) all_settled = false;
         if (pass == 0 || reads_self) u_end_[c] = u_eval_[c];
@@ -184,7 +224,7 @@ AttemptResult GaussSeidel::attempt(const control::StepPlan& plan,
         result.corrector_failed = true;
         break;
       }
-      build_command(s, history, kappa, t1);
+      build_command(s, history, kappa, t1, interpolated_);
       if (!run_pass()) return result;
       ++result.corrector_passes;
     }

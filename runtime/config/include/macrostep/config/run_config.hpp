@@ -202,7 +202,9 @@
 //                                    0..3 fixed; estimator "none" or "exCV", D-7) | a seed-003
 //                                    set "const-2-3-opt", "lin-2-3-opt", ... (estimator "none",
 //                                    D-8; sets with b != 0 need undamped spring couplings);
-//                                    explicit scheme only. A [[connection]] may name its own.
+//                                    explicit and gauss-seidel schemes (gauss-seidel: the
+//                                    extrapolated inputs, no sets with b != 0). A
+//                                    [[connection]] may name its own.
 //   least_squares_points = 8         integer > kappa + 1 (kappa: the fixed order, or 5 with
 //                                    "auto"), at most 64; only with "least_squares"
 //   jump_handling = "keep"           what the subsystems' IDA does where the input polynomial

@@ -24,20 +24,25 @@
 // Every pass integrates every subsystem from T_N (executor.hpp): the subsystems whose inputs did
 // not change repeat their run bit for bit, so the result does not depend on the executor
 // (contract 1), at the price of n_s passes per macro step instead of a run per subsystem.
-// Scope (D-10): a fixed macro-step size; Lagrange polynomials; estimator none or exCV.
+// Continuous approximations (seed 001 §2, Fig. 1): with c0, c1 or a seed-003 set without rates
+// the extrapolated inputs (the whole first pass, and later inputs whose law waits for a
+// subsystem still to run) take that approximation of order κ, and the interpolated ones stay
+// the Lagrange interpolation of Eq. 13: the runtime/analysis recurrence of the same method.
+// Scope (D-10): a fixed macro-step size; estimator none or exCV.
 #pragma once
 
 #include <cstddef>
 #include <vector>
 
+#include "macrostep/coupling/approximation.hpp"
 #include "macrostep/schemes/pipeline.hpp"
 
 namespace macrostep::schemes {
 
 class GaussSeidel final : public MacroStepScheme {
  public:
-  // Throws std::invalid_argument for a controlled step size, a comparison estimator, another
-  // approximation than Lagrange, or a sequence that is not a permutation of the subsystems.
+  // Throws std::invalid_argument for a controlled step size, a comparison estimator, an
+  // approximation that needs rates, or a sequence that is not a permutation of the subsystems.
   void start(const system::CoupledSystem& system, const SchemeOptions& options) override;
   AttemptResult attempt(const control::StepPlan& plan, const coupling::CouplingHistory& history,
                         PassRunner& runner) override;
@@ -52,9 +57,14 @@ class GaussSeidel final : public MacroStepScheme {
   std::vector<double> u_pre_, u_end_, u_eval_;
   std::vector<std::vector<double>> outputs_;
   std::vector<std::size_t> sel_;
+  // Per coupling variable: its approximation, when any is not Lagrange (else empty).
+  std::vector<const coupling::Approximation*> approximation_;
+  std::vector<bool> interpolated_;  // per coupling variable: takes its new value this attempt
 
+  // Subsystem i's step polynomial: `interpolated` channels through their new end values u_end_
+  // (Lagrange), the others extrapolated with their approximation.
   void build_command(std::size_t i, const coupling::CouplingHistory& history, int kappa,
-                     double t_end);
+                     double t_end, const std::vector<bool>& interpolated);
   // Whether coupling c may take a new end value once the subsystems in `ran` have run, when
   // subsystem s runs next; `self` tells whether its law reads s.
   bool interpolates(std::size_t c, std::size_t s, const std::vector<bool>& ran, bool& self) const;
