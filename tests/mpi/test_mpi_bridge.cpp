@@ -9,8 +9,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -281,6 +283,58 @@ TEST_F(MpiBridge, KilledWorkerBehindAnAgentIsReported) {
   EXPECT_GT(table.time.size(), 10u);
   EXPECT_EQ(nlohmann::json::parse(read_file("run.json")).at("status"), "failed");
   expect_nothing_left(dir_, seen);
+}
+
+// This user's segments in /dev/shm whose creator process is gone ("macrostep-<uid>-<pid>-...").
+std::set<std::string> dead_segments() {
+  std::set<std::string> out;
+  const std::string prefix = "macrostep-" + std::to_string(::getuid()) + "-";
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm")) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const pid_t pid = std::atoi(name.c_str() + prefix.size());
+    if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH) out.insert(name);
+  }
+  return out;
+}
+
+// A subsystem whose solver fails behind a node agent (IDA needs more micro steps than
+// [solver] max_steps = 20 allows in the first macro step): rank 0 reports the in-process
+// executor's failure (subsystem, macro step, cause) with exit 1, the rows before it are the
+// in-process run's bytes, the JSON says "failed", and no process or segment is left.
+TEST_F(MpiBridge, SubsystemSolverFailureIsReportedLikeInProcess) {
+  std::ifstream in(kDemo);
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  ASSERT_EQ(text.find("[solver]"), std::string::npos) << "demo.toml has a [solver] table now";
+  write_file("fail.toml", text + "\n[solver]\nmax_steps = 20\n");
+  const std::string args = "run fail.toml --estimator none --step-size 1e-3 --order 0 ";
+  const Outcome ref = macrostep(args + "--executor inprocess --output ref.csv");
+  ASSERT_EQ(ref.status, 1) << ref.err;
+  const std::string cause = "nominal run: more than 20 micro steps";
+  const std::size_t at = ref.err.find("subsystem ");
+  ASSERT_NE(at, std::string::npos) << ref.err;
+  const std::string failure = ref.err.substr(at, ref.err.find(cause, at) + cause.size() - at);
+  ASSERT_NE(failure.find(cause), std::string::npos) << ref.err;
+  const std::set<std::string> before = dead_segments();
+  for (int ranks : {2, 3}) {
+    SCOPED_TRACE(std::to_string(ranks) + " ranks");
+    const std::string stem = "mpi" + std::to_string(ranks);
+    const Outcome o = mpirun(ranks, args + "--executor mpi --output " + stem + ".csv");
+    EXPECT_EQ(o.status, 1) << o.out << o.err;
+    EXPECT_NE(o.err.find(failure), std::string::npos) << "expected: " << failure << "\n" << o.err;
+    EXPECT_TRUE(read_file(stem + ".csv") == read_file("ref.csv"));
+    const auto meta = nlohmann::json::parse(read_file(stem + ".json"));
+    EXPECT_EQ(meta.at("status"), "failed");
+    EXPECT_EQ(meta.at("error").at("subsystem"), 1) << meta.at("error").dump();
+  }
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!processes_in(dir_).empty() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(processes_in(dir_).empty());
+  for (const std::string& name : dead_segments()) {
+    EXPECT_TRUE(before.count(name) == 1) << name << " survived";
+  }
 }
 
 // Misuse, each with a message and exit status 2 before anything starts.
