@@ -93,6 +93,24 @@ struct IdaSnapshot {
   }
 }
 
+# ---- a subsystem runner (runner::SubsystemRunner::export_state) ----------------------------------
+
+# The nominal input polynomial of the last accepted step (model::SupportPoints): what the T_N
+# history was integrated with, which jump_handling = "shift" moves the BDF history from.
+struct InputPolynomial {
+  degree @0 :Int32;
+  stepBegin @1 :Float64;
+  times @2 :List(Float64);          # degree + 1 node times
+  values @3 :List(List(Float64));   # per channel, degree + 1 node values
+}
+
+# A runner's accepted state: its IDA workspace (an IdaSnapshot message) and the accepted input.
+struct RunnerState {
+  formatVersion @0 :UInt32;         # runner::kRunnerStateFormatVersion
+  workspace @1 :Data;
+  acceptedInput @2 :InputPolynomial;
+}
+
 # ---- macro-step controller -------------------------------------------------------------------
 
 # control::MacroStepOptions. Enumerations travel as the C++ enumerators' values:

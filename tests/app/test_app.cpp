@@ -487,9 +487,6 @@ TEST_F(App, CoSimulationCommandLineErrorsExitTwoBeforeAnyWork) {
   expect_error("--executor inprocess --max-restarts 2",
                "--max-restarts applies to the process executor (--executor processes): a "
                "subsystem in the master's own process cannot crash alone");
-  expect_error("--max-restarts 1 --jump-handling shift",
-               "--max-restarts does not work with jump_handling = \"shift\" yet (a restored "
-               "worker lacks the previous input polynomial the shift needs); use one or the other");
   expect_error("--monolithic --max-restarts 2",
                "--max-restarts configures a co-simulation and does not apply to --monolithic");
   expect_error("--executor inprocess --master-hosts-first",

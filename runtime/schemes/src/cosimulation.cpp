@@ -787,22 +787,11 @@ void check_executor_combination(const CosimSettings& s) {
         "--max-restarts applies to the process executor (--executor processes): a subsystem "
         "in the master's own process cannot crash alone");
   }
-  if (s.max_restarts > 0 && c.jump_handling == config::JumpHandling::kShift) {
-    // The shift needs the previous step's polynomial, which an exported state does not carry
-    // yet: a replaced worker would not continue bit-identically.
-    throw SetupError(
-        "--max-restarts does not work with jump_handling = \"shift\" yet (a restored worker "
-        "lacks the previous input polynomial the shift needs); use one or the other");
-  }
 }
 
 // What a checkpoint of a run with these settings would not carry (its scheme could not continue
 // bit-identically from it), as "jump_handling = ... (why); what to use"; empty: nothing.
 std::string checkpoint_obstacle(const config::CosimConfig& c) {
-  if (c.jump_handling == config::JumpHandling::kShift) {
-    return "jump_handling = \"shift\" yet (an exported workspace lacks the previous input "
-           "polynomial the shift needs); use keep, restart or restart-auto";
-  }
   if (c.iterative() && c.scheme != config::CosimScheme::kWaveform &&
       (c.jacobian == config::JacobianSource::kReuse ||
        c.jacobian == config::JacobianSource::kQuasiNewton)) {

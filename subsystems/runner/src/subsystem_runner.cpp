@@ -9,6 +9,11 @@
 #include <cstring>
 #include <stdexcept>
 
+#include <capnp/message.h>
+#include <capnp/serialize.h>
+
+#include "macrostep/ipc/capnp_bytes.hpp"
+#include "macrostep/ipc/schema/state.capnp.h"
 #include "macrostep/runner/parallel_runs.hpp"
 
 namespace macrostep::runner {
@@ -255,14 +260,92 @@ void SubsystemRunner::accepted_state(std::span<double> z) const {
   nominal_->state(z, zp_);
 }
 
+namespace {
+
+// The RunnerState message (ipc/schema/state.capnp): the workspace bytes and the accepted input.
+std::vector<std::byte> encode_runner_state(std::span<const std::byte> workspace,
+                                           const model::SupportPoints& accepted) {
+  capnp::MallocMessageBuilder message;
+  auto root = message.initRoot<ipc::schema::RunnerState>();
+  root.setFormatVersion(kRunnerStateFormatVersion);
+  root.setWorkspace(
+      kj::arrayPtr(reinterpret_cast<const kj::byte*>(workspace.data()), workspace.size()));
+  auto in = root.initAcceptedInput();
+  in.setDegree(accepted.degree);
+  in.setStepBegin(accepted.step_begin);
+  const auto nodes = static_cast<unsigned>(accepted.node_count());
+  auto times = in.initTimes(nodes);
+  for (unsigned m = 0; m < nodes; ++m) times.set(m, accepted.time[m]);
+  auto values = in.initValues(accepted.channels);
+  for (unsigned c = 0; c < accepted.channels; ++c) {
+    auto v = values.init(c, nodes);
+    for (unsigned m = 0; m < nodes; ++m) v.set(m, accepted.value[c][m]);
+  }
+  return ipc::to_flat_bytes(message);
+}
+
+[[noreturn]] void bad_state(const std::string& what) {
+  throw std::runtime_error("SubsystemRunner::import_state: not a runner state of this subsystem: " +
+                           what);
+}
+
+// Decodes `bytes` into the workspace bytes and the accepted input (checked: version, degree,
+// channels, node times); std::runtime_error names what does not fit.
+std::vector<std::byte> decode_runner_state(std::span<const std::byte> bytes, std::size_t channels,
+                                           model::SupportPoints& accepted) {
+  if (bytes.empty() || bytes.size() % sizeof(capnp::word) != 0) {
+    bad_state(std::to_string(bytes.size()) + " bytes is not a whole number of 8-byte words");
+  }
+  const std::vector<capnp::word> words = ipc::aligned_words(bytes);
+  capnp::ReaderOptions options;
+  options.traversalLimitInWords = std::max<std::uint64_t>(4 * words.size(), 8u << 20);
+  try {
+    capnp::FlatArrayMessageReader reader(kj::arrayPtr(words.data(), words.size()), options);
+    const auto root = reader.getRoot<ipc::schema::RunnerState>();
+    if (root.getFormatVersion() != kRunnerStateFormatVersion) {
+      bad_state("format version " + std::to_string(root.getFormatVersion()) + ", this build has " +
+                std::to_string(kRunnerStateFormatVersion));
+    }
+    const auto in = root.getAcceptedInput();
+    const auto times = in.getTimes();
+    const auto values = in.getValues();
+    if (in.getDegree() < 0 || in.getDegree() > model::SupportPoints::kMaxDegree ||
+        times.size() != static_cast<unsigned>(in.getDegree()) + 1 || values.size() != channels) {
+      bad_state("its accepted input polynomial has the wrong degree or channel count");
+    }
+    model::SupportPoints p{};
+    p.degree = in.getDegree();
+    p.channels = static_cast<std::uint32_t>(channels);
+    p.step_begin = in.getStepBegin();
+    for (unsigned m = 0; m < times.size(); ++m) p.time[m] = times[m];
+    for (unsigned c = 0; c < values.size(); ++c) {
+      if (values[c].size() != times.size()) bad_state("an input channel has the wrong node count");
+      for (unsigned m = 0; m < times.size(); ++m) p.value[c][m] = values[c][m];
+    }
+    if (channels > 0) p.validate();
+    accepted = p;
+    const auto w = root.getWorkspace();
+    const auto* first = reinterpret_cast<const std::byte*>(w.begin());
+    return std::vector<std::byte>(first, first + w.size());
+  } catch (const kj::Exception& e) {
+    bad_state(e.getDescription().cStr());
+  } catch (const std::invalid_argument& e) {
+    bad_state(e.what());
+  }
+}
+
+}  // namespace
+
 std::vector<std::byte> SubsystemRunner::export_state() const {
   if (advanced_) throw std::logic_error("SubsystemRunner::export_state: call between steps");
-  if (snapshot_) return nominal_->export_snapshot(*snapshot_);
+  if (snapshot_) {
+    return encode_runner_state(nominal_->export_snapshot(*snapshot_), accepted_input_->points);
+  }
   // Without rollback the live workspace is the accepted one between steps: a one-off snapshot
   // of it (the final checkpoint of a fixed-step run stopped by a signal).
   const std::unique_ptr<ida::WorkspaceSnapshot> once = nominal_->make_snapshot();
   nominal_->save(*once);
-  return nominal_->export_snapshot(*once);
+  return encode_runner_state(nominal_->export_snapshot(*once), accepted_input_->points);
 }
 
 void SubsystemRunner::import_state(std::span<const std::byte> bytes) {
@@ -271,8 +354,12 @@ void SubsystemRunner::import_state(std::span<const std::byte> bytes) {
                                      : "SubsystemRunner::import_state: rollback is disabled");
   }
   const auto t0 = now_ns();
-  nominal_->import_snapshot(bytes, *snapshot_);  // leaves the snapshot alone if it throws
+  model::SupportPoints accepted{};
+  const std::vector<std::byte> workspace =
+      decode_runner_state(bytes, subsystem_.input_size(), accepted);
+  nominal_->import_snapshot(workspace, *snapshot_);  // leaves the snapshot alone if it throws
   nominal_->restore(*snapshot_);
+  accepted_input_->points = accepted;
   accepted_time_ = nominal_->time();
   snapshot_ns_ += now_ns() - t0;
 }

@@ -26,8 +26,9 @@
 namespace macrostep::checkpoint {
 
 // Changes with any change of meaning of the file; read() accepts only this one. 2: the steps
-// CSV's output position (issue 15).
-inline constexpr std::uint32_t kFormatVersion = 2;
+// CSV's output position (issue 15); 3: subsystem states are RunnerState messages (the IDA
+// workspace and the accepted input polynomial).
+inline constexpr std::uint32_t kFormatVersion = 3;
 // "MSTEPCKP" read as a little-endian 64-bit number: what marks a checkpoint file.
 inline constexpr std::uint64_t kMagic = 0x504b434550545344ULL;
 

@@ -104,6 +104,10 @@ struct JumpOptions {
   bool operator==(const JumpOptions&) const = default;
 };
 
+// Version of the bytes export_state() writes (RunnerState); import_state() accepts only its own.
+// 1: the IDA workspace and the accepted input polynomial.
+inline constexpr std::uint32_t kRunnerStateFormatVersion = 1;
+
 struct RunnerOptions {
   ida::IntegratorOptions solver;
   // Keep a workspace snapshot of T_N: needed for reject(), extra runs and repeated passes. Off
@@ -175,9 +179,9 @@ class SubsystemRunner {
   // import_state needs rollback (std::logic_error), export_state does not (without it, it
   // snapshots the live workspace once). import_state throws what Integrator::import_snapshot
   // throws for bytes that are not for this subsystem, and leaves the runner unchanged then.
-  // Known gap (issue 11): the last accepted polynomial that JumpPolicy::kShift needs is not in
-  // the bytes; after an import the first shift uses the importing runner's own, so a run with
-  // jump_handling = shift continues bit-identically only where both runners had the same one.
+  // The bytes are a RunnerState message (ipc/schema/state.capnp): the IDA workspace and the
+  // last accepted input polynomial, which JumpPolicy::kShift moves the history from, so a run
+  // with jump_handling = shift continues bit-identically too.
   std::vector<std::byte> export_state() const;
   void import_state(std::span<const std::byte> bytes);
   // The same through a file: written to a temporary name beside `path` and renamed, so that
