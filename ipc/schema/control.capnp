@@ -155,6 +155,20 @@ struct FmuConfig {
   outputs @3 :List(Text);       # variable names; empty: every Real output
 }
 
+# library::DcMotorParameters.
+struct DcMotorConfig {
+  resistance @0 :Float64;
+  inductance @1 :Float64;
+  torqueConstant @2 :Float64;
+  inertia @3 :Float64;
+  damping @4 :Float64;
+  gearRatio @5 :Float64;
+  current0 @6 :Float64;
+  angle0 @7 :Float64;
+  speed0 @8 :Float64;
+  rightCoupled @9 :Bool;
+}
+
 # The subsystem's model (library::ModelDescription): one alternative per model type.
 struct ModelConfig {
   union {
@@ -167,6 +181,7 @@ struct ModelConfig {
     beltDrive @6 :BeltDriveConfig;
     fmu @7 :FmuConfig;
     oscillatorMass @8 :OscillatorMassConfig;
+    dcMotor @9 :DcMotorConfig;
   }
 }
 

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <memory>
@@ -282,6 +283,31 @@ library::BeltDriveParameters belt_drive(const Node& n) {
   return p;
 }
 
+library::DcMotorParameters dc_motor(const Node& n) {
+  allow_subsystem_keys(n,
+                       {"resistance", "inductance", "torque_constant", "inertia", "damping",
+                        "gear_ratio", "current0", "angle0", "speed0", "right_coupled"},
+                       " for a dc_motor");
+  library::DcMotorParameters p;
+  if (auto v = n.find("resistance")) p.resistance = positive(*v);
+  if (auto v = n.find("inductance")) p.inductance = positive(*v);
+  if (auto v = n.find("torque_constant")) p.torque_constant = positive(*v);
+  if (auto v = n.find("inertia")) p.inertia = positive(*v);
+  if (auto v = n.find("damping")) p.damping = non_negative(*v);
+  if (auto v = n.find("gear_ratio")) {
+    p.gear_ratio = v->number();
+    if (!(p.gear_ratio >= 1.0) || !std::isfinite(p.gear_ratio)) {
+      v->fail(fmt::format("must be a number >= 1 (rotor turns per output turn; got {})",
+                          v->source_text()));
+    }
+  }
+  read_number(n, "current0", p.current0);
+  read_number(n, "angle0", p.angle0);
+  read_number(n, "speed0", p.speed0);
+  read_bool(n, "right_coupled", p.right_coupled);
+  return p;
+}
+
 library::PidParameters pid(const Node& n) {
   allow_subsystem_keys(
       n,
@@ -474,6 +500,8 @@ ParsedSubsystem parse_subsystem(const Node& n, Systems& s) {
     p.model = belt_drive(n);
   } else if (type == "oscillator_mass") {
     p.model = oscillator_mass(n);
+  } else if (type == "dc_motor") {
+    p.model = dc_motor(n);
   } else if (type == "chain_segment") {
     p.model = chain_segment(n, s);
   } else if (type == "plugin") {
@@ -487,8 +515,8 @@ ParsedSubsystem parse_subsystem(const Node& n, Systems& s) {
   } else {
     model.fail(
         fmt::format("must be one of \"drive_train\", \"hydraulic_cylinder\", \"pid\", "
-                    "\"belt_drive\", \"oscillator_mass\", \"chain_segment\", \"plugin\", "
-                    "\"fmu\" (got \"{}\")",
+                    "\"belt_drive\", \"oscillator_mass\", \"dc_motor\", \"chain_segment\", "
+                    "\"plugin\", \"fmu\" (got \"{}\")",
                     type));
   }
   p.solver = solver_keys(n);

@@ -46,7 +46,8 @@ std::unique_ptr<model::Subsystem> build_subsystem(const ModelDescription& descri
           [](const fmu::FmuDescription& f) -> Built { return fmu::build_fmu_subsystem(f); },
           [](const OscillatorMassParameters& p) -> Built {
             return std::make_unique<OscillatorMass>(p);
-          }},
+          },
+          [](const DcMotorParameters& p) -> Built { return std::make_unique<DcMotor>(p); }},
       description);
 }
 
@@ -68,6 +69,11 @@ std::string describe(const ModelDescription& description) {
           [](const OscillatorMassParameters& p) {
             return std::string(p.displacement_input ? "oscillator mass, displacement-driven"
                                                     : "oscillator mass, force-driven");
+          },
+          [](const DcMotorParameters& p) {
+            return p.gear_ratio == 1.0
+                       ? std::string("DC motor")
+                       : "DC motor with a gearbox " + std::to_string(p.gear_ratio) + ":1";
           }},
       description);
 }

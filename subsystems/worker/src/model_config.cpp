@@ -331,6 +331,34 @@ library::BeltDriveParameters decode_belt(schema::BeltDriveConfig::Reader in) {
   return p;
 }
 
+void encode_motor(const library::DcMotorParameters& p, schema::DcMotorConfig::Builder out) {
+  out.setResistance(p.resistance);
+  out.setInductance(p.inductance);
+  out.setTorqueConstant(p.torque_constant);
+  out.setInertia(p.inertia);
+  out.setDamping(p.damping);
+  out.setGearRatio(p.gear_ratio);
+  out.setCurrent0(p.current0);
+  out.setAngle0(p.angle0);
+  out.setSpeed0(p.speed0);
+  out.setRightCoupled(p.right_coupled);
+}
+
+library::DcMotorParameters decode_motor(schema::DcMotorConfig::Reader in) {
+  library::DcMotorParameters p;
+  p.resistance = in.getResistance();
+  p.inductance = in.getInductance();
+  p.torque_constant = in.getTorqueConstant();
+  p.inertia = in.getInertia();
+  p.damping = in.getDamping();
+  p.gear_ratio = in.getGearRatio();
+  p.current0 = in.getCurrent0();
+  p.angle0 = in.getAngle0();
+  p.speed0 = in.getSpeed0();
+  p.right_coupled = in.getRightCoupled();
+  return p;
+}
+
 }  // namespace
 
 void encode_model(const library::ModelDescription& model, schema::ModelConfig::Builder out) {
@@ -356,6 +384,10 @@ void encode_model(const library::ModelDescription& model, schema::ModelConfig::B
   }
   if (const auto* belt = std::get_if<library::BeltDriveParameters>(&model)) {
     encode_belt(*belt, out.initBeltDrive());
+    return;
+  }
+  if (const auto* motor = std::get_if<library::DcMotorParameters>(&model)) {
+    encode_motor(*motor, out.initDcMotor());
     return;
   }
   if (const auto* plugin = std::get_if<plugin::PluginDescription>(&model)) {
@@ -393,6 +425,8 @@ library::ModelDescription decode_model(schema::ModelConfig::Reader in) {
       return decode_mass(in.getOscillatorMass());
     case schema::ModelConfig::BELT_DRIVE:
       return decode_belt(in.getBeltDrive());
+    case schema::ModelConfig::DC_MOTOR:
+      return decode_motor(in.getDcMotor());
     case schema::ModelConfig::FMU: {
       const auto f = in.getFmu();
       fmu::FmuDescription d{f.getPath(), f.getParameters(), {}, {}};

@@ -90,6 +90,10 @@
 //                         of the two; velocity_input (input mu, the projection multiplier
 //                         of a joint: x' = v + force_sign*mu). Outputs x, v[, force]
 //                         (library/oscillator_mass.hpp)
+//     dc_motor            resistance, inductance, torque_constant, inertia (> 0), damping
+//                         (>= 0), gear_ratio (>= 1), current0, angle0, speed0 (output side),
+//                         right_coupled. Inputs voltage[, tau_right]; outputs phi, omega
+//                         (gearbox output), current (library/dc_motor.hpp)
 //     chain_segment       masses = [first, last] (1-based, inclusive) of the [model] chain,
 //                         which then stands beside the description (without [partition]
 //                         and without coupling_bodies selections); the segments must cover

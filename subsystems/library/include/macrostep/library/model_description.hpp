@@ -16,6 +16,7 @@
 #include "macrostep/fmu/fmu.hpp"
 #include "macrostep/library/belt_drive.hpp"
 #include "macrostep/library/chain_parameters.hpp"
+#include "macrostep/library/dc_motor.hpp"
 #include "macrostep/library/drive_train.hpp"
 #include "macrostep/library/hydraulic_cylinder.hpp"
 #include "macrostep/library/oscillator_mass.hpp"
@@ -39,7 +40,7 @@ struct ChainSegmentDescription {
 using ModelDescription =
     std::variant<ChainSegmentDescription, DriveTrainParameters, HydraulicCylinderParameters,
                  PidParameters, plugin::PluginDescription, BeltDriveParameters, fmu::FmuDescription,
-                 OscillatorMassParameters>;
+                 OscillatorMassParameters, DcMotorParameters>;
 
 // Builds the subsystem. Throws std::invalid_argument for a description that names no model or
 // an impossible one (e.g. an empty mass range).

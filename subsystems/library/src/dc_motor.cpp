@@ -1,0 +1,126 @@
+// The DC motor behind a gearbox (dc_motor.hpp; issue 9).
+#include "macrostep/library/dc_motor.hpp"
+
+#include <cassert>
+#include <cmath>
+#include <stdexcept>
+
+namespace macrostep::library {
+
+namespace {
+
+void check(bool ok, const char* what) {
+  if (!ok) throw std::invalid_argument(std::string("DC motor: ") + what);
+}
+
+// z = [i, φ, ω].
+constexpr std::size_t kI = 0, kPhi = 1, kOmega = 2;
+
+}  // namespace
+
+DcMotor::DcMotor(const DcMotorParameters& parameters) : p_(parameters) {
+  check(std::isfinite(p_.resistance) && p_.resistance > 0.0, "resistance must be > 0");
+  check(std::isfinite(p_.inductance) && p_.inductance > 0.0, "inductance must be > 0");
+  check(std::isfinite(p_.torque_constant) && p_.torque_constant > 0.0,
+        "torque_constant must be > 0");
+  check(std::isfinite(p_.inertia) && p_.inertia > 0.0, "inertia must be > 0");
+  check(std::isfinite(p_.damping) && p_.damping >= 0.0, "damping must be >= 0");
+  check(std::isfinite(p_.gear_ratio) && p_.gear_ratio >= 1.0, "gear_ratio must be >= 1");
+  check(std::isfinite(p_.current0) && std::isfinite(p_.angle0) && std::isfinite(p_.speed0),
+        "initial values must be finite");
+  roles_ = {model::StateRole::kOther, model::StateRole::kPosition, model::StateRole::kVelocity};
+  // CSC of ∂F/∂z + cj ∂F/∂z': column i: rows F_i, F_ω; column φ: F_φ; column ω: F_i, F_φ, F_ω.
+  pattern_.n = 3;
+  pattern_.column_start = {0, 2, 3, 6};
+  pattern_.row_index = {0, 2, 1, 0, 1, 2};
+}
+
+std::string DcMotor::state_name(std::size_t i) const {
+  static const char* const names[] = {"current", "phi", "omega"};
+  if (i >= 3) throw std::out_of_range("DcMotor::state_name: out of range");
+  return names[i];
+}
+
+std::string DcMotor::output_name(std::size_t i) const {
+  static const char* const names[] = {"phi", "omega", "current"};
+  if (i >= 3) throw std::out_of_range("DcMotor::output_name: out of range");
+  return names[i];
+}
+
+std::string DcMotor::input_name(std::size_t i) const {
+  if (i >= input_size()) throw std::out_of_range("DcMotor::input_name: out of range");
+  return i == 0 ? "voltage" : "tau_right";
+}
+
+void DcMotor::initial_state(std::span<const double> u0, std::span<double> z0,
+                            std::span<double> zp0) const {
+  const double n = p_.gear_ratio, k = p_.torque_constant;
+  z0[kI] = p_.current0;
+  z0[kPhi] = n * p_.angle0;
+  z0[kOmega] = n * p_.speed0;
+  zp0[kI] = (u0[0] - p_.resistance * z0[kI] - k * z0[kOmega]) / p_.inductance;
+  zp0[kPhi] = z0[kOmega];
+  zp0[kOmega] = (k * z0[kI] - p_.damping * z0[kOmega] + load_torque(u0) / n) / p_.inertia;
+}
+
+void DcMotor::residual(double /*t*/, std::span<const double> z, std::span<const double> zp,
+                       std::span<const double> u, std::span<double> r) const {
+  assert(z.size() == 3 && zp.size() == 3 && r.size() == 3 && u.size() == input_size());
+  const double k = p_.torque_constant;
+  r[kI] = p_.inductance * zp[kI] - (u[0] - p_.resistance * z[kI] - k * z[kOmega]);
+  r[kPhi] = zp[kPhi] - z[kOmega];
+  r[kOmega] = p_.inertia * zp[kOmega] -
+              (k * z[kI] - p_.damping * z[kOmega] + load_torque(u) / p_.gear_ratio);
+}
+
+void DcMotor::jacobian(double /*t*/, std::span<const double> /*z*/, std::span<const double> /*zp*/,
+                       std::span<const double> /*u*/, double cj, std::span<double> values) const {
+  const double k = p_.torque_constant;
+  values[0] = cj * p_.inductance + p_.resistance;  // ∂F_i/∂i
+  values[1] = -k;                                  // ∂F_ω/∂i
+  values[2] = cj;                                  // ∂F_φ/∂φ
+  values[3] = k;                                   // ∂F_i/∂ω
+  values[4] = -1.0;                                // ∂F_φ/∂ω
+  values[5] = cj * p_.inertia + p_.damping;        // ∂F_ω/∂ω
+}
+
+void DcMotor::outputs(double /*t*/, std::span<const double> z, std::span<const double> /*u*/,
+                      std::span<double> y) const {
+  y[0] = z[kPhi] / p_.gear_ratio;
+  y[1] = z[kOmega] / p_.gear_ratio;
+  y[2] = z[kI];
+}
+
+model::EntryPattern DcMotor::output_jacobian_pattern() const {
+  model::EntryPattern p;
+  p.row = {0, 1, 2};
+  p.column = {kPhi, kOmega, kI};
+  return p;
+}
+
+void DcMotor::output_jacobian(double /*t*/, std::span<const double> /*z*/,
+                              std::span<const double> /*u*/, std::span<double> values) const {
+  values[0] = 1.0 / p_.gear_ratio;
+  values[1] = 1.0 / p_.gear_ratio;
+  values[2] = 1.0;
+}
+
+model::EntryPattern DcMotor::input_jacobian_pattern() const {
+  model::EntryPattern p;
+  p.row = {kI};
+  p.column = {0};
+  if (p_.right_coupled) {
+    p.row.push_back(kOmega);
+    p.column.push_back(1);
+  }
+  return p;
+}
+
+void DcMotor::input_jacobian(double /*t*/, std::span<const double> /*z*/,
+                             std::span<const double> /*zp*/, std::span<const double> /*u*/,
+                             std::span<double> values) const {
+  values[0] = -1.0;                                        // ∂F_i/∂V
+  if (p_.right_coupled) values[1] = -1.0 / p_.gear_ratio;  // ∂F_ω/∂τ
+}
+
+}  // namespace macrostep::library
