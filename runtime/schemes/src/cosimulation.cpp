@@ -1225,6 +1225,24 @@ void write_completed_metadata(json statistics, const CosimResult& result, double
   files.write_metadata(meta);
 }
 
+// The coupled system of `config` (and its models), with every check that needs the built system,
+// and the scheme's options for it: SetupError before any file is written. May narrow `settings`
+// (a joint's order limit).
+system::CoupledSystem checked_system(const config::RunConfig& config, CosimSettings& settings,
+                                     std::vector<library::ModelDescription>& models,
+                                     SchemeOptions& scheme_options) {
+  // The master's copy of the model and every run of the subsystems (a chain segment has at
+  // most two inputs).
+  check_memory(config, 1 + runs_per_subsystem(settings, 2));
+  system::CoupledSystem system = coupled_system(config, models);
+  check_constraint_combination(config, system, settings);
+  scheme_options = settings.scheme;
+  scheme_options.approximations = coupling_approximations(settings, system);
+  check_sequence(config, settings, system);
+  check_feedthrough_combination(config, settings, system);
+  return system;
+}
+
 }  // namespace
 
 CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions& options) {
@@ -1237,16 +1255,10 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   const double t_end = settings.end_time;
   const int output_every = settings.cosim.output_every;
 
-  // The master's copy of the model and every run of the subsystems (a chain segment has at
-  // most two inputs).
-  check_memory(config, 1 + runs_per_subsystem(settings, 2));
   std::vector<library::ModelDescription> models;
-  const system::CoupledSystem system = coupled_system(config, models);
-  check_constraint_combination(config, system, result.settings);
-  SchemeOptions scheme_options = settings.scheme;
-  scheme_options.approximations = coupling_approximations(settings, system);
-  check_sequence(config, settings, system);
-  check_feedthrough_combination(config, settings, system);
+  SchemeOptions scheme_options;
+  const system::CoupledSystem system =
+      checked_system(config, result.settings, models, scheme_options);
   const std::vector<OutputColumn> outputs = output_columns(config, system);
   std::vector<std::size_t> state_offset;
   result_columns(config, system, outputs, settings.all_states, result.columns, state_offset);
@@ -1297,26 +1309,15 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   continuation.between_steps = [&](const control::MacroStepController& ctl,
                                    const MacroStepScheme& scheme) {
     const int signal = options.stop != nullptr ? options.stop->load() : 0;
-    if (!checkpoints || ctl.finished() || !checkpoints->due(counts.accepted, signal != 0)) {
-      if (signal != 0) throw RunInterrupted(signal, at.reached, {}, no_checkpoint);
-      return;
-    }
-    const auto t0 = Clock::now();
-    checkpoint::Checkpoint c =
-        checkpoint_of(config, options, result, files, row, counts, at.reached);
-    if (signal == 0) {
-      checkpoints->write(c, counts.accepted, ctl, scheme, *executor);
+    if (checkpoints && !ctl.finished()) {  // throws RunInterrupted after a final checkpoint
+      const auto t0 = Clock::now();
+      checkpoints->between_steps(
+          signal, counts.accepted, at.reached,
+          [&] { return checkpoint_of(config, options, result, files, row, counts, at.reached); },
+          ctl, scheme, *executor);
       result.output_ns += ns_since(t0);
-      return;
     }
-    // The final checkpoint: a failure to write it leaves the run interrupted, not failed (an
-    // earlier checkpoint, written atomically, stays as it was).
-    try {
-      checkpoints->write(c, counts.accepted, ctl, scheme, *executor);
-    } catch (const std::exception& e) {
-      throw RunInterrupted(signal, at.reached, {}, e.what());
-    }
-    throw RunInterrupted(signal, at.reached, checkpoints->path());
+    if (signal != 0) throw RunInterrupted(signal, at.reached, {}, no_checkpoint);
   };
   if (options.resume != nullptr) {
     continuation.controller_state = &options.resume->controller;

@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "macrostep/schemes/interrupt.hpp"
+
 namespace macrostep::schemes {
 
 StateFiles::StateFiles(const std::string& checkpoint_path)
@@ -71,6 +73,24 @@ void RunCheckpoints::write(checkpoint::Checkpoint& c, std::uint64_t accepted,
   checkpoint::write(path_, c);
   last_accepted_ = accepted;
   last_time_ = std::chrono::steady_clock::now();
+}
+
+void RunCheckpoints::between_steps(int signal, std::uint64_t accepted, double reached,
+                                   const std::function<checkpoint::Checkpoint()>& describe,
+                                   const control::MacroStepController& controller,
+                                   const MacroStepScheme& scheme, executors::Executor& executor) {
+  if (!due(accepted, signal != 0)) return;
+  checkpoint::Checkpoint c = describe();
+  if (signal == 0) {
+    write(c, accepted, controller, scheme, executor);
+    return;
+  }
+  try {
+    write(c, accepted, controller, scheme, executor);
+  } catch (const std::exception& e) {
+    throw RunInterrupted(signal, reached, {}, e.what());
+  }
+  throw RunInterrupted(signal, reached, path_);
 }
 
 void restore_subsystems(const checkpoint::Checkpoint& c, const std::string& checkpoint_path,

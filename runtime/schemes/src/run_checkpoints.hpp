@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -44,6 +45,14 @@ class RunCheckpoints {
   void write(checkpoint::Checkpoint& c, std::uint64_t accepted,
              const control::MacroStepController& controller, const MacroStepScheme& scheme,
              executors::Executor& executor);
+  // Between two macro steps of an unfinished run: write() when one is due, `describe` giving the
+  // driver's part. With `signal` != 0 (a stop was asked for) that is the final one, and then
+  // RunInterrupted is thrown naming it, or why it could not be written (the run stays
+  // interrupted, not failed: an earlier checkpoint, written atomically, stays as it was).
+  void between_steps(int signal, std::uint64_t accepted, double reached,
+                     const std::function<checkpoint::Checkpoint()>& describe,
+                     const control::MacroStepController& controller, const MacroStepScheme& scheme,
+                     executors::Executor& executor);
   const std::string& path() const { return path_; }
 
  private:
