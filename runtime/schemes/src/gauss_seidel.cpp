@@ -147,11 +147,12 @@ void GaussSeidel::build_command(std::size_t i, const coupling::CouplingHistory& 
   sel_.assign(in.begin(), in.end());
   auto& nominal = commands_[i].nominal;
   commands_[i].extra.clear();
-  nominal = coupling::step_polynomial(history, kappa, t_end, u_end_, sel_);
-  if (approximation_.empty()) return;
   bool any_extrapolated = false, any_interpolated = false;
   for (const std::size_t c : sel_) (interpolated[c] ? any_interpolated : any_extrapolated) = true;
-  if (!any_extrapolated) return;
+  if (approximation_.empty() || !any_extrapolated) {
+    nominal = coupling::step_polynomial(history, kappa, t_end, u_end_, sel_);
+    return;
+  }
   const model::SupportPoints extrapolation =
       coupling::approximation_polynomial(history, nullptr, approximation_, kappa, t_end, sel_);
   if (!any_interpolated) {
@@ -160,7 +161,8 @@ void GaussSeidel::build_command(std::size_t i, const coupling::CouplingHistory& 
   }
   // Both kinds in one subsystem: every channel's polynomial stated by its values at the nodes of
   // the higher-degree one (a polynomial of lower degree is exact there).
-  const model::SupportPoints interpolation = nominal;
+  const model::SupportPoints interpolation =
+      coupling::step_polynomial(history, kappa, t_end, u_end_, sel_);
   nominal = extrapolation.degree >= interpolation.degree ? extrapolation : interpolation;
   std::array<double, model::SupportPoints::kMaxChannels> e{}, l{};
   const std::span<double> es(e.data(), sel_.size()), ls(l.data(), sel_.size());

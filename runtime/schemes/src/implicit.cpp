@@ -81,7 +81,6 @@ void IterativeScheme::start(const system::CoupledSystem& system, const SchemeOpt
   heun_.reset();
   if (copt_.jacobian == JacobianKind::kHeun && copt_.iteration != IterationKind::kWaveform) {
     heun_ = std::make_unique<corrector::HeunSensitivities>(system);
-    heun_dyds_ = std::make_unique<corrector::InputSensitivities>(system);
     z_n_.assign(ns, {});
     u_n_.assign(ns, {});
     for (std::size_t i = 0; i < ns; ++i) {
@@ -139,17 +138,16 @@ double IterativeScheme::output_difference() const {
   return std::max(norms[0], norms[1]);
 }
 
-// ∂y/∂s from the pass's perturbed runs (forward differences, METHODS §4.2) or from sap (§4.5),
-// then J assembled and factorised (§4.1). False if J is singular (D-11).
+// ∂y/∂s from the pass's perturbed runs (forward differences, METHODS §4.2), from sap (§4.5) or
+// heun's of the attempt (seed 004 Eq. 49), then J assembled and factorised (§4.1). False if J is
+// singular (D-11).
 bool IterativeScheme::refresh_jacobian(const control::StepPlan& plan,
                                        const coupling::CouplingHistory& history,
                                        const executors::PassOutcome& outcome) {
   const system::CoupledSystem& system = *system_;
   if (sap_) {
     sap_->fill(control::error_constants(history, plan.kappa, plan.t_end), plan.h(), *dyds_);
-  } else if (heun_) {
-    *dyds_ = *heun_dyds_;
-  } else {
+  } else if (!heun_) {  // heun: dyds_ holds this attempt's sensitivities (heun_sensitivities)
     for (std::size_t i = 0; i < system.subsystem_count(); ++i) {
       const auto in = system.input_couplings(i);
       const auto& so = outcome.subsystems[i];
@@ -180,7 +178,7 @@ void IterativeScheme::heun_sensitivities(const control::StepPlan& plan,
     runner.accepted_state(i, z_n_[i]);
     system.gather_inputs(i, u, u_n_[i]);
   }
-  heun_->fill(plan.t_begin, plan.h(), plan.kappa == 0, z_n_, u_n_, *heun_dyds_);
+  heun_->fill(plan.t_begin, plan.h(), plan.kappa == 0, z_n_, u_n_, *dyds_);
 }
 
 // Whether this pass must run the perturbed runs of the fd Jacobian (when a next iterate follows).

@@ -326,7 +326,6 @@ void CoupledSystem::initial_multipliers(std::vector<double>& u) const {
     if (!solve_dense(jacobian, h)) break;
     for (std::size_t j = 0; j < m.size(); ++j) u[m[j]] += h[j];
   }
-  if (first == 0.0) return;
   throw std::runtime_error(
       "CoupledSystem: no consistent initial multipliers for the constraint coupling " +
       coupling_names_[m.front()] +

@@ -97,10 +97,10 @@ class IterativeScheme final : public MacroStepScheme {
   // Δ^0 (METHODS §4.2): |u_N − u_N^pre| of the last accepted step; empty until one (D-13).
   std::vector<double> correction_;
   std::vector<double> pending_correction_;  // of the last attempt, used if it was accepted
-  std::unique_ptr<corrector::SapSensitivities> sap_;    // the sap Jacobian, if chosen
-  std::unique_ptr<corrector::HeunSensitivities> heun_;  // the heun Jacobian, if chosen
-  // heun: ∂y/∂s of the attempt (from T_N and H), filled once per attempt (heun_sensitivities).
-  std::unique_ptr<corrector::InputSensitivities> heun_dyds_;
+  std::unique_ptr<corrector::SapSensitivities> sap_;  // the sap Jacobian, if chosen
+  // The heun Jacobian, if chosen: its ∂y/∂s depends on T_N and H only, so heun_sensitivities()
+  // fills dyds_ once per attempt and every pass reuses it; z_n_, u_n_: T_N states and inputs.
+  std::unique_ptr<corrector::HeunSensitivities> heun_;
   std::vector<std::vector<double>> z_n_, u_n_;
   std::unique_ptr<corrector::SecantHistory> secant_;  // quasi-Newton, if chosen
   bool jacobian_valid_ = false;  // a factorised J exists (reuse: of jacobian_h_, jacobian_kappa_)
