@@ -1,0 +1,67 @@
+#!/usr/bin/python3
+"""Smoke check of tools/pinning-experiment (issue 15): one round of a few variants on the
+3-subsystem chain for 2e-6 s (seconds), then the JSON and the printed table, and the one-line
+exit-2 errors for a missing binary, an unknown config and an unknown variant.
+
+  check_pinning.py MACROSTEP      exit 0 if all holds, 1 with the reason if not
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TOOL = os.path.join(ROOT, "tools", "pinning-experiment")
+
+
+def fail(why):
+    print(f"pinning smoke: {why}", file=sys.stderr)
+    sys.exit(1)
+
+
+def run(args):
+    return subprocess.run([TOOL] + args, text=True, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, timeout=300)
+
+
+def main():
+    binary = os.path.abspath(sys.argv[1])
+    with tempfile.TemporaryDirectory(prefix="pinning-smoke-") as out:
+        doc_path = os.path.join(out, "pin.json")
+        proc = run(["--macrostep", binary, "--configs", "pinning-heavy-middle", "--rounds", "1",
+                    "--stop-time", "2e-6", "--variants", "none,compact,one-pu,heaviest",
+                    "--json", doc_path])
+        print(proc.stdout + proc.stderr)
+        if proc.returncode != 0:
+            fail(f"the tool exited {proc.returncode}")
+        for needed in ("machine:", "macrostep topology:", "load average", "/none", "idle %"):
+            if needed not in proc.stdout:
+                fail(f"the output lacks '{needed}'")
+        with open(doc_path) as f:
+            doc = json.load(f)
+        if not doc["machine"]["usable_pus"] or not doc["machine"]["cores"]:
+            fail("the JSON lacks the machine's PUs and cores")
+        variants = doc["results"][0]["variants"]
+        for name in ("none", "compact", "one-pu"):
+            s = variants[name].get("summary")
+            if not s or s["runs"] != 1 or not s["wall_median_s"] > 0:
+                fail(f"variant {name}: no completed run in the JSON")
+            if not 0 <= s["idle_share_median"] < 1:
+                fail(f"variant {name}: idle share {s['idle_share_median']} outside [0, 1)")
+        heaviest = variants["heaviest"]
+        if not (heaviest.get("summary") or heaviest.get("skipped")):
+            fail("heaviest: neither run nor skipped with a reason")
+    for args, what in ((["--macrostep", "/nonexistent/macrostep"], "no macrostep binary"),
+                       (["--macrostep", binary, "--configs", "no-such"], "unknown config"),
+                       (["--macrostep", binary, "--variants", "none,bogus"], "unknown variant")):
+        proc = run(args)
+        lines = proc.stderr.strip().splitlines()
+        if proc.returncode != 2 or len(lines) != 1 or what not in lines[0]:
+            fail(f"{' '.join(args)}: expected exit 2 and one line with '{what}', got "
+                 f"{proc.returncode}: {proc.stderr.strip()!r}")
+    print("pinning smoke: ok")
+
+
+if __name__ == "__main__":
+    main()
