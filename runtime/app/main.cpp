@@ -23,6 +23,7 @@
 
 #include "plot_command.hpp"
 #include "stability_command.hpp"
+#include "suggest_partition.hpp"
 #include "topology_cleanup.hpp"
 
 #include "macrostep/checkpoint/checkpoint.hpp"
@@ -647,12 +648,13 @@ struct Commands {
   macrostep::app::StabilityArgs stability_args;
   std::string resume_path;
   macrostep::app::PlotArgs plot_args;
+  macrostep::app::SuggestPartitionArgs suggest_args;
   std::string worker_segment;
   std::size_t worker_index = 0;
   int worker_segment_fd = -1;
   CLI::App *run = nullptr, *reference = nullptr, *topology = nullptr, *stability = nullptr,
            *resume = nullptr, *plot = nullptr, *cleanup = nullptr, *compare = nullptr,
-           *worker = nullptr;
+           *suggest = nullptr, *worker = nullptr;
 };
 
 // Declares the subcommands of DESIGN.md's command line on `app`, bound to `c` (which must
@@ -682,6 +684,11 @@ void add_commands(CLI::App& app, Commands& c) {
       "PNG figures of a run: coupling variables and states, macro-step size and kappa, time "
       "breakdown (/usr/bin/python3 with matplotlib)");
   macrostep::app::add_plot_options(*c.plot, c.plot_args);
+  c.suggest = app.add_subcommand(
+      "suggest-partition",
+      "cuts of a [model] chain that balance the subsystems and keep the cuts smooth, from a short "
+      "trial; writes the suggested configuration");
+  macrostep::app::add_suggest_partition_options(*c.suggest, c.suggest_args);
   c.cleanup = app.add_subcommand("cleanup", "remove this user's stale shared-memory segments");
   c.compare = app.add_subcommand("compare",
                                  "NRMSE of a result against a reference (seed 000 "
@@ -721,6 +728,13 @@ int dispatch(Commands& c, int argc, char** argv, const std::string& command_line
   }
   if (c.cleanup->parsed()) return macrostep::app::cleanup_command();
   if (c.plot->parsed()) return macrostep::app::plot_command(c.plot_args);
+  if (c.suggest->parsed()) {
+    try {
+      return macrostep::app::suggest_partition_command(c.suggest_args);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+  }
   if (c.stability->parsed()) {
     try {
       return macrostep::app::stability_command(c.stability_args);
