@@ -55,6 +55,7 @@ World::World(int* argc, char*** argv) {
 }
 
 World::~World() {
+  if (abort_code_) MPI_Abort(MPI_COMM_WORLD, *abort_code_);
   if (!abandoned_) MPI_Finalize();
 }
 
@@ -123,6 +124,14 @@ void World::send_all(std::span<const int> dests, int tag,
         return flag != 0;
       },
       check, std::nullopt);
+}
+
+void World::post(int dest, int tag) {
+  // An empty message needs no buffer that outlives the call, so the request can be freed at once
+  // (MPI completes the send on its own; nobody waits for it).
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Isend(nullptr, 0, MPI_BYTE, dest, tag, MPI_COMM_WORLD, &request), "MPI_Isend");
+  check_mpi(MPI_Request_free(&request), "MPI_Request_free");
 }
 
 std::optional<Message> World::try_receive(int source, int tag) {

@@ -236,6 +236,7 @@ struct ProcessExecutor::State {
           check_progress(j, operation_of(j, during));
         }
       }
+      if (options.while_waiting) options.while_waiting();
     }
   }
 

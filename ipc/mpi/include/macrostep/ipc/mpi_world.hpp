@@ -6,7 +6,9 @@
 //
 // Lifetime: at most one World per process. The constructor calls MPI_Init_thread (one thread
 // talks to MPI: MPI_THREAD_FUNNELED), the destructor MPI_Finalize, unless abort() was called or
-// a peer is known to be gone (abandon()): MPI_Finalize would wait for it for ever.
+// a peer is known to be gone (abandon()): MPI_Finalize would wait for it for ever; after
+// abort_at_exit() the destructor calls MPI_Abort instead (a peer that must be ended but cannot
+// be reached).
 // Not thread-safe: the thread that built the World makes every call.
 #pragma once
 
@@ -56,6 +58,10 @@ class World {
   void send_all(std::span<const int> dests, int tag, std::span<const std::vector<std::byte>> bytes,
                 const PollCheck& check = {});
 
+  // An empty message with `tag` to `dest`, fire and forget (MPI_Isend, then MPI_Request_free):
+  // never waits, so it may be called from inside another wait (a sign of life).
+  void post(int dest, int tag);
+
   // The next message with `tag` from `source` (kAnySource: from anyone), if one has arrived;
   // never waits.
   std::optional<Message> try_receive(int source, int tag);
@@ -71,6 +77,13 @@ class World {
   [[noreturn]] void abort(int code);
   // A peer is gone: the destructor skips MPI_Finalize (which would wait for it).
   void abandon() { abandoned_ = true; }
+  // A peer must be ended that this process cannot signal (a hung rank on another host): the
+  // destructor calls MPI_Abort(code), and mpirun kills every rank, this one included. Deferred
+  // to the destructor so that the caller's results and messages are out first.
+  void abort_at_exit(int code) {
+    abandoned_ = true;
+    abort_code_ = code;
+  }
 
  private:
   // Polls `done` (20 us, then yields up to 120 us, then sleeps of growing length up to 200 us),
@@ -82,6 +95,7 @@ class World {
   int rank_ = 0, size_ = 1;
   std::string host_;
   bool abandoned_ = false;
+  std::optional<int> abort_code_;
   std::chrono::milliseconds poll_interval_{10};
 };
 

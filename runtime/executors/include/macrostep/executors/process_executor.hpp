@@ -106,6 +106,10 @@ struct ProcessOptions {
   // The 1-based number that names worker i in messages (a group of a larger run, e.g. behind an
   // MPI node agent); empty or a missing entry: i + 1.
   std::vector<std::size_t> subsystem_numbers;
+  // Called every poll_interval while the executor waits for its workers' replies (after the dead
+  // and hung checks), so that an MPI node agent that is busy waiting can tell rank 0 it is alive
+  // (a silent agent is taken for hung). Must not throw; may be empty.
+  std::function<void()> while_waiting;
 };
 
 // One worker of a ProcessExecutor built without the coupled system (an MPI node agent drives
