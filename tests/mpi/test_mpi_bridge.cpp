@@ -157,32 +157,36 @@ pid_t parent_of(pid_t pid) {
   return close == std::string::npos ? 0 : std::stoi(text.substr(close + 4));
 }
 
-// Starts `mpirun -np 3` of the demo chain in the test directory, waits until rows are written and
-// SIGKILLs rank 1's node agent (agent = true) or its worker process; returns mpirun's wait status
-// and every pid of the run it saw in `seen`.
-int kill_during_run(const BinaryTest& test, const std::filesystem::path& dir, bool agent,
-                    std::set<pid_t>& seen) {
+// A run that test code disturbs: `mpirun <mpirun_options> -np <ranks>` of the demo chain with
+// `run_options`, writing `output`.
+struct DisturbedRun {
+  int ranks = 3;
+  std::string mpirun_options, run_options, output = "run.csv";
+};
+
+// Starts `run` in the test directory, waits until rows are written and sends `signal` to rank 1's
+// node agent (agent = true) or its worker process; returns mpirun's wait status (-1: no victim
+// found, or the run did not end within 60 s after the signal: then the victim and mpirun are
+// killed) and every pid of the run it saw in `seen`.
+int signal_during_run(const std::filesystem::path& dir, const DisturbedRun& run, bool agent,
+                      int signal, std::set<pid_t>& seen) {
   const pid_t launcher = fork();
   if (launcher < 0) return -1;
   if (launcher == 0) {
-    // When a rank dies, mpirun sends SIGTERM to the others and SIGKILL after
-    // odls_base_sigkill_timeout (1 s): rank 0 reports within that on a normal machine, but a CI
-    // machine at load 17 on 2 CPUs may not schedule it in time (README, "MPI bridge"). mpirun
-    // itself ends about twice this timeout after the kill even when every rank is gone already
-    // (measured: 19 s with 10, 7 s with 4), so the test takes 4 s.
-    const std::string cmd = "cd '" + dir.string() + "' && exec " + kMpirun +
-                            " --mca odls_base_sigkill_timeout 4 -np 3 '" +
-                            MACROSTEP_BINARY "' run '" + kDemo +
-                            "' --executor mpi --output run.csv > stdout.txt 2> stderr.txt";
+    const std::string cmd = "cd '" + dir.string() + "' && exec " + kMpirun + " " +
+                            run.mpirun_options + " -np " + std::to_string(run.ranks) + " '" +
+                            MACROSTEP_BINARY "' run '" + kDemo + "' --executor mpi " +
+                            run.run_options + " --output " + run.output +
+                            " > stdout.txt 2> stderr.txt";
     execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   pid_t victim = 0;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (victim == 0 && std::chrono::steady_clock::now() < deadline) {
     for (pid_t p : processes_in(dir)) seen.insert(p);
     std::error_code ec;
-    const auto size = std::filesystem::file_size(dir / "run.csv", ec);
+    const auto size = std::filesystem::file_size(dir / run.output, ec);
     if (!ec && size > 4000) {
       // Rank 1's agent and its worker share the environment; the worker's parent is the agent.
       for (pid_t p : processes_in(dir)) {
@@ -194,11 +198,31 @@ int kill_during_run(const BinaryTest& test, const std::filesystem::path& dir, bo
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   for (pid_t p : processes_in(dir)) seen.insert(p);
-  if (victim != 0) ::kill(victim, SIGKILL);
+  if (victim != 0) ::kill(victim, signal);
+  // A run that does not end (a stopped agent nobody noticed) must not outlive the test.
+  deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   int status = 0;
-  waitpid(launcher, &status, 0);
-  (void)test;
+  while (waitpid(launcher, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      if (victim != 0) ::kill(victim, SIGKILL);
+      ::kill(launcher, SIGTERM);
+      waitpid(launcher, &status, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
   return victim == 0 ? -1 : status;
+}
+
+// The agent-kill tests: `mpirun -np 3`, SIGKILL. When a rank dies, mpirun sends SIGTERM to the
+// others and SIGKILL after odls_base_sigkill_timeout (1 s): rank 0 reports within that on a
+// normal machine, but a CI machine at load 17 on 2 CPUs may not schedule it in time (README, "MPI
+// bridge"). mpirun itself ends about twice this timeout after the kill even when every rank is
+// gone already (measured: 19 s with 10, 7 s with 4), so the test takes 4 s.
+int kill_during_run(const std::filesystem::path& dir, bool agent, std::set<pid_t>& seen) {
+  DisturbedRun run;
+  run.mpirun_options = "--mca odls_base_sigkill_timeout 4";
+  return signal_during_run(dir, run, agent, SIGKILL, seen);
 }
 
 // No process of the run is left (ranks, agents, workers) and no segment of theirs.
@@ -250,7 +274,7 @@ TEST_F(MpiBridge, ConfiguredPlacementIsHonouredAndChecked) {
 // JSON written so far are valid, and no process of the run nor a segment is left.
 TEST_F(MpiBridge, KilledNodeAgentIsReportedAndLeavesNothingBehind) {
   std::set<pid_t> seen;
-  const int status = kill_during_run(*this, dir_, true, seen);
+  const int status = kill_during_run(dir_, true, seen);
   ASSERT_NE(status, -1) << "no rows or no rank 1 within 60 s: " << read_file("stderr.txt");
   EXPECT_FALSE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   const std::string err = read_file("stderr.txt");
@@ -270,7 +294,7 @@ TEST_F(MpiBridge, KilledNodeAgentIsReportedAndLeavesNothingBehind) {
 // subsystem and the macro step, and the run ends cleanly on every rank.
 TEST_F(MpiBridge, KilledWorkerBehindAnAgentIsReported) {
   std::set<pid_t> seen;
-  const int status = kill_during_run(*this, dir_, false, seen);
+  const int status = kill_during_run(dir_, false, seen);
   ASSERT_NE(status, -1) << "no rows or no worker of rank 1 within 60 s: "
                         << read_file("stderr.txt");
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
@@ -283,6 +307,47 @@ TEST_F(MpiBridge, KilledWorkerBehindAnAgentIsReported) {
   EXPECT_GT(table.time.size(), 10u);
   EXPECT_EQ(nlohmann::json::parse(read_file("run.json")).at("status"), "failed");
   expect_nothing_left(dir_, seen);
+}
+
+// A node agent that hangs (SIGSTOP: it neither replies nor dies) mid-run with --hang-timeout 2:
+// rank 0 takes it for hung after twice that of silence and names it (rank, host, subsystems,
+// macro step); the rows written are the in-process run's first rows byte for byte, the JSON says
+// "failed" with the message, mpirun's status is not 0, and the agent is ended: SIGKILL on rank
+// 0's host (-np 2: the agent hosts subsystems 1 and 2), MPI_Abort where it counts as on another
+// host (-np 3, MACROSTEP_BRIDGE_AGENTS_REMOTE=1). No process or segment is left.
+TEST_F(MpiBridge, HungNodeAgentIsReportedAndEnded) {
+  const Outcome ref = macrostep("run '" + kDemo + "' --executor inprocess --output ref.csv");
+  ASSERT_EQ(ref.status, 0) << ref.err;
+  const std::string expected = read_file("ref.csv");
+  for (const bool remote : {false, true}) {
+    DisturbedRun run;
+    run.ranks = remote ? 3 : 2;
+    run.mpirun_options = remote ? "-x MACROSTEP_BRIDGE_AGENTS_REMOTE=1" : "";
+    run.run_options = "--hang-timeout 2";
+    run.output = "hung" + std::to_string(run.ranks) + ".csv";
+    SCOPED_TRACE("-np " + std::to_string(run.ranks));
+    std::set<pid_t> seen;
+    const int status = signal_during_run(dir_, run, true, SIGSTOP, seen);
+    ASSERT_NE(status, -1) << "no rows or no rank 1, or no end: " << read_file("stderr.txt");
+    EXPECT_FALSE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+    const std::string err = read_file("stderr.txt");
+    const std::string agent = remote ? "subsystem 1)" : "subsystems 1,2)";
+    EXPECT_NE(err.find("rank 1 (host "), std::string::npos) << err;
+    EXPECT_NE(err.find(agent + " hangs: no reply and no sign of life for "), std::string::npos)
+        << err;
+    EXPECT_NE(err.find("(twice --hang-timeout 2 s) during macro step "), std::string::npos) << err;
+    EXPECT_NE(err.find(remote ? "MPI_Abort" : "SIGKILL"), std::string::npos) << err;
+    const std::string rows = read_file(run.output);
+    EXPECT_GT(rows.size(), 4000u);
+    EXPECT_EQ(rows.back(), '\n');
+    EXPECT_TRUE(expected.compare(0, rows.size(), rows) == 0) << "rows differ from in-process";
+    const auto meta =
+        nlohmann::json::parse(read_file("hung" + std::to_string(run.ranks) + ".json"));
+    EXPECT_EQ(meta.at("status"), "failed");
+    EXPECT_NE(meta.at("error").dump().find("rank 1"), std::string::npos) << meta.at("error").dump();
+    EXPECT_NE(meta.at("error").dump().find("hangs"), std::string::npos) << meta.at("error").dump();
+    expect_nothing_left(dir_, seen);
+  }
 }
 
 // This user's segments in /dev/shm whose creator process is gone ("macrostep-<uid>-<pid>-...").

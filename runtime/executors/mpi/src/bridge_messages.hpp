@@ -15,12 +15,24 @@
 
 namespace macrostep::executors::bridge {
 
-// MPI tags of the bridge (MPI_COMM_WORLD): hello / setup / ready, requests, replies.
+// MPI tags of the bridge (MPI_COMM_WORLD): hello / setup / ready, requests, replies, and an
+// agent's sign of life (an empty message) while it waits for its workers.
 inline constexpr int kControlTag = 7001;
 inline constexpr int kRequestTag = 7002;
 inline constexpr int kReplyTag = 7003;
+inline constexpr int kAliveTag = 7004;
 // Raised whenever a message changes meaning (part of bridge_version()).
-inline constexpr std::uint32_t kBridgeVersion = 1;
+inline constexpr std::uint32_t kBridgeVersion = 2;
+
+// The hung-agent rule (mpi_executor.hpp): an agent gives a sign of life every quarter of the
+// workers' hang timeout while it waits for them, and rank 0 takes an agent that owes a reply and
+// has been silent for twice the hang timeout for hung. 0 = no signs, no check.
+inline std::chrono::milliseconds alive_interval(std::chrono::milliseconds hang_timeout) {
+  return hang_timeout / 4;
+}
+inline std::chrono::milliseconds agent_silence_limit(std::chrono::milliseconds hang_timeout) {
+  return hang_timeout * 2;
+}
 
 // Nanoseconds on the steady clock since `since`: a Reply's busy_ns (the agent's pass) and rank
 // 0's MPI time are measured by the same function.

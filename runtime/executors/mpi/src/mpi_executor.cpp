@@ -104,14 +104,25 @@ struct MpiExecutor::State {
     std::string placement;
     nlohmann::ordered_json placement_json;
     std::vector<int> worker_pids;
-    bool owes = false;  // a request that expects a reply is unanswered
+    bool owes = false;     // a request that expects a reply is unanswered
+    bool sending = false;  // a request is on its way (send_all has not completed)
     Clock::time_point sent;
+    // Since when the agent has been silent (its last request or sign of life); later than now
+    // while its workers may still be starting.
+    Clock::time_point heard;
     bool gone = false;
+    bool hung = false;  // taken for hung: ended in shutdown()
     bool states_valid = false, stats_valid = false;
     std::vector<double> states;  // the group's accepted states, concatenated
   };
   ipc::mpi::World* world = nullptr;
   MpiOptions options;
+  // An agent that owes a reply and is silent for longer is hung (0: never; see
+  // bridge::agent_silence_limit).
+  std::chrono::milliseconds silence_limit{0};
+  // MACROSTEP_BRIDGE_AGENTS_REMOTE (tests): every agent is treated as on another host (no pid
+  // checks, no SIGKILL of a hung agent: MPI_Abort).
+  bool all_remote = false;
   std::vector<Agent> agents;
   std::vector<std::size_t> owner, local, outputs, state_offset, state_sizes;
   std::vector<ida::AdvanceStats> totals;
@@ -137,6 +148,9 @@ struct MpiExecutor::State {
                        attempt, step_begin, step_end);
   }
 
+  // Whether rank 0 can see and signal agent a's process (same host).
+  bool same_host(const Agent& a) const { return !all_remote && a.info.host == world->host(); }
+
   [[noreturn]] void fail_rank(Agent& a, const std::string& why) {
     broken = true;
     throw RankFailure(fmt::format("{} {} during {}", name(a), why, during()), a.info.rank,
@@ -150,12 +164,13 @@ struct MpiExecutor::State {
   // mpirun's SIGTERM, about a second later.
   void check_agents() {
     for (auto& a : agents) {
-      if (a.info.host == world->host() && process_gone(a.info.pid)) {
+      if (!a.gone && same_host(a) && process_gone(a.info.pid)) {
         a.gone = true;
         world->abandon();
         fail_rank(a, "ended (its process is gone; its workers died with it)");
       }
     }
+    check_silence();
     if (options.stop == nullptr || options.stop->load() == 0) return;
     world->abandon();
     for (auto& a : agents) {
@@ -174,14 +189,55 @@ struct MpiExecutor::State {
                       0, 0, accepted_steps + 1, accepted_time);
   }
 
+  // A hung agent (a deadlock, a stopped process) neither replies nor dies: rank 0 would wait for
+  // ever. An agent posts a sign of life (bridge::kAliveTag) while it waits for its workers, so
+  // one that owes a reply (or has not taken a request) and has been silent for silence_limit is
+  // hung. A hung worker behind a live agent is reported by the agent itself (after one hang
+  // timeout, the limit here is two). Runs between polls only: no cost on the fast path.
+  void check_silence() {
+    if (silence_limit.count() <= 0) return;
+    const auto now = Clock::now();
+    while (const auto m = world->try_receive(ipc::mpi::kAnySource, bridge::kAliveTag)) {
+      const std::size_t a = static_cast<std::size_t>(m->source) - 1;
+      if (a < agents.size()) agents[a].heard = std::max(agents[a].heard, now);
+    }
+    for (auto& a : agents) {
+      if (a.gone || !(a.owes || a.sending) || now - a.heard <= silence_limit) continue;
+      fail_hung(a, now - a.heard);
+    }
+  }
+
+  // Agent a is hung: the run ends; shutdown() ends the agent once the results are written.
+  [[noreturn]] void fail_hung(Agent& a, Clock::duration silent) {
+    broken = true;
+    a.gone = a.hung = true;
+    world->abandon();
+    const double hang_s = std::chrono::duration<double>(silence_limit).count() / 2;
+    throw RankFailure(
+        fmt::format(
+            "{} hangs: no reply and no sign of life for {:.1f} s (twice --hang-timeout {:g} "
+            "s) during {}; {}",
+            name(a), std::chrono::duration<double>(silent).count(), hang_s, during(),
+            same_host(a) ? "it is killed (SIGKILL; its workers die with it)"
+                         : "it runs on another host: the job is ended with MPI_Abort once "
+                           "the results are written"),
+        a.info.rank, a.group.front(), accepted_steps + 1, accepted_time);
+  }
+
   // Sends request k to agent `which[k]`; marks those that answer as owing.
   void send(const std::vector<std::size_t>& which, std::vector<std::vector<std::byte>>& messages,
             bool reply) {
     std::vector<int> ranks;
-    for (std::size_t a : which) ranks.push_back(agents[a].info.rank);
+    const auto start = Clock::now();
+    for (std::size_t a : which) {
+      ranks.push_back(agents[a].info.rank);
+      agents[a].sending = true;
+      agents[a].heard = start;  // a new request: its silence counts from now
+    }
     world->send_all(ranks, bridge::kRequestTag, messages, [this] { check_agents(); });
     const auto now = Clock::now();
     for (std::size_t a : which) {
+      agents[a].sending = false;
       agents[a].owes = reply;
       agents[a].sent = now;
     }
@@ -268,7 +324,10 @@ struct MpiExecutor::State {
   }
 
   // Tells every agent still there to end its workers and leave. With an agent gone, MPI_Finalize
-  // would wait for it: rank 0 and the agents then leave without it (the reason tells them).
+  // would wait for it: rank 0 and the agents then leave without it (the reason tells them). A
+  // hung agent is ended last: SIGKILL on this host (its workers die with it, PR_SET_PDEATHSIG);
+  // on another host MPI_Abort when rank 0 leaves, after its results and message (mpirun then
+  // kills every rank).
   void shutdown(const std::string& reason) noexcept {
     const bool lost =
         std::any_of(agents.begin(), agents.end(), [](const Agent& a) { return a.gone; });
@@ -289,6 +348,14 @@ struct MpiExecutor::State {
     } catch (const std::exception&) {
       world->abandon();  // an agent did not take it: MPI_Finalize would wait for it
     }
+    for (const auto& a : agents) {
+      if (!a.hung) continue;
+      if (same_host(a)) {
+        ::kill(a.info.pid, SIGKILL);
+      } else {
+        world->abort_at_exit(1);
+      }
+    }
   }
 };
 
@@ -301,6 +368,9 @@ MpiExecutor::MpiExecutor(ipc::mpi::World& world, std::span<const AgentInfo> agen
   State& s = *state_;
   s.world = &world;
   s.options = options;
+  s.silence_limit = bridge::agent_silence_limit(workers.hang_timeout);
+  const char* remote = std::getenv("MACROSTEP_BRIDGE_AGENTS_REMOTE");
+  s.all_remote = remote != nullptr && std::string(remote) == "1";
   world.set_poll_interval(options.poll_interval);
   const std::size_t n = system.subsystem_count();
   const auto groups = place_subsystems(n, agents.size(), options.subsystem_ranks);
@@ -361,8 +431,16 @@ MpiExecutor::MpiExecutor(ipc::mpi::World& world, std::span<const AgentInfo> agen
   std::vector<int> ranks;
   for (const auto& a : s.agents) ranks.push_back(a.info.rank);
   g_agents_told = true;
+  // Starting the workers may take their handshake timeout before an agent can answer.
+  for (auto& a : s.agents) {
+    a.sending = true;
+    a.heard = Clock::now() + workers.handshake_timeout;
+  }
   world.send_all(ranks, bridge::kControlTag, setups, [&s] { s.check_agents(); });
-  for (auto& a : s.agents) a.owes = true;
+  for (auto& a : s.agents) {
+    a.sending = false;
+    a.owes = true;
+  }
   try {
     const auto ready = s.collect();
     for (std::size_t a = 0; a < s.agents.size(); ++a) {

@@ -56,8 +56,10 @@ struct Group {
 };
 
 // Starts the group's workers on this node (pinned per --pin on this node's topology) and fills
-// the ready reply with the placement.
-void start_group(const bridge::Setup& setup, Group& g, bridge::Reply& ready) {
+// the ready reply with the placement. While the executor waits for its workers, the agent posts
+// rank 0 a sign of life every bridge::alive_interval (rank 0 takes a silent agent for hung).
+void start_group(ipc::mpi::World& world, const bridge::Setup& setup, Group& g,
+                 bridge::Reply& ready) {
   const std::size_t n = setup.subsystems.size();
   g.subsystems = setup.subsystems;
   g.outputs = setup.outputs;
@@ -83,6 +85,18 @@ void start_group(const bridge::Setup& setup, Group& g, bridge::Reply& ready) {
   po.handshake_timeout = std::chrono::milliseconds(setup.handshake_timeout_ms);
   // mpirun kills a rank about a second after SIGTERM: leave the workers less than that.
   po.shutdown_timeout = std::chrono::milliseconds(500);
+  if (const auto every = bridge::alive_interval(po.hang_timeout); every.count() > 0) {
+    po.while_waiting = [&world, every, last = Clock::now()]() mutable {
+      const auto now = Clock::now();
+      if (now - last < every) return;
+      last = now;
+      try {
+        world.post(0, bridge::kAliveTag);
+      } catch (const std::exception&) {
+        // rank 0 gone: mpirun ends this rank (SIGTERM); the next wait notices
+      }
+    };
+  }
   const placement::PlacementMap map = placement::plan_placement(
       placement::Topology::detect(), placement::parse_pin(setup.pin), n, setup.pus_per_subsystem);
   po.cpusets = map.subsystems;
@@ -234,7 +248,7 @@ int run_node_agent(ipc::mpi::World& world, const std::string& version) {
     if (!setup.run) return 0;  // rank 0 says why
     bridge::Reply ready;
     try {
-      start_group(setup, g, ready);
+      start_group(world, setup, g, ready);
     } catch (const std::exception& e) {
       ready.ok = false;
       ready.failed_subsystem = setup.subsystems.empty() ? 0 : setup.subsystems.front();

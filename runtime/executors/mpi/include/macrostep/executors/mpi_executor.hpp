@@ -23,9 +23,14 @@
 // Failure: a worker that dies or hangs is reported by its agent (the agent's ProcessExecutor
 // detects it); an agent that dies is noticed by rank 0 through its pid (same host) or through
 // mpirun ending the job (SIGTERM to every rank, the stop flag): both throw RankFailure naming the
-// rank, its host, the subsystems it hosted and the macro step. Workers die with their agent
-// (PR_SET_PDEATHSIG), and their segment name is unlinked after their handshake, so nothing is
-// left behind on any node.
+// rank, its host, the subsystems it hosted and the macro step. An agent that hangs (a deadlock,
+// a stopped process) neither replies nor dies: while it waits for its workers it posts rank 0 a
+// sign of life every quarter of the workers' hang timeout, and rank 0 takes an agent that owes a
+// reply and has been silent for twice the hang timeout (ProcessOptions::hang_timeout, i.e.
+// --hang-timeout; 0 = no check) for hung: RankFailure as above; once the results are written
+// the agent is SIGKILLed (same host) or the job is ended with MPI_Abort (another host).
+// Workers die with their agent (PR_SET_PDEATHSIG), and their segment name is unlinked after
+// their handshake, so nothing is left behind on any node.
 #pragma once
 
 #include <atomic>
@@ -104,7 +109,7 @@ struct MpiOptions {
   std::chrono::milliseconds poll_interval{10};
 };
 
-// A rank (node agent) died, or its workers failed behind it, or mpirun ended the job.
+// A rank (node agent) died or hung, or its workers failed behind it, or mpirun ended the job.
 class RankFailure : public WorkerFailure {
  public:
   RankFailure(const std::string& what, int rank, std::size_t subsystem, std::uint64_t step,
@@ -119,7 +124,8 @@ class RankFailure : public WorkerFailure {
 class MpiExecutor final : public Executor {
  public:
   // `agents`: from greet_agents(); `workers`: the options every agent's ProcessExecutor gets
-  // (solver, rollback, jumps, threads, timeouts; not cpusets, not executable). Sends every agent
+  // (solver, rollback, jumps, threads, timeouts; not cpusets, not executable); its hang_timeout
+  // also sets how long rank 0 waits for a silent agent (twice that). Sends every agent
   // its group and waits until their workers are ready; throws std::runtime_error naming the rank
   // and host whose workers could not start, BridgeUsageError for a bad placement.
   MpiExecutor(ipc::mpi::World& world, std::span<const AgentInfo> agents,
