@@ -1,8 +1,8 @@
 // The MPI bridge end to end (issue 13): `mpirun -np R macrostep run CONFIG --executor mpi` on
 // localhost gives the in-process executor's CSV byte for byte (contract 1; the in-process
 // executor is the reference, DESIGN.md), explicit and implicit, for the chain and for a general
-// system; a killed node agent ends the run with a message naming its rank, host, subsystems and
-// macro step, leaves no process or segment behind and valid partial files; misuse exits 2.
+// system; a killed or hung node agent ends the run with a message naming its rank, host, subsystems
+// and macro step, leaves no process or segment behind and valid partial files; misuse exits 2.
 // mpirun runs as root here: every call passes --allow-run-as-root, and --oversubscribe (2 CPUs).
 #include <gtest/gtest.h>
 #include <signal.h>
