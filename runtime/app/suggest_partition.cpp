@@ -46,14 +46,38 @@ struct TrialDirectory {
   }
 };
 
-struct Trial {
-  analysis::TrialRun run;
+// The error controller's settings that the indicators need (METHODS §6.1: exCV's W^u).
+struct ErrorTest {
   int kappa_min = 0, kappa_max = 0;  // the orders the controller may use
   double rtol = 0.0, atol_u = 0.0;
 };
 
-Trial trial_cosimulation(const config::RunConfig& config, const SuggestPartitionArgs& args,
-                         double trial_time) {
+ErrorTest error_test(const config::CosimConfig& cosim) {
+  const config::OrderSetting order = cosim.effective_order();
+  const bool controlled = !cosim.fixed_step() && order.automatic;
+  ErrorTest t;
+  t.kappa_min = controlled ? 0 : std::min(order.kappa, config::kMaxCosimOrder);
+  t.kappa_max = controlled ? config::kMaxCosimOrder : t.kappa_min;
+  t.rtol = cosim.rtol;
+  t.atol_u = cosim.effective_atol_u();
+  return t;
+}
+
+struct Trial {
+  analysis::TrialRun run;
+  std::vector<double> cut_indicators;  // N_e of each cut, from its coupling variable
+  double wall_s = 0.0;                 // of the whole trial, start-up included
+};
+
+// The co-simulation of the chain cut at `boundaries` over [0, trial_time].
+Trial trial_cosimulation(const config::RunConfig& configured,
+                         const std::vector<std::size_t>& boundaries,
+                         const SuggestPartitionArgs& args, double trial_time) {
+  config::RunConfig config = configured;
+  config.partition.boundaries = boundaries;
+  const ErrorTest test = error_test(config.cosim);
+  analysis::CutIndicatorSampler sampler(boundaries.size() - 2, test.kappa_min, test.kappa_max,
+                                        test.rtol, test.atol_u);
   TrialDirectory dir;
   schemes::CosimOptions options;
   options.stop_time = trial_time;
@@ -62,16 +86,22 @@ Trial trial_cosimulation(const config::RunConfig& config, const SuggestPartition
                                                   : config::ExecutorKind::kInProcess;
   options.progress = schemes::MonolithicOptions::Progress::kNever;
   options.command_line = "suggest-partition trial";
+  std::vector<double> u;
+  options.on_accepted = [&](const schemes::AcceptedPoint& p) {
+    u.assign(p.u.begin(), p.u.end());
+    sampler.add(p.time, u);
+  };
+  const auto start = std::chrono::steady_clock::now();
   const schemes::CosimResult result = schemes::run_cosimulation(config, options);
 
   Trial trial;
+  trial.wall_s = seconds_since(start);
   const schemes::SchemeResult& r = result.run;
   trial.run.duration = r.end_time;
   trial.run.attempts = static_cast<double>(r.steps.accepted + r.steps.rejected);
   double solver_ns = 0.0;
-  const auto& bounds = config.partition.boundaries;
-  for (std::size_t j = 0; j + 1 < bounds.size(); ++j) {
-    trial.run.subsystems.push_back({bounds[j], bounds[j + 1],
+  for (std::size_t j = 0; j + 1 < boundaries.size(); ++j) {
+    trial.run.subsystems.push_back({boundaries[j], boundaries[j + 1],
                                     static_cast<double>(r.subsystem_stats[j].steps),
                                     r.subsystem_solver_ns[j] * 1e-9});
     solver_ns += r.subsystem_solver_ns[j];
@@ -84,18 +114,13 @@ Trial trial_cosimulation(const config::RunConfig& config, const SuggestPartition
       trial.run.attempts;
   trial.run.extra_share =
       solver_ns > 0.0 ? static_cast<double>(time.extra_runs_ns) / solver_ns : 0.0;
-  const config::OrderSetting order = result.settings.cosim.effective_order();
-  const bool controlled = !result.settings.cosim.fixed_step() && order.automatic;
-  trial.kappa_min = controlled ? 0 : std::min(order.kappa, config::kMaxCosimOrder);
-  trial.kappa_max = controlled ? config::kMaxCosimOrder : trial.kappa_min;
-  trial.rtol = result.settings.cosim.rtol;
-  trial.atol_u = result.settings.cosim.effective_atol_u();
+  trial.cut_indicators = sampler.indicators();
   return trial;
 }
 
 // N_e of every element from the whole chain in one IDA, sampled every `h` over the trial.
-std::vector<double> cut_indicators(const config::RunConfig& config, const Trial& trial, double h,
-                                   std::size_t samples) {
+std::vector<double> solution_indicators(const config::RunConfig& config, double h,
+                                        std::size_t samples) {
   const library::ChainParameters params = config::realize_chain(config);
   const std::size_t n = params.size();
   const library::ChainSegment chain(params, 0, n);
@@ -104,17 +129,32 @@ std::vector<double> cut_indicators(const config::RunConfig& config, const Trial&
   options.atol_pos *= kSamplingTolerance;
   options.atol_vel *= kSamplingTolerance;
   ida::Integrator integrator(chain, options);
-  analysis::CutIndicatorSampler sampler(n + 1, trial.kappa_min, trial.kappa_max, trial.rtol,
-                                        trial.atol_u);
+  const ErrorTest test = error_test(config.cosim);
+  analysis::CutIndicatorSampler sampler(n + 1, test.kappa_min, test.kappa_max, test.rtol,
+                                        test.atol_u);
   std::vector<double> z(2 * n), zp(2 * n), forces(n + 1, 0.0);
   for (std::size_t k = 0; k <= samples; ++k) {
-    if (k > 0) integrator.advance_to(static_cast<double>(k) * h);
+    const double t = static_cast<double>(k) * h;
+    if (k > 0) integrator.advance_to(t);
     integrator.state(z, zp);
     for (std::size_t e = 1; e < n; ++e)
       forces[e] = params.element[e].force(z[2 * e] - z[2 * e - 2], z[2 * e + 1] - z[2 * e - 1]);
-    sampler.add(forces);
+    sampler.add(t, forces);
   }
   return sampler.indicators();
+}
+
+// The configured cuts moved by `shift` masses (0: the configured partition); empty if a block at
+// either end would vanish.
+std::vector<std::size_t> shifted(const std::vector<std::size_t>& boundaries, int shift) {
+  std::vector<std::size_t> b = boundaries;
+  const auto n = static_cast<long>(b.back());
+  for (std::size_t j = 1; j + 1 < b.size(); ++j) {
+    const long moved = static_cast<long>(b[j]) + shift;
+    if (moved < 1 || moved > n - 1) return {};
+    b[j] = static_cast<std::size_t>(moved);
+  }
+  return b;
 }
 
 // The configuration text with [partition] replaced by `sizes = [...]`.
@@ -139,12 +179,12 @@ std::string suggested_text(const config::RunConfig& config,
   return out.str();
 }
 
-void print_trial(const Trial& trial, const SuggestPartitionArgs& args, double wall_s) {
+void print_trial(const Trial& trial, const SuggestPartitionArgs& args) {
   const analysis::TrialRun& r = trial.run;
   fmt::print(
       "trial co-simulation of the configured partition to t = {:.4g} s ({}): {} attempts, mean H "
       "{:.3g} s; {:.1f} s\n",
-      r.duration, args.executor, r.attempts, r.duration / r.attempts, wall_s);
+      r.duration, args.executor, r.attempts, r.duration / r.attempts, trial.wall_s);
   fmt::print("  {:>11} {:>7} {:>12} {:>16} {:>9}\n", "subsystem", "masses", "micro steps",
              "per macro step", "solver s");
   for (std::size_t j = 0; j < r.subsystems.size(); ++j) {
@@ -198,13 +238,140 @@ void print_schedule(const PartitionModel::Prediction& best, unsigned cores) {
   fmt::print("\n");
 }
 
-void write_indicators(const std::string& path, const std::vector<double>& indicators,
-                      double calibration) {
+// N_e per element (0-based: element e joins masses e-1 and e), and whether a trial measured it.
+struct Indicators {
+  std::vector<double> steps;
+  std::vector<bool> measured;
+};
+
+void write_indicators(const std::string& path, const Indicators& indicators, double calibration) {
   std::ofstream file(path);
-  file << "element,left_mass,right_mass,macro_steps\n";
-  for (std::size_t e = 1; e + 1 < indicators.size(); ++e)
-    file << fmt::format("{},{},{},{:.6g}\n", e + 1, e, e + 1, calibration * indicators[e]);
+  file << "element,left_mass,right_mass,macro_steps,source\n";
+  for (std::size_t e = 1; e + 1 < indicators.steps.size(); ++e)
+    file << fmt::format("{},{},{},{:.6g},{}\n", e + 1, e, e + 1, calibration * indicators.steps[e],
+                        indicators.measured[e] ? "trial" : "solution");
   if (!file.flush()) throw std::runtime_error("cannot write " + path);
+}
+
+struct Request {
+  config::RunConfig config;
+  std::size_t subsystems = 0;
+  double trial_time = 0.0;
+  std::string output;
+  unsigned cores = 1;
+};
+
+Request checked_request(const SuggestPartitionArgs& args) {
+  if (args.executor != "inprocess" && args.executor != "processes")
+    throw std::invalid_argument("--executor: inprocess or processes, not '" + args.executor + "'");
+  if (args.window < 0) throw std::invalid_argument("--window: 0 or more masses");
+  Request q;
+  q.config = config::load_config(args.config);
+  if (q.config.system_description) {
+    throw config::ConfigError(q.config.path, 0, "subsystem",
+                              "suggest-partition cuts a [model] chain; a [[subsystem]] "
+                              "description fixes its subsystems itself");
+  }
+  config::check_cosimulation(q.config);
+  const std::size_t n = q.config.chain.masses;
+  q.subsystems = args.subsystems > 0 ? args.subsystems : config::subsystem_count(q.config);
+  if (q.subsystems < 2 || q.subsystems > n)
+    throw std::invalid_argument(
+        fmt::format("--subsystems: between 2 and {} (the masses), not {}", n, q.subsystems));
+  const double end = q.config.simulation.end_time;
+  q.trial_time = args.trial_time > 0.0 ? args.trial_time : 0.1 * end;
+  if (!(q.trial_time > 0.0) || q.trial_time > end)
+    throw std::invalid_argument(
+        fmt::format("--trial-time: in (0, {:g}] (the end time), not {:g}", end, q.trial_time));
+  q.output = !args.output.empty() ? args.output
+                                  : fs::path(q.config.path).stem().string() + ".suggested.toml";
+  if (fs::exists(q.output) && fs::equivalent(q.output, q.config.path))
+    throw std::invalid_argument("--output: would overwrite the configuration " + q.config.path);
+  q.cores =
+      args.cores > 0 ? args.cores : static_cast<unsigned>(placement::Topology::detect().pus.size());
+  return q;
+}
+
+// Every element's N_e: measured where a trial had a cut (the configured cuts, and moved by up to
+// --window masses), elsewhere the solution's, scaled so that both agree on the configured cuts.
+// `configured`: the trial of the configured partition.
+Indicators indicators_from_trials(const Request& q, const SuggestPartitionArgs& args,
+                                  Trial& configured) {
+  const std::vector<std::size_t>& own = q.config.partition.boundaries;
+  const std::size_t n = q.config.chain.masses;
+  Indicators ind{std::vector<double>(n + 1, 0.0), std::vector<bool>(n + 1, false)};
+  for (int step = 0; step <= 2 * args.window; ++step) {
+    const int shift = (step % 2 == 1 ? -1 : 1) * ((step + 1) / 2);  // 0, -1, +1, -2, +2, ...
+    const std::vector<std::size_t> cuts = shifted(own, shift);
+    if (cuts.empty()) continue;
+    const Trial trial = trial_cosimulation(q.config, cuts, args, q.trial_time);
+    if (shift == 0) {
+      configured = trial;
+      print_trial(trial, args);
+    } else {
+      fmt::print("trial with every cut moved by {:+d} mass{}: {} attempts; {:.1f} s\n", shift,
+                 std::abs(shift) == 1 ? "" : "es", trial.run.attempts, trial.wall_s);
+    }
+    for (std::size_t j = 0; j + 2 < cuts.size(); ++j) {
+      const std::size_t e = cuts[j + 1];
+      ind.steps[e] = ind.measured[e] ? std::max(ind.steps[e], trial.cut_indicators[j])
+                                     : trial.cut_indicators[j];
+      ind.measured[e] = true;
+    }
+  }
+  const auto samples = static_cast<std::size_t>(
+      std::min<double>(configured.run.attempts, static_cast<double>(kMaxSamples)));
+  const double h = configured.run.duration / static_cast<double>(samples);
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<double> solution = solution_indicators(q.config, h, samples);
+  const ErrorTest test = error_test(q.config.cosim);
+  fmt::print(
+      "solution indicators: the whole chain in one IDA at {:g} x [solver]'s tolerances, element "
+      "forces every {:.3g} s ({} samples, kappa {}..{}); {:.1f} s\n",
+      kSamplingTolerance, h, samples, test.kappa_min, test.kappa_max, seconds_since(start));
+  double measured = 0.0, computed = 0.0;
+  for (std::size_t j = 1; j + 1 < own.size(); ++j) {
+    measured = std::max(measured, ind.steps[own[j]]);
+    computed = std::max(computed, solution[own[j]]);
+  }
+  const double scale = computed > 0.0 ? measured / computed : 1.0;
+  for (std::size_t e = 1; e < n; ++e)
+    if (!ind.measured[e]) ind.steps[e] = scale * solution[e];
+  return ind;
+}
+
+// Writes the configuration with the suggested cuts, once a trial of them has taken less time
+// than the configured partition's; otherwise says so and writes nothing.
+void write_suggestion(const Request& q, const SuggestPartitionArgs& args, const Trial& configured,
+                      const PartitionModel::Prediction& predicted,
+                      const PartitionModel::Prediction& best) {
+  const std::vector<std::size_t>& own = q.config.partition.boundaries;
+  if (best.boundaries == own) {
+    fmt::print("the configured partition is the best the model finds; nothing written\n");
+    return;
+  }
+  const Trial check = trial_cosimulation(q.config, best.boundaries, args, q.trial_time);
+  fmt::print(
+      "trial of the suggestion: {} attempts (predicted {:.0f}), {:.2f} s; of the configured "
+      "partition: {} attempts, {:.2f} s: {:.2f}x\n",
+      check.run.attempts, best.macro_steps, check.wall_s, configured.run.attempts,
+      configured.wall_s, configured.wall_s / check.wall_s);
+  if (check.wall_s >= configured.wall_s) {
+    fmt::print("the suggestion was not faster in its trial; nothing written\n");
+    return;
+  }
+  const std::string note = fmt::format(
+      "# suggested by `macrostep suggest-partition` from trials to t = {:.4g} s (predicted "
+      "{:.2f}x, measured {:.2f}x in the trial) instead of {}\n",
+      q.trial_time, predicted.wall_s / best.wall_s, configured.wall_s / check.wall_s,
+      analysis::sizes_array(own));
+  const std::string text = suggested_text(q.config, best.boundaries, note);
+  (void)config::parse_config(text, q.output);  // what is written must load
+  std::ofstream file(q.output);
+  file << text;
+  if (!file.flush()) throw std::runtime_error("cannot write " + q.output);
+  fmt::print("wrote {} ([partition] sizes = {}): macrostep run {}\n", q.output,
+             analysis::sizes_array(best.boundaries), q.output);
 }
 
 }  // namespace
@@ -220,75 +387,27 @@ void add_suggest_partition_options(CLI::App& cmd, SuggestPartitionArgs& args) {
   cmd.add_option("--output", args.output,
                  "the suggested configuration (default: <config stem>.suggested.toml)");
   cmd.add_option("--executor", args.executor, "of the trial co-simulation: inprocess | processes");
+  cmd.add_option("--window", args.window,
+                 "also co-simulate the trial with every configured cut moved by up to this many "
+                 "masses each way, to measure those cuts (default 2; a trial each)");
   cmd.add_option("--indicators", args.indicators,
                  "write every element's cut indicator to this CSV (element, masses it joins, the "
                  "macro steps a cut there would cost over the trial)");
 }
 
 int suggest_partition_command(const SuggestPartitionArgs& args) {
-  if (args.executor != "inprocess" && args.executor != "processes")
-    throw std::invalid_argument("--executor: inprocess or processes, not '" + args.executor + "'");
-  const config::RunConfig config = config::load_config(args.config);
-  if (config.system_description) {
-    throw config::ConfigError(config.path, 0, "subsystem",
-                              "suggest-partition cuts a [model] chain; a [[subsystem]] "
-                              "description fixes its subsystems itself");
-  }
-  config::check_cosimulation(config);
-  const std::size_t n = config.chain.masses;
-  const std::size_t subsystems =
-      args.subsystems > 0 ? args.subsystems : config::subsystem_count(config);
-  if (subsystems < 2 || subsystems > n)
-    throw std::invalid_argument(
-        fmt::format("--subsystems: between 2 and {} (the masses), not {}", n, subsystems));
-  const double end = config.simulation.end_time;
-  const double trial_time = args.trial_time > 0.0 ? args.trial_time : 0.1 * end;
-  if (!(trial_time > 0.0) || trial_time > end)
-    throw std::invalid_argument(
-        fmt::format("--trial-time: in (0, {:g}] (the end time), not {:g}", end, trial_time));
-  const std::string output = !args.output.empty()
-                                 ? args.output
-                                 : fs::path(config.path).stem().string() + ".suggested.toml";
-  if (fs::exists(output) && fs::equivalent(output, config.path))
-    throw std::invalid_argument("--output: would overwrite the configuration " + config.path);
-  const unsigned cores =
-      args.cores > 0 ? args.cores : static_cast<unsigned>(placement::Topology::detect().pus.size());
-
-  fmt::print("macrostep suggest-partition: {}, {} masses, {} subsystems on {} cores\n", config.path,
-             n, subsystems, cores);
-  auto start = std::chrono::steady_clock::now();
-  const Trial trial = trial_cosimulation(config, args, trial_time);
-  print_trial(trial, args, seconds_since(start));
-
-  const auto samples = static_cast<std::size_t>(
-      std::min<double>(trial.run.attempts, static_cast<double>(kMaxSamples)));
-  const double h = trial.run.duration / static_cast<double>(samples);
-  start = std::chrono::steady_clock::now();
-  const std::vector<double> indicators = cut_indicators(config, trial, h, samples);
-  fmt::print(
-      "cut indicators: the whole chain in one IDA at {:g} x [solver]'s tolerances, element "
-      "forces every {:.3g} s ({} samples, kappa {}..{}); {:.1f} s\n",
-      kSamplingTolerance, h, samples, trial.kappa_min, trial.kappa_max, seconds_since(start));
-
-  const PartitionModel model(trial.run, indicators, cores);
+  const Request q = checked_request(args);
+  fmt::print("macrostep suggest-partition: {}, {} masses, {} subsystems on {} cores\n",
+             q.config.path, q.config.chain.masses, q.subsystems, q.cores);
+  Trial configured_trial;
+  const Indicators indicators = indicators_from_trials(q, args, configured_trial);
+  const PartitionModel model(configured_trial.run, indicators.steps, q.cores);
   if (!args.indicators.empty()) write_indicators(args.indicators, indicators, model.calibration());
-  std::vector<std::size_t> own = config.partition.boundaries;
-  const PartitionModel::Prediction configured = model.predict(own);
-  const PartitionModel::Prediction best = model.search(subsystems);
-  print_prediction(configured, best, indicators, model.calibration());
-  print_schedule(best, cores);
-
-  const std::string note = fmt::format(
-      "# suggested by `macrostep suggest-partition` from a trial to t = {:.4g} s; predicted "
-      "{:.2f}x the configured partition {}\n",
-      trial_time, configured.wall_s / best.wall_s, analysis::sizes_array(own));
-  const std::string text = suggested_text(config, best.boundaries, note);
-  (void)config::parse_config(text, output);  // what is written must load
-  std::ofstream file(output);
-  file << text;
-  if (!file.flush()) throw std::runtime_error("cannot write " + output);
-  fmt::print("wrote {} ([partition] sizes = {}): macrostep run {}\n", output,
-             analysis::sizes_array(best.boundaries), output);
+  const PartitionModel::Prediction configured = model.predict(q.config.partition.boundaries);
+  const PartitionModel::Prediction best = model.search(q.subsystems);
+  print_prediction(configured, best, indicators.steps, model.calibration());
+  print_schedule(best, q.cores);
+  write_suggestion(q, args, configured_trial, configured, best);
   return 0;
 }
 

@@ -25,6 +25,7 @@ struct SuggestPartitionArgs {
   unsigned cores = 0;          // 0: the usable PUs hwloc sees
   std::string output;          // empty: <config stem>.suggested.toml in the working directory
   std::string executor = "inprocess";  // of the trial co-simulation: inprocess | processes
+  int window = 2;                      // trials with the configured cuts moved by ±1..±window
   std::string indicators;              // non-empty: a CSV of every element's cut indicator
 };
 

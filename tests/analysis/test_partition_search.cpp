@@ -26,9 +26,8 @@ TEST(CutIndicatorSampler, BackwardDifferencesOfPolynomials) {
     for (int j = 2; j <= kappa + 1; ++j) factorial *= j;
     for (int k = 0; k < 20; ++k) {
       const double t = k * h;
-      const double exact = std::pow(t, kappa);           // degree κ: nothing to see
-      const double next = 5.0 * std::pow(t, kappa + 1);  // degree κ+1
-      sampler.add({exact, next});
+      const double next = 5.0 * std::pow(t, kappa + 1);
+      sampler.add(t, {std::pow(t, kappa), next});
       if (k > kappa) {
         const double err =
             5.0 * factorial * std::pow(h, kappa + 1) / (atol + rtol * std::abs(next));
@@ -36,12 +35,25 @@ TEST(CutIndicatorSampler, BackwardDifferencesOfPolynomials) {
       }
     }
     EXPECT_EQ(sampler.samples(), static_cast<std::size_t>(20 - kappa - 1));
-    // Only round-off (differences of ~1e-15), which the root magnifies.
-    const double roundoff =
-        static_cast<double>(sampler.samples()) * std::pow(1e-13 / atol, 1.0 / (kappa + 1));
-    EXPECT_LT(sampler.indicators()[0], roundoff) << "kappa " << kappa;
+    // Degree κ: only round-off (differences of ~1e-15), which the root magnifies.
+    EXPECT_LT(sampler.indicators()[0], 20 * std::pow(1e-13 / atol, 1.0 / (kappa + 1)))
+        << "kappa " << kappa;
     EXPECT_NEAR(sampler.indicators()[1], sum, 1e-9 * sum) << "kappa " << kappa;
   }
+}
+
+// On a non-uniform grid (a trial's macro points) the error is the Lagrange extrapolation's:
+// for t^2 and κ = 1 through t_{k-2}, t_{k-1} it is (t_k − t_{k-2})(t_k − t_{k-1}).
+TEST(CutIndicatorSampler, NonUniformGridUsesTheLagrangeExtrapolation) {
+  const std::vector<double> times{0.0, 0.1, 0.3, 0.4, 0.7, 1.2};
+  CutIndicatorSampler sampler(1, 1, 1, 1e-300, 1.0);
+  double expected = 0.0;
+  for (std::size_t k = 0; k < times.size(); ++k) {
+    sampler.add(times[k], {times[k] * times[k]});
+    if (k >= 2) expected += std::sqrt((times[k] - times[k - 2]) * (times[k] - times[k - 1]));
+  }
+  EXPECT_NEAR(sampler.indicators()[0], expected, 1e-12);
+  EXPECT_THROW(sampler.add(1.2, {1.0}), std::invalid_argument);
 }
 
 // Order control: each sample counts its best order, so a cubic costs (nearly) nothing when κ may
@@ -50,8 +62,8 @@ TEST(CutIndicatorSampler, OrderControlTakesTheBestOrder) {
   CutIndicatorSampler controlled(1, 0, 5, 1e-3, 1e-2), capped(1, 0, 2, 1e-3, 1e-2);
   for (int k = 0; k < 30; ++k) {
     const double t = 0.1 * k;
-    controlled.add({t * t * t});
-    capped.add({t * t * t});
+    controlled.add(t, {t * t * t});
+    capped.add(t, {t * t * t});
   }
   EXPECT_EQ(controlled.samples(), 24u);
   EXPECT_LT(controlled.indicators()[0], 24 * std::pow(1e-13 / 1e-2, 1.0 / 6.0));

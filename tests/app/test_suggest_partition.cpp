@@ -4,6 +4,7 @@
 // ones, measured by running both; and every bad use is one message with exit status 2.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
 #include <regex>
 #include <string>
@@ -65,6 +66,8 @@ TEST_F(SuggestPartition, SuggestedCutsTakeFewerMacroStepsThanTheCutsAtTheMassJum
       "--indicators cuts.csv");
   ASSERT_EQ(s.status, 0) << s.err;
   EXPECT_NE(s.out.find("prediction over the trial"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("trial of the suggestion: "), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("trial with every cut moved by -2 masses"), std::string::npos) << s.out;
   EXPECT_NE(s.out.find("wrote better.toml"), std::string::npos) << s.out;
 
   // The written file: the same model with [partition] sizes of 3 blocks covering the 30 masses.
@@ -77,9 +80,11 @@ TEST_F(SuggestPartition, SuggestedCutsTakeFewerMacroStepsThanTheCutsAtTheMassJum
   EXPECT_NE(sizes, (std::vector<int>{10, 5, 15}));
   EXPECT_EQ(text.find("cut at both mass jumps"), std::string::npos);  // the old table is gone
   EXPECT_NE(text.find("[[model.mass_override]]"), std::string::npos);
-  // One indicator per interior element.
+  // One indicator per interior element; the configured cuts (elements 11 and 16) measured.
   const std::string cuts = read_file("cuts.csv");
   EXPECT_EQ(std::count(cuts.begin(), cuts.end(), '\n'), 30);
+  EXPECT_NE(cuts.find("\n11,10,11,"), std::string::npos) << cuts;
+  EXPECT_TRUE(std::regex_search(cuts, std::regex(R"(\n16,15,16,[0-9.e+]+,trial\n)"))) << cuts;
 
   const auto configured = macrostep("run chain.toml --stop-time 0.005 --output a.csv");
   const auto suggested = macrostep("run better.toml --stop-time 0.005 --output b.csv");
@@ -101,6 +106,7 @@ TEST_F(SuggestPartition, BadUseIsOneMessageAndExitTwo) {
       {"suggest-partition chain.toml --subsystems 31", "--subsystems: between 2 and 30"},
       {"suggest-partition chain.toml --trial-time 1", "--trial-time: in (0, 0.02]"},
       {"suggest-partition chain.toml --executor mpi", "--executor: inprocess or processes"},
+      {"suggest-partition chain.toml --window -1", "--window: 0 or more masses"},
       {"suggest-partition chain.toml --output chain.toml", "would overwrite the configuration"},
       {"suggest-partition missing.toml", "missing.toml"},
   };

@@ -1,9 +1,12 @@
 // The partition model and its search (partition_search.hpp; issue 15, beyond the seeds).
 #include "macrostep/analysis/partition_search.hpp"
 
+#include "macrostep/coupling/lagrange.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <span>
 #include <stdexcept>
 #include <string>
 
@@ -245,42 +248,48 @@ PartitionModel::Prediction PartitionModel::search(std::size_t subsystems) const 
   return best;
 }
 
-CutIndicatorSampler::CutIndicatorSampler(std::size_t elements, int kappa_min, int kappa_max,
+CutIndicatorSampler::CutIndicatorSampler(std::size_t channels, int kappa_min, int kappa_max,
                                          double rtol, double atol)
-    : kappa_min_(kappa_min), kappa_max_(kappa_max), rtol_(rtol), atol_(atol), sum_(elements, 0.0) {
+    : kappa_min_(kappa_min),
+      kappa_max_(kappa_max),
+      rtol_(rtol),
+      atol_(atol),
+      values_(channels),
+      sum_(channels, 0.0) {
   if (kappa_min < 0 || kappa_max < kappa_min || kappa_max > 5 || !(rtol > 0.0) || !(atol > 0.0))
     throw std::invalid_argument(
         "cut indicators: 0 <= kappa_min <= kappa_max <= 5 and positive tolerances are needed");
 }
 
-void CutIndicatorSampler::add(const std::vector<double>& forces) {
-  if (forces.size() != sum_.size())
-    throw std::invalid_argument("cut indicators: one force per element is needed");
+void CutIndicatorSampler::add(double t, const std::vector<double>& values) {
+  if (values.size() != sum_.size())
+    throw std::invalid_argument("cut indicators: one value per channel is needed");
+  if (!times_.empty() && !(t > times_.back()))
+    throw std::invalid_argument("cut indicators: sample times must increase");
   const auto depth = static_cast<std::size_t>(kappa_max_) + 1;
-  if (last_.size() == depth) {
-    // Δ^{κ+1} λ_k = Σ_j (−1)^j C(κ+1, j) λ_{k−j}: the error of the degree-κ extrapolation
-    // through the κ+1 previous samples.
-    static constexpr double kBinomial[7][7] = {{1, 0, 0, 0, 0, 0, 0},   {1, 1, 0, 0, 0, 0, 0},
-                                               {1, 2, 1, 0, 0, 0, 0},   {1, 3, 3, 1, 0, 0, 0},
-                                               {1, 4, 6, 4, 1, 0, 0},   {1, 5, 10, 10, 5, 1, 0},
-                                               {1, 6, 15, 20, 15, 6, 1}};
-    for (std::size_t e = 0; e < forces.size(); ++e) {
-      const double scale = atol_ + rtol_ * std::abs(forces[e]);
+  const bool full = times_.size() == depth;
+  for (std::size_t e = 0; e < values.size(); ++e) {
+    std::vector<double>& history = values_[e];
+    if (full) {
+      const double scale = atol_ + rtol_ * std::abs(values[e]);
       double steps = INFINITY;
       for (int kappa = kappa_min_; kappa <= kappa_max_; ++kappa) {
-        const auto order = static_cast<std::size_t>(kappa) + 1;
-        double difference = forces[e];
-        for (std::size_t j = 1; j <= order; ++j)
-          difference += ((j % 2 == 1) ? -1.0 : 1.0) * kBinomial[order][j] * last_[j - 1][e];
-        steps = std::min(steps,
-                         std::pow(std::abs(difference) / scale, 1.0 / static_cast<double>(order)));
+        const auto points = static_cast<std::size_t>(kappa) + 1;
+        const std::span<const double> nodes(times_.data() + depth - points, points);
+        const std::span<const double> at(history.data() + depth - points, points);
+        const double err = std::abs(values[e] - coupling::lagrange_value(nodes, at, t)) / scale;
+        steps = std::min(steps, std::pow(err, 1.0 / static_cast<double>(points)));
       }
       sum_[e] += steps;
+      history.erase(history.begin());
     }
-    ++samples_;
-    last_.pop_back();
+    history.push_back(values[e]);
   }
-  last_.insert(last_.begin(), forces);
+  if (full) {
+    ++samples_;
+    times_.erase(times_.begin());
+  }
+  times_.push_back(t);
 }
 
 std::string sizes_array(const std::vector<std::size_t>& boundaries) {

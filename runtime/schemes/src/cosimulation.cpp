@@ -1291,6 +1291,7 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
     row.pending = true;
     result.output_ns += ns_since(t0);
     if (p.step % static_cast<std::uint64_t>(output_every) == 0 || p.time >= t_end) row.flush();
+    if (options.on_accepted) options.on_accepted(p);
   };
   ProgressLine progress(options.progress, t_end);
   const auto status = [&at] { return at.status(); };

@@ -5,10 +5,13 @@
 //   * cut indicators: for every interior element e, how many macro steps the error controller
 //     would take if e were a cut. The coupling variable of a cut is the element's force; its
 //     local coupling error is the error of extrapolating it with a degree-κ polynomial (METHODS
-//     §2.2, the quantity exMD/exCV estimate), which on samples λ_k of spacing h is the (κ+1)-th
-//     backward difference. With err_k = |Δ^{κ+1} λ_k| / (atol_u + rtol |λ_k|), a controller
-//     holding err at 1 takes steps H = h err_k^{-1/(κ+1)}, so over the trial
+//     §2.2, the quantity exCV estimates, §5.1). On samples λ_k of spacing h, with err_k =
+//     |λ_k − P_κ(t_k)| / (atol_u + rtol |λ_k|) (on a uniform grid the (κ+1)-th backward
+//     difference), a controller holding err at 1 takes steps H = h err_k^{-1/(κ+1)}, so
 //         N_e = Σ_k err_k^{1/(κ+1)}                    (CutIndicatorSampler computes it)
+//     Two sources: the element forces of the whole chain in one IDA (every element), and the
+//     coupling variables of trial co-simulations at their accepted macro points (the cuts they
+//     have: the co-simulation's own error, which the exact solution does not show).
 //     and a cut set C takes N(C) = s · max_{e ∈ C} N_e macro steps, where the calibration s
 //     makes N(C_trial) equal the trial's measured attempts (safety factor, rejections, the
 //     RMS norm over several cuts: everything the indicator leaves out, taken as one factor);
@@ -107,24 +110,26 @@ class PartitionModel {
   double c0_ = 0.0, c1_ = 0.0;
 };
 
-// Accumulates N_e of every element from samples of the chain's element forces at equally spaced
-// times. With order control the controller picks the order whose step is largest, so a sample
-// counts min over κ in [kappa_min, kappa_max] of err_κ^{1/(κ+1)} (the first kappa_max + 1
-// samples only fill the difference table).
+// Accumulates N_e of every channel (an element's force, or a trial's coupling variable) from
+// samples at increasing times, uniform or not (a trial's accepted macro points). A sample's error
+// for degree κ is the value minus the Lagrange extrapolation through the κ+1 previous samples
+// (coupling::lagrange_value, the predictor of METHODS §2.2). With order control the controller
+// picks the order whose step is largest, so a sample counts min over κ in [kappa_min,
+// kappa_max] of err_κ^{1/(κ+1)}; the first kappa_max + 1 samples only fill the history.
 class CutIndicatorSampler {
  public:
-  // `elements`: n + 1; 0 <= kappa_min <= kappa_max <= 5; rtol > 0, atol > 0 (the
-  // co-simulation's rtol and atol_u).
-  CutIndicatorSampler(std::size_t elements, int kappa_min, int kappa_max, double rtol, double atol);
-  // The forces of every element at the next sample time.
-  void add(const std::vector<double>& forces);
+  // 0 <= kappa_min <= kappa_max <= 5; rtol > 0, atol > 0 (the co-simulation's rtol and atol_u).
+  CutIndicatorSampler(std::size_t channels, int kappa_min, int kappa_max, double rtol, double atol);
+  // The values of every channel at time t (later than the previous sample's).
+  void add(double t, const std::vector<double>& values);
   const std::vector<double>& indicators() const { return sum_; }
-  std::size_t samples() const { return samples_; }
+  std::size_t samples() const { return samples_; }  // samples counted (after the history)
 
  private:
   int kappa_min_, kappa_max_;
   double rtol_, atol_;
-  std::vector<std::vector<double>> last_;  // the previous kappa_max + 1 samples, newest first
+  std::vector<double> times_;                // the previous kappa_max + 1 times, oldest first
+  std::vector<std::vector<double>> values_;  // per channel its values at times_
   std::vector<double> sum_;
   std::size_t samples_ = 0;
 };

@@ -106,6 +106,9 @@ struct CosimOptions {
   // run that wrote it continuing undisturbed. A checkpoint that does not fit its configuration
   // or its CSV throws checkpoint::CheckpointError before any step.
   const checkpoint::Checkpoint* resume = nullptr;
+  // Called at every accepted macro point after its row is written (the initial point too), with
+  // the coupling variables u(T_N) (suggest-partition's trials read them); may be empty.
+  AcceptedObserver on_accepted;
 };
 
 // Everything a run needs, after overrides and checks.
