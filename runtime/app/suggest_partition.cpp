@@ -144,14 +144,15 @@ std::vector<double> solution_indicators(const config::RunConfig& config, double 
   return sampler.indicators();
 }
 
-// The configured cuts moved by `shift` masses (0: the configured partition); empty if a block at
-// either end would vanish.
-std::vector<std::size_t> shifted(const std::vector<std::size_t>& boundaries, int shift) {
+// The configured cuts moved by `shift` masses, every other one the opposite way if `alternate`
+// (cut 1 by shift, cut 2 by -shift, ...: every other block grows, the others shrink, as seed
+// 000 §5.4 restructures the multirate chain); empty if a block would vanish.
+std::vector<std::size_t> shifted(const std::vector<std::size_t>& boundaries, int shift,
+                                 bool alternate) {
   std::vector<std::size_t> b = boundaries;
-  const auto n = static_cast<long>(b.back());
   for (std::size_t j = 1; j + 1 < b.size(); ++j) {
-    const long moved = static_cast<long>(b[j]) + shift;
-    if (moved < 1 || moved > n - 1) return {};
+    const long moved = static_cast<long>(b[j]) + ((alternate && j % 2 == 0) ? -shift : shift);
+    if (moved <= static_cast<long>(b[j - 1]) || moved >= static_cast<long>(b[j + 1])) return {};
     b[j] = static_cast<std::size_t>(moved);
   }
   return b;
@@ -292,36 +293,54 @@ Request checked_request(const SuggestPartitionArgs& args) {
   return q;
 }
 
-// Every element's N_e: measured where a trial had a cut (the configured cuts, and moved by up to
-// --window masses), elsewhere the solution's, scaled so that both agree on the configured cuts.
-// `configured`: the trial of the configured partition.
-Indicators indicators_from_trials(const Request& q, const SuggestPartitionArgs& args,
-                                  Trial& configured) {
+// A partition that a trial co-simulated.
+struct Candidate {
+  std::string name;
+  std::vector<std::size_t> boundaries;
+  Trial trial;
+};
+
+// Trials of the configured cuts (first) and of the cuts moved by ±1 .. ±--window masses, all
+// alike and alternately.
+std::vector<Candidate> neighbourhood_trials(const Request& q, const SuggestPartitionArgs& args) {
+  const std::vector<std::size_t>& own = q.config.partition.boundaries;
+  std::vector<Candidate> trials;
+  trials.push_back({"configured", own, trial_cosimulation(q.config, own, args, q.trial_time)});
+  print_trial(trials.front().trial, args);
+  for (const bool alternate : {false, true}) {
+    for (int step = 1; step <= 2 * args.window; ++step) {
+      const int shift = (step % 2 == 1 ? -1 : 1) * ((step + 1) / 2);  // -1, +1, -2, +2, ...
+      std::vector<std::size_t> cuts = shifted(own, shift, alternate);
+      if (cuts.empty() || (alternate && own.size() <= 3)) continue;  // one cut: no alternation
+      const std::string name =
+          alternate ? fmt::format("cuts moved by {:+d}, {:+d}, ... alternately", shift, -shift)
+                    : fmt::format("every cut moved by {:+d}", shift);
+      Trial trial = trial_cosimulation(q.config, cuts, args, q.trial_time);
+      fmt::print("trial with {}: {} attempts; {:.2f} s\n", name, trial.run.attempts, trial.wall_s);
+      trials.push_back({name, std::move(cuts), std::move(trial)});
+    }
+  }
+  return trials;
+}
+
+// Every element's N_e: measured where a trial had a cut, elsewhere the solution's, scaled so that
+// both agree on the configured cuts (trials.front()).
+Indicators indicators_from(const Request& q, const std::vector<Candidate>& trials) {
   const std::vector<std::size_t>& own = q.config.partition.boundaries;
   const std::size_t n = q.config.chain.masses;
   Indicators ind{std::vector<double>(n + 1, 0.0), std::vector<bool>(n + 1, false)};
-  for (int step = 0; step <= 2 * args.window; ++step) {
-    const int shift = (step % 2 == 1 ? -1 : 1) * ((step + 1) / 2);  // 0, -1, +1, -2, +2, ...
-    const std::vector<std::size_t> cuts = shifted(own, shift);
-    if (cuts.empty()) continue;
-    const Trial trial = trial_cosimulation(q.config, cuts, args, q.trial_time);
-    if (shift == 0) {
-      configured = trial;
-      print_trial(trial, args);
-    } else {
-      fmt::print("trial with every cut moved by {:+d} mass{}: {} attempts; {:.1f} s\n", shift,
-                 std::abs(shift) == 1 ? "" : "es", trial.run.attempts, trial.wall_s);
-    }
-    for (std::size_t j = 0; j + 2 < cuts.size(); ++j) {
-      const std::size_t e = cuts[j + 1];
-      ind.steps[e] = ind.measured[e] ? std::max(ind.steps[e], trial.cut_indicators[j])
-                                     : trial.cut_indicators[j];
+  for (const Candidate& c : trials) {
+    for (std::size_t j = 0; j + 2 < c.boundaries.size(); ++j) {
+      const std::size_t e = c.boundaries[j + 1];
+      const double measured = c.trial.cut_indicators[j];
+      ind.steps[e] = ind.measured[e] ? std::max(ind.steps[e], measured) : measured;
       ind.measured[e] = true;
     }
   }
+  const analysis::TrialRun& configured = trials.front().trial.run;
   const auto samples = static_cast<std::size_t>(
-      std::min<double>(configured.run.attempts, static_cast<double>(kMaxSamples)));
-  const double h = configured.run.duration / static_cast<double>(samples);
+      std::min<double>(configured.attempts, static_cast<double>(kMaxSamples)));
+  const double h = configured.duration / static_cast<double>(samples);
   const auto start = std::chrono::steady_clock::now();
   const std::vector<double> solution = solution_indicators(q.config, h, samples);
   const ErrorTest test = error_test(q.config.cosim);
@@ -340,38 +359,43 @@ Indicators indicators_from_trials(const Request& q, const SuggestPartitionArgs& 
   return ind;
 }
 
-// Writes the configuration with the suggested cuts, once a trial of them has taken less time
-// than the configured partition's; otherwise says so and writes nothing.
-void write_suggestion(const Request& q, const SuggestPartitionArgs& args, const Trial& configured,
-                      const PartitionModel::Prediction& predicted,
-                      const PartitionModel::Prediction& best) {
-  const std::vector<std::size_t>& own = q.config.partition.boundaries;
-  if (best.boundaries == own) {
-    fmt::print("the configured partition is the best the model finds; nothing written\n");
+// Trials the model's cuts unless a trial had them, then writes the configuration with the
+// fastest trial's cuts; writes nothing when that is the configured partition.
+void write_fastest(const Request& q, const SuggestPartitionArgs& args,
+                   std::vector<Candidate>& trials, const PartitionModel::Prediction& best) {
+  const auto same = [&](const Candidate& c) { return c.boundaries == best.boundaries; };
+  if (std::none_of(trials.begin(), trials.end(), same)) {
+    Trial check = trial_cosimulation(q.config, best.boundaries, args, q.trial_time);
+    fmt::print("trial of the model's suggestion: {} attempts (predicted {:.0f}); {:.2f} s\n",
+               check.run.attempts, best.macro_steps, check.wall_s);
+    trials.push_back({"the model's suggestion", best.boundaries, std::move(check)});
+  }
+  const Candidate& configured = trials.front();
+  // Only partitions of the asked size compete with the configured one.
+  const Candidate* fastest = &configured;
+  for (const Candidate& c : trials)
+    if (c.boundaries.size() == best.boundaries.size() && c.trial.wall_s < fastest->trial.wall_s)
+      fastest = &c;
+  const double gain = configured.trial.wall_s / fastest->trial.wall_s;
+  if (fastest == &configured) {
+    fmt::print("fastest trial: the configured partition; nothing written\n");
     return;
   }
-  const Trial check = trial_cosimulation(q.config, best.boundaries, args, q.trial_time);
   fmt::print(
-      "trial of the suggestion: {} attempts (predicted {:.0f}), {:.2f} s; of the configured "
-      "partition: {} attempts, {:.2f} s: {:.2f}x\n",
-      check.run.attempts, best.macro_steps, check.wall_s, configured.run.attempts,
-      configured.wall_s, configured.wall_s / check.wall_s);
-  if (check.wall_s >= configured.wall_s) {
-    fmt::print("the suggestion was not faster in its trial; nothing written\n");
-    return;
-  }
+      "fastest trial: {} {}, {:.2f} s against the configured partition's {:.2f} s: {:.2f}x\n",
+      fastest->name, analysis::sizes_array(fastest->boundaries), fastest->trial.wall_s,
+      configured.trial.wall_s, gain);
   const std::string note = fmt::format(
-      "# suggested by `macrostep suggest-partition` from trials to t = {:.4g} s (predicted "
-      "{:.2f}x, measured {:.2f}x in the trial) instead of {}\n",
-      q.trial_time, predicted.wall_s / best.wall_s, configured.wall_s / check.wall_s,
-      analysis::sizes_array(own));
-  const std::string text = suggested_text(q.config, best.boundaries, note);
+      "# suggested by `macrostep suggest-partition` from trials to t = {:.4g} s ({}; {:.2f}x "
+      "faster in the trial) instead of {}\n",
+      q.trial_time, fastest->name, gain, analysis::sizes_array(configured.boundaries));
+  const std::string text = suggested_text(q.config, fastest->boundaries, note);
   (void)config::parse_config(text, q.output);  // what is written must load
   std::ofstream file(q.output);
   file << text;
   if (!file.flush()) throw std::runtime_error("cannot write " + q.output);
   fmt::print("wrote {} ([partition] sizes = {}): macrostep run {}\n", q.output,
-             analysis::sizes_array(best.boundaries), q.output);
+             analysis::sizes_array(fastest->boundaries), q.output);
 }
 
 }  // namespace
@@ -388,8 +412,8 @@ void add_suggest_partition_options(CLI::App& cmd, SuggestPartitionArgs& args) {
                  "the suggested configuration (default: <config stem>.suggested.toml)");
   cmd.add_option("--executor", args.executor, "of the trial co-simulation: inprocess | processes");
   cmd.add_option("--window", args.window,
-                 "also co-simulate the trial with every configured cut moved by up to this many "
-                 "masses each way, to measure those cuts (default 2; a trial each)");
+                 "also co-simulate the trial with the configured cuts moved by up to this many "
+                 "masses each way, all alike and alternately (default 2; a trial each)");
   cmd.add_option("--indicators", args.indicators,
                  "write every element's cut indicator to this CSV (element, masses it joins, the "
                  "macro steps a cut there would cost over the trial)");
@@ -399,15 +423,15 @@ int suggest_partition_command(const SuggestPartitionArgs& args) {
   const Request q = checked_request(args);
   fmt::print("macrostep suggest-partition: {}, {} masses, {} subsystems on {} cores\n",
              q.config.path, q.config.chain.masses, q.subsystems, q.cores);
-  Trial configured_trial;
-  const Indicators indicators = indicators_from_trials(q, args, configured_trial);
-  const PartitionModel model(configured_trial.run, indicators.steps, q.cores);
+  std::vector<Candidate> trials = neighbourhood_trials(q, args);
+  const Indicators indicators = indicators_from(q, trials);
+  const PartitionModel model(trials.front().trial.run, indicators.steps, q.cores);
   if (!args.indicators.empty()) write_indicators(args.indicators, indicators, model.calibration());
   const PartitionModel::Prediction configured = model.predict(q.config.partition.boundaries);
   const PartitionModel::Prediction best = model.search(q.subsystems);
   print_prediction(configured, best, indicators.steps, model.calibration());
   print_schedule(best, q.cores);
-  write_suggestion(q, args, configured_trial, configured, best);
+  write_fastest(q, args, trials, best);
   return 0;
 }
 

@@ -66,8 +66,10 @@ TEST_F(SuggestPartition, SuggestedCutsTakeFewerMacroStepsThanTheCutsAtTheMassJum
       "--indicators cuts.csv");
   ASSERT_EQ(s.status, 0) << s.err;
   EXPECT_NE(s.out.find("prediction over the trial"), std::string::npos) << s.out;
-  EXPECT_NE(s.out.find("trial of the suggestion: "), std::string::npos) << s.out;
-  EXPECT_NE(s.out.find("trial with every cut moved by -2 masses"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("trial with every cut moved by -2:"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("trial with cuts moved by +1, -1, ... alternately:"), std::string::npos)
+      << s.out;
+  EXPECT_NE(s.out.find("fastest trial: "), std::string::npos) << s.out;
   EXPECT_NE(s.out.find("wrote better.toml"), std::string::npos) << s.out;
 
   // The written file: the same model with [partition] sizes of 3 blocks covering the 30 masses.
