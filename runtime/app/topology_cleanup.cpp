@@ -16,7 +16,7 @@ namespace macrostep::app {
 int topology_command(const std::string& config_path, const std::string& pin) {
   const placement::PinRequest request = placement::parse_pin(pin);  // before any work
   const placement::Topology topology = placement::Topology::detect();
-  placement::plan_placement(topology, request, 0, 1);  // a listed PU must be usable
+  placement::check_usable(topology, request);  // a map's entry count: once the config is read
   fmt::print("{}", topology.describe());
   if (config_path.empty()) return 0;
 

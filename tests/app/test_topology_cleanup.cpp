@@ -79,6 +79,31 @@ TEST_F(Command, TopologyRejectsABadPin) {
   EXPECT_EQ(o.status, 2);
 }
 
+// An explicit per-process map: the first usable PU shared by the master and subsystem 2,
+// subsystem 1 left to the OS; a map of the wrong length is refused with both counts.
+TEST_F(Command, TopologyPrintsAnExplicitMap) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  ASSERT_EQ(::sched_getaffinity(0, sizeof(set), &set), 0);
+  int pu = 0;
+  while (!CPU_ISSET(pu, &set)) ++pu;
+  const std::string p = std::to_string(pu);
+  const std::string demo = " '" MACROSTEP_SOURCE_DIR "/configs/demo.toml'";
+  const Outcome o = macrostep("topology --pin 'map:" + p + "/*/" + p + "'" + demo);
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.out.find("placement --pin map:" + p + "/*/" + p + ": "), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("subsystem 1  not pinned"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("PU " + p + ": master, subsystem 2"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("PU   " + p + ": 2 processes: master, subsystem 2"), std::string::npos)
+      << o.out;
+  const Outcome short_map = macrostep("topology --pin 'map:*/" + p + "'" + demo);
+  EXPECT_EQ(short_map.status, 2);
+  EXPECT_NE(short_map.err.find("2 entries given, 3 needed"), std::string::npos) << short_map.err;
+  const Outcome empty = macrostep("topology --pin 'map:*//*'");
+  EXPECT_EQ(empty.status, 2);
+  EXPECT_NE(empty.err.find("subsystem 1 (entry 2) is empty"), std::string::npos) << empty.err;
+}
+
 // A child creates a segment and is SIGKILLed, so that nothing unlinks it. Returns the
 // segment's name ("/macrostep-...") and sets `owner` to the dead child's pid.
 std::string stale_segment(pid_t& owner) {

@@ -14,8 +14,10 @@
 namespace {
 
 using macrostep::placement::bind_current_process;
+using macrostep::placement::check_usable;
 using macrostep::placement::current_affinity;
 using macrostep::placement::format_pu_list;
+using macrostep::placement::group_request;
 using macrostep::placement::parse_pin;
 using macrostep::placement::PinPolicy;
 using macrostep::placement::PinRequest;
@@ -23,6 +25,7 @@ using macrostep::placement::plan_placement;
 using macrostep::placement::ProcessingUnit;
 using macrostep::placement::Topology;
 using V = std::vector<unsigned>;
+using Entries = std::vector<V>;
 
 // `packages` x `cores` x `threads`; OS indices numbered like Linux on x86: the first hardware
 // thread of every core first (0 .. packages*cores-1), then the second threads.
@@ -77,6 +80,145 @@ TEST(PlacementParsePin, BadValuesNameTheBadPart) {
   EXPECT_NE(message_of("0,1,1").find("PU 1 is listed twice"), std::string::npos);
   EXPECT_NE(message_of("0-3,2").find("PU 2 is listed twice"), std::string::npos);
   EXPECT_NE(message_of("99999").find("out of range"), std::string::npos) << message_of("99999");
+}
+
+TEST(PlacementParsePin, Maps) {
+  const PinRequest r = parse_pin("map:*/0/1/0/1/2/3");
+  EXPECT_EQ(r.policy, PinPolicy::kMap);
+  EXPECT_EQ(r.map, (Entries{{}, {0}, {1}, {0}, {1}, {2}, {3}}));
+  EXPECT_EQ(r.to_string(), "map:*/0/1/0/1/2/3");
+  // Lists and ranges per entry, blanks around entries, the order inside an entry kept.
+  const PinRequest lists = parse_pin(" map: 2,3 / 4-5 /*/ 7,6 ");
+  EXPECT_EQ(lists.map, (Entries{{2, 3}, {4, 5}, {}, {7, 6}}));
+  EXPECT_EQ(lists.to_string(), "map:2,3/4,5/*/7,6");
+  EXPECT_EQ(parse_pin("map:0-3/0-3").to_string(), "map:0-3/0-3");  // repeats across entries
+  EXPECT_EQ(parse_pin("map:*").map, Entries{{}});
+}
+
+TEST(PlacementParsePin, BadMapsNameTheBadEntry) {
+  EXPECT_NE(message_of("map:").find("the entry of the master (entry 1) is empty"),
+            std::string::npos)
+      << message_of("map:");
+  EXPECT_NE(message_of("map:*//0").find("subsystem 1 (entry 2) is empty"), std::string::npos)
+      << message_of("map:*//0");
+  EXPECT_NE(message_of("map:*/0/").find("subsystem 2 (entry 3) is empty"), std::string::npos);
+  EXPECT_NE(message_of("map:*/3-1").find("entry '3-1' of subsystem 1: range '3-1' is reversed"),
+            std::string::npos)
+      << message_of("map:*/3-1");
+  EXPECT_NE(message_of("map:*/0/1-").find("entry '1-' of subsystem 2"), std::string::npos)
+      << message_of("map:*/0/1-");
+  EXPECT_NE(message_of("map:0,0/1").find("entry '0,0' of the master: PU 0 is listed twice"),
+            std::string::npos)
+      << message_of("map:0,0/1");
+  EXPECT_NE(message_of("map:*/0-2,1").find("PU 1 is listed twice"), std::string::npos);
+  EXPECT_NE(message_of("map:*/x").find("'x' in item 'x' is not a PU number"), std::string::npos)
+      << message_of("map:*/x");
+  EXPECT_NE(message_of("map:*/*,1").find("'*'"), std::string::npos) << message_of("map:*/*,1");
+  EXPECT_NE(message_of("map:*/0,").find("empty item"), std::string::npos);
+  EXPECT_NE(message_of("map:*/99999").find("out of range"), std::string::npos);
+  EXPECT_NE(message_of("maps:0").find("not a policy"), std::string::npos) << message_of("maps:0");
+}
+
+TEST(PlacementPlan, MapGivesEveryProcessItsEntry) {
+  const Topology t = synthetic(1, 4, 1);
+  // Seed 003's map: subsystems 1..6 on PUs 0 1 0 1 2 3, the master left to the OS.
+  const auto map = plan_placement(t, parse_pin("map:*/0/1/0/1/2/3"), 6, 1);
+  EXPECT_EQ(map.policy, PinPolicy::kMap);
+  EXPECT_TRUE(map.master.empty());
+  EXPECT_EQ(map.subsystems, (Entries{{0}, {1}, {0}, {1}, {2}, {3}}));
+  EXPECT_EQ(map.available_pus, 4u);
+  EXPECT_EQ(map.required_pus, 7u);
+  EXPECT_TRUE(map.oversubscribed);
+  EXPECT_NE(map.reason.find("PU 0: subsystems 1,3; PU 1: subsystems 2,4"), std::string::npos)
+      << map.reason;
+  EXPECT_EQ(map.reason.find("PU 2"), std::string::npos) << map.reason;  // not shared
+  // Only subsystems 4 and 8 of 10 pinned: nothing is shared.
+  const auto heavy = plan_placement(t, parse_pin("map:*/*/*/*/0/*/*/*/1/*/*"), 10, 1);
+  EXPECT_FALSE(heavy.oversubscribed);
+  EXPECT_EQ(heavy.reason, "");
+  EXPECT_EQ(heavy.available_pus, 2u);
+  EXPECT_EQ(heavy.subsystems[3], V{0});
+  EXPECT_EQ(heavy.subsystems[7], V{1});
+  for (std::size_t s : {0u, 1u, 2u, 4u, 5u, 6u, 8u, 9u}) EXPECT_TRUE(heavy.subsystems[s].empty());
+}
+
+TEST(PlacementPlan, MapWithExtraRunsSharesTheEntrysPus) {
+  const Topology t = synthetic(1, 4, 1);
+  const auto map = plan_placement(t, parse_pin("map:3/0,1/2"), 2, 2);
+  EXPECT_EQ(map.master, V{3});
+  EXPECT_EQ(map.subsystems, (Entries{{0, 1}, {2}}));
+  EXPECT_TRUE(map.oversubscribed);  // subsystem 2's two runs share PU 2
+  EXPECT_NE(map.reason.find("subsystem 2 runs 2 threads on 1 PU"), std::string::npos) << map.reason;
+  EXPECT_EQ(map.reason.find("shared PUs"), std::string::npos) << map.reason;
+  EXPECT_TRUE(plan_placement(t, parse_pin("map:3/0,1/2,0-1"), 2, 2).oversubscribed);  // 0,1 shared
+  EXPECT_FALSE(plan_placement(t, parse_pin("map:3/0,1/*"), 2, 2).oversubscribed);
+}
+
+TEST(PlacementPlan, MapErrors) {
+  const Topology t = synthetic(1, 4, 1);
+  const auto message = [&](const char* pin, std::size_t n) -> std::string {
+    try {
+      plan_placement(t, parse_pin(pin), n, 1);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "(no exception)";
+  };
+  EXPECT_NE(message("map:*/0/1", 3).find("3 entries given, 4 needed"), std::string::npos)
+      << message("map:*/0/1", 3);
+  EXPECT_NE(message("map:*/0/1/2/3", 3).find("5 entries given, 4 needed"), std::string::npos);
+  EXPECT_NE(message("map:*", 1).find("1 entry given, 2 needed"), std::string::npos);
+  EXPECT_NE(message("map:*/0/4", 2).find("PU 4 is not usable"), std::string::npos)
+      << message("map:*/0/4", 2);
+  EXPECT_NE(message("map:*/0/4", 2).find("usable PUs: 0-3"), std::string::npos);
+  // Before the count is known only the PUs are checked.
+  EXPECT_NO_THROW(check_usable(t, parse_pin("map:*/0/1/2/3/0")));
+  EXPECT_THROW(check_usable(t, parse_pin("map:*/0/9")), std::invalid_argument);
+  EXPECT_THROW(check_usable(t, parse_pin("0,9")), std::invalid_argument);
+  EXPECT_NO_THROW(check_usable(t, parse_pin("scatter")));
+}
+
+TEST(PlacementPlan, MapDescribeAndJson) {
+  const Topology t = synthetic(1, 4, 1);
+  const auto map = plan_placement(t, parse_pin("map:0/*/0,1/1"), 3, 1);
+  const std::string text = map.describe();
+  EXPECT_NE(text.find("placement --pin map:0/*/0,1/1: master + 3 subsystems x 1 PU = 4 PUs "
+                      "needed, 2 in the map (oversubscribed)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("shared PUs: PU 0: master, subsystem 2; PU 1: subsystems 2,3"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  subsystem 1  not pinned\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  subsystem 2  0,1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("PU   0: 2 processes: master, subsystem 2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("PU   1: 2 processes: subsystems 2,3\n"), std::string::npos) << text;
+  const auto j = map.to_json();
+  EXPECT_EQ(j["policy"], "map:0/*/0,1/1");
+  EXPECT_EQ(j["pinned"], true);
+  EXPECT_EQ(j["oversubscribed"], true);
+  EXPECT_EQ(j["subsystems"][0]["pus"], nlohmann::ordered_json::array());
+  EXPECT_EQ(j["not_pinned"], nlohmann::ordered_json::array({"subsystem 1"}));
+  ASSERT_EQ(j["shared"].size(), 2u);
+  EXPECT_EQ(j["shared"][0]["pu"], 0);
+  EXPECT_EQ(j["shared"][0]["master"], true);
+  EXPECT_EQ(j["shared"][0]["subsystems"], nlohmann::ordered_json::array({2}));
+  EXPECT_EQ(j["shared"][1]["subsystems"], nlohmann::ordered_json::array({2, 3}));
+  // Nothing pinned but subsystem 2: the master is listed as not pinned too.
+  const auto one = plan_placement(t, parse_pin("map:*/*/2/*"), 3, 1).to_json();
+  EXPECT_EQ(one["not_pinned"],
+            nlohmann::ordered_json::array({"master", "subsystem 1", "subsystem 3"}));
+  EXPECT_EQ(one["shared"], nlohmann::ordered_json::array());
+}
+
+TEST(PlacementPlan, GroupRequestTakesTheGroupsEntries) {
+  const PinRequest map = parse_pin("map:0/1/2/3/*");
+  EXPECT_EQ(group_request(map, {1, 3}, 4).to_string(), "map:*/2/*");
+  EXPECT_EQ(group_request(map, {0}, 4).to_string(), "map:*/1");
+  EXPECT_THROW(group_request(map, {0}, 3), std::invalid_argument);  // 5 entries, 4 needed
+  EXPECT_THROW(group_request(map, {4}, 4), std::invalid_argument);
+  EXPECT_EQ(group_request(parse_pin("0,2"), {1}, 4).to_string(), "0,2");
+  EXPECT_EQ(group_request(parse_pin("compact"), {1}, 4).policy, PinPolicy::kCompact);
 }
 
 TEST(PlacementFormat, Ranges) {

@@ -24,20 +24,21 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-unsigned parse_index(std::string_view item, std::string_view part, std::string_view whole) {
+unsigned parse_index(std::string_view item, std::string_view part, std::string_view whole,
+                     std::string_view where) {
   unsigned value = 0;
   const auto* first = part.data();
   const auto* last = part.data() + part.size();
   const auto [ptr, ec] = std::from_chars(first, last, value);
   if (part.empty() || ec != std::errc() || ptr != last) {
     throw std::invalid_argument(fmt::format(
-        "--pin '{}': '{}' in item '{}' is not a PU number (allowed: none, compact, scatter, or "
-        "a list of OS PU indices and ranges such as 0,2,4-7)",
-        whole, part, item));
+        "--pin '{}': {}'{}' in item '{}' is not a PU number (write OS PU indices and ranges such "
+        "as 0,2,4-7{})",
+        whole, where, part, item, where.empty() ? "" : ", or * for a process the OS places"));
   }
   if (value >= static_cast<unsigned>(CPU_SETSIZE)) {
-    throw std::invalid_argument(fmt::format("--pin '{}': PU {} is out of range (at most {})", whole,
-                                            value, CPU_SETSIZE - 1));
+    throw std::invalid_argument(fmt::format("--pin '{}': {}PU {} is out of range (at most {})",
+                                            whole, where, value, CPU_SETSIZE - 1));
   }
   return value;
 }
@@ -184,62 +185,118 @@ std::string PinRequest::to_string() const {
       return "scatter";
     case PinPolicy::kList:
       return format_pu_list(list);
+    case PinPolicy::kMap: {
+      std::vector<std::string> entries;
+      for (const auto& entry : map) entries.push_back(entry.empty() ? "*" : format_pu_list(entry));
+      return fmt::format("map:{}", fmt::join(entries, "/"));
+    }
   }
   return "?";
 }
 
-PinRequest parse_pin(std::string_view text) {
-  const std::string_view whole = trim(text);
-  if (whole == "none") return {PinPolicy::kNone, {}};
-  if (whole == "compact") return {PinPolicy::kCompact, {}};
-  if (whole == "scatter") return {PinPolicy::kScatter, {}};
-  if (whole.empty()) {
-    throw std::invalid_argument(
-        "--pin is empty (allowed: none, compact, scatter, or a list of OS PU indices and ranges "
-        "such as 0,2,4-7)");
-  }
-  const bool looks_like_list = std::all_of(whole.begin(), whole.end(), [](char c) {
-    return (c >= '0' && c <= '9') || c == ',' || c == '-' || c == ' ' || c == '\t';
-  });
-  if (!looks_like_list) {
-    throw std::invalid_argument(
-        fmt::format("--pin '{}' is not a policy (allowed: none, compact, scatter, or a list of OS "
-                    "PU indices and ranges such as 0,2,4-7)",
-                    whole));
-  }
-  PinRequest request{PinPolicy::kList, {}};
+namespace {
+
+constexpr std::string_view kAllowed =
+    "allowed: none, compact, scatter, a list of OS PU indices and ranges such as 0,2,4-7, or a "
+    "per-process map such as map:*/0/1/0/1/2/3";
+
+// The PU items "0,2,4-7" of a list or of one map entry (`where`: "" for a list, "entry 'x' of
+// subsystem 2: " for a map), in the given order; a PU may appear once.
+std::vector<unsigned> parse_pu_items(std::string_view items, std::string_view whole,
+                                     std::string_view where) {
+  std::vector<unsigned> pus;
   std::set<unsigned> seen;
-  std::string_view rest = whole;
+  std::string_view rest = items;
   while (true) {
     const std::size_t comma = rest.find(',');
     const std::string_view item = trim(rest.substr(0, comma));
     if (item.empty()) {
-      throw std::invalid_argument(
-          fmt::format("--pin '{}': empty item in the PU list (write e.g. 0,2,4-7)", whole));
+      throw std::invalid_argument(fmt::format(
+          "--pin '{}': {}empty item in the PU list (write e.g. 0,2,4-7)", whole, where));
     }
     unsigned first = 0, last = 0;
     const std::size_t dash = item.find('-');
     if (dash == std::string_view::npos) {
-      first = last = parse_index(item, item, whole);
+      first = last = parse_index(item, item, whole, where);
     } else {
-      first = parse_index(item, trim(item.substr(0, dash)), whole);
-      last = parse_index(item, trim(item.substr(dash + 1)), whole);
+      first = parse_index(item, trim(item.substr(0, dash)), whole, where);
+      last = parse_index(item, trim(item.substr(dash + 1)), whole, where);
       if (last < first) {
-        throw std::invalid_argument(fmt::format("--pin '{}': range '{}' is reversed (write {}-{})",
-                                                whole, item, last, first));
+        throw std::invalid_argument(fmt::format(
+            "--pin '{}': {}range '{}' is reversed (write {}-{})", whole, where, item, last, first));
       }
     }
     for (unsigned pu = first; pu <= last; ++pu) {
       if (!seen.insert(pu).second) {
         throw std::invalid_argument(
-            fmt::format("--pin '{}': PU {} is listed twice (at '{}')", whole, pu, item));
+            fmt::format("--pin '{}': {}PU {} is listed twice (at '{}')", whole, where, pu, item));
       }
-      request.list.push_back(pu);
+      pus.push_back(pu);
     }
     if (comma == std::string_view::npos) break;
     rest = rest.substr(comma + 1);
   }
+  return pus;
+}
+
+std::string entry_owner(std::size_t entry) {
+  return entry == 0 ? "the master" : fmt::format("subsystem {}", entry);
+}
+
+// "map:M/S1/.../Sn" (`entries` is the part after "map:").
+PinRequest parse_map(std::string_view entries, std::string_view whole) {
+  PinRequest request{PinPolicy::kMap, {}, {}};
+  std::string_view rest = entries;
+  while (true) {
+    const std::size_t slash = rest.find('/');
+    const std::string_view entry = trim(rest.substr(0, slash));
+    const std::string owner = entry_owner(request.map.size());
+    if (entry.empty()) {
+      throw std::invalid_argument(fmt::format(
+          "--pin '{}': the entry of {} (entry {}) is empty (write * for a process the OS places, "
+          "or its PUs such as 0 or 2,3)",
+          whole, owner, request.map.size() + 1));
+    }
+    if (entry == "*") {
+      request.map.emplace_back();
+    } else {
+      request.map.push_back(
+          parse_pu_items(entry, whole, fmt::format("entry '{}' of {}: ", entry, owner)));
+    }
+    if (slash == std::string_view::npos) break;
+    rest = rest.substr(slash + 1);
+  }
   return request;
+}
+
+}  // namespace
+
+PinRequest parse_pin(std::string_view text) {
+  const std::string_view whole = trim(text);
+  if (whole == "none") return {PinPolicy::kNone, {}, {}};
+  if (whole == "compact") return {PinPolicy::kCompact, {}, {}};
+  if (whole == "scatter") return {PinPolicy::kScatter, {}, {}};
+  if (whole.empty()) throw std::invalid_argument(fmt::format("--pin is empty ({})", kAllowed));
+  if (whole.substr(0, 4) == "map:") return parse_map(whole.substr(4), whole);
+  const bool looks_like_list = std::all_of(whole.begin(), whole.end(), [](char c) {
+    return (c >= '0' && c <= '9') || c == ',' || c == '-' || c == ' ' || c == '\t';
+  });
+  if (!looks_like_list) {
+    throw std::invalid_argument(fmt::format("--pin '{}' is not a policy ({})", whole, kAllowed));
+  }
+  return {PinPolicy::kList, parse_pu_items(whole, whole, ""), {}};
+}
+
+void check_usable(const Topology& topology, const PinRequest& request) {
+  std::vector<unsigned> named = request.list;
+  for (const auto& entry : request.map) named.insert(named.end(), entry.begin(), entry.end());
+  for (unsigned pu : named) {
+    if (!topology.has_pu(pu)) {
+      throw std::invalid_argument(
+          fmt::format("--pin {}: PU {} is not usable by this process (usable PUs: {})",
+                      request.to_string(), pu, format_pu_list(topology.pu_os_indices())));
+    }
+  }
 }
 
 std::string format_pu_list(const std::vector<unsigned>& pus) {
@@ -408,6 +465,74 @@ std::string plan_scarce(const Topology& topology, const std::vector<unsigned>& o
   return out;
 }
 
+// The processes on one PU.
+struct PuUsers {
+  bool master = false;
+  std::vector<std::size_t> subsystems;  // 0-based
+
+  std::size_t count() const { return (master ? 1 : 0) + subsystems.size(); }
+  // "master", "subsystem 2", "master, subsystems 1,3"
+  std::string names() const {
+    std::string out = master ? "master" : "";
+    if (!subsystems.empty()) out += (master ? ", " : "") + subsystem_numbers(subsystems);
+    return out;
+  }
+};
+
+// Every PU of the map with the processes on it, ascending.
+std::map<unsigned, PuUsers> pu_users(const PlacementMap& map) {
+  std::map<unsigned, PuUsers> users;
+  for (unsigned pu : map.master) users[pu].master = true;
+  for (std::size_t s = 0; s < map.subsystems.size(); ++s) {
+    for (unsigned pu : map.subsystems[s]) users[pu].subsystems.push_back(s);
+  }
+  return users;
+}
+
+// "PU 0: master, subsystems 1,3" for every PU that more than one process has, ascending.
+std::vector<std::string> shared_pus(const PlacementMap& map) {
+  std::vector<std::string> out;
+  for (const auto& [pu, who] : pu_users(map)) {
+    if (who.count() >= 2) out.push_back(fmt::format("PU {}: {}", pu, who.names()));
+  }
+  return out;
+}
+
+void check_entry_count(const PinRequest& request, std::size_t subsystems) {
+  if (request.map.size() != 1 + subsystems) {
+    throw std::invalid_argument(fmt::format(
+        "--pin {}: {} entr{} given, {} needed (one per process: the master, then subsystems "
+        "1..{})",
+        request.to_string(), request.map.size(), request.map.size() == 1 ? "y" : "ies",
+        1 + subsystems, subsystems));
+  }
+}
+
+// The user's map as it is (the rule is the comment of plan_placement); `map` has its counts and
+// subsystem slots already.
+void plan_map(const PinRequest& request, PlacementMap& map) {
+  map.master = request.map.front();
+  std::copy(request.map.begin() + 1, request.map.end(), map.subsystems.begin());
+  std::set<unsigned> used;
+  for (const auto& entry : request.map) used.insert(entry.begin(), entry.end());
+  map.available_pus = used.size();
+  std::vector<std::string> parts;
+  const std::vector<std::string> shared = shared_pus(map);
+  if (!shared.empty()) parts.push_back(fmt::format("shared PUs: {}", fmt::join(shared, "; ")));
+  // A pinned subsystem with fewer PUs than runs: its 1 + k threads share them.
+  for (std::size_t s = 0; s < map.subsystems.size(); ++s) {
+    const std::size_t pus = map.subsystems[s].size();
+    if (pus != 0 && pus < map.pus_per_subsystem) {
+      parts.push_back(fmt::format("subsystem {} runs {} threads on {} PU{}", s + 1,
+                                  map.pus_per_subsystem, pus, pus == 1 ? "" : "s"));
+    }
+  }
+  map.oversubscribed = !parts.empty();
+  if (map.oversubscribed) {
+    map.reason = fmt::format("the map asks for it: {}", fmt::join(parts, "; "));
+  }
+}
+
 }  // namespace
 
 PlacementMap plan_placement(const Topology& topology, const PinRequest& request,
@@ -433,15 +558,14 @@ PlacementMap plan_placement(const Topology& topology, const PinRequest& request,
       break;
     case PinPolicy::kList:
       if (request.list.empty()) throw std::invalid_argument("--pin: the PU list is empty");
-      for (unsigned pu : request.list) {
-        if (!topology.has_pu(pu)) {
-          throw std::invalid_argument(
-              fmt::format("--pin {}: PU {} is not usable by this process (usable PUs: {})",
-                          map.policy_text, pu, format_pu_list(topology.pu_os_indices())));
-        }
-      }
+      check_usable(topology, request);
       order = request.list;
       break;
+    case PinPolicy::kMap:
+      check_entry_count(request, subsystems);
+      check_usable(topology, request);
+      plan_map(request, map);
+      return map;
   }
   map.available_pus = order.size();
   map.oversubscribed = map.required_pus > map.available_pus;
@@ -480,44 +604,31 @@ PlacementMap plan_placement(const Topology& topology, const PinRequest& request,
 std::string PlacementMap::describe() const {
   const std::size_t n = subsystems.size();
   std::string out = fmt::format(
-      "placement --pin {}: master + {} subsystem{} x {} PU{} = {} PU{} needed, {} usable{}\n",
+      "placement --pin {}: master + {} subsystem{} x {} PU{} = {} PU{} needed, {} {}{}\n",
       policy_text, n, n == 1 ? "" : "s", pus_per_subsystem, pus_per_subsystem == 1 ? "" : "s",
       required_pus, required_pus == 1 ? "" : "s", available_pus,
+      policy == PinPolicy::kMap ? "in the map" : "usable",
       oversubscribed ? " (oversubscribed)" : "");
   if (oversubscribed) out += fmt::format("  oversubscribed: {}\n", reason);
   if (policy == PinPolicy::kNone) {
     out += "  not pinned: the OS places the master and every subsystem process\n";
     return out;
   }
+  // A kMap `*` entry: the OS places that process.
+  const auto pus_of = [](const std::vector<unsigned>& list) {
+    return list.empty() ? std::string("not pinned") : format_pu_list(list);
+  };
   const std::size_t width = std::max<std::size_t>(9, process_name(n == 0 ? 0 : n - 1).size());
   out += fmt::format("  {:<{}}  PUs\n", "process", width);
-  out += fmt::format("  {:<{}}  {}\n", "master", width, format_pu_list(master));
+  out += fmt::format("  {:<{}}  {}\n", "master", width, pus_of(master));
   for (std::size_t i = 0; i < n; ++i) {
-    out += fmt::format("  {:<{}}  {}\n", process_name(i), width, format_pu_list(subsystems[i]));
+    out += fmt::format("  {:<{}}  {}\n", process_name(i), width, pus_of(subsystems[i]));
   }
   // Per PU: who runs there (only interesting when PUs are shared, but always printed).
-  std::map<unsigned, std::vector<std::string>> users;
-  for (unsigned pu : master) users[pu].push_back("master");
-  for (std::size_t i = 0; i < n; ++i) {
-    for (unsigned pu : subsystems[i]) users[pu].push_back(fmt::format("{}", i + 1));
-  }
   out += "  per PU:\n";
-  for (const auto& [pu, who] : users) {
-    std::string names;
-    std::vector<std::string> subs;
-    for (const auto& w : who) {
-      if (w == "master") {
-        names = "master";
-      } else {
-        subs.push_back(w);
-      }
-    }
-    if (!subs.empty()) {
-      if (!names.empty()) names += ", ";
-      names += fmt::format("subsystem{} {}", subs.size() == 1 ? "" : "s", fmt::join(subs, ","));
-    }
-    out += fmt::format("    PU {:>3}: {} process{}: {}\n", pu, who.size(),
-                       who.size() == 1 ? "" : "es", names);
+  for (const auto& [pu, who] : pu_users(*this)) {
+    out += fmt::format("    PU {:>3}: {} process{}: {}\n", pu, who.count(),
+                       who.count() == 1 ? "" : "es", who.names());
   }
   return out;
 }
@@ -536,7 +647,34 @@ nlohmann::ordered_json PlacementMap::to_json() const {
   for (std::size_t i = 0; i < subsystems.size(); ++i) {
     list.push_back({{"subsystem", i + 1}, {"pus", subsystems[i]}});
   }
+  auto& free = j["not_pinned"] = nlohmann::ordered_json::array();
+  if (master.empty()) free.push_back("master");
+  for (std::size_t i = 0; i < subsystems.size(); ++i) {
+    if (subsystems[i].empty()) free.push_back(process_name(i));
+  }
+  auto& shared = j["shared"] = nlohmann::ordered_json::array();
+  for (const auto& [pu, who] : pu_users(*this)) {
+    if (who.count() < 2) continue;
+    std::vector<std::size_t> one_based;
+    for (std::size_t s : who.subsystems) one_based.push_back(s + 1);
+    shared.push_back({{"pu", pu}, {"master", who.master}, {"subsystems", one_based}});
+  }
   return j;
+}
+
+PinRequest group_request(const PinRequest& request, const std::vector<std::size_t>& group,
+                         std::size_t subsystems) {
+  if (request.policy != PinPolicy::kMap) return request;
+  check_entry_count(request, subsystems);
+  PinRequest part{PinPolicy::kMap, {}, {{}}};  // the agent's own entry: `*`
+  for (std::size_t i : group) {
+    if (i >= subsystems) {
+      throw std::invalid_argument(
+          fmt::format("group_request: subsystem {} of {}", i + 1, subsystems));
+    }
+    part.map.push_back(request.map[1 + i]);
+  }
+  return part;
 }
 
 // ------------------------------------------------------------------------------- affinity

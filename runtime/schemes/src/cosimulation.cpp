@@ -766,9 +766,12 @@ void resolve_process_settings(const config::RunConfig& config, const CosimOption
   }
   try {
     s.pin = placement::parse_pin(options.pin);
-    // A listed PU must exist and be usable (the same check as `macrostep topology --pin`).
-    if (options.pin != "none")
-      placement::plan_placement(placement::Topology::detect(), s.pin, 0, 1);
+    // A listed PU must exist and be usable (the same check as `macrostep topology --pin`), and a
+    // map needs one entry per process; before anything starts.
+    if (options.pin != "none") {
+      placement::plan_placement(placement::Topology::detect(), s.pin,
+                                config::subsystem_count(config), 1);
+    }
   } catch (const std::invalid_argument& e) {
     throw SetupError(e.what());
   }

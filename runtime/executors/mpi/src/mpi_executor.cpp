@@ -416,7 +416,9 @@ MpiExecutor::MpiExecutor(ipc::mpi::World& world, std::span<const AgentInfo> agen
       setup.states.push_back(sub.state_size());
     }
     setup.initial_time = system.subsystem(0).initial_time();
-    setup.pin = options.pin;
+    // A map's entries of this group only (the agent numbers its subsystems 1..k).
+    setup.pin =
+        placement::group_request(placement::parse_pin(options.pin), agent.group, n).to_string();
     setup.pus_per_subsystem = static_cast<std::uint32_t>(options.pus_per_subsystem);
     setup.extra_runs = workers.extra_runs;
     setup.hang_timeout_ms = static_cast<std::uint64_t>(workers.hang_timeout.count());

@@ -4,8 +4,12 @@
 //   Topology        what hwloc sees, restricted to the PUs this process may run on (the
 //                   allowed cpuset of its cgroup intersected with its sched_getaffinity mask,
 //                   e.g. under `taskset`). Tests build one by hand from {package, core, PU}.
-//   parse_pin()     the --pin value: none | compact | scatter | an explicit list "0,2,4-7".
+//   parse_pin()     the --pin value: none | compact | scatter | an explicit list "0,2,4-7" |
+//                   a per-process map "map:*/0/1/0/1/2/3".
+//   check_usable()  whether the PUs a request names are usable (before the subsystem count
+//                   is known).
 //   plan_placement  which PUs the master and every subsystem process get.
+//   group_request() the part of a map that one MPI node agent plans for its group.
 //   bind_current_process  applies one process's PU list with sched_setaffinity.
 //
 // PU numbers everywhere are OS indices (the numbers of `taskset`, /proc/cpuinfo and
@@ -69,19 +73,37 @@ enum class PinPolicy : std::uint8_t {
   kCompact,  // fill cores in order, the PUs of a core together
   kScatter,  // spread over packages first, then cores, then the PUs of a core
   kList,     // the given PUs in the given order
+  kMap,      // one PU list per process, given by the user; PUs may repeat, `*` is not pinned
 };
 
 struct PinRequest {
   PinPolicy policy = PinPolicy::kCompact;
   std::vector<unsigned> list;  // kList only: OS PU indices, no repeats, in the given order
+  // kMap only: one entry per process, the master first, then subsystems 1..n; each entry the
+  // OS PU indices of that process (no repeats inside one entry, in the given order), or empty
+  // for `*` (not pinned: the OS places the process).
+  std::vector<std::vector<unsigned>> map;
 
-  // "none", "compact", "scatter" or the list in canonical form ("0,2,4-7").
+  // "none", "compact", "scatter", the list in canonical form ("0,2,4-7") or the map in
+  // canonical form ("map:*/0/1/0/1/2-3").
   std::string to_string() const;
 };
 
 // Parses a --pin value. Throws std::invalid_argument whose message names the bad part: an
 // unknown word, an empty item, a non-number, a reversed range "7-4", or a repeated PU.
+//
+// "map:M/S1/.../Sn" is an explicit per-process map: one entry per process, the master first,
+// then subsystems 1..n in order; each entry is `*` (not pinned) or a PU list such as "0",
+// "2,3" or "4-5" (OS indices) that becomes that process's affinity. A PU may appear in several
+// entries (the processes then share it, as the user asked) but only once per entry; an entry
+// may not be empty. The number of entries can only be checked against the subsystem count, by
+// plan_placement.
 PinRequest parse_pin(std::string_view text);
+
+// Throws std::invalid_argument, naming the PU and the usable ones, if a PU of a kList or kMap
+// request is not usable in `topology`. Nothing to check for the other policies. For the checks
+// that come before the configuration (and so the subsystem count) is known.
+void check_usable(const Topology& topology, const PinRequest& request);
 
 // Formats OS PU indices with ranges for runs of consecutive numbers: {0,2,4,5,6,7} ->
 // "0,2,4-7". Keeps the given order; "" for an empty list.
@@ -91,25 +113,40 @@ struct PlacementMap {
   PinPolicy policy = PinPolicy::kNone;
   std::string policy_text;  // PinRequest::to_string()
   std::size_t pus_per_subsystem = 1;
-  std::size_t required_pus = 0;   // 1 (master) + subsystems * pus_per_subsystem
-  std::size_t available_pus = 0;  // usable PUs of the topology (or of the list, kList)
-  // OS PU indices of each process; all empty for PinPolicy::kNone (nothing is pinned).
+  std::size_t required_pus = 0;  // 1 (master) + subsystems * pus_per_subsystem
+  // Usable PUs of the topology; of the list for kList; for kMap the distinct PUs in the map.
+  std::size_t available_pus = 0;
+  // OS PU indices of each process; all empty for PinPolicy::kNone (nothing is pinned); for
+  // kMap an empty list is a `*` entry (that process is not pinned).
   std::vector<unsigned> master;
   std::vector<std::vector<unsigned>> subsystems;  // index = subsystem (0-based)
-  bool oversubscribed = false;                    // some PU is given to more than one process
-  std::string reason;                             // why, when oversubscribed ("" otherwise)
+  // Some PU is given to more than one process; for kMap also: a pinned subsystem has fewer PUs
+  // than runs (its 1 + k threads share its PUs).
+  bool oversubscribed = false;
+  std::string reason;  // why, when oversubscribed ("" otherwise)
 
-  // A table: a summary line, one line per process with its PUs, and for pinned maps one line
-  // per PU with the processes sharing it. Subsystems are numbered from 1, as in messages.
+  // A table: a summary line, one line per process with its PUs ("not pinned" for a kMap `*`),
+  // and for pinned maps one line per PU with the processes sharing it. Subsystems are numbered
+  // from 1, as in messages.
   std::string describe() const;
-  // For the run metadata: policy, counts, flag, reason, master and subsystem PU lists.
+  // For the run metadata: policy, counts, flag, reason, master and subsystem PU lists (empty:
+  // not pinned), the processes that are not pinned ("not_pinned": "master", "subsystem 3", ...)
+  // and every PU with more than one process ("shared": [{"pu", "processes"}]).
   nlohmann::ordered_json to_json() const;
 };
 
 // Plans the placement of one master and `subsystems` subsystem processes, each subsystem
 // with `pus_per_subsystem` = 1 + k PUs (k: the runs it does in parallel besides the nominal
-// one). Throws std::invalid_argument if pus_per_subsystem is 0, or if a kList PU is not
-// usable in `topology`.
+// one). Throws std::invalid_argument if pus_per_subsystem is 0, if a kList or kMap PU is not
+// usable in `topology` (check_usable), or if a kMap does not have 1 + `subsystems` entries
+// (the message says how many were given and needed).
+//
+// kMap: every process gets its entry as it is, nothing else is planned. A subsystem with k
+// extra runs runs its 1 + k threads on its entry's PUs, however many there are (one PU: they
+// share it); an entry with more PUs than runs lets the OS move the threads among them. The map
+// is `oversubscribed` when a PU is in more than one entry or a pinned subsystem has fewer PUs
+// than runs; `reason` then names every shared PU with its processes. `*` processes are not
+// pinned and are not counted on any PU.
 //
 // The PUs are taken in a policy order (compact: the topology's order, so the PUs of a core
 // stay together; scatter: the first PU of every core with packages interleaved, then the
@@ -144,6 +181,15 @@ struct PlacementMap {
 // apart if the worker binds that run's thread to it; the order of the list is the hint for that.
 PlacementMap plan_placement(const Topology& topology, const PinRequest& request,
                             std::size_t subsystems, std::size_t pus_per_subsystem);
+
+// The request one MPI node agent plans for its `group` (global 0-based subsystem indices, in
+// the group's order) of a run with `subsystems` subsystems: for kMap a map whose master entry,
+// the agent's own, is `*` (the map's master entry is rank 0's; the MPI bridge does not pin rank
+// 0) followed by the entries of the group's subsystems; every other policy is returned as it
+// is (each agent plans it on its own node). Throws std::invalid_argument if a kMap does not
+// have 1 + `subsystems` entries or a group index is out of range.
+PinRequest group_request(const PinRequest& request, const std::vector<std::size_t>& group,
+                         std::size_t subsystems);
 
 // Restricts the calling thread, and the threads it creates afterwards, to `pus` (OS indices)
 // with sched_setaffinity; call it in a new process before it starts threads (for the whole

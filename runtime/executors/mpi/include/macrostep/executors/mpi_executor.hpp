@@ -99,7 +99,8 @@ struct MpiOptions {
   // Per subsystem its rank (1..R-1); empty: contiguous blocks (place_subsystems).
   std::vector<int> subsystem_ranks;
   // --pin, planned by every agent on its own node for its group (PlacementMap of
-  // runtime/placement), with 1 + k PUs per subsystem.
+  // runtime/placement), with 1 + k PUs per subsystem; of a `map:` each agent gets its group's
+  // entries, and the map's master entry is not used (rank 0 is not pinned).
   std::string pin = "none";
   std::size_t pus_per_subsystem = 1;
   // Set (non-zero) by a signal handler: mpirun ends the job with SIGTERM when a rank dies; a
