@@ -146,7 +146,10 @@ AttemptResult ExplicitJacobi::attempt(const control::StepPlan& plan,
   for (std::size_t i = 0; i < ns; ++i) outputs[i] = outcome.subsystems[i].nominal.outputs;
   auto& u_new = runner.u_next();
   u_new.resize(system.coupling_count());
-  if (!update_consistently(outcome, t1, u_new, outputs, result)) return result;
+  if (!update_.update(system, outcome, commands_, t1, options_.control.tolerances, u_new, outputs,
+                      result)) {
+    return result;
+  }
   if (rates_) {
     system.evaluate_rates(outputs, rates_next_);
     t_next_ = t1;
@@ -169,11 +172,11 @@ AttemptResult ExplicitJacobi::attempt(const control::StepPlan& plan,
   return result;
 }
 
-bool ExplicitJacobi::update_consistently(const executors::PassOutcome& outcome, double t1,
-                                         std::vector<double>& u_new,
-                                         std::vector<std::vector<double>>& outputs,
-                                         AttemptResult& result) {
-  const system::CoupledSystem& system = *system_;
+bool FeedthroughUpdate::update(const system::CoupledSystem& system,
+                               const executors::PassOutcome& outcome,
+                               std::span<const executors::SubsystemCommand> commands, double t1,
+                               const control::ErrorTolerances& tol, std::vector<double>& u_new,
+                               std::vector<std::vector<double>>& outputs, AttemptResult& result) {
   if (!system.has_feedthrough()) {
     system.evaluate_couplings(outputs, u_new);  // Eq. 2.25, bit for bit as before
     return true;
@@ -185,12 +188,12 @@ bool ExplicitJacobi::update_consistently(const executors::PassOutcome& outcome, 
     const auto in = system.input_couplings(i);
     // What the integrator evaluated its outputs with: p(T_{N+1}) (Lagrange: u_pre).
     end_inputs_.resize(in.size());
-    commands_[i].nominal.evaluate(t1, end_inputs_);
+    commands[i].nominal.evaluate(t1, end_inputs_);
     for (std::size_t j = 0; j < in.size(); ++j) u_end_[in[j]] = end_inputs_[j];
   }
   const system::ConsistentUpdate update =
-      system.consistent_update(outputs, feedthrough_, u_end_, options_.control.tolerances, u_new);
-  update_iterations_ += static_cast<std::uint64_t>(update.iterations);
+      system.consistent_update(outputs, feedthrough_, u_end_, tol, u_new);
+  iterations_ += static_cast<std::uint64_t>(update.iterations);
   if (update.converged) return true;
   // D-26: rejected with r = 0.25 like a failed subsystem; the pipeline stops after
   // max_consecutive_failures and names subsystem and time.

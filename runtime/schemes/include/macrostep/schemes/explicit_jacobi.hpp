@@ -25,6 +25,31 @@
 
 namespace macrostep::schemes {
 
+// The consistent update u_{N+1} = φ(y_{N+1}(u_{N+1})) after the last pass of an attempt
+// (METHODS §1.1 Eq. 2.22, D-1), shared by the explicit Jacobi and the Gauss–Seidel schemes so
+// that both solve the coupling equations alike. Without feed-through u_{N+1} = φ(y_{N+1})
+// (Eq. 2.25, bit for bit evaluate_couplings); with it Newton on the coupling equations
+// (system::CoupledSystem::consistent_update) from the inputs each subsystem's run ended with
+// (commands[i].nominal at t1: the Lagrange predictor's u_pre, another approximation's end value,
+// or Gauss–Seidel's interpolated new value) and the replies' ∂y/∂u, to 1e-3 in the
+// coupling-variable weights of `tol`.
+class FeedthroughUpdate {
+ public:
+  // outputs[i]: subsystem i's outputs from `outcome` (on return y_i(u_new) for feed-through
+  // subsystems). False if Newton did not converge: `result` then carries a subsystem failure
+  // (rejected with r = 0.25 like one, D-26) naming the coupling variable and t1.
+  bool update(const system::CoupledSystem& system, const executors::PassOutcome& outcome,
+              std::span<const executors::SubsystemCommand> commands, double t1,
+              const control::ErrorTolerances& tol, std::vector<double>& u_new,
+              std::vector<std::vector<double>>& outputs, AttemptResult& result);
+
+ private:
+  // The replies' ∂y/∂u, the runs' end inputs, and the Newton steps taken so far.
+  std::vector<std::vector<double>> feedthrough_;
+  std::vector<double> u_end_, end_inputs_;
+  std::uint64_t iterations_ = 0;
+};
+
 class ExplicitJacobi final : public MacroStepScheme {
  public:
   void start(const system::CoupledSystem& system, const SchemeOptions& options) override;
@@ -52,17 +77,9 @@ class ExplicitJacobi final : public MacroStepScheme {
   std::optional<coupling::CouplingHistory> rates_;
   std::vector<double> rates_next_;
   double t_next_ = 0.0;
-  // The consistent update with feed-through: the replies' ∂y/∂u, the runs' end inputs, and the
-  // Newton steps taken so far.
-  std::vector<std::vector<double>> feedthrough_;
-  std::vector<double> u_end_, end_inputs_;
-  std::uint64_t update_iterations_ = 0;
+  FeedthroughUpdate update_;
 
   void start_approximations(const system::CoupledSystem& system);
-  // Step 3; false (and `result` says why) if the Newton update did not converge.
-  bool update_consistently(const executors::PassOutcome& outcome, double t1,
-                           std::vector<double>& u_new, std::vector<std::vector<double>>& outputs,
-                           AttemptResult& result);
 };
 
 // The subsystem to blame for coupling variable c's equation: the first feed-through subsystem
