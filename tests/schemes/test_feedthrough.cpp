@@ -22,7 +22,6 @@
 #include "macrostep/executors/in_process_executor.hpp"
 #include "macrostep/ida/integrator.hpp"
 #include "macrostep/schemes/cosimulation.hpp"
-#include "macrostep/schemes/gauss_seidel.hpp"
 #include "macrostep/schemes/implicit.hpp"
 #include "macrostep/system/monolithic_system.hpp"
 #include "macrostep/system/system_description.hpp"
@@ -286,25 +285,6 @@ TEST(Feedthrough, ImplicitSchemeSolvesTheCouplingEquationsToo) {
   std::printf("implicit F/D kappa 1: errors %.3e %.3e %.3e order %.2f; residual %.3g\n", e[0], e[1],
               e[2], p, worst);
   EXPECT_NEAR(p, 2.0, 0.3);
-}
-
-// Gauss–Seidel has no consistent update: it refuses feed-through with a clear message.
-TEST(Feedthrough, GaussSeidelRefusesIt) {
-  const system::CoupledSystem sys = build(kFd);
-  schemes::SchemeOptions o;
-  o.control.mode = control::StepSizeMode::kFixed;
-  o.control.t_end = kEnd;
-  o.control.h = 1e-4;
-  o.control.kappa_fixed = 1;
-  o.control.estimator = control::Estimator::kNone;
-  o.gauss_seidel = schemes::GaussSeidelOptions{};
-  const auto scheme = schemes::make_scheme(o);
-  try {
-    scheme->start(sys, o);
-    FAIL() << "Gauss-Seidel accepted feed-through";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("feed-through"), std::string::npos) << e.what();
-  }
 }
 
 }  // namespace

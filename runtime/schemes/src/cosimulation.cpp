@@ -993,19 +993,12 @@ void check_sequence(const config::RunConfig& config, const CosimSettings& settin
   }
 }
 
-// Direct feed-through (METHODS D-1) needs the consistent update that only the Jacobi schemes
-// make, and an interface Jacobian that sees ∂y/∂u: refused before any file is written.
+// Direct feed-through (METHODS D-1) needs an interface Jacobian that sees ∂y/∂u: refused before
+// any file is written. (Every explicit scheme, Gauss–Seidel too, makes the consistent update.)
 void check_feedthrough_combination(const config::RunConfig& config, const CosimSettings& settings,
                                    const system::CoupledSystem& system) {
   if (!system.has_feedthrough()) return;
   const config::CosimConfig& c = settings.cosim;
-  if (c.scheme == config::CosimScheme::kGaussSeidel) {
-    throw SetupError(fmt::format(
-        "{}: scheme gauss-seidel: the system has subsystems with direct feed-through, and the "
-        "sequential update has no consistent update for them (METHODS D-1); use the explicit or "
-        "an implicit scheme",
-        config.path));
-  }
   if (c.iterative() && c.scheme != config::CosimScheme::kWaveform &&
       (c.jacobian == config::JacobianSource::kSap || c.jacobian == config::JacobianSource::kHeun)) {
     throw SetupError(fmt::format(

@@ -83,12 +83,6 @@ void GaussSeidel::start(const system::CoupledSystem& system, const SchemeOptions
         "the Gauss-Seidel scheme cannot solve a constraint coupling (joint): its multipliers "
         "have no u = φ(y); use the implicit or semi-implicit scheme");
   }
-  if (system.has_feedthrough()) {
-    throw std::invalid_argument(
-        "the Gauss-Seidel scheme does not take subsystems with direct feed-through (its "
-        "sequential update has no consistent update, D-1): use the explicit Jacobi or an "
-        "implicit scheme");
-  }
   system_ = &system;
   options_ = options;
   approximation_.clear();
@@ -183,8 +177,12 @@ AttemptResult GaussSeidel::attempt(const control::StepPlan& plan,
   const double t1 = plan.t_end;
   AttemptResult result;
   result.iterative = true;  // passes beyond the first are reported as corrector passes
+  // The last pass holds every subsystem's final run (the others repeat theirs bit for bit), and
+  // with it the ∂y/∂u the consistent update needs.
+  const executors::PassOutcome* last = nullptr;
   const auto run_pass = [&]() -> bool {
     const executors::PassOutcome& outcome = runner.pass(t1, commands_);
+    last = &outcome;
     if (!outcome.ok) {
       result.subsystem_failed = true;
       result.failed_subsystem = outcome.failed_subsystem;
@@ -233,12 +231,16 @@ AttemptResult GaussSeidel::attempt(const control::StepPlan& plan,
     ran[s] = true;
   }
 
-  // 4. The consistent update and the monitor.
+  // 4. The consistent update (D-1; with feed-through from the inputs the final runs ended with)
+  // and the monitor.
   auto& outputs = runner.outputs();
   for (std::size_t i = 0; i < ns; ++i) outputs[i] = outputs_[i];
   auto& u_new = runner.u_next();
   u_new.resize(system.coupling_count());
-  system.evaluate_couplings(outputs, u_new);
+  if (!update_.update(system, *last, commands_, t1, options_.control.tolerances, u_new, outputs,
+                      result)) {
+    return result;
+  }
   if (options_.control.estimator == control::Estimator::kExCV) {
     result.estimate =
         control::estimate_coupling_variables(u_pre_, u_new, options_.control.tolerances);

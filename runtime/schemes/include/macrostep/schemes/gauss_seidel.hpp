@@ -19,7 +19,17 @@
 //      runtime/analysis takes for force/force Gauss–Seidel (stability.hpp), so that the two
 //      agree step for step. Not settling is a corrector failure (counted; in fixed mode the
 //      step is accepted as it is, as in the implicit scheme).
-//   4. u_{N+1} = φ(y_{N+1}) (consistent update, D-1); exCV monitors u_pre against it.
+//   4. The consistent update u_{N+1} = φ(y_{N+1}(u_{N+1})) (D-1; FeedthroughUpdate, as in the
+//      explicit Jacobi scheme): without feed-through u_{N+1} = φ(y_{N+1}); with it Newton from
+//      the inputs the final runs ended with. exCV monitors u_pre against it.
+//
+// Direct feed-through (seed 000 App. B; METHODS §1.2 Eq. 2.7, §3.2): force/displacement with
+// the base-excited subsystem's output λ = c_c(x2 − x̃1) + d_c(v2 − ṽ1). Force-driven first: the
+// base-excited subsystem interpolates x̃1, ṽ1 through the new x1, v1 (its λ is then consistent
+// already), as runtime/analysis's recurrence. Base-excited first: the force-driven subsystem
+// interpolates λ through the base-excited one's new output, which it evaluated with its
+// extrapolated x̃1, ṽ1 (the only λ at T_{N+1} known before the force-driven subsystem runs); the
+// consistent update then replaces that value in the history by λ with x̃1 = x1, ṽ1 = v1.
 //
 // Every pass integrates every subsystem from T_N (executor.hpp): the subsystems whose inputs did
 // not change repeat their run bit for bit, so the result does not depend on the executor
@@ -35,6 +45,7 @@
 #include <vector>
 
 #include "macrostep/coupling/approximation.hpp"
+#include "macrostep/schemes/explicit_jacobi.hpp"
 #include "macrostep/schemes/pipeline.hpp"
 
 namespace macrostep::schemes {
@@ -60,6 +71,7 @@ class GaussSeidel final : public MacroStepScheme {
   // Per coupling variable: its approximation, when any is not Lagrange (else empty).
   std::vector<const coupling::Approximation*> approximation_;
   std::vector<bool> interpolated_;  // per coupling variable: takes its new value this attempt
+  FeedthroughUpdate update_;
 
   // Subsystem i's step polynomial: `interpolated` channels through their new end values u_end_
   // (Lagrange), the others extrapolated with their approximation.
