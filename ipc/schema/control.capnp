@@ -45,6 +45,7 @@ struct IntegratorOptions {
   maxSteps @5 :Int64;
   initialStep @6 :Float64;
   stopAdjustment @7 :Bool;
+  overshoot @8 :Bool;  # METHODS §6.6 option (a)
 }
 
 # One chain segment: masses [firstMass, lastMass) of a chain of chainSize masses (0-based), with

@@ -635,3 +635,45 @@ TEST_F(App, ApproximationsGiveTheSameBitsInProcessesAndInProcess) {
     }
   }
 }
+
+namespace {
+
+// [solver] micro_step_stop (METHODS §6.6, seed 000 §4.3, K-4.3). Overshoot (option (a)) runs
+// only where D-36 allows it and gives the same bytes in-process and in worker processes
+// (contract 1); no micro step is longer than H; a refused combination is one line, exit 2.
+TEST_F(App, OvershootRunsOnlyWithFixedStepsAndIsTheSameInEveryExecutor) {
+  const std::string config = R"(description = "overshoot test chain"
+)" + macrostep::testing::kTestChainModel +
+                             R"([solver]
+micro_step_stop = "overshoot"
+[simulation]
+end_time = 0.002
+output_interval = 1.0e-4
+[cosim]
+estimator = "none"
+step_size = 1.0e-5
+)";
+  write_file("over.toml", config);
+  const Outcome in = macrostep("run over.toml --executor inprocess --output in.csv");
+  ASSERT_EQ(in.status, 0) << in.err;
+  const Outcome pr = macrostep("run over.toml --executor processes --output pr.csv");
+  ASSERT_EQ(pr.status, 0) << pr.err;
+  EXPECT_EQ(read_file("in.csv"), read_file("pr.csv"));
+  const auto meta = nlohmann::json::parse(read_file("in.json"));
+  for (const auto& s : meta.at("statistics").at("subsystems")) {
+    EXPECT_GT(s.at("micro_steps").get<long>(), 0);
+    EXPECT_LE(s.at("micro_step_mean_s").get<double>(), 1.0e-5 * (1.0 + 1e-12));
+    EXPECT_GE(s.at("micro_step_std_s").get<double>(), 0.0);
+  }
+  for (const std::string& extra :
+       {std::string("--estimator exMD"), std::string("--scheme implicit"),
+        std::string("--checkpoint-every 10steps"), std::string("--jump-handling restart")}) {
+    const Outcome o = macrostep("run over.toml " + extra + " --output x.csv");
+    EXPECT_EQ(o.status, 2) << extra << "\n" << o.err;
+    EXPECT_EQ(o.err.rfind("macrostep: over.toml:", 0), 0U) << extra << "\n" << o.err;
+    EXPECT_NE(o.err.find("solver.micro_step_stop: \"overshoot\""), std::string::npos) << o.err;
+    EXPECT_NE(o.err.find("(METHODS D-36)"), std::string::npos) << o.err;
+  }
+}
+
+}  // namespace

@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <numbers>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "macrostep/ida/integrator.hpp"
@@ -20,8 +22,9 @@ using ida::LinearSolver;
 
 // Linear undamped fixed-fixed chain (seed 000 Eq. 2.15 with C = D = d = 0, no forces):
 // M x'' + K x = 0 with K = c·tridiag(-1, 2, -1) has the modes phi_k(i) = sin(i k pi / (n+1)) and
-// omega_k = 2 sqrt(c/m) sin(k pi / (2(n+1))). The integrator must follow the modal solution.
-class ModalChain : public ::testing::TestWithParam<LinearSolver> {};
+// omega_k = 2 sqrt(c/m) sin(k pi / (2(n+1))). The integrator must follow the modal solution, also
+// in overshoot mode (METHODS §6.6 option (a)), where the state at each point is interpolated.
+class ModalChain : public ::testing::TestWithParam<std::tuple<LinearSolver, bool>> {};
 
 TEST_P(ModalChain, FollowsClosedFormModalSolution) {
   const std::size_t n = 8;
@@ -51,7 +54,8 @@ TEST_P(ModalChain, FollowsClosedFormModalSolution) {
   }
   library::ChainSegment chain(p, 0, n);
   IntegratorOptions o;
-  o.linear_solver = GetParam();
+  o.linear_solver = std::get<0>(GetParam());
+  o.overshoot = std::get<1>(GetParam());
   o.rtol = 1e-10;
   o.atol_pos = 1e-15;
   o.atol_vel = 1e-12;
@@ -61,6 +65,7 @@ TEST_P(ModalChain, FollowsClosedFormModalSolution) {
   for (int step = 1; step <= 20; ++step) {
     const double t = step * 2.5e-3;  // 0.05 s: about 1.6 periods of the slowest mode
     integ.advance_to(t);
+    EXPECT_EQ(integ.time(), t);
     integ.state(z, zp);
     for (std::size_t i = 0; i < n; ++i) {
       double x = 0.0, v = 0.0;
@@ -77,11 +82,14 @@ TEST_P(ModalChain, FollowsClosedFormModalSolution) {
   EXPECT_LT(max_error, 1e-6);
 }
 
-INSTANTIATE_TEST_SUITE_P(Solvers, ModalChain,
-                         ::testing::Values(LinearSolver::kKlu, LinearSolver::kDense),
-                         [](const auto& info) {
-                           return info.param == LinearSolver::kKlu ? "Klu" : "Dense";
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Solvers, ModalChain,
+    ::testing::Combine(::testing::Values(LinearSolver::kKlu, LinearSolver::kDense),
+                       ::testing::Bool()),
+    [](const auto& info) {
+      return std::string(std::get<0>(info.param) == LinearSolver::kKlu ? "Klu" : "Dense") +
+             (std::get<1>(info.param) ? "Overshoot" : "");
+    });
 
 // KLU and dense LU solve the same Newton systems; results agree to the integration tolerance.
 TEST(Integrator, KluAndDenseAgreeToTolerance) {
@@ -147,6 +155,43 @@ TEST(Integrator, StopAdjustmentAvoidsTinyFinalSteps) {
     for (int k = 1; k <= 200; ++k) steps[adjust] += integ.advance_to(k * 7.3e-6).steps;
   }
   EXPECT_LE(steps[1], steps[0]);
+}
+
+// Overshoot mode (METHODS §6.6 option (a), seed 000 §4.3): no micro step longer than the macro
+// step, IDA steps past each point and time() is the point itself; an interpolated state has no
+// workspace, and nothing restarts. The sizes' mean and spread come with the counters.
+TEST(Integrator, OvershootStepsPastThePointAndInterpolates) {
+  const auto p = test::nonlinear_chain(30);
+  library::ChainSegment segment(p, 0, 12);
+  test::QuadraticInput input(1, 0.0, 10.0);
+  IntegratorOptions o;
+  o.overshoot = true;
+  Integrator integ(segment, o, &input);
+  const double h = 2e-6;
+  long steps = 0;
+  double sum = 0.0, square_sum = 0.0;
+  bool beyond = false;
+  for (int k = 1; k <= 50; ++k) {
+    const auto s = integ.advance_to(k * h);
+    EXPECT_EQ(integ.time(), k * h);
+    EXPECT_LE(s.step_sum, static_cast<double>(s.steps) * h * (1.0 + 1e-12));
+    steps += s.steps;
+    sum += s.step_sum;
+    square_sum += s.step_square_sum;
+    if (s.steps == 0) beyond = true;  // the previous step already passed this point
+    try {
+      (void)integ.make_snapshot();
+    } catch (const std::logic_error&) {
+      beyond = true;
+    }
+  }
+  EXPECT_TRUE(beyond);
+  EXPECT_GT(steps, 0);
+  EXPECT_NEAR(integ.total_stats().step_sum, sum, 1e-15);
+  EXPECT_GE(square_sum * static_cast<double>(steps), sum * sum * (1.0 - 1e-12));  // Cauchy–Schwarz
+  ida::AdvanceControl restart;
+  restart.restart = true;
+  EXPECT_THROW(integ.advance_to(51 * h, restart), std::logic_error);
 }
 
 // The liveness counter of the process executor's hang check counts exactly the model

@@ -477,8 +477,17 @@ void parse_partition(const Node* node, ParseState& state) {
 void parse_solver(const Node* node, ParseState& state) {
   if (node == nullptr) return;
   node->expect_table();
-  node->allow_only(detail::kSolverKeys);
+  std::vector<std::string_view> keys = detail::kSolverKeys;
+  keys.push_back("micro_step_stop");  // the whole run's: not a [[subsystem]] key
+  node->allow_only(keys);
   state.config.solver = with_override(state.config.solver, detail::solver_keys(*node));
+  if (auto v = node->find("micro_step_stop")) {
+    const std::string rule = v->choice({"adjust", "exact", "overshoot"});
+    state.config.solver.micro_step_stop = rule == "exact"       ? MicroStepStop::kExact
+                                          : rule == "overshoot" ? MicroStepStop::kOvershoot
+                                                                : MicroStepStop::kAdjust;
+    state.config.solver.micro_step_stop_line = v->line();
+  }
 }
 
 void parse_simulation(const Node* node, ParseState& state) {

@@ -844,6 +844,29 @@ void check_checkpoint_settings(const config::RunConfig& config, const CosimOptio
   s.executor.rollback = true;
 }
 
+// [solver] micro_step_stop = "overshoot" (METHODS §6.6 option (a), D-36): only where no step is
+// repeated and nothing restarts or exports a workspace, since the state at T_{N+1} is
+// interpolated while IDA stands beyond it.
+void check_micro_step_stop(const config::RunConfig& config, CosimSettings& s) {
+  if (config.solver.micro_step_stop != config::MicroStepStop::kOvershoot) return;
+  const config::CosimConfig& c = s.cosim;
+  std::string conflict;
+  if (!c.fixed_step() || c.scheme != config::CosimScheme::kExplicit)
+    conflict = "a fixed-H explicit co-simulation (estimator none, scheme explicit)";
+  else if (c.jump_handling != config::JumpHandling::kKeep)
+    conflict = "jump_handling = \"keep\"";
+  else if (s.executor.rollback)
+    conflict = "no workspace snapshots (no checkpoints, no --max-restarts)";
+  if (!conflict.empty()) {
+    throw SetupError(fmt::format(
+        "{}:{}: solver.micro_step_stop: \"overshoot\" (step past T_(N+1) and interpolate) "
+        "needs {} (METHODS D-36)",
+        config.path, config.solver.micro_step_stop_line, conflict));
+  }
+  if (s.no_final_checkpoint.empty())
+    s.no_final_checkpoint = "[solver] micro_step_stop = \"overshoot\" (interpolated states)";
+}
+
 // A fixed macro step: it needs a size, a fixed degree, no controller tolerance, and a bounded
 // number of rows; a controlled one a first step within h_max.
 void check_step_settings(const config::CosimConfig& c, const CosimOptions& options,
@@ -967,6 +990,7 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
   s.executor.jumps = jump_options(c);
   s.all_states = options.all_states || config.output.all_states;
   check_checkpoint_settings(config, options, s);
+  check_micro_step_stop(config, s);
   return s;
 }
 

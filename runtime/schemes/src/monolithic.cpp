@@ -393,6 +393,8 @@ ida::IntegratorOptions integrator_options(const config::SolverConfig& s) {
                                                                         : ida::LinearSolver::kKlu;
   o.max_order = s.max_order;
   o.max_steps = s.max_steps;
+  o.stop_adjustment = s.micro_step_stop == config::MicroStepStop::kAdjust;
+  o.overshoot = s.micro_step_stop == config::MicroStepStop::kOvershoot;
   return o;
 }
 

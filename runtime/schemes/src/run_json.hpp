@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -22,7 +24,14 @@ namespace macrostep::schemes {
 
 // Work counters of one integrator (or summed over a subsystem's integrators).
 inline nlohmann::ordered_json stats_json(const ida::AdvanceStats& s) {
+  // Mean and spread of the accepted micro steps' sizes (K-4.3); 0 without steps.
+  const double n = static_cast<double>(s.steps);
+  const double mean = s.steps > 0 ? s.step_sum / n : 0.0;
+  const double spread =
+      s.steps > 0 ? std::sqrt(std::max(0.0, s.step_square_sum / n - mean * mean)) : 0.0;
   return nlohmann::ordered_json{{"micro_steps", s.steps},
+                                {"micro_step_mean_s", mean},
+                                {"micro_step_std_s", spread},
                                 {"residual_evals", s.residual_evals},
                                 {"jacobian_evals", s.jacobian_evals},
                                 {"nonlinear_iterations", s.nonlinear_iterations},

@@ -25,6 +25,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,8 @@ AdvanceStats& AdvanceStats::operator+=(const AdvanceStats& o) {
   nonlinear_iterations += o.nonlinear_iterations;
   nonlinear_failures += o.nonlinear_failures;
   error_test_failures += o.error_test_failures;
+  step_sum += o.step_sum;
+  step_square_sum += o.step_square_sum;
   linear_setups += o.linear_setups;
   wall_ns += o.wall_ns;
   return *this;
@@ -59,6 +62,8 @@ AdvanceStats& AdvanceStats::operator-=(const AdvanceStats& o) {
   nonlinear_iterations -= o.nonlinear_iterations;
   nonlinear_failures -= o.nonlinear_failures;
   error_test_failures -= o.error_test_failures;
+  step_sum -= o.step_sum;
+  step_square_sum -= o.step_square_sum;
   linear_setups -= o.linear_setups;
   wall_ns -= o.wall_ns;
   return *this;
@@ -338,6 +343,19 @@ struct Integrator::Impl {
     if (flag < 0) {
       throw IntegrationError(fmt::format("{} failed (flag {}): {}", what, flag, last_error),
                              mem ? ida()->ida_tn : 0.0, flag);
+    }
+  }
+
+  // Overshoot mode (IntegratorOptions::overshoot): the macro time the last advance_to reached,
+  // which IDA's own time has passed; NaN otherwise (then time() is IDA's tn).
+  double interpolate_at = std::numeric_limits<double>::quiet_NaN();
+  double now() const { return std::isnan(interpolate_at) ? ida()->ida_tn : interpolate_at; }
+  void no_interpolated_state(const char* what) const {
+    if (!std::isnan(interpolate_at)) {
+      throw std::logic_error(fmt::format(
+          "Integrator::{}: the state at t = {:.9g} is interpolated (overshoot mode) and has no "
+          "workspace of its own",
+          what, interpolate_at));
     }
   }
 
@@ -654,7 +672,7 @@ void Integrator::set_progress_counter(std::atomic<std::uint64_t>* counter) {
   impl_->progress = counter;
 }
 double Integrator::time() const {
-  return impl_->ida()->ida_tn;
+  return impl_->now();
 }
 int Integrator::current_order() const {
   return impl_->ida()->ida_kused;
@@ -669,10 +687,15 @@ AdvanceStats Integrator::total_stats() const {
 AdvanceStats Integrator::advance_to(double t_end, const AdvanceControl& control) {
   auto& I = *impl_;
   IDAMem m = I.ida();
-  const double t_start = m->ida_tn;
+  const double t_start = I.now();
   if (!(t_end > t_start)) {
     throw std::invalid_argument(fmt::format(
         "Integrator::advance_to: target {} is not after the current time {}", t_end, t_start));
+  }
+  const bool overshoot = I.options.overshoot;
+  if (overshoot && (control.restart || control.previous_input != nullptr)) {
+    throw std::logic_error(
+        "Integrator::advance_to: overshoot mode neither restarts nor shifts the history (D-36)");
   }
   const auto clock_start = std::chrono::steady_clock::now();
   // A restart resets IDA's counters, so this call's counters are taken after it.
@@ -680,15 +703,24 @@ AdvanceStats Integrator::advance_to(double t_end, const AdvanceControl& control)
     I.shift_history(*control.previous_input);
   if (control.restart) I.restart();
   const AdvanceStats before = I.counters();
-  // IDA clears the stop time once reached, so it is set again for every macro step (D-35).
-  I.check(IDASetStopTime(I.mem, t_end), "IDASetStopTime");
+  // The longest micro step: this call's limit, and in overshoot mode the macro step (h <= H).
+  double limit = control.max_step;
+  if (overshoot) {
+    limit = limit > 0.0 ? std::min(limit, t_end - t_start) : t_end - t_start;
+    I.check(IDASetMaxStep(I.mem, limit), "IDASetMaxStep");
+  } else {
+    // IDA clears the stop time once reached, so it is set again for every macro step (D-35).
+    I.check(IDASetStopTime(I.mem, t_end), "IDASetStopTime");
+  }
   long steps = 0;
-  for (;;) {
+  double step_sum = 0.0, step_square_sum = 0.0;
+  // In overshoot mode IDA may already be past t_end (the previous call's last step).
+  while (!(overshoot && m->ida_tn >= t_end)) {
     if (m->ida_nst > 0) {
       // The step limit of this call (before Listing 4.1, which then fits it to T_{N+1}).
-      if (control.max_step > 0.0 && m->ida_hh > control.max_step) m->ida_hh = control.max_step;
+      if (limit > 0.0 && m->ida_hh > limit) m->ida_hh = limit;
     }
-    if (I.options.stop_adjustment && m->ida_nst > 0) {
+    if (!overshoot && I.options.stop_adjustment && m->ida_nst > 0) {
       // seed 000 Listing 4.1: stretch the last micro step by up to 10 %, or split the rest in
       // two equal steps instead of leaving a tiny final one. IDA's own tstop clipping does the
       // same kind of hh change, so the BDF coefficients follow from psi as usual.
@@ -710,13 +742,17 @@ AdvanceStats Integrator::advance_to(double t_end, const AdvanceControl& control)
           m->ida_tn, flag);
     }
     ++steps;
-    if (flag == IDA_TSTOP_RETURN) break;
+    step_sum += m->ida_hused;
+    step_square_sum += m->ida_hused * m->ida_hused;
+    if (!overshoot && flag == IDA_TSTOP_RETURN) break;
     if (steps >= I.options.max_steps) {
       throw IntegrationError(fmt::format("more than {} micro steps between t = {:.9g} and {:.9g}",
                                          I.options.max_steps, t_start, t_end),
                              m->ida_tn, IDA_TOO_MUCH_WORK);
     }
   }
+  if (overshoot)
+    I.interpolate_at = m->ida_tn > t_end ? t_end : std::numeric_limits<double>::quiet_NaN();
   const AdvanceStats after = I.counters();
   AdvanceStats s;
   s.steps = after.steps - before.steps;
@@ -726,6 +762,8 @@ AdvanceStats Integrator::advance_to(double t_end, const AdvanceControl& control)
   s.nonlinear_failures = after.nonlinear_failures - before.nonlinear_failures;
   s.error_test_failures = after.error_test_failures - before.error_test_failures;
   s.linear_setups = after.linear_setups - before.linear_setups;
+  s.step_sum = step_sum;
+  s.step_square_sum = step_square_sum;
   s.wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                   std::chrono::steady_clock::now() - clock_start)
                   .count();
@@ -750,8 +788,8 @@ void Integrator::Impl::current_state(std::span<double> z, std::span<double> zp) 
   }
   N_Vector vz = N_VMake_Serial(static_cast<sunindextype>(n), z.data(), ctx);
   N_Vector vzp = N_VMake_Serial(static_cast<sunindextype>(n), zp.data(), ctx);
-  const int f1 = IDAGetDky(mem, m->ida_tn, 0, vz);
-  const int f2 = IDAGetDky(mem, m->ida_tn, 1, vzp);
+  const int f1 = IDAGetDky(mem, now(), 0, vz);
+  const int f2 = IDAGetDky(mem, now(), 1, vzp);
   N_VDestroy(vz);
   N_VDestroy(vzp);
   check(f1, "IDAGetDky(y)");
@@ -793,7 +831,7 @@ void Integrator::Impl::solve_dfdzp(klu_l_numeric* num, double* rhs) const {
 
 void Integrator::Impl::consistent_derivative(std::span<const double> z,
                                              std::span<double> zp) const {
-  const double t = ida()->ida_tn;
+  const double t = now();
   klu_l_numeric* num = linearize(t, z, zp);
   zp_rhs.resize(n);
   subsystem.residual(t, z, zp, u, zp_rhs);
@@ -949,11 +987,13 @@ std::unique_ptr<WorkspaceSnapshot> Integrator::make_snapshot() const {
 }
 
 void Integrator::save(WorkspaceSnapshot& snapshot) const {
+  impl_->no_interpolated_state("save");
   impl_->save(*snapshot.data_);
 }
 
 void Integrator::restore(const WorkspaceSnapshot& snapshot) {
   impl_->restore(*snapshot.data_);
+  impl_->interpolate_at = std::numeric_limits<double>::quiet_NaN();
 }
 
 detail::SnapshotTarget Integrator::Impl::snapshot_target() const {

@@ -176,6 +176,7 @@ void write_options(schema::IntegratorOptions::Builder b, const IntegratorOptions
   b.setMaxSteps(o.max_steps);
   b.setInitialStep(o.initial_step);
   b.setStopAdjustment(o.stop_adjustment);
+  b.setOvershoot(o.overshoot);
 }
 
 // Every option steers the continuation (tolerances, order and step limits, Listing 4.1).
@@ -193,6 +194,7 @@ void check_options(schema::IntegratorOptions::Reader r, const IntegratorOptions&
   field("max_steps", static_cast<long>(r.getMaxSteps()), o.max_steps);
   field("initial_step", r.getInitialStep(), o.initial_step);
   field("stop_adjustment", r.getStopAdjustment(), o.stop_adjustment);
+  field("overshoot", r.getOvershoot(), o.overshoot);
 }
 
 void write_header(schema::IdaSnapshot::Builder root, const SnapshotTarget& t) {

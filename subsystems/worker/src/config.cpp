@@ -70,6 +70,7 @@ std::vector<std::byte> encode_config(const WorkerSetup& s) {
   solver.setMaxSteps(s.solver.max_steps);
   solver.setInitialStep(s.solver.initial_step);
   solver.setStopAdjustment(s.solver.stop_adjustment);
+  solver.setOvershoot(s.solver.overshoot);
   cfg.setRollback(s.rollback);
   auto jumps = cfg.initJumps();
   jumps.setPolicy(static_cast<std::uint8_t>(s.jumps.policy));
@@ -129,6 +130,7 @@ DecodedConfig decode_config_message(const std::byte* data, std::size_t bytes) {
   d.solver.max_steps = static_cast<long>(so.getMaxSteps());
   d.solver.initial_step = so.getInitialStep();
   d.solver.stop_adjustment = so.getStopAdjustment();
+  d.solver.overshoot = so.getOvershoot();
   d.rollback = cfg.getRollback();
   const auto jumps = cfg.getJumps();
   if (jumps.getPolicy() > static_cast<std::uint8_t>(runner::JumpPolicy::kRestartAuto)) {

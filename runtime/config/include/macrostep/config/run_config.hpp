@@ -148,6 +148,9 @@
 //   linear_solver = "klu"            "klu" | "dense"
 //   max_order = 5                    integer 1..5
 //   max_steps = 500000               integer >= 1: micro steps per output interval
+//   micro_step_stop = "adjust"       how micro steps end at a macro point (METHODS §6.6):
+//                                    "adjust" (Listing 4.1) | "exact" | "overshoot" (h_mic <= H,
+//                                    interpolate; fixed-H explicit only, D-36); [solver] only
 //
 //   [simulation]                     required
 //   end_time = 0.25                  > 0 [s]; the run starts at t = 0
@@ -278,6 +281,13 @@ class ConfigError : public std::runtime_error {
 
 enum class LinearSolverKind : std::uint8_t { kKlu, kDense };
 
+// How a subsystem's micro steps end at a macro point (METHODS §6.6, seed 000 §4.3, K-4.3).
+enum class MicroStepStop : std::uint8_t {
+  kAdjust,     // exact stop with seed 000 Listing 4.1's last-step adjustment (the default)
+  kExact,      // exact stop, IDA's own clipping of the last step to the stop time
+  kOvershoot,  // option (a): h_mic <= H, step past T_{N+1} and interpolate (D-36: fixed H only)
+};
+
 struct SolverConfig {
   double rtol = 1e-6;
   std::optional<double> atol_pos;  // unset: 1e-3 * rtol (seed 000 §5)
@@ -285,6 +295,8 @@ struct SolverConfig {
   LinearSolverKind linear_solver = LinearSolverKind::kKlu;
   int max_order = 5;
   long max_steps = 500000;
+  MicroStepStop micro_step_stop = MicroStepStop::kAdjust;
+  unsigned micro_step_stop_line = 0;  // of [solver] micro_step_stop (0: not given)
 
   double effective_atol_pos() const { return atol_pos.value_or(1e-3 * rtol); }
   double effective_atol_vel() const { return atol_vel.value_or(rtol); }

@@ -49,6 +49,16 @@ struct IntegratorOptions {
   // Micro-step adjustment of seed 000 Listing 4.1 before each step (stretch by up to 10 %,
   // halve to avoid a tiny final step). Off: IDA's plain stop-time clipping.
   bool stop_adjustment = true;
+  // METHODS §6.6 option (a), "overshoot and interpolate" (seed 000 §4.3, K-4.3): no stop time;
+  // advance_to(t_end) takes micro steps no longer than t_end − time() (and
+  // AdvanceControl::max_step) until IDA passes t_end, then time() is t_end and state() /
+  // outputs() interpolate there with IDA's current order; the next call continues from IDA's
+  // own time, so [t_end, that time] was integrated with the inputs of the call before (the
+  // method's known drawback). Allowed by the configuration only for fixed-H explicit runs
+  // without an estimator (D-36): there is no snapshot of an interpolated state (save,
+  // export_snapshot and copy_state_from throw std::logic_error while time() lies behind IDA's).
+  // Replaces stop_adjustment.
+  bool overshoot = false;
 };
 
 // Counters of one advance_to() call, or accumulated over a run.
@@ -60,6 +70,9 @@ struct AdvanceStats {
   long nonlinear_failures = 0;
   long error_test_failures = 0;
   long linear_setups = 0;
+  // Σ h and Σ h² over the accepted micro steps (mean and spread of the micro-step size, K-4.3).
+  double step_sum = 0.0;
+  double step_square_sum = 0.0;
   std::int64_t wall_ns = 0;
   AdvanceStats& operator+=(const AdvanceStats& o);
   AdvanceStats& operator-=(const AdvanceStats& o);
