@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "force_displacement_model.hpp"
 #include "macrostep/analysis/stability.hpp"
 #include "macrostep/config/run_config.hpp"
 #include "macrostep/executors/in_process_executor.hpp"
@@ -29,38 +30,8 @@ namespace {
 using namespace macrostep;
 using analysis::Matrix;
 
-// test_feedthrough.cpp's oscillator: m1 = m2 = 1, c1 = 1e4, c2 = 2e4, c_c = 5e3, d_c = 2,
-// x1(0) = 1e-3; u = [x̃1, ṽ1, λ] in the order of the connections.
-constexpr const char* kFd = R"(
-[[subsystem]]
-name = "one"
-model = "oscillator_mass"
-mass = 1.0
-c = 1.0e4
-force_input = true
-x0 = 1.0e-3
-
-[[subsystem]]
-name = "two"
-model = "oscillator_mass"
-mass = 1.0
-c = 2.0e4
-displacement_input = true
-coupling_c = 5.0e3
-coupling_d = 2.0
-
-[[connection]]
-name = "x1"
-law = "displacement"
-from = ["one.x", "one.v"]
-to = {position = "two.x_in", velocity = "two.v_in"}
-
-[[connection]]
-name = "lambda"
-law = "signal"
-from = "two.force"
-to = "one.force"
-
+// The shared F/D oscillator (force_displacement_model.hpp), u = [x̃1, ṽ1, λ].
+const std::string kFd = std::string(macrostep::testing::kForceDisplacementTwoMass) + R"(
 [simulation]
 end_time = 0.05
 output_interval = 1e-3
