@@ -332,7 +332,8 @@ TEST_F(Hostile, MessagesSayWhatIsWrong) {
   const Outcome sub = macrostep("frobnicate");
   EXPECT_EQ(sub.status, 2);
   EXPECT_EQ(sub.err.rfind("macrostep: unknown subcommand 'frobnicate'; the subcommands are run, "
-                          "reference, topology, stability, resume, plot, cleanup, compare\n",
+                          "reference, topology, stability, resume, plot, suggest-partition, "
+                          "cleanup, compare\n",
                           0),
             0u)
       << sub.err;
