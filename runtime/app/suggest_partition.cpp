@@ -224,19 +224,29 @@ void print_prediction(const PartitionModel::Prediction& own, const PartitionMode
   fmt::print("  predicted speed-up of the suggestion: {:.2f}x\n", own.wall_s / best.wall_s);
 }
 
-void print_schedule(const PartitionModel::Prediction& best, unsigned cores) {
+// The longest-first schedule of `p`'s subsystems on the cores, and as a --pin map for the process
+// executor when the cores are usable PUs of this machine (`pus`, OS indices; empty otherwise):
+// the master left to the OS, each subsystem on its core's PU, sharing as scheduled.
+std::string print_schedule(const PartitionModel::Prediction& p, unsigned cores,
+                           const std::vector<unsigned>& pus) {
   fmt::print("placement on {} core{} (longest first; subsystems numbered from 1):", cores,
              cores == 1 ? "" : "s");
-  for (std::size_t c = 0; c < best.schedule.size(); ++c) {
+  std::vector<std::string> entries(p.load_s.size() + 1, "*");
+  for (std::size_t c = 0; c < p.schedule.size(); ++c) {
     double load = 0.0;
     std::vector<std::size_t> named;
-    for (std::size_t b : best.schedule[c]) {
-      load += best.load_s[b];
+    for (std::size_t b : p.schedule[c]) {
+      load += p.load_s[b];
       named.push_back(b + 1);
+      if (c < pus.size()) entries[b + 1] = std::to_string(pus[c]);
     }
     fmt::print(" core {}: {{{}}} {:.3f} s;", c + 1, fmt::join(named, ", "), load);
   }
   fmt::print("\n");
+  if (pus.size() < p.schedule.size()) return {};
+  const std::string map = fmt::format("map:{}", fmt::join(entries, "/"));
+  fmt::print("  as a placement for --executor processes: --pin {}\n", map);
+  return map;
 }
 
 // N_e per element (0-based: element e joins masses e-1 and e), and whether a trial measured it.
@@ -260,6 +270,7 @@ struct Request {
   double trial_time = 0.0;
   std::string output;
   unsigned cores = 1;
+  std::vector<unsigned> pus;  // the first `cores` usable PUs, if the machine has that many
 };
 
 Request checked_request(const SuggestPartitionArgs& args) {
@@ -288,8 +299,9 @@ Request checked_request(const SuggestPartitionArgs& args) {
                                   : fs::path(q.config.path).stem().string() + ".suggested.toml";
   if (fs::exists(q.output) && fs::equivalent(q.output, q.config.path))
     throw std::invalid_argument("--output: would overwrite the configuration " + q.config.path);
-  q.cores =
-      args.cores > 0 ? args.cores : static_cast<unsigned>(placement::Topology::detect().pus.size());
+  const std::vector<unsigned> usable = placement::Topology::detect().pu_os_indices();
+  q.cores = args.cores > 0 ? args.cores : static_cast<unsigned>(usable.size());
+  if (q.cores <= usable.size()) q.pus.assign(usable.begin(), usable.begin() + q.cores);
   return q;
 }
 
@@ -362,7 +374,8 @@ Indicators indicators_from(const Request& q, const std::vector<Candidate>& trial
 // Trials the model's cuts unless a trial had them, then writes the configuration with the
 // fastest trial's cuts; writes nothing when that is the configured partition.
 void write_fastest(const Request& q, const SuggestPartitionArgs& args,
-                   std::vector<Candidate>& trials, const PartitionModel::Prediction& best) {
+                   std::vector<Candidate>& trials, const PartitionModel& model,
+                   const PartitionModel::Prediction& best) {
   const auto same = [&](const Candidate& c) { return c.boundaries == best.boundaries; };
   if (std::none_of(trials.begin(), trials.end(), same)) {
     Trial check = trial_cosimulation(q.config, best.boundaries, args, q.trial_time);
@@ -385,10 +398,12 @@ void write_fastest(const Request& q, const SuggestPartitionArgs& args,
       "fastest trial: {} {}, {:.2f} s against the configured partition's {:.2f} s: {:.2f}x\n",
       fastest->name, analysis::sizes_array(fastest->boundaries), fastest->trial.wall_s,
       configured.trial.wall_s, gain);
-  const std::string note = fmt::format(
+  const std::string map = print_schedule(model.predict(fastest->boundaries), q.cores, q.pus);
+  std::string note = fmt::format(
       "# suggested by `macrostep suggest-partition` from trials to t = {:.4g} s ({}; {:.2f}x "
       "faster in the trial) instead of {}\n",
       q.trial_time, fastest->name, gain, analysis::sizes_array(configured.boundaries));
+  if (!map.empty()) note += fmt::format("# placement on this machine's cores: --pin {}\n", map);
   const std::string text = suggested_text(q.config, fastest->boundaries, note);
   (void)config::parse_config(text, q.output);  // what is written must load
   std::ofstream file(q.output);
@@ -430,8 +445,7 @@ int suggest_partition_command(const SuggestPartitionArgs& args) {
   const PartitionModel::Prediction configured = model.predict(q.config.partition.boundaries);
   const PartitionModel::Prediction best = model.search(q.subsystems);
   print_prediction(configured, best, indicators.steps, model.calibration());
-  print_schedule(best, q.cores);
-  write_fastest(q, args, trials, best);
+  write_fastest(q, args, trials, model, best);
   return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <numeric>
 #include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "binary_fixture.hpp"
@@ -87,6 +88,17 @@ TEST_F(SuggestPartition, SuggestedCutsTakeFewerMacroStepsThanTheCutsAtTheMassJum
   EXPECT_EQ(std::count(cuts.begin(), cuts.end(), '\n'), 30);
   EXPECT_NE(cuts.find("\n11,10,11,"), std::string::npos) << cuts;
   EXPECT_TRUE(std::regex_search(cuts, std::regex(R"(\n16,15,16,[0-9.e+]+,trial\n)"))) << cuts;
+
+  // The schedule of the written cuts as a --pin map (master free, each subsystem on its core's
+  // PU), which the process executor takes as it is.
+  std::smatch pin;
+  if (std::thread::hardware_concurrency() >= 2) {
+    ASSERT_TRUE(std::regex_search(text, pin, std::regex(R"(--pin (map:\*(/[0-9]+){3})\n)")))
+        << text;
+    const auto pinned = macrostep("run better.toml --stop-time 1e-4 --executor processes --pin " +
+                                  pin[1].str() + " --output p.csv");
+    EXPECT_EQ(pinned.status, 0) << pinned.err;
+  }
 
   const auto configured = macrostep("run chain.toml --stop-time 0.005 --output a.csv");
   const auto suggested = macrostep("run better.toml --stop-time 0.005 --output b.csv");
