@@ -5,7 +5,47 @@
 // The description only: each test appends the sections it needs.
 #pragma once
 
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <span>
+
+#include "macrostep/analysis/dense.hpp"
+#include "macrostep/analysis/stability.hpp"
+
 namespace macrostep::testing {
+
+// Its parameters, as the description below writes them.
+inline constexpr double kFdC1 = 1e4, kFdC2 = 2e4, kFdCc = 5e3, kFdDc = 2.0;
+
+// The same oscillator as the analysis's two-mass model (METHODS §1.2).
+inline analysis::TwoMass force_displacement_two_mass() {
+  analysis::TwoMass m;
+  m.m1 = m.m2 = 1.0;
+  m.c1 = kFdC1;
+  m.c2 = kFdC2;
+  m.cc = kFdCc;
+  m.dc = kFdDc;
+  return m;
+}
+
+// The closed form [x1, v1, x2, v2](t) = e^{A t} z0 with z0 = [1e-3, 0, 0, 0].
+inline std::array<double, 4> force_displacement_exact_state(double t) {
+  const analysis::Matrix e =
+      analysis::expm(t * analysis::monolithic_matrix(force_displacement_two_mass()));
+  return {e(0, 0) * 1e-3, e(1, 0) * 1e-3, e(2, 0) * 1e-3, e(3, 0) * 1e-3};
+}
+
+// Largest deviation of a state z = [x1, v1, x2, v2] from `exact`, relative to exact's largest
+// entry.
+inline double relative_state_error(std::span<const double> z, const std::array<double, 4>& exact) {
+  double diff = 0.0, scale = 0.0;
+  for (std::size_t i = 0; i < 4; ++i) {
+    diff = std::max(diff, std::abs(z[i] - exact[i]));
+    scale = std::max(scale, std::abs(exact[i]));
+  }
+  return diff / scale;
+}
 
 inline constexpr const char* kForceDisplacementTwoMass = R"(
 [[subsystem]]

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -76,22 +77,6 @@ output_interval = 1e-3
 
 constexpr double kEnd = 0.04;
 
-analysis::TwoMass oscillator() {
-  analysis::TwoMass m;
-  m.m1 = m.m2 = 1.0;
-  m.c1 = 1e4;
-  m.c2 = 2e4;
-  m.cc = 5e3;
-  m.dc = 2.0;
-  return m;
-}
-
-// The closed form [x1, v1, x2, v2](t) = e^{A t} z0.
-std::vector<double> exact_state(double t) {
-  const analysis::Matrix e = analysis::expm(t * analysis::monolithic_matrix(oscillator()));
-  return {e(0, 0) * 1e-3, e(1, 0) * 1e-3, e(2, 0) * 1e-3, e(3, 0) * 1e-3};
-}
-
 system::CoupledSystem build(const char* text) {
   const config::RunConfig c = config::parse_config(std::string(text) + kCommon, "feedthrough");
   EXPECT_TRUE(c.system_description.has_value());
@@ -146,13 +131,8 @@ double jacobi_error(const system::CoupledSystem& sys, double h, int kappa,
       [](const schemes::StepRecord&) {}, result);
   EXPECT_NEAR(reached, kEnd, 1e-12);
   const std::vector<double> z = verification::chain_state(sys, ex);  // [x1, v1, x2, v2]
-  const std::vector<double> ref = exact_state(kEnd);
-  double diff = 0.0, scale = 0.0;
-  for (std::size_t i = 0; i < 4; ++i) {
-    diff = std::max(diff, std::abs(z[i] - ref[i]));
-    scale = std::max(scale, std::abs(ref[i]));
-  }
-  return diff / scale;
+  return macrostep::testing::relative_state_error(
+      z, macrostep::testing::force_displacement_exact_state(kEnd));
 }
 
 TEST(Feedthrough, ConfigurationAcceptsItAndTheSubsystemDeclaresIt) {
@@ -206,7 +186,7 @@ TEST(Feedthrough, MonolithicBaselineMatchesTheClosedForm) {
     integrator.advance_to(kEnd);
     std::vector<double> z(whole.state_size()), zp(z.size());
     integrator.state(z, zp);
-    const std::vector<double> ref = exact_state(kEnd);
+    const std::array<double, 4> ref = macrostep::testing::force_displacement_exact_state(kEnd);
     double scale = 0.0;
     for (double r : ref) scale = std::max(scale, std::abs(r));
     for (std::size_t i = 0; i < 4; ++i) EXPECT_NEAR(z[i], ref[i], 1e-8 * scale) << i;

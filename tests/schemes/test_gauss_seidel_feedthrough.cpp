@@ -37,16 +37,13 @@ end_time = 0.05
 output_interval = 1e-3
 )";
 
-constexpr double kC1 = 1e4, kC2 = 2e4, kCc = 5e3, kDc = 2.0;
+using macrostep::testing::force_displacement_exact_state;
+constexpr double kC1 = macrostep::testing::kFdC1, kC2 = macrostep::testing::kFdC2,
+                 kCc = macrostep::testing::kFdCc, kDc = macrostep::testing::kFdDc;
 constexpr std::size_t kX = 0, kV = 1, kLambda = 2;  // runtime coupling indices
 
 analysis::TwoMass oscillator() {
-  analysis::TwoMass m;
-  m.c1 = kC1;
-  m.c2 = kC2;
-  m.cc = kCc;
-  m.dc = kDc;
-  return m;
+  return macrostep::testing::force_displacement_two_mass();
 }
 
 system::CoupledSystem build() {
@@ -285,23 +282,11 @@ TEST(GaussSeidelFeedthrough, EveryStepIsTheExactStepInBothSequences) {
   }
 }
 
-// The closed form [x1, v1, x2, v2](t) = e^{A t} z0.
-std::array<double, 4> exact_state(double t) {
-  const Matrix e = analysis::expm(t * analysis::monolithic_matrix(oscillator()));
-  return {e(0, 0) * 1e-3, e(1, 0) * 1e-3, e(2, 0) * 1e-3, e(3, 0) * 1e-3};
-}
-
 // Largest state error at t_end against the closed form, relative to the largest state there.
 double global_error(const system::CoupledSystem& sys, Sequence seq, int kappa, double h) {
   constexpr double kEnd = 0.04;
   const std::array<double, 4> z = run(sys, seq, kappa, h, kEnd, true).back().z;
-  const std::array<double, 4> ref = exact_state(kEnd);
-  double diff = 0.0, scale = 0.0;
-  for (std::size_t i = 0; i < 4; ++i) {
-    diff = std::max(diff, std::abs(z[i] - ref[i]));
-    scale = std::max(scale, std::abs(ref[i]));
-  }
-  return diff / scale;
+  return macrostep::testing::relative_state_error(z, force_displacement_exact_state(kEnd));
 }
 
 // METHODS §7.2 O4 (seed 000 App. B) gives κ + 1 for force-driven first and κ for base-excited
