@@ -663,11 +663,24 @@ step_size = 1.0e-5
   for (const auto& s : meta.at("statistics").at("subsystems")) {
     EXPECT_GT(s.at("micro_steps").get<long>(), 0);
     EXPECT_LE(s.at("micro_step_mean_s").get<double>(), 1.0e-5 * (1.0 + 1e-12));
-    EXPECT_GE(s.at("micro_step_std_s").get<double>(), 0.0);
+    EXPECT_GT(s.at("micro_step_std_s").get<double>(), 0.0);  // IDA starts small and grows
+    // The micro steps add up to where IDA stands: past the end, by less than one macro step.
+    const double reached =
+        s.at("micro_step_mean_s").get<double>() * s.at("micro_steps").get<double>();
+    EXPECT_GE(reached, 0.002 * (1.0 - 1e-9));
+    EXPECT_LT(reached, 0.002 + 1.0e-5);
   }
+  // A checkpoint would export an interpolated state: refused where checkpoints are refused.
+  const Outcome ckpt = macrostep("run over.toml --checkpoint-every 10steps --output x.csv");
+  EXPECT_EQ(ckpt.status, 2) << ckpt.err;
+  EXPECT_EQ(ckpt.err.rfind("macrostep: --checkpoint-every does not work with [solver] "
+                           "micro_step_stop = \"overshoot\"",
+                           0),
+            0U)
+      << ckpt.err;
   for (const std::string& extra :
        {std::string("--estimator exMD"), std::string("--scheme implicit"),
-        std::string("--checkpoint-every 10steps"), std::string("--jump-handling restart")}) {
+        std::string("--max-restarts 1"), std::string("--jump-handling restart")}) {
     const Outcome o = macrostep("run over.toml " + extra + " --output x.csv");
     EXPECT_EQ(o.status, 2) << extra << "\n" << o.err;
     EXPECT_EQ(o.err.rfind("macrostep: over.toml:", 0), 0U) << extra << "\n" << o.err;

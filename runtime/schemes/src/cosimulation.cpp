@@ -794,7 +794,11 @@ void check_executor_combination(const CosimSettings& s) {
 
 // What a checkpoint of a run with these settings would not carry (its scheme could not continue
 // bit-identically from it), as "jump_handling = ... (why); what to use"; empty: nothing.
-std::string checkpoint_obstacle(const config::CosimConfig& c) {
+std::string checkpoint_obstacle(const config::RunConfig& config, const config::CosimConfig& c) {
+  if (config.solver.micro_step_stop == config::MicroStepStop::kOvershoot) {
+    return "[solver] micro_step_stop = \"overshoot\" (the state at a macro point is interpolated "
+           "and has no workspace to export)";
+  }
   if (c.iterative() && c.scheme != config::CosimScheme::kWaveform &&
       (c.jacobian == config::JacobianSource::kReuse ||
        c.jacobian == config::JacobianSource::kQuasiNewton)) {
@@ -823,7 +827,7 @@ void check_checkpoint_settings(const config::RunConfig& config, const CosimOptio
   }
   s.checkpoint_path = !options.checkpoint_path.empty() ? options.checkpoint_path : o.checkpoint;
   if (!s.checkpoint_every && options.resume == nullptr) {
-    s.no_final_checkpoint = checkpoint_obstacle(s.cosim);
+    s.no_final_checkpoint = checkpoint_obstacle(config, s.cosim);
     if (!s.checkpoint_path.empty()) {
       throw SetupError(
           options.checkpoint_path.empty()
@@ -838,16 +842,16 @@ void check_checkpoint_settings(const config::RunConfig& config, const CosimOptio
   const char* flag = options.resume != nullptr  ? "resume"
                      : options.checkpoint_every ? "--checkpoint-every"
                                                 : "output.checkpoint_every";
-  if (const std::string obstacle = checkpoint_obstacle(s.cosim); !obstacle.empty()) {
+  if (const std::string obstacle = checkpoint_obstacle(config, s.cosim); !obstacle.empty()) {
     throw SetupError(fmt::format("{} does not work with {}", flag, obstacle));
   }
   s.executor.rollback = true;
 }
 
 // [solver] micro_step_stop = "overshoot" (METHODS §6.6 option (a), D-36): only where no step is
-// repeated and nothing restarts or exports a workspace, since the state at T_{N+1} is
-// interpolated while IDA stands beyond it.
-void check_micro_step_stop(const config::RunConfig& config, CosimSettings& s) {
+// repeated and nothing restarts or restores a workspace, since the state at T_{N+1} is
+// interpolated while IDA stands beyond it (checkpoints are refused by checkpoint_obstacle).
+void check_micro_step_stop(const config::RunConfig& config, const CosimSettings& s) {
   if (config.solver.micro_step_stop != config::MicroStepStop::kOvershoot) return;
   const config::CosimConfig& c = s.cosim;
   std::string conflict;
@@ -856,15 +860,13 @@ void check_micro_step_stop(const config::RunConfig& config, CosimSettings& s) {
   else if (c.jump_handling != config::JumpHandling::kKeep)
     conflict = "jump_handling = \"keep\"";
   else if (s.executor.rollback)
-    conflict = "no workspace snapshots (no checkpoints, no --max-restarts)";
+    conflict = "no workspace snapshots (no --max-restarts)";
   if (!conflict.empty()) {
     throw SetupError(fmt::format(
         "{}:{}: solver.micro_step_stop: \"overshoot\" (step past T_(N+1) and interpolate) "
         "needs {} (METHODS D-36)",
         config.path, config.solver.micro_step_stop_line, conflict));
   }
-  if (s.no_final_checkpoint.empty())
-    s.no_final_checkpoint = "[solver] micro_step_stop = \"overshoot\" (interpolated states)";
 }
 
 // A fixed macro step: it needs a size, a fixed degree, no controller tolerance, and a bounded
