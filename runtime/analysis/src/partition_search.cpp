@@ -268,17 +268,27 @@ void CutIndicatorSampler::add(double t, const std::vector<double>& values) {
     throw std::invalid_argument("cut indicators: sample times must increase");
   const auto depth = static_cast<std::size_t>(kappa_max_) + 1;
   const bool full = times_.size() == depth;
+  if (full) {
+    // The extrapolation weights depend on the times only: once per order, not per channel.
+    for (int kappa = kappa_min_; kappa <= kappa_max_; ++kappa) {
+      const auto points = static_cast<std::size_t>(kappa) + 1;
+      weights_[static_cast<std::size_t>(kappa)].resize(points);
+      coupling::lagrange_basis(std::span<const double>(times_.data() + depth - points, points), t,
+                               weights_[static_cast<std::size_t>(kappa)]);
+    }
+  }
   for (std::size_t e = 0; e < values.size(); ++e) {
     std::vector<double>& history = values_[e];
     if (full) {
       const double scale = atol_ + rtol_ * std::abs(values[e]);
       double steps = INFINITY;
       for (int kappa = kappa_min_; kappa <= kappa_max_; ++kappa) {
-        const auto points = static_cast<std::size_t>(kappa) + 1;
-        const std::span<const double> nodes(times_.data() + depth - points, points);
-        const std::span<const double> at(history.data() + depth - points, points);
-        const double err = std::abs(values[e] - coupling::lagrange_value(nodes, at, t)) / scale;
-        steps = std::min(steps, std::pow(err, 1.0 / static_cast<double>(points)));
+        const std::vector<double>& w = weights_[static_cast<std::size_t>(kappa)];
+        const std::size_t first = depth - w.size();
+        double predicted = 0.0;
+        for (std::size_t j = 0; j < w.size(); ++j) predicted += w[j] * history[first + j];
+        const double err = std::abs(values[e] - predicted) / scale;
+        steps = std::min(steps, std::pow(err, 1.0 / static_cast<double>(w.size())));
       }
       sum_[e] += steps;
       history.erase(history.begin());

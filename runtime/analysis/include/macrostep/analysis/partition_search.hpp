@@ -36,6 +36,7 @@
 // returned.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -113,7 +114,7 @@ class PartitionModel {
 // Accumulates N_e of every channel (an element's force, or a trial's coupling variable) from
 // samples at increasing times, uniform or not (a trial's accepted macro points). A sample's error
 // for degree κ is the value minus the Lagrange extrapolation through the κ+1 previous samples
-// (coupling::lagrange_value, the predictor of METHODS §2.2). With order control the controller
+// (coupling::lagrange_basis, the predictor of METHODS §2.2). With order control the controller
 // picks the order whose step is largest, so a sample counts min over κ in [kappa_min,
 // kappa_max] of err_κ^{1/(κ+1)}; the first kappa_max + 1 samples only fill the history.
 class CutIndicatorSampler {
@@ -128,8 +129,9 @@ class CutIndicatorSampler {
  private:
   int kappa_min_, kappa_max_;
   double rtol_, atol_;
-  std::vector<double> times_;                // the previous kappa_max + 1 times, oldest first
-  std::vector<std::vector<double>> values_;  // per channel its values at times_
+  std::vector<double> times_;                   // the previous kappa_max + 1 times, oldest first
+  std::vector<std::vector<double>> values_;     // per channel its values at times_
+  std::array<std::vector<double>, 6> weights_;  // per κ: the Lagrange weights at the new time
   std::vector<double> sum_;
   std::size_t samples_ = 0;
 };
