@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -36,10 +38,18 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// A working directory for the trial's files, removed on every exit path.
+// A private working directory for the trial's files (mkdtemp, as the recovery and FMU directories
+// are made), removed on every exit path.
 struct TrialDirectory {
-  fs::path path = fs::temp_directory_path() / fmt::format("macrostep-suggest-{}", ::getpid());
-  TrialDirectory() { fs::create_directories(path); }
+  fs::path path;
+  TrialDirectory() {
+    std::string pattern = (fs::temp_directory_path() / "macrostep-suggest-XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr)
+      throw std::runtime_error("cannot create a directory for the trial runs: " + pattern);
+    path = pattern;
+  }
+  TrialDirectory(const TrialDirectory&) = delete;
+  TrialDirectory& operator=(const TrialDirectory&) = delete;
   ~TrialDirectory() {
     std::error_code ignored;
     fs::remove_all(path, ignored);
