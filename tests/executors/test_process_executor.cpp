@@ -237,8 +237,9 @@ TEST(ProcessExecutor, SemiImplicitAndWaveformAreBitIdentical) {
                                corrector::JacobianKind::kFiniteDifference));
 }
 
-TEST(ProcessExecutor, ReuseAndQuasiNewtonAreBitIdentical3) {
-  for (auto j : {corrector::JacobianKind::kReuse, corrector::JacobianKind::kQuasiNewton}) {
+TEST(ProcessExecutor, ReuseQuasiNewtonAndHeunAreBitIdentical3) {
+  for (auto j : {corrector::JacobianKind::kReuse, corrector::JacobianKind::kQuasiNewton,
+                 corrector::JacobianKind::kHeun}) {
     check_bit_identity(21, 3,
                        iterative(controlled(5e-4, control::Estimator::kImMD, 1e-5),
                                  corrector::IterationKind::kNewton, j));
@@ -252,25 +253,39 @@ TEST(ProcessExecutor, ImplicitIsBitIdentical12Oversubscribed) {
                 corrector::IterationKind::kNewton, corrector::JacobianKind::kFiniteDifference));
 }
 
-// One TBB thread (perturbed runs one after another) or two (side by side): the same bits.
-TEST(InProcessExecutor, ImplicitIsBitIdenticalWithOneAndTwoThreads) {
+// Every scheme and interface Jacobian of issue 10 with one TBB thread (perturbed runs one after
+// another) or two (side by side): the same bits.
+TEST(InProcessExecutor, IterativeSchemesAreBitIdenticalWithOneAndTwoThreads) {
+  using corrector::IterationKind;
+  using corrector::JacobianKind;
   const auto p = test_chain(21);
   const auto boundaries = library::equal_partition(p.size(), 3);
   const auto sys = system::make_chain_system(p, boundaries);
-  const auto o =
-      iterative(controlled(5e-4, control::Estimator::kImMD, 1e-5),
-                corrector::IterationKind::kNewton, corrector::JacobianKind::kFiniteDifference);
-  std::vector<CosimRun> runs;
-  for (int threads : {1, 2}) {
-    executors::InProcessOptions io;
-    io.solver = testing::tight_solver();
-    io.rollback = true;
-    io.threads = threads;
-    executors::InProcessExecutor ex(sys, sys.initial_couplings(), io);
-    runs.push_back(run(sys, ex, o));
+  const auto imMD = controlled(5e-4, control::Estimator::kImMD, 1e-5);
+  const std::vector<schemes::SchemeOptions> cases = {
+      iterative(imMD, IterationKind::kNewton, JacobianKind::kFiniteDifference),
+      iterative(imMD, IterationKind::kNewton, JacobianKind::kSap),
+      iterative(imMD, IterationKind::kNewton, JacobianKind::kReuse),
+      iterative(imMD, IterationKind::kNewton, JacobianKind::kQuasiNewton),
+      iterative(imMD, IterationKind::kNewton, JacobianKind::kHeun),
+      iterative(controlled(5e-4, control::Estimator::kImCV, 1e-5), IterationKind::kNewton,
+                JacobianKind::kFiniteDifference),
+      iterative(imMD, IterationKind::kSemiImplicit, JacobianKind::kFiniteDifference),
+      iterative(fixed_step(2e-4, 1e-5), IterationKind::kWaveform, JacobianKind::kFiniteDifference)};
+  for (std::size_t c = 0; c < cases.size(); ++c) {
+    SCOPED_TRACE("case " + std::to_string(c));
+    std::vector<CosimRun> runs;
+    for (int threads : {1, 2}) {
+      executors::InProcessOptions io;
+      io.solver = testing::tight_solver();
+      io.rollback = true;
+      io.threads = threads;
+      executors::InProcessExecutor ex(sys, sys.initial_couplings(), io);
+      runs.push_back(run(sys, ex, cases[c]));
+    }
+    expect_identical(runs[0], runs[1]);
+    EXPECT_GT(runs[0].result.corrector.passes, 0u);
   }
-  expect_identical(runs[0], runs[1]);
-  EXPECT_GT(runs[0].result.corrector.passes, 0u);
 }
 
 bool segment_exists(const std::string& name) {
