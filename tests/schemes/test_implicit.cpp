@@ -184,6 +184,44 @@ TEST(ImplicitScheme, AcceptedPointsSatisfyTheCouplingEquations) {
               static_cast<unsigned long long>(r.steps.rejected), r.corrector.mean_passes());
 }
 
+// Reuse across steps (issue 10: "while the contraction rate stays below a threshold"): in a
+// controlled run H changes at nearly every step, so a J kept only for an equal H would serve few
+// steps. A J of the same κ and an H within reuse_step_ratio of its own serves the next ones, and
+// the accepted points still satisfy the coupling equations (METHODS §4.3) as with fd.
+TEST(ImplicitScheme, ReuseKeepsItsJacobianAcrossStepsOfANearStepSize) {
+  const auto p = testing::test_chain(12);
+  const auto sys = system::make_chain_system(p, library::equal_partition(12, 4));
+  auto o = testing::controlled(2e-3, control::Estimator::kImMD, 1e-4);
+  const auto reuse_run = [&](double ratio, schemes::SchemeResult& r) {
+    auto c = newton();
+    c.jacobian = corrector::JacobianKind::kReuse;
+    c.reuse_step_ratio = ratio;
+    o.corrector = c;
+    return run(sys, o, testing::tight_solver(), &r);
+  };
+  schemes::SchemeResult equal, near;
+  reuse_run(1.0, equal);
+  const auto points = reuse_run(2.0, near);
+  std::printf(
+      "[reuse] Jacobians %llu (equal H only) vs %llu (H within 2x) for %llu / %llu "
+      "attempts\n",
+      static_cast<unsigned long long>(equal.corrector.jacobian_evaluations),
+      static_cast<unsigned long long>(near.corrector.jacobian_evaluations),
+      static_cast<unsigned long long>(equal.steps.accepted + equal.steps.rejected),
+      static_cast<unsigned long long>(near.steps.accepted + near.steps.rejected));
+  EXPECT_LT(near.corrector.jacobian_evaluations, equal.corrector.jacobian_evaluations * 3 / 4);
+  EXPECT_LT(near.corrector.jacobian_evaluations, near.steps.accepted / 2);
+  std::vector<double> phi(sys.coupling_count());
+  double worst = 0.0;
+  for (const auto& pt : points) {
+    sys.evaluate_couplings(pt.y, phi);
+    worst =
+        std::max(worst, control::scaled_difference_norm(pt.u, phi, 1.0, pt.u, o.control.tolerances,
+                                                        control::WeightGroup::kCouplingVariable));
+  }
+  EXPECT_LT(worst, 1.0);
+}
+
 // Global error at t_end against the star's exact solution, fixed H, κ = 1.
 double star_error(const std::optional<corrector::CorrectorOptions>& c, double h) {
   testing::Star star;

@@ -19,6 +19,9 @@ void CorrectorOptions::validate() const {
   if (!(reuse_rate > 0.0 && reuse_rate < 1.0)) {
     throw std::invalid_argument("reuse_rate must be in (0, 1)");
   }
+  if (!(reuse_step_ratio >= 1.0) || !std::isfinite(reuse_step_ratio)) {
+    throw std::invalid_argument("reuse_step_ratio must be >= 1");
+  }
   if (quasi_newton_reuse < 1) throw std::invalid_argument("quasi_newton_reuse must be >= 1");
 }
 

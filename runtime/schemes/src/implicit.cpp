@@ -190,8 +190,11 @@ bool IterativeScheme::wants_perturbed_runs(const control::StepPlan& plan) const 
     case JacobianKind::kSap:
     case JacobianKind::kHeun:
       return false;
-    case JacobianKind::kReuse:  // a J of the same H and κ, not yet found too slow
-      return !(jacobian_valid_ && jacobian_h_ == plan.h() && jacobian_kappa_ == plan.kappa);
+    case JacobianKind::kReuse: {  // a J of the same κ and a near H, not yet found too slow
+      const double ratio = plan.h() / jacobian_h_;
+      return !(jacobian_valid_ && jacobian_kappa_ == plan.kappa &&
+               ratio <= copt_.reuse_step_ratio && ratio * copt_.reuse_step_ratio >= 1.0);
+    }
     case JacobianKind::kQuasiNewton:  // first step, and after a corrector failure
       return secant_->columns() == 0;
   }

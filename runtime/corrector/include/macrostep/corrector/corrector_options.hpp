@@ -36,6 +36,11 @@ struct CorrectorOptions {
   // reuse: a rate R at or above this asks for a fresh J (decision: 0.25, a simplified Newton
   // that contracts by 4 per pass still beats a full pass of perturbed runs).
   double reuse_rate = 0.25;
+  // reuse across steps: a J serves an attempt of the same κ whose H lies within this factor of
+  // the H it was made for (decision: 2; the controller changes H at nearly every step, so equal
+  // H alone kept one J for a third of the attempts on s-5.7-dense; a J of another H that
+  // contracts too slowly is caught by reuse_rate like any other).
+  double reuse_step_ratio = 2.0;
   int quasi_newton_reuse = 8;  // attempts whose secant columns IQN-ILS keeps
 
   // Throws std::invalid_argument naming the field.

@@ -23,8 +23,9 @@
 //   u_{N+1}|.
 //
 // The sap Jacobian (METHODS §4.5, D-20; corrector/sap.hpp) needs no perturbed runs. Beyond
-// the seeds: `reuse` keeps the factorised fd Jacobian across passes and steps of equal H and κ
-// while the contraction rate R stays below reuse_rate; `quasi-newton` (IQN-ILS,
+// the seeds: `reuse` keeps the factorised fd Jacobian across passes and steps of the same κ
+// and an H within reuse_step_ratio of its own while the contraction rate R stays below
+// reuse_rate; `quasi-newton` (IQN-ILS,
 // corrector/secant_history.hpp) uses fd on the first step and after a corrector failure and
 // secant updates from the corrector history otherwise (no perturbed runs).
 #pragma once
