@@ -8,8 +8,9 @@
 #   agent -> master  BridgeHello                    once, at start-up (versions, host)
 #   master -> agent  BridgeSetup                    once: its group, or "no run" (why)
 #   agent -> master  BridgeReply (ready)            its workers' handshakes and placement
-#   master -> agent  BridgeRequest ...              per pass one step request, per macro step
-#                                                   one accept or reject, queries, shutdown
+#   master -> agent  BridgeRequest ...              per pass one step request (and any number
+#                                                   of output evaluations), per macro step one
+#                                                   accept or reject, queries, shutdown
 #   agent -> master  BridgeReply                    one per step / query request, in order
 @0xe79f0ea4d1c5b2a3;
 
@@ -48,6 +49,8 @@ struct BridgeRequest {
     exportState @5;            # subsystem, path; reply: exportedBytes
     importState @6;            # subsystem, path; reply: time
     shutdown @7;               # reason; no reply; the agent ends its workers and exits
+    evaluate @8;               # commands: per group subsystem a kEvaluate StepCommand (wire
+                               # bytes) or empty (not asked); reply: its StepReply or empty
   }
   tEnd @1 :Float64;
   commands @2 :List(Data);

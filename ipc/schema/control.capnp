@@ -140,6 +140,8 @@ struct OscillatorMassConfig {
   x0 @8 :Float64;
   v0 @9 :Float64;
   velocityInput @10 :Bool;  # the joint's projection multiplier μ (seed 004 App. D)
+  couplingCubicStiffness @11 :Float64;  # C_c of the held element's C_c·Δx³
+  couplingCubicDamping @12 :Float64;    # D_c of its D_c·Δv³
 }
 
 # A user's model (plugin::PluginDescription): the worker loads the library itself.

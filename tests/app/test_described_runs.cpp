@@ -117,6 +117,43 @@ TEST_F(DescribedRuns, FeedthroughExampleIsBitIdenticalAcrossExecutors) {
   EXPECT_LT(final_nrmse(compare.out), 1e-3) << compare.out;
 }
 
+// The same oscillator with seed 000's nonlinear coupling element (C_c·Δx³ + D_c·Δv³ beside the
+// linear one, keys coupling_C, coupling_D): its feed-through force is not affine in x̃1, ṽ1, so
+// the consistent update (METHODS §1.1, D-1, seed 000 Eq. 2.22) asks "two" for its outputs at
+// every Newton iterate (the output evaluation, ring command kEvaluate). The same bytes in
+// processes as in-process (contract 1), the evaluations counted alike in the statistics, and
+// close to the monolithic reference of the nonlinear system.
+TEST_F(DescribedRuns, FeedthroughWithNonlinearOutputsIsBitIdenticalAcrossExecutors) {
+  std::string text = source_file("configs/two-mass-fd.toml");
+  const std::string element = "coupling_d = 10.0";
+  text.insert(text.find(element) + element.size(), "\ncoupling_C = 1.0e12\ncoupling_D = 10.0");
+  write_file("cubic.toml", text);
+  const std::string run = " --stop-time 0.005 --order 2 --step-size 5e-6";
+  for (const char* executor : {"processes", "inprocess"}) {
+    const Outcome o = macrostep("run " + path("cubic.toml") + run + " --executor " + executor +
+                                " --output " + executor + ".csv");
+    ASSERT_EQ(o.status, 0) << o.err;
+    EXPECT_NE(o.out.find("output evaluations"), std::string::npos) << o.out;
+  }
+  const std::string processes = read_file("processes.csv");
+  EXPECT_GT(processes.size(), 10000u);
+  EXPECT_TRUE(processes == read_file("inprocess.csv")) << "the executors differ";
+  const auto a = nlohmann::json::parse(read_file("processes.json")).at("statistics");
+  const auto b = nlohmann::json::parse(read_file("inprocess.json")).at("statistics");
+  ASSERT_TRUE(a.contains("consistent_update")) << a.dump();
+  EXPECT_EQ(a.at("consistent_update"), b.at("consistent_update"));
+  // At least one evaluation per macro step (1000 steps), of subsystem "two" only.
+  EXPECT_GE(a.at("consistent_update").at("output_evaluations").get<int>(), 1000);
+  EXPECT_EQ(a.at("consistent_update").at("subsystem_evaluations"),
+            a.at("consistent_update").at("output_evaluations"));
+  const Outcome reference =
+      macrostep("reference " + path("cubic.toml") + " --stop-time 0.005 --output ref.csv");
+  ASSERT_EQ(reference.status, 0) << reference.err;
+  const Outcome compare = macrostep("compare processes.csv ref.csv");
+  ASSERT_EQ(compare.status, 0) << compare.err;
+  EXPECT_LT(final_nrmse(compare.out), 1e-3) << compare.out;
+}
+
 // Gauss-Seidel with direct feed-through (METHODS §3.2, D-1; its steps against the exact
 // recurrence: tests/schemes/test_gauss_seidel_feedthrough.cpp): in both sequences (force-driven
 // "one" first, and base-excited "two" first) the same bytes in processes as in-process

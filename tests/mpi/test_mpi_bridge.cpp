@@ -149,6 +149,28 @@ TEST_F(MpiBridge, GeneralSystemIsBitIdenticalToInProcess) {
   EXPECT_EQ(ranks[2].at("subsystems"), nlohmann::json::array({3}));
 }
 
+// Direct feed-through with outputs nonlinear in the inputs (configs/two-mass-fd.toml with seed
+// 000's cubic coupling element): the consistent update (METHODS §1.1, D-1, seed 000 Eq. 2.22)
+// evaluates subsystem 2's outputs at every Newton iterate, through the bridge's evaluate request
+// and the agent's rings (bridge 3, worker protocol 7): the same bytes and the same count of
+// evaluations as in-process, with both subsystems behind one agent (2 ranks) and apart (3).
+TEST_F(MpiBridge, FeedthroughWithNonlinearOutputsIsBitIdenticalToInProcess) {
+  std::ifstream in(std::string(MACROSTEP_SOURCE_DIR) + "/configs/two-mass-fd.toml");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  const std::string element = "coupling_d = 10.0";
+  text.insert(text.find(element) + element.size(), "\ncoupling_C = 1.0e12\ncoupling_D = 10.0");
+  write_file("cubic.toml", text);
+  expect_identical("cubic.toml --stop-time 0.002 --order 2 --step-size 5e-6");
+  const auto ref = nlohmann::json::parse(read_file("ref.json")).at("statistics");
+  ASSERT_TRUE(ref.contains("consistent_update")) << ref.dump();
+  EXPECT_GE(ref.at("consistent_update").at("output_evaluations").get<int>(), 400);
+  for (const char* mpi : {"mpi2.json", "mpi3.json"}) {
+    EXPECT_EQ(nlohmann::json::parse(read_file(mpi)).at("statistics").at("consistent_update"),
+              ref.at("consistent_update"))
+        << mpi;
+  }
+}
+
 // The parent of process `pid` (0 if unknown).
 pid_t parent_of(pid_t pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");

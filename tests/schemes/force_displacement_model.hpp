@@ -9,6 +9,7 @@
 #include <array>
 #include <cmath>
 #include <span>
+#include <string>
 
 #include "macrostep/analysis/dense.hpp"
 #include "macrostep/analysis/stability.hpp"
@@ -77,5 +78,24 @@ law = "signal"
 from = "two.force"
 to = "one.force"
 )";
+
+// The same oscillator with seed 000's nonlinear coupling element (Eq. 5.2) in "two":
+// F = c_c·Δx + d_c·Δv + C_c·Δx³ + D_c·Δv³, so that its feed-through output is nonlinear in its
+// inputs x̃1, ṽ1 (the consistent update of METHODS §1.1 / D-1 then evaluates it). With
+// |Δx| ≈ 1e-3 and |Δv| ≈ 0.1 the cubic terms are as large as the linear ones.
+inline constexpr double kFdCubicC = 5e9, kFdCubicD = 20.0;
+
+// The element force of "two" at its state (x2, v2) with inputs (x̃1, ṽ1), as the model computes it.
+inline double cubic_element_force(double x2, double v2, double x_tilde, double v_tilde) {
+  const double dx = x2 - x_tilde, dv = v2 - v_tilde;
+  return kFdCc * dx + kFdDc * dv + kFdCubicC * dx * dx * dx + kFdCubicD * dv * dv * dv;
+}
+
+inline std::string force_displacement_cubic_two_mass() {
+  std::string text = kForceDisplacementTwoMass;
+  const std::string at = "coupling_d = 2.0\n";
+  text.insert(text.find(at) + at.size(), "coupling_C = 5.0e9\ncoupling_D = 20.0\n");
+  return text;
+}
 
 }  // namespace macrostep::testing

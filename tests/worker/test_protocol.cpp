@@ -215,6 +215,37 @@ TEST(StepReplyPacking, TheLargestReplyFits) {
             reinterpret_cast<const std::byte*>(reply->error));
 }
 
+// The output evaluation (kEvaluate, protocol 7): the inputs travel as `packed` doubles, the reply
+// is one run with zero statistics, its outputs and the feed-through block right after them.
+TEST(EvaluatePacking, InputsAndEvaluatedOutputsRoundTripAndOnlyTheUsedValuesTravel) {
+  auto command = std::make_unique<StepCommand>();
+  command->kind = CommandKind::kEvaluate;
+  const std::vector<double> u = {value(1), value(2)};
+  command->set_inputs(u);
+  ASSERT_EQ(command->inputs().size(), 2u);
+  EXPECT_EQ(command->inputs()[0], u[0]);
+  EXPECT_EQ(command->inputs()[1], u[1]);
+  EXPECT_EQ(command->runs, 0u);
+  EXPECT_EQ(command->wire_bytes(), offsetof(StepCommand, points) + 2 * sizeof(double));
+  const std::vector<double> too_many(macrostep::model::SupportPoints::kMaxChannels + 1, 0.0);
+  EXPECT_THROW(command->set_inputs(too_many), std::invalid_argument);
+
+  auto reply = std::make_unique<StepReply>();
+  reply->status = ReplyStatus::kOk;
+  const std::vector<double> y = {value(3), value(4), value(5)}, d = {0, 0, -1, 0, 0, -2};
+  reply->set_evaluation(y, d);
+  EXPECT_EQ(reply->runs, 1u);
+  EXPECT_EQ(reply->run_stats(0).steps, 0);
+  for (std::size_t o = 0; o < 3; ++o) EXPECT_EQ(reply->run_outputs(0)[o], y[o]);
+  const auto block = reply->feedthrough_values();
+  EXPECT_TRUE(std::equal(block.begin(), block.end(), d.begin(), d.end()));
+  const auto* end = reinterpret_cast<const std::byte*>(block.data() + block.size());
+  EXPECT_EQ(reply->wire_bytes(),
+            static_cast<std::size_t>(end - reinterpret_cast<const std::byte*>(reply.get())));
+  const std::vector<double> outputs_too_many(kMaxOutputs + 1, 0.0);
+  EXPECT_THROW(reply->set_evaluation(outputs_too_many, {}), std::invalid_argument);
+}
+
 // A worker stays awake between commands (spin, then yield: never only spin, which kept a CPU
 // from the master) while every run has a CPU, and sleeps at once when the runs outnumber them.
 TEST(WorkerWaitPolicy, SpinsThenYieldsWhenTheRunsFitElseSleeps) {

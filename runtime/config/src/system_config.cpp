@@ -333,16 +333,19 @@ library::PidParameters pid(const Node& n) {
 }
 
 library::OscillatorMassParameters oscillator_mass(const Node& n) {
-  allow_subsystem_keys(n,
-                       {"mass", "c", "d", "force_input", "force_sign", "displacement_input",
-                        "velocity_input", "coupling_c", "coupling_d", "x0", "v0"},
-                       " for an oscillator_mass");
+  allow_subsystem_keys(
+      n,
+      {"mass", "c", "d", "force_input", "force_sign", "displacement_input", "velocity_input",
+       "coupling_c", "coupling_d", "coupling_C", "coupling_D", "x0", "v0"},
+      " for an oscillator_mass");
   library::OscillatorMassParameters p;
   if (auto v = n.find("mass")) p.mass = positive(*v);
   if (auto v = n.find("c")) p.stiffness = non_negative(*v);
   if (auto v = n.find("d")) p.damping = non_negative(*v);
   if (auto v = n.find("coupling_c")) p.coupling_stiffness = non_negative(*v);
   if (auto v = n.find("coupling_d")) p.coupling_damping = non_negative(*v);
+  if (auto v = n.find("coupling_C")) p.coupling_cubic_stiffness = non_negative(*v);
+  if (auto v = n.find("coupling_D")) p.coupling_cubic_damping = non_negative(*v);
   read_number(n, "x0", p.x0);
   read_number(n, "v0", p.v0);
   read_number(n, "force_sign", p.force_sign);

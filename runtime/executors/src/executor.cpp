@@ -28,4 +28,17 @@ void collect_runner_outcome(const runner::SubsystemRunner& runner, std::size_t i
   }
 }
 
+void evaluate_with_runner(runner::SubsystemRunner& runner, std::size_t i,
+                          std::span<const double> inputs, EvaluationOutcome& outcome) {
+  const runner::RunResult& r = runner.evaluate_outputs(inputs);
+  auto& e = outcome.subsystems.at(i);
+  e.outputs = r.outputs;
+  e.feedthrough = r.feedthrough;
+  if (outcome.ok && !r.error.empty()) {
+    outcome.ok = false;
+    outcome.failed_subsystem = i;
+    outcome.error = r.error;
+  }
+}
+
 }  // namespace macrostep::executors

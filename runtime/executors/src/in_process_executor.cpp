@@ -72,6 +72,25 @@ void InProcessExecutor::step(double t_end, std::span<const SubsystemCommand> com
   for (std::size_t i = 0; i < runners_.size(); ++i) {
     collect_runner_outcome(*runners_[i], i, outcome);
   }
+  step_ok_ = outcome.ok;
+}
+
+void InProcessExecutor::evaluate_outputs(std::span<const std::vector<double>> inputs,
+                                         EvaluationOutcome& outcome) {
+  if (!stepped_ || !step_ok_) {
+    throw std::logic_error(
+        "InProcessExecutor::evaluate_outputs: needs a successful step() before accept() / "
+        "reject()");
+  }
+  if (inputs.size() != runners_.size()) {
+    throw std::invalid_argument("InProcessExecutor::evaluate_outputs: one entry per subsystem");
+  }
+  outcome.ok = true;
+  outcome.error.clear();
+  outcome.subsystems.resize(runners_.size());
+  for (std::size_t i = 0; i < runners_.size(); ++i) {
+    if (!inputs[i].empty()) evaluate_with_runner(*runners_[i], i, inputs[i], outcome);
+  }
 }
 
 void InProcessExecutor::accept() {

@@ -28,7 +28,7 @@ using Clock = std::chrono::steady_clock;
 // What the master had asked the workers to do, for failure messages. Kept as numbers and
 // formatted only when something fails: the macro-step loop does not pay for the text.
 struct Operation {
-  enum Kind : std::uint8_t { kStep, kAccept, kReject, kExport, kImport } kind = kStep;
+  enum Kind : std::uint8_t { kStep, kAccept, kReject, kExport, kImport, kEvaluate } kind = kStep;
   std::uint64_t step = 0;     // the macro step (accepted steps + 1 while it is computed)
   std::uint64_t attempt = 0;  // step() calls so far (passes), rejected attempts included
   double begin = 0.0, end = 0.0;
@@ -45,6 +45,9 @@ std::string describe(const Operation& op) {
     case Operation::kImport:
       return fmt::format("the {} of the state at t = {:.9g}",
                          op.kind == Operation::kExport ? "export" : "import", op.end);
+    case Operation::kEvaluate:
+      return fmt::format("the output evaluation of macro step {} (attempt {}) at t = {:.9g}",
+                         op.step, op.attempt, op.end);
     case Operation::kStep:
       break;
   }
@@ -55,7 +58,10 @@ std::string describe(const Operation& op) {
 // WorkerFailure::time(): where the run's accepted results end when `op` fails (T_N of a step
 // or reject, the accepted point of an accept).
 double resume_time(const Operation& op) {
-  return op.kind == Operation::kStep || op.kind == Operation::kReject ? op.begin : op.end;
+  return op.kind == Operation::kStep || op.kind == Operation::kReject ||
+                 op.kind == Operation::kEvaluate
+             ? op.begin
+             : op.end;
 }
 
 // How the master waits for replies unless ProcessOptions::wait says otherwise: spin while the
@@ -132,6 +138,7 @@ struct ProcessExecutor::State {
   ProcessOptions options;
   double accepted_time = 0.0;
   bool stepped = false;
+  bool step_ok = false;  // the last pass's outcome was ok (evaluate_outputs needs it)
   bool broken = false;
   std::uint64_t attempt = 0;         // step() calls, rejected attempts included
   std::uint64_t accepted_steps = 0;  // accept() calls
@@ -364,6 +371,65 @@ struct ProcessExecutor::State {
     step_time = h.time();
   }
 
+  // One output evaluation (ProcessExecutor::evaluate_outputs) without recovery: a kEvaluate to
+  // every remote subsystem asked, the hosted one evaluated here meanwhile, then the replies in
+  // subsystem order (the lowest failure is reported, as in a pass).
+  void evaluate_once(std::span<const std::vector<double>> inputs, EvaluationOutcome& outcome) {
+    const std::size_t n = workers.size();
+    const Operation op{Operation::kEvaluate, accepted_steps + 1, attempt, step_begin, step_op.end};
+    const std::uint64_t first_id = command_counter + 1;  // subsystem i's command: first_id + i
+    command->kind = worker::CommandKind::kEvaluate;
+    for (std::size_t i : remote) {
+      if (inputs[i].empty()) continue;
+      command->id = first_id + i;
+      command->set_inputs(inputs[i]);
+      send(i, op);
+    }
+    command_counter = first_id + n - 1;
+    outcome.ok = true;
+    outcome.error.clear();
+    outcome.subsystems.resize(n);
+    ring();
+    if (hosted && !inputs[0].empty()) evaluate_with_runner(*hosted, 0, inputs[0], outcome);
+    await_replies(op);
+    for (std::size_t i : remote) {
+      if (inputs[i].empty()) continue;
+      take(i, op, first_id + i);
+      read_evaluation_reply(*reply, workers[i].outputs, outcome.subsystems[i]);
+      if (reply->status != worker::ReplyStatus::kOk && outcome.ok) {
+        outcome.ok = false;
+        outcome.failed_subsystem = i;
+        outcome.error = reply->error;
+      }
+    }
+  }
+
+  // After a recovery during an output evaluation every worker stands at T_N: the last pass's
+  // nominal runs again (a pure function of the T_N state and the polynomial, contract 2: the
+  // same end states; the extra runs are not needed for an evaluation), so that the evaluation
+  // can be repeated. Throws WorkerFailure like a pass.
+  void repeat_nominal_pass() {
+    const std::uint64_t first_id = command_counter + 1;
+    command->kind = worker::CommandKind::kStep;
+    command->t_end = step_op.end;
+    for (std::size_t i : remote) {
+      command->id = first_id + i;
+      command->set_nominal(workers[i].pass_nominal);
+      send(i, step_op);
+    }
+    command_counter = first_id + workers.size() - 1;
+    stepped = true;
+    await_replies(step_op);
+    for (std::size_t i : remote) {
+      take(i, step_op, first_id + i);
+      if (reply->status != worker::ReplyStatus::kOk) {
+        broken = true;
+        throw std::runtime_error(fmt::format("subsystem {}: the repeated {} failed: {}", number(i),
+                                             describe(step_op), reply->error));
+      }
+    }
+  }
+
   // One command (already in *command) to worker i alone, answered before it returns; throws
   // std::runtime_error with the worker's reason if it fails.
   void exchange(std::size_t i, const Operation& op) {
@@ -535,6 +601,12 @@ std::vector<ProcessWorkerSpec> worker_specs(const system::CoupledSystem& system,
 }
 
 }  // namespace
+
+void read_evaluation_reply(const worker::StepReply& r, std::size_t outputs, EvaluatedOutputs& e) {
+  e.outputs.assign(r.run_outputs(0), r.run_outputs(0) + (r.runs > 0 ? outputs : 0));
+  const auto feedthrough = r.feedthrough_values();
+  e.feedthrough.assign(feedthrough.begin(), feedthrough.end());
+}
 
 void read_step_reply(const worker::StepReply& r, std::size_t outputs, SubsystemOutcome& so) {
   so.solver_ns = r.solver_ns;
@@ -746,6 +818,31 @@ void ProcessExecutor::run_pass(double t_end, std::span<const SubsystemCommand> c
   }
   outcome.communication_ns = std::max<std::int64_t>(0, slowest_comm);
   s.communication_ns += outcome.communication_ns;
+  s.step_ok = outcome.ok;
+}
+
+void ProcessExecutor::evaluate_outputs(std::span<const std::vector<double>> inputs,
+                                       EvaluationOutcome& outcome) {
+  State& s = *state_;
+  if (!s.stepped || !s.step_ok) {
+    throw std::logic_error(
+        "ProcessExecutor::evaluate_outputs: needs a successful step() before accept() / reject()");
+  }
+  if (inputs.size() != s.workers.size()) {
+    throw std::invalid_argument("ProcessExecutor::evaluate_outputs: one entry per subsystem");
+  }
+  if (s.broken) throw std::logic_error("ProcessExecutor::evaluate_outputs: a worker has failed");
+  for (bool repeat = false;;) {
+    try {
+      if (repeat) s.repeat_nominal_pass();
+      s.evaluate_once(inputs, outcome);
+      return;
+    } catch (const WorkerFailure& failure) {
+      if (!s.can_recover()) throw;
+      s.recover_repeatedly(failure);  // every worker back at T_N: the pass first, then again
+      repeat = true;
+    }
+  }
 }
 
 void ProcessExecutor::accept() {

@@ -511,6 +511,14 @@ void add_completed_statistics(const SchemeResult& r, double t_end, json& statist
         {"nominal_runs_s", 1e-9 * nominal_ns(r)},
     };
   }
+  // Only runs that evaluated outputs (a feed-through subsystem not affine in its inputs): the
+  // statistics of every other run keep their keys.
+  if (r.consistent_update.output_evaluations > 0) {
+    const ConsistentUpdateStatistics& c = r.consistent_update;
+    statistics["consistent_update"] = {{"newton_iterations", c.newton_iterations},
+                                       {"output_evaluations", c.output_evaluations},
+                                       {"subsystem_evaluations", c.subsystem_evaluations}};
+  }
   statistics["subsystem_failures"] = r.steps.subsystem_failures;
   statistics["mean_step"] = r.steps.accepted > 0 ? json(r.mean_h()) : json(nullptr);
   statistics["step_min"] = r.steps.h_min;
@@ -1539,6 +1547,13 @@ void print_summary(std::ostream& out, const config::RunConfig& config, const Cos
                "{:.3f} s (summed over subsystems)\n",
                k.passes, k.attempts, k.mean_passes(), k.max_passes, k.jacobian_evaluations,
                st.corrector_failures, seconds(t.extra_runs_ns), 1e-9 * nominal_ns(r.run));
+  }
+  if (r.run.consistent_update.output_evaluations > 0) {
+    const ConsistentUpdateStatistics& c = r.run.consistent_update;
+    fmt::print(out,
+               "consistent update (D-1): {} Newton steps, {} output evaluations ({} subsystem "
+               "evaluations)\n",
+               c.newton_iterations, c.output_evaluations, c.subsystem_evaluations);
   }
   std::string micro;
   for (std::size_t i = 0; i < ns; ++i) {

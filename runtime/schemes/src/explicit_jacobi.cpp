@@ -146,8 +146,8 @@ AttemptResult ExplicitJacobi::attempt(const control::StepPlan& plan,
   for (std::size_t i = 0; i < ns; ++i) outputs[i] = outcome.subsystems[i].nominal.outputs;
   auto& u_new = runner.u_next();
   u_new.resize(system.coupling_count());
-  if (!update_.update(system, outcome, commands_, t1, options_.control.tolerances, u_new, outputs,
-                      result)) {
+  if (!update_.update(system, outcome, commands_, t1, options_.control.tolerances, runner, u_new,
+                      outputs, result)) {
     return result;
   }
   if (rates_) {
@@ -175,7 +175,8 @@ AttemptResult ExplicitJacobi::attempt(const control::StepPlan& plan,
 bool FeedthroughUpdate::update(const system::CoupledSystem& system,
                                const executors::PassOutcome& outcome,
                                std::span<const executors::SubsystemCommand> commands, double t1,
-                               const control::ErrorTolerances& tol, std::vector<double>& u_new,
+                               const control::ErrorTolerances& tol, PassRunner& runner,
+                               std::vector<double>& u_new,
                                std::vector<std::vector<double>>& outputs, AttemptResult& result) {
   if (!system.has_feedthrough()) {
     system.evaluate_couplings(outputs, u_new);  // Eq. 2.25, bit for bit as before
@@ -191,13 +192,37 @@ bool FeedthroughUpdate::update(const system::CoupledSystem& system,
     commands[i].nominal.evaluate(t1, end_inputs_);
     for (std::size_t j = 0; j < in.size(); ++j) u_end_[in[j]] = end_inputs_[j];
   }
+  // The executor's evaluation of the subsystems consistent_update asks (outputs not affine in
+  // u); a failure is kept to name the subsystem and the reason.
+  const executors::EvaluationOutcome* failed = nullptr;
+  const system::OutputEvaluator evaluate = [&](std::span<const std::vector<double>> inputs,
+                                               std::span<std::vector<double>> y,
+                                               std::span<std::vector<double>> d) {
+    const executors::EvaluationOutcome& e = runner.evaluate_outputs(inputs);
+    if (!e.ok) {
+      failed = &e;
+      return false;
+    }
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      if (inputs[i].empty()) continue;
+      y[i] = e.subsystems[i].outputs;
+      d[i] = e.subsystems[i].feedthrough;
+    }
+    return true;
+  };
   const system::ConsistentUpdate update =
-      system.consistent_update(outputs, feedthrough_, u_end_, tol, u_new);
-  iterations_ += static_cast<std::uint64_t>(update.iterations);
+      system.consistent_update(outputs, feedthrough_, u_end_, tol, u_new, evaluate);
+  runner.consistent_update_statistics().newton_iterations +=
+      static_cast<std::uint64_t>(update.iterations);
   if (update.converged) return true;
   // D-26: rejected with r = 0.25 like a failed subsystem; the pipeline stops after
   // max_consecutive_failures and names subsystem and time.
   result.subsystem_failed = true;
+  if (failed != nullptr) {
+    result.failed_subsystem = failed->failed_subsystem;
+    result.error = failed->error;
+    return false;
+  }
   result.failed_subsystem = feedthrough_subsystem(system, update.worst);
   result.error = fmt::format(
       "the consistent update (D-1: coupling equations with feed-through) did not converge at "

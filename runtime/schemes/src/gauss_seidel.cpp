@@ -237,8 +237,8 @@ AttemptResult GaussSeidel::attempt(const control::StepPlan& plan,
   for (std::size_t i = 0; i < ns; ++i) outputs[i] = outputs_[i];
   auto& u_new = runner.u_next();
   u_new.resize(system.coupling_count());
-  if (!update_.update(system, *last, commands_, t1, options_.control.tolerances, u_new, outputs,
-                      result)) {
+  if (!update_.update(system, *last, commands_, t1, options_.control.tolerances, runner, u_new,
+                      outputs, result)) {
     return result;
   }
   if (options_.control.estimator == control::Estimator::kExCV) {

@@ -97,6 +97,19 @@ const executors::PassOutcome& PassRunner::pass(
   return outcome_;
 }
 
+const executors::EvaluationOutcome& PassRunner::evaluate_outputs(
+    std::span<const std::vector<double>> inputs) {
+  const auto t0 = now_ns();
+  executor_.evaluate_outputs(inputs, evaluation_);
+  const auto ns = now_ns() - t0;
+  executor_ns_ += ns;
+  result_.time.executor_ns += ns;
+  ConsistentUpdateStatistics& stats = result_.consistent_update;
+  ++stats.output_evaluations;
+  for (const auto& in : inputs) stats.subsystem_evaluations += in.empty() ? 0 : 1;
+  return evaluation_;
+}
+
 namespace {
 
 // A model that returns NaN or an infinity (DESIGN.md contract 5): the attempt counts as a

@@ -21,7 +21,19 @@ CoupledSystem::CoupledSystem(std::vector<std::unique_ptr<model::Subsystem>> subs
   if (subsystems_.empty()) throw std::invalid_argument("CoupledSystem: no subsystems");
   index_laws();
   check_subsystems();
-  for (const auto& s : subsystems_) feedthrough_ = feedthrough_ || s->has_feedthrough();
+  for (const auto& s : subsystems_) {
+    feedthrough_ = feedthrough_ || s->has_feedthrough();
+    evaluated_.push_back(s->has_feedthrough() && !s->outputs_affine_in_inputs() ? 1 : 0);
+    evaluated_any_ = evaluated_any_ || evaluated_.back() != 0;
+  }
+  for (const auto& law : laws_) {
+    bool reads = false;
+    for (const OutputRef& r : law->reads()) {
+      const auto& sub = *subsystems_[r.subsystem];
+      reads = reads || (sub.has_feedthrough() && sub.output_feeds_through(r.output));
+    }
+    reads_feedthrough_.insert(reads_feedthrough_.end(), law->write_count(), reads ? 1 : 0);
+  }
   if (feedthrough_ && constraints_) {
     // The consistent update (D-1) solves u − φ(y(u)) = 0 at every macro point; it has no rows
     // for multipliers.
@@ -159,10 +171,13 @@ void CoupledSystem::gather_monitored(std::span<const std::vector<double>> output
 }
 
 std::vector<double> CoupledSystem::initial_couplings() const {
-  std::vector<std::vector<double>> outputs(subsystems_.size()), feedthrough(subsystems_.size());
-  for (std::size_t i = 0; i < subsystems_.size(); ++i) {
+  const std::size_t ns = subsystems_.size();
+  std::vector<std::vector<double>> outputs(ns), feedthrough(ns), z0(ns);
+  for (std::size_t i = 0; i < ns; ++i) {
     const auto& s = *subsystems_[i];
-    std::vector<double> z(s.state_size()), zp(s.state_size()), u(s.input_size(), 0.0);
+    std::vector<double> zp(s.state_size()), u(s.input_size(), 0.0);
+    auto& z = z0[i];
+    z.resize(s.state_size());
     s.initial_state(u, z, zp);  // z0 does not depend on u (Subsystem contract)
     outputs[i].resize(s.output_size());
     s.outputs(s.initial_time(), z, u, outputs[i]);
@@ -177,9 +192,33 @@ std::vector<double> CoupledSystem::initial_couplings() const {
     if (constraints_) initial_multipliers(u);
     return u;
   }
+  // At t0 the master holds the subsystems and their initial states: it evaluates them itself.
+  std::string failure;
+  const OutputEvaluator at_t0 = [&](std::span<const std::vector<double>> inputs,
+                                    std::span<std::vector<double>> y,
+                                    std::span<std::vector<double>> d) {
+    for (std::size_t i = 0; i < ns; ++i) {
+      if (inputs[i].empty()) continue;
+      const auto& s = *subsystems_[i];
+      s.outputs(s.initial_time(), z0[i], inputs[i], y[i]);
+      s.feedthrough_jacobian(s.initial_time(), z0[i], inputs[i], d[i]);
+      const auto finite = [](double v) { return std::isfinite(v); };
+      if (!std::all_of(y[i].begin(), y[i].end(), finite) ||
+          !std::all_of(d[i].begin(), d[i].end(), finite)) {
+        failure = "subsystem " + std::to_string(i + 1) +
+                  ": an output or its derivative by the inputs is not finite at t0";
+        return false;
+      }
+    }
+    return true;
+  };
   const std::vector<double> zero(coupling_names_.size(), 0.0);
-  const ConsistentUpdate r =
-      consistent_update(outputs, feedthrough, zero, control::ErrorTolerances::for_rtol(1e-10), u);
+  const ConsistentUpdate r = consistent_update(outputs, feedthrough, zero,
+                                               control::ErrorTolerances::for_rtol(1e-10), u, at_t0);
+  if (r.evaluation_failed) {
+    throw std::runtime_error("CoupledSystem: the initial coupling equations (feed-through): " +
+                             failure);
+  }
   if (!r.converged) {
     throw std::runtime_error(
         "CoupledSystem: the initial coupling equations (feed-through) have "
@@ -194,7 +233,7 @@ void CoupledSystem::shift_outputs(std::span<const std::vector<double>> base,
                                   std::span<const double> u_eval, std::span<const double> u,
                                   std::span<std::vector<double>> outputs) const {
   for (std::size_t i = 0; i < subsystems_.size(); ++i) {
-    if (feedthrough[i].empty()) continue;
+    if (feedthrough[i].empty() || evaluated_[i] != 0) continue;
     const auto map = input_couplings(i);
     const std::size_t ny = base[i].size();
     if (feedthrough[i].size() != ny * map.size()) {
@@ -332,12 +371,26 @@ void CoupledSystem::initial_multipliers(std::vector<double>& u) const {
       " (the constraints' time derivatives do not vanish for any value near 0)");
 }
 
-ConsistentUpdate CoupledSystem::consistent_update(std::span<std::vector<double>> outputs,
-                                                  std::span<const std::vector<double>> feedthrough,
-                                                  std::span<const double> u_eval,
-                                                  const control::ErrorTolerances& tol,
-                                                  std::span<double> u, double tolerance,
-                                                  int max_iterations) const {
+void CoupledSystem::coupling_residual(std::span<const double> u, std::span<const double> phi,
+                                      const control::ErrorTolerances& tol, std::span<double> g,
+                                      std::span<double> w, ConsistentUpdate& result) const {
+  for (std::size_t c = 0; c < g.size(); ++c) g[c] = u[c] - phi[c];
+  control::error_weights(u, tol, control::WeightGroup::kCouplingVariable, w);
+  result.residual = control::wrms_norm(g, w);
+  double worst = -1.0;
+  for (std::size_t c = 0; c < g.size(); ++c) {
+    const double e = std::fabs(g[c] * w[c]);
+    if (!(e <= worst)) {  // NaN wins: it names the variable that broke
+      worst = e;
+      result.worst = c;
+    }
+  }
+}
+
+ConsistentUpdate CoupledSystem::consistent_update(
+    std::span<std::vector<double>> outputs, std::span<const std::vector<double>> feedthrough,
+    std::span<const double> u_eval, const control::ErrorTolerances& tol, std::span<double> u,
+    const OutputEvaluator& evaluate, double tolerance, int max_iterations) const {
   const std::size_t n = coupling_names_.size();
   if (outputs.size() != subsystems_.size() || feedthrough.size() != subsystems_.size() ||
       u_eval.size() != n || u.size() != n) {
@@ -348,23 +401,22 @@ ConsistentUpdate CoupledSystem::consistent_update(std::span<std::vector<double>>
     evaluate_couplings(outputs, u);
     return result;
   }
+  if (evaluated_any_) {
+    if (!evaluate) {
+      throw std::invalid_argument(
+          "CoupledSystem::consistent_update: outputs not affine in the inputs need an evaluator");
+    }
+    return evaluated_update(outputs, feedthrough, u_eval, tol, u, evaluate, tolerance,
+                            max_iterations);
+  }
+  // Affine outputs only: y(u) by D alone, exact; no message to any subsystem.
   const std::vector<std::vector<double>> base(outputs.begin(), outputs.end());
   std::copy(u_eval.begin(), u_eval.end(), u.begin());
   std::vector<double> phi(n), g(n), w(n), jacobian;
   for (int it = 0;; ++it) {
     shift_outputs(base, feedthrough, u_eval, u, outputs);
     evaluate_couplings(outputs, phi);
-    for (std::size_t c = 0; c < n; ++c) g[c] = u[c] - phi[c];
-    control::error_weights(u, tol, control::WeightGroup::kCouplingVariable, w);
-    result.residual = control::wrms_norm(g, w);
-    double worst = -1.0;
-    for (std::size_t c = 0; c < n; ++c) {
-      const double e = std::fabs(g[c] * w[c]);
-      if (!(e <= worst)) {  // NaN wins: it names the variable that broke
-        worst = e;
-        result.worst = c;
-      }
-    }
+    coupling_residual(u, phi, tol, g, w, result);
     result.iterations = it;
     // At least one Newton step: the predictor u_eval may pass the weighted test by itself (a
     // displacement of 1e-3 m against atol_u = 1), which would leave the simplified update and
@@ -381,6 +433,52 @@ ConsistentUpdate CoupledSystem::consistent_update(std::span<std::vector<double>>
     for (std::size_t c = 0; c < n; ++c) g[c] = -g[c];
     if (!solve_dense(jacobian, g)) break;
     for (std::size_t c = 0; c < n; ++c) u[c] += g[c];
+  }
+  result.converged = false;
+  return result;
+}
+
+ConsistentUpdate CoupledSystem::evaluated_update(
+    std::span<std::vector<double>> outputs, std::span<const std::vector<double>> feedthrough,
+    std::span<const double> u_eval, const control::ErrorTolerances& tol, std::span<double> u,
+    const OutputEvaluator& evaluate, double tolerance, int max_iterations) const {
+  const std::size_t n = coupling_names_.size(), ns = subsystems_.size();
+  ConsistentUpdate result;
+  // The affine subsystems move from their outputs at u_eval; the evaluated ones' outputs and D
+  // are replaced at every iterate (at u_eval they are the runs' own, exact already).
+  const std::vector<std::vector<double>> base(outputs.begin(), outputs.end());
+  std::vector<std::vector<double>> d(feedthrough.begin(), feedthrough.end()), inputs(ns);
+  std::copy(u_eval.begin(), u_eval.end(), u.begin());
+  std::vector<double> phi(n), g(n), w(n), jacobian;
+  for (int it = 0;; ++it) {
+    if (it > 0) {
+      for (std::size_t i = 0; i < ns; ++i) {
+        if (evaluated_[i] == 0) continue;  // not asked: stays empty
+        inputs[i].resize(subsystems_[i]->input_size());
+        gather_inputs(i, u, inputs[i]);
+      }
+      ++result.evaluations;
+      if (!evaluate(inputs, outputs, d)) {
+        result.evaluation_failed = true;
+        break;
+      }
+    }
+    shift_outputs(base, d, u_eval, u, outputs);
+    evaluate_couplings(outputs, phi);
+    coupling_residual(u, phi, tol, g, w, result);
+    result.iterations = it;
+    // The true residual at the iterate whose outputs are returned; at least one Newton step, as
+    // in the affine case (the predictor may pass the test by itself: seed 000 App. B).
+    if (it > 0 && result.residual <= tolerance) return result;  // also false for NaN
+    if (it == max_iterations || !std::isfinite(result.residual)) break;
+    update_jacobian(outputs, d, jacobian);
+    for (std::size_t c = 0; c < n; ++c) g[c] = -g[c];
+    if (!solve_dense(jacobian, g)) break;
+    for (std::size_t c = 0; c < n; ++c) {
+      // φ_c of a law that reads no feed-through output does not depend on u: Newton puts u_c
+      // there up to rounding; exactly, so that it is φ(y) bit for bit as without feed-through.
+      u[c] = reads_feedthrough_[c] != 0 ? u[c] + g[c] : phi[c];
+    }
   }
   result.converged = false;
   return result;

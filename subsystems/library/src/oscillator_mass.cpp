@@ -27,6 +27,8 @@ OscillatorMass::OscillatorMass(const OscillatorMassParameters& parameters) : p_(
   check_coefficient(p_.damping, "damping");
   check_coefficient(p_.coupling_stiffness, "coupling stiffness");
   check_coefficient(p_.coupling_damping, "coupling damping");
+  check_coefficient(p_.coupling_cubic_stiffness, "cubic coupling stiffness");
+  check_coefficient(p_.coupling_cubic_damping, "cubic coupling damping");
   if (p_.force_sign != 1.0 && p_.force_sign != -1.0) {
     throw std::invalid_argument("oscillator mass: force_sign must be 1 or -1");
   }
@@ -69,7 +71,23 @@ std::string OscillatorMass::input_name(std::size_t i) const {
 double OscillatorMass::element_force(std::span<const double> z, std::span<const double> u) const {
   if (!p_.displacement_input) return 0.0;
   const std::size_t k = displacement_offset();
-  return p_.coupling_stiffness * (z[0] - u[k]) + p_.coupling_damping * (z[1] - u[k + 1]);
+  const double dx = z[0] - u[k], dv = z[1] - u[k + 1];
+  const double linear = p_.coupling_stiffness * dx + p_.coupling_damping * dv;
+  // Without cubic terms the linear element's operations alone (results of the linear models
+  // stay bit-identical).
+  if (!cubic()) return linear;
+  return linear + p_.coupling_cubic_stiffness * dx * dx * dx +
+         p_.coupling_cubic_damping * dv * dv * dv;
+}
+
+std::array<double, 2> OscillatorMass::element_slopes(std::span<const double> z,
+                                                     std::span<const double> u) const {
+  if (!p_.displacement_input) return {0.0, 0.0};
+  if (!cubic()) return {p_.coupling_stiffness, p_.coupling_damping};
+  const std::size_t k = displacement_offset();
+  const double dx = z[0] - u[k], dv = z[1] - u[k + 1];
+  return {p_.coupling_stiffness + 3.0 * p_.coupling_cubic_stiffness * dx * dx,
+          p_.coupling_damping + 3.0 * p_.coupling_cubic_damping * dv * dv};
 }
 
 double OscillatorMass::net_force(std::span<const double> z, std::span<const double> u) const {
@@ -93,11 +111,10 @@ void OscillatorMass::residual(double /*t*/, std::span<const double> z, std::span
   r[1] = p_.mass * zp[1] - net_force(z, u);
 }
 
-void OscillatorMass::jacobian(double /*t*/, std::span<const double> /*z*/,
-                              std::span<const double> /*zp*/, std::span<const double> /*u*/,
-                              double cj, std::span<double> values) const {
-  const double cc = p_.displacement_input ? p_.coupling_stiffness : 0.0;
-  const double dc = p_.displacement_input ? p_.coupling_damping : 0.0;
+void OscillatorMass::jacobian(double /*t*/, std::span<const double> z,
+                              std::span<const double> /*zp*/, std::span<const double> u, double cj,
+                              std::span<double> values) const {
+  const auto [cc, dc] = element_slopes(z, u);
   values[0] = cj;                              // ∂F_x/∂x
   values[1] = p_.stiffness + cc;               // ∂F_v/∂x
   values[2] = -1.0;                            // ∂F_x/∂v
@@ -111,15 +128,16 @@ void OscillatorMass::outputs(double /*t*/, std::span<const double> z, std::span<
   if (p_.displacement_input) y[2] = element_force(z, u);
 }
 
-void OscillatorMass::feedthrough_jacobian(double /*t*/, std::span<const double> /*z*/,
-                                          std::span<const double> /*u*/,
+void OscillatorMass::feedthrough_jacobian(double /*t*/, std::span<const double> z,
+                                          std::span<const double> u,
                                           std::span<double> values) const {
   // Column-major output_size() × input_size(); only the force row depends on x_in, v_in.
   std::fill(values.begin(), values.end(), 0.0);
   if (!p_.displacement_input) return;
   const std::size_t ny = output_size(), k = displacement_offset();
-  values[k * ny + 2] = -p_.coupling_stiffness;
-  values[(k + 1) * ny + 2] = -p_.coupling_damping;
+  const auto [cc, dc] = element_slopes(z, u);
+  values[k * ny + 2] = -cc;
+  values[(k + 1) * ny + 2] = -dc;
 }
 
 model::EntryPattern OscillatorMass::output_jacobian_pattern() const {
@@ -133,14 +151,14 @@ model::EntryPattern OscillatorMass::output_jacobian_pattern() const {
   return p;
 }
 
-void OscillatorMass::output_jacobian(double /*t*/, std::span<const double> /*z*/,
-                                     std::span<const double> /*u*/,
-                                     std::span<double> values) const {
+void OscillatorMass::output_jacobian(double /*t*/, std::span<const double> z,
+                                     std::span<const double> u, std::span<double> values) const {
   values[0] = 1.0;
   values[1] = 1.0;
   if (p_.displacement_input) {
-    values[2] = p_.coupling_stiffness;
-    values[3] = p_.coupling_damping;
+    const auto [cc, dc] = element_slopes(z, u);
+    values[2] = cc;
+    values[3] = dc;
   }
 }
 
@@ -154,15 +172,17 @@ model::EntryPattern OscillatorMass::input_jacobian_pattern() const {
   return p;
 }
 
-void OscillatorMass::input_jacobian(double /*t*/, std::span<const double> /*z*/,
-                                    std::span<const double> /*zp*/, std::span<const double> /*u*/,
+void OscillatorMass::input_jacobian(double /*t*/, std::span<const double> z,
+                                    std::span<const double> /*zp*/, std::span<const double> u,
                                     std::span<double> values) const {
   std::size_t k = 0;
   if (p_.force_input) values[k++] = -p_.force_sign;     // F_v = m·v' − (… + s·f)
   if (p_.velocity_input) values[k++] = -p_.force_sign;  // F_x = x' − v − s·μ
   if (p_.displacement_input) {
-    values[k++] = -p_.coupling_stiffness;  // −(−F), F = c_c(x − x̃) + …: ∂F_v/∂x̃ = −c_c
-    values[k] = -p_.coupling_damping;
+    // F_v = m·v' + … + F(x − x̃, v − ṽ): ∂F_v/∂x̃ = −∂F/∂Δx (−c_c for the linear element)
+    const auto [cc, dc] = element_slopes(z, u);
+    values[k++] = -cc;
+    values[k] = -dc;
   }
 }
 

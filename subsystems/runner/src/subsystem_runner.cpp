@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
@@ -159,6 +160,73 @@ void SubsystemRunner::execute(std::size_t r) noexcept {
   } catch (const std::exception& e) {
     result.error = e.what();
   }
+}
+
+namespace {
+
+std::string number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", v);
+  return text;
+}
+
+// "x_in = 0.001, v_in = 0.2" for an evaluation's error message.
+std::string describe_inputs(const model::Subsystem& s, std::span<const double> u) {
+  std::string text;
+  for (std::size_t c = 0; c < u.size(); ++c) {
+    text += (c > 0 ? ", " : "") + s.input_name(c) + " = " + number(u[c]);
+  }
+  return text;
+}
+
+}  // namespace
+
+const RunResult& SubsystemRunner::evaluate_outputs(std::span<const double> inputs) {
+  if (!advanced_ || !results_[0].error.empty()) {
+    throw std::logic_error(
+        "SubsystemRunner::evaluate_outputs: needs a pass whose nominal run succeeded, before "
+        "accept() / reject()");
+  }
+  if (inputs.size() != subsystem_.input_size()) {
+    throw std::invalid_argument(
+        "SubsystemRunner::evaluate_outputs: " + std::to_string(inputs.size()) +
+        " inputs for a subsystem with " + std::to_string(subsystem_.input_size()));
+  }
+  RunResult& r = evaluated_;
+  r.error.clear();
+  r.stats = {};
+  const double t = nominal_->time();
+  try {
+    // The same end state Integrator::outputs() reads (IDAGetDky at t_end), other inputs.
+    end_z_.resize(subsystem_.state_size());
+    end_zp_.resize(end_z_.size());
+    nominal_->state(end_z_, end_zp_);
+    r.outputs.resize(subsystem_.output_size());
+    subsystem_.outputs(t, end_z_, inputs, r.outputs);
+    r.feedthrough.clear();
+    if (subsystem_.has_feedthrough()) {
+      r.feedthrough.resize(subsystem_.output_size() * subsystem_.input_size());
+      subsystem_.feedthrough_jacobian(t, end_z_, inputs, r.feedthrough);
+    }
+    for (std::size_t o = 0; o < r.outputs.size(); ++o) {
+      if (!std::isfinite(r.outputs[o])) {
+        throw std::runtime_error("output " + subsystem_.output_name(o) + " is " +
+                                 number(r.outputs[o]));
+      }
+    }
+    for (std::size_t k = 0; k < r.feedthrough.size(); ++k) {
+      if (!std::isfinite(r.feedthrough[k])) {
+        throw std::runtime_error("the derivative of output " +
+                                 subsystem_.output_name(k % r.outputs.size()) + " by input " +
+                                 subsystem_.input_name(k / r.outputs.size()) + " is " +
+                                 number(r.feedthrough[k]));
+      }
+    }
+  } catch (const std::exception& e) {
+    r.error = "output evaluation at t = " + number(t) + " with " +
+              describe_inputs(subsystem_, inputs) + ": " + e.what();
+  }
+  return r;
 }
 
 ida::AdvanceControl SubsystemRunner::jump_control(const ida::Integrator& integ) const {

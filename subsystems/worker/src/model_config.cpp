@@ -266,6 +266,8 @@ void encode_mass(const library::OscillatorMassParameters& p,
   out.setVelocityInput(p.velocity_input);
   out.setCouplingStiffness(p.coupling_stiffness);
   out.setCouplingDamping(p.coupling_damping);
+  out.setCouplingCubicStiffness(p.coupling_cubic_stiffness);
+  out.setCouplingCubicDamping(p.coupling_cubic_damping);
   out.setX0(p.x0);
   out.setV0(p.v0);
 }
@@ -281,6 +283,8 @@ library::OscillatorMassParameters decode_mass(schema::OscillatorMassConfig::Read
   p.velocity_input = in.getVelocityInput();
   p.coupling_stiffness = in.getCouplingStiffness();
   p.coupling_damping = in.getCouplingDamping();
+  p.coupling_cubic_stiffness = in.getCouplingCubicStiffness();
+  p.coupling_cubic_damping = in.getCouplingCubicDamping();
   p.x0 = in.getX0();
   p.v0 = in.getV0();
   return p;

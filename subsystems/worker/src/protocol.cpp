@@ -83,6 +83,29 @@ void StepReply::set_feedthrough(std::span<const double> d) {
   std::copy(d.begin(), d.end(), data + output_offset(used_runs()));
 }
 
+void StepReply::set_evaluation(std::span<const double> y, std::span<const double> d) {
+  if (y.size() > kMaxOutputs) {
+    throw std::invalid_argument("StepReply: " + std::to_string(y.size()) + " outputs (at most " +
+                                std::to_string(kMaxOutputs) + ")");
+  }
+  runs = 1;
+  outputs = static_cast<std::uint32_t>(y.size());
+  set_run_stats(0, ida::AdvanceStats{});
+  std::copy(y.begin(), y.end(), run_outputs(0));
+  set_feedthrough(d);
+}
+
+void StepCommand::set_inputs(std::span<const double> u) {
+  if (u.size() > model::SupportPoints::kMaxChannels) {
+    throw std::invalid_argument("StepCommand: " + std::to_string(u.size()) +
+                                " inputs to evaluate at (at most " +
+                                std::to_string(model::SupportPoints::kMaxChannels) + ")");
+  }
+  clear_runs();
+  std::copy(u.begin(), u.end(), points);
+  packed = static_cast<std::uint32_t>(u.size());
+}
+
 void StepCommand::set_path(const std::string& path) {
   if (path.empty() || path.find('\0') != std::string::npos || path.size() + 1 > sizeof(points)) {
     throw std::invalid_argument(

@@ -87,6 +87,9 @@ class Worker {
           write_mirror();
           keep_for_recovery(reply, /*now=*/true);
           break;
+        case CommandKind::kEvaluate:
+          evaluate(cmd, reply);
+          break;
         case CommandKind::kShutdown:
           break;
         default:
@@ -125,6 +128,16 @@ class Worker {
       reply.status = ReplyStatus::kFailed;
       reply.failed_run = static_cast<std::uint32_t>(runner_.failed_run());
       copy_error(reply, failure);
+    }
+  }
+
+  // The runner's output evaluation (the in-process executor calls the same function).
+  void evaluate(const StepCommand& cmd, StepReply& reply) {
+    const runner::RunResult& r = runner_.evaluate_outputs(cmd.inputs());
+    reply.set_evaluation(r.outputs, r.feedthrough);
+    if (!r.error.empty()) {
+      reply.status = ReplyStatus::kFailed;
+      copy_error(reply, r.error);
     }
   }
 

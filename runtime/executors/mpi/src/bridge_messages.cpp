@@ -126,7 +126,7 @@ Request decode_request(std::span<const std::byte> bytes) {
   return read_message<schema::BridgeRequest>(bytes, "request", [](schema::BridgeRequest::Reader r) {
     Request m;
     const auto kind = static_cast<std::uint16_t>(r.getKind());
-    if (kind > static_cast<std::uint16_t>(RequestKind::kShutdown)) {
+    if (kind > static_cast<std::uint16_t>(RequestKind::kEvaluate)) {
       throw std::runtime_error(fmt::format("bridge: unknown request kind {}", kind));
     }
     m.kind = static_cast<RequestKind>(kind);

@@ -22,7 +22,8 @@ inline constexpr int kRequestTag = 7002;
 inline constexpr int kReplyTag = 7003;
 inline constexpr int kAliveTag = 7004;
 // Raised whenever a message changes meaning (part of bridge_version()).
-inline constexpr std::uint32_t kBridgeVersion = 2;
+// 3: the evaluate request (output evaluations of the consistent update, METHODS D-1).
+inline constexpr std::uint32_t kBridgeVersion = 3;
 
 // The hung-agent rule (mpi_executor.hpp): an agent gives a sign of life every quarter of the
 // workers' hang timeout while it waits for them, and rank 0 takes an agent that owes a reply and
@@ -69,14 +70,16 @@ enum class RequestKind : std::uint8_t {
   kStats,
   kExport,
   kImport,
-  kShutdown
+  kShutdown,
+  kEvaluate  // after a step: StepCommand kEvaluate per asked group subsystem (others empty)
 };
 
 struct Request {
   RequestKind kind = RequestKind::kStep;
   double t_end = 0.0;
-  std::vector<std::vector<std::byte>> commands;  // kStep: StepCommand wire bytes per subsystem
-  std::uint32_t subsystem = 0;                   // kExport / kImport: index in the group
+  // kStep, kEvaluate: StepCommand wire bytes per group subsystem (kEvaluate: empty if not asked)
+  std::vector<std::vector<std::byte>> commands;
+  std::uint32_t subsystem = 0;  // kExport / kImport: index in the group
   std::string path, reason;
   std::uint64_t macro_step = 0;
 };
@@ -90,7 +93,8 @@ struct Reply {
   std::string error;
   std::uint32_t failed_subsystem = 0;  // global 0-based
   bool worker_failure = false;
-  std::vector<std::vector<std::byte>> replies;  // kStep: StepReply wire bytes per subsystem
+  // kStep, kEvaluate: StepReply wire bytes per group subsystem (kEvaluate: empty if not asked)
+  std::vector<std::vector<std::byte>> replies;
   std::vector<double> states;
   std::vector<ida::AdvanceStats> totals;
   std::vector<std::int64_t> snapshot_ns;

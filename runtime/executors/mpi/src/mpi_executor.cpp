@@ -129,6 +129,7 @@ struct MpiExecutor::State {
   std::vector<std::int64_t> snapshot;
   double accepted_time = 0.0, step_begin = 0.0, step_end = 0.0;
   bool stepped = false, broken = false;
+  bool step_ok = false;  // the last pass's outcome was ok (evaluate_outputs needs it)
   std::uint64_t attempt = 0, accepted_steps = 0;
   std::int64_t communication_ns = 0;
   std::unique_ptr<worker::StepCommand> command = std::make_unique<worker::StepCommand>();
@@ -526,6 +527,72 @@ void MpiExecutor::step(double t_end, std::span<const SubsystemCommand> commands,
   }
   outcome.communication_ns = std::max<std::int64_t>(0, comm);
   s.communication_ns += outcome.communication_ns;
+  s.step_ok = outcome.ok;
+}
+
+// One evaluate request to each agent that hosts an asked subsystem (the others get nothing),
+// their replies read as the process executor reads its workers'.
+void MpiExecutor::evaluate_outputs(std::span<const std::vector<double>> inputs,
+                                   EvaluationOutcome& outcome) {
+  State& s = *state_;
+  const std::size_t n = s.owner.size();
+  if (!s.stepped || !s.step_ok) {
+    throw std::logic_error(
+        "MpiExecutor::evaluate_outputs: needs a successful step() before accept() / reject()");
+  }
+  if (inputs.size() != n) {
+    throw std::invalid_argument("MpiExecutor::evaluate_outputs: one entry per subsystem");
+  }
+  if (s.broken) throw std::logic_error("MpiExecutor::evaluate_outputs: the bridge has failed");
+  auto& cmd = *s.command;
+  cmd.kind = worker::CommandKind::kEvaluate;
+  cmd.id = s.attempt;
+  std::vector<std::vector<std::byte>> messages;
+  std::vector<std::size_t> asked;
+  for (std::size_t a = 0; a < s.agents.size(); ++a) {
+    bridge::Request rq;
+    rq.kind = bridge::RequestKind::kEvaluate;
+    rq.t_end = s.step_end;
+    rq.macro_step = s.accepted_steps + 1;
+    bool any = false;
+    for (std::size_t i : s.agents[a].group) {
+      rq.commands.emplace_back();
+      if (inputs[i].empty()) continue;
+      cmd.set_inputs(inputs[i]);
+      rq.commands.back() = bridge::wire(cmd);
+      any = true;
+    }
+    if (!any) continue;
+    messages.push_back(bridge::encode(rq));
+    asked.push_back(a);
+  }
+  outcome.ok = true;
+  outcome.error.clear();
+  outcome.subsystems.resize(n);
+  if (asked.empty()) return;
+  s.send(asked, messages, true);
+  const auto replies = s.collect();
+  for (std::size_t a : asked) {
+    const auto& r = replies[a];
+    const auto& group = s.agents[a].group;
+    if (r.replies.size() != group.size()) {
+      s.broken = true;
+      throw std::runtime_error(fmt::format("bridge: {} answered {} of {} subsystems",
+                                           s.name(s.agents[a]), r.replies.size(), group.size()));
+    }
+    for (std::size_t j = 0; j < group.size(); ++j) {
+      const std::size_t i = group[j];
+      if (inputs[i].empty()) continue;
+      bridge::read_wire(r.replies[j], *s.reply);
+      read_evaluation_reply(*s.reply, s.outputs[i], outcome.subsystems[i]);
+      if (s.reply->status != worker::ReplyStatus::kOk &&
+          (outcome.ok || i < outcome.failed_subsystem)) {
+        outcome.ok = false;
+        outcome.failed_subsystem = i;
+        outcome.error = s.reply->error;
+      }
+    }
+  }
 }
 
 void MpiExecutor::accept() {

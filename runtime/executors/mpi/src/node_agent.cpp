@@ -52,6 +52,8 @@ struct Group {
   std::unique_ptr<worker::StepReply> reply = std::make_unique<worker::StepReply>();
   std::vector<SubsystemCommand> commands;
   PassOutcome outcome;
+  std::vector<std::vector<double>> inputs;  // an evaluate request's, per group subsystem
+  EvaluationOutcome evaluation;
   bool abandon_mpi = false;  // leave without MPI_Finalize (a rank is gone)
 };
 
@@ -152,6 +154,46 @@ void serve_step(const bridge::Request& rq, Group& g, bridge::Reply& reply) {
   }
 }
 
+// An output evaluation (Executor::evaluate_outputs) of the asked group subsystems: the same
+// kEvaluate commands and replies the rings carry, forwarded.
+void serve_evaluate(const bridge::Request& rq, Group& g, bridge::Reply& reply) {
+  const std::size_t n = g.subsystems.size();
+  if (rq.commands.size() != n) {
+    throw std::runtime_error(fmt::format(
+        "bridge: an evaluate request with {} commands for {} subsystems", rq.commands.size(), n));
+  }
+  g.inputs.resize(n);
+  for (std::size_t j = 0; j < n; ++j) {
+    g.inputs[j].clear();
+    if (rq.commands[j].empty()) continue;
+    bridge::read_wire(rq.commands[j], *g.command);
+    if (g.command->kind != worker::CommandKind::kEvaluate) {
+      throw std::runtime_error("bridge: an evaluate request without a kEvaluate command");
+    }
+    const auto u = g.command->inputs();
+    g.inputs[j].assign(u.begin(), u.end());
+  }
+  g.executor->evaluate_outputs(g.inputs, g.evaluation);
+  for (std::size_t j = 0; j < n; ++j) {
+    if (rq.commands[j].empty()) {
+      reply.replies.emplace_back();
+      continue;
+    }
+    worker::StepReply& r = *g.reply;
+    const EvaluatedOutputs& e = g.evaluation.subsystems[j];
+    r.status = worker::ReplyStatus::kOk;
+    r.error[0] = '\0';
+    r.set_evaluation(e.outputs, e.feedthrough);
+    if (!g.evaluation.ok && g.evaluation.failed_subsystem == j) {
+      r.status = worker::ReplyStatus::kFailed;
+      const std::size_t len = std::min(g.evaluation.error.size(), worker::kErrorCapacity - 1);
+      std::memcpy(r.error, g.evaluation.error.data(), len);
+      r.error[len] = '\0';
+    }
+    reply.replies.push_back(bridge::wire(r));
+  }
+}
+
 // Handles one request; false once the agent is to leave (shutdown).
 bool serve(const bridge::Request& rq, Group& g, bridge::Reply& reply) {
   using K = bridge::RequestKind;
@@ -159,6 +201,9 @@ bool serve(const bridge::Request& rq, Group& g, bridge::Reply& reply) {
   switch (rq.kind) {
     case K::kStep:
       serve_step(rq, g, reply);
+      break;
+    case K::kEvaluate:
+      serve_evaluate(rq, g, reply);
       break;
     case K::kAccept:
       g.executor->accept();

@@ -86,7 +86,8 @@
 //     oscillator_mass     mass (> 0, default 1), c, d (ground element, >= 0), x0, v0;
 //                         force_input (input force, times force_sign = 1 | -1);
 //                         displacement_input (inputs x_in, v_in driving its own element
-//                         coupling_c, coupling_d; output force: feed-through); at least one
+//                         coupling_c, coupling_d and the cubic coupling_C, coupling_D
+//                         (>= 0, default 0); output force: feed-through); at least one
 //                         of the two; velocity_input (input mu, the projection multiplier
 //                         of a joint: x' = v + force_sign*mu). Outputs x, v[, force]
 //                         (library/oscillator_mass.hpp)

@@ -9,8 +9,9 @@
 // Call order:
 //   1. construct (every subsystem at its consistent initial state at t0 with the initial
 //      coupling variables; that state is the first accepted state T_0)
-//   2. per macro step: one or more step(T_{N+1}, commands, outcome) calls, then exactly one of
-//      accept() or reject().
+//   2. per macro step: one or more step(T_{N+1}, commands, outcome) calls, each followed by any
+//      number of evaluate_outputs() calls (the consistent update's output evaluations, only
+//      after a step whose outcome is ok), then exactly one of accept() or reject().
 //      - Every step() integrates every subsystem from the accepted state T_N, whatever earlier
 //        step() calls of the same macro step did: an iterative scheme (a Newton corrector,
 //        waveform relaxation) calls it once per pass with new support points and new extra runs
@@ -67,6 +68,23 @@ struct SubsystemOutcome {
   std::int64_t extra_ns = 0;   // wall time of the extra runs together (restores excluded)
 };
 
+// Outputs of one subsystem evaluated at given inputs (Executor::evaluate_outputs).
+struct EvaluatedOutputs {
+  std::vector<double> outputs;      // y = g(z(T_{N+1}), u)
+  std::vector<double> feedthrough;  // ∂y/∂u there, column-major (empty without feed-through)
+};
+
+// What one evaluate_outputs() call returns.
+struct EvaluationOutcome {
+  bool ok = true;
+  // When !ok: the lowest subsystem whose model failed (an exception, a value that is not
+  // finite), and why (naming the output, time and inputs). The executor's state is unchanged.
+  std::size_t failed_subsystem = 0;
+  std::string error;
+  // Per subsystem (size subsystem_count()); only the evaluated subsystems' entries are written.
+  std::vector<EvaluatedOutputs> subsystems;
+};
+
 // What one step() pass returns (the scheme's verdict on the macro step is control::StepOutcome).
 struct PassOutcome {
   bool ok = true;
@@ -96,6 +114,13 @@ inline const ida::IntegratorOptions& solver_of(
 void collect_runner_outcome(const runner::SubsystemRunner& runner, std::size_t i,
                             PassOutcome& outcome);
 
+// Subsystem i's output evaluation by its runner (runner::SubsystemRunner::evaluate_outputs) into
+// `outcome`, the first failure recorded as collect_runner_outcome does. Both executors that hold
+// a SubsystemRunner in this process use it (the in-process one, and the process executor for a
+// hosted subsystem); the worker process calls the runner itself.
+void evaluate_with_runner(runner::SubsystemRunner& runner, std::size_t i,
+                          std::span<const double> inputs, EvaluationOutcome& outcome);
+
 class Executor {
  public:
   virtual ~Executor() = default;
@@ -106,6 +131,19 @@ class Executor {
   // commands.size() == subsystem_count().
   virtual void step(double t_end, std::span<const SubsystemCommand> commands,
                     PassOutcome& outcome) = 0;
+
+  // The output evaluation of the consistent update (METHODS §1.1, D-1; seed 000 Eq. 2.22): for
+  // every subsystem i with non-empty inputs[i] (size subsystem(i).input_size()) its outputs
+  // y_i = g_i(z_i(T_{N+1}), u_i) and ∂y_i/∂u_i at the end state of the last step()'s nominal run,
+  // with the inputs u_i = inputs[i] (runner::SubsystemRunner::evaluate_outputs, wherever the
+  // subsystem runs: contract 1). Subsystems with empty inputs[i] are not asked (nothing is sent to
+  // them). inputs.size() == subsystem_count(). Allowed only after a step() whose outcome was ok
+  // and before accept() / reject() (std::logic_error), any number of times: it integrates
+  // nothing and changes no state, so accept() takes the nominal end state as without it. A
+  // model's failure is reported in outcome (ok false); a worker that dies or hangs throws as in
+  // step(). The caller owns `outcome`; its vectors are reused between calls.
+  virtual void evaluate_outputs(std::span<const std::vector<double>> inputs,
+                                EvaluationOutcome& outcome) = 0;
 
   // The nominal states of the last step() become the accepted state (snapshots are taken if
   // rollback is enabled). Requires a step() since the last accept() / reject().

@@ -38,6 +38,10 @@ class InProcessExecutor final : public Executor {
   std::size_t subsystem_count() const override;
   void step(double t_end, std::span<const SubsystemCommand> commands,
             PassOutcome& outcome) override;
+  // The evaluated subsystems one after the other in this thread (each evaluation is a model
+  // call, far cheaper than a task).
+  void evaluate_outputs(std::span<const std::vector<double>> inputs,
+                        EvaluationOutcome& outcome) override;
   void accept() override;
   void reject() override;
   double accepted_time() const override;
@@ -55,6 +59,7 @@ class InProcessExecutor final : public Executor {
   std::unique_ptr<Pool> pool_;  // one TBB arena for the executor's lifetime (threads != 1)
   double accepted_time_ = 0.0;
   bool stepped_ = false;  // a step() ran since the last accept() / reject()
+  bool step_ok_ = false;  // and its outcome was ok
 };
 
 }  // namespace macrostep::executors

@@ -139,6 +139,8 @@ class WorkerFailure : public std::runtime_error {
 // count; the status is the caller's to read). The process executor and the MPI bridge both
 // read replies with it.
 void read_step_reply(const worker::StepReply& r, std::size_t outputs, SubsystemOutcome& so);
+// A subsystem's evaluated outputs from its worker's kEvaluate reply (likewise shared).
+void read_evaluation_reply(const worker::StepReply& r, std::size_t outputs, EvaluatedOutputs& e);
 
 class ProcessExecutor final : public Executor {
  public:
@@ -157,6 +159,12 @@ class ProcessExecutor final : public Executor {
   std::size_t subsystem_count() const override;
   void step(double t_end, std::span<const SubsystemCommand> commands,
             PassOutcome& outcome) override;
+  // One kEvaluate command to each asked worker (the hosted subsystem is evaluated in this
+  // process meanwhile), one wake-up, one wait. With crash recovery, a worker failure during it
+  // is recovered from like one during a pass: the workers are replaced, repeat the last pass's
+  // nominal runs (the same end states) and the evaluation is repeated.
+  void evaluate_outputs(std::span<const std::vector<double>> inputs,
+                        EvaluationOutcome& outcome) override;
   void accept() override;
   void reject() override;
   double accepted_time() const override;

@@ -13,8 +13,9 @@
 //      (same T_N workspace, comparison polynomial) executed beside the nominal one
 //   3. the consistent update u_{N+1} = phi(y_{N+1}(u_{N+1})) (Eq. 2.22, D-1): without
 //      feed-through u_{N+1} = phi(y_{N+1}) (Eq. 2.25); with it Newton on the coupling equations
-//      from the runs' end inputs (system::CoupledSystem::consistent_update, the replies' ∂y/∂u),
-//      to 1e-3 in the coupling-variable weights. Not converged: the attempt is rejected like a
+//      from the runs' end inputs (system::CoupledSystem::consistent_update, the replies' ∂y/∂u;
+//      outputs not affine in the inputs evaluated at every iterate, FeedthroughUpdate), to 1e-3
+//      in the coupling-variable weights. Not converged: the attempt is rejected like a
 //      failed subsystem (r = 0.25, D-26), the error naming the coupling variable and time.
 //   4. error estimate (exLE / exMD on the monitored outputs, exCV on u; D-33 fallback)
 #pragma once
@@ -32,22 +33,27 @@ namespace macrostep::schemes {
 // (system::CoupledSystem::consistent_update) from the inputs each subsystem's run ended with
 // (commands[i].nominal at t1: the Lagrange predictor's u_pre, another approximation's end value,
 // or Gauss–Seidel's interpolated new value) and the replies' ∂y/∂u, to 1e-3 in the
-// coupling-variable weights of `tol`.
+// coupling-variable weights of `tol`. A feed-through subsystem whose outputs are not affine in
+// its inputs (system::CoupledSystem::evaluated) is asked for its true outputs and ∂y/∂u at every
+// Newton iterate (PassRunner::evaluate_outputs: one output evaluation per Newton step, only
+// those subsystems asked); affine ones are moved with their D, exactly and without a message.
 class FeedthroughUpdate {
  public:
   // outputs[i]: subsystem i's outputs from `outcome` (on return y_i(u_new) for feed-through
-  // subsystems). False if Newton did not converge: `result` then carries a subsystem failure
-  // (rejected with r = 0.25 like one, D-26) naming the coupling variable and t1.
+  // subsystems). False if Newton did not converge or an output evaluation failed: `result` then
+  // carries a subsystem failure (rejected with r = 0.25 like one, D-26) naming the subsystem,
+  // and the coupling variable and t1 or the evaluation's reason. `runner` evaluates outputs
+  // after `outcome`'s pass, the attempt's last. Statistics go to runner's
+  // consistent_update_statistics().
   bool update(const system::CoupledSystem& system, const executors::PassOutcome& outcome,
               std::span<const executors::SubsystemCommand> commands, double t1,
-              const control::ErrorTolerances& tol, std::vector<double>& u_new,
+              const control::ErrorTolerances& tol, PassRunner& runner, std::vector<double>& u_new,
               std::vector<std::vector<double>>& outputs, AttemptResult& result);
 
  private:
-  // The replies' ∂y/∂u, the runs' end inputs, and the Newton steps taken so far.
+  // The replies' ∂y/∂u and the runs' end inputs.
   std::vector<std::vector<double>> feedthrough_;
   std::vector<double> u_end_, end_inputs_;
-  std::uint64_t iterations_ = 0;
 };
 
 class ExplicitJacobi final : public MacroStepScheme {

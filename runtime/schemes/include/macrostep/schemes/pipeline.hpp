@@ -108,9 +108,18 @@ struct CorrectorStatistics {
   }
 };
 
+// The consistent update's work with evaluated outputs (METHODS §1.1, D-1; FeedthroughUpdate):
+// systems with a feed-through subsystem whose outputs are not affine in its inputs.
+struct ConsistentUpdateStatistics {
+  std::uint64_t newton_iterations = 0;      // Newton steps, summed over attempts
+  std::uint64_t output_evaluations = 0;     // Executor::evaluate_outputs calls (one per step)
+  std::uint64_t subsystem_evaluations = 0;  // subsystems asked in them, summed
+};
+
 struct SchemeResult {
   control::MacroStepStatistics steps;
   CorrectorStatistics corrector;
+  ConsistentUpdateStatistics consistent_update;
   std::vector<ida::AdvanceStats> subsystem_stats;
   std::vector<double> subsystem_solver_ns;  // Σ_N T_{L,N} per subsystem
   TimeBreakdown time;
@@ -188,6 +197,12 @@ class PassRunner {
   // Per subsystem the nominal runs' solver time of the current attempt (all its passes).
   std::span<const std::int64_t> attempt_solver_ns() const { return attempt_solver_ns_; }
 
+  // The output evaluation after the attempt's last pass (Executor::evaluate_outputs; its wall
+  // time counts as executor time, and it is counted in SchemeResult::consistent_update). The
+  // outcome is valid until the next call.
+  const executors::EvaluationOutcome& evaluate_outputs(std::span<const std::vector<double>> inputs);
+  ConsistentUpdateStatistics& consistent_update_statistics() { return result_.consistent_update; }
+
   std::vector<std::vector<double>>& outputs() { return outputs_; }
   // Subsystem i's full state at the accepted time T_N (Executor::accepted_state; between passes).
   void accepted_state(std::size_t i, std::span<double> z) const { executor_.accepted_state(i, z); }
@@ -198,6 +213,7 @@ class PassRunner {
   executors::Executor& executor_;
   SchemeResult& result_;
   executors::PassOutcome outcome_;
+  executors::EvaluationOutcome evaluation_;
   std::vector<std::vector<double>> outputs_;
   std::vector<double> u_next_;
   std::int64_t executor_ns_ = 0;

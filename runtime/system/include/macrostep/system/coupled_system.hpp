@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -34,10 +35,24 @@ struct MonitoredOutput {
 // What the consistent update (METHODS §1.1, D-1) reached: see CoupledSystem::consistent_update.
 struct ConsistentUpdate {
   bool converged = true;
-  int iterations = 0;     // Newton steps taken (0 without feed-through: u = φ(y) directly)
+  int iterations = 0;   // Newton steps taken (0 without feed-through: u = φ(y) directly)
+  int evaluations = 0;  // output evaluations asked for (OutputEvaluator calls)
+  // Not converged because an output evaluation failed (the evaluator knows why and where).
+  bool evaluation_failed = false;
   double residual = 0.0;  // ‖u − φ(y(u))‖_W at the returned u (WRMS, coupling-variable weights)
   std::size_t worst = 0;  // the coupling variable with the largest weighted residual
 };
+
+// The output evaluation the consistent update asks for when some feed-through subsystem's outputs
+// are not affine in its inputs (CoupledSystem::evaluated): for every subsystem i with non-empty
+// inputs[i] (its inputs u_i, size input_size()) its true outputs y_i = g_i(z_i, u_i) into
+// outputs[i] and ∂y_i/∂u_i into feedthrough[i] (column-major), at the end state its last run
+// reached (executors::Executor::evaluate_outputs behind the schemes; the subsystems themselves
+// at t0). Entries of subsystems not asked are left alone. Returns false if an evaluation
+// failed (the evaluator keeps the reason, naming the subsystem).
+using OutputEvaluator = std::function<bool(std::span<const std::vector<double>> inputs,
+                                           std::span<std::vector<double>> outputs,
+                                           std::span<std::vector<double>> feedthrough)>;
 
 class CoupledSystem {
  public:
@@ -98,6 +113,11 @@ class CoupledSystem {
 
   // Whether any subsystem has direct feed-through (then consistent_update runs Newton).
   bool has_feedthrough() const { return feedthrough_; }
+  // Whether subsystem i's outputs are evaluated at the consistent update's Newton iterates: it
+  // has feed-through and does not declare its outputs affine in its inputs (model::Subsystem::
+  // outputs_affine_in_inputs). And whether any subsystem's are.
+  bool evaluated(std::size_t i) const { return evaluated_.at(i) != 0; }
+  bool has_evaluated_outputs() const { return evaluated_any_; }
 
   // Whether coupling variable c belongs to a constraint law (CouplingLaw::is_constraint): its
   // entry of evaluate_couplings is the constraint residual −g(y), not a value of u. And whether
@@ -109,24 +129,42 @@ class CoupledSystem {
   // g(u) = u − φ(y(u)) = 0 at a macro point, where outputs[i] holds subsystem i's outputs at
   // its end state evaluated with the inputs u_eval (the coupling values its run ended with: the
   // predictor's p(T_{N+1})), and feedthrough[i] its ∂y/∂u there (model::Subsystem::
-  // feedthrough_jacobian, column-major; empty for a subsystem without feed-through). A
-  // feed-through subsystem's outputs at other inputs are y_i(u) = y_i + D_i·(u|_i − u_eval|_i)
-  // (exact for outputs affine in u; otherwise first order in u − u_eval = O(H^{κ+1}), whose
-  // square is far below the coupling error).
+  // feedthrough_jacobian, column-major; empty for a subsystem without feed-through).
   //  - Without feed-through anywhere: u = φ(y), exactly the operations of evaluate_couplings
   //    (Eq. 2.25; results stay bit-identical), iterations 0.
   //  - Otherwise Newton on g from u = u_eval: J = I − Σ ∂φ/∂y·D (dense n_c × n_c, SUNDIALS'
-  //    dense LU), at least one step (exact for outputs affine in u), until ‖g(u)‖_W ≤ tolerance
-  //    with W the coupling-variable weights of `tol` (atol_u, rtol at u), at most max_iterations
-  //    steps; then u := φ(y(u)) (so a variable whose law reads no feed-through output is φ(y)
-  //    exactly). Not converged if that fails, J is singular or a value is not finite. On return
-  //    outputs[i] of feed-through subsystems hold y_i(u) (consistent with the returned u).
+  //    dense LU), at least one step, until ‖g(u)‖_W ≤ tolerance with W the coupling-variable
+  //    weights of `tol` (atol_u, rtol at u), at most max_iterations steps. Not converged if that
+  //    fails, J is singular, a value is not finite or an evaluation fails. y(u) at an iterate:
+  //     - outputs affine in u only (no evaluated(i)): y_i(u) = y_i + D_i·(u|_i − u_eval|_i), exact;
+  //       g is linear, the first step solves it (the second test confirms it at no cost). At
+  //       the end u := φ(y(u)) (a variable whose law reads no feed-through output is then φ(y)
+  //       exactly) and the outputs are moved to that u.
+  //     - otherwise the evaluated subsystems' outputs and D are evaluate()'s at every iterate
+  //       after u_eval (one call per Newton step; the others are moved with D as above), so the
+  //       test uses the true residual: Newton on the true g, converged to `tolerance`. A variable
+  //       whose law reads no feed-through output (φ_c independent of u) is set to φ_c(y) after
+  //       each step, exactly; the others keep their last iterate, whose residual was tested. The
+  //       returned outputs are y(u) at the returned u: no evaluation after the last test.
+  //    On return outputs[i] of feed-through subsystems hold y_i(u) (consistent with the
+  //    returned u). `evaluate` may be empty only without evaluated subsystems
+  //    (std::invalid_argument).
   // Deterministic: fixed loop orders (contract 1). Sizes must match (std::invalid_argument).
   ConsistentUpdate consistent_update(std::span<std::vector<double>> outputs,
                                      std::span<const std::vector<double>> feedthrough,
                                      std::span<const double> u_eval,
                                      const control::ErrorTolerances& tol, std::span<double> u,
-                                     double tolerance = 1e-3, int max_iterations = 10) const;
+                                     const OutputEvaluator& evaluate, double tolerance = 1e-3,
+                                     int max_iterations = 10) const;
+  // The same without an evaluator (systems whose feed-through outputs are all affine in u).
+  ConsistentUpdate consistent_update(std::span<std::vector<double>> outputs,
+                                     std::span<const std::vector<double>> feedthrough,
+                                     std::span<const double> u_eval,
+                                     const control::ErrorTolerances& tol, std::span<double> u,
+                                     double tolerance = 1e-3, int max_iterations = 10) const {
+    return consistent_update(outputs, feedthrough, u_eval, tol, u, OutputEvaluator{}, tolerance,
+                             max_iterations);
+  }
 
   // The consistent coupling variables at t0 from every subsystem's initial state (with
   // feed-through: consistent_update from u = 0 with the default tolerances for rtol 1e-10,
@@ -147,7 +185,18 @@ class CoupledSystem {
   void initial_rates(std::span<const double> u, std::span<double> rates) const;
   // The constraint variables of u (the others set) such that the constraints keep holding.
   void initial_multipliers(std::vector<double>& u) const;
-  // y(u) of the feed-through subsystems from y(u_eval) (consistent_update).
+  // Newton on the true coupling equations with evaluated outputs (consistent_update).
+  ConsistentUpdate evaluated_update(std::span<std::vector<double>> outputs,
+                                    std::span<const std::vector<double>> feedthrough,
+                                    std::span<const double> u_eval,
+                                    const control::ErrorTolerances& tol, std::span<double> u,
+                                    const OutputEvaluator& evaluate, double tolerance,
+                                    int max_iterations) const;
+  // g = u − φ, its weighted norm and worst variable into `result` (consistent_update).
+  void coupling_residual(std::span<const double> u, std::span<const double> phi,
+                         const control::ErrorTolerances& tol, std::span<double> g,
+                         std::span<double> w, ConsistentUpdate& result) const;
+  // y(u) of the feed-through subsystems not evaluated from y(u_eval) (consistent_update).
   void shift_outputs(std::span<const std::vector<double>> base,
                      std::span<const std::vector<double>> feedthrough,
                      std::span<const double> u_eval, std::span<const double> u,
@@ -170,6 +219,10 @@ class CoupledSystem {
   std::vector<MonitoredOutput> monitored_;
   std::vector<control::WeightGroup> monitored_groups_;
   bool feedthrough_ = false;
+  std::vector<char> evaluated_;  // by subsystem: evaluated(i)
+  bool evaluated_any_ = false;
+  // By coupling variable: its law reads an output that may feed through (φ_c depends on u).
+  std::vector<char> reads_feedthrough_;
   std::vector<char> constraint_;  // by coupling variable
   bool constraints_ = false;
 };

@@ -3,13 +3,17 @@
 // rest of the system either by a force (force coupling) or through a coupling element it holds
 // itself and that is driven by the other body's position and velocity (displacement coupling):
 //
-//   ẋ = v + s·μ,   m·v̇ = −c·x − d·v + s·f − F,   F = c_c·(x − x̃) + d_c·(v − ṽ)
+//   ẋ = v + s·μ,   m·v̇ = −c·x − d·v + s·f − F,
+//   F = c_c·Δx + d_c·Δv + C_c·Δx³ + D_c·Δv³,   Δx = x − x̃, Δv = v − ṽ
 //
+// (the cubic terms are seed 000's nonlinear coupling element, Eq. 5.2, as the chain's
+// spring_damper law has them; 0 by default: the linear element of Eq. 2.6-2.8)
 // with f the input "force" (if force_input; s = force_sign, ±1), μ the input "mu" (if
 // velocity_input; otherwise 0) and x̃, ṽ the inputs "x_in", "v_in" (if displacement_input;
 // otherwise F = 0). Outputs y = [x, v] and, with displacement
 // input, "force" = F: the element force the body's element transmits, which depends on x̃, ṽ at
-// once — direct feed-through (D = [−c_c, −d_c], has_feedthrough()). So
+// once — direct feed-through (D = [−c_c − 3C_c·Δx², −d_c − 3D_c·Δv²], has_feedthrough();
+// affine in x̃, ṽ only without the cubic terms, outputs_affine_in_inputs()). So
 //   F/F (Eq. 2.5): two force-input masses and a spring_damper law;
 //   F/D with feed-through (Eq. 2.7): mass 1 force input, mass 2 displacement input, a
 //     displacement law 1 → 2 and a signal law mass2.force → mass1.force;
@@ -21,6 +25,7 @@
 // present). z0 = [x0, v0] whatever the inputs. Immutable after construction; analytic Jacobians.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -37,6 +42,8 @@ struct OscillatorMassParameters {
   bool displacement_input = false;
   bool velocity_input = false;  // μ: ẋ = v + s·μ (a joint's projection multiplier)
   double coupling_stiffness = 0.0, coupling_damping = 0.0;  // c_c, d_c >= 0 of the held element
+  // C_c, D_c >= 0: the held element's cubic terms C_c·Δx³ + D_c·Δv³ (seed 000 Eq. 5.2)
+  double coupling_cubic_stiffness = 0.0, coupling_cubic_damping = 0.0;
   double x0 = 0.0, v0 = 0.0;
 };
 
@@ -50,6 +57,8 @@ class OscillatorMass final : public model::Subsystem {
   std::size_t input_size() const override;
   std::size_t output_size() const override { return p_.displacement_input ? 3 : 2; }
   bool has_feedthrough() const override { return p_.displacement_input; }
+  // The element force is affine in x̃, ṽ unless the element has cubic terms.
+  bool outputs_affine_in_inputs() const override { return !cubic(); }
   // Only "force" (output 2) depends on x_in, v_in.
   bool output_feeds_through(std::size_t o) const override {
     return p_.displacement_input && o == 2;
@@ -68,7 +77,7 @@ class OscillatorMass final : public model::Subsystem {
                 std::span<const double> u, double cj, std::span<double> values) const override;
   void outputs(double t, std::span<const double> z, std::span<const double> u,
                std::span<double> y) const override;
-  // D = ∂y/∂u: only the force output depends on x_in, v_in (−c_c, −d_c).
+  // D = ∂y/∂u: only the force output depends on x_in, v_in (−∂F/∂Δx, −∂F/∂Δv).
   void feedthrough_jacobian(double t, std::span<const double> z, std::span<const double> u,
                             std::span<double> values) const override;
 
@@ -88,6 +97,12 @@ class OscillatorMass final : public model::Subsystem {
   std::size_t displacement_offset() const {
     return velocity_offset() + (p_.velocity_input ? 1 : 0);
   }
+  bool cubic() const {
+    return p_.coupling_cubic_stiffness != 0.0 || p_.coupling_cubic_damping != 0.0;
+  }
+  // ∂F/∂Δx and ∂F/∂Δv of the held element at (z, u): c_c + 3C_c·Δx², d_c + 3D_c·Δv² (exactly
+  // c_c, d_c without cubic terms; 0, 0 without the element).
+  std::array<double, 2> element_slopes(std::span<const double> z, std::span<const double> u) const;
   double mu(std::span<const double> u) const {
     return p_.velocity_input ? p_.force_sign * u[velocity_offset()] : 0.0;
   }

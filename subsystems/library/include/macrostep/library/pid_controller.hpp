@@ -21,6 +21,7 @@
 // without a derivative kick.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <limits>
 #include <string>
@@ -53,6 +54,11 @@ class PidController final : public model::Subsystem {
   std::size_t input_size() const override { return parameters_.setpoint_input ? 2 : 1; }
   std::size_t output_size() const override { return 1; }
   bool has_feedthrough() const override;
+  // Without output limits the lag-free command K_p·e + I + K_d·(e − w)/T_f is affine in the
+  // inputs; the saturation makes it piecewise affine only (then evaluated, not linearised).
+  bool outputs_affine_in_inputs() const override {
+    return std::isinf(parameters_.output_min) && std::isinf(parameters_.output_max);
+  }
   std::span<const model::StateRole> state_roles() const override { return roles_; }
   std::string state_name(std::size_t i) const override;
   std::string output_name(std::size_t i) const override;

@@ -91,12 +91,21 @@ class Subsystem {
 
   // The feed-through block D = ∂y/∂u at (t, z, u), dense column-major: values[c * output_size()
   // + r] = ∂y_r/∂u_c (size output_size() * input_size()). The master's consistent update
-  // (METHODS §1.1, D-1, seed 000 Eq. 2.22) moves a subsystem's outputs at the end state to other
-  // inputs with it: y(u) = y(u_end) + D·(u − u_end), exact for outputs affine in u. Only called
-  // if has_feedthrough(). Default: central differences of outputs() (steps 1e-7·max(1, |u_c|);
+  // (METHODS §1.1, D-1, seed 000 Eq. 2.22) uses it as the Newton matrix of its coupling
+  // equations, and for outputs affine in u (outputs_affine_in_inputs()) also to move the outputs
+  // at the end state to other inputs: y(u) = y(u_end) + D·(u − u_end). Only called if
+  // has_feedthrough(). Default: central differences of outputs() (steps 1e-7·max(1, |u_c|);
   // exact up to rounding for affine outputs); a model may give it analytically.
   virtual void feedthrough_jacobian(double t, std::span<const double> z, std::span<const double> u,
                                     std::span<double> values) const;
+
+  // Whether outputs() is affine in u for every fixed (t, z): y(u) = y(u_0) + D·(u − u_0) with a D
+  // that does not depend on u. Then the master's consistent update shifts the outputs with D
+  // (exact, no further message to the subsystem); otherwise it asks the subsystem for y and D at
+  // every Newton iterate (the output evaluation, executors::Executor::evaluate_outputs). Only
+  // read if has_feedthrough(). Default false: a model that does not say is evaluated, never
+  // linearised (a wrong true here makes the update first order in the inputs' change).
+  virtual bool outputs_affine_in_inputs() const { return false; }
 
   // For the sap interface Jacobian of the implicit scheme (METHODS.md §4.5, D-20; seed 000
   // App. A): with equations of motion M v' = h + B u, the direct effect of every input on the

@@ -18,6 +18,8 @@
 //        execute(r) for r < run_count()   in any order, concurrently for distinct r (run_all()
 //                                         does it on an arena); never throws
 //        result(r), failure()             read after every execute() has returned
+//        evaluate_outputs(u)              after a pass whose nominal run succeeded: y and ∂y/∂u
+//                                         at its end state with other inputs (any number)
 //      then exactly one of accept() (the nominal state at t_end becomes T_N, snapshot saved) or
 //      reject() (the nominal integrator is restored to T_N).
 //   3. accepted_state(), total_stats(), snapshot_ns() between steps.
@@ -155,6 +157,18 @@ class SubsystemRunner {
   void run_all(tbb::task_arena* arena);
 
   const RunResult& result(std::size_t r) const { return results_.at(r); }
+
+  // The output evaluation of the master's consistent update (METHODS §1.1, D-1; seed 000
+  // Eq. 2.22): y = g(z(t_end), u) and, with feed-through, D = ∂y/∂u (model::Subsystem::
+  // feedthrough_jacobian) at the end state of the prepared pass's nominal run, with `inputs`
+  // (size input_size()) instead of the run's own end inputs. No integration, no change of
+  // state: any number of calls after a pass whose nominal run succeeded and before accept() /
+  // reject() (std::logic_error otherwise; std::invalid_argument for the wrong input count). The
+  // in-process executor and the worker process both call it, so evaluated outputs are the same
+  // bits wherever the subsystem runs (contract 1). Never throws for the model's sake: a model
+  // exception or a value that is not finite is returned in `error` (naming the output, the time
+  // and the inputs). The result (stats zero) is valid until the next call or pass.
+  const RunResult& evaluate_outputs(std::span<const double> inputs);
   // The first failed run (lowest index) as "nominal run: ..." / "extra run: ...", or empty.
   // failed_run() is its index. Valid after the runs of a pass.
   std::string failure() const;
@@ -215,6 +229,8 @@ class SubsystemRunner {
   std::vector<std::unique_ptr<Input>> extra_inputs_;
   std::vector<std::unique_ptr<ida::Integrator>> pool_;
   std::vector<RunResult> results_;
+  RunResult evaluated_;                   // the last evaluate_outputs()
+  std::vector<double> end_z_, end_zp_;    // its scratch: the nominal end state
   std::vector<std::int64_t> restore_ns_;  // per run of the current pass
   std::size_t extra_count_ = 0;
   double t_end_ = 0.0;

@@ -54,8 +54,9 @@ namespace macrostep::worker {
 // 3: runs with roles; 4: command bell and reply counter in RunBlock (one wake-up per batch);
 // 5: the worker keeps its accepted state in a recovery file (SubsystemConfig.recoveryPath),
 // and treats input jumps at T_N as configured (SubsystemConfig.jumps); 6: a reply carries the
-// nominal run's feed-through block ∂y/∂u (StepReply::feedthrough, METHODS D-1)
-inline constexpr std::uint32_t kProtocolVersion = 6;
+// nominal run's feed-through block ∂y/∂u (StepReply::feedthrough, METHODS D-1); 7: kEvaluate,
+// the output evaluation of the consistent update (runner::SubsystemRunner::evaluate_outputs)
+inline constexpr std::uint32_t kProtocolVersion = 7;
 // Runs of one step: the nominal run, up to kMaxPolynomialRuns - 1 runs with their own polynomial
 // (comparison runs) and perturbed runs, kMaxRuns in all: enough for one perturbed run per input in
 // each direction (central differences, METHODS §4.2) beside a comparison run.
@@ -76,6 +77,12 @@ enum class CommandKind : std::uint32_t {
   // updated). For checkpoints and for a restarted worker that continues a run.
   kExport = 5,
   kImport = 6,
+  // After a kStep whose nominal run succeeded and before kAccept / kReject, any number of
+  // times: the outputs and ∂y/∂u at the nominal end state with the inputs in inputs()
+  // (SubsystemRunner::evaluate_outputs; no integration, no change of state). Its reply carries
+  // one run with zero statistics, its outputs and the feed-through block
+  // (StepReply::set_evaluation); a model failure is a kFailed reply with the reason.
+  kEvaluate = 7,
 };
 
 // The runs travel packed (only the used nodes and channels, and a perturbed run as two numbers),
@@ -124,13 +131,21 @@ struct StepCommand {
   // Worker: the path of a kExport / kImport command; std::runtime_error if malformed.
   std::string path() const;
 
-  // Bytes sent through the ring: the header, and the packed runs or path.
+  // Master: the inputs of a kEvaluate command, carried in `points` (no runs). Throws
+  // std::invalid_argument beyond kMaxChannels values.
+  void set_inputs(std::span<const double> u);
+  // Worker: the inputs of a kEvaluate command.
+  std::span<const double> inputs() const noexcept {
+    return {points, std::min<std::size_t>(packed, model::SupportPoints::kMaxChannels)};
+  }
+
+  // Bytes sent through the ring: the header, and the packed runs, path or inputs.
   std::size_t wire_bytes() const noexcept {
-    return offsetof(StepCommand, points) + (kind == CommandKind::kStep ||
-                                                    kind == CommandKind::kExport ||
-                                                    kind == CommandKind::kImport
-                                                ? packed * sizeof(double)
-                                                : 0);
+    return offsetof(StepCommand, points) +
+           (kind == CommandKind::kStep || kind == CommandKind::kExport ||
+                    kind == CommandKind::kImport || kind == CommandKind::kEvaluate
+                ? packed * sizeof(double)
+                : 0);
   }
 
  private:
@@ -181,6 +196,9 @@ struct StepReply {
   // The feed-through block (after `runs` and `outputs` are set). set_feedthrough throws
   // std::invalid_argument beyond kMaxFeedthrough values.
   void set_feedthrough(std::span<const double> d);
+  // A kEvaluate reply: one run with zero statistics, the outputs `y` and the block `d`. Throws
+  // std::invalid_argument beyond kMaxOutputs outputs or kMaxFeedthrough values.
+  void set_evaluation(std::span<const double> y, std::span<const double> d);
   std::span<const double> feedthrough_values() const noexcept {
     return {data + output_offset(used_runs()), std::min<std::size_t>(feedthrough, kMaxFeedthrough)};
   }

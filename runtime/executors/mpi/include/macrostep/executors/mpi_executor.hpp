@@ -140,6 +140,10 @@ class MpiExecutor final : public Executor {
   std::size_t subsystem_count() const override;
   void step(double t_end, std::span<const SubsystemCommand> commands,
             PassOutcome& outcome) override;
+  // One evaluate request per agent that hosts an asked subsystem (its ProcessExecutor forwards
+  // the kEvaluate commands to the workers); agents without one get no message.
+  void evaluate_outputs(std::span<const std::vector<double>> inputs,
+                        EvaluationOutcome& outcome) override;
   void accept() override;
   void reject() override;
   double accepted_time() const override;
