@@ -140,6 +140,15 @@ struct MpiExecutor::State {
                        a.info.pid, a.group.size() == 1 ? "" : "s", subsystem_list(a.group));
   }
 
+  // An agent that answered for another number of subsystems than it hosts breaks the bridge.
+  void check_reply_count(std::size_t a, std::size_t replies) {
+    if (replies != agents[a].group.size()) {
+      broken = true;
+      throw std::runtime_error(fmt::format("bridge: {} answered {} of {} subsystems",
+                                           name(agents[a]), replies, agents[a].group.size()));
+    }
+  }
+
   std::string during() const {
     if (!stepped) {
       return fmt::format("between macro steps at t = {:.9g} (after macro step {})", accepted_time,
@@ -457,6 +466,21 @@ MpiExecutor::MpiExecutor(ipc::mpi::World& world, std::span<const AgentInfo> agen
   }
 }
 
+namespace {
+
+// The lowest failing subsystem, as the other executors report it (contract 1); Outcome is a
+// PassOutcome or an EvaluationOutcome.
+template <class Outcome>
+void record_failure(const worker::StepReply& reply, std::size_t i, Outcome& outcome) {
+  if (reply.status != worker::ReplyStatus::kOk && (outcome.ok || i < outcome.failed_subsystem)) {
+    outcome.ok = false;
+    outcome.failed_subsystem = i;
+    outcome.error = reply.error;
+  }
+}
+
+}  // namespace
+
 MpiExecutor::~MpiExecutor() {
   if (state_) state_->shutdown(state_->broken ? "the run failed" : worker::kNormalShutdown);
 }
@@ -506,23 +530,13 @@ void MpiExecutor::step(double t_end, std::span<const SubsystemCommand> commands,
   for (std::size_t a = 0; a < s.agents.size(); ++a) {
     const auto& r = replies[a];
     const auto& group = s.agents[a].group;
-    if (r.replies.size() != group.size()) {
-      s.broken = true;
-      throw std::runtime_error(fmt::format("bridge: {} answered {} of {} subsystems",
-                                           s.name(s.agents[a]), r.replies.size(), group.size()));
-    }
+    s.check_reply_count(a, r.replies.size());
     comm = std::max(comm, r.busy_ns + r.communication_ns);
     for (std::size_t j = 0; j < group.size(); ++j) {
       const std::size_t i = group[j];
       bridge::read_wire(r.replies[j], *s.reply);
       read_step_reply(*s.reply, s.outputs[i], outcome.subsystems[i]);
-      // The lowest failing subsystem, as the other executors report it (contract 1).
-      if (s.reply->status != worker::ReplyStatus::kOk &&
-          (outcome.ok || i < outcome.failed_subsystem)) {
-        outcome.ok = false;
-        outcome.failed_subsystem = i;
-        outcome.error = s.reply->error;
-      }
+      record_failure(*s.reply, i, outcome);
     }
   }
   outcome.communication_ns = std::max<std::int64_t>(0, comm);
@@ -575,22 +589,13 @@ void MpiExecutor::evaluate_outputs(std::span<const std::vector<double>> inputs,
   for (std::size_t a : asked) {
     const auto& r = replies[a];
     const auto& group = s.agents[a].group;
-    if (r.replies.size() != group.size()) {
-      s.broken = true;
-      throw std::runtime_error(fmt::format("bridge: {} answered {} of {} subsystems",
-                                           s.name(s.agents[a]), r.replies.size(), group.size()));
-    }
+    s.check_reply_count(a, r.replies.size());
     for (std::size_t j = 0; j < group.size(); ++j) {
       const std::size_t i = group[j];
       if (inputs[i].empty()) continue;
       bridge::read_wire(r.replies[j], *s.reply);
       read_evaluation_reply(*s.reply, s.outputs[i], outcome.subsystems[i]);
-      if (s.reply->status != worker::ReplyStatus::kOk &&
-          (outcome.ok || i < outcome.failed_subsystem)) {
-        outcome.ok = false;
-        outcome.failed_subsystem = i;
-        outcome.error = s.reply->error;
-      }
+      record_failure(*s.reply, i, outcome);
     }
   }
 }
