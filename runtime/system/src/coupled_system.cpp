@@ -200,13 +200,10 @@ std::vector<double> CoupledSystem::initial_couplings() const {
     for (std::size_t i = 0; i < ns; ++i) {
       if (inputs[i].empty()) continue;
       const auto& s = *subsystems_[i];
-      s.outputs(s.initial_time(), z0[i], inputs[i], y[i]);
-      s.feedthrough_jacobian(s.initial_time(), z0[i], inputs[i], d[i]);
-      const auto finite = [](double v) { return std::isfinite(v); };
-      if (!std::all_of(y[i].begin(), y[i].end(), finite) ||
-          !std::all_of(d[i].begin(), d[i].end(), finite)) {
-        failure = "subsystem " + std::to_string(i + 1) +
-                  ": an output or its derivative by the inputs is not finite at t0";
+      try {
+        model::evaluate_outputs(s, s.initial_time(), z0[i], inputs[i], y[i], d[i]);
+      } catch (const std::exception& e) {
+        failure = "subsystem " + std::to_string(i + 1) + " at t0: " + e.what();
         return false;
       }
     }

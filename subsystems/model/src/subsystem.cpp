@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace macrostep::model {
@@ -70,6 +73,38 @@ void Subsystem::input_jacobian(double t, std::span<const double> z, std::span<co
       std::vector<double>(u.begin(), u.end()), state_size(),
       [&](const std::vector<double>& uu, std::vector<double>& r) { residual(t, z, zp, uu, r); },
       values);
+}
+
+namespace {
+
+std::string number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", v);
+  return text;
+}
+
+}  // namespace
+
+void evaluate_outputs(const Subsystem& s, double t, std::span<const double> z,
+                      std::span<const double> u, std::vector<double>& y, std::vector<double>& d) {
+  y.resize(s.output_size());
+  s.outputs(t, z, u, y);
+  d.clear();
+  if (s.has_feedthrough()) {
+    d.resize(s.output_size() * s.input_size());
+    s.feedthrough_jacobian(t, z, u, d);
+  }
+  for (std::size_t o = 0; o < y.size(); ++o) {
+    if (!std::isfinite(y[o])) {
+      throw std::runtime_error("output " + s.output_name(o) + " is " + number(y[o]));
+    }
+  }
+  for (std::size_t k = 0; k < d.size(); ++k) {
+    if (!std::isfinite(d[k])) {
+      throw std::runtime_error("the derivative of output " + s.output_name(k % y.size()) +
+                               " by input " + s.input_name(k / y.size()) + " is " + number(d[k]));
+    }
+  }
 }
 
 }  // namespace macrostep::model

@@ -201,27 +201,7 @@ const RunResult& SubsystemRunner::evaluate_outputs(std::span<const double> input
     end_z_.resize(subsystem_.state_size());
     end_zp_.resize(end_z_.size());
     nominal_->state(end_z_, end_zp_);
-    r.outputs.resize(subsystem_.output_size());
-    subsystem_.outputs(t, end_z_, inputs, r.outputs);
-    r.feedthrough.clear();
-    if (subsystem_.has_feedthrough()) {
-      r.feedthrough.resize(subsystem_.output_size() * subsystem_.input_size());
-      subsystem_.feedthrough_jacobian(t, end_z_, inputs, r.feedthrough);
-    }
-    for (std::size_t o = 0; o < r.outputs.size(); ++o) {
-      if (!std::isfinite(r.outputs[o])) {
-        throw std::runtime_error("output " + subsystem_.output_name(o) + " is " +
-                                 number(r.outputs[o]));
-      }
-    }
-    for (std::size_t k = 0; k < r.feedthrough.size(); ++k) {
-      if (!std::isfinite(r.feedthrough[k])) {
-        throw std::runtime_error("the derivative of output " +
-                                 subsystem_.output_name(k % r.outputs.size()) + " by input " +
-                                 subsystem_.input_name(k / r.outputs.size()) + " is " +
-                                 number(r.feedthrough[k]));
-      }
-    }
+    model::evaluate_outputs(subsystem_, t, end_z_, inputs, r.outputs, r.feedthrough);
   } catch (const std::exception& e) {
     r.error = "output evaluation at t = " + number(t) + " with " +
               describe_inputs(subsystem_, inputs) + ": " + e.what();

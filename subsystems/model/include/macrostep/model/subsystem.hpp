@@ -138,6 +138,14 @@ class Subsystem {
                               std::span<const double> u, std::span<double> values) const;
 };
 
+// The output evaluation of the consistent update (METHODS §1.1, D-1): y = outputs(t, z, u) and,
+// for a subsystem with feed-through, d = feedthrough_jacobian(t, z, u) (d is emptied otherwise).
+// Resizes y and d. Throws std::runtime_error naming the output (and input) whose value is not
+// finite; a model's own exception passes through. Used by the worker's runner at T_{N+1} and by
+// the master at t0, so both check and report alike.
+void evaluate_outputs(const Subsystem& s, double t, std::span<const double> z,
+                      std::span<const double> u, std::vector<double>& y, std::vector<double>& d);
+
 // The time function of a subsystem's inputs, supplied by the caller of the integrator
 // (a support-point polynomial in co-simulation, nothing for a closed model).
 // evaluate() must be deterministic and callable from the integrator's thread.
