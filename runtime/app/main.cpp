@@ -36,9 +36,9 @@
 #include "macrostep/output/csv.hpp"
 #include "macrostep/output/hdf5.hpp"
 #include "macrostep/output/nrmse.hpp"
-#include "macrostep/schemes/cosimulation.hpp"
+#include "macrostep/run/cosimulation.hpp"
 #include "macrostep/schemes/explicit_jacobi.hpp"
-#include "macrostep/schemes/monolithic.hpp"
+#include "macrostep/run/monolithic.hpp"
 #include "macrostep/worker/worker.hpp"
 #ifdef MACROSTEP_MPI_BRIDGE
 #include "macrostep/executors/mpi_executor.hpp"
@@ -56,7 +56,7 @@ constexpr int kRuntimeError = 1;
 // installed once the configuration is read: while it is parsed, a signal ends the process at
 // once (nothing is written yet). The segment cleanup handlers run first and unlink the run's
 // shared-memory segments on these and on fatal signals (SIGBUS, SIGSEGV, ...).
-macrostep::schemes::StopFlag g_stop{0};
+macrostep::run::StopFlag g_stop{0};
 
 extern "C" void on_stop_signal(int sig) {
   if (g_stop.load(std::memory_order_relaxed) != 0) {
@@ -78,7 +78,7 @@ void install_stop_handlers() {
 }
 
 // Exit status of a run stopped by signal `sig`: the shell's convention for death by a signal.
-int interrupted(const macrostep::schemes::RunInterrupted& e, const std::string& what) {
+int interrupted(const macrostep::run::RunInterrupted& e, const std::string& what) {
   std::string checkpoint;
   if (!e.checkpoint().empty()) {
     checkpoint = fmt::format("; `macrostep resume {}` continues the run", e.checkpoint());
@@ -243,11 +243,11 @@ macrostep::config::JumpHandling parse_jump_handling(const std::string& name) {
 }
 
 // The co-simulation overrides of the command line, each value checked on its own.
-macrostep::schemes::CosimOptions cosim_options(const RunArgs& args,
+macrostep::run::CosimOptions cosim_options(const RunArgs& args,
                                                const std::string& command_line) {
   check_output(args);
   if (given(args.executor_opt)) check_executor(args.executor);
-  macrostep::schemes::CosimOptions o;
+  macrostep::run::CosimOptions o;
   if (given(args.scheme_opt)) o.scheme = parse_scheme(args.scheme);
   if (given(args.jacobian_opt)) o.jacobian = parse_jacobian(args.jacobian);
   if (given(args.estimator_opt)) o.estimator = parse_estimator(args.estimator);
@@ -277,8 +277,8 @@ macrostep::schemes::CosimOptions cosim_options(const RunArgs& args,
   o.master_hosts_first = args.master_hosts_first;
   o.output_file = args.output;
   o.all_states = args.all_states;
-  o.progress = args.progress ? macrostep::schemes::MonolithicOptions::Progress::kAlways
-                             : macrostep::schemes::MonolithicOptions::Progress::kAuto;
+  o.progress = args.progress ? macrostep::run::MonolithicOptions::Progress::kAlways
+                             : macrostep::run::MonolithicOptions::Progress::kAuto;
   o.command_line = command_line;
   if (given(args.checkpoint_every_opt)) {
     try {
@@ -328,14 +328,14 @@ int run_model(const RunArgs& args, bool reference, const std::string& command_li
   }
   const macrostep::config::RunConfig config = macrostep::config::load_config(args.config);
   install_stop_handlers();
-  macrostep::schemes::MonolithicOptions options;
+  macrostep::run::MonolithicOptions options;
   options.reference = reference;
   if (given(args.stop_time_opt)) options.stop_time = args.stop_time;
   if (given(args.rtol_opt)) options.rtol = args.rtol;
   options.output_file = args.output;
   options.all_states = args.all_states;
-  options.progress = args.progress ? macrostep::schemes::MonolithicOptions::Progress::kAlways
-                                   : macrostep::schemes::MonolithicOptions::Progress::kAuto;
+  options.progress = args.progress ? macrostep::run::MonolithicOptions::Progress::kAlways
+                                   : macrostep::run::MonolithicOptions::Progress::kAuto;
   options.command_line = command_line;
   options.stop = &g_stop;
   if (!args.at.empty()) {
@@ -346,24 +346,24 @@ int run_model(const RunArgs& args, bool reference, const std::string& command_li
     }
   }
   try {
-    const auto result = macrostep::schemes::run_monolithic(config, options);
-    macrostep::schemes::print_summary(std::cout, config, options, result);
+    const auto result = macrostep::run::run_monolithic(config, options);
+    macrostep::run::print_summary(std::cout, config, options, result);
     return 0;
-  } catch (const macrostep::schemes::RunInterrupted& e) {
+  } catch (const macrostep::run::RunInterrupted& e) {
     return interrupted(e, reference ? "reference run" : "monolithic run");
   }
 }
 
 // The co-simulation of `config` with `options` (run or resume), its summary and exit status.
 int cosimulate(const macrostep::config::RunConfig& config,
-               macrostep::schemes::CosimOptions& options) {
+               macrostep::run::CosimOptions& options) {
   options.stop = &g_stop;
   install_stop_handlers();
   try {
-    const auto result = macrostep::schemes::run_cosimulation(config, options);
-    macrostep::schemes::print_summary(std::cout, config, result);
+    const auto result = macrostep::run::run_cosimulation(config, options);
+    macrostep::run::print_summary(std::cout, config, result);
     return 0;
-  } catch (const macrostep::schemes::RunInterrupted& e) {
+  } catch (const macrostep::run::RunInterrupted& e) {
     return interrupted(e, "co-simulation");
   } catch (const macrostep::schemes::SubsystemFailure& e) {
     // A [[subsystem]] is named as in the configuration (the failure counts from 1).
@@ -393,9 +393,9 @@ int cosimulate(const macrostep::config::RunConfig& config,
 // starts.
 int run_cosimulation(
     const RunArgs& args, const std::string& command_line, std::vector<std::string> arguments,
-    std::optional<macrostep::schemes::MpiBridge> mpi = std::nullopt,
+    std::optional<macrostep::run::MpiBridge> mpi = std::nullopt,
     const std::function<void(const macrostep::config::RunConfig&)>& check_config = {}) {
-  macrostep::schemes::CosimOptions options = cosim_options(args, command_line);
+  macrostep::run::CosimOptions options = cosim_options(args, command_line);
   options.arguments = std::move(arguments);
   options.mpi = std::move(mpi);
   const macrostep::config::RunConfig config = macrostep::config::load_config(args.config);
@@ -423,7 +423,7 @@ int resume(const std::string& path, const std::string& command_line) {
     throw macrostep::checkpoint::CheckpointError(
         fmt::format("{}: a checkpoint of a monolithic run", path));
   }
-  macrostep::schemes::CosimOptions options = cosim_options(args, command_line);
+  macrostep::run::CosimOptions options = cosim_options(args, command_line);
   options.arguments = checkpoint.arguments;
   options.output_file = checkpoint.csv_path;
   options.checkpoint_path = path;  // further checkpoints replace this one
@@ -468,8 +468,8 @@ int run_bridged(int* argc, char*** argv, const RunArgs& args, const std::string&
       throw UsageError(e.what());
     }
     std::vector<int> configured_ranks;  // [executor] ranks
-    macrostep::schemes::MpiBridge bridge;
-    bridge.make = [&world, &agents, &configured_ranks](const macrostep::schemes::BridgeRequest& rq,
+    macrostep::run::MpiBridge bridge;
+    bridge.make = [&world, &agents, &configured_ranks](const macrostep::run::BridgeRequest& rq,
                                                        nlohmann::ordered_json& placement_json,
                                                        std::string& placement_text) {
       ex::MpiOptions mo;
@@ -784,7 +784,7 @@ int main(int argc, char** argv) {
   } catch (const macrostep::config::ConfigError& e) {
     fmt::print(stderr, "{}\n", e.what());
     return kUserError;
-  } catch (const macrostep::schemes::SetupError& e) {
+  } catch (const macrostep::run::SetupError& e) {
     fmt::print(stderr, "macrostep: {}\n", e.what());
     return kUserError;
   } catch (const macrostep::checkpoint::CheckpointError& e) {

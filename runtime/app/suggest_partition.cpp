@@ -20,8 +20,8 @@
 #include "macrostep/ida/integrator.hpp"
 #include "macrostep/library/chain.hpp"
 #include "macrostep/placement/placement.hpp"
-#include "macrostep/schemes/cosimulation.hpp"
-#include "macrostep/schemes/monolithic.hpp"
+#include "macrostep/run/cosimulation.hpp"
+#include "macrostep/run/monolithic.hpp"
 
 namespace macrostep::app {
 namespace {
@@ -89,12 +89,12 @@ Trial trial_cosimulation(const config::RunConfig& configured,
   analysis::CutIndicatorSampler sampler(boundaries.size() - 2, test.kappa_min, test.kappa_max,
                                         test.rtol, test.atol_u);
   TrialDirectory dir;
-  schemes::CosimOptions options;
+  run::CosimOptions options;
   options.stop_time = trial_time;
   options.output_file = (dir.path / "trial.csv").string();
   options.executor = args.executor == "processes" ? config::ExecutorKind::kProcesses
                                                   : config::ExecutorKind::kInProcess;
-  options.progress = schemes::MonolithicOptions::Progress::kNever;
+  options.progress = run::MonolithicOptions::Progress::kNever;
   options.command_line = "suggest-partition trial";
   std::vector<double> u;
   options.on_accepted = [&](const schemes::AcceptedPoint& p) {
@@ -102,7 +102,7 @@ Trial trial_cosimulation(const config::RunConfig& configured,
     sampler.add(p.time, u);
   };
   const auto start = std::chrono::steady_clock::now();
-  const schemes::CosimResult result = schemes::run_cosimulation(config, options);
+  const run::CosimResult result = run::run_cosimulation(config, options);
 
   Trial trial;
   trial.wall_s = seconds_since(start);
@@ -134,7 +134,7 @@ std::vector<double> solution_indicators(const config::RunConfig& config, double 
   const library::ChainParameters params = config::realize_chain(config);
   const std::size_t n = params.size();
   const library::ChainSegment chain(params, 0, n);
-  ida::IntegratorOptions options = schemes::integrator_options(config.solver);
+  ida::IntegratorOptions options = run::integrator_options(config.solver);
   options.rtol *= kSamplingTolerance;
   options.atol_pos *= kSamplingTolerance;
   options.atol_vel *= kSamplingTolerance;

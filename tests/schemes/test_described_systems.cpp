@@ -18,9 +18,9 @@
 #include "macrostep/config/run_config.hpp"
 #include "macrostep/executors/in_process_executor.hpp"
 #include "macrostep/ida/integrator.hpp"
-#include "macrostep/schemes/cosimulation.hpp"
+#include "macrostep/run/cosimulation.hpp"
 #include "macrostep/schemes/implicit.hpp"
-#include "macrostep/schemes/monolithic.hpp"
+#include "macrostep/run/monolithic.hpp"
 #include "macrostep/system/monolithic_system.hpp"
 #include "macrostep/system/system_description.hpp"
 #include "verification_support.hpp"
@@ -269,17 +269,17 @@ TEST(DescribedSystems, DrivetrainExampleRunsAndMatchesItsMonolithicRun) {
   std::filesystem::create_directories(dir);
   const config::RunConfig c =
       config::load_config(std::string(MACROSTEP_SOURCE_DIR) + "/configs/drivetrain.toml");
-  schemes::CosimOptions co;
+  run::CosimOptions co;
   co.output_file = (dir / "cosim.csv").string();
   co.stop_time = 0.7;                              // past the load step at 0.5 s
   co.executor = config::ExecutorKind::kInProcess;  // this test binary is no worker executable
-  co.progress = schemes::MonolithicOptions::Progress::kNever;
-  const schemes::CosimResult cosim = schemes::run_cosimulation(c, co);
-  schemes::MonolithicOptions mo;
+  co.progress = run::MonolithicOptions::Progress::kNever;
+  const run::CosimResult cosim = run::run_cosimulation(c, co);
+  run::MonolithicOptions mo;
   mo.output_file = (dir / "mono.csv").string();
   mo.stop_time = cosim.final_time;
-  mo.progress = schemes::MonolithicOptions::Progress::kNever;
-  const schemes::MonolithicResult mono = schemes::run_monolithic(c, mo);
+  mo.progress = run::MonolithicOptions::Progress::kNever;
+  const run::MonolithicResult mono = run::run_monolithic(c, mo);
   std::filesystem::remove_all(dir);
 
   EXPECT_EQ(cosim.columns, mono.columns);

@@ -25,7 +25,7 @@
 #include "macrostep/control/error_norm.hpp"
 #include "macrostep/executors/in_process_executor.hpp"
 #include "macrostep/library/chain.hpp"
-#include "macrostep/schemes/cosimulation.hpp"
+#include "macrostep/run/cosimulation.hpp"
 #include "macrostep/schemes/implicit.hpp"
 #include "macrostep/system/chain_system.hpp"
 #include "star_system.hpp"
@@ -278,14 +278,14 @@ TEST(K51, LargestStableStepIsOrderedExplicitWaveformImplicit) {
   const auto config =
       config::load_config(std::string(MACROSTEP_SOURCE_DIR) + "/configs/k-5.1.toml");
   const auto attempt = [&](config::CosimScheme scheme, double h) {
-    schemes::CosimOptions o;
+    run::CosimOptions o;
     o.scheme = scheme;
     o.step_size = h;
     o.stop_time = 0.02;
     o.executor = config::ExecutorKind::kInProcess;
     o.output_file = ::testing::TempDir() + "k51-stability.csv";
     try {
-      schemes::run_cosimulation(config, o);
+      run::run_cosimulation(config, o);
       return true;
     } catch (const schemes::SubsystemFailure&) {
       return false;

@@ -11,8 +11,6 @@
 #include "macrostep/control/error_constants.hpp"
 #include "macrostep/control/estimators.hpp"
 #include "macrostep/coupling/builders.hpp"
-#include "macrostep/schemes/explicit_jacobi.hpp"
-#include "macrostep/schemes/gauss_seidel.hpp"
 
 namespace macrostep::schemes {
 
@@ -356,12 +354,6 @@ AttemptResult IterativeScheme::finish(const control::StepPlan& plan,
 void IterativeScheme::concluded(bool accepted) {
   if (accepted && !pending_correction_.empty()) correction_ = pending_correction_;
   pending_correction_.clear();
-}
-
-std::unique_ptr<MacroStepScheme> make_scheme(const SchemeOptions& options) {
-  if (options.gauss_seidel) return std::make_unique<GaussSeidel>();
-  if (!options.corrector) return std::make_unique<ExplicitJacobi>();
-  return std::make_unique<IterativeScheme>(*options.corrector);
 }
 
 std::vector<std::vector<double>> IterativeScheme::export_state() const {

@@ -111,8 +111,4 @@ class IterativeScheme final : public MacroStepScheme {
   int jacobians_ = 0;
 };
 
-// The scheme the options ask for: GaussSeidel with options.gauss_seidel, ExplicitJacobi without
-// options.corrector, else IterativeScheme.
-std::unique_ptr<MacroStepScheme> make_scheme(const SchemeOptions& options);
-
 }  // namespace macrostep::schemes

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -248,6 +249,11 @@ class MacroStepScheme {
   virtual std::vector<std::vector<double>> export_state() const { return {}; }
   virtual void import_state(const std::vector<std::vector<double>>& state);
 };
+
+// The scheme the options ask for (scheme_factory.cpp): GaussSeidel with options.gauss_seidel,
+// ExplicitJacobi without options.corrector, else IterativeScheme (implicit, semi-implicit,
+// waveform: corrector->iteration).
+std::unique_ptr<MacroStepScheme> make_scheme(const SchemeOptions& options);
 
 // A run that continues a checkpoint, and the hook that writes them (issue 12).
 struct Continuation {

@@ -17,14 +17,14 @@
 #include "macrostep/output/hdf5.hpp"
 #include "macrostep/schemes/pipeline.hpp"
 
-namespace macrostep::schemes {
+namespace macrostep::run {
 
 // The steps table's columns after its key "attempt": t_start, h, kappa, accepted,
 // error_estimate, corrector_passes, wall_s, solver_s_1..n, idle_s_1..n (n subsystems).
 std::vector<std::string> steps_columns(std::size_t subsystems);
 // One attempt's row of the steps table (without the key, which is r.attempt): times in seconds,
 // idle_s_L = wall_s − solver_s_L. `values` is resized to steps_columns(n).size().
-void steps_row(const StepRecord& r, std::vector<double>& values);
+void steps_row(const schemes::StepRecord& r, std::vector<double>& values);
 // "<dir>/<stem>.steps.csv" beside the result CSV "<dir>/<stem>.csv".
 std::string steps_path(const std::string& result_path);
 
@@ -82,4 +82,4 @@ class ResultFiles {
   output::TableWriter* steps_ = nullptr;
 };
 
-}  // namespace macrostep::schemes
+}  // namespace macrostep::run

@@ -11,9 +11,10 @@
 #include <stdexcept>
 #include <system_error>
 
-#include "macrostep/schemes/interrupt.hpp"
+#include "macrostep/run/interrupt.hpp"
 
-namespace macrostep::schemes {
+namespace macrostep::run {
+
 
 StateFiles::StateFiles(const std::string& checkpoint_path)
     : directory_(checkpoint_path + ".states") {
@@ -51,7 +52,7 @@ bool RunCheckpoints::due(std::uint64_t accepted, bool stopping) const {
 
 void RunCheckpoints::write(checkpoint::Checkpoint& c, std::uint64_t accepted,
                            const control::MacroStepController& controller,
-                           const MacroStepScheme& scheme, executors::Executor& executor) {
+                           const schemes::MacroStepScheme& scheme, executors::Executor& executor) {
   c.controller = controller.export_state();
   c.scheme = scheme.export_state();
   c.subsystems.resize(executor.subsystem_count());
@@ -78,7 +79,7 @@ void RunCheckpoints::write(checkpoint::Checkpoint& c, std::uint64_t accepted,
 void RunCheckpoints::between_steps(int signal, std::uint64_t accepted, double reached,
                                    const std::function<checkpoint::Checkpoint()>& describe,
                                    const control::MacroStepController& controller,
-                                   const MacroStepScheme& scheme, executors::Executor& executor) {
+                                   const schemes::MacroStepScheme& scheme, executors::Executor& executor) {
   if (!due(accepted, signal != 0)) return;
   checkpoint::Checkpoint c = describe();
   if (signal == 0) {
@@ -116,4 +117,4 @@ void restore_subsystems(const checkpoint::Checkpoint& c, const std::string& chec
   }
 }
 
-}  // namespace macrostep::schemes
+}  // namespace macrostep::run

@@ -9,7 +9,7 @@
 
 #include "macrostep/config/run_config.hpp"
 
-namespace macrostep::schemes {
+namespace macrostep::run {
 
 // Measured peak resident memory per chain mass of one copy of the model (its parameters, the
 // IDA vectors and history, the sparse Jacobian and its KLU factors, the snapshot): 1.4 KiB with
@@ -25,4 +25,4 @@ std::optional<std::uint64_t> available_memory();
 // estimate and what is available. [[subsystem]] descriptions are small and pass.
 void check_memory(const config::RunConfig& config, std::size_t copies);
 
-}  // namespace macrostep::schemes
+}  // namespace macrostep::run

@@ -17,10 +17,10 @@
 #include "macrostep/ida/integrator.hpp"
 #include "macrostep/output/csv.hpp"
 #include "macrostep/output/metadata.hpp"
-#include "macrostep/schemes/interrupt.hpp"
-#include "macrostep/schemes/monolithic.hpp"
+#include "macrostep/run/interrupt.hpp"
+#include "macrostep/run/monolithic.hpp"
 
-namespace macrostep::schemes {
+namespace macrostep::run {
 
 // Work counters of one integrator (or summed over a subsystem's integrators).
 inline nlohmann::ordered_json stats_json(const ida::AdvanceStats& s) {
@@ -72,4 +72,4 @@ inline bool same_file(const std::string& a, const std::string& b) {
          sa.st_ino == sb.st_ino;
 }
 
-}  // namespace macrostep::schemes
+}  // namespace macrostep::run

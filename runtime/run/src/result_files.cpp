@@ -7,20 +7,12 @@
 #include <filesystem>
 #include <limits>
 
+#include "elapsed.hpp"
 #include "macrostep/output/metadata.hpp"
 #include "run_json.hpp"
 
-namespace macrostep::schemes {
+namespace macrostep::run {
 
-namespace {
-
-// Nanoseconds as seconds, correctly rounded (x / 1e9, not x · 1e-9: the file shows 0.000357915,
-// not 0.00035791500000000005, and round(s · 1e9) gives the nanoseconds back).
-double seconds(std::int64_t ns) {
-  return static_cast<double>(ns) / 1e9;
-}
-
-}  // namespace
 
 std::vector<std::string> steps_columns(std::size_t subsystems) {
   std::vector<std::string> c{"t_start",          "h",     "kappa", "accepted", "error_estimate",
@@ -30,7 +22,7 @@ std::vector<std::string> steps_columns(std::size_t subsystems) {
   return c;
 }
 
-void steps_row(const StepRecord& r, std::vector<double>& values) {
+void steps_row(const schemes::StepRecord& r, std::vector<double>& values) {
   const std::size_t n = r.solver_ns.size();
   values.resize(7 + 2 * n);
   values[0] = r.plan.t_begin;
@@ -59,7 +51,7 @@ ResultFiles::ResultFiles(const Request& r) {
     throw SetupError(fmt::format("output file {} must not end in .json", result_path_));
   }
   const bool h5 = output::is_hdf5_path(result_path_);
-  if (r.step_subsystems > 0) steps_path_ = h5 ? result_path_ : schemes::steps_path(result_path_);
+  if (r.step_subsystems > 0) steps_path_ = h5 ? result_path_ : run::steps_path(result_path_);
   if (h5 && (r.resume != nullptr || r.checkpointed)) {
     throw SetupError(fmt::format(
         "{}: checkpoints continue CSV results only; write the checkpointed run to a .csv",
@@ -162,4 +154,4 @@ void ResultFiles::write_metadata_after_failure(const nlohmann::ordered_json& met
   }
 }
 
-}  // namespace macrostep::schemes
+}  // namespace macrostep::run

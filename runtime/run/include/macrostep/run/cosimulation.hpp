@@ -18,7 +18,7 @@
 // steps and by simulated time, H, micro steps and evaluations per subsystem) and the time
 // breakdown of seed 000 §4.4 / Eq. 4.5 in seconds.
 //
-// Failures: SubsystemFailure, control::StepSizeUnderflow, ida::IntegrationError and
+// Failures: schemes::SubsystemFailure, control::StepSizeUnderflow, ida::IntegrationError and
 // output::OutputError propagate after the CSV holds every row written so far (plus the last
 // accepted point) and the JSON records status "failed" with the cause.
 #pragma once
@@ -41,10 +41,10 @@
 #include "macrostep/placement/placement.hpp"
 #include "macrostep/schemes/explicit_jacobi.hpp"
 #include "macrostep/schemes/implicit.hpp"
-#include "macrostep/schemes/interrupt.hpp"
-#include "macrostep/schemes/monolithic.hpp"
+#include "macrostep/run/interrupt.hpp"
+#include "macrostep/run/monolithic.hpp"
 
-namespace macrostep::schemes {
+namespace macrostep::run {
 
 // What the MPI bridge's executor is built from (--executor mpi).
 struct BridgeRequest {
@@ -108,13 +108,13 @@ struct CosimOptions {
   const checkpoint::Checkpoint* resume = nullptr;
   // Called at every accepted macro point after its row is written (the initial point too), with
   // the coupling variables u(T_N) (suggest-partition's trials read them); may be empty.
-  AcceptedObserver on_accepted;
+  schemes::AcceptedObserver on_accepted;
 };
 
 // Everything a run needs, after overrides and checks.
 struct CosimSettings {
   config::CosimConfig cosim;  // the [cosim] values in effect (overrides applied)
-  SchemeOptions scheme;       // controller, predictor
+  schemes::SchemeOptions scheme;     // controller, predictor
   executors::InProcessOptions executor;
   // The executor in effect (cosim.executor is resolved: without --executor and cosim.executor
   // it is `processes`, one process per subsystem); its solver, rollback and threads (threads
@@ -166,7 +166,7 @@ struct CosimResult {
   std::vector<double> final_values;  // the last row written
   double final_time = 0.0;
   std::size_t rows = 0;
-  SchemeResult run;
+  schemes::SchemeResult run;
   // Accepted steps by degree and the simulated time they cover (order histogram, MODELS §4.3).
   std::array<double, control::kMaxKappa + 1> time_by_kappa{};
   std::int64_t output_ns = 0;
@@ -181,4 +181,4 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
 // histogram, micro steps per subsystem, time breakdown.
 void print_summary(std::ostream& out, const config::RunConfig& config, const CosimResult& result);
 
-}  // namespace macrostep::schemes
+}  // namespace macrostep::run

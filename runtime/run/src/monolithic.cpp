@@ -1,4 +1,4 @@
-#include "macrostep/schemes/monolithic.hpp"
+#include "macrostep/run/monolithic.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
@@ -27,7 +27,8 @@
 #include "result_files.hpp"
 #include "run_json.hpp"
 
-namespace macrostep::schemes {
+namespace macrostep::run {
+
 namespace {
 
 using json = nlohmann::ordered_json;
@@ -477,4 +478,4 @@ void print_summary(std::ostream& out, const config::RunConfig& config,
              r.columns.size(), r.json_path);
 }
 
-}  // namespace macrostep::schemes
+}  // namespace macrostep::run

@@ -1,12 +1,13 @@
 // Stopping a run on request (interrupt.hpp).
-#include "macrostep/schemes/interrupt.hpp"
+#include "macrostep/run/interrupt.hpp"
 
 #include <fmt/format.h>
 #include <signal.h>
 
 #include <utility>
 
-namespace macrostep::schemes {
+namespace macrostep::run {
+
 
 std::string signal_name(int signal) {
   switch (signal) {
@@ -36,4 +37,4 @@ void check_stop(const StopFlag* stop, double time) {
   if (signal != 0) throw RunInterrupted(signal, time);
 }
 
-}  // namespace macrostep::schemes
+}  // namespace macrostep::run

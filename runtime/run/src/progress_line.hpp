@@ -10,9 +10,9 @@
 #include <cstdio>
 #include <string>
 
-#include "macrostep/schemes/monolithic.hpp"
+#include "macrostep/run/monolithic.hpp"
 
-namespace macrostep::schemes {
+namespace macrostep::run {
 
 class ProgressLine {
  public:
@@ -57,4 +57,4 @@ class ProgressLine {
   Clock::time_point last_{};
 };
 
-}  // namespace macrostep::schemes
+}  // namespace macrostep::run

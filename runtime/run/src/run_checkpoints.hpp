@@ -14,7 +14,7 @@
 #include "macrostep/executors/executor.hpp"
 #include "macrostep/schemes/pipeline.hpp"
 
-namespace macrostep::schemes {
+namespace macrostep::run {
 
 // The directory for the executor's state files (Executor::export_state and import_state go
 // through files): "<checkpoint>.states", created if missing, removed with the object. A fixed
@@ -43,7 +43,7 @@ class RunCheckpoints {
   // Completes `c` (the driver's part filled in) with the controller, the scheme and every
   // subsystem's workspace, and writes it atomically. Throws std::runtime_error.
   void write(checkpoint::Checkpoint& c, std::uint64_t accepted,
-             const control::MacroStepController& controller, const MacroStepScheme& scheme,
+             const control::MacroStepController& controller, const schemes::MacroStepScheme& scheme,
              executors::Executor& executor);
   // Between two macro steps of an unfinished run: write() when one is due, `describe` giving the
   // driver's part. With `signal` != 0 (a stop was asked for) that is the final one, and then
@@ -51,7 +51,7 @@ class RunCheckpoints {
   // interrupted, not failed: an earlier checkpoint, written atomically, stays as it was).
   void between_steps(int signal, std::uint64_t accepted, double reached,
                      const std::function<checkpoint::Checkpoint()>& describe,
-                     const control::MacroStepController& controller, const MacroStepScheme& scheme,
+                     const control::MacroStepController& controller, const schemes::MacroStepScheme& scheme,
                      executors::Executor& executor);
   const std::string& path() const { return path_; }
 
@@ -69,4 +69,4 @@ class RunCheckpoints {
 void restore_subsystems(const checkpoint::Checkpoint& c, const std::string& checkpoint_path,
                         executors::Executor& executor);
 
-}  // namespace macrostep::schemes
+}  // namespace macrostep::run

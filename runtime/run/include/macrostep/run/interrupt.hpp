@@ -15,7 +15,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace macrostep::schemes {
+namespace macrostep::run {
 
 // 0: go on; otherwise the number of the signal that asks the run to stop. Lock-free, so that a
 // signal handler may store to it.
@@ -46,4 +46,4 @@ std::string signal_name(int signal);
 // Throws RunInterrupted(signal, time) if `stop` is set and holds a signal number.
 void check_stop(const StopFlag* stop, double time);
 
-}  // namespace macrostep::schemes
+}  // namespace macrostep::run

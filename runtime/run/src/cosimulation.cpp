@@ -1,5 +1,5 @@
 // The co-simulation run of `macrostep run` (cosimulation.hpp).
-#include "macrostep/schemes/cosimulation.hpp"
+#include "macrostep/run/cosimulation.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
@@ -32,14 +32,12 @@
 #include "run_checkpoints.hpp"
 #include "run_json.hpp"
 
-namespace macrostep::schemes {
+namespace macrostep::run {
+
+using namespace schemes;  // NOLINT(google-build-using-namespace): the driver runs the schemes
 namespace {
 
 using json = nlohmann::ordered_json;
-
-double seconds(std::int64_t ns) {
-  return 1e-9 * static_cast<double>(ns);
-}
 
 // The time breakdown of seed 000 §4.4 / Eq. 4.5 as written to the metadata.
 nlohmann::ordered_json time_breakdown_json(const TimeBreakdown& t, std::int64_t wall_ns) {
@@ -1582,4 +1580,4 @@ void print_summary(std::ostream& out, const config::RunConfig& config, const Cos
   if (!r.placement.empty()) fmt::print(out, "{}", r.placement);
 }
 
-}  // namespace macrostep::schemes
+}  // namespace macrostep::run

@@ -6,9 +6,10 @@
 #include <sstream>
 #include <string>
 
-#include "macrostep/schemes/monolithic.hpp"
+#include "macrostep/run/monolithic.hpp"
 
-namespace macrostep::schemes {
+namespace macrostep::run {
+
 
 std::optional<std::uint64_t> available_memory() {
   std::ifstream in("/proc/meminfo");
@@ -35,4 +36,4 @@ void check_memory(const config::RunConfig& config, std::size_t copies) {
       static_cast<double>(kBytesPerMass) / 1024.0, static_cast<double>(*available) / kGiB));
 }
 
-}  // namespace macrostep::schemes
+}  // namespace macrostep::run

@@ -26,9 +26,9 @@
 
 #include "macrostep/config/run_config.hpp"
 #include "macrostep/ida/integrator.hpp"
-#include "macrostep/schemes/interrupt.hpp"
+#include "macrostep/run/interrupt.hpp"
 
-namespace macrostep::schemes {
+namespace macrostep::run {
 
 // A failure before integration starts that the user can fix (the output file cannot be
 // created, an override is out of range). Configuration problems are config::ConfigError.
@@ -83,4 +83,4 @@ MonolithicResult run_monolithic(const config::RunConfig& config, const Monolithi
 void print_summary(std::ostream& out, const config::RunConfig& config,
                    const MonolithicOptions& options, const MonolithicResult& result);
 
-}  // namespace macrostep::schemes
+}  // namespace macrostep::run
