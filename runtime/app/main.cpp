@@ -37,8 +37,8 @@
 #include "macrostep/output/hdf5.hpp"
 #include "macrostep/output/nrmse.hpp"
 #include "macrostep/run/cosimulation.hpp"
-#include "macrostep/schemes/explicit_jacobi.hpp"
 #include "macrostep/run/monolithic.hpp"
+#include "macrostep/schemes/explicit_jacobi.hpp"
 #include "macrostep/worker/worker.hpp"
 #ifdef MACROSTEP_MPI_BRIDGE
 #include "macrostep/executors/mpi_executor.hpp"
@@ -243,8 +243,7 @@ macrostep::config::JumpHandling parse_jump_handling(const std::string& name) {
 }
 
 // The co-simulation overrides of the command line, each value checked on its own.
-macrostep::run::CosimOptions cosim_options(const RunArgs& args,
-                                               const std::string& command_line) {
+macrostep::run::CosimOptions cosim_options(const RunArgs& args, const std::string& command_line) {
   check_output(args);
   if (given(args.executor_opt)) check_executor(args.executor);
   macrostep::run::CosimOptions o;
@@ -355,8 +354,7 @@ int run_model(const RunArgs& args, bool reference, const std::string& command_li
 }
 
 // The co-simulation of `config` with `options` (run or resume), its summary and exit status.
-int cosimulate(const macrostep::config::RunConfig& config,
-               macrostep::run::CosimOptions& options) {
+int cosimulate(const macrostep::config::RunConfig& config, macrostep::run::CosimOptions& options) {
   options.stop = &g_stop;
   install_stop_handlers();
   try {

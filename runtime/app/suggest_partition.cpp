@@ -22,6 +22,7 @@
 #include "macrostep/placement/placement.hpp"
 #include "macrostep/run/cosimulation.hpp"
 #include "macrostep/run/monolithic.hpp"
+#include "macrostep/run/observer.hpp"
 
 namespace macrostep::app {
 namespace {
@@ -79,6 +80,20 @@ struct Trial {
   double wall_s = 0.0;                 // of the whole trial, start-up included
 };
 
+// Feeds the cut indicators with the coupling variables of every accepted macro point.
+class CouplingSampling final : public run::RunObserver {
+ public:
+  explicit CouplingSampling(analysis::CutIndicatorSampler& sampler) : sampler_(sampler) {}
+  void accepted(const schemes::AcceptedPoint& p) override {
+    u_.assign(p.u.begin(), p.u.end());
+    sampler_.add(p.time, u_);
+  }
+
+ private:
+  analysis::CutIndicatorSampler& sampler_;
+  std::vector<double> u_;
+};
+
 // The co-simulation of the chain cut at `boundaries` over [0, trial_time].
 Trial trial_cosimulation(const config::RunConfig& configured,
                          const std::vector<std::size_t>& boundaries,
@@ -96,11 +111,8 @@ Trial trial_cosimulation(const config::RunConfig& configured,
                                                   : config::ExecutorKind::kInProcess;
   options.progress = run::MonolithicOptions::Progress::kNever;
   options.command_line = "suggest-partition trial";
-  std::vector<double> u;
-  options.on_accepted = [&](const schemes::AcceptedPoint& p) {
-    u.assign(p.u.begin(), p.u.end());
-    sampler.add(p.time, u);
-  };
+  CouplingSampling sampling(sampler);
+  options.observers.push_back(&sampling);
   const auto start = std::chrono::steady_clock::now();
   const run::CosimResult result = run::run_cosimulation(config, options);
 

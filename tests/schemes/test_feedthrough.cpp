@@ -23,7 +23,7 @@
 #include "macrostep/config/run_config.hpp"
 #include "macrostep/executors/in_process_executor.hpp"
 #include "macrostep/ida/integrator.hpp"
-#include "macrostep/schemes/cosimulation.hpp"
+#include "macrostep/run/cosimulation.hpp"
 #include "macrostep/schemes/implicit.hpp"
 #include "macrostep/system/monolithic_system.hpp"
 #include "macrostep/system/system_description.hpp"

@@ -24,7 +24,7 @@
 #include "macrostep/config/run_config.hpp"
 #include "macrostep/executors/in_process_executor.hpp"
 #include "macrostep/library/oscillator_mass.hpp"
-#include "macrostep/schemes/cosimulation.hpp"
+#include "macrostep/run/cosimulation.hpp"
 #include "macrostep/system/displacement_law.hpp"
 #include "macrostep/system/signal_law.hpp"
 #include "macrostep/system/system_description.hpp"

@@ -8,7 +8,6 @@
 
 namespace macrostep::run {
 
-
 std::string signal_name(int signal) {
   switch (signal) {
     case SIGINT:

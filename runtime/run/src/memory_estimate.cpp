@@ -10,7 +10,6 @@
 
 namespace macrostep::run {
 
-
 std::optional<std::uint64_t> available_memory() {
   std::ifstream in("/proc/meminfo");
   for (std::string line; std::getline(in, line);) {

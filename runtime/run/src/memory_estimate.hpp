@@ -1,5 +1,5 @@
 // Refusing a model that the machine cannot hold, before any of it is built (private to the
-// schemes library; DESIGN.md contract 5: a configuration the run cannot carry is an error
+// run library; DESIGN.md contract 5: a configuration the run cannot carry is an error
 // before anything starts, not a bad_alloc after minutes).
 #pragma once
 

@@ -1,6 +1,6 @@
 // The progress line of long runs (monolithic and co-simulation): "\r<status>" on stderr at most
 // five times a second, once the run qualifies (stderr is a terminal and the run has taken more
-// than a second, or always with --progress). Private to the schemes library.
+// than a second, or always with --progress). Private to the run library.
 #pragma once
 
 #include <fmt/format.h>

@@ -13,7 +13,6 @@
 
 namespace macrostep::run {
 
-
 std::vector<std::string> steps_columns(std::size_t subsystems) {
   std::vector<std::string> c{"t_start",          "h",     "kappa", "accepted", "error_estimate",
                              "corrector_passes", "wall_s"};

@@ -12,9 +12,9 @@
 #include <system_error>
 
 #include "macrostep/run/interrupt.hpp"
+#include "run_json.hpp"
 
 namespace macrostep::run {
-
 
 StateFiles::StateFiles(const std::string& checkpoint_path)
     : directory_(checkpoint_path + ".states") {
@@ -79,7 +79,8 @@ void RunCheckpoints::write(checkpoint::Checkpoint& c, std::uint64_t accepted,
 void RunCheckpoints::between_steps(int signal, std::uint64_t accepted, double reached,
                                    const std::function<checkpoint::Checkpoint()>& describe,
                                    const control::MacroStepController& controller,
-                                   const schemes::MacroStepScheme& scheme, executors::Executor& executor) {
+                                   const schemes::MacroStepScheme& scheme,
+                                   executors::Executor& executor) {
   if (!due(accepted, signal != 0)) return;
   checkpoint::Checkpoint c = describe();
   if (signal == 0) {
@@ -115,6 +116,77 @@ void restore_subsystems(const checkpoint::Checkpoint& c, const std::string& chec
                       checkpoint_path, i + 1, e.what()));
     }
   }
+}
+
+namespace {
+
+// --checkpoint, or the default beside the CSV.
+std::string checkpoint_path(const CosimSettings& settings, const ResultFiles& files) {
+  const std::string path = settings.checkpoint_path.empty()
+                               ? checkpoint::default_path(files.result_path())
+                               : settings.checkpoint_path;
+  if (same_file(path, files.result_path()) || path == files.result_path() ||
+      path == files.json_path()) {
+    throw SetupError(fmt::format("the checkpoint {} would overwrite a result file", path));
+  }
+  return path;
+}
+
+}  // namespace
+
+std::optional<CheckpointPlan> planned_checkpoints(const CosimSettings& settings,
+                                                  const ResultFiles& files, std::string& none) {
+  if (settings.checkpoint_every) {
+    return CheckpointPlan{checkpoint_path(settings, files), *settings.checkpoint_every};
+  }
+  if (!settings.no_final_checkpoint.empty()) {
+    none = "checkpoints do not work with " + settings.no_final_checkpoint;
+  } else if (files.results_csv() == nullptr) {
+    none = "checkpoints continue CSV results only";
+  } else {
+    try {
+      return CheckpointPlan{checkpoint_path(settings, files), checkpoint::Interval{}};
+    } catch (const SetupError& e) {
+      none = e.what();
+    }
+  }
+  return std::nullopt;
+}
+
+checkpoint::Checkpoint CheckpointWriter::describe() const {
+  const config::RunConfig& config = config_;
+  const CosimOptions& options = options_;
+  const ResultFiles& files = files_;
+  const ResultRow& row = table_.row();
+  const RunTally& counts = tally_;
+  const double reached = tally_.reached;
+  checkpoint::Checkpoint c;
+  c.last_row = row.values;
+  c.last_row_time = row.time;
+  c.last_row_pending = row.pending;
+  c.time = reached;
+  c.accepted_steps = counts.accepted;
+  c.rejected_steps = counts.rejected;
+  c.accepted_by_kappa.assign(counts.by_kappa.begin(), counts.by_kappa.end());
+  c.time_by_kappa.assign(counts.time_by_kappa.begin(), counts.time_by_kappa.end());
+  c.config_path = std::filesystem::absolute(config.path).string();
+  c.config_text = config.text;
+  c.arguments = options.arguments;
+  c.csv_path = std::filesystem::absolute(files.result_path()).string();
+  // ResultFiles refuses checkpoints of an HDF5 result: both CSVs exist here.
+  c.csv_bytes = files.results_csv()->bytes();
+  c.csv_rows = files.results_csv()->rows();
+  c.steps_bytes = files.steps_csv()->bytes();
+  c.steps_rows = files.steps_csv()->rows();
+  return c;
+}
+
+void CheckpointWriter::between_steps(const BetweenSteps& at) {
+  if (at.controller.finished()) return;
+  // Throws RunInterrupted after a final checkpoint (a signal).
+  checkpoints_.between_steps(
+      at.stop_signal, tally_.accepted, tally_.reached, [this] { return describe(); }, at.controller,
+      at.scheme, at.executor);
 }
 
 }  // namespace macrostep::run

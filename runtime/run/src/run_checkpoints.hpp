@@ -1,6 +1,6 @@
-// The checkpoints of a co-simulation run (issue 12; checkpoint/checkpoint.hpp): when they are
+// The checkpoints of a co-simulation run (checkpoint/checkpoint.hpp): when they are
 // due, how the executor's subsystem workspaces get into and out of them. Private to the
-// schemes library; run_cosimulation (cosimulation.cpp) fills the driver's part.
+// run library; CheckpointWriter (below) is the observer that writes them during a run.
 #pragma once
 
 #include <chrono>
@@ -12,7 +12,12 @@
 #include "macrostep/checkpoint/checkpoint.hpp"
 #include "macrostep/control/macro_step_controller.hpp"
 #include "macrostep/executors/executor.hpp"
+#include "macrostep/run/observer.hpp"
+#include "macrostep/run/settings.hpp"
 #include "macrostep/schemes/pipeline.hpp"
+#include "result_files.hpp"
+#include "result_table.hpp"
+#include "run_tally.hpp"
 
 namespace macrostep::run {
 
@@ -51,8 +56,8 @@ class RunCheckpoints {
   // interrupted, not failed: an earlier checkpoint, written atomically, stays as it was).
   void between_steps(int signal, std::uint64_t accepted, double reached,
                      const std::function<checkpoint::Checkpoint()>& describe,
-                     const control::MacroStepController& controller, const schemes::MacroStepScheme& scheme,
-                     executors::Executor& executor);
+                     const control::MacroStepController& controller,
+                     const schemes::MacroStepScheme& scheme, executors::Executor& executor);
   const std::string& path() const { return path_; }
 
  private:
@@ -68,5 +73,47 @@ class RunCheckpoints {
 // another configuration).
 void restore_subsystems(const checkpoint::Checkpoint& c, const std::string& checkpoint_path,
                         executors::Executor& executor);
+
+// The checkpoints of a run with `settings`: every settings.checkpoint_every and a final one on a
+// signal, or (no interval) the final one only, where the run can have it (a CSV result, a scheme
+// whose state a checkpoint carries); otherwise none, and `none` says why. The file is
+// settings.checkpoint_path or the default beside the result file; SetupError if it would
+// overwrite a result file.
+struct CheckpointPlan {
+  std::string path;
+  checkpoint::Interval every;
+};
+std::optional<CheckpointPlan> planned_checkpoints(const CosimSettings& settings,
+                                                  const ResultFiles& files, std::string& none);
+
+// The run's checkpoints as an observer: between macro steps RunCheckpoints::between_steps with
+// the run's own part of each checkpoint (configuration, arguments, output positions of the
+// result and steps CSVs, the newest row and the counters, which a resumed run reads back:
+// ResultTable::resume, RunTally::resume). Added after the result table and before the stop on
+// a signal. All references must outlive the run.
+class CheckpointWriter final : public RunObserver {
+ public:
+  // `tally.accepted`: the macro steps of the run so far (a resumed run's).
+  CheckpointWriter(const CheckpointPlan& plan, const config::RunConfig& config,
+                   const CosimOptions& options, const ResultFiles& files, const ResultTable& table,
+                   const RunTally& tally)
+      : checkpoints_(plan.path, plan.every, tally.accepted),
+        config_(config),
+        options_(options),
+        files_(files),
+        table_(table),
+        tally_(tally) {}
+  void between_steps(const BetweenSteps& at) override;
+
+ private:
+  checkpoint::Checkpoint describe() const;
+
+  RunCheckpoints checkpoints_;
+  const config::RunConfig& config_;
+  const CosimOptions& options_;
+  const ResultFiles& files_;
+  const ResultTable& table_;
+  const RunTally& tally_;
+};
 
 }  // namespace macrostep::run

@@ -1,5 +1,5 @@
 // Result files and JSON pieces shared by the monolithic and co-simulation runs. Private to
-// the schemes library.
+// the run library.
 #pragma once
 
 #include <fmt/format.h>

@@ -8,7 +8,7 @@
 // (control::MacroStepController::export_state), the scheme's arrays
 // (schemes::MacroStepScheme::export_state) and every subsystem's accepted IDA workspace
 // (executors::Executor::export_state). The values are filled by the run driver
-// (schemes/cosimulation.hpp); this library only writes and reads them.
+// (run/cosimulation.hpp); this library only writes and reads them.
 //
 // Writing is atomic: a temporary file beside the target ("<path>.tmp"), fsync, rename over the
 // target, fsync of the directory. A reader therefore sees the previous checkpoint or the new

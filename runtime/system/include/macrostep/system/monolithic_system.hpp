@@ -14,7 +14,7 @@
 // algebraic unknowns (role kOther); outputs are all subsystems' outputs concatenated in order.
 // Names repeat when two subsystems use the same local names (two drive-train segments both have
 // "phi_1"): the system has no subsystem names, so a caller that has them (the monolithic run of a
-// system description, schemes/monolithic.cpp) prefixes "<subsystem>." by state_offset() and
+// system description, run/monolithic.cpp) prefixes "<subsystem>." by state_offset() and
 // output_offset().
 // With feed-through subsystems y = y(z, u), so g = u − φ(y(z, u)) and the coupling rows also get
 // −∂φ/∂y·∂y/∂u in the coupling columns (Subsystem::feedthrough_jacobian); the DAE keeps index 1

@@ -1,0 +1,95 @@
+// The executor a run's settings ask for (executor_factory.hpp).
+#include "executor_factory.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "macrostep/control/estimators.hpp"
+#include "macrostep/executors/in_process_executor.hpp"
+#include "macrostep/executors/process_executor.hpp"
+#include "macrostep/ipc/shared_segment.hpp"
+#include "macrostep/placement/placement.hpp"
+
+namespace macrostep::run {
+
+std::size_t runs_per_subsystem(const CosimSettings& settings, std::size_t max_inputs) {
+  const auto& corrector = settings.scheme.corrector;
+  if (corrector && corrector->iteration != corrector::IterationKind::kWaveform &&
+      corrector->jacobian != corrector::JacobianKind::kSap &&
+      corrector->jacobian != corrector::JacobianKind::kHeun) {
+    return 1 + max_inputs;
+  }
+  return 1 + static_cast<std::size_t>(control::comparison_runs(settings.scheme.control.estimator));
+}
+
+namespace {
+
+static_assert(config::kMaxSubsystems + 2 <= ipc::kMaxRegions,
+              "the process executor needs a segment region per subsystem and two of its own");
+
+// The options of the worker processes (process executor, or every MPI node agent's).
+executors::ProcessOptions worker_options(const CosimSettings& settings,
+                                         const system::CoupledSystem& system) {
+  executors::ProcessOptions po;
+  po.solver = settings.executor.solver;
+  po.subsystem_solvers = settings.executor.subsystem_solvers;
+  po.rollback = settings.executor.rollback;
+  po.jumps = settings.executor.jumps;
+  po.threads = settings.executor.threads;
+  po.executable = settings.worker_executable;
+  po.hang_timeout = std::chrono::milliseconds(
+      static_cast<std::int64_t>(std::llround(settings.hang_timeout * 1000.0)));
+  std::size_t largest = 0;
+  for (std::size_t i = 0; i < system.subsystem_count(); ++i) {
+    largest = std::max(largest, system.subsystem(i).state_size());
+  }
+  // Rounded up: a timeout below a millisecond is one, not none.
+  po.handshake_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(
+      std::ceil(settings.handshake_timeout.value_or(handshake_timeout_for(largest)) * 1000.0)));
+  return po;
+}
+
+}  // namespace
+
+std::unique_ptr<executors::Executor> make_executor(
+    const CosimSettings& settings, const system::CoupledSystem& system,
+    const std::vector<library::ModelDescription>& models, std::span<const double> u0,
+    nlohmann::ordered_json& meta, std::string& placement) {
+  if (settings.cosim.executor == config::ExecutorKind::kInProcess) {
+    return std::make_unique<executors::InProcessExecutor>(system, u0, settings.executor);
+  }
+  executors::ProcessOptions po = worker_options(settings, system);
+  std::size_t inputs = 0;
+  for (std::size_t i = 0; i < system.subsystem_count(); ++i) {
+    inputs = std::max(inputs, system.subsystem(i).input_size());
+  }
+  if (settings.cosim.executor == config::ExecutorKind::kMpi) {
+    BridgeRequest request{
+        &system, models, u0, po, settings.pin.to_string(), runs_per_subsystem(settings, inputs)};
+    return settings.mpi->make(request, meta["placement"], placement);
+  }
+  const placement::PlacementMap map =
+      placement::plan_placement(placement::Topology::detect(), settings.pin,
+                                system.subsystem_count(), runs_per_subsystem(settings, inputs));
+  po.cpusets = map.subsystems;
+  po.host_first_subsystem = settings.master_hosts_first;
+  po.max_restarts = settings.max_restarts;
+  // Every recovery is told on stderr as it happens and listed in the metadata.
+  po.on_recovery = [&meta](const std::string& what) {
+    fmt::print(stderr, "\nmacrostep: recovered from a worker failure: {}\n", what);
+    meta["recoveries"].push_back(what);
+  };
+  meta["placement"] = map.to_json();
+  placement = map.describe();
+  auto executor = std::make_unique<executors::ProcessExecutor>(system, models, u0, po);
+  // The master is bound after the workers are spawned, so unpinned workers keep every PU.
+  // Hosting subsystem 1, it takes that subsystem's PUs.
+  placement::bind_current_process(settings.master_hosts_first ? map.subsystems.front()
+                                                              : map.master);
+  return executor;
+}
+
+}  // namespace macrostep::run

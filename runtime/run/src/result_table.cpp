@@ -1,0 +1,136 @@
+// The result table of a co-simulation run (result_table.hpp).
+#include "result_table.hpp"
+
+#include <algorithm>
+#include <set>
+#include <span>
+
+namespace macrostep::run {
+
+std::vector<OutputColumn> output_columns(const config::RunConfig& config,
+                                         const system::CoupledSystem& system) {
+  std::vector<OutputColumn> out;
+  if (!config.system_description) {
+    // A subsystem of one mass has that mass on both sides: one column for it.
+    std::set<std::string> seen;
+    for (const auto& m : system.monitored_outputs()) {
+      if (seen.insert(m.name).second) out.push_back({m.name, m.output});
+    }
+    return out;
+  }
+  for (std::size_t i = 0; i < system.subsystem_count(); ++i) {
+    const auto& sub = system.subsystem(i);
+    for (std::size_t o : system::distinct_outputs(sub)) {
+      out.push_back(
+          {config.system_description->subsystems[i].name + "." + sub.output_name(o), {i, o}});
+    }
+  }
+  return out;
+}
+
+void result_columns(const config::RunConfig& config, const system::CoupledSystem& system,
+                    const std::vector<OutputColumn>& outputs, bool all_states,
+                    std::vector<std::string>& columns, std::vector<std::size_t>& state_offset) {
+  const std::size_t ns = system.subsystem_count();
+  state_offset.assign(ns + 1, 0);
+  if (all_states) {
+    for (std::size_t i = 0; i < ns; ++i) {
+      const auto& sub = system.subsystem(i);
+      const std::string prefix =
+          config.system_description ? config.system_description->subsystems[i].name + "." : "";
+      for (std::size_t j = 0; j < sub.state_size(); ++j) {
+        columns.push_back(prefix + sub.state_name(j));
+      }
+      state_offset[i + 1] = state_offset[i] + sub.state_size();
+    }
+  } else {
+    for (const auto& c : outputs) columns.push_back(c.name);
+  }
+  for (std::size_t c = 0; c < system.coupling_count(); ++c) {
+    columns.push_back(system.coupling_name(c));
+  }
+}
+
+namespace {
+
+// The CSV row of an accepted point: the output columns from p.outputs, or (all_states, the
+// executor given) every subsystem's accepted state, then the coupling variables.
+void fill_row(const schemes::AcceptedPoint& p, const system::CoupledSystem& system,
+              const std::vector<OutputColumn>& outputs, const executors::Executor* all_states,
+              const std::vector<std::size_t>& state_offset, std::vector<double>& row) {
+  std::span<double> r(row);
+  std::size_t state_columns = outputs.size();
+  if (all_states != nullptr) {
+    state_columns = state_offset.back();
+    for (std::size_t i = 0; i < system.subsystem_count(); ++i) {
+      all_states->accepted_state(i,
+                                 r.subspan(state_offset[i], state_offset[i + 1] - state_offset[i]));
+    }
+  } else {
+    for (std::size_t j = 0; j < outputs.size(); ++j) {
+      r[j] = p.outputs[outputs[j].output.subsystem][outputs[j].output.output];
+    }
+  }
+  std::copy(p.u.begin(), p.u.end(), r.begin() + static_cast<std::ptrdiff_t>(state_columns));
+}
+
+}  // namespace
+
+ResultTable::ResultTable(ResultFiles& files, const system::CoupledSystem& system,
+                         std::vector<OutputColumn> outputs, std::vector<std::size_t> state_offset,
+                         bool all_states, int output_every, double end_time, CosimResult& result)
+    : files_(files),
+      system_(system),
+      outputs_(std::move(outputs)),
+      state_offset_(std::move(state_offset)),
+      all_states_(all_states),
+      output_every_(output_every),
+      end_time_(end_time),
+      result_(result) {
+  row_.values.resize(result.columns.size());
+}
+
+void ResultTable::resume(const checkpoint::Checkpoint& c) {
+  if (c.last_row.size() != row_.values.size()) {
+    throw checkpoint::CheckpointError(
+        "the checkpoint's result row or order histogram does not fit its configuration");
+  }
+  row_.values = c.last_row;
+  row_.time = c.last_row_time;
+  row_.pending = c.last_row_pending;
+  result_.final_values = c.last_row;
+  result_.final_time = c.last_row_time;
+}
+
+void ResultTable::started(executors::Executor& executor) {
+  if (all_states_) executor_ = &executor;
+}
+
+void ResultTable::accepted(const schemes::AcceptedPoint& p) {
+  // The state is valid here: the executor has accepted it.
+  fill_row(p, system_, outputs_, executor_, state_offset_, row_.values);
+  row_.time = p.time;
+  row_.pending = true;
+  if (p.step % static_cast<std::uint64_t>(output_every_) == 0 || p.time >= end_time_) flush();
+}
+
+void ResultTable::flush() {
+  files_.results().write_row(row_.time, row_.values);
+  row_.pending = false;
+  result_.final_values = row_.values;
+  result_.final_time = row_.time;
+}
+
+void ResultTable::finished(const RunEnd& end) {
+  try {
+    if (row_.pending) flush();
+    files_.close_tables();
+  } catch (const output::OutputError&) {
+    result_.rows = files_.results().rows();
+    if (end.failure == nullptr) throw;
+    return;
+  }
+  result_.rows = files_.results().rows();
+}
+
+}  // namespace macrostep::run

@@ -1,0 +1,83 @@
+// The result table of a co-simulation run (private to the run library; README "Output"): which
+// columns it has, and the observer that writes a row at every output_every-th accepted macro
+// point and at the last one.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "macrostep/checkpoint/checkpoint.hpp"
+#include "macrostep/config/run_config.hpp"
+#include "macrostep/executors/executor.hpp"
+#include "macrostep/run/cosimulation.hpp"
+#include "macrostep/run/observer.hpp"
+#include "macrostep/system/coupled_system.hpp"
+#include "result_files.hpp"
+
+namespace macrostep::run {
+
+// One output written as a result column.
+struct OutputColumn {
+  std::string name;
+  system::OutputRef output;
+};
+
+// The outputs of the result columns (DESIGN.md column naming): for the chain the monitored
+// outputs (the coupling bodies' x and v, interleaved; a body next to two cuts once); for a system
+// description every output of every subsystem, "<subsystem>.<output>" (a name a model repeats,
+// once), as its monolithic run writes them.
+std::vector<OutputColumn> output_columns(const config::RunConfig& config,
+                                         const system::CoupledSystem& system);
+
+// The result columns: the output columns or every state (a system description prefixes state
+// names with "<subsystem>."), then the coupling variables (lambda_L, or named after their
+// connection). state_offset[i] is subsystem i's first state column (all_states).
+void result_columns(const config::RunConfig& config, const system::CoupledSystem& system,
+                    const std::vector<OutputColumn>& outputs, bool all_states,
+                    std::vector<std::string>& columns, std::vector<std::size_t>& state_offset);
+
+// The row of the newest accepted macro point (what a checkpoint keeps of the table).
+struct ResultRow {
+  std::vector<double> values;
+  double time = 0.0;
+  bool pending = false;  // the point is not in the file yet
+};
+
+// Writes the result rows: every output_every-th accepted point and the last one (t >= end
+// time); a point not yet written stays pending and reaches the file when the run ends, however
+// it ends. Keeps result.final_values / final_time (the last row written) and result.rows.
+class ResultTable final : public RunObserver {
+ public:
+  // `outputs` and `state_offset` as output_columns() and result_columns() made them for
+  // result.columns; with all_states the rows hold every accepted state (read from the executor).
+  ResultTable(ResultFiles& files, const system::CoupledSystem& system,
+              std::vector<OutputColumn> outputs, std::vector<std::size_t> state_offset,
+              bool all_states, int output_every, double end_time, CosimResult& result);
+
+  // Continues the newest row of a checkpoint; checkpoint::CheckpointError if it does not fit.
+  void resume(const checkpoint::Checkpoint& c);
+  const ResultRow& row() const { return row_; }
+
+  void started(executors::Executor& executor) override;
+  void accepted(const schemes::AcceptedPoint& p) override;
+  // Writes the pending row and closes the tables. An output::OutputError propagates when the
+  // run completed; after a failure it is contained (the run's own failure is reported).
+  void finished(const RunEnd& end) override;
+
+ private:
+  void flush();
+
+  ResultFiles& files_;
+  const system::CoupledSystem& system_;
+  std::vector<OutputColumn> outputs_;
+  std::vector<std::size_t> state_offset_;
+  bool all_states_;
+  int output_every_;
+  double end_time_;
+  CosimResult& result_;
+  const executors::Executor* executor_ = nullptr;
+  ResultRow row_;
+};
+
+}  // namespace macrostep::run

@@ -1,0 +1,330 @@
+// The metadata of a co-simulation run (run_metadata.hpp).
+#include "run_metadata.hpp"
+
+#include <sundials/sundials_config.h>
+
+#include <cmath>
+#include <string>
+
+#include "elapsed.hpp"
+#include "macrostep/executors/process_executor.hpp"
+#include "macrostep/library/model_description.hpp"
+#include "macrostep/output/metadata.hpp"
+#include "macrostep/system/system_description.hpp"
+#include "run_json.hpp"
+
+namespace macrostep::run {
+
+using json = nlohmann::ordered_json;
+
+namespace {
+
+// The time breakdown of seed 000 §4.4 / Eq. 4.5 as written to the metadata.
+nlohmann::ordered_json time_breakdown_json(const schemes::TimeBreakdown& t, std::int64_t wall_ns) {
+  return {
+      {"solver_s", seconds(t.solver_ns)},
+      {"idle_s", seconds(t.idle_ns)},
+      {"extra_runs_s", seconds(t.extra_runs_ns)},
+      {"interface_s", seconds(t.interface_ns)},
+      {"snapshot_s", seconds(t.snapshot_ns)},
+      {"executor_s", seconds(t.executor_ns)},
+      {"communication_s", seconds(t.communication_ns)},
+      {"output_s", seconds(t.observer_ns)},
+      {"total_s", seconds(t.total_ns)},
+      {"wall_s", seconds(wall_ns)},
+  };
+}
+
+json cosim_json(const CosimSettings& s) {
+  const config::CosimConfig& c = s.cosim;
+  const control::MacroStepOptions& m = s.scheme.control;
+  const bool fixed = c.fixed_step();
+  json j = {
+      {"scheme", config::to_string(c.scheme)},
+      {"estimator", config::to_string(c.estimator)},
+      {"method", fixed ? (c.iterative() ? "fixed H" : "exH") : config::to_string(c.estimator)},
+      {"step_size_mode", fixed ? "fixed" : "variable"},
+      {fixed ? "step_size" : "initial_step_size", m.h},
+      {"order", order_text(c.effective_order())},
+  };
+  if (const auto& gs = s.scheme.gauss_seidel) {
+    json sequence = json::array();  // 1-based, as in the file
+    for (const std::size_t i : gs->sequence) sequence.push_back(i + 1);
+    j["sequence"] = gs->sequence.empty() ? json("index order") : sequence;
+    j["settle_tolerance"] = gs->tolerance;  // of the rtol/atol_u weights below
+    j["rtol"] = m.tolerances.rtol;
+    j["atol_u"] = m.tolerances.atol_u;
+  }
+  if (c.iterative()) {
+    j["jacobian"] = c.scheme == config::CosimScheme::kWaveform
+                        ? json(nullptr)
+                        : json(config::to_string(c.jacobian));
+    j["tau"] = c.tau;
+    j["max_corrector_passes"] = c.max_corrector_passes;
+    j["perturbation_min"] = c.perturbation_min;
+    if (c.scheme == config::CosimScheme::kWaveform) j["omega"] = c.omega;
+    if (fixed) {  // the corrector's convergence weights
+      j["rtol"] = m.tolerances.rtol;
+      j["atol_u"] = m.tolerances.atol_u;
+    }
+  }
+  if (fixed) {
+    j["kappa"] = m.kappa_fixed;
+  } else {
+    j["order_strategy"] =
+        c.effective_order().automatic ? config::to_string(c.order_strategy) : "fixed";
+    j["kappa_max"] = m.order.kappa_max;
+    j["rtol"] = m.tolerances.rtol;
+    j["atol_pos"] = m.tolerances.atol_pos;
+    j["atol_vel"] = m.tolerances.atol_vel;
+    j["atol_u"] = m.tolerances.atol_u;
+    j["safety"] = m.step.safety;
+    j["r_min"] = m.step.r_min;
+    j["r_max"] = m.step.r_max;
+    j["dead_zone"] = m.step.dead_zone;
+    j["h_max"] = std::isfinite(m.step.h_max) ? json(m.step.h_max) : json(nullptr);
+  }
+  j["predictor"] = config::to_string(c.predictor);
+  if (c.predictor == config::PredictorKind::kLeastSquares) {
+    j["least_squares_points"] = c.least_squares_points;
+  }
+  // Only when not the default, so that the metadata of Lagrange runs stays as it was.
+  if (!c.approximation.is_lagrange()) j["approximation"] = c.approximation.name;
+  for (std::size_t k = 0; k < s.connection_approximations.size(); ++k) {
+    if (!s.connection_approximations[k].empty()) {
+      j["connection_approximations"][std::to_string(k + 1)] = s.connection_approximations[k];
+    }
+  }
+  // Only when set, so that the metadata of runs without them stays as it was.
+  if (c.jump_handling != config::JumpHandling::kKeep) {
+    j["jump_handling"] = config::to_string(c.jump_handling);
+  }
+  if (c.min_micro_steps > 0) j["min_micro_steps"] = c.min_micro_steps;
+  j["output_every"] = c.output_every;
+  j["executor"] = c.executor == config::ExecutorKind::kProcesses ? "processes"
+                  : c.executor == config::ExecutorKind::kMpi     ? "mpi"
+                                                                 : "inprocess";
+  j["threads"] = s.executor.threads;
+  if (c.executor == config::ExecutorKind::kProcesses) {
+    j["master_hosts_first"] = s.master_hosts_first;
+    j["max_restarts"] = s.max_restarts;
+  }
+  j["rollback"] = s.executor.rollback;
+  return j;
+}
+
+// The metadata's model: the chain's size and seed, or the described subsystems and connections.
+json model_json(const config::RunConfig& config) {
+  if (!config.system_description) {
+    return {{"type", "chain"}, {"masses", config.chain.masses}, {"seed", config.chain.seed}};
+  }
+  json subsystems = json::array(), connections = json::array();
+  for (const auto& s : config.system_description->subsystems) {
+    subsystems.push_back({{"name", s.name}, {"model", library::describe(s.model)}});
+  }
+  for (const auto& c : config.system_description->connections) {
+    connections.push_back({{"name", c.name}, {"variables", system::coupling_names(c)}});
+  }
+  return {{"type", "system"}, {"subsystems", subsystems}, {"connections", connections}};
+}
+
+json partition_json(const config::RunConfig& config, const system::CoupledSystem& system) {
+  if (!config.system_description) {
+    return {{"subsystems", system.subsystem_count()},
+            {"boundaries", config.partition.boundaries},
+            {"coupling_bodies", config.partition.coupling_bodies()},
+            {"coupling_variables", system.coupling_count()}};
+  }
+  return {{"subsystems", system.subsystem_count()},
+          {"coupling_variables", system.coupling_count()}};
+}
+
+// The IDA settings of the subsystems (metadata "solver").
+json solver_json(const ida::IntegratorOptions& solver) {
+  return {{"integrator", "IDA"},
+          {"rtol", solver.rtol},
+          {"atol_pos", solver.atol_pos},
+          {"atol_vel", solver.atol_vel},
+          {"linear_solver", solver.linear_solver == ida::LinearSolver::kDense ? "dense" : "klu"},
+          {"max_order", solver.max_order},
+          {"max_steps_per_macro_step", solver.max_steps}};
+}
+
+// The statistics of the run so far (also of a failed one): steps, order histogram, work per
+// subsystem (when the executor exists).
+json step_statistics(const RunTally& counts, const executors::Executor* executor,
+                     const config::RunConfig& config) {
+  const double reached = counts.reached;
+  json statistics;
+  statistics["macro_steps"] = counts.accepted;
+  statistics["rejected"] = counts.rejected;
+  statistics["failed_step_ratio"] =
+      counts.accepted > 0
+          ? json(static_cast<double>(counts.rejected) / static_cast<double>(counts.accepted))
+          : json(nullptr);
+  json histogram = json::array();
+  for (int k = 0; k <= control::kMaxKappa; ++k) {
+    const auto n = counts.by_kappa[static_cast<std::size_t>(k)];
+    const double h = counts.time_by_kappa[static_cast<std::size_t>(k)];
+    histogram.push_back(
+        {{"kappa", k},
+         {"steps", n},
+         {"step_share", counts.accepted > 0
+                            ? static_cast<double>(n) / static_cast<double>(counts.accepted)
+                            : 0.0},
+         {"time_share", reached > 0.0 ? h / reached : 0.0}});
+  }
+  statistics["order_histogram"] = histogram;
+  json subsystems = json::array();
+  const std::size_t ns = config::subsystem_count(config);
+  const auto& boundaries = config.partition.boundaries;
+  for (std::size_t i = 0; executor != nullptr && i < ns; ++i) {
+    json sub = {{"subsystem", i + 1}};
+    if (config.system_description) {
+      sub["name"] = config.system_description->subsystems[i].name;
+    } else {
+      sub["masses"] = {boundaries[i] + 1, boundaries[i + 1]};
+    }
+    sub.update(stats_json(executor->total_stats(i)));
+    subsystems.push_back(sub);
+  }
+  statistics["subsystems"] = subsystems;
+  return statistics;
+}
+
+// What only a completed run reports: failures by cause, H statistics, per-subsystem solver time.
+void add_completed_statistics(const schemes::SchemeResult& r, double t_end, json& statistics) {
+  statistics["corrector_failures"] = r.steps.corrector_failures;
+  if (r.corrector.attempts > 0) {
+    statistics["corrector"] = {
+        {"passes", r.corrector.passes},
+        {"mean_passes", r.corrector.mean_passes()},
+        {"max_passes", r.corrector.max_passes},
+        {"jacobian_evaluations", r.corrector.jacobian_evaluations},
+        {"perturbed_runs_s", 1e-9 * static_cast<double>(r.time.extra_runs_ns)},
+        {"nominal_runs_s", 1e-9 * nominal_ns(r)},
+    };
+  }
+  // Only runs that evaluated outputs (a feed-through subsystem not affine in its inputs): the
+  // statistics of every other run keep their keys.
+  if (r.consistent_update.output_evaluations > 0) {
+    const schemes::ConsistentUpdateStatistics& c = r.consistent_update;
+    statistics["consistent_update"] = {{"newton_iterations", c.newton_iterations},
+                                       {"output_evaluations", c.output_evaluations},
+                                       {"subsystem_evaluations", c.subsystem_evaluations}};
+  }
+  statistics["subsystem_failures"] = r.steps.subsystem_failures;
+  statistics["mean_step"] = r.steps.accepted > 0 ? json(r.mean_h()) : json(nullptr);
+  statistics["step_min"] = r.steps.h_min;
+  statistics["step_max"] = r.steps.h_max;
+  for (std::size_t i = 0; i < r.subsystem_stats.size(); ++i) {
+    auto& sub = statistics["subsystems"][i];
+    const auto steps = r.subsystem_stats[i].steps;
+    sub["solver_s"] = 1e-9 * r.subsystem_solver_ns[i];
+    sub["mean_micro_step"] = steps > 0 ? json(t_end / static_cast<double>(steps)) : json(nullptr);
+  }
+}
+
+}  // namespace
+
+json run_metadata(const config::RunConfig& config, const CosimOptions& options,
+                  const system::CoupledSystem& system, const CosimResult& result) {
+  const CosimSettings& settings = result.settings;
+  const ida::IntegratorOptions& solver = settings.executor.solver;
+  json meta = {
+      {"command", options.command_line},
+      {"mode", "cosimulation"},
+      {"started_at", output::utc_timestamp()},
+      {"config", {{"path", config.path}, {"text", config.text}}},
+      {"description", config.description},
+      {"model", model_json(config)},
+      {"partition", partition_json(config, system)},
+      {"cosim", cosim_json(settings)},
+      {"solver", solver_json(solver)},
+      {"simulation", {{"start_time", 0.0}, {"end_time", settings.end_time}}},
+      {"output",
+       {{"file", result.csv_path},
+        {"columns", result.columns.size()},
+        {"all_states", settings.all_states},
+        {"output_every", settings.cosim.output_every}}},
+      {"steps_file", result.steps_path},
+  };
+  // The subsystems with solver keys of their own, each with its complete settings.
+  if (!settings.executor.subsystem_solvers.empty()) {
+    json own = json::array();
+    for (std::size_t i = 0; i < config.subsystem_solvers.size(); ++i) {
+      if (config.subsystem_solvers[i].empty()) continue;
+      json entry = solver_json(settings.executor.subsystem_solvers[i]);
+      entry["subsystem"] = config.system_description->subsystems[i].name;
+      own.push_back(entry);
+    }
+    meta["solver"]["subsystems"] = own;
+  }
+  auto versions = output::build_info();
+  versions["sundials"] = SUNDIALS_VERSION;
+  meta["versions"] = versions;
+  return meta;
+}
+
+double nominal_ns(const schemes::SchemeResult& r) {
+  double ns = 0.0;
+  for (double t : r.subsystem_solver_ns) ns += t;
+  return ns;
+}
+
+json failure_json(const std::exception& e) {
+  if (const auto* interrupted = dynamic_cast<const RunInterrupted*>(&e)) {
+    return interrupted_json(*interrupted);
+  }
+  if (const auto* w = dynamic_cast<const executors::WorkerFailure*>(&e)) {
+    return {{"cause", "worker"},
+            {"subsystem", w->subsystem() + 1},
+            {"macro_step", w->macro_step()},
+            {"time", w->time()},
+            {"message", e.what()}};
+  }
+  if (const auto* f = dynamic_cast<const schemes::SubsystemFailure*>(&e)) {
+    return {{"cause", "subsystem"},
+            {"subsystem", f->subsystem() + 1},
+            {"time", f->time()},
+            {"message", e.what()}};
+  }
+  if (const auto* u = dynamic_cast<const control::StepSizeUnderflow*>(&e)) {
+    return {{"cause", "step_size_underflow"},
+            {"time", u->time()},
+            {"step_size", u->step()},
+            {"minimum", u->minimum()},
+            {"message", e.what()}};
+  }
+  if (const auto* g = dynamic_cast<const ida::IntegrationError*>(&e)) {
+    return {{"cause", "integration"},
+            {"time", g->time()},
+            {"ida_flag", g->ida_flag()},
+            {"message", e.what()}};
+  }
+  if (dynamic_cast<const output::OutputError*>(&e) != nullptr) {
+    return {{"cause", "output"}, {"message", e.what()}};
+  }
+  return {{"cause", "error"}, {"message", e.what()}};
+}
+
+void MetadataWriter::finished(const RunEnd& end) {
+  meta_["status"] = end.status;
+  meta_["output"]["rows"] = result_.rows;
+  meta_["simulation"]["reached_time"] = result_.final_time;
+  json statistics = step_statistics(tally_, executor_, config_);
+  if (end.failure != nullptr) {
+    meta_["statistics"] = std::move(statistics);
+    // run_scheme filled result.run up to the failure (time breakdown included).
+    meta_["time"] = time_breakdown_json(result_.run.time, result_.wall_ns);
+    meta_["error"] = failure_json(*end.failure);
+    files_.write_metadata_after_failure(meta_);
+    return;
+  }
+  add_completed_statistics(result_.run, result_.settings.end_time, statistics);
+  meta_["statistics"] = std::move(statistics);
+  meta_["time"] = time_breakdown_json(result_.run.time, result_.wall_ns);
+  files_.write_metadata(meta_);
+}
+
+}  // namespace macrostep::run

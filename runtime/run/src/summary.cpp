@@ -1,0 +1,205 @@
+// The summary of a co-simulation run on the terminal (cosimulation.hpp print_summary).
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "elapsed.hpp"
+#include "macrostep/run/cosimulation.hpp"
+#include "macrostep/system/system_description.hpp"
+#include "run_metadata.hpp"
+
+namespace macrostep::run {
+
+namespace {
+
+// "process executor (one process per subsystem, ...)" or "in-process executor, ..." with the
+// threads that run a step's nominal and extra runs.
+std::string executor_description(const CosimSettings& s) {
+  const int n = s.executor.threads;
+  const std::string threads = fmt::format("{} thread{}", n, n == 1 ? "" : "s");
+  if (s.cosim.executor == config::ExecutorKind::kProcesses) {
+    return fmt::format("process executor (one process per subsystem, {} each)",
+                       n == 0 ? std::string("threads on all its PUs") : threads);
+  }
+  if (s.cosim.executor == config::ExecutorKind::kMpi) {
+    return fmt::format("MPI bridge (node agents drive one process per subsystem, {} each)",
+                       n == 0 ? std::string("threads on all its PUs") : threads);
+  }
+  return fmt::format("in-process executor, {}", n == 0 ? std::string("all cores") : threads);
+}
+
+// "scheme: implicit, fd Jacobian, tau 0.33, ..." (iterative schemes).
+void print_iterative_scheme(std::ostream& out, const CosimSettings& s) {
+  const config::CosimConfig& c = s.cosim;
+  const control::MacroStepOptions& m = s.scheme.control;
+  const std::string how = c.scheme == config::CosimScheme::kWaveform
+                              ? fmt::format("omega {}", c.omega)
+                              : fmt::format("{} Jacobian", config::to_string(c.jacobian));
+  const std::string step =
+      c.fixed_step()
+          ? fmt::format("fixed H = {} s, kappa = {}", m.h, m.kappa_fixed)
+          : fmt::format("{} estimator, {}, Gamma {}", config::to_string(c.estimator),
+                        c.effective_order().automatic
+                            ? fmt::format("order control (kappa <= {})", m.order.kappa_max)
+                            : fmt::format("fixed kappa = {}", c.effective_order().kappa),
+                        m.step.safety);
+  fmt::print(out,
+             "scheme: {}, {}, tau {}, at most {} corrector passes, perturbation_min {}; {}; rtol "
+             "{:.3g}, atol_pos {:.3g}, atol_vel {:.3g}, atol_u {:.3g}\n",
+             config::to_string(c.scheme), how, c.tau, c.max_corrector_passes, c.perturbation_min,
+             step, m.tolerances.rtol, m.tolerances.atol_pos, m.tolerances.atol_vel,
+             m.tolerances.atol_u);
+}
+
+// What runs: the model, the scheme, the subsystems' solvers, the approximation and jumps.
+void print_setup(std::ostream& out, const config::RunConfig& config, const CosimSettings& s) {
+  const config::CosimConfig& c = s.cosim;
+  const control::MacroStepOptions& m = s.scheme.control;
+  const std::size_t ns = config::subsystem_count(config);
+  if (config.system_description) {
+    std::vector<std::string> names;
+    for (const auto& sub : config.system_description->subsystems) names.push_back(sub.name);
+    fmt::print(out, "co-simulation of {}: {} subsystems ({}), t = 0 .. {} s\n", config.path, ns,
+               fmt::join(names, ", "), s.end_time);
+  } else {
+    fmt::print(out, "co-simulation of {}: chain of {} masses in {} subsystems, t = 0 .. {} s\n",
+               config.path, config.chain.masses, ns, s.end_time);
+  }
+  if (c.iterative()) {
+    print_iterative_scheme(out, s);
+  } else if (const auto& gs = s.scheme.gauss_seidel) {
+    std::vector<std::size_t> sequence;
+    for (std::size_t i = 0; i < ns; ++i)
+      sequence.push_back(gs->sequence.empty() ? i + 1 : gs->sequence[i] + 1);
+    fmt::print(out,
+               "scheme: Gauss-Seidel, subsystems in the order {}, fixed H = {} s, kappa = {}, {} "
+               "predictor (METHODS §3.2)\n",
+               fmt::join(sequence, ", "), m.h, m.kappa_fixed, config::to_string(c.predictor));
+  } else if (c.fixed_step()) {
+    fmt::print(out, "scheme: explicit Jacobi, fixed H = {} s (exH), kappa = {}, {} predictor\n",
+               m.h, m.kappa_fixed, config::to_string(c.predictor));
+  } else {
+    const config::OrderSetting order = c.effective_order();
+    fmt::print(out,
+               "scheme: explicit Jacobi, {} estimator, {}, rtol {:.3g}, atol_pos {:.3g}, atol_vel "
+               "{:.3g}, atol_u {:.3g}, Gamma {}, {} predictor\n",
+               config::to_string(c.estimator),
+               order.automatic ? fmt::format("order control ({}, kappa <= {})",
+                                             config::to_string(c.order_strategy), m.order.kappa_max)
+                               : fmt::format("fixed kappa = {}", order.kappa),
+               m.tolerances.rtol, m.tolerances.atol_pos, m.tolerances.atol_vel, m.tolerances.atol_u,
+               m.step.safety, config::to_string(c.predictor));
+  }
+  fmt::print(out, "subsystems: IDA, rtol {:.3g}, atol_pos {:.3g}, atol_vel {:.3g}, {}; {}\n",
+             s.executor.solver.rtol, s.executor.solver.atol_pos, s.executor.solver.atol_vel,
+             s.executor.solver.linear_solver == ida::LinearSolver::kDense ? "dense LU" : "KLU",
+             executor_description(s));
+  for (std::size_t i = 0; i < s.executor.subsystem_solvers.size(); ++i) {
+    if (config.subsystem_solvers[i].empty()) continue;
+    const ida::IntegratorOptions& o = s.executor.subsystem_solvers[i];
+    fmt::print(out,
+               "  {}: own IDA settings, rtol {:.3g}, atol_pos {:.3g}, atol_vel {:.3g}, {}, "
+               "max order {}\n",
+               config.system_description->subsystems[i].name, o.rtol, o.atol_pos, o.atol_vel,
+               o.linear_solver == ida::LinearSolver::kDense ? "dense LU" : "KLU", o.max_order);
+  }
+  const bool per_connection =
+      std::any_of(s.connection_approximations.begin(), s.connection_approximations.end(),
+                  [](const std::string& a) { return !a.empty(); });
+  if (!c.approximation.is_lagrange() || per_connection) {
+    fmt::print(out, "approximation: {}{}\n", c.approximation.name,
+               per_connection ? " (some connections name their own)" : "");
+  }
+  if (c.jump_handling != config::JumpHandling::kKeep || c.min_micro_steps > 0) {
+    fmt::print(out, "input jumps at macro points: {} history{}\n",
+               config::to_string(c.jump_handling),
+               c.min_micro_steps > 0 ? fmt::format(", micro steps <= H/{}", c.min_micro_steps)
+                                     : std::string());
+  }
+}
+
+}  // namespace
+
+void print_summary(std::ostream& out, const config::RunConfig& config, const CosimResult& r) {
+  const CosimSettings& s = r.settings;
+  const std::size_t ns = config::subsystem_count(config);
+  print_setup(out, config, s);
+
+  const std::size_t nc = r.coupling_count;
+  const std::size_t first_u = r.columns.size() - nc;
+  fmt::print(out, "coupling variables at t = {} s:\n", r.final_time);
+  const std::size_t shown = std::min<std::size_t>(nc, 8);
+  for (std::size_t j = 0; j < shown; ++j) {
+    fmt::print(out, "  {:>10} = {:.10g}\n", r.columns[first_u + j], r.final_values[first_u + j]);
+  }
+  if (shown < nc) fmt::print(out, "  ... ({} more)\n", nc - shown);
+
+  const control::MacroStepStatistics& st = r.run.steps;
+  fmt::print(out,
+             "macro steps {} accepted, {} rejected (failed-step ratio {:.2f} %), mean H {:.4g} s, "
+             "H {:.4g} .. {:.4g} s\n",
+             st.accepted, st.rejected,
+             st.accepted > 0
+                 ? 100.0 * static_cast<double>(st.rejected) / static_cast<double>(st.accepted)
+                 : 0.0,
+             r.run.mean_h(), st.h_min, st.h_max);
+  std::string histogram;
+  for (int k = 0; k <= control::kMaxKappa; ++k) {
+    const auto n = st.accepted_by_kappa[static_cast<std::size_t>(k)];
+    if (n == 0) continue;
+    histogram += fmt::format("{}kappa {}: {:.1f} % of steps, {:.1f} % of time",
+                             histogram.empty() ? "" : "; ", k,
+                             100.0 * static_cast<double>(n) / static_cast<double>(st.accepted),
+                             100.0 * r.time_by_kappa[static_cast<std::size_t>(k)] / s.end_time);
+  }
+  fmt::print(out, "order histogram: {}\n", histogram.empty() ? "-" : histogram);
+  const schemes::TimeBreakdown& t = r.run.time;
+  if (r.run.corrector.attempts > 0) {
+    const schemes::CorrectorStatistics& k = r.run.corrector;
+    fmt::print(out,
+               "corrector: {} passes after {} predictors (mean {:.2f}, max {}), {} interface "
+               "Jacobians, {} convergence failures; perturbed runs {:.3f} s vs nominal runs "
+               "{:.3f} s (summed over subsystems)\n",
+               k.passes, k.attempts, k.mean_passes(), k.max_passes, k.jacobian_evaluations,
+               st.corrector_failures, seconds(t.extra_runs_ns), 1e-9 * nominal_ns(r.run));
+  }
+  if (r.run.consistent_update.output_evaluations > 0) {
+    const schemes::ConsistentUpdateStatistics& c = r.run.consistent_update;
+    fmt::print(out,
+               "consistent update (D-1): {} Newton steps, {} output evaluations ({} subsystem "
+               "evaluations)\n",
+               c.newton_iterations, c.output_evaluations, c.subsystem_evaluations);
+  }
+  std::string micro;
+  for (std::size_t i = 0; i < ns; ++i) {
+    micro += fmt::format("{}{}", i == 0 ? "" : ", ", r.run.subsystem_stats[i].steps);
+  }
+  fmt::print(out, "micro steps per subsystem: {}\n", micro);
+  // Seed 000 §4.4: solver = max_L sum_N T_LN, idle = sum_N max_L T_LN - solver (Eq. 4.5).
+  fmt::print(out, "time [s]  {:>8} {:>8} {:>10} {:>9} {:>8} {:>8} {:>8} {:>8}\n", "solver", "idle",
+             "extra runs", "interface", "snapshot", "output", "total", "wall");
+  fmt::print(
+      out, "          {:>8.3f} {:>8.3f} {:>10.3f} {:>9.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f}\n",
+      seconds(t.solver_ns), seconds(t.idle_ns), seconds(t.extra_runs_ns), seconds(t.interface_ns),
+      seconds(t.snapshot_ns), seconds(t.observer_ns), seconds(t.total_ns), seconds(r.wall_ns));
+  if (r.settings.cosim.executor != config::ExecutorKind::kInProcess) {
+    fmt::print(out,
+               "communication [s]: {:.3f} (send to reply minus worker time, slowest subsystem)\n",
+               seconds(t.communication_ns));
+  }
+  fmt::print(out, "wrote {} ({} rows x {} columns + time) and {}\n", r.csv_path, r.rows,
+             r.columns.size(), r.json_path);
+  if (r.steps_path != r.csv_path) {
+    fmt::print(out, "per-attempt diagnostics: {}\n", r.steps_path);
+  } else {
+    fmt::print(out, "per-attempt diagnostics: {} /steps\n", r.steps_path);
+  }
+  if (!r.placement.empty()) fmt::print(out, "{}", r.placement);
+}
+
+}  // namespace macrostep::run
