@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <set>
 #include <type_traits>
 #include <utility>
@@ -17,13 +19,22 @@ static_assert(std::is_same_v<hid_t, std::int64_t>, "Hdf5File keeps an hid_t as s
 
 namespace {
 
-// HDF5 prints its error stack to stderr unless told not to; our errors are the messages.
+// Before the first other HDF5 call: HDF5 prints its error stack to stderr unless told not to
+// (our errors are the messages), and it closes every file it still knows at exit. A file whose
+// close failed (a full disk) stays known half-closed, and closing it again at exit crashes the
+// library: every Hdf5File closes its file itself, so the exit handler is not installed.
 void silence_hdf5() {
   static const bool done = [] {
+    H5dont_atexit();
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
     return true;
   }();
   (void)done;
+}
+
+// The system's reason for the last failed write, for messages ("" when it left none).
+std::string os_reason(int error) {
+  return error != 0 ? fmt::format(": {}", std::strerror(error)) : std::string();
 }
 
 // One HDF5 identifier, closed by `close_fn` when it goes.
@@ -118,6 +129,10 @@ class Hdf5File::Table final : public TableWriter {
     const hsize_t extent[2] = {rows_ + 1, width_};
     const hsize_t start[2] = {rows_, 0};
     const hsize_t count[2] = {1, width_};
+    if (failed_) {
+      throw OutputError(fmt::format("{}: not written after an earlier write failed", path_));
+    }
+    errno = 0;
     bool ok = H5Dset_extent(dataset_.get(), extent) >= 0;
     if (ok) {
       Handle file_space(H5Dget_space(dataset_.get()), H5Sclose);
@@ -130,12 +145,19 @@ class Hdf5File::Table final : public TableWriter {
            H5Fflush(file_, H5F_SCOPE_LOCAL) >= 0;
     }
     if (!ok) {
-      throw OutputError(fmt::format("{}: HDF5 write failed ({} complete rows)", path_, rows_));
+      // A failed flush leaves HDF5's own structures of the file in an unknown state: nothing
+      // more is written to it, and the message says that the file is partial.
+      failed_ = true;
+      throw OutputError(fmt::format(
+          "{}: HDF5 write failed{} after {} complete rows; the file is partial and HDF5 tools "
+          "may not open it",
+          path_, os_reason(errno), rows_));
     }
     ++rows_;
   }
   std::size_t rows() const override { return rows_; }
   const std::string& path() const override { return path_; }
+  bool failed() const { return failed_; }
 
  private:
   std::string path_;
@@ -144,6 +166,7 @@ class Hdf5File::Table final : public TableWriter {
   hsize_t width_;
   hsize_t rows_ = 0;
   std::vector<double> row_;
+  bool failed_ = false;
 };
 
 Hdf5File::Hdf5File(std::string path) : path_(std::move(path)) {
@@ -203,6 +226,12 @@ TableWriter& Hdf5File::add_table(const std::string& name, const std::string& key
 void Hdf5File::write_metadata(const nlohmann::ordered_json& document,
                               const nlohmann::ordered_json& scalars) {
   if (file_ < 0) throw OutputError(fmt::format("{}: metadata written after close", path_));
+  for (const auto& t : tables_) {
+    if (t->failed()) {
+      throw OutputError(fmt::format(
+          "{}: the metadata attributes are not written: a write to the file failed before", path_));
+    }
+  }
   const std::string text = document.dump(1);
   Handle root(H5Gopen2(file_, "/", H5P_DEFAULT), H5Gclose);
   bool ok = root.ok() && write_scalar_attribute(root.get(), "metadata_json", text);

@@ -102,7 +102,8 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
     table.resume(*options.resume);
     tally.resume(*options.resume);
   }
-  StepsTable steps(*files.steps());
+  std::optional<StepsTable> steps;  // none beside a character device
+  if (files.steps() != nullptr) steps.emplace(*files.steps());
   ProgressReport progress(options.progress, settings.end_time, tally);
   std::string no_checkpoint;  // why a signal finds no checkpoint to write
   std::optional<CheckpointWriter> checkpoints;
@@ -113,9 +114,9 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   MetadataWriter metadata(run_metadata(config, options, system, result), config, files, tally,
                           result);
   Observers observers;
-  for (RunObserver* o : std::initializer_list<RunObserver*>{&table, &steps, &progress}) {
-    observers.add(o);
-  }
+  observers.add(&table);
+  if (steps) observers.add(&*steps);
+  observers.add(&progress);
   if (checkpoints) observers.add(&*checkpoints);
   observers.add(&stop);
   for (RunObserver* o : options.observers) observers.add(o);

@@ -474,8 +474,8 @@ void print_summary(std::ostream& out, const config::RunConfig& config,
              st.error_test_failures);
   fmt::print(out, "wall time {:.3f} s (integration {:.3f} s)\n",
              1e-9 * static_cast<double>(r.wall_ns), 1e-9 * static_cast<double>(st.wall_ns));
-  fmt::print(out, "wrote {} ({} rows x {} columns + time) and {}\n", r.csv_path, r.rows,
-             r.columns.size(), r.json_path);
+  fmt::print(out, "wrote {} ({} rows x {} columns + time){}\n", r.csv_path, r.rows,
+             r.columns.size(), r.json_path.empty() ? std::string() : " and " + r.json_path);
 }
 
 }  // namespace macrostep::run

@@ -41,33 +41,33 @@ std::string steps_path(const std::string& result_path) {
   return std::filesystem::path(result_path).replace_extension(".steps.csv").string();
 }
 
-ResultFiles::ResultFiles(const Request& r) {
+ResultFiles::ResultFiles(const Request& r)
+    : destinations_({{"the configuration", r.config->path}}) {
   const config::RunConfig& config = *r.config;
   result_path_ =
       r.output_file.empty() ? config::default_output_file(config, r.reference) : r.output_file;
-  json_path_ = output::metadata_path(result_path_);
-  if (json_path_ == result_path_) {
-    throw SetupError(fmt::format("output file {} must not end in .json", result_path_));
-  }
   const bool h5 = output::is_hdf5_path(result_path_);
-  if (r.step_subsystems > 0) steps_path_ = h5 ? result_path_ : run::steps_path(result_path_);
+  // A character device (/dev/null) takes the result alone: nothing is derived from its name.
+  const bool special = output::Destinations::is_special(result_path_);
+  if (h5 && special) {
+    throw SetupError(fmt::format("{}: an HDF5 result needs a regular file", result_path_));
+  }
+  if (!special) {
+    json_path_ = output::metadata_path(result_path_);
+    if (json_path_ == result_path_) {
+      throw SetupError(fmt::format("output file {} must not end in .json", result_path_));
+    }
+    if (r.step_subsystems > 0) steps_path_ = h5 ? result_path_ : run::steps_path(result_path_);
+  }
   if (h5 && (r.resume != nullptr || r.checkpointed)) {
     throw SetupError(fmt::format(
         "{}: checkpoints continue CSV results only; write the checkpointed run to a .csv",
         result_path_));
   }
-  for (const std::string& path : {result_path_, json_path_, steps_path_}) {
-    if (!path.empty() && same_file(path, config.path)) {
-      throw SetupError(
-          fmt::format("the result file {} is the configuration {} itself; choose "
-                      "another --output or [output] file",
-                      path, config.path));
-    }
-  }
   try {
-    output::check_destination(result_path_, "the result");
-    output::check_destination(json_path_, "the run's metadata");
-    if (!steps_path_.empty() && !h5) output::check_destination(steps_path_, "the steps table");
+    destinations_.add("the result", result_path_);
+    if (!json_path_.empty()) destinations_.add("the run's metadata", json_path_);
+    if (!steps_path_.empty() && !h5) destinations_.add("the steps table", steps_path_);
     if (h5) {
       open_hdf5(r);
     } else {
@@ -132,18 +132,33 @@ nlohmann::ordered_json scalar_attributes(const nlohmann::ordered_json& meta) {
   return scalars;
 }
 
+// The metadata with "files": every destination the run's path checks saw, so that what a run
+// may write is read off the code that checks it.
+nlohmann::ordered_json with_files(const nlohmann::ordered_json& meta,
+                                  const output::Destinations& destinations) {
+  nlohmann::ordered_json out = meta;
+  nlohmann::ordered_json files = nlohmann::ordered_json::array();
+  for (const output::Destination& d : destinations.list()) {
+    files.push_back({{"role", d.role}, {"path", d.path}, {"directory", d.directory}});
+  }
+  out["files"] = std::move(files);
+  return out;
+}
+
 }  // namespace
 
-void ResultFiles::write_metadata(const nlohmann::ordered_json& meta) {
-  output::write_json(json_path_, meta);
+void ResultFiles::write_metadata(const nlohmann::ordered_json& document) {
+  const nlohmann::ordered_json meta = with_files(document, destinations_);
+  if (!json_path_.empty()) output::write_json(json_path_, meta);
   if (h5_) {
     h5_->write_metadata(meta, scalar_attributes(meta));
     h5_->close();
   }
 }
 
-void ResultFiles::write_metadata_after_failure(const nlohmann::ordered_json& meta) {
-  write_json_after_failure(json_path_, meta);
+void ResultFiles::write_metadata_after_failure(const nlohmann::ordered_json& document) {
+  const nlohmann::ordered_json meta = with_files(document, destinations_);
+  if (!json_path_.empty()) write_json_after_failure(json_path_, meta);
   if (!h5_) return;
   try {
     h5_->write_metadata(meta, scalar_attributes(meta));

@@ -14,6 +14,7 @@
 #include "macrostep/checkpoint/checkpoint.hpp"
 #include "macrostep/config/run_config.hpp"
 #include "macrostep/output/csv.hpp"
+#include "macrostep/output/destinations.hpp"
 #include "macrostep/output/hdf5.hpp"
 #include "macrostep/schemes/pipeline.hpp"
 
@@ -44,10 +45,12 @@ class ResultFiles {
   };
 
   // Opens the files of `r`: the result file is `output_file` or the configuration's default
-  // name (.h5/.hdf5: HDF5, anything else CSV), the metadata "<stem>.json" beside it. Throws
-  // SetupError, before anything is written, if the name ends in .json, a file would overwrite
-  // the configuration, or a file cannot be created; an HDF5 result of a run that writes or
-  // resumes checkpoints is a SetupError too (checkpoints continue CSV files only).
+  // name (.h5/.hdf5: HDF5, anything else CSV), the metadata "<stem>.json" beside it (none
+  // beside a character device such as /dev/null, output/destinations.hpp). Every file goes
+  // through destinations() first: SetupError, before anything is written, if the name ends in
+  // .json, a file would overwrite the configuration or another output, or a file cannot be
+  // created; an HDF5 result of a run that writes or resumes checkpoints is a SetupError too
+  // (checkpoints continue CSV files only).
   explicit ResultFiles(const Request& r);
 
   output::TableWriter& results() { return *results_; }
@@ -58,14 +61,19 @@ class ResultFiles {
   const output::CsvWriter* steps_csv() const { return steps_csv_ ? &*steps_csv_ : nullptr; }
 
   const std::string& result_path() const { return result_path_; }
+  // Empty when the result is a character device.
   const std::string& json_path() const { return json_path_; }
+  // Every file of the run, checked together; the run adds its checkpoint files here.
+  output::Destinations& destinations() { return destinations_; }
+  const output::Destinations& destinations() const { return destinations_; }
   // The steps CSV, or the HDF5 file that holds /steps; empty without a steps table.
   const std::string& steps_path() const { return steps_path_; }
 
   // Closes the CSV tables (an HDF5 file stays open for its metadata). Throws OutputError.
   void close_tables();
-  // Writes the metadata JSON and, in an HDF5 file, its attributes (then closes that file).
-  // Throws OutputError.
+  // Writes the metadata JSON (unless the result is a character device) and, in an HDF5 file,
+  // its attributes (then closes that file), with "files": every destination (role, path,
+  // directory). Throws OutputError.
   void write_metadata(const nlohmann::ordered_json& meta);
   // write_metadata for a run that failed: a failure to write is reported on stderr only (the
   // run's own error, which the caller rethrows, matters more).
@@ -75,6 +83,7 @@ class ResultFiles {
   void open_csv(const Request& r);
   void open_hdf5(const Request& r);
 
+  output::Destinations destinations_;
   std::string result_path_, json_path_, steps_path_;
   std::optional<output::CsvWriter> csv_, steps_csv_;
   std::unique_ptr<output::Hdf5File> h5_;

@@ -16,8 +16,12 @@
 
 namespace macrostep::run {
 
+std::string StateFiles::directory_of(const std::string& checkpoint_path) {
+  return checkpoint_path + ".states";
+}
+
 StateFiles::StateFiles(const std::string& checkpoint_path)
-    : directory_(checkpoint_path + ".states") {
+    : directory_(directory_of(checkpoint_path)) {
   std::error_code error;
   std::filesystem::create_directory(directory_, error);
   if (error) {
@@ -120,14 +124,23 @@ void restore_subsystems(const checkpoint::Checkpoint& c, const std::string& chec
 
 namespace {
 
-// --checkpoint, or the default beside the CSV.
-std::string checkpoint_path(const CosimSettings& settings, const ResultFiles& files) {
+// --checkpoint, or the default beside the CSV; with its state files' directory it joins the
+// run's destinations (never the configuration, a result file or another output).
+std::string checkpoint_path(const CosimSettings& settings, ResultFiles& files) {
+  if (settings.checkpoint_path.empty() &&
+      output::Destinations::is_special(files.result_path())) {
+    throw SetupError(fmt::format(
+        "the result {} is not a file to put a checkpoint beside; name it with --checkpoint",
+        files.result_path()));
+  }
   const std::string path = settings.checkpoint_path.empty()
                                ? checkpoint::default_path(files.result_path())
                                : settings.checkpoint_path;
-  if (same_file(path, files.result_path()) || path == files.result_path() ||
-      path == files.json_path()) {
-    throw SetupError(fmt::format("the checkpoint {} would overwrite a result file", path));
+  try {
+    files.destinations().add("the checkpoint", path);
+    files.destinations().add("the checkpoint's state files", StateFiles::directory_of(path), true);
+  } catch (const output::OutputError& e) {
+    throw SetupError(e.what());
   }
   return path;
 }
@@ -135,7 +148,7 @@ std::string checkpoint_path(const CosimSettings& settings, const ResultFiles& fi
 }  // namespace
 
 std::optional<CheckpointPlan> planned_checkpoints(const CosimSettings& settings,
-                                                  const ResultFiles& files, std::string& none) {
+                                                  ResultFiles& files, std::string& none) {
   if (settings.checkpoint_every) {
     return CheckpointPlan{checkpoint_path(settings, files), *settings.checkpoint_every};
   }

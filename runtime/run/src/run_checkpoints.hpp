@@ -28,6 +28,8 @@ namespace macrostep::run {
 class StateFiles {
  public:
   explicit StateFiles(const std::string& checkpoint_path);
+  // "<checkpoint>.states": the directory of `checkpoint_path`'s state files.
+  static std::string directory_of(const std::string& checkpoint_path);
   ~StateFiles();
   StateFiles(const StateFiles&) = delete;
   StateFiles& operator=(const StateFiles&) = delete;
@@ -78,13 +80,14 @@ void restore_subsystems(const checkpoint::Checkpoint& c, const std::string& chec
 // signal, or (no interval) the final one only, where the run can have it (a CSV result, a scheme
 // whose state a checkpoint carries); otherwise none, and `none` says why. The file is
 // settings.checkpoint_path or the default beside the result file; SetupError if it would
-// overwrite a result file.
+// overwrite the configuration, a result file or another output (ResultFiles::destinations, to
+// which the checkpoint and its state files' directory are added).
 struct CheckpointPlan {
   std::string path;
   checkpoint::Interval every;
 };
 std::optional<CheckpointPlan> planned_checkpoints(const CosimSettings& settings,
-                                                  const ResultFiles& files, std::string& none);
+                                                  ResultFiles& files, std::string& none);
 
 // The run's checkpoints as an observer: between macro steps RunCheckpoints::between_steps with
 // the run's own part of each checkpoint (configuration, arguments, output positions of the

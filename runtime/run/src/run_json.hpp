@@ -3,7 +3,6 @@
 #pragma once
 
 #include <fmt/format.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <cmath>
@@ -61,15 +60,6 @@ inline void write_json_after_failure(const std::string& path, const nlohmann::or
   } catch (const output::OutputError& e) {
     fmt::print(stderr, "macrostep: the run's metadata is not written either: {}\n", e.what());
   }
-}
-
-// Whether `a` and `b` name the same existing file (device and inode, so that "./x.toml",
-// "x.toml" and a hard or symbolic link compare equal).
-inline bool same_file(const std::string& a, const std::string& b) {
-  struct stat sa {
-  }, sb{};
-  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
-         sa.st_ino == sb.st_ino;
 }
 
 }  // namespace macrostep::run

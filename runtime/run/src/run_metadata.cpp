@@ -310,6 +310,7 @@ json failure_json(const std::exception& e) {
 
 void MetadataWriter::finished(const RunEnd& end) {
   meta_["status"] = end.status;
+
   meta_["output"]["rows"] = result_.rows;
   meta_["simulation"]["reached_time"] = result_.final_time;
   json statistics = step_statistics(tally_, executor_, config_);

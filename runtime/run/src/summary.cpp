@@ -192,9 +192,11 @@ void print_summary(std::ostream& out, const config::RunConfig& config, const Cos
                "communication [s]: {:.3f} (send to reply minus worker time, slowest subsystem)\n",
                seconds(t.communication_ns));
   }
-  fmt::print(out, "wrote {} ({} rows x {} columns + time) and {}\n", r.csv_path, r.rows,
-             r.columns.size(), r.json_path);
-  if (r.steps_path != r.csv_path) {
+  fmt::print(out, "wrote {} ({} rows x {} columns + time){}\n", r.csv_path, r.rows,
+             r.columns.size(), r.json_path.empty() ? std::string() : " and " + r.json_path);
+  if (r.steps_path.empty()) {
+    // A character device took the result alone.
+  } else if (r.steps_path != r.csv_path) {
     fmt::print(out, "per-attempt diagnostics: {}\n", r.steps_path);
   } else {
     fmt::print(out, "per-attempt diagnostics: {} /steps\n", r.steps_path);
