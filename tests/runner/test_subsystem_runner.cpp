@@ -147,9 +147,9 @@ TEST(SubsystemRunner, RunsAreBitIdenticalSerialAndOnAnArena) {
   EXPECT_EQ(serial.total_stats().steps, parallel.total_stats().steps);
 }
 
-// The final checkpoint of a fixed-step run (issue 12): a runner without rollback exports its
+// The final checkpoint of a fixed-step run: a runner without rollback exports its
 // accepted workspace too, the same bytes as a runner with rollback after the same passes, and a
-// runner that imports them continues bit-identically (contract 2; seed 000 §4.7).
+// runner that imports them continues bit-identically (contract 2; METHODS §4.7).
 TEST(SubsystemRunner, ExportWithoutRollbackEqualsExportWithIt) {
   const auto params = testing::test_chain(12, 3);
   const library::ChainSegment segment(params, 4, 8);
