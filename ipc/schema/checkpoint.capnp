@@ -1,4 +1,4 @@
-# A co-simulation checkpoint (issue 12; runtime/checkpoint/.../checkpoint.hpp): everything
+# A co-simulation checkpoint (runtime/checkpoint/.../checkpoint.hpp): everything
 # `macrostep resume CHECKPOINT` needs to continue a run bit-identically, in one file.
 #
 # The file is one CheckpointFile message: a fixed frame (magic, format version, the FNV-1a hash
@@ -32,6 +32,10 @@ struct Checkpoint {
   # attempt numbers continue from acceptedSteps + rejectedSteps.
   stepsBytes @17 :UInt64;
   stepsRows @18 :UInt64;
+  # FNV-1a 64 of the two files' first csvBytes and stepsBytes bytes: resume refuses a file whose
+  # prefix is not what this run wrote (another run's output of the same columns, an edit).
+  csvHash @19 :UInt64;
+  stepsHash @20 :UInt64;
   # The result row of the newest accepted point, and whether it is not in the CSV yet
   # (output_every > 1).
   lastRow @6 :List(Float64);

@@ -10,6 +10,7 @@
 
 #include "macrostep/analysis/stability.hpp"
 #include "macrostep/config/run_config.hpp"
+#include "macrostep/output/destinations.hpp"
 #include "python_tools.hpp"
 
 namespace macrostep::app {
@@ -157,6 +158,19 @@ int stability_command(const StabilityArgs& a) {
   Method method;
   std::string stem;
   resolve(a, model, method, stem);
+  const std::string png = a.no_plot          ? std::string()
+                          : !a.plot.empty()  ? a.plot
+                          : a.config.empty() ? std::string("stability.png")
+                                             : stem + ".stability.png";
+  try {  // the files it writes, checked before the scan (output/destinations.hpp)
+    output::Destinations files(
+        a.config.empty() ? std::vector<output::Destination>{}
+                         : std::vector<output::Destination>{{"the configuration", a.config}});
+    if (!png.empty()) files.add("the plot", png);
+    if (!a.csv.empty()) files.add("the scan CSV", a.csv);
+  } catch (const output::OutputError& e) {
+    throw std::invalid_argument(e.what());
+  }
   const auto [lo, hi] = h_range(a, model);
   const auto points = analysis::scan(model, method, lo, hi, a.points);
   const auto h_max = analysis::largest_stable_h(model, method, points);
@@ -180,10 +194,7 @@ int stability_command(const StabilityArgs& a) {
           : a.csv;
   write_csv(csv, points);
   int status = 0;
-  if (!a.no_plot) {
-    const std::string png = !a.plot.empty()    ? a.plot
-                            : a.config.empty() ? std::string("stability.png")
-                                               : stem + ".stability.png";
+  if (!png.empty()) {
     // Formatted here rather than passed as an optional: GCC's -O3 unity build reports the
     // optional's payload as maybe-uninitialized behind the has-value check.
     const std::string omega_max =

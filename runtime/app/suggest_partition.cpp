@@ -19,6 +19,7 @@
 #include "macrostep/config/run_config.hpp"
 #include "macrostep/ida/integrator.hpp"
 #include "macrostep/library/chain.hpp"
+#include "macrostep/output/destinations.hpp"
 #include "macrostep/placement/placement.hpp"
 #include "macrostep/run/cosimulation.hpp"
 #include "macrostep/run/monolithic.hpp"
@@ -319,8 +320,13 @@ Request checked_request(const SuggestPartitionArgs& args) {
         fmt::format("--trial-time: in (0, {:g}] (the end time), not {:g}", end, q.trial_time));
   q.output = !args.output.empty() ? args.output
                                   : fs::path(q.config.path).stem().string() + ".suggested.toml";
-  if (fs::exists(q.output) && fs::equivalent(q.output, q.config.path))
-    throw std::invalid_argument("--output: would overwrite the configuration " + q.config.path);
+  try {  // the files it writes, checked like a run's (output/destinations.hpp)
+    output::Destinations files({{"the configuration", q.config.path}});
+    files.add("the suggested configuration", q.output);
+    if (!args.indicators.empty()) files.add("the cut indicators", args.indicators);
+  } catch (const output::OutputError& e) {
+    throw std::invalid_argument(e.what());
+  }
   const std::vector<unsigned> usable = placement::Topology::detect().pu_os_indices();
   q.cores = args.cores > 0 ? args.cores : static_cast<unsigned>(usable.size());
   if (q.cores <= usable.size()) q.pus.assign(usable.begin(), usable.begin() + q.cores);
@@ -439,12 +445,16 @@ void write_fastest(const Request& q, const SuggestPartitionArgs& args,
 
 void add_suggest_partition_options(CLI::App& cmd, SuggestPartitionArgs& args) {
   cmd.add_option("CONFIG", args.config, "run configuration of a [model] chain (TOML)")->required();
+  // Given explicitly, each must be positive (0 is the default's marker, not a value).
   cmd.add_option("--subsystems", args.subsystems,
-                 "subsystems of the suggestion (default: as many as the configuration has)");
+                 "subsystems of the suggestion (default: as many as the configuration has)")
+      ->check(CLI::PositiveNumber);
   cmd.add_option("--trial-time", args.trial_time,
-                 "simulated time of the trial runs [s] (default: a tenth of the end time)");
+                 "simulated time of the trial runs [s] (default: a tenth of the end time)")
+      ->check(CLI::PositiveNumber);
   cmd.add_option("--cores", args.cores,
-                 "cores the subsystems will share (default: the usable PUs hwloc sees)");
+                 "cores the subsystems will share (default: the usable PUs hwloc sees)")
+      ->check(CLI::PositiveNumber);
   cmd.add_option("--output", args.output,
                  "the suggested configuration (default: <config stem>.suggested.toml)");
   cmd.add_option("--executor", args.executor, "of the trial co-simulation: inprocess | processes");

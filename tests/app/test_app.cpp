@@ -84,7 +84,16 @@ TEST_F(App, CommandLineErrorsExitTwo) {
   EXPECT_EQ(macrostep("reference small.toml --rtol 1e-3").status, 2);  // not an option there
   const Outcome stop = macrostep("run small.toml --monolithic --stop-time -1");
   EXPECT_EQ(stop.status, 2);
-  EXPECT_EQ(stop.err, "macrostep: --stop-time must be > 0 (got -1)\n");
+  EXPECT_EQ(stop.err,
+            "macrostep: --stop-time must be a number of seconds of at least 1e-12 (got -1)\n");
+  // Too short to integrate: refused up front in both modes, not an IDA message.
+  for (const char* mode : {"--monolithic", "--executor inprocess"}) {
+    const Outcome tiny = macrostep(std::string("run small.toml --stop-time 1e-300 ") + mode);
+    EXPECT_EQ(tiny.status, 2) << mode << tiny.err;
+    EXPECT_NE(tiny.err.find("--stop-time must be a number of seconds of at least 1e-12"),
+              std::string::npos)
+        << tiny.err;
+  }
   const Outcome rtol = macrostep("run small.toml --monolithic --rtol 2");
   EXPECT_EQ(rtol.status, 2);
   EXPECT_EQ(rtol.err, "macrostep: --rtol must be in (0, 1) (got 2)\n");

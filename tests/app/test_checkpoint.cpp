@@ -1,4 +1,4 @@
-// Checkpoint / resume end to end (issue 12): `macrostep run --checkpoint-every` killed with
+// Checkpoint / resume end to end: `macrostep run --checkpoint-every` killed with
 // SIGKILL at a random macro step, or stopped with SIGTERM, then `macrostep resume`; the CSV must
 // be byte-identical to an uninterrupted run's (DESIGN.md contracts 1, 2: the exported IDA
 // workspaces and controller state continue bit-identically). And the refusals of checkpoints
@@ -7,11 +7,13 @@
 #include <capnp/serialize.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +21,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "binary_fixture.hpp"
@@ -315,7 +318,8 @@ TEST_F(Checkpoint, DamagedCheckpointsAreRefused) {
     EXPECT_NE(o.err.find(reason), std::string::npos) << o.err;
     EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
   };
-  refused("truncated.ckpt", good.substr(0, good.size() / 2), "malformed or truncated");
+  refused("truncated.ckpt", good.substr(0, good.size() / 2), "(truncated)");
+  refused("followed.ckpt", good + std::string(4096, 'x'), "(something follows it)");
   refused("odd.ckpt", good.substr(0, good.size() - 3), "truncated");
   std::string corrupted = good;
   corrupted[corrupted.size() * 2 / 3] ^= 0x10;
@@ -360,6 +364,58 @@ TEST_F(Checkpoint, ForeignConfigurationOrResultIsRefused) {
   EXPECT_EQ(csv.status, 2) << csv.err;
   EXPECT_NE(csv.err.find("the checkpoint's result file does not fit it"), std::string::npos)
       << csv.err;
+}
+
+// A result file that is not the one the checkpoint's run wrote: another run's output of the same
+// columns (a finished checkpointed run rerun with another tolerance into the same file), or the
+// same file with one digit changed before the checkpoint's position. Refused, nothing spliced.
+TEST_F(Checkpoint, ResultNotWrittenByTheCheckpointedRunIsRefused) {
+  make_checkpoint();
+  const std::string own = read_file("r.csv");
+  const Outcome rerun = macrostep("run chain.toml --output r.csv --executor inprocess --rtol 3e-5");
+  ASSERT_EQ(rerun.status, 0) << rerun.err;
+  const std::string other = read_file("r.csv");
+  Outcome o = macrostep("resume r.ckpt");
+  EXPECT_EQ(o.status, 2) << o.err;
+  EXPECT_NE(o.err.find("are not those the checkpoint's run wrote"), std::string::npos) << o.err;
+  EXPECT_EQ(read_file("r.csv"), other);
+
+  std::string changed = own;
+  const auto digit = changed.find_first_of("123456789", changed.find('\n') + 1);
+  changed[digit] = changed[digit] == '9' ? '8' : static_cast<char>(changed[digit] + 1);
+  write_file("r.csv", changed);
+  o = macrostep("resume r.ckpt");
+  EXPECT_EQ(o.status, 2) << o.err;
+  EXPECT_NE(o.err.find("are not those the checkpoint's run wrote"), std::string::npos) << o.err;
+  EXPECT_EQ(read_file("r.csv"), changed);
+  // The file the run wrote resumes.
+  write_file("r.csv", own);
+  EXPECT_EQ(macrostep("resume r.ckpt").status, 0);
+}
+
+// What is not a checkpoint file is refused at once, without reading it whole: a directory, a
+// FIFO (which would block), a device that never ends, a file past the size limit (sparse), and
+// one of exactly the limit.
+TEST_F(Checkpoint, SpecialAndOversizedFilesAreRefusedAtOnce) {
+  write_file("chain.toml", kChain);
+  fs::create_directory(path("dir.ckpt"));
+  ASSERT_EQ(::mkfifo(path("fifo.ckpt").c_str(), 0600), 0);
+  const auto limit = macrostep::checkpoint::kMaxFileBytes;
+  for (const auto& [name, size] :
+       {std::pair<const char*, std::uint64_t>{"limit.ckpt", limit}, {"past.ckpt", limit + 8}}) {
+    std::ofstream(path(name)).close();
+    fs::resize_file(path(name), size);
+  }
+  for (const auto& [file, reason] :
+       {std::pair<std::string, std::string>{"dir.ckpt", "it is a directory"},
+        {"fifo.ckpt", "it is not a regular file"},
+        {"/dev/zero", "it is not a regular file"},
+        {"past.ckpt", "more than a checkpoint has"},
+        {"limit.ckpt", "but its message announces"}}) {
+    const Outcome o = macrostep("resume " + file, "timeout 60");
+    EXPECT_EQ(o.status, 2) << file << ": " << o.err;
+    EXPECT_NE(o.err.find(reason), std::string::npos) << file << ": " << o.err;
+  }
 }
 
 // Options that a checkpoint cannot carry, and bad --checkpoint-every values: exit 2 up front.

@@ -6,8 +6,10 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <kj/exception.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -54,6 +56,8 @@ void write_body(schema::Checkpoint::Builder b, const Checkpoint& c) {
   b.setCsvRows(c.csv_rows);
   b.setStepsBytes(c.steps_bytes);
   b.setStepsRows(c.steps_rows);
+  b.setCsvHash(c.csv_hash);
+  b.setStepsHash(c.steps_hash);
   write_list(b.initLastRow(static_cast<unsigned>(c.last_row.size())), c.last_row);
   b.setLastRowTime(c.last_row_time);
   b.setLastRowPending(c.last_row_pending);
@@ -98,6 +102,8 @@ Checkpoint read_body(schema::Checkpoint::Reader r) {
   c.csv_rows = r.getCsvRows();
   c.steps_bytes = r.getStepsBytes();
   c.steps_rows = r.getStepsRows();
+  c.csv_hash = r.getCsvHash();
+  c.steps_hash = r.getStepsHash();
   c.last_row = read_list<double>(r.getLastRow());
   c.last_row_time = r.getLastRowTime();
   c.last_row_pending = r.getLastRowPending();
@@ -176,16 +182,54 @@ void write(const std::string& path, const Checkpoint& c) {
   }
 }
 
-Checkpoint read(const std::string& path) {
+namespace {
+
+// The file's bytes, after the checks that need no more than its first words: a regular file
+// (not a directory, FIFO or device, which would block or never end), at most kMaxFileBytes,
+// and exactly as long as the message its segment table announces.
+std::string checked_contents(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    refuse(path, fmt::format("cannot open it: {}", std::strerror(errno)));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    refuse(path, S_ISDIR(st.st_mode) ? "it is a directory" : "it is not a regular file");
+  }
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  if (size > kMaxFileBytes) {
+    refuse(path,
+           fmt::format("{} bytes, more than a checkpoint has (at most {})", size, kMaxFileBytes));
+  }
+  if (size < 16) refuse(path, fmt::format("{} bytes: empty or truncated", size));
+  if (size % sizeof(capnp::word) != 0) {
+    refuse(path, fmt::format("{} bytes is not a whole number of 8-byte words: truncated", size));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) refuse(path, fmt::format("cannot open it: {}", std::strerror(errno)));
-  const std::string text((std::istreambuf_iterator<char>(in)), {});
-  if (in.bad()) refuse(path, "cannot read it");
-  if (text.size() < 16) refuse(path, fmt::format("{} bytes: empty or truncated", text.size()));
-  if (text.size() % sizeof(capnp::word) != 0) {
-    refuse(path,
-           fmt::format("{} bytes is not a whole number of 8-byte words: truncated", text.size()));
+  // The segment table: at most 512 segments are read (Cap'n Proto's own limit).
+  std::vector<capnp::word> prefix(std::min<std::uint64_t>(size / sizeof(capnp::word), 257));
+  in.read(reinterpret_cast<char*>(prefix.data()),
+          static_cast<std::streamsize>(prefix.size() * sizeof(capnp::word)));
+  if (!in) refuse(path, "cannot read it");
+  const std::uint64_t announced =
+      capnp::expectedSizeInWordsFromPrefix(kj::arrayPtr(prefix.data(), prefix.size()));
+  if (announced * sizeof(capnp::word) != size) {
+    refuse(path, fmt::format("{} bytes, but its message announces {} bytes ({})", size,
+                             announced * sizeof(capnp::word),
+                             announced * sizeof(capnp::word) < size ? "something follows it"
+                                                                    : "truncated"));
   }
+  std::string text(size, '\0');
+  in.seekg(0);
+  in.read(text.data(), static_cast<std::streamsize>(size));
+  if (!in) refuse(path, "cannot read it");
+  return text;
+}
+
+}  // namespace
+
+Checkpoint read(const std::string& path) {
+  const std::string text = checked_contents(path);
   const std::vector<capnp::word> words =
       ipc::aligned_words(std::span(reinterpret_cast<const std::byte*>(text.data()), text.size()));
   try {

@@ -495,7 +495,11 @@ void parse_simulation(const Node* node, ParseState& state) {
   n.expect_table();
   n.allow_only({"end_time", "output_interval"});
   SimulationConfig& s = state.config.simulation;
-  s.end_time = checked(n.require("end_time"), Domain::kPositive);
+  const Node end_time = n.require("end_time");
+  s.end_time = checked(end_time, Domain::kPositive);
+  if (s.end_time < kMinEndTime) {
+    end_time.fail(fmt::format("must be at least {:g} s (got {:g})", kMinEndTime, s.end_time));
+  }
   const Node interval = n.require("output_interval");
   s.output_interval = checked(interval, Domain::kPositive);
   const double rows = s.end_time / s.output_interval;

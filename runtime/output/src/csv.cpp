@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -12,6 +13,7 @@
 #include <iterator>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include "write_all.hpp"
 
@@ -39,6 +41,7 @@ CsvWriter::CsvWriter(CsvWriter&& other) noexcept
       key_(std::move(other.key_)),
       fd_(std::exchange(other.fd_, -1)),
       bytes_(other.bytes_),
+      hash_(other.hash_),
       rows_(other.rows_),
       buffer_(std::move(other.buffer_)) {}
 
@@ -64,11 +67,44 @@ std::string CsvWriter::header() const {
   return text;
 }
 
+namespace {
+
+// FNV-1a 64 of the first `bytes` bytes of `in`, read in blocks; false if the file is shorter.
+bool prefix_hash(std::ifstream& in, std::uint64_t bytes, std::uint64_t& hash) {
+  std::vector<char> block(1 << 16);
+  hash = kFnvOffset;
+  in.seekg(0);
+  while (bytes > 0) {
+    const auto n = static_cast<std::streamsize>(std::min<std::uint64_t>(bytes, block.size()));
+    in.read(block.data(), n);
+    if (in.gcount() != n) return false;
+    hash = fnv1a(hash, std::string_view(block.data(), static_cast<std::size_t>(n)));
+    bytes -= static_cast<std::uint64_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
 CsvWriter CsvWriter::continue_file(std::string path, std::vector<std::string> columns,
-                                   std::uint64_t bytes, std::size_t rows, std::string key_column) {
+                                   std::uint64_t bytes, std::size_t rows, std::uint64_t hash,
+                                   std::string key_column) {
   CsvWriter w(std::move(path), std::move(columns), std::move(key_column), -1);
   w.check_columns();
   const std::string header = w.header();
+  struct stat st {};
+  if (::stat(w.path_.c_str(), &st) != 0) {
+    throw OutputError(fmt::format("{}: cannot open the result file to continue it: {}", w.path_,
+                                  std::strerror(errno)));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    throw OutputError(
+        fmt::format("{}: not a regular file; a checkpoint continues its CSV", w.path_));
+  }
+  if (static_cast<std::uint64_t>(st.st_size) < bytes || bytes < header.size()) {
+    throw OutputError(fmt::format("{}: {} bytes, shorter than the {} bytes to continue from",
+                                  w.path_, static_cast<std::uint64_t>(st.st_size), bytes));
+  }
   {
     std::ifstream in(w.path_, std::ios::binary);
     if (!in) {
@@ -80,16 +116,17 @@ CsvWriter CsvWriter::continue_file(std::string path, std::vector<std::string> co
     if (first != header) {
       throw OutputError(fmt::format("{}: its header is not that of this run's columns", w.path_));
     }
+    std::uint64_t found = 0;
+    if (!prefix_hash(in, bytes, found) || found != hash) {
+      throw OutputError(fmt::format(
+          "{}: its first {} bytes are not those the checkpoint's run wrote (another run's file, "
+          "or changed since)",
+          w.path_, bytes));
+    }
   }
   w.fd_ = ::open(w.path_.c_str(), O_WRONLY | O_CLOEXEC);
   if (w.fd_ < 0) {
     throw OutputError(fmt::format("{}: cannot open: {}", w.path_, std::strerror(errno)));
-  }
-  struct stat st {};
-  if (::fstat(w.fd_, &st) != 0 || static_cast<std::uint64_t>(st.st_size) < bytes ||
-      bytes < header.size()) {
-    throw OutputError(fmt::format("{}: {} bytes, shorter than the {} bytes to continue from",
-                                  w.path_, static_cast<std::uint64_t>(st.st_size), bytes));
   }
   if (::ftruncate(w.fd_, static_cast<off_t>(bytes)) != 0 ||
       ::lseek(w.fd_, static_cast<off_t>(bytes), SEEK_SET) < 0) {
@@ -97,6 +134,7 @@ CsvWriter CsvWriter::continue_file(std::string path, std::vector<std::string> co
         fmt::format("{}: cannot cut it to {} bytes: {}", w.path_, bytes, std::strerror(errno)));
   }
   w.bytes_ = bytes;
+  w.hash_ = hash;
   w.rows_ = rows;
   return w;
 }
@@ -105,9 +143,18 @@ CsvWriter::~CsvWriter() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+std::uint64_t fnv1a(std::uint64_t h, std::string_view bytes) {
+  for (const char c : bytes) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
 void CsvWriter::append(std::string_view text) {
   if (detail::write_all(fd_, text)) {
     bytes_ += text.size();
+    hash_ = fnv1a(hash_, text);
     return;
   }
   const int err = errno;

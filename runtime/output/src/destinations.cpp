@@ -66,8 +66,8 @@ void Destinations::add(const std::string& role, const std::string& path, bool di
   }
   for (const Destination& d : list_) {
     if (same(path, d.path)) {
-      throw OutputError(fmt::format("{}: {} would be the same file as {} ({})", path, role,
-                                    d.role, d.path));
+      throw OutputError(
+          fmt::format("{}: {} would be the same file as {} ({})", path, role, d.role, d.path));
     }
   }
   struct stat st {};
@@ -76,8 +76,8 @@ void Destinations::add(const std::string& role, const std::string& path, bool di
     throw OutputError(fmt::format("{}: is a directory; {} goes there", path, role));
   }
   if (exists && directory && !S_ISDIR(st.st_mode)) {
-    throw OutputError(fmt::format("{}: {} is a directory, but a file of that name exists", path,
-                                  role));
+    throw OutputError(
+        fmt::format("{}: {} is a directory, but a file of that name exists", path, role));
   }
   if (exists && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISBLK(st.st_mode))) {
     throw OutputError(fmt::format(

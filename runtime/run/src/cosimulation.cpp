@@ -21,6 +21,7 @@
 #include "run_metadata.hpp"
 #include "run_observers.hpp"
 #include "run_tally.hpp"
+#include "unexpected_end.hpp"
 
 namespace macrostep::run {
 
@@ -147,6 +148,8 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
       restore_subsystems(*options.resume, options.checkpoint_path, *executor);
     }
     observers.started(*executor);
+    // A model in this process that calls exit() or crashes still leaves a report.
+    const UnexpectedEnd guard(end_run, files.json_path(), metadata.crash_document());
     const std::unique_ptr<schemes::MacroStepScheme> scheme = schemes::make_scheme(scheme_options);
     const auto on_accepted = [&](const schemes::AcceptedPoint& p) {
       tally.accepted_point(p);

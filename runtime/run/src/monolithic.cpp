@@ -135,9 +135,7 @@ std::vector<double> output_points(const config::RunConfig& config, const Monolit
   if (options.rtol && !(*options.rtol > 0.0 && *options.rtol < 1.0)) {
     throw SetupError(fmt::format("--rtol must be in (0, 1) (got {})", *options.rtol));
   }
-  if (options.stop_time && !(*options.stop_time > 0.0 && std::isfinite(*options.stop_time))) {
-    throw SetupError(fmt::format("--stop-time must be > 0 (got {})", *options.stop_time));
-  }
+  check_stop_time(options.stop_time);
   std::vector<double> times;
   if (!options.times.empty()) {
     // The rows of another result (its macro points): 0, then every time after it.
@@ -384,6 +382,14 @@ void described_monolithic(const config::RunConfig& config, const MonolithicOptio
 }
 
 }  // namespace
+
+void check_stop_time(const std::optional<double>& stop_time) {
+  if (stop_time && !(*stop_time >= config::kMinEndTime && std::isfinite(*stop_time))) {
+    throw SetupError(
+        fmt::format("--stop-time must be a number of seconds of at least {:g} (got {})",
+                    config::kMinEndTime, *stop_time));
+  }
+}
 
 ida::IntegratorOptions integrator_options(const config::SolverConfig& s) {
   ida::IntegratorOptions o;

@@ -87,10 +87,11 @@ void ResultFiles::open_csv(const Request& r) {
   } else {
     try {
       csv_.emplace(output::CsvWriter::continue_file(result_path_, r.columns, r.resume->csv_bytes,
-                                                    r.resume->csv_rows));
+                                                    r.resume->csv_rows, r.resume->csv_hash));
       if (!steps_path_.empty()) {
         steps_csv_.emplace(output::CsvWriter::continue_file(
-            steps_path_, step_columns, r.resume->steps_bytes, r.resume->steps_rows, "attempt"));
+            steps_path_, step_columns, r.resume->steps_bytes, r.resume->steps_rows,
+            r.resume->steps_hash, "attempt"));
       }
     } catch (const output::OutputError& e) {
       throw checkpoint::CheckpointError(

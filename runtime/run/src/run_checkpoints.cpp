@@ -127,8 +127,7 @@ namespace {
 // --checkpoint, or the default beside the CSV; with its state files' directory it joins the
 // run's destinations (never the configuration, a result file or another output).
 std::string checkpoint_path(const CosimSettings& settings, ResultFiles& files) {
-  if (settings.checkpoint_path.empty() &&
-      output::Destinations::is_special(files.result_path())) {
+  if (settings.checkpoint_path.empty() && output::Destinations::is_special(files.result_path())) {
     throw SetupError(fmt::format(
         "the result {} is not a file to put a checkpoint beside; name it with --checkpoint",
         files.result_path()));
@@ -147,8 +146,8 @@ std::string checkpoint_path(const CosimSettings& settings, ResultFiles& files) {
 
 }  // namespace
 
-std::optional<CheckpointPlan> planned_checkpoints(const CosimSettings& settings,
-                                                  ResultFiles& files, std::string& none) {
+std::optional<CheckpointPlan> planned_checkpoints(const CosimSettings& settings, ResultFiles& files,
+                                                  std::string& none) {
   if (settings.checkpoint_every) {
     return CheckpointPlan{checkpoint_path(settings, files), *settings.checkpoint_every};
   }
@@ -189,8 +188,10 @@ checkpoint::Checkpoint CheckpointWriter::describe() const {
   // ResultFiles refuses checkpoints of an HDF5 result: both CSVs exist here.
   c.csv_bytes = files.results_csv()->bytes();
   c.csv_rows = files.results_csv()->rows();
+  c.csv_hash = files.results_csv()->content_hash();
   c.steps_bytes = files.steps_csv()->bytes();
   c.steps_rows = files.steps_csv()->rows();
+  c.steps_hash = files.steps_csv()->content_hash();
   return c;
 }
 

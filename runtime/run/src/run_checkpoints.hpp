@@ -86,8 +86,8 @@ struct CheckpointPlan {
   std::string path;
   checkpoint::Interval every;
 };
-std::optional<CheckpointPlan> planned_checkpoints(const CosimSettings& settings,
-                                                  ResultFiles& files, std::string& none);
+std::optional<CheckpointPlan> planned_checkpoints(const CosimSettings& settings, ResultFiles& files,
+                                                  std::string& none);
 
 // The run's checkpoints as an observer: between macro steps RunCheckpoints::between_steps with
 // the run's own part of each checkpoint (configuration, arguments, output positions of the

@@ -308,6 +308,16 @@ json failure_json(const std::exception& e) {
   return {{"cause", "error"}, {"message", e.what()}};
 }
 
+std::string MetadataWriter::crash_document() const {
+  json meta = meta_;
+  meta["status"] = "failed";
+  meta["error"] = {{"cause", "crash"},
+                   {"message",
+                    "the master process received a fatal signal during the run (a model running "
+                    "in it crashed); the result file holds the rows written so far"}};
+  return meta.dump(2) + "\n";
+}
+
 void MetadataWriter::finished(const RunEnd& end) {
   meta_["status"] = end.status;
 

@@ -42,6 +42,9 @@ class MetadataWriter final : public RunObserver {
 
   // The metadata so far (the executor's factory adds the placement and the recoveries).
   nlohmann::ordered_json& meta() { return meta_; }
+  // The metadata of a run whose process died of a fatal signal (unexpected_end.hpp): what is
+  // known now, status "failed", the cause "crash"; no statistics.
+  std::string crash_document() const;
 
   void started(executors::Executor& executor) override { executor_ = &executor; }
   void finished(const RunEnd& end) override;

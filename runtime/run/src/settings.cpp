@@ -232,9 +232,7 @@ SchemeOptions scheme_options(const config::CosimConfig& c, double end_time) {
 
 // The command line's numbers, each checked on its own (SetupError naming the flag).
 void check_override_values(const CosimOptions& options) {
-  if (options.stop_time && !(*options.stop_time > 0.0 && std::isfinite(*options.stop_time))) {
-    throw SetupError(fmt::format("--stop-time must be > 0 (got {})", *options.stop_time));
-  }
+  check_stop_time(options.stop_time);
   if (options.rtol && !(*options.rtol > 0.0 && *options.rtol < 1.0)) {
     throw SetupError(fmt::format("--rtol must be in (0, 1) (got {})", *options.rtol));
   }

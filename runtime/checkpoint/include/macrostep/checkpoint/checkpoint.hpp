@@ -1,4 +1,4 @@
-// Co-simulation checkpoints (issue 12): one file that holds the complete state of a run between
+// Co-simulation checkpoints: one file that holds the complete state of a run between
 // two macro steps, so that `macrostep resume CHECKPOINT` continues it and writes the same CSV
 // bytes as a run that was never interrupted (DESIGN.md contracts 1, 2).
 //
@@ -26,9 +26,12 @@
 namespace macrostep::checkpoint {
 
 // Changes with any change of meaning of the file; read() accepts only this one. 2: the steps
-// CSV's output position (issue 15); 3: subsystem states are RunnerState messages (the IDA
-// workspace and the accepted input polynomial).
-inline constexpr std::uint32_t kFormatVersion = 3;
+// CSV's output position; 3: subsystem states are RunnerState messages (the IDA workspace and
+// the accepted input polynomial); 4: the hashes of the CSV prefixes.
+inline constexpr std::uint32_t kFormatVersion = 4;
+// The largest checkpoint read() reads (it is read whole into memory): far above what a run of
+// this machine's memory can export (a 3e6-mass chain's workspaces are about 1 GiB).
+inline constexpr std::uint64_t kMaxFileBytes = 16ULL << 30;
 // "MSTEPCKP" read as a little-endian 64-bit number: what marks a checkpoint file.
 inline constexpr std::uint64_t kMagic = 0x504b434550545344ULL;
 
@@ -39,9 +42,11 @@ struct Checkpoint {
   std::string csv_path;                // absolute
   std::uint64_t csv_bytes = 0;
   std::uint64_t csv_rows = 0;
+  std::uint64_t csv_hash = 0;  // output::fnv1a of the CSV's first csv_bytes bytes
   // The steps CSV beside it ("<stem>.steps.csv", one row per attempt): its output position.
   std::uint64_t steps_bytes = 0;
   std::uint64_t steps_rows = 0;
+  std::uint64_t steps_hash = 0;
   std::vector<double> last_row;  // the result row of the newest accepted point
   double last_row_time = 0.0;
   bool last_row_pending = false;  // not in the CSV yet
@@ -70,7 +75,9 @@ void write(const std::string& path, const Checkpoint& c);
 // The serialized file as write() produces it (tests build damaged files from it).
 std::vector<std::byte> encode(const Checkpoint& c);
 
-// Reads and checks the file. Throws CheckpointError.
+// Reads and checks the file: a regular file of at most kMaxFileBytes whose size is exactly that
+// of the message its first words announce (nothing before or after it), with the frame checked
+// before the body is read. Throws CheckpointError.
 Checkpoint read(const std::string& path);
 
 // --checkpoint-every: "30" or "30s" (seconds of wall time, > 0; fractions allowed) or "500steps"

@@ -393,6 +393,10 @@ inline constexpr std::size_t kMaxSubsystems = 254;
 // file's fixed steps are checked when it is read; the runs check again, since --stop-time and
 // the monolithic reference's times can raise the count.
 inline constexpr double kMaxOutputRows = 1e7;
+// The shortest simulated time ([simulation] end_time, --stop-time) [s]: two decades above the
+// macro-step controller's smallest step and far below any time scale of the models; IDA itself
+// cannot start towards an end time near 1e-200 s.
+inline constexpr double kMinEndTime = 1e-12;
 
 // [cosim]. Optional members hold "given in the file"; effective_*() apply the defaults.
 struct CosimConfig {

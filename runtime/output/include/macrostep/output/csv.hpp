@@ -23,6 +23,10 @@ class OutputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// FNV-1a 64 (Fowler-Noll-Vo): a running hash of a byte stream, `h` continued by `bytes`.
+inline constexpr std::uint64_t kFnvOffset = 0xcbf29ce484222325ULL;
+std::uint64_t fnv1a(std::uint64_t h, std::string_view bytes);
+
 class CsvWriter final : public TableWriter {
  public:
   // Creates or truncates `path` (close-on-exec) and writes the header: `key_column` (the first
@@ -30,12 +34,14 @@ class CsvWriter final : public TableWriter {
   // the key column and must not contain ',', '"', CR or LF (names are written unquoted). Throws
   // OutputError if the file cannot be opened, std::invalid_argument for a bad name.
   CsvWriter(std::string path, std::vector<std::string> columns, std::string key_column = "time");
-  // Continues a file this writer wrote (a resumed checkpoint): `path` must exist, start with
-  // the header of `columns` and hold at least `bytes` bytes; it is cut to `bytes` (the header
-  // and `rows` complete rows) and further rows are appended. Throws OutputError naming the file
-  // and what does not fit.
+  // Continues a file this writer wrote (a resumed checkpoint): `path` must be a regular file,
+  // start with the header of `columns` and hold at least `bytes` bytes whose content_hash() is
+  // `hash` (what the writer had written when the checkpoint was taken: another run's file, or
+  // one changed since, is refused rather than spliced); it is cut to `bytes` (the header and
+  // `rows` complete rows) and further rows are appended. Throws OutputError naming the file and
+  // what does not fit.
   static CsvWriter continue_file(std::string path, std::vector<std::string> columns,
-                                 std::uint64_t bytes, std::size_t rows,
+                                 std::uint64_t bytes, std::size_t rows, std::uint64_t hash,
                                  std::string key_column = "time");
   CsvWriter(CsvWriter&& other) noexcept;
   // Closes the file; errors at this point are swallowed (call close() to see them).
@@ -59,6 +65,8 @@ class CsvWriter final : public TableWriter {
   std::size_t rows() const override { return rows_; }
   // The length of the file: the header and the complete rows (a checkpoint's output position).
   std::uint64_t bytes() const { return bytes_; }
+  // FNV-1a 64 of those bytes(): what continue_file() checks the file against.
+  std::uint64_t content_hash() const { return hash_; }
 
  private:
   std::string path_;
@@ -72,7 +80,8 @@ class CsvWriter final : public TableWriter {
   CsvWriter(std::string path, std::vector<std::string> columns, std::string key_column, int fd);
 
   int fd_ = -1;
-  std::uint64_t bytes_ = 0;  // length of the file: the header and the complete rows
+  std::uint64_t bytes_ = 0;          // length of the file: the header and the complete rows
+  std::uint64_t hash_ = kFnvOffset;  // FNV-1a 64 of the file's bytes_ bytes
   std::size_t rows_ = 0;
   std::string buffer_;
 };

@@ -16,8 +16,8 @@
 namespace macrostep::output {
 
 struct Destination {
-  std::string role;  // what the file is, for messages: "the result", "the checkpoint", ...
-  std::string path;  // as given (relative to the working directory or absolute)
+  std::string role;        // what the file is, for messages: "the result", "the checkpoint", ...
+  std::string path;        // as given (relative to the working directory or absolute)
   bool directory = false;  // a directory the command fills (a checkpoint's state files)
 };
 

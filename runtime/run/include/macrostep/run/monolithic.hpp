@@ -37,6 +37,9 @@ class SetupError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// --stop-time of any run: finite and at least config::kMinEndTime (SetupError naming the flag).
+void check_stop_time(const std::optional<double>& stop_time);
+
 struct MonolithicOptions {
   bool reference = false;           // reference tolerances and file name
   std::optional<double> stop_time;  // replaces simulation.end_time (> 0)

@@ -1,0 +1,130 @@
+// The master process ending in the middle of a run (unexpected_end.hpp).
+#include "unexpected_end.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+
+namespace macrostep::run {
+
+namespace {
+
+constexpr std::array<int, 5> kFatalSignals{SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+
+std::atomic<UnexpectedEnd*> g_armed{nullptr};
+
+// What the signal handler writes: prepared when the guard is armed, read in the handler only.
+// Fixed buffers, so that the handler needs no allocation.
+struct CrashText {
+  std::array<char, 4096> json_path{};
+  std::array<char, 4096> tmp_path{};
+  std::string json;  // not resized while armed
+  std::atomic<bool> ready{false};
+};
+CrashText g_crash;
+std::array<struct sigaction, 32> g_previous{};
+
+void write_fully(int fd, const char* text, std::size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, text, size);
+    if (n <= 0) return;
+    text += n;
+    size -= static_cast<std::size_t>(n);
+  }
+}
+
+extern "C" void on_fatal_signal(int sig) {
+  if (g_armed.load() != nullptr && g_crash.ready.load()) {
+    static const char message[] =
+        "\nmacrostep: the master process received a fatal signal during the co-simulation: a model "
+        "running in it (in-process, or a hosted subsystem) crashed; the result file holds the "
+        "rows written so far. --executor processes runs each subsystem in its own process, "
+        "where a crash is reported and can be recovered from (--max-restarts).\n";
+    write_fully(STDERR_FILENO, message, sizeof(message) - 1);
+    if (g_crash.json_path[0] != '\0') {
+      const int fd =
+          ::open(g_crash.tmp_path.data(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+      if (fd >= 0) {
+        write_fully(fd, g_crash.json.data(), g_crash.json.size());
+        ::close(fd);
+        ::rename(g_crash.tmp_path.data(), g_crash.json_path.data());
+      }
+    }
+  }
+  ::sigaction(sig, &g_previous[static_cast<std::size_t>(sig)], nullptr);
+  ::raise(sig);
+}
+
+extern "C" void on_process_exit(int status, void* /*unused*/) {
+  if (UnexpectedEnd* guard = g_armed.exchange(nullptr)) guard->process_exiting(status);
+}
+
+void install_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    ::on_exit(on_process_exit, nullptr);
+    for (const int sig : kFatalSignals) {
+      struct sigaction action {};
+      action.sa_handler = on_fatal_signal;
+      action.sa_flags = SA_ONSTACK;
+      sigemptyset(&action.sa_mask);
+      ::sigaction(sig, &action, &g_previous[static_cast<std::size_t>(sig)]);
+    }
+  });
+}
+
+void copy_path(std::array<char, 4096>& to, const std::string& from) {
+  const std::size_t n = std::min(from.size(), to.size() - 1);
+  std::memcpy(to.data(), from.data(), n);
+  to[n] = '\0';
+}
+
+}  // namespace
+
+UnexpectedEnd::UnexpectedEnd(std::function<void(const RunEnd&)> finish,
+                             const std::string& json_path, const std::string& crash_json)
+    : finish_(std::move(finish)) {
+  g_crash.ready = false;
+  copy_path(g_crash.json_path, json_path.size() < 4000 ? json_path : std::string());
+  copy_path(g_crash.tmp_path, json_path.size() < 4000 ? json_path + ".tmp" : std::string());
+  g_crash.json = crash_json;
+  g_crash.ready = true;
+  // Installed after the shared-memory cleanup handlers, so that this runs first and chains to
+  // them.
+  install_once();
+  g_armed = this;
+}
+
+UnexpectedEnd::~UnexpectedEnd() {
+  UnexpectedEnd* self = this;
+  g_armed.compare_exchange_strong(self, nullptr);
+  g_crash.ready = false;
+}
+
+void UnexpectedEnd::process_exiting(int status) {
+  const std::runtime_error error(fmt::format(
+      "the process was ended by exit({}) during the co-simulation: a model running in the master "
+      "(in-process, or a hosted subsystem) called exit(); --executor processes runs each "
+      "subsystem in its own process, where this is reported as a worker failure",
+      status));
+  std::fflush(stdout);
+  fmt::print(stderr, "\nmacrostep: {}\n", error.what());
+  try {
+    finish_({"failed", &error});
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "macrostep: {}\n", e.what());
+  }
+  std::fflush(stderr);
+  ::_exit(1);
+}
+
+}  // namespace macrostep::run

@@ -1,0 +1,42 @@
+// What the user gets when the master process ends in the middle of a co-simulation without the
+// run returning (private to the run library; DESIGN.md contract 5: failure is reported, never
+// hidden). A model that runs in the master (the in-process executor, a hosted subsystem) can end
+// the process itself: a plugin or FMU that calls exit(), or that crashes (SIGSEGV, SIGBUS,
+// SIGFPE, SIGILL, SIGABRT). Worker processes contain both (the process executor reports them as
+// worker failures); in the master this guard does what can be done:
+//   - exit(): the run is finished as failed (every observer: the pending row, the closed tables,
+//     the metadata with the cause), a message names the exit status, and the process ends with
+//     status 1 instead of the model's.
+//   - a fatal signal: stderr gets a message and the metadata file the failure document prepared
+//     when the guard was armed (written with async-signal-safe calls only: no statistics, the
+//     result file holds the rows written so far); then the signal's previous action proceeds
+//     (the shared-memory cleanup, the default action).
+// One guard is armed at a time (the run driver's); not thread-safe beyond that.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "macrostep/run/observer.hpp"
+
+namespace macrostep::run {
+
+class UnexpectedEnd {
+ public:
+  // Arms the guard until destruction. `finish` finishes the run with a failure (the driver's
+  // observers); `json_path` (may be empty: no metadata file) receives `crash_json` on a fatal
+  // signal.
+  UnexpectedEnd(std::function<void(const RunEnd&)> finish, const std::string& json_path,
+                const std::string& crash_json);
+  ~UnexpectedEnd();
+  UnexpectedEnd(const UnexpectedEnd&) = delete;
+  UnexpectedEnd& operator=(const UnexpectedEnd&) = delete;
+
+  // Called by the exit handler only.
+  void process_exiting(int status);
+
+ private:
+  std::function<void(const RunEnd&)> finish_;
+};
+
+}  // namespace macrostep::run

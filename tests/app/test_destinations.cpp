@@ -1,0 +1,252 @@
+// The files a run writes (output/destinations.hpp), end to end: nothing a run reads is
+// overwritten, a special file gets no siblings, the metadata lists every file the run may write,
+// and a disk that fills at any moment gives a clear error, never a signal, with every file
+// either complete or named in stderr.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "binary_fixture.hpp"
+#include "macrostep/checkpoint/checkpoint.hpp"
+#include "macrostep/output/csv.hpp"
+#include "macrostep/output/hdf5.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using macrostep::testing::Outcome;
+
+// Ten masses in two subsystems, 2 ms, every state written: a few hundred rows.
+std::string chain_config() {
+  return macrostep::testing::kTestChainModel +
+         "[simulation]\nend_time = 2.0e-3\noutput_interval = 1.0e-4\n"
+         "[cosim]\nscheme = \"explicit\"\nestimator = \"exMD\"\nrtol = 1.0e-5\n"
+         "[output]\nall_states = true\n";
+}
+
+class Destinations : public macrostep::testing::BinaryTest {
+ protected:
+  void SetUp() override {
+    BinaryTest::SetUp();
+    write_file("c.toml", chain_config());
+  }
+};
+
+TEST_F(Destinations, CheckpointNeverOverwritesTheConfiguration) {
+  const std::string text = read_file("c.toml");
+  Outcome o = macrostep("run c.toml --checkpoint-every 5steps --checkpoint c.toml --output r.csv");
+  EXPECT_EQ(o.status, 2) << o.err;
+  EXPECT_NE(o.err.find("the checkpoint is the configuration c.toml itself"), std::string::npos)
+      << o.err;
+  EXPECT_EQ(read_file("c.toml"), text);
+  // The default checkpoint beside r.csv is r.ckpt: here that is the configuration.
+  write_file("r.ckpt", text);
+  o = macrostep("run r.ckpt --checkpoint-every 5steps --output r.csv");
+  EXPECT_EQ(o.status, 2) << o.err;
+  EXPECT_NE(o.err.find("the checkpoint is the configuration r.ckpt itself"), std::string::npos)
+      << o.err;
+  EXPECT_EQ(read_file("r.ckpt"), text);
+  // Without an interval the final checkpoint (on a signal) is planned there too: the run goes
+  // on without it rather than failing, and the configuration stays.
+  o = macrostep("run r.ckpt --output r.csv --executor inprocess");
+  EXPECT_EQ(o.status, 0) << o.err;
+  EXPECT_EQ(read_file("r.ckpt"), text);
+}
+
+TEST_F(Destinations, TwoOutputsAreNeverOneFile) {
+  const Outcome o =
+      macrostep("run c.toml --checkpoint-every 5steps --checkpoint r.steps.csv --output r.csv");
+  EXPECT_EQ(o.status, 2) << o.err;
+  EXPECT_NE(o.err.find("would be the same file as the steps table"), std::string::npos) << o.err;
+  EXPECT_FALSE(fs::exists(path("r.csv")));
+}
+
+TEST_F(Destinations, CharacterDeviceTakesTheResultAlone) {
+  const bool json_existed = fs::exists("/dev/null.json");
+  const bool steps_existed = fs::exists("/dev/null.steps.csv");
+  for (const char* mode : {"--executor inprocess", "--monolithic"}) {
+    const Outcome o = macrostep(std::string("run c.toml --output /dev/null ") + mode);
+    EXPECT_EQ(o.status, 0) << mode << o.err;
+    EXPECT_EQ(fs::exists("/dev/null.json"), json_existed) << mode;
+    EXPECT_EQ(fs::exists("/dev/null.steps.csv"), steps_existed) << mode;
+  }
+  // A checkpoint needs a name of its own beside a device.
+  const Outcome o = macrostep("run c.toml --output /dev/null --checkpoint-every 5steps");
+  EXPECT_EQ(o.status, 2);
+  EXPECT_NE(o.err.find("name it with --checkpoint"), std::string::npos) << o.err;
+}
+
+TEST_F(Destinations, FifoIsRefusedInsteadOfBlocking) {
+  ASSERT_EQ(mkfifo(path("r.csv").c_str(), 0600), 0);
+  const Outcome o = macrostep("run c.toml --output r.csv", "timeout 60");
+  EXPECT_EQ(o.status, 2) << o.err;
+  EXPECT_NE(o.err.find("r.csv: is a FIFO"), std::string::npos) << o.err;
+}
+
+// The other commands that write files check them the same way, and their numbers are checked
+// when given: exit 2 with one line, before any work.
+TEST_F(Destinations, OtherCommandsRefuseBadFilesAndNumbers) {
+  for (const std::string args :
+       {"stability --plot /nonexistent/x.png", "stability c.toml --plot c.toml",
+        "stability --no-plot --csv /nonexistent/s.csv", "suggest-partition c.toml --subsystems 0",
+        "suggest-partition c.toml --trial-time -1", "suggest-partition c.toml --cores 0",
+        "suggest-partition c.toml --output c.toml"}) {
+    const Outcome o = macrostep(args);
+    EXPECT_EQ(o.status, 2) << args << ": " << o.err;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'),
+              o.err.find("--help") == std::string::npos ? 1 : 2)
+        << args << ": " << o.err;
+  }
+  EXPECT_EQ(read_file("c.toml"), chain_config());
+}
+
+// The metadata's "files" is the list the path checks used; every file the run left in its
+// directory is on it (the list comes from the code, not from this test).
+TEST_F(Destinations, MetadataListsEveryFileTheRunWrites) {
+  for (const char* mode : {"--executor inprocess", "--executor processes"}) {
+    for (const auto& entry : fs::directory_iterator(dir_)) {
+      if (entry.path().filename() != "c.toml") fs::remove_all(entry.path());
+    }
+    const Outcome o =
+        macrostep(std::string("run c.toml --output out.csv --checkpoint-every 5steps ") + mode);
+    ASSERT_EQ(o.status, 0) << o.err;
+    const auto meta = nlohmann::json::parse(read_file("out.json"));
+    std::set<std::string> listed;
+    for (const auto& f : meta.at("files")) listed.insert(f.at("path").get<std::string>());
+    EXPECT_EQ(listed.size(), 5u) << meta.at("files").dump();
+    for (const auto& entry : fs::directory_iterator(dir_)) {
+      const std::string name = entry.path().filename().string();
+      if (name == "c.toml" || name == "stdout.txt" || name == "stderr.txt") continue;
+      EXPECT_TRUE(listed.count(name) == 1) << name << " is not in " << meta.at("files").dump();
+    }
+  }
+}
+
+// Whether `file` (in `dir`) is complete as its kind needs, or named in `err`.
+::testing::AssertionResult complete_or_named(const fs::path& file, const std::string& err) {
+  const std::string name = file.filename().string();
+  if (err.find(name) != std::string::npos) return ::testing::AssertionSuccess();
+  try {
+    const std::string ext = file.extension().string();
+    if (ext == ".csv") {
+      macrostep::output::read_csv(file.string());
+    } else if (ext == ".json") {
+      std::ifstream in(file);
+      (void)nlohmann::json::parse(in);
+    } else if (ext == ".h5") {
+      macrostep::output::read_hdf5_table(file.string());
+    } else if (ext == ".ckpt") {
+      macrostep::checkpoint::read(file.string());
+    } else if (fs::is_directory(file)) {
+      return ::testing::AssertionSuccess();  // a checkpoint's state files, transient
+    }
+  } catch (const std::exception& e) {
+    return ::testing::AssertionFailure()
+           << name << " is partial (" << e.what() << ") and stderr does not name it: " << err;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// The disk fills at different moments (a tmpfs of a fraction of what the run writes, mounted in
+// a private mount namespace, which needs root; elsewhere skipped): for CSV with checkpoints and
+// for HDF5, in-process and in worker processes.
+TEST_F(Destinations, FullDiskAtAnyMomentIsNeverASignal) {
+  if (std::system("unshare --mount --propagation private true > /dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "no mount namespace for this user: cannot fill a private tmpfs";
+  }
+  const std::string text = read_file("c.toml");
+  for (const char* result : {"r.csv", "r.h5"}) {
+    for (const char* executor : {"inprocess", "processes"}) {
+      const std::string args =
+          std::string("run ../c.toml --output ") + result + " --executor " + executor +
+          (std::string(result) == "r.csv" ? " --checkpoint-every 10steps" : "");
+      // What the run writes with room enough.
+      fs::create_directories(path("full"));
+      const std::string run = "\"" MACROSTEP_BINARY "\" " + args;
+      ASSERT_EQ(std::system(("cd '" + path("full") + "' && " + run + " > /dev/null 2>&1").c_str()),
+                0)
+          << args;
+      std::uintmax_t bytes = 0;
+      for (const auto& e : fs::recursive_directory_iterator(path("full"))) {
+        if (e.is_regular_file()) bytes += e.file_size();
+      }
+      fs::remove_all(path("full"));
+      for (const double fraction : {0.03, 0.15, 0.4, 0.7, 0.95}) {
+        const auto size = std::max<std::uintmax_t>(
+            4096, static_cast<std::uintmax_t>(fraction * static_cast<double>(bytes)));
+        fs::create_directories(path("full"));
+        // The tmpfs lives as long as the namespace: the files are copied out before it ends.
+        const std::string cmd =
+            "cd '" + path("full") +
+            "' && unshare --mount --propagation private sh -c 'mount -t tmpfs -o size=" +
+            std::to_string(size) + " tmpfs \"$PWD\" && cd \"$PWD\" && " + run +
+            " > ../stdout.txt 2> ../stderr.txt; echo $? > ../status.txt; mkdir -p ../seen && "
+            "cp -r . ../seen/'";
+        const int raw = std::system(cmd.c_str());
+        ASSERT_TRUE(WIFEXITED(raw)) << cmd;
+        const int status = std::stoi(read_file("status.txt"));
+        const std::string err = read_file("stderr.txt");
+        const std::string what = std::string(result) + " " + executor + " at " +
+                                 std::to_string(size) + " of " + std::to_string(bytes) + " bytes";
+        EXPECT_TRUE(status == 0 || status == 1) << what << ": exit " << status << "\n" << err;
+        EXPECT_EQ(read_file("c.toml"), text) << what;
+        for (const auto& e : fs::directory_iterator(path("seen"))) {
+          EXPECT_TRUE(complete_or_named(e.path(), err)) << what;
+        }
+        fs::remove_all(path("seen"));
+        fs::remove_all(path("full"));
+      }
+    }
+  }
+}
+
+// A plugin in the master process (the in-process executor) that calls exit(0) or crashes: the
+// user still gets a message, a metadata file that says the run failed and why, and a result file
+// of complete rows (exit(): every row up to the failure; a crash: those written so far); exit()
+// no longer passes for success.
+TEST_F(Destinations, ModelEndingTheMasterIsReported) {
+  for (const std::string how : {"exit", "segfault", "abort"}) {
+    write_file(
+        "p.toml",
+        "[[subsystem]]\nname = \"a\"\nmodel = \"plugin\"\nlibrary = \"" MISBEHAVING_PLUGIN
+        "\"\nparameters = {misbehaviour = \"" +
+            how +
+            "\", at = 1.0e-3}\n"
+            "[[subsystem]]\nname = \"b\"\nmodel = \"plugin\"\nlibrary = \"" MISBEHAVING_PLUGIN
+            "\"\nparameters = {misbehaviour = \"exit\", at = 1.0e9, force_sign = -1}\n"
+            "[[connection]]\nname = \"s\"\nlaw = \"spring_damper\"\n"
+            "from = [\"a.x\", \"a.v\", \"b.x\", \"b.v\"]\nto = [\"a.force\", "
+            "\"b.force\"]\nc = 100.0\nd = 0.1\n"
+            "[simulation]\nend_time = 4.0e-3\noutput_interval = 1.0e-4\n"
+            "[cosim]\nrtol = 1.0e-5\n");
+    const Outcome o = macrostep("run p.toml --executor inprocess --output r.csv");
+    const auto meta = nlohmann::json::parse(read_file("r.json"));
+    EXPECT_EQ(meta.at("status"), "failed") << how;
+    if (how == "exit") {
+      EXPECT_EQ(o.status, 1) << o.err;
+      EXPECT_NE(o.err.find("ended by exit(0) during the co-simulation"), std::string::npos)
+          << o.err;
+      EXPECT_NE(meta.at("error").at("message").get<std::string>().find("exit(0)"),
+                std::string::npos);
+      EXPECT_TRUE(meta.contains("statistics"));
+    } else {
+      EXPECT_NE(o.status, 0) << how;
+      EXPECT_NE(o.err.find("received a fatal signal during the co-simulation"), std::string::npos)
+          << o.err;
+      EXPECT_EQ(meta.at("error").at("cause"), "crash") << how;
+    }
+    const auto table = macrostep::output::read_csv(path("r.csv"));
+    EXPECT_GE(table.rows(), 1u) << how;
+  }
+}
+
+}  // namespace
