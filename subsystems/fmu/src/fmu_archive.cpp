@@ -48,7 +48,8 @@ std::uint64_t limit_from(const char* variable, std::uint64_t fallback, const cha
   int shift = 0;
   const std::string_view suffix(end, static_cast<std::size_t>(s.data() + s.size() - end));
   if (suffix.size() == 1) {
-    const auto at = std::string_view("KMGT").find(static_cast<char>(std::toupper(suffix[0])));
+    const auto at = std::string_view("KMGT").find(
+        static_cast<char>(std::toupper(static_cast<unsigned char>(suffix[0]))));
     shift = at == std::string_view::npos ? -1 : 10 * static_cast<int>(at + 1);
   }
   const bool ok = ec == std::errc() && value > 0 && suffix.size() <= 1 && shift >= 0 &&
