@@ -35,7 +35,7 @@ target_link_libraries(macrostep_sundials INTERFACE ${SUNDIALS_LIBRARIES} ${KLU_L
 
 find_package(fmt REQUIRED)
 find_package(spdlog REQUIRED)
-find_package(toml11 REQUIRED)
+find_package(tomlplusplus REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(nlohmann_json REQUIRED)
 find_package(TBB REQUIRED)

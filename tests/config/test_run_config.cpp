@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "macrostep/config/run_config.hpp"
 
@@ -264,7 +265,7 @@ TEST(RunConfig, DefaultOutputFilesAreDerivedFromTheConfigStem) {
 }
 
 TEST(RunConfig, TheFirstProblemInFileOrderIsReported) {
-  // Both keys are unknown; toml11 stores tables unordered, the report must still name line 3.
+  // Both keys are unknown; the parser orders a table by key, the report must still name line 3.
   EXPECT_EQ(message_of("\n[model]\nzzz = 1\naaa = 2\n"),
             "t.toml:3: model.zzz: unknown key (allowed: type, masses, seed, mass, left_end, "
             "right_end, x0, v0, element, mass_override, element_override, force)");
@@ -275,6 +276,29 @@ TEST(RunConfig, MessagesQuoteTheValueAsWritten) {
             "t.toml:10: solver.rtol: must be > 0 (got -1.5e-3)");
   EXPECT_EQ(message_of(kMinimal + "[solver]\nrtol = 1\n"),
             "t.toml:10: solver.rtol: must be < 1 (got 1)");
+  // Columns after a character of several bytes, and a value at the end of a long line.
+  EXPECT_EQ(message_of("output = {file = \"é€\", checkpoint_every = -1.5e-3}" + kMinimal),
+            "t.toml:1: output.checkpoint_every: must be > 0 (got -1.5e-3)");
+  std::string long_line =
+      "[model]\nmasses = 3\nx0 = [" + std::string(100'000, ' ') + "1, 2, \"é\"]";
+  EXPECT_EQ(message_of(long_line), "t.toml:3: model.x0[3]: must be a number (got string \"é\")");
+}
+
+// A one-line array of 200 000 numbers (a chain's x0) is read exactly. (A parser whose time is
+// quadratic in the length of a line takes minutes here; no time is asserted.)
+TEST(RunConfig, AOneLineArrayOfTwoHundredThousandNumbersIsReadExactly) {
+  constexpr std::size_t kMasses = 200'000;
+  std::vector<double> expected;
+  std::string text = "[model]\nmasses = 200000\nx0 = [";
+  for (std::size_t i = 0; i < kMasses; ++i) {
+    // Exact in binary and in decimal: the parsed value must be the written one.
+    expected.push_back(static_cast<double>(i % 4001) * 0.125 - 250.0);
+    text += (i > 0 ? ", " : "") + std::to_string(expected.back());  // "-249.875000"
+  }
+  text += "]\n[model.element]\nc = 1.0\n[simulation]\nend_time = 1.0\noutput_interval = 0.5\n";
+  const RunConfig c = parse_config(text, "long.toml");
+  ASSERT_EQ(c.chain.x0_values.size(), kMasses);
+  EXPECT_EQ(c.chain.x0_values, expected);
 }
 
 TEST(RunConfig, DottedKeysAndInlineTablesAreCheckedLikeHeaders) {

@@ -14,7 +14,6 @@
 #include <limits>
 #include <set>
 #include <sstream>
-#include <toml.hpp>
 
 #include "macrostep/library/chain.hpp"
 #include "system_config.hpp"
@@ -116,10 +115,10 @@ constexpr std::string_view kValueForms =
     "a number or an inline table {uniform = [a, b]}, {signed_uniform = [a, b]} or {linear = a}";
 
 library::ValueSpec parse_value(const Node& n, Domain domain) {
-  if (n.value().is_integer() || n.value().is_floating()) {
+  if (n.is_number()) {
     return library::ValueSpec::fixed(checked(n, domain));
   }
-  if (!n.value().is_table()) n.fail(fmt::format("must be {} (got {})", kValueForms, n.describe()));
+  if (!n.is_table()) n.fail(fmt::format("must be {} (got {})", kValueForms, n.describe()));
   n.allow_only({"uniform", "signed_uniform", "linear"});
   const auto entries = n.entries();
   if (entries.size() != 1) {
@@ -152,7 +151,7 @@ library::ValueSpec parse_value(const Node& n, Domain domain) {
 // x0 / v0: a value, or an explicit array of one number per mass.
 void parse_initial(const Node& n, std::size_t masses, library::ValueSpec& spec,
                    std::vector<double>& values) {
-  if (!n.value().is_array()) {
+  if (!n.is_array()) {
     spec = parse_value(n, Domain::kAny);
     return;
   }
@@ -522,14 +521,13 @@ void parse_output(const Node* node, ParseState& state) {
   if (auto v = n.find("all_states")) o.all_states = v->boolean();
   if (auto v = n.find("checkpoint_every")) {
     // Seconds as a number, or the command line's text ("30s", "500steps").
-    const toml::value& value = v->value();
-    if (!value.is_string() && !value.is_integer() && !value.is_floating()) {
+    if (!v->is_string() && !v->is_number()) {
       v->fail(fmt::format(
           "must be seconds (a number) or a string such as \"30s\" or \"500steps\" (got {})",
           v->describe()));
     }
-    o.checkpoint_every = value.is_string() ? v->string() : v->source_text();
-    if (!value.is_string()) (void)checked(*v, Domain::kPositive);
+    o.checkpoint_every = v->is_string() ? v->string() : v->source_text();
+    if (!v->is_string()) (void)checked(*v, Domain::kPositive);
     if (o.checkpoint_every.empty()) v->fail("must not be empty");
     o.checkpoint_every_line = v->line();
   }
@@ -634,7 +632,7 @@ coupling::Approximation approximation(const Node& v) {
 // names every subsystem is checked where the system is built).
 void read_sequence(const Node& v, CosimConfig& c) {
   if (c.scheme != CosimScheme::kGaussSeidel) v.fail("applies only to scheme = \"gauss-seidel\"");
-  if (!v.value().is_array()) {
+  if (!v.is_array()) {
     v.fail(fmt::format("must be an array of subsystem numbers (1-based; got {})", v.describe()));
   }
   c.sequence.clear();
@@ -683,14 +681,13 @@ void read_cosim_keys(const Node& n, CosimConfig& c) {
   read_corrector_keys(n, c);
   const auto order = n.find("order");
   if (order) {
-    const toml::value& v = order->value();
-    if (v.is_string()) {
-      if (v.as_string() != "auto") {
+    if (order->is_string()) {
+      if (order->string() != "auto") {
         order->fail(fmt::format("must be \"auto\" or an integer 0..{} (got \"{}\")", kMaxCosimOrder,
-                                detail::clipped(v.as_string().str, 80)));
+                                detail::clipped(order->string(), 80)));
       }
       c.order = OrderSetting::auto_order();
-    } else if (v.is_integer()) {
+    } else if (order->is_integer()) {
       c.order = OrderSetting::fixed(static_cast<int>(integer_in(*order, 0, kMaxCosimOrder, "")));
     } else {
       order->fail(fmt::format("must be \"auto\" or an integer 0..{} (got {})", kMaxCosimOrder,
@@ -960,22 +957,12 @@ SolverConfig with_override(SolverConfig solver, const SolverOverride& o) {
 
 RunConfig parse_config(std::string_view text, const std::string& path) {
   detail::prescan(text, path);
-  toml::value root;
-  try {
-    std::istringstream in{std::string(text)};
-    root = toml::parse(in, path);
-  } catch (const toml::syntax_error& e) {
-    throw ConfigError(
-        path, static_cast<unsigned>(e.location().line()), "",
-        "syntax error: " + detail::clipped(detail::summarize_syntax_error(e.what()), 200));
-  } catch (const std::exception& e) {
-    throw ConfigError(path, 0, "", "cannot parse: " + detail::clipped(e.what(), 200));
-  }
+  const detail::Document document(text, path);
 
   RunConfig config;
   config.path = path;
   config.text = std::string(text);
-  const Node top(root, "", path);
+  const Node top = document.root();
   ParseState state{config, {}, &top};
   std::vector<std::string_view> keys;
   for (const auto& s : kSections) keys.push_back(s.key);

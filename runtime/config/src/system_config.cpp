@@ -95,21 +95,20 @@ void allow_subsystem_keys(const Node& n, std::vector<std::string_view> keys,
 
 // A plugin's parameters as the JSON its constructor reads (plugin_api.hpp).
 nlohmann::json to_json(const Node& n) {
-  const toml::value& v = n.value();
-  if (v.is_table()) {
+  if (n.is_table()) {
     nlohmann::json j = nlohmann::json::object();
     for (const auto& [key, item] : n.entries()) j[key] = to_json(item);
     return j;
   }
-  if (v.is_array()) {
+  if (n.is_array()) {
     nlohmann::json j = nlohmann::json::array();
     for (const auto& item : n.elements()) j.push_back(to_json(item));
     return j;
   }
-  if (v.is_boolean()) return n.boolean();
-  if (v.is_string()) return n.string();
-  if (v.is_integer()) return n.integer();
-  if (v.is_floating()) return n.number();
+  if (n.is_boolean()) return n.boolean();
+  if (n.is_string()) return n.string();
+  if (n.is_integer()) return n.integer();
+  if (n.is_float()) return n.number();
   n.fail("must be a number, string, boolean, array or table (dates are not plugin parameters)");
 }
 
@@ -156,8 +155,7 @@ fmu::FmuDescription fmu_model(const Node& n) {
   if (auto p = n.find("parameters")) {
     p->expect_table();
     for (const auto& [key, value] : p->entries()) {
-      if (!value.value().is_floating() && !value.value().is_integer() &&
-          !value.value().is_boolean()) {
+      if (!value.is_float() && !value.is_integer() && !value.is_boolean()) {
         value.fail("must be a number or a boolean (a start value of the FMU's variable)");
       }
     }
@@ -617,7 +615,7 @@ void read_law_parameters(const Node& n, system::DescribedConnection& c) {
 
 // Inputs as a string or an array of strings.
 std::vector<Node> input_list(const Node& n) {
-  if (n.value().is_string()) return {n};
+  if (n.is_string()) return {n};
   auto items = n.elements();
   if (items.empty()) n.fail("must name at least one input");
   return items;
@@ -661,8 +659,7 @@ system::DescribedConnection parse_connection(const Node& n, Systems& s, Feeds& f
     c.approximation_line = v->line();
   }
   const Node from = n.require("from");
-  const std::vector<Node> reads =
-      from.value().is_string() ? std::vector<Node>{from} : from.elements();
+  const std::vector<Node> reads = from.is_string() ? std::vector<Node>{from} : from.elements();
   const std::size_t expected = system::law_read_count(c.law);
   if ((expected > 0 && reads.size() != expected) || reads.empty()) {
     from.fail(fmt::format("law \"{}\" reads {} output{} {} (got {})", n.require("law").string(),
@@ -679,7 +676,7 @@ system::DescribedConnection parse_connection(const Node& n, Systems& s, Feeds& f
   }
   const Node to = n.require("to");
   if (c.law == LawKind::kDisplacement) {
-    if (!to.value().is_table()) {
+    if (!to.is_table()) {
       to.fail(
           fmt::format("must be a table {{position = ..., velocity = ...}} for law "
                       "\"displacement\" (got {})",
@@ -689,7 +686,7 @@ system::DescribedConnection parse_connection(const Node& n, Systems& s, Feeds& f
     c.to.push_back(targets(to.require("position"), s, c.name, feeds));
     c.to.push_back(targets(to.require("velocity"), s, c.name, feeds));
   } else if (c.law == LawKind::kJoint) {
-    if (!to.value().is_table()) {
+    if (!to.is_table()) {
       to.fail(fmt::format(
           "must be a table {{force = [...], velocity = [...]}} for law \"joint\": the inputs "
           "the reaction force λ and the projection multiplier μ feed (got {})",
@@ -803,11 +800,11 @@ void check_feedthrough(const Systems& s, const std::vector<system::DescribedConn
 
 bool describes_chain_segments(const Node& top) {
   const auto subsystems = top.find("subsystem");
-  if (!subsystems || !subsystems->value().is_array()) return false;
+  if (!subsystems || !subsystems->is_array()) return false;
   for (const auto& item : subsystems->elements()) {
-    if (!item.value().is_table()) continue;
+    if (!item.is_table()) continue;
     const auto model = item.find("model");
-    if (model && model->value().is_string() && model->string() == "chain_segment") return true;
+    if (model && model->is_string() && model->string() == "chain_segment") return true;
   }
   return false;
 }

@@ -3,9 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
-#include <limits>
 #include <sstream>
 #include <tuple>
 
@@ -14,28 +12,27 @@
 namespace macrostep::config::detail {
 namespace {
 
-std::string type_name(toml::value_t t) {
+std::string type_name(toml::node_type t) {
   switch (t) {
-    case toml::value_t::boolean:
+    case toml::node_type::boolean:
       return "boolean";
-    case toml::value_t::integer:
+    case toml::node_type::integer:
       return "integer";
-    case toml::value_t::floating:
+    case toml::node_type::floating_point:
       return "float";
-    case toml::value_t::string:
+    case toml::node_type::string:
       return "string";
-    case toml::value_t::offset_datetime:
-    case toml::value_t::local_datetime:
+    case toml::node_type::date_time:
       return "date-time";
-    case toml::value_t::local_date:
+    case toml::node_type::date:
       return "date";
-    case toml::value_t::local_time:
+    case toml::node_type::time:
       return "time";
-    case toml::value_t::array:
+    case toml::node_type::array:
       return "array";
-    case toml::value_t::table:
+    case toml::node_type::table:
       return "table";
-    case toml::value_t::empty:
+    case toml::node_type::none:
       break;
   }
   return "nothing";
@@ -56,65 +53,81 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-// Whether an integer as written in TOML (sign, 0x / 0o / 0b prefix, '_' separators) fits.
-bool fits_int64(std::string text) {
-  std::erase(text, '_');
-  if (!text.empty() && text.front() == '+') text.erase(0, 1);
-  int base = 10;
-  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'o' || text[1] == 'b')) {
-    base = text[1] == 'x' ? 16 : text[1] == 'o' ? 8 : 2;
-    text.erase(0, 2);
+// The byte offset of 1-based `column` (toml++ counts code points) in `line`.
+std::size_t byte_of_column(std::string_view line, std::size_t column) {
+  std::size_t i = 0;
+  for (std::size_t c = 1; c < column && i < line.size(); ++c) {
+    ++i;
+    while (i < line.size() && (static_cast<unsigned char>(line[i]) & 0xC0) == 0x80) ++i;
   }
-  std::int64_t v = 0;
-  return std::from_chars(text.data(), text.data() + text.size(), v, base).ec !=
-         std::errc::result_out_of_range;
-}
-
-// Whether a float as written in TOML ('_' separators) is within the double range.
-bool fits_double(std::string text) {
-  std::erase(text, '_');
-  if (!text.empty() && text.front() == '+') text.erase(0, 1);
-  double v = 0.0;
-  return std::from_chars(text.data(), text.data() + text.size(), v).ec !=
-         std::errc::result_out_of_range;
+  return i;
 }
 
 }  // namespace
 
-Node::Node(const toml::value& value, std::string path, const std::string& file)
-    : value_(&value), path_(std::move(path)), file_(&file) {}
+Document::Document(std::string_view text, std::string file) : text_(text), file_(std::move(file)) {
+  // toml++ skips a UTF-8 byte order mark: columns on the first line start after it.
+  line_starts_.push_back(text.starts_with("\xEF\xBB\xBF") ? 3 : 0);
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\n') line_starts_.push_back(i + 1);
+  }
+  try {
+    table_ = toml::parse(text, std::string_view(file_));
+  } catch (const toml::parse_error& e) {
+    throw ConfigError(file_, e.source().begin.line, "",
+                      "syntax error: " + clipped(summarize_syntax_error(e.description()), 200));
+  }
+}
+
+Node Document::root() const {
+  return Node(table_, "", *this);
+}
+
+std::optional<std::string_view> Document::text_of(const toml::source_region& region) const {
+  const std::size_t line = region.begin.line;
+  if (line == 0 || line != region.end.line || line > line_starts_.size()) return std::nullopt;
+  std::string_view text = text_.substr(line_starts_[line - 1]);
+  text = text.substr(0, text.find('\n'));
+  const std::size_t begin = byte_of_column(text, region.begin.column);
+  const std::size_t end = byte_of_column(text, region.end.column);
+  if (end <= begin) return std::nullopt;
+  return text.substr(begin, end - begin);
+}
+
+Node::Node(const toml::node& node, std::string path, const Document& document)
+    : node_(&node), path_(std::move(path)), document_(&document) {}
 
 unsigned Node::line() const {
-  // The root table's "location" is merely the first line of the file; report no line.
+  // The root table's location is merely the first line of the file; report no line.
   if (path_.empty()) return 0;
-  return static_cast<unsigned>(value_->location().line());
+  return static_cast<unsigned>(node_->source().begin.line);
 }
 
 void Node::fail(const std::string& problem) const {
-  throw ConfigError(*file_, line(), path_, problem);
+  throw ConfigError(file(), line(), path_, problem);
 }
 
 void Node::expect_table() const {
-  if (!value_->is_table()) fail(fmt::format("must be a table (got {})", describe()));
+  if (!is_table()) fail(fmt::format("must be a table (got {})", describe()));
 }
 
 bool Node::has(std::string_view key) const {
-  return value_->is_table() && value_->as_table().count(std::string(key)) != 0;
+  return is_table() && node_->as_table()->contains(key);
 }
 
 std::optional<Node> Node::find(std::string_view key) const {
   expect_table();
-  const auto& table = value_->as_table();
-  const auto it = table.find(std::string(key));
-  if (it == table.end()) return std::nullopt;
-  return Node(it->second, path_.empty() ? it->first : path_ + "." + it->first, *file_);
+  const toml::node* child = node_->as_table()->get(key);
+  if (child == nullptr) return std::nullopt;
+  return Node(*child, path_.empty() ? std::string(key) : path_ + "." + std::string(key),
+              *document_);
 }
 
 Node Node::require(std::string_view key) const {
   auto child = find(key);
   if (!child) {
     if (path_.empty()) {
-      throw ConfigError(*file_, 0, std::string(key), "missing required key");
+      throw ConfigError(file(), 0, std::string(key), "missing required key");
     }
     fail(fmt::format("missing required key '{}'", key));
   }
@@ -124,16 +137,17 @@ Node Node::require(std::string_view key) const {
 std::vector<std::pair<std::string, Node>> Node::entries() const {
   expect_table();
   std::vector<std::pair<std::string, Node>> out;
-  for (const auto& [key, child] : value_->as_table()) {
-    out.emplace_back(key, Node(child, path_.empty() ? key : path_ + "." + key, *file_));
+  for (const auto& [key, child] : *node_->as_table()) {
+    const std::string name(key.str());
+    out.emplace_back(name, Node(child, path_.empty() ? name : path_ + "." + name, *document_));
   }
-  // toml11 v3 keeps tables in an unordered_map; sort by position so that the first problem
-  // in the file is the one reported.
+  // toml++ orders a table by key; sort by position so that the first problem in the file is the
+  // one reported.
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
-    const auto la = a.second.value().location();
-    const auto lb = b.second.value().location();
-    return std::make_tuple(la.line(), la.column(), a.first) <
-           std::make_tuple(lb.line(), lb.column(), b.first);
+    const auto& la = a.second.node_->source().begin;
+    const auto& lb = b.second.node_->source().begin;
+    return std::make_tuple(la.line, la.column, a.first) <
+           std::make_tuple(lb.line, lb.column, b.first);
   });
   return out;
 }
@@ -158,15 +172,10 @@ void Node::allow_only(const std::vector<std::string_view>& allowed,
 
 double Node::number() const {
   double v = 0.0;
-  if (value_->is_integer()) {
-    v = static_cast<double>(value_->as_integer());
-  } else if (value_->is_floating()) {
-    v = value_->as_floating();
-    // toml11 saturates a float beyond the double range to the largest double, silently.
-    if (std::abs(v) == std::numeric_limits<double>::max() && !fits_double(source_text())) {
-      fail(fmt::format("is out of range: beyond the largest double, {} (got {})",
-                       std::numeric_limits<double>::max(), source_text()));
-    }
+  if (is_integer()) {
+    v = static_cast<double>(node_->as_integer()->get());
+  } else if (is_float()) {
+    v = node_->as_floating_point()->get();
   } else {
     fail(fmt::format("must be a number (got {})", describe()));
   }
@@ -175,36 +184,27 @@ double Node::number() const {
 }
 
 std::int64_t Node::integer() const {
-  if (!value_->is_integer()) fail(fmt::format("must be an integer (got {})", describe()));
-  const std::int64_t v = value_->as_integer();
-  // toml11 saturates an integer that does not fit in 64 bits to the limit, silently.
-  constexpr auto kMin = std::numeric_limits<std::int64_t>::min();
-  constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
-  if ((v == kMin || v == kMax) && !fits_int64(source_text())) {
-    fail(fmt::format("is out of range: a TOML integer has 64 bits, {}..{} (got {})", kMin, kMax,
-                     source_text()));
-  }
-  return v;
+  if (!is_integer()) fail(fmt::format("must be an integer (got {})", describe()));
+  return node_->as_integer()->get();
 }
 
 bool Node::boolean() const {
-  if (!value_->is_boolean()) {
-    fail(fmt::format("must be a boolean, true or false (got {})", describe()));
-  }
-  return value_->as_boolean();
+  if (!is_boolean()) fail(fmt::format("must be a boolean, true or false (got {})", describe()));
+  return node_->as_boolean()->get();
 }
 
 std::string Node::string() const {
-  if (!value_->is_string()) fail(fmt::format("must be a string (got {})", describe()));
-  return value_->as_string().str;
+  if (!is_string()) fail(fmt::format("must be a string (got {})", describe()));
+  return node_->as_string()->get();
 }
 
 std::vector<Node> Node::elements() const {
-  if (!value_->is_array()) fail(fmt::format("must be an array (got {})", describe()));
+  if (!is_array()) fail(fmt::format("must be an array (got {})", describe()));
+  const toml::array& array = *node_->as_array();
   std::vector<Node> out;
-  const auto& array = value_->as_array();
+  out.reserve(array.size());
   for (std::size_t i = 0; i < array.size(); ++i) {
-    out.emplace_back(array[i], fmt::format("{}[{}]", path_, i + 1), *file_);
+    out.emplace_back(array[i], fmt::format("{}[{}]", path_, i + 1), *document_);
   }
   return out;
 }
@@ -218,20 +218,15 @@ std::string Node::choice(const std::vector<std::string_view>& allowed) const {
 }
 
 std::string Node::source_text() const {
-  const auto loc = value_->location();
-  const std::string& line = loc.line_str();
-  const std::size_t begin = loc.column() - 1;
-  if (begin + loc.region() <= line.size() && loc.region() > 0) {
-    return clipped(std::string_view(line).substr(begin, loc.region()), 80);
-  }
+  if (const auto text = document_->text_of(node_->source())) return clipped(*text, 80);
   std::ostringstream os;
-  os << toml::format(*value_, 0);
+  node_->visit([&os](const auto& value) { os << value; });
   return clipped(os.str(), 80);
 }
 
 std::string Node::describe() const {
-  const std::string type = type_name(value_->type());
-  if (value_->is_table() || value_->is_array()) return type;
+  const std::string type = type_name(node_->type());
+  if (is_table() || is_array()) return type;
   return type + " " + source_text();
 }
 
@@ -326,32 +321,15 @@ void prescan(std::string_view text, const std::string& file) {
   }
 }
 
-std::string summarize_syntax_error(const std::string& what) {
-  std::istringstream in(what);
-  std::string first;
-  std::getline(in, first);
-  if (first.rfind("[error] ", 0) == 0) first.erase(0, 8);
-  // Drop toml11's function name ("toml::parse_key_value_pair: ").
-  if (first.rfind("toml::", 0) == 0) {
-    const auto colon = first.find(": ");
-    if (colon != std::string::npos) first.erase(0, colon + 2);
+std::string summarize_syntax_error(std::string_view description) {
+  std::string text(description.substr(0, description.find('\n')));
+  constexpr std::string_view kPrefix = "Error while parsing ";
+  const auto colon = text.find(": ");
+  if (text.starts_with(kPrefix) && colon != std::string::npos) {
+    text = fmt::format("{} (while parsing {})", text.substr(colon + 2),
+                       text.substr(kPrefix.size(), colon - kPrefix.size()));
   }
-  // The annotation under the last underlined region, e.g. "^--- should be `=`".
-  std::string note;
-  for (std::string line; std::getline(in, line);) {
-    const auto bar = line.find(" | ");
-    if (bar == std::string::npos) continue;
-    std::string_view rest(line);
-    rest.remove_prefix(bar + 3);
-    const auto mark = rest.find_first_not_of(' ');
-    if (mark == std::string_view::npos || (rest[mark] != '^' && rest[mark] != '~')) continue;
-    rest.remove_prefix(mark);
-    const auto text = rest.find_first_not_of("^~- ");
-    if (text != std::string_view::npos) note = std::string(rest.substr(text));
-  }
-  while (!first.empty() && (first.back() == ' ' || first.back() == '.')) first.pop_back();
-  if (!note.empty() && first.find(note) == std::string::npos) first += " (" + note + ")";
-  return first;
+  return text;
 }
 
 std::string quoted_list(const std::vector<std::string_view>& items) {
@@ -364,7 +342,7 @@ std::string quoted_list(const std::vector<std::string_view>& items) {
 }
 
 std::vector<Node> table_array(const Node& n) {
-  if (!n.value().is_array()) {
+  if (!n.is_array()) {
     n.fail(
         fmt::format("must be an array of tables, written [[{}]] (got {})", n.path(), n.describe()));
   }

@@ -1,30 +1,62 @@
 // Typed, located access to a parsed TOML document (private to macrostep_config).
 //
-// A Node is a toml::value plus its key path; every accessor either returns a value of the
-// requested type or throws ConfigError naming file, line and path. Nodes refer to the parsed
-// document, which must outlive them.
+// The parser is toml++: its time is linear in the text, also for one long line (a chain's x0
+// array of a million numbers), and its nodes carry line and column. A Document owns the parsed tree
+// and keeps a view of the text, so that messages can quote a value as written. A Node is a toml++
+// node plus its key path; every accessor either returns a value of the requested type or throws
+// ConfigError naming file, line and path. Nodes refer to their Document, which must outlive them.
 #pragma once
 
+#include <toml++/toml.h>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <toml.hpp>
 #include <vector>
 
 namespace macrostep::config::detail {
 
+class Node;
+
+class Document {
+ public:
+  // Parses `text` (which must outlive the Document); `file` names it in messages. Throws
+  // ConfigError "syntax error: ..." with the line of the problem.
+  Document(std::string_view text, std::string file);
+  Document(const Document&) = delete;
+  Document& operator=(const Document&) = delete;
+
+  // The root table: empty path, no line.
+  Node root() const;
+  const std::string& file() const { return file_; }
+  // The text of a region that lies on one line, or nothing for one that spans lines.
+  std::optional<std::string_view> text_of(const toml::source_region& region) const;
+
+ private:
+  std::string_view text_;
+  std::string file_;
+  std::vector<std::size_t> line_starts_;  // byte offset of each line's first character
+  toml::table table_;
+};
+
 class Node {
  public:
-  // `file` names the document in messages; the root has an empty path and no line.
-  Node(const toml::value& value, std::string path, const std::string& file);
+  Node(const toml::node& node, std::string path, const Document& document);
 
-  const toml::value& value() const { return *value_; }
   const std::string& path() const { return path_; }
-  const std::string& file() const { return *file_; }
+  const std::string& file() const { return document_->file(); }
   unsigned line() const;
 
   [[noreturn]] void fail(const std::string& problem) const;
+
+  // The type of the value (TOML integers and floats are distinct: is_number() is either).
+  bool is_table() const { return node_->is_table(); }
+  bool is_array() const { return node_->is_array(); }
+  bool is_string() const { return node_->is_string(); }
+  bool is_integer() const { return node_->is_integer(); }
+  bool is_float() const { return node_->is_floating_point(); }
+  bool is_number() const { return node_->is_number(); }
+  bool is_boolean() const { return node_->is_boolean(); }
 
   // Tables. require() fails at this table when the key is missing.
   void expect_table() const;
@@ -38,7 +70,8 @@ class Node {
   void allow_only(const std::vector<std::string_view>& allowed,
                   std::string_view context = {}) const;
 
-  // Scalars and arrays; numbers accept TOML integers and floats and must be finite.
+  // Scalars and arrays; numbers accept TOML integers and floats and must be finite. (A number
+  // beyond the range of a 64-bit integer or of a double is a syntax error of the parser.)
   double number() const;
   std::int64_t integer() const;
   bool boolean() const;
@@ -53,9 +86,9 @@ class Node {
   std::string describe() const;
 
  private:
-  const toml::value* value_;
+  const toml::node* node_;
   std::string path_;
-  const std::string* file_;
+  const Document* document_;
 };
 
 // The elements of an array of tables ([[key]] or key = [{...}, ...]); ConfigError for anything
@@ -63,7 +96,7 @@ class Node {
 std::vector<Node> table_array(const Node& n);
 
 // The deepest nesting of arrays and inline tables a configuration may have (the schema needs
-// three levels; toml11 parses them recursively, so a deep document would exhaust the stack).
+// three levels; the parser is recursive, so a deep document would exhaust the stack).
 inline constexpr std::size_t kMaxNesting = 32;
 
 // Scans TOML `text` before the recursive parser sees it and throws ConfigError naming `file`
@@ -76,8 +109,9 @@ void prescan(std::string_view text, const std::string& file);
 // messages echo of a key or value from the file.
 std::string clipped(std::string_view text, std::size_t max_chars);
 
-// One-line summary of a toml::syntax_error message (which spans several lines).
-std::string summarize_syntax_error(const std::string& what);
+// One line from a toml++ parse error's description, "Error while parsing <what>: <problem>":
+// "<problem> (while parsing <what>)".
+std::string summarize_syntax_error(std::string_view description);
 
 // A quoted, comma-separated list: "a", "b", "c".
 std::string quoted_list(const std::vector<std::string_view>& items);

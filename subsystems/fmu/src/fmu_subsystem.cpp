@@ -2,20 +2,18 @@
 // and the Subsystem interface over a pool of FMU instances.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <stdlib.h>
 
 #include <algorithm>
 #include <cmath>
 #include <condition_variable>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 
-#include "fmu_archive.hpp"
 #include "fmu_instance.hpp"
+#include "macrostep/fmu/archive.hpp"
 #include "macrostep/fmu/fmu.hpp"
 #include "model_description_xml.hpp"
 
@@ -50,30 +48,12 @@ bool settable(const ModelVariable& v) {
          v.causality != "calculatedParameter" && v.causality != "independent";
 }
 
-// The private copy of the binary (and resources/): a directory under $TMPDIR.
-fs::path unpack(const std::map<std::string, std::string>& entries, const std::string& binary) {
-  std::string pattern = (fs::temp_directory_path() / "macrostep-fmu-XXXXXX").string();
-  if (mkdtemp(pattern.data()) == nullptr) refuse("cannot create a directory to unzip it into");
-  const fs::path dir = pattern;
-  for (const auto& [name, data] : entries) {
-    if (name != binary && name.rfind("resources/", 0) != 0) continue;
-    if (name.find("..") != std::string::npos) continue;  // stays inside the directory
-    const fs::path target = dir / name;
-    fs::create_directories(target.parent_path());
-    std::ofstream(target, std::ios::binary)
-        .write(data.data(), static_cast<std::streamsize>(data.size()));
-  }
-  return dir;
-}
-
 class FmuSubsystem final : public model::Subsystem {
  public:
   explicit FmuSubsystem(const FmuDescription& d);
   ~FmuSubsystem() override {
     free_.clear();
     binary_.reset();
-    std::error_code ignored;
-    if (!dir_.empty()) fs::remove_all(dir_, ignored);
   }
 
   std::size_t state_size() const override { return state_vr_.size(); }
@@ -148,7 +128,9 @@ class FmuSubsystem final : public model::Subsystem {
   void read_variables(const ModelXml& xml, const FmuDescription& d);
 
   std::string path_;
-  fs::path dir_;
+  // The unpacked binary and resources/; declared before binary_ and the instances, so that it
+  // is removed after them, also when the constructor throws.
+  UnpackDirectory dir_;
   std::unique_ptr<Binary> binary_;
   bool directional_ = false;
   bool only_once_ = false;
@@ -169,10 +151,10 @@ class FmuSubsystem final : public model::Subsystem {
 };
 
 FmuSubsystem::FmuSubsystem(const FmuDescription& d) : path_(d.path) {
-  const auto entries = read_fmu_archive(d.path);
-  const auto md = entries.find("modelDescription.xml");
-  if (md == entries.end()) refuse("the archive has no modelDescription.xml");
-  const ModelXml xml = parse_model_description(md->second);
+  const ArchiveLimits limits = ArchiveLimits::from_environment();
+  const ArchiveListing listing = list_fmu_archive(d.path, limits);
+  if (!listing.model_description) refuse("the archive has no modelDescription.xml");
+  const ModelXml xml = parse_model_description(*listing.model_description);
   if (!xml.model_exchange) {
     refuse(xml.co_simulation
                ? "is a Co-Simulation FMU without a Model Exchange interface: macrostep imports "
@@ -183,29 +165,22 @@ FmuSubsystem::FmuSubsystem(const FmuDescription& d) : path_(d.path) {
   read_variables(xml, d);
   const std::string binary = fmt::format(
       "binaries/{}/{}.so", xml.fmi_major == 2 ? "linux64" : "x86_64-linux", xml.model_identifier);
-  if (!entries.contains(binary)) {
+  if (std::find(listing.files.begin(), listing.files.end(), binary) == listing.files.end()) {
     std::vector<std::string> present;
-    for (const auto& [name, data] : entries) {
+    for (const std::string& name : listing.files) {
       if (name.rfind("binaries/", 0) == 0) present.push_back(name);
     }
     refuse(fmt::format("has no binary for this platform ({}; the archive has {})", binary,
                        present.empty() ? std::string("no binaries at all")
                                        : fmt::format("{}", fmt::join(present, ", "))));
   }
-  dir_ = unpack(entries, binary);
-  const bool resources = fs::exists(dir_ / "resources");
-  try {
-    binary_ = (xml.fmi_major == 2 ? load_fmi2_binary : load_fmi3_binary)(
-        xml, path_, (dir_ / binary).string(), (dir_ / "resources").string());
-  } catch (...) {
-    fs::remove_all(dir_);
-    throw;
-  }
-  if (!resources) {
-    // The library stays mapped; nothing is left behind if this process is killed.
-    fs::remove_all(dir_);
-    dir_.clear();
-  }
+  dir_ = unpack_fmu(d.path, binary, limits);
+  const fs::path root = dir_.path();
+  const bool resources = fs::exists(root / "resources");
+  binary_ = (xml.fmi_major == 2 ? load_fmi2_binary : load_fmi3_binary)(
+      xml, path_, (root / binary).string(), (root / "resources").string());
+  // The library stays mapped; nothing is left behind if this process is killed.
+  if (!resources) dir_.remove();
   directional_ = xml.directional_derivatives;
   only_once_ = xml.only_once_per_process;
   // The first instance: instantiation and initialization fail here, not in the run.

@@ -22,15 +22,17 @@
 // instance computes them (contract 1). An FMU with canBeInstantiatedOnlyOncePerProcess gets one
 // instance, and parallel runs take turns with it (the same numbers, less parallelism).
 //
-// Refused when built (std::invalid_argument "FMU <path>: <reason>"): not a zip archive, no or
-// malformed modelDescription.xml, an FMI version other than 2.x / 3.x, no Model Exchange
-// interface (a Co-Simulation-only FMU is named as such), no binary for x86_64 Linux, a missing
-// FMI function, an unknown parameter / input / output name, an instantiation or initialization
-// that fails. A call that fails during the run (fmiXError / fmiXFatal) throws FmuCallError naming
-// the function, the FMU and the time; Discard makes the residual NaN (IDA retries a shorter
-// step). Events are detected, not handled: the residual throws FmuCallError ("state event at
-// t = ...: event indicator k changed sign", "time event at t = ...") where an event indicator
-// has another sign than after initialization or the time reaches the FMU's time event.
+// Refused when built (std::invalid_argument "FMU <path>: <reason>"): not a zip archive, an
+// archive beyond the unpack limits or a failed write while unpacking (macrostep/fmu/archive.hpp:
+// the unpack directory is then removed), no or malformed modelDescription.xml, an FMI version other
+// than 2.x / 3.x, no Model Exchange interface (a Co-Simulation-only FMU is named as such), no
+// binary for x86_64 Linux, a missing FMI function, an unknown parameter / input / output name, an
+// instantiation or initialization that fails. A call that fails during the run (fmiXError /
+// fmiXFatal) throws FmuCallError naming the function, the FMU and the time; Discard makes the
+// residual NaN (IDA retries a shorter step). Events are detected, not handled: the residual throws
+// FmuCallError ("state event at t = ...: event indicator k changed sign", "time event at t = ...")
+// where an event indicator has another sign than after initialization or the time reaches the FMU's
+// time event.
 #pragma once
 
 #include <memory>
