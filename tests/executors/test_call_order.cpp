@@ -41,8 +41,8 @@ struct HostedFactory {
 
 }  // namespace
 
-INSTANTIATE_TYPED_TEST_SUITE_P(InProcess, CallOrder, InProcessFactory);
-INSTANTIATE_TYPED_TEST_SUITE_P(Processes, CallOrder, ProcessFactory);
-INSTANTIATE_TYPED_TEST_SUITE_P(ProcessesHosted, CallOrder, HostedFactory);
+INSTANTIATE_TYPED_TEST_SUITE_P(CallOrderInProcess, CallOrder, InProcessFactory);
+INSTANTIATE_TYPED_TEST_SUITE_P(CallOrderProcesses, CallOrder, ProcessFactory);
+INSTANTIATE_TYPED_TEST_SUITE_P(CallOrderHosted, CallOrder, HostedFactory);
 
 }  // namespace macrostep::testing

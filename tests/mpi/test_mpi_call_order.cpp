@@ -64,7 +64,7 @@ int serve_sessions(ipc::mpi::World& world) {
 
 }  // namespace
 
-INSTANTIATE_TYPED_TEST_SUITE_P(Mpi, CallOrder, MpiFactory);
+INSTANTIATE_TYPED_TEST_SUITE_P(CallOrderMpi, CallOrder, MpiFactory);
 
 }  // namespace macrostep::testing
 
