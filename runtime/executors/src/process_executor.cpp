@@ -137,8 +137,6 @@ struct ProcessExecutor::State {
   std::vector<Worker> workers;
   ProcessOptions options;
   double accepted_time = 0.0;
-  bool stepped = false;
-  bool step_ok = false;  // the last pass's outcome was ok (evaluate_outputs needs it)
   bool broken = false;
   std::uint64_t attempt = 0;         // step() calls, rejected attempts included
   std::uint64_t accepted_steps = 0;  // accept() calls
@@ -418,7 +416,6 @@ struct ProcessExecutor::State {
       send(i, step_op);
     }
     command_counter = first_id + workers.size() - 1;
-    stepped = true;
     await_replies(step_op);
     for (std::size_t i : remote) {
       take(i, step_op, first_id + i);
@@ -457,7 +454,6 @@ struct ProcessExecutor::State {
     }
     pending_ack = 0;
     unrung = false;
-    stepped = false;
     broken = false;
     try {
       replace_processes(remote);
@@ -631,7 +627,7 @@ ProcessExecutor::ProcessExecutor(const system::CoupledSystem& system,
 
 ProcessExecutor::ProcessExecutor(std::span<const ProcessWorkerSpec> specs, double initial_time,
                                  const ProcessOptions& options)
-    : state_(std::make_unique<State>()) {
+    : Executor(options.rollback), state_(std::make_unique<State>()) {
   State& s = *state_;
   s.options = options;
   const std::size_t n = specs.size();
@@ -658,7 +654,7 @@ ProcessExecutor::ProcessExecutor(std::span<const ProcessWorkerSpec> specs, doubl
     worker::WorkerSetup setup;
     setup.model = spec.model;
     setup.initial_inputs = spec.initial_inputs;
-    setup.solver = solver_of(options.solver, options.subsystem_solvers, i);
+    setup.solver = options.solver_for(i);
     setup.rollback = options.rollback;
     setup.jumps = options.jumps;
     if (i < options.cpusets.size()) setup.cpuset = options.cpusets[i];
@@ -682,9 +678,7 @@ ProcessExecutor::ProcessExecutor(std::span<const ProcessWorkerSpec> specs, doubl
   if (options.host_first_subsystem) {
     s.hosted_subsystem = library::build_subsystem(*specs[0].model);
     s.hosted = std::make_unique<runner::SubsystemRunner>(
-        *s.hosted_subsystem, specs[0].initial_inputs,
-        runner::RunnerOptions{solver_of(options.solver, options.subsystem_solvers, 0),
-                              options.rollback, options.jumps});
+        *s.hosted_subsystem, specs[0].initial_inputs, options.runner_options(0));
     if (options.threads != 1) {
       s.hosted_arena = std::make_unique<tbb::task_arena>(
           options.threads > 0 ? options.threads : static_cast<int>(tbb::task_arena::automatic));
@@ -729,7 +723,7 @@ std::size_t ProcessExecutor::subsystem_count() const {
 void ProcessExecutor::restart_worker(std::size_t i) {
   State& s = *state_;
   if (i >= s.workers.size()) throw std::out_of_range("ProcessExecutor::restart_worker: index");
-  if (s.stepped) {
+  if (!between_steps()) {
     throw std::logic_error("ProcessExecutor::restart_worker: accept() or reject() the step first");
   }
   if (s.broken) throw std::logic_error("ProcessExecutor::restart_worker: a worker has failed");
@@ -740,8 +734,8 @@ void ProcessExecutor::restart_worker(std::size_t i) {
   s.replace_processes({i});
 }
 
-void ProcessExecutor::step(double t_end, std::span<const SubsystemCommand> commands,
-                           PassOutcome& outcome) {
+void ProcessExecutor::do_step(double t_end, std::span<const SubsystemCommand> commands,
+                              PassOutcome& outcome) {
   State& s = *state_;
   for (;;) {
     try {
@@ -761,12 +755,6 @@ void ProcessExecutor::run_pass(double t_end, std::span<const SubsystemCommand> c
                                PassOutcome& outcome) {
   State& s = *state_;
   const std::size_t n = s.workers.size();
-  if (commands.size() != n) {
-    throw std::invalid_argument("ProcessExecutor::step: one command per subsystem required");
-  }
-  if (s.stepped && !s.options.rollback) {
-    throw std::logic_error("ProcessExecutor::step: a second pass from T_N needs rollback");
-  }
   if (s.broken) throw std::logic_error("ProcessExecutor::step: a worker has failed");
   ++s.attempt;
   s.step_begin = s.accepted_time;
@@ -774,11 +762,6 @@ void ProcessExecutor::run_pass(double t_end, std::span<const SubsystemCommand> c
   auto& cmd = *s.command;
   cmd.kind = worker::CommandKind::kStep;
   cmd.t_end = t_end;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (!commands[i].extra.empty() && !s.options.rollback) {
-      throw std::logic_error("ProcessExecutor: extra runs need rollback snapshots");
-    }
-  }
   // All commands out first, then all replies: the subsystems integrate in parallel.
   const std::uint64_t first_id = s.command_counter + 1;  // subsystem i's command: first_id + i
   for (std::size_t i : s.remote) {
@@ -789,7 +772,6 @@ void ProcessExecutor::run_pass(double t_end, std::span<const SubsystemCommand> c
     s.send(i, s.step_op);
   }
   s.command_counter = first_id + n - 1;
-  s.stepped = true;
   outcome.ok = true;
   outcome.error.clear();
   outcome.subsystems.resize(n);
@@ -818,19 +800,11 @@ void ProcessExecutor::run_pass(double t_end, std::span<const SubsystemCommand> c
   }
   outcome.communication_ns = std::max<std::int64_t>(0, slowest_comm);
   s.communication_ns += outcome.communication_ns;
-  s.step_ok = outcome.ok;
 }
 
-void ProcessExecutor::evaluate_outputs(std::span<const std::vector<double>> inputs,
-                                       EvaluationOutcome& outcome) {
+void ProcessExecutor::do_evaluate_outputs(std::span<const std::vector<double>> inputs,
+                                          EvaluationOutcome& outcome) {
   State& s = *state_;
-  if (!s.stepped || !s.step_ok) {
-    throw std::logic_error(
-        "ProcessExecutor::evaluate_outputs: needs a successful step() before accept() / reject()");
-  }
-  if (inputs.size() != s.workers.size()) {
-    throw std::invalid_argument("ProcessExecutor::evaluate_outputs: one entry per subsystem");
-  }
   if (s.broken) throw std::logic_error("ProcessExecutor::evaluate_outputs: a worker has failed");
   for (bool repeat = false;;) {
     try {
@@ -845,9 +819,8 @@ void ProcessExecutor::evaluate_outputs(std::span<const std::vector<double>> inpu
   }
 }
 
-void ProcessExecutor::accept() {
+void ProcessExecutor::do_accept() {
   State& s = *state_;
-  if (!s.stepped) throw std::logic_error("ProcessExecutor::accept: no step to accept");
   if (s.hosted) s.hosted->accept();
   ++s.accepted_steps;
   const Operation op{Operation::kAccept, s.accepted_steps, s.attempt, s.step_begin, s.step_time};
@@ -859,20 +832,14 @@ void ProcessExecutor::accept() {
     }
   }
   s.accepted_time = s.step_time;
-  s.stepped = false;
   s.recovering([&] { s.broadcast(worker::CommandKind::kAccept, op); });
 }
 
-void ProcessExecutor::reject() {
+void ProcessExecutor::do_reject() {
   State& s = *state_;
-  if (!s.stepped) throw std::logic_error("ProcessExecutor::reject: no step to reject");
-  if (!s.options.rollback) {
-    throw std::logic_error("ProcessExecutor::reject: rollback is disabled (fixed-step mode)");
-  }
   if (s.hosted) s.hosted->reject();
   Operation op = s.step_op;
   op.kind = Operation::kReject;
-  s.stepped = false;
   s.recovering([&] { s.broadcast(worker::CommandKind::kReject, op); });
 }
 
@@ -880,16 +847,13 @@ double ProcessExecutor::accepted_time() const {
   return state_->accepted_time;
 }
 
-void ProcessExecutor::accepted_state(std::size_t i, std::span<double> z) const {
-  if (state_->stepped) {
-    throw std::logic_error("ProcessExecutor::accepted_state: call between steps");
-  }
+void ProcessExecutor::do_accepted_state(std::size_t i, std::span<double> z) const {
   if (state_->hosted && i == 0) return state_->hosted->accepted_state(z);
   state_->recovering([this] { state_->drain(); });  // the worker writes the mirror at accept
   state_->transport->accepted_state(i, z);
 }
 
-ida::AdvanceStats ProcessExecutor::total_stats(std::size_t i) const {
+ida::AdvanceStats ProcessExecutor::do_total_stats(std::size_t i) const {
   if (state_->hosted && i == 0) return state_->hosted->total_stats();
   if (!state_->broken) state_->recovering([this] { state_->drain(); });
   ida::AdvanceStats total = state_->workers.at(i).total_before;
@@ -901,8 +865,6 @@ ida::AdvanceStats ProcessExecutor::total_stats(std::size_t i) const {
 void ProcessExecutor::transfer_state(std::size_t i, worker::CommandKind kind,
                                      const std::string& path) {
   State& s = *state_;
-  if (i >= s.workers.size()) throw std::out_of_range("ProcessExecutor: subsystem index");
-  if (s.stepped) throw std::logic_error("ProcessExecutor: export / import between steps only");
   if (s.broken) throw std::logic_error("ProcessExecutor: a worker has failed");
   s.recovering([&] { s.drain(); });
   const bool is_export = kind == worker::CommandKind::kExport;
@@ -915,15 +877,13 @@ void ProcessExecutor::transfer_state(std::size_t i, worker::CommandKind kind,
   if (!is_export) s.workers[i].since_saved.clear();
 }
 
-std::size_t ProcessExecutor::export_state(std::size_t i, const std::string& path) {
-  if (state_->stepped) throw std::logic_error("ProcessExecutor: export between steps only");
+std::size_t ProcessExecutor::do_export_state(std::size_t i, const std::string& path) {
   if (state_->hosted && i == 0) return state_->hosted->export_state_to(path);
   transfer_state(i, worker::CommandKind::kExport, path);
   return state_->reply->exported_bytes;
 }
 
-void ProcessExecutor::import_state(std::size_t i, const std::string& path) {
-  if (state_->stepped) throw std::logic_error("ProcessExecutor: import between steps only");
+void ProcessExecutor::do_import_state(std::size_t i, const std::string& path) {
   if (state_->hosted && i == 0) {
     state_->hosted->import_state_from(path);
     state_->accepted_time = state_->hosted->accepted_time();
@@ -933,7 +893,7 @@ void ProcessExecutor::import_state(std::size_t i, const std::string& path) {
   state_->accepted_time = state_->reply->time;
 }
 
-std::int64_t ProcessExecutor::snapshot_ns(std::size_t i) const {
+std::int64_t ProcessExecutor::do_snapshot_ns(std::size_t i) const {
   if (state_->hosted && i == 0) return state_->hosted->snapshot_ns();
   if (!state_->broken) state_->recovering([this] { state_->drain(); });
   return state_->workers.at(i).snapshot_ns_before + state_->workers[i].snapshot_ns;

@@ -128,8 +128,10 @@ struct MpiExecutor::State {
   std::vector<ida::AdvanceStats> totals;
   std::vector<std::int64_t> snapshot;
   double accepted_time = 0.0, step_begin = 0.0, step_end = 0.0;
-  bool stepped = false, broken = false;
-  bool step_ok = false;  // the last pass's outcome was ok (evaluate_outputs needs it)
+  // Whether a macro step is under way, for failure messages (during()); Executor checks the
+  // call order.
+  bool stepped = false;
+  bool broken = false;
   std::uint64_t attempt = 0, accepted_steps = 0;
   std::int64_t communication_ns = 0;
   std::unique_ptr<worker::StepCommand> command = std::make_unique<worker::StepCommand>();
@@ -374,7 +376,7 @@ MpiExecutor::MpiExecutor(ipc::mpi::World& world, std::span<const AgentInfo> agen
                          std::span<const library::ModelDescription> models,
                          std::span<const double> u0, const ProcessOptions& workers,
                          const MpiOptions& options)
-    : state_(std::make_unique<State>()) {
+    : Executor(workers.rollback), state_(std::make_unique<State>()) {
   State& s = *state_;
   s.world = &world;
   s.options = options;
@@ -413,7 +415,7 @@ MpiExecutor::MpiExecutor(ipc::mpi::World& world, std::span<const AgentInfo> agen
       ws.model = &models[i];
       ws.initial_inputs.resize(sub.input_size());
       system.gather_inputs(i, u0, ws.initial_inputs);
-      ws.solver = solver_of(workers.solver, workers.subsystem_solvers, i);
+      ws.solver = workers.solver_for(i);
       ws.rollback = workers.rollback;
       ws.jumps = workers.jumps;
       ws.extra_runs = workers.extra_runs;
@@ -489,13 +491,10 @@ std::size_t MpiExecutor::subsystem_count() const {
   return state_->owner.size();
 }
 
-void MpiExecutor::step(double t_end, std::span<const SubsystemCommand> commands,
-                       PassOutcome& outcome) {
+void MpiExecutor::do_step(double t_end, std::span<const SubsystemCommand> commands,
+                          PassOutcome& outcome) {
   State& s = *state_;
   const std::size_t n = s.owner.size();
-  if (commands.size() != n) {
-    throw std::invalid_argument("MpiExecutor::step: one command per subsystem required");
-  }
   if (s.broken) throw std::logic_error("MpiExecutor::step: the bridge has failed");
   ++s.attempt;
   s.step_begin = s.accepted_time;
@@ -541,22 +540,14 @@ void MpiExecutor::step(double t_end, std::span<const SubsystemCommand> commands,
   }
   outcome.communication_ns = std::max<std::int64_t>(0, comm);
   s.communication_ns += outcome.communication_ns;
-  s.step_ok = outcome.ok;
 }
 
 // One evaluate request to each agent that hosts an asked subsystem (the others get nothing),
 // their replies read as the process executor reads its workers'.
-void MpiExecutor::evaluate_outputs(std::span<const std::vector<double>> inputs,
-                                   EvaluationOutcome& outcome) {
+void MpiExecutor::do_evaluate_outputs(std::span<const std::vector<double>> inputs,
+                                      EvaluationOutcome& outcome) {
   State& s = *state_;
   const std::size_t n = s.owner.size();
-  if (!s.stepped || !s.step_ok) {
-    throw std::logic_error(
-        "MpiExecutor::evaluate_outputs: needs a successful step() before accept() / reject()");
-  }
-  if (inputs.size() != n) {
-    throw std::invalid_argument("MpiExecutor::evaluate_outputs: one entry per subsystem");
-  }
   if (s.broken) throw std::logic_error("MpiExecutor::evaluate_outputs: the bridge has failed");
   auto& cmd = *s.command;
   cmd.kind = worker::CommandKind::kEvaluate;
@@ -600,9 +591,8 @@ void MpiExecutor::evaluate_outputs(std::span<const std::vector<double>> inputs,
   }
 }
 
-void MpiExecutor::accept() {
+void MpiExecutor::do_accept() {
   State& s = *state_;
-  if (!s.stepped) throw std::logic_error("MpiExecutor::accept: no step to accept");
   if (s.broken) throw std::logic_error("MpiExecutor::accept: the bridge has failed");
   s.stepped = false;
   ++s.accepted_steps;
@@ -611,9 +601,8 @@ void MpiExecutor::accept() {
   s.broadcast(bridge::RequestKind::kAccept);
 }
 
-void MpiExecutor::reject() {
+void MpiExecutor::do_reject() {
   State& s = *state_;
-  if (!s.stepped) throw std::logic_error("MpiExecutor::reject: no step to reject");
   if (s.broken) throw std::logic_error("MpiExecutor::reject: the bridge has failed");
   s.stepped = false;
   s.invalidate();
@@ -624,10 +613,9 @@ double MpiExecutor::accepted_time() const {
   return state_->accepted_time;
 }
 
-void MpiExecutor::accepted_state(std::size_t i, std::span<double> z) const {
+void MpiExecutor::do_accepted_state(std::size_t i, std::span<double> z) const {
   State& s = *state_;
-  if (s.stepped) throw std::logic_error("MpiExecutor::accepted_state: call between steps");
-  auto& agent = s.agents.at(s.owner.at(i));
+  auto& agent = s.agents[s.owner[i]];
   if (!agent.states_valid) {
     bridge::Request rq;
     rq.kind = bridge::RequestKind::kStates;
@@ -642,32 +630,30 @@ void MpiExecutor::accepted_state(std::size_t i, std::span<double> z) const {
               s.state_sizes[i], z.begin());
 }
 
-ida::AdvanceStats MpiExecutor::total_stats(std::size_t i) const {
-  state_->ensure_stats(state_->owner.at(i));
+ida::AdvanceStats MpiExecutor::do_total_stats(std::size_t i) const {
+  state_->ensure_stats(state_->owner[i]);
   return state_->totals[i];
 }
 
-std::int64_t MpiExecutor::snapshot_ns(std::size_t i) const {
-  state_->ensure_stats(state_->owner.at(i));
+std::int64_t MpiExecutor::do_snapshot_ns(std::size_t i) const {
+  state_->ensure_stats(state_->owner[i]);
   return state_->snapshot[i];
 }
 
-std::size_t MpiExecutor::export_state(std::size_t i, const std::string& path) {
+std::size_t MpiExecutor::do_export_state(std::size_t i, const std::string& path) {
   State& s = *state_;
-  if (s.stepped) throw std::logic_error("MpiExecutor: export between steps only");
   bridge::Request rq;
   rq.kind = bridge::RequestKind::kExport;
-  rq.subsystem = static_cast<std::uint32_t>(s.local.at(i));
+  rq.subsystem = static_cast<std::uint32_t>(s.local[i]);
   rq.path = path;
   return s.exchange(s.owner[i], rq).exported_bytes;
 }
 
-void MpiExecutor::import_state(std::size_t i, const std::string& path) {
+void MpiExecutor::do_import_state(std::size_t i, const std::string& path) {
   State& s = *state_;
-  if (s.stepped) throw std::logic_error("MpiExecutor: import between steps only");
   bridge::Request rq;
   rq.kind = bridge::RequestKind::kImport;
-  rq.subsystem = static_cast<std::uint32_t>(s.local.at(i));
+  rq.subsystem = static_cast<std::uint32_t>(s.local[i]);
   rq.path = path;
   s.accepted_time = s.exchange(s.owner[i], rq).time;
   s.invalidate();

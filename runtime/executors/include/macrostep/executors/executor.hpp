@@ -3,8 +3,8 @@
 // An Executor drives one runner::SubsystemRunner per subsystem (in this process or in worker
 // processes): each owns the subsystem's integrators and its workspace snapshot at the accepted
 // macro point T_N. The schemes talk to the subsystems only through this interface, so that the
-// in-process executor (the reference, contract 1) and the process executor are interchangeable
-// without touching a scheme.
+// in-process executor (the reference, contract 1), the process executor and the MPI bridge's
+// executor are interchangeable without touching a scheme.
 //
 // Call order:
 //   1. construct (every subsystem at its consistent initial state at t0 with the initial
@@ -19,10 +19,19 @@
 //        differ between passes.
 //      - accept() makes the nominal states of the last step() the accepted state T_{N+1}.
 //      - reject() discards the attempt (the next step() starts again from T_N).
-//      More than one step() per macro step, extra runs and reject() need rollback (the options
-//      of the concrete executor); without it they throw std::logic_error.
-//      After a failed step (outcome.ok == false) call step() again or reject().
-//   3. accepted_state() / accepted_time() / total_stats() / snapshot_ns() between macro steps.
+//      More than one step() per macro step, extra runs and reject() need rollback
+//      (ExecutorOptions::rollback, which the concrete executor passes to this base).
+//      After a failed step (outcome.ok == false) call step() again or reject(); a step() that
+//      throws counts as a failed one.
+//   3. between macro steps: accepted_state(), export_state() and import_state() (refused during
+//      a macro step; import_state() needs rollback). accepted_time(), total_stats() and
+//      snapshot_ns() are queries, not refused at any point; between macro steps they describe
+//      the accepted state and the work done so far.
+// This base class enforces the order once, for every executor: its public methods are not
+// virtual, throw std::logic_error for a call out of order (and std::invalid_argument /
+// std::out_of_range for a wrong count or index) before anything is sent or changed, and only then
+// call the concrete executor's private do_ method. A concrete executor can rely on being called
+// in this order with arguments of the right sizes.
 //
 // Runs of one step: per subsystem the nominal run (its inputs from `nominal`) and zero or more
 // extra runs with roles (runner::ExtraRun: a comparison run with its own polynomial, or a
@@ -42,6 +51,7 @@
 #include <vector>
 
 #include "macrostep/coupling/support_points.hpp"
+#include "macrostep/executors/executor_options.hpp"
 #include "macrostep/ida/integrator.hpp"
 #include "macrostep/runner/subsystem_runner.hpp"
 
@@ -98,15 +108,6 @@ struct PassOutcome {
   std::int64_t communication_ns = 0;
 };
 
-// The IDA settings of subsystem i: its own (`subsystem_solvers[i]`: the [[subsystem]] solver
-// keys, issue 9) when the list has one per subsystem, else `solver`, common to all. Both
-// executors' options carry the pair; the process executor sends the result to the worker.
-inline const ida::IntegratorOptions& solver_of(
-    const ida::IntegratorOptions& solver,
-    const std::vector<ida::IntegratorOptions>& subsystem_solvers, std::size_t i) {
-  return i < subsystem_solvers.size() ? subsystem_solvers[i] : solver;
-}
-
 // Subsystem i's part of a pass outcome from its runner, after the pass's runs (both executors
 // that run a SubsystemRunner in this process use it). The first failure, if there is none yet
 // in `outcome`, is recorded with its subsystem (the lowest failing one wins: callers go in
@@ -121,16 +122,23 @@ void collect_runner_outcome(const runner::SubsystemRunner& runner, std::size_t i
 void evaluate_with_runner(runner::SubsystemRunner& runner, std::size_t i,
                           std::span<const double> inputs, EvaluationOutcome& outcome);
 
+// Not thread-safe: one thread drives an executor.
 class Executor {
  public:
   virtual ~Executor() = default;
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
 
   virtual std::size_t subsystem_count() const = 0;
 
+  // Whether the executor keeps rollback snapshots (ExecutorOptions::rollback), fixed at
+  // construction.
+  bool rollback() const { return rollback_; }
+
   // A pass: integrates every subsystem from T_N to t_end (> T_N) with the runs of its command.
-  // commands.size() == subsystem_count().
-  virtual void step(double t_end, std::span<const SubsystemCommand> commands,
-                    PassOutcome& outcome) = 0;
+  // commands.size() == subsystem_count() (std::invalid_argument). Extra runs, and a step() after
+  // an earlier one of the same macro step, need rollback (std::logic_error).
+  void step(double t_end, std::span<const SubsystemCommand> commands, PassOutcome& outcome);
 
   // The output evaluation of the consistent update (METHODS §1.1, D-1; seed 000 Eq. 2.22): for
   // every subsystem i with non-empty inputs[i] (size subsystem(i).input_size()) its outputs
@@ -142,37 +150,68 @@ class Executor {
   // nothing and changes no state, so accept() takes the nominal end state as without it. A
   // model's failure is reported in outcome (ok false); a worker that dies or hangs throws as in
   // step(). The caller owns `outcome`; its vectors are reused between calls.
-  virtual void evaluate_outputs(std::span<const std::vector<double>> inputs,
-                                EvaluationOutcome& outcome) = 0;
+  void evaluate_outputs(std::span<const std::vector<double>> inputs, EvaluationOutcome& outcome);
 
   // The nominal states of the last step() become the accepted state (snapshots are taken if
-  // rollback is enabled). Requires a step() since the last accept() / reject().
-  virtual void accept() = 0;
+  // rollback is enabled). Requires a step() since the last accept() / reject() whose outcome was
+  // ok.
+  void accept();
 
   // Discards the attempt; the next step() starts again from T_N. Requires rollback and a step()
-  // since the last accept() / reject().
-  virtual void reject() = 0;
+  // since the last accept() / reject() (failed or not).
+  void reject();
 
   virtual double accepted_time() const = 0;
-  // Full state z of subsystem i at the accepted time (size state_size()).
-  virtual void accepted_state(std::size_t i, std::span<double> z) const = 0;
+  // Full state z of subsystem i at the accepted time (size state_size()); between macro steps.
+  void accepted_state(std::size_t i, std::span<double> z) const;
 
   // Work counters summed over every run (nominal and extra, rejected attempts included).
-  virtual ida::AdvanceStats total_stats(std::size_t i) const = 0;
+  ida::AdvanceStats total_stats(std::size_t i) const;
 
   // Between macro steps: writes subsystem i's accepted workspace T_N to `path` (returns its
   // bytes), or replaces it by the one in `path`. Any executor reads what any executor wrote, for
   // the same subsystem and solver options; afterwards the subsystem continues bit-identically to
   // the one that exported (contract 2): a checkpoint, or a restarted worker that continues a
   // run. The caller keeps every subsystem at one T_N (accepted_time() becomes the imported
-  // time). import_state needs rollback (std::logic_error); std::runtime_error names the path or the
-  // mismatch.
-  virtual std::size_t export_state(std::size_t i, const std::string& path) = 0;
-  virtual void import_state(std::size_t i, const std::string& path) = 0;
+  // time). import_state needs rollback (std::logic_error); std::runtime_error names the path or
+  // the mismatch.
+  std::size_t export_state(std::size_t i, const std::string& path);
+  void import_state(std::size_t i, const std::string& path);
 
   // Wall time subsystem i spent on workspace snapshots so far: saves at accept(), restores at
   // reject() and the clones for extra runs ("sws dump", seed 000 §4.4).
-  virtual std::int64_t snapshot_ns(std::size_t i) const = 0;
+  std::int64_t snapshot_ns(std::size_t i) const;
+
+ protected:
+  explicit Executor(bool rollback) : rollback_(rollback) {}
+
+  // No step() since the last accept() / reject() (or since construction).
+  bool between_steps() const { return phase_ == Phase::kBetween; }
+
+ private:
+  // The concrete executor's work, called by the public methods above once their checks passed
+  // (indices in range, sizes right, the call order kept). An exception from do_step leaves the
+  // executor as after a failed step; do_accept / do_reject are called after the executor has
+  // left the macro step, so whatever they throw, the next step() starts a new one.
+  virtual void do_step(double t_end, std::span<const SubsystemCommand> commands,
+                       PassOutcome& outcome) = 0;
+  virtual void do_evaluate_outputs(std::span<const std::vector<double>> inputs,
+                                   EvaluationOutcome& outcome) = 0;
+  virtual void do_accept() = 0;
+  virtual void do_reject() = 0;
+  virtual void do_accepted_state(std::size_t i, std::span<double> z) const = 0;
+  virtual ida::AdvanceStats do_total_stats(std::size_t i) const = 0;
+  virtual std::size_t do_export_state(std::size_t i, const std::string& path) = 0;
+  virtual void do_import_state(std::size_t i, const std::string& path) = 0;
+  virtual std::int64_t do_snapshot_ns(std::size_t i) const = 0;
+
+  // Where the executor stands in the call order: between macro steps, after a step() whose
+  // outcome was ok, or after one that failed (or threw).
+  enum class Phase : std::uint8_t { kBetween, kStepped, kFailed };
+  void check_index(std::size_t i, const char* method) const;
+
+  const bool rollback_;
+  Phase phase_ = Phase::kBetween;
 };
 
 }  // namespace macrostep::executors

@@ -56,18 +56,12 @@
 
 namespace macrostep::executors {
 
-struct ProcessOptions {
-  ida::IntegratorOptions solver;
-  // As InProcessOptions::subsystem_solvers; each worker receives its subsystem's settings in its
-  // Cap'n Proto SubsystemConfig.
-  std::vector<ida::IntegratorOptions> subsystem_solvers;
-  bool rollback = true;       // as InProcessOptions::rollback
-  runner::JumpOptions jumps;  // as InProcessOptions::jumps
+// What every executor shares (ExecutorOptions: solver settings, rollback, jumps, threads; each
+// worker receives its subsystem's in its Cap'n Proto SubsystemConfig), and the worker processes.
+struct ProcessOptions : ExecutorOptions {
   // Extra runs per pass each worker is prepared for (sizes its wait policy; at most
   // worker::kMaxRuns - 1).
   unsigned extra_runs = 1;
-  // TBB arena size inside each worker for its nominal + extra runs; 0: all its PUs, 1: serial.
-  int threads = 0;
   // The master's wait policy; nullopt: WaitPolicy::adaptive(worker processes + 1, run CPUs),
   // and when that spins, sched_yield() calls after the spin before it sleeps (the workers always
   // use worker::worker_wait_policy).
@@ -157,22 +151,7 @@ class ProcessExecutor final : public Executor {
   ProcessExecutor& operator=(const ProcessExecutor&) = delete;
 
   std::size_t subsystem_count() const override;
-  void step(double t_end, std::span<const SubsystemCommand> commands,
-            PassOutcome& outcome) override;
-  // One kEvaluate command to each asked worker (the hosted subsystem is evaluated in this
-  // process meanwhile), one wake-up, one wait. With crash recovery, a worker failure during it
-  // is recovered from like one during a pass: the workers are replaced, repeat the last pass's
-  // nominal runs (the same end states) and the evaluation is repeated.
-  void evaluate_outputs(std::span<const std::vector<double>> inputs,
-                        EvaluationOutcome& outcome) override;
-  void accept() override;
-  void reject() override;
   double accepted_time() const override;
-  void accepted_state(std::size_t i, std::span<double> z) const override;
-  ida::AdvanceStats total_stats(std::size_t i) const override;
-  std::int64_t snapshot_ns(std::size_t i) const override;
-  std::size_t export_state(std::size_t i, const std::string& path) override;
-  void import_state(std::size_t i, const std::string& path) override;
 
   // Between macro steps: ends worker i's process (if it still runs), empties its rings and
   // starts a new process for it, which attaches to the running segment through the inherited
@@ -192,6 +171,22 @@ class ProcessExecutor final : public Executor {
   std::int64_t communication_ns() const;
 
  private:
+  void do_step(double t_end, std::span<const SubsystemCommand> commands,
+               PassOutcome& outcome) override;
+  // One kEvaluate command to each asked worker (the hosted subsystem is evaluated in this
+  // process meanwhile), one wake-up, one wait. With crash recovery, a worker failure during it
+  // is recovered from like one during a pass: the workers are replaced, repeat the last pass's
+  // nominal runs (the same end states) and the evaluation is repeated.
+  void do_evaluate_outputs(std::span<const std::vector<double>> inputs,
+                           EvaluationOutcome& outcome) override;
+  void do_accept() override;
+  void do_reject() override;
+  void do_accepted_state(std::size_t i, std::span<double> z) const override;
+  ida::AdvanceStats do_total_stats(std::size_t i) const override;
+  std::int64_t do_snapshot_ns(std::size_t i) const override;
+  std::size_t do_export_state(std::size_t i, const std::string& path) override;
+  void do_import_state(std::size_t i, const std::string& path) override;
+
   // One pass of step(), without recovery.
   void run_pass(double t_end, std::span<const SubsystemCommand> commands, PassOutcome& outcome);
   void transfer_state(std::size_t i, worker::CommandKind kind, const std::string& path);

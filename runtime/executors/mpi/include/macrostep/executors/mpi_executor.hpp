@@ -138,22 +138,9 @@ class MpiExecutor final : public Executor {
   MpiExecutor& operator=(const MpiExecutor&) = delete;
 
   std::size_t subsystem_count() const override;
-  void step(double t_end, std::span<const SubsystemCommand> commands,
-            PassOutcome& outcome) override;
-  // One evaluate request per agent that hosts an asked subsystem (its ProcessExecutor forwards
-  // the kEvaluate commands to the workers); agents without one get no message.
-  void evaluate_outputs(std::span<const std::vector<double>> inputs,
-                        EvaluationOutcome& outcome) override;
-  void accept() override;
-  void reject() override;
   double accepted_time() const override;
-  void accepted_state(std::size_t i, std::span<double> z) const override;
-  ida::AdvanceStats total_stats(std::size_t i) const override;
-  std::int64_t snapshot_ns(std::size_t i) const override;
-  // The path must be readable / writable on the node of subsystem i's agent (a shared file
-  // system on a cluster).
-  std::size_t export_state(std::size_t i, const std::string& path) override;
-  void import_state(std::size_t i, const std::string& path) override;
+  // export_state() / import_state(): the path must be readable / writable on the node of
+  // subsystem i's agent (a shared file system on a cluster).
 
   // The placement: per agent its rank, host, subsystems and its node's hwloc placement, as text
   // (printed by the run) and as JSON (the metadata's "placement").
@@ -162,6 +149,20 @@ class MpiExecutor final : public Executor {
   std::int64_t communication_ns() const;
 
  private:
+  void do_step(double t_end, std::span<const SubsystemCommand> commands,
+               PassOutcome& outcome) override;
+  // One evaluate request per agent that hosts an asked subsystem (its ProcessExecutor forwards
+  // the kEvaluate commands to the workers); agents without one get no message.
+  void do_evaluate_outputs(std::span<const std::vector<double>> inputs,
+                           EvaluationOutcome& outcome) override;
+  void do_accept() override;
+  void do_reject() override;
+  void do_accepted_state(std::size_t i, std::span<double> z) const override;
+  ida::AdvanceStats do_total_stats(std::size_t i) const override;
+  std::int64_t do_snapshot_ns(std::size_t i) const override;
+  std::size_t do_export_state(std::size_t i, const std::string& path) override;
+  void do_import_state(std::size_t i, const std::string& path) override;
+
   struct State;
   std::unique_ptr<State> state_;
 };
