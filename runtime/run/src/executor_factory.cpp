@@ -34,11 +34,7 @@ static_assert(config::kMaxSubsystems + 2 <= ipc::kMaxRegions,
 executors::ProcessOptions worker_options(const CosimSettings& settings,
                                          const system::CoupledSystem& system) {
   executors::ProcessOptions po;
-  po.solver = settings.executor.solver;
-  po.subsystem_solvers = settings.executor.subsystem_solvers;
-  po.rollback = settings.executor.rollback;
-  po.jumps = settings.executor.jumps;
-  po.threads = settings.executor.threads;
+  static_cast<executors::ExecutorOptions&>(po) = settings.executor;
   po.executable = settings.worker_executable;
   po.hang_timeout = std::chrono::milliseconds(
       static_cast<std::int64_t>(std::llround(settings.hang_timeout * 1000.0)));

@@ -14,6 +14,7 @@
 
 #include "macrostep/checkpoint/checkpoint.hpp"
 #include "macrostep/config/run_config.hpp"
+#include "macrostep/executors/executor_options.hpp"
 #include "macrostep/executors/in_process_executor.hpp"
 #include "macrostep/executors/process_executor.hpp"
 #include "macrostep/library/model_description.hpp"
@@ -94,9 +95,9 @@ struct CosimOptions {
 
 // Everything a run needs, after overrides and checks.
 struct CosimSettings {
-  config::CosimConfig cosim;      // the [cosim] values in effect (overrides applied)
-  schemes::SchemeOptions scheme;  // controller, predictor
-  executors::InProcessOptions executor;
+  config::CosimConfig cosim;            // the [cosim] values in effect (overrides applied)
+  schemes::SchemeOptions scheme;        // controller, predictor
+  executors::ExecutorOptions executor;  // what every executor shares (executor_options.hpp)
   // The executor in effect (cosim.executor is resolved: without --executor and cosim.executor
   // it is `processes`, one process per subsystem); its solver, rollback and threads (threads
   // of each worker) come from `executor` above.
