@@ -16,6 +16,7 @@
 #include <sstream>
 #include <toml.hpp>
 
+#include "chain_lowering.hpp"
 #include "macrostep/library/chain.hpp"
 #include "system_config.hpp"
 #include "toml_node.hpp"
@@ -986,6 +987,10 @@ RunConfig parse_config(std::string_view text, const std::string& path) {
     s.parse(node ? &*node : nullptr, state);
   }
   resolve_coupling_selections(state);
+  if (!config.system_description) {
+    const auto model = top.find("model");
+    detail::lower_chain(config, model ? model->require("masses").line() : 0);
+  }
   check_connection_approximations(state);
   return config;
 }
@@ -1033,15 +1038,11 @@ RunConfig load_config(const std::string& path) {
 }
 
 library::ChainParameters realize_chain(const RunConfig& config) {
-  if (config.system_description) {
+  if (!config.system_description || !config.system_description->chain) {
     throw ConfigError(config.path, 0, "subsystem",
                       "the file describes a system of subsystems, not a [model] chain");
   }
-  try {
-    return library::realize(config.chain);
-  } catch (const std::invalid_argument& e) {
-    throw ConfigError(config.path, 0, "model", e.what());
-  }
+  return *config.system_description->chain->params;
 }
 
 std::string approximation_problem(const coupling::Approximation& a, const CosimConfig& c) {
@@ -1165,14 +1166,13 @@ const char* to_string(JumpHandling j) {
 }
 
 std::size_t subsystem_count(const RunConfig& config) {
-  return config.system_description ? config.system_description->subsystems.size()
-                                   : config.partition.subsystems();
+  return config.system_description ? config.system_description->subsystems.size() : 0;
 }
 
 void check_cosimulation(const RunConfig& config) {
   const std::size_t subsystems = subsystem_count(config);
   if (subsystems >= 2) return;
-  if (config.system_description) {
+  if (!config.system_description || !config.system_description->chain) {
     throw ConfigError(config.path, 0, "subsystem",
                       "a co-simulation needs at least two subsystems (got 1); run it whole "
                       "with --monolithic");
