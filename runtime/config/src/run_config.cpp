@@ -183,12 +183,13 @@ std::pair<std::size_t, std::size_t> index_range(const Node& n, std::size_t upper
 void parse_element(const Node& n, library::ElementSpec& e) {
   n.expect_table();
   n.allow_only({"c", "d", "C", "D", "ex", "ev", "modulation"});
-  e.c = checked(n.require("c"), Domain::kNonNegative);
-  if (auto d = n.find("d")) e.d = checked(*d, Domain::kNonNegative);
-  if (auto C = n.find("C")) e.C = checked(*C, Domain::kNonNegative);
-  if (auto D = n.find("D")) e.D = checked(*D, Domain::kNonNegative);
-  if (auto ex = n.find("ex")) e.ex = at_least(*ex, 1.0);
-  if (auto ev = n.find("ev")) e.ev = at_least(*ev, 1.0);
+  const library::ElementLaw law = detail::element_law(n);
+  e.c = law.c;
+  e.d = law.d;
+  e.C = law.C;
+  e.D = law.D;
+  e.ex = law.ex;
+  e.ev = law.ev;
   if (auto m = n.find("modulation")) {
     m->expect_table();
     m->allow_only({"amplitude", "omega", "period"});
@@ -221,18 +222,17 @@ void parse_element_overrides(const Node& n, library::ChainSpec& chain) {
       (last_node ? *last_node : item.require("first"))
           .fail(fmt::format("element {} is the free right end (right_end = \"free\")", elements));
     }
+    const detail::ElementKeys keys = detail::element_keys(item);
+    if (!keys.any()) item.fail("overrides nothing: give at least one of c, d, C, D, ex, ev");
     library::ElementOverride o;
     o.first = first;
     o.last = last;
-    if (auto v = item.find("c")) o.c = checked(*v, Domain::kNonNegative);
-    if (auto v = item.find("d")) o.d = checked(*v, Domain::kNonNegative);
-    if (auto v = item.find("C")) o.C = checked(*v, Domain::kNonNegative);
-    if (auto v = item.find("D")) o.D = checked(*v, Domain::kNonNegative);
-    if (auto v = item.find("ex")) o.ex = at_least(*v, 1.0);
-    if (auto v = item.find("ev")) o.ev = at_least(*v, 1.0);
-    if (!o.c && !o.d && !o.C && !o.D && !o.ex && !o.ev) {
-      item.fail("overrides nothing: give at least one of c, d, C, D, ex, ev");
-    }
+    o.c = keys.c;
+    o.d = keys.d;
+    o.C = keys.C;
+    o.D = keys.D;
+    o.ex = keys.ex;
+    o.ev = keys.ev;
     chain.element_overrides.push_back(o);
   }
 }
