@@ -65,14 +65,15 @@ TEST(ChainLowering, ChainBecomesSegmentsAndSpringDamperConnections) {
     const system::DescribedConnection& cut = d.connections[k];
     EXPECT_EQ(cut.name, "lambda_" + std::to_string(k + 1));
     EXPECT_EQ(cut.law, system::LawKind::kSpringDamper);
-    // Cut k is element boundaries[k+1] (0-based), the override's element 4 for the first cut.
+    // Cut k is element boundaries[k+1] (0-based): elements 3 and 4 (1-based), the second one
+    // the override's.
     const library::ElementLaw& element = p.element[c.partition.boundaries[k + 1]];
     EXPECT_EQ(cut.element.c, element.c);
     EXPECT_EQ(cut.element.d, element.d);
     EXPECT_EQ(cut.element.C, element.C);
   }
-  EXPECT_EQ(d.connections[1].element.c, 1.0e4);
-  EXPECT_EQ(d.connections[0].element.c, 3.0e4);
+  EXPECT_EQ(d.connections[0].element.c, 1.0e4);
+  EXPECT_EQ(d.connections[1].element.c, 3.0e4);
   ASSERT_TRUE(d.chain.has_value());
   EXPECT_EQ(d.chain->masses(), 5U);
   EXPECT_EQ(d.chain->seed, 7U);
@@ -173,11 +174,11 @@ TEST(ChainLowering, ElementLawHasOneSetOfRules) {
   };
   std::string element = kChain;
   element.replace(element.find("C = 1.0e8"), 9, "ex = 0.5");
-  EXPECT_EQ(problem(element), "law.toml:12: model.element.ex: must be >= 1 (got 0.5)");
+  EXPECT_EQ(problem(element), "law.toml:11: model.element.ex: must be >= 1 (got 0.5)");
   std::string override_ = kChain;
   override_.replace(override_.find("c = 3.0e4"), 9, "ex = 0.5");
   EXPECT_EQ(problem(override_),
-            "law.toml:16: model.element_override[1].ex: must be >= 1 (got 0.5)");
+            "law.toml:15: model.element_override[1].ex: must be >= 1 (got 0.5)");
   std::string connection = std::string(R"(
 [model]
 masses = 2
@@ -212,7 +213,7 @@ output_interval = 1e-3
   element = kChain;
   element.replace(element.find("d = 2.0"), 7, "d = -1");
   EXPECT_EQ(problem(connection), "law.toml:24: connection[1].d: must be >= 0 (got -1)");
-  EXPECT_EQ(problem(element), "law.toml:11: model.element.d: must be >= 0 (got -1)");
+  EXPECT_EQ(problem(element), "law.toml:10: model.element.d: must be >= 0 (got -1)");
 }
 
 }  // namespace
