@@ -364,9 +364,9 @@ int cosimulate(const macrostep::config::RunConfig& config, macrostep::run::Cosim
   } catch (const macrostep::run::RunInterrupted& e) {
     return interrupted(e, "co-simulation");
   } catch (const macrostep::schemes::SubsystemFailure& e) {
-    // A [[subsystem]] is named as in the configuration (the failure counts from 1).
+    // The subsystem is named as its description names it (the failure counts from 1).
     std::string named;
-    if (config.system_description && e.subsystem() < config.system_description->subsystems.size()) {
+    if (e.subsystem() < config.system_description->subsystems.size()) {
       const auto& s = config.system_description->subsystems[e.subsystem()];
       named = fmt::format(" (subsystem {} is \"{}\": {})", e.subsystem() + 1, s.name,
                           macrostep::library::describe(s.model));

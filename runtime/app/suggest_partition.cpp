@@ -100,7 +100,7 @@ Trial trial_cosimulation(const config::RunConfig& configured,
                          const std::vector<std::size_t>& boundaries,
                          const SuggestPartitionArgs& args, double trial_time) {
   config::RunConfig config = configured;
-  config.partition.boundaries = boundaries;
+  config::set_partition(config, boundaries);
   const ErrorTest test = error_test(config.cosim);
   analysis::CutIndicatorSampler sampler(boundaries.size() - 2, test.kappa_min, test.kappa_max,
                                         test.rtol, test.atol_u);
@@ -302,7 +302,7 @@ Request checked_request(const SuggestPartitionArgs& args) {
   if (args.window < 0) throw std::invalid_argument("--window: 0 or more masses");
   Request q;
   q.config = config::load_config(args.config);
-  if (q.config.system_description) {
+  if (!q.config.system_description->chain) {
     throw config::ConfigError(q.config.path, 0, "subsystem",
                               "suggest-partition cuts a [model] chain; a [[subsystem]] "
                               "description fixes its subsystems itself");

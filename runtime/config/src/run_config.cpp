@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 
+#include "chain_lowering.hpp"
 #include "macrostep/library/chain.hpp"
 #include "system_config.hpp"
 #include "toml_node.hpp"
@@ -181,12 +182,13 @@ std::pair<std::size_t, std::size_t> index_range(const Node& n, std::size_t upper
 void parse_element(const Node& n, library::ElementSpec& e) {
   n.expect_table();
   n.allow_only({"c", "d", "C", "D", "ex", "ev", "modulation"});
-  e.c = checked(n.require("c"), Domain::kNonNegative);
-  if (auto d = n.find("d")) e.d = checked(*d, Domain::kNonNegative);
-  if (auto C = n.find("C")) e.C = checked(*C, Domain::kNonNegative);
-  if (auto D = n.find("D")) e.D = checked(*D, Domain::kNonNegative);
-  if (auto ex = n.find("ex")) e.ex = at_least(*ex, 1.0);
-  if (auto ev = n.find("ev")) e.ev = at_least(*ev, 1.0);
+  const library::ElementLaw law = detail::element_law(n);
+  e.c = law.c;
+  e.d = law.d;
+  e.C = law.C;
+  e.D = law.D;
+  e.ex = law.ex;
+  e.ev = law.ev;
   if (auto m = n.find("modulation")) {
     m->expect_table();
     m->allow_only({"amplitude", "omega", "period"});
@@ -219,18 +221,17 @@ void parse_element_overrides(const Node& n, library::ChainSpec& chain) {
       (last_node ? *last_node : item.require("first"))
           .fail(fmt::format("element {} is the free right end (right_end = \"free\")", elements));
     }
+    const detail::ElementKeys keys = detail::element_keys(item);
+    if (!keys.any()) item.fail("overrides nothing: give at least one of c, d, C, D, ex, ev");
     library::ElementOverride o;
     o.first = first;
     o.last = last;
-    if (auto v = item.find("c")) o.c = checked(*v, Domain::kNonNegative);
-    if (auto v = item.find("d")) o.d = checked(*v, Domain::kNonNegative);
-    if (auto v = item.find("C")) o.C = checked(*v, Domain::kNonNegative);
-    if (auto v = item.find("D")) o.D = checked(*v, Domain::kNonNegative);
-    if (auto v = item.find("ex")) o.ex = at_least(*v, 1.0);
-    if (auto v = item.find("ev")) o.ev = at_least(*v, 1.0);
-    if (!o.c && !o.d && !o.C && !o.D && !o.ex && !o.ev) {
-      item.fail("overrides nothing: give at least one of c, d, C, D, ex, ev");
-    }
+    o.c = keys.c;
+    o.d = keys.d;
+    o.C = keys.C;
+    o.D = keys.D;
+    o.ex = keys.ex;
+    o.ev = keys.ev;
     chain.element_overrides.push_back(o);
   }
 }
@@ -977,6 +978,10 @@ RunConfig parse_config(std::string_view text, const std::string& path) {
     s.parse(node ? &*node : nullptr, state);
   }
   resolve_coupling_selections(state);
+  if (!config.system_description) {
+    const auto model = top.find("model");
+    detail::lower_chain(config, model ? model->require("masses").line() : 0);
+  }
   check_connection_approximations(state);
   return config;
 }
@@ -1024,15 +1029,11 @@ RunConfig load_config(const std::string& path) {
 }
 
 library::ChainParameters realize_chain(const RunConfig& config) {
-  if (config.system_description) {
+  if (!config.system_description || !config.system_description->chain) {
     throw ConfigError(config.path, 0, "subsystem",
                       "the file describes a system of subsystems, not a [model] chain");
   }
-  try {
-    return library::realize(config.chain);
-  } catch (const std::invalid_argument& e) {
-    throw ConfigError(config.path, 0, "model", e.what());
-  }
+  return *config.system_description->chain->params;
 }
 
 std::string approximation_problem(const coupling::Approximation& a, const CosimConfig& c) {
@@ -1156,14 +1157,13 @@ const char* to_string(JumpHandling j) {
 }
 
 std::size_t subsystem_count(const RunConfig& config) {
-  return config.system_description ? config.system_description->subsystems.size()
-                                   : config.partition.subsystems();
+  return config.system_description ? config.system_description->subsystems.size() : 0;
 }
 
 void check_cosimulation(const RunConfig& config) {
   const std::size_t subsystems = subsystem_count(config);
   if (subsystems >= 2) return;
-  if (config.system_description) {
+  if (!config.system_description || !config.system_description->chain) {
     throw ConfigError(config.path, 0, "subsystem",
                       "a co-simulation needs at least two subsystems (got 1); run it whole "
                       "with --monolithic");

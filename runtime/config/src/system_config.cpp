@@ -66,22 +66,6 @@ std::vector<double> numbers(const Node& n, std::size_t size, std::string_view wh
   return out;
 }
 
-// The element law keys c (required), d, C, D (>= 0), ex, ev (>= 1) of `n` (seed 000 Eq. 2.9).
-library::ElementLaw element_law(const Node& n) {
-  library::ElementLaw e;
-  e.c = non_negative(n.require("c"));
-  if (auto v = n.find("d")) e.d = non_negative(*v);
-  if (auto v = n.find("C")) e.C = non_negative(*v);
-  if (auto v = n.find("D")) e.D = non_negative(*v);
-  for (auto [key, out] : {std::pair{"ex", &e.ex}, std::pair{"ev", &e.ev}}) {
-    if (auto v = n.find(key)) {
-      *out = v->number();
-      if (*out < 1.0) v->fail(fmt::format("must be >= 1 (got {})", v->source_text()));
-    }
-  }
-  return e;
-}
-
 // ---- models ----
 
 // Fails at a key of subsystem table `n` that is neither name, model, a solver key nor one of the
@@ -797,6 +781,34 @@ void check_feedthrough(const Systems& s, const std::vector<system::DescribedConn
 }
 
 }  // namespace
+
+ElementKeys element_keys(const Node& n) {
+  ElementKeys e;
+  for (auto [key, out] :
+       {std::pair{"c", &e.c}, std::pair{"d", &e.d}, std::pair{"C", &e.C}, std::pair{"D", &e.D}}) {
+    if (auto v = n.find(key)) *out = non_negative(*v);
+  }
+  for (auto [key, out] : {std::pair{"ex", &e.ex}, std::pair{"ev", &e.ev}}) {
+    if (auto v = n.find(key)) {
+      *out = v->number();
+      if (!(**out >= 1.0)) v->fail(fmt::format("must be >= 1 (got {})", v->source_text()));
+    }
+  }
+  return e;
+}
+
+library::ElementLaw element_law(const Node& n) {
+  (void)n.require("c");
+  const ElementKeys keys = element_keys(n);
+  library::ElementLaw e;
+  e.c = *keys.c;
+  e.d = keys.d.value_or(e.d);
+  e.C = keys.C.value_or(e.C);
+  e.D = keys.D.value_or(e.D);
+  e.ex = keys.ex.value_or(e.ex);
+  e.ev = keys.ev.value_or(e.ev);
+  return e;
+}
 
 bool describes_chain_segments(const Node& top) {
   const auto subsystems = top.find("subsystem");

@@ -7,22 +7,15 @@
 #include <cstdint>
 #include <optional>
 
+#include "macrostep/config/model_memory.hpp"
 #include "macrostep/config/run_config.hpp"
 
 namespace macrostep::run {
 
-// Measured peak resident memory per chain mass of one copy of the model (its parameters, the
-// IDA vectors and history, the sparse Jacobian and its KLU factors, the snapshot): 1.4 KiB with
-// 200,000 masses (run --monolithic, release build).
-inline constexpr std::uint64_t kBytesPerMass = 1536;
-
-// The memory the system offers a new process: MemAvailable of /proc/meminfo in bytes, or
-// nothing if it cannot be read.
-std::optional<std::uint64_t> available_memory();
-
-// Throws SetupError when a [model] chain held `copies` times (the master's model and every
-// integrator of the subsystems) needs more than available_memory(); the message gives the
-// estimate and what is available. [[subsystem]] descriptions are small and pass.
+// Throws SetupError when the [model] chain of the file held `copies` times (the master's model
+// and every integrator of the subsystems) needs more than config::available_memory(); the
+// message gives the estimate and what is available (config::memory_problem). A file without
+// [model] has no chain and passes: its built-in models are small.
 void check_memory(const config::RunConfig& config, std::size_t copies);
 
 }  // namespace macrostep::run

@@ -13,15 +13,13 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <ostream>
-#include <set>
-#include <unordered_map>
 
 #include "elapsed.hpp"
-#include "macrostep/library/chain.hpp"
 #include "macrostep/output/csv.hpp"
 #include "macrostep/output/metadata.hpp"
 #include "macrostep/system/monolithic_system.hpp"
 #include "macrostep/system/system_description.hpp"
+#include "macrostep/system/uncut_system.hpp"
 #include "memory_estimate.hpp"
 #include "progress_line.hpp"
 #include "result_files.hpp"
@@ -111,14 +109,28 @@ json model_summary(const config::RunConfig& config, const library::ChainParamete
   };
 }
 
+// The metadata's model: the chain's summary (a description lowered from the chain syntax) or the
+// described subsystems.
+json model_json(const config::RunConfig& config, const system::SystemDescription& d) {
+  if (d.chain) return model_summary(config, *d.chain->params);
+  json subsystems = json::array();
+  for (const auto& s : d.subsystems) {
+    subsystems.push_back({{"name", s.name}, {"model", library::describe(s.model)}});
+  }
+  return {{"type", "system"}, {"subsystems", subsystems}};
+}
+
+json partition_json(const system::SystemDescription& d, std::size_t coupling_variables) {
+  if (const auto& chain = d.chain) {
+    return {{"subsystems", d.subsystems.size()},
+            {"boundaries", chain->boundaries},
+            {"coupling_bodies", chain->coupling_bodies()}};
+  }
+  return {{"subsystems", d.subsystems.size()}, {"coupling_variables", coupling_variables}};
+}
+
 // Fills a result row from the model's state z at time t.
 using RowFill = std::function<void(double t, std::span<const double> z, std::vector<double>& row)>;
-
-// A cut element of the partition: its law and the state indices of the bodies it joins.
-struct CutElement {
-  library::ElementLaw law;
-  std::size_t x_left, v_left, x_right, v_right;
-};
 
 std::string micro_steps(const ida::Integrator& integrator) {
   return fmt::format("{} micro steps", integrator.total_stats().steps);
@@ -166,47 +178,6 @@ std::vector<double> output_points(const config::RunConfig& config, const Monolit
     times = output_times(end_time, interval);
   }
   return times;
-}
-
-void monolithic_columns(const library::ChainSegment& chain, const library::ChainParameters& params,
-                        const std::vector<std::size_t>& bodies, bool all_states,
-                        std::vector<std::string>& columns, std::vector<std::size_t>& state_index,
-                        std::vector<CutElement>& cuts) {
-  // Columns: coupling-body states by default (DESIGN.md column naming), looked up by the
-  // model's own state names so that the CSV never depends on the state layout.
-  std::unordered_map<std::string, std::size_t> by_name;
-  for (std::size_t i = 0; i < chain.state_size(); ++i) by_name.emplace(chain.state_name(i), i);
-  const auto index_of = [&](const std::string& name) {
-    const auto it = by_name.find(name);
-    if (it == by_name.end()) throw std::logic_error("chain model has no state named " + name);
-    return it->second;
-  };
-  if (all_states) {
-    for (std::size_t i = 0; i < chain.state_size(); ++i) {
-      state_index.push_back(i);
-      columns.push_back(chain.state_name(i));
-    }
-  } else {
-    std::set<std::size_t> written;  // a subsystem of one mass: its body is next to two cuts
-    for (std::size_t body : bodies) {
-      if (!written.insert(body).second) continue;
-      for (const char* quantity : {"x", "v"}) {
-        const std::string name = fmt::format("{}_{}", quantity, body);
-        state_index.push_back(index_of(name));
-        columns.push_back(name);
-      }
-    }
-  }
-  // The coupling variables of the partition, evaluated from the states with the cut
-  // element's law (as the co-simulation's master does), so that both runs compare column by
-  // column: lambda_L = F_SD(x_{b+1} - x_b, v_{b+1} - v_b), b = last body of subsystem L.
-  for (std::size_t k = 0; k + 1 < bodies.size(); k += 2) {
-    const std::size_t left = bodies[k], right = bodies[k + 1];
-    cuts.push_back({params.element[left], index_of(fmt::format("x_{}", left)),
-                    index_of(fmt::format("v_{}", left)), index_of(fmt::format("x_{}", right)),
-                    index_of(fmt::format("v_{}", right))});
-    columns.push_back(fmt::format("lambda_{}", cuts.size()));
-  }
 }
 
 // The metadata known before the integration starts.
@@ -324,14 +295,16 @@ void integrate_rows(const model::Subsystem& model, const std::vector<double>& ti
   files.write_metadata(meta);
 }
 
-// The monolithic run of a [[subsystem]] description: its CoupledSystem assembled into one IDA
-// system (system::MonolithicSystem, METHODS §1.1 Eq. 2.4). Columns as the co-simulation's
-// (cosimulation.hpp): every output "<subsystem>.<output>" (all_states: every state
-// "<subsystem>.<state>"), then the coupling variables, which are unknowns of the assembled DAE.
-void described_monolithic(const config::RunConfig& config, const MonolithicOptions& options,
+// The monolithic run of a description without an uncut model: its CoupledSystem assembled into
+// one IDA system (system::MonolithicSystem, METHODS §1.1 Eq. 2.4). Columns as the
+// co-simulation's (cosimulation.hpp): every output "<subsystem>.<output>" (all_states: every
+// state "<subsystem>.<state>"), then the coupling variables, which are unknowns of the assembled
+// DAE.
+void assembled_monolithic(const config::RunConfig& config, const MonolithicOptions& options,
                           const std::vector<double>& times, Clock::time_point start,
                           MonolithicResult& result) {
   const system::SystemDescription& d = *config.system_description;
+  check_memory(config, 1);
   const system::CoupledSystem coupled = system::build_system(d);
   const system::MonolithicSystem whole(coupled);
   const bool all_states = options.all_states || config.output.all_states;
@@ -342,13 +315,13 @@ void described_monolithic(const config::RunConfig& config, const MonolithicOptio
     const model::Subsystem& sub = coupled.subsystem(i);
     if (all_states) {
       for (std::size_t j = 0; j < sub.state_size(); ++j) {
-        result.columns.push_back(d.subsystems[i].name + "." + sub.state_name(j));
+        result.columns.push_back(system::variable_name(d, i, sub.state_name(j)));
         picked.push_back(whole.state_offset(i) + j);
       }
       continue;
     }
     for (std::size_t o : system::distinct_outputs(sub)) {
-      result.columns.push_back(d.subsystems[i].name + "." + sub.output_name(o));
+      result.columns.push_back(system::variable_name(d, i, sub.output_name(o)));
       picked.push_back(whole.output_offset(i) + o);
     }
   }
@@ -359,15 +332,9 @@ void described_monolithic(const config::RunConfig& config, const MonolithicOptio
   ResultFiles files({&config, options.reference, options.output_file, result.columns});
   result.csv_path = files.result_path();
   result.json_path = files.json_path();
-  json subsystems = json::array();
-  for (const auto& s : d.subsystems) {
-    subsystems.push_back({{"name", s.name}, {"model", library::describe(s.model)}});
-  }
-  const json model = {{"type", "system"}, {"subsystems", subsystems}};
-  const json partition = {{"subsystems", coupled.subsystem_count()},
-                          {"coupling_variables", coupled.coupling_count()}};
-  json meta =
-      monolithic_metadata(config, options, model, partition, times.size(), all_states, result);
+  json meta = monolithic_metadata(config, options, model_json(config, d),
+                                  partition_json(d, coupled.coupling_count()), times.size(),
+                                  all_states, result);
 
   std::vector<double> y(whole.output_size());
   const auto fill = [&](double t, std::span<const double> z, std::vector<double>& row) {
@@ -379,6 +346,49 @@ void described_monolithic(const config::RunConfig& config, const MonolithicOptio
     }
   };
   integrate_rows(whole, times, fill, options, files, meta, start, result);
+}
+
+// The monolithic run of a description with an uncut model (SystemDescription::whole, the
+// chain): that model in one IDA, the honest baseline of the same equations without the cuts.
+// Columns: the states the connections read, once per name, in connection order (all_states, or
+// no connection: every state of the uncut model); then the coupling variables, each evaluated by
+// its connection's law from the uncut model's states (system::UncutSystem).
+void uncut_monolithic(const config::RunConfig& config, const MonolithicOptions& options,
+                      const std::vector<double>& times, Clock::time_point start,
+                      MonolithicResult& result) {
+  const system::SystemDescription& d = *config.system_description;
+  check_memory(config, 1);
+  const system::UncutSystem uncut(d);
+  const model::Subsystem& model = uncut.model();
+  const bool all_states =
+      options.all_states || config.output.all_states || uncut.read_names().empty();
+  std::vector<std::size_t> state_index;
+  if (all_states) {
+    for (std::size_t j = 0; j < model.state_size(); ++j) {
+      state_index.push_back(j);
+      result.columns.push_back(model.state_name(j));
+    }
+  } else {
+    state_index = uncut.read_states();
+    result.columns = uncut.read_names();
+  }
+  const auto& couplings = uncut.coupling_names();
+  result.columns.insert(result.columns.end(), couplings.begin(), couplings.end());
+
+  ResultFiles files({&config, options.reference, options.output_file, result.columns});
+  result.csv_path = files.result_path();
+  result.json_path = files.json_path();
+  json meta =
+      monolithic_metadata(config, options, model_json(config, d),
+                          partition_json(d, couplings.size()), times.size(), all_states, result);
+
+  std::vector<double> u(couplings.size());
+  const auto fill = [&](double, std::span<const double> z, std::vector<double>& row) {
+    for (std::size_t j = 0; j < state_index.size(); ++j) row[j] = z[state_index[j]];
+    uncut.evaluate_couplings(z, u);
+    std::copy(u.begin(), u.end(), row.begin() + static_cast<std::ptrdiff_t>(state_index.size()));
+  };
+  integrate_rows(model, times, fill, options, files, meta, start, result);
 }
 
 }  // namespace
@@ -412,54 +422,26 @@ MonolithicResult run_monolithic(const config::RunConfig& config, const Monolithi
   // ---- setup: everything that can be the user's fault happens before integration ----
   const std::vector<double> times = output_points(config, options, result.end_time);
   result.solver = solver_options(config, options);
-  if (config.system_description) {
-    described_monolithic(config, options, times, start, result);
-    return result;
+  // The uncut model where the description has one, else the assembled system.
+  if (config.system_description->whole) {
+    uncut_monolithic(config, options, times, start, result);
+  } else {
+    assembled_monolithic(config, options, times, start, result);
   }
-
-  check_memory(config, 1);
-  const library::ChainParameters params = config::realize_chain(config);
-  const library::ChainSegment chain(params, 0, params.size());
-
-  const auto bodies = config.partition.coupling_bodies();
-  const bool all_states = options.all_states || config.output.all_states || bodies.empty();
-  std::vector<std::size_t> state_index;
-  std::vector<CutElement> cuts;
-  monolithic_columns(chain, params, bodies, all_states, result.columns, state_index, cuts);
-
-  ResultFiles files({&config, options.reference, options.output_file, result.columns});
-  result.csv_path = files.result_path();
-  result.json_path = files.json_path();
-
-  const json partition = {{"subsystems", config.partition.subsystems()},
-                          {"boundaries", config.partition.boundaries},
-                          {"coupling_bodies", bodies}};
-  json meta = monolithic_metadata(config, options, model_summary(config, params), partition,
-                                  times.size(), all_states, result);
-
-  const auto fill = [&](double, std::span<const double> z, std::vector<double>& row) {
-    for (std::size_t j = 0; j < state_index.size(); ++j) row[j] = z[state_index[j]];
-    for (std::size_t c = 0; c < cuts.size(); ++c) {
-      const CutElement& e = cuts[c];
-      row[state_index.size() + c] =
-          e.law.force(z[e.x_right] - z[e.x_left], z[e.v_right] - z[e.v_left]);
-    }
-  };
-  integrate_rows(chain, times, fill, options, files, meta, start, result);
   return result;
 }
 
 void print_summary(std::ostream& out, const config::RunConfig& config,
                    const MonolithicOptions& options, const MonolithicResult& r) {
   const auto s = config::subsystem_count(config);
-  if (config.system_description) {
+  if (const auto& chain = config.system_description->chain) {
+    fmt::print(out, "{} run of {}: chain of {} masses ({} subsystem{}), t = 0 .. {} s\n",
+               options.reference ? "reference" : "monolithic", config.path, chain->masses(), s,
+               s == 1 ? "" : "s", r.end_time);
+  } else {
     fmt::print(out, "{} run of {}: {} subsystem{} in one system, t = 0 .. {} s\n",
                options.reference ? "reference" : "monolithic", config.path, s, s == 1 ? "" : "s",
                r.end_time);
-  } else {
-    fmt::print(out, "{} run of {}: chain of {} masses ({} subsystem{}), t = 0 .. {} s\n",
-               options.reference ? "reference" : "monolithic", config.path, config.chain.masses, s,
-               s == 1 ? "" : "s", r.end_time);
   }
   fmt::print(out, "solver: IDA, rtol {}, atol_pos {}, atol_vel {}, {}, max order {}\n",
              r.solver.rtol, r.solver.atol_pos, r.solver.atol_vel,

@@ -2,7 +2,6 @@
 #include "result_table.hpp"
 
 #include <algorithm>
-#include <set>
 #include <span>
 
 namespace macrostep::run {
@@ -10,20 +9,8 @@ namespace macrostep::run {
 std::vector<OutputColumn> output_columns(const config::RunConfig& config,
                                          const system::CoupledSystem& system) {
   std::vector<OutputColumn> out;
-  if (!config.system_description) {
-    // A subsystem of one mass has that mass on both sides: one column for it.
-    std::set<std::string> seen;
-    for (const auto& m : system.monitored_outputs()) {
-      if (seen.insert(m.name).second) out.push_back({m.name, m.output});
-    }
-    return out;
-  }
-  for (std::size_t i = 0; i < system.subsystem_count(); ++i) {
-    const auto& sub = system.subsystem(i);
-    for (std::size_t o : system::distinct_outputs(sub)) {
-      out.push_back(
-          {config.system_description->subsystems[i].name + "." + sub.output_name(o), {i, o}});
-    }
+  for (auto& o : system::result_outputs(*config.system_description, system)) {
+    out.push_back({std::move(o.name), o.output});
   }
   return out;
 }
@@ -36,10 +23,8 @@ void result_columns(const config::RunConfig& config, const system::CoupledSystem
   if (all_states) {
     for (std::size_t i = 0; i < ns; ++i) {
       const auto& sub = system.subsystem(i);
-      const std::string prefix =
-          config.system_description ? config.system_description->subsystems[i].name + "." : "";
       for (std::size_t j = 0; j < sub.state_size(); ++j) {
-        columns.push_back(prefix + sub.state_name(j));
+        columns.push_back(system::variable_name(*config.system_description, i, sub.state_name(j)));
       }
       state_offset[i + 1] = state_offset[i] + sub.state_size();
     }

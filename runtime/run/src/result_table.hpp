@@ -13,6 +13,7 @@
 #include "macrostep/run/cosimulation.hpp"
 #include "macrostep/run/observer.hpp"
 #include "macrostep/system/coupled_system.hpp"
+#include "macrostep/system/system_description.hpp"
 #include "result_files.hpp"
 
 namespace macrostep::run {
@@ -23,16 +24,16 @@ struct OutputColumn {
   system::OutputRef output;
 };
 
-// The outputs of the result columns (DESIGN.md column naming): for the chain the monitored
-// outputs (the coupling bodies' x and v, interleaved; a body next to two cuts once); for a system
-// description every output of every subsystem, "<subsystem>.<output>" (a name a model repeats,
+// The outputs of the result columns (DESIGN.md column naming): system::result_outputs of the
+// configuration's description (a lowered chain: the coupling bodies' x and v, interleaved, a body
+// next to two cuts once; otherwise every output "<subsystem>.<output>", a name a model repeats
 // once), as its monolithic run writes them.
 std::vector<OutputColumn> output_columns(const config::RunConfig& config,
                                          const system::CoupledSystem& system);
 
-// The result columns: the output columns or every state (a system description prefixes state
-// names with "<subsystem>."), then the coupling variables (lambda_L, or named after their
-// connection). state_offset[i] is subsystem i's first state column (all_states).
+// The result columns: the output columns or every state (named by system::variable_name), then
+// the coupling variables (lambda_L, or named after their connection). state_offset[i] is
+// subsystem i's first state column (all_states).
 void result_columns(const config::RunConfig& config, const system::CoupledSystem& system,
                     const std::vector<OutputColumn>& outputs, bool all_states,
                     std::vector<std::string>& columns, std::vector<std::size_t>& state_offset);

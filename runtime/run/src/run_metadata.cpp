@@ -113,30 +113,39 @@ json cosim_json(const CosimSettings& s) {
   return j;
 }
 
-// The metadata's model: the chain's size and seed, or the described subsystems and connections.
-json model_json(const config::RunConfig& config) {
-  if (!config.system_description) {
-    return {{"type", "chain"}, {"masses", config.chain.masses}, {"seed", config.chain.seed}};
+// The metadata's model: the chain's size and seed (a description lowered from the chain
+// syntax), or the described subsystems and connections.
+json model_json(const system::SystemDescription& d) {
+  if (const auto& chain = d.chain) {
+    return {{"type", "chain"}, {"masses", chain->masses()}, {"seed", chain->seed}};
   }
   json subsystems = json::array(), connections = json::array();
-  for (const auto& s : config.system_description->subsystems) {
+  for (const auto& s : d.subsystems) {
     subsystems.push_back({{"name", s.name}, {"model", library::describe(s.model)}});
   }
-  for (const auto& c : config.system_description->connections) {
+  for (const auto& c : d.connections) {
     connections.push_back({{"name", c.name}, {"variables", system::coupling_names(c)}});
   }
   return {{"type", "system"}, {"subsystems", subsystems}, {"connections", connections}};
 }
 
-json partition_json(const config::RunConfig& config, const system::CoupledSystem& system) {
-  if (!config.system_description) {
-    return {{"subsystems", system.subsystem_count()},
-            {"boundaries", config.partition.boundaries},
-            {"coupling_bodies", config.partition.coupling_bodies()},
-            {"coupling_variables", system.coupling_count()}};
+json partition_json(const system::SystemDescription& d, const system::CoupledSystem& system) {
+  json j = {{"subsystems", system.subsystem_count()}};
+  if (const auto& chain = d.chain) {
+    j["boundaries"] = chain->boundaries;
+    j["coupling_bodies"] = chain->coupling_bodies();
   }
-  return {{"subsystems", system.subsystem_count()},
-          {"coupling_variables", system.coupling_count()}};
+  j["coupling_variables"] = system.coupling_count();
+  return j;
+}
+
+// How the statistics name subsystem i: its masses (a lowered chain) or its name.
+void label_subsystem(const system::SystemDescription& d, std::size_t i, json& sub) {
+  if (const auto& chain = d.chain) {
+    sub["masses"] = {chain->boundaries[i] + 1, chain->boundaries[i + 1]};
+  } else {
+    sub["name"] = d.subsystems[i].name;
+  }
 }
 
 // The IDA settings of the subsystems (metadata "solver").
@@ -176,15 +185,10 @@ json step_statistics(const RunTally& counts, const executors::Executor* executor
   }
   statistics["order_histogram"] = histogram;
   json subsystems = json::array();
-  const std::size_t ns = config::subsystem_count(config);
-  const auto& boundaries = config.partition.boundaries;
-  for (std::size_t i = 0; executor != nullptr && i < ns; ++i) {
+  const system::SystemDescription& d = *config.system_description;
+  for (std::size_t i = 0; executor != nullptr && i < d.subsystems.size(); ++i) {
     json sub = {{"subsystem", i + 1}};
-    if (config.system_description) {
-      sub["name"] = config.system_description->subsystems[i].name;
-    } else {
-      sub["masses"] = {boundaries[i] + 1, boundaries[i + 1]};
-    }
+    label_subsystem(d, i, sub);
     sub.update(stats_json(executor->total_stats(i)));
     subsystems.push_back(sub);
   }
@@ -237,8 +241,8 @@ json run_metadata(const config::RunConfig& config, const CosimOptions& options,
       {"started_at", output::utc_timestamp()},
       {"config", {{"path", config.path}, {"text", config.text}}},
       {"description", config.description},
-      {"model", model_json(config)},
-      {"partition", partition_json(config, system)},
+      {"model", model_json(*config.system_description)},
+      {"partition", partition_json(*config.system_description, system)},
       {"cosim", cosim_json(settings)},
       {"solver", solver_json(solver)},
       {"simulation", {{"start_time", 0.0}, {"end_time", settings.end_time}}},

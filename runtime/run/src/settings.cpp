@@ -462,7 +462,7 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
   if (options.jacobian) c.jacobian = *options.jacobian;
   if (options.order) c.order = *options.order;
   if (options.approximation) c.approximation = *options.approximation;
-  if (config.system_description && !options.approximation) {
+  if (!options.approximation) {
     for (const auto& connection : config.system_description->connections)
       s.connection_approximations.push_back(connection.approximation);
   }
@@ -594,19 +594,12 @@ void check_constraint_combination(const config::RunConfig& config,
   }
 }
 
-// The coupled system of the configuration (the cut chain, or the system description) and the
-// description of every subsystem for its worker process (`models`).
+// The coupled system of the configuration's description and the description of every
+// subsystem for its worker process (`models`).
 system::CoupledSystem coupled_system(const config::RunConfig& config,
                                      std::vector<library::ModelDescription>& models) {
-  if (config.system_description) {
-    for (const auto& sub : config.system_description->subsystems) models.push_back(sub.model);
-    return system::build_system(*config.system_description);
-  }
-  // Shared by the segments' descriptions.
-  const auto chain =
-      std::make_shared<const library::ChainParameters>(config::realize_chain(config));
-  models = library::chain_segment_descriptions(chain, config.partition.boundaries);
-  return system::make_chain_system(*chain, config.partition.boundaries);
+  for (const auto& sub : config.system_description->subsystems) models.push_back(sub.model);
+  return system::build_system(*config.system_description);
 }
 
 }  // namespace

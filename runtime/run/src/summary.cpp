@@ -61,14 +61,15 @@ void print_setup(std::ostream& out, const config::RunConfig& config, const Cosim
   const config::CosimConfig& c = s.cosim;
   const control::MacroStepOptions& m = s.scheme.control;
   const std::size_t ns = config::subsystem_count(config);
-  if (config.system_description) {
+  const system::SystemDescription& d = *config.system_description;
+  if (const auto& chain = d.chain) {
+    fmt::print(out, "co-simulation of {}: chain of {} masses in {} subsystems, t = 0 .. {} s\n",
+               config.path, chain->masses(), ns, s.end_time);
+  } else {
     std::vector<std::string> names;
-    for (const auto& sub : config.system_description->subsystems) names.push_back(sub.name);
+    for (const auto& sub : d.subsystems) names.push_back(sub.name);
     fmt::print(out, "co-simulation of {}: {} subsystems ({}), t = 0 .. {} s\n", config.path, ns,
                fmt::join(names, ", "), s.end_time);
-  } else {
-    fmt::print(out, "co-simulation of {}: chain of {} masses in {} subsystems, t = 0 .. {} s\n",
-               config.path, config.chain.masses, ns, s.end_time);
   }
   if (c.iterative()) {
     print_iterative_scheme(out, s);
@@ -105,7 +106,7 @@ void print_setup(std::ostream& out, const config::RunConfig& config, const Cosim
     fmt::print(out,
                "  {}: own IDA settings, rtol {:.3g}, atol_pos {:.3g}, atol_vel {:.3g}, {}, "
                "max order {}\n",
-               config.system_description->subsystems[i].name, o.rtol, o.atol_pos, o.atol_vel,
+               d.subsystems[i].name, o.rtol, o.atol_pos, o.atol_vel,
                o.linear_solver == ida::LinearSolver::kDense ? "dense LU" : "KLU", o.max_order);
   }
   const bool per_connection =

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -16,9 +17,7 @@
 
 namespace macrostep::system {
 
-namespace {
-
-std::unique_ptr<CouplingLaw> make_law(const DescribedConnection& c) {
+std::unique_ptr<CouplingLaw> build_law(const DescribedConnection& c) {
   const auto names = coupling_names(c);
   const std::size_t reads = law_read_count(c.law);
   if ((reads > 0 && c.from.size() != reads) || c.from.empty()) {
@@ -43,6 +42,8 @@ std::unique_ptr<CouplingLaw> make_law(const DescribedConnection& c) {
   }
   throw std::invalid_argument("connection " + c.name + ": unknown law");
 }
+
+namespace {
 
 // True if output `o` of `s` is one state of role position or velocity, taken as it is (∂y/∂z a
 // single nonzero entry 1 at the initial state); `group` receives the role's weight group. The
@@ -71,7 +72,69 @@ bool is_state_output(const model::Subsystem& s, std::size_t o, control::WeightGr
   return true;
 }
 
+// The monitored outputs (build_system) under `naming`; output_read[i][o]: a connection reads
+// output o of subsystem i.
+std::vector<MonitoredOutput> monitored_outputs(
+    const SystemDescription& d, const std::vector<std::unique_ptr<model::Subsystem>>& subsystems,
+    const std::vector<std::vector<bool>>& output_read) {
+  std::vector<MonitoredOutput> monitored;
+  const auto watch = [&](const OutputRef& r) {
+    control::WeightGroup group{};
+    if (is_state_output(*subsystems[r.subsystem], r.output, group)) {
+      monitored.push_back(
+          {variable_name(d, r.subsystem, subsystems[r.subsystem]->output_name(r.output)), r,
+           group});
+    }
+  };
+  if (d.naming == Naming::kGlobal) {
+    for (const auto& c : d.connections) {
+      for (const OutputRef& r : c.from) watch(r);
+    }
+    return monitored;
+  }
+  for (std::size_t i = 0; i < subsystems.size(); ++i) {
+    for (std::size_t o = 0; o < output_read[i].size(); ++o) {
+      if (output_read[i][o]) watch({i, o});
+    }
+  }
+  return monitored;
+}
+
 }  // namespace
+
+std::vector<std::size_t> ChainOrigin::coupling_bodies() const {
+  std::vector<std::size_t> bodies;
+  // Interior boundary b (0-based first mass of the next subsystem) cuts element b+1, between
+  // the 1-based masses b and b+1.
+  for (std::size_t k = 1; k + 1 < boundaries.size(); ++k) {
+    bodies.push_back(boundaries[k]);
+    bodies.push_back(boundaries[k] + 1);
+  }
+  return bodies;
+}
+
+std::string variable_name(const SystemDescription& d, std::size_t i, const std::string& local) {
+  return d.naming == Naming::kGlobal ? local : d.subsystems.at(i).name + "." + local;
+}
+
+std::vector<NamedOutput> result_outputs(const SystemDescription& d, const CoupledSystem& system) {
+  std::vector<NamedOutput> out;
+  if (d.naming == Naming::kGlobal) {
+    // A subsystem of one mass has that mass on both sides: one column for it.
+    std::set<std::string> seen;
+    for (const auto& m : system.monitored_outputs()) {
+      if (seen.insert(m.name).second) out.push_back({m.name, m.output});
+    }
+    return out;
+  }
+  for (std::size_t i = 0; i < system.subsystem_count(); ++i) {
+    const auto& sub = system.subsystem(i);
+    for (std::size_t o : distinct_outputs(sub)) {
+      out.push_back({variable_name(d, i, sub.output_name(o)), {i, o}});
+    }
+  }
+  return out;
+}
 
 std::size_t law_read_count(LawKind kind) {
   switch (kind) {
@@ -130,7 +193,7 @@ CoupledSystem build_system(const SystemDescription& description) {
   }
   std::size_t offset = 0;
   for (const auto& c : description.connections) {
-    laws.push_back(make_law(c));
+    laws.push_back(build_law(c));
     if (c.to.size() != laws.back()->write_count()) {
       throw std::invalid_argument("connection " + c.name + ": one input list per variable");
     }
@@ -153,7 +216,6 @@ CoupledSystem build_system(const SystemDescription& description) {
     }
     offset += c.to.size();
   }
-  std::vector<MonitoredOutput> monitored;
   for (std::size_t i = 0; i < subsystems.size(); ++i) {
     for (std::size_t in : inputs[i]) {
       if (in == SIZE_MAX) {
@@ -161,14 +223,8 @@ CoupledSystem build_system(const SystemDescription& description) {
                                     " has an input that no connection feeds");
       }
     }
-    for (std::size_t o = 0; o < output_read[i].size(); ++o) {
-      control::WeightGroup group{};
-      if (output_read[i][o] && is_state_output(*subsystems[i], o, group)) {
-        monitored.push_back(
-            {description.subsystems[i].name + "." + subsystems[i]->output_name(o), {i, o}, group});
-      }
-    }
   }
+  std::vector<MonitoredOutput> monitored = monitored_outputs(description, subsystems, output_read);
   return CoupledSystem(std::move(subsystems), std::move(laws), std::move(inputs),
                        std::move(monitored));
 }

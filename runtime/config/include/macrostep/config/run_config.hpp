@@ -486,8 +486,10 @@ struct RunConfig {
   library::ChainSpec chain;
 
   PartitionConfig partition;
-  // The [[subsystem]] / [[connection]] description; unset for a [model] chain (then `chain`
-  // and `partition` describe the model).
+  // The model every run builds: the [[subsystem]] / [[connection]] description, or the [model]
+  // chain cut at `partition` lowered into one (system::chain_description: Naming::kGlobal, the
+  // uncut chain as `whole`, the chain's facts in `chain`). Set by load_config / parse_config for
+  // every file they accept; `chain` and `partition` keep the chain syntax as written.
   std::optional<system::SystemDescription> system_description;
   // One per [[subsystem]] (empty for a [model] chain): its own solver keys, if any.
   std::vector<SolverOverride> subsystem_solvers;
@@ -506,9 +508,15 @@ RunConfig load_config(const std::string& path);
 RunConfig parse_config(std::string_view text, const std::string& path);
 
 // The explicit chain parameters: library::realize(chain) (which also applies the per-mass
-// initial values and starts contact bodies at -|x0|, MODELS.md §1.3). Throws ConfigError (no
-// line) if the library rejects the description or the file describes [[subsystem]]s instead.
+// initial values and starts contact bodies at -|x0|, MODELS.md §1.3), as the loaded description
+// holds them. Throws ConfigError (no line) if the file describes [[subsystem]]s instead.
 library::ChainParameters realize_chain(const RunConfig& config);
+
+// Cuts the [model] chain of `config` at `boundaries` instead (strictly increasing from 0 to
+// model.masses, as library::equal_partition gives them): sets partition.boundaries and lowers
+// the chain again (the realized chain and its force selections are kept). Throws ConfigError if
+// the file describes [[subsystem]]s, std::invalid_argument for wrong boundaries.
+void set_partition(RunConfig& config, const std::vector<std::size_t>& boundaries);
 
 // The number of subsystems: of the system description, or of the chain's partition.
 std::size_t subsystem_count(const RunConfig& config);

@@ -4,17 +4,18 @@
 // runs are compared against (`macrostep reference`).
 //
 // Output: a CSV with a row at t = 0, at every k * output_interval < end_time and at end_time
-// (or at given times),
-// holding the coupling-body states of the configured partition (x_i, v_i for every body next
-// to a cut, global 1-based index, chain order) or, with all_states or a one-subsystem
-// partition, every state in the model's order; then, if the partition has cuts, the coupling
-// variables lambda_1..lambda_nc evaluated from the states with each cut element's law (the
-// columns of a co-simulation of the same configuration, so that `compare` matches them).
-// A [[subsystem]] description runs as its CoupledSystem assembled into one IDA system
-// (system::MonolithicSystem): columns every output "<subsystem>.<output>" (all_states: every
-// state "<subsystem>.<state>"), then the coupling variables, as its co-simulation writes them.
-// Beside it, "<stem>.json" with the configuration text, a model summary, solver options,
-// statistics and times.
+// (or at given times). The model is the configuration's system description:
+//  - with an uncut model (SystemDescription::whole; a chain lowered from [model] and
+//    [partition]) that model is integrated: columns the states the connections read (the
+//    coupling bodies x_i, v_i, global 1-based index, chain order) or, with all_states or without
+//    connections, every state in the model's order; then the coupling variables lambda_1..
+//    lambda_nc, each evaluated from the states by its connection's law (system::UncutSystem);
+//  - otherwise its CoupledSystem assembled into one IDA system (system::MonolithicSystem):
+//    columns every output "<subsystem>.<output>" (all_states: every state "<subsystem>.<state>"),
+//    then the coupling variables, unknowns of the assembled DAE.
+// Either way the columns are those of a co-simulation of the same configuration, so that
+// `compare` matches them. Beside it, "<stem>.json" with the configuration text, a model
+// summary, solver options, statistics and times.
 #pragma once
 
 #include <cstdint>
