@@ -367,12 +367,15 @@ TEST_F(Checkpoint, ForeignConfigurationOrResultIsRefused) {
 }
 
 // A result file that is not the one the checkpoint's run wrote: another run's output of the same
-// columns (a finished checkpointed run rerun with another tolerance into the same file), or the
-// same file with one digit changed before the checkpoint's position. Refused, nothing spliced.
+// columns (the configuration rerun with another first step into the same file), or the same file
+// with one digit changed before the checkpoint's position. Refused, nothing spliced.
 TEST_F(Checkpoint, ResultNotWrittenByTheCheckpointedRunIsRefused) {
   make_checkpoint();
   const std::string own = read_file("r.csv");
-  const Outcome rerun = macrostep("run chain.toml --output r.csv --executor inprocess --rtol 3e-5");
+  const std::string own_steps = read_file("r.steps.csv");
+  // Another first step: the rows differ from the second one on.
+  const Outcome rerun =
+      macrostep("run chain.toml --output r.csv --executor inprocess --step-size 2e-9");
   ASSERT_EQ(rerun.status, 0) << rerun.err;
   const std::string other = read_file("r.csv");
   Outcome o = macrostep("resume r.ckpt");
@@ -390,7 +393,9 @@ TEST_F(Checkpoint, ResultNotWrittenByTheCheckpointedRunIsRefused) {
   EXPECT_EQ(read_file("r.csv"), changed);
   // The file the run wrote resumes.
   write_file("r.csv", own);
-  EXPECT_EQ(macrostep("resume r.ckpt").status, 0);
+  write_file("r.steps.csv", own_steps);
+  const Outcome resumed = macrostep("resume r.ckpt");
+  EXPECT_EQ(resumed.status, 0) << resumed.err;
 }
 
 // What is not a checkpoint file is refused at once, without reading it whole: a directory, a

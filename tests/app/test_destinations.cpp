@@ -10,8 +10,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -131,6 +133,24 @@ TEST_F(Destinations, MetadataListsEveryFileTheRunWrites) {
   }
 }
 
+// Throws unless every line of the CSV `file` ends in '\n' and has the header's field count.
+void complete_rows(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  if (text.empty() || text.back() != '\n') throw std::runtime_error("a torn last line");
+  const auto fields = [&](std::size_t begin, std::size_t end) {
+    return std::count(text.begin() + static_cast<std::ptrdiff_t>(begin),
+                      text.begin() + static_cast<std::ptrdiff_t>(end), ',');
+  };
+  const std::size_t header_end = text.find('\n');
+  const auto expected = fields(0, header_end);
+  for (std::size_t start = header_end + 1; start < text.size();) {
+    const std::size_t end = text.find('\n', start);
+    if (fields(start, end) != expected) throw std::runtime_error("a row of another width");
+    start = end + 1;
+  }
+}
+
 // Whether `file` (in `dir`) is complete as its kind needs, or named in `err`.
 ::testing::AssertionResult complete_or_named(const fs::path& file, const std::string& err) {
   const std::string name = file.filename().string();
@@ -138,7 +158,7 @@ TEST_F(Destinations, MetadataListsEveryFileTheRunWrites) {
   try {
     const std::string ext = file.extension().string();
     if (ext == ".csv") {
-      macrostep::output::read_csv(file.string());
+      complete_rows(file);
     } else if (ext == ".json") {
       std::ifstream in(file);
       (void)nlohmann::json::parse(in);
@@ -197,7 +217,8 @@ TEST_F(Destinations, FullDiskAtAnyMomentIsNeverASignal) {
         const std::string err = read_file("stderr.txt");
         const std::string what = std::string(result) + " " + executor + " at " +
                                  std::to_string(size) + " of " + std::to_string(bytes) + " bytes";
-        EXPECT_TRUE(status == 0 || status == 1) << what << ": exit " << status << "\n" << err;
+        // 0: it fitted; 1: the run failed; 2: a file could not be made before it started.
+        EXPECT_TRUE(status >= 0 && status <= 2) << what << ": exit " << status << "\n" << err;
         EXPECT_EQ(read_file("c.toml"), text) << what;
         for (const auto& e : fs::directory_iterator(path("seen"))) {
           EXPECT_TRUE(complete_or_named(e.path(), err)) << what;

@@ -94,6 +94,10 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   result.json_path = files.json_path();
   result.steps_path = files.steps_path();
 
+  std::string no_checkpoint;  // why a signal finds no checkpoint to write
+  const std::optional<CheckpointPlan> plan = planned_checkpoints(settings, files, no_checkpoint);
+  files.open();  // every path is checked: now the files are made
+
   // ---- the observers ----
   RunTally tally;
   tally.last_h = settings.scheme.control.h;
@@ -106,11 +110,8 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   std::optional<StepsTable> steps;  // none beside a character device
   if (files.steps() != nullptr) steps.emplace(*files.steps());
   ProgressReport progress(options.progress, settings.end_time, tally);
-  std::string no_checkpoint;  // why a signal finds no checkpoint to write
   std::optional<CheckpointWriter> checkpoints;
-  if (const auto plan = planned_checkpoints(settings, files, no_checkpoint)) {
-    checkpoints.emplace(*plan, config, options, files, table, tally);
-  }
+  if (plan) checkpoints.emplace(*plan, config, options, files, table, tally);
   StopOnSignal stop(tally, no_checkpoint);
   MetadataWriter metadata(run_metadata(config, options, system, result), config, files, tally,
                           result);

@@ -330,6 +330,7 @@ void assembled_monolithic(const config::RunConfig& config, const MonolithicOptio
   }
 
   ResultFiles files({&config, options.reference, options.output_file, result.columns});
+  files.open();
   result.csv_path = files.result_path();
   result.json_path = files.json_path();
   json meta = monolithic_metadata(config, options, model_json(config, d),
@@ -376,6 +377,7 @@ void uncut_monolithic(const config::RunConfig& config, const MonolithicOptions& 
   result.columns.insert(result.columns.end(), couplings.begin(), couplings.end());
 
   ResultFiles files({&config, options.reference, options.output_file, result.columns});
+  files.open();
   result.csv_path = files.result_path();
   result.json_path = files.json_path();
   json meta =

@@ -68,10 +68,18 @@ ResultFiles::ResultFiles(const Request& r)
     destinations_.add("the result", result_path_);
     if (!json_path_.empty()) destinations_.add("the run's metadata", json_path_);
     if (!steps_path_.empty() && !h5) destinations_.add("the steps table", steps_path_);
-    if (h5) {
-      open_hdf5(r);
+  } catch (const output::OutputError& e) {
+    throw SetupError(e.what());
+  }
+  request_ = r;
+}
+
+void ResultFiles::open() {
+  try {
+    if (output::is_hdf5_path(result_path_)) {
+      open_hdf5(request_);
     } else {
-      open_csv(r);
+      open_csv(request_);
     }
   } catch (const output::OutputError& e) {
     throw SetupError(e.what());

@@ -44,18 +44,26 @@ class ResultFiles {
     bool checkpointed = false;  // the run writes checkpoints (their output positions are CSV's)
   };
 
-  // Opens the files of `r`: the result file is `output_file` or the configuration's default
-  // name (.h5/.hdf5: HDF5, anything else CSV), the metadata "<stem>.json" beside it (none
-  // beside a character device such as /dev/null, output/destinations.hpp). Every file goes
-  // through destinations() first: SetupError, before anything is written, if the name ends in
-  // .json, a file would overwrite the configuration or another output, or a file cannot be
-  // created; an HDF5 result of a run that writes or resumes checkpoints is a SetupError too
-  // (checkpoints continue CSV files only).
+  // Names and checks the files of `r`, writing nothing: the result file is `output_file` or
+  // the configuration's default name (.h5/.hdf5: HDF5, anything else CSV), the metadata
+  // "<stem>.json" beside it (none beside a character device such as /dev/null,
+  // output/destinations.hpp). Every file goes through destinations(): SetupError if the name
+  // ends in .json, a file would overwrite the configuration or another output, or a file cannot
+  // be created; an HDF5 result of a run that writes or resumes checkpoints is a SetupError too
+  // (checkpoints continue CSV files only). The run adds its other files (checkpoints) to
+  // destinations() before open().
   explicit ResultFiles(const Request& r);
+
+  // Creates the tables (or, resuming, cuts the CSVs to the checkpoint's position and continues
+  // them: checkpoint::CheckpointError if they do not fit). Throws SetupError if a file cannot be
+  // created. The accessors below need it.
+  void open();
 
   output::TableWriter& results() { return *results_; }
   output::TableWriter* steps() { return steps_; }  // null without a steps table
   bool hdf5() const { return h5_ != nullptr; }
+  // Whether the result is a CSV file (not HDF5, not a character device); known before open().
+  bool writes_csv() const { return !output::is_hdf5_path(result_path_) && !json_path_.empty(); }
   // The CSV writers, for a checkpoint's output position (null for an HDF5 result).
   const output::CsvWriter* results_csv() const { return csv_ ? &*csv_ : nullptr; }
   const output::CsvWriter* steps_csv() const { return steps_csv_ ? &*steps_csv_ : nullptr; }
@@ -84,6 +92,7 @@ class ResultFiles {
   void open_hdf5(const Request& r);
 
   output::Destinations destinations_;
+  Request request_;
   std::string result_path_, json_path_, steps_path_;
   std::optional<output::CsvWriter> csv_, steps_csv_;
   std::unique_ptr<output::Hdf5File> h5_;

@@ -153,7 +153,7 @@ std::optional<CheckpointPlan> planned_checkpoints(const CosimSettings& settings,
   }
   if (!settings.no_final_checkpoint.empty()) {
     none = "checkpoints do not work with " + settings.no_final_checkpoint;
-  } else if (files.results_csv() == nullptr) {
+  } else if (!files.writes_csv()) {
     none = "checkpoints continue CSV results only";
   } else {
     try {
