@@ -121,7 +121,11 @@ TEST_F(SuggestPartition, BadUseIsOneMessageAndExitTwo) {
       {"suggest-partition chain.toml --trial-time 1", "--trial-time: in (0, 0.02]"},
       {"suggest-partition chain.toml --executor mpi", "--executor: inprocess or processes"},
       {"suggest-partition chain.toml --window -1", "--window: 0 or more masses"},
-      {"suggest-partition chain.toml --output chain.toml", "would overwrite the configuration"},
+      {"suggest-partition chain.toml --output chain.toml",
+       "is the configuration chain.toml itself"},
+      {"suggest-partition chain.toml --subsystems 0", "--subsystems"},
+      {"suggest-partition chain.toml --trial-time -1", "--trial-time"},
+      {"suggest-partition chain.toml --cores 0", "--cores"},
       {"suggest-partition missing.toml", "missing.toml"},
   };
   for (const auto& c : cases) {
