@@ -31,6 +31,7 @@
 
 #include <fmt/format.h>
 
+#include "macrostep/model/names.hpp"
 #include "macrostep/model/support_points.hpp"
 #include "workspace_data.hpp"
 
@@ -296,7 +297,9 @@ struct Integrator::Impl {
   const model::SparsityPattern* pattern = nullptr;
 
   std::string last_error;
-  std::string model_error;  // what the model threw in the last failed residual / Jacobian call
+  // Why the model failed in a residual / Jacobian call of this advance_to(): what it threw, or
+  // the value it returned that is not finite.
+  std::string model_error;
   AdvanceStats totals;
   std::unique_ptr<WorkspaceSnapshot> scratch;  // for copy_state_from
 
@@ -413,8 +416,38 @@ struct Integrator::Impl {
     self->tick();
     self->evaluate_input(t);
     self->subsystem.residual(t, z, zp, self->u, res);
-    for (double v : res) {
-      if (!std::isfinite(v)) return 1;  // recoverable: IDA retries with a smaller step
+    return self->check_finite_residual(t, res);
+  }
+
+  // A residual or Jacobian value that is not finite is a model failure (DESIGN.md contract 5):
+  // unrecoverable for IDA, with the message naming the value and the time. IDA's retry with a
+  // smaller step cannot tell a passing domain violation from a barrier in time, which it then
+  // creeps towards until max_steps; a co-simulation still retries the macro step with a
+  // smaller H (a subsystem failure rejects the step).
+  int check_finite_residual(double t, std::span<const double> res) {
+    for (std::size_t i = 0; i < res.size(); ++i) {
+      if (std::isfinite(res[i])) continue;
+      model_error = fmt::format("the model's residual r[{}] (row of state {}) is {} at t = {:.9g}",
+                                i, model::quoted(subsystem.state_name(i)), res[i], t);
+      return -1;
+    }
+    return 0;
+  }
+
+  int check_finite_jacobian(double t, double cj, std::span<const double> values) {
+    const auto& p = *pattern;
+    for (std::size_t col = 0; col < n; ++col) {
+      for (auto k = p.column_start[col]; k < p.column_start[col + 1]; ++k) {
+        const double v = values[static_cast<std::size_t>(k)];
+        if (std::isfinite(v)) continue;
+        const auto row = static_cast<std::size_t>(p.row_index[static_cast<std::size_t>(k)]);
+        model_error = fmt::format(
+            "the model's Jacobian entry values[{}] (row {} of state {}, column {} of state {}; "
+            "cj = {:.9g}) is {} at t = {:.9g}",
+            k, row, model::quoted(subsystem.state_name(row)), col,
+            model::quoted(subsystem.state_name(col)), cj, v, t);
+        return -1;
+      }
     }
     return 0;
   }
@@ -434,10 +467,14 @@ struct Integrator::Impl {
                   p.column_start.size() * sizeof(sunindextype));
       std::memcpy(SUNSparseMatrix_IndexValues(J), p.row_index.data(),
                   p.row_index.size() * sizeof(sunindextype));
-      self->subsystem.jacobian(t, z, zp, self->u, cj,
-                               std::span<double>(SUNSparseMatrix_Data(J), p.nonzeros()));
+      const std::span<double> values(SUNSparseMatrix_Data(J), p.nonzeros());
+      self->subsystem.jacobian(t, z, zp, self->u, cj, values);
+      return self->check_finite_jacobian(t, cj, values);
     } else {
       self->subsystem.jacobian(t, z, zp, self->u, cj, self->jac_values);
+      if (const int flag = self->check_finite_jacobian(t, cj, self->jac_values); flag != 0) {
+        return flag;
+      }
       for (std::size_t col = 0; col < n; ++col) {
         double* column = SUNDenseMatrix_Column(J, static_cast<sunindextype>(col));
         for (auto k = p.column_start[col]; k < p.column_start[col + 1]; ++k) {
@@ -452,9 +489,10 @@ struct Integrator::Impl {
   static void error_fn(int code, const char* module, const char* function, char* msg, void* user) {
     auto* self = static_cast<Impl*>(user);
     self->last_error = fmt::format("{}:{}: {} (code {})", module, function, msg, code);
+    // IDA may report one failure more than once (the linear solver, then IDASolve): each
+    // report keeps the model's cause, which advance_to() clears before it integrates.
     if (!self->model_error.empty()) {
-      self->last_error = std::move(self->model_error) + " (" + self->last_error + ")";
-      self->model_error.clear();
+      self->last_error = self->model_error + " (" + self->last_error + ")";
     }
   }
 
@@ -698,6 +736,7 @@ AdvanceStats Integrator::advance_to(double t_end, const AdvanceControl& control)
         "Integrator::advance_to: overshoot mode neither restarts nor shifts the history (D-36)");
   }
   const auto clock_start = std::chrono::steady_clock::now();
+  I.model_error.clear();
   // A restart resets IDA's counters, so this call's counters are taken after it.
   if (control.previous_input != nullptr && !control.restart)
     I.shift_history(*control.previous_input);
