@@ -11,6 +11,7 @@
 #include <fstream>
 #include <string>
 
+#include "macrostep/model/names.hpp"
 #include "macrostep/plugin/plugin.hpp"
 #include "macrostep/plugin/plugin_checks.hpp"
 
@@ -113,6 +114,19 @@ TEST(PluginChecks, MemoryEstimateIsAcceptedAtTheLimitAndRefusedOnePast) {
                   std::to_string(nonzeros + 1) +
                   " Jacobian nonzeros), more than the limit of 4 GiB per integrator");
   }
+}
+
+// Names that models declare reach messages through model::quoted: one line, exactly what the
+// name holds, and not more than a line's worth of it.
+TEST(PluginChecks, QuotedNamesStayOnOneLine) {
+  EXPECT_EQ(model::quoted("x_17"), "\"x_17\"");
+  EXPECT_EQ(model::quoted("a\nb\tc\rd"), "\"a\\nb\\tc\\rd\"");
+  EXPECT_EQ(model::quoted(std::string("e\x1b[0m\x7f\0", 7)), "\"e\\x1b[0m\\x7f\\x00\"");
+  EXPECT_EQ(model::quoted("say \"hi\" \\ \u00e9"), "\"say \\\"hi\\\" \\\\ \u00e9\"");
+  EXPECT_EQ(model::quoted(std::string(100, 'y')),
+            "\"" + std::string(80, 'y') + "...\" (100 characters)");
+  EXPECT_EQ(model::control_character("plain.name"), std::nullopt);
+  EXPECT_EQ(model::control_character("ab\x7f"), 2u);
 }
 
 // ---- the app ----
