@@ -505,7 +505,8 @@ int run_bridged(int* argc, char*** argv, const RunArgs& args, const std::string&
 int compare(const CompareArgs& args) {
   const auto result = macrostep::output::read_result_table(args.result);
   const auto reference = macrostep::output::read_result_table(args.reference);
-  const auto report = macrostep::output::compute_nrmse(result, reference);
+  const auto report =
+      macrostep::output::compute_nrmse(result, reference, {args.result, args.reference});
 
   fmt::print("NRMSE of {} against {}: {} time points{}\n", args.result, args.reference,
              report.time_points,

@@ -287,7 +287,7 @@ TEST_F(Hostile, CompareRefusesUnusableReferences) {
   const Outcome nan = macrostep("compare res.csv nan.csv");
   EXPECT_EQ(nan.status, 2);
   EXPECT_EQ(nan.err,
-            "macrostep compare: the reference's column 'x_1' is nan at row 2 (t = 1): a "
+            "macrostep compare: nan.csv: the reference's column 'x_1' is nan at row 2 (t = 1): a "
             "reference must be finite\n");
   const Outcome inf = macrostep("compare res.csv inf.csv");
   EXPECT_EQ(inf.status, 2);

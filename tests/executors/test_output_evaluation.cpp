@@ -109,8 +109,8 @@ Record drive(const CubicSystem& s, executors::Executor& ex, bool evaluate) {
     EXPECT_FALSE(e.ok);
     EXPECT_EQ(e.failed_subsystem, 1u);
     EXPECT_NE(e.error.find("output evaluation at t = 0.001"), std::string::npos) << e.error;
-    EXPECT_NE(e.error.find("output force is nan"), std::string::npos) << e.error;
-    EXPECT_NE(e.error.find("x_in = nan"), std::string::npos) << e.error;
+    EXPECT_NE(e.error.find("output \"force\" is nan"), std::string::npos) << e.error;
+    EXPECT_NE(e.error.find("\"x_in\" = nan"), std::string::npos) << e.error;
   }
   ex.accept();
   EXPECT_THROW(ex.evaluate_outputs(inputs, e), std::logic_error);  // between steps

@@ -24,6 +24,7 @@
 #include "macrostep/coupling/approximation.hpp"
 
 #include "macrostep/config/run_config.hpp"
+#include "macrostep/model/names.hpp"
 
 namespace macrostep::config::detail {
 namespace {
@@ -33,6 +34,21 @@ using system::LawKind;
 using system::OutputRef;
 
 // ---- values ----
+
+void refuse_control_characters(const Node& n, std::string_view text) {
+  if (const auto at = model::control_character(text)) {
+    n.fail(fmt::format("must not contain control characters (got {}, one at byte {})",
+                       model::quoted(text), *at));
+  }
+}
+
+// A name the user gives (a subsystem, connection or variable name, or a reference to one): a
+// control character would split the one-line messages and result columns that show it.
+std::string user_name(const Node& n) {
+  std::string text = n.string();
+  refuse_control_characters(n, text);
+  return text;
+}
 
 double positive(const Node& n) {
   const double v = n.number();
@@ -139,6 +155,10 @@ fmu::FmuDescription fmu_model(const Node& n) {
   if (auto p = n.find("parameters")) {
     p->expect_table();
     for (const auto& [key, value] : p->entries()) {
+      if (const auto at = model::control_character(key)) {
+        p->fail(fmt::format("the variable name {} contains a control character (byte {})",
+                            model::quoted(key), *at));
+      }
       if (!value.is_float() && !value.is_integer() && !value.is_boolean()) {
         value.fail("must be a number or a boolean (a start value of the FMU's variable)");
       }
@@ -149,7 +169,7 @@ fmu::FmuDescription fmu_model(const Node& n) {
   for (const char* key : {"inputs", "outputs"}) {
     if (auto list = n.find(key)) {
       for (const Node& name : list->elements()) {
-        (std::string(key) == "inputs" ? d.inputs : d.outputs).push_back(name.string());
+        (std::string(key) == "inputs" ? d.inputs : d.outputs).push_back(user_name(name));
       }
     }
   }
@@ -364,16 +384,16 @@ struct NameOwner {
 
 std::string checked_name(const Node& table, std::map<std::string, NameOwner>& names) {
   const Node node = table.require("name");
-  std::string name = node.string();
+  std::string name = user_name(node);
   if (name.empty()) node.fail("must not be empty");
   const bool plain = std::all_of(name.begin(), name.end(), [](char ch) {
     return std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '_' || ch == '-';
   });
   if (!plain) {
-    node.fail(fmt::format(
-        "must consist of letters, digits, '_' and '-' (got \"{}\"): results name columns "
-        "\"<subsystem>.<variable>\"",
-        clipped(name, 80)));
+    node.fail(
+        fmt::format("must consist of letters, digits, '_' and '-' (got {}): results name columns "
+                    "\"<subsystem>.<variable>\"",
+                    model::quoted(name)));
   }
   const auto [it, inserted] = names.emplace(name, NameOwner{table.path(), table.line()});
   if (!inserted) {
@@ -442,11 +462,11 @@ void check_chain_cover(const Systems& s) {
 
 // "subsystem.variable" → (subsystem index, variable index); `outputs` selects the direction.
 std::pair<std::size_t, std::size_t> resolve(const Node& n, const Systems& s, bool outputs) {
-  const std::string text = n.string();
+  const std::string text = user_name(n);
   const auto dot = text.find('.');
   if (dot == std::string::npos || dot == 0 || dot + 1 == text.size()) {
-    n.fail(fmt::format("must be \"subsystem.{}\" (got \"{}\")", outputs ? "output" : "input",
-                       clipped(text, 80)));
+    n.fail(fmt::format("must be \"subsystem.{}\" (got {})", outputs ? "output" : "input",
+                       model::quoted(text)));
   }
   const std::string name = text.substr(0, dot), variable = text.substr(dot + 1);
   std::vector<std::string> all;
@@ -454,21 +474,22 @@ std::pair<std::size_t, std::size_t> resolve(const Node& n, const Systems& s, boo
     if (s.subsystems[i].name == name) {
       const model::Subsystem& m = *s.subsystems[i].built;
       const std::size_t count = outputs ? m.output_size() : m.input_size();
-      std::vector<std::string> vars;
+      std::vector<std::string> vars;  // the model's names, quoted
       for (std::size_t k = 0; k < count; ++k) {
-        std::string var = outputs ? m.output_name(k) : m.input_name(k);
+        const std::string var = outputs ? m.output_name(k) : m.input_name(k);
         if (var == variable) return {i, k};
-        if (std::find(vars.begin(), vars.end(), var) == vars.end()) vars.push_back(std::move(var));
+        std::string shown = model::quoted(var);
+        if (std::find(vars.begin(), vars.end(), shown) == vars.end()) vars.push_back(shown);
       }
       n.fail(fmt::format(
-          "subsystem \"{}\" has no {} \"{}\" ({}s: {})", name, outputs ? "output" : "input",
-          variable, outputs ? "output" : "input",
-          vars.empty() ? std::string("none") : fmt::format("\"{}\"", fmt::join(vars, "\", \""))));
+          "subsystem {} has no {} {} ({}s: {})", model::quoted(name), outputs ? "output" : "input",
+          model::quoted(variable), outputs ? "output" : "input",
+          vars.empty() ? std::string("none") : fmt::format("{}", fmt::join(vars, ", "))));
     }
-    all.push_back(s.subsystems[i].name);
+    all.push_back(model::quoted(s.subsystems[i].name));
   }
-  n.fail(fmt::format("no subsystem named \"{}\" (subsystems: \"{}\")", name,
-                     fmt::join(all, "\", \"")));
+  n.fail(fmt::format("no subsystem named {} (subsystems: {})", model::quoted(name),
+                     fmt::join(all, ", ")));
 }
 
 ParsedSubsystem parse_subsystem(const Node& n, Systems& s) {
@@ -721,8 +742,8 @@ void check_coupled(const Systems& s, const Feeds& feeds) {
     for (std::size_t k = 0; k < p.built->input_size(); ++k) {
       if (feeds.count({i, k}) == 0) {
         const std::string input = p.built->input_name(k);
-        p.node.fail(fmt::format("input \"{}.{}\" is fed by no connection{}", p.name, input,
-                                unfed_hint(p.model, input)));
+        p.node.fail(fmt::format("input {} is fed by no connection{}",
+                                model::quoted(p.name + "." + input), unfed_hint(p.model, input)));
       }
     }
   }

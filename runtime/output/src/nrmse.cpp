@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 namespace macrostep::output {
 
@@ -70,12 +71,14 @@ void check_increasing(const std::vector<double>& time, const char* which) {
   }
 }
 
-// NaN or an infinity in a reference makes every NRMSE that uses it meaningless.
-void check_finite(const CsvTable& table, const char* which) {
+// NaN or an infinity in either table makes every NRMSE that uses it meaningless; `which` is
+// "result" or "reference", `file` its path (empty: not named).
+void check_finite(const CsvTable& table, const char* which, const std::string& file) {
+  const std::string in = file.empty() ? std::string() : file + ": ";
   for (std::size_t i = 0; i < table.rows(); ++i) {
     if (!std::isfinite(table.time[i])) {
-      throw OutputError(fmt::format("the {} has time {} at row {}: not a finite number", which,
-                                    table.time[i], i + 1));
+      throw OutputError(fmt::format("{}the {} has time {} at row {}: not a finite number", in,
+                                    which, table.time[i], i + 1));
     }
   }
   for (std::size_t j = 0; j < table.columns.size(); ++j) {
@@ -83,9 +86,8 @@ void check_finite(const CsvTable& table, const char* which) {
       const double v = table.values[j][i];
       if (!std::isfinite(v)) {
         throw OutputError(
-            fmt::format("the {}'s column '{}' is {} at row {} (t = {}): a reference "
-                        "must be finite",
-                        which, table.columns[j], v, i + 1, table.time[i]));
+            fmt::format("{}the {}'s column '{}' is {} at row {} (t = {}): a {} must be finite", in,
+                        which, table.columns[j], v, i + 1, table.time[i], which));
       }
     }
   }
@@ -93,12 +95,14 @@ void check_finite(const CsvTable& table, const char* which) {
 
 }  // namespace
 
-NrmseReport compute_nrmse(const CsvTable& result, const CsvTable& reference) {
+NrmseReport compute_nrmse(const CsvTable& result, const CsvTable& reference,
+                          const NrmseFiles& files) {
   if (result.rows() == 0) throw OutputError("the result has no rows");
   if (reference.rows() == 0) throw OutputError("the reference has no rows");
+  check_finite(result, "result", files.result);
+  check_finite(reference, "reference", files.reference);
   check_increasing(result.time, "result");
   check_increasing(reference.time, "reference");
-  check_finite(reference, "reference");
 
   if (result.columns.empty()) throw OutputError("the result has no variables to compare");
   std::vector<std::size_t> ref_column(result.columns.size());

@@ -12,6 +12,7 @@
 #include "macrostep/control/estimators.hpp"
 #include "macrostep/control/step_size.hpp"
 #include "macrostep/coupling/builders.hpp"
+#include "macrostep/model/names.hpp"
 
 namespace macrostep::schemes {
 
@@ -123,8 +124,9 @@ void fail_on_non_finite_outputs(const system::CoupledSystem& system,
       if (std::isfinite(outputs[i][o])) continue;
       a.subsystem_failed = true;
       a.failed_subsystem = i;
-      a.error = fmt::format("its output {} is {} at t = {:.9g}", system.subsystem(i).output_name(o),
-                            outputs[i][o], t_end);
+      a.error =
+          fmt::format("its output {} is {} at t = {:.9g}",
+                      model::quoted(system.subsystem(i).output_name(o)), outputs[i][o], t_end);
       return;
     }
   }

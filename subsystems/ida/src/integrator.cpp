@@ -31,6 +31,7 @@
 
 #include <fmt/format.h>
 
+#include "macrostep/model/names.hpp"
 #include "macrostep/model/support_points.hpp"
 #include "workspace_data.hpp"
 
@@ -72,6 +73,12 @@ AdvanceStats& AdvanceStats::operator-=(const AdvanceStats& o) {
 namespace {
 
 using detail::KluNumericCopy;
+
+// Residual or Jacobian values that are not finite, met before IDA has passed the earliest time
+// at which one was met: then the model fails from that time on, and IDA can only creep towards
+// it (Impl::check_finite_residual). An overflow at too long a step costs one or a few before
+// IDA passes that step's end with shorter steps.
+constexpr long kMaxNonFiniteBeforePassing = 50;
 
 template <class T>
 void copy_into(std::vector<T>& dst, const T* src, std::size_t count) {
@@ -296,7 +303,13 @@ struct Integrator::Impl {
   const model::SparsityPattern* pattern = nullptr;
 
   std::string last_error;
-  std::string model_error;  // what the model threw in the last failed residual / Jacobian call
+  // Why the model failed in a residual / Jacobian call: what it threw, or the last value it
+  // returned that is not finite (until IDA has passed first_non_finite).
+  std::string model_error;
+  // Residual / Jacobian calls with a value that is not finite since IDA last passed the
+  // earliest time of one (first_non_finite; infinity: none pending).
+  long non_finite_pending = 0;
+  double first_non_finite = std::numeric_limits<double>::infinity();
   AdvanceStats totals;
   std::unique_ptr<WorkspaceSnapshot> scratch;  // for copy_state_from
 
@@ -413,8 +426,51 @@ struct Integrator::Impl {
     self->tick();
     self->evaluate_input(t);
     self->subsystem.residual(t, z, zp, self->u, res);
-    for (double v : res) {
-      if (!std::isfinite(v)) return 1;  // recoverable: IDA retries with a smaller step
+    return self->check_finite_residual(t, res);
+  }
+
+  // A residual or Jacobian value that is not finite is recoverable for IDA, which retries the
+  // step with a smaller h (a stiff law can overflow at a Newton iterate of too long a step). The
+  // value, its states and the time are kept as the cause of a failure that follows: IDA's own
+  // (repeated recoverable errors in one step), or advance_to()'s when the model keeps failing
+  // without IDA passing the earliest failing time (a barrier in time that IDA would creep
+  // towards until max_steps).
+  int check_finite_residual(double t, std::span<const double> res) {
+    for (std::size_t i = 0; i < res.size(); ++i) {
+      if (std::isfinite(res[i])) continue;
+      model_error = fmt::format("the model's residual r[{}] (row of state {}) is {} at t = {:.9g}",
+                                i, model::quoted(subsystem.state_name(i)), res[i], t);
+      return non_finite_at(t);
+    }
+    return 0;
+  }
+
+  void clear_non_finite() {
+    model_error.clear();
+    non_finite_pending = 0;
+    first_non_finite = std::numeric_limits<double>::infinity();
+  }
+
+  int non_finite_at(double t) {
+    first_non_finite = std::min(first_non_finite, t);
+    ++non_finite_pending;
+    return 1;
+  }
+
+  int check_finite_jacobian(double t, double cj, std::span<const double> values) {
+    const auto& p = *pattern;
+    for (std::size_t col = 0; col < n; ++col) {
+      for (auto k = p.column_start[col]; k < p.column_start[col + 1]; ++k) {
+        const double v = values[static_cast<std::size_t>(k)];
+        if (std::isfinite(v)) continue;
+        const auto row = static_cast<std::size_t>(p.row_index[static_cast<std::size_t>(k)]);
+        model_error = fmt::format(
+            "the model's Jacobian entry values[{}] (row {} of state {}, column {} of state {}; "
+            "cj = {:.9g}) is {} at t = {:.9g}",
+            k, row, model::quoted(subsystem.state_name(row)), col,
+            model::quoted(subsystem.state_name(col)), cj, v, t);
+        return non_finite_at(t);
+      }
     }
     return 0;
   }
@@ -434,10 +490,14 @@ struct Integrator::Impl {
                   p.column_start.size() * sizeof(sunindextype));
       std::memcpy(SUNSparseMatrix_IndexValues(J), p.row_index.data(),
                   p.row_index.size() * sizeof(sunindextype));
-      self->subsystem.jacobian(t, z, zp, self->u, cj,
-                               std::span<double>(SUNSparseMatrix_Data(J), p.nonzeros()));
+      const std::span<double> values(SUNSparseMatrix_Data(J), p.nonzeros());
+      self->subsystem.jacobian(t, z, zp, self->u, cj, values);
+      return self->check_finite_jacobian(t, cj, values);
     } else {
       self->subsystem.jacobian(t, z, zp, self->u, cj, self->jac_values);
+      if (const int flag = self->check_finite_jacobian(t, cj, self->jac_values); flag != 0) {
+        return flag;
+      }
       for (std::size_t col = 0; col < n; ++col) {
         double* column = SUNDenseMatrix_Column(J, static_cast<sunindextype>(col));
         for (auto k = p.column_start[col]; k < p.column_start[col + 1]; ++k) {
@@ -452,9 +512,10 @@ struct Integrator::Impl {
   static void error_fn(int code, const char* module, const char* function, char* msg, void* user) {
     auto* self = static_cast<Impl*>(user);
     self->last_error = fmt::format("{}:{}: {} (code {})", module, function, msg, code);
+    // IDA may report one failure more than once (the linear solver, then IDASolve): each
+    // report keeps the model's cause, which advance_to() clears once it has passed.
     if (!self->model_error.empty()) {
-      self->last_error = std::move(self->model_error) + " (" + self->last_error + ")";
-      self->model_error.clear();
+      self->last_error = self->model_error + " (" + self->last_error + ")";
     }
   }
 
@@ -698,6 +759,7 @@ AdvanceStats Integrator::advance_to(double t_end, const AdvanceControl& control)
         "Integrator::advance_to: overshoot mode neither restarts nor shifts the history (D-36)");
   }
   const auto clock_start = std::chrono::steady_clock::now();
+  I.clear_non_finite();
   // A restart resets IDA's counters, so this call's counters are taken after it.
   if (control.previous_input != nullptr && !control.restart)
     I.shift_history(*control.previous_input);
@@ -740,6 +802,16 @@ AdvanceStats Integrator::advance_to(double t_end, const AdvanceControl& control)
       throw IntegrationError(
           fmt::format("IDA failed at t = {:.9g} (flag {}): {}", m->ida_tn, flag, I.last_error),
           m->ida_tn, flag);
+    }
+    if (m->ida_tn >= I.first_non_finite) {
+      I.clear_non_finite();  // stepped over: the failure has passed
+    } else if (I.non_finite_pending >= kMaxNonFiniteBeforePassing) {
+      I.totals.steps += I.counters().steps - before.steps;
+      throw IntegrationError(
+          fmt::format("IDA failed at t = {:.9g}: {} (and {} times more before t = {:.9g}, which "
+                      "IDA cannot pass: the model fails from that time on)",
+                      m->ida_tn, I.model_error, I.non_finite_pending - 1, I.first_non_finite),
+          m->ida_tn, IDA_RES_FAIL);
     }
     ++steps;
     step_sum += m->ida_hused;

@@ -1,6 +1,8 @@
 // The documented finite-difference defaults of the Subsystem's optional coupling Jacobians.
 #include "macrostep/model/subsystem.hpp"
 
+#include "macrostep/model/names.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -96,13 +98,14 @@ void evaluate_outputs(const Subsystem& s, double t, std::span<const double> z,
   }
   for (std::size_t o = 0; o < y.size(); ++o) {
     if (!std::isfinite(y[o])) {
-      throw std::runtime_error("output " + s.output_name(o) + " is " + number(y[o]));
+      throw std::runtime_error("output " + quoted(s.output_name(o)) + " is " + number(y[o]));
     }
   }
   for (std::size_t k = 0; k < d.size(); ++k) {
     if (!std::isfinite(d[k])) {
-      throw std::runtime_error("the derivative of output " + s.output_name(k % y.size()) +
-                               " by input " + s.input_name(k / y.size()) + " is " + number(d[k]));
+      throw std::runtime_error("the derivative of output " + quoted(s.output_name(k % y.size())) +
+                               " by input " + quoted(s.input_name(k / y.size())) + " is " +
+                               number(d[k]));
     }
   }
 }

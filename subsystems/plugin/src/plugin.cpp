@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "macrostep/plugin/plugin_api.hpp"
+#include "macrostep/plugin/plugin_checks.hpp"
 
 namespace macrostep::plugin {
 
@@ -61,7 +62,9 @@ std::unique_ptr<model::Subsystem> build_plugin_subsystem(const PluginDescription
     throw std::invalid_argument("plugin " + description.library + " refused its parameters: " +
                                 (error[0] != '\0' ? std::string(error) : "no reason given"));
   }
-  return std::unique_ptr<model::Subsystem>(built);
+  std::unique_ptr<model::Subsystem> subsystem(built);
+  check_declarations(*subsystem, description.library);
+  return subsystem;
 }
 
 }  // namespace macrostep::plugin

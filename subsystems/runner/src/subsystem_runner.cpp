@@ -15,6 +15,7 @@
 
 #include "macrostep/ipc/capnp_bytes.hpp"
 #include "macrostep/ipc/schema/state.capnp.h"
+#include "macrostep/model/names.hpp"
 #include "macrostep/runner/parallel_runs.hpp"
 
 namespace macrostep::runner {
@@ -174,7 +175,7 @@ std::string number(double v) {
 std::string describe_inputs(const model::Subsystem& s, std::span<const double> u) {
   std::string text;
   for (std::size_t c = 0; c < u.size(); ++c) {
-    text += (c > 0 ? ", " : "") + s.input_name(c) + " = " + number(u[c]);
+    text += (c > 0 ? ", " : "") + model::quoted(s.input_name(c)) + " = " + number(u[c]);
   }
   return text;
 }

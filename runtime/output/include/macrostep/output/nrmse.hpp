@@ -39,11 +39,18 @@ struct NrmseReport {
   double norm_of(const std::function<bool(const std::string&)>& select) const;
 };
 
+// The files the two tables come from, for the messages (empty: not named).
+struct NrmseFiles {
+  std::string result, reference;
+};
+
 // Throws OutputError if a result column is missing from the reference, if there is no
 // variable to compare, if either time column is not strictly increasing, if the result's
-// times lie outside the reference's, if the reference holds NaN or an infinity, or if every
-// variable's reference is constant (its NRMSE undefined: an all-zero reference).
-NrmseReport compute_nrmse(const CsvTable& result, const CsvTable& reference);
+// times lie outside the reference's, if either table holds NaN or an infinity (the message
+// names the file, the column, the row and the time), or if every variable's reference is
+// constant (its NRMSE undefined: an all-zero reference).
+NrmseReport compute_nrmse(const CsvTable& result, const CsvTable& reference,
+                          const NrmseFiles& files = {});
 
 // Interpolation weights of the reference grid `grid` (strictly increasing) at time t inside
 // [grid.front(), grid.back()]: value = sum_k weight[k] * y[first + k], k < count.

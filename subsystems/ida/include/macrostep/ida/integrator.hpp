@@ -145,7 +145,12 @@ class Integrator {
   void set_progress_counter(std::atomic<std::uint64_t>* counter);
 
   // Integrates from time() to exactly t_end (> time()). Returns the counters of this call
-  // (wall_ns includes a restart's set-up).
+  // (wall_ns includes a restart's set-up). A model that throws ends the call with
+  // IntegrationError naming the cause. A residual or Jacobian value that is not finite makes IDA
+  // retry the step with a smaller h; if IDA gives up on the step, or meets 50 such values
+  // before passing the earliest time of one (the model fails from that time on), the call ends
+  // with IntegrationError naming the value (r[i], or values[k] with its row and column), the
+  // states of its row and column, and the time.
   AdvanceStats advance_to(double t_end, const AdvanceControl& control = {});
 
   // z' consistent with z at time() and the current input: one Newton step on F(t, z, z', u) = 0

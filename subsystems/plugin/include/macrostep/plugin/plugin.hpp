@@ -18,7 +18,8 @@ struct PluginDescription {
 // Loads (once per process and path; a library stays loaded until the process ends, since its
 // code backs every subsystem built from it) and builds a subsystem. Throws std::invalid_argument
 // naming the library and the reason: it cannot be loaded, lacks an entry point, was built for
-// another plugin API version, or refuses the parameters.
+// another plugin API version, refuses the parameters, or declares sizes, patterns or names that
+// check_declarations (plugin_checks.hpp) refuses.
 std::unique_ptr<model::Subsystem> build_plugin_subsystem(const PluginDescription& description);
 
 }  // namespace macrostep::plugin

@@ -19,6 +19,11 @@
 // finite-difference defaults find them too; analytic ones (examples/duffing overrides all four
 // coupling-Jacobian functions) are exact and cheaper for the implicit scheme and --monolithic.
 //
+// What the subsystem declares (sizes, state roles, the Jacobian pattern, the coupling patterns,
+// names) is checked when it is loaded, against the limits of plugin_checks.hpp (at most
+// 1,000,000 states, and an integrator's memory estimate of at most 4 GiB); a plugin that
+// breaks one is refused with a message naming the library and the defect.
+//
 // Contract (contract 1): a plugin's subsystem is a pure function of its parameters. The master
 // and every worker process each build their own instances, and results must not depend on
 // which instance computes them, on global state or on the order of calls across instances

@@ -1,0 +1,134 @@
+// A plugin for the tests of what plugins declare (test_plugin_checks.cpp): an oscillator
+// x' = v, v' = -x + force (states "x", "v", outputs x and v, input "force") plus `states` - 2
+// decaying states s' = -s, whose declarations the parameters can spoil:
+//   states         the state count (default 2), built with a valid pattern and names;
+//   declared_states  what state_size() says instead (nothing is built for it);
+//   column_start, row_index   the Jacobian pattern instead of the valid one;
+//   roles          how many state roles state_roles() returns;
+//   output_names, input_names   the names instead of "x", "v" and "force";
+//   output_pattern the rows and columns of ∂y/∂z ([[rows], [columns]]) instead of the identity;
+//   nan_from       from this time on the residual's r[1] is NaN.
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "macrostep/plugin/plugin_api.hpp"
+
+namespace {
+
+using macrostep::model::EntryPattern;
+using macrostep::model::SparsityPattern;
+using macrostep::model::StateRole;
+
+class Declaring final : public macrostep::model::Subsystem {
+ public:
+  explicit Declaring(const std::string& parameters_json) {
+    const auto p = nlohmann::json::parse(parameters_json);
+    n_ = p.value("states", std::size_t{2});
+    if (n_ < 2) throw std::invalid_argument("\"states\" must be >= 2");
+    declared_ = p.value("declared_states", n_);
+    nan_from_ = p.value("nan_from", std::numeric_limits<double>::infinity());
+    output_names_ = p.value("output_names", std::vector<std::string>{"x", "v"});
+    input_names_ = p.value("input_names", std::vector<std::string>{"force"});
+    if (p.contains("output_pattern")) {
+      output_pattern_.row = p["output_pattern"][0].get<std::vector<std::size_t>>();
+      output_pattern_.column = p["output_pattern"][1].get<std::vector<std::size_t>>();
+    }
+    pattern_.n = n_;
+    pattern_.column_start = {0, 2, 4};
+    pattern_.row_index = {0, 1, 0, 1};
+    for (std::size_t i = 2; i < n_; ++i) {
+      pattern_.row_index.push_back(static_cast<std::int64_t>(i));
+      pattern_.column_start.push_back(static_cast<std::int64_t>(pattern_.row_index.size()));
+    }
+    if (p.contains("column_start")) {
+      pattern_.column_start = p["column_start"].get<std::vector<std::int64_t>>();
+    }
+    if (p.contains("row_index"))
+      pattern_.row_index = p["row_index"].get<std::vector<std::int64_t>>();
+    roles_.assign(n_, StateRole::kOther);
+    roles_[0] = StateRole::kPosition;
+    roles_[1] = StateRole::kVelocity;
+    roles_.resize(p.value("roles", n_), StateRole::kOther);
+  }
+
+  std::size_t state_size() const override { return declared_; }
+  std::size_t input_size() const override { return input_names_.size(); }
+  std::size_t output_size() const override { return output_names_.size(); }
+  std::span<const StateRole> state_roles() const override { return roles_; }
+  std::string state_name(std::size_t i) const override {
+    return i == 0 ? "x" : i == 1 ? "v" : "s" + std::to_string(i);
+  }
+  std::string output_name(std::size_t i) const override { return output_names_.at(i); }
+  std::string input_name(std::size_t i) const override { return input_names_.at(i); }
+  double initial_time() const override { return 0.0; }
+
+  void initial_state(std::span<const double> u0, std::span<double> z0,
+                     std::span<double> zp0) const override {
+    for (std::size_t i = 0; i < n_; ++i) z0[i] = zp0[i] = 0.0;
+    z0[0] = 0.1;
+    zp0[1] = -0.1 + u0[0];
+    for (std::size_t i = 2; i < n_; ++i) {
+      z0[i] = 1.0;
+      zp0[i] = -1.0;
+    }
+  }
+
+  void residual(double t, std::span<const double> z, std::span<const double> zp,
+                std::span<const double> u, std::span<double> r) const override {
+    r[0] = zp[0] - z[1];
+    r[1] = t >= nan_from_ ? std::numeric_limits<double>::quiet_NaN() : zp[1] + z[0] - u[0];
+    for (std::size_t i = 2; i < n_; ++i) r[i] = zp[i] + z[i];
+  }
+
+  const SparsityPattern& jacobian_pattern() const override { return pattern_; }
+
+  void jacobian(double, std::span<const double>, std::span<const double>, std::span<const double>,
+                double cj, std::span<double> values) const override {
+    values[0] = cj;
+    values[1] = 1.0;
+    values[2] = -1.0;
+    values[3] = cj;
+    for (std::size_t i = 4; i < values.size(); ++i) values[i] = cj + 1.0;
+  }
+
+  void outputs(double, std::span<const double> z, std::span<const double>,
+               std::span<double> y) const override {
+    for (std::size_t o = 0; o < y.size(); ++o) y[o] = z[o % 2];
+  }
+
+  EntryPattern output_jacobian_pattern() const override {
+    if (!output_pattern_.row.empty()) return output_pattern_;
+    EntryPattern p;
+    for (std::size_t o = 0; o < output_size(); ++o) {
+      p.row.push_back(o);
+      p.column.push_back(o % 2);
+    }
+    return p;
+  }
+  void output_jacobian(double, std::span<const double>, std::span<const double>,
+                       std::span<double> values) const override {
+    for (double& v : values) v = 1.0;
+  }
+  EntryPattern input_jacobian_pattern() const override { return {{1}, {0}}; }
+  void input_jacobian(double, std::span<const double>, std::span<const double>,
+                      std::span<const double>, std::span<double> values) const override {
+    values[0] = -1.0;
+  }
+
+ private:
+  std::size_t n_ = 2, declared_ = 2;
+  double nan_from_ = 0.0;
+  std::vector<std::string> output_names_, input_names_;
+  EntryPattern output_pattern_;
+  SparsityPattern pattern_;
+  std::vector<StateRole> roles_;
+};
+
+}  // namespace
+
+MACROSTEP_PLUGIN(Declaring)
