@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "macrostep/control/error_constants.hpp"
 #include "macrostep/control/estimators.hpp"
