@@ -17,7 +17,8 @@
 // traits' checks only and never starts it; no built-in strategy serves it.
 // What a strategy keeps across steps (a J, secant columns) lives in the object only: the
 // scheme's exported state (checkpoints) does not carry it, hence traits().checkpoint.
-// Not thread-safe; one strategy serves one scheme.
+// Ownership: the scheme owns its strategy (the factory's unique_ptr); a started strategy keeps
+// a reference to the system. Not thread-safe; one strategy serves one scheme.
 #pragma once
 
 #include <cstddef>
