@@ -209,7 +209,7 @@ schemes::SchemeOptions iterative(schemes::SchemeOptions o, corrector::IterationK
                                  corrector::JacobianKind jacobian) {
   corrector::CorrectorOptions c;
   c.iteration = kind;
-  c.jacobian = jacobian;
+  c.jacobian = corrector::jacobian_name(jacobian);
   o.corrector = c;
   return o;
 }

@@ -142,7 +142,7 @@ TEST(Recovery, ImplicitRunWithAHostedSubsystemRecoversBitIdentically) {
   auto o = controlled(2e-4, control::Estimator::kImMD, 1e-5);
   corrector::CorrectorOptions corrector;
   corrector.iteration = corrector::IterationKind::kNewton;
-  corrector.jacobian = corrector::JacobianKind::kFiniteDifference;
+  corrector.jacobian = corrector::jacobian_name(corrector::JacobianKind::kFiniteDifference);
   o.corrector = corrector;
   const Trace undisturbed = reference(c, o);
   ASSERT_GT(undisturbed.points, 10u);

@@ -103,7 +103,7 @@ void expect_closed_form_steps(
   const auto sys = system::make_chain_system(p, {0, 1, 2});
   const double h = 2e-3;
   auto c = with_iteration(kind);
-  c.jacobian = jacobian;
+  c.jacobian = corrector::jacobian_name(jacobian);
   const auto points = run(sys, fixed(0.1, h, 0, c), testing::reference_solver(), result);
   ASSERT_EQ(points.size(), 51u);
   double worst = 0.0;
@@ -200,7 +200,7 @@ TEST(ImplicitScheme, ReuseKeepsItsJacobianAcrossStepsOfANearStepSize) {
   auto o = testing::controlled(2e-3, control::Estimator::kImMD, 1e-4);
   const auto reuse_run = [&](double ratio, schemes::SchemeResult& r) {
     auto c = newton();
-    c.jacobian = corrector::JacobianKind::kReuse;
+    c.jacobian = "reuse";
     c.reuse_step_ratio = ratio;
     o.corrector = c;
     return run(sys, o, testing::tight_solver(), &r);
@@ -258,7 +258,7 @@ TEST(ImplicitScheme, SapEqualsFdWhereSapIsExactAndRunsNoPerturbedRuns) {
   const auto sys = testing::make_star_system(star);
   auto fd = fixed(0.1, 2e-3, 2, newton());
   auto sap = fd;
-  sap.corrector->jacobian = corrector::JacobianKind::kSap;
+  sap.corrector->jacobian = "sap";
   schemes::SchemeResult rf, rs;
   const auto a = run(sys, fd, testing::reference_solver(), &rf);
   const auto b = run(sys, sap, testing::reference_solver(), &rs);

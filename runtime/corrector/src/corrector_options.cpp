@@ -4,6 +4,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "macrostep/corrector/jacobian_registry.hpp"
+
 namespace macrostep::corrector {
 
 void CorrectorOptions::validate() const {
@@ -23,6 +25,11 @@ void CorrectorOptions::validate() const {
     throw std::invalid_argument("reuse_step_ratio must be >= 1");
   }
   if (quasi_newton_reuse < 1) throw std::invalid_argument("quasi_newton_reuse must be >= 1");
+  if (JacobianRegistry::instance().find(jacobian) == nullptr) {
+    throw std::invalid_argument(
+        "jacobian must be one of " +
+        JacobianRegistry::instance().names_where([](const JacobianTraits&) { return true; }));
+  }
 }
 
 const char* iteration_name(IterationKind k) {

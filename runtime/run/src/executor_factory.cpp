@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "macrostep/control/estimators.hpp"
+#include "macrostep/corrector/jacobian_registry.hpp"
 #include "macrostep/executors/in_process_executor.hpp"
 #include "macrostep/executors/process_executor.hpp"
 #include "macrostep/ipc/shared_segment.hpp"
@@ -18,8 +19,7 @@ namespace macrostep::run {
 std::size_t runs_per_subsystem(const CosimSettings& settings, std::size_t max_inputs) {
   const auto& corrector = settings.scheme.corrector;
   if (corrector && corrector->iteration != corrector::IterationKind::kWaveform &&
-      corrector->jacobian != corrector::JacobianKind::kSap &&
-      corrector->jacobian != corrector::JacobianKind::kHeun) {
+      corrector::jacobian_traits(corrector->jacobian).perturbed_runs) {
     return 1 + max_inputs;
   }
   return 1 + static_cast<std::size_t>(control::comparison_runs(settings.scheme.control.estimator));

@@ -203,12 +203,12 @@ SchemeOptions scheme_options(const config::CosimConfig& c, double end_time) {
                       ? corrector::IterationKind::kSemiImplicit
                   : c.scheme == config::CosimScheme::kWaveform ? corrector::IterationKind::kWaveform
                                                                : corrector::IterationKind::kNewton;
-    o.jacobian =
+    o.jacobian = corrector::jacobian_name(
         c.jacobian == config::JacobianSource::kSap           ? corrector::JacobianKind::kSap
         : c.jacobian == config::JacobianSource::kReuse       ? corrector::JacobianKind::kReuse
         : c.jacobian == config::JacobianSource::kQuasiNewton ? corrector::JacobianKind::kQuasiNewton
         : c.jacobian == config::JacobianSource::kHeun        ? corrector::JacobianKind::kHeun
-                                                      : corrector::JacobianKind::kFiniteDifference;
+                                                      : corrector::JacobianKind::kFiniteDifference);
     o.tau = c.tau;
     o.max_passes = c.max_corrector_passes;
     o.perturbation_min = c.perturbation_min;

@@ -7,18 +7,19 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "macrostep/control/error_constants.hpp"
 #include "macrostep/control/estimators.hpp"
+#include "macrostep/corrector/jacobian_registry.hpp"
 #include "macrostep/coupling/builders.hpp"
 
 namespace macrostep::schemes {
 
 using corrector::ConvergenceVerdict;
 using corrector::IterationKind;
-using corrector::JacobianKind;
 
-IterativeScheme::IterativeScheme(corrector::CorrectorOptions options) : copt_(options) {
+IterativeScheme::IterativeScheme(corrector::CorrectorOptions options) : copt_(std::move(options)) {
   copt_.validate();
   test_ = corrector::ConvergenceTest(copt_.tau, copt_.divergence);
 }
@@ -36,28 +37,31 @@ void IterativeScheme::start(const system::CoupledSystem& system, const SchemeOpt
   if (options.control.mode == control::StepSizeMode::kVariable && estimator == Estimator::kNone) {
     throw std::invalid_argument("a controlled step size needs an error estimator (imMD or imCV)");
   }
+  const auto& registry = corrector::JacobianRegistry::instance();
+  strategy_ = registry.make(copt_.jacobian, copt_);
+  const corrector::JacobianTraits traits = strategy_->traits();
   if (system.has_constraints() &&
-      (copt_.iteration == IterationKind::kWaveform || copt_.jacobian == JacobianKind::kSap ||
-       copt_.jacobian == JacobianKind::kQuasiNewton)) {
-    // A multiplier has no fixed-point map u = φ(y) for waveform relaxation or the secant update
-    // to work on, and sap's series knows no constraint (METHODS §8, D-45: Newton with ∂y/∂u).
-    throw std::invalid_argument(
+      (copt_.iteration == IterationKind::kWaveform || !traits.constraints)) {
+    // A multiplier has no fixed-point map u = φ(y) for waveform relaxation to work on (METHODS
+    // §8, D-45: Newton with ∂y/∂u); the strategy says whether it can give that ∂y/∂u.
+    throw std::invalid_argument(fmt::format(
         "a constraint coupling (joint) needs the implicit or semi-implicit scheme with jacobian "
-        "fd, reuse or heun");
+        "{}",
+        registry.names_where([](const corrector::JacobianTraits& t) { return t.constraints; })));
   }
-  if ((copt_.jacobian == JacobianKind::kSap || copt_.jacobian == JacobianKind::kHeun) &&
-      system.has_feedthrough()) {
-    // sap's series term sees inputs only through the accelerations (§4.5): it would miss the
-    // direct ∂y/∂u that the FD Jacobian's perturbed runs contain.
-    throw std::invalid_argument(
-        "the sap and heun interface Jacobians miss direct feed-through (∂y/∂u); with "
-        "feed-through subsystems use jacobian fd, reuse or quasi-newton");
+  if (!traits.feedthrough && system.has_feedthrough()) {
+    // Jacobians made without perturbed runs see the inputs only through the subsystems' states
+    // (§4.5): they would miss the direct ∂y/∂u that the perturbed runs contain.
+    throw std::invalid_argument(fmt::format(
+        "the {} interface Jacobians miss direct feed-through (∂y/∂u); with feed-through "
+        "subsystems use jacobian {}",
+        registry.names_where([](const corrector::JacobianTraits& t) { return !t.feedthrough; },
+                             "and"),
+        registry.names_where([](const corrector::JacobianTraits& t) { return t.feedthrough; })));
   }
   system_ = &system;
   options_ = options;
   const std::size_t ns = system.subsystem_count(), nc = system.coupling_count();
-  jacobian_ = std::make_unique<corrector::InterfaceJacobian>(system);
-  dyds_ = std::make_unique<corrector::InputSensitivities>(system);
   commands_.assign(ns, {});
   y_.assign(ns, {});
   for (std::size_t i = 0; i < ns; ++i) y_[i].assign(system.subsystem(i).output_size(), 0.0);
@@ -66,26 +70,8 @@ void IterativeScheme::start(const system::CoupledSystem& system, const SchemeOpt
   mon_prev_ = mon_pre_ = mon_;
   correction_.clear();
   pending_correction_.clear();
-  jacobian_valid_ = false;
-  secant_.reset();
-  if (copt_.jacobian == JacobianKind::kQuasiNewton) {
-    secant_ = std::make_unique<corrector::SecantHistory>(
-        nc, std::max<std::size_t>(nc, 1), static_cast<std::size_t>(copt_.quasi_newton_reuse));
-  }
-  sap_.reset();
-  if (copt_.jacobian == JacobianKind::kSap && copt_.iteration != IterationKind::kWaveform) {
-    sap_ = std::make_unique<corrector::SapSensitivities>(system);
-  }
-  heun_.reset();
-  if (copt_.jacobian == JacobianKind::kHeun && copt_.iteration != IterationKind::kWaveform) {
-    heun_ = std::make_unique<corrector::HeunSensitivities>(system);
-    z_n_.assign(ns, {});
-    u_n_.assign(ns, {});
-    for (std::size_t i = 0; i < ns; ++i) {
-      z_n_[i].assign(system.subsystem(i).state_size(), 0.0);
-      u_n_[i].assign(system.subsystem(i).input_size(), 0.0);
-    }
-  }
+  newton_ = copt_.iteration != IterationKind::kWaveform;
+  if (newton_) strategy_->start(system);
 }
 
 // Δ^0 (METHODS §4.2, D-13) and the predictor s^0 = u^pre.
@@ -98,9 +84,7 @@ void IterativeScheme::begin(const control::StepPlan& plan,
                                     : std::max(correction_[k], copt_.perturbation_min);
   }
   test_.reset();
-  if (secant_) secant_->begin_attempt();
   passes_ = 0;
-  jacobians_ = 0;
 }
 
 // Step polynomials p(t; s) and, if asked, one perturbed run per input (end value s_k + Δ_k).
@@ -136,70 +120,13 @@ double IterativeScheme::output_difference() const {
   return std::max(norms[0], norms[1]);
 }
 
-// ∂y/∂s from the pass's perturbed runs (forward differences, METHODS §4.2), from sap (§4.5) or
-// heun's of the attempt (seed 004 Eq. 49), then J assembled and factorised (§4.1). False if J is
-// singular (D-11).
-bool IterativeScheme::refresh_jacobian(const control::StepPlan& plan,
-                                       const coupling::CouplingHistory& history,
-                                       const executors::PassOutcome& outcome) {
-  const system::CoupledSystem& system = *system_;
-  if (sap_) {
-    sap_->fill(control::error_constants(history, plan.kappa, plan.t_end), plan.h(), *dyds_);
-  } else if (!heun_) {  // heun: dyds_ holds this attempt's sensitivities (heun_sensitivities)
-    for (std::size_t i = 0; i < system.subsystem_count(); ++i) {
-      const auto in = system.input_couplings(i);
-      const auto& so = outcome.subsystems[i];
-      perturbed_.resize(in.size());
-      channel_delta_.resize(in.size());
-      for (std::size_t c = 0; c < in.size(); ++c) {
-        perturbed_[c] = so.extra[c].outputs;
-        channel_delta_[c] = delta_[in[c]];
-      }
-      dyds_->set_forward_difference(i, so.nominal.outputs, perturbed_, channel_delta_);
-    }
-  }
-  ++jacobians_;
-  jacobian_valid_ = jacobian_->assemble(y_, *dyds_);
-  jacobian_h_ = plan.h();
-  jacobian_kappa_ = plan.kappa;
-  return jacobian_valid_;
-}
-
-// heun (seed 004 Eq. 49): ∂y/∂s from the subsystems linearised at the accepted T_N state and
-// inputs, for this attempt's H and κ (κ = 0: the step polynomial is constant).
-void IterativeScheme::heun_sensitivities(const control::StepPlan& plan,
-                                         const coupling::CouplingHistory& history,
-                                         const PassRunner& runner) {
-  const system::CoupledSystem& system = *system_;
-  const std::span<const double> u = history.newest_values();
-  for (std::size_t i = 0; i < system.subsystem_count(); ++i) {
-    runner.accepted_state(i, z_n_[i]);
-    system.gather_inputs(i, u, u_n_[i]);
-  }
-  heun_->fill(plan.t_begin, plan.h(), plan.kappa == 0, z_n_, u_n_, *dyds_);
-}
-
-// Whether this pass must run the perturbed runs of the fd Jacobian (when a next iterate follows).
+// Whether this pass must run the perturbed runs the Jacobian strategy asks for (when a next
+// iterate follows; the waveform relaxation needs none).
 bool IterativeScheme::wants_perturbed_runs(const control::StepPlan& plan) const {
-  if (copt_.iteration == IterationKind::kWaveform) return false;
-  switch (copt_.jacobian) {
-    case JacobianKind::kFiniteDifference:
-      return true;
-    case JacobianKind::kSap:
-    case JacobianKind::kHeun:
-      return false;
-    case JacobianKind::kReuse: {  // a J of the same κ and a near H, not yet found too slow
-      const double ratio = plan.h() / jacobian_h_;
-      return !(jacobian_valid_ && jacobian_kappa_ == plan.kappa &&
-               ratio <= copt_.reuse_step_ratio && ratio * copt_.reuse_step_ratio >= 1.0);
-    }
-    case JacobianKind::kQuasiNewton:  // first step, and after a corrector failure
-      return secant_->columns() == 0;
-  }
-  return true;
+  return newton_ && strategy_->wants_perturbed_runs(plan);
 }
 
-// s^{j+1} from the pass just run (METHODS §4.1, §4.6; IQN-ILS for quasi-Newton): false if no
+// s^{j+1} from the pass just run (METHODS §4.1 by the Jacobian strategy, §4.6): false if no
 // step can be made (a singular J).
 bool IterativeScheme::next_iterate(const control::StepPlan& plan,
                                    const coupling::CouplingHistory& history,
@@ -218,21 +145,8 @@ bool IterativeScheme::next_iterate(const control::StepPlan& plan,
     }
     return true;
   }
-  if (secant_) secant_->add(step_, phi_);
-  if (copt_.jacobian == JacobianKind::kQuasiNewton && !perturbed) {
-    if (!secant_->step(s_)) {  // no secant information: a relaxed fixed-point step
-      for (std::size_t k = 0; k < s_.size(); ++k) s_[k] += copt_.omega * step_[k];
-    }
-  } else {
-    if (perturbed || copt_.jacobian == JacobianKind::kSap ||
-        copt_.jacobian == JacobianKind::kHeun) {
-      if (!refresh_jacobian(plan, history, outcome)) return false;
-    } else if (!jacobian_valid_) {
-      return false;
-    }
-    jacobian_->solve(step_);  // J d = −g
-    for (std::size_t k = 0; k < s_.size(); ++k) s_[k] += step_[k];
-  }
+  const corrector::PassView pass{plan, history, outcome, perturbed, delta_, y_, phi_};
+  if (!strategy_->next_iterate(pass, step_, s_)) return false;
   for (std::size_t k = 0; k < s_.size(); ++k) {
     const double d = s_[k] - s_prev_[k];
     if (!std::isfinite(d)) return false;
@@ -245,10 +159,7 @@ bool IterativeScheme::next_iterate(const control::StepPlan& plan,
 // on through a slow or diverging phase up to n_cor^max passes, then continues regardless.
 ConvergenceVerdict IterativeScheme::judge(double difference, bool fixed) {
   const ConvergenceVerdict v = test_.add(difference);
-  // Jacobian reuse: a contraction slower than reuse_rate asks for a fresh J on the next pass.
-  if (copt_.jacobian == JacobianKind::kReuse && test_.rate() >= copt_.reuse_rate) {
-    jacobian_valid_ = false;
-  }
+  if (newton_) strategy_->observe_rate(test_.rate());  // e.g. reuse's staleness rule
   return fixed && v == ConvergenceVerdict::kDiverged ? ConvergenceVerdict::kContinue : v;
 }
 
@@ -262,7 +173,11 @@ AttemptResult IterativeScheme::attempt(const control::StepPlan& plan,
   test_kind_ =
       plan.estimator == control::Estimator::kImMD && !semi ? Test::kOutputs : Test::kIterates;
   begin(plan, history);
-  if (heun_) heun_sensitivities(plan, history, runner);
+  if (newton_) {
+    strategy_->begin_attempt({plan, history, [&runner](std::size_t i, std::span<double> z) {
+                                runner.accepted_state(i, z);
+                              }});
+  }
   ConvergenceVerdict verdict = ConvergenceVerdict::kContinue;
   for (int j = 0;; ++j) {
     // A test on the iterates is known before their pass (D-17: that pass needs no perturbed
@@ -296,11 +211,12 @@ AttemptResult IterativeScheme::attempt(const control::StepPlan& plan,
   }
 }
 
-AttemptResult IterativeScheme::subsystem_failure(const executors::PassOutcome& outcome) const {
+AttemptResult IterativeScheme::subsystem_failure(const executors::PassOutcome& outcome) {
+  if (newton_) strategy_->end_attempt(false);
   AttemptResult r;
   r.iterative = true;
   r.corrector_passes = passes_;
-  r.jacobian_evaluations = jacobians_;
+  r.jacobian_evaluations = strategy_->evaluations();
   r.subsystem_failed = true;
   r.failed_subsystem = outcome.failed_subsystem;
   r.error = outcome.error;
@@ -315,13 +231,10 @@ AttemptResult IterativeScheme::finish(const control::StepPlan& plan,
   AttemptResult r;
   r.iterative = true;
   r.corrector_passes = passes_;
-  r.jacobian_evaluations = jacobians_;
+  r.jacobian_evaluations = strategy_->evaluations();
   r.corrector_failed = corrector_failed;
   const bool fixed = options_.control.mode == control::StepSizeMode::kFixed;
-  if (corrector_failed) {  // the next attempt starts with a fresh Jacobian
-    jacobian_valid_ = false;
-    if (secant_) secant_->clear();
-  }
+  if (newton_) strategy_->end_attempt(corrector_failed);
   if (corrector_failed && !fixed) return r;  // rejected: r = 0.25 (D-26)
   auto& u_next = runner.u_next();
   if (copt_.iteration == IterationKind::kSemiImplicit) {

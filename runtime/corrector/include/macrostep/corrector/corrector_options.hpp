@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace macrostep::corrector {
@@ -14,7 +15,8 @@ enum class IterationKind : std::uint8_t {
   kWaveform,      // relaxed fixed point s^{j+1} = (1−ω)φ(y^j) + ω s^j (§4.6)
 };
 
-// Where ∂y/∂s of the interface Jacobian comes from.
+// The built-in interface Jacobians of the configuration's vocabulary (config::JacobianSource);
+// jacobian_name() gives the registry name (jacobian_registry.hpp) that CorrectorOptions carry.
 enum class JacobianKind : std::uint8_t {
   kFiniteDifference,  // fd: one perturbed run per input, every pass (§4.2)
   kSap,               // sap: first series term, no perturbed runs (§4.5, D-20)
@@ -26,7 +28,9 @@ enum class JacobianKind : std::uint8_t {
 
 struct CorrectorOptions {
   IterationKind iteration = IterationKind::kNewton;
-  JacobianKind jacobian = JacobianKind::kFiniteDifference;
+  // The interface-Jacobian strategy by its registry name (jacobian_registry.hpp): "fd", "sap",
+  // "reuse", "quasi-newton", "heun" or one registered by the program.
+  std::string jacobian = "fd";
   double tau = 0.33;              // convergence tolerance τ (§4.3)
   int max_passes = 10;            // n_cor^max corrector passes after the predictor
   double divergence = 0.9;        // R at or above which the corrector diverges (D-16)
@@ -43,11 +47,13 @@ struct CorrectorOptions {
   double reuse_step_ratio = 2.0;
   int quasi_newton_reuse = 8;  // attempts whose secant columns IQN-ILS keeps
 
-  // Throws std::invalid_argument naming the field.
+  // Throws std::invalid_argument naming the field (an unregistered jacobian: the registered
+  // names).
   void validate() const;
 };
 
-// "implicit", "semi-implicit", "waveform"; "fd", "sap", "reuse", "quasi-newton".
+// "implicit", "semi-implicit", "waveform"; "fd", "sap", "reuse", "quasi-newton", "heun" (the
+// registry names of the built-in strategies).
 const char* iteration_name(IterationKind k);
 const char* jacobian_name(JacobianKind k);
 std::optional<IterationKind> parse_iteration(std::string_view name);

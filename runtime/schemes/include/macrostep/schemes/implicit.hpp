@@ -22,12 +22,10 @@
 //   estimate imMD: (1 − C^{κ+1}/C^κ)|y^pre − y^l| on the monitored outputs; imCV: |u^pre −
 //   u_{N+1}|.
 //
-// The sap Jacobian (METHODS §4.5, D-20; corrector/sap.hpp) needs no perturbed runs. Beyond
-// the seeds: `reuse` keeps the factorised fd Jacobian across passes and steps of the same κ
-// and an H within reuse_step_ratio of its own while the contraction rate R stays below
-// reuse_rate; `quasi-newton` (IQN-ILS,
-// corrector/secant_history.hpp) uses fd on the first step and after a corrector failure and
-// secant updates from the corrector history otherwise (no perturbed runs).
+// The interface Jacobian of the Newton steps is a strategy (corrector/jacobian_strategy.hpp)
+// that the scheme asks the registry for by the name in its options: it decides which passes run
+// perturbed runs and makes each next iterate (fd, sap, heun, reuse, quasi-newton, or one a
+// program registers).
 #pragma once
 
 #include <memory>
@@ -36,28 +34,27 @@
 
 #include "macrostep/corrector/convergence.hpp"
 #include "macrostep/corrector/corrector_options.hpp"
-#include "macrostep/corrector/heun.hpp"
-#include "macrostep/corrector/interface_jacobian.hpp"
-#include "macrostep/corrector/sap.hpp"
-#include "macrostep/corrector/secant_history.hpp"
+#include "macrostep/corrector/jacobian_strategy.hpp"
 #include "macrostep/schemes/pipeline.hpp"
 
 namespace macrostep::schemes {
 
 class IterativeScheme final : public MacroStepScheme {
  public:
+  // Throws std::invalid_argument for invalid corrector options (an unregistered jacobian).
   explicit IterativeScheme(corrector::CorrectorOptions options);
   // Throws std::invalid_argument for explicit estimators, a controlled step size without an
-  // estimator, invalid corrector options, or sap for a subsystem that cannot supply it.
+  // estimator, or a system the Jacobian strategy cannot serve (constraints, feed-through, sap
+  // for a subsystem that cannot supply its input accelerations).
   void start(const system::CoupledSystem& system, const SchemeOptions& options) override;
   AttemptResult attempt(const control::StepPlan& plan, const coupling::CouplingHistory& history,
                         PassRunner& runner) override;
   // An accepted attempt's correction |u_{N+1} − u^pre| becomes the next Δ^0 (METHODS §4.2).
   void concluded(bool accepted) override;
   // Δ^0 of the next step: one array, the last accepted correction |u_N − u_N^pre| (empty before
-  // the first accepted step). A reused Jacobian (jacobian = reuse) and the secant history
-  // (quasi-newton) are not part of it: with those, an imported scheme does not continue
-  // bit-identically (checkpoints refuse them).
+  // the first accepted step). What the Jacobian strategy keeps across steps (reuse's J,
+  // quasi-newton's secant history) is not part of it: with a strategy whose traits().checkpoint
+  // is false, an imported scheme does not continue bit-identically (checkpoints refuse them).
   std::vector<std::vector<double>> export_state() const override;
   void import_state(const std::vector<std::vector<double>>& state) override;
 
@@ -70,45 +67,31 @@ class IterativeScheme final : public MacroStepScheme {
   double iterate_difference() const;
   double output_difference() const;
   corrector::ConvergenceVerdict judge(double difference, bool fixed);
-  bool refresh_jacobian(const control::StepPlan& plan, const coupling::CouplingHistory& history,
-                        const executors::PassOutcome& outcome);
-  void heun_sensitivities(const control::StepPlan& plan, const coupling::CouplingHistory& history,
-                          const PassRunner& runner);
   bool wants_perturbed_runs(const control::StepPlan& plan) const;
   bool next_iterate(const control::StepPlan& plan, const coupling::CouplingHistory& history,
                     const executors::PassOutcome& outcome, bool perturbed);
-  AttemptResult subsystem_failure(const executors::PassOutcome& outcome) const;
+  AttemptResult subsystem_failure(const executors::PassOutcome& outcome);
   AttemptResult finish(const control::StepPlan& plan, const coupling::CouplingHistory& history,
                        PassRunner& runner, bool corrector_failed);
 
   corrector::CorrectorOptions copt_;
   const system::CoupledSystem* system_ = nullptr;
   SchemeOptions options_;
-  std::unique_ptr<corrector::InterfaceJacobian> jacobian_;
-  std::unique_ptr<corrector::InputSensitivities> dyds_;
+  // The run's Jacobian strategy; started (and asked) only by the Newton iterations, not by the
+  // waveform relaxation.
+  std::unique_ptr<corrector::InterfaceJacobianStrategy> strategy_;
+  bool newton_ = false;  // the iteration asks strategy_ for its iterates
   corrector::ConvergenceTest test_{0.33, 0.9};
   Test test_kind_ = Test::kIterates;
   std::vector<executors::SubsystemCommand> commands_;
   std::vector<std::size_t> sel_;
   std::vector<double> u_pre_, s_, s_prev_, delta_, phi_, step_;
   std::vector<std::vector<double>> y_;  // outputs of the last pass
-  std::vector<std::vector<double>> perturbed_;
-  std::vector<double> channel_delta_;
   std::vector<double> mon_, mon_prev_, mon_pre_;
   // Δ^0 (METHODS §4.2): |u_N − u_N^pre| of the last accepted step; empty until one (D-13).
   std::vector<double> correction_;
   std::vector<double> pending_correction_;  // of the last attempt, used if it was accepted
-  std::unique_ptr<corrector::SapSensitivities> sap_;  // the sap Jacobian, if chosen
-  // The heun Jacobian, if chosen: its ∂y/∂s depends on T_N and H only, so heun_sensitivities()
-  // fills dyds_ once per attempt and every pass reuses it; z_n_, u_n_: T_N states and inputs.
-  std::unique_ptr<corrector::HeunSensitivities> heun_;
-  std::vector<std::vector<double>> z_n_, u_n_;
-  std::unique_ptr<corrector::SecantHistory> secant_;  // quasi-Newton, if chosen
-  bool jacobian_valid_ = false;  // a factorised J exists (reuse: of jacobian_h_, jacobian_kappa_)
-  double jacobian_h_ = 0.0;
-  int jacobian_kappa_ = -1;
   int passes_ = 0;
-  int jacobians_ = 0;
 };
 
 }  // namespace macrostep::schemes

@@ -1,0 +1,36 @@
+// The factorised interface Jacobian of the matrix-based strategies (newton_matrix.hpp;
+// METHODS.md §4.1, §4.2).
+#include "macrostep/corrector/newton_matrix.hpp"
+
+namespace macrostep::corrector {
+
+NewtonMatrix::NewtonMatrix(const system::CoupledSystem& system)
+    : system_(system), jacobian_(system), dyds_(system) {}
+
+void NewtonMatrix::set_forward_differences(const PassView& pass) {
+  for (std::size_t i = 0; i < system_.subsystem_count(); ++i) {
+    const auto in = system_.input_couplings(i);
+    const auto& so = pass.outcome.subsystems[i];
+    perturbed_.resize(in.size());
+    channel_delta_.resize(in.size());
+    for (std::size_t c = 0; c < in.size(); ++c) {
+      perturbed_[c] = so.extra[c].outputs;
+      channel_delta_[c] = pass.perturbation[in[c]];
+    }
+    dyds_.set_forward_difference(i, so.nominal.outputs, perturbed_, channel_delta_);
+  }
+}
+
+bool NewtonMatrix::assemble(const PassView& pass) {
+  valid_ = jacobian_.assemble(pass.outputs, dyds_);
+  h_ = pass.plan.h();
+  kappa_ = pass.plan.kappa;
+  return valid_;
+}
+
+void NewtonMatrix::newton_step(std::span<double> residual, std::span<double> s) {
+  jacobian_.solve(residual);  // J d = −g
+  for (std::size_t k = 0; k < s.size(); ++k) s[k] += residual[k];
+}
+
+}  // namespace macrostep::corrector
