@@ -229,9 +229,24 @@ std::string checked_contents(const std::string& path) {
 }  // namespace
 
 Checkpoint read(const std::string& path) {
-  const std::string text = checked_contents(path);
+  return decode(checked_contents(path), path);
+}
+
+Checkpoint decode(std::string_view text, const std::string& path) {
+  if (text.size() < 16) refuse(path, fmt::format("{} bytes: empty or truncated", text.size()));
+  if (text.size() % sizeof(capnp::word) != 0) {
+    refuse(path,
+           fmt::format("{} bytes is not a whole number of 8-byte words: truncated", text.size()));
+  }
   const std::vector<capnp::word> words =
       ipc::aligned_words(std::span(reinterpret_cast<const std::byte*>(text.data()), text.size()));
+  const std::uint64_t announced =
+      capnp::expectedSizeInWordsFromPrefix(kj::arrayPtr(words.data(), words.size()));
+  if (announced != words.size()) {
+    refuse(path, fmt::format("{} bytes, but its message announces {} bytes ({})", text.size(),
+                             announced * sizeof(capnp::word),
+                             announced < words.size() ? "something follows it" : "truncated"));
+  }
   try {
     capnp::FlatArrayMessageReader file(kj::arrayPtr(words.data(), words.size()),
                                        limits(words.size()));

@@ -80,6 +80,12 @@ std::vector<std::byte> encode(const Checkpoint& c);
 // before the body is read. Throws CheckpointError.
 Checkpoint read(const std::string& path);
 
+// The checks and decoding of read() on bytes already in memory (`path` names them in messages):
+// at least 16 bytes of whole 8-byte words, exactly the message its segment table announces, the
+// frame (magic, version, body hash) before the body. Throws CheckpointError; nothing else for
+// any input (the fuzz target holds it to that).
+Checkpoint decode(std::string_view bytes, const std::string& path);
+
 // --checkpoint-every: "30" or "30s" (seconds of wall time, > 0; fractions allowed) or "500steps"
 // (accepted macro steps, an integer >= 1). Throws std::invalid_argument naming the syntax, after
 // `source` (the flag or the configuration key that gave the text).
