@@ -18,15 +18,10 @@ class FdStrategy final : public InterfaceJacobianStrategy {
   bool wants_perturbed_runs(const control::StepPlan& /*plan*/) const override { return true; }
   bool next_iterate(const PassView& pass, std::span<double> residual,
                     std::span<double> s) override {
-    if (pass.perturbed) {
-      matrix_->set_forward_differences(pass);
-      count_evaluation();
-      if (!matrix_->assemble(pass)) return false;
-    } else if (!matrix_->valid()) {
-      return false;
-    }
-    matrix_->newton_step(residual, s);
-    return true;
+    bool evaluated = false;
+    const bool ok = matrix_->finite_difference_iterate(pass, residual, s, evaluated);
+    if (evaluated) count_evaluation();
+    return ok;
   }
   void end_attempt(bool corrector_failed) override {
     if (corrector_failed) matrix_->invalidate();

@@ -33,4 +33,18 @@ void NewtonMatrix::newton_step(std::span<double> residual, std::span<double> s) 
   for (std::size_t k = 0; k < s.size(); ++k) s[k] += residual[k];
 }
 
+bool NewtonMatrix::finite_difference_iterate(const PassView& pass, std::span<double> residual,
+                                             std::span<double> s, bool& evaluated) {
+  evaluated = false;
+  if (pass.perturbed) {
+    set_forward_differences(pass);
+    evaluated = true;
+    if (!assemble(pass)) return false;
+  } else if (!valid_) {
+    return false;
+  }
+  newton_step(residual, s);
+  return true;
+}
+
 }  // namespace macrostep::corrector

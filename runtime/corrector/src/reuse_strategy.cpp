@@ -31,15 +31,11 @@ class ReuseStrategy final : public InterfaceJacobianStrategy {
   }
   bool next_iterate(const PassView& pass, std::span<double> residual,
                     std::span<double> s) override {
-    if (pass.perturbed) {
-      matrix_->set_forward_differences(pass);
-      count_evaluation();
-      if (!matrix_->assemble(pass)) return false;
-    } else if (!matrix_->valid()) {  // found too slow after its pass: the attempt fails
-      return false;
-    }
-    matrix_->newton_step(residual, s);
-    return true;
+    // Without perturbed runs the kept J serves; found too slow after its pass, the attempt fails.
+    bool evaluated = false;
+    const bool ok = matrix_->finite_difference_iterate(pass, residual, s, evaluated);
+    if (evaluated) count_evaluation();
+    return ok;
   }
   void observe_rate(double rate) override {
     if (rate >= rate_) matrix_->invalidate();

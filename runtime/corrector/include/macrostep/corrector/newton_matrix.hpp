@@ -32,6 +32,11 @@ class NewtonMatrix {
   int kappa() const { return kappa_; }  // of the last assemble() (−1 before)
   // s ← s + J⁻¹ r; `residual` holds r on entry and the step on return. Requires valid().
   void newton_step(std::span<double> residual, std::span<double> s);
+  // The finite-difference iterate (fd, reuse): a pass with perturbed runs assembles J from
+  // them (`evaluated` is set, whether or not J is usable); a pass without uses the kept J. Then
+  // newton_step(). False when there is no usable J (the corrector fails the attempt).
+  bool finite_difference_iterate(const PassView& pass, std::span<double> residual,
+                                 std::span<double> s, bool& evaluated);
 
  private:
   const system::CoupledSystem& system_;
