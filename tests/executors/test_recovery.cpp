@@ -1,4 +1,4 @@
-// Crash recovery of the process executor (issue 12; ProcessOptions::max_restarts): a worker
+// Crash recovery of the process executor (ProcessOptions::max_restarts): a worker
 // that dies or hangs at any point of a run (during a pass, an accept, a reject) is replaced,
 // every worker continues from its exported accepted state (contract 2: an exact continuation,
 // not a restart of the integrator), and the run is bit-identical to an undisturbed one
@@ -7,13 +7,17 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <random>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -223,6 +227,70 @@ TEST(Recovery, FailureBeyondMaxRestartsEndsTheRun) {
     EXPECT_EQ(e.subsystem(), 0u);
     EXPECT_GE(e.macro_step(), 12u);
   }
+}
+
+// The child processes of this test that are not in `known` (the workers a recovery started).
+std::vector<pid_t> new_children(const std::vector<pid_t>& known) {
+  std::vector<pid_t> found;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    const auto close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    char state = 0;
+    pid_t parent = 0;
+    rest >> state >> parent;
+    const pid_t pid = std::stoi(name);
+    if (parent == getpid() && std::find(known.begin(), known.end(), pid) == known.end()) {
+      found.push_back(pid);
+    }
+  }
+  return found;
+}
+
+// Every recovery that was started is told, also one that fails while its new workers catch up
+// (here every new worker is killed as soon as it appears), and the failure that ends the run is
+// named at the run's own macro step and time, not at a replayed step's.
+TEST(Recovery, FailedRecoveriesAreToldAndNamedAtTheRunsTime) {
+  const Chain c;
+  const auto o = controlled(2e-4, control::Estimator::kExMD, 1e-5);
+  auto po = recovering_options(2);
+  std::vector<std::string> told;
+  po.on_recovery = [&told](const std::string& what) { told.push_back(what); };
+  executors::ProcessExecutor ex(c.sys, c.models, c.sys.initial_couplings(), po);
+  const std::vector<pid_t> first = ex.worker_pids();
+  std::atomic<bool> hunting{false}, done{false};
+  std::thread hunter([&] {
+    while (!done) {
+      if (hunting) {
+        for (const pid_t pid : new_children(first)) kill(pid, SIGKILL);
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  });
+  double accepted = -1.0;
+  try {
+    run(c.sys, ex, o, [&](std::size_t step) {
+      accepted = ex.accepted_time();
+      if (step == 5) {
+        hunting = true;
+        kill(first[1], SIGKILL);
+      }
+    });
+    ADD_FAILURE() << "the run survived its replacements being killed";
+  } catch (const executors::WorkerFailure& e) {
+    EXPECT_EQ(e.time(), accepted) << e.what();
+    EXPECT_NE(std::string(e.what()).find("during recovery 2 of 2"), std::string::npos) << e.what();
+  }
+  done = true;
+  hunter.join();
+  ASSERT_EQ(told.size(), 2u);
+  EXPECT_NE(told[0].find("recovery 1 of 2 failed"), std::string::npos) << told[0];
+  EXPECT_NE(told[1].find("recovery 2 of 2 failed"), std::string::npos) << told[1];
 }
 
 // The recovery files live in a private directory that the executor removes. $TMPDIR points to

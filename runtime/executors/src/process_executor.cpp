@@ -455,18 +455,35 @@ struct ProcessExecutor::State {
     pending_ack = 0;
     unrung = false;
     broken = false;
+    // A failure while the new workers start or catch up (a replayed step's worker dies too) is
+    // named at the run's own macro step and time, not at a replayed step's, and the attempt is
+    // told as a failed recovery: every recovery that was started is reported.
+    std::string why;
+    std::size_t subsystem = failure.subsystem();
     try {
       replace_processes(remote);
+      for (std::size_t i : remote) restore(i);
+    } catch (const WorkerFailure& again) {
+      why = again.what();
+      subsystem = again.subsystem();
     } catch (const std::runtime_error& e) {
-      throw WorkerFailure(fmt::format("recovery after \"{}\" failed: {}", failure.what(), e.what()),
-                          failure.subsystem(), accepted_steps + 1, accepted_time);
+      why = e.what();
     }
-    for (std::size_t i : remote) restore(i);
-    if (options.on_recovery) {
-      options.on_recovery(fmt::format(
-          "{}; every worker was restarted and continues from t = {:.9g} (recovery {} of {})",
-          failure.what(), accepted_time, recoveries, options.max_restarts));
+    if (!why.empty()) {
+      tell_recovery(
+          fmt::format("recovery {} of {} failed: {}", recoveries, options.max_restarts, why));
+      throw WorkerFailure(fmt::format("during recovery {} of {} from \"{}\": {}", recoveries,
+                                      options.max_restarts, failure.what(), why),
+                          subsystem, accepted_steps + 1, accepted_time);
     }
+    tell_recovery(fmt::format(
+        "recovered from a worker failure: {}; every worker was restarted and continues from "
+        "t = {:.9g} (recovery {} of {})",
+        failure.what(), accepted_time, recoveries, options.max_restarts));
+  }
+
+  void tell_recovery(const std::string& what) const {
+    if (options.on_recovery) options.on_recovery(what);
   }
 
   // Ends the processes of `which` (if they still run), forgets the replies they owed, empties
@@ -538,15 +555,15 @@ struct ProcessExecutor::State {
     }
   }
 
-  // recover(), again while a new worker fails during it and recoveries are left.
-  void recover_repeatedly(WorkerFailure failure) {
+  // recover() from `failure`, again while a new worker fails during it and recoveries are left
+  // (each attempt names the failure it recovers from, not the one of the attempt before).
+  void recover_repeatedly(const WorkerFailure& failure) {
     for (;;) {
       try {
         recover(failure);
         return;
-      } catch (const WorkerFailure& again) {
+      } catch (const WorkerFailure&) {
         if (!can_recover()) throw;
-        failure = again;
       }
     }
   }

@@ -75,7 +75,7 @@ std::unique_ptr<executors::Executor> make_executor(
   po.max_restarts = settings.max_restarts;
   // Every recovery is told on stderr as it happens and listed in the metadata.
   po.on_recovery = [&meta](const std::string& what) {
-    fmt::print(stderr, "\nmacrostep: recovered from a worker failure: {}\n", what);
+    fmt::print(stderr, "\nmacrostep: {}\n", what);
     meta["recoveries"].push_back(what);
   };
   meta["placement"] = map.to_json();

@@ -94,8 +94,9 @@ struct ProcessOptions : ExecutorOptions {
   // Least time between two saves of a worker's accepted state for recovery (0: at every
   // accept); the accepted steps since are repeated by a replacement (cheap: nominal runs only).
   std::chrono::milliseconds recovery_interval{1000};
-  // Told about every recovery (one line: which worker failed how, during what, and from where
-  // the run continues); may be empty.
+  // Told about every recovery that was started, as one sentence: "recovered from a worker
+  // failure: <which worker failed how, during what>; ... continues from t = ..." or "recovery k
+  // of n failed: <why>"; may be empty.
   std::function<void(const std::string&)> on_recovery;
   // The 1-based number that names worker i in messages (a group of a larger run, e.g. behind an
   // MPI node agent); empty or a missing entry: i + 1.
