@@ -60,6 +60,7 @@ macrostep::run::StopFlag g_stop{0};
 
 extern "C" void on_stop_signal(int sig) {
   if (g_stop.load(std::memory_order_relaxed) != 0) {
+    macrostep::run::on_repeated_stop_signal();  // a hung model in the master: its last words
     std::signal(sig, SIG_DFL);
     std::raise(sig);
     return;

@@ -1,7 +1,9 @@
 // A test plugin that misbehaves as models from outside sometimes do: a mass on a spring with a
 // force input (outputs x, v), which from time `at` on calls exit(0), dereferences a null
-// pointer, or calls abort() in its residual. Parameters (JSON): misbehaviour ("exit",
-// "segfault", "abort"), at [s], force_sign (1 or -1).
+// pointer, calls abort() or sleeps for ever in its residual. Parameters (JSON): misbehaviour
+// ("exit", "segfault", "abort", "hang"), at [s], force_sign (1 or -1).
+#include <unistd.h>
+
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -21,8 +23,8 @@ class MisbehavingMass final : public macrostep::model::Subsystem {
     how_ = p.value("misbehaviour", std::string("exit"));
     at_ = p.value("at", 0.5e-3);
     sign_ = p.value("force_sign", 1.0);
-    if (how_ != "exit" && how_ != "segfault" && how_ != "abort") {
-      throw std::invalid_argument("misbehaviour: exit, segfault or abort");
+    if (how_ != "exit" && how_ != "segfault" && how_ != "abort" && how_ != "hang") {
+      throw std::invalid_argument("misbehaviour: exit, segfault, abort or hang");
     }
     pattern_.n = 2;
     pattern_.column_start = {0, 2, 4};
@@ -67,6 +69,7 @@ class MisbehavingMass final : public macrostep::model::Subsystem {
   void misbehave() const {
     if (how_ == "exit") std::exit(0);
     if (how_ == "abort") std::abort();
+    while (how_ == "hang") ::pause();
     volatile int* null = nullptr;
     *null = 1;
   }

@@ -3,10 +3,13 @@
 // and a disk that fills at any moment gives a clear error, never a signal, with every file
 // either complete or named in stderr.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +18,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "binary_fixture.hpp"
@@ -230,25 +234,27 @@ TEST_F(Destinations, FullDiskAtAnyMomentIsNeverASignal) {
   }
 }
 
+// Two masses of the misbehaving plugin joined by a spring; the first misbehaves from 1 ms on.
+std::string misbehaving_pair(const std::string& how) {
+  return "[[subsystem]]\nname = \"a\"\nmodel = \"plugin\"\nlibrary = \"" MISBEHAVING_PLUGIN
+         "\"\nparameters = {misbehaviour = \"" +
+         how +
+         "\", at = 1.0e-3}\n"
+         "[[subsystem]]\nname = \"b\"\nmodel = \"plugin\"\nlibrary = \"" MISBEHAVING_PLUGIN
+         "\"\nparameters = {misbehaviour = \"exit\", at = 1.0e9, force_sign = -1}\n"
+         "[[connection]]\nname = \"s\"\nlaw = \"spring_damper\"\n"
+         "from = [\"a.x\", \"a.v\", \"b.x\", \"b.v\"]\nto = [\"a.force\", \"b.force\"]\n"
+         "c = 100.0\nd = 0.1\n[simulation]\nend_time = 4.0e-3\noutput_interval = 1.0e-4\n"
+         "[cosim]\nrtol = 1.0e-5\n";
+}
+
 // A plugin in the master process (the in-process executor) that calls exit(0) or crashes: the
 // user still gets a message, a metadata file that says the run failed and why, and a result file
 // of complete rows (exit(): every row up to the failure; a crash: those written so far); exit()
 // no longer passes for success.
 TEST_F(Destinations, ModelEndingTheMasterIsReported) {
   for (const std::string how : {"exit", "segfault", "abort"}) {
-    write_file(
-        "p.toml",
-        "[[subsystem]]\nname = \"a\"\nmodel = \"plugin\"\nlibrary = \"" MISBEHAVING_PLUGIN
-        "\"\nparameters = {misbehaviour = \"" +
-            how +
-            "\", at = 1.0e-3}\n"
-            "[[subsystem]]\nname = \"b\"\nmodel = \"plugin\"\nlibrary = \"" MISBEHAVING_PLUGIN
-            "\"\nparameters = {misbehaviour = \"exit\", at = 1.0e9, force_sign = -1}\n"
-            "[[connection]]\nname = \"s\"\nlaw = \"spring_damper\"\n"
-            "from = [\"a.x\", \"a.v\", \"b.x\", \"b.v\"]\nto = [\"a.force\", "
-            "\"b.force\"]\nc = 100.0\nd = 0.1\n"
-            "[simulation]\nend_time = 4.0e-3\noutput_interval = 1.0e-4\n"
-            "[cosim]\nrtol = 1.0e-5\n");
+    write_file("p.toml", misbehaving_pair(how));
     const Outcome o = macrostep("run p.toml --executor inprocess --output r.csv");
     const auto meta = nlohmann::json::parse(read_file("r.json"));
     EXPECT_EQ(meta.at("status"), "failed") << how;
@@ -268,6 +274,37 @@ TEST_F(Destinations, ModelEndingTheMasterIsReported) {
     const auto table = macrostep::output::read_csv(path("r.csv"));
     EXPECT_GE(table.rows(), 1u) << how;
   }
+}
+
+// A plugin in the master that never returns: the first SIGTERM asks for a stop after the macro
+// step, which never ends; the second ends the process, and the user still gets a message and a
+// metadata file that says the run was interrupted.
+TEST_F(Destinations, HungModelInTheMasterStillLeavesItsReport) {
+  write_file("p.toml", misbehaving_pair("hang"));
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (chdir(dir_.c_str()) != 0) _exit(120);
+    if (!freopen("stderr.txt", "w", stderr) || !freopen("/dev/null", "w", stdout)) _exit(121);
+    execl(MACROSTEP_BINARY, MACROSTEP_BINARY, "run", "p.toml", "--executor", "inprocess",
+          "--output", "r.csv", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Long enough to reach the hang at 1 ms of simulated time, even under a sanitizer.
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, WNOHANG), 0) << "the run ended without hanging";
+  kill(pid, SIGTERM);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_EQ(waitpid(pid, &status, WNOHANG), 0) << "one SIGTERM ended a hung run";
+  kill(pid, SIGTERM);
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << status;
+  const std::string err = read_file("stderr.txt");
+  EXPECT_NE(err.find("a second stop signal ends the process"), std::string::npos) << err;
+  const auto meta = nlohmann::json::parse(read_file("r.json"));
+  EXPECT_EQ(meta.at("status"), "interrupted");
+  EXPECT_EQ(meta.at("error").at("cause"), "interrupted");
+  EXPECT_GE(macrostep::output::read_csv(path("r.csv")).rows(), 1u);
 }
 
 }  // namespace

@@ -150,7 +150,8 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
     }
     observers.started(*executor);
     // A model in this process that calls exit() or crashes still leaves a report.
-    const UnexpectedEnd guard(end_run, files.json_path(), metadata.crash_document());
+    const UnexpectedEnd guard(end_run, files.json_path(), metadata.crash_document(),
+                              metadata.stopped_document());
     const std::unique_ptr<schemes::MacroStepScheme> scheme = schemes::make_scheme(scheme_options);
     const auto on_accepted = [&](const schemes::AcceptedPoint& p) {
       tally.accepted_point(p);

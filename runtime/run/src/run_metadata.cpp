@@ -322,6 +322,16 @@ std::string MetadataWriter::crash_document() const {
   return meta.dump(2) + "\n";
 }
 
+std::string MetadataWriter::stopped_document() const {
+  json meta = meta_;
+  meta["status"] = "interrupted";
+  meta["error"] = {{"cause", "interrupted"},
+                   {"message",
+                    "a second stop signal ended the process while a model running in the master "
+                    "did not return (a hang); the result file holds the rows written so far"}};
+  return meta.dump(2) + "\n";
+}
+
 void MetadataWriter::finished(const RunEnd& end) {
   meta_["status"] = end.status;
 

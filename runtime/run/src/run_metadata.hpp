@@ -45,6 +45,9 @@ class MetadataWriter final : public RunObserver {
   // The metadata of a run whose process died of a fatal signal (unexpected_end.hpp): what is
   // known now, status "failed", the cause "crash"; no statistics.
   std::string crash_document() const;
+  // The metadata of a run ended by a second SIGINT / SIGTERM while a model in the master did not
+  // return (unexpected_end.hpp): status "interrupted"; no statistics.
+  std::string stopped_document() const;
 
   void started(executors::Executor& executor) override { executor_ = &executor; }
   void finished(const RunEnd& end) override;

@@ -1,6 +1,8 @@
 // The master process ending in the middle of a run (unexpected_end.hpp).
 #include "unexpected_end.hpp"
 
+#include "macrostep/run/interrupt.hpp"
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
@@ -27,7 +29,8 @@ std::atomic<UnexpectedEnd*> g_armed{nullptr};
 struct CrashText {
   std::array<char, 4096> json_path{};
   std::array<char, 4096> tmp_path{};
-  std::string json;  // not resized while armed
+  std::string json;       // not resized while armed
+  std::string stop_json;  // likewise
   std::atomic<bool> ready{false};
 };
 CrashText g_crash;
@@ -42,24 +45,25 @@ void write_fully(int fd, const char* text, std::size_t size) {
   }
 }
 
+// The message and the metadata document of a process about to die (async-signal-safe).
+void last_words(const char* message, std::size_t size, const std::string& json) {
+  if (g_armed.load() == nullptr || !g_crash.ready.load()) return;
+  write_fully(STDERR_FILENO, message, size);
+  if (g_crash.json_path[0] == '\0') return;
+  const int fd = ::open(g_crash.tmp_path.data(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) return;
+  write_fully(fd, json.data(), json.size());
+  ::close(fd);
+  ::rename(g_crash.tmp_path.data(), g_crash.json_path.data());
+}
+
 extern "C" void on_fatal_signal(int sig) {
-  if (g_armed.load() != nullptr && g_crash.ready.load()) {
-    static const char message[] =
-        "\nmacrostep: the master process received a fatal signal during the co-simulation: a model "
-        "running in it (in-process, or a hosted subsystem) crashed; the result file holds the "
-        "rows written so far. --executor processes runs each subsystem in its own process, "
-        "where a crash is reported and can be recovered from (--max-restarts).\n";
-    write_fully(STDERR_FILENO, message, sizeof(message) - 1);
-    if (g_crash.json_path[0] != '\0') {
-      const int fd =
-          ::open(g_crash.tmp_path.data(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-      if (fd >= 0) {
-        write_fully(fd, g_crash.json.data(), g_crash.json.size());
-        ::close(fd);
-        ::rename(g_crash.tmp_path.data(), g_crash.json_path.data());
-      }
-    }
-  }
+  static const char message[] =
+      "\nmacrostep: the master process received a fatal signal during the co-simulation: a model "
+      "running in it (in-process, or a hosted subsystem) crashed; the result file holds the "
+      "rows written so far. --executor processes runs each subsystem in its own process, "
+      "where a crash is reported and can be recovered from (--max-restarts).\n";
+  last_words(message, sizeof(message) - 1, g_crash.json);
   ::sigaction(sig, &g_previous[static_cast<std::size_t>(sig)], nullptr);
   ::raise(sig);
 }
@@ -91,12 +95,14 @@ void copy_path(std::array<char, 4096>& to, const std::string& from) {
 }  // namespace
 
 UnexpectedEnd::UnexpectedEnd(std::function<void(const RunEnd&)> finish,
-                             const std::string& json_path, const std::string& crash_json)
+                             const std::string& json_path, const std::string& crash_json,
+                             const std::string& stop_json)
     : finish_(std::move(finish)) {
   g_crash.ready = false;
   copy_path(g_crash.json_path, json_path.size() < 4000 ? json_path : std::string());
   copy_path(g_crash.tmp_path, json_path.size() < 4000 ? json_path + ".tmp" : std::string());
   g_crash.json = crash_json;
+  g_crash.stop_json = stop_json;
   g_crash.ready = true;
   // Installed after the shared-memory cleanup handlers, so that this runs first and chains to
   // them.
@@ -108,6 +114,19 @@ UnexpectedEnd::~UnexpectedEnd() {
   UnexpectedEnd* self = this;
   g_armed.compare_exchange_strong(self, nullptr);
   g_crash.ready = false;
+}
+
+void UnexpectedEnd::stop_signal_repeated() noexcept {
+  static const char message[] =
+      "\nmacrostep: a second stop signal ends the process: a model running in the master "
+      "(in-process, or a hosted subsystem) did not return from its macro step; the result file "
+      "holds the rows written so far. --executor processes runs each subsystem in its own "
+      "process, where a hang is found (--hang-timeout) and can be recovered from.\n";
+  last_words(message, sizeof(message) - 1, g_crash.stop_json);
+}
+
+void on_repeated_stop_signal() noexcept {
+  UnexpectedEnd::stop_signal_repeated();
 }
 
 void UnexpectedEnd::process_exiting(int status) {

@@ -11,6 +11,11 @@
 //     when the guard was armed (written with async-signal-safe calls only: no statistics, the
 //     result file holds the rows written so far); then the signal's previous action proceeds
 //     (the shared-memory cleanup, the default action).
+//   - a hang: the first SIGINT / SIGTERM asks the run to stop after its macro step, which a hung
+//     model never ends; the second ends the process (the command's handler), and before it does
+//     so it calls stop_signal_repeated(), which writes the prepared "interrupted" document and a
+//     message the same way. --hang-timeout watches worker processes only: a model in the
+//     master is not watched (the process executor, the default, isolates models).
 // One guard is armed at a time (the run driver's); not thread-safe beyond that.
 #pragma once
 
@@ -26,11 +31,16 @@ class UnexpectedEnd {
   // Arms the guard until destruction. `finish` finishes the run with a failure (the driver's
   // observers); `json_path` (may be empty: no metadata file) receives `crash_json` on a fatal
   // signal.
+  // `stop_json` is written instead when a second stop signal ends the process.
   UnexpectedEnd(std::function<void(const RunEnd&)> finish, const std::string& json_path,
-                const std::string& crash_json);
+                const std::string& crash_json, const std::string& stop_json);
   ~UnexpectedEnd();
   UnexpectedEnd(const UnexpectedEnd&) = delete;
   UnexpectedEnd& operator=(const UnexpectedEnd&) = delete;
+
+  // From a signal handler (async-signal-safe): the process is about to die of a second stop
+  // signal; while a guard is armed, its message and metadata are written.
+  static void stop_signal_repeated() noexcept;
 
   // Called by the exit handler only.
   void process_exiting(int status);

@@ -43,6 +43,12 @@ class RunInterrupted : public std::runtime_error {
 // "SIGINT", "SIGTERM", ... or "signal N".
 std::string signal_name(int signal);
 
+// For the command's stop-signal handler, when a second SIGINT / SIGTERM is about to end the
+// process at once (async-signal-safe): while a co-simulation runs, it writes the run's message
+// and its metadata ("interrupted"), since the stop after the macro step did not come (a model
+// in the master hangs). Nothing otherwise.
+void on_repeated_stop_signal() noexcept;
+
 // Throws RunInterrupted(signal, time) if `stop` is set and holds a signal number.
 void check_stop(const StopFlag* stop, double time);
 
