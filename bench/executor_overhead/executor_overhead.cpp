@@ -386,7 +386,7 @@ int efficiency(const std::string& binary, const Efficiency& e, std::size_t repea
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Process-runtime overhead and parallel efficiency (issue 4)"};
+  CLI::App app{"Process-runtime overhead and parallel efficiency"};
   std::string binary = MACROSTEP_BINARY;
   std::vector<std::size_t> counts = {2, 8, 32};
   double overhead_t_end = 2e-3;

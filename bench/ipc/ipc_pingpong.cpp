@@ -1,4 +1,4 @@
-// Round trip master -> worker -> master of one macro-step command / reply (issue 4, bench/ipc),
+// Round trip master -> worker -> master of one macro-step command / reply (bench/ipc),
 // side by side with the physical floor, in one run:
 //   (a) cache-line ping-pong between two threads pinned to two CPUs: one 64-byte line, plain
 //       acquire loads and release stores, no PAUSE: what the coherence fabric costs;
@@ -768,7 +768,7 @@ int main(int argc, char** argv) {
   };
   const auto verdict = [](double ratio, double goal) { return ratio <= goal ? "met" : "NOT met"; };
   fmt::print(
-      "\ngoal (issue 4): (b) median <= 1.5x the floor (a) and <= 0.67x the OpenMPI figure (d), "
+      "\ngoal: (b) median <= 1.5x the floor (a) and <= 0.67x the OpenMPI figure (d), "
       "median of the per-round ratios over {} rounds\n",
       rounds);
   if (!to_floor.empty()) {

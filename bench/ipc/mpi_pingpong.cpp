@@ -1,4 +1,4 @@
-// The OpenMPI side of bench/ipc (issue 4, row (d) of ipc_pingpong): a blocking ping-pong of a
+// The OpenMPI side of bench/ipc (row (d) of ipc_pingpong): a blocking ping-pong of a
 // macro-step-sized command and reply between two ranks, rank 0 playing the master and rank 1 the
 // worker, each round trip timed by rank 0 with the same clock and the same percentile rule as the
 // ring and the floor (bench_timing.hpp). ipc_pingpong starts it through mpirun with

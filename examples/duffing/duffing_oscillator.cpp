@@ -1,4 +1,4 @@
-// A user's model as a plugin (issue 9; subsystems/plugin/.../plugin_api.hpp): a Duffing
+// A user's model as a plugin (subsystems/plugin/.../plugin_api.hpp): a Duffing
 // oscillator, one body on a cubic spring with harmonic forcing and one force input,
 //
 //   x' = v,   m v' = -d v - k x - k3 x^3 + a sin(w t) + s force(t),

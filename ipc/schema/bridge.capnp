@@ -1,4 +1,4 @@
-# Control messages of the MPI bridge (issue 13) between rank 0, the master, and the node agents
+# Control messages of the MPI bridge between rank 0, the master, and the node agents
 # (ranks 1..R-1), each of which drives the worker processes of its group of subsystems through
 # the rings of its node. The subsystems' own configuration travels as the SubsystemConfig of
 # control.capnp, and the per-step payload as the POD worker::StepCommand / StepReply bytes of the

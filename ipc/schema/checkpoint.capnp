@@ -28,7 +28,7 @@ struct Checkpoint {
   csvPath @3 :Text;
   csvBytes @4 :UInt64;
   csvRows @5 :UInt64;
-  # The steps CSV beside it (issue 15: one row per macro-step attempt), cut likewise; its
+  # The steps CSV beside it (one row per macro-step attempt), cut likewise; its
   # attempt numbers continue from acceptedSteps + rejectedSteps.
   stepsBytes @17 :UInt64;
   stepsRows @18 :UInt64;

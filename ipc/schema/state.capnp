@@ -1,4 +1,4 @@
-# Exportable state (issue 8): an IDA workspace snapshot (ida::Integrator::export_snapshot) and
+# Exportable state: an IDA workspace snapshot (ida::Integrator::export_snapshot) and
 # the macro-step controller (control::MacroStepController::export_state). A message written by
 # one process and imported by a freshly started one continues bit-identically (DESIGN.md
 # contract 2), so every floating-point value travels as its Float64 bit pattern.

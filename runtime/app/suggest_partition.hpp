@@ -1,6 +1,6 @@
 // `macrostep suggest-partition CONFIG`: cut positions for a [model] chain that balance the
 // subsystems' load and keep the cuts where the coupling forces are smooth, from a short trial
-// (issue 15, beyond the seeds; the model and the search: analysis/partition_search.hpp).
+// (beyond the seeds; the model and the search: analysis/partition_search.hpp).
 //
 // Two trial runs over [0, trial time]: the co-simulation of the configured partition (its
 // [cosim] settings, in-process unless --executor processes), which measures each subsystem's

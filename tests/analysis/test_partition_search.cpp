@@ -1,4 +1,4 @@
-// The partition model of `macrostep suggest-partition` (partition_search.hpp; issue 15, beyond
+// The partition model of `macrostep suggest-partition` (partition_search.hpp, beyond
 // the seeds). Checked against closed forms: the backward difference of polynomials, the loads
 // of the stated cost model, and the optimum of small cases worked out by hand.
 #include <gtest/gtest.h>

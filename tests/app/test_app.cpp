@@ -469,7 +469,7 @@ TEST_F(App, CoSimulationCommandLineErrorsExitTwoBeforeAnyWork) {
                "--executor mpi (R >= 2: rank 0 is the master, every other rank a node agent; as "
                "root add --allow-run-as-root, with more ranks than cores --oversubscribe)");
 #else
-  // The sanitizer builds leave the bridge out (issue 13: "MPI not built in" is a usage error).
+  // The sanitizer builds leave the bridge out ("MPI not built in" is a usage error).
   expect_error("--executor mpi",
                "--executor mpi: this macrostep is built without the MPI bridge (MPI was not "
                "found, or MACROSTEP_WITH_MPI=OFF); install libopenmpi-dev and rebuild");

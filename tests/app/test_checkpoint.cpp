@@ -108,7 +108,7 @@ class Checkpoint : public macrostep::testing::BinaryTest {
     expect_same_attempts("cut.steps.csv", "whole.steps.csv");
   }
 
-  // The steps CSVs (issue 15) of a resumed and an uninterrupted run hold the same attempts: equal
+  // The steps CSVs of a resumed and an uninterrupted run hold the same attempts: equal
   // attempt, t_start, h, kappa, accepted, error_estimate and corrector_passes (the columns
   // after those measure wall time, which differs from run to run).
   void expect_same_attempts(const std::string& resumed, const std::string& whole) const {
@@ -151,7 +151,7 @@ threads = 1
 )";
 };
 
-// Issue 12's check: SIGKILL of the master at a random macro step, explicit Jacobi (exMD, order
+// The check: SIGKILL of the master at a random macro step, explicit Jacobi (exMD, order
 // control) on worker processes; the resumed CSV equals the uninterrupted one byte for byte.
 TEST_F(Checkpoint, ResumeAfterSigkillIsBitIdenticalExplicitProcesses) {
   kill_and_resume({"--executor", "processes"});
@@ -207,7 +207,7 @@ TEST_F(Checkpoint, SigtermWritesAFinalCheckpointAndResumeFinishesIdentically) {
   }
 }
 
-// Issue 12: "SIGINT, SIGTERM and SIGHUP write a final checkpoint" also without
+// "SIGINT, SIGTERM and SIGHUP write a final checkpoint" also without
 // --checkpoint-every. A fixed-step run on worker processes (no rollback: the workers export their
 // live accepted workspaces) stopped by SIGINT writes r.ckpt beside its CSV, names it on stderr
 // and in the JSON, leaves no state files behind, and resuming it gives the uninterrupted bytes.
@@ -248,7 +248,7 @@ TEST_F(Checkpoint, SignalWithoutAnIntervalWritesAFinalCheckpoint) {
   EXPECT_EQ(nlohmann::json::parse(read_file("s.json")).at("error").count("checkpoint"), 0u);
 }
 
-// jump_handling = "shift" (issue 11) moves the BDF history from the last accepted input
+// jump_handling = "shift" moves the BDF history from the last accepted input
 // polynomial, which the exported state carries (RunnerState): killed and resumed bit-identically.
 TEST_F(Checkpoint, ResumeAfterSigkillIsBitIdenticalWithShiftedHistories) {
   kill_and_resume({"--executor", "processes", "--jump-handling", "shift"});
@@ -261,7 +261,7 @@ TEST_F(Checkpoint, ResumeAfterSigkillIsBitIdenticalGaussSeidel) {
                    "--step-size", "1e-4", "--order", "1"});
 }
 
-// [output] checkpoint_every and checkpoint (issue 12): the file's keys act as --checkpoint-every
+// [output] checkpoint_every and checkpoint: the file's keys act as --checkpoint-every
 // and --checkpoint; a SIGTERM writes the final checkpoint where the file says, and resuming it
 // finishes with the uninterrupted run's bytes.
 TEST_F(Checkpoint, OutputKeysCheckpointLikeTheCommandLine) {

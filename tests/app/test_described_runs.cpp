@@ -1,4 +1,4 @@
-// End-to-end runs of [[subsystem]] / [[connection]] descriptions (issue 9) through the `macrostep`
+// End-to-end runs of [[subsystem]] / [[connection]] descriptions through the `macrostep`
 // binary: per-subsystem solver settings (they reach the worker processes and the metadata) and
 // the multi-domain example configs/drivetrain-belt.toml against its monolithic run.
 #include <gtest/gtest.h>
@@ -207,7 +207,7 @@ TEST_F(DescribedRuns, FeedthroughWithSapIsRefusedUpFront) {
 }
 
 // configs/demo.toml's partition written out as [[subsystem]] chain segments and the cut element
-// as a spring_damper [[connection]] (issue 9: the [model] + [partition] syntax is this
+// as a spring_damper [[connection]] (the [model] + [partition] syntax is this
 // description): the co-simulation's numbers are the same bytes, every state and the coupling
 // force, in both executors; only the column names carry the subsystems' names.
 TEST_F(DescribedRuns, ChainSegmentsDescribeTheDemoPartitionBitIdentically) {

@@ -1,4 +1,4 @@
-// Issue 12, hostile input: the defects found by trying the `macrostep` binary as a hostile user
+// Hostile input: the defects found by trying the `macrostep` binary as a hostile user
 // would, each with the test that keeps it fixed (end to end: exit status, message, files).
 #include <fcntl.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Constraint coupling (issue 11; seed 004, METHODS.md §8): the two-mass oscillator of seed 004
+// Constraint coupling (seed 004, METHODS.md §8): the two-mass oscillator of seed 004
 // App. D (Eq. 58-60) held together by an ideal joint, configs/two-mass-joint.toml, run through
 // the `macrostep` binary. Joined, the two masses move as one damped oscillator of mass m1 + m2 on
 // c1 + c2 and d1 + d2: a closed-form solution, independent of every part of the code, that

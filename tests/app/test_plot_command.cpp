@@ -1,4 +1,4 @@
-// `macrostep plot` end to end (runtime/app/plot_command.hpp, tools/plot_run.py; issue 15):
+// `macrostep plot` end to end (runtime/app/plot_command.hpp, tools/plot_run.py):
 // every configuration in configs/ gives its figures after a short run; the macro-step figure
 // counts the same accepted and rejected attempts as the run's JSON (the steps file of
 // /work/prompts/steps-format.md against the controller's statistics); a monolithic run gives

@@ -1,4 +1,4 @@
-// `macrostep suggest-partition` (issue 15, beyond the seeds): on a small multirate chain cut at
+// `macrostep suggest-partition` (beyond the seeds): on a small multirate chain cut at
 // its mass jumps (seed 000 §5.4: the cut between 10 kg and 0.1 kg bodies is the slow one), the
 // suggested cuts must co-simulate the trial interval in fewer macro steps than the configured
 // ones, measured by running both; and every bad use is one message with exit status 2.

@@ -152,7 +152,7 @@ TEST_F(Command, CleanupRemovesTheSegmentOfAKilledOwner) {
   EXPECT_EQ(again.out.find(name), std::string::npos) << again.out;
 }
 
-// Issue 12: "master SIGKILL followed by `cleanup` or by the next run": a run on worker processes
+// "master SIGKILL followed by `cleanup` or by the next run": a run on worker processes
 // removes a dead run's segment that is over a minute old (its header's creation time is moved
 // back two minutes here) and names it. Another test's run may remove it first (this one holds
 // the stale-segment lock, the other runs do not): then it tries again with a new segment.

@@ -1,4 +1,4 @@
-// [[subsystem]] / [[connection]] descriptions (issue 9): what a valid file becomes (names,
+// [[subsystem]] / [[connection]] descriptions: what a valid file becomes (names,
 // models, laws, which outputs are read and which inputs fed) and the CoupledSystem built from it.
 // The rejected cases are in the bad-config corpus (tests/config/bad/system_*.toml).
 #include <gtest/gtest.h>
@@ -182,7 +182,7 @@ output_interval = 0.01
   EXPECT_DOUBLE_EQ(s.initial_couplings()[0], 1e6);
 }
 
-// Solver keys in a [[subsystem]] (issue 9): they replace [solver]'s for that subsystem only; a
+// Solver keys in a [[subsystem]]: they replace [solver]'s for that subsystem only; a
 // key it does not give keeps [solver]'s, and an atol neither gives follows the subsystem's rtol.
 TEST(SystemConfig, SubsystemSolverKeysOverrideTheSolverTable) {
   std::string text = drivetrain().text;

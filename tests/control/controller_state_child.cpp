@@ -1,4 +1,4 @@
-// A newly started process that continues an exported MacroStepController (issue 8): test_control's
+// A newly started process that continues an exported MacroStepController: test_control's
 // ControllerState.NewProcessContinuesBitIdentically starts it and compares its record with the
 // continuation of the process that exported the state.
 //

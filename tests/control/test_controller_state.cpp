@@ -1,4 +1,4 @@
-// Exported controller state (issue 8, "Exportable state"): MacroStepController::export_state /
+// Exported controller state ("Exportable state"): MacroStepController::export_state /
 // import_state. An imported controller, in this process or in a newly started one, plans and
 // decides bit-identically to the exporter for the same outcomes (METHODS §6.4: the controller
 // state is the accepted history, the plan, N_fail, N_succ and the start-up phase; DESIGN.md
@@ -87,7 +87,7 @@ TEST_P(ControllerState, DriverExercisesRejectionsAndOrderChanges) {
 // A newly started process (controller_state_child, posix_spawn) imports the file this process
 // exported after 3 attempts (the start-up phase still
 // running in variable mode) and drives its controller to the end: same plans and verdicts,
-// same final state (issue 8).
+// same final state.
 TEST_P(ControllerState, NewProcessContinuesBitIdentically) {
   const auto dir = std::filesystem::temp_directory_path() /
                    ("macrostep_controller_state_" + std::to_string(::getpid()) + "_" + GetParam());

@@ -1,4 +1,4 @@
-// The pieces of constraint coupling (issue 11; seed 004, METHODS.md §8) on the two-mass model of
+// The pieces of constraint coupling (seed 004, METHODS.md §8) on the two-mass model of
 // seed 004 App. D: the joint law and its ∂r/∂y, the consistent initial multipliers, the Newton
 // rows without identity, and the heun Jacobian against seed 004 Eq. 50.
 #include <gtest/gtest.h>

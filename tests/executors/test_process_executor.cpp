@@ -181,7 +181,7 @@ TEST(ProcessExecutor, MasterHostingSubsystemOneIsBitIdentical) {
   check_bit_identity(21, 3, fixed_step(2e-4, 1e-5), true);
 }
 
-// Every jump handling (issue 11) travels to the workers and gives the in-process bits: the shifted
+// Every jump handling travels to the workers and gives the in-process bits: the shifted
 // history of nominal and comparison runs (exMD with rejections) and of fixed steps, restarts, the
 // micro-step limit.
 TEST(ProcessExecutor, JumpHandlingIsBitIdentical) {
@@ -515,7 +515,7 @@ TEST(ProcessExecutor, LargeSegmentsAndManySubsystemsStart) {
   }
 }
 
-// Issue 8: a worker attaches to a running segment again. The segment's name is gone after the
+// A worker attaches to a running segment again. The segment's name is gone after the
 // handshakes, so the new process attaches through the descriptor the master hands it; its rings
 // are emptied first. Restarted at T_0, it runs bit-identically to the in-process reference.
 TEST(ProcessExecutor, RestartedWorkersAttachThroughTheDescriptorAndRunBitIdentically) {
@@ -641,7 +641,7 @@ TEST(ProcessExecutorApp, CsvBytesAreIdenticalToInProcess) {
   std::filesystem::remove_all(dir);
 }
 
-// A system description (issue 9: configs/drivetrain.toml, a drive train with a PI speed loop):
+// A system description (configs/drivetrain.toml, a drive train with a PI speed loop):
 // the process executor builds every model from its Cap'n Proto description and gives the same
 // bytes as in-process (contract 1).
 TEST(ProcessExecutorApp, SystemDescriptionCsvBytesAreIdenticalToInProcess) {
@@ -720,7 +720,7 @@ TEST(ProcessExecutorApp, KilledWorkerFailsTheRunWithAValidCsvAndNoSegment) {
   std::filesystem::remove_all(dir);
 }
 
-// Crash recovery from the command line (issue 12): with --max-restarts the run survives the
+// Crash recovery from the command line: with --max-restarts the run survives the
 // killed worker, says so on stderr and in the metadata, and its CSV has the bytes of an
 // undisturbed run.
 TEST(ProcessExecutorApp, KilledWorkerIsRecoveredWithMaxRestartsAndTheCsvIsUnchanged) {

@@ -161,7 +161,7 @@ TEST(Recovery, ImplicitRunWithAHostedSubsystemRecoversBitIdentically) {
   expect_same_bits(undisturbed, disturbed);
 }
 
-// jump_handling = shift (issue 11): the replacement imports the last accepted input polynomial
+// jump_handling = shift: the replacement imports the last accepted input polynomial
 // with the workspace (RunnerState) and shifts its history from it as the killed one would have.
 TEST(Recovery, ShiftedHistoriesRecoverBitIdentically) {
   const Chain c;

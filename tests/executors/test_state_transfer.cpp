@@ -1,4 +1,4 @@
-// Exportable state across processes (issue 8; DESIGN.md contract 2, exact rollback; METHODS.md
+// Exportable state across processes (DESIGN.md contract 2, exact rollback; METHODS.md
 // §4.7): a subsystem's accepted workspace exported by one worker process and imported by a newly
 // started one continues bit-identically, and a file written by a worker process is read by the
 // in-process executor and the other way round. The reference is a run that was never

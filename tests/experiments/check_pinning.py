@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Smoke check of tools/pinning-experiment (issue 15): one round of a few variants on the
+"""Smoke check of tools/pinning-experiment: one round of a few variants on the
 3-subsystem chain for 2e-6 s (seconds), with a per-process --map (`map:`, master left to the OS)
 and one of the wrong length (skipped with the counts), then the JSON and the printed table, the
 heaviest variant's map (only heavy subsystems pinned), and the one-line exit-2 errors for a

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""CI smoke of tools/experiments (issue 15): run `tools/experiments --smoke` into a temporary
+"""CI smoke of tools/experiments: run `tools/experiments --smoke` into a temporary
 directory and check that REPORT.md holds, for the smoke study, a table whose rows carry our
 figure, the seed's published figure and their ratio, and that report.json agrees with it.
 

@@ -1,4 +1,4 @@
-// FMI Model Exchange FMUs as subsystems (issue 14; subsystems/fmu): the test FMUs of fmus/
+// FMI Model Exchange FMUs as subsystems (subsystems/fmu): the test FMUs of fmus/
 // loaded and checked against their equations (closed form, a Runge-Kutta reference, analytic
 // Jacobians), one message for each kind of bad FMU, and co-simulations by the app: the two-mass
 // oscillator (MODELS.md §1.2) as two FMUs against the built-in chain, explicit and implicit,

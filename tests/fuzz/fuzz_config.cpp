@@ -1,4 +1,4 @@
-// libFuzzer target: the configuration loader (issue 12). Any input must end in a parsed
+// libFuzzer target: the configuration loader. Any input must end in a parsed
 // configuration or a ConfigError; anything else (another exception, a crash, a sanitizer
 // report, a hang) is a finding.
 #include <cstddef>

@@ -1,4 +1,4 @@
-// libFuzzer target: what a worker process decodes from its master (issue 12): the Cap'n Proto
+// libFuzzer target: what a worker process decodes from its master: the Cap'n Proto
 // subsystem configuration, handshake and shutdown messages, and the POD step command read from
 // the ring (bad lengths, counts, ids, kinds, versions). The first byte chooses the decoder, the
 // rest is the message. Every input must decode or be refused with std::runtime_error /

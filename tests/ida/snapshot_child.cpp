@@ -1,4 +1,4 @@
-// A newly started process that continues an exported workspace snapshot (issue 8; DESIGN.md
+// A newly started process that continues an exported workspace snapshot (DESIGN.md
 // contract 2): test_ida's SnapshotExportProcess tests start it and compare its record with the
 // continuation of the process that wrote the snapshot.
 //

@@ -1,4 +1,4 @@
-// Exported workspace snapshots (issue 8, "Exportable state"): Integrator::export_snapshot /
+// Exported workspace snapshots ("Exportable state"): Integrator::export_snapshot /
 // import_snapshot. A snapshot imported into a fresh integrator, in this process or in a newly
 // started one, continues bit-identically (DESIGN.md contract 2; METHODS.md §4.7; seed 000
 // §4.2: a restored solver continues "without any initialization or additional starting
@@ -118,7 +118,7 @@ TEST_P(SnapshotExport, BlockTriangularModelContinuesBitIdentically) {
 
 // A new process (ida_snapshot_child, started with posix_spawn) imports the file this process
 // exported after 12 macro steps and continues over 30 more: its record equals this process's
-// continuation bit for bit (issue 8; DESIGN.md contract 2).
+// continuation bit for bit (DESIGN.md contract 2).
 TEST_P(SnapshotExport, NewProcessContinuesBitIdentically) {
   const auto dir =
       std::filesystem::temp_directory_path() /

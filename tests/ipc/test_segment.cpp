@@ -124,7 +124,7 @@ TEST(SharedSegment, CreatesAPrivateObjectUnderAnUnpredictableName) {
   EXPECT_TRUE(a.is_owner());
 }
 
-// Issue 12, defect 2: the pages are reserved when the segment is created, so that storage that
+// Hostile input: the pages are reserved when the segment is created, so that storage that
 // runs out (a full /dev/shm: ENOSPC) is an error of create() that leaves nothing behind, never a
 // SIGBUS at the first touch. The file-size limit stands in for the full file system here (it
 // needs no root): it refuses the reservation with EFBIG the same way. test_hostile runs the
@@ -462,7 +462,7 @@ TEST(SegmentCleanup, SegmentOfAKilledOwnerIsListedAndRemoved) {
   EXPECT_EQ(find_stale(list_stale_segments(), child.name), nullptr);
 }
 
-// Issue 12: the next run removes dead runs' segments, but only those older than its threshold
+// The next run removes dead runs' segments, but only those older than its threshold
 // (RingTransport: a minute), so that it never races `cleanup` on fresh ones. The age is the
 // header's creation time, moved back here as if the owner had died two minutes ago.
 TEST(SegmentCleanup, RemovalByAgeLeavesYoungerStaleSegments) {
@@ -490,7 +490,7 @@ TEST(SegmentCleanup, RemovalByAgeLeavesYoungerStaleSegments) {
   EXPECT_FALSE(shm_name_exists(child.name));
 }
 
-// Issue 12, defect 12: a file named like a segment whose owner pid is gone is still not ours
+// Hostile input: a file named like a segment whose owner pid is gone is still not ours
 // unless it carries our header: neither an empty object nor foreign content is removed.
 TEST(SegmentCleanup, FilesWithoutTheSegmentHeaderAreLeftAlone) {
   const pid_t dead = fork_child([] { return 0; });

@@ -1,4 +1,4 @@
-// BeltDrive: two pulleys on an elastic belt with a tensioner idler on the slack span (issue 9, the
+// BeltDrive: two pulleys on an elastic belt with a tensioner idler on the slack span (the
 // multi-domain example; library/belt_drive.hpp). Besides the contract checks of every model, the
 // statics against their closed form: a driving torque τ on the driver pulley, the matching
 // τ·r_2/r_1 against it on the driven pulley and a tensioner force k_g·T_0 on the idler settle

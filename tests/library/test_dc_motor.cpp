@@ -1,4 +1,4 @@
-// DcMotor: a DC motor behind an ideal gearbox (issue 9: the drive train's electric motor and gear
+// DcMotor: a DC motor behind an ideal gearbox (the drive train's electric motor and gear
 // ratio), checked against its analytic Jacobians' finite differences and the closed-form steady
 // state of L·i' = V − R·i − k·ω, J·ω' = k·i − b·ω + τ/n.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// The MPI bridge end to end (issue 13): `mpirun -np R macrostep run CONFIG --executor mpi` on
+// The MPI bridge end to end: `mpirun -np R macrostep run CONFIG --executor mpi` on
 // localhost gives the in-process executor's CSV byte for byte (contract 1; the in-process
 // executor is the reference, DESIGN.md), explicit and implicit, for the chain and for a general
 // system; a killed or hung node agent ends the run with a message naming its rank, host, subsystems
@@ -95,7 +95,7 @@ class MpiBridge : public BinaryTest {
       expect_same_attempts("mpi" + std::to_string(ranks), "ref");
     }
   }
-  // Issue 15: the bridge's steps CSV holds the in-process run's attempts (every column that does
+  // The bridge's steps CSV holds the in-process run's attempts (every column that does
   // not measure time), and its per-attempt solver times sum to its JSON's per-subsystem totals.
   void expect_same_attempts(const std::string& stem, const std::string& ref_stem) const {
     const auto a = macrostep::output::read_csv(path(stem + ".steps.csv"), "attempt");
@@ -139,7 +139,7 @@ TEST_F(MpiBridge, ImplicitChainIsBitIdenticalToInProcess) {
   expect_identical("'" + kDemo + "' --stop-time 1e-4 --scheme implicit --estimator imMD");
 }
 
-// A general coupled system (issue 9: drive train, 3 subsystems): with 2 ranks one agent hosts
+// A general coupled system (drive train, 3 subsystems): with 2 ranks one agent hosts
 // all three, with 3 ranks the blocks are {1, 2} and {3}.
 TEST_F(MpiBridge, GeneralSystemIsBitIdenticalToInProcess) {
   expect_identical("'" + kDriveTrain + "' --stop-time 0.02");

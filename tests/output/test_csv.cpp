@@ -104,7 +104,7 @@ TEST_F(Csv, RowsReachTheFileBeforeCloseSoAFailedRunLeavesAValidFile) {
   EXPECT_EQ(t.rows(), 2U);
 }
 
-// Issue 12, defect 7: when the file system takes only part of a row (a full disk; here the
+// Hostile input: when the file system takes only part of a row (a full disk; here the
 // file-size limit, in a child process), the part is cut off again: the file ends with the last
 // complete row, and the message names the file and the reason.
 TEST_F(Csv, ARefusedWriteLeavesOnlyCompleteRows) {
@@ -140,7 +140,7 @@ TEST_F(Csv, ARefusedWriteLeavesOnlyCompleteRows) {
   EXPECT_GT(t.rows(), 10u);
 }
 
-// Issue 12, defect 11: the result file is close-on-exec (no worker process inherits it).
+// Hostile input: the result file is close-on-exec (no worker process inherits it).
 TEST_F(Csv, TheFileIsCloseOnExec) {
   CsvWriter w(path("r.csv"), {"a"});
   int found = 0;

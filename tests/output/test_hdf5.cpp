@@ -1,4 +1,4 @@
-// HDF5 writer/reader (output/hdf5.hpp, issue 15): round trip of extreme doubles, the steps
+// HDF5 writer/reader (output/hdf5.hpp): round trip of extreme doubles, the steps
 // table's key column, the metadata attributes, and the errors of bad files and names.
 #include <gtest/gtest.h>
 #include <unistd.h>

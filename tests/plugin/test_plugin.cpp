@@ -1,4 +1,4 @@
-// Users' models as plugins (issue 9; subsystems/plugin, examples/duffing): loading and its
+// Users' models as plugins (subsystems/plugin, examples/duffing): loading and its
 // refusals, the plugin's model against a closed-form solution, and two plugin subsystems
 // co-simulated by the app with both executors (contract 1: the same bytes) and against the
 // monolithic run of the same description.

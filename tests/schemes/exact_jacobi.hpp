@@ -4,7 +4,7 @@
 // generator of the harmonic forces (s' = ωc, c' = −ωs) and, per coupling variable, the Jordan
 // chain q_0' = q_1, ..., q_κ' = 0 that generates the extrapolation polynomial itself. So the
 // input polynomial is integrated exactly, not sampled: what remains is the error of the coupling
-// scheme alone, the yardstick for macrostep's co-simulation error (issue 11, "jumps at macro
+// scheme alone, the yardstick for macrostep's co-simulation error ("jumps at macro
 // points").
 //
 // Scope: chains whose elements are linear (C = D = 0) and whose forces are harmonic; cut into

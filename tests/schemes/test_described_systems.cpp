@@ -1,4 +1,4 @@
-// Co-simulation of systems described with [[subsystem]] / [[connection]] (issue 9) against the
+// Co-simulation of systems described with [[subsystem]] / [[connection]] against the
 // monolithic run of the same description (system::MonolithicSystem, METHODS.md §1.1 Eq. 2.4):
 //  - a branched system: one drive-train segment coupled to three others (a motor segment and a
 //    load segment through shafts, a PI controller through its measured speed);

@@ -129,7 +129,7 @@ TEST(ImplicitScheme, ConvergedStepOfALinearTwoMassOscillatorIsTheClosedFormSolut
   expect_closed_form_steps(corrector::IterationKind::kNewton);
 }
 
-// Beyond the seeds (issue 10): a Jacobian kept across passes and steps, and IQN-ILS secant
+// Beyond the seeds: a Jacobian kept across passes and steps, and IQN-ILS secant
 // updates, converge to the same closed-form solution with far fewer Jacobians (fd only on the
 // first step for quasi-Newton).
 TEST(ImplicitScheme, ReuseAndQuasiNewtonConvergeToTheClosedFormWithFewerJacobians) {
@@ -190,7 +190,7 @@ TEST(ImplicitScheme, AcceptedPointsSatisfyTheCouplingEquations) {
               static_cast<unsigned long long>(r.steps.rejected), r.corrector.mean_passes());
 }
 
-// Reuse across steps (issue 10: "while the contraction rate stays below a threshold"): in a
+// Reuse across steps ("while the contraction rate stays below a threshold"): in a
 // controlled run H changes at nearly every step, so a J kept only for an equal H would serve few
 // steps. A J of the same κ and an H within reuse_step_ratio of its own serves the next ones, and
 // the accepted points still satisfy the coupling equations (METHODS §4.3) as with fd.

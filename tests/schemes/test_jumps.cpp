@@ -1,4 +1,4 @@
-// Jumps of the input polynomial at macro points (issue 11): macrostep's explicit Jacobi against an
+// Jumps of the input polynomial at macro points: macrostep's explicit Jacobi against an
 // independent exact-integration implementation of the same scheme (exact_jacobi.hpp; seed 000
 // App. C / METHODS §7.1, D-37: matrix exponential of an augmented system that also generates the
 // extrapolation polynomial).
@@ -12,7 +12,7 @@
 // errors scaled by the largest reference position and of the velocity errors scaled by the
 // largest reference velocity; the reference is the exact monolithic solution. e_cs is
 // macrostep's error, e_ex the exact scheme's. Where IDA takes about one micro step per macro
-// step (here), keeping the BDF history across the jump at T_N inflates e_cs (issue 11: 1.2, 1.7,
+// step (here), keeping the BDF history across the jump at T_N inflates e_cs (1.2, 1.7,
 // 2.0, 2.7 × e_ex for κ = 0..3); the goal is e_cs ≤ 1.25 e_ex.
 //
 // Window: T = 2 ms (200 macro steps): the error ratio is set by the local errors, which the

@@ -1,4 +1,4 @@
-// Issue 12: a model that returns NaN or an infinity. The attempt counts as a failure of that
+// A model that returns NaN or an infinity. The attempt counts as a failure of that
 // subsystem: the step is rejected and H reduced (D-26); if it persists, the run ends with an
 // error naming the subsystem, the variable and the time (DESIGN.md contract 5).
 #include <gtest/gtest.h>

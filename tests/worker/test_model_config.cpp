@@ -88,7 +88,7 @@ TEST(WorkerModelConfig, EverySegmentOfACutChainIsRebuiltBitIdentically) {
   for (const auto& model : models) expect_rebuilt_bit_identically(model);
 }
 
-// The models of a system description (issue 9), every parameter away from its default so that a
+// The models of a system description, every parameter away from its default so that a
 // field the encoding dropped shows.
 TEST(WorkerModelConfig, DriveTrainCylinderAndPidAreRebuiltBitIdentically) {
   library::DriveTrainParameters drive;
@@ -153,7 +153,7 @@ TEST(WorkerModelConfig, BeltDriveIsRebuiltBitIdentically) {
   expect_rebuilt_bit_identically(belt);
 }
 
-// An FMU (issue 14): path, start values, inputs and outputs travel; the worker unzips and loads
+// An FMU: path, start values, inputs and outputs travel; the worker unzips and loads
 // its own copy, with the master's numbers.
 TEST(WorkerModelConfig, AnFmuIsRebuiltBitIdentically) {
   const fmu::FmuDescription d{

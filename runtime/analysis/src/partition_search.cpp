@@ -1,4 +1,4 @@
-// The partition model and its search (partition_search.hpp; issue 15, beyond the seeds).
+// The partition model and its search (partition_search.hpp, beyond the seeds).
 #include "macrostep/analysis/partition_search.hpp"
 
 #include "macrostep/coupling/lagrange.hpp"

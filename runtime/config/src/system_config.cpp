@@ -1,4 +1,4 @@
-// [[subsystem]] and [[connection]]: a coupled system of any shape (issue 9; schema in
+// [[subsystem]] and [[connection]]: a coupled system of any shape (schema in
 // run_config.hpp, data in system/system_description.hpp). Every check names the table element
 // and key it is about, so each mistake gets one clear message before anything runs (DESIGN.md
 // contract 5).

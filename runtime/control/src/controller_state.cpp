@@ -1,4 +1,4 @@
-// MacroStepController::export_state / import_state (issue 8; ipc/schema/state.capnp,
+// MacroStepController::export_state / import_state (ipc/schema/state.capnp,
 // ControllerState). Doubles travel as Float64 bit patterns and options are compared bit for
 // bit, so that an imported controller computes exactly what the exporter would have.
 #include <capnp/message.h>

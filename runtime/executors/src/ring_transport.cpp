@@ -14,7 +14,7 @@ namespace macrostep::executors {
 
 namespace {
 
-// Issue 12: a master killed with SIGKILL before its workers attached leaves its segment in
+// A master killed with SIGKILL before its workers attached leaves its segment in
 // /dev/shm; the next run removes it (so does `macrostep cleanup`, at once). Only segments older
 // than a minute: a run must not race `cleanup` or the tests that inspect fresh stale segments.
 void remove_dead_runs_segments() {

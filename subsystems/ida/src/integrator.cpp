@@ -395,7 +395,7 @@ struct Integrator::Impl {
     return s;
   }
 
-  // A model that throws (an FMU whose function returned an error, issue 14) stops IDA with an
+  // A model that throws (an FMU whose function returned an error) stops IDA with an
   // unrecoverable residual / Jacobian failure; the exception's message becomes the failure's
   // cause (error_fn). No exception crosses IDA's C frames.
   static int residual_fn(realtype t, N_Vector y, N_Vector ydot, N_Vector r, void* user) {

@@ -1,4 +1,4 @@
-// Cap'n Proto export and import of a WorkspaceSnapshot (issue 8; DESIGN.md contract 2; schema
+// Cap'n Proto export and import of a WorkspaceSnapshot (DESIGN.md contract 2; schema
 // ipc/schema/state.capnp, IdaSnapshot).
 //
 // The KLU factorization travels as KLU's own arrays, not as "Jacobian values, refactor on

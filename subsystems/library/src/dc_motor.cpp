@@ -1,4 +1,4 @@
-// The DC motor behind a gearbox (dc_motor.hpp; issue 9).
+// The DC motor behind a gearbox (dc_motor.hpp).
 #include "macrostep/library/dc_motor.hpp"
 
 #include <cassert>

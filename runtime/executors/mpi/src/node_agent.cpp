@@ -75,7 +75,7 @@ void start_group(ipc::mpi::World& world, const bridge::Setup& setup, Group& g,
     specs[j] = {&g.configs[j].model, g.configs[j].initial_inputs, setup.outputs[j],
                 setup.states[j]};
     po.subsystem_numbers.push_back(setup.subsystems[j] + 1);
-    po.subsystem_solvers.push_back(g.configs[j].solver);  // each its own (issue 9)
+    po.subsystem_solvers.push_back(g.configs[j].solver);  // each its own
   }
   const worker::DecodedConfig& first = g.configs.front();
   po.solver = first.solver;

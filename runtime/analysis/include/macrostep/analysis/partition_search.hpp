@@ -1,4 +1,4 @@
-// Cut positions for a chain from a trial run (issue 15, `macrostep suggest-partition`; beyond
+// Cut positions for a chain from a trial run (`macrostep suggest-partition`; beyond
 // the seeds). The model predicts the wall time of an explicit co-simulation of the chain cut at
 // given boundaries from two measurements, and searches the boundaries that minimise it:
 //

@@ -55,7 +55,7 @@
 //                                    gets amplitude * (-1)^k
 //
 //   A coupled system of built-in models is described instead of [model] (and [partition]) by
-//   (issue 9; system/system_description.hpp; names: letters, digits, '_', '-', no '.'):
+//   (system/system_description.hpp; names: letters, digits, '_', '-', no '.'):
 //   [[subsystem]]                    repeatable, at least one
 //   name = "motor"                   required, unique among subsystems and connections
 //   model = "drive_train"            required: "drive_train" | "hydraulic_cylinder" | "pid" |
@@ -216,7 +216,7 @@
 //   least_squares_points = 8         integer > kappa + 1 (kappa: the fixed order, or 5 with
 //                                    "auto"), at most 64; only with "least_squares"
 //   jump_handling = "keep"           what the subsystems' IDA does where the input polynomial
-//                                    jumps at T_N (issue 11): "keep" its BDF history (default)
+//                                    jumps at T_N: "keep" its BDF history (default)
 //                                    | "shift" the history to the new polynomial (no extra micro
 //                                    step; within 1.25x the exact-integration scheme's error on
 //                                    K-5.1 linear) | "restart" IDA (IDAReInit, order 1) at every
@@ -303,7 +303,7 @@ struct SolverConfig {
   double effective_atol_vel() const { return atol_vel.value_or(rtol); }
 };
 
-// The [solver] keys a [[subsystem]] gives itself (issue 9): in a co-simulation they replace
+// The [solver] keys a [[subsystem]] gives itself: in a co-simulation they replace
 // [solver]'s for that subsystem only; unset members keep [solver]'s. The monolithic run is one
 // IDA system and uses [solver] alone.
 struct SolverOverride {

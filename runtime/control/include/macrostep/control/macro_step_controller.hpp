@@ -43,7 +43,7 @@
 //   a corrector failure is counted and the given u_{N+1} continues); κ rises by one per step
 //   to the target κ; T_{N+1} from Listing 5.1 (ramp) or the plain grid T_0 + k·H.
 //
-// Exportable state (issue 8): export_state() writes everything that steers the controller
+// Exportable state: export_state() writes everything that steers the controller
 // (history, plan, N_fail, N_succ, start-up phase, finished, statistics) and its options as a
 // Cap'n Proto message (ipc/schema/state.capnp, ControllerState); import_state() rebuilds a
 // controller from it, in this or another process, whose plan()/complete() sequence continues

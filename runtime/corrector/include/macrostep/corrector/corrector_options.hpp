@@ -20,7 +20,7 @@ enum class IterationKind : std::uint8_t {
 enum class JacobianKind : std::uint8_t {
   kFiniteDifference,  // fd: one perturbed run per input, every pass (§4.2)
   kSap,               // sap: first series term, no perturbed runs (§4.5, D-20)
-  kReuse,             // fd, kept across passes and steps while it contracts well (issue 10)
+  kReuse,             // fd, kept across passes and steps while it contracts well
   kQuasiNewton,       // IQN-ILS secant updates; fd only at the start and after a failure
   kHeun,              // one Heun step of the linearised subsystems, no perturbed runs (seed 004
                       // Eq. 49/50; heun.hpp)

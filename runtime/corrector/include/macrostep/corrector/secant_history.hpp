@@ -1,5 +1,5 @@
 // A quasi-Newton corrector in the spirit of preCICE's IQN-ILS (Degroote et al. 2009; beyond the
-// seeds, issue 10): the inverse interface Jacobian is never formed; it is replaced by the secant
+// seeds): the inverse interface Jacobian is never formed; it is replaced by the secant
 // information of earlier corrector iterates of the fixed-point map s ↦ x̃ = φ(y(s)) with the
 // residual r = x̃ − s (= −g of METHODS §4.1):
 //

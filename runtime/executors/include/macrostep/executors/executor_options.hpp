@@ -16,7 +16,7 @@ namespace macrostep::executors {
 struct ExecutorOptions {
   // The IDA settings common to every subsystem ...
   ida::IntegratorOptions solver;
-  // ... unless this holds one entry per subsystem (the [[subsystem]] solver keys, issue 9), which
+  // ... unless this holds one entry per subsystem (the [[subsystem]] solver keys), which
   // then replaces `solver` for that subsystem (solver_for). The process executor sends each
   // worker its subsystem's entry.
   std::vector<ida::IntegratorOptions> subsystem_solvers;
@@ -24,7 +24,7 @@ struct ExecutorOptions {
   // one step() per macro step and import_state() (executor.hpp); only fixed-step explicit runs
   // without an estimator (exH) can do without (METHODS §4.7).
   bool rollback = true;
-  // How the runs treat the jump of their input polynomial at T_N (issue 11; default: nothing).
+  // How the runs treat the jump of their input polynomial at T_N (default: nothing).
   runner::JumpOptions jumps;
   // Threads for the runs of one step: in-process the arena shared by all subsystems' runs, in a
   // worker process the arena of its subsystem's nominal and extra runs. 0: TBB's default (all

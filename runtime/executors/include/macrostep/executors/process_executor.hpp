@@ -82,7 +82,7 @@ struct ProcessOptions : ExecutorOptions {
   // while the workers integrate) instead of in a worker: one process fewer to wake per macro
   // step. Results are bit-identical either way. worker_pids()[0] is then the master's pid.
   bool host_first_subsystem = false;
-  // Crash recovery (issue 12): when a worker dies or hangs, every worker process is replaced by
+  // Crash recovery: when a worker dies or hangs, every worker process is replaced by
   // a new one that imports its subsystem's last saved accepted state (each worker writes it to
   // a recovery file in a private directory, see recovery_interval: an exact continuation,
   // contract 2, not a restart of the integrator), repeats the accepted steps since (the master

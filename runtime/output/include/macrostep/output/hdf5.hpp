@@ -1,4 +1,4 @@
-// Result files in HDF5 (issue 15; DESIGN.md "Results"), through the HDF5 C API (serial).
+// Result files in HDF5 (DESIGN.md "Results"), through the HDF5 C API (serial).
 //
 // Layout of a file written by Hdf5File:
 //   /<table>   2-D double dataset, rows × (1 + columns): the key column first ("time" for

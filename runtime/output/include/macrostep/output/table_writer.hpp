@@ -1,4 +1,4 @@
-// A result table written row by row as a run goes (issue 15): a key column (the result's
+// A result table written row by row as a run goes: a key column (the result's
 // "time", the steps table's "attempt") and named columns of doubles. CsvWriter and the tables of
 // an Hdf5File implement it, so that a run driver fills the same rows into either file.
 #pragma once

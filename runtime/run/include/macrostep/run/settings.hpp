@@ -74,7 +74,7 @@ struct CosimOptions {
   MonolithicOptions::Progress progress = MonolithicOptions::Progress::kAuto;
   std::string command_line;        // recorded in the metadata
   const StopFlag* stop = nullptr;  // interrupt.hpp: checked after every macro step
-  // Checkpoints (issue 12; checkpoint/checkpoint.hpp): --checkpoint-every writes one every so
+  // Checkpoints (checkpoint/checkpoint.hpp): --checkpoint-every writes one every so
   // many seconds or accepted macro steps, and a final one when `stop` is set, to
   // checkpoint_path (--checkpoint; empty: checkpoint::default_path of the CSV). Unset: only the
   // final one, where the run can have one (a CSV result; CosimSettings::final_checkpoint);

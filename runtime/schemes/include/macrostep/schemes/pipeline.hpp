@@ -128,7 +128,7 @@ struct SchemeResult {
   double mean_h() const;
 };
 
-// The diagnostics of one macro-step attempt, accepted or rejected (issue 15; the steps file of
+// The diagnostics of one macro-step attempt, accepted or rejected (the steps file of
 // the run driver: README "Output"). Handed to the ProgressObserver after the verdict is applied
 // (executor accepted or rejected, accepted-point observer called); the span is valid during the
 // call only.
@@ -242,7 +242,7 @@ class MacroStepScheme {
   // After every attempt, the controller's verdict on it (a subsystem failure is a rejection):
   // for schemes that carry information from an accepted step to the next one.
   virtual void concluded(bool accepted) { (void)accepted; }
-  // Checkpoints (issue 12): what the scheme carries from one macro step to the next, as arrays
+  // Checkpoints: what the scheme carries from one macro step to the next, as arrays
   // of doubles (each scheme documents its layout), between macro steps after start(). A scheme
   // started with the same system and options that imports them continues bit-identically.
   // import_state throws std::invalid_argument for arrays that do not fit. Default: no state.
@@ -255,7 +255,7 @@ class MacroStepScheme {
 // waveform: corrector->iteration).
 std::unique_ptr<MacroStepScheme> make_scheme(const SchemeOptions& options);
 
-// A run that continues a checkpoint, and the hook that writes them (issue 12).
+// A run that continues a checkpoint, and the hook that writes them.
 struct Continuation {
   // Non-null: continue from this exported controller (control::MacroStepController::
   // export_state) and scheme state instead of starting at t_start; the executor must hold every

@@ -1,4 +1,4 @@
-// A coupled system described as data (issue 9; METHODS.md §1.1): named subsystems of the
+// A coupled system described as data (METHODS.md §1.1): named subsystems of the
 // built-in library and named connections, each one coupling law with the outputs it reads and
 // the inputs its coupling variables feed. The configuration's [[subsystem]] / [[connection]]
 // tables (runtime/config) become one SystemDescription after validation; build_system() turns it

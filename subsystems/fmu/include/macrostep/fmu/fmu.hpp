@@ -1,4 +1,4 @@
-// FMI Model Exchange FMUs as subsystems (issue 14; FMI 2.0 and 3.0). An FMU hands its equations
+// FMI Model Exchange FMUs as subsystems (FMI 2.0 and 3.0). An FMU hands its equations
 // to the importer: macrostep integrates x' = f(t, x, u) with its own IDA (residual
 // F = x' − f(t, x, u)), so the whole integration state is macrostep's: exact rollback, clones for
 // comparison and perturbed runs and process isolation need nothing from the FMU.

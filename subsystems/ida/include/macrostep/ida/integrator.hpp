@@ -92,7 +92,7 @@ class IntegrationError : public std::runtime_error {
 };
 
 // How one advance_to() treats the start of its interval T_N, where the caller's input polynomial
-// may jump (issue 11; METHODS §2.2: explicit polynomials jump at T_N). The defaults change
+// may jump (METHODS §2.2: explicit polynomials jump at T_N). The defaults change
 // nothing.
 struct AdvanceControl {
   // Rewrite the BDF history at time() as if the current input had driven it: non-null, the
@@ -187,7 +187,7 @@ class Integrator {
   // on other into a scratch snapshot owned by this integrator, then restore() here.
   void copy_state_from(const Integrator& other);
 
-  // Exportable snapshot (issue 8): a Cap'n Proto message (ipc/schema/state.capnp, IdaSnapshot)
+  // Exportable snapshot: a Cap'n Proto message (ipc/schema/state.capnp, IdaSnapshot)
   // that another process imports into a freshly constructed integrator for the same subsystem
   // with the same options, and then continues bit-identically (contract 2):
   //   A: a.save(s); bytes = a.export_snapshot(s);   -> file, pipe, checkpoint

@@ -1,4 +1,4 @@
-// A belt drive with a tensioner idler as a Subsystem (issue 9, the multi-domain example): two
+// A belt drive with a tensioner idler as a Subsystem (the multi-domain example): two
 // pulleys joined by an elastic belt, whose slack span runs over an idler that a tensioner pushes
 // into it. Rotational mechanics as in the drive-train segment (J·φ̈ = Σ M), the belt as two
 // linear elastic spans (seed 003 §2.6 style lumped model; slip and a slack belt are not modelled).

@@ -1,4 +1,4 @@
-// A permanent-magnet DC motor behind an ideal gearbox as a Subsystem (issue 9: the drive train's
+// A permanent-magnet DC motor behind an ideal gearbox as a Subsystem (the drive train's
 // electric motor and gear ratio). Armature circuit and rotor:
 //
 //   L·i' = V − R·i − k·ω,   φ' = ω,   J·ω' = k·i − b·ω + τ/n

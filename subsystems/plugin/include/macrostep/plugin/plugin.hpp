@@ -1,4 +1,4 @@
-// Loading users' models (plugins; issue 9): a PluginDescription names a shared library that
+// Loading users' models (plugins): a PluginDescription names a shared library that
 // implements plugin_api.hpp and the parameters to build its subsystem with. The master and each
 // worker process load the library themselves (dlopen) and build their own instances.
 #pragma once

@@ -1,4 +1,4 @@
-// What a user's model library implements to be a macrostep subsystem (a plugin; issue 9).
+// What a user's model library implements to be a macrostep subsystem (a plugin).
 //
 // A plugin is a shared library built against macrostep's model headers
 // (subsystems/model/include) with the same compiler and C++ standard library as macrostep

@@ -79,7 +79,7 @@ struct ExtraRun {
   }
 };
 
-// What a run does with the jump of its input polynomial at T_N (issue 11; METHODS §2.2: explicit
+// What a run does with the jump of its input polynomial at T_N (METHODS §2.2: explicit
 // polynomials jump at T_N). IDA's BDF history holds the states of the previous polynomial; with
 // about one micro step per macro step it sees the new polynomial only at T_{N+1}, and the
 // co-simulation error grows by up to 2.7× the scheme's own.

@@ -1,4 +1,4 @@
-// The MPI bridge (issue 13; DESIGN.md "mpirun -np R macrostep run CONFIG --executor mpi"): the
+// The MPI bridge (DESIGN.md "mpirun -np R macrostep run CONFIG --executor mpi"): the
 // same co-simulation across ranks and nodes, with the same results (contract 1).
 //
 // Rank 0 is the master: it runs the scheme with an MpiExecutor. Every other rank is a node agent
