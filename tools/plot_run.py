@@ -93,7 +93,7 @@ def read_h5(path):
 
         results = table("results")
         steps = table("steps") if "steps" in f else None
-        raw = f.attrs.get("metadata_json")  # the run's JSON document (README "HDF5")
+        raw = f.attrs.get("metadata_json")  # the run's JSON document (docs/reference/commands.md)
         metadata = None if raw is None else json.loads(
             raw.decode() if isinstance(raw, bytes) else raw)
     if "time" not in results:

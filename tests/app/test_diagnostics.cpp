@@ -1,4 +1,4 @@
-// Per-macro-step diagnostics and HDF5 output end to end (README "Output";
+// Per-macro-step diagnostics and HDF5 output end to end (docs/reference/commands.md;
 // /work/prompts/steps-format.md is the steps file's contract): the steps table of every scheme
 // against the run's own JSON (the per-attempt solver times sum to the JSON's per-subsystem
 // totals to the nanosecond, the accepted and rejected counts and corrector passes agree), and an

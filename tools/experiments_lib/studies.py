@@ -709,7 +709,7 @@ def b2016(runner, quick):
     r.row("local-error orders: C1 = Lagrange, C0 capped at 3, F/D Jacobi one order below GS",
           "not done", "seed 001 Eq. 26", failed=True,
           note="not done: the binary has no local-error mode with the exact history (seed 001 "
-               "Eq. 26); tests/analysis checks the C0/C1 orders in C++ (README, stability "
+               "Eq. 26); tests/analysis checks the C0/C1 orders in C++ (docs/guide/stability.md, stability "
                "section)")
     r.note("STAB's B-2016 rows use the damped symmetric model (m = c = 1, d = 0.1); this study "
            "uses seed 001's own parameters and also F/D, D/D and the degree orderings")

@@ -1,4 +1,4 @@
-// The files a run writes (private to the run library; README "Output"): the result table
+// The files a run writes (private to the run library; docs/reference/commands.md): the result table
 // (CSV, or /results of an HDF5 file), for a co-simulation the per-attempt steps table
 // ("<stem>.steps.csv", or /steps of the HDF5 file) and the JSON metadata "<stem>.json" (in an
 // HDF5 file also as its root attributes). Monolithic and reference runs have no steps table.

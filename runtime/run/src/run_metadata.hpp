@@ -1,4 +1,4 @@
-// The metadata of a co-simulation run (private to the run library; README "Output"): the JSON
+// The metadata of a co-simulation run (private to the run library; docs/reference/commands.md): the JSON
 // beside the result file, in an HDF5 result also its root attributes. What is known before the
 // run starts is written into it first; the observer completes it when the run ends, however it
 // ends (DESIGN.md contract 5: a failed run's metadata names the cause).

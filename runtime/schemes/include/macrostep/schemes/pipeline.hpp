@@ -129,7 +129,7 @@ struct SchemeResult {
 };
 
 // The diagnostics of one macro-step attempt, accepted or rejected (the steps file of
-// the run driver: README "Output"). Handed to the ProgressObserver after the verdict is applied
+// the run driver: docs/reference/commands.md). Handed to the ProgressObserver after the verdict is applied
 // (executor accepted or rejected, accepted-point observer called); the span is valid during the
 // call only.
 struct StepRecord {
