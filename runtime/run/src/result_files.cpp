@@ -48,7 +48,8 @@ ResultFiles::ResultFiles(const Request& r)
       r.output_file.empty() ? config::default_output_file(config, r.reference) : r.output_file;
   const bool h5 = output::is_hdf5_path(result_path_);
   // A character device (/dev/null) takes the result alone: nothing is derived from its name.
-  const bool special = output::Destinations::is_special(result_path_);
+  special_ = output::Destinations::is_special(result_path_);
+  const bool special = special_;
   if (h5 && special) {
     throw SetupError(fmt::format("{}: an HDF5 result needs a regular file", result_path_));
   }

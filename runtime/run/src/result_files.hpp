@@ -93,6 +93,7 @@ class ResultFiles {
 
   output::Destinations destinations_;
   Request request_;
+  bool special_ = false;  // the result is a character device (no siblings)
   std::string result_path_, json_path_, steps_path_;
   std::optional<output::CsvWriter> csv_, steps_csv_;
   std::unique_ptr<output::Hdf5File> h5_;
