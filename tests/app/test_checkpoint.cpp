@@ -194,7 +194,8 @@ TEST_F(Checkpoint, SigtermWritesAFinalCheckpointAndResumeFinishesIdentically) {
   // The resumed steps CSV is the whole run's: cut at the checkpoint and continued.
   expect_same_attempts("r.steps.csv", "whole.steps.csv");
   // Its rows after the checkpoint are the resumed process's attempts: their solver times sum to
-  // that run's JSON totals (the JSON's times cover the resumed process only; docs/reference/commands.md).
+  // that run's JSON totals (the JSON's times cover the resumed process only;
+  // docs/reference/commands.md).
   const auto steps = macrostep::output::read_csv(path("r.steps.csv"), "attempt");
   for (std::size_t i = 0; i < 2; ++i) {
     std::int64_t sum = 0;

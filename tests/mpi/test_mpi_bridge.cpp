@@ -238,9 +238,9 @@ int signal_during_run(const std::filesystem::path& dir, const DisturbedRun& run,
 
 // The agent-kill tests: `mpirun -np 3`, SIGKILL. When a rank dies, mpirun sends SIGTERM to the
 // others and SIGKILL after odls_base_sigkill_timeout (1 s): rank 0 reports within that on a
-// normal machine, but a CI machine at load 17 on 2 CPUs may not schedule it in time (docs/guide/mpi.md, "MPI
-// bridge"). mpirun itself ends about twice this timeout after the kill even when every rank is
-// gone already (measured: 19 s with 10, 7 s with 4), so the test takes 4 s.
+// normal machine, but a CI machine at load 17 on 2 CPUs may not schedule it in time
+// (docs/guide/mpi.md, "MPI bridge"). mpirun itself ends about twice this timeout after the kill
+// even when every rank is gone already (measured: 19 s with 10, 7 s with 4), so the test takes 4 s.
 int kill_during_run(const std::filesystem::path& dir, bool agent, std::set<pid_t>& seen) {
   DisturbedRun run;
   run.mpirun_options = "--mca odls_base_sigkill_timeout 4";

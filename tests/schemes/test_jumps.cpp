@@ -230,8 +230,8 @@ TEST_F(Jumps, ShiftedHistoryMeetsTheExactSchemeError) {
   }
 }
 
-// The measurement behind the table in docs/results/state-of-the-work.md (not run by default): every option at κ = 0..3 over
-// the study's whole 0.25 s (25 000 macro steps; about two minutes).
+// The measurement behind the table in docs/results/state-of-the-work.md (not run by default): every
+// option at κ = 0..3 over the study's whole 0.25 s (25 000 macro steps; about two minutes).
 TEST_F(Jumps, DISABLED_OptionsTable) {
   std::vector<runner::JumpOptions> options;
   options.push_back({});

@@ -1,5 +1,5 @@
-// The result table of a co-simulation run (private to the run library; docs/reference/commands.md): which
-// columns it has, and the observer that writes a row at every output_every-th accepted macro
+// The result table of a co-simulation run (private to the run library; docs/reference/commands.md):
+// which columns it has, and the observer that writes a row at every output_every-th accepted macro
 // point and at the last one.
 #pragma once
 

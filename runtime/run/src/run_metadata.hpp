@@ -1,5 +1,5 @@
-// The metadata of a co-simulation run (private to the run library; docs/reference/commands.md): the JSON
-// beside the result file, in an HDF5 result also its root attributes. What is known before the
+// The metadata of a co-simulation run (private to the run library; docs/reference/commands.md): the
+// JSON beside the result file, in an HDF5 result also its root attributes. What is known before the
 // run starts is written into it first; the observer completes it when the run ends, however it
 // ends (DESIGN.md contract 5: a failed run's metadata names the cause).
 #pragma once

@@ -129,9 +129,9 @@ struct SchemeResult {
 };
 
 // The diagnostics of one macro-step attempt, accepted or rejected (the steps file of
-// the run driver: docs/reference/commands.md). Handed to the ProgressObserver after the verdict is applied
-// (executor accepted or rejected, accepted-point observer called); the span is valid during the
-// call only.
+// the run driver: docs/reference/commands.md). Handed to the ProgressObserver after the verdict is
+// applied (executor accepted or rejected, accepted-point observer called); the span is valid during
+// the call only.
 struct StepRecord {
   std::uint64_t attempt = 0;  // 1-based over the run; a continued run counts on from its checkpoint
   control::StepPlan plan;     // T_N = plan.t_begin, H = plan.h(), κ = plan.kappa
