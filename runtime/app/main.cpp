@@ -29,13 +29,13 @@
 #include "macrostep/checkpoint/checkpoint.hpp"
 #include "macrostep/config/run_config.hpp"
 #include "macrostep/control/step_size.hpp"
-#include "macrostep/coupling/approximation.hpp"
 #include "macrostep/executors/process_executor.hpp"
 #include "macrostep/ida/integrator.hpp"
 #include "macrostep/ipc/shared_segment.hpp"
 #include "macrostep/output/csv.hpp"
 #include "macrostep/output/hdf5.hpp"
 #include "macrostep/output/nrmse.hpp"
+#include "macrostep/polynomials/approximation.hpp"
 #include "macrostep/run/cosimulation.hpp"
 #include "macrostep/run/monolithic.hpp"
 #include "macrostep/schemes/explicit_jacobi.hpp"
@@ -254,7 +254,7 @@ macrostep::run::CosimOptions cosim_options(const RunArgs& args, const std::strin
   if (given(args.order_opt)) o.order = parse_order(args.order);
   if (given(args.approximation_opt)) {
     try {
-      o.approximation = macrostep::coupling::parse_approximation(args.approximation);
+      o.approximation = macrostep::polynomials::parse_approximation(args.approximation);
     } catch (const std::invalid_argument& e) {
       throw UsageError(std::string("--approximation: ") + e.what());
     }

@@ -63,7 +63,7 @@ void resolve(const StabilityArgs& a, TwoMass& model, Method& method, std::string
     stem = fs::path(a.config).stem().string();
   }
   if (!a.approximation.empty())
-    method.approximation = coupling::parse_approximation(a.approximation);
+    method.approximation = polynomials::parse_approximation(a.approximation);
   if (a.order) method.order = *a.order;
   const auto set = [](const std::optional<double>& v, double& out) {
     if (v) out = *v;

@@ -26,7 +26,7 @@ Method lagrange(int kappa, Scheme scheme = Scheme::kJacobi,
 
 Method named(const std::string& approximation, int order = 2) {
   Method m;
-  m.approximation = coupling::parse_approximation(approximation);
+  m.approximation = polynomials::parse_approximation(approximation);
   m.order = order;
   return m;
 }

@@ -165,7 +165,8 @@ void complete_rows(const fs::path& file) {
       complete_rows(file);
     } else if (ext == ".json") {
       std::ifstream in(file);
-      (void)nlohmann::json::parse(in);
+      const auto parsed = nlohmann::json::parse(in);
+      (void)parsed;
     } else if (ext == ".h5") {
       macrostep::output::read_hdf5_table(file.string());
     } else if (ext == ".ckpt") {

@@ -8,7 +8,7 @@
 #include <span>
 #include <vector>
 
-#include "../coupling/grid_support.hpp"
+#include "../polynomials/grid_support.hpp"
 
 namespace macrostep::testing {
 

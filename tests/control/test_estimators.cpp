@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "control_support.hpp"
-#include "macrostep/coupling/builders.hpp"
+#include "macrostep/polynomials/builders.hpp"
 
-namespace mc = macrostep::coupling;
+namespace mp = macrostep::polynomials;
 namespace mct = macrostep::control;
 namespace mt = macrostep::testing;
 
@@ -152,7 +152,7 @@ Accuracy estimator_accuracy(mct::Estimator e, int kappa, double h) {
   const double t_n = 0.9, t_next = t_n + h;
   const auto t = mt::grid_ending_at(t_n, h, ratios, static_cast<std::size_t>(kappa) + 2);
   const auto hist = mt::history_from(t, 1, [](std::size_t, double x) { return f(x); });
-  auto run = [&](const mc::SupportPoints& sp) {
+  auto run = [&](const mp::SupportPoints& sp) {
     return integrate(t_n, t_next, [&](double x) {
       double u;
       sp.evaluate(x, std::span<double>(&u, 1));
@@ -161,24 +161,24 @@ Accuracy estimator_accuracy(mct::Estimator e, int kappa, double h) {
   };
   const RunResult exact = integrate(t_n, t_next, f);
   std::vector<double> u_pre(1), u_hat(1);
-  mc::lagrange_prediction(hist, kappa, t_next, u_pre);
-  const RunResult nominal = run(mc::step_polynomial(hist, kappa, t_next, u_pre));
+  mp::lagrange_prediction(hist, kappa, t_next, u_pre);
+  const RunResult nominal = run(mp::step_polynomial(hist, kappa, t_next, u_pre));
   const mct::MilneRatios ratio = mct::milne_ratios(hist, kappa, t_next);
   std::vector<double> eps_pos(1), eps_vel(1);
   RunResult continuing = nominal;
   auto one = [](double x) { return std::vector<double>{x}; };
   if (e == mct::Estimator::kExLE) {
     const std::vector<std::size_t> ch = {0};
-    const RunResult cmp = run(mc::extrapolation_comparison_polynomial(hist, kappa, t_next, ch));
+    const RunResult cmp = run(mp::extrapolation_comparison_polynomial(hist, kappa, t_next, ch));
     mct::local_extrapolation_error(one(nominal.q), one(cmp.q), eps_pos);
     mct::local_extrapolation_error(one(nominal.v), one(cmp.v), eps_vel);
   } else if (e == mct::Estimator::kExMD) {
-    mc::milne_comparison_prediction(hist, kappa, t_next, u_hat);
-    const RunResult cmp = run(mc::step_polynomial(hist, kappa, t_next, u_hat));
+    mp::milne_comparison_prediction(hist, kappa, t_next, u_hat);
+    const RunResult cmp = run(mp::step_polynomial(hist, kappa, t_next, u_hat));
     mct::explicit_milne_error(one(nominal.q), one(cmp.q), ratio.pos, eps_pos);
     mct::explicit_milne_error(one(nominal.v), one(cmp.v), ratio.vel, eps_vel);
   } else {  // imMD: the corrector converged to the consistent u_{N+1} = f(T_{N+1})
-    continuing = run(mc::step_polynomial(hist, kappa, t_next, one(f(t_next))));
+    continuing = run(mp::step_polynomial(hist, kappa, t_next, one(f(t_next))));
     mct::implicit_milne_error(one(nominal.q), one(continuing.q), ratio.pos, eps_pos);
     mct::implicit_milne_error(one(nominal.v), one(continuing.v), ratio.vel, eps_vel);
   }

@@ -8,9 +8,9 @@
 #include <cmath>
 #include <vector>
 
-#include "macrostep/coupling/builders.hpp"
+#include "macrostep/polynomials/builders.hpp"
 
-namespace mc = macrostep::coupling;
+namespace mp = macrostep::polynomials;
 namespace mct = macrostep::control;
 
 namespace {
@@ -262,8 +262,8 @@ TEST(MacroStepController, OrderChangeUsesAPrioriEstimate) {
   const auto& hist = c.history();
   const double t_next = hist.newest_time() + h;
   std::vector<double> hi(1), lo(1);
-  mc::lagrange_prediction(hist, 2, t_next, hi);
-  mc::lagrange_prediction(hist, 1, t_next, lo);
+  mp::lagrange_prediction(hist, 2, t_next, hi);
+  mp::lagrange_prediction(hist, 1, t_next, lo);
   const double w =
       1.0 / (o.tolerances.atol_u + o.tolerances.rtol * std::abs(hist.newest_values()[0]));
   const double r_raw = std::pow(6.0 * std::abs(hi[0] - lo[0]) * w, -1.0 / 2.0);
@@ -286,7 +286,7 @@ TEST(MacroStepController, ControlledRunOnASmoothCouplingVariable) {
     std::vector<double> u_pre(1), u_new(1);
     while (!c.finished()) {
       const mct::StepPlan p = c.plan();
-      mc::lagrange_prediction(c.history(), p.kappa, p.t_end, u_pre);
+      mp::lagrange_prediction(c.history(), p.kappa, p.t_end, u_pre);
       u_new[0] = f(p.t_end);
       const auto est = mct::estimate_coupling_variables(u_pre, u_new, o.tolerances);
       const auto v = c.complete({est, false, u_new});

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "control_support.hpp"
-#include "macrostep/coupling/builders.hpp"
+#include "macrostep/polynomials/builders.hpp"
 
-namespace mc = macrostep::coupling;
+namespace mp = macrostep::polynomials;
 namespace mct = macrostep::control;
 namespace mt = macrostep::testing;
 
@@ -122,8 +122,8 @@ TEST(StepSize, APrioriEstimateEqualsDifferenceOfPredictors) {
   for (int kappa = 0; kappa <= 5; ++kappa) {
     std::vector<double> eps(2), hi(2), lo(2);
     mct::a_priori_error(hist, kappa, t_next, eps);
-    mc::lagrange_prediction(hist, kappa + 1, t_next, hi);
-    mc::lagrange_prediction(hist, kappa, t_next, lo);
+    mp::lagrange_prediction(hist, kappa + 1, t_next, hi);
+    mp::lagrange_prediction(hist, kappa, t_next, lo);
     for (std::size_t c = 0; c < 2; ++c) {
       EXPECT_NEAR(eps[c], hi[c] - lo[c], 1e-9 * (std::abs(hi[c]) + 1e-3)) << "kappa " << kappa;
     }

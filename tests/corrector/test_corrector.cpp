@@ -15,9 +15,9 @@
 #include "macrostep/corrector/convergence.hpp"
 #include "macrostep/corrector/interface_jacobian.hpp"
 #include "macrostep/corrector/sap.hpp"
-#include "macrostep/coupling/builders.hpp"
 #include "macrostep/executors/in_process_executor.hpp"
 #include "macrostep/library/chain.hpp"
+#include "macrostep/polynomials/builders.hpp"
 #include "macrostep/system/chain_system.hpp"
 #include "star_system.hpp"
 
@@ -197,13 +197,13 @@ TEST(FiniteDifferenceSensitivities, MatchTheClosedFormResponseOfALinearOscillato
   io.solver = testing::reference_solver();
   io.rollback = true;
   executors::InProcessExecutor ex(sys, u0, io);
-  coupling::CouplingHistory hist(1);
+  polynomials::CouplingHistory hist(1);
   hist.push(0.0, u0);
   const double h = 2e-3, lambda = u0[0] + 3.0, delta = 0.1;
   const std::vector<double> s_end{lambda};
   std::vector<executors::SubsystemCommand> cmds(2);
   for (std::size_t i = 0; i < 2; ++i) {
-    cmds[i].nominal = coupling::step_polynomial(hist, 0, h, s_end, std::vector<std::size_t>{0});
+    cmds[i].nominal = polynomials::step_polynomial(hist, 0, h, s_end, std::vector<std::size_t>{0});
     cmds[i].extra.push_back(runner::ExtraRun::perturbed(0, lambda + delta));
   }
   executors::PassOutcome out;
@@ -237,7 +237,7 @@ TEST(SapSensitivities, AreExactForFreeBodiesOnANonUniformGrid) {
   io.solver = testing::reference_solver();
   io.rollback = true;
   executors::InProcessExecutor ex(sys, u0, io);
-  coupling::CouplingHistory hist(3);
+  polynomials::CouplingHistory hist(3);
   // Earlier macro points (T_{N-2}, T_{N-1}) before t0 = 0: only the polynomial uses them.
   hist.push(-2.2e-3, std::vector<double>{u0[0] * 0.8, u0[1] * 1.1, u0[2] * 0.9});
   hist.push(-0.7e-3, std::vector<double>{u0[0] * 0.9, u0[1] * 1.05, u0[2] * 0.95});
@@ -249,7 +249,7 @@ TEST(SapSensitivities, AreExactForFreeBodiesOnANonUniformGrid) {
   std::vector<executors::SubsystemCommand> cmds(3);
   for (std::size_t i = 0; i < 3; ++i) {
     cmds[i].nominal =
-        coupling::step_polynomial(hist, kappa, t1, s_end, std::vector<std::size_t>{i});
+        polynomials::step_polynomial(hist, kappa, t1, s_end, std::vector<std::size_t>{i});
     cmds[i].extra.push_back(runner::ExtraRun::perturbed(0, s_end[i] + delta));
   }
   executors::PassOutcome out;

@@ -113,7 +113,7 @@ TEST(ReuseJacobian, AKeptJacobianServesTheSameKappaAndANearStepSize) {
   EXPECT_TRUE(reuse->wants_perturbed_runs(plan));  // nothing kept yet
 
   // One pass with a perturbed run per input: outputs move by 1e-6 per unit of the input.
-  coupling::CouplingHistory history(sys.coupling_count());
+  polynomials::CouplingHistory history(sys.coupling_count());
   history.push(0.0, sys.initial_couplings());
   executors::PassOutcome outcome;
   std::vector<std::vector<double>> y(sys.subsystem_count());

@@ -15,13 +15,13 @@
 #include <memory>
 #include <vector>
 
-#include "macrostep/coupling/builders.hpp"
-#include "macrostep/coupling/history.hpp"
 #include "macrostep/executors/in_process_executor.hpp"
 #include "macrostep/executors/process_executor.hpp"
 #include "macrostep/library/chain.hpp"
 #include "macrostep/library/chain_spec.hpp"
 #include "macrostep/library/model_description.hpp"
+#include "macrostep/polynomials/builders.hpp"
+#include "macrostep/polynomials/history.hpp"
 #include "macrostep/system/chain_system.hpp"
 
 #include "../support/test_chain.hpp"
@@ -75,7 +75,7 @@ struct Fixture {
   // One pass from T_N to t1 with end values `s` (all coupling channels); returns the coupling
   // variables phi(y) of the nominal runs. Perturbed runs move channel k's end value by 1e-3
   // relative; kPerturbedAsComparison sends the same runs as full polynomials instead.
-  std::vector<double> pass(executors::Executor& ex, const coupling::CouplingHistory& hist,
+  std::vector<double> pass(executors::Executor& ex, const polynomials::CouplingHistory& hist,
                            double t1, const std::vector<double>& s, Extras extras,
                            Trace& trace) const {
     const std::size_t ns = system.subsystem_count();
@@ -87,7 +87,7 @@ struct Fixture {
       const auto in = system.input_couplings(i);
       const std::vector<std::size_t> sel(in.begin(), in.end());
       auto& cmd = commands[i];
-      cmd.nominal = coupling::step_polynomial(hist, kappa, t1, s, sel);
+      cmd.nominal = polynomials::step_polynomial(hist, kappa, t1, s, sel);
       if (extras == Extras::kNone) continue;
       for (std::uint32_t k = 0; k < sel.size(); ++k) {
         const double end = s[sel[k]] * (1.0 + 1e-3) + 1e-6;
@@ -101,7 +101,7 @@ struct Fixture {
       }
       if (extras == Extras::kPerturbedAndComparison) {
         cmd.extra.push_back(
-            ExtraRun::comparison(coupling::step_polynomial(hist, kappa, t1, s_hat, sel)));
+            ExtraRun::comparison(polynomials::step_polynomial(hist, kappa, t1, s_hat, sel)));
       }
     }
     executors::PassOutcome out;
@@ -134,22 +134,22 @@ constexpr int kSteps = 12;
 // half step.
 Trace corrector_sequence(const Fixture& f, executors::Executor& ex) {
   Trace trace;
-  coupling::CouplingHistory hist(f.system.coupling_count());
+  polynomials::CouplingHistory hist(f.system.coupling_count());
   hist.push(0.0, f.u0);
   std::vector<double> u_pre(f.system.coupling_count());
   double t = 0.0;
   for (int n = 0; n < kSteps; ++n) {
     double t1 = t + kH;
-    coupling::lagrange_prediction(hist, std::min<int>(2, static_cast<int>(hist.size()) - 1), t1,
-                                  u_pre);
+    polynomials::lagrange_prediction(hist, std::min<int>(2, static_cast<int>(hist.size()) - 1), t1,
+                                     u_pre);
     std::vector<double> u = f.pass(ex, hist, t1, u_pre, Extras::kPerturbedAndComparison, trace);
     u = f.pass(ex, hist, t1, u, Extras::kNone, trace);
     if (n % 3 == 1) {  // rejected: try again with half the step
       ex.reject();
       trace.values.push_back(f.state(ex));  // the T_N state is back
       t1 = t + 0.5 * kH;
-      coupling::lagrange_prediction(hist, std::min<int>(2, static_cast<int>(hist.size()) - 1), t1,
-                                    u_pre);
+      polynomials::lagrange_prediction(hist, std::min<int>(2, static_cast<int>(hist.size()) - 1),
+                                       t1, u_pre);
       u = f.pass(ex, hist, t1, u_pre, Extras::kPerturbedAndComparison, trace);
     }
     u = f.pass(ex, hist, t1, u, Extras::kNone, trace);
@@ -194,14 +194,14 @@ void check_passes_leave_no_trace(bool processes) {
   const Fixture f;
   auto many = f.make(processes);
   auto once = f.make(processes);
-  coupling::CouplingHistory hist(f.system.coupling_count());
+  polynomials::CouplingHistory hist(f.system.coupling_count());
   hist.push(0.0, f.u0);
   std::vector<double> u_pre(f.system.coupling_count());
   double t = 0.0;
   for (int n = 0; n < 6; ++n) {
     const double t1 = t + kH;
-    coupling::lagrange_prediction(hist, std::min<int>(2, static_cast<int>(hist.size()) - 1), t1,
-                                  u_pre);
+    polynomials::lagrange_prediction(hist, std::min<int>(2, static_cast<int>(hist.size()) - 1), t1,
+                                     u_pre);
     Trace scratch, last_many, last_once;
     std::vector<double> other = u_pre;
     for (auto& v : other) v *= 1.5;
@@ -255,7 +255,7 @@ TEST(ExecutorPasses, WithoutRollbackASecondPassIsRefused) {
       io.rollback = false;
       ex = std::make_unique<executors::InProcessExecutor>(f.system, f.u0, io);
     }
-    coupling::CouplingHistory hist(f.system.coupling_count());
+    polynomials::CouplingHistory hist(f.system.coupling_count());
     hist.push(0.0, f.u0);
     Trace trace;
     EXPECT_THROW(f.pass(*ex, hist, kH, f.u0, Extras::kPerturbedAndComparison, trace),

@@ -14,13 +14,13 @@
 #include <string>
 #include <vector>
 
-#include "macrostep/coupling/builders.hpp"
-#include "macrostep/coupling/history.hpp"
 #include "macrostep/executors/in_process_executor.hpp"
 #include "macrostep/executors/process_executor.hpp"
 #include "macrostep/library/chain.hpp"
 #include "macrostep/library/chain_spec.hpp"
 #include "macrostep/library/model_description.hpp"
+#include "macrostep/polynomials/builders.hpp"
+#include "macrostep/polynomials/history.hpp"
 #include "macrostep/system/chain_system.hpp"
 
 #include "../support/test_chain.hpp"
@@ -58,19 +58,19 @@ std::vector<std::vector<double>> drive(const TransferFixture& s, executors::Exec
                                        const std::function<void(int)>& between = {}) {
   constexpr double kH = 2e-6;
   const std::size_t ns = s.system.subsystem_count();
-  coupling::CouplingHistory hist(s.system.coupling_count());
+  polynomials::CouplingHistory hist(s.system.coupling_count());
   hist.push(0.0, s.u0);
   std::vector<double> u_pre(s.system.coupling_count()), u(u_pre.size());
   std::vector<std::vector<double>> trace;
   for (int n = 0; n < steps; ++n) {
     const double t1 = kH * (n + 1);
     const int kappa = std::min(2, static_cast<int>(hist.size()) - 1);
-    coupling::lagrange_prediction(hist, kappa, t1, u_pre);
+    polynomials::lagrange_prediction(hist, kappa, t1, u_pre);
     std::vector<executors::SubsystemCommand> commands(ns);
     for (std::size_t i = 0; i < ns; ++i) {
       const auto in = s.system.input_couplings(i);
       const std::vector<std::size_t> sel(in.begin(), in.end());
-      commands[i].nominal = coupling::step_polynomial(hist, kappa, t1, u_pre, sel);
+      commands[i].nominal = polynomials::step_polynomial(hist, kappa, t1, u_pre, sel);
     }
     executors::PassOutcome out;
     ex.step(t1, commands, out);

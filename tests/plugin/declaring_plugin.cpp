@@ -61,7 +61,9 @@ class Declaring final : public macrostep::model::Subsystem {
   std::size_t output_size() const override { return output_names_.size(); }
   std::span<const StateRole> state_roles() const override { return roles_; }
   std::string state_name(std::size_t i) const override {
-    return i == 0 ? "x" : i == 1 ? "v" : "s" + std::to_string(i);
+    if (i < 2) return i == 0 ? "x" : "v";
+    std::string name = std::to_string(i);
+    return name.insert(0, 1, 's');
   }
   std::string output_name(std::size_t i) const override { return output_names_.at(i); }
   std::string input_name(std::size_t i) const override { return input_names_.at(i); }

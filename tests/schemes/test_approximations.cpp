@@ -30,7 +30,7 @@ analysis::TwoMass two_mass() {
   return testing::linear_two_mass_for_analysis();
 }
 
-std::vector<Point> run(const coupling::Approximation& a, int order, double h, int steps) {
+std::vector<Point> run(const polynomials::Approximation& a, int order, double h, int steps) {
   const auto sys = system::make_chain_system(testing::linear_two_mass(), {0, 1, 2});
   schemes::SchemeOptions o;
   o.control.mode = control::StepSizeMode::kFixed;
@@ -73,7 +73,7 @@ TEST(ExplicitApproximations, EveryStepIsTheExactRecurrenceStep) {
   for (const Case c : {Case{"lagrange", 2}, Case{"c0", 2}, Case{"c1", 3}, Case{"const-2-3-opt", 0},
                        Case{"lin-2-3-opt", 0}, Case{"lin-2-2-opt", 0}, Case{"const-2-2-b0", 0}}) {
     analysis::Method method;
-    method.approximation = coupling::parse_approximation(c.name);
+    method.approximation = polynomials::parse_approximation(c.name);
     method.order = c.order;
     const analysis::Recurrence r = analysis::recurrence(two_mass(), method, h);
     const auto pts = run(method.approximation, c.order, h, 40);
@@ -102,7 +102,7 @@ TEST(ExplicitApproximations, RatesOfADampedCouplingAreRefused) {
   o.control.t_end = 1e-2;
   o.control.h = 1e-3;
   o.control.estimator = control::Estimator::kNone;
-  o.approximations.assign(1, coupling::parse_approximation("lin-2-3-opt"));
+  o.approximations.assign(1, polynomials::parse_approximation("lin-2-3-opt"));
   executors::InProcessOptions io;
   executors::InProcessExecutor ex(sys, sys.initial_couplings(), io);
   EXPECT_THROW(schemes::run_explicit(sys, ex, o, [](const schemes::AcceptedPoint&) {}),

@@ -33,7 +33,7 @@
 //     to T_{N+1} = T_N + H (RestartedModel keeps the true time, so the harmonic force is the
 //     same as in the co-simulation);
 //   - the "exact-integration" step: every subsystem from its part of z_N with the step
-//     polynomial the scheme used (rebuilt from the accepted history with coupling::builders),
+//     polynomial the scheme used (rebuilt from the accepted history with polynomials::builders),
 //     IDA rtol 1e-13. This is the local error of the coupling scheme with exact subsystem
 //     integration, which is what the order statements of seed 000 Eq. 3.1 are about.
 // The co-simulation's own local error is e_cs = z_cs(T_{N+1}) − z_ref and the scheme's
@@ -59,13 +59,13 @@
 
 #include "../support/test_chain.hpp"
 #include "macrostep/control/macro_step_controller.hpp"
-#include "macrostep/coupling/builders.hpp"
-#include "macrostep/coupling/history.hpp"
-#include "macrostep/coupling/support_points.hpp"
 #include "macrostep/executors/in_process_executor.hpp"
 #include "macrostep/ida/integrator.hpp"
 #include "macrostep/library/chain.hpp"
 #include "macrostep/library/chain_spec.hpp"
+#include "macrostep/polynomials/builders.hpp"
+#include "macrostep/polynomials/history.hpp"
+#include "macrostep/polynomials/support_points.hpp"
 #include "macrostep/schemes/explicit_jacobi.hpp"
 #include "macrostep/system/chain_system.hpp"
 #include "verification_support.hpp"
@@ -148,7 +148,7 @@ class Convergence : public ::testing::Test {
     bool pending = false;  // a local step starts at the last accepted point
     double t_n = 0.0;
     std::vector<double> z_n;
-    coupling::CouplingHistory hist(sys.coupling_count(), 16);
+    polynomials::CouplingHistory hist(sys.coupling_count(), 16);
     auto near = [h](double a, double b) { return std::abs(a - b) < 1e-3 * h; };
 
     schemes::run_explicit(sys, ex, o, [&](const schemes::AcceptedPoint& p) {
@@ -198,8 +198,9 @@ class Convergence : public ::testing::Test {
   }
 
   // Squared local errors of the step (t_n, z_n) → (t1, z_cs), added to e.
-  static void add_local_errors(int kappa, bool least_squares, const coupling::CouplingHistory& hist,
-                               double t_n, const std::vector<double>& z_n, double t1,
+  static void add_local_errors(int kappa, bool least_squares,
+                               const polynomials::CouplingHistory& hist, double t_n,
+                               const std::vector<double>& z_n, double t1,
                                const std::vector<double>& z_cs, Errors& e) {
     const auto& sys = *system_;
     // Local reference: the monolithic chain from the co-simulation state.
@@ -212,9 +213,9 @@ class Convergence : public ::testing::Test {
     // steps 1-2), every subsystem integrated tightly from its part of z_n.
     std::vector<double> u_pre(sys.coupling_count());
     if (least_squares && hist.size() >= 8 && 8 > kappa + 1) {
-      coupling::least_squares_prediction(hist, kappa, 8, t1, u_pre);
+      polynomials::least_squares_prediction(hist, kappa, 8, t1, u_pre);
     } else {
-      coupling::lagrange_prediction(hist, kappa, t1, u_pre);
+      polynomials::lagrange_prediction(hist, kappa, t1, u_pre);
     }
     std::vector<double> z_ex;
     std::size_t offset = 0;
@@ -222,9 +223,9 @@ class Convergence : public ::testing::Test {
       const auto& sub = sys.subsystem(i);
       const auto in = sys.input_couplings(i);
       const std::vector<std::size_t> channels(in.begin(), in.end());
-      const coupling::SupportPoints sp =
-          coupling::step_polynomial(hist, kappa, t1, u_pre, channels);
-      const coupling::SupportPointInput input(sp, sub.input_size());
+      const polynomials::SupportPoints sp =
+          polynomials::step_polynomial(hist, kappa, t1, u_pre, channels);
+      const polynomials::SupportPointInput input(sp, sub.input_size());
       const std::vector<double> zi(
           z_n.begin() + static_cast<std::ptrdiff_t>(offset),
           z_n.begin() + static_cast<std::ptrdiff_t>(offset + sub.state_size()));

@@ -15,7 +15,7 @@
 // contact of m1 at 16.8 ms).
 //
 // How ε is obtained: the test drives the InProcessExecutor step by step exactly as
-// schemes::run_explicit does (MacroStepController in fixed mode, coupling::builders for the
+// schemes::run_explicit does (MacroStepController in fixed mode, polynomials::builders for the
 // predictor and the step polynomials), but asks for both comparison runs in every step: the
 // exMD run with p(t; û^pre) and the exLE run with the degree-(κ+1) polynomial, each from the
 // same T_N workspace (a clone). ε comes from control::explicit_milne_error /
@@ -67,11 +67,11 @@
 #include "macrostep/control/error_norm.hpp"
 #include "macrostep/control/estimators.hpp"
 #include "macrostep/control/macro_step_controller.hpp"
-#include "macrostep/coupling/builders.hpp"
 #include "macrostep/executors/in_process_executor.hpp"
 #include "macrostep/ida/integrator.hpp"
 #include "macrostep/library/chain.hpp"
 #include "macrostep/library/chain_parameters.hpp"
+#include "macrostep/polynomials/builders.hpp"
 #include "macrostep/schemes/explicit_jacobi.hpp"
 #include "macrostep/system/chain_system.hpp"
 #include "verification_support.hpp"
@@ -215,18 +215,18 @@ Trace run_fixed(const TwoMass& model) {
     // Only full-size steps of the target degree with the κ+2 history points exLE/exMD need.
     const bool full = kappa == kKappa && hist.size() >= kKappa + 2 &&
                       std::abs(plan.h() - model.h) < 1e-9 * model.h;
-    coupling::lagrange_prediction(hist, kappa, t1, u_pre);                    // Eq. 2.23
-    if (full) coupling::milne_comparison_prediction(hist, kappa, t1, u_hat);  // Eq. 3.8
+    polynomials::lagrange_prediction(hist, kappa, t1, u_pre);                    // Eq. 2.23
+    if (full) polynomials::milne_comparison_prediction(hist, kappa, t1, u_hat);  // Eq. 3.8
     for (std::size_t i = 0; i < ns; ++i) {
       const auto in = sys.input_couplings(i);
       const std::vector<std::size_t> sel(in.begin(), in.end());
-      commands[i].nominal = coupling::step_polynomial(hist, kappa, t1, u_pre, sel);
+      commands[i].nominal = polynomials::step_polynomial(hist, kappa, t1, u_pre, sel);
       commands[i].extra.clear();
       if (full) {
         commands[i].extra.push_back(macrostep::runner::ExtraRun::comparison(
-            coupling::step_polynomial(hist, kappa, t1, u_hat, sel)));
+            polynomials::step_polynomial(hist, kappa, t1, u_hat, sel)));
         commands[i].extra.push_back(macrostep::runner::ExtraRun::comparison(
-            coupling::extrapolation_comparison_polynomial(hist, kappa, t1, sel)));
+            polynomials::extrapolation_comparison_polynomial(hist, kappa, t1, sel)));
       }
     }
     const std::vector<double> z_n = verification::chain_state(sys, ex);

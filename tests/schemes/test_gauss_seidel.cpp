@@ -135,7 +135,7 @@ TEST(GaussSeidel, ContinuousApproximationsFollowTheExactRecurrence) {
       analysis::Method method;
       method.scheme = analysis::Scheme::kGaussSeidel;
       method.order = order;
-      method.approximation = coupling::parse_approximation(name);
+      method.approximation = polynomials::parse_approximation(name);
       const analysis::Recurrence r = analysis::recurrence(two_mass(), method, h);
       auto o = fixed_options(order, h, 40, true);
       o.approximations.assign(1, method.approximation);
@@ -210,7 +210,7 @@ TEST(GaussSeidel, OptionsOutsideItsScopeAreRefused) {
   o.gauss_seidel->sequence = {1};
   expect_refused(o);
   o = fixed_options(1, 1e-3, 5, true);
-  o.approximations.assign(1, coupling::parse_approximation("const-2-4"));  // needs rates
+  o.approximations.assign(1, polynomials::parse_approximation("const-2-4"));  // needs rates
   expect_refused(o);
   // Reversed, the other subsystem interpolates: a different scheme with the same exCV monitor.
   o = fixed_options(1, 1e-3, 20, true);

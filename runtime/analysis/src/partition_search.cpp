@@ -1,7 +1,7 @@
 // The partition model and its search (partition_search.hpp, beyond the seeds).
 #include "macrostep/analysis/partition_search.hpp"
 
-#include "macrostep/coupling/lagrange.hpp"
+#include "macrostep/polynomials/lagrange.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -273,8 +273,8 @@ void CutIndicatorSampler::add(double t, const std::vector<double>& values) {
     for (int kappa = kappa_min_; kappa <= kappa_max_; ++kappa) {
       const auto points = static_cast<std::size_t>(kappa) + 1;
       weights_[static_cast<std::size_t>(kappa)].resize(points);
-      coupling::lagrange_basis(std::span<const double>(times_.data() + depth - points, points), t,
-                               weights_[static_cast<std::size_t>(kappa)]);
+      polynomials::lagrange_basis(std::span<const double>(times_.data() + depth - points, points),
+                                  t, weights_[static_cast<std::size_t>(kappa)]);
     }
   }
   for (std::size_t e = 0; e < values.size(); ++e) {

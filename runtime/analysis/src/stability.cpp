@@ -11,7 +11,7 @@ namespace macrostep::analysis {
 
 namespace {
 
-using coupling::Stencil;
+using polynomials::Stencil;
 
 // One subsystem input: coupling variable `coupling` enters ż through column b; `second` marks
 // subsystem 2 (the one that interpolates under Gauss–Seidel).
@@ -197,7 +197,7 @@ Recurrence recurrence(const TwoMass& model, const Method& method, double h) {
   const bool gs = method.scheme == Scheme::kGaussSeidel;
   std::array<double, Stencil::kMaxPoints> times{};
   for (std::size_t j = 0; j < times.size(); ++j) times[j] = -static_cast<double>(j) * h;
-  const Stencil st = coupling::make_stencil(method.approximation, method.order, times, h);
+  const Stencil st = polynomials::make_stencil(method.approximation, method.order, times, h);
   if (st.uses_rates && !rates_defined(s)) {
     throw std::invalid_argument("approximation " + method.approximation.name +
                                 " needs rates u̇ that contain accelerations here (a damped or "

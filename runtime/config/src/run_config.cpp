@@ -620,10 +620,10 @@ void read_corrector_keys(const Node& n, CosimConfig& c) {
 }
 
 // The [cosim] keys one by one (each checked on its own).
-// A name that coupling::parse_approximation accepts.
-coupling::Approximation approximation(const Node& v) {
+// A name that polynomials::parse_approximation accepts.
+polynomials::Approximation approximation(const Node& v) {
   try {
-    return coupling::parse_approximation(v.string());
+    return polynomials::parse_approximation(v.string());
   } catch (const std::invalid_argument& e) {
     v.fail(e.what());
   }
@@ -875,7 +875,7 @@ void check_connection_approximations(const ParseState& state) {
   for (std::size_t k = 0; k < connections.size(); ++k) {
     if (connections[k].approximation.empty()) continue;
     const std::string problem = approximation_problem(
-        coupling::parse_approximation(connections[k].approximation), config.cosim);
+        polynomials::parse_approximation(connections[k].approximation), config.cosim);
     if (!problem.empty()) {
       throw ConfigError(config.path, connections[k].approximation_line,
                         fmt::format("connection[{}].approximation", k + 1), problem);
@@ -1036,8 +1036,8 @@ library::ChainParameters realize_chain(const RunConfig& config) {
   return *config.system_description->chain->params;
 }
 
-std::string approximation_problem(const coupling::Approximation& a, const CosimConfig& c) {
-  using coupling::ApproximationKind;
+std::string approximation_problem(const polynomials::Approximation& a, const CosimConfig& c) {
+  using polynomials::ApproximationKind;
   if (a.is_lagrange()) return "";
   if (c.iterative()) {
     return fmt::format(

@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "macrostep/coupling/approximation.hpp"
+#include "macrostep/polynomials/approximation.hpp"
 
 #include "macrostep/config/run_config.hpp"
 #include "macrostep/model/names.hpp"
@@ -656,7 +656,7 @@ system::DescribedConnection parse_connection(const Node& n, Systems& s, Feeds& f
   read_law_parameters(n, c);
   if (auto v = n.find("approximation")) {
     try {
-      (void)coupling::parse_approximation(v->string());
+      (void)polynomials::parse_approximation(v->string());
     } catch (const std::invalid_argument& e) {
       v->fail(e.what());
     }

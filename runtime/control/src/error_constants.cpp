@@ -17,7 +17,7 @@ void check_kappa(int kappa, int max, const char* who) {
 }
 
 // α_j = (T_{N+1} − T_{N−j})/H for j = 0..count−1 from the history.
-std::array<double, kMaxErrorConstantDegree> alphas(const coupling::CouplingHistory& history,
+std::array<double, kMaxErrorConstantDegree> alphas(const polynomials::CouplingHistory& history,
                                                    std::size_t count, double t_next,
                                                    const char* who) {
   if (history.size() < std::max<std::size_t>(count, 1)) {
@@ -72,13 +72,14 @@ ErrorConstants constant_step_error_constants(int kappa) {
   return error_constants(kappa, a);
 }
 
-ErrorConstants error_constants(const coupling::CouplingHistory& history, int kappa, double t_next) {
+ErrorConstants error_constants(const polynomials::CouplingHistory& history, int kappa,
+                               double t_next) {
   check_kappa(kappa, kMaxErrorConstantDegree, "error_constants");
   const auto a = alphas(history, static_cast<std::size_t>(kappa), t_next, "error_constants");
   return error_constants(kappa, a);
 }
 
-MilneRatios milne_ratios(const coupling::CouplingHistory& history, int kappa, double t_next) {
+MilneRatios milne_ratios(const polynomials::CouplingHistory& history, int kappa, double t_next) {
   check_kappa(kappa, kMaxErrorConstantDegree - 1, "milne_ratios");
   const auto a = alphas(history, static_cast<std::size_t>(kappa) + 1, t_next, "milne_ratios");
   const ErrorConstants lo = error_constants(kappa, a);

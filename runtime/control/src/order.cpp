@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "macrostep/coupling/lagrange.hpp"
+#include "macrostep/polynomials/lagrange.hpp"
 
 namespace macrostep::control {
 
@@ -38,7 +38,7 @@ void ScaledDerivativeNorms::set(int j, double value) {
   highest_ = std::max(highest_, j);
 }
 
-ScaledDerivativeNorms scaled_derivative_norms(const coupling::CouplingHistory& history, double h,
+ScaledDerivativeNorms scaled_derivative_norms(const polynomials::CouplingHistory& history, double h,
                                               int max_order, const ErrorTolerances& tol) {
   if (history.empty()) throw std::invalid_argument("scaled_derivative_norms: empty history");
   if (!(h > 0.0)) throw std::invalid_argument("scaled_derivative_norms: H must be > 0");
@@ -58,8 +58,8 @@ ScaledDerivativeNorms scaled_derivative_norms(const coupling::CouplingHistory& h
     for (std::size_t m = 0; m < n; ++m) nodes[m] = history.time_back(n - 1 - m);
     for (std::size_t c = 0; c < nc; ++c) {
       for (std::size_t m = 0; m < n; ++m) vals[m] = history.values_back(n - 1 - m)[c];
-      e[c] = scale * coupling::divided_difference(std::span<const double>(nodes.data(), n),
-                                                  std::span<const double>(vals.data(), n));
+      e[c] = scale * polynomials::divided_difference(std::span<const double>(nodes.data(), n),
+                                                     std::span<const double>(vals.data(), n));
     }
     sdn.set(j, wrms_norm(e, w));
   }

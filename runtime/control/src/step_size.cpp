@@ -7,8 +7,8 @@
 #include <cmath>
 #include <vector>
 
-#include "macrostep/coupling/builders.hpp"
-#include "macrostep/coupling/lagrange.hpp"
+#include "macrostep/polynomials/builders.hpp"
+#include "macrostep/polynomials/lagrange.hpp"
 
 namespace macrostep::control {
 
@@ -81,7 +81,7 @@ double StepSizeController::min_step(double t) {
   return 1e-14 * std::max(1.0, std::abs(t));
 }
 
-void a_priori_error(const coupling::CouplingHistory& history, int kappa_new, double t_next,
+void a_priori_error(const polynomials::CouplingHistory& history, int kappa_new, double t_next,
                     std::span<double> eps) {
   if (kappa_new < 0) throw std::invalid_argument("a_priori_error: negative degree");
   if (eps.size() != history.channels()) throw std::invalid_argument("a_priori_error: size");
@@ -90,7 +90,7 @@ void a_priori_error(const coupling::CouplingHistory& history, int kappa_new, dou
                                 " accepted points, history holds " +
                                 std::to_string(history.size()));
   }
-  coupling::newest_divided_difference(history, kappa_new + 1, eps);
+  polynomials::newest_divided_difference(history, kappa_new + 1, eps);
   double prod = 1.0;
   for (std::size_t j = 0; j <= static_cast<std::size_t>(kappa_new); ++j) {
     prod *= t_next - history.time_back(j);
@@ -98,9 +98,9 @@ void a_priori_error(const coupling::CouplingHistory& history, int kappa_new, dou
   for (double& e : eps) e *= prod;
 }
 
-double a_priori_error_norm(const coupling::CouplingHistory& history, int kappa_new, double t_next,
-                           const ErrorTolerances& tol) {
-  if (kappa_new < 0 || kappa_new + 2 > static_cast<int>(coupling::kMaxLagrangeNodes)) {
+double a_priori_error_norm(const polynomials::CouplingHistory& history, int kappa_new,
+                           double t_next, const ErrorTolerances& tol) {
+  if (kappa_new < 0 || kappa_new + 2 > static_cast<int>(polynomials::kMaxLagrangeNodes)) {
     throw std::invalid_argument("a_priori_error_norm: degree out of range");
   }
   const std::size_t n = static_cast<std::size_t>(kappa_new) + 2;
@@ -109,8 +109,8 @@ double a_priori_error_norm(const coupling::CouplingHistory& history, int kappa_n
                                 " accepted points, history holds " +
                                 std::to_string(history.size()));
   }
-  std::array<double, coupling::kMaxLagrangeNodes> nodes{};
-  std::array<double, coupling::kMaxLagrangeNodes> vals{};
+  std::array<double, polynomials::kMaxLagrangeNodes> nodes{};
+  std::array<double, polynomials::kMaxLagrangeNodes> vals{};
   for (std::size_t m = 0; m < n; ++m) nodes[m] = history.time_back(n - 1 - m);
   double prod = 1.0;
   for (std::size_t j = 0; j + 1 < n; ++j) prod *= t_next - history.time_back(j);
@@ -121,8 +121,8 @@ double a_priori_error_norm(const coupling::CouplingHistory& history, int kappa_n
   std::vector<double> w(history.channels());
   for (std::size_t c = 0; c < history.channels(); ++c) {
     for (std::size_t m = 0; m < n; ++m) vals[m] = history.values_back(n - 1 - m)[c];
-    eps[c] = prod * coupling::divided_difference(std::span<const double>(nodes.data(), n),
-                                                 std::span<const double>(vals.data(), n));
+    eps[c] = prod * polynomials::divided_difference(std::span<const double>(nodes.data(), n),
+                                                    std::span<const double>(vals.data(), n));
   }
   error_weights(u_m, tol, WeightGroup::kCouplingVariable, w);
   return wrms_norm(eps, w);

@@ -101,7 +101,7 @@ void check_approximation_settings(const config::CosimConfig& c, const CosimOptio
   for (std::size_t k = 0; k < connections.size(); ++k) {
     if (connections[k].empty()) continue;
     const std::string problem =
-        config::approximation_problem(coupling::parse_approximation(connections[k]), c);
+        config::approximation_problem(polynomials::parse_approximation(connections[k]), c);
     if (!problem.empty()) {
       throw SetupError(fmt::format("connection[{}].approximation: {}", k + 1, problem));
     }
@@ -110,12 +110,12 @@ void check_approximation_settings(const config::CosimConfig& c, const CosimOptio
 
 // The approximation of every coupling variable (SchemeOptions::approximations): empty when all
 // are Lagrange, so that such runs take the step polynomials of before unchanged.
-std::vector<coupling::Approximation> coupling_approximations(const CosimSettings& s,
-                                                             const system::CoupledSystem& system) {
-  std::vector<coupling::Approximation> out(system.coupling_count(), s.cosim.approximation);
+std::vector<polynomials::Approximation> coupling_approximations(
+    const CosimSettings& s, const system::CoupledSystem& system) {
+  std::vector<polynomials::Approximation> out(system.coupling_count(), s.cosim.approximation);
   for (std::size_t k = 0; k < s.connection_approximations.size(); ++k) {
     if (s.connection_approximations[k].empty()) continue;
-    const auto a = coupling::parse_approximation(s.connection_approximations[k]);
+    const auto a = polynomials::parse_approximation(s.connection_approximations[k]);
     for (std::size_t j = 0; j < system.law(k).write_count(); ++j) out[system.law_offset(k) + j] = a;
   }
   const bool all_lagrange =

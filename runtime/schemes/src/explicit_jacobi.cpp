@@ -5,7 +5,7 @@
 
 #include "macrostep/control/error_constants.hpp"
 #include "macrostep/control/estimators.hpp"
-#include "macrostep/coupling/builders.hpp"
+#include "macrostep/polynomials/builders.hpp"
 
 namespace macrostep::schemes {
 
@@ -100,7 +100,8 @@ void ExplicitJacobi::import_state(const std::vector<std::vector<double>>& state)
 }
 
 AttemptResult ExplicitJacobi::attempt(const control::StepPlan& plan,
-                                      const coupling::CouplingHistory& hist, PassRunner& runner) {
+                                      const polynomials::CouplingHistory& hist,
+                                      PassRunner& runner) {
   using control::Estimator;
   const system::CoupledSystem& system = *system_;
   const std::size_t ns = system.subsystem_count();
@@ -110,22 +111,23 @@ AttemptResult ExplicitJacobi::attempt(const control::StepPlan& plan,
 
   // 1. Predictor and step polynomials (METHODS §2.2 table).
   predict(options_, hist, kappa, t1, u_pre_);
-  if (effective == Estimator::kExMD) coupling::milne_comparison_prediction(hist, kappa, t1, u_hat_);
+  if (effective == Estimator::kExMD)
+    polynomials::milne_comparison_prediction(hist, kappa, t1, u_hat_);
   for (std::size_t i = 0; i < ns; ++i) {
     const auto in = system.input_couplings(i);
     sel_.assign(in.begin(), in.end());
     auto& cmd = commands_[i];
     cmd.nominal = non_lagrange_.empty() || !non_lagrange_[i]
-                      ? coupling::step_polynomial(hist, kappa, t1, u_pre_, sel_)
-                      : coupling::approximation_polynomial(hist, rates_ ? &*rates_ : nullptr,
-                                                           approximation_, kappa, t1, sel_);
+                      ? polynomials::step_polynomial(hist, kappa, t1, u_pre_, sel_)
+                      : polynomials::approximation_polynomial(hist, rates_ ? &*rates_ : nullptr,
+                                                              approximation_, kappa, t1, sel_);
     cmd.extra.clear();
     if (effective == Estimator::kExMD) {
-      cmd.extra.push_back(
-          runner::ExtraRun::comparison(coupling::step_polynomial(hist, kappa, t1, u_hat_, sel_)));
+      cmd.extra.push_back(runner::ExtraRun::comparison(
+          polynomials::step_polynomial(hist, kappa, t1, u_hat_, sel_)));
     } else if (effective == Estimator::kExLE) {
       cmd.extra.push_back(runner::ExtraRun::comparison(
-          coupling::extrapolation_comparison_polynomial(hist, kappa, t1, sel_)));
+          polynomials::extrapolation_comparison_polynomial(hist, kappa, t1, sel_)));
     }
   }
 
@@ -244,7 +246,7 @@ std::size_t feedthrough_subsystem(const system::CoupledSystem& system, std::size
 }
 
 void check_approximations(const system::CoupledSystem& system,
-                          std::span<const coupling::Approximation> approximations) {
+                          std::span<const polynomials::Approximation> approximations) {
   if (approximations.empty()) return;
   if (approximations.size() != system.coupling_count()) {
     throw std::invalid_argument(fmt::format("{} approximations for {} coupling variables",

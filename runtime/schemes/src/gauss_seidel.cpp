@@ -10,8 +10,8 @@
 #include <stdexcept>
 
 #include "macrostep/control/estimators.hpp"
-#include "macrostep/coupling/approximation.hpp"
-#include "macrostep/coupling/builders.hpp"
+#include "macrostep/polynomials/approximation.hpp"
+#include "macrostep/polynomials/builders.hpp"
 #include "macrostep/schemes/explicit_jacobi.hpp"
 
 namespace macrostep::schemes {
@@ -87,7 +87,7 @@ void GaussSeidel::start(const system::CoupledSystem& system, const SchemeOptions
   options_ = options;
   approximation_.clear();
   if (std::any_of(options_.approximations.begin(), options_.approximations.end(),
-                  [](const coupling::Approximation& a) { return !a.is_lagrange(); })) {
+                  [](const polynomials::Approximation& a) { return !a.is_lagrange(); })) {
     for (const auto& a : options_.approximations) approximation_.push_back(&a);
   }
   sequence_ = checked_sequence(system, options.gauss_seidel->sequence);
@@ -135,8 +135,8 @@ bool GaussSeidel::settled(std::size_t c, double previous, double next) const {
 // subsystems have run is interpolated by the Lagrange polynomial of degree κ through the
 // history and its new value at T_{N+1} (Eq. 13). Without continuous approximations both are the
 // Lagrange step polynomial with the end values u_end_ (bit for bit as before).
-void GaussSeidel::build_command(std::size_t i, const coupling::CouplingHistory& history, int kappa,
-                                double t_end, const std::vector<bool>& interpolated) {
+void GaussSeidel::build_command(std::size_t i, const polynomials::CouplingHistory& history,
+                                int kappa, double t_end, const std::vector<bool>& interpolated) {
   const auto in = system_->input_couplings(i);
   sel_.assign(in.begin(), in.end());
   auto& nominal = commands_[i].nominal;
@@ -144,11 +144,11 @@ void GaussSeidel::build_command(std::size_t i, const coupling::CouplingHistory& 
   bool any_extrapolated = false, any_interpolated = false;
   for (const std::size_t c : sel_) (interpolated[c] ? any_interpolated : any_extrapolated) = true;
   if (approximation_.empty() || !any_extrapolated) {
-    nominal = coupling::step_polynomial(history, kappa, t_end, u_end_, sel_);
+    nominal = polynomials::step_polynomial(history, kappa, t_end, u_end_, sel_);
     return;
   }
   const model::SupportPoints extrapolation =
-      coupling::approximation_polynomial(history, nullptr, approximation_, kappa, t_end, sel_);
+      polynomials::approximation_polynomial(history, nullptr, approximation_, kappa, t_end, sel_);
   if (!any_interpolated) {
     nominal = extrapolation;
     return;
@@ -156,7 +156,7 @@ void GaussSeidel::build_command(std::size_t i, const coupling::CouplingHistory& 
   // Both kinds in one subsystem: every channel's polynomial stated by its values at the nodes of
   // the higher-degree one (a polynomial of lower degree is exact there).
   const model::SupportPoints interpolation =
-      coupling::step_polynomial(history, kappa, t_end, u_end_, sel_);
+      polynomials::step_polynomial(history, kappa, t_end, u_end_, sel_);
   nominal = extrapolation.degree >= interpolation.degree ? extrapolation : interpolation;
   std::array<double, model::SupportPoints::kMaxChannels> e{}, l{};
   const std::span<double> es(e.data(), sel_.size()), ls(l.data(), sel_.size());
@@ -170,7 +170,8 @@ void GaussSeidel::build_command(std::size_t i, const coupling::CouplingHistory& 
 }
 
 AttemptResult GaussSeidel::attempt(const control::StepPlan& plan,
-                                   const coupling::CouplingHistory& history, PassRunner& runner) {
+                                   const polynomials::CouplingHistory& history,
+                                   PassRunner& runner) {
   const system::CoupledSystem& system = *system_;
   const std::size_t ns = system.subsystem_count();
   const int kappa = plan.kappa;

@@ -12,7 +12,7 @@
 #include "macrostep/control/error_constants.hpp"
 #include "macrostep/control/estimators.hpp"
 #include "macrostep/corrector/jacobian_registry.hpp"
-#include "macrostep/coupling/builders.hpp"
+#include "macrostep/polynomials/builders.hpp"
 
 namespace macrostep::schemes {
 
@@ -76,7 +76,7 @@ void IterativeScheme::start(const system::CoupledSystem& system, const SchemeOpt
 
 // Δ^0 (METHODS §4.2, D-13) and the predictor s^0 = u^pre.
 void IterativeScheme::begin(const control::StepPlan& plan,
-                            const coupling::CouplingHistory& history) {
+                            const polynomials::CouplingHistory& history) {
   predict(options_, history, plan.kappa, plan.t_end, u_pre_);
   s_ = u_pre_;
   for (std::size_t k = 0; k < delta_.size(); ++k) {
@@ -89,13 +89,13 @@ void IterativeScheme::begin(const control::StepPlan& plan,
 
 // Step polynomials p(t; s) and, if asked, one perturbed run per input (end value s_k + Δ_k).
 void IterativeScheme::build_commands(const control::StepPlan& plan,
-                                     const coupling::CouplingHistory& history, bool perturbed) {
+                                     const polynomials::CouplingHistory& history, bool perturbed) {
   const system::CoupledSystem& system = *system_;
   for (std::size_t i = 0; i < system.subsystem_count(); ++i) {
     const auto in = system.input_couplings(i);
     sel_.assign(in.begin(), in.end());
     auto& cmd = commands_[i];
-    cmd.nominal = coupling::step_polynomial(history, plan.kappa, plan.t_end, s_, sel_);
+    cmd.nominal = polynomials::step_polynomial(history, plan.kappa, plan.t_end, s_, sel_);
     cmd.extra.clear();
     if (!perturbed) continue;
     for (std::size_t c = 0; c < in.size(); ++c) {
@@ -129,7 +129,7 @@ bool IterativeScheme::wants_perturbed_runs(const control::StepPlan& plan) const 
 // s^{j+1} from the pass just run (METHODS §4.1 by the Jacobian strategy, §4.6): false if no
 // step can be made (a singular J).
 bool IterativeScheme::next_iterate(const control::StepPlan& plan,
-                                   const coupling::CouplingHistory& history,
+                                   const polynomials::CouplingHistory& history,
                                    const executors::PassOutcome& outcome, bool perturbed) {
   const system::CoupledSystem& system = *system_;
   system.evaluate_couplings(y_, phi_);
@@ -164,7 +164,7 @@ ConvergenceVerdict IterativeScheme::judge(double difference, bool fixed) {
 }
 
 AttemptResult IterativeScheme::attempt(const control::StepPlan& plan,
-                                       const coupling::CouplingHistory& history,
+                                       const polynomials::CouplingHistory& history,
                                        PassRunner& runner) {
   const system::CoupledSystem& system = *system_;
   const bool fixed = options_.control.mode == control::StepSizeMode::kFixed;
@@ -225,8 +225,8 @@ AttemptResult IterativeScheme::subsystem_failure(const executors::PassOutcome& o
 
 // u_{N+1}, the outputs and the estimate of a finished iteration (METHODS §4.1, §4.4, §5.1).
 AttemptResult IterativeScheme::finish(const control::StepPlan& plan,
-                                      const coupling::CouplingHistory& history, PassRunner& runner,
-                                      bool corrector_failed) {
+                                      const polynomials::CouplingHistory& history,
+                                      PassRunner& runner, bool corrector_failed) {
   const system::CoupledSystem& system = *system_;
   AttemptResult r;
   r.iterative = true;

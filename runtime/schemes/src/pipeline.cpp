@@ -11,8 +11,8 @@
 
 #include "macrostep/control/estimators.hpp"
 #include "macrostep/control/step_size.hpp"
-#include "macrostep/coupling/builders.hpp"
 #include "macrostep/model/names.hpp"
+#include "macrostep/polynomials/builders.hpp"
 
 namespace macrostep::schemes {
 
@@ -56,13 +56,14 @@ bool needs_rollback(const SchemeOptions& options) {
          options.gauss_seidel.has_value();
 }
 
-void predict(const SchemeOptions& options, const coupling::CouplingHistory& history, int kappa,
+void predict(const SchemeOptions& options, const polynomials::CouplingHistory& history, int kappa,
              double t_next, std::span<double> u_pre) {
   if (options.least_squares && static_cast<int>(history.size()) >= options.least_squares_points &&
       options.least_squares_points > kappa + 1) {
-    coupling::least_squares_prediction(history, kappa, options.least_squares_points, t_next, u_pre);
+    polynomials::least_squares_prediction(history, kappa, options.least_squares_points, t_next,
+                                          u_pre);
   } else {
-    coupling::lagrange_prediction(history, kappa, t_next, u_pre);
+    polynomials::lagrange_prediction(history, kappa, t_next, u_pre);
   }
 }
 

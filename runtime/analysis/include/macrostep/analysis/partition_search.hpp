@@ -114,7 +114,7 @@ class PartitionModel {
 // Accumulates N_e of every channel (an element's force, or a trial's coupling variable) from
 // samples at increasing times, uniform or not (a trial's accepted macro points). A sample's error
 // for degree κ is the value minus the Lagrange extrapolation through the κ+1 previous samples
-// (coupling::lagrange_basis, the predictor of METHODS §2.2). With order control the controller
+// (polynomials::lagrange_basis, the predictor of METHODS §2.2). With order control the controller
 // picks the order whose step is largest, so a sample counts min over κ in [kappa_min,
 // kappa_max] of err_κ^{1/(κ+1)}; the first kappa_max + 1 samples only fill the history.
 class CutIndicatorSampler {

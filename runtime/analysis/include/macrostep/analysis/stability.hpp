@@ -6,7 +6,7 @@
 // State X = [z; u_N, u_{N−1}, …; u̇_N, u̇_{N−1}, …] with z = [x1, v1, x2, v2] and u the coupling
 // variables of the decomposition: F/F u = [λ]; F/D u = [λ, x̃1, ṽ1]; D/D u = [x̃2, ṽ2, x̃1, ṽ1]
 // (METHODS §1.2, D-40). Every step: the subsystems integrate [T_N, T_{N+1}] exactly with the
-// approximation's polynomial (coupling::make_stencil on the uniform grid — the runtime's own
+// approximation's polynomial (polynomials::make_stencil on the uniform grid — the runtime's own
 // weights); then u_{N+1} = G z_{N+1} (consistent update, D-1), u̇_{N+1} = G A z_{N+1} for the
 // seed-003 sets with rates (these need a coupling without dampers, G·B = 0).
 //
@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "macrostep/analysis/dense.hpp"
-#include "macrostep/coupling/approximation.hpp"
+#include "macrostep/polynomials/approximation.hpp"
 
 namespace macrostep::analysis {
 
@@ -50,8 +50,8 @@ std::string_view scheme_name(Scheme s);
 struct Method {
   Decomposition decomposition = Decomposition::kForceForce;
   Scheme scheme = Scheme::kJacobi;
-  coupling::Approximation approximation;  // Lagrange by default
-  int order = 2;                          // κ (Lagrange), k (C0/C1); unused by seed-003 sets
+  polynomials::Approximation approximation;  // Lagrange by default
+  int order = 2;                             // κ (Lagrange), k (C0/C1); unused by seed-003 sets
 };
 
 // The exact monolithic system ż = A_mono z of the two-mass model (for reference solutions).

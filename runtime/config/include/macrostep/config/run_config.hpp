@@ -258,9 +258,9 @@
 #include <string_view>
 #include <vector>
 
-#include "macrostep/coupling/approximation.hpp"
 #include "macrostep/library/chain_parameters.hpp"
 #include "macrostep/library/chain_spec.hpp"
+#include "macrostep/polynomials/approximation.hpp"
 #include "macrostep/system/system_description.hpp"
 
 namespace macrostep::config {
@@ -425,7 +425,7 @@ struct CosimConfig {
   std::optional<double> h_max;
   PredictorKind predictor = PredictorKind::kLagrange;
   int least_squares_points = 8;
-  coupling::Approximation approximation;  // Lagrange unless given
+  polynomials::Approximation approximation;  // Lagrange unless given
   JumpHandling jump_handling = JumpHandling::kKeep;
   int min_micro_steps = 0;  // 0: no limit, else >= 2
   int output_every = 1;
@@ -473,7 +473,7 @@ const char* to_string(JumpHandling j);
 // What is wrong with `approximation` under the [cosim] values `c` (scheme, estimator, order,
 // predictor; METHODS D-7, D-8), or "" if it may run. The file's checks and the command-line
 // overrides share it.
-std::string approximation_problem(const coupling::Approximation& approximation,
+std::string approximation_problem(const polynomials::Approximation& approximation,
                                   const CosimConfig& c);
 
 struct RunConfig {

@@ -11,7 +11,7 @@
 
 #include <span>
 
-#include "macrostep/coupling/history.hpp"
+#include "macrostep/polynomials/history.hpp"
 
 namespace macrostep::control {
 
@@ -30,7 +30,8 @@ ErrorConstants error_constants(int kappa, std::span<const double> alpha);
 ErrorConstants constant_step_error_constants(int kappa);
 
 // From the accepted history (nodes T_N..T_{N−κ+1} = time_back(0..κ−1)) and T_{N+1}.
-ErrorConstants error_constants(const coupling::CouplingHistory& history, int kappa, double t_next);
+ErrorConstants error_constants(const polynomials::CouplingHistory& history, int kappa,
+                               double t_next);
 
 // The exMD/imMD ratios C^{κ+1}/C^κ (pos and vel) of the current step; C^{κ+1} uses the extra
 // node T_{N−κ}, so the history needs κ+1 points. κ ≤ 5.
@@ -38,7 +39,7 @@ struct MilneRatios {
   double pos = 0.0;
   double vel = 0.0;
 };
-MilneRatios milne_ratios(const coupling::CouplingHistory& history, int kappa, double t_next);
+MilneRatios milne_ratios(const polynomials::CouplingHistory& history, int kappa, double t_next);
 MilneRatios constant_step_milne_ratios(int kappa);
 
 }  // namespace macrostep::control

@@ -61,7 +61,7 @@
 #include "macrostep/control/order.hpp"
 #include "macrostep/control/startup.hpp"
 #include "macrostep/control/step_size.hpp"
-#include "macrostep/coupling/history.hpp"
+#include "macrostep/polynomials/history.hpp"
 
 namespace macrostep::control {
 
@@ -81,7 +81,7 @@ struct MacroStepOptions {
   int kappa_fixed = 2;           // fixed mode: target degree (0..5)
   bool variable_start = true;    // variable mode: initial phase of seed 000 §3.4
   bool fixed_start_ramp = true;  // fixed mode: Listing 5.1
-  std::size_t history_capacity = coupling::CouplingHistory::kDefaultCapacity;
+  std::size_t history_capacity = polynomials::CouplingHistory::kDefaultCapacity;
   OrderOptions order;
   StepSizeOptions step;
   ErrorTolerances tolerances;
@@ -166,7 +166,7 @@ class MacroStepController {
                                           std::span<const std::byte> state, std::size_t channels);
 
   const MacroStepOptions& options() const { return options_; }
-  const coupling::CouplingHistory& history() const { return history_; }
+  const polynomials::CouplingHistory& history() const { return history_; }
   bool finished() const { return finished_; }
   // Throws std::logic_error once finished().
   const StepPlan& plan() const;
@@ -195,7 +195,7 @@ class MacroStepController {
   double clip(double t_m, double t_next) const;
 
   MacroStepOptions options_;
-  coupling::CouplingHistory history_;
+  polynomials::CouplingHistory history_;
   OrderController order_;
   StepSizeController step_;
   VariableStartPhase start_;

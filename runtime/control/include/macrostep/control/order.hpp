@@ -27,7 +27,7 @@
 #include <initializer_list>
 
 #include "macrostep/control/error_norm.hpp"
-#include "macrostep/coupling/history.hpp"
+#include "macrostep/polynomials/history.hpp"
 
 namespace macrostep::control {
 
@@ -69,7 +69,7 @@ class ScaledDerivativeNorms {
 };
 
 // SDN(j) for j = 0..min(max_order, history.size() − 1) with step size h (D-28, D-29).
-ScaledDerivativeNorms scaled_derivative_norms(const coupling::CouplingHistory& history, double h,
+ScaledDerivativeNorms scaled_derivative_norms(const polynomials::CouplingHistory& history, double h,
                                               int max_order, const ErrorTolerances& tol);
 
 class OrderController {

@@ -15,7 +15,7 @@
 #include <string>
 
 #include "macrostep/control/error_norm.hpp"
-#include "macrostep/coupling/history.hpp"
+#include "macrostep/polynomials/history.hpp"
 
 namespace macrostep::control {
 
@@ -79,11 +79,11 @@ class StepSizeController {
 // (Eq. 3.26, D-25):
 //   ε̃^u = P_{κ+1}(T_{M+1}) − P_κ(T_{M+1}) = Π_{j=1}^{κ+1} (T_{M+1} − T_{M+1−j})·u[T_M..T_{M−κ−1}]
 // with P_{κ+1} through the κ+2 newest points. Needs κ+2 points (std::invalid_argument).
-void a_priori_error(const coupling::CouplingHistory& history, int kappa_new, double t_next,
+void a_priori_error(const polynomials::CouplingHistory& history, int kappa_new, double t_next,
                     std::span<double> eps);
 
 // ‖ε̃^u‖ with W^u at u_M (the newest point), D-25.
-double a_priori_error_norm(const coupling::CouplingHistory& history, int kappa_new, double t_next,
-                           const ErrorTolerances& tol);
+double a_priori_error_norm(const polynomials::CouplingHistory& history, int kappa_new,
+                           double t_next, const ErrorTolerances& tol);
 
 }  // namespace macrostep::control

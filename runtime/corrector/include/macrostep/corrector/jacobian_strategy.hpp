@@ -27,8 +27,8 @@
 #include <vector>
 
 #include "macrostep/control/macro_step_controller.hpp"
-#include "macrostep/coupling/history.hpp"
 #include "macrostep/executors/executor.hpp"
+#include "macrostep/polynomials/history.hpp"
 #include "macrostep/system/coupled_system.hpp"
 
 namespace macrostep::corrector {
@@ -47,14 +47,14 @@ struct JacobianTraits {
 // T_N, and subsystem i's full state at T_N (accepted_state(i, z), z of the state size).
 struct AttemptView {
   const control::StepPlan& plan;
-  const coupling::CouplingHistory& history;
+  const polynomials::CouplingHistory& history;
   std::function<void(std::size_t, std::span<double>)> accepted_state;
 };
 
 // One pass as next_iterate() sees it.
 struct PassView {
   const control::StepPlan& plan;
-  const coupling::CouplingHistory& history;
+  const polynomials::CouplingHistory& history;
   // The pass's runs; when `perturbed`, subsystem L's extra run c perturbed the end value of its
   // input channel c by perturbation[input_couplings(L)[c]] (METHODS §4.2).
   const executors::PassOutcome& outcome;

@@ -50,16 +50,16 @@
 #include <string>
 #include <vector>
 
-#include "macrostep/coupling/support_points.hpp"
 #include "macrostep/executors/executor_options.hpp"
 #include "macrostep/ida/integrator.hpp"
+#include "macrostep/polynomials/support_points.hpp"
 #include "macrostep/runner/subsystem_runner.hpp"
 
 namespace macrostep::executors {
 
 // The work of one subsystem in one macro-step attempt.
 struct SubsystemCommand {
-  coupling::SupportPoints nominal;
+  polynomials::SupportPoints nominal;
   std::vector<runner::ExtraRun> extra;
 };
 

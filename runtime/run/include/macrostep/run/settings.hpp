@@ -56,7 +56,7 @@ struct CosimOptions {
   std::optional<config::JumpHandling> jump_handling;  // --jump-handling
   std::optional<int> min_micro_steps;                 // --min-micro-steps
   // --approximation: every coupling variable's approximation ([cosim] and [[connection]]s).
-  std::optional<coupling::Approximation> approximation;
+  std::optional<polynomials::Approximation> approximation;
   std::optional<double> rtol;       // --rtol: the controller's rtol; unset atols follow it
   std::optional<double> step_size;  // --step-size: fixed H (estimator none) or H_init
   std::optional<int> threads;       // --threads

@@ -59,7 +59,7 @@ class FeedthroughUpdate {
 class ExplicitJacobi final : public MacroStepScheme {
  public:
   void start(const system::CoupledSystem& system, const SchemeOptions& options) override;
-  AttemptResult attempt(const control::StepPlan& plan, const coupling::CouplingHistory& history,
+  AttemptResult attempt(const control::StepPlan& plan, const polynomials::CouplingHistory& history,
                         PassRunner& runner) override;
   void concluded(bool accepted) override;
   // The rates u̇ kept beside the history (only for approximations that use rates): the times of
@@ -77,10 +77,10 @@ class ExplicitJacobi final : public MacroStepScheme {
   std::vector<std::size_t> sel_;
   // Per coupling variable (empty: Lagrange everywhere), and per subsystem whether any input
   // is approximated otherwise.
-  std::vector<const coupling::Approximation*> approximation_;
+  std::vector<const polynomials::Approximation*> approximation_;
   std::vector<bool> non_lagrange_;
   // u̇ at the accepted points (only when some approximation uses rates) and at the attempt's end.
-  std::optional<coupling::CouplingHistory> rates_;
+  std::optional<polynomials::CouplingHistory> rates_;
   std::vector<double> rates_next_;
   double t_next_ = 0.0;
   FeedthroughUpdate update_;
@@ -96,7 +96,7 @@ std::size_t feedthrough_subsystem(const system::CoupledSystem& system, std::size
 // system: one per coupling variable (or none), and a rate u̇ from the law of every variable whose
 // approximation uses rates (CouplingLaw::has_rate; a damper has none, seed 003 §2.2.2).
 void check_approximations(const system::CoupledSystem& system,
-                          std::span<const coupling::Approximation> approximations);
+                          std::span<const polynomials::Approximation> approximations);
 
 // run_scheme with ExplicitJacobi. Throws std::invalid_argument also for an implicit estimator
 // or a controlled step size without an estimator (a comparison estimator in fixed mode is

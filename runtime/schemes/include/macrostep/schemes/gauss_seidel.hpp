@@ -44,7 +44,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "macrostep/coupling/approximation.hpp"
+#include "macrostep/polynomials/approximation.hpp"
 #include "macrostep/schemes/explicit_jacobi.hpp"
 #include "macrostep/schemes/pipeline.hpp"
 
@@ -55,7 +55,7 @@ class GaussSeidel final : public MacroStepScheme {
   // Throws std::invalid_argument for a controlled step size, a comparison estimator, an
   // approximation that needs rates, or a sequence that is not a permutation of the subsystems.
   void start(const system::CoupledSystem& system, const SchemeOptions& options) override;
-  AttemptResult attempt(const control::StepPlan& plan, const coupling::CouplingHistory& history,
+  AttemptResult attempt(const control::StepPlan& plan, const polynomials::CouplingHistory& history,
                         PassRunner& runner) override;
 
  private:
@@ -69,13 +69,13 @@ class GaussSeidel final : public MacroStepScheme {
   std::vector<std::vector<double>> outputs_;
   std::vector<std::size_t> sel_;
   // Per coupling variable: its approximation, when any is not Lagrange (else empty).
-  std::vector<const coupling::Approximation*> approximation_;
+  std::vector<const polynomials::Approximation*> approximation_;
   std::vector<bool> interpolated_;  // per coupling variable: takes its new value this attempt
   FeedthroughUpdate update_;
 
   // Subsystem i's step polynomial: `interpolated` channels through their new end values u_end_
   // (Lagrange), the others extrapolated with their approximation.
-  void build_command(std::size_t i, const coupling::CouplingHistory& history, int kappa,
+  void build_command(std::size_t i, const polynomials::CouplingHistory& history, int kappa,
                      double t_end, const std::vector<bool>& interpolated);
   // Whether coupling c may take a new end value once the subsystems in `ran` have run, when
   // subsystem s runs next; `self` tells whether its law reads s.

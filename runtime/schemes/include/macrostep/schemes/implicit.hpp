@@ -47,7 +47,7 @@ class IterativeScheme final : public MacroStepScheme {
   // estimator, or a system the Jacobian strategy cannot serve (constraints, feed-through, sap
   // for a subsystem that cannot supply its input accelerations).
   void start(const system::CoupledSystem& system, const SchemeOptions& options) override;
-  AttemptResult attempt(const control::StepPlan& plan, const coupling::CouplingHistory& history,
+  AttemptResult attempt(const control::StepPlan& plan, const polynomials::CouplingHistory& history,
                         PassRunner& runner) override;
   // An accepted attempt's correction |u_{N+1} − u^pre| becomes the next Δ^0 (METHODS §4.2).
   void concluded(bool accepted) override;
@@ -60,18 +60,18 @@ class IterativeScheme final : public MacroStepScheme {
 
  private:
   enum class Test : std::uint8_t { kIterates, kOutputs };
-  void begin(const control::StepPlan& plan, const coupling::CouplingHistory& history);
-  void build_commands(const control::StepPlan& plan, const coupling::CouplingHistory& history,
+  void begin(const control::StepPlan& plan, const polynomials::CouplingHistory& history);
+  void build_commands(const control::StepPlan& plan, const polynomials::CouplingHistory& history,
                       bool perturbed);
   // ‖δ^j‖ of the test's variables for the pass just run (kOutputs) or the iterate (kIterates).
   double iterate_difference() const;
   double output_difference() const;
   corrector::ConvergenceVerdict judge(double difference, bool fixed);
   bool wants_perturbed_runs(const control::StepPlan& plan) const;
-  bool next_iterate(const control::StepPlan& plan, const coupling::CouplingHistory& history,
+  bool next_iterate(const control::StepPlan& plan, const polynomials::CouplingHistory& history,
                     const executors::PassOutcome& outcome, bool perturbed);
   AttemptResult subsystem_failure(const executors::PassOutcome& outcome);
-  AttemptResult finish(const control::StepPlan& plan, const coupling::CouplingHistory& history,
+  AttemptResult finish(const control::StepPlan& plan, const polynomials::CouplingHistory& history,
                        PassRunner& runner, bool corrector_failed);
 
   corrector::CorrectorOptions copt_;

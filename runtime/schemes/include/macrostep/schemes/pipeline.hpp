@@ -25,9 +25,9 @@
 
 #include "macrostep/control/macro_step_controller.hpp"
 #include "macrostep/corrector/corrector_options.hpp"
-#include "macrostep/coupling/approximation.hpp"
-#include "macrostep/coupling/history.hpp"
 #include "macrostep/executors/executor.hpp"
+#include "macrostep/polynomials/approximation.hpp"
+#include "macrostep/polynomials/history.hpp"
 #include "macrostep/system/coupled_system.hpp"
 
 namespace macrostep::schemes {
@@ -49,7 +49,7 @@ struct SchemeOptions {
   int least_squares_points = 8;       // N_sp > κ+1
   // The approximation of each coupling variable on a step (METHODS §2.4, §2.5), indexed like u;
   // empty: Lagrange for all (the step polynomials of §2.2). The explicit scheme only.
-  std::vector<coupling::Approximation> approximations;
+  std::vector<polynomials::Approximation> approximations;
   // A subsystem failure (an IDA error in a run) rejects the attempt with r = 0.25 (D-26); after
   // this many in a row the run stops with SubsystemFailure. Fixed mode stops at the first.
   int max_consecutive_failures = 25;
@@ -160,7 +160,7 @@ bool needs_rollback(const SchemeOptions& options);
 
 // u^pre = P_κ(T_{N+1}) from the accepted history (METHODS §2.2, Eq. 2.23), or the
 // least-squares predictor (§2.3) when the options ask for it and the history is long enough.
-void predict(const SchemeOptions& options, const coupling::CouplingHistory& history, int kappa,
+void predict(const SchemeOptions& options, const polynomials::CouplingHistory& history, int kappa,
              double t_next, std::span<double> u_pre);
 
 // The initial macro point T_0: every subsystem's consistent initial outputs with u0.
@@ -238,7 +238,8 @@ class MacroStepScheme {
   // One attempt of `plan` from T_N = history.newest_time(): runs passes through `runner` and
   // fills runner.outputs() and runner.u_next() unless a pass failed. Must not accept or reject.
   virtual AttemptResult attempt(const control::StepPlan& plan,
-                                const coupling::CouplingHistory& history, PassRunner& runner) = 0;
+                                const polynomials::CouplingHistory& history,
+                                PassRunner& runner) = 0;
   // After every attempt, the controller's verdict on it (a subsystem failure is a rejection):
   // for schemes that carry information from an accepted step to the next one.
   virtual void concluded(bool accepted) { (void)accepted; }

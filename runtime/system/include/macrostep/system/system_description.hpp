@@ -66,7 +66,7 @@ struct DescribedConnection {
   HydraulicNodeLaw::Parameters node;      // kHydraulicNode
   std::vector<double> initial_volumes;    // kHydraulicNode: V_i⁰ (empty: all zero)
   // The coupling-variable approximation of this connection's variables (a name that
-  // coupling::parse_approximation accepts); empty: [cosim] approximation. approximation_line is
+  // polynomials::parse_approximation accepts); empty: [cosim] approximation. approximation_line is
   // its line in the configuration, for messages about combinations checked later.
   std::string approximation;
   unsigned approximation_line = 0;

@@ -8,7 +8,7 @@
 #include <span>
 #include <vector>
 
-#include "macrostep/coupling/history.hpp"
+#include "macrostep/polynomials/history.hpp"
 
 namespace macrostep::testing {
 
@@ -55,9 +55,9 @@ inline double loglog_slope(std::span<const double> x, std::span<const double> y)
 
 // A history holding (t_i, f_c(t_i)) for every channel function f_c.
 template <class F>
-coupling::CouplingHistory history_from(std::span<const double> times, std::size_t channels, F f,
-                                       std::size_t capacity = 16) {
-  coupling::CouplingHistory h(channels, capacity);
+polynomials::CouplingHistory history_from(std::span<const double> times, std::size_t channels, F f,
+                                          std::size_t capacity = 16) {
+  polynomials::CouplingHistory h(channels, capacity);
   std::vector<double> u(channels);
   for (double t : times) {
     for (std::size_t c = 0; c < channels; ++c) u[c] = f(c, t);

@@ -1,4 +1,4 @@
-// The continuous and seed-003 approximations (runtime/coupling/approximation.hpp; METHODS.md
+// The continuous and seed-003 approximations (runtime/polynomials/approximation.hpp; METHODS.md
 // §2.4, §2.5; seed 001 §2, Eq. 12a/12b; seed 003 §2.2): the published weights, continuity at the
 // macro points, the support-point form the worker evaluates.
 #include <gtest/gtest.h>
@@ -7,11 +7,11 @@
 #include <cmath>
 #include <vector>
 
-#include "macrostep/coupling/approximation.hpp"
-#include "macrostep/coupling/builders.hpp"
-#include "macrostep/coupling/lagrange.hpp"
+#include "macrostep/polynomials/approximation.hpp"
+#include "macrostep/polynomials/builders.hpp"
+#include "macrostep/polynomials/lagrange.hpp"
 
-namespace macrostep::coupling {
+namespace macrostep::polynomials {
 namespace {
 
 double f(double t) {
@@ -244,4 +244,4 @@ TEST(Approximation, UnknownNamesAndDegreesAreRefused) {
 }
 
 }  // namespace
-}  // namespace macrostep::coupling
+}  // namespace macrostep::polynomials

@@ -15,7 +15,7 @@
 #include <span>
 #include <vector>
 
-namespace macrostep::coupling {
+namespace macrostep::polynomials {
 
 class CouplingHistory {
  public:
@@ -61,4 +61,4 @@ class CouplingHistory {
   std::vector<double> values_;  // capacity_ × channels_, one contiguous row per slot
 };
 
-}  // namespace macrostep::coupling
+}  // namespace macrostep::polynomials

@@ -21,10 +21,10 @@
 #include <string>
 #include <string_view>
 
-#include "macrostep/coupling/history.hpp"
-#include "macrostep/coupling/support_points.hpp"
+#include "macrostep/polynomials/history.hpp"
+#include "macrostep/polynomials/support_points.hpp"
 
-namespace macrostep::coupling {
+namespace macrostep::polynomials {
 
 enum class ApproximationKind { kLagrange, kC0, kC1, kConst, kLin };
 
@@ -98,4 +98,4 @@ SupportPoints approximation_polynomial(const CouplingHistory& history, const Cou
                                        int order, double t_next,
                                        std::span<const std::size_t> channels);
 
-}  // namespace macrostep::coupling
+}  // namespace macrostep::polynomials

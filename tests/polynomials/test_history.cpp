@@ -1,5 +1,5 @@
 // CouplingHistory: accepted points, newest last, bounded capacity (METHODS §6.4).
-#include "macrostep/coupling/history.hpp"
+#include "macrostep/polynomials/history.hpp"
 
 #include <gtest/gtest.h>
 
@@ -7,11 +7,11 @@
 #include <limits>
 #include <vector>
 
-namespace mc = macrostep::coupling;
+namespace mp = macrostep::polynomials;
 
 // METHODS §0 notation: back index j is T_{M−j}, newest last.
 TEST(CouplingHistory, NewestLastAndBackIndices) {
-  mc::CouplingHistory h(2, 4);
+  mp::CouplingHistory h(2, 4);
   EXPECT_TRUE(h.empty());
   h.push(0.0, std::vector<double>{1.0, 10.0});
   h.push(0.5, std::vector<double>{2.0, 20.0});
@@ -28,7 +28,7 @@ TEST(CouplingHistory, NewestLastAndBackIndices) {
 
 // Bounded history (METHODS §6.3/§5.1 need at most κ+3 points): oldest dropped, no reallocation.
 TEST(CouplingHistory, DropsOldestWhenFullAndKeepsOrder) {
-  mc::CouplingHistory h(1, 3);
+  mp::CouplingHistory h(1, 3);
   const double* before = nullptr;
   for (int k = 0; k < 10; ++k) {
     h.push(0.1 * k, std::vector<double>{static_cast<double>(k)});
@@ -48,7 +48,7 @@ TEST(CouplingHistory, DropsOldestWhenFullAndKeepsOrder) {
 // Rollback safety rests on push() refusing anything that is not a new accepted point after the
 // newest one: a repeated T_{N+1} or a step backwards is an error, not a silent overwrite.
 TEST(CouplingHistory, RejectsNonIncreasingTimesWrongSizeAndNonFinite) {
-  mc::CouplingHistory h(2);
+  mp::CouplingHistory h(2);
   h.push(1.0, std::vector<double>{0.0, 0.0});
   EXPECT_THROW(h.push(1.0, std::vector<double>{0.0, 0.0}), std::invalid_argument);
   EXPECT_THROW(h.push(0.5, std::vector<double>{0.0, 0.0}), std::invalid_argument);
@@ -57,17 +57,17 @@ TEST(CouplingHistory, RejectsNonIncreasingTimesWrongSizeAndNonFinite) {
   EXPECT_THROW(h.push(std::numeric_limits<double>::infinity(), std::vector<double>{0.0, 0.0}),
                std::invalid_argument);
   EXPECT_EQ(h.size(), 1u);
-  EXPECT_THROW(mc::CouplingHistory(0), std::invalid_argument);
-  EXPECT_THROW(mc::CouplingHistory(1, 0), std::invalid_argument);
+  EXPECT_THROW(mp::CouplingHistory(0), std::invalid_argument);
+  EXPECT_THROW(mp::CouplingHistory(1, 0), std::invalid_argument);
 }
 
 // D-4 κ_max = 5, §6.3 SDN(κ+2), §9 N_sp = 8: the default capacity holds every point used.
 TEST(CouplingHistory, DefaultCapacityCoversKappaMaxNeeds) {
   // κ_max = 5: SDN(κ+2) needs κ+3 = 8 points; the LS predictor uses N_sp = 8 by default.
-  EXPECT_GE(mc::CouplingHistory::kDefaultCapacity, 8u);
-  mc::CouplingHistory h(1);
+  EXPECT_GE(mp::CouplingHistory::kDefaultCapacity, 8u);
+  mp::CouplingHistory h(1);
   for (int k = 0; k < 20; ++k) h.push(k, std::vector<double>{0.0});
-  EXPECT_EQ(h.size(), mc::CouplingHistory::kDefaultCapacity);
+  EXPECT_EQ(h.size(), mp::CouplingHistory::kDefaultCapacity);
   h.clear();
   EXPECT_TRUE(h.empty());
   h.push(-1.0, std::vector<double>{0.0});  // after clear any time may start the history

@@ -1,10 +1,10 @@
-#include "macrostep/coupling/history.hpp"
+#include "macrostep/polynomials/history.hpp"
 
 #include <cmath>
 #include <stdexcept>
 #include <string>
 
-namespace macrostep::coupling {
+namespace macrostep::polynomials {
 
 CouplingHistory::CouplingHistory(std::size_t channels, std::size_t capacity)
     : channels_(channels), capacity_(capacity) {
@@ -66,4 +66,4 @@ std::size_t CouplingHistory::check_back(std::size_t j) const {
   return j;
 }
 
-}  // namespace macrostep::coupling
+}  // namespace macrostep::polynomials

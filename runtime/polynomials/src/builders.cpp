@@ -1,4 +1,4 @@
-#include "macrostep/coupling/builders.hpp"
+#include "macrostep/polynomials/builders.hpp"
 
 #include <array>
 #include <cmath>
@@ -6,9 +6,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "macrostep/coupling/lagrange.hpp"
+#include "macrostep/polynomials/lagrange.hpp"
 
-namespace macrostep::coupling {
+namespace macrostep::polynomials {
 
 namespace {
 
@@ -266,4 +266,4 @@ void newest_divided_difference(const CouplingHistory& history, int order, std::s
   }
 }
 
-}  // namespace macrostep::coupling
+}  // namespace macrostep::polynomials

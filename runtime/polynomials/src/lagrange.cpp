@@ -1,10 +1,10 @@
-#include "macrostep/coupling/lagrange.hpp"
+#include "macrostep/polynomials/lagrange.hpp"
 
 #include <array>
 #include <stdexcept>
 #include <string>
 
-namespace macrostep::coupling {
+namespace macrostep::polynomials {
 
 namespace {
 
@@ -89,4 +89,4 @@ void uniform_extrapolation_weights(int kappa, std::span<double> weights) {
   }
 }
 
-}  // namespace macrostep::coupling
+}  // namespace macrostep::polynomials

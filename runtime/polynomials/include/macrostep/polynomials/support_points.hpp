@@ -5,7 +5,7 @@
 
 #include "macrostep/model/support_points.hpp"
 
-namespace macrostep::coupling {
+namespace macrostep::polynomials {
 using model::SupportPointInput;
 using model::SupportPoints;
-}  // namespace macrostep::coupling
+}  // namespace macrostep::polynomials

@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <span>
 
-namespace macrostep::coupling {
+namespace macrostep::polynomials {
 
 // Largest number of nodes the free functions below accept (a work array of this size lives on
 // the stack). Enough for κ_max + 3 = 8 SDN points and for least-squares fits of up to 32 points.
@@ -35,4 +35,4 @@ double divided_difference(std::span<const double> nodes, std::span<const double>
 // weights[i] = (−1)^i·C(κ+1, i+1), i = 0..κ. weights.size() must be κ+1.
 void uniform_extrapolation_weights(int kappa, std::span<double> weights);
 
-}  // namespace macrostep::coupling
+}  // namespace macrostep::polynomials

@@ -1,5 +1,5 @@
 // Lagrange polynomials on non-uniform grids and divided differences (METHODS §2.1).
-#include "macrostep/coupling/lagrange.hpp"
+#include "macrostep/polynomials/lagrange.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 
 #include "grid_support.hpp"
 
-namespace mc = macrostep::coupling;
+namespace mp = macrostep::polynomials;
 namespace mt = macrostep::testing;
 
 // METHODS §2.1: P_κ through κ+1 points reproduces every polynomial of degree ≤ κ, inside and
@@ -32,7 +32,7 @@ TEST(Lagrange, ReproducesPolynomialsUpToItsDegreeOnRandomGrids) {
         for (double te :
              {t.front(), 0.5 * (t.front() + t.back()), 3.7 + h, 3.7 + 2.5 * h, t.front() - h}) {
           const double expected = mt::poly(c, te, 3.7);
-          EXPECT_NEAR(mc::lagrange_value(t, w, te), expected, 1e-11 * (1.0 + std::abs(expected)))
+          EXPECT_NEAR(mp::lagrange_value(t, w, te), expected, 1e-11 * (1.0 + std::abs(expected)))
               << "kappa " << kappa << " degree " << degree << " t " << te;
         }
       }
@@ -55,7 +55,7 @@ TEST(Lagrange, ExtrapolationErrorIsOrderKappaPlusOne) {
       for (std::size_t i = 0; i < n; ++i) w[i] = f(t[i]);
       const double t_next = t_n + h;
       hs.push_back(h);
-      errs.push_back(std::abs(mc::lagrange_value(t, w, t_next) - f(t_next)));
+      errs.push_back(std::abs(mp::lagrange_value(t, w, t_next) - f(t_next)));
     }
     EXPECT_NEAR(mt::loglog_slope(hs, errs), kappa + 1.0, 0.3) << "kappa " << kappa;
   }
@@ -69,12 +69,12 @@ TEST(Lagrange, UniformExtrapolationWeights) {
   for (int kappa = 0; kappa <= 5; ++kappa) {
     const std::size_t n = static_cast<std::size_t>(kappa) + 1;
     std::vector<double> w(n);
-    mc::uniform_extrapolation_weights(kappa, w);
+    mp::uniform_extrapolation_weights(kappa, w);
     EXPECT_EQ(w, table[static_cast<std::size_t>(kappa)]) << "kappa " << kappa;
     // Basis on T_{N−κ}..T_N (ascending) at T_N + H; weight of u_{N−i} is basis[κ−i].
     std::vector<double> nodes(n), basis(n);
     for (std::size_t m = 0; m < n; ++m) nodes[m] = 0.1 * static_cast<double>(m);
-    mc::lagrange_basis(nodes, 0.1 * static_cast<double>(n), basis);
+    mp::lagrange_basis(nodes, 0.1 * static_cast<double>(n), basis);
     for (std::size_t i = 0; i < n; ++i) EXPECT_NEAR(basis[n - 1 - i], w[i], 1e-12);
   }
 }
@@ -84,15 +84,15 @@ TEST(Lagrange, BasisIsCardinalAndSumsToOne) {
   const auto t = mt::grid_ending_at(2.0, 0.3, mt::random_ratios(6, 3), 6);
   std::vector<double> b(6);
   for (std::size_t k = 0; k < 6; ++k) {
-    mc::lagrange_basis(t, t[k], b);
+    mp::lagrange_basis(t, t[k], b);
     for (std::size_t m = 0; m < 6; ++m) EXPECT_EQ(b[m], m == k ? 1.0 : 0.0);
   }
-  mc::lagrange_basis(t, 2.45, b);
+  mp::lagrange_basis(t, 2.45, b);
   double s = 0.0;
   for (double x : b) s += x;
   EXPECT_NEAR(s, 1.0, 1e-13);
   std::vector<double> one(1);
-  mc::lagrange_basis(std::vector<double>{5.0}, 17.0, one);
+  mp::lagrange_basis(std::vector<double>{5.0}, 17.0, one);
   EXPECT_EQ(one[0], 1.0);  // ℓ ≡ 1 for κ = 0
 }
 
@@ -104,24 +104,24 @@ TEST(Lagrange, DividedDifferencesOfPolynomials) {
   const auto t = mt::grid_ending_at(1.0, 0.2, mt::random_ratios(5, 11), 5);
   std::vector<double> w(5);
   for (std::size_t i = 0; i < 5; ++i) w[i] = mt::poly(c, t[i], 0.4);
-  EXPECT_NEAR(mc::divided_difference(std::span(t).subspan(1, 4), std::span(w).subspan(1, 4)), 2.5,
+  EXPECT_NEAR(mp::divided_difference(std::span(t).subspan(1, 4), std::span(w).subspan(1, 4)), 2.5,
               1e-10);
-  EXPECT_NEAR(mc::divided_difference(t, w), 0.0, 1e-9);
-  EXPECT_EQ(mc::divided_difference(std::span(t).first(1), std::span(w).first(1)), w[0]);
+  EXPECT_NEAR(mp::divided_difference(t, w), 0.0, 1e-9);
+  EXPECT_EQ(mp::divided_difference(std::span(t).first(1), std::span(w).first(1)), w[0]);
   // w[t_a, t_b] = (w_b − w_a)/(t_b − t_a)
-  EXPECT_DOUBLE_EQ(mc::divided_difference(std::span(t).first(2), std::span(w).first(2)),
+  EXPECT_DOUBLE_EQ(mp::divided_difference(std::span(t).first(2), std::span(w).first(2)),
                    (w[1] - w[0]) / (t[1] - t[0]));
   std::vector<double> tp = {t[3], t[0], t[2], t[1]}, wp = {w[3], w[0], w[2], w[1]};
-  EXPECT_NEAR(mc::divided_difference(tp, wp),
-              mc::divided_difference(std::span(t).first(4), std::span(w).first(4)), 1e-10);
+  EXPECT_NEAR(mp::divided_difference(tp, wp),
+              mp::divided_difference(std::span(t).first(4), std::span(w).first(4)), 1e-10);
 }
 
 // METHODS §2.1 (sizes): too many nodes or mismatched spans are errors, never out-of-bounds reads.
 TEST(Lagrange, RejectsBadArguments) {
   std::vector<double> nodes(40, 0.0), basis(40);
-  EXPECT_THROW(mc::lagrange_basis(nodes, 0.0, basis), std::invalid_argument);
+  EXPECT_THROW(mp::lagrange_basis(nodes, 0.0, basis), std::invalid_argument);
   std::vector<double> two = {0.0, 1.0}, one(1);
-  EXPECT_THROW(mc::lagrange_basis(two, 0.0, one), std::invalid_argument);
+  EXPECT_THROW(mp::lagrange_basis(two, 0.0, one), std::invalid_argument);
   std::vector<double> w(3);
-  EXPECT_THROW(mc::uniform_extrapolation_weights(1, w), std::invalid_argument);
+  EXPECT_THROW(mp::uniform_extrapolation_weights(1, w), std::invalid_argument);
 }

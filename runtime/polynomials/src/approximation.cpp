@@ -1,5 +1,5 @@
 // Continuous and seed-003 approximations (approximation.hpp; METHODS.md §2.4, §2.5).
-#include "macrostep/coupling/approximation.hpp"
+#include "macrostep/polynomials/approximation.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -7,9 +7,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "macrostep/coupling/lagrange.hpp"
+#include "macrostep/polynomials/lagrange.hpp"
 
-namespace macrostep::coupling {
+namespace macrostep::polynomials {
 
 namespace {
 
@@ -342,4 +342,4 @@ SupportPoints approximation_polynomial(const CouplingHistory& history, const Cou
   return sp;
 }
 
-}  // namespace macrostep::coupling
+}  // namespace macrostep::polynomials

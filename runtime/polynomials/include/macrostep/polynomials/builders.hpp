@@ -17,10 +17,10 @@
 #include <cstddef>
 #include <span>
 
-#include "macrostep/coupling/history.hpp"
-#include "macrostep/coupling/support_points.hpp"
+#include "macrostep/polynomials/history.hpp"
+#include "macrostep/polynomials/support_points.hpp"
 
-namespace macrostep::coupling {
+namespace macrostep::polynomials {
 
 // u^pre = P_κ(T_{N+1}; [T_{N−κ}, u_{N−κ}], …, [T_N, u_N])   (Eq. 2.23). Needs κ+1 points.
 void lagrange_prediction(const CouplingHistory& history, int kappa, double t_next,
@@ -67,4 +67,4 @@ double end_basis(const CouplingHistory& history, int kappa, double t_next, doubl
 // for SDN (METHODS §6.3) and the a-priori estimate (Eq. 3.26). Needs j+1 points.
 void newest_divided_difference(const CouplingHistory& history, int order, std::span<double> out);
 
-}  // namespace macrostep::coupling
+}  // namespace macrostep::polynomials

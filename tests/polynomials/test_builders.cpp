@@ -1,6 +1,6 @@
 // Builders from the history: predictors, comparison polynomials, divided differences
 // (METHODS §2.2, §2.3, §5.1; seed 000 Eq. 2.23, 2.24, 3.2, 3.3, 3.8).
-#include "macrostep/coupling/builders.hpp"
+#include "macrostep/polynomials/builders.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "grid_support.hpp"
-#include "macrostep/coupling/lagrange.hpp"
+#include "macrostep/polynomials/lagrange.hpp"
 
-namespace mc = macrostep::coupling;
+namespace mp = macrostep::polynomials;
 namespace mt = macrostep::testing;
 
 namespace {
@@ -30,7 +30,7 @@ TEST(Builders, LagrangePredictionIsExactForPolynomials) {
     const auto h = mt::history_from(
         t, 2, [&](std::size_t ch, double x) { return (ch + 1.0) * mt::poly(cs, x, 0.9); });
     std::vector<double> u(2);
-    mc::lagrange_prediction(h, kappa, 1.09, u);
+    mp::lagrange_prediction(h, kappa, 1.09, u);
     for (std::size_t ch = 0; ch < 2; ++ch) {
       EXPECT_NEAR(u[ch], (ch + 1.0) * mt::poly(cs, 1.09, 0.9), 1e-11) << "kappa " << kappa;
     }
@@ -47,12 +47,12 @@ TEST(Builders, LeastSquaresPredictor) {
     const auto t = mt::grid_ending_at(0.7, 0.05, ratios, 12);
     const auto h = mt::history_from(t, 1, [](std::size_t, double x) { return smooth(x); });
     std::vector<double> lag(1), ls(1);
-    mc::lagrange_prediction(h, kappa, 0.76, lag);
-    mc::least_squares_prediction(h, kappa, kappa + 1, 0.76, ls);
+    mp::lagrange_prediction(h, kappa, 0.76, lag);
+    mp::least_squares_prediction(h, kappa, kappa + 1, 0.76, ls);
     EXPECT_NEAR(ls[0], lag[0], 1e-12 * std::abs(lag[0])) << "kappa " << kappa;
 
     std::vector<double> g(static_cast<std::size_t>(n_sp));
-    mc::least_squares_weights(h, kappa, n_sp, 0.76, g);
+    mp::least_squares_weights(h, kappa, n_sp, 0.76, g);
     double sum = 0.0;
     for (double x : g) sum += x;
     EXPECT_NEAR(sum, 1.0, 1e-12);
@@ -61,14 +61,14 @@ TEST(Builders, LeastSquaresPredictor) {
     const std::span<const double> cs(c.data(), static_cast<std::size_t>(kappa) + 1);
     const auto hp =
         mt::history_from(t, 1, [&](std::size_t, double x) { return mt::poly(cs, x, 0.5); });
-    mc::least_squares_prediction(hp, kappa, n_sp, 0.76, ls);
+    mp::least_squares_prediction(hp, kappa, n_sp, 0.76, ls);
     EXPECT_NEAR(ls[0], mt::poly(cs, 0.76, 0.5), 1e-10) << "kappa " << kappa;
 
     std::vector<double> hs, errs;
     for (double step = 0.1; step > 0.005; step /= 2.0) {
       const auto tt = mt::grid_ending_at(0.7, step, ratios, static_cast<std::size_t>(n_sp));
       const auto hh = mt::history_from(tt, 1, [](std::size_t, double x) { return smooth(x); });
-      mc::least_squares_prediction(hh, kappa, n_sp, 0.7 + step, ls);
+      mp::least_squares_prediction(hh, kappa, n_sp, 0.7 + step, ls);
       hs.push_back(step);
       errs.push_back(std::abs(ls[0] - smooth(0.7 + step)));
     }
@@ -84,7 +84,7 @@ TEST(Builders, LeastSquaresResidualIsOrthogonalToTheFitSpace) {
   const auto h = mt::history_from(t, 1, [](std::size_t, double x) { return smooth(x); });
   const double t_next = 0.76, H = t_next - 0.7;
   std::vector<double> g(8);
-  mc::least_squares_weights(h, kappa, n_sp, t_next, g);
+  mp::least_squares_weights(h, kappa, n_sp, t_next, g);
   // g = V (VᵀV)^{-1} e: Vᵀ g = e, i.e. Σ_i g_i τ_i^m = 1 for m = 0..κ (τ = 1 reproduced).
   for (int m = 0; m <= kappa; ++m) {
     double s = 0.0;
@@ -100,7 +100,7 @@ TEST(Builders, LeastSquaresResidualIsOrthogonalToTheFitSpace) {
     ti[i] = (h.time_back(2 * i) - 0.7) / H;
     gi[i] = g[2 * i];
   }
-  EXPECT_NEAR(mc::divided_difference(ti, gi), 0.0, 1e-10);
+  EXPECT_NEAR(mp::divided_difference(ti, gi), 0.0, 1e-10);
 }
 
 // Eq. 3.8: û^pre is the degree-(κ+1) prediction through the κ+2 newest points.
@@ -109,14 +109,14 @@ TEST(Builders, MilneComparisonPredictionIsDegreeKappaPlusOne) {
   const auto h = mt::history_from(t, 2, [](std::size_t c, double x) { return smooth(x + c); });
   for (int kappa = 0; kappa <= 5; ++kappa) {
     std::vector<double> hat(2), ref(2);
-    mc::milne_comparison_prediction(h, kappa, 1.12, hat);
-    mc::lagrange_prediction(h, kappa + 1, 1.12, ref);
+    mp::milne_comparison_prediction(h, kappa, 1.12, hat);
+    mp::lagrange_prediction(h, kappa + 1, 1.12, ref);
     EXPECT_EQ(hat, ref);
   }
   std::vector<double> out(2);
   const auto short_h =
       mt::history_from(std::span(t).last(3), 2, [](std::size_t, double) { return 0.0; });
-  EXPECT_THROW(mc::milne_comparison_prediction(short_h, 2, 1.12, out), std::invalid_argument);
+  EXPECT_THROW(mp::milne_comparison_prediction(short_h, 2, 1.12, out), std::invalid_argument);
 }
 
 // Eq. 3.2/3.3: the exLE comparison polynomial has degree κ+1, its nodes are T_{N−κ}..T_{N+1},
@@ -128,7 +128,7 @@ TEST(Builders, ExtrapolationComparisonPolynomial) {
       mt::history_from(t, 3, [](std::size_t c, double x) { return smooth(x * (c + 1)); });
   const std::vector<std::size_t> inputs = {1, 2};
   for (int kappa = 0; kappa <= 5; ++kappa) {
-    const mc::SupportPoints sp = mc::extrapolation_comparison_polynomial(h, kappa, 1.08, inputs);
+    const mp::SupportPoints sp = mp::extrapolation_comparison_polynomial(h, kappa, 1.08, inputs);
     EXPECT_EQ(sp.degree, kappa + 1);
     ASSERT_NO_THROW(sp.validate());
     const std::size_t n = static_cast<std::size_t>(kappa) + 2;
@@ -138,12 +138,12 @@ TEST(Builders, ExtrapolationComparisonPolynomial) {
       sp.evaluate(te, u);
       for (std::size_t k = 0; k < 2; ++k) {
         for (std::size_t m = 0; m < n; ++m) vals[m] = h.values_back(n - 1 - m)[inputs[k]];
-        EXPECT_NEAR(u[k], mc::lagrange_value(nodes, vals, te), 1e-10)
+        EXPECT_NEAR(u[k], mp::lagrange_value(nodes, vals, te), 1e-10)
             << "kappa " << kappa << " t " << te;
       }
     }
   }
-  EXPECT_THROW(mc::extrapolation_comparison_polynomial(h, 6, 1.08, inputs), std::invalid_argument);
+  EXPECT_THROW(mp::extrapolation_comparison_polynomial(h, 6, 1.08, inputs), std::invalid_argument);
 }
 
 // Divided differences of the newest points (SDN, Eq. 3.26): degree-j data has u[T_M..T_{M−j}]
@@ -154,12 +154,12 @@ TEST(Builders, NewestDividedDifference) {
   const auto h = mt::history_from(
       t, 2, [&](std::size_t ch, double x) { return ch == 0 ? mt::poly(c, x, 1.5) : 4.0; });
   std::vector<double> d(2);
-  mc::newest_divided_difference(h, 3, d);
+  mp::newest_divided_difference(h, 3, d);
   EXPECT_NEAR(d[0], 3.0, 1e-10);
   EXPECT_NEAR(d[1], 0.0, 1e-12);
-  mc::newest_divided_difference(h, 0, d);
+  mp::newest_divided_difference(h, 0, d);
   EXPECT_EQ(d[0], h.newest_values()[0]);
-  EXPECT_THROW(mc::newest_divided_difference(h, 6, d), std::invalid_argument);
+  EXPECT_THROW(mp::newest_divided_difference(h, 6, d), std::invalid_argument);
 }
 
 // METHODS §2.2 builders / DESIGN contract 5: a history too short for κ is named, not read past.
@@ -168,10 +168,10 @@ TEST(Builders, TooShortHistoryIsNamed) {
       mt::history_from(std::vector<double>{0.0, 0.1}, 1, [](std::size_t, double x) { return x; });
   std::vector<double> u(1);
   try {
-    mc::lagrange_prediction(h, 2, 0.2, u);
+    mp::lagrange_prediction(h, 2, 0.2, u);
     FAIL();
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("needs 3"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(mc::least_squares_prediction(h, 0, 3, 0.2, u), std::invalid_argument);
+  EXPECT_THROW(mp::least_squares_prediction(h, 0, 3, 0.2, u), std::invalid_argument);
 }
