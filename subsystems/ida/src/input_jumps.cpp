@@ -1,0 +1,227 @@
+// What the integrator does where its input jumps: the consistent derivative z' for the new
+// input, the history shift that keeps the BDF order where the polynomial jumps (METHODS §2.2), and
+// the restart.
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "integrator_impl.hpp"
+
+namespace macrostep::ida {
+
+namespace {
+
+// Solves the dense system A·X = B in place (A: size×size row-major, B: size×cols row-major) by
+// Gaussian elimination with partial pivoting; for the few small systems of shift_history.
+void solve_small(std::vector<double>& a, std::vector<double>& b, std::size_t size,
+                 std::size_t cols) {
+  for (std::size_t k = 0; k < size; ++k) {
+    std::size_t piv = k;
+    for (std::size_t i = k + 1; i < size; ++i) {
+      if (std::abs(a[i * size + k]) > std::abs(a[piv * size + k])) piv = i;
+    }
+    if (piv != k) {
+      for (std::size_t j = 0; j < size; ++j) std::swap(a[k * size + j], a[piv * size + j]);
+      for (std::size_t j = 0; j < cols; ++j) std::swap(b[k * cols + j], b[piv * cols + j]);
+    }
+    for (std::size_t i = k + 1; i < size; ++i) {
+      const double f = a[i * size + k] / a[k * size + k];
+      for (std::size_t j = k; j < size; ++j) a[i * size + j] -= f * a[k * size + j];
+      for (std::size_t j = 0; j < cols; ++j) b[i * cols + j] -= f * b[k * cols + j];
+    }
+  }
+  for (std::size_t k = size; k-- > 0;) {
+    for (std::size_t j = 0; j < cols; ++j) {
+      double v = b[k * cols + j];
+      for (std::size_t i = k + 1; i < size; ++i) v -= a[k * size + i] * b[i * cols + j];
+      b[k * cols + j] = v / a[k * size + k];
+    }
+  }
+}
+
+}  // namespace
+
+void Integrator::Impl::current_state(std::span<double> z, std::span<double> zp) const {
+  IDAMem m = ida();
+  if (m->ida_nst == 0) {
+    // Before the first step phi[0] = y0 and phi[1] = y'0 (IDASolve scales it by h later).
+    std::memcpy(z.data(), N_VGetArrayPointer(m->ida_phi[0]), n * sizeof(double));
+    std::memcpy(zp.data(), N_VGetArrayPointer(m->ida_phi[1]), n * sizeof(double));
+    return;
+  }
+  N_Vector vz = N_VMake_Serial(static_cast<sunindextype>(n), z.data(), ctx);
+  N_Vector vzp = N_VMake_Serial(static_cast<sunindextype>(n), zp.data(), ctx);
+  const int f1 = IDAGetDky(mem, now(), 0, vz);
+  const int f2 = IDAGetDky(mem, now(), 1, vzp);
+  N_VDestroy(vz);
+  N_VDestroy(vzp);
+  check(f1, "IDAGetDky(y)");
+  check(f2, "IDAGetDky(y')");
+}
+
+klu_l_numeric* Integrator::Impl::linearize(double t, std::span<const double> z,
+                                           std::span<const double> zp) const {
+  const auto& p = *pattern;
+  const std::size_t nnz = p.nonzeros();
+  zp_matrix.resize(nnz);
+  zp_j0.resize(nnz);
+  auto& self = const_cast<Impl&>(*this);  // the input scratch u only
+  self.evaluate_input(t);
+  subsystem.jacobian(t, z, zp, u, 1.0, zp_matrix);
+  subsystem.jacobian(t, z, zp, u, 0.0, zp_j0);
+  tick();
+  for (std::size_t k = 0; k < nnz; ++k) zp_matrix[k] -= zp_j0[k];
+  auto* cp = const_cast<SuiteSparse_long*>(
+      reinterpret_cast<const SuiteSparse_long*>(p.column_start.data()));
+  auto* ri =
+      const_cast<SuiteSparse_long*>(reinterpret_cast<const SuiteSparse_long*>(p.row_index.data()));
+  if (!zp_symbolic) {
+    klu_l_defaults(&zp_common);
+    zp_symbolic = klu_l_analyze(static_cast<SuiteSparse_long>(n), cp, ri, &zp_common);
+  }
+  klu_l_numeric* num =
+      zp_symbolic ? klu_l_factor(cp, ri, zp_matrix.data(), zp_symbolic, &zp_common) : nullptr;
+  if (!num || zp_common.status != KLU_OK) {
+    if (num) klu_l_free_numeric(&num, &zp_common);
+    throw IntegrationError(fmt::format("dF/dz' is singular at t = {:.9g}", t), t, IDA_LSETUP_FAIL);
+  }
+  return num;
+}
+
+void Integrator::Impl::solve_dfdzp(klu_l_numeric* num, double* rhs) const {
+  klu_l_solve(zp_symbolic, num, static_cast<SuiteSparse_long>(n), 1, rhs, &zp_common);
+}
+
+void Integrator::Impl::consistent_derivative(std::span<const double> z,
+                                             std::span<double> zp) const {
+  const double t = now();
+  klu_l_numeric* num = linearize(t, z, zp);
+  zp_rhs.resize(n);
+  subsystem.residual(t, z, zp, u, zp_rhs);
+  solve_dfdzp(num, zp_rhs.data());
+  klu_l_free_numeric(&num, &zp_common);
+  for (std::size_t i = 0; i < n; ++i) zp[i] -= zp_rhs[i];
+}
+
+void Integrator::Impl::shift_history(const model::InputFunction& previous) {
+  IDAMem m = ida();
+  const int k = m->ida_kused;
+  if (m->ida_nst == 0 || k < 1 || nu == 0 || !input) return;
+  const double t = m->ida_tn;
+  zp_z.resize(2 * n);
+  std::span<double> z(zp_z.data(), n), zp(zp_z.data() + n, n);
+  current_state(z, zp);
+  klu_l_numeric* num = linearize(t, z, zp);
+  if (!ju_pattern)
+    ju_pattern = std::make_unique<model::EntryPattern>(subsystem.input_jacobian_pattern());
+  const model::EntryPattern& ju = *ju_pattern;
+  std::vector<double> ju_values(ju.nonzeros()), u_new(nu), u_old(nu);
+  subsystem.input_jacobian(t, z, zp, u, ju_values);
+  // δ' = −(dF/dz')⁻¹ (dF/dz δ + dF/du Δu), Δu = new input − previous input, δ(0) = 0, as a
+  // Taylor series in σ = s/span over the history span [−span, 0]: Δu is a polynomial of degree
+  // <= D = SupportPoints::kMaxDegree (coefficients d_j from D + 1 samples), and δ has
+  // coefficients c_{j+1} = −span·(dF/dz')⁻¹ (dF/dz c_j + dF/du d_j)/(j + 1), kept to degree D + 3
+  // (two integrations beyond Δu and one more for the homogeneous part).
+  const auto ku = static_cast<std::size_t>(k);
+  const double span = m->ida_psi[ku - 1];
+  constexpr std::size_t kD = model::SupportPoints::kMaxDegree, kTerms = kD + 3;
+  std::vector<double> vand((kD + 1) * (kD + 1)), du((kD + 1) * nu);  // du[j * nu + c] = d_j
+  for (std::size_t i = 0; i <= kD; ++i) {
+    const double sigma = -static_cast<double>(i) / kD;
+    input->evaluate(t + sigma * span, u_new);
+    previous.evaluate(t + sigma * span, u_old);
+    double pw = 1.0;
+    for (std::size_t j = 0; j <= kD; ++j, pw *= sigma) vand[i * (kD + 1) + j] = pw;
+    for (std::size_t c = 0; c < nu; ++c) du[i * nu + c] = u_new[c] - u_old[c];
+  }
+  solve_small(vand, du, kD + 1, nu);
+  const auto& p = *pattern;
+  std::vector<std::vector<double>> coef(kTerms + 1, std::vector<double>(n, 0.0));
+  for (std::size_t j = 0; j < kTerms; ++j) {
+    std::vector<double>& out = coef[j + 1];
+    for (std::size_t c = 0; c < n; ++c) {
+      for (auto q = p.column_start[c]; q < p.column_start[c + 1]; ++q) {
+        out[static_cast<std::size_t>(p.row_index[static_cast<std::size_t>(q)])] +=
+            zp_j0[static_cast<std::size_t>(q)] * coef[j][c];
+      }
+    }
+    if (j <= kD) {
+      for (std::size_t q = 0; q < ju.nonzeros(); ++q) {
+        out[ju.row[q]] += ju_values[q] * du[j * nu + ju.column[q]];
+      }
+    }
+    solve_dfdzp(num, out.data());
+    for (double& v : out) v *= -span / static_cast<double>(j + 1);
+  }
+  // δ at the history's nodes s_i = −psi[i−1] (Horner).
+  std::vector<std::vector<double>> dd(ku + 1, std::vector<double>(n, 0.0));
+  std::vector<double> node(ku + 1, 0.0);
+  for (std::size_t i = 1; i <= ku; ++i) {
+    node[i] = -m->ida_psi[i - 1];
+    const double sigma = node[i] / span;
+    for (std::size_t j = kTerms; j >= 1; --j) {
+      for (std::size_t r = 0; r < n; ++r) dd[i][r] = dd[i][r] * sigma + coef[j][r];
+    }
+    for (std::size_t r = 0; r < n; ++r) dd[i][r] *= sigma;
+  }
+  klu_l_free_numeric(&num, &zp_common);
+  // Newton divided differences δ[s_0..s_j]; phi[j] holds (Π_{i<j} psi[i])·y[s_0..s_j].
+  for (std::size_t l = 1; l <= ku; ++l) {
+    for (std::size_t i = ku; i >= l; --i) {
+      for (std::size_t r = 0; r < n; ++r)
+        dd[i][r] = (dd[i][r] - dd[i - 1][r]) / (node[i] - node[i - l]);
+    }
+  }
+  double scale = 1.0;
+  for (std::size_t j = 1; j <= ku; ++j) {
+    scale *= m->ida_psi[j - 1];
+    double* phi = N_VGetArrayPointer(m->ida_phi[j]);
+    for (std::size_t r = 0; r < n; ++r) phi[r] += scale * dd[j][r];
+  }
+}
+
+void Integrator::Impl::restart() {
+  IDAMem m = ida();
+  const double t = m->ida_tn;
+  zp_z.resize(2 * n);
+  std::span<double> z(zp_z.data(), n), zp(zp_z.data() + n, n);
+  current_state(z, zp);
+  consistent_derivative(z, zp);
+  std::memcpy(N_VGetArrayPointer(yy), z.data(), n * sizeof(double));
+  std::memcpy(N_VGetArrayPointer(yp), zp.data(), n * sizeof(double));
+  check(IDAReInit(mem, t, yy, yp), "IDAReInit");
+  // As after construction: unused history vectors zero, so equal states give equal snapshots.
+  for (int j = 2; j <= m->ida_maxord; ++j) N_VConst(0.0, m->ida_phi[j]);
+  N_VConst(0.0, m->ida_ee);
+}
+
+void Integrator::consistent_derivative(std::span<double> zp) const {
+  auto& I = *impl_;
+  if (zp.size() != I.n) throw std::invalid_argument("consistent_derivative: span size");
+  I.zp_z.resize(2 * I.n);
+  std::span<double> z(I.zp_z.data(), I.n), zh(I.zp_z.data() + I.n, I.n);
+  I.current_state(z, zh);
+  std::copy(zh.begin(), zh.end(), zp.begin());
+  I.consistent_derivative(z, zp);
+}
+
+double Integrator::input_jump_norm() const {
+  auto& I = *impl_;
+  IDAMem m = I.ida();
+  if (m->ida_nst == 0) return 0.0;
+  I.zp_z.resize(3 * I.n);
+  std::span<double> z(I.zp_z.data(), I.n), zh(I.zp_z.data() + I.n, I.n),
+      zc(I.zp_z.data() + 2 * I.n, I.n);
+  I.current_state(z, zh);
+  std::copy(zh.begin(), zh.end(), zc.begin());
+  I.consistent_derivative(z, zc);
+  const double* w = N_VGetArrayPointer(m->ida_ewt);
+  double sum = 0.0;
+  for (std::size_t i = 0; i < I.n; ++i) {
+    const double e = m->ida_hh * (zc[i] - zh[i]) * w[i];
+    sum += e * e;
+  }
+  return std::sqrt(sum / static_cast<double>(I.n));
+}
+
+}  // namespace macrostep::ida

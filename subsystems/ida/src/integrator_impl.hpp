@@ -1,0 +1,304 @@
+// Integrator::Impl: the integrator's IDA memory, linear solver and scratch, shared by the
+// integrator's translation units (integrator.cpp: setup and advancing; workspace_copy.cpp:
+// snapshots; input_jumps.cpp: consistent derivatives and history shifts at input jumps).
+// Private to subsystems/ida.
+#pragma once
+
+#include <ida/ida.h>
+#include <ida/ida_impl.h>
+#include <ida/ida_ls.h>
+#include <ida/ida_ls_impl.h>
+#include <klu.h>
+#include <nvector/nvector_serial.h>
+#include <sundials/sundials_config.h>
+#include <sunlinsol/sunlinsol_dense.h>
+#include <sunlinsol/sunlinsol_klu.h>
+#include <sunmatrix/sunmatrix_dense.h>
+#include <sunmatrix/sunmatrix_sparse.h>
+#include <sunnonlinsol/sunnonlinsol_newton.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "macrostep/model/names.hpp"
+#include "macrostep/model/support_points.hpp"
+#include "workspace_data.hpp"
+
+// Exported by libsundials_ida but declared in no public header. Running it on a fresh
+// integrator makes it a valid restore/clone target (otherwise IDASolve would dereference the
+// linear solver's unset pointers after a restore with nst > 0).
+extern "C" int IDAInitialSetup(IDAMem IDA_mem);
+
+namespace macrostep::ida {
+
+struct Integrator::Impl {
+  const model::Subsystem& subsystem;
+  IntegratorOptions options;
+  const model::InputFunction* input = nullptr;
+  std::atomic<std::uint64_t>* progress = nullptr;  // set_progress_counter()
+
+  // One tick per model evaluation; this integrator is the counter's only writer.
+  void tick() const noexcept {
+    if (progress != nullptr) {
+      progress->store(progress->load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    }
+  }
+
+  SUNContext ctx = nullptr;
+  void* mem = nullptr;
+  N_Vector yy = nullptr, yp = nullptr, atol = nullptr;
+  SUNMatrix matrix = nullptr;
+  SUNLinearSolver ls = nullptr;
+  std::size_t n = 0;
+  std::size_t nu = 0;
+
+  // Residual/Jacobian scratch (inputs at t, pattern values).
+  std::vector<double> u;
+  std::vector<double> jac_values;
+  std::vector<double> z_scratch, zp_scratch;  // outputs()
+  const model::SparsityPattern* pattern = nullptr;
+
+  std::string last_error;
+  // Why the model failed in a residual / Jacobian call: what it threw, or the last value it
+  // returned that is not finite (until IDA has passed first_non_finite).
+  std::string model_error;
+  // Residual / Jacobian calls with a value that is not finite since IDA last passed the
+  // earliest time of one (first_non_finite; infinity: none pending).
+  long non_finite_pending = 0;
+  double first_non_finite = std::numeric_limits<double>::infinity();
+  AdvanceStats totals;
+  std::unique_ptr<WorkspaceSnapshot> scratch;  // for copy_state_from
+
+  // consistent_derivative(): dF/dz' on the Jacobian pattern, its KLU analysis (made once) and
+  // scratch. Not part of the workspace.
+  mutable klu_l_common zp_common{};
+  mutable klu_l_symbolic* zp_symbolic = nullptr;
+  mutable std::vector<double> zp_matrix, zp_j0, zp_rhs, zp_z;
+  std::unique_ptr<model::EntryPattern> ju_pattern;  // dF/du, read once (shift_history)
+
+  Impl(const model::Subsystem& s, const IntegratorOptions& o) : subsystem(s), options(o) {}
+  ~Impl() {
+    if (zp_symbolic) klu_l_free_symbolic(&zp_symbolic, &zp_common);
+    if (mem) IDAFree(&mem);
+    if (ls) SUNLinSolFree(ls);
+    if (matrix) SUNMatDestroy(matrix);
+    if (atol) N_VDestroy(atol);
+    if (yp) N_VDestroy(yp);
+    if (yy) N_VDestroy(yy);
+    if (ctx) SUNContext_Free(&ctx);
+  }
+
+  IDAMem ida() const { return static_cast<IDAMem>(mem); }
+  IDALsMem lsmem() const { return static_cast<IDALsMem>(ida()->ida_lmem); }
+  SUNNonlinearSolverContent_Newton newton() const {
+    return static_cast<SUNNonlinearSolverContent_Newton>(ida()->NLS->content);
+  }
+  SUNLinearSolverContent_KLU klu() const {
+    return static_cast<SUNLinearSolverContent_KLU>(ls->content);
+  }
+  SUNLinearSolverContent_Dense dense() const {
+    return static_cast<SUNLinearSolverContent_Dense>(ls->content);
+  }
+
+  void evaluate_input(double t) {
+    if (nu == 0) return;
+    if (!input) {
+      throw std::logic_error("Integrator: subsystem has inputs but no InputFunction was set");
+    }
+    input->evaluate(t, u);
+  }
+
+  void check(int flag, const char* what) const {
+    if (flag < 0) {
+      throw IntegrationError(fmt::format("{} failed (flag {}): {}", what, flag, last_error),
+                             mem ? ida()->ida_tn : 0.0, flag);
+    }
+  }
+
+  // Overshoot mode (IntegratorOptions::overshoot): the macro time the last advance_to reached,
+  // which IDA's own time has passed; NaN otherwise (then time() is IDA's tn).
+  double interpolate_at = std::numeric_limits<double>::quiet_NaN();
+  double now() const { return std::isnan(interpolate_at) ? ida()->ida_tn : interpolate_at; }
+  void no_interpolated_state(const char* what) const {
+    if (!std::isnan(interpolate_at)) {
+      throw std::logic_error(fmt::format(
+          "Integrator::{}: the state at t = {:.9g} is interpolated (overshoot mode) and has no "
+          "workspace of its own",
+          what, interpolate_at));
+    }
+  }
+
+  // The state at time() (phi[0], or IDAGetDky after the first step) and the history's z'.
+  void current_state(std::span<double> z, std::span<double> zp) const;
+  // dF/dz (zp_j0) and dF/dz' (zp_matrix) at (t, z, z', u(t)); returns the factored dF/dz'
+  // (the caller frees it). Throws IntegrationError if dF/dz' is singular.
+  klu_l_numeric* linearize(double t, std::span<const double> z, std::span<const double> zp) const;
+  void solve_dfdzp(klu_l_numeric* num, double* rhs) const;
+  void consistent_derivative(std::span<const double> z, std::span<double> zp) const;
+  void shift_history(const model::InputFunction& previous);
+  void restart();
+
+  AdvanceStats counters() const {
+    AdvanceStats s;
+    // Counters are restored with the snapshot; deltas are taken within one call only.
+    s.steps = ida()->ida_nst;
+    s.residual_evals = ida()->ida_nre;
+    s.jacobian_evals = lsmem()->nje;
+    s.nonlinear_iterations = ida()->ida_nni;
+    s.nonlinear_failures = ida()->ida_ncfn;
+    s.error_test_failures = ida()->ida_netf;
+    s.linear_setups = ida()->ida_nsetups;
+    return s;
+  }
+
+  // A model that throws (an FMU whose function returned an error) stops IDA with an
+  // unrecoverable residual / Jacobian failure; the exception's message becomes the failure's
+  // cause (error_fn). No exception crosses IDA's C frames.
+  static int residual_fn(realtype t, N_Vector y, N_Vector ydot, N_Vector r, void* user) {
+    try {
+      return residual_unguarded(t, y, ydot, r, user);
+    } catch (const std::exception& e) {
+      static_cast<Impl*>(user)->model_error = e.what();
+      return -1;
+    }
+  }
+
+  static int jacobian_fn(realtype t, realtype cj, N_Vector y, N_Vector ydot, N_Vector r,
+                         SUNMatrix J, void* user, N_Vector t1, N_Vector t2, N_Vector t3) {
+    try {
+      return jacobian_unguarded(t, cj, y, ydot, r, J, user, t1, t2, t3);
+    } catch (const std::exception& e) {
+      static_cast<Impl*>(user)->model_error = e.what();
+      return -1;
+    }
+  }
+
+  static int residual_unguarded(realtype t, N_Vector y, N_Vector ydot, N_Vector r, void* user) {
+    auto* self = static_cast<Impl*>(user);
+    const std::size_t n = self->n;
+    std::span<const double> z(N_VGetArrayPointer(y), n);
+    std::span<const double> zp(N_VGetArrayPointer(ydot), n);
+    std::span<double> res(N_VGetArrayPointer(r), n);
+    self->tick();
+    self->evaluate_input(t);
+    self->subsystem.residual(t, z, zp, self->u, res);
+    return self->check_finite_residual(t, res);
+  }
+
+  // A residual or Jacobian value that is not finite is recoverable for IDA, which retries the
+  // step with a smaller h (a stiff law can overflow at a Newton iterate of too long a step). The
+  // value, its states and the time are kept as the cause of a failure that follows: IDA's own
+  // (repeated recoverable errors in one step), or advance_to()'s when the model keeps failing
+  // without IDA passing the earliest failing time (a barrier in time that IDA would creep
+  // towards until max_steps).
+  int check_finite_residual(double t, std::span<const double> res) {
+    for (std::size_t i = 0; i < res.size(); ++i) {
+      if (std::isfinite(res[i])) continue;
+      model_error = fmt::format("the model's residual r[{}] (row of state {}) is {} at t = {:.9g}",
+                                i, model::quoted(subsystem.state_name(i)), res[i], t);
+      return non_finite_at(t);
+    }
+    return 0;
+  }
+
+  void clear_non_finite() {
+    model_error.clear();
+    non_finite_pending = 0;
+    first_non_finite = std::numeric_limits<double>::infinity();
+  }
+
+  int non_finite_at(double t) {
+    first_non_finite = std::min(first_non_finite, t);
+    ++non_finite_pending;
+    return 1;
+  }
+
+  int check_finite_jacobian(double t, double cj, std::span<const double> values) {
+    const auto& p = *pattern;
+    for (std::size_t col = 0; col < n; ++col) {
+      for (auto k = p.column_start[col]; k < p.column_start[col + 1]; ++k) {
+        const double v = values[static_cast<std::size_t>(k)];
+        if (std::isfinite(v)) continue;
+        const auto row = static_cast<std::size_t>(p.row_index[static_cast<std::size_t>(k)]);
+        model_error = fmt::format(
+            "the model's Jacobian entry values[{}] (row {} of state {}, column {} of state {}; "
+            "cj = {:.9g}) is {} at t = {:.9g}",
+            k, row, model::quoted(subsystem.state_name(row)), col,
+            model::quoted(subsystem.state_name(col)), cj, v, t);
+        return non_finite_at(t);
+      }
+    }
+    return 0;
+  }
+
+  static int jacobian_unguarded(realtype t, realtype cj, N_Vector y, N_Vector ydot, N_Vector,
+                                SUNMatrix J, void* user, N_Vector, N_Vector, N_Vector) {
+    auto* self = static_cast<Impl*>(user);
+    const std::size_t n = self->n;
+    std::span<const double> z(N_VGetArrayPointer(y), n);
+    std::span<const double> zp(N_VGetArrayPointer(ydot), n);
+    self->tick();
+    self->evaluate_input(t);
+    const auto& p = *self->pattern;
+    if (self->options.linear_solver == LinearSolver::kKlu) {
+      // SUNMatZero_Sparse clears the index arrays too; write the fixed pattern every time.
+      std::memcpy(SUNSparseMatrix_IndexPointers(J), p.column_start.data(),
+                  p.column_start.size() * sizeof(sunindextype));
+      std::memcpy(SUNSparseMatrix_IndexValues(J), p.row_index.data(),
+                  p.row_index.size() * sizeof(sunindextype));
+      const std::span<double> values(SUNSparseMatrix_Data(J), p.nonzeros());
+      self->subsystem.jacobian(t, z, zp, self->u, cj, values);
+      return self->check_finite_jacobian(t, cj, values);
+    } else {
+      self->subsystem.jacobian(t, z, zp, self->u, cj, self->jac_values);
+      if (const int flag = self->check_finite_jacobian(t, cj, self->jac_values); flag != 0) {
+        return flag;
+      }
+      for (std::size_t col = 0; col < n; ++col) {
+        double* column = SUNDenseMatrix_Column(J, static_cast<sunindextype>(col));
+        for (auto k = p.column_start[col]; k < p.column_start[col + 1]; ++k) {
+          column[p.row_index[static_cast<std::size_t>(k)]] =
+              self->jac_values[static_cast<std::size_t>(k)];
+        }
+      }
+    }
+    return 0;
+  }
+
+  static void error_fn(int code, const char* module, const char* function, char* msg, void* user) {
+    auto* self = static_cast<Impl*>(user);
+    self->last_error = fmt::format("{}:{}: {} (code {})", module, function, msg, code);
+    // IDA may report one failure more than once (the linear solver, then IDASolve): each
+    // report keeps the model's cause, which advance_to() clears once it has passed.
+    if (!self->model_error.empty()) {
+      self->last_error = self->model_error + " (" + self->last_error + ")";
+    }
+  }
+
+  // ---- snapshot ----------------------------------------------------------------------------
+
+  std::size_t vector_count() const { return static_cast<std::size_t>(ida()->ida_maxord) + 3; }
+  detail::SnapshotTarget snapshot_target() const;
+
+  std::vector<N_Vector> state_vectors() const {
+    std::vector<N_Vector> v;
+    for (int j = 0; j <= ida()->ida_maxord; ++j) v.push_back(ida()->ida_phi[j]);
+    v.push_back(ida()->ida_ewt);
+    v.push_back(ida()->ida_ee);
+    return v;
+  }
+
+  // Copies the workspace into `d` / back from it (workspace_copy.cpp).
+  void save(WorkspaceSnapshot::Data& d) const;
+  void restore(const WorkspaceSnapshot::Data& d);
+};
+
+}  // namespace macrostep::ida
