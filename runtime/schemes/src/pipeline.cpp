@@ -11,6 +11,7 @@
 
 #include "macrostep/control/estimators.hpp"
 #include "macrostep/control/step_size.hpp"
+#include "macrostep/model/clock.hpp"
 #include "macrostep/model/names.hpp"
 #include "macrostep/polynomials/builders.hpp"
 
@@ -18,11 +19,7 @@ namespace macrostep::schemes {
 
 namespace {
 
-std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+using model::now_ns;
 
 }  // namespace
 

@@ -15,6 +15,7 @@
 
 #include "macrostep/ipc/capnp_bytes.hpp"
 #include "macrostep/ipc/schema/state.capnp.h"
+#include "macrostep/model/clock.hpp"
 #include "macrostep/model/names.hpp"
 #include "macrostep/runner/parallel_runs.hpp"
 
@@ -22,11 +23,7 @@ namespace macrostep::runner {
 
 namespace {
 
-std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+using model::now_ns;
 
 }  // namespace
 
