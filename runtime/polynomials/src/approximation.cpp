@@ -289,9 +289,9 @@ SupportPoints approximation_polynomial(const CouplingHistory& history, const Cou
                                        std::span<const std::size_t> channels) {
   const char* who = "approximation_polynomial";
   if (history.empty()) throw std::invalid_argument(std::string(who) + ": empty history");
-  if (channels.empty() || channels.size() > SupportPoints::kMaxChannels) {
+  if (channels.size() > SupportPoints::kMaxChannels) {
     throw std::invalid_argument(std::string(who) + ": " + to_string(channels.size()) +
-                                " input channels selected (allowed 1.." +
+                                " input channels selected (allowed 0.." +
                                 to_string(SupportPoints::kMaxChannels) + ")");
   }
   std::array<double, Stencil::kMaxPoints> tb{};

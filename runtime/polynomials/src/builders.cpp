@@ -65,9 +65,9 @@ SupportPoints make_polynomial(const CouplingHistory& h, int degree, double t_nex
   require(end_values.empty() || end_values.size() == h.channels(),
           std::string(who) + ": " + to_string(end_values.size()) + " end values for " +
               to_string(h.channels()) + " channels");
-  require(!channels.empty() && channels.size() <= SupportPoints::kMaxChannels,
+  require(channels.size() <= SupportPoints::kMaxChannels,
           std::string(who) + ": " + to_string(channels.size()) +
-              " input channels selected (allowed 1.." + to_string(SupportPoints::kMaxChannels) +
+              " input channels selected (allowed 0.." + to_string(SupportPoints::kMaxChannels) +
               "; raise SupportPoints::kMaxChannels for wider subsystems)");
   SupportPoints sp{};
   sp.degree = degree;

@@ -38,9 +38,9 @@ void SupportPoints::validate() const {
     throw std::invalid_argument("SupportPoints: degree " + std::to_string(degree) + " outside 0.." +
                                 std::to_string(kMaxDegree));
   }
-  if (channels == 0 || channels > kMaxChannels) {
+  if (channels > kMaxChannels) {
     throw std::invalid_argument("SupportPoints: " + std::to_string(channels) +
-                                " input channels (allowed 1.." + std::to_string(kMaxChannels) +
+                                " input channels (allowed 0.." + std::to_string(kMaxChannels) +
                                 "; raise SupportPoints::kMaxChannels for wider subsystems)");
   }
   const std::size_t n = node_count();

@@ -37,7 +37,7 @@ struct SupportPoints {
   static constexpr std::size_t kMaxChannels = 8;
 
   std::int32_t degree = 0;     // κ, 0..kMaxDegree
-  std::uint32_t channels = 0;  // number of input channels, 1..kMaxChannels
+  std::uint32_t channels = 0;  // number of input channels, 0..kMaxChannels (0: no inputs)
   double step_begin = 0.0;     // T_N
   std::array<double, kMaxNodes> time{};
   std::array<std::array<double, kMaxNodes>, kMaxChannels> value{};
