@@ -1,5 +1,6 @@
 // End-to-end runs of described systems that are not chains of coupled bodies: subsystems
-// without inputs (a source of coupling data only), in every scheme and both executors.
+// without inputs (a source of coupling data only), in every scheme and both executors; a run
+// that diverges.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -74,6 +75,68 @@ TEST_F(Composable, SubsystemWithoutInputsRunsInEverySchemeAndExecutor) {
     ASSERT_EQ(cmp.status, 0) << cmp.err;
     EXPECT_LT(final_nrmse(cmp.out), 3e-3) << scheme << "\n" << cmp.out;
   }
+}
+
+// Two inertias on a shaft with a speed feedback of the wrong sign: the model itself grows like
+// e^(t/1.1 s). The run stops where a coupling variable passes 1e10 times its scale, names it
+// and keeps every row before; both executors stop at the same point.
+constexpr const char* kWrongSign = R"(
+[[subsystem]]
+name = "motor"
+model = "drive_train"
+inertia = [0.05]
+speed0 = [1.0]
+
+[[subsystem]]
+name = "load"
+model = "drive_train"
+inertia = [0.5]
+speed0 = [1.0]
+right_coupled = false
+
+[[connection]]
+name = "shaft"
+law = "rotational_spring_damper"
+from = ["motor.phi_1", "motor.omega_1", "load.phi_1", "load.omega_1"]
+to = ["motor.tau_right", "load.tau_left"]
+c = 500.0
+d = 0.5
+
+[[connection]]
+name = "feedback"
+law = "signal"
+from = "load.omega_1"
+to = "motor.tau_left"
+gain = -2.0
+
+[simulation]
+end_time = 20
+output_interval = 1e-2
+
+[cosim]
+rtol = 1e-4
+)";
+
+TEST_F(Composable, DivergingRunStopsNamingTheVariableAndKeepsItsRows) {
+  write_file("wrong-sign.toml", kWrongSign);
+  for (const std::string executor : {"inprocess", "processes"}) {
+    const Outcome o =
+        macrostep("run wrong-sign.toml --executor " + executor + " --output " + executor + ".csv");
+    EXPECT_EQ(o.status, 1) << o.err;
+    EXPECT_NE(o.err.find("the co-simulation diverges: coupling variable feedback grew to"),
+              std::string::npos)
+        << o.err;
+    EXPECT_NE(o.err.find("check also the sign of every law and gain"), std::string::npos);
+    EXPECT_NE(read_file(executor + ".json").find("\"status\": \"failed\""), std::string::npos);
+  }
+  const std::string rows = read_file("inprocess.csv");
+  EXPECT_TRUE(rows == read_file("processes.csv"));
+  // The last row is complete and lies well inside the 20 s: the run did not go on to the end.
+  ASSERT_EQ(rows.back(), '\n');
+  const std::string last = rows.substr(rows.rfind('\n', rows.size() - 2) + 1);
+  const double t_last = std::stod(last.substr(0, last.find(',')));
+  EXPECT_GT(t_last, 1.0);
+  EXPECT_LT(t_last, 15.0);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "checked_system.hpp"
+#include "divergence_guard.hpp"
 #include "elapsed.hpp"
 #include "executor_factory.hpp"
 #include "macrostep/run/observer.hpp"
@@ -113,6 +114,8 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   std::optional<CheckpointWriter> checkpoints;
   if (plan) checkpoints.emplace(*plan, config, options, files, table, tally);
   StopOnSignal stop(tally, no_checkpoint);
+  DivergenceGuard divergence(system, scheme_options.control.tolerances,
+                             config::to_string(settings.cosim.scheme));
   MetadataWriter metadata(run_metadata(config, options, system, result), config, files, tally,
                           result);
   Observers observers;
@@ -121,6 +124,7 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   observers.add(&progress);
   if (checkpoints) observers.add(&*checkpoints);
   observers.add(&stop);
+  observers.add(&divergence);
   for (RunObserver* o : options.observers) observers.add(o);
   observers.add(&metadata);
 

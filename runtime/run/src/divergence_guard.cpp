@@ -1,0 +1,47 @@
+#include "divergence_guard.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace macrostep::run {
+
+DivergenceGuard::DivergenceGuard(const system::CoupledSystem& system,
+                                 const control::ErrorTolerances& tolerances, std::string scheme)
+    : system_(system), scheme_(std::move(scheme)) {
+  const std::vector<double> u0 = system.initial_couplings();
+  bound_.resize(u0.size());
+  for (std::size_t i = 0; i < u0.size(); ++i) {
+    const double atol =
+        i < tolerances.atol_u_each.size() ? tolerances.atol_u_each[i] : tolerances.atol_u;
+    bound_[i] = kDivergenceFactor * std::max(std::abs(u0[i]), atol / tolerances.rtol);
+  }
+}
+
+void DivergenceGuard::accepted(const schemes::AcceptedPoint& point) {
+  const std::size_t n = std::min(point.u.size(), bound_.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    const double v = point.u[i];
+    if (std::isfinite(v) && std::abs(v) <= bound_[i]) continue;
+    const std::string what = std::isfinite(v)
+                                 ? fmt::format(
+                                       "grew to {:.3e}, beyond {:.1e} (1e10 times its initial "
+                                       "magnitude or its atol_u/rtol)",
+                                       v, bound_[i])
+                                 : fmt::format("became {}", v);
+    throw std::runtime_error(fmt::format(
+        "the co-simulation diverges: coupling variable {} {} at t = {} (macro step {}, H = "
+        "{:.3e}). "
+        "The rows up to this point are in the result. If the model itself is stable, the "
+        "coupling is not at this step size: take a smaller fixed H or a tighter rtol, or the "
+        "implicit scheme{}; check also the sign of every law and gain that feeds {} (a "
+        "feedback of the wrong sign grows like this)",
+        system_.coupling_name(i), what, point.time, point.step, point.h,
+        scheme_ == "explicit" || scheme_ == "gauss-seidel" ? " (--scheme implicit)" : "",
+        system_.coupling_name(i)));
+  }
+}
+
+}  // namespace macrostep::run
