@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Plot of `macrostep stability`: spectral radius over omega_hat (log axis), the stability
-border rho = 1 and the largest stable omega_hat. Usage:
+border rho = 1 and the edge of the stable band that starts at small omega_hat. Usage:
     stability_plot.py SCAN.csv OUT.png TITLE OMEGA_MAX|none
 SCAN.csv has the columns h, omega_hat, rho, stable (as `macrostep stability --csv` writes it)."""
 import csv
@@ -25,7 +25,7 @@ def main():
     ax.axhline(1.0, color="black", lw=0.8, ls="--", label="rho = 1")
     if omega_max != "none":
         ax.axvline(float(omega_max), color="tab:red", lw=1.0,
-                   label=f"largest stable omega_hat = {float(omega_max):.4g}")
+                   label=f"edge of the stable band from small H: omega_hat = {float(omega_max):.4g}")
     ax.set_xscale("log")
     ax.set_xlabel("omega_hat = H sqrt(c1/m1)")
     ax.set_ylabel("spectral radius of the recurrence")

@@ -3,8 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -153,6 +155,34 @@ void add_stability_options(CLI::App& cmd, StabilityArgs& a) {
   cmd.add_flag("--no-plot", a.no_plot, "no PNG");
 }
 
+// The band of stable H from the scan's smallest H (what a fixed-H run should stay in), weak
+// growth, and gaps above the band.
+void print_band(const analysis::StableBand& band, double omega1, double scan_end) {
+  const auto at = [omega1, scan_end](double h) {
+    return fmt::format("H = {:.6e} s (omega_hat {:.6g}){}", h, h * omega1,
+                       h >= scan_end ? ", the end of the scan: widen it" : "");
+  };
+  if (band.edge_h) {
+    fmt::print("stable band from the smallest H: up to {}\n", at(*band.edge_h));
+  } else {
+    fmt::print("no stable band at small H: rho - 1 = {:.3g} at the smallest H of the scan\n",
+               band.first_rho - 1.0);
+  }
+  if (band.weak_growth) {
+    fmt::print(
+        "with weak growth counted as stable (rho - 1 <= {:g}, a doubling in more than {:.2g} macro "
+        "steps; METHODS D-38): up to {}\n",
+        analysis::kWeakGrowth, std::log(2.0) / std::log1p(analysis::kWeakGrowth),
+        at(*band.weak_edge_h));
+  }
+  if (band.gaps) {
+    fmt::print(
+        "warning: the stable set has gaps: above the band rho reaches {:.4g}, and it is stable "
+        "again further up (largest stable H below); a fixed H belongs inside the band\n",
+        band.gap_rho);
+  }
+}
+
 int stability_command(const StabilityArgs& a) {
   TwoMass model;
   Method method;
@@ -181,6 +211,8 @@ int stability_command(const StabilityArgs& a) {
     fmt::print("{:>14.6e}  {:>10.5f}  {:>18.12f}  {}\n", p.h, p.omega_hat, p.rho,
                p.stable() ? "yes" : "no");
   }
+  const analysis::StableBand band = analysis::stable_band(model, method, points);
+  print_band(band, model.omega1(), points.back().h);
   if (h_max) {
     fmt::print("largest stable H: {:.6e} s (omega_hat {:.6g}){}\n", *h_max, *h_max * model.omega1(),
                *h_max >= points.back().h ? ", the end of the scan: widen it" : "");
@@ -197,8 +229,9 @@ int stability_command(const StabilityArgs& a) {
   if (!png.empty()) {
     // Formatted here rather than passed as an optional: GCC's -O3 unity build reports the
     // optional's payload as maybe-uninitialized behind the has-value check.
+    const std::optional<double> edge = band.edge_h ? band.edge_h : band.weak_edge_h;
     const std::string omega_max =
-        h_max ? fmt::format("{:.17g}", *h_max * model.omega1()) : std::string("none");
+        edge ? fmt::format("{:.17g}", *edge * model.omega1()) : std::string("none");
     if (plot(csv, png, heading, omega_max)) {
       fmt::print("plot: {}\n", png);
     } else {

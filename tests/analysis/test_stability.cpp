@@ -325,3 +325,53 @@ TEST(StabilityAnalysis, RatesThroughADamperAreRefused) {
 
 }  // namespace
 }  // namespace macrostep::analysis
+
+namespace macrostep::analysis {
+namespace {
+
+// A model whose stable set has a gap (m2 = 0.01, c2 = 0.3, cc = 0.05, d1 = 0.02): the band from
+// small H ends at ω̂ ≈ 0.198, ρ reaches 1.9 above it, and it is stable again from ω̂ ≈ 0.78. The
+// edge is a true edge: ρ at 1e-5 above it exceeds 1 + tol, and no scan point below it does.
+TEST(StabilityAnalysis, StableBandEndsAtTheFirstInstabilityNotAtTheLargestStablePoint) {
+  TwoMass model;
+  model.m2 = 0.01;
+  model.c2 = 0.3;
+  model.cc = 0.05;
+  model.d1 = 0.02;
+  const auto pts = scan(model, lagrange(2), 0.01, 4.0, 100);
+  const StableBand band = stable_band(model, lagrange(2), pts);
+  ASSERT_TRUE(band.edge_h.has_value());
+  EXPECT_NEAR(*band.edge_h * model.omega1(), 0.198, 0.001);
+  EXPECT_GT(spectral_radius(model, lagrange(2), *band.edge_h * (1 + 1e-5)),
+            1.0 + kStabilityTolerance);
+  for (const ScanPoint& p : pts) {
+    if (p.h <= *band.edge_h) {
+      EXPECT_TRUE(p.stable()) << p.omega_hat;
+    }
+  }
+  EXPECT_TRUE(band.gaps);
+  EXPECT_GT(band.gap_rho, 1.9);
+  EXPECT_FALSE(band.weak_growth);
+  EXPECT_GT(*largest_stable_h(model, lagrange(2), pts) * model.omega1(), 1.4);
+
+  // κ = 1 grows weakly from the smallest H (ρ − 1 ≈ 2.7e-7): no strict band, a weak one.
+  const auto pts1 = scan(model, lagrange(1), 0.01, 4.0, 100);
+  const StableBand band1 = stable_band(model, lagrange(1), pts1);
+  EXPECT_FALSE(band1.edge_h.has_value());
+  EXPECT_TRUE(band1.weak_growth);
+  ASSERT_TRUE(band1.weak_edge_h.has_value());
+  EXPECT_NEAR(band1.first_rho - 1.0, 2.7e-7, 0.1e-7);
+}
+
+// Without a gap the band's edge is the largest stable H (the App. C model, κ = 2).
+TEST(StabilityAnalysis, StableBandOfAModelWithoutGapsIsTheLargestStableH) {
+  const TwoMass model = symmetric();
+  const auto pts = scan(model, lagrange(2), 0.05, 3.0, 60);
+  const StableBand band = stable_band(model, lagrange(2), pts);
+  ASSERT_TRUE(band.edge_h.has_value());
+  EXPECT_DOUBLE_EQ(*band.edge_h, *largest_stable_h(model, lagrange(2), pts));
+  EXPECT_FALSE(band.gaps);
+}
+
+}  // namespace
+}  // namespace macrostep::analysis

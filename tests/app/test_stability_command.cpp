@@ -17,7 +17,10 @@
 namespace macrostep::testing {
 namespace {
 
-class Stability : public BinaryTest {};
+class Stability : public BinaryTest {
+ protected:
+  void expect_tool_agrees(const char* config, double growth) const;
+};
 
 // The linear two-mass oscillator of tests/support (m = 1, 2 kg; c = 1e4, 5e3, 2e4 N/m; no
 // damping) as a run configuration with a fixed macro step, κ = 2.
@@ -51,11 +54,52 @@ step_size = 1.0e-3
 order = 2
 )";
 
-// "largest stable H: <h> s" from the text output; NaN if absent.
-double largest_stable_h(const std::string& out) {
+// A two-mass model whose stable set has a gap (m2 = 0.01, c2 = 0.3, cc = 0.05, d1 = 0.02, κ = 2):
+// stable from small H up to ω̂ ≈ 0.198, unstable up to ρ ≈ 1.9 above, stable again from ω̂ ≈ 0.78.
+constexpr const char* kGapped = R"(
+[model]
+masses = 2
+mass = 1.0
+x0 = [1.0e-1, -2.0e-1]
+v0 = [0.1, 0.0]
+[model.element]
+c = 1.0
+d = 0.02
+[[model.mass_override]]
+first = 2
+mass = 0.01
+[[model.element_override]]
+first = 2
+c = 0.05
+d = 0.0
+[[model.element_override]]
+first = 3
+c = 0.3
+d = 0.0
+[partition]
+subsystems = 2
+[solver]
+rtol = 1.0e-10
+[simulation]
+end_time = 1.0
+output_interval = 1.0e-3
+[cosim]
+estimator = "none"
+step_size = 1.0e-3
+order = 2
+)";
+
+// "<label> <h> s" from the text output; NaN if absent.
+double h_after(const std::string& out, const std::string& label) {
   std::smatch m;
-  static const std::regex re("largest stable H: ([0-9.eE+-]+) s");
+  const std::regex re(label + " ([0-9.eE+-]+) s");
   return std::regex_search(out, m, re) ? std::stod(m[1].str()) : std::nan("");
+}
+double largest_stable_h(const std::string& out) {
+  return h_after(out, "largest stable H:");
+}
+double band_edge_h(const std::string& out) {
+  return h_after(out, "stable band from the smallest H: up to H =");
 }
 
 // K-C (seed 000 App. C, METHODS §7.3 S3): κ = 2 F/F Jacobi on the symmetric model is stable up to
@@ -120,27 +164,40 @@ std::pair<double, double> amplitudes(const std::string& text) {
 }
 
 // The tool agrees with simulation: 300 fixed macro steps of the explicit Jacobi co-simulation
-// (IDA subsystems, κ = 2) at 0.8 and 1.1 times the H the tool calls the largest stable one. The
-// first stays bounded (no growth beyond a factor 2 between the first and the last quarter; ρ = 1
-// for an undamped stable scheme), the second grows by orders of magnitude.
-TEST_F(Stability, TheToolAgreesWithACoSimulation) {
-  write_file("two.toml", kTwoMass);
+// (IDA subsystems, κ = 2) at 0.9 and 1.1 times the edge of the stable band the tool reports. The
+// first stays bounded (no growth beyond a factor 2 between the first and the last quarter), the
+// second grows by more than `growth`. On the gapped model the largest stable H lies far above the
+// band, and the tool warns about the gap.
+void Stability::expect_tool_agrees(const char* config, double growth) const {
+  write_file("two.toml", config);
   const Outcome tool = macrostep("stability two.toml --no-plot --points 60");
   ASSERT_EQ(tool.status, 0) << tool.err;
-  const double h_max = largest_stable_h(tool.out);
-  ASSERT_TRUE(std::isfinite(h_max)) << tool.out;
-  for (const double factor : {0.8, 1.1}) {
-    const double h = factor * h_max;
+  const double edge = band_edge_h(tool.out);
+  ASSERT_TRUE(std::isfinite(edge)) << tool.out;
+  for (const double factor : {0.9, 1.1}) {
+    const double h = factor * edge;
     const Outcome run = macrostep("run two.toml --executor inprocess --output r.csv --step-size " +
                                   std::to_string(h) + " --stop-time " + std::to_string(300 * h));
     ASSERT_EQ(run.status, 0) << run.err;
     const auto [first, last] = amplitudes(read_file("r.csv"));
     if (factor < 1.0) {
-      EXPECT_LT(last, 2.0 * first) << "at " << factor << " H_max";
+      EXPECT_LT(last, 2.0 * first) << "at " << factor << " times the band edge";
     } else {
-      EXPECT_GT(last, 100.0 * first) << "at " << factor << " H_max";
+      EXPECT_GT(last, growth * first) << "at " << factor << " times the band edge";
     }
   }
+}
+
+TEST_F(Stability, TheToolAgreesWithACoSimulation) {
+  expect_tool_agrees(kTwoMass, 100.0);
+}
+
+TEST_F(Stability, TheBandEdgeNotTheLargestStableHIsWhatARunCanUse) {
+  expect_tool_agrees(kGapped, 10.0);
+  const Outcome tool = macrostep("stability two.toml --no-plot --points 60");
+  EXPECT_NEAR(band_edge_h(tool.out), 0.198, 0.002) << tool.out;
+  EXPECT_GT(largest_stable_h(tool.out), 1.0) << tool.out;
+  EXPECT_NE(tool.out.find("warning: the stable set has gaps"), std::string::npos) << tool.out;
 }
 
 }  // namespace

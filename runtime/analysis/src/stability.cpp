@@ -299,21 +299,64 @@ std::vector<ScanPoint> scan(const TwoMass& model, const Method& method, double h
   return out;
 }
 
+namespace {
+
+// The largest h in [lo, hi) with ρ ≤ 1 + tolerance, by bisection to relative width 1e-6, where
+// ρ(lo) is below and ρ(hi) above.
+double refine_edge(const TwoMass& model, const Method& method, double lo, double hi,
+                   double tolerance) {
+  while (hi - lo > 1e-6 * lo) {
+    const double mid = 0.5 * (lo + hi);
+    if (spectral_radius(model, method, mid) <= 1.0 + tolerance)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+// The edge of the band of scan points with ρ ≤ 1 + tolerance that starts at the first point;
+// `end` receives the index of the first point outside it (points.size(): none).
+std::optional<double> band_edge(const TwoMass& model, const Method& method,
+                                const std::vector<ScanPoint>& points, double tolerance,
+                                std::size_t& end) {
+  end = 0;
+  while (end < points.size() && points[end].rho <= 1.0 + tolerance) ++end;
+  if (end == 0) return std::nullopt;
+  if (end == points.size()) return points.back().h;
+  return refine_edge(model, method, points[end - 1].h, points[end].h, tolerance);
+}
+
+}  // namespace
+
 std::optional<double> largest_stable_h(const TwoMass& model, const Method& method,
                                        const std::vector<ScanPoint>& points) {
   const auto last =
       std::find_if(points.rbegin(), points.rend(), [](const ScanPoint& p) { return p.stable(); });
   if (last == points.rend()) return std::nullopt;
   if (last == points.rbegin()) return points.back().h;
-  double lo = last->h, hi = std::prev(last)->h;
-  while (hi - lo > 1e-6 * lo) {
-    const double mid = 0.5 * (lo + hi);
-    if (spectral_radius(model, method, mid) <= 1.0 + kStabilityTolerance)
-      lo = mid;
-    else
-      hi = mid;
+  return refine_edge(model, method, last->h, std::prev(last)->h, kStabilityTolerance);
+}
+
+StableBand stable_band(const TwoMass& model, const Method& method,
+                       const std::vector<ScanPoint>& points) {
+  StableBand band;
+  if (points.empty()) return band;
+  band.first_rho = points.front().rho;
+  std::size_t strict_end = 0, weak_end = 0;
+  band.edge_h = band_edge(model, method, points, kStabilityTolerance, strict_end);
+  band.weak_edge_h = band_edge(model, method, points, kWeakGrowth, weak_end);
+  band.weak_growth = weak_end > strict_end;
+  for (std::size_t i = weak_end; i < points.size(); ++i) {
+    if (points[i].rho <= 1.0 + kWeakGrowth) band.gaps = true;
   }
-  return lo;
+  if (band.gaps) {
+    std::size_t last = points.size();
+    while (points[last - 1].rho > 1.0 + kWeakGrowth) --last;
+    for (std::size_t i = weak_end; i < last; ++i)
+      band.gap_rho = std::max(band.gap_rho, points[i].rho);
+  }
+  return band;
 }
 
 }  // namespace macrostep::analysis

@@ -95,4 +95,29 @@ std::vector<ScanPoint> scan(const TwoMass& model, const Method& method, double h
 std::optional<double> largest_stable_h(const TwoMass& model, const Method& method,
                                        const std::vector<ScanPoint>& scan_points);
 
+// Weak growth: ρ − 1 up to this counts as stable where D-38 asks for it (seed 003's tables ignore
+// ρ − 1 ≈ 1e-7 at small ω̂); a doubling then takes more than 7e5 macro steps.
+inline constexpr double kWeakGrowth = 1e-6;
+
+// The step sizes a fixed-H run can use: the band of stable H that starts at the scan's smallest
+// H. Above its edge the stable set may have gaps (unstable between two stable ranges); an H
+// beyond a gap is stable for this linear model but one parameter change away from instability.
+struct StableBand {
+  // The band's edge (ρ ≤ 1 + kStabilityTolerance at every scan point up to it), refined by
+  // bisection to relative width 1e-6; nullopt if the smallest H is unstable; the scan's last h
+  // if every point is stable.
+  std::optional<double> edge_h;
+  // The same band with weak growth (ρ − 1 ≤ kWeakGrowth) counted as stable; weak_growth: it
+  // holds scan points the strict band does not.
+  std::optional<double> weak_edge_h;
+  bool weak_growth = false;
+  double first_rho = 0.0;  // ρ at the smallest H
+  // A stable scan point (weak growth counted) lies above an unstable one above the weak band.
+  bool gaps = false;
+  double gap_rho = 0.0;  // the largest ρ between the weak band's edge and the largest stable H
+};
+
+StableBand stable_band(const TwoMass& model, const Method& method,
+                       const std::vector<ScanPoint>& scan_points);
+
 }  // namespace macrostep::analysis
