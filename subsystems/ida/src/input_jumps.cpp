@@ -42,6 +42,7 @@ void solve_small(std::vector<double>& a, std::vector<double>& b, std::size_t siz
 }  // namespace
 
 void Integrator::Impl::current_state(std::span<double> z, std::span<double> zp) const {
+  if (algebraic()) return;
   IDAMem m = ida();
   if (m->ida_nst == 0) {
     // Before the first step phi[0] = y0 and phi[1] = y'0 (IDASolve scales it by h later).
@@ -198,6 +199,7 @@ void Integrator::Impl::restart() {
 void Integrator::consistent_derivative(std::span<double> zp) const {
   auto& I = *impl_;
   if (zp.size() != I.n) throw std::invalid_argument("consistent_derivative: span size");
+  if (I.algebraic()) return;
   I.zp_z.resize(2 * I.n);
   std::span<double> z(I.zp_z.data(), I.n), zh(I.zp_z.data() + I.n, I.n);
   I.current_state(z, zh);
@@ -207,6 +209,7 @@ void Integrator::consistent_derivative(std::span<double> zp) const {
 
 double Integrator::input_jump_norm() const {
   auto& I = *impl_;
+  if (I.algebraic()) return 0.0;
   IDAMem m = I.ida();
   if (m->ida_nst == 0) return 0.0;
   I.zp_z.resize(3 * I.n);

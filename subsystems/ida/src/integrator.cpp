@@ -68,7 +68,11 @@ Integrator::Integrator(const model::Subsystem& subsystem, const IntegratorOption
   I.nu = subsystem.input_size();
   I.u.assign(I.nu, 0.0);
   I.pattern = &subsystem.jacobian_pattern();
-  if (I.n == 0) throw std::invalid_argument("Integrator: subsystem has no states");
+  if (I.n == 0) {  // no IDA (Impl::algebraic)
+    I.algebraic_time = subsystem.initial_time();
+    klu_l_defaults(&I.algebraic_klu);
+    return;
+  }
   if (I.pattern->n != I.n || I.pattern->column_start.size() != I.n + 1) {
     throw std::invalid_argument("Integrator: Jacobian pattern does not match the state size");
   }
@@ -149,10 +153,10 @@ double Integrator::time() const {
   return impl_->now();
 }
 int Integrator::current_order() const {
-  return impl_->ida()->ida_kused;
+  return impl_->algebraic() ? 0 : impl_->ida()->ida_kused;
 }
 double Integrator::next_step_size() const {
-  return impl_->ida()->ida_hh;
+  return impl_->algebraic() ? 0.0 : impl_->ida()->ida_hh;
 }
 AdvanceStats Integrator::total_stats() const {
   return impl_->totals;
@@ -160,12 +164,16 @@ AdvanceStats Integrator::total_stats() const {
 
 AdvanceStats Integrator::advance_to(double t_end, const AdvanceControl& control) {
   auto& I = *impl_;
-  IDAMem m = I.ida();
   const double t_start = I.now();
   if (!(t_end > t_start)) {
     throw std::invalid_argument(fmt::format(
         "Integrator::advance_to: target {} is not after the current time {}", t_end, t_start));
   }
+  if (I.algebraic()) {  // nothing to integrate, no history to shift or restart
+    I.algebraic_time = t_end;
+    return {};
+  }
+  IDAMem m = I.ida();
   const bool overshoot = I.options.overshoot;
   if (overshoot && (control.restart || control.previous_input != nullptr)) {
     throw std::logic_error(
@@ -300,7 +308,9 @@ void Integrator::restore(const WorkspaceSnapshot& snapshot) {
 
 detail::SnapshotTarget Integrator::Impl::snapshot_target() const {
   return {subsystem, options, vector_count(),
-          options.linear_solver == LinearSolver::kKlu ? &klu()->common : nullptr};
+          options.linear_solver == LinearSolver::kDense ? nullptr
+          : algebraic()                                 ? &algebraic_klu
+                                                        : &klu()->common};
 }
 
 std::vector<std::byte> Integrator::export_snapshot(const WorkspaceSnapshot& snapshot) const {

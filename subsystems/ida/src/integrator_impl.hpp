@@ -126,7 +126,15 @@ struct Integrator::Impl {
   // Overshoot mode (IntegratorOptions::overshoot): the macro time the last advance_to reached,
   // which IDA's own time has passed; NaN otherwise (then time() is IDA's tn).
   double interpolate_at = std::numeric_limits<double>::quiet_NaN();
-  double now() const { return std::isnan(interpolate_at) ? ida()->ida_tn : interpolate_at; }
+  // A subsystem without states (n == 0) has no IDA: y = g(t, u) is evaluated at whatever time
+  // advance_to() reached, and that time is all its workspace holds.
+  bool algebraic() const { return mem == nullptr; }
+  double algebraic_time = 0.0;
+  klu_l_common algebraic_klu{};  // KLU's defaults: what a KLU snapshot of it carries
+  double now() const {
+    if (algebraic()) return algebraic_time;
+    return std::isnan(interpolate_at) ? ida()->ida_tn : interpolate_at;
+  }
   void no_interpolated_state(const char* what) const {
     if (!std::isnan(interpolate_at)) {
       throw std::logic_error(fmt::format(
@@ -285,7 +293,9 @@ struct Integrator::Impl {
 
   // ---- snapshot ----------------------------------------------------------------------------
 
-  std::size_t vector_count() const { return static_cast<std::size_t>(ida()->ida_maxord) + 3; }
+  std::size_t vector_count() const {
+    return algebraic() ? 0 : static_cast<std::size_t>(ida()->ida_maxord) + 3;
+  }
   detail::SnapshotTarget snapshot_target() const;
 
   std::vector<N_Vector> state_vectors() const {

@@ -180,6 +180,13 @@ double WorkspaceSnapshot::time() const {
 }
 
 void Integrator::Impl::save(WorkspaceSnapshot::Data& d) const {
+  if (algebraic()) {
+    d = WorkspaceSnapshot::Data{};
+    d.solver = options.linear_solver;
+    d.ida.ida_tn = algebraic_time;
+    d.klu_common = algebraic_klu;
+    return;
+  }
   IDAMem m = ida();
   d.n = n;
   d.solver = options.linear_solver;
@@ -226,6 +233,10 @@ void Integrator::Impl::restore(const WorkspaceSnapshot::Data& d) {
   if (d.n != n || d.solver != options.linear_solver) {
     throw std::invalid_argument(
         "WorkspaceSnapshot::restore: snapshot of a different subsystem size or solver");
+  }
+  if (algebraic()) {
+    algebraic_time = d.ida.ida_tn;
+    return;
   }
   IDAMem m = ida();
   const auto vecs = state_vectors();
