@@ -10,9 +10,11 @@
 #include <stdexcept>
 #include <vector>
 
+#include "macrostep/analysis/coupled_stability.hpp"
 #include "macrostep/analysis/stability.hpp"
 #include "macrostep/config/run_config.hpp"
 #include "macrostep/output/destinations.hpp"
+#include "macrostep/system/system_description.hpp"
 #include "python_tools.hpp"
 
 namespace macrostep::app {
@@ -52,17 +54,17 @@ TwoMass model_from_config(const config::RunConfig& config) {
   return m;
 }
 
-// Model and method: the configuration's values, then the options over them.
-void resolve(const StabilityArgs& a, TwoMass& model, Method& method, std::string& stem) {
+// Model and method of the two-mass path: the configuration's values (if any), then the options
+// over them.
+void resolve(const StabilityArgs& a, const config::RunConfig* config, TwoMass& model,
+             Method& method) {
   method.decomposition = analysis::parse_decomposition(a.decomposition);
-  method.scheme = analysis::parse_scheme(a.scheme);
-  if (!a.config.empty()) {
-    const config::RunConfig config = config::load_config(a.config);
-    model = model_from_config(config);
-    method.approximation = config.cosim.approximation;
-    const config::OrderSetting o = config.cosim.effective_order();
+  method.scheme = analysis::parse_scheme(a.scheme.empty() ? "jacobi" : a.scheme);
+  if (config != nullptr) {
+    model = model_from_config(*config);
+    method.approximation = config->cosim.approximation;
+    const config::OrderSetting o = config->cosim.effective_order();
     if (!o.automatic) method.order = o.kappa;
-    stem = fs::path(a.config).stem().string();
   }
   if (!a.approximation.empty())
     method.approximation = polynomials::parse_approximation(a.approximation);
@@ -83,13 +85,16 @@ void resolve(const StabilityArgs& a, TwoMass& model, Method& method, std::string
   }
 }
 
-// The H range: --h-min/--h-max, or --omega-min/--omega-max (ω̂ = H·sqrt(c1/m1)), default
-// ω̂ ∈ [0.01, 4].
-std::pair<double, double> h_range(const StabilityArgs& a, const TwoMass& model) {
+// The H range: --h-min/--h-max, or --omega-min/--omega-max (ω̂ = H·w: w = sqrt(c1/m1) for the
+// two-mass model, the fastest frequency of a described system), default ω̂ ∈ [0.01, 4].
+std::pair<double, double> h_range(const StabilityArgs& a, double w) {
   if ((a.h_min || a.h_max) && (a.omega_min || a.omega_max)) {
     throw std::invalid_argument("give the range as --h-min/--h-max or --omega-min/--omega-max");
   }
-  const double w = model.omega1();
+  if (!(w > 0.0) && !(a.h_min && a.h_max)) {
+    throw std::invalid_argument(
+        "the linearised system has no dynamics to scale omega_hat by; give --h-min and --h-max");
+  }
   double lo = a.h_min.value_or(a.omega_min.value_or(0.01) / w);
   double hi = a.h_max.value_or(a.omega_max.value_or(4.0) / w);
   if (!(lo > 0.0 && hi > lo)) throw std::invalid_argument("the range needs 0 < min < max");
@@ -128,10 +133,13 @@ bool plot(const std::string& csv, const std::string& png, const std::string& hea
 }  // namespace
 
 void add_stability_options(CLI::App& cmd, StabilityArgs& a) {
-  cmd.add_option("CONFIG", a.config, "a run configuration whose [model] is the two-mass chain");
+  cmd.add_option(
+      "CONFIG", a.config,
+      "a run configuration: the two-mass chain, or any described system (linearised at t0)");
   cmd.add_option("--config", a.config, "the same as CONFIG");
   cmd.add_option("--decomposition", a.decomposition, "ff (default) | fd | dd (METHODS §1.2)");
-  cmd.add_option("--scheme", a.scheme, "jacobi (default) | gauss-seidel");
+  cmd.add_option("--scheme", a.scheme,
+                 "jacobi (default) | gauss-seidel (two-mass); explicit | implicit (described)");
   cmd.add_option("--approximation", a.approximation,
                  "lagrange (default) | c0 | c1 | a seed-003 set (const-2-3-opt, lin-2-3:p=P, ...)");
   cmd.add_option("--order", a.order, "degree: kappa (Lagrange, Gauss-Seidel), k (C0/C1); 2");
@@ -183,11 +191,92 @@ void print_band(const analysis::StableBand& band, double omega1, double scan_end
   }
 }
 
-int stability_command(const StabilityArgs& a) {
+namespace {
+
+// One scan and what the report says about it.
+struct Scan {
+  std::vector<analysis::ScanPoint> points;
+  analysis::StableBand band;
+  std::string heading;  // the line under the report's first line and the plot's title
+  std::string what;     // "the two-mass recurrence, exact subsystems", ...
+  double omega_ref = 1.0;
+};
+
+Scan two_mass_scan(const StabilityArgs& a, const config::RunConfig* config) {
   TwoMass model;
   Method method;
-  std::string stem;
-  resolve(a, model, method, stem);
+  resolve(a, config, model, method);
+  const auto [lo, hi] = h_range(a, model.omega1());
+  Scan s;
+  s.points = analysis::scan(model, method, lo, hi, a.points);
+  s.band = analysis::stable_band(model, method, s.points);
+  s.heading = title(model, method);
+  s.what = "the two-mass recurrence, exact subsystems";
+  s.omega_ref = model.omega1();
+  return s;
+}
+
+// Any described system: linearised at t0, the configuration's scheme (explicit, or implicit
+// with a converged corrector), approximation and order, options over them.
+Scan described_scan(const StabilityArgs& a, const config::RunConfig& config) {
+  for (const auto* given : {&a.m1, &a.m2, &a.c1, &a.c2, &a.cc, &a.d1, &a.d2, &a.dc}) {
+    if (*given) throw std::invalid_argument("--m1 ... --dc set the two-mass model's parameters");
+  }
+  if (a.decomposition != "ff") {
+    throw std::invalid_argument("--decomposition belongs to the two-mass model");
+  }
+  analysis::CoupledMethod method;
+  const std::string scheme =
+      !a.scheme.empty() ? a.scheme
+      : config.cosim.iterative()
+          ? "implicit"
+          : (config.cosim.scheme == config::CosimScheme::kGaussSeidel ? "gauss-seidel"
+                                                                      : "explicit");
+  if (scheme == "implicit") {
+    method.scheme = analysis::CoupledScheme::kImplicit;
+  } else if (scheme != "explicit" && scheme != "jacobi") {
+    throw std::invalid_argument(
+        fmt::format("--scheme {}: a described system is analysed for explicit (Jacobi) and "
+                    "implicit steps; Gauss-Seidel for the two-mass model only",
+                    scheme));
+  }
+  method.approximation = config.cosim.approximation;
+  const config::OrderSetting o = config.cosim.effective_order();
+  if (!o.automatic) method.order = o.kappa;
+  if (!a.approximation.empty())
+    method.approximation = polynomials::parse_approximation(a.approximation);
+  if (a.order) method.order = *a.order;
+  const system::SystemDescription& d = *config.system_description;
+  std::vector<std::string> names;
+  for (const auto& sub : d.subsystems) names.push_back(sub.name);
+  const system::CoupledSystem coupled = system::build_system(d);
+  const analysis::LinearCoupledSystem lin = analysis::linearise(coupled, names);
+  Scan s;
+  s.omega_ref = analysis::fastest_frequency(lin);
+  const auto [lo, hi] = h_range(a, s.omega_ref);
+  s.points = analysis::coupled_scan(lin, method, lo, hi, a.points, s.omega_ref);
+  s.band = analysis::coupled_stable_band(lin, method, s.points);
+  s.heading = fmt::format(
+      "{}, {} (order {}); {} subsystems, {} states, {} coupling variables; fastest frequency "
+      "{:.6g} 1/s (omega_hat = H x it)",
+      method.scheme == analysis::CoupledScheme::kImplicit ? "implicit (converged corrector)"
+                                                          : "explicit Jacobi",
+      method.approximation.name, method.order, coupled.subsystem_count(), lin.states(),
+      lin.couplings(), s.omega_ref);
+  s.what = "the linearised co-simulation at t0, exact subsystems";
+  return s;
+}
+
+// Whether the configuration is the two-mass chain of the seeds' stability studies.
+bool two_mass_chain(const config::RunConfig& config) {
+  const auto& d = config.system_description;
+  return d && d->chain && d->chain->masses() == 2 && d->subsystems.size() == 2;
+}
+
+}  // namespace
+
+int stability_command(const StabilityArgs& a) {
+  const std::string stem = a.config.empty() ? "stability" : fs::path(a.config).stem().string();
   const std::string png = a.no_plot          ? std::string()
                           : !a.plot.empty()  ? a.plot
                           : a.config.empty() ? std::string("stability.png")
@@ -201,20 +290,21 @@ int stability_command(const StabilityArgs& a) {
   } catch (const output::OutputError& e) {
     throw std::invalid_argument(e.what());
   }
-  const auto [lo, hi] = h_range(a, model);
-  const auto points = analysis::scan(model, method, lo, hi, a.points);
-  const auto h_max = analysis::largest_stable_h(model, method, points);
-  const std::string heading = title(model, method);
-  fmt::print("stability of the two-mass recurrence, exact subsystems: {}\n", heading);
+  std::optional<config::RunConfig> config;
+  if (!a.config.empty()) config = config::load_config(a.config);
+  const Scan scan = !config || two_mass_chain(*config)
+                        ? two_mass_scan(a, config ? &*config : nullptr)
+                        : described_scan(a, *config);
+  const auto& points = scan.points;
+  fmt::print("stability of {}: {}\n", scan.what, scan.heading);
   fmt::print("{:>14}  {:>10}  {:>18}  {}\n", "H [s]", "omega_hat", "spectral radius", "stable");
   for (const auto& p : points) {
     fmt::print("{:>14.6e}  {:>10.5f}  {:>18.12f}  {}\n", p.h, p.omega_hat, p.rho,
                p.stable() ? "yes" : "no");
   }
-  const analysis::StableBand band = analysis::stable_band(model, method, points);
-  print_band(band, model.omega1(), points.back().h);
-  if (h_max) {
-    fmt::print("largest stable H: {:.6e} s (omega_hat {:.6g}){}\n", *h_max, *h_max * model.omega1(),
+  print_band(scan.band, scan.omega_ref, points.back().h);
+  if (const auto h_max = scan.band.largest_h) {
+    fmt::print("largest stable H: {:.6e} s (omega_hat {:.6g}){}\n", *h_max, *h_max * scan.omega_ref,
                *h_max >= points.back().h ? ", the end of the scan: widen it" : "");
   } else {
     fmt::print("unstable at every H of the scan (rho > 1 + {:g})\n", analysis::kStabilityTolerance);
@@ -229,10 +319,10 @@ int stability_command(const StabilityArgs& a) {
   if (!png.empty()) {
     // Formatted here rather than passed as an optional: GCC's -O3 unity build reports the
     // optional's payload as maybe-uninitialized behind the has-value check.
-    const std::optional<double> edge = band.edge_h ? band.edge_h : band.weak_edge_h;
+    const std::optional<double> edge = scan.band.edge_h ? scan.band.edge_h : scan.band.weak_edge_h;
     const std::string omega_max =
-        edge ? fmt::format("{:.17g}", *edge * model.omega1()) : std::string("none");
-    if (plot(csv, png, heading, omega_max)) {
+        edge ? fmt::format("{:.17g}", *edge * scan.omega_ref) : std::string("none");
+    if (plot(csv, png, scan.heading, omega_max)) {
       fmt::print("plot: {}\n", png);
     } else {
       fmt::print(stderr,

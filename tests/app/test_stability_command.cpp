@@ -1,7 +1,8 @@
 // `macrostep stability` end to end (runtime/app/stability_command.hpp; METHODS.md §7.1): the text,
 // the CSV and the PNG; two-mass parameters from a run configuration; bad options exit 2; and the
 // tool agrees with a co-simulation of the same model (explicit Jacobi, the existing runtime): a
-// run above the largest stable H grows, one below it does not.
+// run above the edge of the stable band grows, one below it does not; on a described system ρ
+// predicts how fast.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -140,9 +141,19 @@ TEST_F(Stability, BadValuesExitWithStatusTwo) {
   three = std::regex_replace(three, std::regex("x0 = .*\n"), "");
   three = std::regex_replace(three, std::regex("v0 = .*\n"), "");
   write_file("three.toml", three);
-  const Outcome o = macrostep("stability three.toml --no-plot");
-  EXPECT_EQ(o.status, 2);
-  EXPECT_NE(o.err.find("two-mass"), std::string::npos) << o.err;
+  // Three masses are a described system now: analysed linearised, not refused.
+  const Outcome o = macrostep("stability three.toml --no-plot --points 10");
+  EXPECT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.out.find("2 subsystems, 6 states, 1 coupling variables"), std::string::npos) << o.out;
+  // A constraint law is not linearised; two-mass options do not apply to a described system.
+  for (const std::string& args :
+       {"stability " + std::string(MACROSTEP_SOURCE_DIR) + "/configs/two-mass-joint.toml --no-plot",
+        std::string("stability three.toml --m1 2 --no-plot"),
+        std::string("stability three.toml --scheme gauss-seidel --no-plot")}) {
+    const Outcome bad = macrostep(args);
+    EXPECT_EQ(bad.status, 2) << args << ": " << bad.out << bad.err;
+    EXPECT_FALSE(bad.err.empty()) << args;
+  }
 }
 
 // The largest |x_1|, |x_2| of a result CSV over the first and the last quarter of its rows.
@@ -184,6 +195,94 @@ void Stability::expect_tool_agrees(const char* config, double growth) const {
       EXPECT_LT(last, 2.0 * first) << "at " << factor << " times the band edge";
     } else {
       EXPECT_GT(last, growth * first) << "at " << factor << " times the band edge";
+    }
+  }
+}
+
+// A linear five-mass chain cut into three subsystems: a described system, analysed linearised.
+constexpr const char* kFiveMasses = R"(
+[model]
+masses = 5
+mass = 1.0
+x0 = [1.0e-3, 0.0, -1.0e-3, 0.0, 2.0e-3]
+v0 = [0.0, 0.1, 0.0, 0.0, 0.0]
+[model.element]
+c = 1.0e4
+d = 1.0
+[[model.mass_override]]
+first = 2
+mass = 0.2
+[[model.element_override]]
+first = 3
+c = 3.0e4
+[partition]
+subsystems = 3
+[solver]
+rtol = 1.0e-10
+[simulation]
+end_time = 1.0
+output_interval = 1.0e-3
+[cosim]
+estimator = "none"
+step_size = 1.0e-3
+order = 2
+)";
+
+// Every digit of a double, for the command line.
+std::string exact(double v) {
+  std::ostringstream out;
+  out.precision(17);
+  out << v;
+  return out.str();
+}
+
+// ρ of the first row of a scan's table (the line after the header).
+double first_rho(const std::string& out) {
+  std::istringstream in(out);
+  std::string line;
+  std::getline(in, line);
+  std::getline(in, line);
+  std::getline(in, line);
+  std::istringstream row(line);
+  double h = 0.0, w = 0.0, rho = 0.0;
+  row >> h >> w >> rho;
+  return rho;
+}
+
+// On a described system ρ predicts the run: 300 fixed steps at 0.9 times the band edge stay
+// bounded, and above the edge the amplitude grows like ρ^N (over the 225 steps between the
+// first and the last quarter, within 30 % in the exponent; about 1 measured, explicit and
+// implicit), for explicit Jacobi and the implicit scheme alike.
+TEST_F(Stability, OnADescribedSystemRhoPredictsTheGrowthOfARun) {
+  write_file("five.toml", kFiveMasses);
+  for (const auto& [scheme, above] : {std::pair{"explicit", 1.03}, std::pair{"implicit", 1.3}}) {
+    const std::string options = std::string(" --scheme ") + scheme;
+    const Outcome tool = macrostep("stability five.toml --no-plot --points 40" + options);
+    ASSERT_EQ(tool.status, 0) << tool.err;
+    EXPECT_NE(tool.out.find("3 subsystems, 10 states, 2 coupling variables"), std::string::npos)
+        << tool.out;
+    const double edge = band_edge_h(tool.out);
+    ASSERT_TRUE(std::isfinite(edge)) << tool.out;
+    for (const double factor : {0.9, above}) {
+      const double h = factor * edge;
+      const std::string run_options =
+          std::string(scheme) == "implicit" ? " --scheme implicit --estimator none" : "";
+      const Outcome run =
+          macrostep("run five.toml --executor inprocess --output r.csv --step-size " + exact(h) +
+                    " --stop-time " + exact(300 * h) + run_options);
+      ASSERT_EQ(run.status, 0) << run.err;
+      const auto [first, last] = amplitudes(read_file("r.csv"));
+      if (factor < 1.0) {
+        EXPECT_LT(last, 1.5 * first) << scheme << " at 0.9 times the band edge";
+        continue;
+      }
+      const Outcome at = macrostep("stability five.toml --no-plot --points 2 --h-min " + exact(h) +
+                                   " --h-max " + exact(h * 1.0001) + options);
+      const double rho = first_rho(at.out);
+      ASSERT_GT(rho, 1.01) << at.out << at.err;
+      const double exponent = std::log(last / first) / (225.0 * std::log(rho));
+      EXPECT_GT(exponent, 0.7) << scheme << ": rho " << rho << ", growth " << last / first;
+      EXPECT_LT(exponent, 1.3) << scheme << ": rho " << rho << ", growth " << last / first;
     }
   }
 }

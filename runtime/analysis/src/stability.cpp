@@ -7,10 +7,15 @@
 #include <stdexcept>
 #include <string>
 
+#include "exact_step.hpp"
+
 namespace macrostep::analysis {
 
 namespace {
 
+using detail::interpolation_nodes;
+using detail::monomial_map;
+using detail::node_effect;
 using polynomials::Stencil;
 
 // One subsystem input: coupling variable `coupling` enters ż through column b; `second` marks
@@ -75,62 +80,6 @@ Split split(const TwoMass& p, Decomposition d) {
       break;
   }
   return s;
-}
-
-// Monomial coefficients of a stencil's polynomial: coef[p][m] maps node value m to the
-// coefficient of θ^p (the inverse Vandermonde matrix of the nodes).
-Matrix monomial_map(const std::array<double, Stencil::kMaxNodes>& theta, int degree) {
-  const std::size_t n = static_cast<std::size_t>(degree) + 1;
-  Matrix v(n, n);
-  for (std::size_t m = 0; m < n; ++m) {
-    double pw = 1.0;
-    for (std::size_t p = 0; p < n; ++p, pw *= theta[m]) v(m, p) = pw;
-  }
-  return solve(v, Matrix::identity(n));
-}
-
-// Gauss–Seidel's interpolation for subsystem 2: Lagrange degree κ through T_{N−κ+1}..T_N (history
-// j = κ−1−m at node m) and T_{N+1} (the new value, node κ), on the uniform grid.
-std::array<double, Stencil::kMaxNodes> interpolation_nodes(int kappa) {
-  std::array<double, Stencil::kMaxNodes> theta{};
-  for (int m = 0; m <= kappa; ++m)
-    theta[static_cast<std::size_t>(m)] = m == kappa ? 1.0 : m - kappa + 1.0;
-  return theta;
-}
-
-// integral[i][p] = ∫_0^h e^{A(h−τ)} b_i (τ/h)^p dτ for p ≤ max_degree, and e^{Ah}, from one
-// exponential of the augmented matrix [[A h, B h, 0], [0, shift]] in s = τ/h (Van Loan, D-37).
-struct Integrals {
-  Matrix phi;
-  std::vector<std::vector<std::array<double, 4>>> integral;
-};
-
-Integrals integrals(const Split& s, double h, int max_degree) {
-  const std::size_t chain = static_cast<std::size_t>(max_degree) + 1;
-  const std::size_t n = 4 + s.inputs.size() * chain;
-  Matrix aug(n, n);
-  for (std::size_t i = 0; i < 4; ++i)
-    for (std::size_t j = 0; j < 4; ++j) aug(i, j) = s.a(i, j) * h;
-  for (std::size_t k = 0; k < s.inputs.size(); ++k) {
-    const std::size_t base = 4 + k * chain;
-    for (std::size_t i = 0; i < 4; ++i) aug(i, base) = s.inputs[k].b[i] * h;
-    for (std::size_t q = 0; q + 1 < chain; ++q) aug(base + q, base + q + 1) = 1.0;
-  }
-  const Matrix e = expm(aug);
-  Integrals r;
-  r.phi = Matrix(4, 4);
-  for (std::size_t i = 0; i < 4; ++i)
-    for (std::size_t j = 0; j < 4; ++j) r.phi(i, j) = e(i, j);
-  r.integral.assign(s.inputs.size(), std::vector<std::array<double, 4>>(chain));
-  for (std::size_t k = 0; k < s.inputs.size(); ++k) {
-    double factorial = 1.0;
-    for (std::size_t p = 0; p < chain; ++p) {
-      if (p > 0) factorial *= static_cast<double>(p);
-      for (std::size_t i = 0; i < 4; ++i)
-        r.integral[k][p][i] = factorial * e(i, 4 + k * chain + p);  // s^p/p! → s^p
-    }
-  }
-  return r;
 }
 
 // Does every rate u̇ = G ż avoid the inputs (no accelerations in it)?
@@ -218,7 +167,11 @@ Recurrence recurrence(const TwoMass& model, const Method& method, double h) {
   const auto u_index = [&](std::size_t j, std::size_t c) { return 4 + j * nu + c; };
   const auto rate_index = [&](std::size_t j, std::size_t c) { return 4 + nu * np + j * nu + c; };
 
-  const Integrals in = integrals(s, h, std::max(st.degree, gs ? kappa_gs : 0));
+  Matrix b(4, s.inputs.size());
+  for (std::size_t k = 0; k < s.inputs.size(); ++k)
+    for (std::size_t i = 0; i < 4; ++i) b(i, k) = s.inputs[k].b[i];
+  const detail::ExactIntegrals in =
+      detail::exact_integrals(s.a, b, h, std::max(st.degree, gs ? kappa_gs : 0));
   const Matrix ext = monomial_map(st.theta, st.degree);
   const Matrix itp = monomial_map(interpolation_nodes(kappa_gs), gs ? kappa_gs : 0);
   Matrix t(4, dim);  // z_{N+1} = (I − K*G)⁻¹ t X
@@ -230,11 +183,7 @@ Recurrence recurrence(const TwoMass& model, const Method& method, double h) {
     const auto& integral = in.integral[k];
     if (gs && input.second) {
       for (int m = 0; m <= kappa_gs; ++m) {
-        std::array<double, 4> kv{};
-        for (int p = 0; p <= kappa_gs; ++p)
-          for (std::size_t i = 0; i < 4; ++i)
-            kv[i] += integral[static_cast<std::size_t>(p)][i] *
-                     itp(static_cast<std::size_t>(p), static_cast<std::size_t>(m));
+        const std::vector<double> kv = node_effect(integral, itp, kappa_gs, m);
         for (std::size_t i = 0; i < 4; ++i) {
           if (m == kappa_gs) {  // the new value u_{N+1} = G z_{N+1}
             for (std::size_t j = 0; j < 4; ++j) lhs(i, j) -= kv[i] * s.g(input.coupling, j);
@@ -246,11 +195,7 @@ Recurrence recurrence(const TwoMass& model, const Method& method, double h) {
       continue;
     }
     for (int m = 0; m <= st.degree; ++m) {
-      std::array<double, 4> kv{};
-      for (int p = 0; p <= st.degree; ++p)
-        for (std::size_t i = 0; i < 4; ++i)
-          kv[i] += integral[static_cast<std::size_t>(p)][i] *
-                   ext(static_cast<std::size_t>(p), static_cast<std::size_t>(m));
+      const std::vector<double> kv = node_effect(integral, ext, st.degree, m);
       const auto& w = st.w[static_cast<std::size_t>(m)];
       const auto& v = st.v[static_cast<std::size_t>(m)];
       for (std::size_t j = 0; j < static_cast<std::size_t>(st.points); ++j) {
@@ -303,11 +248,10 @@ namespace {
 
 // The largest h in [lo, hi) with ρ ≤ 1 + tolerance, by bisection to relative width 1e-6, where
 // ρ(lo) is below and ρ(hi) above.
-double refine_edge(const TwoMass& model, const Method& method, double lo, double hi,
-                   double tolerance) {
+double refine_edge(const RhoOfH& rho, double lo, double hi, double tolerance) {
   while (hi - lo > 1e-6 * lo) {
     const double mid = 0.5 * (lo + hi);
-    if (spectral_radius(model, method, mid) <= 1.0 + tolerance)
+    if (rho(mid) <= 1.0 + tolerance)
       lo = mid;
     else
       hi = mid;
@@ -317,14 +261,17 @@ double refine_edge(const TwoMass& model, const Method& method, double lo, double
 
 // The edge of the band of scan points with ρ ≤ 1 + tolerance that starts at the first point;
 // `end` receives the index of the first point outside it (points.size(): none).
-std::optional<double> band_edge(const TwoMass& model, const Method& method,
-                                const std::vector<ScanPoint>& points, double tolerance,
-                                std::size_t& end) {
+std::optional<double> band_edge(const RhoOfH& rho, const std::vector<ScanPoint>& points,
+                                double tolerance, std::size_t& end) {
   end = 0;
   while (end < points.size() && points[end].rho <= 1.0 + tolerance) ++end;
   if (end == 0) return std::nullopt;
   if (end == points.size()) return points.back().h;
-  return refine_edge(model, method, points[end - 1].h, points[end].h, tolerance);
+  return refine_edge(rho, points[end - 1].h, points[end].h, tolerance);
+}
+
+RhoOfH rho_of(const TwoMass& model, const Method& method) {
+  return [&model, &method](double h) { return spectral_radius(model, method, h); };
 }
 
 }  // namespace
@@ -335,28 +282,35 @@ std::optional<double> largest_stable_h(const TwoMass& model, const Method& metho
       std::find_if(points.rbegin(), points.rend(), [](const ScanPoint& p) { return p.stable(); });
   if (last == points.rend()) return std::nullopt;
   if (last == points.rbegin()) return points.back().h;
-  return refine_edge(model, method, last->h, std::prev(last)->h, kStabilityTolerance);
+  return refine_edge(rho_of(model, method), last->h, std::prev(last)->h, kStabilityTolerance);
 }
 
-StableBand stable_band(const TwoMass& model, const Method& method,
-                       const std::vector<ScanPoint>& points) {
+StableBand stable_band(const std::vector<ScanPoint>& points, const RhoOfH& rho) {
   StableBand band;
   if (points.empty()) return band;
   band.first_rho = points.front().rho;
   std::size_t strict_end = 0, weak_end = 0;
-  band.edge_h = band_edge(model, method, points, kStabilityTolerance, strict_end);
-  band.weak_edge_h = band_edge(model, method, points, kWeakGrowth, weak_end);
+  band.edge_h = band_edge(rho, points, kStabilityTolerance, strict_end);
+  band.weak_edge_h = band_edge(rho, points, kWeakGrowth, weak_end);
   band.weak_growth = weak_end > strict_end;
-  for (std::size_t i = weak_end; i < points.size(); ++i) {
-    if (points[i].rho <= 1.0 + kWeakGrowth) band.gaps = true;
-  }
-  if (band.gaps) {
-    std::size_t last = points.size();
-    while (points[last - 1].rho > 1.0 + kWeakGrowth) --last;
-    for (std::size_t i = weak_end; i < last; ++i)
-      band.gap_rho = std::max(band.gap_rho, points[i].rho);
+  std::size_t last = points.size();  // one past the largest stable point (weak growth counted)
+  while (last > 0 && points[last - 1].rho > 1.0 + kWeakGrowth) --last;
+  band.gaps = last > weak_end;
+  for (std::size_t i = weak_end; i < last; ++i)
+    band.gap_rho = std::max(band.gap_rho, points[i].rho);
+  const auto largest =
+      std::find_if(points.rbegin(), points.rend(), [](const ScanPoint& p) { return p.stable(); });
+  if (largest == points.rbegin()) {
+    band.largest_h = points.back().h;
+  } else if (largest != points.rend()) {
+    band.largest_h = refine_edge(rho, largest->h, std::prev(largest)->h, kStabilityTolerance);
   }
   return band;
+}
+
+StableBand stable_band(const TwoMass& model, const Method& method,
+                       const std::vector<ScanPoint>& points) {
+  return stable_band(points, rho_of(model, method));
 }
 
 }  // namespace macrostep::analysis

@@ -18,6 +18,7 @@
 // decision: the seeds define Gauss–Seidel by exchanged outputs, which F/F does not have).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -115,8 +116,14 @@ struct StableBand {
   // A stable scan point (weak growth counted) lies above an unstable one above the weak band.
   bool gaps = false;
   double gap_rho = 0.0;  // the largest ρ between the weak band's edge and the largest stable H
+  // The largest stable H of the scan, refined (largest_stable_h); nullopt if none is stable.
+  std::optional<double> largest_h;
 };
 
+// ρ as a function of the macro-step size, for the bisections.
+using RhoOfH = std::function<double(double)>;
+
+StableBand stable_band(const std::vector<ScanPoint>& scan_points, const RhoOfH& rho);
 StableBand stable_band(const TwoMass& model, const Method& method,
                        const std::vector<ScanPoint>& scan_points);
 

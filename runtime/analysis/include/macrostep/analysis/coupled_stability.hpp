@@ -1,0 +1,89 @@
+// Linear stability of a co-simulation of any described system (METHODS.md §7.1 generalised
+// from the two-mass model): the coupled system linearised at its initial point, the one-step
+// recurrence X_{N+1} = M·X_N of the macro steps with exactly integrated subsystems, and ρ(M)
+// over the macro-step size.
+//
+// Linearisation at t0 (every subsystem at its initial state, u0 = initial_couplings()): each
+// subsystem's residual F(t, z, ż, u) = 0 gives ż = A_i z + B_i u_i with A_i = −F_ż⁻¹F_z and
+// B_i = −F_ż⁻¹F_u (F_ż must be invertible: ODE-form subsystems), its outputs y = C_i z + D_i u_i;
+// the laws give u = L y (∂φ/∂y at the initial outputs). With W the wiring of coupling variables
+// to inputs, the consistent update (D-1) is u = G z, G = (I − L D W)⁻¹ L C, and
+// ż = A z + B W u for the whole stack. The constant parts (t-dependence, offsets) do not enter
+// the recurrence.
+//
+// Recurrence: X = [z; u_N, u_{N−1}, …] (as many past values as the approximation reads).
+//  - explicit Jacobi: every subsystem integrates [T_N, T_{N+1}] exactly with the approximation's
+//    polynomial (polynomials::make_stencil, the runtime's own weights) of the past values;
+//  - implicit (a corrector iterated to convergence): the polynomial is the Lagrange polynomial of
+//    degree κ through u_{N−κ+1} … u_N and the new value u_{N+1} = G z_{N+1}, solved for.
+// Then u_{N+1} = G z_{N+1} and the history shifts. Gauss–Seidel orders subsystems and is
+// analysed for the two-mass model only (stability.hpp).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "macrostep/analysis/dense.hpp"
+#include "macrostep/analysis/stability.hpp"
+#include "macrostep/polynomials/approximation.hpp"
+#include "macrostep/system/coupled_system.hpp"
+
+namespace macrostep::analysis {
+
+// ż = A z + B u, u = G z: the coupled system linearised, states of all subsystems stacked in
+// subsystem order.
+struct LinearCoupledSystem {
+  Matrix a;  // n × n, block diagonal by subsystem
+  Matrix b;  // n × n_u: how each coupling variable enters ż (over every input it feeds)
+  Matrix g;  // n_u × n: the consistent coupling variables of a state
+  std::vector<std::size_t> state_offset;  // subsystem i's states start here (size K + 1)
+
+  std::size_t states() const { return a.rows(); }
+  std::size_t couplings() const { return g.rows(); }
+  // A + B G: the monolithic system's linearisation (the cut closed).
+  Matrix monolithic() const;
+};
+
+// The most states linearise() accepts: the recurrence's dense matrices are (n + n_u·points)²
+// and every scan point takes an exponential of the augmented matrix.
+inline constexpr std::size_t kMaxLinearisedStates = 600;
+
+// The linearisation of `system` at its initial point; names[i] names subsystem i in messages
+// (empty: numbered). Throws std::invalid_argument naming the subsystem or law it cannot
+// linearise: more than kMaxLinearisedStates states, a subsystem whose F_ż is singular (algebraic
+// states), a constraint law, an algebraic loop without a unique solution.
+LinearCoupledSystem linearise(const system::CoupledSystem& system,
+                              std::span<const std::string> names = {});
+
+enum class CoupledScheme { kExplicit, kImplicit };
+
+struct CoupledMethod {
+  CoupledScheme scheme = CoupledScheme::kExplicit;
+  polynomials::Approximation approximation;  // explicit: Lagrange by default; implicit: Lagrange
+  int order = 2;                             // κ (Lagrange), k (C0/C1)
+};
+
+// The recurrence of one macro step of size h (Recurrence::g and ::a are the system's G and A).
+// Throws std::invalid_argument for h ≤ 0, an approximation that needs rates, or an implicit
+// scheme with another approximation than Lagrange.
+Recurrence coupled_recurrence(const LinearCoupledSystem& s, const CoupledMethod& method, double h);
+
+// ρ at `count` log-spaced step sizes from h_min to h_max; omega_hat = h·omega_ref.
+std::vector<ScanPoint> coupled_scan(const LinearCoupledSystem& s, const CoupledMethod& method,
+                                    double h_min, double h_max, std::size_t count,
+                                    double omega_ref);
+
+// The band of stable H from the scan's smallest H (StableBand, stability.hpp), refined by
+// bisection on this system.
+StableBand coupled_stable_band(const LinearCoupledSystem& s, const CoupledMethod& method,
+                               const std::vector<ScanPoint>& points);
+
+// The largest |λ| of the monolithic linearisation: the fastest time scale of the coupled
+// system, 1/s (the reference frequency of ω̂ for a described system). 0 for a system at rest
+// with no dynamics.
+double fastest_frequency(const LinearCoupledSystem& s);
+
+}  // namespace macrostep::analysis

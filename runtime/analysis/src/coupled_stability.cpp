@@ -1,0 +1,271 @@
+// The described-system recurrence (coupled_stability.hpp; METHODS.md §7.1 generalised).
+#include "macrostep/analysis/coupled_stability.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "exact_step.hpp"
+
+namespace macrostep::analysis {
+
+namespace {
+
+using polynomials::Stencil;
+
+// One subsystem linearised at its initial point: ż = A z + B u_i, y = C z + D u_i.
+struct LinearPart {
+  Matrix a, b, c, d;
+};
+
+std::string subsystem_label(std::size_t i, std::span<const std::string> names) {
+  return i < names.size() ? fmt::format("subsystem \"{}\"", names[i])
+                          : fmt::format("subsystem {}", i + 1);
+}
+
+LinearPart linearise_part(const model::Subsystem& s, std::span<const double> u,
+                          const std::string& label) {
+  const std::size_t n = s.state_size(), m = s.input_size(), p = s.output_size();
+  const double t = s.initial_time();
+  std::vector<double> z(n), zp(n);
+  s.initial_state(u, z, zp);
+  LinearPart part{Matrix(n, n), Matrix(n, m), Matrix(p, n), Matrix(p, m)};
+  if (n > 0) {
+    const model::SparsityPattern& pattern = s.jacobian_pattern();
+    std::vector<double> j0(pattern.nonzeros()), j1(pattern.nonzeros());
+    s.jacobian(t, z, zp, u, 0.0, j0);  // F_z
+    s.jacobian(t, z, zp, u, 1.0, j1);  // F_z + F_ż
+    Matrix fz(n, n), fzp(n, n);
+    for (std::size_t col = 0; col < n; ++col) {
+      for (auto k = pattern.column_start[col]; k < pattern.column_start[col + 1]; ++k) {
+        const auto row = static_cast<std::size_t>(pattern.row_index[static_cast<std::size_t>(k)]);
+        fz(row, col) += j0[static_cast<std::size_t>(k)];
+        fzp(row, col) += j1[static_cast<std::size_t>(k)] - j0[static_cast<std::size_t>(k)];
+      }
+    }
+    Matrix fu(n, m);
+    const model::EntryPattern up = s.input_jacobian_pattern();
+    std::vector<double> values(up.nonzeros());
+    s.input_jacobian(t, z, zp, u, values);
+    for (std::size_t k = 0; k < values.size(); ++k) fu(up.row[k], up.column[k]) += values[k];
+    try {
+      part.a = -1.0 * solve(fzp, fz);
+      part.b = -1.0 * solve(fzp, fu);
+    } catch (const std::runtime_error&) {
+      throw std::invalid_argument(
+          label +
+          ": ∂F/∂ż is singular at the initial state (algebraic states); the stability "
+          "analysis needs every subsystem in ODE form");
+    }
+    const model::EntryPattern op = s.output_jacobian_pattern();
+    values.assign(op.nonzeros(), 0.0);
+    s.output_jacobian(t, z, u, values);
+    for (std::size_t k = 0; k < values.size(); ++k) part.c(op.row[k], op.column[k]) += values[k];
+  }
+  if (s.has_feedthrough() && m > 0) {
+    std::vector<double> d(p * m);
+    s.feedthrough_jacobian(t, z, u, d);
+    for (std::size_t col = 0; col < m; ++col)
+      for (std::size_t row = 0; row < p; ++row) part.d(row, col) = d[col * p + row];
+  }
+  return part;
+}
+
+}  // namespace
+
+Matrix LinearCoupledSystem::monolithic() const {
+  return a + b * g;
+}
+
+LinearCoupledSystem linearise(const system::CoupledSystem& system,
+                              std::span<const std::string> names) {
+  const std::size_t k_sub = system.subsystem_count(), nu = system.coupling_count();
+  LinearCoupledSystem out;
+  out.state_offset.assign(k_sub + 1, 0);
+  std::vector<std::size_t> output_offset(k_sub + 1, 0);
+  for (std::size_t i = 0; i < k_sub; ++i) {
+    out.state_offset[i + 1] = out.state_offset[i] + system.subsystem(i).state_size();
+    output_offset[i + 1] = output_offset[i] + system.subsystem(i).output_size();
+  }
+  const std::size_t n = out.state_offset[k_sub], outputs = output_offset[k_sub];
+  if (n > kMaxLinearisedStates) {
+    throw std::invalid_argument(fmt::format(
+        "the system has {} states; the stability analysis takes at most {} (dense matrices)", n,
+        kMaxLinearisedStates));
+  }
+  for (std::size_t k = 0; k < system.law_count(); ++k) {
+    if (system.law(k).is_constraint()) {
+      throw std::invalid_argument(fmt::format(
+          "coupling variable {} belongs to a constraint law, which the stability analysis does "
+          "not linearise",
+          system.coupling_name(system.law_offset(k))));
+    }
+  }
+  const std::vector<double> u0 = system.initial_couplings();
+  out.a = Matrix(n, n);
+  out.b = Matrix(n, nu);
+  Matrix c(outputs, n), d(outputs, nu);
+  std::vector<std::vector<double>> y0(k_sub);
+  for (std::size_t i = 0; i < k_sub; ++i) {
+    const model::Subsystem& s = system.subsystem(i);
+    std::vector<double> u(s.input_size());
+    system.gather_inputs(i, u0, u);
+    const LinearPart part = linearise_part(s, u, subsystem_label(i, names));
+    const std::size_t z0 = out.state_offset[i], o0 = output_offset[i];
+    const auto feeds = system.input_couplings(i);
+    for (std::size_t r = 0; r < s.state_size(); ++r) {
+      for (std::size_t col = 0; col < s.state_size(); ++col)
+        out.a(z0 + r, z0 + col) = part.a(r, col);
+      for (std::size_t in = 0; in < s.input_size(); ++in) out.b(z0 + r, feeds[in]) += part.b(r, in);
+    }
+    for (std::size_t o = 0; o < s.output_size(); ++o) {
+      for (std::size_t col = 0; col < s.state_size(); ++col) c(o0 + o, z0 + col) = part.c(o, col);
+      for (std::size_t in = 0; in < s.input_size(); ++in) d(o0 + o, feeds[in]) += part.d(o, in);
+    }
+    std::vector<double> zz(s.state_size()), zp(s.state_size());
+    s.initial_state(u, zz, zp);
+    y0[i].resize(s.output_size());
+    s.outputs(s.initial_time(), zz, u, y0[i]);
+  }
+  Matrix l(nu, outputs);  // ∂φ/∂y of every law
+  for (std::size_t k = 0; k < system.law_count(); ++k) {
+    const system::CouplingLaw& law = system.law(k);
+    const auto reads = law.reads();
+    const std::size_t writes = law.write_count();
+    std::vector<double> dphi(writes * reads.size());
+    system.coupling_jacobian(k, y0, dphi);
+    for (std::size_t w = 0; w < writes; ++w) {
+      for (std::size_t r = 0; r < reads.size(); ++r) {
+        l(system.law_offset(k) + w, output_offset[reads[r].subsystem] + reads[r].output) +=
+            dphi[w * reads.size() + r];
+      }
+    }
+  }
+  try {  // u = L (C z + D u)  ⇒  u = (I − L D)⁻¹ L C z
+    out.g = solve(Matrix::identity(nu) - l * d, l * c);
+  } catch (const std::runtime_error&) {
+    throw std::invalid_argument(
+        "the coupling equations u = φ(C z + D u) have no unique solution at the initial point "
+        "(I − ∂φ/∂y·D is singular: an algebraic loop through feed-through subsystems)");
+  }
+  return out;
+}
+
+Recurrence coupled_recurrence(const LinearCoupledSystem& s, const CoupledMethod& method, double h) {
+  if (!(h > 0.0) || !std::isfinite(h)) throw std::invalid_argument("recurrence: h must be > 0");
+  const bool implicit = method.scheme == CoupledScheme::kImplicit;
+  if (implicit && method.approximation.kind != polynomials::ApproximationKind::kLagrange) {
+    throw std::invalid_argument("the implicit scheme's analysis interpolates with Lagrange only");
+  }
+  const std::size_t n = s.states(), nu = s.couplings();
+  std::array<double, Stencil::kMaxPoints> times{};
+  for (std::size_t j = 0; j < times.size(); ++j) times[j] = -static_cast<double>(j) * h;
+  const Stencil st = polynomials::make_stencil(method.approximation, method.order, times, h);
+  if (!implicit && st.uses_rates) {
+    const Matrix gb = s.g * s.b;
+    if (gb.norm_inf() != 0.0) {
+      throw std::invalid_argument("approximation " + method.approximation.name +
+                                  " needs rates u̇ that contain accelerations here; use a b = 0 "
+                                  "set");
+    }
+  }
+  const int kappa = method.order;
+  if (implicit && (kappa < 1 || kappa >= static_cast<int>(Stencil::kMaxNodes))) {
+    throw std::invalid_argument("recurrence: implicit degree out of range (1..)");
+  }
+  const int degree = implicit ? kappa : st.degree;
+  const bool rates = !implicit && st.uses_rates;
+  Recurrence r;
+  r.couplings = nu;
+  r.points = static_cast<std::size_t>(std::max(implicit ? kappa : st.points, 1));
+  r.rates = rates;
+  r.g = s.g;
+  r.a = s.a;
+  const std::size_t np = r.points, dim = n + nu * np * (rates ? 2 : 1);
+  const auto u_index = [&](std::size_t j, std::size_t c) { return n + j * nu + c; };
+  const auto rate_index = [&](std::size_t j, std::size_t c) { return n + nu * np + j * nu + c; };
+
+  const detail::ExactIntegrals in = detail::exact_integrals(s.a, s.b, h, degree);
+  const Matrix coef = implicit ? detail::monomial_map(detail::interpolation_nodes(kappa), kappa)
+                               : detail::monomial_map(st.theta, st.degree);
+  Matrix t(n, dim);  // (I − K_new G) z_{N+1} = t X
+  Matrix lhs = Matrix::identity(n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) t(i, j) = in.phi(i, j);
+  for (std::size_t c = 0; c < nu; ++c) {
+    for (int m = 0; m <= degree; ++m) {
+      const std::vector<double> kv = detail::node_effect(in.integral[c], coef, degree, m);
+      if (implicit) {
+        for (std::size_t i = 0; i < n; ++i) {
+          if (m == kappa) {  // the new value u_{N+1} = G z_{N+1}
+            for (std::size_t j = 0; j < n; ++j) lhs(i, j) -= kv[i] * s.g(c, j);
+          } else {
+            t(i, u_index(static_cast<std::size_t>(kappa - 1 - m), c)) += kv[i];
+          }
+        }
+        continue;
+      }
+      const auto& w = st.w[static_cast<std::size_t>(m)];
+      const auto& v = st.v[static_cast<std::size_t>(m)];
+      for (std::size_t j = 0; j < static_cast<std::size_t>(st.points); ++j) {
+        for (std::size_t i = 0; i < n; ++i) {
+          t(i, u_index(j, c)) += kv[i] * w[j];
+          if (rates) t(i, rate_index(j, c)) += kv[i] * v[j] * h;
+        }
+      }
+    }
+  }
+  const Matrix tz = implicit ? solve(lhs, t) : t;
+  const Matrix tu = s.g * tz;
+  const Matrix trate = rates ? s.g * (s.a * tz) : Matrix();
+  r.m = Matrix(dim, dim);
+  for (std::size_t j = 0; j < dim; ++j) {
+    for (std::size_t i = 0; i < n; ++i) r.m(i, j) = tz(i, j);
+    for (std::size_t c = 0; c < nu; ++c) {
+      r.m(u_index(0, c), j) = tu(c, j);
+      if (rates) r.m(rate_index(0, c), j) = trate(c, j);
+    }
+  }
+  for (std::size_t jj = 1; jj < np; ++jj) {  // the history shifts by one point
+    for (std::size_t c = 0; c < nu; ++c) {
+      r.m(u_index(jj, c), u_index(jj - 1, c)) = 1.0;
+      if (rates) r.m(rate_index(jj, c), rate_index(jj - 1, c)) = 1.0;
+    }
+  }
+  return r;
+}
+
+std::vector<ScanPoint> coupled_scan(const LinearCoupledSystem& s, const CoupledMethod& method,
+                                    double h_min, double h_max, std::size_t count,
+                                    double omega_ref) {
+  if (!(h_min > 0.0) || !(h_max > h_min) || count < 2) {
+    throw std::invalid_argument("scan: need 0 < h_min < h_max and at least 2 points");
+  }
+  std::vector<ScanPoint> out;
+  const double ratio = std::log(h_max / h_min) / static_cast<double>(count - 1);
+  for (std::size_t i = 0; i < count; ++i) {
+    const double h = i + 1 == count ? h_max : h_min * std::exp(ratio * static_cast<double>(i));
+    out.push_back({h, h * omega_ref, spectral_radius(coupled_recurrence(s, method, h).m)});
+  }
+  return out;
+}
+
+StableBand coupled_stable_band(const LinearCoupledSystem& s, const CoupledMethod& method,
+                               const std::vector<ScanPoint>& points) {
+  return stable_band(points, [&s, &method](double h) {
+    return spectral_radius(coupled_recurrence(s, method, h).m);
+  });
+}
+
+double fastest_frequency(const LinearCoupledSystem& s) {
+  if (s.states() == 0) return 0.0;
+  double fastest = 0.0;
+  for (const auto& lambda : eigenvalues(s.monolithic()))
+    fastest = std::max(fastest, std::abs(lambda));
+  return fastest;
+}
+
+}  // namespace macrostep::analysis

@@ -1,0 +1,62 @@
+#include "exact_step.hpp"
+
+namespace macrostep::analysis::detail {
+
+ExactIntegrals exact_integrals(const Matrix& a, const Matrix& b, double h, int max_degree) {
+  const std::size_t n = a.rows(), inputs = b.cols();
+  const std::size_t chain = static_cast<std::size_t>(max_degree) + 1;
+  const std::size_t dim = n + inputs * chain;
+  Matrix aug(dim, dim);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) aug(i, j) = a(i, j) * h;
+  for (std::size_t k = 0; k < inputs; ++k) {
+    const std::size_t base = n + k * chain;
+    for (std::size_t i = 0; i < n; ++i) aug(i, base) = b(i, k) * h;
+    for (std::size_t q = 0; q + 1 < chain; ++q) aug(base + q, base + q + 1) = 1.0;
+  }
+  const Matrix e = expm(aug);
+  ExactIntegrals r;
+  r.phi = Matrix(n, n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) r.phi(i, j) = e(i, j);
+  r.integral.assign(inputs, std::vector<std::vector<double>>(chain, std::vector<double>(n)));
+  for (std::size_t k = 0; k < inputs; ++k) {
+    double factorial = 1.0;
+    for (std::size_t p = 0; p < chain; ++p) {
+      if (p > 0) factorial *= static_cast<double>(p);
+      for (std::size_t i = 0; i < n; ++i)
+        r.integral[k][p][i] = factorial * e(i, n + k * chain + p);  // s^p/p! → s^p
+    }
+  }
+  return r;
+}
+
+Matrix monomial_map(const std::array<double, polynomials::Stencil::kMaxNodes>& theta, int degree) {
+  const std::size_t n = static_cast<std::size_t>(degree) + 1;
+  Matrix v(n, n);
+  for (std::size_t m = 0; m < n; ++m) {
+    double pw = 1.0;
+    for (std::size_t p = 0; p < n; ++p, pw *= theta[m]) v(m, p) = pw;
+  }
+  return solve(v, Matrix::identity(n));
+}
+
+std::array<double, polynomials::Stencil::kMaxNodes> interpolation_nodes(int kappa) {
+  std::array<double, polynomials::Stencil::kMaxNodes> theta{};
+  for (int m = 0; m <= kappa; ++m)
+    theta[static_cast<std::size_t>(m)] = m == kappa ? 1.0 : m - kappa + 1.0;
+  return theta;
+}
+
+std::vector<double> node_effect(const std::vector<std::vector<double>>& integral,
+                                const Matrix& coef, int degree, int m) {
+  std::vector<double> kv(integral.empty() ? 0 : integral[0].size(), 0.0);
+  for (int p = 0; p <= degree; ++p) {
+    const double c = coef(static_cast<std::size_t>(p), static_cast<std::size_t>(m));
+    const auto& col = integral[static_cast<std::size_t>(p)];
+    for (std::size_t i = 0; i < kv.size(); ++i) kv[i] += col[i] * c;
+  }
+  return kv;
+}
+
+}  // namespace macrostep::analysis::detail
