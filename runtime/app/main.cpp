@@ -28,16 +28,20 @@
 
 #include "macrostep/checkpoint/checkpoint.hpp"
 #include "macrostep/config/run_config.hpp"
+#include "macrostep/control/estimators.hpp"
 #include "macrostep/control/step_size.hpp"
+#include "macrostep/corrector/jacobian_registry.hpp"
 #include "macrostep/executors/process_executor.hpp"
 #include "macrostep/ida/integrator.hpp"
 #include "macrostep/ipc/shared_segment.hpp"
+#include "macrostep/model/name_table.hpp"
 #include "macrostep/output/csv.hpp"
 #include "macrostep/output/hdf5.hpp"
 #include "macrostep/output/nrmse.hpp"
 #include "macrostep/polynomials/approximation.hpp"
 #include "macrostep/run/cosimulation.hpp"
 #include "macrostep/run/monolithic.hpp"
+#include "macrostep/runner/jump_policy.hpp"
 #include "macrostep/schemes/explicit_jacobi.hpp"
 #include "macrostep/worker/worker.hpp"
 #ifdef MACROSTEP_MPI_BRIDGE
@@ -152,39 +156,33 @@ std::string joined_names(const std::vector<std::string>& names) {
 }
 
 // --scheme: the schemes of DESIGN.md.
-macrostep::config::CosimScheme parse_scheme(const std::string& scheme) {
+macrostep::config::CosimScheme parse_scheme(const std::string& name) {
+  if (const auto scheme = macrostep::config::parse_scheme(name)) return *scheme;
+  throw UsageError(fmt::format("--scheme '{}' is not a scheme; allowed: {}", name,
+                               macrostep::model::joined_names(macrostep::config::scheme_names())));
+}
+
+// --jacobian: a name of the interface-Jacobian registry.
+std::string parse_jacobian(const std::string& name) {
+  const auto& registry = macrostep::corrector::JacobianRegistry::instance();
+  if (registry.find(name) != nullptr) return name;
+  throw UsageError(fmt::format("--jacobian '{}' is not an interface Jacobian; allowed: {}", name,
+                               macrostep::model::joined_names(registry.names())));
+}
+
+macrostep::control::Estimator parse_estimator(const std::string& name) {
   using macrostep::config::CosimScheme;
-  if (scheme == "explicit") return CosimScheme::kExplicit;
-  if (scheme == "implicit") return CosimScheme::kImplicit;
-  if (scheme == "semi-implicit") return CosimScheme::kSemiImplicit;
-  if (scheme == "waveform") return CosimScheme::kWaveform;
-  if (scheme == "gauss-seidel") return CosimScheme::kGaussSeidel;
-  throw UsageError(fmt::format(
-      "--scheme '{}' is not a scheme; allowed: explicit, implicit, semi-implicit, waveform, "
-      "gauss-seidel",
-      scheme));
-}
-
-macrostep::config::JacobianSource parse_jacobian(const std::string& name) {
-  if (name == "fd") return macrostep::config::JacobianSource::kFiniteDifference;
-  if (name == "sap") return macrostep::config::JacobianSource::kSap;
-  if (name == "reuse") return macrostep::config::JacobianSource::kReuse;
-  if (name == "quasi-newton") return macrostep::config::JacobianSource::kQuasiNewton;
-  if (name == "heun") return macrostep::config::JacobianSource::kHeun;
-  throw UsageError(fmt::format(
-      "--jacobian '{}' is not an interface Jacobian; allowed: fd, sap, reuse, quasi-newton, heun",
-      name));
-}
-
-macrostep::config::CosimEstimator parse_estimator(const std::string& name) {
-  using macrostep::config::CosimEstimator;
-  const std::string allowed = "allowed: none, exLE, exMD, exCV (explicit), imMD, imCV (implicit)";
-  if (name == "none") return CosimEstimator::kNone;
-  if (name == "exLE") return CosimEstimator::kExLE;
-  if (name == "exMD") return CosimEstimator::kExMD;
-  if (name == "exCV") return CosimEstimator::kExCV;
-  if (name == "imMD") return CosimEstimator::kImMD;
-  if (name == "imCV") return CosimEstimator::kImCV;
+  using macrostep::control::Estimator;
+  // The explicit scheme's estimators (with none), then the implicit ones.
+  std::vector<std::string_view> explicit_names, implicit_names;
+  for (const auto& [e, text] : macrostep::control::kEstimatorNames) {
+    (macrostep::config::estimator_fits(CosimScheme::kExplicit, e) ? explicit_names : implicit_names)
+        .push_back(text);
+  }
+  const std::string allowed = fmt::format("allowed: {} (explicit), {} (implicit)",
+                                          macrostep::model::joined_names(explicit_names),
+                                          macrostep::model::joined_names(implicit_names));
+  if (const auto e = macrostep::control::parse_estimator(name)) return *e;
   if (name == "exH") {
     throw UsageError(
         fmt::format("--estimator exH: 'exH' is not an estimator name; the fixed macro step exH is "
@@ -209,20 +207,22 @@ macrostep::config::OrderSetting parse_order(const std::string& text) {
   return OrderSetting::fixed(k);
 }
 
-void check_executor(const std::string& executor) {
-  if (executor == "inprocess" || executor == "processes") return;
-  if (executor == "mpi") {
+macrostep::config::ExecutorKind parse_executor(const std::string& name) {
+  using macrostep::config::ExecutorKind;
+  const auto executor = macrostep::config::parse_executor(name);
+  if (executor && *executor != ExecutorKind::kMpi) return *executor;
+  if (executor) {
 #ifdef MACROSTEP_MPI_BRIDGE
-    return;
+    return *executor;
 #else
     throw UsageError(
         "--executor mpi: this macrostep is built without the MPI bridge (MPI was not found, or "
         "MACROSTEP_WITH_MPI=OFF); install libopenmpi-dev and rebuild");
 #endif
   }
-  throw UsageError(fmt::format(
-      "--executor '{}' is not an executor; allowed: inprocess, processes, mpi (under mpirun)",
-      executor));
+  throw UsageError(
+      fmt::format("--executor '{}' is not an executor; allowed: {} (under mpirun)", name,
+                  macrostep::model::joined_names(macrostep::config::executor_names())));
 }
 
 // --output "" names no file ([output] file = "" is refused alike).
@@ -232,22 +232,18 @@ void check_output(const RunArgs& args) {
   }
 }
 
-macrostep::config::JumpHandling parse_jump_handling(const std::string& name) {
-  using macrostep::config::JumpHandling;
-  if (name == "keep") return JumpHandling::kKeep;
-  if (name == "shift") return JumpHandling::kShift;
-  if (name == "restart") return JumpHandling::kRestart;
-  if (name == "restart-auto") return JumpHandling::kRestartAuto;
-  throw UsageError(fmt::format(
-      "--jump-handling '{}' is not a jump handling; allowed: keep, shift, restart, restart-auto",
-      name));
+macrostep::runner::JumpPolicy parse_jump_handling(const std::string& name) {
+  if (const auto policy = macrostep::runner::parse_jump_policy(name)) return *policy;
+  throw UsageError(
+      fmt::format("--jump-handling '{}' is not a jump handling; allowed: {}", name,
+                  macrostep::model::joined_names(macrostep::runner::jump_policy_names())));
 }
 
 // The co-simulation overrides of the command line, each value checked on its own.
 macrostep::run::CosimOptions cosim_options(const RunArgs& args, const std::string& command_line) {
   check_output(args);
-  if (given(args.executor_opt)) check_executor(args.executor);
   macrostep::run::CosimOptions o;
+  if (given(args.executor_opt)) o.executor = parse_executor(args.executor);
   if (given(args.scheme_opt)) o.scheme = parse_scheme(args.scheme);
   if (given(args.jacobian_opt)) o.jacobian = parse_jacobian(args.jacobian);
   if (given(args.estimator_opt)) o.estimator = parse_estimator(args.estimator);
@@ -264,11 +260,6 @@ macrostep::run::CosimOptions cosim_options(const RunArgs& args, const std::strin
   if (given(args.rtol_opt)) o.rtol = args.rtol;
   if (given(args.step_size_opt)) o.step_size = args.step_size;
   if (given(args.threads_opt)) o.threads = args.threads;
-  if (given(args.executor_opt)) {
-    o.executor = args.executor == "processes" ? macrostep::config::ExecutorKind::kProcesses
-                 : args.executor == "mpi"     ? macrostep::config::ExecutorKind::kMpi
-                                              : macrostep::config::ExecutorKind::kInProcess;
-  }
   if (given(args.stop_time_opt)) o.stop_time = args.stop_time;
   o.pin = args.pin;
   if (given(args.hang_timeout_opt)) o.hang_timeout = args.hang_timeout;
@@ -711,7 +702,7 @@ int dispatch(Commands& c, int argc, char** argv, const std::string& command_line
     std::vector<std::string> arguments(argv + 2, argv + argc);  // before MPI may edit argv
 #ifdef MACROSTEP_MPI_BRIDGE
     if (given(c.run_args.executor_opt) && c.run_args.executor == "mpi") {
-      check_executor(c.run_args.executor);
+      parse_executor(c.run_args.executor);
       return run_bridged(&argc, &argv, c.run_args, command_line, std::move(arguments));
     }
 #endif

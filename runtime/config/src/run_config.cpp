@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "chain_lowering.hpp"
+#include "macrostep/corrector/jacobian_registry.hpp"
 #include "macrostep/library/chain.hpp"
 #include "system_config.hpp"
 #include "toml_node.hpp"
@@ -482,10 +483,8 @@ void parse_solver(const Node* node, ParseState& state) {
   node->allow_only(keys);
   state.config.solver = with_override(state.config.solver, detail::solver_keys(*node));
   if (auto v = node->find("micro_step_stop")) {
-    const std::string rule = v->choice({"adjust", "exact", "overshoot"});
-    state.config.solver.micro_step_stop = rule == "exact"       ? MicroStepStop::kExact
-                                          : rule == "overshoot" ? MicroStepStop::kOvershoot
-                                                                : MicroStepStop::kAdjust;
+    state.config.solver.micro_step_stop =
+        *parse_micro_step_stop(v->choice(micro_step_stop_names()));
     state.config.solver.micro_step_stop_line = v->line();
   }
 }
@@ -563,17 +562,12 @@ void parse_description(const Node* node, ParseState& state) {
   if (node != nullptr) state.config.description = node->string();
 }
 
-// A string among `allowed`; names in `later` exist in DESIGN.md but are not built yet, and
-// `hints` explain common mistakes (value, hint).
+// A string among `allowed`; `hints` explain common mistakes (value, hint).
 std::string choice_with_hints(
     const Node& n, const std::vector<std::string_view>& allowed,
-    const std::vector<std::string_view>& later,
-    const std::vector<std::pair<std::string_view, std::string_view>>& hints = {}) {
+    const std::vector<std::pair<std::string_view, std::string_view>>& hints) {
   const std::string s = n.string();
   if (std::find(allowed.begin(), allowed.end(), s) != allowed.end()) return s;
-  if (std::find(later.begin(), later.end(), s) != later.end()) {
-    n.fail(fmt::format("\"{}\" is not built yet (allowed: {})", s, detail::quoted_list(allowed)));
-  }
   for (const auto& [value, hint] : hints) {
     if (s == value) {
       n.fail(fmt::format("\"{}\" {} (allowed: {})", detail::clipped(s, 80), hint,
@@ -582,6 +576,20 @@ std::string choice_with_hints(
   }
   n.fail(fmt::format("must be one of {} (got \"{}\")", detail::quoted_list(allowed),
                      detail::clipped(s, 80)));
+}
+
+// order_strategy: the strategies a file chooses between ("fixed" is what order = K implies).
+std::vector<std::string_view> chosen_order_strategies() {
+  std::vector<std::string_view> names = control::order_strategy_names();
+  std::erase(names, control::to_string(control::OrderStrategy::kFixed));
+  return names;
+}
+
+// executor: the executors a file names (the MPI bridge is chosen under mpirun only).
+std::vector<std::string_view> file_executor_names() {
+  std::vector<std::string_view> names = executor_names();
+  std::erase(names, to_string(ExecutorKind::kMpi));
+  return names;
 }
 
 // The keys of the iterative schemes (METHODS §4, §9); each only where it has a meaning.
@@ -600,12 +608,7 @@ void read_corrector_keys(const Node& n, CosimConfig& c) {
     if (c.scheme == CosimScheme::kWaveform) {
       v->fail("waveform relaxation needs no interface Jacobian (METHODS §4.6)");
     }
-    const std::string j = v->choice({"fd", "sap", "reuse", "quasi-newton", "heun"});
-    c.jacobian = j == "sap"            ? JacobianSource::kSap
-                 : j == "reuse"        ? JacobianSource::kReuse
-                 : j == "quasi-newton" ? JacobianSource::kQuasiNewton
-                 : j == "heun"         ? JacobianSource::kHeun
-                                       : JacobianSource::kFiniteDifference;
+    c.jacobian = v->choice(corrector::JacobianRegistry::instance().names());
   }
   if (auto v = n.find("tau")) c.tau = checked(*v, Domain::kPositive);
   if (auto v = n.find("max_corrector_passes")) {
@@ -651,32 +654,20 @@ void read_sequence(const Node& v, CosimConfig& c) {
 
 void read_cosim_keys(const Node& n, CosimConfig& c) {
   if (auto v = n.find("scheme")) {
-    const std::string e = choice_with_hints(
-        *v, {"explicit", "implicit", "semi-implicit", "waveform", "gauss-seidel"}, {});
-    c.scheme = e == "implicit"        ? CosimScheme::kImplicit
-               : e == "semi-implicit" ? CosimScheme::kSemiImplicit
-               : e == "waveform"      ? CosimScheme::kWaveform
-               : e == "gauss-seidel"  ? CosimScheme::kGaussSeidel
-                                      : CosimScheme::kExplicit;
+    c.scheme = *parse_scheme(v->choice(scheme_names()));
   }
   c.estimator = default_estimator(c.scheme);
   if (auto v = n.find("estimator")) {
     const std::string e = choice_with_hints(
-        *v, {"none", "exLE", "exMD", "exCV", "imMD", "imCV"}, {},
+        *v, control::estimator_names(),
         {{"exH", "is the fixed macro step: write estimator = \"none\" with step_size = H"}});
-    c.estimator = e == "none"   ? CosimEstimator::kNone
-                  : e == "exLE" ? CosimEstimator::kExLE
-                  : e == "exCV" ? CosimEstimator::kExCV
-                  : e == "imMD" ? CosimEstimator::kImMD
-                  : e == "imCV" ? CosimEstimator::kImCV
-                                : CosimEstimator::kExMD;
+    c.estimator = *control::parse_estimator(e);
     c.estimator_given = true;
     if (!estimator_fits(c.scheme, c.estimator)) {
-      v->fail(fmt::format("\"{}\" does not belong to scheme = \"{}\" (allowed: {})", e,
-                          to_string(c.scheme),
-                          c.scheme == CosimScheme::kGaussSeidel ? "\"none\" (METHODS D-10)"
-                          : c.iterative()                       ? "\"imMD\", \"imCV\", \"none\""
-                                          : "\"exMD\", \"exLE\", \"exCV\", \"none\""));
+      const std::string allowed = detail::quoted_list(fitting_estimator_names(c.scheme));
+      v->fail(fmt::format("\"{}\" does not belong to scheme = \"{}\" (allowed: {}{})", e,
+                          to_string(c.scheme), allowed,
+                          c.scheme == CosimScheme::kGaussSeidel ? " (METHODS D-10)" : ""));
     }
   }
   read_corrector_keys(n, c);
@@ -697,9 +688,7 @@ void read_cosim_keys(const Node& n, CosimConfig& c) {
   }
   const auto strategy = n.find("order_strategy");
   if (strategy) {
-    c.order_strategy = strategy->choice({"ida", "conservative"}) == "conservative"
-                           ? OrderStrategyKind::kConservative
-                           : OrderStrategyKind::kIdaLike;
+    c.order_strategy = *control::parse_order_strategy(strategy->choice(chosen_order_strategies()));
   }
   const auto step = n.find("step_size");
   if (step) c.step_size = checked(*step, Domain::kPositive);
@@ -721,9 +710,7 @@ void read_cosim_keys(const Node& n, CosimConfig& c) {
   if (h_max) c.h_max = checked(*h_max, Domain::kPositive);
   const auto predictor = n.find("predictor");
   if (predictor) {
-    c.predictor = predictor->choice({"lagrange", "least_squares"}) == "least_squares"
-                      ? PredictorKind::kLeastSquares
-                      : PredictorKind::kLagrange;
+    c.predictor = *parse_predictor(predictor->choice(predictor_names()));
   }
   if (auto v = n.find("approximation")) c.approximation = approximation(*v);
   const auto points = n.find("least_squares_points");
@@ -731,11 +718,7 @@ void read_cosim_keys(const Node& n, CosimConfig& c) {
     c.least_squares_points = static_cast<int>(integer_in(*points, 2, kMaxLeastSquaresPoints, ""));
   }
   if (auto v = n.find("jump_handling")) {
-    const std::string j = v->choice({"keep", "shift", "restart", "restart-auto"});
-    c.jump_handling = j == "shift"          ? JumpHandling::kShift
-                      : j == "restart"      ? JumpHandling::kRestart
-                      : j == "restart-auto" ? JumpHandling::kRestartAuto
-                                            : JumpHandling::kKeep;
+    c.jump_handling = *runner::parse_jump_policy(v->choice(runner::jump_policy_names()));
   }
   if (auto v = n.find("min_micro_steps")) {
     c.min_micro_steps = static_cast<int>(integer_in(*v, 0, 1000, ""));
@@ -750,11 +733,11 @@ void read_cosim_keys(const Node& n, CosimConfig& c) {
   if (auto v = n.find("sequence")) read_sequence(*v, c);
   if (auto v = n.find("executor")) {
     const std::string e = choice_with_hints(
-        *v, {"inprocess", "processes"}, {},
+        *v, file_executor_names(),
         {{"mpi",
           "is chosen on the command line of an MPI job (mpirun -np R macrostep run "
           "CONFIG --executor mpi)"}});
-    c.executor = e == "processes" ? ExecutorKind::kProcesses : ExecutorKind::kInProcess;
+    c.executor = *config::parse_executor(e);
     c.executor_given = true;
   }
   if (auto v = n.find("threads")) c.threads = static_cast<int>(integer_in(*v, 0, 4096, ""));
@@ -933,8 +916,7 @@ SolverOverride solver_keys(const Node& n) {
   if (auto v = n.find("atol_pos")) s.atol_pos = checked(*v, Domain::kPositive);
   if (auto v = n.find("atol_vel")) s.atol_vel = checked(*v, Domain::kPositive);
   if (auto v = n.find("linear_solver")) {
-    s.linear_solver =
-        v->choice({"klu", "dense"}) == "dense" ? LinearSolverKind::kDense : LinearSolverKind::kKlu;
+    s.linear_solver = *ida::parse_linear_solver(v->choice(ida::linear_solver_names()));
   }
   if (auto v = n.find("max_order")) s.max_order = static_cast<int>(integer_in(*v, 1, 5, ""));
   if (auto v = n.find("max_steps")) {
@@ -1050,7 +1032,7 @@ std::string approximation_problem(const polynomials::Approximation& a, const Cos
   }
   const bool continuous = a.kind == ApproximationKind::kC0 || a.kind == ApproximationKind::kC1;
   if (continuous) {
-    if (c.estimator != CosimEstimator::kNone && c.estimator != CosimEstimator::kExCV) {
+    if (c.estimator != control::Estimator::kNone && c.estimator != control::Estimator::kExCV) {
       return fmt::format(
           "\"{}\" needs estimator = \"none\" (fixed H) or \"exCV\" (got \"{}\"): the "
           "state estimators assume a polynomial through the newest point (METHODS D-7)",
@@ -1063,7 +1045,7 @@ std::string approximation_problem(const polynomials::Approximation& a, const Cos
     }
     return "";
   }
-  if (c.estimator != CosimEstimator::kNone) {
+  if (c.estimator != control::Estimator::kNone) {
     return fmt::format(
         "\"{}\" is a seed-003 set for a constant macro step: it needs estimator = \"none\" "
         "(got \"{}\"; METHODS D-8)",
@@ -1072,88 +1054,68 @@ std::string approximation_problem(const polynomials::Approximation& a, const Cos
   return "";
 }
 
+std::optional<CosimScheme> parse_scheme(std::string_view name) {
+  return model::parse_name(kCosimSchemeNames, name);
+}
+std::optional<PredictorKind> parse_predictor(std::string_view name) {
+  return model::parse_name(kPredictorNames, name);
+}
+std::optional<ExecutorKind> parse_executor(std::string_view name) {
+  return model::parse_name(kExecutorNames, name);
+}
+std::optional<MicroStepStop> parse_micro_step_stop(std::string_view name) {
+  return model::parse_name(kMicroStepStopNames, name);
+}
+
 const char* to_string(CosimScheme s) {
-  switch (s) {
-    case CosimScheme::kExplicit:
-      return "explicit";
-    case CosimScheme::kImplicit:
-      return "implicit";
-    case CosimScheme::kSemiImplicit:
-      return "semi-implicit";
-    case CosimScheme::kWaveform:
-      return "waveform";
-    case CosimScheme::kGaussSeidel:
-      return "gauss-seidel";
-  }
-  return "?";
+  return model::name_of(kCosimSchemeNames, s);
+}
+const char* to_string(PredictorKind p) {
+  return model::name_of(kPredictorNames, p);
+}
+const char* to_string(ExecutorKind e) {
+  return model::name_of(kExecutorNames, e);
+}
+const char* to_string(MicroStepStop m) {
+  return model::name_of(kMicroStepStopNames, m);
 }
 
-const char* to_string(JacobianSource j) {
-  switch (j) {
-    case JacobianSource::kFiniteDifference:
-      return "fd";
-    case JacobianSource::kSap:
-      return "sap";
-    case JacobianSource::kReuse:
-      return "reuse";
-    case JacobianSource::kQuasiNewton:
-      return "quasi-newton";
-    case JacobianSource::kHeun:
-      return "heun";
-  }
-  return "?";
+std::vector<std::string_view> scheme_names() {
+  return model::names_of(kCosimSchemeNames);
+}
+std::vector<std::string_view> predictor_names() {
+  return model::names_of(kPredictorNames);
+}
+std::vector<std::string_view> executor_names() {
+  return model::names_of(kExecutorNames);
+}
+std::vector<std::string_view> micro_step_stop_names() {
+  return model::names_of(kMicroStepStopNames);
 }
 
-CosimEstimator default_estimator(CosimScheme s) {
-  if (s == CosimScheme::kGaussSeidel) return CosimEstimator::kNone;  // fixed H (D-10)
-  return s == CosimScheme::kExplicit ? CosimEstimator::kExMD : CosimEstimator::kImMD;
+control::Estimator default_estimator(CosimScheme s) {
+  if (s == CosimScheme::kGaussSeidel) return control::Estimator::kNone;  // fixed H (D-10)
+  return s == CosimScheme::kExplicit ? control::Estimator::kExMD : control::Estimator::kImMD;
 }
 
-bool estimator_fits(CosimScheme s, CosimEstimator e) {
-  if (e == CosimEstimator::kNone) return true;
+bool estimator_fits(CosimScheme s, control::Estimator e) {
+  if (e == control::Estimator::kNone) return true;
   if (s == CosimScheme::kGaussSeidel) return false;  // fixed H only (METHODS D-10)
-  const bool implicit_estimator = e == CosimEstimator::kImMD || e == CosimEstimator::kImCV;
+  const bool implicit_estimator = e == control::Estimator::kImMD || e == control::Estimator::kImCV;
   return implicit_estimator == (s != CosimScheme::kExplicit);
 }
 
-const char* to_string(CosimEstimator e) {
-  switch (e) {
-    case CosimEstimator::kNone:
-      return "none";
-    case CosimEstimator::kExLE:
-      return "exLE";
-    case CosimEstimator::kExMD:
-      return "exMD";
-    case CosimEstimator::kExCV:
-      return "exCV";
-    case CosimEstimator::kImMD:
-      return "imMD";
-    case CosimEstimator::kImCV:
-      return "imCV";
+std::vector<std::string_view> fitting_estimator_names(CosimScheme s) {
+  const control::Estimator first = default_estimator(s);
+  std::vector<std::string_view> names;
+  if (first != control::Estimator::kNone) names.push_back(control::to_string(first));
+  for (const auto& [e, name] : control::kEstimatorNames) {
+    if (e != first && e != control::Estimator::kNone && estimator_fits(s, e)) {
+      names.push_back(name);
+    }
   }
-  return "?";
-}
-
-const char* to_string(OrderStrategyKind s) {
-  return s == OrderStrategyKind::kConservative ? "conservative" : "ida";
-}
-
-const char* to_string(PredictorKind p) {
-  return p == PredictorKind::kLeastSquares ? "least_squares" : "lagrange";
-}
-
-const char* to_string(JumpHandling j) {
-  switch (j) {
-    case JumpHandling::kShift:
-      return "shift";
-    case JumpHandling::kRestart:
-      return "restart";
-    case JumpHandling::kRestartAuto:
-      return "restart-auto";
-    case JumpHandling::kKeep:
-      break;
-  }
-  return "keep";
+  names.push_back(control::to_string(control::Estimator::kNone));
+  return names;
 }
 
 std::size_t subsystem_count(const RunConfig& config) {
