@@ -19,6 +19,7 @@
 #include "macrostep/config/run_config.hpp"
 #include "macrostep/ida/integrator.hpp"
 #include "macrostep/library/chain.hpp"
+#include "macrostep/output/csv.hpp"
 #include "macrostep/output/destinations.hpp"
 #include "macrostep/placement/placement.hpp"
 #include "macrostep/run/cosimulation.hpp"
