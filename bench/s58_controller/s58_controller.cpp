@@ -542,9 +542,7 @@ int main(int argc, char** argv) {
   s.solver.rtol = s.config.solver.rtol;
   s.solver.atol_pos = s.config.solver.effective_atol_pos();
   s.solver.atol_vel = s.config.solver.effective_atol_vel();
-  s.solver.linear_solver = s.config.solver.linear_solver == config::LinearSolverKind::kDense
-                               ? ida::LinearSolver::kDense
-                               : ida::LinearSolver::kKlu;
+  s.solver.linear_solver = s.config.solver.linear_solver;
   s.solver.max_order = s.config.solver.max_order;
   s.solver.max_steps = s.config.solver.max_steps;
   for (const auto& f : s.params.forces) {

@@ -5,13 +5,13 @@
 #include <unistd.h>
 
 #include "python_tools.hpp"
+#include "usage.hpp"
 
 namespace macrostep::app {
 
 namespace {
 
 constexpr const char* kScript = "plot_run.py";
-constexpr int kUserError = 2;
 
 }  // namespace
 

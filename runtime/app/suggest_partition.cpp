@@ -19,6 +19,7 @@
 #include "macrostep/config/run_config.hpp"
 #include "macrostep/ida/integrator.hpp"
 #include "macrostep/library/chain.hpp"
+#include "macrostep/output/csv.hpp"
 #include "macrostep/output/destinations.hpp"
 #include "macrostep/placement/placement.hpp"
 #include "macrostep/run/cosimulation.hpp"
@@ -108,8 +109,7 @@ Trial trial_cosimulation(const config::RunConfig& configured,
   run::CosimOptions options;
   options.stop_time = trial_time;
   options.output_file = (dir.path / "trial.csv").string();
-  options.executor = args.executor == "processes" ? config::ExecutorKind::kProcesses
-                                                  : config::ExecutorKind::kInProcess;
+  options.executor = config::parse_executor(args.executor);  // checked by checked_request
   options.progress = run::MonolithicOptions::Progress::kNever;
   options.command_line = "suggest-partition trial";
   CouplingSampling sampling(sampler);
@@ -297,7 +297,8 @@ struct Request {
 };
 
 Request checked_request(const SuggestPartitionArgs& args) {
-  if (args.executor != "inprocess" && args.executor != "processes")
+  const auto executor = config::parse_executor(args.executor);
+  if (!executor || *executor == config::ExecutorKind::kMpi)
     throw std::invalid_argument("--executor: inprocess or processes, not '" + args.executor + "'");
   if (args.window < 0) throw std::invalid_argument("--window: 0 or more masses");
   Request q;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "macrostep/config/run_config.hpp"
+#include "macrostep/corrector/jacobian_registry.hpp"
 #include "macrostep/ipc/shared_segment.hpp"
 #include "macrostep/placement/placement.hpp"
 
@@ -24,17 +25,16 @@ int topology_command(const std::string& config_path, const std::string& pin) {
   const std::size_t subsystems = std::max<std::size_t>(1, config::subsystem_count(config));
   const config::CosimConfig& c = config.cosim;
   const bool extra_run =
-      c.estimator == config::CosimEstimator::kExMD || c.estimator == config::CosimEstimator::kExLE;
-  // The fd interface Jacobian: one perturbed run per input; a chain subsystem has at most two.
+      c.estimator == control::Estimator::kExMD || c.estimator == control::Estimator::kExLE;
+  // An interface Jacobian of perturbed runs: one per input; a chain subsystem has at most two.
   const bool perturbed = c.iterative() && c.scheme != config::CosimScheme::kWaveform &&
-                         c.jacobian != config::JacobianSource::kSap &&
-                         c.jacobian != config::JacobianSource::kHeun;
+                         corrector::jacobian_traits(c.jacobian).perturbed_runs;
   const std::size_t k = perturbed ? std::min<std::size_t>(2, subsystems - 1) : extra_run ? 1 : 0;
   const placement::PlacementMap map =
       placement::plan_placement(topology, request, subsystems, 1 + k);
   fmt::print("\n{}: {} subsystem{}, {} scheme, estimator {} (k = {} extra run{} per subsystem)\n",
              config_path, subsystems, subsystems == 1 ? "" : "s", config::to_string(c.scheme),
-             config::to_string(c.estimator), k, k == 1 ? "" : "s");
+             control::to_string(c.estimator), k, k == 1 ? "" : "s");
   fmt::print("{}", map.describe());
   return 0;
 }

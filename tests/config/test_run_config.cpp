@@ -11,14 +11,14 @@ namespace {
 
 using macrostep::config::ConfigError;
 using macrostep::config::CosimConfig;
-using macrostep::config::CosimEstimator;
 using macrostep::config::CosimScheme;
 using macrostep::config::ExecutorKind;
-using macrostep::config::LinearSolverKind;
-using macrostep::config::OrderStrategyKind;
 using macrostep::config::parse_config;
 using macrostep::config::PredictorKind;
 using macrostep::config::RunConfig;
+using macrostep::control::Estimator;
+using macrostep::control::OrderStrategy;
+using macrostep::ida::LinearSolver;
 using macrostep::library::EndCondition;
 using macrostep::library::ForceType;
 using macrostep::library::MassSelection;
@@ -64,7 +64,7 @@ TEST(RunConfig, MinimalConfigurationGetsDocumentedDefaults) {
   EXPECT_EQ(c.solver.rtol, 1e-6);
   EXPECT_DOUBLE_EQ(c.solver.effective_atol_pos(), 1e-9);
   EXPECT_EQ(c.solver.effective_atol_vel(), 1e-6);
-  EXPECT_EQ(c.solver.linear_solver, LinearSolverKind::kKlu);
+  EXPECT_EQ(c.solver.linear_solver, LinearSolver::kKlu);
   EXPECT_EQ(c.solver.max_order, 5);
   EXPECT_EQ(c.simulation.end_time, 1.0);
   EXPECT_EQ(c.simulation.output_interval, 0.5);
@@ -209,7 +209,7 @@ all_states = true
   EXPECT_EQ(c.solver.rtol, 1e-4);
   EXPECT_EQ(c.solver.effective_atol_pos(), 1e-8);
   EXPECT_EQ(c.solver.effective_atol_vel(), 1e-5);
-  EXPECT_EQ(c.solver.linear_solver, LinearSolverKind::kDense);
+  EXPECT_EQ(c.solver.linear_solver, LinearSolver::kDense);
   EXPECT_EQ(c.solver.max_order, 3);
   EXPECT_EQ(c.solver.max_steps, 1000);
   EXPECT_EQ(c.output.file, "out/r.csv");
@@ -320,11 +320,11 @@ TEST(CosimConfig, AbsentTableGivesTheDocumentedDefaults) {
   const CosimConfig& k = c.cosim;
   EXPECT_FALSE(k.given);
   EXPECT_EQ(k.scheme, CosimScheme::kExplicit);
-  EXPECT_EQ(k.estimator, CosimEstimator::kExMD);
+  EXPECT_EQ(k.estimator, Estimator::kExMD);
   EXPECT_FALSE(k.order.has_value());
   EXPECT_TRUE(k.effective_order().automatic);
   EXPECT_EQ(k.highest_order(), 5);
-  EXPECT_EQ(k.order_strategy, OrderStrategyKind::kIdaLike);
+  EXPECT_EQ(k.order_strategy, OrderStrategy::kIdaLike);
   EXPECT_FALSE(k.step_size.has_value());
   EXPECT_EQ(k.rtol, 1e-4);
   EXPECT_DOUBLE_EQ(k.effective_atol_pos(), 1e-7);
@@ -378,10 +378,10 @@ threads = 3
   const CosimConfig& k = c.cosim;
   EXPECT_TRUE(k.given);
   EXPECT_EQ(k.line, 9U);
-  EXPECT_EQ(k.estimator, CosimEstimator::kExLE);
+  EXPECT_EQ(k.estimator, Estimator::kExLE);
   ASSERT_TRUE(k.order.has_value());
   EXPECT_TRUE(k.order->automatic);
-  EXPECT_EQ(k.order_strategy, OrderStrategyKind::kConservative);
+  EXPECT_EQ(k.order_strategy, OrderStrategy::kConservative);
   EXPECT_EQ(k.step_size, 1e-8);
   EXPECT_EQ(k.rtol, 1e-5);
   EXPECT_EQ(k.effective_atol_pos(), 2e-9);
@@ -396,8 +396,8 @@ threads = 3
   EXPECT_EQ(k.least_squares_points, 10);
   EXPECT_EQ(k.output_every, 5);
   EXPECT_EQ(k.threads, 3);
-  EXPECT_STREQ(macrostep::config::to_string(k.estimator), "exLE");
-  EXPECT_STREQ(macrostep::config::to_string(k.order_strategy), "conservative");
+  EXPECT_STREQ(macrostep::control::to_string(k.estimator), "exLE");
+  EXPECT_STREQ(macrostep::control::to_string(k.order_strategy), "conservative");
   EXPECT_STREQ(macrostep::config::to_string(k.predictor), "least_squares");
 }
 

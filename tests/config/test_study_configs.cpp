@@ -211,14 +211,14 @@ TEST(StudyConfigs, K53And57SelectTheStatedShareOfMasses) {
   EXPECT_EQ(
       forced(realize_chain(study("k-5.7")), &macrostep::library::MassForces::modified_sine).size(),
       500U);
-  EXPECT_EQ(study("k-5.7-dense").solver.linear_solver, macrostep::config::LinearSolverKind::kDense);
-  EXPECT_EQ(study("k-5.7").solver.linear_solver, macrostep::config::LinearSolverKind::kKlu);
+  EXPECT_EQ(study("k-5.7-dense").solver.linear_solver, macrostep::ida::LinearSolver::kDense);
+  EXPECT_EQ(study("k-5.7").solver.linear_solver, macrostep::ida::LinearSolver::kKlu);
 }
 
 // [cosim] of the studies that define co-simulation settings (MODELS.md §3, §5): each file
 // runs its headline setting.
 TEST(StudyConfigs, CoSimulationSettingsFollowTheStudies) {
-  using macrostep::config::CosimEstimator;
+  using macrostep::control::Estimator;
   for (const auto& entry : fs::directory_iterator(kConfigs)) {
     if (entry.path().extension() != ".toml") continue;
     SCOPED_TRACE(entry.path().string());
@@ -236,7 +236,7 @@ TEST(StudyConfigs, CoSimulationSettingsFollowTheStudies) {
   // K-5.3: exMD at kappa = 2 without order control and dead zone, atol_pos = 1e-4 rtol.
   for (const char* id : {"k-5.3", "s-5.3"}) {
     const RunConfig c = study(id);
-    EXPECT_EQ(c.cosim.estimator, CosimEstimator::kExMD) << id;
+    EXPECT_EQ(c.cosim.estimator, Estimator::kExMD) << id;
     EXPECT_FALSE(c.cosim.effective_order().automatic) << id;
     EXPECT_EQ(c.cosim.effective_order().kappa, 2) << id;
     EXPECT_FALSE(c.cosim.dead_zone) << id;
@@ -246,13 +246,13 @@ TEST(StudyConfigs, CoSimulationSettingsFollowTheStudies) {
   // K-5.8 / S-5.8: exMD at rtol 1e-6, atol_u = 1e4 rtol, order control.
   for (const char* id : {"k-5.8", "s-5.8"}) {
     const RunConfig c = study(id);
-    EXPECT_EQ(c.cosim.estimator, CosimEstimator::kExMD) << id;
+    EXPECT_EQ(c.cosim.estimator, Estimator::kExMD) << id;
     EXPECT_EQ(c.cosim.rtol, 1e-6) << id;
     EXPECT_DOUBLE_EQ(c.cosim.effective_atol_u(), 1e-2) << id;
     EXPECT_TRUE(c.cosim.effective_order().automatic) << id;
   }
   // K-5.4b: the repartition comparison with exCV at rtol 1e-5.
-  EXPECT_EQ(study("k-5.4b").cosim.estimator, CosimEstimator::kExCV);
+  EXPECT_EQ(study("k-5.4b").cosim.estimator, Estimator::kExCV);
   EXPECT_EQ(study("k-5.4b-restructured").cosim.rtol, 1e-5);
   // K-4.5: exH, kappa = 1, H = 5e-7 s.
   const RunConfig k45 = study("k-4.5");

@@ -198,7 +198,7 @@ TEST(SystemConfig, SubsystemSolverKeysOverrideTheSolverTable) {
   EXPECT_TRUE(c.subsystem_solvers[2].empty());
   const config::SolverOverride& own = c.subsystem_solvers[1];
   EXPECT_EQ(own.rtol, 1e-5);
-  EXPECT_EQ(own.linear_solver, config::LinearSolverKind::kDense);
+  EXPECT_EQ(own.linear_solver, ida::LinearSolver::kDense);
   EXPECT_EQ(own.max_order, 3);
   EXPECT_FALSE(own.atol_pos.has_value());
   const config::SolverConfig load = config::with_override(c.solver, own);
@@ -207,7 +207,7 @@ TEST(SystemConfig, SubsystemSolverKeysOverrideTheSolverTable) {
   EXPECT_EQ(load.effective_atol_vel(), 2e-7);         // [solver]'s, given there
   EXPECT_EQ(load.max_steps, c.solver.max_steps);
   EXPECT_EQ(c.solver.rtol, 1e-8);  // [solver] itself unchanged
-  EXPECT_EQ(c.solver.linear_solver, config::LinearSolverKind::kKlu);
+  EXPECT_EQ(c.solver.linear_solver, ida::LinearSolver::kKlu);
   // A chain has none.
   EXPECT_TRUE(config::load_config(std::string(MACROSTEP_SOURCE_DIR) + "/configs/demo.toml")
                   .subsystem_solvers.empty());

@@ -197,10 +197,10 @@ TEST(Estimators, ConceptOneEstimatesConvergeToTheTrueLocalError) {
       // H where the O(H) deviation dominates rounding (κ = 4 meets rounding below H ≈ 0.003).
       const Accuracy coarse = estimator_accuracy(e, kappa, 0.02);
       const Accuracy fine = estimator_accuracy(e, kappa, 0.01);
-      EXPECT_LT(fine.pos, 0.08) << mct::estimator_name(e) << " kappa " << kappa;
-      EXPECT_LT(fine.vel, 0.08) << mct::estimator_name(e) << " kappa " << kappa;
-      EXPECT_LT(fine.pos, 0.7 * coarse.pos) << mct::estimator_name(e) << " kappa " << kappa;
-      EXPECT_LT(fine.vel, 0.7 * coarse.vel) << mct::estimator_name(e) << " kappa " << kappa;
+      EXPECT_LT(fine.pos, 0.08) << mct::to_string(e) << " kappa " << kappa;
+      EXPECT_LT(fine.vel, 0.08) << mct::to_string(e) << " kappa " << kappa;
+      EXPECT_LT(fine.pos, 0.7 * coarse.pos) << mct::to_string(e) << " kappa " << kappa;
+      EXPECT_LT(fine.vel, 0.7 * coarse.vel) << mct::to_string(e) << " kappa " << kappa;
     }
   }
 }

@@ -95,12 +95,12 @@ TEST(ExplicitJacobi, ControlledRunFollowsMonolithicSolution) {
   const auto sys = system::make_chain_system(p, library::equal_partition(p.size(), 2));
   for (auto e : {control::Estimator::kExMD, control::Estimator::kExLE, control::Estimator::kExCV}) {
     const CosimRun r = run(sys, controlled(2e-3, e, 1e-4), 1);
-    EXPECT_GT(r.result.steps.accepted, 20u) << control::estimator_name(e);
+    EXPECT_GT(r.result.steps.accepted, 20u) << control::to_string(e);
     const double err = position_error(p, sys, r);
-    EXPECT_LT(err, 2e-3) << control::estimator_name(e);
+    EXPECT_LT(err, 2e-3) << control::to_string(e);
     // Tightening the tolerance makes the error smaller (the controller is in charge).
     const CosimRun tight = run(sys, controlled(2e-3, e, 1e-6), 1);
-    EXPECT_LT(position_error(p, sys, tight), err) << control::estimator_name(e);
+    EXPECT_LT(position_error(p, sys, tight), err) << control::to_string(e);
     EXPECT_GT(tight.result.steps.accepted, r.result.steps.accepted);
   }
 }

@@ -20,22 +20,16 @@ void scaled_abs_difference(std::span<const double> a, std::span<const double> b,
 
 }  // namespace
 
-const char* estimator_name(Estimator e) {
-  switch (e) {
-    case Estimator::kNone:
-      return "none";
-    case Estimator::kExLE:
-      return "exLE";
-    case Estimator::kExMD:
-      return "exMD";
-    case Estimator::kExCV:
-      return "exCV";
-    case Estimator::kImMD:
-      return "imMD";
-    case Estimator::kImCV:
-      return "imCV";
-  }
-  return "?";
+std::optional<Estimator> parse_estimator(std::string_view name) {
+  return model::parse_name(kEstimatorNames, name);
+}
+
+const char* to_string(Estimator e) {
+  return model::name_of(kEstimatorNames, e);
+}
+
+std::vector<std::string_view> estimator_names() {
+  return model::names_of(kEstimatorNames);
 }
 
 bool monitors_states(Estimator e) {
@@ -98,7 +92,7 @@ ErrorEstimate estimate_states(Estimator e, std::span<const double> nominal,
       scale[kVel] = 1.0 - ratios.vel;
       break;
     default:
-      throw std::invalid_argument(std::string("estimate_states: ") + estimator_name(e) +
+      throw std::invalid_argument(std::string("estimate_states: ") + to_string(e) +
                                   " does not monitor states");
   }
   for (WeightGroup g : groups) {

@@ -10,6 +10,18 @@
 
 namespace macrostep::control {
 
+std::optional<OrderStrategy> parse_order_strategy(std::string_view name) {
+  return model::parse_name(kOrderStrategyNames, name);
+}
+
+const char* to_string(OrderStrategy s) {
+  return model::name_of(kOrderStrategyNames, s);
+}
+
+std::vector<std::string_view> order_strategy_names() {
+  return model::names_of(kOrderStrategyNames);
+}
+
 void OrderOptions::validate() const {
   if (kappa_max < 0 || kappa_max > kMaxKappa) {
     throw std::invalid_argument("order options: kappa_max " + std::to_string(kappa_max) +

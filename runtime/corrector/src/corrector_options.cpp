@@ -33,47 +33,19 @@ void CorrectorOptions::validate() const {
 }
 
 const char* iteration_name(IterationKind k) {
-  switch (k) {
-    case IterationKind::kNewton:
-      return "implicit";
-    case IterationKind::kSemiImplicit:
-      return "semi-implicit";
-    case IterationKind::kWaveform:
-      return "waveform";
-  }
-  return "?";
+  return model::name_of(kIterationNames, k);
 }
 
 const char* jacobian_name(JacobianKind k) {
-  switch (k) {
-    case JacobianKind::kFiniteDifference:
-      return "fd";
-    case JacobianKind::kSap:
-      return "sap";
-    case JacobianKind::kReuse:
-      return "reuse";
-    case JacobianKind::kQuasiNewton:
-      return "quasi-newton";
-    case JacobianKind::kHeun:
-      return "heun";
-  }
-  return "?";
+  return model::name_of(kJacobianNames, k);
 }
 
 std::optional<IterationKind> parse_iteration(std::string_view name) {
-  if (name == "implicit") return IterationKind::kNewton;
-  if (name == "semi-implicit") return IterationKind::kSemiImplicit;
-  if (name == "waveform") return IterationKind::kWaveform;
-  return std::nullopt;
+  return model::parse_name(kIterationNames, name);
 }
 
 std::optional<JacobianKind> parse_jacobian(std::string_view name) {
-  if (name == "fd") return JacobianKind::kFiniteDifference;
-  if (name == "sap") return JacobianKind::kSap;
-  if (name == "reuse") return JacobianKind::kReuse;
-  if (name == "quasi-newton") return JacobianKind::kQuasiNewton;
-  if (name == "heun") return JacobianKind::kHeun;
-  return std::nullopt;
+  return model::parse_name(kJacobianNames, name);
 }
 
 }  // namespace macrostep::corrector

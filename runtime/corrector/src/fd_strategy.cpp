@@ -34,7 +34,8 @@ class FdStrategy final : public InterfaceJacobianStrategy {
 }  // namespace
 
 void register_fd_jacobian(JacobianRegistry& registry) {
-  registry.add("fd", "finite differences of one perturbed run per input, every pass (§4.2)",
+  registry.add(jacobian_name(JacobianKind::kFiniteDifference),
+               "finite differences of one perturbed run per input, every pass (§4.2)",
                [](const CorrectorOptions&) { return std::make_unique<FdStrategy>(); });
 }
 

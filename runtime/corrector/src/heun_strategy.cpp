@@ -62,7 +62,8 @@ class HeunStrategy final : public InterfaceJacobianStrategy {
 }  // namespace
 
 void register_heun_jacobian(JacobianRegistry& registry) {
-  registry.add("heun", "one Heun step of the linearised subsystems, no perturbed runs (004)",
+  registry.add(jacobian_name(JacobianKind::kHeun),
+               "one Heun step of the linearised subsystems, no perturbed runs (004)",
                [](const CorrectorOptions&) { return std::make_unique<HeunStrategy>(); });
 }
 

@@ -58,6 +58,12 @@ std::unique_ptr<InterfaceJacobianStrategy> JacobianRegistry::make(
   return e->make(options);
 }
 
+std::vector<std::string_view> JacobianRegistry::names() const {
+  std::vector<std::string_view> out;
+  for (const JacobianEntry& e : entries_) out.push_back(e.name);
+  return out;
+}
+
 std::string JacobianRegistry::names_where(const std::function<bool(const JacobianTraits&)>& keep,
                                           std::string_view last) const {
   std::vector<std::string_view> names;

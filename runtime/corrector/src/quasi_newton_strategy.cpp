@@ -67,7 +67,8 @@ class QuasiNewtonStrategy final : public InterfaceJacobianStrategy {
 }  // namespace
 
 void register_quasi_newton_jacobian(JacobianRegistry& registry) {
-  registry.add("quasi-newton", "IQN-ILS secant updates; fd on the first step and after a failure",
+  registry.add(jacobian_name(JacobianKind::kQuasiNewton),
+               "IQN-ILS secant updates; fd on the first step and after a failure",
                [](const CorrectorOptions& o) { return std::make_unique<QuasiNewtonStrategy>(o); });
 }
 

@@ -52,7 +52,8 @@ class ReuseStrategy final : public InterfaceJacobianStrategy {
 }  // namespace
 
 void register_reuse_jacobian(JacobianRegistry& registry) {
-  registry.add("reuse", "fd, kept across passes and steps while it contracts well",
+  registry.add(jacobian_name(JacobianKind::kReuse),
+               "fd, kept across passes and steps while it contracts well",
                [](const CorrectorOptions& o) { return std::make_unique<ReuseStrategy>(o); });
 }
 

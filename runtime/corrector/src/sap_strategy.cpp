@@ -43,7 +43,8 @@ class SapStrategy final : public InterfaceJacobianStrategy {
 }  // namespace
 
 void register_sap_jacobian(JacobianRegistry& registry) {
-  registry.add("sap", "first series term of the input sensitivities, no perturbed runs (§4.5)",
+  registry.add(jacobian_name(JacobianKind::kSap),
+               "first series term of the input sensitivities, no perturbed runs (§4.5)",
                [](const CorrectorOptions&) { return std::make_unique<SapStrategy>(); });
 }
 

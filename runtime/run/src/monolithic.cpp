@@ -408,8 +408,7 @@ ida::IntegratorOptions integrator_options(const config::SolverConfig& s) {
   o.rtol = s.rtol;
   o.atol_pos = s.effective_atol_pos();
   o.atol_vel = s.effective_atol_vel();
-  o.linear_solver = s.linear_solver == config::LinearSolverKind::kDense ? ida::LinearSolver::kDense
-                                                                        : ida::LinearSolver::kKlu;
+  o.linear_solver = s.linear_solver;
   o.max_order = s.max_order;
   o.max_steps = s.max_steps;
   o.stop_adjustment = s.micro_step_stop == config::MicroStepStop::kAdjust;

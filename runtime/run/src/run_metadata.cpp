@@ -41,8 +41,8 @@ json cosim_json(const CosimSettings& s) {
   const bool fixed = c.fixed_step();
   json j = {
       {"scheme", config::to_string(c.scheme)},
-      {"estimator", config::to_string(c.estimator)},
-      {"method", fixed ? (c.iterative() ? "fixed H" : "exH") : config::to_string(c.estimator)},
+      {"estimator", control::to_string(c.estimator)},
+      {"method", fixed ? (c.iterative() ? "fixed H" : "exH") : control::to_string(c.estimator)},
       {"step_size_mode", fixed ? "fixed" : "variable"},
       {fixed ? "step_size" : "initial_step_size", m.h},
       {"order", order_text(c.effective_order())},
@@ -56,9 +56,7 @@ json cosim_json(const CosimSettings& s) {
     j["atol_u"] = m.tolerances.atol_u;
   }
   if (c.iterative()) {
-    j["jacobian"] = c.scheme == config::CosimScheme::kWaveform
-                        ? json(nullptr)
-                        : json(config::to_string(c.jacobian));
+    j["jacobian"] = c.scheme == config::CosimScheme::kWaveform ? json(nullptr) : json(c.jacobian);
     j["tau"] = c.tau;
     j["max_corrector_passes"] = c.max_corrector_passes;
     j["perturbation_min"] = c.perturbation_min;
@@ -71,8 +69,8 @@ json cosim_json(const CosimSettings& s) {
   if (fixed) {
     j["kappa"] = m.kappa_fixed;
   } else {
-    j["order_strategy"] =
-        c.effective_order().automatic ? config::to_string(c.order_strategy) : "fixed";
+    j["order_strategy"] = control::to_string(
+        c.effective_order().automatic ? c.order_strategy : control::OrderStrategy::kFixed);
     j["kappa_max"] = m.order.kappa_max;
     j["rtol"] = m.tolerances.rtol;
     j["atol_pos"] = m.tolerances.atol_pos;
@@ -96,14 +94,12 @@ json cosim_json(const CosimSettings& s) {
     }
   }
   // Only when set, so that the metadata of runs without them stays as it was.
-  if (c.jump_handling != config::JumpHandling::kKeep) {
-    j["jump_handling"] = config::to_string(c.jump_handling);
+  if (c.jump_handling != runner::JumpPolicy::kKeep) {
+    j["jump_handling"] = runner::to_string(c.jump_handling);
   }
   if (c.min_micro_steps > 0) j["min_micro_steps"] = c.min_micro_steps;
   j["output_every"] = c.output_every;
-  j["executor"] = c.executor == config::ExecutorKind::kProcesses ? "processes"
-                  : c.executor == config::ExecutorKind::kMpi     ? "mpi"
-                                                                 : "inprocess";
+  j["executor"] = config::to_string(c.executor);
   j["threads"] = s.executor.threads;
   if (c.executor == config::ExecutorKind::kProcesses) {
     j["master_hosts_first"] = s.master_hosts_first;

@@ -12,6 +12,7 @@
 #include "checked_system.hpp"
 #include "executor_factory.hpp"
 #include "macrostep/control/estimators.hpp"
+#include "macrostep/corrector/jacobian_registry.hpp"
 #include "macrostep/library/model_description.hpp"
 #include "macrostep/schemes/explicit_jacobi.hpp"
 #include "macrostep/system/chain_system.hpp"
@@ -24,24 +25,6 @@ using schemes::SchemeOptions;
 
 namespace {
 
-control::Estimator to_control(config::CosimEstimator e) {
-  switch (e) {
-    case config::CosimEstimator::kNone:
-      return control::Estimator::kNone;
-    case config::CosimEstimator::kExLE:
-      return control::Estimator::kExLE;
-    case config::CosimEstimator::kExMD:
-      return control::Estimator::kExMD;
-    case config::CosimEstimator::kExCV:
-      return control::Estimator::kExCV;
-    case config::CosimEstimator::kImMD:
-      return control::Estimator::kImMD;
-    case config::CosimEstimator::kImCV:
-      return control::Estimator::kImCV;
-  }
-  return control::Estimator::kNone;
-}
-
 // The scheme, its estimator and its corrector keys together (after the overrides).
 void check_scheme_combination(const config::CosimConfig& c, const CosimOptions& options) {
   const std::string scheme_source =
@@ -49,12 +32,10 @@ void check_scheme_combination(const config::CosimConfig& c, const CosimOptions& 
                      : fmt::format("cosim.scheme = \"{}\"", config::to_string(c.scheme));
   if (!config::estimator_fits(c.scheme, c.estimator)) {
     throw SetupError(fmt::format(
-        "{} {} does not belong to {} (allowed: {}){}",
-        options.estimator ? "--estimator" : "cosim.estimator =", config::to_string(c.estimator),
-        scheme_source,
-        c.scheme == config::CosimScheme::kGaussSeidel ? "none: a fixed step size, METHODS D-10"
-        : c.iterative()                               ? "imMD, imCV, none"
-                                                      : "exMD, exLE, exCV, none",
+        "{} {} does not belong to {} (allowed: {}{}){}",
+        options.estimator ? "--estimator" : "cosim.estimator =", control::to_string(c.estimator),
+        scheme_source, model::joined_names(config::fitting_estimator_names(c.scheme)),
+        c.scheme == config::CosimScheme::kGaussSeidel ? ": a fixed step size, METHODS D-10" : "",
         options.estimator ? "" : "; give --estimator with one of them"));
   }
   if (options.jacobian && (!c.iterative() || c.scheme == config::CosimScheme::kWaveform)) {
@@ -131,33 +112,12 @@ std::vector<polynomials::Approximation> coupling_approximations(
 
 // The scheme's options from the [cosim] values in effect (METHODS §9 defaults); SetupError if the
 // controller refuses them.
-// [cosim] jump_handling and min_micro_steps as the runners' options.
-runner::JumpOptions jump_options(const config::CosimConfig& c) {
-  runner::JumpOptions j;
-  switch (c.jump_handling) {
-    case config::JumpHandling::kKeep:
-      j.policy = runner::JumpPolicy::kKeep;
-      break;
-    case config::JumpHandling::kShift:
-      j.policy = runner::JumpPolicy::kShift;
-      break;
-    case config::JumpHandling::kRestart:
-      j.policy = runner::JumpPolicy::kRestart;
-      break;
-    case config::JumpHandling::kRestartAuto:
-      j.policy = runner::JumpPolicy::kRestartAuto;
-      break;
-  }
-  j.micro_steps = c.min_micro_steps;
-  return j;
-}
-
 SchemeOptions scheme_options(const config::CosimConfig& c, double end_time) {
   SchemeOptions scheme;
   control::MacroStepOptions& m = scheme.control;
   m.t_start = 0.0;
   m.t_end = end_time;
-  m.estimator = to_control(c.estimator);
+  m.estimator = c.estimator;
   const config::OrderSetting order = c.effective_order();
   if (c.fixed_step()) {
     m.mode = control::StepSizeMode::kFixed;
@@ -167,9 +127,7 @@ SchemeOptions scheme_options(const config::CosimConfig& c, double end_time) {
     m.mode = control::StepSizeMode::kVariable;
     m.h = c.step_size.value_or(config::kDefaultInitialStep);
     if (order.automatic) {
-      m.order.strategy = c.order_strategy == config::OrderStrategyKind::kConservative
-                             ? control::OrderStrategy::kConservative
-                             : control::OrderStrategy::kIdaLike;
+      m.order.strategy = c.order_strategy;
       m.order.kappa_max = config::kMaxCosimOrder;
     } else {
       m.order.strategy = control::OrderStrategy::kFixed;
@@ -203,12 +161,7 @@ SchemeOptions scheme_options(const config::CosimConfig& c, double end_time) {
                       ? corrector::IterationKind::kSemiImplicit
                   : c.scheme == config::CosimScheme::kWaveform ? corrector::IterationKind::kWaveform
                                                                : corrector::IterationKind::kNewton;
-    o.jacobian = corrector::jacobian_name(
-        c.jacobian == config::JacobianSource::kSap           ? corrector::JacobianKind::kSap
-        : c.jacobian == config::JacobianSource::kReuse       ? corrector::JacobianKind::kReuse
-        : c.jacobian == config::JacobianSource::kQuasiNewton ? corrector::JacobianKind::kQuasiNewton
-        : c.jacobian == config::JacobianSource::kHeun        ? corrector::JacobianKind::kHeun
-                                                      : corrector::JacobianKind::kFiniteDifference);
+    o.jacobian = c.jacobian;
     o.tau = c.tau;
     o.max_passes = c.max_corrector_passes;
     o.perturbation_min = c.perturbation_min;
@@ -317,12 +270,13 @@ std::string checkpoint_obstacle(const config::RunConfig& config, const config::C
            "and has no workspace to export)";
   }
   if (c.iterative() && c.scheme != config::CosimScheme::kWaveform &&
-      (c.jacobian == config::JacobianSource::kReuse ||
-       c.jacobian == config::JacobianSource::kQuasiNewton)) {
+      !corrector::jacobian_traits(c.jacobian).checkpoint) {
     return fmt::format(
-        "jacobian = \"{}\" (a checkpoint does not carry the reused Jacobian or the secant "
-        "history); use fd or sap",
-        config::to_string(c.jacobian));
+        "jacobian = \"{}\" (a checkpoint does not carry what it keeps across steps, such as a "
+        "reused Jacobian or a secant history); use {}",
+        c.jacobian,
+        corrector::JacobianRegistry::instance().names_where(
+            [](const corrector::JacobianTraits& t) { return t.checkpoint; }));
   }
   return {};
 }
@@ -374,7 +328,7 @@ void check_micro_step_stop(const config::RunConfig& config, const CosimSettings&
   std::string conflict;
   if (!c.fixed_step() || c.scheme != config::CosimScheme::kExplicit)
     conflict = "a fixed-H explicit co-simulation (estimator none, scheme explicit)";
-  else if (c.jump_handling != config::JumpHandling::kKeep)
+  else if (c.jump_handling != runner::JumpPolicy::kKeep)
     conflict = "jump_handling = \"keep\"";
   else if (s.executor.rollback)
     conflict = "no workspace snapshots (no --max-restarts)";
@@ -510,7 +464,7 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
   // scheme does not (the numbers are the same either way, contract 2).
   s.executor.rollback = needs_rollback(s.scheme) || s.max_restarts > 0;
   s.executor.threads = c.threads;
-  s.executor.jumps = jump_options(c);
+  s.executor.jumps = {c.jump_handling, c.min_micro_steps};
   s.all_states = options.all_states || config.output.all_states;
   check_checkpoint_settings(config, options, s);
   check_micro_step_stop(config, s);
@@ -547,11 +501,13 @@ void check_feedthrough_combination(const config::RunConfig& config, const CosimS
   if (!system.has_feedthrough()) return;
   const config::CosimConfig& c = settings.cosim;
   if (c.iterative() && c.scheme != config::CosimScheme::kWaveform &&
-      (c.jacobian == config::JacobianSource::kSap || c.jacobian == config::JacobianSource::kHeun)) {
+      !corrector::jacobian_traits(c.jacobian).feedthrough) {
     throw SetupError(fmt::format(
         "{}: jacobian {}: the {} interface Jacobian misses the direct feed-through ∂y/∂u of "
-        "this system's subsystems; use jacobian fd, reuse or quasi-newton",
-        config.path, config::to_string(c.jacobian), config::to_string(c.jacobian)));
+        "this system's subsystems; use jacobian {}",
+        config.path, c.jacobian, c.jacobian,
+        corrector::JacobianRegistry::instance().names_where(
+            [](const corrector::JacobianTraits& t) { return t.feedthrough; })));
   }
 }
 
@@ -585,12 +541,13 @@ void check_constraint_combination(const config::RunConfig& config,
         "they are solved by the corrector: use scheme implicit or semi-implicit (seed 004)",
         config.path, config::to_string(c.scheme)));
   }
-  if (c.jacobian != config::JacobianSource::kFiniteDifference &&
-      c.jacobian != config::JacobianSource::kReuse && c.jacobian != config::JacobianSource::kHeun) {
+  if (!corrector::jacobian_traits(c.jacobian).constraints) {
     throw SetupError(fmt::format(
         "{}: jacobian {}: a joint (constraint coupling) needs an interface Jacobian of the "
-        "subsystems' response; use jacobian fd, reuse or heun (seed 004 Eq. 49)",
-        config.path, config::to_string(c.jacobian)));
+        "subsystems' response; use jacobian {} (seed 004 Eq. 49)",
+        config.path, c.jacobian,
+        corrector::JacobianRegistry::instance().names_where(
+            [](const corrector::JacobianTraits& t) { return t.constraints; })));
   }
 }
 

@@ -39,11 +39,11 @@ void print_iterative_scheme(std::ostream& out, const CosimSettings& s) {
   const control::MacroStepOptions& m = s.scheme.control;
   const std::string how = c.scheme == config::CosimScheme::kWaveform
                               ? fmt::format("omega {}", c.omega)
-                              : fmt::format("{} Jacobian", config::to_string(c.jacobian));
+                              : fmt::format("{} Jacobian", c.jacobian);
   const std::string step =
       c.fixed_step()
           ? fmt::format("fixed H = {} s, kappa = {}", m.h, m.kappa_fixed)
-          : fmt::format("{} estimator, {}, Gamma {}", config::to_string(c.estimator),
+          : fmt::format("{} estimator, {}, Gamma {}", control::to_string(c.estimator),
                         c.effective_order().automatic
                             ? fmt::format("order control (kappa <= {})", m.order.kappa_max)
                             : fmt::format("fixed kappa = {}", c.effective_order().kappa),
@@ -89,10 +89,11 @@ void print_setup(std::ostream& out, const config::RunConfig& config, const Cosim
     fmt::print(out,
                "scheme: explicit Jacobi, {} estimator, {}, rtol {:.3g}, atol_pos {:.3g}, atol_vel "
                "{:.3g}, atol_u {:.3g}, Gamma {}, {} predictor\n",
-               config::to_string(c.estimator),
-               order.automatic ? fmt::format("order control ({}, kappa <= {})",
-                                             config::to_string(c.order_strategy), m.order.kappa_max)
-                               : fmt::format("fixed kappa = {}", order.kappa),
+               control::to_string(c.estimator),
+               order.automatic
+                   ? fmt::format("order control ({}, kappa <= {})",
+                                 control::to_string(c.order_strategy), m.order.kappa_max)
+                   : fmt::format("fixed kappa = {}", order.kappa),
                m.tolerances.rtol, m.tolerances.atol_pos, m.tolerances.atol_vel, m.tolerances.atol_u,
                m.step.safety, config::to_string(c.predictor));
   }
@@ -116,9 +117,9 @@ void print_setup(std::ostream& out, const config::RunConfig& config, const Cosim
     fmt::print(out, "approximation: {}{}\n", c.approximation.name,
                per_connection ? " (some connections name their own)" : "");
   }
-  if (c.jump_handling != config::JumpHandling::kKeep || c.min_micro_steps > 0) {
+  if (c.jump_handling != runner::JumpPolicy::kKeep || c.min_micro_steps > 0) {
     fmt::print(out, "input jumps at macro points: {} history{}\n",
-               config::to_string(c.jump_handling),
+               runner::to_string(c.jump_handling),
                c.min_micro_steps > 0 ? fmt::format(", micro steps <= H/{}", c.min_micro_steps)
                                      : std::string());
   }

@@ -21,7 +21,7 @@ void ExplicitJacobi::start(const system::CoupledSystem& system, const SchemeOpti
     throw std::invalid_argument(fmt::format(
         "estimator {} belongs to the implicit scheme; the explicit scheme takes exLE, exMD, "
         "exCV (or none with a fixed step size)",
-        control::estimator_name(estimator)));
+        control::to_string(estimator)));
   }
   if (options.control.mode == control::StepSizeMode::kVariable && estimator == Estimator::kNone) {
     throw std::invalid_argument(

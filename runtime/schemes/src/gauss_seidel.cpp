@@ -30,7 +30,7 @@ void check_options(const SchemeOptions& options) {
     throw std::invalid_argument(
         fmt::format("Gauss-Seidel monitors its error with exCV or none; {} needs comparison runs "
                     "that only the Jacobi schemes make",
-                    control::estimator_name(e)));
+                    control::to_string(e)));
   }
   if (options.corrector) {
     throw std::invalid_argument("Gauss-Seidel is an explicit scheme: it takes no corrector");

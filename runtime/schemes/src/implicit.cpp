@@ -32,7 +32,7 @@ void IterativeScheme::start(const system::CoupledSystem& system, const SchemeOpt
     throw std::invalid_argument(fmt::format(
         "estimator {} belongs to the explicit scheme; the {} scheme takes imMD, imCV (or none "
         "with a fixed step size)",
-        control::estimator_name(estimator), corrector::iteration_name(copt_.iteration)));
+        control::to_string(estimator), corrector::iteration_name(copt_.iteration)));
   }
   if (options.control.mode == control::StepSizeMode::kVariable && estimator == Estimator::kNone) {
     throw std::invalid_argument("a controlled step size needs an error estimator (imMD or imCV)");

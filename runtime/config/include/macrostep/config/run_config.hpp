@@ -258,9 +258,14 @@
 #include <string_view>
 #include <vector>
 
+#include "macrostep/control/estimators.hpp"
+#include "macrostep/control/order.hpp"
+#include "macrostep/ida/integrator.hpp"
 #include "macrostep/library/chain_parameters.hpp"
 #include "macrostep/library/chain_spec.hpp"
+#include "macrostep/model/name_table.hpp"
 #include "macrostep/polynomials/approximation.hpp"
+#include "macrostep/runner/jump_policy.hpp"
 #include "macrostep/system/system_description.hpp"
 
 namespace macrostep::config {
@@ -280,7 +285,11 @@ class ConfigError : public std::runtime_error {
   std::string key_path_;
 };
 
-enum class LinearSolverKind : std::uint8_t { kKlu, kDense };
+// The vocabulary of the file: each concept's enum with one name table, used by the reader, the
+// command line, to_string(), the run metadata and the messages. The concepts that live
+// elsewhere keep their tables there: control::Estimator (estimator), control::OrderStrategy
+// (order_strategy), ida::LinearSolver (linear_solver), runner::JumpPolicy (jump_handling), and
+// the interface Jacobians' registry (corrector/jacobian_registry.hpp: jacobian).
 
 // How a subsystem's micro steps end at a macro point (METHODS §6.6, seed 000 §4.3, K-4.3).
 enum class MicroStepStop : std::uint8_t {
@@ -288,12 +297,17 @@ enum class MicroStepStop : std::uint8_t {
   kExact,      // exact stop, IDA's own clipping of the last step to the stop time
   kOvershoot,  // option (a): h_mic <= H, step past T_{N+1} and interpolate (D-36: fixed H only)
 };
+inline constexpr model::NameTable<MicroStepStop, 3> kMicroStepStopNames{{
+    {MicroStepStop::kAdjust, "adjust"},
+    {MicroStepStop::kExact, "exact"},
+    {MicroStepStop::kOvershoot, "overshoot"},
+}};
 
 struct SolverConfig {
   double rtol = 1e-6;
   std::optional<double> atol_pos;  // unset: 1e-3 * rtol (seed 000 §5)
   std::optional<double> atol_vel;  // unset: rtol
-  LinearSolverKind linear_solver = LinearSolverKind::kKlu;
+  ida::LinearSolver linear_solver = ida::LinearSolver::kKlu;
   int max_order = 5;
   long max_steps = 500000;
   MicroStepStop micro_step_stop = MicroStepStop::kAdjust;
@@ -308,7 +322,7 @@ struct SolverConfig {
 // IDA system and uses [solver] alone.
 struct SolverOverride {
   std::optional<double> rtol, atol_pos, atol_vel;
-  std::optional<LinearSolverKind> linear_solver;
+  std::optional<ida::LinearSolver> linear_solver;
   std::optional<int> max_order;
   std::optional<long> max_steps;
 
@@ -364,14 +378,42 @@ enum class CosimScheme : std::uint8_t {
   kWaveform,
   kGaussSeidel
 };
-enum class CosimEstimator : std::uint8_t { kNone, kExLE, kExMD, kExCV, kImMD, kImCV };
-enum class JacobianSource : std::uint8_t { kFiniteDifference, kSap, kReuse, kQuasiNewton, kHeun };
-enum class OrderStrategyKind : std::uint8_t { kIdaLike, kConservative };
+inline constexpr model::NameTable<CosimScheme, 5> kCosimSchemeNames{{
+    {CosimScheme::kExplicit, "explicit"},
+    {CosimScheme::kImplicit, "implicit"},
+    {CosimScheme::kSemiImplicit, "semi-implicit"},
+    {CosimScheme::kWaveform, "waveform"},
+    {CosimScheme::kGaussSeidel, "gauss-seidel"},
+}};
 enum class PredictorKind : std::uint8_t { kLagrange, kLeastSquares };
-// What the subsystems' integrators do where the input polynomial jumps (runner::JumpPolicy).
-enum class JumpHandling : std::uint8_t { kKeep, kShift, kRestart, kRestartAuto };
-// kMpi: the MPI bridge, chosen on the command line under mpirun only (--executor mpi).
+inline constexpr model::NameTable<PredictorKind, 2> kPredictorNames{{
+    {PredictorKind::kLagrange, "lagrange"},
+    {PredictorKind::kLeastSquares, "least_squares"},
+}};
+// kMpi: the MPI bridge, chosen on the command line under mpirun only (--executor mpi); the
+// file names one of the others.
 enum class ExecutorKind : std::uint8_t { kInProcess, kProcesses, kMpi };
+inline constexpr model::NameTable<ExecutorKind, 3> kExecutorNames{{
+    {ExecutorKind::kInProcess, "inprocess"},
+    {ExecutorKind::kProcesses, "processes"},
+    {ExecutorKind::kMpi, "mpi"},
+}};
+
+// Names as written in the configuration and on the command line ("explicit", "least_squares",
+// "processes", "overshoot"): the value of a name (nothing for an unknown one), the name of a
+// value, and every name in table order (for "allowed: ..." lists).
+std::optional<CosimScheme> parse_scheme(std::string_view name);
+std::optional<PredictorKind> parse_predictor(std::string_view name);
+std::optional<ExecutorKind> parse_executor(std::string_view name);
+std::optional<MicroStepStop> parse_micro_step_stop(std::string_view name);
+const char* to_string(CosimScheme s);
+const char* to_string(PredictorKind p);
+const char* to_string(ExecutorKind e);
+const char* to_string(MicroStepStop m);
+std::vector<std::string_view> scheme_names();
+std::vector<std::string_view> predictor_names();
+std::vector<std::string_view> executor_names();
+std::vector<std::string_view> micro_step_stop_names();
 
 // order = "auto" | K.
 struct OrderSetting {
@@ -403,10 +445,11 @@ struct CosimConfig {
   bool given = false;  // the file has a [cosim] table
   unsigned line = 0;   // its line
   CosimScheme scheme = CosimScheme::kExplicit;
-  CosimEstimator estimator = CosimEstimator::kExMD;
+  control::Estimator estimator = control::Estimator::kExMD;
   bool estimator_given = false;  // else the scheme's default (D-48: exMD, imMD)
   // The iterative schemes (implicit, semi-implicit, waveform; METHODS §4, defaults §9).
-  JacobianSource jacobian = JacobianSource::kFiniteDifference;
+  // The interface Jacobian by its registry name (corrector/jacobian_registry.hpp).
+  std::string jacobian = "fd";
   double tau = 0.33;
   int max_corrector_passes = 10;
   double perturbation_min = 0.1;
@@ -414,7 +457,8 @@ struct CosimConfig {
   bool corrector_keys_given = false;  // any of the five keys above is in the file
   bool jacobian_given = false, omega_given = false;
   std::optional<OrderSetting> order;
-  OrderStrategyKind order_strategy = OrderStrategyKind::kIdaLike;
+  // kIdaLike or kConservative: the strategy of order = "auto" (a fixed order implies kFixed).
+  control::OrderStrategy order_strategy = control::OrderStrategy::kIdaLike;
   std::optional<double> step_size;
   double rtol = 1e-4;
   std::optional<double> atol_pos, atol_vel, atol_u;
@@ -426,7 +470,7 @@ struct CosimConfig {
   PredictorKind predictor = PredictorKind::kLagrange;
   int least_squares_points = 8;
   polynomials::Approximation approximation;  // Lagrange unless given
-  JumpHandling jump_handling = JumpHandling::kKeep;
+  runner::JumpPolicy jump_handling = runner::JumpPolicy::kKeep;
   int min_micro_steps = 0;  // 0: no limit, else >= 2
   int output_every = 1;
   // Gauss–Seidel (METHODS §3.2): the subsystems in the order they run, 0-based (the file
@@ -437,7 +481,7 @@ struct CosimConfig {
   bool executor_given = false;  // the file names the executor (else: chosen by the run)
   int threads = 0;
 
-  bool fixed_step() const { return estimator == CosimEstimator::kNone; }
+  bool fixed_step() const { return estimator == control::Estimator::kNone; }
   // The schemes with a corrector (METHODS §4); Gauss–Seidel is explicit.
   bool iterative() const {
     return scheme == CosimScheme::kImplicit || scheme == CosimScheme::kSemiImplicit ||
@@ -458,17 +502,13 @@ struct CosimConfig {
   double effective_atol_u() const { return atol_u.value_or(1e4 * rtol); }
 };
 
-// Names as written in the configuration ("exMD", "ida", ...).
-const char* to_string(CosimEstimator e);
-const char* to_string(CosimScheme s);
-const char* to_string(JacobianSource j);
 // The estimator of a scheme when none is named (D-48): exMD explicit, imMD otherwise.
-CosimEstimator default_estimator(CosimScheme s);
+control::Estimator default_estimator(CosimScheme s);
 // Whether the estimator belongs to the scheme (none belongs to every scheme: fixed H).
-bool estimator_fits(CosimScheme s, CosimEstimator e);
-const char* to_string(OrderStrategyKind s);
-const char* to_string(PredictorKind p);
-const char* to_string(JumpHandling j);
+bool estimator_fits(CosimScheme s, control::Estimator e);
+// The names of the estimators that fit the scheme, as messages list them: its default first,
+// then the others in table order, "none" last.
+std::vector<std::string_view> fitting_estimator_names(CosimScheme s);
 
 // What is wrong with `approximation` under the [cosim] values `c` (scheme, estimator, order,
 // predictor; METHODS D-7, D-8), or "" if it may run. The file's checks and the command-line

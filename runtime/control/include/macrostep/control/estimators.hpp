@@ -14,17 +14,33 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string_view>
+#include <vector>
 
 #include "macrostep/control/error_constants.hpp"
 #include "macrostep/control/error_norm.hpp"
+#include "macrostep/model/name_table.hpp"
 
 namespace macrostep::control {
 
+// kNone: no estimate, a fixed macro step H (exH).
 enum class Estimator : std::uint8_t { kNone, kExLE, kExMD, kExCV, kImMD, kImCV };
 
-// "none", "exLE", "exMD", "exCV", "imMD", "imCV".
-const char* estimator_name(Estimator e);
+// The names of the configuration ([cosim] estimator), the command line (--estimator), the run
+// metadata and the messages, in the order that messages list them.
+inline constexpr model::NameTable<Estimator, 6> kEstimatorNames{{
+    {Estimator::kNone, "none"},
+    {Estimator::kExLE, "exLE"},
+    {Estimator::kExMD, "exMD"},
+    {Estimator::kExCV, "exCV"},
+    {Estimator::kImMD, "imMD"},
+    {Estimator::kImCV, "imCV"},
+}};
+std::optional<Estimator> parse_estimator(std::string_view name);
+const char* to_string(Estimator e);
+std::vector<std::string_view> estimator_names();
 
 // Concept 1 (positions/velocities of the monitored outputs): exLE, exMD, imMD.
 bool monitors_states(Estimator e);

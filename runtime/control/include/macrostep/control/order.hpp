@@ -25,8 +25,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
+#include <string_view>
+#include <vector>
 
 #include "macrostep/control/error_norm.hpp"
+#include "macrostep/model/name_table.hpp"
 #include "macrostep/polynomials/history.hpp"
 
 namespace macrostep::control {
@@ -38,6 +42,17 @@ enum class OrderStrategy : std::uint8_t {
   // and no failure overrides: the "fixed κ, variable H" runs of seed 000 §5.8 (K-5.8).
   kFixed,
 };
+
+// The names of the configuration ([cosim] order_strategy, where a user chooses between the
+// first two; "fixed" is what order = K implies), the run metadata and the summary.
+inline constexpr model::NameTable<OrderStrategy, 3> kOrderStrategyNames{{
+    {OrderStrategy::kIdaLike, "ida"},
+    {OrderStrategy::kConservative, "conservative"},
+    {OrderStrategy::kFixed, "fixed"},
+}};
+std::optional<OrderStrategy> parse_order_strategy(std::string_view name);
+const char* to_string(OrderStrategy s);
+std::vector<std::string_view> order_strategy_names();
 
 inline constexpr int kMaxKappa = 5;  // D-4
 

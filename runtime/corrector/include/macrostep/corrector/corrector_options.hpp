@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "macrostep/model/name_table.hpp"
+
 namespace macrostep::corrector {
 
 // How u_{N+1} is iterated within a macro step.
@@ -15,8 +17,9 @@ enum class IterationKind : std::uint8_t {
   kWaveform,      // relaxed fixed point s^{j+1} = (1−ω)φ(y^j) + ω s^j (§4.6)
 };
 
-// The built-in interface Jacobians of the configuration's vocabulary (config::JacobianSource);
-// jacobian_name() gives the registry name (jacobian_registry.hpp) that CorrectorOptions carry.
+// The built-in interface Jacobians; their names (kJacobianNames) are the ones they register
+// under (jacobian_registry.hpp), which CorrectorOptions and the configuration carry: the
+// registry, which a program may extend, is the vocabulary that readers check names against.
 enum class JacobianKind : std::uint8_t {
   kFiniteDifference,  // fd: one perturbed run per input, every pass (§4.2)
   kSap,               // sap: first series term, no perturbed runs (§4.5, D-20)
@@ -25,6 +28,19 @@ enum class JacobianKind : std::uint8_t {
   kHeun,              // one Heun step of the linearised subsystems, no perturbed runs (seed 004
                       // Eq. 49/50; heun.hpp)
 };
+
+inline constexpr model::NameTable<IterationKind, 3> kIterationNames{{
+    {IterationKind::kNewton, "implicit"},
+    {IterationKind::kSemiImplicit, "semi-implicit"},
+    {IterationKind::kWaveform, "waveform"},
+}};
+inline constexpr model::NameTable<JacobianKind, 5> kJacobianNames{{
+    {JacobianKind::kFiniteDifference, "fd"},
+    {JacobianKind::kSap, "sap"},
+    {JacobianKind::kReuse, "reuse"},
+    {JacobianKind::kQuasiNewton, "quasi-newton"},
+    {JacobianKind::kHeun, "heun"},
+}};
 
 struct CorrectorOptions {
   IterationKind iteration = IterationKind::kNewton;
@@ -52,8 +68,7 @@ struct CorrectorOptions {
   void validate() const;
 };
 
-// "implicit", "semi-implicit", "waveform"; "fd", "sap", "reuse", "quasi-newton", "heun" (the
-// registry names of the built-in strategies).
+// The names of the tables above.
 const char* iteration_name(IterationKind k);
 const char* jacobian_name(JacobianKind k);
 std::optional<IterationKind> parse_iteration(std::string_view name);

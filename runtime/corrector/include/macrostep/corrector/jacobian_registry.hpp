@@ -51,6 +51,9 @@ class JacobianRegistry {
                                                   const CorrectorOptions& options) const;
   // In registration order (the built-ins first, in the order of their list).
   std::span<const JacobianEntry> entries() const { return entries_; }
+  // The registered names in registration order: the vocabulary that the configuration and the
+  // command line check a jacobian name against.
+  std::vector<std::string_view> names() const;
   // The names whose traits satisfy `keep`, as "a, b or c" (`last` joins the last two).
   std::string names_where(const std::function<bool(const JacobianTraits&)>& keep,
                           std::string_view last = "or") const;

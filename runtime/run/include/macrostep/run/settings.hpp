@@ -49,12 +49,12 @@ struct MpiBridge {
 
 // Command-line overrides of the configuration; unset members keep the configured value.
 struct CosimOptions {
-  std::optional<config::CosimScheme> scheme;          // --scheme
-  std::optional<config::JacobianSource> jacobian;     // --jacobian
-  std::optional<config::CosimEstimator> estimator;    // --estimator
-  std::optional<config::OrderSetting> order;          // --order K|auto
-  std::optional<config::JumpHandling> jump_handling;  // --jump-handling
-  std::optional<int> min_micro_steps;                 // --min-micro-steps
+  std::optional<config::CosimScheme> scheme;        // --scheme
+  std::optional<std::string> jacobian;              // --jacobian: a registry name
+  std::optional<control::Estimator> estimator;      // --estimator
+  std::optional<config::OrderSetting> order;        // --order K|auto
+  std::optional<runner::JumpPolicy> jump_handling;  // --jump-handling
+  std::optional<int> min_micro_steps;               // --min-micro-steps
   // --approximation: every coupling variable's approximation ([cosim] and [[connection]]s).
   std::optional<polynomials::Approximation> approximation;
   std::optional<double> rtol;       // --rtol: the controller's rtol; unset atols follow it

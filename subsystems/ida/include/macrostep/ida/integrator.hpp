@@ -27,16 +27,35 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "macrostep/model/name_table.hpp"
 #include "macrostep/model/subsystem.hpp"
 
 namespace macrostep::ida {
 
+// IDA's linear solver: sparse KLU, or SUNDIALS' dense LU.
 enum class LinearSolver : std::uint8_t { kKlu, kDense };
+
+// The names of the configuration ([solver] linear_solver) and the messages.
+inline constexpr model::NameTable<LinearSolver, 2> kLinearSolverNames{{
+    {LinearSolver::kKlu, "klu"},
+    {LinearSolver::kDense, "dense"},
+}};
+constexpr std::optional<LinearSolver> parse_linear_solver(std::string_view name) {
+  return model::parse_name(kLinearSolverNames, name);
+}
+constexpr const char* to_string(LinearSolver s) {
+  return model::name_of(kLinearSolverNames, s);
+}
+inline std::vector<std::string_view> linear_solver_names() {
+  return model::names_of(kLinearSolverNames);
+}
 
 struct IntegratorOptions {
   double rtol = 1e-6;

@@ -1,0 +1,75 @@
+// The names of the configuration's own concepts (run_config.hpp: schemes, predictors,
+// executors, micro-step stops) and which estimators belong to which scheme.
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "macrostep/config/run_config.hpp"
+
+namespace macrostep::config {
+
+std::optional<CosimScheme> parse_scheme(std::string_view name) {
+  return model::parse_name(kCosimSchemeNames, name);
+}
+std::optional<PredictorKind> parse_predictor(std::string_view name) {
+  return model::parse_name(kPredictorNames, name);
+}
+std::optional<ExecutorKind> parse_executor(std::string_view name) {
+  return model::parse_name(kExecutorNames, name);
+}
+std::optional<MicroStepStop> parse_micro_step_stop(std::string_view name) {
+  return model::parse_name(kMicroStepStopNames, name);
+}
+
+const char* to_string(CosimScheme s) {
+  return model::name_of(kCosimSchemeNames, s);
+}
+const char* to_string(PredictorKind p) {
+  return model::name_of(kPredictorNames, p);
+}
+const char* to_string(ExecutorKind e) {
+  return model::name_of(kExecutorNames, e);
+}
+const char* to_string(MicroStepStop m) {
+  return model::name_of(kMicroStepStopNames, m);
+}
+
+std::vector<std::string_view> scheme_names() {
+  return model::names_of(kCosimSchemeNames);
+}
+std::vector<std::string_view> predictor_names() {
+  return model::names_of(kPredictorNames);
+}
+std::vector<std::string_view> executor_names() {
+  return model::names_of(kExecutorNames);
+}
+std::vector<std::string_view> micro_step_stop_names() {
+  return model::names_of(kMicroStepStopNames);
+}
+
+control::Estimator default_estimator(CosimScheme s) {
+  if (s == CosimScheme::kGaussSeidel) return control::Estimator::kNone;  // fixed H (D-10)
+  return s == CosimScheme::kExplicit ? control::Estimator::kExMD : control::Estimator::kImMD;
+}
+
+bool estimator_fits(CosimScheme s, control::Estimator e) {
+  if (e == control::Estimator::kNone) return true;
+  if (s == CosimScheme::kGaussSeidel) return false;  // fixed H only (METHODS D-10)
+  const bool implicit_estimator = e == control::Estimator::kImMD || e == control::Estimator::kImCV;
+  return implicit_estimator == (s != CosimScheme::kExplicit);
+}
+
+std::vector<std::string_view> fitting_estimator_names(CosimScheme s) {
+  const control::Estimator first = default_estimator(s);
+  std::vector<std::string_view> names;
+  if (first != control::Estimator::kNone) names.push_back(control::to_string(first));
+  for (const auto& [e, name] : control::kEstimatorNames) {
+    if (e != first && e != control::Estimator::kNone && estimator_fits(s, e)) {
+      names.push_back(name);
+    }
+  }
+  names.push_back(control::to_string(control::Estimator::kNone));
+  return names;
+}
+
+}  // namespace macrostep::config
