@@ -32,7 +32,8 @@ TEST(SystemConfig, DrivetrainExampleBecomesItsDescription) {
   EXPECT_EQ(load.inertia, (std::vector<double>{0.02, 0.5}));
   EXPECT_FALSE(load.right_coupled);
   EXPECT_DOUBLE_EQ(load.load[1].step, -5.0);
-  EXPECT_DOUBLE_EQ(std::get<library::PidParameters>(d.subsystems[2].model).output_lag, 0.005);
+  EXPECT_DOUBLE_EQ(
+      std::get<library::RegisteredModel>(d.subsystems[2].model).values.number("output_lag"), 0.005);
   EXPECT_EQ(config::subsystem_count(c), 3U);
   EXPECT_NO_THROW(config::check_cosimulation(c));
 

@@ -232,24 +232,6 @@ library::DriveTrainParameters drive_train(const Node& n) {
   return p;
 }
 
-library::HydraulicCylinderParameters hydraulic_cylinder(const Node& n) {
-  allow_subsystem_keys(n,
-                       {"mass", "area_a", "area_b", "viscous_friction", "coulomb_friction",
-                        "coulomb_speed", "x0", "v0", "rod_coupled"},
-                       " for a hydraulic_cylinder");
-  library::HydraulicCylinderParameters p;
-  p.mass = positive(n.require("mass"));
-  p.area_a = positive(n.require("area_a"));
-  p.area_b = positive(n.require("area_b"));
-  if (auto v = n.find("viscous_friction")) p.viscous_friction = non_negative(*v);
-  if (auto v = n.find("coulomb_friction")) p.coulomb_friction = non_negative(*v);
-  if (auto v = n.find("coulomb_speed")) p.coulomb_speed = positive(*v);
-  read_number(n, "x0", p.x0);
-  read_number(n, "v0", p.v0);
-  read_bool(n, "rod_coupled", p.rod_coupled);
-  return p;
-}
-
 library::BeltDriveParameters belt_drive(const Node& n) {
   allow_subsystem_keys(
       n,
@@ -306,30 +288,6 @@ library::DcMotorParameters dc_motor(const Node& n) {
   read_number(n, "angle0", p.angle0);
   read_number(n, "speed0", p.speed0);
   read_bool(n, "right_coupled", p.right_coupled);
-  return p;
-}
-
-library::PidParameters pid(const Node& n) {
-  allow_subsystem_keys(
-      n,
-      {"kp", "ki", "kd", "derivative_filter_time", "tracking_time", "output_min", "output_max",
-       "output_lag", "setpoint_input", "setpoint", "integral0", "derivative_filter0", "command0"},
-      " for a pid");
-  library::PidParameters p;
-  for (auto [key, out] :
-       {std::pair{"kp", &p.kp}, std::pair{"ki", &p.ki}, std::pair{"kd", &p.kd},
-        std::pair{"setpoint", &p.setpoint}, std::pair{"integral0", &p.integral0},
-        std::pair{"derivative_filter0", &p.derivative_filter0}, std::pair{"command0", &p.command0},
-        std::pair{"output_min", &p.output_min}, std::pair{"output_max", &p.output_max}}) {
-    read_number(n, key, *out);
-  }
-  if (auto v = n.find("derivative_filter_time")) p.derivative_filter_time = positive(*v);
-  if (auto v = n.find("tracking_time")) p.tracking_time = positive(*v);
-  if (auto v = n.find("output_lag")) p.output_lag = non_negative(*v);
-  if (p.output_min > p.output_max) {
-    n.require("output_max").fail(fmt::format("must be >= output_min = {}", p.output_min));
-  }
-  read_bool(n, "setpoint_input", p.setpoint_input);
   return p;
 }
 
@@ -497,10 +455,8 @@ ParsedSubsystem parse_subsystem(const Node& n, Systems& s) {
   const std::string type = model.string();
   if (type == "drive_train") {
     p.model = drive_train(n);
-  } else if (type == "hydraulic_cylinder") {
-    p.model = hydraulic_cylinder(n);
-  } else if (type == "pid") {
-    p.model = pid(n);
+  } else if (const library::ModelEntry* entry = library::find_model(type)) {
+    p.model = registered_model(n, *entry);
   } else if (type == "belt_drive") {
     p.model = belt_drive(n);
   } else if (type == "oscillator_mass") {
@@ -518,11 +474,13 @@ ParsedSubsystem parse_subsystem(const Node& n, Systems& s) {
         "a chain is described by [model] and [partition], or cut explicitly into "
         "model = \"chain_segment\" subsystems, not as a [[subsystem]]");
   } else {
-    model.fail(
-        fmt::format("must be one of \"drive_train\", \"hydraulic_cylinder\", \"pid\", "
-                    "\"belt_drive\", \"oscillator_mass\", \"dc_motor\", \"chain_segment\", "
-                    "\"plugin\", \"fmu\" (got \"{}\")",
-                    type));
+    std::vector<std::string> names = {"drive_train"};
+    for (auto& name : library::model_names()) names.push_back(std::move(name));
+    names.insert(names.end(),
+                 {"belt_drive", "oscillator_mass", "dc_motor", "chain_segment", "plugin", "fmu"});
+    model.fail(fmt::format("must be one of {} (got \"{}\")",
+                           quoted_list(std::vector<std::string_view>(names.begin(), names.end())),
+                           type));
   }
   p.solver = solver_keys(n);
   try {
@@ -638,8 +596,12 @@ std::string unfed_hint(const library::ModelDescription& model, const std::string
     if (input == "tau_left") return " (a free left end: left_coupled = false)";
     if (input == "tau_right") return " (a free right end: right_coupled = false)";
   }
-  if (std::holds_alternative<library::HydraulicCylinderParameters>(model) && input == "rod_force") {
-    return " (a free rod: rod_coupled = false)";
+  if (const auto* m = std::get_if<library::RegisteredModel>(&model)) {
+    if (const library::ModelEntry* entry = library::find_model(m->model)) {
+      for (const auto& [name, hint] : entry->unfed_hints) {
+        if (name == input) return hint;
+      }
+    }
   }
   if (std::holds_alternative<library::BeltDriveParameters>(model)) {
     if (input == "tau_left") return " (a free driver pulley: left_coupled = false)";
@@ -647,9 +609,6 @@ std::string unfed_hint(const library::ModelDescription& model, const std::string
   }
   if (std::holds_alternative<library::ChainSegmentDescription>(model)) {
     return " (a cut element: a spring_damper connection between the bodies on both sides)";
-  }
-  if (std::holds_alternative<library::PidParameters>(model) && input == "setpoint") {
-    return " (a constant setpoint: setpoint_input = false, setpoint = r)";
   }
   return "";
 }

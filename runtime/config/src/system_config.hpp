@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "macrostep/config/run_config.hpp"
+#include "macrostep/library/model_registry.hpp"
 #include "macrostep/system/law_registry.hpp"
 #include "macrostep/system/spring_damper_law.hpp"
 #include "macrostep/system/system_description.hpp"
@@ -55,6 +56,11 @@ ElementKeys element_keys(const Node& n);
 
 // The law of table `n`: system::read_element_law (c required, the others defaults).
 library::ElementLaw element_law(const Node& n);
+
+// The model of [[subsystem]] table `n` whose model = entry.name, read through the entry's
+// parameter description: unknown keys, types, bounds, required keys and the entry's check, each
+// a ConfigError at its key; absent keys take their defaults. Solver keys are the caller's.
+library::RegisteredModel registered_model(const Node& n, const library::ModelEntry& entry);
 
 // The keys of [solver], which a [[subsystem]] may also carry.
 inline const std::vector<std::string_view> kSolverKeys = {
