@@ -79,34 +79,24 @@ struct DriveTrainConfig {
   rightCoupled @7 :Bool;
 }
 
-# library::HydraulicCylinderParameters.
-struct HydraulicCylinderConfig {
-  mass @0 :Float64;
-  areaA @1 :Float64;
-  areaB @2 :Float64;
-  viscousFriction @3 :Float64;
-  coulombFriction @4 :Float64;
-  coulombSpeed @5 :Float64;
-  x0 @6 :Float64;
-  v0 @7 :Float64;
-  rodCoupled @8 :Bool;
+# One value of a registered model's parameter (library::ParameterValue): doubles travel as
+# Float64 bit patterns, so the worker's model is bit-identical (contract 1).
+struct ParameterValue {
+  name @0 :Text;
+  union {
+    number @1 :Float64;
+    integer @2 :Int64;
+    boolean @3 :Bool;
+    text @4 :Text;
+    numbers @5 :List(Float64);
+  }
 }
 
-# library::PidParameters (infinite limits and tracking time travel as IEEE infinities).
-struct PidConfig {
-  kp @0 :Float64;
-  ki @1 :Float64;
-  kd @2 :Float64;
-  derivativeFilterTime @3 :Float64;
-  trackingTime @4 :Float64;
-  outputMin @5 :Float64;
-  outputMax @6 :Float64;
-  outputLag @7 :Float64;
-  setpointInput @8 :Bool;
-  setpoint @9 :Float64;
-  integral0 @10 :Float64;
-  derivativeFilter0 @11 :Float64;
-  command0 @12 :Float64;
+# A model of the library's registry (library::RegisteredModel): its name and every parameter's
+# value; one schema serves every such model.
+struct RegisteredModelConfig {
+  model @0 :Text;
+  values @1 :List(ParameterValue);
 }
 
 # library::BeltDriveParameters (pairs: [driver, driven]).
@@ -178,13 +168,12 @@ struct ModelConfig {
     none @0 :Void;                          # no model: a worker refuses the configuration
     chainSegment @1 :ChainSegmentConfig;
     driveTrain @2 :DriveTrainConfig;
-    hydraulicCylinder @3 :HydraulicCylinderConfig;
-    pid @4 :PidConfig;
-    plugin @5 :PluginConfig;
-    beltDrive @6 :BeltDriveConfig;
-    fmu @7 :FmuConfig;
-    oscillatorMass @8 :OscillatorMassConfig;
-    dcMotor @9 :DcMotorConfig;
+    registered @3 :RegisteredModelConfig;
+    plugin @4 :PluginConfig;
+    beltDrive @5 :BeltDriveConfig;
+    fmu @6 :FmuConfig;
+    oscillatorMass @7 :OscillatorMassConfig;
+    dcMotor @8 :DcMotorConfig;
   }
 }
 

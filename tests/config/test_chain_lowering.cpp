@@ -11,6 +11,7 @@
 
 #include "macrostep/config/run_config.hpp"
 #include "macrostep/library/chain_parameters.hpp"
+#include "macrostep/system/spring_damper_law.hpp"
 #include "macrostep/system/system_description.hpp"
 #include "macrostep/system/uncut_system.hpp"
 
@@ -64,16 +65,23 @@ TEST(ChainLowering, ChainBecomesSegmentsAndSpringDamperConnections) {
   for (std::size_t k = 0; k < 2; ++k) {
     const system::DescribedConnection& cut = d.connections[k];
     EXPECT_EQ(cut.name, "lambda_" + std::to_string(k + 1));
-    EXPECT_EQ(cut.law, system::LawKind::kSpringDamper);
+    EXPECT_EQ(cut.law, "spring_damper");
+    const library::ElementLaw& law =
+        system::law_parameters<system::SpringDamperParameters>(*cut.parameters, cut.law).element;
     // Cut k is element boundaries[k+1] (0-based): elements 3 and 4 (1-based), the second one
     // the override's.
     const library::ElementLaw& element = p.element[c.partition.boundaries[k + 1]];
-    EXPECT_EQ(cut.element.c, element.c);
-    EXPECT_EQ(cut.element.d, element.d);
-    EXPECT_EQ(cut.element.C, element.C);
+    EXPECT_EQ(law.c, element.c);
+    EXPECT_EQ(law.d, element.d);
+    EXPECT_EQ(law.C, element.C);
   }
-  EXPECT_EQ(d.connections[0].element.c, 1.0e4);
-  EXPECT_EQ(d.connections[1].element.c, 3.0e4);
+  const auto cut_c = [&](std::size_t k) {
+    return system::law_parameters<system::SpringDamperParameters>(*d.connections[k].parameters,
+                                                                  "spring_damper")
+        .element.c;
+  };
+  EXPECT_EQ(cut_c(0), 1.0e4);
+  EXPECT_EQ(cut_c(1), 3.0e4);
   ASSERT_TRUE(d.chain.has_value());
   EXPECT_EQ(d.chain->masses(), 5U);
   EXPECT_EQ(d.chain->seed, 7U);

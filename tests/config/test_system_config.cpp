@@ -8,6 +8,9 @@
 #include <vector>
 
 #include "macrostep/config/run_config.hpp"
+#include "macrostep/system/hydraulic_node_law.hpp"
+#include "macrostep/system/signal_law.hpp"
+#include "macrostep/system/spring_damper_law.hpp"
 #include "macrostep/system/system_description.hpp"
 
 namespace {
@@ -29,14 +32,18 @@ TEST(SystemConfig, DrivetrainExampleBecomesItsDescription) {
   EXPECT_EQ(load.inertia, (std::vector<double>{0.02, 0.5}));
   EXPECT_FALSE(load.right_coupled);
   EXPECT_DOUBLE_EQ(load.load[1].step, -5.0);
-  EXPECT_DOUBLE_EQ(std::get<library::PidParameters>(d.subsystems[2].model).output_lag, 0.005);
+  EXPECT_DOUBLE_EQ(
+      std::get<library::RegisteredModel>(d.subsystems[2].model).values.number("output_lag"), 0.005);
   EXPECT_EQ(config::subsystem_count(c), 3U);
   EXPECT_NO_THROW(config::check_cosimulation(c));
 
   ASSERT_EQ(d.connections.size(), 3U);
   const system::DescribedConnection& shaft = d.connections[0];
-  EXPECT_EQ(shaft.law, system::LawKind::kRotationalSpringDamper);
-  EXPECT_DOUBLE_EQ(shaft.element.c, 500.0);
+  EXPECT_EQ(shaft.law, "rotational_spring_damper");
+  EXPECT_DOUBLE_EQ(
+      system::law_parameters<system::SpringDamperParameters>(*shaft.parameters, shaft.law)
+          .element.c,
+      500.0);
   // motor.phi_2 is output 1 of a drive train (phi_1, phi_n, omega_1, omega_n); load.phi_1 is 0.
   ASSERT_EQ(shaft.from.size(), 4U);
   EXPECT_EQ(shaft.from[0].subsystem, 0U);
@@ -49,7 +56,9 @@ TEST(SystemConfig, DrivetrainExampleBecomesItsDescription) {
   EXPECT_EQ(shaft.to[0][0].input, 1U);
   EXPECT_EQ(shaft.to[0][1].subsystem, 1U);  // load.tau_left
   EXPECT_EQ(shaft.to[0][1].input, 0U);
-  EXPECT_DOUBLE_EQ(d.connections[2].gain, -1.0);
+  EXPECT_DOUBLE_EQ(
+      system::law_parameters<system::SignalParameters>(*d.connections[2].parameters, "signal").gain,
+      -1.0);
 }
 
 TEST(SystemConfig, BuiltSystemWiresEveryInputAndMonitorsStateOutputs) {
@@ -170,8 +179,11 @@ output_interval = 0.01
   const config::RunConfig c = config::parse_config(valid, "laws.toml");
   const system::SystemDescription& d = *c.system_description;
   ASSERT_EQ(d.connections.size(), 5U);
-  EXPECT_EQ(d.connections[0].node.model, system::HydraulicNodeLaw::Model::kPressureDependent);
-  EXPECT_DOUBLE_EQ(d.connections[0].node.pressure_dependent.c, -2.0);
+  const auto& node = system::law_parameters<system::HydraulicNodeConnection>(
+                         *d.connections[0].parameters, "hydraulic_node")
+                         .node;
+  EXPECT_EQ(node.model, system::HydraulicNodeLaw::Model::kPressureDependent);
+  EXPECT_DOUBLE_EQ(node.pressure_dependent.c, -2.0);
   EXPECT_EQ(d.connections[0].from.size(), 2U);
   EXPECT_EQ(system::coupling_names(d.connections[4]),
             (std::vector<std::string>{"probe.position", "probe.velocity"}));

@@ -111,7 +111,7 @@ TEST(WorkerModelConfig, DriveTrainCylinderAndPidAreRebuiltBitIdentically) {
   cylinder.x0 = 0.05;
   cylinder.v0 = -0.01;
   cylinder.rod_coupled = false;
-  expect_rebuilt_bit_identically(cylinder);
+  expect_rebuilt_bit_identically(library::model_of(cylinder));
 
   library::PidParameters pid;
   pid.kp = 1.5;
@@ -124,12 +124,12 @@ TEST(WorkerModelConfig, DriveTrainCylinderAndPidAreRebuiltBitIdentically) {
   pid.integral0 = 0.3;
   pid.derivative_filter0 = -0.1;
   pid.command0 = 0.7;
-  expect_rebuilt_bit_identically(pid);
+  expect_rebuilt_bit_identically(library::model_of(pid));
   pid.tracking_time = 0.5;  // anti-windup on, no lag: feed-through
   pid.output_lag = 0.0;
   pid.setpoint_input = false;
   pid.setpoint = 2.0;
-  expect_rebuilt_bit_identically(pid);
+  expect_rebuilt_bit_identically(library::model_of(pid));
 }
 
 TEST(WorkerModelConfig, BeltDriveIsRebuiltBitIdentically) {

@@ -30,7 +30,6 @@ namespace macrostep::config::detail {
 namespace {
 
 using system::InputRef;
-using system::LawKind;
 using system::OutputRef;
 
 // ---- values ----
@@ -233,24 +232,6 @@ library::DriveTrainParameters drive_train(const Node& n) {
   return p;
 }
 
-library::HydraulicCylinderParameters hydraulic_cylinder(const Node& n) {
-  allow_subsystem_keys(n,
-                       {"mass", "area_a", "area_b", "viscous_friction", "coulomb_friction",
-                        "coulomb_speed", "x0", "v0", "rod_coupled"},
-                       " for a hydraulic_cylinder");
-  library::HydraulicCylinderParameters p;
-  p.mass = positive(n.require("mass"));
-  p.area_a = positive(n.require("area_a"));
-  p.area_b = positive(n.require("area_b"));
-  if (auto v = n.find("viscous_friction")) p.viscous_friction = non_negative(*v);
-  if (auto v = n.find("coulomb_friction")) p.coulomb_friction = non_negative(*v);
-  if (auto v = n.find("coulomb_speed")) p.coulomb_speed = positive(*v);
-  read_number(n, "x0", p.x0);
-  read_number(n, "v0", p.v0);
-  read_bool(n, "rod_coupled", p.rod_coupled);
-  return p;
-}
-
 library::BeltDriveParameters belt_drive(const Node& n) {
   allow_subsystem_keys(
       n,
@@ -307,30 +288,6 @@ library::DcMotorParameters dc_motor(const Node& n) {
   read_number(n, "angle0", p.angle0);
   read_number(n, "speed0", p.speed0);
   read_bool(n, "right_coupled", p.right_coupled);
-  return p;
-}
-
-library::PidParameters pid(const Node& n) {
-  allow_subsystem_keys(
-      n,
-      {"kp", "ki", "kd", "derivative_filter_time", "tracking_time", "output_min", "output_max",
-       "output_lag", "setpoint_input", "setpoint", "integral0", "derivative_filter0", "command0"},
-      " for a pid");
-  library::PidParameters p;
-  for (auto [key, out] :
-       {std::pair{"kp", &p.kp}, std::pair{"ki", &p.ki}, std::pair{"kd", &p.kd},
-        std::pair{"setpoint", &p.setpoint}, std::pair{"integral0", &p.integral0},
-        std::pair{"derivative_filter0", &p.derivative_filter0}, std::pair{"command0", &p.command0},
-        std::pair{"output_min", &p.output_min}, std::pair{"output_max", &p.output_max}}) {
-    read_number(n, key, *out);
-  }
-  if (auto v = n.find("derivative_filter_time")) p.derivative_filter_time = positive(*v);
-  if (auto v = n.find("tracking_time")) p.tracking_time = positive(*v);
-  if (auto v = n.find("output_lag")) p.output_lag = non_negative(*v);
-  if (p.output_min > p.output_max) {
-    n.require("output_max").fail(fmt::format("must be >= output_min = {}", p.output_min));
-  }
-  read_bool(n, "setpoint_input", p.setpoint_input);
   return p;
 }
 
@@ -498,10 +455,8 @@ ParsedSubsystem parse_subsystem(const Node& n, Systems& s) {
   const std::string type = model.string();
   if (type == "drive_train") {
     p.model = drive_train(n);
-  } else if (type == "hydraulic_cylinder") {
-    p.model = hydraulic_cylinder(n);
-  } else if (type == "pid") {
-    p.model = pid(n);
+  } else if (const library::ModelEntry* entry = library::find_model(type)) {
+    p.model = registered_model(n, *entry);
   } else if (type == "belt_drive") {
     p.model = belt_drive(n);
   } else if (type == "oscillator_mass") {
@@ -519,11 +474,13 @@ ParsedSubsystem parse_subsystem(const Node& n, Systems& s) {
         "a chain is described by [model] and [partition], or cut explicitly into "
         "model = \"chain_segment\" subsystems, not as a [[subsystem]]");
   } else {
-    model.fail(
-        fmt::format("must be one of \"drive_train\", \"hydraulic_cylinder\", \"pid\", "
-                    "\"belt_drive\", \"oscillator_mass\", \"dc_motor\", \"chain_segment\", "
-                    "\"plugin\", \"fmu\" (got \"{}\")",
-                    type));
+    std::vector<std::string> names = {"drive_train"};
+    for (auto& name : library::model_names()) names.push_back(std::move(name));
+    names.insert(names.end(),
+                 {"belt_drive", "oscillator_mass", "dc_motor", "chain_segment", "plugin", "fmu"});
+    model.fail(fmt::format("must be one of {} (got \"{}\")",
+                           quoted_list(std::vector<std::string_view>(names.begin(), names.end())),
+                           type));
   }
   p.solver = solver_keys(n);
   try {
@@ -536,86 +493,18 @@ ParsedSubsystem parse_subsystem(const Node& n, Systems& s) {
 
 // ---- connections ----
 
-constexpr std::string_view kLaws[] = {"spring_damper", "rotational_spring_damper", "signal",
-                                      "displacement",  "hydraulic_node",           "joint"};
+// The common keys of every [[connection]], before the law's own.
+constexpr std::string_view kConnectionKeys[] = {"name", "law", "from", "to", "approximation"};
 
-LawKind law_kind(const std::string& law) {
-  if (law == "spring_damper") return LawKind::kSpringDamper;
-  if (law == "rotational_spring_damper") return LawKind::kRotationalSpringDamper;
-  if (law == "signal") return LawKind::kSignal;
-  if (law == "displacement") return LawKind::kDisplacement;
-  if (law == "joint") return LawKind::kJoint;
-  return LawKind::kHydraulicNode;
-}
-
-// The reads of each law, for messages.
-std::string_view read_order(LawKind kind) {
-  switch (kind) {
-    case LawKind::kSpringDamper:
-      return "[x_left, v_left, x_right, v_right]";
-    case LawKind::kRotationalSpringDamper:
-      return "[angle_left, speed_left, angle_right, speed_right]";
-    case LawKind::kSignal:
-      return "[source]";
-    case LawKind::kDisplacement:
-      return "[position, velocity]";
-    case LawKind::kHydraulicNode:
-      return "[volume_1, ..., volume_N]";
-    case LawKind::kJoint:
-      return "[x_a, v_a, x_b, v_b]";
-  }
-  return "";
-}
-
-void read_law_parameters(const Node& n, system::DescribedConnection& c) {
-  const std::vector<std::string_view> common = {"name", "law", "from", "to", "approximation"};
-  auto allowed = common;
-  switch (c.law) {
-    case LawKind::kSpringDamper:
-    case LawKind::kRotationalSpringDamper:
-      allowed.insert(allowed.end(), {"c", "d", "C", "D", "ex", "ev"});
-      n.allow_only(allowed, fmt::format(" for law \"{}\"", n.require("law").string()));
-      c.element = element_law(n);
-      return;
-    case LawKind::kSignal:
-      allowed.insert(allowed.end(), {"gain", "offset"});
-      n.allow_only(allowed, " for law \"signal\"");
-      read_number(n, "gain", c.gain);
-      read_number(n, "offset", c.offset);
-      return;
-    case LawKind::kDisplacement:
-      n.allow_only(allowed, " for law \"displacement\"");
-      return;
-    case LawKind::kJoint:
-      n.allow_only(allowed, " for law \"joint\"");
-      return;
-    case LawKind::kHydraulicNode:
-      break;
-  }
-  allowed.insert(allowed.end(), {"volume", "initial_pressure", "bulk_modulus", "modulus",
-                                 "modulus_a", "modulus_b", "modulus_c", "initial_volumes"});
-  n.allow_only(allowed, " for law \"hydraulic_node\"");
-  c.node.node_volume = positive(n.require("volume"));
-  c.node.initial_pressure = n.require("initial_pressure").number();
-  const bool dependent =
-      n.find("bulk_modulus") &&
-      n.require("bulk_modulus").choice({"constant", "pressure_dependent"}) == "pressure_dependent";
-  if (!dependent) {
-    c.node.model = system::HydraulicNodeLaw::Model::kConstant;
-    c.node.constant_modulus = positive(n.require("modulus"));
-    return;
-  }
-  c.node.model = system::HydraulicNodeLaw::Model::kPressureDependent;
-  if (!(c.node.initial_pressure > 0.0)) {
-    n.require("initial_pressure").fail("must be > 0 with bulk_modulus = \"pressure_dependent\"");
-  }
-  c.node.pressure_dependent.a = positive(n.require("modulus_a"));
-  c.node.pressure_dependent.b = non_negative(n.require("modulus_b"));
-  const Node exponent = n.require("modulus_c");
-  c.node.pressure_dependent.c = exponent.number();
-  if (!(c.node.pressure_dependent.c < -1.0)) {
-    exponent.fail(fmt::format("must be < -1 (got {})", exponent.source_text()));
-  }
+// The registered law that table `n` names, with its keys checked.
+const system::LawEntry& connection_law(const Node& n) {
+  const std::vector<std::string> names = system::law_names();
+  const std::vector<std::string_view> laws(names.begin(), names.end());
+  const system::LawEntry& law = system::law_entry(n.require("law").choice(laws));
+  std::vector<std::string_view> allowed(std::begin(kConnectionKeys), std::end(kConnectionKeys));
+  for (const auto& key : law.keys) allowed.push_back(key.name);
+  n.allow_only(allowed, fmt::format(" for law \"{}\"", law.name));
+  return law;
 }
 
 // Inputs as a string or an array of strings.
@@ -648,12 +537,30 @@ std::vector<InputRef> targets(const Node& n, Systems& s, const std::string& conn
   return out;
 }
 
+// `to`: an input list for a law writing one variable, else a table with one input list per
+// written variable (LawWrite::to_key).
+std::vector<std::vector<InputRef>> connection_targets(const Node& n, const system::LawEntry& law,
+                                                      Systems& s, const std::string& connection,
+                                                      Feeds& feeds) {
+  const Node to = n.require("to");
+  if (law.writes.size() == 1) return {targets(to, s, connection, feeds)};
+  if (!to.is_table()) {
+    to.fail(fmt::format("must be a table {} (got {})", law.to_form, to.describe()));
+  }
+  std::vector<std::string_view> keys;
+  for (const auto& w : law.writes) keys.push_back(w.to_key);
+  to.allow_only(keys);
+  std::vector<std::vector<InputRef>> out;
+  for (const auto& w : law.writes)
+    out.push_back(targets(to.require(w.to_key), s, connection, feeds));
+  return out;
+}
+
 system::DescribedConnection parse_connection(const Node& n, Systems& s, Feeds& feeds) {
   system::DescribedConnection c;
   c.name = checked_name(n, s.names);
-  const std::vector<std::string_view> laws(std::begin(kLaws), std::end(kLaws));
-  c.law = law_kind(n.require("law").choice(laws));
-  read_law_parameters(n, c);
+  const system::LawEntry& law = connection_law(n);
+  c.law = law.name;
   if (auto v = n.find("approximation")) {
     try {
       (void)polynomials::parse_approximation(v->string());
@@ -665,44 +572,19 @@ system::DescribedConnection parse_connection(const Node& n, Systems& s, Feeds& f
   }
   const Node from = n.require("from");
   const std::vector<Node> reads = from.is_string() ? std::vector<Node>{from} : from.elements();
-  const std::size_t expected = system::law_read_count(c.law);
+  const std::size_t expected = law.reads;
   if ((expected > 0 && reads.size() != expected) || reads.empty()) {
-    from.fail(fmt::format("law \"{}\" reads {} output{} {} (got {})", n.require("law").string(),
+    from.fail(fmt::format("law \"{}\" reads {} output{} {} (got {})", law.name,
                           expected > 0 ? std::to_string(expected) : std::string("one or more"),
-                          expected == 1 ? "" : "s", read_order(c.law), reads.size()));
+                          expected == 1 ? "" : "s", law.read_order, reads.size()));
   }
   for (const Node& r : reads) {
     const auto [sub, output] = resolve(r, s, true);
     s.subsystems[sub].coupled = true;
     c.from.push_back(OutputRef{sub, output});
   }
-  if (auto v = n.find("initial_volumes")) {
-    c.initial_volumes = numbers(*v, c.from.size(), "volume read in 'from'");
-  }
-  const Node to = n.require("to");
-  if (c.law == LawKind::kDisplacement) {
-    if (!to.is_table()) {
-      to.fail(
-          fmt::format("must be a table {{position = ..., velocity = ...}} for law "
-                      "\"displacement\" (got {})",
-                      to.describe()));
-    }
-    to.allow_only({"position", "velocity"});
-    c.to.push_back(targets(to.require("position"), s, c.name, feeds));
-    c.to.push_back(targets(to.require("velocity"), s, c.name, feeds));
-  } else if (c.law == LawKind::kJoint) {
-    if (!to.is_table()) {
-      to.fail(fmt::format(
-          "must be a table {{force = [...], velocity = [...]}} for law \"joint\": the inputs "
-          "the reaction force λ and the projection multiplier μ feed (got {})",
-          to.describe()));
-    }
-    to.allow_only({"force", "velocity"});
-    c.to.push_back(targets(to.require("force"), s, c.name, feeds));
-    c.to.push_back(targets(to.require("velocity"), s, c.name, feeds));
-  } else {
-    c.to.push_back(targets(to, s, c.name, feeds));
-  }
+  c.parameters = law.parse(LawNode(n), c.from.size());
+  c.to = connection_targets(n, law, s, c.name, feeds);
   return c;
 }
 
@@ -714,8 +596,12 @@ std::string unfed_hint(const library::ModelDescription& model, const std::string
     if (input == "tau_left") return " (a free left end: left_coupled = false)";
     if (input == "tau_right") return " (a free right end: right_coupled = false)";
   }
-  if (std::holds_alternative<library::HydraulicCylinderParameters>(model) && input == "rod_force") {
-    return " (a free rod: rod_coupled = false)";
+  if (const auto* m = std::get_if<library::RegisteredModel>(&model)) {
+    if (const library::ModelEntry* entry = library::find_model(m->model)) {
+      for (const auto& [name, hint] : entry->unfed_hints) {
+        if (name == input) return hint;
+      }
+    }
   }
   if (std::holds_alternative<library::BeltDriveParameters>(model)) {
     if (input == "tau_left") return " (a free driver pulley: left_coupled = false)";
@@ -723,9 +609,6 @@ std::string unfed_hint(const library::ModelDescription& model, const std::string
   }
   if (std::holds_alternative<library::ChainSegmentDescription>(model)) {
     return " (a cut element: a spring_damper connection between the bodies on both sides)";
-  }
-  if (std::holds_alternative<library::PidParameters>(model) && input == "setpoint") {
-    return " (a constant setpoint: setpoint_input = false, setpoint = r)";
   }
   return "";
 }
@@ -804,31 +687,40 @@ void check_feedthrough(const Systems& s, const std::vector<system::DescribedConn
 }  // namespace
 
 ElementKeys element_keys(const Node& n) {
-  ElementKeys e;
-  for (auto [key, out] :
-       {std::pair{"c", &e.c}, std::pair{"d", &e.d}, std::pair{"C", &e.C}, std::pair{"D", &e.D}}) {
-    if (auto v = n.find(key)) *out = non_negative(*v);
-  }
-  for (auto [key, out] : {std::pair{"ex", &e.ex}, std::pair{"ev", &e.ev}}) {
-    if (auto v = n.find(key)) {
-      *out = v->number();
-      if (!(**out >= 1.0)) v->fail(fmt::format("must be >= 1 (got {})", v->source_text()));
-    }
-  }
-  return e;
+  return system::read_element_keys(LawNode(n));
 }
 
 library::ElementLaw element_law(const Node& n) {
-  (void)n.require("c");
-  const ElementKeys keys = element_keys(n);
-  library::ElementLaw e;
-  e.c = *keys.c;
-  e.d = keys.d.value_or(e.d);
-  e.C = keys.C.value_or(e.C);
-  e.D = keys.D.value_or(e.D);
-  e.ex = keys.ex.value_or(e.ex);
-  e.ev = keys.ev.value_or(e.ev);
-  return e;
+  return system::read_element_law(LawNode(n));
+}
+
+double LawNode::number(std::string_view key) const {
+  return n_.require(key).number();
+}
+
+std::vector<double> LawNode::numbers(std::string_view key, std::size_t size,
+                                     std::string_view what) const {
+  const Node v = n_.require(key);
+  if (size == SIZE_MAX) {
+    std::vector<double> out;
+    for (const Node& item : v.elements()) out.push_back(item.number());
+    return out;
+  }
+  return detail::numbers(v, size, what);
+}
+
+std::string LawNode::choice(std::string_view key,
+                            const std::vector<std::string_view>& allowed) const {
+  return n_.require(key).choice(allowed);
+}
+
+std::string LawNode::source_text(std::string_view key) const {
+  return n_.require(key).source_text();
+}
+
+void LawNode::fail(std::string_view key, const std::string& problem) const {
+  if (key.empty()) n_.fail(problem);
+  n_.require(key).fail(problem);
 }
 
 bool describes_chain_segments(const Node& top) {

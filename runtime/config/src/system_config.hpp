@@ -8,6 +8,9 @@
 #include <vector>
 
 #include "macrostep/config/run_config.hpp"
+#include "macrostep/library/model_registry.hpp"
+#include "macrostep/system/law_registry.hpp"
+#include "macrostep/system/spring_damper_law.hpp"
 #include "macrostep/system/system_description.hpp"
 #include "toml_node.hpp"
 
@@ -26,18 +29,38 @@ system::SystemDescription parse_system(const Node& subsystems, const Node* conne
 // may stand beside the description: the segments cut its chain).
 bool describes_chain_segments(const Node& top);
 
-// The element-law keys c, d, C, D (>= 0) and ex, ev (>= 1) of table `n` (seed 000 Eq. 2.9),
-// each if given. The one reader of the law: [model.element], [[model.element_override]], a drive
-// train's shafts and the spring_damper / rotational_spring_damper connections all use it, with
-// its messages ("must be >= 0 (got -1)" at the key). Other keys of `n` are the caller's to check.
-struct ElementKeys {
-  std::optional<double> c, d, C, D, ex, ev;
-  bool any() const { return c || d || C || D || ex || ev; }
+// A table as the coupling laws' parse functions read it (system::LawTable): every failure is the
+// ConfigError of the Node at the key. Refers to `n`, which must outlive it.
+class LawNode final : public system::LawTable {
+ public:
+  explicit LawNode(const Node& n) : n_(n) {}
+  bool has(std::string_view key) const override { return n_.has(key); }
+  void require(std::string_view key) const override { (void)n_.require(key); }
+  double number(std::string_view key) const override;
+  std::vector<double> numbers(std::string_view key, std::size_t size,
+                              std::string_view what) const override;
+  std::string choice(std::string_view key,
+                     const std::vector<std::string_view>& allowed) const override;
+  std::string source_text(std::string_view key) const override;
+  [[noreturn]] void fail(std::string_view key, const std::string& problem) const override;
+
+ private:
+  const Node& n_;
 };
+
+// The element-law keys of table `n`: system::read_element_keys, the one reader of the law
+// ([model.element], [[model.element_override]], a drive train's shafts and the spring_damper /
+// rotational_spring_damper connections). Other keys of `n` are the caller's to check.
+using ElementKeys = system::ElementKeys;
 ElementKeys element_keys(const Node& n);
 
-// The law of table `n` (element_keys): c required, the others library::ElementLaw's defaults.
+// The law of table `n`: system::read_element_law (c required, the others defaults).
 library::ElementLaw element_law(const Node& n);
+
+// The model of [[subsystem]] table `n` whose model = entry.name, read through the entry's
+// parameter description: unknown keys, types, bounds, required keys and the entry's check, each
+// a ConfigError at its key; absent keys take their defaults. Solver keys are the caller's.
+library::RegisteredModel registered_model(const Node& n, const library::ModelEntry& entry);
 
 // The keys of [solver], which a [[subsystem]] may also carry.
 inline const std::vector<std::string_view> kSolverKeys = {

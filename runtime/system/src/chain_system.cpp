@@ -1,9 +1,12 @@
 // METHODS.md §1.3 (force/force decomposition of the chain), seed 000 Eq. 2.16-2.20.
 #include "macrostep/system/chain_system.hpp"
 
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
+
+#include "macrostep/system/spring_damper_law.hpp"
 
 namespace macrostep::system {
 
@@ -39,8 +42,10 @@ SystemDescription chain_description(std::shared_ptr<const library::ChainParamete
   for (std::size_t L = 0; L + 1 < ns; ++L) {
     DescribedConnection c;
     c.name = "lambda_" + std::to_string(L + 1);
-    c.law = LawKind::kSpringDamper;
-    c.element = chain->element[boundaries[L + 1]];  // 0-based element index = 1-based left mass
+    c.law = "spring_damper";
+    // 0-based element index = 1-based left mass
+    c.parameters =
+        std::make_shared<const SpringDamperParameters>(chain->element[boundaries[L + 1]]);
     c.from = {{L, kXLast}, {L, kVLast}, {L + 1, kXFirst}, {L + 1, kVFirst}};
     // A segment's inputs are [left cut, right cut], each only where it is cut.
     c.to = {{{L, L > 0 ? std::size_t{1} : std::size_t{0}}, {L + 1, 0}}};

@@ -1,8 +1,11 @@
 // METHODS.md §1.2 (displacement coupling), seed 000 Eq. 2.6 / 2.8.
 #include "macrostep/system/displacement_law.hpp"
 
+#include <memory>
 #include <stdexcept>
 #include <utility>
+
+#include "builtin_laws.hpp"
 
 namespace macrostep::system {
 
@@ -26,6 +29,22 @@ void DisplacementLaw::jacobian(std::span<const double> y_read, std::span<double>
   dphi_dy[1] = 0.0;  // ∂x̃/∂v
   dphi_dy[2] = 0.0;  // ∂ṽ/∂x
   dphi_dy[3] = 1.0;  // ∂ṽ/∂v
+}
+
+LawEntry detail::displacement_entry() {
+  LawEntry e;
+  e.name = "displacement";
+  e.reads = 2;
+  e.read_order = "[position, velocity]";
+  e.writes = {{"position", "position"}, {"velocity", "velocity"}};
+  e.to_form = "{position = ..., velocity = ...} for law \"displacement\"";
+  e.parse = [](const LawTable&, std::size_t) { return std::make_shared<const LawParameters>(); };
+  e.make = [](std::vector<std::string> names, std::span<const OutputRef> reads,
+              const LawParameters&) -> std::unique_ptr<CouplingLaw> {
+    return std::make_unique<DisplacementLaw>(std::move(names[0]), std::move(names[1]), reads[0],
+                                             reads[1]);
+  };
+  return e;
 }
 
 }  // namespace macrostep::system

@@ -4,8 +4,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <utility>
+
+#include "builtin_laws.hpp"
 
 namespace macrostep::system {
 
@@ -195,6 +198,66 @@ double SteppedNodePressure::pressure_at(std::span<const double> volumes) const {
 void SteppedNodePressure::accept(std::span<const double> volumes) {
   pressure_ = pressure_at(volumes);
   volumes_.assign(volumes.begin(), volumes.end());
+}
+
+namespace {
+
+// The bulk-modulus keys of a hydraulic_node connection into `node`.
+void read_bulk_modulus(const LawTable& table, HydraulicNodeLaw::Parameters& node) {
+  const bool dependent =
+      table.has("bulk_modulus") &&
+      table.choice("bulk_modulus", {"constant", "pressure_dependent"}) == "pressure_dependent";
+  if (!dependent) {
+    node.model = HydraulicNodeLaw::Model::kConstant;
+    node.constant_modulus = positive(table, "modulus");
+    return;
+  }
+  node.model = HydraulicNodeLaw::Model::kPressureDependent;
+  if (!(node.initial_pressure > 0.0)) {
+    table.fail("initial_pressure", "must be > 0 with bulk_modulus = \"pressure_dependent\"");
+  }
+  node.pressure_dependent.a = positive(table, "modulus_a");
+  node.pressure_dependent.b = non_negative(table, "modulus_b");
+  node.pressure_dependent.c = table.number("modulus_c");
+  if (!(node.pressure_dependent.c < -1.0)) {
+    table.fail("modulus_c", "must be < -1 (got " + table.source_text("modulus_c") + ")");
+  }
+}
+
+}  // namespace
+
+LawEntry detail::hydraulic_node_entry() {
+  LawEntry e;
+  e.name = "hydraulic_node";
+  e.reads = 0;
+  e.read_order = "[volume_1, ..., volume_N]";
+  e.writes = {{"", ""}};
+  e.keys = {{"volume", "node volume V_K > 0 [m^3] (required)"},
+            {"initial_pressure", "pressure p0 at the initial volumes [Pa] (required)"},
+            {"bulk_modulus", "\"constant\" (default) or \"pressure_dependent\""},
+            {"modulus", "constant bulk modulus E > 0 [Pa]"},
+            {"modulus_a", "pressure-dependent modulus: a > 0 [Pa]"},
+            {"modulus_b", "pressure-dependent modulus: b >= 0"},
+            {"modulus_c", "pressure-dependent modulus: exponent c < -1"},
+            {"initial_volumes", "V_i at p0, one per read (default all 0)"}};
+  e.parse = [](const LawTable& table, std::size_t reads) -> std::shared_ptr<const LawParameters> {
+    auto p = std::make_shared<HydraulicNodeConnection>();
+    p->node.node_volume = positive(table, "volume");
+    p->node.initial_pressure = table.number("initial_pressure");
+    read_bulk_modulus(table, p->node);
+    if (table.has("initial_volumes")) {
+      p->initial_volumes = table.numbers("initial_volumes", reads, "volume read in 'from'");
+    }
+    return p;
+  };
+  e.make = [](std::vector<std::string> names, std::span<const OutputRef> reads,
+              const LawParameters& p) -> std::unique_ptr<CouplingLaw> {
+    const auto& h = law_parameters<HydraulicNodeConnection>(p, "hydraulic_node");
+    return std::make_unique<HydraulicNodeLaw>(std::move(names[0]), h.node,
+                                              std::vector<OutputRef>(reads.begin(), reads.end()),
+                                              h.initial_volumes);
+  };
+  return e;
 }
 
 }  // namespace macrostep::system

@@ -1,8 +1,11 @@
 // METHODS.md §8 (index-2 constraint coupling), seed 004 App. D Eq. 58-60.
 #include "macrostep/system/joint_constraint_law.hpp"
 
+#include <memory>
 #include <stdexcept>
 #include <utility>
+
+#include "builtin_laws.hpp"
 
 namespace macrostep::system {
 
@@ -24,6 +27,24 @@ void JointConstraintLaw::jacobian(std::span<const double> y_read, std::span<doub
   }
   constexpr double rows[8] = {1.0, 0.0, -1.0, 0.0, 0.0, 1.0, 0.0, -1.0};
   for (std::size_t k = 0; k < 8; ++k) dphi_dy[k] = rows[k];
+}
+
+LawEntry detail::joint_entry() {
+  LawEntry e;
+  e.name = "joint";
+  e.reads = 4;
+  e.read_order = "[x_a, v_a, x_b, v_b]";
+  e.writes = {{"force", "lambda"}, {"velocity", "mu"}};
+  e.to_form =
+      "{force = [...], velocity = [...]} for law \"joint\": the inputs the reaction force λ "
+      "and the projection multiplier μ feed";
+  e.parse = [](const LawTable&, std::size_t) { return std::make_shared<const LawParameters>(); };
+  e.make = [](std::vector<std::string> names, std::span<const OutputRef> reads,
+              const LawParameters&) -> std::unique_ptr<CouplingLaw> {
+    return std::make_unique<JointConstraintLaw>(std::move(names[0]), std::move(names[1]), reads[0],
+                                                reads[1], reads[2], reads[3]);
+  };
+  return e;
 }
 
 }  // namespace macrostep::system

@@ -2,8 +2,11 @@
 #include "macrostep/system/signal_law.hpp"
 
 #include <cmath>
+#include <memory>
 #include <stdexcept>
 #include <utility>
+
+#include "builtin_laws.hpp"
 
 namespace macrostep::system {
 
@@ -26,6 +29,28 @@ void SignalLaw::jacobian(std::span<const double> y_read, std::span<double> dphi_
     throw std::invalid_argument("SignalLaw::jacobian: size mismatch");
   }
   dphi_dy[0] = gain_;
+}
+
+LawEntry detail::signal_entry() {
+  LawEntry e;
+  e.name = "signal";
+  e.reads = 1;
+  e.read_order = "[source]";
+  e.writes = {{"", ""}};
+  e.keys = {{"gain", "factor on the source (default 1)"},
+            {"offset", "added after the gain (default 0)"}};
+  e.parse = [](const LawTable& table, std::size_t) -> std::shared_ptr<const LawParameters> {
+    auto p = std::make_shared<SignalParameters>();
+    if (table.has("gain")) p->gain = table.number("gain");
+    if (table.has("offset")) p->offset = table.number("offset");
+    return p;
+  };
+  e.make = [](std::vector<std::string> names, std::span<const OutputRef> reads,
+              const LawParameters& p) -> std::unique_ptr<CouplingLaw> {
+    const auto& s = law_parameters<SignalParameters>(p, "signal");
+    return std::make_unique<SignalLaw>(std::move(names[0]), reads[0], s.gain, s.offset);
+  };
+  return e;
 }
 
 }  // namespace macrostep::system

@@ -1,9 +1,12 @@
 // METHODS.md §1.3 (cut element law, D-2), seed 000 Eq. 2.9, 2.20, 2.26.
 #include "macrostep/system/spring_damper_law.hpp"
 
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
+
+#include "builtin_laws.hpp"
 
 namespace macrostep::system {
 
@@ -48,5 +51,74 @@ void SpringDamperLaw::jacobian(std::span<const double> y_read, std::span<double>
   dphi_dy[kXRight] = k;
   dphi_dy[kVRight] = d;
 }
+
+ElementKeys read_element_keys(const LawTable& table) {
+  ElementKeys e;
+  for (auto [key, out] :
+       {std::pair{"c", &e.c}, std::pair{"d", &e.d}, std::pair{"C", &e.C}, std::pair{"D", &e.D}}) {
+    if (table.has(key)) *out = non_negative(table, key);
+  }
+  for (auto [key, out] : {std::pair{"ex", &e.ex}, std::pair{"ev", &e.ev}}) {
+    if (!table.has(key)) continue;
+    *out = table.number(key);
+    if (!(**out >= 1.0)) table.fail(key, "must be >= 1 (got " + table.source_text(key) + ")");
+  }
+  return e;
+}
+
+library::ElementLaw read_element_law(const LawTable& table) {
+  table.require("c");
+  const ElementKeys keys = read_element_keys(table);
+  library::ElementLaw e;
+  e.c = *keys.c;
+  e.d = keys.d.value_or(e.d);
+  e.C = keys.C.value_or(e.C);
+  e.D = keys.D.value_or(e.D);
+  e.ex = keys.ex.value_or(e.ex);
+  e.ev = keys.ev.value_or(e.ev);
+  return e;
+}
+
+namespace detail {
+
+namespace {
+
+// The two spring/damper laws differ only in their names and in the quantities they read.
+LawEntry element_law_entry(std::string name, std::string read_order) {
+  LawEntry e;
+  e.name = std::move(name);
+  e.reads = 4;
+  e.read_order = std::move(read_order);
+  e.writes = {{"", ""}};
+  e.keys = {{"c", "linear stiffness c >= 0 (required)"},
+            {"d", "linear damping d >= 0 (default 0)"},
+            {"C", "nonlinear stiffness C >= 0 (default 0)"},
+            {"D", "nonlinear damping D >= 0 (default 0)"},
+            {"ex", "stiffness exponent e_x >= 1 (default 3)"},
+            {"ev", "damping exponent e_v >= 1 (default 3)"}};
+  e.parse = [](const LawTable& table, std::size_t) -> std::shared_ptr<const LawParameters> {
+    return std::make_shared<const SpringDamperParameters>(read_element_law(table));
+  };
+  e.make = [law = e.name](std::vector<std::string> names, std::span<const OutputRef> reads,
+                          const LawParameters& p) -> std::unique_ptr<CouplingLaw> {
+    const auto& element = law_parameters<SpringDamperParameters>(p, law).element;
+    return std::make_unique<SpringDamperLaw>(std::move(names[0]), element, reads[0], reads[1],
+                                             reads[2], reads[3]);
+  };
+  return e;
+}
+
+}  // namespace
+
+LawEntry spring_damper_entry() {
+  return element_law_entry("spring_damper", "[x_left, v_left, x_right, v_right]");
+}
+
+LawEntry rotational_spring_damper_entry() {
+  return element_law_entry("rotational_spring_damper",
+                           "[angle_left, speed_left, angle_right, speed_right]");
+}
+
+}  // namespace detail
 
 }  // namespace macrostep::system

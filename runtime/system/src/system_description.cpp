@@ -9,38 +9,26 @@
 #include <stdexcept>
 #include <string>
 
-#include "macrostep/system/displacement_law.hpp"
-#include "macrostep/system/joint_constraint_law.hpp"
-#include "macrostep/system/rotational_spring_damper_law.hpp"
-#include "macrostep/system/signal_law.hpp"
-#include "macrostep/system/spring_damper_law.hpp"
-
 namespace macrostep::system {
 
+namespace {
+
+const LawEntry& entry_of(const DescribedConnection& c) {
+  if (const LawEntry* e = find_law(c.law)) return *e;
+  throw std::invalid_argument("connection " + c.name + ": unknown coupling law \"" + c.law + "\"");
+}
+
+}  // namespace
+
 std::unique_ptr<CouplingLaw> build_law(const DescribedConnection& c) {
-  const auto names = coupling_names(c);
-  const std::size_t reads = law_read_count(c.law);
-  if ((reads > 0 && c.from.size() != reads) || c.from.empty()) {
+  const LawEntry& entry = entry_of(c);
+  if ((entry.reads > 0 && c.from.size() != entry.reads) || c.from.empty()) {
     throw std::invalid_argument("connection " + c.name + ": wrong number of outputs read");
   }
-  switch (c.law) {
-    case LawKind::kSpringDamper:
-      return std::make_unique<SpringDamperLaw>(names[0], c.element, c.from[0], c.from[1], c.from[2],
-                                               c.from[3]);
-    case LawKind::kRotationalSpringDamper:
-      return std::make_unique<RotationalSpringDamperLaw>(names[0], c.element, c.from[0], c.from[1],
-                                                         c.from[2], c.from[3]);
-    case LawKind::kSignal:
-      return std::make_unique<SignalLaw>(names[0], c.from[0], c.gain, c.offset);
-    case LawKind::kDisplacement:
-      return std::make_unique<DisplacementLaw>(names[0], names[1], c.from[0], c.from[1]);
-    case LawKind::kHydraulicNode:
-      return std::make_unique<HydraulicNodeLaw>(names[0], c.node, c.from, c.initial_volumes);
-    case LawKind::kJoint:
-      return std::make_unique<JointConstraintLaw>(names[0], names[1], c.from[0], c.from[1],
-                                                  c.from[2], c.from[3]);
+  if (!c.parameters) {
+    throw std::invalid_argument("connection " + c.name + ": no parameters for its law");
   }
-  throw std::invalid_argument("connection " + c.name + ": unknown law");
+  return entry.make(coupling_names(c), c.from, *c.parameters);
 }
 
 namespace {
@@ -136,34 +124,12 @@ std::vector<NamedOutput> result_outputs(const SystemDescription& d, const Couple
   return out;
 }
 
-std::size_t law_read_count(LawKind kind) {
-  switch (kind) {
-    case LawKind::kSpringDamper:
-    case LawKind::kRotationalSpringDamper:
-    case LawKind::kJoint:
-      return 4;
-    case LawKind::kSignal:
-      return 1;
-    case LawKind::kDisplacement:
-      return 2;
-    case LawKind::kHydraulicNode:
-      return 0;
-  }
-  return 0;
-}
-
-std::size_t law_write_count(LawKind kind) {
-  return kind == LawKind::kDisplacement || kind == LawKind::kJoint ? 2 : 1;
-}
-
 std::vector<std::string> coupling_names(const DescribedConnection& connection) {
-  if (connection.law == LawKind::kDisplacement) {
-    return {connection.name + ".position", connection.name + ".velocity"};
-  }
-  if (connection.law == LawKind::kJoint) {
-    return {connection.name + ".lambda", connection.name + ".mu"};
-  }
-  return {connection.name};
+  const LawEntry& entry = entry_of(connection);
+  if (entry.writes.size() == 1) return {connection.name};
+  std::vector<std::string> names;
+  for (const LawWrite& w : entry.writes) names.push_back(connection.name + "." + w.suffix);
+  return names;
 }
 
 std::vector<std::size_t> distinct_outputs(const model::Subsystem& s) {

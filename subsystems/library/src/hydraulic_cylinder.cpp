@@ -3,7 +3,10 @@
 
 #include <cassert>
 #include <cmath>
+#include <memory>
 #include <stdexcept>
+
+#include "builtin_models.hpp"
 
 namespace macrostep::library {
 
@@ -119,6 +122,48 @@ void HydraulicCylinder::input_jacobian(double /*t*/, std::span<const double> /*z
   values[0] = -parameters_.area_a;  // F_v = m v' − (A_a p_a − A_b p_b − ... + F_rod)
   values[1] = parameters_.area_b;
   if (parameters_.rod_coupled) values[2] = -1.0;
+}
+
+namespace {
+
+const ParameterBinding<HydraulicCylinderParameters>& cylinder_binding() {
+  using P = HydraulicCylinderParameters;
+  static const auto binding = [] {
+    ParameterBinding<P> b;
+    b.number("mass", &P::mass, Bound::kPositive, true, "kg", "piston and rod mass m")
+        .number("area_a", &P::area_a, Bound::kPositive, true, "m^2", "piston area of chamber A")
+        .number("area_b", &P::area_b, Bound::kPositive, true, "m^2", "annulus area of chamber B")
+        .number("viscous_friction", &P::viscous_friction, Bound::kNonNegative, false, "N*s/m",
+                "viscous friction d")
+        .number("coulomb_friction", &P::coulomb_friction, Bound::kNonNegative, false, "N",
+                "Coulomb friction force F_c")
+        .number("coulomb_speed", &P::coulomb_speed, Bound::kPositive, false, "m/s",
+                "speed v_c of the smoothed Coulomb friction")
+        .number("x0", &P::x0, Bound::kAny, false, "m", "initial rod position")
+        .number("v0", &P::v0, Bound::kAny, false, "m/s", "initial rod speed")
+        .boolean("rod_coupled", &P::rod_coupled, "the rod takes the input rod_force");
+    return b;
+  }();
+  return binding;
+}
+
+}  // namespace
+
+RegisteredModel model_of(const HydraulicCylinderParameters& p) {
+  return {"hydraulic_cylinder", cylinder_binding().to_values(p)};
+}
+
+ModelEntry detail::hydraulic_cylinder_entry() {
+  ModelEntry e;
+  e.name = "hydraulic_cylinder";
+  e.summary = "double-acting cylinder: piston with two chambers, friction and a rod";
+  e.parameters = cylinder_binding().specs();
+  e.unfed_hints = {{"rod_force", " (a free rod: rod_coupled = false)"}};
+  e.build = [](const ParameterValues& v) -> std::unique_ptr<model::Subsystem> {
+    return std::make_unique<HydraulicCylinder>(cylinder_binding().to_struct(v));
+  };
+  e.describe = [](const ParameterValues&) { return std::string("hydraulic cylinder"); };
+  return e;
 }
 
 }  // namespace macrostep::library

@@ -35,10 +35,11 @@ std::unique_ptr<model::Subsystem> build_subsystem(const ModelDescription& descri
           [](const DriveTrainParameters& p) -> Built {
             return std::make_unique<DriveTrainSegment>(p);
           },
-          [](const HydraulicCylinderParameters& p) -> Built {
-            return std::make_unique<HydraulicCylinder>(p);
+          [](const RegisteredModel& m) -> Built {
+            const ModelEntry* entry = find_model(m.model);
+            if (entry == nullptr) throw std::invalid_argument("unknown model \"" + m.model + "\"");
+            return entry->build(m.values);
           },
-          [](const PidParameters& p) -> Built { return std::make_unique<PidController>(p); },
           [](const plugin::PluginDescription& p) -> Built {
             return plugin::build_plugin_subsystem(p);
           },
@@ -61,8 +62,10 @@ std::string describe(const ModelDescription& description) {
           [](const DriveTrainParameters& p) {
             return "drive-train segment of " + std::to_string(p.inertia.size()) + " inertias";
           },
-          [](const HydraulicCylinderParameters&) { return std::string("hydraulic cylinder"); },
-          [](const PidParameters&) { return std::string("PID controller"); },
+          [](const RegisteredModel& m) {
+            const ModelEntry* entry = find_model(m.model);
+            return entry != nullptr && entry->describe ? entry->describe(m.values) : m.model;
+          },
           [](const plugin::PluginDescription& p) { return "plugin " + p.library; },
           [](const BeltDriveParameters&) { return std::string("belt drive with tensioner idler"); },
           [](const fmu::FmuDescription& f) { return "FMU " + f.path; },

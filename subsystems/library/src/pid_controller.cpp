@@ -4,7 +4,13 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <memory>
 #include <stdexcept>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "builtin_models.hpp"
 
 namespace macrostep::library {
 
@@ -159,6 +165,63 @@ void PidController::outputs(double /*t*/, std::span<const double> z, std::span<c
                             std::span<double> y) const {
   assert(z.size() == states_ && y.size() == 1);
   y[0] = has_lag() ? z[lag_index_] : saturate(unlimited_command(z, u));
+}
+
+namespace {
+
+const ParameterBinding<PidParameters>& pid_binding() {
+  using P = PidParameters;
+  static const auto binding = [] {
+    ParameterBinding<P> b;
+    b.number("kp", &P::kp, Bound::kAny, false, "", "proportional gain")
+        .number("ki", &P::ki, Bound::kAny, false, "1/s", "integral gain")
+        .number("kd", &P::kd, Bound::kAny, false, "s", "derivative gain")
+        .number("derivative_filter_time", &P::derivative_filter_time, Bound::kPositive, false, "s",
+                "derivative filter time T_f (> 0 if kd != 0)")
+        .number("tracking_time", &P::tracking_time, Bound::kPositive, false, "s",
+                "anti-windup tracking time (default: none)")
+        .number("output_min", &P::output_min, Bound::kAny, false, "",
+                "lower output limit (default: none)")
+        .number("output_max", &P::output_max, Bound::kAny, false, "",
+                "upper output limit (default: none)")
+        .number("output_lag", &P::output_lag, Bound::kNonNegative, false, "s",
+                "output lag T_a (0: algebraic output, direct feed-through)")
+        .boolean("setpoint_input", &P::setpoint_input, "the setpoint is the input setpoint")
+        .number("setpoint", &P::setpoint, Bound::kAny, false, "",
+                "constant setpoint r (setpoint_input = false)")
+        .number("integral0", &P::integral0, Bound::kAny, false, "", "initial integral state")
+        .number("derivative_filter0", &P::derivative_filter0, Bound::kAny, false, "",
+                "initial derivative filter state")
+        .number("command0", &P::command0, Bound::kAny, false, "", "initial command");
+    return b;
+  }();
+  return binding;
+}
+
+}  // namespace
+
+RegisteredModel model_of(const PidParameters& p) {
+  return {"pid", pid_binding().to_values(p)};
+}
+
+ModelEntry detail::pid_entry() {
+  ModelEntry e;
+  e.name = "pid";
+  e.summary = "PI/PID controller with derivative filter, limits, anti-windup and output lag";
+  e.parameters = pid_binding().specs();
+  e.unfed_hints = {{"setpoint", " (a constant setpoint: setpoint_input = false, setpoint = r)"}};
+  e.check = [](const ParameterValues& v) -> std::optional<ParameterProblem> {
+    if (v.number("output_min") > v.number("output_max")) {
+      return ParameterProblem{"output_max",
+                              fmt::format("must be >= output_min = {}", v.number("output_min"))};
+    }
+    return std::nullopt;
+  };
+  e.build = [](const ParameterValues& v) -> std::unique_ptr<model::Subsystem> {
+    return std::make_unique<PidController>(pid_binding().to_struct(v));
+  };
+  e.describe = [](const ParameterValues&) { return std::string("PID controller"); };
+  return e;
 }
 
 }  // namespace macrostep::library

@@ -1,11 +1,15 @@
-// Cap'n Proto encoding of library::ModelDescription (ipc/schema/control.capnp ModelConfig):
-// one pair of functions per model type, dispatched on the description's alternative. Doubles are
+// Cap'n Proto encoding of library::ModelDescription (ipc/schema/control.capnp ModelConfig): the
+// registry's models through one generic encoding of (name, values), the others one pair of
+// functions per model type, dispatched on the description's alternative. Doubles are
 // copied as they are (Float64 bit patterns), so the worker's model is bit-identical (contract 1).
 #include "model_config.hpp"
 
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 namespace macrostep::worker {
@@ -194,65 +198,86 @@ library::DriveTrainParameters decode_drive_train(schema::DriveTrainConfig::Reade
   return p;
 }
 
-void encode_cylinder(const library::HydraulicCylinderParameters& p,
-                     schema::HydraulicCylinderConfig::Builder out) {
-  out.setMass(p.mass);
-  out.setAreaA(p.area_a);
-  out.setAreaB(p.area_b);
-  out.setViscousFriction(p.viscous_friction);
-  out.setCoulombFriction(p.coulomb_friction);
-  out.setCoulombSpeed(p.coulomb_speed);
-  out.setX0(p.x0);
-  out.setV0(p.v0);
-  out.setRodCoupled(p.rod_coupled);
+void encode_registered(const library::RegisteredModel& m,
+                       schema::RegisteredModelConfig::Builder out) {
+  out.setModel(m.model);
+  const auto& entries = m.values.entries();
+  auto values = out.initValues(static_cast<unsigned>(entries.size()));
+  for (unsigned k = 0; k < entries.size(); ++k) {
+    auto v = values[k];
+    v.setName(entries[k].first);
+    std::visit(
+        [&v](const auto& value) {
+          using T = std::decay_t<decltype(value)>;
+          if constexpr (std::is_same_v<T, double>) {
+            v.setNumber(value);
+          } else if constexpr (std::is_same_v<T, std::int64_t>) {
+            v.setInteger(value);
+          } else if constexpr (std::is_same_v<T, bool>) {
+            v.setBoolean(value);
+          } else if constexpr (std::is_same_v<T, std::string>) {
+            v.setText(value);
+          } else {
+            set_list(v.initNumbers(static_cast<unsigned>(value.size())), value);
+          }
+        },
+        entries[k].second);
+  }
 }
 
-library::HydraulicCylinderParameters decode_cylinder(schema::HydraulicCylinderConfig::Reader in) {
-  library::HydraulicCylinderParameters p;
-  p.mass = in.getMass();
-  p.area_a = in.getAreaA();
-  p.area_b = in.getAreaB();
-  p.viscous_friction = in.getViscousFriction();
-  p.coulomb_friction = in.getCoulombFriction();
-  p.coulomb_speed = in.getCoulombSpeed();
-  p.x0 = in.getX0();
-  p.v0 = in.getV0();
-  p.rod_coupled = in.getRodCoupled();
-  return p;
+// The type a value of `spec` must have.
+bool has_type(const library::ParameterValue& v, library::ParameterType type) {
+  switch (type) {
+    case library::ParameterType::kNumber:
+      return std::holds_alternative<double>(v);
+    case library::ParameterType::kInteger:
+      return std::holds_alternative<std::int64_t>(v);
+    case library::ParameterType::kBool:
+      return std::holds_alternative<bool>(v);
+    case library::ParameterType::kString:
+      return std::holds_alternative<std::string>(v);
+    case library::ParameterType::kNumberList:
+      return std::holds_alternative<std::vector<double>>(v);
+  }
+  return false;
 }
 
-void encode_pid(const library::PidParameters& p, schema::PidConfig::Builder out) {
-  out.setKp(p.kp);
-  out.setKi(p.ki);
-  out.setKd(p.kd);
-  out.setDerivativeFilterTime(p.derivative_filter_time);
-  out.setTrackingTime(p.tracking_time);
-  out.setOutputMin(p.output_min);
-  out.setOutputMax(p.output_max);
-  out.setOutputLag(p.output_lag);
-  out.setSetpointInput(p.setpoint_input);
-  out.setSetpoint(p.setpoint);
-  out.setIntegral0(p.integral0);
-  out.setDerivativeFilter0(p.derivative_filter0);
-  out.setCommand0(p.command0);
-}
-
-library::PidParameters decode_pid(schema::PidConfig::Reader in) {
-  library::PidParameters p;
-  p.kp = in.getKp();
-  p.ki = in.getKi();
-  p.kd = in.getKd();
-  p.derivative_filter_time = in.getDerivativeFilterTime();
-  p.tracking_time = in.getTrackingTime();
-  p.output_min = in.getOutputMin();
-  p.output_max = in.getOutputMax();
-  p.output_lag = in.getOutputLag();
-  p.setpoint_input = in.getSetpointInput();
-  p.setpoint = in.getSetpoint();
-  p.integral0 = in.getIntegral0();
-  p.derivative_filter0 = in.getDerivativeFilter0();
-  p.command0 = in.getCommand0();
-  return p;
+// A model of this worker's registry with a value of the right type for every parameter.
+library::RegisteredModel decode_registered(schema::RegisteredModelConfig::Reader in) {
+  library::RegisteredModel m{in.getModel(), {}};
+  const library::ModelEntry* entry = library::find_model(m.model);
+  if (entry == nullptr) {
+    throw std::runtime_error("subsystem configuration: a model this worker does not know: \"" +
+                             m.model + "\"");
+  }
+  for (const auto v : in.getValues()) {
+    std::string name = v.getName();
+    switch (v.which()) {
+      case schema::ParameterValue::NUMBER:
+        m.values.set(std::move(name), v.getNumber());
+        break;
+      case schema::ParameterValue::INTEGER:
+        m.values.set(std::move(name), static_cast<std::int64_t>(v.getInteger()));
+        break;
+      case schema::ParameterValue::BOOLEAN:
+        m.values.set(std::move(name), v.getBoolean());
+        break;
+      case schema::ParameterValue::TEXT:
+        m.values.set(std::move(name), std::string(v.getText()));
+        break;
+      case schema::ParameterValue::NUMBERS:
+        m.values.set(std::move(name), to_vector(v.getNumbers()));
+        break;
+    }
+  }
+  for (const auto& spec : entry->parameters) {
+    const library::ParameterValue* v = m.values.find(spec.name);
+    if (v == nullptr || !has_type(*v, spec.type)) {
+      throw std::runtime_error("subsystem configuration: model " + m.model + " without a valid " +
+                               spec.name);
+    }
+  }
+  return m;
 }
 
 void encode_mass(const library::OscillatorMassParameters& p,
@@ -374,12 +399,8 @@ void encode_model(const library::ModelDescription& model, schema::ModelConfig::B
     encode_drive_train(*drive, out.initDriveTrain());
     return;
   }
-  if (const auto* cylinder = std::get_if<library::HydraulicCylinderParameters>(&model)) {
-    encode_cylinder(*cylinder, out.initHydraulicCylinder());
-    return;
-  }
-  if (const auto* pid = std::get_if<library::PidParameters>(&model)) {
-    encode_pid(*pid, out.initPid());
+  if (const auto* registered = std::get_if<library::RegisteredModel>(&model)) {
+    encode_registered(*registered, out.initRegistered());
     return;
   }
   if (const auto* mass = std::get_if<library::OscillatorMassParameters>(&model)) {
@@ -419,10 +440,8 @@ library::ModelDescription decode_model(schema::ModelConfig::Reader in) {
       return decode_chain_segment(in.getChainSegment());
     case schema::ModelConfig::DRIVE_TRAIN:
       return decode_drive_train(in.getDriveTrain());
-    case schema::ModelConfig::HYDRAULIC_CYLINDER:
-      return decode_cylinder(in.getHydraulicCylinder());
-    case schema::ModelConfig::PID:
-      return decode_pid(in.getPid());
+    case schema::ModelConfig::REGISTERED:
+      return decode_registered(in.getRegistered());
     case schema::ModelConfig::PLUGIN:
       return plugin::PluginDescription{in.getPlugin().getLibrary(), in.getPlugin().getParameters()};
     case schema::ModelConfig::OSCILLATOR_MASS:

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "macrostep/system/coupling_law.hpp"
+#include "macrostep/system/law_registry.hpp"
 
 namespace macrostep::system {
 
@@ -137,6 +138,12 @@ class SteppedNodePressure {
   HydraulicNodeLaw::Parameters parameters_;
   std::vector<double> volumes_;
   double pressure_;
+};
+
+// The parameters of a hydraulic_node connection (law_registry.hpp).
+struct HydraulicNodeConnection final : LawParameters {
+  HydraulicNodeLaw::Parameters node;
+  std::vector<double> initial_volumes;  // V_i⁰, one per read (empty: all zero)
 };
 
 }  // namespace macrostep::system

@@ -10,8 +10,14 @@
 #include <string>
 
 #include "macrostep/system/coupling_law.hpp"
+#include "macrostep/system/law_registry.hpp"
 
 namespace macrostep::system {
+
+// The parameters of the signal law (law_registry.hpp).
+struct SignalParameters final : LawParameters {
+  double gain = 1.0, offset = 0.0;
+};
 
 class SignalLaw final : public CouplingLaw {
  public:

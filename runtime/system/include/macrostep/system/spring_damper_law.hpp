@@ -5,13 +5,35 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <span>
 #include <string>
 
 #include "macrostep/library/chain_parameters.hpp"
 #include "macrostep/system/coupling_law.hpp"
+#include "macrostep/system/law_registry.hpp"
 
 namespace macrostep::system {
+
+// The parameters of the spring_damper and rotational_spring_damper laws (law_registry.hpp).
+struct SpringDamperParameters final : LawParameters {
+  explicit SpringDamperParameters(const library::ElementLaw& e) : element(e) {}
+  library::ElementLaw element;
+};
+
+// The element-law keys c, d, C, D (>= 0) and ex, ev (>= 1) of a table (seed 000 Eq. 2.9), each
+// if given. The one reader of the law: [model.element], [[model.element_override]], a drive
+// train's shafts and the spring_damper / rotational_spring_damper connections all use it, with
+// its messages ("must be >= 0 (got -1)" at the key). Other keys are the caller's to check.
+struct ElementKeys {
+  std::optional<double> c, d, C, D, ex, ev;
+  bool any() const { return c || d || C || D || ex || ev; }
+};
+ElementKeys read_element_keys(const LawTable& table);
+
+// The law of a table (read_element_keys): c required, the others library::ElementLaw's
+// defaults.
+library::ElementLaw read_element_law(const LawTable& table);
 
 class SpringDamperLaw final : public CouplingLaw {
  public:

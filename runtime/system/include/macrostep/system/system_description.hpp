@@ -27,7 +27,7 @@
 #include "macrostep/library/chain_parameters.hpp"
 #include "macrostep/library/model_description.hpp"
 #include "macrostep/system/coupled_system.hpp"
-#include "macrostep/system/hydraulic_node_law.hpp"
+#include "macrostep/system/law_registry.hpp"
 
 namespace macrostep::system {
 
@@ -37,34 +37,21 @@ struct InputRef {
   std::size_t input = 0;
 };
 
-enum class LawKind : std::uint8_t {
-  kSpringDamper,            // SpringDamperLaw: reads [x_left, v_left, x_right, v_right]
-  kRotationalSpringDamper,  // RotationalSpringDamperLaw: [φ_left, ω_left, φ_right, ω_right]
-  kSignal,                  // SignalLaw: [y]
-  kDisplacement,            // DisplacementLaw: [x, v], writes [x, v]
-  kHydraulicNode,           // HydraulicNodeLaw: [V_1, ..., V_N]
-  kJoint,                   // JointConstraintLaw: [x_a, v_a, x_b, v_b], writes [λ, μ]
-};
-
-// The number of outputs a law reads (0: any number >= 1, the hydraulic node) and the number of
-// coupling variables it writes.
-std::size_t law_read_count(LawKind kind);
-std::size_t law_write_count(LawKind kind);
-
 struct DescribedSubsystem {
   std::string name;
   library::ModelDescription model;
 };
 
+// One connection: a registered coupling law (law_registry.hpp) with its parameters, the outputs
+// it reads and the inputs its variables feed.
 struct DescribedConnection {
   std::string name;
-  LawKind law = LawKind::kSignal;
+  std::string law;  // the law's registered name ("spring_damper")
+  // What the law's parse function gave (or code built: the chain's cuts); immutable and shared
+  // by copies of the description.
+  std::shared_ptr<const LawParameters> parameters;
   std::vector<OutputRef> from;            // the law's reads, in its order
   std::vector<std::vector<InputRef>> to;  // to[k]: the inputs written variable k feeds
-  library::ElementLaw element;            // kSpringDamper, kRotationalSpringDamper
-  double gain = 1.0, offset = 0.0;        // kSignal
-  HydraulicNodeLaw::Parameters node;      // kHydraulicNode
-  std::vector<double> initial_volumes;    // kHydraulicNode: V_i⁰ (empty: all zero)
   // The coupling-variable approximation of this connection's variables (a name that
   // polynomials::parse_approximation accepts); empty: [cosim] approximation. approximation_line is
   // its line in the configuration, for messages about combinations checked later.
@@ -110,7 +97,9 @@ struct SystemDescription {
   std::optional<ChainOrigin> chain;  // set when lowered from the chain syntax
 };
 
-// The coupling variable names of a connection, in the law's write order.
+// The coupling variable names of a connection, in the law's write order: "<connection>" for a law
+// writing one variable, "<connection>.<suffix>" (LawWrite::suffix) otherwise. Throws
+// std::invalid_argument for an unregistered law.
 std::vector<std::string> coupling_names(const DescribedConnection& connection);
 
 // The CoupledSystem of the description: subsystems built with library::build_subsystem, one law
@@ -141,8 +130,9 @@ struct NamedOutput {
 // order, under the description's naming (Naming).
 std::vector<NamedOutput> result_outputs(const SystemDescription& d, const CoupledSystem& system);
 
-// The coupling law of one connection (what build_system() installs for it). Throws
-// std::invalid_argument for a wrong number of reads.
+// The coupling law of one connection (what build_system() installs for it), made by its
+// registered entry. Throws std::invalid_argument for an unregistered law, missing parameters, a
+// wrong number of reads and what the law's make refuses.
 std::unique_ptr<CouplingLaw> build_law(const DescribedConnection& connection);
 
 }  // namespace macrostep::system

@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <string>
 
+#include "macrostep/library/model_registry.hpp"
 #include "macrostep/model/subsystem.hpp"
 
 namespace macrostep::library {
@@ -83,5 +84,8 @@ class HydraulicCylinder final : public model::Subsystem {
   std::array<model::StateRole, 2> roles_{model::StateRole::kPosition, model::StateRole::kVelocity};
   model::SparsityPattern pattern_;
 };
+
+// The registry description (model = "hydraulic_cylinder") of `p`.
+RegisteredModel model_of(const HydraulicCylinderParameters& p);
 
 }  // namespace macrostep::library

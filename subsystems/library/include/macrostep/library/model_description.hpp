@@ -19,6 +19,7 @@
 #include "macrostep/library/dc_motor.hpp"
 #include "macrostep/library/drive_train.hpp"
 #include "macrostep/library/hydraulic_cylinder.hpp"
+#include "macrostep/library/model_registry.hpp"
 #include "macrostep/library/oscillator_mass.hpp"
 #include "macrostep/library/pid_controller.hpp"
 #include "macrostep/model/subsystem.hpp"
@@ -33,13 +34,17 @@ struct ChainSegmentDescription {
   std::size_t first = 0, last = 0;
 };
 
-// The other built-in models are described by their parameters alone (the system description of
-// a configuration, runtime/config); the worker's Cap'n Proto encoding carries each of them.
-// A user's model comes as a plugin (subsystems/plugin): its library and parameters; or as an FMI
-// Model Exchange FMU (subsystems/fmu): its archive, start values, inputs and outputs.
+// A model of the registry (model_registry.hpp) is its name and parameter values
+// (RegisteredModel): the configuration reader, the worker's Cap'n Proto encoding and the
+// documentation know it through its parameter description alone. The other built-in models are
+// described by their parameter structs, which do not fit a flat parameter list (a drive train's
+// arrays of shaft and load tables) or are not yet in the registry. A chain segment shares its
+// chain's parameters. A user's model comes as a plugin (subsystems/plugin): its library and
+// JSON parameters; or as an FMI Model Exchange FMU (subsystems/fmu): its archive, start values,
+// inputs and outputs.
 using ModelDescription =
-    std::variant<ChainSegmentDescription, DriveTrainParameters, HydraulicCylinderParameters,
-                 PidParameters, plugin::PluginDescription, BeltDriveParameters, fmu::FmuDescription,
+    std::variant<ChainSegmentDescription, DriveTrainParameters, RegisteredModel,
+                 plugin::PluginDescription, BeltDriveParameters, fmu::FmuDescription,
                  OscillatorMassParameters, DcMotorParameters>;
 
 // Builds the subsystem. Throws std::invalid_argument for a description that names no model or

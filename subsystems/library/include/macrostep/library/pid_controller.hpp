@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "macrostep/library/model_registry.hpp"
 #include "macrostep/model/subsystem.hpp"
 
 namespace macrostep::library {
@@ -92,5 +93,8 @@ class PidController final : public model::Subsystem {
   std::vector<model::StateRole> roles_;
   model::SparsityPattern pattern_;
 };
+
+// The registry description (model = "pid") of `p`.
+RegisteredModel model_of(const PidParameters& p);
 
 }  // namespace macrostep::library

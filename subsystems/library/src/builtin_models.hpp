@@ -1,0 +1,13 @@
+// The entries of the built-in models with a flat parameter list (private to macrostep_library).
+// Each is defined in its model's own source file; model_registry.cpp registers them, which also
+// keeps their object files in every program linked against the static library.
+#pragma once
+
+#include "macrostep/library/model_registry.hpp"
+
+namespace macrostep::library::detail {
+
+ModelEntry hydraulic_cylinder_entry();
+ModelEntry pid_entry();
+
+}  // namespace macrostep::library::detail
