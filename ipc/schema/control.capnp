@@ -99,41 +99,6 @@ struct RegisteredModelConfig {
   values @1 :List(ParameterValue);
 }
 
-# library::BeltDriveParameters (pairs: [driver, driven]).
-struct BeltDriveConfig {
-  driverInertia @0 :Float64;
-  drivenInertia @1 :Float64;
-  driverRadius @2 :Float64;
-  drivenRadius @3 :Float64;
-  spanStiffness @4 :Float64;
-  spanDamping @5 :Float64;
-  pretension @6 :Float64;
-  idlerMass @7 :Float64;
-  idlerFactor @8 :Float64;
-  idlerDamping @9 :Float64;
-  bearingDamping @10 :List(Float64);  # 2
-  speed0 @11 :List(Float64);          # 2
-  leftCoupled @12 :Bool;
-  rightCoupled @13 :Bool;
-}
-
-# library::OscillatorMassParameters (one body of the two-mass family).
-struct OscillatorMassConfig {
-  mass @0 :Float64;
-  stiffness @1 :Float64;
-  damping @2 :Float64;
-  forceInput @3 :Bool;
-  forceSign @4 :Float64;
-  displacementInput @5 :Bool;
-  couplingStiffness @6 :Float64;
-  couplingDamping @7 :Float64;
-  x0 @8 :Float64;
-  v0 @9 :Float64;
-  velocityInput @10 :Bool;  # the joint's projection multiplier μ (seed 004 App. D)
-  couplingCubicStiffness @11 :Float64;  # C_c of the held element's C_c·Δx³
-  couplingCubicDamping @12 :Float64;    # D_c of its D_c·Δv³
-}
-
 # A user's model (plugin::PluginDescription): the worker loads the library itself.
 struct PluginConfig {
   library @0 :Text;     # absolute path of the shared library
@@ -148,20 +113,6 @@ struct FmuConfig {
   outputs @3 :List(Text);       # variable names; empty: every Real output
 }
 
-# library::DcMotorParameters.
-struct DcMotorConfig {
-  resistance @0 :Float64;
-  inductance @1 :Float64;
-  torqueConstant @2 :Float64;
-  inertia @3 :Float64;
-  damping @4 :Float64;
-  gearRatio @5 :Float64;
-  current0 @6 :Float64;
-  angle0 @7 :Float64;
-  speed0 @8 :Float64;
-  rightCoupled @9 :Bool;
-}
-
 # The subsystem's model (library::ModelDescription): one alternative per model type.
 struct ModelConfig {
   union {
@@ -170,10 +121,7 @@ struct ModelConfig {
     driveTrain @2 :DriveTrainConfig;
     registered @3 :RegisteredModelConfig;
     plugin @4 :PluginConfig;
-    beltDrive @5 :BeltDriveConfig;
-    fmu @6 :FmuConfig;
-    oscillatorMass @7 :OscillatorMassConfig;
-    dcMotor @8 :DcMotorConfig;
+    fmu @5 :FmuConfig;
   }
 }
 

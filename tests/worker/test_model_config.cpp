@@ -147,10 +147,10 @@ TEST(WorkerModelConfig, BeltDriveIsRebuiltBitIdentically) {
   belt.bearing_damping = {0.01, 0.02};
   belt.speed0 = {2.0, 1.0};
   belt.right_coupled = false;
-  expect_rebuilt_bit_identically(belt);
+  expect_rebuilt_bit_identically(library::model_of(belt));
   belt.left_coupled = false;
   belt.right_coupled = true;
-  expect_rebuilt_bit_identically(belt);
+  expect_rebuilt_bit_identically(library::model_of(belt));
 }
 
 // An FMU: path, start values, inputs and outputs travel; the worker unzips and loads

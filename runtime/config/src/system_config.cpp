@@ -232,94 +232,6 @@ library::DriveTrainParameters drive_train(const Node& n) {
   return p;
 }
 
-library::BeltDriveParameters belt_drive(const Node& n) {
-  allow_subsystem_keys(
-      n,
-      {"driver_inertia", "driven_inertia", "driver_radius", "driven_radius", "span_stiffness",
-       "span_damping", "pretension", "idler_mass", "idler_factor", "idler_damping",
-       "bearing_damping", "speed0", "left_coupled", "right_coupled"},
-      " for a belt_drive");
-  library::BeltDriveParameters p;
-  for (auto [key, out] :
-       {std::pair{"driver_inertia", &p.driver_inertia},
-        std::pair{"driven_inertia", &p.driven_inertia},
-        std::pair{"driver_radius", &p.driver_radius}, std::pair{"driven_radius", &p.driven_radius},
-        std::pair{"span_stiffness", &p.span_stiffness}, std::pair{"idler_mass", &p.idler_mass}}) {
-    *out = positive(n.require(key));
-  }
-  if (auto v = n.find("idler_factor")) p.idler_factor = positive(*v);
-  for (auto [key, out] :
-       {std::pair{"span_damping", &p.span_damping}, std::pair{"pretension", &p.pretension},
-        std::pair{"idler_damping", &p.idler_damping}}) {
-    if (auto v = n.find(key)) *out = non_negative(*v);
-  }
-  if (auto v = n.find("bearing_damping")) {
-    const auto b = numbers(*v, 2, "pulley [driver, driven]", non_negative);
-    p.bearing_damping = {b[0], b[1]};
-  }
-  if (auto v = n.find("speed0")) {
-    const auto s = numbers(*v, 2, "pulley [driver, driven]");
-    p.speed0 = {s[0], s[1]};
-  }
-  read_bool(n, "left_coupled", p.left_coupled);
-  read_bool(n, "right_coupled", p.right_coupled);
-  return p;
-}
-
-library::DcMotorParameters dc_motor(const Node& n) {
-  allow_subsystem_keys(n,
-                       {"resistance", "inductance", "torque_constant", "inertia", "damping",
-                        "gear_ratio", "current0", "angle0", "speed0", "right_coupled"},
-                       " for a dc_motor");
-  library::DcMotorParameters p;
-  if (auto v = n.find("resistance")) p.resistance = positive(*v);
-  if (auto v = n.find("inductance")) p.inductance = positive(*v);
-  if (auto v = n.find("torque_constant")) p.torque_constant = positive(*v);
-  if (auto v = n.find("inertia")) p.inertia = positive(*v);
-  if (auto v = n.find("damping")) p.damping = non_negative(*v);
-  if (auto v = n.find("gear_ratio")) {
-    p.gear_ratio = v->number();
-    if (!(p.gear_ratio >= 1.0) || !std::isfinite(p.gear_ratio)) {
-      v->fail(fmt::format("must be a number >= 1 (rotor turns per output turn; got {})",
-                          v->source_text()));
-    }
-  }
-  read_number(n, "current0", p.current0);
-  read_number(n, "angle0", p.angle0);
-  read_number(n, "speed0", p.speed0);
-  read_bool(n, "right_coupled", p.right_coupled);
-  return p;
-}
-
-library::OscillatorMassParameters oscillator_mass(const Node& n) {
-  allow_subsystem_keys(
-      n,
-      {"mass", "c", "d", "force_input", "force_sign", "displacement_input", "velocity_input",
-       "coupling_c", "coupling_d", "coupling_C", "coupling_D", "x0", "v0"},
-      " for an oscillator_mass");
-  library::OscillatorMassParameters p;
-  if (auto v = n.find("mass")) p.mass = positive(*v);
-  if (auto v = n.find("c")) p.stiffness = non_negative(*v);
-  if (auto v = n.find("d")) p.damping = non_negative(*v);
-  if (auto v = n.find("coupling_c")) p.coupling_stiffness = non_negative(*v);
-  if (auto v = n.find("coupling_d")) p.coupling_damping = non_negative(*v);
-  if (auto v = n.find("coupling_C")) p.coupling_cubic_stiffness = non_negative(*v);
-  if (auto v = n.find("coupling_D")) p.coupling_cubic_damping = non_negative(*v);
-  read_number(n, "x0", p.x0);
-  read_number(n, "v0", p.v0);
-  read_number(n, "force_sign", p.force_sign);
-  if (p.force_sign != 1.0 && p.force_sign != -1.0) {
-    n.require("force_sign").fail(fmt::format("must be 1 or -1 (got {})", p.force_sign));
-  }
-  read_bool(n, "force_input", p.force_input);
-  read_bool(n, "displacement_input", p.displacement_input);
-  read_bool(n, "velocity_input", p.velocity_input);
-  if (!p.force_input && !p.displacement_input) {
-    n.fail("an oscillator_mass needs force_input = true or displacement_input = true");
-  }
-  return p;
-}
-
 // ---- names and references ----
 
 // A subsystem as parsed: its table, its name and the model built from it (for its variable
@@ -457,12 +369,6 @@ ParsedSubsystem parse_subsystem(const Node& n, Systems& s) {
     p.model = drive_train(n);
   } else if (const library::ModelEntry* entry = library::find_model(type)) {
     p.model = registered_model(n, *entry);
-  } else if (type == "belt_drive") {
-    p.model = belt_drive(n);
-  } else if (type == "oscillator_mass") {
-    p.model = oscillator_mass(n);
-  } else if (type == "dc_motor") {
-    p.model = dc_motor(n);
   } else if (type == "chain_segment") {
     p.model = chain_segment(n, s);
   } else if (type == "plugin") {
@@ -476,8 +382,7 @@ ParsedSubsystem parse_subsystem(const Node& n, Systems& s) {
   } else {
     std::vector<std::string> names = {"drive_train"};
     for (auto& name : library::model_names()) names.push_back(std::move(name));
-    names.insert(names.end(),
-                 {"belt_drive", "oscillator_mass", "dc_motor", "chain_segment", "plugin", "fmu"});
+    names.insert(names.end(), {"chain_segment", "plugin", "fmu"});
     model.fail(fmt::format("must be one of {} (got \"{}\")",
                            quoted_list(std::vector<std::string_view>(names.begin(), names.end())),
                            type));
@@ -602,10 +507,6 @@ std::string unfed_hint(const library::ModelDescription& model, const std::string
         if (name == input) return hint;
       }
     }
-  }
-  if (std::holds_alternative<library::BeltDriveParameters>(model)) {
-    if (input == "tau_left") return " (a free driver pulley: left_coupled = false)";
-    if (input == "tau_right") return " (a free driven pulley: right_coupled = false)";
   }
   if (std::holds_alternative<library::ChainSegmentDescription>(model)) {
     return " (a cut element: a spring_damper connection between the bodies on both sides)";

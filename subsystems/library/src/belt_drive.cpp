@@ -8,6 +8,10 @@
 #include <stdexcept>
 #include <string>
 
+#include <memory>
+
+#include "builtin_models.hpp"
+
 namespace macrostep::library {
 
 namespace {
@@ -241,6 +245,66 @@ void BeltDrive::input_jacobian(double /*t*/, std::span<const double> /*z*/,
   if (p_.left_coupled) values[k++] = 1.0;
   if (p_.right_coupled) values[k++] = -1.0;
   values[k] = 1.0;
+}
+
+// ---- the registry entry ----
+
+namespace {
+
+const ParameterBinding<BeltDriveParameters>& belt_drive_binding() {
+  using P = BeltDriveParameters;
+  static const auto binding = [] {
+    ParameterBinding<P> b;
+    b.number("driver_inertia", &P::driver_inertia, Bound::kPositive, true, "kg m^2",
+             "driver pulley and hub inertia J_1")
+        .number("driven_inertia", &P::driven_inertia, Bound::kPositive, true, "kg m^2",
+                "driven pulley and hub inertia J_2")
+        .number("driver_radius", &P::driver_radius, Bound::kPositive, true, "m",
+                "driver pulley radius r_1")
+        .number("driven_radius", &P::driven_radius, Bound::kPositive, true, "m",
+                "driven pulley radius r_2")
+        .number("span_stiffness", &P::span_stiffness, Bound::kPositive, true, "N/m",
+                "stiffness c_b of each span")
+        .number("span_damping", &P::span_damping, Bound::kNonNegative, false, "N s/m",
+                "damping d_b of each span")
+        .number("pretension", &P::pretension, Bound::kNonNegative, false, "N", "pretension T_0")
+        .number("idler_mass", &P::idler_mass, Bound::kPositive, true, "kg",
+                "idler pulley mass m_i (arm reduced to it)")
+        .number("idler_factor", &P::idler_factor, Bound::kPositive, false, "",
+                "slack-span length per idler travel k_g")
+        .number("idler_damping", &P::idler_damping, Bound::kNonNegative, false, "N s/m",
+                "idler guide friction b_i")
+        .numbers("bearing_damping", &P::bearing_damping, Bound::kNonNegative,
+                 "pulley [driver, driven]", "N m s/rad", "bearing damping b_1, b_2")
+        .numbers("speed0", &P::speed0, Bound::kAny, "pulley [driver, driven]", "rad/s",
+                 "initial pulley speeds")
+        .boolean("left_coupled", &P::left_coupled, "the driver pulley takes tau_left")
+        .boolean("right_coupled", &P::right_coupled, "the driven pulley takes tau_right");
+    return b;
+  }();
+  return binding;
+}
+
+}  // namespace
+
+RegisteredModel model_of(const BeltDriveParameters& p) {
+  return {"belt_drive", belt_drive_binding().to_values(p)};
+}
+
+ModelEntry detail::belt_drive_entry() {
+  ModelEntry e;
+  e.name = "belt_drive";
+  e.summary = "two pulleys on a belt with a tensioner idler";
+  e.parameters = belt_drive_binding().specs();
+  e.unfed_hints = {{"tau_left", " (a free driver pulley: left_coupled = false)"},
+                   {"tau_right", " (a free driven pulley: right_coupled = false)"}};
+  e.build = [](const ParameterValues& v) -> std::unique_ptr<model::Subsystem> {
+    return std::make_unique<BeltDrive>(belt_drive_binding().to_struct(v));
+  };
+  e.describe = [](const ParameterValues&) {
+    return std::string("belt drive with tensioner idler");
+  };
+  return e;
 }
 
 }  // namespace macrostep::library

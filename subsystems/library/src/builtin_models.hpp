@@ -9,5 +9,8 @@ namespace macrostep::library::detail {
 
 ModelEntry hydraulic_cylinder_entry();
 ModelEntry pid_entry();
+ModelEntry belt_drive_entry();
+ModelEntry oscillator_mass_entry();
+ModelEntry dc_motor_entry();
 
 }  // namespace macrostep::library::detail

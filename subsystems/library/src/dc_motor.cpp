@@ -5,6 +5,12 @@
 #include <cmath>
 #include <stdexcept>
 
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "builtin_models.hpp"
+
 namespace macrostep::library {
 
 namespace {
@@ -121,6 +127,62 @@ void DcMotor::input_jacobian(double /*t*/, std::span<const double> /*z*/,
                              std::span<double> values) const {
   values[0] = -1.0;                                        // ∂F_i/∂V
   if (p_.right_coupled) values[1] = -1.0 / p_.gear_ratio;  // ∂F_ω/∂τ
+}
+
+// ---- the registry entry ----
+
+namespace {
+
+const ParameterBinding<DcMotorParameters>& dc_motor_binding() {
+  using P = DcMotorParameters;
+  static const auto binding = [] {
+    ParameterBinding<P> b;
+    b.number("resistance", &P::resistance, Bound::kPositive, false, "Ohm", "armature resistance R")
+        .number("inductance", &P::inductance, Bound::kPositive, false, "H", "armature inductance L")
+        .number("torque_constant", &P::torque_constant, Bound::kPositive, false, "N m/A",
+                "torque constant k (= back-EMF constant, V s/rad)")
+        .number("inertia", &P::inertia, Bound::kPositive, false, "kg m^2", "rotor inertia J")
+        .number("damping", &P::damping, Bound::kNonNegative, false, "N m s/rad",
+                "rotor bearing damping b")
+        .number("gear_ratio", &P::gear_ratio, Bound::kAny, false, "",
+                "gearbox ratio n >= 1 (rotor turns per output turn)")
+        .number("current0", &P::current0, Bound::kAny, false, "A", "initial current")
+        .number("angle0", &P::angle0, Bound::kAny, false, "rad", "initial output angle")
+        .number("speed0", &P::speed0, Bound::kAny, false, "rad/s", "initial output speed")
+        .boolean("right_coupled", &P::right_coupled, "the output shaft takes tau_right");
+    return b;
+  }();
+  return binding;
+}
+
+}  // namespace
+
+RegisteredModel model_of(const DcMotorParameters& p) {
+  return {"dc_motor", dc_motor_binding().to_values(p)};
+}
+
+ModelEntry detail::dc_motor_entry() {
+  ModelEntry e;
+  e.name = "dc_motor";
+  e.summary = "DC motor: armature circuit, rotor, back-EMF and gearbox";
+  e.parameters = dc_motor_binding().specs();
+  e.check = [](const ParameterValues& v) -> std::optional<ParameterProblem> {
+    const double n = v.number("gear_ratio");
+    if (!(n >= 1.0) || !std::isfinite(n)) {
+      return ParameterProblem{"gear_ratio",
+                              "must be a number >= 1 (rotor turns per output turn; got {got})"};
+    }
+    return std::nullopt;
+  };
+  e.build = [](const ParameterValues& v) -> std::unique_ptr<model::Subsystem> {
+    return std::make_unique<DcMotor>(dc_motor_binding().to_struct(v));
+  };
+  e.describe = [](const ParameterValues& v) {
+    const double n = v.number("gear_ratio");
+    return n == 1.0 ? std::string("DC motor")
+                    : "DC motor with a gearbox " + std::to_string(n) + ":1";
+  };
+  return e;
 }
 
 }  // namespace macrostep::library

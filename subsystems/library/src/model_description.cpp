@@ -25,30 +25,25 @@ Overloaded(F...) -> Overloaded<F...>;
 std::unique_ptr<model::Subsystem> build_subsystem(const ModelDescription& description) {
   using Built = std::unique_ptr<model::Subsystem>;
   return std::visit(
-      Overloaded{
-          [](const ChainSegmentDescription& d) -> Built {
-            if (!d.chain) {
-              throw std::invalid_argument("chain segment description without a chain");
-            }
-            return std::make_unique<ChainSegment>(*d.chain, d.first, d.last);
-          },
-          [](const DriveTrainParameters& p) -> Built {
-            return std::make_unique<DriveTrainSegment>(p);
-          },
-          [](const RegisteredModel& m) -> Built {
-            const ModelEntry* entry = find_model(m.model);
-            if (entry == nullptr) throw std::invalid_argument("unknown model \"" + m.model + "\"");
-            return entry->build(m.values);
-          },
-          [](const plugin::PluginDescription& p) -> Built {
-            return plugin::build_plugin_subsystem(p);
-          },
-          [](const BeltDriveParameters& p) -> Built { return std::make_unique<BeltDrive>(p); },
-          [](const fmu::FmuDescription& f) -> Built { return fmu::build_fmu_subsystem(f); },
-          [](const OscillatorMassParameters& p) -> Built {
-            return std::make_unique<OscillatorMass>(p);
-          },
-          [](const DcMotorParameters& p) -> Built { return std::make_unique<DcMotor>(p); }},
+      Overloaded{[](const ChainSegmentDescription& d) -> Built {
+                   if (!d.chain) {
+                     throw std::invalid_argument("chain segment description without a chain");
+                   }
+                   return std::make_unique<ChainSegment>(*d.chain, d.first, d.last);
+                 },
+                 [](const DriveTrainParameters& p) -> Built {
+                   return std::make_unique<DriveTrainSegment>(p);
+                 },
+                 [](const RegisteredModel& m) -> Built {
+                   const ModelEntry* entry = find_model(m.model);
+                   if (entry == nullptr)
+                     throw std::invalid_argument("unknown model \"" + m.model + "\"");
+                   return entry->build(m.values);
+                 },
+                 [](const plugin::PluginDescription& p) -> Built {
+                   return plugin::build_plugin_subsystem(p);
+                 },
+                 [](const fmu::FmuDescription& f) -> Built { return fmu::build_fmu_subsystem(f); }},
       description);
 }
 
@@ -67,17 +62,7 @@ std::string describe(const ModelDescription& description) {
             return entry != nullptr && entry->describe ? entry->describe(m.values) : m.model;
           },
           [](const plugin::PluginDescription& p) { return "plugin " + p.library; },
-          [](const BeltDriveParameters&) { return std::string("belt drive with tensioner idler"); },
-          [](const fmu::FmuDescription& f) { return "FMU " + f.path; },
-          [](const OscillatorMassParameters& p) {
-            return std::string(p.displacement_input ? "oscillator mass, displacement-driven"
-                                                    : "oscillator mass, force-driven");
-          },
-          [](const DcMotorParameters& p) {
-            return p.gear_ratio == 1.0
-                       ? std::string("DC motor")
-                       : "DC motor with a gearbox " + std::to_string(p.gear_ratio) + ":1";
-          }},
+          [](const fmu::FmuDescription& f) { return "FMU " + f.path; }},
       description);
 }
 

@@ -36,6 +36,9 @@ ModelRegistry& model_registry() {
   static const bool built = [] {
     add_model(r, detail::hydraulic_cylinder_entry());
     add_model(r, detail::pid_entry());
+    add_model(r, detail::belt_drive_entry());
+    add_model(r, detail::oscillator_mass_entry());
+    add_model(r, detail::dc_motor_entry());
     return true;
   }();
   (void)built;

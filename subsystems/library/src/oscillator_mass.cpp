@@ -6,6 +6,14 @@
 #include <cmath>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "builtin_models.hpp"
+
 namespace macrostep::library {
 
 namespace {
@@ -184,6 +192,71 @@ void OscillatorMass::input_jacobian(double /*t*/, std::span<const double> z,
     values[k++] = -cc;
     values[k] = -dc;
   }
+}
+
+// ---- the registry entry ----
+
+namespace {
+
+const ParameterBinding<OscillatorMassParameters>& oscillator_mass_binding() {
+  using P = OscillatorMassParameters;
+  static const auto binding = [] {
+    ParameterBinding<P> b;
+    b.number("mass", &P::mass, Bound::kPositive, false, "kg", "mass m")
+        .number("c", &P::stiffness, Bound::kNonNegative, false, "N/m", "ground spring c")
+        .number("d", &P::damping, Bound::kNonNegative, false, "N s/m", "ground damper d")
+        .boolean("force_input", &P::force_input, "the body takes a force input")
+        .number("force_sign", &P::force_sign, Bound::kAny, false, "",
+                "+1 or -1: the side of the cut element the body is on")
+        .boolean("displacement_input", &P::displacement_input,
+                 "the body holds a coupling element driven by displacement inputs")
+        .boolean("velocity_input", &P::velocity_input,
+                 "the body takes a joint's projection multiplier")
+        .number("coupling_c", &P::coupling_stiffness, Bound::kNonNegative, false, "N/m",
+                "stiffness of the held coupling element")
+        .number("coupling_d", &P::coupling_damping, Bound::kNonNegative, false, "N s/m",
+                "damping of the held coupling element")
+        .number("coupling_C", &P::coupling_cubic_stiffness, Bound::kNonNegative, false, "N/m^3",
+                "cubic stiffness of the held coupling element")
+        .number("coupling_D", &P::coupling_cubic_damping, Bound::kNonNegative, false, "N s^3/m^3",
+                "cubic damping of the held coupling element")
+        .number("x0", &P::x0, Bound::kAny, false, "m", "initial position")
+        .number("v0", &P::v0, Bound::kAny, false, "m/s", "initial velocity");
+    return b;
+  }();
+  return binding;
+}
+
+}  // namespace
+
+RegisteredModel model_of(const OscillatorMassParameters& p) {
+  return {"oscillator_mass", oscillator_mass_binding().to_values(p)};
+}
+
+ModelEntry detail::oscillator_mass_entry() {
+  ModelEntry e;
+  e.name = "oscillator_mass";
+  e.summary = "one body on a ground spring and damper, force- or displacement-driven";
+  e.parameters = oscillator_mass_binding().specs();
+  e.check = [](const ParameterValues& v) -> std::optional<ParameterProblem> {
+    const double sign = v.number("force_sign");
+    if (sign != 1.0 && sign != -1.0) {
+      return ParameterProblem{"force_sign", fmt::format("must be 1 or -1 (got {})", sign)};
+    }
+    if (!v.boolean("force_input") && !v.boolean("displacement_input")) {
+      return ParameterProblem{
+          "", "an oscillator_mass needs force_input = true or displacement_input = true"};
+    }
+    return std::nullopt;
+  };
+  e.build = [](const ParameterValues& v) -> std::unique_ptr<model::Subsystem> {
+    return std::make_unique<OscillatorMass>(oscillator_mass_binding().to_struct(v));
+  };
+  e.describe = [](const ParameterValues& v) {
+    return std::string(v.boolean("displacement_input") ? "oscillator mass, displacement-driven"
+                                                       : "oscillator mass, force-driven");
+  };
+  return e;
 }
 
 }  // namespace macrostep::library

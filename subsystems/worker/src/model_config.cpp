@@ -280,114 +280,6 @@ library::RegisteredModel decode_registered(schema::RegisteredModelConfig::Reader
   return m;
 }
 
-void encode_mass(const library::OscillatorMassParameters& p,
-                 schema::OscillatorMassConfig::Builder out) {
-  out.setMass(p.mass);
-  out.setStiffness(p.stiffness);
-  out.setDamping(p.damping);
-  out.setForceInput(p.force_input);
-  out.setForceSign(p.force_sign);
-  out.setDisplacementInput(p.displacement_input);
-  out.setVelocityInput(p.velocity_input);
-  out.setCouplingStiffness(p.coupling_stiffness);
-  out.setCouplingDamping(p.coupling_damping);
-  out.setCouplingCubicStiffness(p.coupling_cubic_stiffness);
-  out.setCouplingCubicDamping(p.coupling_cubic_damping);
-  out.setX0(p.x0);
-  out.setV0(p.v0);
-}
-
-library::OscillatorMassParameters decode_mass(schema::OscillatorMassConfig::Reader in) {
-  library::OscillatorMassParameters p;
-  p.mass = in.getMass();
-  p.stiffness = in.getStiffness();
-  p.damping = in.getDamping();
-  p.force_input = in.getForceInput();
-  p.force_sign = in.getForceSign();
-  p.displacement_input = in.getDisplacementInput();
-  p.velocity_input = in.getVelocityInput();
-  p.coupling_stiffness = in.getCouplingStiffness();
-  p.coupling_damping = in.getCouplingDamping();
-  p.coupling_cubic_stiffness = in.getCouplingCubicStiffness();
-  p.coupling_cubic_damping = in.getCouplingCubicDamping();
-  p.x0 = in.getX0();
-  p.v0 = in.getV0();
-  return p;
-}
-
-void encode_belt(const library::BeltDriveParameters& p, schema::BeltDriveConfig::Builder out) {
-  out.setDriverInertia(p.driver_inertia);
-  out.setDrivenInertia(p.driven_inertia);
-  out.setDriverRadius(p.driver_radius);
-  out.setDrivenRadius(p.driven_radius);
-  out.setSpanStiffness(p.span_stiffness);
-  out.setSpanDamping(p.span_damping);
-  out.setPretension(p.pretension);
-  out.setIdlerMass(p.idler_mass);
-  out.setIdlerFactor(p.idler_factor);
-  out.setIdlerDamping(p.idler_damping);
-  auto bearing = out.initBearingDamping(2);
-  auto speed = out.initSpeed0(2);
-  for (unsigned k = 0; k < 2; ++k) {
-    bearing.set(k, p.bearing_damping[k]);
-    speed.set(k, p.speed0[k]);
-  }
-  out.setLeftCoupled(p.left_coupled);
-  out.setRightCoupled(p.right_coupled);
-}
-
-library::BeltDriveParameters decode_belt(schema::BeltDriveConfig::Reader in) {
-  library::BeltDriveParameters p;
-  p.driver_inertia = in.getDriverInertia();
-  p.driven_inertia = in.getDrivenInertia();
-  p.driver_radius = in.getDriverRadius();
-  p.driven_radius = in.getDrivenRadius();
-  p.span_stiffness = in.getSpanStiffness();
-  p.span_damping = in.getSpanDamping();
-  p.pretension = in.getPretension();
-  p.idler_mass = in.getIdlerMass();
-  p.idler_factor = in.getIdlerFactor();
-  p.idler_damping = in.getIdlerDamping();
-  if (in.getBearingDamping().size() != 2 || in.getSpeed0().size() != 2) {
-    throw std::runtime_error("subsystem configuration: a belt drive needs two pulleys' values");
-  }
-  for (unsigned k = 0; k < 2; ++k) {
-    p.bearing_damping[k] = in.getBearingDamping()[k];
-    p.speed0[k] = in.getSpeed0()[k];
-  }
-  p.left_coupled = in.getLeftCoupled();
-  p.right_coupled = in.getRightCoupled();
-  return p;
-}
-
-void encode_motor(const library::DcMotorParameters& p, schema::DcMotorConfig::Builder out) {
-  out.setResistance(p.resistance);
-  out.setInductance(p.inductance);
-  out.setTorqueConstant(p.torque_constant);
-  out.setInertia(p.inertia);
-  out.setDamping(p.damping);
-  out.setGearRatio(p.gear_ratio);
-  out.setCurrent0(p.current0);
-  out.setAngle0(p.angle0);
-  out.setSpeed0(p.speed0);
-  out.setRightCoupled(p.right_coupled);
-}
-
-library::DcMotorParameters decode_motor(schema::DcMotorConfig::Reader in) {
-  library::DcMotorParameters p;
-  p.resistance = in.getResistance();
-  p.inductance = in.getInductance();
-  p.torque_constant = in.getTorqueConstant();
-  p.inertia = in.getInertia();
-  p.damping = in.getDamping();
-  p.gear_ratio = in.getGearRatio();
-  p.current0 = in.getCurrent0();
-  p.angle0 = in.getAngle0();
-  p.speed0 = in.getSpeed0();
-  p.right_coupled = in.getRightCoupled();
-  return p;
-}
-
 }  // namespace
 
 void encode_model(const library::ModelDescription& model, schema::ModelConfig::Builder out) {
@@ -401,18 +293,6 @@ void encode_model(const library::ModelDescription& model, schema::ModelConfig::B
   }
   if (const auto* registered = std::get_if<library::RegisteredModel>(&model)) {
     encode_registered(*registered, out.initRegistered());
-    return;
-  }
-  if (const auto* mass = std::get_if<library::OscillatorMassParameters>(&model)) {
-    encode_mass(*mass, out.initOscillatorMass());
-    return;
-  }
-  if (const auto* belt = std::get_if<library::BeltDriveParameters>(&model)) {
-    encode_belt(*belt, out.initBeltDrive());
-    return;
-  }
-  if (const auto* motor = std::get_if<library::DcMotorParameters>(&model)) {
-    encode_motor(*motor, out.initDcMotor());
     return;
   }
   if (const auto* plugin = std::get_if<plugin::PluginDescription>(&model)) {
@@ -444,12 +324,6 @@ library::ModelDescription decode_model(schema::ModelConfig::Reader in) {
       return decode_registered(in.getRegistered());
     case schema::ModelConfig::PLUGIN:
       return plugin::PluginDescription{in.getPlugin().getLibrary(), in.getPlugin().getParameters()};
-    case schema::ModelConfig::OSCILLATOR_MASS:
-      return decode_mass(in.getOscillatorMass());
-    case schema::ModelConfig::BELT_DRIVE:
-      return decode_belt(in.getBeltDrive());
-    case schema::ModelConfig::DC_MOTOR:
-      return decode_motor(in.getDcMotor());
     case schema::ModelConfig::FMU: {
       const auto f = in.getFmu();
       fmu::FmuDescription d{f.getPath(), f.getParameters(), {}, {}};

@@ -28,6 +28,7 @@
 #include <cstddef>
 #include <string>
 
+#include "macrostep/library/model_registry.hpp"
 #include "macrostep/model/subsystem.hpp"
 
 namespace macrostep::library {
@@ -100,5 +101,8 @@ class BeltDrive final : public model::Subsystem {
   std::array<model::StateRole, 6> roles_;
   model::SparsityPattern pattern_;
 };
+
+// The description of a belt_drive with these parameters (model_registry.hpp).
+RegisteredModel model_of(const BeltDriveParameters& p);
 
 }  // namespace macrostep::library

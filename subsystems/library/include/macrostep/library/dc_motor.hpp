@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "macrostep/library/model_registry.hpp"
 #include "macrostep/model/subsystem.hpp"
 
 namespace macrostep::library {
@@ -74,5 +75,8 @@ class DcMotor final : public model::Subsystem {
   std::vector<model::StateRole> roles_;
   model::SparsityPattern pattern_;
 };
+
+// The description of a dc_motor with these parameters (model_registry.hpp).
+RegisteredModel model_of(const DcMotorParameters& p);
 
 }  // namespace macrostep::library

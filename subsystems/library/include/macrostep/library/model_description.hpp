@@ -44,8 +44,7 @@ struct ChainSegmentDescription {
 // inputs and outputs.
 using ModelDescription =
     std::variant<ChainSegmentDescription, DriveTrainParameters, RegisteredModel,
-                 plugin::PluginDescription, BeltDriveParameters, fmu::FmuDescription,
-                 OscillatorMassParameters, DcMotorParameters>;
+                 plugin::PluginDescription, fmu::FmuDescription>;
 
 // Builds the subsystem. Throws std::invalid_argument for a description that names no model or
 // an impossible one (e.g. an empty mass range).

@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "macrostep/library/model_registry.hpp"
 #include "macrostep/model/subsystem.hpp"
 
 namespace macrostep::library {
@@ -111,5 +112,8 @@ class OscillatorMass final : public model::Subsystem {
   std::vector<model::StateRole> roles_;
   model::SparsityPattern pattern_;
 };
+
+// The description of a oscillator_mass with these parameters (model_registry.hpp).
+RegisteredModel model_of(const OscillatorMassParameters& p);
 
 }  // namespace macrostep::library
