@@ -15,8 +15,10 @@
 #include <tbb/task_arena.h>
 
 #include "macrostep/executors/ring_transport.hpp"
+#include "macrostep/executors/worker_replies.hpp"
 #include "macrostep/executors/worker_supervisor.hpp"
-#include "macrostep/worker/protocol.hpp"
+#include "macrostep/ipc/protocol.hpp"
+#include "macrostep/worker/wire.hpp"
 #include "macrostep/worker/worker.hpp"
 
 namespace macrostep::executors {
@@ -143,8 +145,8 @@ struct ProcessExecutor::State {
   double step_begin = 0.0;
   Operation step_op;  // the current macro step
   std::int64_t communication_ns = 0;
-  std::unique_ptr<worker::StepCommand> command = std::make_unique<worker::StepCommand>();
-  std::unique_ptr<worker::StepReply> reply = std::make_unique<worker::StepReply>();
+  std::unique_ptr<ipc::StepCommand> command = std::make_unique<ipc::StepCommand>();
+  std::unique_ptr<ipc::StepReply> reply = std::make_unique<ipc::StepReply>();
   std::uint64_t command_counter = 0;  // every command, for matching replies
   std::uint64_t pending_ack = 0;      // command id of unacknowledged accept / reject commands
   Operation pending_op;               // what they acknowledge
@@ -209,7 +211,7 @@ struct ProcessExecutor::State {
       if (const auto how = supervisor->ended(i)) fail_dead(i, *how, op);
       transport->wake();
     }
-    workers[i].sent_ns = worker::monotonic_ns();
+    workers[i].sent_ns = ipc::monotonic_ns();
     workers[i].progress_known = false;
     ++workers[i].owed;
     unrung = true;
@@ -262,7 +264,7 @@ struct ProcessExecutor::State {
                                       number(i), reply->id, expected, describe(during)),
                           i, accepted_steps + 1, resume_time(during));
     }
-    workers[i].total = reply->total;
+    workers[i].total = worker::total_stats(*reply);
     workers[i].snapshot_ns = reply->snapshot_ns_total;
   }
 
@@ -271,7 +273,7 @@ struct ProcessExecutor::State {
   // which saves a round trip per macro step. A worker handles commands in order, so the next
   // step starts from the saved / restored state. Sleeping workers are not woken for it
   // (defer_acks).
-  void broadcast(worker::CommandKind kind, const Operation& op) {
+  void broadcast(ipc::CommandKind kind, const Operation& op) {
     if (broken) throw std::logic_error("ProcessExecutor: a worker has failed");
     drain();
     command->kind = kind;
@@ -303,7 +305,7 @@ struct ProcessExecutor::State {
       if (pending_op.kind == Operation::kAccept && reply->exported_bytes > 0) {
         workers[i].since_saved.clear();
       }
-      if (reply->status != worker::ReplyStatus::kOk && error.empty()) {
+      if (reply->status != ipc::ReplyStatus::kOk && error.empty()) {
         error = reply->error;
         failed = i;
       }
@@ -349,14 +351,14 @@ struct ProcessExecutor::State {
       throw std::runtime_error(
           fmt::format("subsystem {}: its worker failed to start: {}", number(i), hs.error));
     }
-    if (hs.protocol_version != worker::kProtocolVersion ||
+    if (hs.protocol_version != ipc::kProtocolVersion ||
         hs.layout_version != ipc::kSegmentLayoutVersion ||
         hs.state_size != transport->state_size(i)) {
-      throw std::runtime_error(fmt::format(
-          "subsystem {}: its worker speaks protocol {} / layout {} with {} states; the "
-          "master expects {} / {} / {}",
-          number(i), hs.protocol_version, hs.layout_version, hs.state_size,
-          worker::kProtocolVersion, ipc::kSegmentLayoutVersion, transport->state_size(i)));
+      throw std::runtime_error(
+          fmt::format("subsystem {}: its worker speaks protocol {} / layout {} with {} states; the "
+                      "master expects {} / {} / {}",
+                      number(i), hs.protocol_version, hs.layout_version, hs.state_size,
+                      ipc::kProtocolVersion, ipc::kSegmentLayoutVersion, transport->state_size(i)));
     }
   }
 
@@ -376,7 +378,7 @@ struct ProcessExecutor::State {
     const std::size_t n = workers.size();
     const Operation op{Operation::kEvaluate, accepted_steps + 1, attempt, step_begin, step_op.end};
     const std::uint64_t first_id = command_counter + 1;  // subsystem i's command: first_id + i
-    command->kind = worker::CommandKind::kEvaluate;
+    command->kind = ipc::CommandKind::kEvaluate;
     for (std::size_t i : remote) {
       if (inputs[i].empty()) continue;
       command->id = first_id + i;
@@ -393,12 +395,7 @@ struct ProcessExecutor::State {
     for (std::size_t i : remote) {
       if (inputs[i].empty()) continue;
       take(i, op, first_id + i);
-      read_evaluation_reply(*reply, workers[i].outputs, outcome.subsystems[i]);
-      if (reply->status != worker::ReplyStatus::kOk && outcome.ok) {
-        outcome.ok = false;
-        outcome.failed_subsystem = i;
-        outcome.error = reply->error;
-      }
+      read_evaluation_reply(*reply, i, workers[i].outputs, outcome);
     }
   }
 
@@ -408,18 +405,18 @@ struct ProcessExecutor::State {
   // can be repeated. Throws WorkerFailure like a pass.
   void repeat_nominal_pass() {
     const std::uint64_t first_id = command_counter + 1;
-    command->kind = worker::CommandKind::kStep;
+    command->kind = ipc::CommandKind::kStep;
     command->t_end = step_op.end;
     for (std::size_t i : remote) {
       command->id = first_id + i;
-      command->set_nominal(workers[i].pass_nominal);
+      worker::pack_runs(*command, workers[i].pass_nominal, {});
       send(i, step_op);
     }
     command_counter = first_id + workers.size() - 1;
     await_replies(step_op);
     for (std::size_t i : remote) {
       take(i, step_op, first_id + i);
-      if (reply->status != worker::ReplyStatus::kOk) {
+      if (reply->status != ipc::ReplyStatus::kOk) {
         broken = true;
         throw std::runtime_error(fmt::format("subsystem {}: the repeated {} failed: {}", number(i),
                                              describe(step_op), reply->error));
@@ -434,7 +431,7 @@ struct ProcessExecutor::State {
     send(i, op);
     await_replies(op);
     take(i, op, command->id);
-    if (reply->status != worker::ReplyStatus::kOk) {
+    if (reply->status != ipc::ReplyStatus::kOk) {
       throw std::runtime_error(fmt::format("subsystem {}: {}", number(i), reply->error));
     }
   }
@@ -514,7 +511,7 @@ struct ProcessExecutor::State {
     Worker& w = workers[i];
     double t = initial_time;
     if (std::filesystem::exists(recovery_path(i))) {
-      command->kind = worker::CommandKind::kImport;
+      command->kind = ipc::CommandKind::kImport;
       command->set_path(recovery_path(i));
       exchange(i, {Operation::kImport, accepted_steps, attempt, accepted_time, accepted_time});
       t = reply->time;
@@ -529,11 +526,11 @@ struct ProcessExecutor::State {
           number(i), t, accepted_time));
     }
     for (; t != accepted_time; ++next) {
-      command->kind = worker::CommandKind::kStep;
+      command->kind = ipc::CommandKind::kStep;
       command->t_end = next->t_end;
-      command->set_nominal(next->nominal);
+      worker::pack_runs(*command, next->nominal, {});
       exchange(i, {Operation::kStep, accepted_steps, attempt, next->t_begin, next->t_end});
-      command->kind = worker::CommandKind::kAccept;
+      command->kind = ipc::CommandKind::kAccept;
       command->clear_runs();
       exchange(i, {Operation::kAccept, accepted_steps, attempt, next->t_begin, next->t_end});
       t = reply->time;
@@ -578,7 +575,7 @@ struct ProcessExecutor::State {
     if (!rings || !processes) return;
     // Ask politely (a worker busy with a command replies to it first), then kill.
     rings->write_shutdown(broken ? "the run failed" : worker::kNormalShutdown);
-    command->kind = worker::CommandKind::kShutdown;
+    command->kind = ipc::CommandKind::kShutdown;
     command->clear_runs();
     command->id = ++command_counter;
     for (std::size_t i : remote) {
@@ -615,26 +612,6 @@ std::vector<ProcessWorkerSpec> worker_specs(const system::CoupledSystem& system,
 
 }  // namespace
 
-void read_evaluation_reply(const worker::StepReply& r, std::size_t outputs, EvaluatedOutputs& e) {
-  e.outputs.assign(r.run_outputs(0), r.run_outputs(0) + (r.runs > 0 ? outputs : 0));
-  const auto feedthrough = r.feedthrough_values();
-  e.feedthrough.assign(feedthrough.begin(), feedthrough.end());
-}
-
-void read_step_reply(const worker::StepReply& r, std::size_t outputs, SubsystemOutcome& so) {
-  so.solver_ns = r.solver_ns;
-  so.extra_ns = r.extra_ns;
-  so.nominal.outputs.assign(r.run_outputs(0), r.run_outputs(0) + outputs);
-  const auto feedthrough = r.feedthrough_values();
-  so.nominal.feedthrough.assign(feedthrough.begin(), feedthrough.end());
-  so.nominal.stats = r.run_stats(0);
-  so.extra.resize(r.runs > 0 ? r.runs - 1 : 0);
-  for (std::size_t k = 0; k + 1 < r.runs; ++k) {
-    so.extra[k].outputs.assign(r.run_outputs(1 + k), r.run_outputs(1 + k) + outputs);
-    so.extra[k].stats = r.run_stats(1 + k);
-  }
-}
-
 ProcessExecutor::ProcessExecutor(const system::CoupledSystem& system,
                                  std::span<const library::ModelDescription> models,
                                  std::span<const double> u0, const ProcessOptions& options)
@@ -648,9 +625,9 @@ ProcessExecutor::ProcessExecutor(std::span<const ProcessWorkerSpec> specs, doubl
   State& s = *state_;
   s.options = options;
   const std::size_t n = specs.size();
-  if (options.extra_runs + 1 > worker::kMaxRuns) {
+  if (options.extra_runs + 1 > ipc::kMaxRuns) {
     throw std::invalid_argument(
-        fmt::format("ProcessExecutor: at most {} extra runs", worker::kMaxRuns - 1));
+        fmt::format("ProcessExecutor: at most {} extra runs", ipc::kMaxRuns - 1));
   }
   if (options.max_restarts > 0) {
     if (!options.rollback) {
@@ -664,7 +641,7 @@ ProcessExecutor::ProcessExecutor(std::span<const ProcessWorkerSpec> specs, doubl
   s.workers.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
     const ProcessWorkerSpec& spec = specs[i];
-    if (spec.outputs > worker::kMaxOutputs) {
+    if (spec.outputs > ipc::kMaxOutputs) {
       throw std::invalid_argument("ProcessExecutor: too many outputs for the reply");
     }
     s.workers[i].outputs = spec.outputs;
@@ -777,15 +754,14 @@ void ProcessExecutor::run_pass(double t_end, std::span<const SubsystemCommand> c
   s.step_begin = s.accepted_time;
   s.step_op = {Operation::kStep, s.accepted_steps + 1, s.attempt, s.step_begin, t_end};
   auto& cmd = *s.command;
-  cmd.kind = worker::CommandKind::kStep;
+  cmd.kind = ipc::CommandKind::kStep;
   cmd.t_end = t_end;
   // All commands out first, then all replies: the subsystems integrate in parallel.
   const std::uint64_t first_id = s.command_counter + 1;  // subsystem i's command: first_id + i
   for (std::size_t i : s.remote) {
     const auto& c = commands[i];
     cmd.id = first_id + i;
-    cmd.set_nominal(c.nominal);
-    for (const auto& extra : c.extra) cmd.add_extra(extra);
+    worker::pack_runs(cmd, c.nominal, c.extra);
     s.send(i, s.step_op);
   }
   s.command_counter = first_id + n - 1;
@@ -796,17 +772,12 @@ void ProcessExecutor::run_pass(double t_end, std::span<const SubsystemCommand> c
   if (s.hosted) s.run_hosted(t_end, commands[0], outcome);
   s.await_replies(s.step_op);
   s.take_acks();  // the previous accept / reject, queued before this step in every ring
-  const std::int64_t popped = worker::monotonic_ns();
+  const std::int64_t popped = ipc::monotonic_ns();
   std::int64_t slowest_sent = 0, slowest_comm = 0;
   for (std::size_t i : s.remote) {
     s.take(i, s.step_op, first_id + i);
     const auto& r = *s.reply;
-    read_step_reply(r, s.workers[i].outputs, outcome.subsystems[i]);
-    if (r.status != worker::ReplyStatus::kOk && outcome.ok) {
-      outcome.ok = false;
-      outcome.failed_subsystem = i;
-      outcome.error = r.error;
-    }
+    read_step_reply(r, i, s.workers[i].outputs, outcome);
     if (i == 0) s.step_time = r.time;
     if (r.sent_ns >= slowest_sent) {
       slowest_sent = r.sent_ns;
@@ -849,7 +820,7 @@ void ProcessExecutor::do_accept() {
     }
   }
   s.accepted_time = s.step_time;
-  s.recovering([&] { s.broadcast(worker::CommandKind::kAccept, op); });
+  s.recovering([&] { s.broadcast(ipc::CommandKind::kAccept, op); });
 }
 
 void ProcessExecutor::do_reject() {
@@ -857,7 +828,7 @@ void ProcessExecutor::do_reject() {
   if (s.hosted) s.hosted->reject();
   Operation op = s.step_op;
   op.kind = Operation::kReject;
-  s.recovering([&] { s.broadcast(worker::CommandKind::kReject, op); });
+  s.recovering([&] { s.broadcast(ipc::CommandKind::kReject, op); });
 }
 
 double ProcessExecutor::accepted_time() const {
@@ -879,12 +850,12 @@ ida::AdvanceStats ProcessExecutor::do_total_stats(std::size_t i) const {
 }
 
 // Export and import are one command to one worker, answered before the call returns.
-void ProcessExecutor::transfer_state(std::size_t i, worker::CommandKind kind,
+void ProcessExecutor::transfer_state(std::size_t i, ipc::CommandKind kind,
                                      const std::string& path) {
   State& s = *state_;
   if (s.broken) throw std::logic_error("ProcessExecutor: a worker has failed");
   s.recovering([&] { s.drain(); });
-  const bool is_export = kind == worker::CommandKind::kExport;
+  const bool is_export = kind == ipc::CommandKind::kExport;
   const Operation op{is_export ? Operation::kExport : Operation::kImport, s.accepted_steps,
                      s.attempt, s.accepted_time, s.accepted_time};
   s.command->kind = kind;
@@ -896,7 +867,7 @@ void ProcessExecutor::transfer_state(std::size_t i, worker::CommandKind kind,
 
 std::size_t ProcessExecutor::do_export_state(std::size_t i, const std::string& path) {
   if (state_->hosted && i == 0) return state_->hosted->export_state_to(path);
-  transfer_state(i, worker::CommandKind::kExport, path);
+  transfer_state(i, ipc::CommandKind::kExport, path);
   return state_->reply->exported_bytes;
 }
 
@@ -906,7 +877,7 @@ void ProcessExecutor::do_import_state(std::size_t i, const std::string& path) {
     state_->accepted_time = state_->hosted->accepted_time();
     return;
   }
-  transfer_state(i, worker::CommandKind::kImport, path);
+  transfer_state(i, ipc::CommandKind::kImport, path);
   state_->accepted_time = state_->reply->time;
 }
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "macrostep/ida/integrator.hpp"
-#include "macrostep/worker/protocol.hpp"
+#include "macrostep/ipc/protocol.hpp"
 
 namespace macrostep::executors::bridge {
 
@@ -116,9 +116,9 @@ Request decode_request(std::span<const std::byte> bytes);
 Reply decode_reply(std::span<const std::byte> bytes);
 
 // The wire bytes of a ring message, and back (the length is checked against the header).
-std::vector<std::byte> wire(const worker::StepCommand& c);
-std::vector<std::byte> wire(const worker::StepReply& r);
-void read_wire(std::span<const std::byte> bytes, worker::StepCommand& c);
-void read_wire(std::span<const std::byte> bytes, worker::StepReply& r);
+std::vector<std::byte> wire(const ipc::StepCommand& c);
+std::vector<std::byte> wire(const ipc::StepReply& r);
+void read_wire(std::span<const std::byte> bytes, ipc::StepCommand& c);
+void read_wire(std::span<const std::byte> bytes, ipc::StepReply& r);
 
 }  // namespace macrostep::executors::bridge

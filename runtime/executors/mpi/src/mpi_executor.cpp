@@ -13,8 +13,10 @@
 #include <sstream>
 
 #include "bridge_messages.hpp"
+#include "macrostep/executors/worker_replies.hpp"
 #include "macrostep/ipc/mpi_world.hpp"
 #include "macrostep/placement/placement.hpp"
+#include "macrostep/worker/wire.hpp"
 #include "macrostep/worker/worker.hpp"
 
 namespace macrostep::executors {
@@ -48,7 +50,7 @@ std::string subsystem_list(const std::vector<std::size_t>& group) {
 
 std::string bridge_version(const std::string& macrostep_version) {
   return fmt::format("macrostep {} (worker protocol {}, bridge {})", macrostep_version,
-                     worker::kProtocolVersion, bridge::kBridgeVersion);
+                     ipc::kProtocolVersion, bridge::kBridgeVersion);
 }
 
 void dismiss_agents(ipc::mpi::World& world, const std::string& reason) {
@@ -134,8 +136,8 @@ struct MpiExecutor::State {
   bool broken = false;
   std::uint64_t attempt = 0, accepted_steps = 0;
   std::int64_t communication_ns = 0;
-  std::unique_ptr<worker::StepCommand> command = std::make_unique<worker::StepCommand>();
-  std::unique_ptr<worker::StepReply> reply = std::make_unique<worker::StepReply>();
+  std::unique_ptr<ipc::StepCommand> command = std::make_unique<ipc::StepCommand>();
+  std::unique_ptr<ipc::StepReply> reply = std::make_unique<ipc::StepReply>();
 
   std::string name(const Agent& a) const {
     return fmt::format("rank {} (host {}, pid {}; subsystem{} {})", a.info.rank, a.info.host,
@@ -468,21 +470,6 @@ MpiExecutor::MpiExecutor(ipc::mpi::World& world, std::span<const AgentInfo> agen
   }
 }
 
-namespace {
-
-// The lowest failing subsystem, as the other executors report it (contract 1); Outcome is a
-// PassOutcome or an EvaluationOutcome.
-template <class Outcome>
-void record_failure(const worker::StepReply& reply, std::size_t i, Outcome& outcome) {
-  if (reply.status != worker::ReplyStatus::kOk && (outcome.ok || i < outcome.failed_subsystem)) {
-    outcome.ok = false;
-    outcome.failed_subsystem = i;
-    outcome.error = reply.error;
-  }
-}
-
-}  // namespace
-
 MpiExecutor::~MpiExecutor() {
   if (state_) state_->shutdown(state_->broken ? "the run failed" : worker::kNormalShutdown);
 }
@@ -502,7 +489,7 @@ void MpiExecutor::do_step(double t_end, std::span<const SubsystemCommand> comman
   s.stepped = true;
   s.invalidate();
   auto& cmd = *s.command;
-  cmd.kind = worker::CommandKind::kStep;
+  cmd.kind = ipc::CommandKind::kStep;
   cmd.t_end = t_end;
   cmd.id = s.attempt;
   std::vector<std::vector<std::byte>> messages;
@@ -513,8 +500,7 @@ void MpiExecutor::do_step(double t_end, std::span<const SubsystemCommand> comman
     rq.t_end = t_end;
     rq.macro_step = s.accepted_steps + 1;
     for (std::size_t i : s.agents[a].group) {
-      cmd.set_nominal(commands[i].nominal);
-      for (const auto& extra : commands[i].extra) cmd.add_extra(extra);
+      worker::pack_runs(cmd, commands[i].nominal, commands[i].extra);
       rq.commands.push_back(bridge::wire(cmd));
     }
     messages.push_back(bridge::encode(rq));
@@ -534,8 +520,7 @@ void MpiExecutor::do_step(double t_end, std::span<const SubsystemCommand> comman
     for (std::size_t j = 0; j < group.size(); ++j) {
       const std::size_t i = group[j];
       bridge::read_wire(r.replies[j], *s.reply);
-      read_step_reply(*s.reply, s.outputs[i], outcome.subsystems[i]);
-      record_failure(*s.reply, i, outcome);
+      read_step_reply(*s.reply, i, s.outputs[i], outcome);
     }
   }
   outcome.communication_ns = std::max<std::int64_t>(0, comm);
@@ -550,7 +535,7 @@ void MpiExecutor::do_evaluate_outputs(std::span<const std::vector<double>> input
   const std::size_t n = s.owner.size();
   if (s.broken) throw std::logic_error("MpiExecutor::evaluate_outputs: the bridge has failed");
   auto& cmd = *s.command;
-  cmd.kind = worker::CommandKind::kEvaluate;
+  cmd.kind = ipc::CommandKind::kEvaluate;
   cmd.id = s.attempt;
   std::vector<std::vector<std::byte>> messages;
   std::vector<std::size_t> asked;
@@ -585,8 +570,7 @@ void MpiExecutor::do_evaluate_outputs(std::span<const std::vector<double>> input
       const std::size_t i = group[j];
       if (inputs[i].empty()) continue;
       bridge::read_wire(r.replies[j], *s.reply);
-      read_evaluation_reply(*s.reply, s.outputs[i], outcome.subsystems[i]);
-      record_failure(*s.reply, i, outcome);
+      read_evaluation_reply(*s.reply, i, s.outputs[i], outcome);
     }
   }
 }

@@ -1,6 +1,6 @@
 // The process executor: every subsystem runs in its own process (`macrostep worker`, spawned
 // from `executable`), talking to the master through lock-free rings in one shared-memory
-// segment (DESIGN.md data flow, contracts 1, 3, 5; subsystems/worker/.../protocol.hpp for the
+// segment (DESIGN.md data flow, contracts 1, 3, 5; ipc/.../protocol.hpp for the
 // messages and the segment layout). Results are bit-identical to InProcessExecutor's.
 //
 // Pieces: the messages travel through a RingTransport (ring_transport.hpp), the processes are
@@ -49,10 +49,10 @@
 #include <vector>
 
 #include "macrostep/executors/executor.hpp"
+#include "macrostep/ipc/protocol.hpp"
 #include "macrostep/ipc/wait.hpp"
 #include "macrostep/library/model_description.hpp"
 #include "macrostep/system/coupled_system.hpp"
-#include "macrostep/worker/protocol.hpp"
 
 namespace macrostep::executors {
 
@@ -60,7 +60,7 @@ namespace macrostep::executors {
 // worker receives its subsystem's in its Cap'n Proto SubsystemConfig), and the worker processes.
 struct ProcessOptions : ExecutorOptions {
   // Extra runs per pass each worker is prepared for (sizes its wait policy; at most
-  // worker::kMaxRuns - 1).
+  // ipc::kMaxRuns - 1).
   unsigned extra_runs = 1;
   // The master's wait policy; nullopt: WaitPolicy::adaptive(worker processes + 1, run CPUs),
   // and when that spins, sched_yield() calls after the spin before it sleeps (the workers always
@@ -130,13 +130,6 @@ class WorkerFailure : public std::runtime_error {
   double time_;
 };
 
-// A subsystem's part of a pass outcome from its worker's step reply (`outputs`: its output
-// count; the status is the caller's to read). The process executor and the MPI bridge both
-// read replies with it.
-void read_step_reply(const worker::StepReply& r, std::size_t outputs, SubsystemOutcome& so);
-// A subsystem's evaluated outputs from its worker's kEvaluate reply (likewise shared).
-void read_evaluation_reply(const worker::StepReply& r, std::size_t outputs, EvaluatedOutputs& e);
-
 class ProcessExecutor final : public Executor {
  public:
   // models[i] describes system.subsystem(i) (the worker builds its subsystem from it); u0: the
@@ -190,7 +183,7 @@ class ProcessExecutor final : public Executor {
 
   // One pass of step(), without recovery.
   void run_pass(double t_end, std::span<const SubsystemCommand> commands, PassOutcome& outcome);
-  void transfer_state(std::size_t i, worker::CommandKind kind, const std::string& path);
+  void transfer_state(std::size_t i, ipc::CommandKind kind, const std::string& path);
   struct State;
   std::unique_ptr<State> state_;
 };

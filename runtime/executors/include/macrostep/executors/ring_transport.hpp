@@ -1,5 +1,5 @@
 // RingTransport: the WorkerTransport of one machine (DESIGN.md contract 3). It owns the run's
-// shared-memory segment (subsystems/worker/.../protocol.hpp gives the layout): per worker the
+// shared-memory segment (ipc/.../protocol.hpp gives the layout): per worker the
 // command and reply rings, the progress counters, the state mirror, the Cap'n Proto
 // configuration and the handshake, plus the run block and the shutdown notice.
 //
@@ -46,11 +46,11 @@ class RingTransport final : public WorkerTransport {
   RingTransport& operator=(const RingTransport&) = delete;
 
   std::size_t workers() const override { return blocks_.size(); }
-  ipc::WaitStatus send(std::size_t i, const worker::StepCommand& command,
+  ipc::WaitStatus send(std::size_t i, const ipc::StepCommand& command,
                        std::chrono::milliseconds timeout) override;
   void wake() override;
   ipc::WaitStatus await_replies(std::chrono::milliseconds timeout) override;
-  bool try_receive(std::size_t i, worker::StepReply& reply) override;
+  bool try_receive(std::size_t i, ipc::StepReply& reply) override;
   std::size_t replies_waiting(std::size_t i) const override;
   std::uint64_t progress(std::size_t i) const override;
   void accepted_state(std::size_t i, std::span<double> z) const override;
@@ -65,7 +65,7 @@ class RingTransport final : public WorkerTransport {
   void forget_replies() { run_->replies.expect(run_->replies.arrived()); }
   // Queues `command` if there is room, without waiting, and rings the bell (the shutdown at the
   // end of a run: a worker that does not take it is killed by its supervisor).
-  bool try_send(std::size_t i, const worker::StepCommand& command);
+  bool try_send(std::size_t i, const ipc::StepCommand& command);
   void write_shutdown(const std::string& reason) noexcept;
 
   const std::string& name() const { return segment_.name(); }
@@ -79,10 +79,10 @@ class RingTransport final : public WorkerTransport {
 
  private:
   ipc::SharedSegment segment_;
-  worker::RunBlock* run_ = nullptr;
-  std::vector<worker::SubsystemBlock*> blocks_;
+  ipc::RunBlock* run_ = nullptr;
+  std::vector<ipc::SubsystemBlock*> blocks_;
   std::vector<std::size_t> state_sizes_;
-  worker::ConfigBlock* bye_ = nullptr;
+  ipc::ConfigBlock* bye_ = nullptr;
   ipc::WaitPolicy policy_;
 };
 

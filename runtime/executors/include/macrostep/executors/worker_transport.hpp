@@ -19,8 +19,8 @@
 #include <cstdint>
 #include <span>
 
+#include "macrostep/ipc/protocol.hpp"
 #include "macrostep/ipc/wait.hpp"
-#include "macrostep/worker/protocol.hpp"
 
 namespace macrostep::executors {
 
@@ -34,7 +34,7 @@ class WorkerTransport {
   // it at once; a sleeping one only after the next wake(). kTimedOut if the queue stayed full
   // for `timeout` (the command was not queued): the worker is not taking commands (the caller
   // checks whether it is alive).
-  virtual ipc::WaitStatus send(std::size_t i, const worker::StepCommand& command,
+  virtual ipc::WaitStatus send(std::size_t i, const ipc::StepCommand& command,
                                std::chrono::milliseconds timeout) = 0;
 
   // Wakes the workers that sleep, for every command sent before (one notification for all).
@@ -45,7 +45,7 @@ class WorkerTransport {
   virtual ipc::WaitStatus await_replies(std::chrono::milliseconds timeout) = 0;
 
   // Takes worker i's next reply into `reply` if it has come in; never waits.
-  virtual bool try_receive(std::size_t i, worker::StepReply& reply) = 0;
+  virtual bool try_receive(std::size_t i, ipc::StepReply& reply) = 0;
 
   // Replies of worker i that have come in and not been taken yet.
   virtual std::size_t replies_waiting(std::size_t i) const = 0;

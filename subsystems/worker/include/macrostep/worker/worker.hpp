@@ -1,8 +1,8 @@
 // The subsystem process (`macrostep worker --segment NAME --index I`, DESIGN.md data flow) and
 // the Cap'n Proto configuration the master hands it (ipc/schema/control.capnp).
 //
-// Master side: encode_config() serializes a subsystem's configuration; write_message() puts it
-// into the "ms.cfg.I" region before the worker is spawned.
+// Master side: encode_config() serializes a subsystem's configuration; ipc::write_message() puts it
+// into the subsystem's region before the worker is spawned.
 // Worker side: run_worker() attaches to the segment (by name, or through an inherited descriptor),
 // checks the master, pins itself, rebuilds its model bit-identically from the configuration, writes
 // the handshake and serves commands until kShutdown (exit status 0) or until the master is gone
@@ -18,9 +18,10 @@
 #include <vector>
 
 #include "macrostep/ida/integrator.hpp"
+#include "macrostep/ipc/protocol.hpp"
+#include "macrostep/ipc/wait.hpp"
 #include "macrostep/library/model_description.hpp"
 #include "macrostep/runner/subsystem_runner.hpp"
-#include "macrostep/worker/protocol.hpp"
 
 namespace macrostep::ipc {
 class SharedSegment;
@@ -91,12 +92,6 @@ std::vector<std::byte> encode_shutdown(const std::string& reason);
 std::string decode_shutdown(const std::byte* data, std::size_t bytes);
 inline constexpr std::size_t kShutdownRegionBytes = 1024;
 inline constexpr const char* kNormalShutdown = "end of run";
-
-// Writes a message into a ConfigBlock region (publishes `bytes` last). Throws if it does not fit.
-void write_message(ConfigBlock& block, const std::vector<std::byte>& message);
-
-// The region bytes a config needs (header + message).
-std::size_t config_region_bytes(std::size_t message_bytes);
 
 // How a worker waits for its next command: awake for longer than the master's turnaround between
 // two steps (a short spin, then sched_yield() calls, then sleep) when the runs of all `subsystems`
