@@ -46,7 +46,8 @@ ipc::SharedSegment create_segment(std::span<const std::vector<std::byte>> config
 
 RingTransport::RingTransport(std::span<const std::vector<std::byte>> configs,
                              std::span<const std::size_t> state_sizes,
-                             std::optional<ipc::WaitPolicy> policy, pid_t master)
+                             std::optional<ipc::WaitPolicy> policy, pid_t master,
+                             unsigned extra_runs)
     : segment_(create_segment(configs, state_sizes)),
       state_sizes_(state_sizes.begin(), state_sizes.end()) {
   const std::size_t n = configs.size();
@@ -70,6 +71,8 @@ RingTransport::RingTransport(std::span<const std::vector<std::byte>> configs,
     blocks_.push_back(block);
   }
   policy_ = policy ? *policy : ipc::WaitPolicy::adaptive(n + 1, segment_.identity().run_cpus);
+  idle_workers_sleep_ =
+      worker::worker_wait_policy(n, extra_runs, segment_.identity().run_cpus).spin_iterations == 0;
 }
 
 RingTransport::~RingTransport() = default;
@@ -133,15 +136,31 @@ std::optional<worker::HandshakeInfo> RingTransport::handshake(std::size_t i) con
   return worker::decode_handshake(hs.data(), b);
 }
 
-void RingTransport::reset(std::size_t i) {
-  ipc::SubsystemBlock& block = *blocks_.at(i);
-  // The rings may hold a command the old process never took, or a reply nobody read, and
-  // their wait words may count a sleeper that no longer exists: construct them anew.
-  std::destroy_at(&block.commands);
-  new (&block.commands) ipc::CommandRing();
-  std::destroy_at(&block.replies);
-  new (&block.replies) ipc::ReplyRing();
-  block.handshake.bytes.store(0, std::memory_order_release);
+void RingTransport::reset(std::span<const std::size_t> which) {
+  // Only the ended workers owed replies: the counter waits for those of new commands only.
+  run_->replies.expect(run_->replies.arrived());
+  for (std::size_t i : which) {
+    ipc::SubsystemBlock& block = *blocks_.at(i);
+    // The rings may hold a command the old process never took, or a reply nobody read, and
+    // their wait words may count a sleeper that no longer exists: construct them anew.
+    std::destroy_at(&block.commands);
+    new (&block.commands) ipc::CommandRing();
+    std::destroy_at(&block.replies);
+    new (&block.replies) ipc::ReplyRing();
+    block.handshake.bytes.store(0, std::memory_order_release);
+  }
+}
+
+void RingTransport::request_shutdown(std::span<const std::size_t> which,
+                                     const std::string& reason) noexcept {
+  write_shutdown(reason);
+  ipc::StepCommand& bye = *shutdown_command_;
+  bye.kind = ipc::CommandKind::kShutdown;
+  bye.clear_runs();
+  for (std::size_t i : which) {
+    ++bye.id;
+    (void)try_send(i, bye);
+  }
 }
 
 void RingTransport::write_shutdown(const std::string& reason) noexcept {

@@ -101,6 +101,41 @@ inline constexpr const char* kNormalShutdown = "end of run";
 ipc::WaitPolicy worker_wait_policy(std::size_t subsystems, unsigned extra_runs,
                                    std::size_t run_cpus) noexcept;
 
+// A worker's handling of its commands, apart from how they reach it: a SubsystemRunner (the
+// same one the in-process executor drives) built from the decoded configuration, fed from
+// commands, its results written into replies by the one encoder (wire.hpp), its accepted state
+// published into `mirror` (state_size() doubles) before it answers an accept or an import, its
+// integrators bumping `progress` (ipc::kMaxRuns counters) while they compute. run_worker() serves
+// the ring of its segment with it; another WorkerTransport serves it the same way. One thread
+// calls handle(); mirror and progress must outlive the handler.
+class CommandHandler {
+ public:
+  // Builds the runner at the configuration's initial state and publishes that state. Throws
+  // what building the runner throws (std::invalid_argument, ida::IntegrationError).
+  CommandHandler(DecodedConfig config, double* mirror, ipc::ProgressCounter* progress);
+  ~CommandHandler();
+  CommandHandler(const CommandHandler&) = delete;
+  CommandHandler& operator=(const CommandHandler&) = delete;
+
+  // Answers `command` in `reply` (its id, status, results, the worker's counters); never throws:
+  // a failure is a kFailed reply with the reason. A kShutdown is answered like any command.
+  void handle(const ipc::StepCommand& command, ipc::StepReply& reply);
+
+ private:
+  void step(const ipc::StepCommand& cmd, ipc::StepReply& reply);
+  void evaluate(const ipc::StepCommand& cmd, ipc::StepReply& reply);
+  void keep_for_recovery(ipc::StepReply& reply, bool now);
+  void write_mirror();
+
+  DecodedConfig config_;
+  double* mirror_;
+  runner::SubsystemRunner runner_;
+  std::unique_ptr<tbb::task_arena> arena_;
+  std::int64_t saved_ns_ = ipc::monotonic_ns();  // when the recovery file was last written
+  model::SupportPoints nominal_;                 // the current command's runs, unpacked
+  std::vector<runner::ExtraRun> extra_;
+};
+
 // The worker's main(): returns the process exit status (0 after kShutdown; 3 orphaned;
 // 4 bad segment or configuration). Messages go to stderr, naming the subsystem (1-based).
 // segment_fd >= 0: attach through that inherited descriptor (it is closed afterwards) instead
