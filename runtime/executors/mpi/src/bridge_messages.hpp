@@ -43,6 +43,10 @@ inline std::int64_t elapsed_ns(std::chrono::steady_clock::time_point since) {
       .count();
 }
 
+// Rank 0: records that the agents have been given their setup (a run's, or the dismissal when
+// there is no run), which happens at most once per process; returns whether it had happened.
+bool mark_agents_told();
+
 struct Hello {
   std::string version, host;
   int pid = 0;

@@ -25,9 +25,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Whether the agents have been given a setup (run or no run): at most once per process.
-bool g_agents_told = false;
-
 // Whether process `pid` of this host has ended (gone, or a zombie its parent has not reaped).
 bool process_gone(int pid) {
   if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
@@ -47,57 +44,6 @@ std::string subsystem_list(const std::vector<std::size_t>& group) {
 }
 
 }  // namespace
-
-std::string bridge_version(const std::string& macrostep_version) {
-  return fmt::format("macrostep {} (worker protocol {}, bridge {})", macrostep_version,
-                     ipc::kProtocolVersion, bridge::kBridgeVersion);
-}
-
-void dismiss_agents(ipc::mpi::World& world, const std::string& reason) {
-  if (g_agents_told || world.rank() != 0) return;
-  g_agents_told = true;
-  bridge::Setup none;
-  none.run = false;
-  none.reason = reason;
-  const auto bytes = bridge::encode(none);
-  std::vector<int> ranks;
-  std::vector<std::vector<std::byte>> messages;
-  for (int r = 1; r < world.size(); ++r) {
-    ranks.push_back(r);
-    messages.push_back(bytes);
-  }
-  world.send_all(ranks, bridge::kControlTag, messages);
-}
-
-std::vector<AgentInfo> greet_agents(ipc::mpi::World& world, const std::string& version,
-                                    std::chrono::milliseconds timeout) {
-  std::vector<AgentInfo> agents(static_cast<std::size_t>(std::max(0, world.size() - 1)));
-  for (std::size_t k = 0; k < agents.size(); ++k) {
-    const auto m = world.receive(ipc::mpi::kAnySource, bridge::kControlTag, {}, timeout);
-    if (!m) {
-      throw std::runtime_error(
-          fmt::format("--executor mpi: only {} of {} node agents said hello within {:.0f} s", k,
-                      agents.size(), std::chrono::duration<double>(timeout).count()));
-    }
-    const bridge::Hello hello = bridge::decode_hello(m->bytes);
-    agents.at(static_cast<std::size_t>(m->source) - 1) = {m->source, hello.host, hello.pid,
-                                                          hello.version};
-  }
-  std::string differ;
-  for (const auto& a : agents) {
-    if (a.version != version) {
-      differ += fmt::format("\n  rank {} on {} (pid {}): {}", a.rank, a.host, a.pid, a.version);
-    }
-  }
-  if (!differ.empty()) {
-    const std::string reason = fmt::format(
-        "--executor mpi: every rank must run the same macrostep; rank 0 on {} runs {}, but{}",
-        world.host(), version, differ);
-    dismiss_agents(world, reason);
-    throw BridgeUsageError(reason);
-  }
-  return agents;
-}
 
 struct MpiExecutor::State {
   struct Agent {
@@ -388,6 +334,7 @@ MpiExecutor::MpiExecutor(ipc::mpi::World& world, std::span<const AgentInfo> agen
   world.set_poll_interval(options.poll_interval);
   const std::size_t n = system.subsystem_count();
   const auto groups = place_subsystems(n, agents.size(), options.subsystem_ranks);
+  const auto specs = worker_specs(system, models, u0);
   s.owner.resize(n);
   s.local.resize(n);
   s.outputs.resize(n);
@@ -406,28 +353,18 @@ MpiExecutor::MpiExecutor(ipc::mpi::World& world, std::span<const AgentInfo> agen
     std::size_t offset = 0;
     for (std::size_t j = 0; j < agent.group.size(); ++j) {
       const std::size_t i = agent.group[j];
-      const auto& sub = system.subsystem(i);
       s.owner[i] = a;
       s.local[i] = j;
-      s.outputs[i] = sub.output_size();
-      s.state_sizes[i] = sub.state_size();
+      s.outputs[i] = specs[i].outputs;
+      s.state_sizes[i] = specs[i].states;
       s.state_offset[i] = offset;
-      offset += sub.state_size();
-      worker::WorkerSetup ws;
-      ws.model = &models[i];
-      ws.initial_inputs.resize(sub.input_size());
-      system.gather_inputs(i, u0, ws.initial_inputs);
-      ws.solver = workers.solver_for(i);
-      ws.rollback = workers.rollback;
-      ws.jumps = workers.jumps;
-      ws.extra_runs = workers.extra_runs;
-      ws.threads = workers.threads;
-      ws.index = static_cast<std::uint32_t>(i);
-      ws.subsystems = static_cast<std::uint32_t>(n);
+      offset += specs[i].states;
+      // The same configuration a worker of the process executor gets (the agent's executor adds
+      // pinning on its node).
       setup.subsystems.push_back(static_cast<std::uint32_t>(i));
-      setup.configs.push_back(worker::encode_config(ws));
-      setup.outputs.push_back(static_cast<std::uint32_t>(sub.output_size()));
-      setup.states.push_back(sub.state_size());
+      setup.configs.push_back(worker::encode_config(worker_setup(specs[i], i, n, workers)));
+      setup.outputs.push_back(static_cast<std::uint32_t>(specs[i].outputs));
+      setup.states.push_back(specs[i].states);
     }
     setup.initial_time = system.subsystem(0).initial_time();
     // A map's entries of this group only (the agent numbers its subsystems 1..k).
@@ -446,7 +383,7 @@ MpiExecutor::MpiExecutor(ipc::mpi::World& world, std::span<const AgentInfo> agen
   // as replies.
   std::vector<int> ranks;
   for (const auto& a : s.agents) ranks.push_back(a.info.rank);
-  g_agents_told = true;
+  bridge::mark_agents_told();
   // Starting the workers may take their handshake timeout before an agent can answer.
   for (auto& a : s.agents) {
     a.sending = true;
