@@ -134,7 +134,7 @@ Timing run(const library::ChainParameters& p, std::size_t subsystems, bool proce
 }
 
 // The floor of the processes column: `n` forked processes that do per round only what a worker
-// does per macro step with the runtime's primitives (subsystems/worker/.../protocol.hpp,
+// does per macro step with the runtime's primitives (ipc/.../protocol.hpp,
 // "Waking": wait on the bell, take the command from its ring, push a reply quietly, arrive at the
 // reply counter), and a master that per round raises the counter's target, pushes n commands
 // quietly, rings the bell once and waits until the last arrival; both with the wait policies of

@@ -3,8 +3,8 @@
 //   (a) cache-line ping-pong between two threads pinned to two CPUs: one 64-byte line, plain
 //       acquire loads and release stores, no PAUSE: what the coherence fabric costs;
 //   (b) SpscRing round trip between two processes (fork; the worker attaches to the segment by
-//       name) pinned to the same two CPUs, with the product's messages: worker::StepCommand and
-//       worker::StepReply of a no-op subsystem with 2 inputs, κ = 2 and one comparison run (as
+//       name) pinned to the same two CPUs, with the product's messages: ipc::StepCommand and
+//       ipc::StepReply of a no-op subsystem with 2 inputs, κ = 2 and one comparison run (as
 //       explicit Jacobi with exMD sends them; only their wire bytes travel), spin-then-futex
 //       waiting with the default spin budget; (b') and (b'') the same with plain messages of
 //       --command-bytes / --reply-bytes and of one line, which separate the ring protocol from
@@ -50,10 +50,11 @@
 #include <vector>
 
 #include "bench_timing.hpp"
+#include "macrostep/ipc/protocol.hpp"
 #include "macrostep/ipc/shared_segment.hpp"
 #include "macrostep/ipc/spsc_ring.hpp"
 #include "macrostep/ipc/wait.hpp"
-#include "macrostep/worker/protocol.hpp"
+#include "macrostep/worker/wire.hpp"
 
 using namespace macrostep;
 using namespace macrostep::bench;
@@ -129,16 +130,16 @@ void set_seq(Message<Bytes>& m, std::uint64_t seq) {
   m.seq = seq;
 }
 // The product's messages carry the attempt id, which the worker echoes.
-std::uint64_t seq_of(const worker::StepCommand& m) {
+std::uint64_t seq_of(const ipc::StepCommand& m) {
   return m.id;
 }
-std::uint64_t seq_of(const worker::StepReply& m) {
+std::uint64_t seq_of(const ipc::StepReply& m) {
   return m.id;
 }
-void set_seq(worker::StepCommand& m, std::uint64_t seq) {
+void set_seq(ipc::StepCommand& m, std::uint64_t seq) {
   m.id = seq;
 }
-void set_seq(worker::StepReply& m, std::uint64_t seq) {
+void set_seq(ipc::StepReply& m, std::uint64_t seq) {
   m.id = seq;
 }
 
@@ -251,8 +252,8 @@ std::optional<RingResult> run_ring(std::size_t command_bytes, std::size_t reply_
 // them: 2 inputs (a cut chain segment), κ = 2, the nominal run plus one comparison run; the
 // reply with 2 outputs per run. Only their wire_bytes() travel through the ring.
 struct ProductMessages {
-  std::unique_ptr<worker::StepCommand> command = std::make_unique<worker::StepCommand>();
-  std::unique_ptr<worker::StepReply> reply = std::make_unique<worker::StepReply>();
+  std::unique_ptr<ipc::StepCommand> command = std::make_unique<ipc::StepCommand>();
+  std::unique_ptr<ipc::StepReply> reply = std::make_unique<ipc::StepReply>();
 };
 
 ProductMessages product_messages() {
@@ -266,11 +267,12 @@ ProductMessages product_messages() {
     p.value[0][j] = 0.5 + static_cast<double>(j);
     p.value[1][j] = -0.25 * static_cast<double>(j);
   }
-  m.command->kind = worker::CommandKind::kStep;
+  m.command->kind = ipc::CommandKind::kStep;
   m.command->t_end = 1.1e-3;
-  m.command->set_nominal(p);
-  p.degree = 1;  // a comparison run (exLE's would be one degree more)
-  m.command->add_extra(runner::ExtraRun::comparison(p));
+  model::SupportPoints comparison = p;
+  comparison.degree = 1;  // a comparison run (exLE's would be one degree more)
+  const runner::ExtraRun extra[] = {runner::ExtraRun::comparison(comparison)};
+  worker::pack_runs(*m.command, p, extra);
   m.reply->runs = 2;
   m.reply->outputs = 2;
   return m;

@@ -2,7 +2,7 @@
 # (ranks 1..R-1), each of which drives the worker processes of its group of subsystems through
 # the rings of its node. The subsystems' own configuration travels as the SubsystemConfig of
 # control.capnp, and the per-step payload as the POD worker::StepCommand / StepReply bytes of the
-# rings (subsystems/worker/.../protocol.hpp), so a node agent forwards them unchanged.
+# rings (ipc/.../protocol.hpp), so a node agent forwards them unchanged.
 #
 # Order on the MPI tags of the bridge (runtime/executors/mpi/.../mpi_executor.hpp):
 #   agent -> master  BridgeHello                    once, at start-up (versions, host)

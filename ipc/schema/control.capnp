@@ -1,7 +1,7 @@
 # Control messages between the master and a subsystem process (DESIGN.md contract 3): the
 # subsystem's configuration, the handshake and the shutdown notice. They are exchanged once per
 # run through regions of the shared-memory segment; the per-step traffic stays POD
-# (subsystems/worker/include/macrostep/worker/protocol.hpp).
+# (ipc/include/macrostep/ipc/protocol.hpp).
 #
 # Floating-point data travels as Float64 bit patterns, so a worker rebuilds its model
 # bit-identically (contract 1).

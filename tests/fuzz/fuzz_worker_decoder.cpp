@@ -11,13 +11,14 @@
 #include <stdexcept>
 #include <vector>
 
-#include "macrostep/worker/protocol.hpp"
+#include "macrostep/ipc/protocol.hpp"
+#include "macrostep/worker/wire.hpp"
 #include "macrostep/worker/worker.hpp"
 
 namespace {
 
-using macrostep::worker::CommandKind;
-using macrostep::worker::StepCommand;
+using macrostep::ipc::CommandKind;
+using macrostep::ipc::StepCommand;
 
 void decode_command(const std::byte* data, std::size_t size) {
   // The ring hands the worker a whole StepCommand slot; the fuzzer controls its prefix.
@@ -27,7 +28,7 @@ void decode_command(const std::byte* data, std::size_t size) {
   std::vector<macrostep::runner::ExtraRun> extra;
   switch (cmd->kind) {
     case CommandKind::kStep:
-      cmd->unpack(nominal, extra);
+      macrostep::worker::unpack_runs(*cmd, nominal, extra);
       break;
     case CommandKind::kExport:
     case CommandKind::kImport:

@@ -10,9 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "macrostep/ipc/protocol.hpp"
 #include "macrostep/library/chain_spec.hpp"
 #include "macrostep/library/model_description.hpp"
-#include "macrostep/worker/protocol.hpp"
+#include "macrostep/worker/wire.hpp"
 #include "macrostep/worker/worker.hpp"
 
 namespace {
@@ -55,7 +56,7 @@ int main(int argc, char** argv) {
   worker::HandshakeInfo hs;
   hs.ready = true;
   hs.pid = 1234;
-  hs.protocol_version = worker::kProtocolVersion;
+  hs.protocol_version = ipc::kProtocolVersion;
   hs.state_size = 6;
   write_seed(dir, "handshake_ready", 1, worker::encode_handshake(hs));
   hs.ready = false;
@@ -63,23 +64,23 @@ int main(int argc, char** argv) {
   write_seed(dir, "handshake_failed", 1, worker::encode_handshake(hs));
   write_seed(dir, "shutdown", 2, worker::encode_shutdown(worker::kNormalShutdown));
 
-  auto cmd = std::make_unique<worker::StepCommand>();
+  auto cmd = std::make_unique<ipc::StepCommand>();
   model::SupportPoints points;
   points.degree = 1;
   points.channels = 1;
   cmd->id = 7;
   cmd->t_end = 1e-3;
-  cmd->set_nominal(points);
+  worker::pack_runs(*cmd, points, {});
   write_seed(dir, "step_nominal", 3, cmd.get(), cmd->wire_bytes());
   runner::ExtraRun comparison;
   comparison.role = runner::RunRole::kComparison;
   comparison.points = points;
-  cmd->add_extra(comparison);
+  worker::pack_runs(*cmd, points, std::span(&comparison, 1));
   write_seed(dir, "step_comparison", 3, cmd.get(), cmd->wire_bytes());
-  cmd->kind = worker::CommandKind::kExport;
+  cmd->kind = ipc::CommandKind::kExport;
   cmd->set_path("/tmp/state.bin");
   write_seed(dir, "export", 3, cmd.get(), cmd->wire_bytes());
-  cmd->kind = worker::CommandKind::kAccept;
+  cmd->kind = ipc::CommandKind::kAccept;
   cmd->clear_runs();
   write_seed(dir, "accept", 3, cmd.get(), cmd->wire_bytes());
   return 0;

@@ -1,4 +1,4 @@
-// The batched wake-up of the process runtime (subsystems/worker/.../protocol.hpp, "Waking"):
+// The batched wake-up of the process runtime (ipc/.../protocol.hpp, "Waking"):
 // ArrivalCounter (one waiter woken by the last of many arrivals) and rings whose consumers sleep
 // on one shared WaitWord that the producer notifies once per batch of quiet pushes. The stress
 // tests run more waiting threads than CPUs with sleeping waiters: a lost wake-up hangs them.

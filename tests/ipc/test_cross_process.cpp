@@ -242,7 +242,7 @@ TEST(CrossProcess, TimedWaitLetsTheMasterNoticeADeadWorker) {
   EXPECT_EQ(WTERMSIG(status), SIGKILL);
 }
 
-// ---- the batched wake-up across processes (protocol.hpp of the worker, "Waking") -------------
+// ---- the batched wake-up across processes (ipc/.../protocol.hpp, "Waking") -------------
 
 // A worker process of the batched echo: sleeps on the shared bell for its next command, answers
 // it through its own reply ring and arrives at the shared counter. Exit status 0 if every

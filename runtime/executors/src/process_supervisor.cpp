@@ -47,14 +47,20 @@ bool gone_without_pidfd(pid_t pid) {
 
 }  // namespace
 
-ProcessSupervisor::ProcessSupervisor(std::string executable, std::size_t workers)
-    : executable_(std::move(executable)), procs_(workers) {}
+ProcessSupervisor::ProcessSupervisor(std::string executable, std::size_t workers,
+                                     std::string segment_name, int segment_fd)
+    : executable_(std::move(executable)),
+      procs_(workers),
+      segment_name_(std::move(segment_name)),
+      segment_fd_(segment_fd) {}
 
 ProcessSupervisor::~ProcessSupervisor() {
   for (std::size_t i = 0; i < procs_.size(); ++i) kill(i);
 }
 
-void ProcessSupervisor::start(std::size_t i, const std::string& segment_name, int segment_fd) {
+void ProcessSupervisor::start(std::size_t i) {
+  const std::string& segment_name = segment_name_;
+  const int segment_fd = segment_fd_;
   Proc& p = procs_.at(i);
   if (p.pid > 0 && !ended(i)) {
     throw std::logic_error(fmt::format("subsystem {}: its worker still runs", i + 1));

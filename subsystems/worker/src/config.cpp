@@ -33,28 +33,11 @@ auto refusing_malformed(const char* what, Decode decode) {
 
 }  // namespace
 
-std::string region_name(std::string_view kind, std::size_t index) {
-  return std::string(kind) + "." + std::to_string(index);
-}
-
-std::size_t config_region_bytes(std::size_t message_bytes) {
-  return sizeof(ConfigBlock) + message_bytes;
-}
-
-SubsystemLayout subsystem_layout(std::size_t state_size, std::size_t config_bytes) {
-  const auto round = [](std::size_t n) { return (n + 63) / 64 * 64; };
-  SubsystemLayout l;
-  l.state_offset = round(sizeof(SubsystemBlock));
-  l.config_offset = l.state_offset + round(std::max<std::size_t>(1, state_size) * sizeof(double));
-  l.bytes = l.config_offset + config_region_bytes(config_bytes);
-  return l;
-}
-
 std::vector<std::byte> encode_config(const WorkerSetup& s) {
   if (s.model == nullptr) throw std::invalid_argument("encode_config: no model");
   capnp::MallocMessageBuilder message;
   auto cfg = message.initRoot<schema::SubsystemConfig>();
-  cfg.setProtocolVersion(kProtocolVersion);
+  cfg.setProtocolVersion(ipc::kProtocolVersion);
   cfg.setIndex(s.index);
   cfg.setSubsystemCount(s.subsystems);
   cfg.setMasterPid(s.master_pid);
@@ -106,10 +89,10 @@ DecodedConfig decode_config_message(const std::byte* data, std::size_t bytes) {
   const auto cfg = reader.getRoot<schema::SubsystemConfig>();
   DecodedConfig d;
   d.protocol_version = cfg.getProtocolVersion();
-  if (d.protocol_version != kProtocolVersion) {
+  if (d.protocol_version != ipc::kProtocolVersion) {
     throw std::runtime_error("subsystem configuration: protocol version " +
                              std::to_string(d.protocol_version) + ", this worker speaks " +
-                             std::to_string(kProtocolVersion));
+                             std::to_string(ipc::kProtocolVersion));
   }
   d.index = cfg.getIndex();
   d.subsystems = cfg.getSubsystemCount();
@@ -197,16 +180,6 @@ std::string decode_shutdown(const std::byte* data, std::size_t bytes) {
         reinterpret_cast<const capnp::word*>(data), bytes / sizeof(capnp::word)));
     return std::string(reader.getRoot<schema::Shutdown>().getReason().cStr());
   });
-}
-
-void write_message(ConfigBlock& block, const std::vector<std::byte>& message) {
-  if (message.size() > block.capacity) {
-    throw std::runtime_error("control message of " + std::to_string(message.size()) +
-                             " bytes does not fit its region of " + std::to_string(block.capacity) +
-                             " bytes");
-  }
-  std::memcpy(block.data(), message.data(), message.size());
-  block.bytes.store(message.size(), std::memory_order_release);
 }
 
 }  // namespace macrostep::worker

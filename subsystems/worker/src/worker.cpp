@@ -20,151 +20,108 @@
 
 #include "macrostep/ipc/shared_segment.hpp"
 #include "macrostep/runner/subsystem_runner.hpp"
+#include "macrostep/worker/wire.hpp"
 
 namespace macrostep::worker {
 
-std::int64_t monotonic_ns() noexcept {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+CommandHandler::CommandHandler(DecodedConfig config, double* mirror, ipc::ProgressCounter* progress)
+    : config_(std::move(config)),
+      mirror_(mirror),
+      runner_(*config_.subsystem, config_.initial_inputs,
+              runner::RunnerOptions{config_.solver, config_.rollback, config_.jumps}) {
+  runner_.set_progress_counters([progress](std::size_t k) -> std::atomic<std::uint64_t>* {
+    return k < ipc::kMaxRuns ? &progress[k].value : nullptr;
+  });
+  if (config_.threads != 1) {
+    arena_ = std::make_unique<tbb::task_arena>(
+        config_.threads > 0 ? config_.threads : static_cast<int>(tbb::task_arena::automatic));
+  }
+  write_mirror();
+}
+
+CommandHandler::~CommandHandler() = default;
+
+void CommandHandler::handle(const ipc::StepCommand& cmd, ipc::StepReply& reply) {
+  reply.status = ipc::ReplyStatus::kOk;
+  reply.failed_run = 0;
+  reply.error[0] = '\0';
+  reply.id = cmd.id;
+  reply.runs = 0;
+  reply.feedthrough = 0;
+  reply.exported_bytes = 0;
+  reply.solver_ns = reply.extra_ns = 0;
+  try {
+    switch (cmd.kind) {
+      case ipc::CommandKind::kStep:
+        step(cmd, reply);
+        break;
+      case ipc::CommandKind::kAccept:
+        runner_.accept();
+        write_mirror();
+        keep_for_recovery(reply, /*now=*/false);
+        break;
+      case ipc::CommandKind::kReject:
+        runner_.reject();
+        break;
+      case ipc::CommandKind::kExport:
+        reply.exported_bytes = runner_.export_state_to(cmd.path());
+        break;
+      case ipc::CommandKind::kImport:
+        runner_.import_state_from(cmd.path());
+        write_mirror();
+        keep_for_recovery(reply, /*now=*/true);
+        break;
+      case ipc::CommandKind::kEvaluate:
+        evaluate(cmd, reply);
+        break;
+      case ipc::CommandKind::kShutdown:
+        break;
+      default:
+        throw std::runtime_error("unknown command kind " +
+                                 std::to_string(static_cast<unsigned>(cmd.kind)));
+    }
+  } catch (const std::exception& e) {
+    reply.set_failure(0, e.what());
+  }
+  reply.time = runner_.time();
+  reply.snapshot_ns_total = runner_.snapshot_ns();
+  set_total_stats(reply, runner_.total_stats());
+}
+
+void CommandHandler::step(const ipc::StepCommand& cmd, ipc::StepReply& reply) {
+  unpack_runs(cmd, nominal_, extra_);
+  runner_.prepare(cmd.t_end, nominal_, extra_);
+  runner_.run_all(arena_.get());
+  encode_pass(runner_.result(0), runner_.extra_results(), config_.subsystem->output_size(),
+              runner_.nominal_ns(), runner_.extra_ns(), reply);
+  if (const std::string failure = runner_.failure(); !failure.empty()) {
+    reply.set_failure(static_cast<std::uint32_t>(runner_.failed_run()), failure);
+  }
+}
+
+// The runner's output evaluation (the in-process executor calls the same function).
+void CommandHandler::evaluate(const ipc::StepCommand& cmd, ipc::StepReply& reply) {
+  const runner::RunResult& r = runner_.evaluate_outputs(cmd.inputs());
+  encode_evaluation(r.outputs, r.feedthrough, r.error, reply);
+}
+
+// The accepted state where a restarted process for this subsystem finds it (WorkerSetup::
+// recovery_path), `now` or when the recovery interval has passed (a save costs about as much
+// as a small macro step; the master repeats the steps since the last one instead). Written
+// before the reply, which tells it: a process that dies before leaves the previous file.
+void CommandHandler::keep_for_recovery(ipc::StepReply& reply, bool now) {
+  if (config_.recovery_path.empty()) return;
+  const std::int64_t t = ipc::monotonic_ns();
+  if (!now && t - saved_ns_ < std::int64_t{config_.recovery_interval_ms} * 1'000'000) return;
+  reply.exported_bytes = runner_.export_state_to(config_.recovery_path, /*durable=*/false);
+  saved_ns_ = t;
+}
+
+void CommandHandler::write_mirror() {
+  runner_.accepted_state(std::span<double>(mirror_, config_.subsystem->state_size()));
 }
 
 namespace {
-
-void copy_error(StepReply& reply, const std::string& text) {
-  const std::size_t n = std::min(text.size(), kErrorCapacity - 1);
-  std::memcpy(reply.error, text.data(), n);
-  reply.error[n] = '\0';
-}
-
-// The command loop's view of its subsystem: a SubsystemRunner (the same one the in-process
-// executor drives) fed from commands, its results written into replies, the accepted state
-// mirrored into the segment.
-class Worker {
- public:
-  Worker(DecodedConfig config, double* mirror, ProgressCounter* progress)
-      : config_(std::move(config)),
-        mirror_(mirror),
-        runner_(*config_.subsystem, config_.initial_inputs,
-                runner::RunnerOptions{config_.solver, config_.rollback, config_.jumps}) {
-    runner_.set_progress_counters([progress](std::size_t k) -> std::atomic<std::uint64_t>* {
-      return k < kMaxRuns ? &progress[k].value : nullptr;
-    });
-    if (config_.threads != 1) {
-      arena_ = std::make_unique<tbb::task_arena>(
-          config_.threads > 0 ? config_.threads : static_cast<int>(tbb::task_arena::automatic));
-    }
-    write_mirror();
-  }
-
-  void handle(const StepCommand& cmd, StepReply& reply) {
-    reply.status = ReplyStatus::kOk;
-    reply.failed_run = 0;
-    reply.error[0] = '\0';
-    reply.id = cmd.id;
-    reply.runs = 0;
-    reply.feedthrough = 0;
-    reply.exported_bytes = 0;
-    reply.solver_ns = reply.extra_ns = 0;
-    try {
-      switch (cmd.kind) {
-        case CommandKind::kStep:
-          step(cmd, reply);
-          break;
-        case CommandKind::kAccept:
-          runner_.accept();
-          write_mirror();
-          keep_for_recovery(reply, /*now=*/false);
-          break;
-        case CommandKind::kReject:
-          runner_.reject();
-          break;
-        case CommandKind::kExport:
-          reply.exported_bytes = runner_.export_state_to(cmd.path());
-          break;
-        case CommandKind::kImport:
-          runner_.import_state_from(cmd.path());
-          write_mirror();
-          keep_for_recovery(reply, /*now=*/true);
-          break;
-        case CommandKind::kEvaluate:
-          evaluate(cmd, reply);
-          break;
-        case CommandKind::kShutdown:
-          break;
-        default:
-          throw std::runtime_error("unknown command kind " +
-                                   std::to_string(static_cast<unsigned>(cmd.kind)));
-      }
-    } catch (const std::exception& e) {
-      reply.status = ReplyStatus::kFailed;
-      copy_error(reply, e.what());
-    }
-    reply.time = runner_.time();
-    reply.snapshot_ns_total = runner_.snapshot_ns();
-    reply.total = runner_.total_stats();
-  }
-
- private:
-  void step(const StepCommand& cmd, StepReply& reply) {
-    const std::size_t outputs = config_.subsystem->output_size();
-    if (outputs > kMaxOutputs) throw std::runtime_error("too many outputs");
-    cmd.unpack(nominal_, extra_);
-    runner_.prepare(cmd.t_end, nominal_, extra_);
-    runner_.run_all(arena_.get());
-    reply.runs = static_cast<std::uint32_t>(runner_.run_count());
-    reply.outputs = static_cast<std::uint32_t>(outputs);
-    for (std::size_t r = 0; r < runner_.run_count(); ++r) {
-      const auto& result = runner_.result(r);
-      reply.set_run_stats(r, result.stats);
-      if (result.error.empty()) {
-        std::copy(result.outputs.begin(), result.outputs.end(), reply.run_outputs(r));
-      }
-    }
-    reply.set_feedthrough(runner_.result(0).feedthrough);  // empty without feed-through
-    reply.solver_ns = runner_.nominal_ns();
-    reply.extra_ns = runner_.extra_ns();
-    if (const std::string failure = runner_.failure(); !failure.empty()) {
-      reply.status = ReplyStatus::kFailed;
-      reply.failed_run = static_cast<std::uint32_t>(runner_.failed_run());
-      copy_error(reply, failure);
-    }
-  }
-
-  // The runner's output evaluation (the in-process executor calls the same function).
-  void evaluate(const StepCommand& cmd, StepReply& reply) {
-    const runner::RunResult& r = runner_.evaluate_outputs(cmd.inputs());
-    reply.set_evaluation(r.outputs, r.feedthrough);
-    if (!r.error.empty()) {
-      reply.status = ReplyStatus::kFailed;
-      copy_error(reply, r.error);
-    }
-  }
-
-  // The accepted state where a restarted process for this subsystem finds it (WorkerSetup::
-  // recovery_path), `now` or when the recovery interval has passed (a save costs about as much
-  // as a small macro step; the master repeats the steps since the last one instead). Written
-  // before the reply, which tells it: a process that dies before leaves the previous file.
-  void keep_for_recovery(StepReply& reply, bool now) {
-    if (config_.recovery_path.empty()) return;
-    const std::int64_t t = monotonic_ns();
-    if (!now && t - saved_ns_ < std::int64_t{config_.recovery_interval_ms} * 1'000'000) return;
-    reply.exported_bytes = runner_.export_state_to(config_.recovery_path, /*durable=*/false);
-    saved_ns_ = t;
-  }
-
-  void write_mirror() {
-    runner_.accepted_state(std::span<double>(mirror_, config_.subsystem->state_size()));
-  }
-
-  DecodedConfig config_;
-  double* mirror_;
-  runner::SubsystemRunner runner_;
-  std::unique_ptr<tbb::task_arena> arena_;
-  std::int64_t saved_ns_ = monotonic_ns();  // when the recovery file was last written
-  model::SupportPoints nominal_;            // the current command's runs, unpacked
-  std::vector<runner::ExtraRun> extra_;
-};
 
 void pin(const std::vector<unsigned>& cpuset) {
   if (cpuset.empty()) return;
@@ -215,7 +172,7 @@ namespace {
 HandshakeInfo own_handshake() {
   HandshakeInfo hs;
   hs.pid = getpid();
-  hs.protocol_version = kProtocolVersion;
+  hs.protocol_version = ipc::kProtocolVersion;
   hs.layout_version = ipc::kSegmentLayoutVersion;
   return hs;
 }
@@ -224,11 +181,40 @@ HandshakeInfo own_handshake() {
 void log_shutdown_reason(const ipc::SharedSegment& segment, const std::string& who) {
   const auto bye = segment.find("ms.bye");
   if (!bye) return;
-  const auto& block = *reinterpret_cast<const ConfigBlock*>(segment.at(bye->offset));
+  const auto& block = *reinterpret_cast<const ipc::ConfigBlock*>(segment.at(bye->offset));
   const std::string reason =
       decode_shutdown(block.data(), block.bytes.load(std::memory_order_acquire));
   if (!reason.empty() && reason != kNormalShutdown) {
     std::fprintf(stderr, "%s: shut down by the master: %s\n", who.c_str(), reason.c_str());
+  }
+}
+
+// Serves the commands of the block's ring with `handler` until kShutdown (0) or until the
+// master is gone (3).
+int serve_ring(const ipc::SharedSegment& segment, ipc::RunBlock& run, ipc::SubsystemBlock& block,
+               CommandHandler& handler, const ipc::WaitPolicy& policy, const std::string& who) {
+  const pid_t master = run.master_pid;
+  auto command = std::make_unique<ipc::StepCommand>();
+  auto reply = std::make_unique<ipc::StepReply>();
+  for (;;) {
+    // The master rings the bell after pushing (protocol.hpp, "Waking").
+    if (block.commands.pop_until(*command, run.command_bell, policy,
+                                 ipc::WaitClock::now() + std::chrono::milliseconds(200)) ==
+        ipc::WaitStatus::kTimedOut) {
+      if (getppid() != master) return 3;  // orphaned (PDEATHSIG normally comes first)
+      continue;
+    }
+    reply->received_ns = ipc::monotonic_ns();
+    handler.handle(*command, *reply);
+    reply->sent_ns = ipc::monotonic_ns();
+    // The master waits on the reply counter, not on the ring: push quietly, then arrive (the
+    // reply that completes the master's target wakes it).
+    block.replies.push_quiet(*reply, policy);
+    run.replies.arrive();
+    if (command->kind == ipc::CommandKind::kShutdown) {
+      log_shutdown_reason(segment, who);
+      return 0;
+    }
   }
 }
 
@@ -237,7 +223,7 @@ void log_shutdown_reason(const ipc::SharedSegment& segment, const std::string& w
 int run_worker(const std::string& segment_name, std::size_t index, int segment_fd) {
   const std::string who = "macrostep worker (subsystem " + std::to_string(index + 1) + ")";
   std::optional<ipc::SharedSegment> segment;
-  ConfigBlock* handshake = nullptr;
+  ipc::ConfigBlock* handshake = nullptr;
   try {
     // The master decides when the run ends: the process executor starts each worker in a
     // process group of its own, so a Ctrl-C at the terminal reaches the master alone, which
@@ -256,84 +242,65 @@ int run_worker(const std::string& segment_name, std::size_t index, int segment_f
     } else {
       segment.emplace(ipc::SharedSegment::attach(segment_name));
     }
-    auto& run = segment->get<RunBlock>("ms.run");
+    auto& run = segment->get<ipc::RunBlock>("ms.run");
     if (getppid() != run.master_pid) {
       std::fprintf(stderr, "%s: the master (pid %d) is gone\n", who.c_str(), run.master_pid);
       return 3;
     }
-    if (run.protocol_version != kProtocolVersion || index >= run.subsystems) {
+    if (run.protocol_version != ipc::kProtocolVersion || index >= run.subsystems) {
       std::fprintf(stderr, "%s: protocol %u / %u subsystems do not match this worker\n",
                    who.c_str(), run.protocol_version, run.subsystems);
       return 4;
     }
-    const std::string block_name = region_name("ms.sub", index);
+    const std::string block_name = ipc::region_name("ms.sub", index);
     const auto ref = segment->region(block_name);
-    if (ref.size < sizeof(SubsystemBlock)) throw std::runtime_error(block_name + " is too small");
-    auto& block = *std::launder(reinterpret_cast<SubsystemBlock*>(segment->at(ref.offset)));
-    if (block.magic != SubsystemBlock::kMagic || block.protocol_version != kProtocolVersion ||
-        block.command_size != sizeof(StepCommand) || block.reply_size != sizeof(StepReply)) {
+    if (ref.size < sizeof(ipc::SubsystemBlock))
+      throw std::runtime_error(block_name + " is too small");
+    auto& block = *std::launder(reinterpret_cast<ipc::SubsystemBlock*>(segment->at(ref.offset)));
+    if (block.magic != ipc::SubsystemBlock::kMagic ||
+        block.protocol_version != ipc::kProtocolVersion ||
+        block.command_size != sizeof(ipc::StepCommand) ||
+        block.reply_size != sizeof(ipc::StepReply)) {
       throw std::runtime_error(block_name + " was laid out by another build of macrostep");
     }
     const auto inside = [&](std::uint64_t offset, std::uint64_t bytes) {
       return offset >= ref.offset && offset + bytes <= ref.offset + ref.size;
     };
-    if (!inside(block.config_offset, sizeof(ConfigBlock)) ||
+    if (!inside(block.config_offset, sizeof(ipc::ConfigBlock)) ||
         !inside(block.state_offset, block.state_size * sizeof(double))) {
       throw std::runtime_error(block_name + ": offsets outside the region");
     }
     handshake = &block.handshake;
-    const auto& cfg_block = *reinterpret_cast<const ConfigBlock*>(segment->at(block.config_offset));
+    const auto& cfg_block =
+        *reinterpret_cast<const ipc::ConfigBlock*>(segment->at(block.config_offset));
     const std::uint64_t bytes = cfg_block.bytes.load(std::memory_order_acquire);
     DecodedConfig config = decode_config(cfg_block.data(), bytes);
     if (config.index != index) throw std::runtime_error("configuration of another subsystem");
     pin(config.cpuset);
     const ipc::WaitPolicy policy =
         worker_wait_policy(config.subsystems, config.extra_runs, segment->identity().run_cpus);
-    const pid_t master = run.master_pid;
-    auto& commands = block.commands;
-    auto& replies = block.replies;
     if (block.state_size != config.subsystem->state_size() ||
-        !inside(block.config_offset, sizeof(ConfigBlock) + bytes)) {
+        !inside(block.config_offset, sizeof(ipc::ConfigBlock) + bytes)) {
       throw std::runtime_error(block_name + ": state mirror or configuration of the wrong size");
     }
     const std::size_t state_size = config.subsystem->state_size();
-    Worker worker(std::move(config), reinterpret_cast<double*>(segment->at(block.state_offset)),
-                  block.progress);
+    CommandHandler worker(std::move(config),
+                          reinterpret_cast<double*>(segment->at(block.state_offset)),
+                          block.progress);
 
     HandshakeInfo hs = own_handshake();
     hs.ready = true;
     hs.state_size = state_size;
-    write_message(*handshake, encode_handshake(hs));
+    ipc::write_message(*handshake, encode_handshake(hs));
 
-    auto command = std::make_unique<StepCommand>();
-    auto reply = std::make_unique<StepReply>();
-    for (;;) {
-      // The master rings the bell after pushing (protocol.hpp, "Waking").
-      if (commands.pop_until(*command, run.command_bell, policy,
-                             ipc::WaitClock::now() + std::chrono::milliseconds(200)) ==
-          ipc::WaitStatus::kTimedOut) {
-        if (getppid() != master) return 3;  // orphaned (PDEATHSIG normally comes first)
-        continue;
-      }
-      reply->received_ns = monotonic_ns();
-      worker.handle(*command, *reply);
-      reply->sent_ns = monotonic_ns();
-      // The master waits on the reply counter, not on the ring: push quietly, then arrive (the
-      // reply that completes the master's target wakes it).
-      replies.push_quiet(*reply, policy);
-      run.replies.arrive();
-      if (command->kind == CommandKind::kShutdown) {
-        log_shutdown_reason(*segment, who);
-        return 0;
-      }
-    }
+    return serve_ring(*segment, run, block, worker, policy, who);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: %s\n", who.c_str(), e.what());
     if (handshake != nullptr && handshake->bytes.load(std::memory_order_acquire) == 0) {
       HandshakeInfo hs = own_handshake();
       hs.error = e.what();
       try {
-        write_message(*handshake, encode_handshake(hs));
+        ipc::write_message(*handshake, encode_handshake(hs));
       } catch (...) {
       }
     }

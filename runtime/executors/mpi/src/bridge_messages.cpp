@@ -221,17 +221,17 @@ void read_wire_of(std::span<const std::byte> bytes, T& m, std::size_t header, co
 
 }  // namespace
 
-std::vector<std::byte> wire(const worker::StepCommand& c) {
+std::vector<std::byte> wire(const ipc::StepCommand& c) {
   return wire_of(c);
 }
-std::vector<std::byte> wire(const worker::StepReply& r) {
+std::vector<std::byte> wire(const ipc::StepReply& r) {
   return wire_of(r);
 }
-void read_wire(std::span<const std::byte> bytes, worker::StepCommand& c) {
-  read_wire_of(bytes, c, offsetof(worker::StepCommand, points), "step command");
+void read_wire(std::span<const std::byte> bytes, ipc::StepCommand& c) {
+  read_wire_of(bytes, c, offsetof(ipc::StepCommand, points), "step command");
 }
-void read_wire(std::span<const std::byte> bytes, worker::StepReply& r) {
-  read_wire_of(bytes, r, offsetof(worker::StepReply, data), "step reply");
+void read_wire(std::span<const std::byte> bytes, ipc::StepReply& r) {
+  read_wire_of(bytes, r, offsetof(ipc::StepReply, data), "step reply");
 }
 
 }  // namespace macrostep::executors::bridge

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "macrostep/ida/integrator.hpp"
-#include "macrostep/worker/protocol.hpp"
+#include "macrostep/ipc/protocol.hpp"
 
 namespace macrostep::executors::bridge {
 
@@ -42,6 +42,10 @@ inline std::int64_t elapsed_ns(std::chrono::steady_clock::time_point since) {
                                                               since)
       .count();
 }
+
+// Rank 0: records that the agents have been given their setup (a run's, or the dismissal when
+// there is no run), which happens at most once per process; returns whether it had happened.
+bool mark_agents_told();
 
 struct Hello {
   std::string version, host;
@@ -116,9 +120,9 @@ Request decode_request(std::span<const std::byte> bytes);
 Reply decode_reply(std::span<const std::byte> bytes);
 
 // The wire bytes of a ring message, and back (the length is checked against the header).
-std::vector<std::byte> wire(const worker::StepCommand& c);
-std::vector<std::byte> wire(const worker::StepReply& r);
-void read_wire(std::span<const std::byte> bytes, worker::StepCommand& c);
-void read_wire(std::span<const std::byte> bytes, worker::StepReply& r);
+std::vector<std::byte> wire(const ipc::StepCommand& c);
+std::vector<std::byte> wire(const ipc::StepReply& r);
+void read_wire(std::span<const std::byte> bytes, ipc::StepCommand& c);
+void read_wire(std::span<const std::byte> bytes, ipc::StepReply& r);
 
 }  // namespace macrostep::executors::bridge

@@ -13,8 +13,10 @@
 #include <sstream>
 
 #include "bridge_messages.hpp"
+#include "macrostep/executors/worker_replies.hpp"
 #include "macrostep/ipc/mpi_world.hpp"
 #include "macrostep/placement/placement.hpp"
+#include "macrostep/worker/wire.hpp"
 #include "macrostep/worker/worker.hpp"
 
 namespace macrostep::executors {
@@ -22,9 +24,6 @@ namespace macrostep::executors {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Whether the agents have been given a setup (run or no run): at most once per process.
-bool g_agents_told = false;
 
 // Whether process `pid` of this host has ended (gone, or a zombie its parent has not reaped).
 bool process_gone(int pid) {
@@ -45,57 +44,6 @@ std::string subsystem_list(const std::vector<std::size_t>& group) {
 }
 
 }  // namespace
-
-std::string bridge_version(const std::string& macrostep_version) {
-  return fmt::format("macrostep {} (worker protocol {}, bridge {})", macrostep_version,
-                     worker::kProtocolVersion, bridge::kBridgeVersion);
-}
-
-void dismiss_agents(ipc::mpi::World& world, const std::string& reason) {
-  if (g_agents_told || world.rank() != 0) return;
-  g_agents_told = true;
-  bridge::Setup none;
-  none.run = false;
-  none.reason = reason;
-  const auto bytes = bridge::encode(none);
-  std::vector<int> ranks;
-  std::vector<std::vector<std::byte>> messages;
-  for (int r = 1; r < world.size(); ++r) {
-    ranks.push_back(r);
-    messages.push_back(bytes);
-  }
-  world.send_all(ranks, bridge::kControlTag, messages);
-}
-
-std::vector<AgentInfo> greet_agents(ipc::mpi::World& world, const std::string& version,
-                                    std::chrono::milliseconds timeout) {
-  std::vector<AgentInfo> agents(static_cast<std::size_t>(std::max(0, world.size() - 1)));
-  for (std::size_t k = 0; k < agents.size(); ++k) {
-    const auto m = world.receive(ipc::mpi::kAnySource, bridge::kControlTag, {}, timeout);
-    if (!m) {
-      throw std::runtime_error(
-          fmt::format("--executor mpi: only {} of {} node agents said hello within {:.0f} s", k,
-                      agents.size(), std::chrono::duration<double>(timeout).count()));
-    }
-    const bridge::Hello hello = bridge::decode_hello(m->bytes);
-    agents.at(static_cast<std::size_t>(m->source) - 1) = {m->source, hello.host, hello.pid,
-                                                          hello.version};
-  }
-  std::string differ;
-  for (const auto& a : agents) {
-    if (a.version != version) {
-      differ += fmt::format("\n  rank {} on {} (pid {}): {}", a.rank, a.host, a.pid, a.version);
-    }
-  }
-  if (!differ.empty()) {
-    const std::string reason = fmt::format(
-        "--executor mpi: every rank must run the same macrostep; rank 0 on {} runs {}, but{}",
-        world.host(), version, differ);
-    dismiss_agents(world, reason);
-    throw BridgeUsageError(reason);
-  }
-  return agents;
-}
 
 struct MpiExecutor::State {
   struct Agent {
@@ -134,8 +82,8 @@ struct MpiExecutor::State {
   bool broken = false;
   std::uint64_t attempt = 0, accepted_steps = 0;
   std::int64_t communication_ns = 0;
-  std::unique_ptr<worker::StepCommand> command = std::make_unique<worker::StepCommand>();
-  std::unique_ptr<worker::StepReply> reply = std::make_unique<worker::StepReply>();
+  std::unique_ptr<ipc::StepCommand> command = std::make_unique<ipc::StepCommand>();
+  std::unique_ptr<ipc::StepReply> reply = std::make_unique<ipc::StepReply>();
 
   std::string name(const Agent& a) const {
     return fmt::format("rank {} (host {}, pid {}; subsystem{} {})", a.info.rank, a.info.host,
@@ -386,6 +334,7 @@ MpiExecutor::MpiExecutor(ipc::mpi::World& world, std::span<const AgentInfo> agen
   world.set_poll_interval(options.poll_interval);
   const std::size_t n = system.subsystem_count();
   const auto groups = place_subsystems(n, agents.size(), options.subsystem_ranks);
+  const auto specs = worker_specs(system, models, u0);
   s.owner.resize(n);
   s.local.resize(n);
   s.outputs.resize(n);
@@ -404,28 +353,18 @@ MpiExecutor::MpiExecutor(ipc::mpi::World& world, std::span<const AgentInfo> agen
     std::size_t offset = 0;
     for (std::size_t j = 0; j < agent.group.size(); ++j) {
       const std::size_t i = agent.group[j];
-      const auto& sub = system.subsystem(i);
       s.owner[i] = a;
       s.local[i] = j;
-      s.outputs[i] = sub.output_size();
-      s.state_sizes[i] = sub.state_size();
+      s.outputs[i] = specs[i].outputs;
+      s.state_sizes[i] = specs[i].states;
       s.state_offset[i] = offset;
-      offset += sub.state_size();
-      worker::WorkerSetup ws;
-      ws.model = &models[i];
-      ws.initial_inputs.resize(sub.input_size());
-      system.gather_inputs(i, u0, ws.initial_inputs);
-      ws.solver = workers.solver_for(i);
-      ws.rollback = workers.rollback;
-      ws.jumps = workers.jumps;
-      ws.extra_runs = workers.extra_runs;
-      ws.threads = workers.threads;
-      ws.index = static_cast<std::uint32_t>(i);
-      ws.subsystems = static_cast<std::uint32_t>(n);
+      offset += specs[i].states;
+      // The same configuration a worker of the process executor gets (the agent's executor adds
+      // pinning on its node).
       setup.subsystems.push_back(static_cast<std::uint32_t>(i));
-      setup.configs.push_back(worker::encode_config(ws));
-      setup.outputs.push_back(static_cast<std::uint32_t>(sub.output_size()));
-      setup.states.push_back(sub.state_size());
+      setup.configs.push_back(worker::encode_config(worker_setup(specs[i], i, n, workers)));
+      setup.outputs.push_back(static_cast<std::uint32_t>(specs[i].outputs));
+      setup.states.push_back(specs[i].states);
     }
     setup.initial_time = system.subsystem(0).initial_time();
     // A map's entries of this group only (the agent numbers its subsystems 1..k).
@@ -444,7 +383,7 @@ MpiExecutor::MpiExecutor(ipc::mpi::World& world, std::span<const AgentInfo> agen
   // as replies.
   std::vector<int> ranks;
   for (const auto& a : s.agents) ranks.push_back(a.info.rank);
-  g_agents_told = true;
+  bridge::mark_agents_told();
   // Starting the workers may take their handshake timeout before an agent can answer.
   for (auto& a : s.agents) {
     a.sending = true;
@@ -468,21 +407,6 @@ MpiExecutor::MpiExecutor(ipc::mpi::World& world, std::span<const AgentInfo> agen
   }
 }
 
-namespace {
-
-// The lowest failing subsystem, as the other executors report it (contract 1); Outcome is a
-// PassOutcome or an EvaluationOutcome.
-template <class Outcome>
-void record_failure(const worker::StepReply& reply, std::size_t i, Outcome& outcome) {
-  if (reply.status != worker::ReplyStatus::kOk && (outcome.ok || i < outcome.failed_subsystem)) {
-    outcome.ok = false;
-    outcome.failed_subsystem = i;
-    outcome.error = reply.error;
-  }
-}
-
-}  // namespace
-
 MpiExecutor::~MpiExecutor() {
   if (state_) state_->shutdown(state_->broken ? "the run failed" : worker::kNormalShutdown);
 }
@@ -502,7 +426,7 @@ void MpiExecutor::do_step(double t_end, std::span<const SubsystemCommand> comman
   s.stepped = true;
   s.invalidate();
   auto& cmd = *s.command;
-  cmd.kind = worker::CommandKind::kStep;
+  cmd.kind = ipc::CommandKind::kStep;
   cmd.t_end = t_end;
   cmd.id = s.attempt;
   std::vector<std::vector<std::byte>> messages;
@@ -513,8 +437,7 @@ void MpiExecutor::do_step(double t_end, std::span<const SubsystemCommand> comman
     rq.t_end = t_end;
     rq.macro_step = s.accepted_steps + 1;
     for (std::size_t i : s.agents[a].group) {
-      cmd.set_nominal(commands[i].nominal);
-      for (const auto& extra : commands[i].extra) cmd.add_extra(extra);
+      worker::pack_runs(cmd, commands[i].nominal, commands[i].extra);
       rq.commands.push_back(bridge::wire(cmd));
     }
     messages.push_back(bridge::encode(rq));
@@ -534,8 +457,7 @@ void MpiExecutor::do_step(double t_end, std::span<const SubsystemCommand> comman
     for (std::size_t j = 0; j < group.size(); ++j) {
       const std::size_t i = group[j];
       bridge::read_wire(r.replies[j], *s.reply);
-      read_step_reply(*s.reply, s.outputs[i], outcome.subsystems[i]);
-      record_failure(*s.reply, i, outcome);
+      read_step_reply(*s.reply, i, s.outputs[i], outcome);
     }
   }
   outcome.communication_ns = std::max<std::int64_t>(0, comm);
@@ -550,7 +472,7 @@ void MpiExecutor::do_evaluate_outputs(std::span<const std::vector<double>> input
   const std::size_t n = s.owner.size();
   if (s.broken) throw std::logic_error("MpiExecutor::evaluate_outputs: the bridge has failed");
   auto& cmd = *s.command;
-  cmd.kind = worker::CommandKind::kEvaluate;
+  cmd.kind = ipc::CommandKind::kEvaluate;
   cmd.id = s.attempt;
   std::vector<std::vector<std::byte>> messages;
   std::vector<std::size_t> asked;
@@ -585,8 +507,7 @@ void MpiExecutor::do_evaluate_outputs(std::span<const std::vector<double>> input
       const std::size_t i = group[j];
       if (inputs[i].empty()) continue;
       bridge::read_wire(r.replies[j], *s.reply);
-      read_evaluation_reply(*s.reply, s.outputs[i], outcome.subsystems[i]);
-      record_failure(*s.reply, i, outcome);
+      read_evaluation_reply(*s.reply, i, s.outputs[i], outcome);
     }
   }
 }

@@ -9,11 +9,13 @@
 #include <csignal>
 #include <cstring>
 #include <memory>
+#include <string_view>
 
 #include "bridge_messages.hpp"
 #include "macrostep/executors/mpi_executor.hpp"
 #include "macrostep/ipc/mpi_world.hpp"
 #include "macrostep/placement/placement.hpp"
+#include "macrostep/worker/wire.hpp"
 #include "macrostep/worker/worker.hpp"
 
 namespace macrostep::executors {
@@ -48,8 +50,8 @@ struct Group {
   std::vector<std::uint64_t> states;
   std::vector<worker::DecodedConfig> configs;  // own the model descriptions
   std::unique_ptr<ProcessExecutor> executor;
-  std::unique_ptr<worker::StepCommand> command = std::make_unique<worker::StepCommand>();
-  std::unique_ptr<worker::StepReply> reply = std::make_unique<worker::StepReply>();
+  std::unique_ptr<ipc::StepCommand> command = std::make_unique<ipc::StepCommand>();
+  std::unique_ptr<ipc::StepReply> reply = std::make_unique<ipc::StepReply>();
   std::vector<SubsystemCommand> commands;
   PassOutcome outcome;
   std::vector<std::vector<double>> inputs;  // an evaluate request's, per group subsystem
@@ -110,30 +112,15 @@ void start_group(ipc::mpi::World& world, const bridge::Setup& setup, Group& g,
   g.commands.resize(n);
 }
 
-// The StepReply of subsystem j of the group from the pass outcome.
-void write_step_reply(const Group& g, std::size_t j, double t_end, worker::StepReply& r) {
+// The reply of subsystem j of the group from the pass outcome: the same encoder the worker uses.
+void write_step_reply(const Group& g, std::size_t j, double t_end, ipc::StepReply& r) {
   const SubsystemOutcome& so = g.outcome.subsystems[j];
-  const std::size_t no = g.outputs[j];
-  r.status = worker::ReplyStatus::kOk;
+  r.status = ipc::ReplyStatus::kOk;
+  r.failed_run = 0;
   r.error[0] = '\0';
-  r.runs = static_cast<std::uint32_t>(1 + so.extra.size());
-  r.outputs = static_cast<std::uint32_t>(no);
-  r.solver_ns = so.solver_ns;
-  r.extra_ns = so.extra_ns;
   r.time = t_end;
-  r.set_run_stats(0, so.nominal.stats);
-  std::copy_n(so.nominal.outputs.begin(), no, r.run_outputs(0));
-  for (std::size_t k = 0; k < so.extra.size(); ++k) {
-    r.set_run_stats(1 + k, so.extra[k].stats);
-    std::copy_n(so.extra[k].outputs.begin(), no, r.run_outputs(1 + k));
-  }
-  r.set_feedthrough(so.nominal.feedthrough);  // after runs and outputs: it follows them
-  if (!g.outcome.ok && g.outcome.failed_subsystem == j) {
-    r.status = worker::ReplyStatus::kFailed;
-    const std::size_t len = std::min(g.outcome.error.size(), worker::kErrorCapacity - 1);
-    std::memcpy(r.error, g.outcome.error.data(), len);
-    r.error[len] = '\0';
-  }
+  worker::encode_pass(so.nominal, so.extra, g.outputs[j], so.solver_ns, so.extra_ns, r);
+  if (!g.outcome.ok && g.outcome.failed_subsystem == j) r.set_failure(0, g.outcome.error);
 }
 
 void serve_step(const bridge::Request& rq, Group& g, bridge::Reply& reply) {
@@ -144,7 +131,7 @@ void serve_step(const bridge::Request& rq, Group& g, bridge::Reply& reply) {
   }
   for (std::size_t j = 0; j < n; ++j) {
     bridge::read_wire(rq.commands[j], *g.command);
-    g.command->unpack(g.commands[j].nominal, g.commands[j].extra);
+    worker::unpack_runs(*g.command, g.commands[j].nominal, g.commands[j].extra);
   }
   g.executor->step(rq.t_end, g.commands, g.outcome);
   reply.communication_ns = g.outcome.communication_ns;
@@ -167,7 +154,7 @@ void serve_evaluate(const bridge::Request& rq, Group& g, bridge::Reply& reply) {
     g.inputs[j].clear();
     if (rq.commands[j].empty()) continue;
     bridge::read_wire(rq.commands[j], *g.command);
-    if (g.command->kind != worker::CommandKind::kEvaluate) {
+    if (g.command->kind != ipc::CommandKind::kEvaluate) {
       throw std::runtime_error("bridge: an evaluate request without a kEvaluate command");
     }
     const auto u = g.command->inputs();
@@ -179,17 +166,15 @@ void serve_evaluate(const bridge::Request& rq, Group& g, bridge::Reply& reply) {
       reply.replies.emplace_back();
       continue;
     }
-    worker::StepReply& r = *g.reply;
+    ipc::StepReply& r = *g.reply;
     const EvaluatedOutputs& e = g.evaluation.subsystems[j];
-    r.status = worker::ReplyStatus::kOk;
+    const bool failed = !g.evaluation.ok && g.evaluation.failed_subsystem == j;
+    r.status = ipc::ReplyStatus::kOk;
+    r.failed_run = 0;
     r.error[0] = '\0';
-    r.set_evaluation(e.outputs, e.feedthrough);
-    if (!g.evaluation.ok && g.evaluation.failed_subsystem == j) {
-      r.status = worker::ReplyStatus::kFailed;
-      const std::size_t len = std::min(g.evaluation.error.size(), worker::kErrorCapacity - 1);
-      std::memcpy(r.error, g.evaluation.error.data(), len);
-      r.error[len] = '\0';
-    }
+    worker::encode_evaluation(e.outputs, e.feedthrough,
+                              failed ? std::string_view(g.evaluation.error) : std::string_view(),
+                              r);
     reply.replies.push_back(bridge::wire(r));
   }
 }

@@ -63,20 +63,14 @@ struct SubsystemCommand {
   std::vector<runner::ExtraRun> extra;
 };
 
-struct RunOutcome {
-  std::vector<double> outputs;  // y at T_{N+1}
-  // Nominal run of a subsystem with feed-through only (else empty): ∂y/∂u at T_{N+1}
-  // (runner::RunResult::feedthrough), for the consistent update of METHODS D-1.
-  std::vector<double> feedthrough;
-  ida::AdvanceStats stats;
-};
+// One run's results at T_{N+1}: y (outputs), the nominal run's feed-through block ∂y/∂u of a
+// subsystem with feed-through only (else empty; for the consistent update of METHODS D-1), and
+// its counters. The runner's own type, so that a worker's reply decodes into it directly.
+using RunOutcome = runner::RunResult;
 
-struct SubsystemOutcome {
-  RunOutcome nominal;
-  std::vector<RunOutcome> extra;
-  std::int64_t solver_ns = 0;  // wall time of the nominal run (T_{L,N}, seed 000 Eq. 4.5)
-  std::int64_t extra_ns = 0;   // wall time of the extra runs together (restores excluded)
-};
+// One subsystem's part of a pass: the nominal run, the extra runs in command order, and the
+// wall times of both (runner::PassResult).
+using SubsystemOutcome = runner::PassResult;
 
 // Outputs of one subsystem evaluated at given inputs (Executor::evaluate_outputs).
 struct EvaluatedOutputs {

@@ -1,19 +1,20 @@
-// The process executor: every subsystem runs in its own process (`macrostep worker`, spawned
-// from `executable`), talking to the master through lock-free rings in one shared-memory
-// segment (DESIGN.md data flow, contracts 1, 3, 5; subsystems/worker/.../protocol.hpp for the
-// messages and the segment layout). Results are bit-identical to InProcessExecutor's.
+// The process executor: every subsystem runs in its own worker (a `macrostep worker` process
+// on this machine, spawned from `executable`), talking to the master through lock-free rings in
+// one shared-memory segment (DESIGN.md data flow, contracts 1, 3, 5; ipc/.../protocol.hpp for
+// the messages and the segment layout). Results are bit-identical to InProcessExecutor's.
 //
-// Pieces: the messages travel through a RingTransport (ring_transport.hpp), the processes are
-// started and watched by a ProcessSupervisor (worker_supervisor.hpp); this class is the executor
-// logic on top of the two interfaces (WorkerTransport, WorkerSupervisor).
+// Pieces: the class is the executor logic and talks to its workers only through two
+// interfaces, a WorkerTransport (the messages) and a WorkerSupervisor (starting and watching the
+// workers), which it is given at construction (WorkerParts). make_ring_workers() builds the
+// machine-local pair, RingTransport + ProcessSupervisor, and the convenience constructors use it;
+// a test can hand over another implementation of the two interfaces.
 //
 // Lifetime and call order (see executor.hpp for step/accept/reject):
-//   - The constructor creates the segment, writes each subsystem's Cap'n Proto configuration
-//     (its ModelDescription among it), spawns the workers (EXE worker --segment NAME
-//     --segment-fd 3 --index I), waits for every handshake (options.handshake_timeout; a
-//     timeout or a worker that exits names the subsystem), and then unlinks the segment name:
-//     from then on nothing is left in /dev/shm whatever happens to the master. On any failure
-//     it kills the workers it started and throws std::runtime_error.
+//   - The constructor starts every worker through the supervisor, waits for every handshake
+//     (options.handshake_timeout; a timeout or a worker that exits names the subsystem), and then
+//     tells the transport that all have attached (RingTransport unlinks the segment name: from
+//     then on nothing is left in /dev/shm whatever happens to the master). On any failure it
+//     ends the workers it started and throws std::runtime_error.
 //   - step() sends all commands first (waking the workers with one call), then waits once
 //     until every reply is in (woken by the last worker) and collects them. While it waits it
 //     checks the workers every options.poll_interval: a dead worker, or one whose progress counters
@@ -21,18 +22,18 @@
 //     WorkerFailure naming the subsystem (1-based), the macro step (accepted steps + 1, and
 //     the attempt) and its time interval; a hung worker is killed first. After a
 //     WorkerFailure the executor is unusable (destroy it).
-//   - accept() / reject() queue the command in every worker's ring and return (in an
-//     oversubscribed run, where the workers sleep while they wait, without waking them: the
-//     next step's wake-up delivers both commands); the
-//     acknowledgements are collected before the next step's replies, or by accepted_state()
-//     (which then reads the mirror the workers wrote), total_stats() and snapshot_ns(). A
-//     failed accept / reject (or a worker dying meanwhile) is thrown from that later call.
+//   - accept() / reject() queue the command in every worker's queue and return (when idle
+//     workers sleep, WorkerTransport::idle_workers_sleep, without waking them: the next step's
+//     wake-up delivers both commands); the acknowledgements are collected before the next step's
+//     replies, or by accepted_state() (which then reads the state the workers published),
+//     total_stats() and snapshot_ns(). A failed accept / reject (or a worker dying meanwhile) is
+//     thrown from that later call.
 //   - With ProcessOptions::max_restarts > 0 a WorkerFailure of step(), accept(), reject() and
 //     the calls that collect acknowledgements is handled inside: the workers are replaced and
 //     the call completes as if nothing had happened (see max_restarts); only when the
 //     recoveries are used up does it propagate.
-//   - The destructor sends kShutdown, waits up to options.shutdown_timeout for the workers to
-//     exit, then SIGKILLs the rest and reaps them all.
+//   - The destructor asks the workers to shut down, waits up to options.shutdown_timeout for
+//     them to end, then has the supervisor kill the rest.
 // Not thread-safe: one thread drives it.
 #pragma once
 
@@ -49,10 +50,13 @@
 #include <vector>
 
 #include "macrostep/executors/executor.hpp"
+#include "macrostep/executors/worker_supervisor.hpp"
+#include "macrostep/executors/worker_transport.hpp"
+#include "macrostep/ipc/protocol.hpp"
 #include "macrostep/ipc/wait.hpp"
 #include "macrostep/library/model_description.hpp"
 #include "macrostep/system/coupled_system.hpp"
-#include "macrostep/worker/protocol.hpp"
+#include "macrostep/worker/worker.hpp"
 
 namespace macrostep::executors {
 
@@ -60,7 +64,7 @@ namespace macrostep::executors {
 // worker receives its subsystem's in its Cap'n Proto SubsystemConfig), and the worker processes.
 struct ProcessOptions : ExecutorOptions {
   // Extra runs per pass each worker is prepared for (sizes its wait policy; at most
-  // worker::kMaxRuns - 1).
+  // ipc::kMaxRuns - 1).
   unsigned extra_runs = 1;
   // The master's wait policy; nullopt: WaitPolicy::adaptive(worker processes + 1, run CPUs),
   // and when that spins, sched_yield() calls after the spin before it sleeps (the workers always
@@ -115,6 +119,42 @@ struct ProcessWorkerSpec {
   std::size_t outputs = 0, states = 0;
 };
 
+// The coupled system's subsystems as worker specifications (models[i] describes subsystem i;
+// u0: the initial coupling variables). Throws std::invalid_argument for wrong sizes.
+std::vector<ProcessWorkerSpec> worker_specs(const system::CoupledSystem& system,
+                                            std::span<const library::ModelDescription> models,
+                                            std::span<const double> u0);
+
+// Worker i's configuration as every executor of worker processes hands it over (model, initial
+// inputs, solver, rollback, jumps, extra runs, threads, index among n); the caller adds what is
+// its own (pinning, master pid, recovery file).
+worker::WorkerSetup worker_setup(const ProcessWorkerSpec& spec, std::size_t i, std::size_t n,
+                                 const ProcessOptions& options);
+
+// Throws std::invalid_argument if the options or the specifications do not fit the wire
+// protocol (extra runs, outputs) or each other (recovery without rollback).
+void check_process_options(std::span<const ProcessWorkerSpec> specs, const ProcessOptions& options);
+
+// Where worker i keeps its accepted state for recovery in directory `dir`.
+std::string recovery_file(const std::string& dir, std::size_t i);
+
+// What a ProcessExecutor drives. The supervisor may refer to the transport (its workers attach
+// to it): the executor destroys the supervisor first.
+struct WorkerParts {
+  std::unique_ptr<WorkerTransport> transport;
+  std::unique_ptr<WorkerSupervisor> supervisor;
+  // The directory where the workers keep their recovery files (recovery_file(); their
+  // configurations name them), or empty: no crash recovery. The executor removes it at its end.
+  std::string recovery_dir;
+};
+
+// The machine-local workers of `specs`: a RingTransport holding every worker's configuration (a
+// private recovery directory with ProcessOptions::max_restarts), and a ProcessSupervisor that
+// spawns `options.executable` attached to its segment; the workers are not started yet. Throws
+// what check_process_options() and RingTransport throw; leaves nothing behind then.
+WorkerParts make_ring_workers(std::span<const ProcessWorkerSpec> specs,
+                              const ProcessOptions& options);
+
 // A worker process died, hung, or its ring broke during a command.
 class WorkerFailure : public std::runtime_error {
  public:
@@ -130,22 +170,21 @@ class WorkerFailure : public std::runtime_error {
   double time_;
 };
 
-// A subsystem's part of a pass outcome from its worker's step reply (`outputs`: its output
-// count; the status is the caller's to read). The process executor and the MPI bridge both
-// read replies with it.
-void read_step_reply(const worker::StepReply& r, std::size_t outputs, SubsystemOutcome& so);
-// A subsystem's evaluated outputs from its worker's kEvaluate reply (likewise shared).
-void read_evaluation_reply(const worker::StepReply& r, std::size_t outputs, EvaluatedOutputs& e);
-
 class ProcessExecutor final : public Executor {
  public:
-  // models[i] describes system.subsystem(i) (the worker builds its subsystem from it); u0: the
-  // consistent initial coupling variables. system and models are read during construction only.
+  // The executor over `parts` (one worker per specification; specs[0] is built in this process
+  // with ProcessOptions::host_first_subsystem, and that worker is never started), every
+  // subsystem starting at initial_time. Starts the workers and waits for their handshakes.
+  ProcessExecutor(WorkerParts parts, std::span<const ProcessWorkerSpec> specs, double initial_time,
+                  const ProcessOptions& options);
+  // Machine-local workers (make_ring_workers) for a group of subsystems given one by one.
+  ProcessExecutor(std::span<const ProcessWorkerSpec> workers, double initial_time,
+                  const ProcessOptions& options);
+  // The same for the subsystems of a coupled system (worker_specs): models[i] describes
+  // system.subsystem(i); u0: the consistent initial coupling variables. system and models are
+  // read during construction only.
   ProcessExecutor(const system::CoupledSystem& system,
                   std::span<const library::ModelDescription> models, std::span<const double> u0,
-                  const ProcessOptions& options);
-  // The same for a group of subsystems given one by one, all starting at initial_time.
-  ProcessExecutor(std::span<const ProcessWorkerSpec> workers, double initial_time,
                   const ProcessOptions& options);
   ~ProcessExecutor() override;
   ProcessExecutor(const ProcessExecutor&) = delete;
@@ -154,9 +193,9 @@ class ProcessExecutor final : public Executor {
   std::size_t subsystem_count() const override;
   double accepted_time() const override;
 
-  // Between macro steps: ends worker i's process (if it still runs), empties its rings and
-  // starts a new process for it, which attaches to the running segment through the inherited
-  // descriptor and rebuilds its subsystem from its configuration, at the initial state T_0.
+  // Between macro steps: ends worker i (if it still runs), resets its queues and starts a new
+  // worker for it, which attaches to the transport and rebuilds its subsystem from its
+  // configuration, at the initial state T_0.
   // Throws std::runtime_error if the new worker does not start (the executor is then unusable).
   // To continue a run, import_state(i, ...) its exported T_N before the next step.
   void restart_worker(std::size_t i);
@@ -164,8 +203,8 @@ class ProcessExecutor final : public Executor {
   // Recoveries so far (ProcessOptions::max_restarts).
   unsigned recoveries() const;
 
-  // Diagnostics and tests.
-  const std::string& segment_name() const;
+  // Diagnostics and tests: the transport's name (RingTransport: the segment's).
+  std::string segment_name() const;
   std::vector<pid_t> worker_pids() const;
   // Sum over steps of the slowest subsystem's send-to-reply time minus its busy time in the
   // worker (transport and wake-up; the "communication" of the time breakdown).
@@ -190,7 +229,7 @@ class ProcessExecutor final : public Executor {
 
   // One pass of step(), without recovery.
   void run_pass(double t_end, std::span<const SubsystemCommand> commands, PassOutcome& outcome);
-  void transfer_state(std::size_t i, worker::CommandKind kind, const std::string& path);
+  void transfer_state(std::size_t i, ipc::CommandKind kind, const std::string& path);
   struct State;
   std::unique_ptr<State> state_;
 };

@@ -7,7 +7,10 @@
 // executor adds the second, independent signal: the transport's progress counters (a live
 // process that computes nothing for too long hangs).
 //
-// One thread drives a supervisor. Restarting an index whose process has ended is allowed.
+// Call order: start(i) for every worker (after the transport exists: a worker attaches to it
+// by itself), then the queries; start(i) again only once worker i has ended (or was killed) and
+// the transport has been reset for it; stop_all() at the end. One thread drives a supervisor;
+// no method may be called concurrently with another.
 #pragma once
 
 #include <sys/types.h>
@@ -25,6 +28,10 @@ class WorkerSupervisor {
   virtual ~WorkerSupervisor() = default;
 
   virtual std::size_t workers() const = 0;
+  // Starts the worker at index i, which attaches to the transport and builds its subsystem
+  // from the configuration there. Throws std::runtime_error naming the subsystem if it cannot
+  // start, or std::logic_error if worker i still runs.
+  virtual void start(std::size_t i) = 0;
   // nullopt while worker i runs; once it has ended, how ("exited with status 3", "was killed by
   // signal 9 (Killed)"; "has ended" if its status is not ours to read).
   virtual std::optional<std::string> ended(std::size_t i) = 0;
@@ -35,21 +42,20 @@ class WorkerSupervisor {
   virtual void stop_all(std::chrono::milliseconds grace) noexcept = 0;
 };
 
-// Worker processes spawned from a `macrostep` binary on this machine.
+// Worker processes spawned from a `macrostep` binary on this machine, attached to a
+// RingTransport's segment: `EXE worker --segment NAME --segment-fd 3 --index I`, with
+// segment_fd duplicated to descriptor 3 of the child (so that it can attach after the name is
+// gone).
 class ProcessSupervisor final : public WorkerSupervisor {
  public:
-  ProcessSupervisor(std::string executable, std::size_t workers);
+  ProcessSupervisor(std::string executable, std::size_t workers, std::string segment_name,
+                    int segment_fd);
   ~ProcessSupervisor() override;  // kills and reaps what still runs
   ProcessSupervisor(const ProcessSupervisor&) = delete;
   ProcessSupervisor& operator=(const ProcessSupervisor&) = delete;
 
-  // Starts worker i: `EXE worker --segment NAME --segment-fd 3 --index I`, with segment_fd
-  // duplicated to descriptor 3 of the child (so that it can attach after the name is gone).
-  // Throws std::runtime_error naming the subsystem if it cannot start, or std::logic_error if
-  // worker i still runs.
-  void start(std::size_t i, const std::string& segment_name, int segment_fd);
-
   std::size_t workers() const override { return procs_.size(); }
+  void start(std::size_t i) override;
   std::optional<std::string> ended(std::size_t i) override;
   void kill(std::size_t i) noexcept override;
   pid_t pid(std::size_t i) const override { return procs_.at(i).pid; }
@@ -66,6 +72,8 @@ class ProcessSupervisor final : public WorkerSupervisor {
 
   std::string executable_;
   std::vector<Proc> procs_;
+  std::string segment_name_;
+  int segment_fd_;
 };
 
 }  // namespace macrostep::executors

@@ -103,6 +103,15 @@ struct RunResult {
   std::string error;        // empty if the run succeeded
 };
 
+// One subsystem's results of a pass, wherever it ran (collected from its runner in this process,
+// or read from its worker's reply, worker/wire.hpp): what the executors hand to the schemes.
+struct PassResult {
+  RunResult nominal;
+  std::vector<RunResult> extra;  // in the order of the pass's extra runs
+  std::int64_t solver_ns = 0;    // wall time of the nominal run (T_{L,N}, seed 000 Eq. 4.5)
+  std::int64_t extra_ns = 0;     // wall time of the extra runs together (restores excluded)
+};
+
 class SubsystemRunner {
  public:
   // The subsystem must outlive the runner. initial_inputs: u(t0), size input_size().
@@ -131,6 +140,8 @@ class SubsystemRunner {
   void run_all(tbb::task_arena* arena);
 
   const RunResult& result(std::size_t r) const { return results_.at(r); }
+  // The extra runs' results of the prepared pass, in order (result(1) .. result(run_count() - 1)).
+  std::span<const RunResult> extra_results() const { return {results_.data() + 1, extra_count_}; }
 
   // The output evaluation of the master's consistent update (METHODS §1.1, D-1; seed 000
   // Eq. 2.22): y = g(z(t_end), u) and, with feed-through, D = ∂y/∂u (model::Subsystem::

@@ -1,8 +1,8 @@
 // The subsystem process (`macrostep worker --segment NAME --index I`, DESIGN.md data flow) and
 // the Cap'n Proto configuration the master hands it (ipc/schema/control.capnp).
 //
-// Master side: encode_config() serializes a subsystem's configuration; write_message() puts it
-// into the "ms.cfg.I" region before the worker is spawned.
+// Master side: encode_config() serializes a subsystem's configuration; ipc::write_message() puts it
+// into the subsystem's region before the worker is spawned.
 // Worker side: run_worker() attaches to the segment (by name, or through an inherited descriptor),
 // checks the master, pins itself, rebuilds its model bit-identically from the configuration, writes
 // the handshake and serves commands until kShutdown (exit status 0) or until the master is gone
@@ -18,9 +18,10 @@
 #include <vector>
 
 #include "macrostep/ida/integrator.hpp"
+#include "macrostep/ipc/protocol.hpp"
+#include "macrostep/ipc/wait.hpp"
 #include "macrostep/library/model_description.hpp"
 #include "macrostep/runner/subsystem_runner.hpp"
-#include "macrostep/worker/protocol.hpp"
 
 namespace macrostep::ipc {
 class SharedSegment;
@@ -92,12 +93,6 @@ std::string decode_shutdown(const std::byte* data, std::size_t bytes);
 inline constexpr std::size_t kShutdownRegionBytes = 1024;
 inline constexpr const char* kNormalShutdown = "end of run";
 
-// Writes a message into a ConfigBlock region (publishes `bytes` last). Throws if it does not fit.
-void write_message(ConfigBlock& block, const std::vector<std::byte>& message);
-
-// The region bytes a config needs (header + message).
-std::size_t config_region_bytes(std::size_t message_bytes);
-
 // How a worker waits for its next command: awake for longer than the master's turnaround between
 // two steps (a short spin, then sched_yield() calls, then sleep) when the runs of all `subsystems`
 // (1 + extra_runs each) fit on the run's CPUs, else sleeping at once on the command bell
@@ -105,6 +100,41 @@ std::size_t config_region_bytes(std::size_t message_bytes);
 // asks it too, to know whether a queued command reaches a worker without ringing the bell.
 ipc::WaitPolicy worker_wait_policy(std::size_t subsystems, unsigned extra_runs,
                                    std::size_t run_cpus) noexcept;
+
+// A worker's handling of its commands, apart from how they reach it: a SubsystemRunner (the
+// same one the in-process executor drives) built from the decoded configuration, fed from
+// commands, its results written into replies by the one encoder (wire.hpp), its accepted state
+// published into `mirror` (state_size() doubles) before it answers an accept or an import, its
+// integrators bumping `progress` (ipc::kMaxRuns counters) while they compute. run_worker() serves
+// the ring of its segment with it; another WorkerTransport serves it the same way. One thread
+// calls handle(); mirror and progress must outlive the handler.
+class CommandHandler {
+ public:
+  // Builds the runner at the configuration's initial state and publishes that state. Throws
+  // what building the runner throws (std::invalid_argument, ida::IntegrationError).
+  CommandHandler(DecodedConfig config, double* mirror, ipc::ProgressCounter* progress);
+  ~CommandHandler();
+  CommandHandler(const CommandHandler&) = delete;
+  CommandHandler& operator=(const CommandHandler&) = delete;
+
+  // Answers `command` in `reply` (its id, status, results, the worker's counters); never throws:
+  // a failure is a kFailed reply with the reason. A kShutdown is answered like any command.
+  void handle(const ipc::StepCommand& command, ipc::StepReply& reply);
+
+ private:
+  void step(const ipc::StepCommand& cmd, ipc::StepReply& reply);
+  void evaluate(const ipc::StepCommand& cmd, ipc::StepReply& reply);
+  void keep_for_recovery(ipc::StepReply& reply, bool now);
+  void write_mirror();
+
+  DecodedConfig config_;
+  double* mirror_;
+  runner::SubsystemRunner runner_;
+  std::unique_ptr<tbb::task_arena> arena_;
+  std::int64_t saved_ns_ = ipc::monotonic_ns();  // when the recovery file was last written
+  model::SupportPoints nominal_;                 // the current command's runs, unpacked
+  std::vector<runner::ExtraRun> extra_;
+};
 
 // The worker's main(): returns the process exit status (0 after kShutdown; 3 orphaned;
 // 4 bad segment or configuration). Messages go to stderr, naming the subsystem (1-based).

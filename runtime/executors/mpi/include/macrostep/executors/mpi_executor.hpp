@@ -5,7 +5,7 @@
 // (run_node_agent) for a group of subsystems: on its node it starts, pins and drives their worker
 // processes with a ProcessExecutor of its own (the same rings, supervisor and worker as
 // `--executor processes`), and between ranks it forwards the step commands and replies over MPI:
-// one message per agent per pass (all its subsystems' worker::StepCommand bytes in one
+// one message per agent per pass (all its subsystems' ipc::StepCommand bytes in one
 // Cap'n Proto BridgeRequest, ipc/schema/bridge.capnp), nonblocking point-to-point
 // (ipc/mpi/.../mpi_world.hpp). The subsystems compute exactly what they compute in the other
 // executors from exactly the same inputs, so the results are bit-identical.

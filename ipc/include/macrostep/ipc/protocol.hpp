@@ -1,9 +1,11 @@
-// The hot-path messages between the master (ProcessExecutor) and a subsystem process (the
-// worker), and the layout of the shared-memory segment of a process run (DESIGN.md data flow,
-// contracts 1 and 3).
+// The hot-path messages between the master and a subsystem process (the wire protocol), and the
+// layout of the shared-memory segment of a process run (DESIGN.md data flow, contracts 1 and 3).
+// Plain data only: this header knows no subsystem type. How a runner's polynomials and results
+// are written into these messages and read back (the one encoder and decoder) is
+// subsystems/worker/.../wire.hpp, which the worker, the node agent and the executors share.
 //
 // Segment layout (regions by name, I = 0-based subsystem index; one region per subsystem, so
-// that a segment's region table holds runs of up to ipc::kMaxRegions - 2 subsystems):
+// that a segment's region table holds runs of up to kMaxRegions - 2 subsystems):
 //   "ms.run"        RunBlock: protocol version, subsystem count, master pid, and the two words
 //                   every process of the run waits on: the command bell (the workers) and the
 //                   reply counter (the master)
@@ -20,16 +22,16 @@
 // Every command gets exactly one reply, in order. At most two commands are in flight per worker
 // (a queued accept / reject and the next step), well below the ring capacity.
 //
-// Waking (protocol 4). The master pushes commands quietly (SpscRing::try_push_quiet) into every
-// worker's command ring and then rings RunBlock::command_bell once: one FUTEX_WAKE wakes every
-// sleeping worker, instead of one system call (and one wake-up preemption of the master) per
-// worker. A worker sleeps on the bell, not on its ring's own word, and checks its own ring when
-// woken (a worker without a new command sleeps again). The master raises
-// RunBlock::replies' target by the number of commands before it pushes them; a worker pushes its
-// reply quietly and then arrives at the counter, and only the reply that completes the target
-// wakes the master: it sleeps once per batch, not once per worker. A worker killed while asleep
-// on the bell leaves the bell's sleeper count one too high, which costs the master a spare
-// FUTEX_WAKE per bell (not a lost wake-up): tolerated, as restarts are rare.
+// Waking. The master pushes commands quietly (SpscRing::try_push_quiet) into every worker's
+// command ring and then rings RunBlock::command_bell once: one FUTEX_WAKE wakes every sleeping
+// worker, instead of one system call (and one wake-up preemption of the master) per worker. A
+// worker sleeps on the bell, not on its ring's own word, and checks its own ring when woken (a
+// worker without a new command sleeps again). The master raises RunBlock::replies' target by the
+// number of commands before it pushes them; a worker pushes its reply quietly and then arrives
+// at the counter, and only the reply that completes the target wakes the master: it sleeps once
+// per batch, not once per worker. A worker killed while asleep on the bell leaves the bell's
+// sleeper count one too high, which costs the master a spare FUTEX_WAKE per bell (not a lost
+// wake-up): tolerated, as restarts are rare.
 #pragma once
 
 #include <algorithm>
@@ -43,29 +45,31 @@
 #include <type_traits>
 #include <vector>
 
-#include "macrostep/ida/integrator.hpp"
 #include "macrostep/ipc/arrival_counter.hpp"
 #include "macrostep/ipc/spsc_ring.hpp"
-#include "macrostep/model/support_points.hpp"
-#include "macrostep/runner/subsystem_runner.hpp"
 
-namespace macrostep::worker {
+namespace macrostep::ipc {
 
-// 3: runs with roles; 4: command bell and reply counter in RunBlock (one wake-up per batch);
-// 5: the worker keeps its accepted state in a recovery file (SubsystemConfig.recoveryPath),
-// and treats input jumps at T_N as configured (SubsystemConfig.jumps); 6: a reply carries the
-// nominal run's feed-through block ∂y/∂u (StepReply::feedthrough, METHODS D-1); 7: kEvaluate,
-// the output evaluation of the consistent update (runner::SubsystemRunner::evaluate_outputs)
-inline constexpr std::uint32_t kProtocolVersion = 7;
+// Raised whenever a message or the segment layout changes meaning; the master and its workers
+// must agree on it (handshake, SubsystemConfig).
+inline constexpr std::uint32_t kProtocolVersion = 8;
+// The input polynomials a command carries: up to kMaxNodes support points (degree kMaxNodes - 1)
+// for each of up to kMaxChannels inputs. They equal model::SupportPoints' capacities (wire.hpp
+// checks it at compile time).
+inline constexpr std::size_t kMaxNodes = 7;
+inline constexpr std::size_t kMaxChannels = 8;
 // Runs of one step: the nominal run, up to kMaxPolynomialRuns - 1 runs with their own polynomial
 // (comparison runs) and perturbed runs, kMaxRuns in all: enough for one perturbed run per input in
 // each direction (central differences, METHODS §4.2) beside a comparison run.
 inline constexpr std::size_t kMaxPolynomialRuns = 4;
-inline constexpr std::size_t kMaxRuns = 4 + 2 * model::SupportPoints::kMaxChannels;
+inline constexpr std::size_t kMaxRuns = 4 + 2 * kMaxChannels;
 inline constexpr std::size_t kMaxOutputs = 8;
 // The feed-through block of a reply: outputs × inputs of one subsystem.
-inline constexpr std::size_t kMaxFeedthrough = kMaxOutputs * model::SupportPoints::kMaxChannels;
+inline constexpr std::size_t kMaxFeedthrough = kMaxOutputs * kMaxChannels;
 inline constexpr std::size_t kErrorCapacity = 256;
+// The work counters of one run (ida::AdvanceStats), carried as this many doubles' worth of bytes
+// (wire.hpp checks that they fit).
+inline constexpr std::size_t kStatsDoubles = 10;
 
 enum class CommandKind : std::uint32_t {
   kStep = 1,      // a pass of the nominal and extra runs from T_N to t_end (any number per step)
@@ -81,7 +85,7 @@ enum class CommandKind : std::uint32_t {
   // times: the outputs and ∂y/∂u at the nominal end state with the inputs in inputs()
   // (SubsystemRunner::evaluate_outputs; no integration, no change of state). Its reply carries
   // one run with zero statistics, its outputs and the feed-through block
-  // (StepReply::set_evaluation); a model failure is a kFailed reply with the reason.
+  // (worker/wire.hpp encode_evaluation); a model failure is a kFailed reply with the reason.
   kEvaluate = 7,
 };
 
@@ -90,10 +94,11 @@ enum class CommandKind : std::uint32_t {
 // Packed form of a polynomial, in doubles:
 //   degree, channels, step_begin, time[0..n), value[0][0..n), ..., value[channels-1][0..n)
 // with n = degree + 1 (degree and channels are small integers, exact as doubles). A command is
-// the nominal run's polynomial followed by every extra run as its role (runner::RunRole as a
+// the nominal run's polynomial followed by every extra run as its role (a PackedRole as a
 // double) and then, for kComparison, its polynomial, for kPerturbed, channel and end value.
-inline constexpr std::size_t kMaxPackedDoubles =
-    3 + model::SupportPoints::kMaxNodes * (1 + model::SupportPoints::kMaxChannels);
+// wire.hpp writes and reads this form; here it is only counted.
+enum class PackedRole : std::uint32_t { kComparison = 1, kPerturbed = 2 };
+inline constexpr std::size_t kMaxPackedDoubles = 3 + kMaxNodes * (1 + kMaxChannels);
 inline constexpr std::size_t kMaxCommandDoubles =
     kMaxPolynomialRuns * kMaxPackedDoubles + (kMaxRuns - 1) + 2 * (kMaxRuns - kMaxPolynomialRuns);
 
@@ -112,18 +117,6 @@ struct StepCommand {
     packed = 0;
     polynomials = 0;
   }
-  // Master: starts a new list of runs with the nominal run's polynomial.
-  // Throws std::invalid_argument if `p` is out of range (degree > kMaxDegree, channels >
-  // kMaxChannels).
-  void set_nominal(const model::SupportPoints& p);
-  // Master: appends an extra run (after set_nominal). Throws std::invalid_argument beyond
-  // kMaxRuns runs or kMaxPolynomialRuns polynomials, or for an out-of-range polynomial.
-  void add_extra(const runner::ExtraRun& run);
-  // Worker: the nominal polynomial and the extra runs (extra is resized to runs - 1; its
-  // capacity is reused). Unused nodes and channels are zero. Throws std::runtime_error naming
-  // the problem if the packed data is malformed (a count, role or channel out of range, or
-  // `packed` not matching).
-  void unpack(model::SupportPoints& nominal, std::vector<runner::ExtraRun>& extra) const;
 
   // Master: a file path for kExport / kImport, carried in `points` (no runs). Throws
   // std::invalid_argument if it is empty, holds a NUL or does not fit.
@@ -136,7 +129,7 @@ struct StepCommand {
   void set_inputs(std::span<const double> u);
   // Worker: the inputs of a kEvaluate command.
   std::span<const double> inputs() const noexcept {
-    return {points, std::min<std::size_t>(packed, model::SupportPoints::kMaxChannels)};
+    return {points, std::min<std::size_t>(packed, kMaxChannels)};
   }
 
   // Bytes sent through the ring: the header, and the packed runs, path or inputs.
@@ -147,16 +140,9 @@ struct StepCommand {
                 ? packed * sizeof(double)
                 : 0);
   }
-
- private:
-  void append_polynomial(const model::SupportPoints& p);
 };
 
 enum class ReplyStatus : std::uint32_t { kOk = 0, kFailed = 1 };
-
-// The AdvanceStats of one run, stored as doubles' worth of bytes in StepReply::data.
-inline constexpr std::size_t kStatsDoubles =
-    (sizeof(ida::AdvanceStats) + sizeof(double) - 1) / sizeof(double);
 
 // The used part comes first: the fixed fields, then the runs' statistics and outputs packed in
 // `data`; the error text (last) travels only with a failed reply.
@@ -170,38 +156,31 @@ struct StepReply {
   std::int64_t solver_ns = 0;          // nominal run
   std::int64_t extra_ns = 0;           // sum of the extra runs' wall times
   std::int64_t snapshot_ns_total = 0;  // accumulated saves/restores/clones of this worker
-  ida::AdvanceStats total;             // accumulated over every run of every integrator
-  double time = 0.0;                   // the nominal integrator's time after the command
-  std::uint64_t exported_bytes = 0;    // kExport: the size of the file written
+  // The work counters accumulated over every run of every integrator (wire.hpp reads them).
+  double total[kStatsDoubles] = {};
+  double time = 0.0;                 // the nominal integrator's time after the command
+  std::uint64_t exported_bytes = 0;  // kExport: the size of the file written
   // CLOCK_MONOTONIC (steady_clock) when the worker got the command and pushed the reply.
   std::int64_t received_ns = 0;
   std::int64_t sent_ns = 0;
-  // runs × AdvanceStats (kStatsDoubles each), then runs × `outputs` values (y at t_end), then
-  // the `feedthrough` values of the nominal run's ∂y/∂u (runner::RunResult::feedthrough). The
-  // writer sets `runs` and `outputs` first; runs <= kMaxRuns, outputs <= kMaxOutputs,
-  // feedthrough <= kMaxFeedthrough.
+  // runs × work counters (kStatsDoubles each), then runs × `outputs` values (y at t_end), then
+  // the `feedthrough` values of the nominal run's ∂y/∂u. The writer sets `runs` and `outputs`
+  // first; runs <= kMaxRuns, outputs <= kMaxOutputs, feedthrough <= kMaxFeedthrough.
   double data[kMaxRuns * (kStatsDoubles + kMaxOutputs) + kMaxFeedthrough];
   char error[kErrorCapacity] = {};  // NUL-terminated, when failed
 
-  ida::AdvanceStats run_stats(std::size_t run) const noexcept {
-    ida::AdvanceStats s;
-    std::memcpy(static_cast<void*>(&s), data + run * kStatsDoubles, sizeof s);
-    return s;
-  }
-  void set_run_stats(std::size_t run, const ida::AdvanceStats& s) noexcept {
-    std::memcpy(data + run * kStatsDoubles, static_cast<const void*>(&s), sizeof s);
-  }
+  double* run_stats(std::size_t run) noexcept { return data + run * kStatsDoubles; }
+  const double* run_stats(std::size_t run) const noexcept { return data + run * kStatsDoubles; }
   double* run_outputs(std::size_t run) noexcept { return data + output_offset(run); }
   const double* run_outputs(std::size_t run) const noexcept { return data + output_offset(run); }
   // The feed-through block (after `runs` and `outputs` are set). set_feedthrough throws
   // std::invalid_argument beyond kMaxFeedthrough values.
   void set_feedthrough(std::span<const double> d);
-  // A kEvaluate reply: one run with zero statistics, the outputs `y` and the block `d`. Throws
-  // std::invalid_argument beyond kMaxOutputs outputs or kMaxFeedthrough values.
-  void set_evaluation(std::span<const double> y, std::span<const double> d);
   std::span<const double> feedthrough_values() const noexcept {
     return {data + output_offset(used_runs()), std::min<std::size_t>(feedthrough, kMaxFeedthrough)};
   }
+  // A failed reply: `status` kFailed, `failed_run` and the text (cut to kErrorCapacity - 1).
+  void set_failure(std::uint32_t run, std::string_view text) noexcept;
 
   std::size_t wire_bytes() const noexcept {
     return status == ReplyStatus::kOk
@@ -219,10 +198,9 @@ struct StepReply {
 
 static_assert(std::is_trivially_copyable_v<StepCommand>);
 static_assert(std::is_trivially_copyable_v<StepReply>);
-static_assert(std::is_trivially_copyable_v<ida::AdvanceStats>);
 
-using CommandRing = ipc::SpscRing<StepCommand, 4>;
-using ReplyRing = ipc::SpscRing<StepReply, 4>;
+using CommandRing = SpscRing<StepCommand, 4>;
+using ReplyRing = SpscRing<StepReply, 4>;
 
 struct RunBlock {
   std::uint32_t protocol_version = kProtocolVersion;
@@ -230,9 +208,9 @@ struct RunBlock {
   std::int32_t master_pid = 0;
   // Rung by the master after it pushed commands (quietly) to one or more workers; every worker
   // waits for its next command on it (see "Waking" above).
-  ipc::WaitWord command_bell;
+  WaitWord command_bell;
   // Every worker arrives once per reply, after pushing it; the master waits for its target.
-  ipc::ArrivalCounter replies;
+  ArrivalCounter replies;
 };
 
 // A Cap'n Proto message in a region: `bytes` of flat-array words follow the header. The writer
@@ -253,7 +231,7 @@ inline constexpr std::size_t kHandshakeBytes = 4096;  // handshake header + mess
 // at every model evaluation (ida::Integrator::set_progress_counter), the master reads it while
 // it waits for a reply; a counter that stands still for ProcessOptions::hang_timeout means the
 // worker hangs (DESIGN.md contract 5).
-struct alignas(ipc::kCacheLine) ProgressCounter {
+struct alignas(kCacheLine) ProgressCounter {
   std::atomic<std::uint64_t> value{0};
 };
 
@@ -284,6 +262,15 @@ SubsystemLayout subsystem_layout(std::size_t state_size, std::size_t config_byte
 // Region names.
 std::string region_name(std::string_view kind, std::size_t index);
 
+// The region bytes a Cap'n Proto message of `message_bytes` needs (ConfigBlock header + message).
+std::size_t config_region_bytes(std::size_t message_bytes);
+
+// Writes a message into a ConfigBlock (publishes `bytes` last). Throws std::runtime_error if it
+// does not fit.
+void write_message(ConfigBlock& block, const std::vector<std::byte>& message);
+
+// CLOCK_MONOTONIC in nanoseconds (StepReply::received_ns / sent_ns, and the master's side of
+// the same measurements).
 std::int64_t monotonic_ns() noexcept;
 
-}  // namespace macrostep::worker
+}  // namespace macrostep::ipc

@@ -1,0 +1,138 @@
+// Watching the workers of a ProcessExecutor (process_state.hpp): a worker that has ended, one
+// that hangs (its progress counters stand still), and handshakes at start; the failure messages
+// name the subsystem and the operation (DESIGN.md contract 5).
+#include <fmt/format.h>
+
+#include <thread>
+
+#include "process_state.hpp"
+
+namespace macrostep::executors {
+
+namespace process_detail {
+
+std::string describe(const Operation& op) {
+  switch (op.kind) {
+    case Operation::kAccept:
+      return fmt::format("the accept of macro step {} at t = {:.9g}", op.step, op.end);
+    case Operation::kReject:
+      return fmt::format("the reject of macro step {} (attempt {}) from t = {:.9g} to {:.9g}",
+                         op.step, op.attempt, op.begin, op.end);
+    case Operation::kExport:
+    case Operation::kImport:
+      return fmt::format("the {} of the state at t = {:.9g}",
+                         op.kind == Operation::kExport ? "export" : "import", op.end);
+    case Operation::kEvaluate:
+      return fmt::format("the output evaluation of macro step {} (attempt {}) at t = {:.9g}",
+                         op.step, op.attempt, op.end);
+    case Operation::kStep:
+      break;
+  }
+  return fmt::format("macro step {} (attempt {}) from t = {:.9g} to {:.9g}", op.step, op.attempt,
+                     op.begin, op.end);
+}
+
+double resume_time(const Operation& op) {
+  return op.kind == Operation::kStep || op.kind == Operation::kReject ||
+                 op.kind == Operation::kEvaluate
+             ? op.begin
+             : op.end;
+}
+
+}  // namespace process_detail
+
+void ProcessExecutor::State::fail_dead(std::size_t i, const std::string& how,
+                                       const Operation& during) {
+  broken = true;
+  throw WorkerFailure(fmt::format("subsystem {} (pid {}) {} during {}", number(i),
+                                  supervisor->pid(i), how, describe(during)),
+                      i, accepted_steps + 1, resume_time(during));
+}
+
+// Throws WorkerFailure if worker i's progress has not moved for hang_timeout since it last did
+// (or since the first check after its command); a hung worker is killed (it would not answer
+// the shutdown).
+void ProcessExecutor::State::check_progress(std::size_t i, const Operation& during) {
+  Worker& w = workers[i];
+  const std::uint64_t now_seen = transport->progress(i);
+  const auto now = Clock::now();
+  if (!w.progress_known || now_seen != w.progress_seen) {
+    w.progress_known = true;
+    w.progress_seen = now_seen;
+    w.progress_at = now;
+    return;
+  }
+  if (options.hang_timeout.count() <= 0 || now - w.progress_at < options.hang_timeout) return;
+  broken = true;
+  const double idle = std::chrono::duration<double>(now - w.progress_at).count();
+  supervisor->kill(i);
+  throw WorkerFailure(
+      fmt::format("subsystem {} (pid {}) hangs: no model evaluation for {:.1f} s (--hang-timeout "
+                  "{:g} s) during {}; it was killed",
+                  number(i), supervisor->pid(i), idle,
+                  std::chrono::duration<double>(options.hang_timeout).count(), describe(during)),
+      i, accepted_steps + 1, resume_time(during));
+}
+
+// Waits until every command sent has its reply; throws WorkerFailure if a worker ends, or one
+// that still owes a reply hangs, first.
+void ProcessExecutor::State::await_replies(const Operation& during) {
+  ring();
+  while (transport->await_replies(options.poll_interval) == ipc::WaitStatus::kTimedOut) {
+    for (std::size_t j : remote) {  // every worker: the first death is reported at once
+      if (const auto how = supervisor->ended(j)) fail_dead(j, *how, operation_of(j, during));
+    }
+    for (std::size_t j : remote) {
+      if (transport->replies_waiting(j) < workers[j].owed) {
+        check_progress(j, operation_of(j, during));
+      }
+    }
+    if (options.while_waiting) options.while_waiting();
+  }
+}
+
+// Waits until every worker in `which` has written its handshake; throws std::runtime_error
+// naming the first that fails to start, exits or times out.
+void ProcessExecutor::State::await_handshakes(const std::vector<std::size_t>& which) {
+  const auto deadline = Clock::now() + options.handshake_timeout;
+  for (std::size_t i : which) {
+    for (;;) {
+      if (const auto hs = transport->handshake(i)) {
+        check_handshake(i, *hs);
+        break;
+      }
+      if (const auto how = supervisor->ended(i)) {
+        throw std::runtime_error(
+            fmt::format("subsystem {}: its worker (pid {}) {} before its "
+                        "handshake",
+                        number(i), supervisor->pid(i), *how));
+      }
+      if (Clock::now() >= deadline) {
+        throw std::runtime_error(fmt::format(
+            "subsystem {}: its worker (pid {}) did not complete its handshake within {:.3g} s "
+            "(raise it with --handshake-timeout or [executor] handshake_timeout)",
+            number(i), supervisor->pid(i),
+            std::chrono::duration<double>(options.handshake_timeout).count()));
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  }
+}
+
+void ProcessExecutor::State::check_handshake(std::size_t i, const worker::HandshakeInfo& hs) const {
+  if (!hs.ready) {
+    throw std::runtime_error(
+        fmt::format("subsystem {}: its worker failed to start: {}", number(i), hs.error));
+  }
+  if (hs.protocol_version != ipc::kProtocolVersion ||
+      hs.layout_version != ipc::kSegmentLayoutVersion ||
+      hs.state_size != transport->state_size(i)) {
+    throw std::runtime_error(
+        fmt::format("subsystem {}: its worker speaks protocol {} / layout {} with {} states; the "
+                    "master expects {} / {} / {}",
+                    number(i), hs.protocol_version, hs.layout_version, hs.state_size,
+                    ipc::kProtocolVersion, ipc::kSegmentLayoutVersion, transport->state_size(i)));
+  }
+}
+
+}  // namespace macrostep::executors
