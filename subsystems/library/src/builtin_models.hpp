@@ -9,5 +9,12 @@ namespace macrostep::library::detail {
 
 ModelEntry hydraulic_cylinder_entry();
 ModelEntry pid_entry();
+ModelEntry constant_entry();
+ModelEntry step_entry();
+ModelEntry ramp_entry();
+ModelEntry sine_entry();
+ModelEntry table_entry();
+ModelEntry gain_entry();
+ModelEntry sum_entry();
 
 }  // namespace macrostep::library::detail

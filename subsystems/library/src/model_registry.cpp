@@ -36,6 +36,13 @@ ModelRegistry& model_registry() {
   static const bool built = [] {
     add_model(r, detail::hydraulic_cylinder_entry());
     add_model(r, detail::pid_entry());
+    add_model(r, detail::constant_entry());
+    add_model(r, detail::step_entry());
+    add_model(r, detail::ramp_entry());
+    add_model(r, detail::sine_entry());
+    add_model(r, detail::table_entry());
+    add_model(r, detail::gain_entry());
+    add_model(r, detail::sum_entry());
     return true;
   }();
   (void)built;
