@@ -33,10 +33,15 @@ TEST(Sources, ValuesOfConstantStepRampSine) {
   EXPECT_EQ(c.input_size(), 0u);
   EXPECT_FALSE(c.has_feedthrough());
 
-  const StepSource step(1.0, 3.0, 0.5, "V");
+  const StepSource step(1.0, 3.0, 0.5, 0.0, "V");
   EXPECT_EQ(value_at(step, 0.4999), 1.0);
   EXPECT_EQ(value_at(step, 0.5), 3.0);  // the final value from the step time on
   EXPECT_EQ(value_at(step, 9.0), 3.0);
+  const StepSource smooth(1.0, 3.0, 0.5, 0.2, "V");
+  EXPECT_EQ(value_at(smooth, 0.5), 1.0);
+  EXPECT_DOUBLE_EQ(value_at(smooth, 0.6), 2.0);  // half way at half the width
+  EXPECT_EQ(value_at(smooth, 0.7), 3.0);
+  EXPECT_NEAR(value_at(smooth, 0.5 + 1e-6), 1.0, 1e-9);  // no kink: C1 at both ends
 
   const RampSource ramp(1.0, 2.0, -1.0, 3.0, "");
   EXPECT_EQ(value_at(ramp, 0.0), -1.0);
@@ -47,7 +52,7 @@ TEST(Sources, ValuesOfConstantStepRampSine) {
 
   const SineSource sine(2.0, 3.0, 0.25, 1.0, "");
   EXPECT_DOUBLE_EQ(value_at(sine, 0.7), 1.0 + 2.0 * std::sin(3.0 * 0.7 + 0.25));
-  EXPECT_THROW(StepSource(0.0, 1.0, std::nan(""), ""), std::invalid_argument);
+  EXPECT_THROW(StepSource(0.0, 1.0, std::nan(""), 0.0, ""), std::invalid_argument);
   EXPECT_THROW(RampSource(1.0, 1.0, 0.0, 0.5, ""), std::invalid_argument);
 }
 

@@ -61,13 +61,22 @@ double ConstantSource::value(double) const {
   return value_;
 }
 
-StepSource::StepSource(double initial, double final_value, double time, std::string unit)
-    : TimeSource(std::move(unit)), initial_(initial), final_(final_value), time_(time) {
-  require_finite({initial, final_value, time}, "step: initial, final and time");
+StepSource::StepSource(double initial, double final_value, double time, double width,
+                       std::string unit)
+    : TimeSource(std::move(unit)),
+      initial_(initial),
+      final_(final_value),
+      time_(time),
+      width_(width) {
+  require_finite({initial, final_value, time, width}, "step: initial, final, time and width");
+  if (!(width >= 0.0)) throw std::invalid_argument("step: width must be >= 0");
 }
 
 double StepSource::value(double t) const {
-  return t < time_ ? initial_ : final_;
+  if (t < time_) return initial_;
+  if (!(t < time_ + width_)) return final_;
+  const double s = (t - time_) / width_;
+  return initial_ + (final_ - initial_) * (s * s * (3.0 - 2.0 * s));
 }
 
 RampSource::RampSource(double start_time, double slope, double offset, double end_time,
@@ -209,14 +218,19 @@ ModelEntry detail::constant_entry() {
 }
 
 ModelEntry detail::step_entry() {
-  ModelEntry e = entry("step", "source: y = initial before time, final from time on",
-                       {number_spec("initial", 0.0, false, "the output before `time`"),
-                        number_spec("final", 0.0, true, "the output from `time` on"),
-                        number_spec("time", 0.0, true, "the time of the step", "s")});
-  e.check = [](const ParameterValues& v) { return finite(v, {"initial", "final", "time"}); };
+  ModelEntry e =
+      entry("step", "source: y = initial before time, final from time on",
+            {number_spec("initial", 0.0, false, "the output before `time`"),
+             number_spec("final", 0.0, true, "the output from `time` on"),
+             number_spec("time", 0.0, true, "the time of the step", "s"),
+             number_spec("width", 0.0, false, "the duration of a smooth (C1 cubic) step; 0: a jump",
+                         "s", Bound::kNonNegative)});
+  e.check = [](const ParameterValues& v) {
+    return finite(v, {"initial", "final", "time", "width"});
+  };
   e.build = [](const ParameterValues& v) -> std::unique_ptr<model::Subsystem> {
     return std::make_unique<StepSource>(v.number("initial"), v.number("final"), v.number("time"),
-                                        v.string("unit"));
+                                        v.number("width"), v.string("unit"));
   };
   return e;
 }

@@ -5,10 +5,9 @@
 // a source through its coupling polynomial, built from the values at past macro points, so a
 // change between two macro points (a step at t_s with T_N < t_s < T_{N+1}) reaches it only
 // once T_{N+1} is accepted and sampled: during [T_N, T_{N+1}] the consumer still extrapolates
-// the old values. With an error estimator the jump shows as a large coupling error, and the step
-// controller shortens the steps around it; with a fixed step the consumer sees the jump up to
-// one step late (and, at order κ > 0, smeared over κ steps by the polynomial). Put a step time
-// on a macro point for a sharp step.
+// the old values. The error estimators compare polynomials of the past as well and notice the
+// jump only after it; an adaptive H may pass over it in one long step. A fixed H (or h_max)
+// bounds the delay; a step time on a macro point makes the step sharp.
 //
 // Blocks (gain, sum) have inputs and direct feed-through, affine in u with an exact D = ∂y/∂u:
 // the master's consistent update solves them with the subsystems they feed.
@@ -70,14 +69,17 @@ class ConstantSource final : public TimeSource {
   double value_;
 };
 
-// y = initial for t < time, final for t >= time.
+// y = initial for t < time, final for t >= time + width, and between them the C1 cubic
+// initial + (final − initial)·(3s² − 2s³), s = (t − time)/width. Width 0: a jump at `time`. A
+// monolithic run (reference) integrates the source's value as an algebraic variable, and IDA's
+// error test cannot pass a jump of one: give it a width there.
 class StepSource final : public TimeSource {
  public:
-  StepSource(double initial, double final_value, double time, std::string unit);
+  StepSource(double initial, double final_value, double time, double width, std::string unit);
   double value(double t) const override;
 
  private:
-  double initial_, final_, time_;
+  double initial_, final_, time_, width_;
 };
 
 // y = offset for t < start_time, offset + slope·(min(t, end_time) − start_time) after: a ramp
