@@ -3,6 +3,7 @@
 // defaults, so a model's parameters are written once, where the model is.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,20 @@ double bounded(const Node& node, library::Bound bound) {
   return v;
 }
 
+// A file named by a string value: absolute, or relative to the configuration's directory (as a
+// plugin's library); the absolute path, so that workers and resumed runs read the same file.
+std::string resolved_path(const Node& node) {
+  std::filesystem::path path = node.string();
+  if (path.empty()) node.fail("must name a file");
+  if (path.is_relative()) path = std::filesystem::path(node.file()).parent_path() / path;
+  std::error_code error;
+  const auto resolved = std::filesystem::weakly_canonical(std::filesystem::absolute(path), error);
+  if (error || !std::filesystem::is_regular_file(resolved)) {
+    node.fail(fmt::format("no such file: {}", path.string()));
+  }
+  return resolved.string();
+}
+
 library::ParameterValue read_value(const Node& node, const library::ParameterSpec& spec) {
   switch (spec.type) {
     case library::ParameterType::kNumber:
@@ -33,7 +48,7 @@ library::ParameterValue read_value(const Node& node, const library::ParameterSpe
     case library::ParameterType::kBool:
       return node.boolean();
     case library::ParameterType::kString:
-      return node.string();
+      return spec.path ? resolved_path(node) : node.string();
     case library::ParameterType::kNumberList:
       break;
   }

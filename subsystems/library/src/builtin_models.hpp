@@ -12,5 +12,12 @@ ModelEntry pid_entry();
 ModelEntry belt_drive_entry();
 ModelEntry oscillator_mass_entry();
 ModelEntry dc_motor_entry();
+ModelEntry constant_entry();
+ModelEntry step_entry();
+ModelEntry ramp_entry();
+ModelEntry sine_entry();
+ModelEntry table_entry();
+ModelEntry gain_entry();
+ModelEntry sum_entry();
 
 }  // namespace macrostep::library::detail

@@ -39,6 +39,13 @@ ModelRegistry& model_registry() {
     add_model(r, detail::belt_drive_entry());
     add_model(r, detail::oscillator_mass_entry());
     add_model(r, detail::dc_motor_entry());
+    add_model(r, detail::constant_entry());
+    add_model(r, detail::step_entry());
+    add_model(r, detail::ramp_entry());
+    add_model(r, detail::sine_entry());
+    add_model(r, detail::table_entry());
+    add_model(r, detail::gain_entry());
+    add_model(r, detail::sum_entry());
     return true;
   }();
   (void)built;

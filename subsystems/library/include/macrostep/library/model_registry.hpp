@@ -45,6 +45,9 @@ struct ParameterSpec {
   std::string size_what;
   std::string unit;  // "kg", "N/m", "" for none
   std::string doc;   // one line
+  // Strings only: the value names a file. The reader resolves a relative path against the
+  // configuration file's directory (as plugins' and FMUs' paths) and refuses a missing file.
+  bool path = false;
 };
 
 // The values of one model's parameters by name, in the order of its description. Every

@@ -69,6 +69,12 @@ class Subsystem {
   virtual std::string state_name(std::size_t i) const = 0;
   virtual std::string output_name(std::size_t i) const = 0;
   virtual std::string input_name(std::size_t i) const = 0;
+  // The unit of output i as text ("N", "rad/s"); "" when the model does not say. Informative:
+  // no result writer reads it yet.
+  virtual std::string output_unit(std::size_t i) const {
+    (void)i;
+    return "";
+  }
 
   // Consistent initial state at t0 with inputs u0 (size input_size()).
   virtual double initial_time() const = 0;
