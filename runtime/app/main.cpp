@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "compare_command.hpp"
+#include "models_command.hpp"
 #include "plot_command.hpp"
 #include "run_command.hpp"
 #include "run_options.hpp"
@@ -82,7 +83,7 @@ struct Commands {
   int worker_segment_fd = -1;
   CLI::App *run = nullptr, *reference = nullptr, *topology = nullptr, *stability = nullptr,
            *resume = nullptr, *plot = nullptr, *cleanup = nullptr, *compare = nullptr,
-           *suggest = nullptr, *worker = nullptr;
+           *suggest = nullptr, *models = nullptr, *worker = nullptr;
 };
 
 // Declares the subcommands of DESIGN.md's command line on `app`, bound to `c` (which must
@@ -101,8 +102,8 @@ void add_commands(CLI::App& app, Commands& c) {
                          "none | compact (default) | scatter | LIST (e.g. 0,2,4-7)");
   c.stability = app.add_subcommand(
       "stability",
-      "spectral radius over H of the two-mass test model's recurrence (exact subsystems) for a "
-      "scheme, approximation and decomposition; the largest stable H; a PNG plot");
+      "spectral radius over H of a co-simulation's recurrence (exact subsystems): the two-mass "
+      "test model, or any configuration linearised at t0; the stable band and a PNG plot");
   macrostep::app::add_stability_options(*c.stability, c.stability_args);
   c.resume = app.add_subcommand(
       "resume", "continue a run from its checkpoint (--checkpoint-every), bit-identically");
@@ -118,6 +119,9 @@ void add_commands(CLI::App& app, Commands& c) {
       "trial; writes the suggested configuration");
   macrostep::app::add_suggest_partition_options(*c.suggest, c.suggest_args);
   c.cleanup = app.add_subcommand("cleanup", "remove this user's stale shared-memory segments");
+  c.models = app.add_subcommand(
+      "models",
+      "every model with a parameter description: keys, types, defaults, units (Markdown)");
   c.compare = app.add_subcommand("compare",
                                  "NRMSE of a result against a reference (seed 000 "
                                  "Eq. 5.1)");
@@ -155,6 +159,10 @@ int dispatch(Commands& c, int argc, char** argv, const std::string& command_line
     }
   }
   if (c.cleanup->parsed()) return macrostep::app::cleanup_command();
+  if (c.models->parsed()) {
+    fmt::print("{}", macrostep::app::models_reference());
+    return 0;
+  }
   if (c.plot->parsed()) return macrostep::app::plot_command(c.plot_args);
   if (c.suggest->parsed()) {
     try {
