@@ -88,9 +88,9 @@ TEST(CoupledSystem, EvaluateCouplingsIsBitIdenticalToTheCutElementForce) {
 TEST(CoupledSystem, InputsAndMonitoredCouplingBodies) {
   const auto p = chain(9);
   const auto sys = system::make_chain_system(p, library::equal_partition(9, 3));
-  EXPECT_EQ(to_vector(sys.input_couplings(0)), (std::vector<std::size_t>{0}));
-  EXPECT_EQ(to_vector(sys.input_couplings(1)), (std::vector<std::size_t>{0, 1}));
-  EXPECT_EQ(to_vector(sys.input_couplings(2)), (std::vector<std::size_t>{1}));
+  EXPECT_EQ(to_vector(sys.feed_channels(0)), (std::vector<std::size_t>{0}));
+  EXPECT_EQ(to_vector(sys.feed_channels(1)), (std::vector<std::size_t>{0, 1}));
+  EXPECT_EQ(to_vector(sys.feed_channels(2)), (std::vector<std::size_t>{1}));
   // The coupling bodies, left then right of each cut, x then v: the result columns.
   const auto monitored = sys.monitored_outputs();
   ASSERT_EQ(monitored.size(), 8u);
