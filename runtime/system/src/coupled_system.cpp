@@ -26,10 +26,18 @@ CoupledSystem::CoupledSystem(std::vector<std::unique_ptr<model::Subsystem>> subs
                              std::vector<std::unique_ptr<CouplingLaw>> laws,
                              std::vector<std::vector<std::size_t>> input_couplings,
                              std::vector<MonitoredOutput> monitored)
-    : CoupledSystem(std::move(subsystems), std::move(laws), single(std::move(input_couplings)),
-                    std::move(monitored)) {}
+    : CoupledSystem(FeedsTag{}, std::move(subsystems), std::move(laws),
+                    single(std::move(input_couplings)), std::move(monitored)) {}
 
-CoupledSystem::CoupledSystem(std::vector<std::unique_ptr<model::Subsystem>> subsystems,
+CoupledSystem CoupledSystem::with_input_feeds(
+    std::vector<std::unique_ptr<model::Subsystem>> subsystems,
+    std::vector<std::unique_ptr<CouplingLaw>> laws, InputFeeds input_feeds,
+    std::vector<MonitoredOutput> monitored) {
+  return CoupledSystem(FeedsTag{}, std::move(subsystems), std::move(laws), std::move(input_feeds),
+                       std::move(monitored));
+}
+
+CoupledSystem::CoupledSystem(FeedsTag, std::vector<std::unique_ptr<model::Subsystem>> subsystems,
                              std::vector<std::unique_ptr<CouplingLaw>> laws, InputFeeds input_feeds,
                              std::vector<MonitoredOutput> monitored)
     : subsystems_(std::move(subsystems)), laws_(std::move(laws)), monitored_(std::move(monitored)) {

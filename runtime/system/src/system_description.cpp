@@ -193,8 +193,8 @@ CoupledSystem build_system(const SystemDescription& description) {
     }
   }
   std::vector<MonitoredOutput> monitored = monitored_outputs(description, subsystems, output_read);
-  return CoupledSystem(std::move(subsystems), std::move(laws), std::move(inputs),
-                       std::move(monitored));
+  return CoupledSystem::with_input_feeds(std::move(subsystems), std::move(laws), std::move(inputs),
+                                         std::move(monitored));
 }
 
 }  // namespace macrostep::system

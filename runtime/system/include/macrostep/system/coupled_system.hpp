@@ -72,9 +72,11 @@ class CoupledSystem {
   // with feed-through (y = g(z, u)) are accepted: consistent_update solves their coupling
   // equations (D-1); a loop closed by feed-through subsystems alone is the configuration's to
   // refuse (seed 001 §1: zero-stability needs a D block that is zero on every loop).
-  CoupledSystem(std::vector<std::unique_ptr<model::Subsystem>> subsystems,
-                std::vector<std::unique_ptr<CouplingLaw>> laws, InputFeeds input_feeds,
-                std::vector<MonitoredOutput> monitored);
+  // (A named function: braced lists of indices would fit both this and the constructor below.)
+  static CoupledSystem with_input_feeds(std::vector<std::unique_ptr<model::Subsystem>> subsystems,
+                                        std::vector<std::unique_ptr<CouplingLaw>> laws,
+                                        InputFeeds input_feeds,
+                                        std::vector<MonitoredOutput> monitored);
   // The same with one feed per input: input_couplings[i][k] feeds input k of subsystem i.
   CoupledSystem(std::vector<std::unique_ptr<model::Subsystem>> subsystems,
                 std::vector<std::unique_ptr<CouplingLaw>> laws,
@@ -208,6 +210,10 @@ class CoupledSystem {
   void gather_inputs(std::size_t i, std::span<const double> u, std::span<double> inputs) const;
 
  private:
+  struct FeedsTag {};
+  CoupledSystem(FeedsTag, std::vector<std::unique_ptr<model::Subsystem>> subsystems,
+                std::vector<std::unique_ptr<CouplingLaw>> laws, InputFeeds input_feeds,
+                std::vector<MonitoredOutput> monitored);
   void check_output(const OutputRef& r, const std::string& what) const;
   // feeds_ and feed_start_ from the constructor's input feeds, checked.
   void index_feeds(const InputFeeds& input_feeds);
