@@ -67,11 +67,11 @@ TEST(SystemConfig, BuiltSystemWiresEveryInputAndMonitorsStateOutputs) {
   EXPECT_EQ(s.coupling_name(0), "shaft");
   EXPECT_EQ(s.coupling_name(2), "torque");
   // motor: [tau_left, tau_right] = [torque, shaft]; load: [tau_left] = [shaft]; pi: [speed].
-  EXPECT_EQ(std::vector<std::size_t>(s.input_couplings(0).begin(), s.input_couplings(0).end()),
+  EXPECT_EQ(std::vector<std::size_t>(s.feed_channels(0).begin(), s.feed_channels(0).end()),
             (std::vector<std::size_t>{2, 0}));
-  EXPECT_EQ(std::vector<std::size_t>(s.input_couplings(1).begin(), s.input_couplings(1).end()),
+  EXPECT_EQ(std::vector<std::size_t>(s.feed_channels(1).begin(), s.feed_channels(1).end()),
             (std::vector<std::size_t>{0}));
-  EXPECT_EQ(std::vector<std::size_t>(s.input_couplings(2).begin(), s.input_couplings(2).end()),
+  EXPECT_EQ(std::vector<std::size_t>(s.feed_channels(2).begin(), s.feed_channels(2).end()),
             (std::vector<std::size_t>{1}));
   // The read outputs that are one position or velocity state; pi.command (a controller output,
   // role other) is read but not monitored.

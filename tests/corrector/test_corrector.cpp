@@ -84,7 +84,7 @@ std::vector<double> hand_assembled(const system::CoupledSystem& sys,
     sys.coupling_jacobian(k, y, dphi);
     for (std::size_t w = 0; w < law.write_count(); ++w) {
       for (std::size_t r = 0; r < reads.size(); ++r) {
-        const auto in = sys.input_couplings(reads[r].subsystem);
+        const auto in = sys.feed_channels(reads[r].subsystem);
         for (std::size_t c = 0; c < in.size(); ++c) {
           j[(sys.law_offset(k) + w) * n + in[c]] -=
               dphi[w * reads.size() + r] * s.at(reads[r].subsystem, reads[r].output, c);

@@ -121,7 +121,7 @@ TEST(ReuseJacobian, AKeptJacobianServesTheSameKappaAndANearStepSize) {
   for (std::size_t i = 0; i < sys.subsystem_count(); ++i) {
     y[i].assign(sys.subsystem(i).output_size(), 0.5);
     outcome.subsystems[i].nominal.outputs = y[i];
-    for (std::size_t c = 0; c < sys.input_couplings(i).size(); ++c) {
+    for (std::size_t c = 0; c < sys.feed_channels(i).size(); ++c) {
       executors::RunOutcome extra;
       extra.outputs = y[i];
       for (double& v : extra.outputs) v += 1e-7;

@@ -84,7 +84,7 @@ struct Fixture {
     for (auto& v : s_hat) v *= 0.999;
     std::vector<executors::SubsystemCommand> commands(ns);
     for (std::size_t i = 0; i < ns; ++i) {
-      const auto in = system.input_couplings(i);
+      const auto in = system.feed_channels(i);
       const std::vector<std::size_t> sel(in.begin(), in.end());
       auto& cmd = commands[i];
       cmd.nominal = polynomials::step_polynomial(hist, kappa, t1, s, sel);

@@ -68,7 +68,7 @@ std::vector<std::vector<double>> drive(const TransferFixture& s, executors::Exec
     polynomials::lagrange_prediction(hist, kappa, t1, u_pre);
     std::vector<executors::SubsystemCommand> commands(ns);
     for (std::size_t i = 0; i < ns; ++i) {
-      const auto in = s.system.input_couplings(i);
+      const auto in = s.system.feed_channels(i);
       const std::vector<std::size_t> sel(in.begin(), in.end());
       commands[i].nominal = polynomials::step_polynomial(hist, kappa, t1, u_pre, sel);
     }

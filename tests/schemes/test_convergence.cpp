@@ -221,7 +221,7 @@ class Convergence : public ::testing::Test {
     std::size_t offset = 0;
     for (std::size_t i = 0; i < sys.subsystem_count(); ++i) {
       const auto& sub = sys.subsystem(i);
-      const auto in = sys.input_couplings(i);
+      const auto in = sys.feed_channels(i);
       const std::vector<std::size_t> channels(in.begin(), in.end());
       const polynomials::SupportPoints sp =
           polynomials::step_polynomial(hist, kappa, t1, u_pre, channels);

@@ -218,7 +218,7 @@ Trace run_fixed(const TwoMass& model) {
     polynomials::lagrange_prediction(hist, kappa, t1, u_pre);                    // Eq. 2.23
     if (full) polynomials::milne_comparison_prediction(hist, kappa, t1, u_hat);  // Eq. 3.8
     for (std::size_t i = 0; i < ns; ++i) {
-      const auto in = sys.input_couplings(i);
+      const auto in = sys.feed_channels(i);
       const std::vector<std::size_t> sel(in.begin(), in.end());
       commands[i].nominal = polynomials::step_polynomial(hist, kappa, t1, u_pre, sel);
       commands[i].extra.clear();

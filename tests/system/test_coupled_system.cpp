@@ -8,6 +8,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -88,9 +89,9 @@ TEST(CoupledSystem, EvaluateCouplingsIsBitIdenticalToTheCutElementForce) {
 TEST(CoupledSystem, InputsAndMonitoredCouplingBodies) {
   const auto p = chain(9);
   const auto sys = system::make_chain_system(p, library::equal_partition(9, 3));
-  EXPECT_EQ(to_vector(sys.input_couplings(0)), (std::vector<std::size_t>{0}));
-  EXPECT_EQ(to_vector(sys.input_couplings(1)), (std::vector<std::size_t>{0, 1}));
-  EXPECT_EQ(to_vector(sys.input_couplings(2)), (std::vector<std::size_t>{1}));
+  EXPECT_EQ(to_vector(sys.feed_channels(0)), (std::vector<std::size_t>{0}));
+  EXPECT_EQ(to_vector(sys.feed_channels(1)), (std::vector<std::size_t>{0, 1}));
+  EXPECT_EQ(to_vector(sys.feed_channels(2)), (std::vector<std::size_t>{1}));
   // The coupling bodies, left then right of each cut, x then v: the result columns.
   const auto monitored = sys.monitored_outputs();
   ASSERT_EQ(monitored.size(), 8u);
@@ -258,6 +259,71 @@ TEST(CoupledSystem, ConsistentUpdateSolvesTheFeedthroughCouplingEquations) {
       sys.consistent_update(base, d, u_eval, control::ErrorTolerances{}, u_fail, 1e-3, 0);
   EXPECT_FALSE(f.converged);
   EXPECT_EQ(sys.coupling_name(f.worst), "lambda");
+}
+
+// Three oscillator masses A–B–C, B's force input fed by both springs (an effort input is the sum
+// of its feeds): gather_inputs adds the feeds in order, sum_feeds turns a polynomial over the
+// feeds into one over the inputs (node by node), feed_max takes the larger perturbation; a
+// second feed into a kinematic input and an input without feed are refused.
+TEST(CoupledSystem, AnEffortInputIsTheSumOfItsFeeds) {
+  const auto masses = [](bool b_displacement) {
+    library::OscillatorMassParameters a, b;
+    a.force_input = true;
+    b.force_input = !b_displacement;
+    b.displacement_input = b_displacement;
+    b.force_sign = -1.0;
+    std::vector<std::unique_ptr<model::Subsystem>> s;
+    s.push_back(std::make_unique<library::OscillatorMass>(a));
+    s.push_back(std::make_unique<library::OscillatorMass>(b));
+    s.push_back(std::make_unique<library::OscillatorMass>(a));
+    return s;
+  };
+  const auto springs = []() {
+    std::vector<std::unique_ptr<system::CouplingLaw>> laws;
+    const library::ElementLaw element{100.0, 0.5, 0.0, 0.0, 3.0, 3.0};
+    laws.push_back(std::make_unique<system::SpringDamperLaw>(
+        "sAB", element, system::OutputRef{0, 0}, system::OutputRef{0, 1}, system::OutputRef{1, 0},
+        system::OutputRef{1, 1}));
+    laws.push_back(std::make_unique<system::SpringDamperLaw>(
+        "sCB", element, system::OutputRef{2, 0}, system::OutputRef{2, 1}, system::OutputRef{1, 0},
+        system::OutputRef{1, 1}));
+    return laws;
+  };
+  const system::InputFeeds feeds = {{{0}}, {{0, 1}}, {{1}}};
+  const auto sys = system::CoupledSystem::with_input_feeds(masses(false), springs(), feeds, {});
+  EXPECT_TRUE(sys.single_feeds(0));
+  EXPECT_FALSE(sys.single_feeds(1));
+  EXPECT_EQ(to_vector(sys.feed_channels(1)), (std::vector<std::size_t>{0, 1}));
+  EXPECT_EQ(to_vector(sys.input_feeds(1, 0)), (std::vector<std::size_t>{0, 1}));
+  const std::vector<double> u = {1.5, -4.0};
+  std::vector<double> in(1);
+  sys.gather_inputs(1, u, in);
+  EXPECT_EQ(in[0], 1.5 + -4.0);
+  EXPECT_EQ(sys.feed_max(1, 0, std::vector<double>{0.1, 0.3}), 0.3);
+
+  model::SupportPoints p;
+  p.degree = 1;
+  p.channels = 2;
+  p.step_begin = 0.0;
+  p.time = {0.0, 0.1};
+  p.value[0] = {1.0, 2.0};
+  p.value[1] = {-3.0, 0.5};
+  sys.sum_feeds(1, p);
+  EXPECT_EQ(p.channels, 1u);
+  EXPECT_EQ(p.value[0][0], -2.0);
+  EXPECT_EQ(p.value[0][1], 2.5);
+  EXPECT_EQ(p.value[1][0], 0.0);  // unused slots zero (byte-wise comparable)
+  model::SupportPoints single = p;
+  sys.sum_feeds(0, single);  // one feed: unchanged
+  EXPECT_EQ(std::memcmp(&single, &p, sizeof p), 0);
+
+  // x_in fed twice: not an effort.
+  EXPECT_THROW(system::CoupledSystem::with_input_feeds(masses(true), springs(),
+                                                       {{{0}}, {{0, 1}, {1}}, {{1}}}, {}),
+               std::invalid_argument);
+  EXPECT_THROW(
+      system::CoupledSystem::with_input_feeds(masses(false), springs(), {{{0}}, {{}}, {{1}}}, {}),
+      std::invalid_argument);
 }
 
 }  // namespace

@@ -115,15 +115,19 @@ LinearCoupledSystem linearise(const system::CoupledSystem& system,
     system.gather_inputs(i, u0, u);
     const LinearPart part = linearise_part(s, u, subsystem_label(i, names));
     const std::size_t z0 = out.state_offset[i], o0 = output_offset[i];
-    const auto feeds = system.input_couplings(i);
+    // An input is the sum of its feeds: its B and D columns go to every feed's column.
     for (std::size_t r = 0; r < s.state_size(); ++r) {
       for (std::size_t col = 0; col < s.state_size(); ++col)
         out.a(z0 + r, z0 + col) = part.a(r, col);
-      for (std::size_t in = 0; in < s.input_size(); ++in) out.b(z0 + r, feeds[in]) += part.b(r, in);
+      for (std::size_t in = 0; in < s.input_size(); ++in) {
+        for (const std::size_t f : system.input_feeds(i, in)) out.b(z0 + r, f) += part.b(r, in);
+      }
     }
     for (std::size_t o = 0; o < s.output_size(); ++o) {
       for (std::size_t col = 0; col < s.state_size(); ++col) c(o0 + o, z0 + col) = part.c(o, col);
-      for (std::size_t in = 0; in < s.input_size(); ++in) d(o0 + o, feeds[in]) += part.d(o, in);
+      for (std::size_t in = 0; in < s.input_size(); ++in) {
+        for (const std::size_t f : system.input_feeds(i, in)) d(o0 + o, f) += part.d(o, in);
+      }
     }
     std::vector<double> zz(s.state_size()), zp(s.state_size());
     s.initial_state(u, zz, zp);

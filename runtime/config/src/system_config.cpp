@@ -420,7 +420,7 @@ std::vector<Node> input_list(const Node& n) {
   return items;
 }
 
-// Which connection feeds an input already: (subsystem, input) → (connection name, line).
+// Which connection feeds an input first: (subsystem, input) → (connection name, line).
 using Feeds = std::map<std::pair<std::size_t, std::size_t>, std::pair<std::string, unsigned>>;
 
 std::vector<InputRef> targets(const Node& n, Systems& s, const std::string& connection,
@@ -430,11 +430,18 @@ std::vector<InputRef> targets(const Node& n, Systems& s, const std::string& conn
     const auto [sub, input] = resolve(item, s, false);
     const auto [it, inserted] =
         feeds.emplace(std::pair{sub, input}, std::pair{connection, n.line()});
-    if (!inserted) {
+    // An effort input (force, torque, flow into a node) is the sum of every connection feeding
+    // it; any other input takes one.
+    if (!inserted && it->second.first == connection) {
       item.fail(
-          fmt::format("input \"{}\" is fed already by connection \"{}\" (line {}); an input "
-                      "takes exactly one coupling variable",
-                      item.string(), it->second.first, it->second.second));
+          fmt::format("input \"{}\" is fed twice by connection \"{}\"", item.string(), connection));
+    }
+    if (!inserted && !s.subsystems[sub].built->input_is_effort(input)) {
+      item.fail(fmt::format(
+          "input \"{}\" is fed already by connection \"{}\" (line {}), and connection \"{}\" "
+          "feeds it too; only effort inputs (forces, torques, flows) take several connections, "
+          "whose values add up; \"{}\" is not one: feed it by exactly one connection",
+          item.string(), it->second.first, it->second.second, connection, item.string()));
     }
     s.subsystems[sub].coupled = true;
     out.push_back({sub, input});

@@ -92,11 +92,13 @@ void InterfaceJacobian::build_pattern(const system::CoupledSystem& system) {
     for (std::size_t w = 0; w < law.write_count(); ++w) {
       const std::size_t row = system.law_offset(k) + w;
       for (std::size_t r = 0; r < reads.size(); ++r) {
-        const auto in = system.input_couplings(reads[r].subsystem);
-        for (std::size_t c = 0; c < in.size(); ++c) {
-          entries.emplace(std::pair{in[c], row}, 0);
-          pending.push_back({row, in[c], dphi_size + w * reads.size() + r, reads[r].subsystem,
-                             reads[r].output, c});
+        const std::size_t sub = reads[r].subsystem;
+        for (std::size_t c = 0; c < system.subsystem(sub).input_size(); ++c) {
+          // ∂y/∂(input c) enters the column of every coupling variable feeding input c.
+          for (const std::size_t f : system.input_feeds(sub, c)) {
+            entries.emplace(std::pair{f, row}, 0);
+            pending.push_back({row, f, dphi_size + w * reads.size() + r, sub, reads[r].output, c});
+          }
         }
       }
     }

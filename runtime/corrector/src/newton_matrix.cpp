@@ -9,13 +9,13 @@ NewtonMatrix::NewtonMatrix(const system::CoupledSystem& system)
 
 void NewtonMatrix::set_forward_differences(const PassView& pass) {
   for (std::size_t i = 0; i < system_.subsystem_count(); ++i) {
-    const auto in = system_.input_couplings(i);
+    const std::size_t inputs = system_.subsystem(i).input_size();
     const auto& so = pass.outcome.subsystems[i];
-    perturbed_.resize(in.size());
-    channel_delta_.resize(in.size());
-    for (std::size_t c = 0; c < in.size(); ++c) {
+    perturbed_.resize(inputs);
+    channel_delta_.resize(inputs);
+    for (std::size_t c = 0; c < inputs; ++c) {
       perturbed_[c] = so.extra[c].outputs;
-      channel_delta_[c] = pass.perturbation[in[c]];
+      channel_delta_[c] = system_.feed_max(i, c, pass.perturbation);
     }
     dyds_.set_forward_difference(i, so.nominal.outputs, perturbed_, channel_delta_);
   }

@@ -52,7 +52,7 @@ void ExplicitJacobi::start_approximations(const system::CoupledSystem& system) {
     rates = rates || a.uses_rates();
   }
   for (std::size_t i = 0; i < system.subsystem_count(); ++i) {
-    for (const std::size_t c : system.input_couplings(i))
+    for (const std::size_t c : system.feed_channels(i))
       if (!approximations[c].is_lagrange()) non_lagrange_[i] = true;
   }
   if (!rates) return;
@@ -113,22 +113,30 @@ AttemptResult ExplicitJacobi::attempt(const control::StepPlan& plan,
   predict(options_, hist, kappa, t1, u_pre_);
   if (effective == Estimator::kExMD)
     polynomials::milne_comparison_prediction(hist, kappa, t1, u_hat_);
+  // Built over the coupling variables feeding the inputs, then summed into inputs (sum_feeds).
+  feed_nominal_.resize(ns);
   for (std::size_t i = 0; i < ns; ++i) {
-    const auto in = system.input_couplings(i);
+    const auto in = system.feed_channels(i);
     sel_.assign(in.begin(), in.end());
     auto& cmd = commands_[i];
-    cmd.nominal = non_lagrange_.empty() || !non_lagrange_[i]
-                      ? polynomials::step_polynomial(hist, kappa, t1, u_pre_, sel_)
-                      : polynomials::approximation_polynomial(hist, rates_ ? &*rates_ : nullptr,
-                                                              approximation_, kappa, t1, sel_);
+    feed_nominal_[i] =
+        non_lagrange_.empty() || !non_lagrange_[i]
+            ? polynomials::step_polynomial(hist, kappa, t1, u_pre_, sel_)
+            : polynomials::approximation_polynomial(hist, rates_ ? &*rates_ : nullptr,
+                                                    approximation_, kappa, t1, sel_);
+    cmd.nominal = feed_nominal_[i];
+    system.sum_feeds(i, cmd.nominal);
     cmd.extra.clear();
+    model::SupportPoints comparison;
     if (effective == Estimator::kExMD) {
-      cmd.extra.push_back(runner::ExtraRun::comparison(
-          polynomials::step_polynomial(hist, kappa, t1, u_hat_, sel_)));
+      comparison = polynomials::step_polynomial(hist, kappa, t1, u_hat_, sel_);
     } else if (effective == Estimator::kExLE) {
-      cmd.extra.push_back(runner::ExtraRun::comparison(
-          polynomials::extrapolation_comparison_polynomial(hist, kappa, t1, sel_)));
+      comparison = polynomials::extrapolation_comparison_polynomial(hist, kappa, t1, sel_);
+    } else {
+      continue;
     }
+    system.sum_feeds(i, comparison);
+    cmd.extra.push_back(runner::ExtraRun::comparison(comparison));
   }
 
   // 2. One pass (step 3 of §3.1).
@@ -148,8 +156,8 @@ AttemptResult ExplicitJacobi::attempt(const control::StepPlan& plan,
   for (std::size_t i = 0; i < ns; ++i) outputs[i] = outcome.subsystems[i].nominal.outputs;
   auto& u_new = runner.u_next();
   u_new.resize(system.coupling_count());
-  if (!update_.update(system, outcome, commands_, t1, options_.control.tolerances, runner, u_new,
-                      outputs, result)) {
+  if (!update_.update(system, outcome, feed_nominal_, t1, options_.control.tolerances, runner,
+                      u_new, outputs, result)) {
     return result;
   }
   if (rates_) {
@@ -176,7 +184,7 @@ AttemptResult ExplicitJacobi::attempt(const control::StepPlan& plan,
 
 bool FeedthroughUpdate::update(const system::CoupledSystem& system,
                                const executors::PassOutcome& outcome,
-                               std::span<const executors::SubsystemCommand> commands, double t1,
+                               std::span<const model::SupportPoints> feed_polynomials, double t1,
                                const control::ErrorTolerances& tol, PassRunner& runner,
                                std::vector<double>& u_new,
                                std::vector<std::vector<double>>& outputs, AttemptResult& result) {
@@ -188,10 +196,10 @@ bool FeedthroughUpdate::update(const system::CoupledSystem& system,
   u_end_.assign(system.coupling_count(), 0.0);
   for (std::size_t i = 0; i < system.subsystem_count(); ++i) {
     feedthrough_[i] = outcome.subsystems[i].nominal.feedthrough;
-    const auto in = system.input_couplings(i);
-    // What the integrator evaluated its outputs with: p(T_{N+1}) (Lagrange: u_pre).
+    const auto in = system.feed_channels(i);
+    // What the integrator evaluated its outputs with: p(T_{N+1}) (Lagrange: u_pre), per feed.
     end_inputs_.resize(in.size());
-    commands[i].nominal.evaluate(t1, end_inputs_);
+    feed_polynomials[i].evaluate(t1, end_inputs_);
     for (std::size_t j = 0; j < in.size(); ++j) u_end_[in[j]] = end_inputs_[j];
   }
   // The executor's evaluation of the subsystems consistent_update asks (outputs not affine in

@@ -104,6 +104,7 @@ void GaussSeidel::start(const system::CoupledSystem& system, const SchemeOptions
       reads_[system.law_offset(k) + j] = subsystems;
   }
   commands_.assign(ns, {});
+  feed_nominal_.assign(ns, {});
   outputs_.assign(ns, {});
   u_pre_.assign(nc, 0.0);
   u_end_.assign(nc, 0.0);
@@ -135,12 +136,22 @@ bool GaussSeidel::settled(std::size_t c, double previous, double next) const {
 // subsystems have run is interpolated by the Lagrange polynomial of degree κ through the
 // history and its new value at T_{N+1} (Eq. 13). Without continuous approximations both are the
 // Lagrange step polynomial with the end values u_end_ (bit for bit as before).
+// Built over the coupling variables feeding the inputs (feed_nominal_[i]), then summed into
+// inputs (CoupledSystem::sum_feeds).
 void GaussSeidel::build_command(std::size_t i, const polynomials::CouplingHistory& history,
                                 int kappa, double t_end, const std::vector<bool>& interpolated) {
-  const auto in = system_->input_couplings(i);
-  sel_.assign(in.begin(), in.end());
-  auto& nominal = commands_[i].nominal;
+  build_feed_polynomial(i, history, kappa, t_end, interpolated);
+  commands_[i].nominal = feed_nominal_[i];
+  system_->sum_feeds(i, commands_[i].nominal);
   commands_[i].extra.clear();
+}
+
+void GaussSeidel::build_feed_polynomial(std::size_t i, const polynomials::CouplingHistory& history,
+                                        int kappa, double t_end,
+                                        const std::vector<bool>& interpolated) {
+  const auto in = system_->feed_channels(i);
+  sel_.assign(in.begin(), in.end());
+  auto& nominal = feed_nominal_[i];
   bool any_extrapolated = false, any_interpolated = false;
   for (const std::size_t c : sel_) (interpolated[c] ? any_interpolated : any_extrapolated) = true;
   if (approximation_.empty() || !any_extrapolated) {
@@ -209,7 +220,7 @@ AttemptResult GaussSeidel::attempt(const control::StepPlan& plan,
     for (int pass = 0;; ++pass) {
       system.evaluate_couplings(outputs_, u_eval_);
       bool any = false, self = false, all_settled = true;
-      for (const std::size_t c : system.input_couplings(s)) {
+      for (const std::size_t c : system.feed_channels(s)) {
         bool reads_self = false;
         if (!interpolates(c, s, ran, reads_self)) continue;
         any = true;
@@ -238,7 +249,7 @@ AttemptResult GaussSeidel::attempt(const control::StepPlan& plan,
   for (std::size_t i = 0; i < ns; ++i) outputs[i] = outputs_[i];
   auto& u_new = runner.u_next();
   u_new.resize(system.coupling_count());
-  if (!update_.update(system, *last, commands_, t1, options_.control.tolerances, runner, u_new,
+  if (!update_.update(system, *last, feed_nominal_, t1, options_.control.tolerances, runner, u_new,
                       outputs, result)) {
     return result;
   }

@@ -92,15 +92,18 @@ void IterativeScheme::build_commands(const control::StepPlan& plan,
                                      const polynomials::CouplingHistory& history, bool perturbed) {
   const system::CoupledSystem& system = *system_;
   for (std::size_t i = 0; i < system.subsystem_count(); ++i) {
-    const auto in = system.input_couplings(i);
+    const auto in = system.feed_channels(i);
     sel_.assign(in.begin(), in.end());
     auto& cmd = commands_[i];
     cmd.nominal = polynomials::step_polynomial(history, plan.kappa, plan.t_end, s_, sel_);
+    system.sum_feeds(i, cmd.nominal);
     cmd.extra.clear();
     if (!perturbed) continue;
-    for (std::size_t c = 0; c < in.size(); ++c) {
-      cmd.extra.push_back(
-          runner::ExtraRun::perturbed(static_cast<std::uint32_t>(c), s_[in[c]] + delta_[in[c]]));
+    // A summed input is perturbed once, by the largest of its feeds' Δ; the Jacobian column
+    // serves each feed (∂input/∂u_c = 1).
+    for (std::size_t c = 0; c < cmd.nominal.channels; ++c) {
+      cmd.extra.push_back(runner::ExtraRun::perturbed(
+          static_cast<std::uint32_t>(c), cmd.nominal.end_value(c) + system.feed_max(i, c, delta_)));
     }
   }
 }

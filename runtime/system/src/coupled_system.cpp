@@ -10,17 +10,40 @@
 
 namespace macrostep::system {
 
+namespace {
+
+InputFeeds single(std::vector<std::vector<std::size_t>> input_couplings) {
+  InputFeeds feeds(input_couplings.size());
+  for (std::size_t i = 0; i < input_couplings.size(); ++i) {
+    for (const std::size_t c : input_couplings[i]) feeds[i].push_back({c});
+  }
+  return feeds;
+}
+
+}  // namespace
+
 CoupledSystem::CoupledSystem(std::vector<std::unique_ptr<model::Subsystem>> subsystems,
                              std::vector<std::unique_ptr<CouplingLaw>> laws,
                              std::vector<std::vector<std::size_t>> input_couplings,
                              std::vector<MonitoredOutput> monitored)
-    : subsystems_(std::move(subsystems)),
-      laws_(std::move(laws)),
-      input_couplings_(std::move(input_couplings)),
-      monitored_(std::move(monitored)) {
+    : CoupledSystem(FeedsTag{}, std::move(subsystems), std::move(laws),
+                    single(std::move(input_couplings)), std::move(monitored)) {}
+
+CoupledSystem CoupledSystem::with_input_feeds(
+    std::vector<std::unique_ptr<model::Subsystem>> subsystems,
+    std::vector<std::unique_ptr<CouplingLaw>> laws, InputFeeds input_feeds,
+    std::vector<MonitoredOutput> monitored) {
+  return CoupledSystem(FeedsTag{}, std::move(subsystems), std::move(laws), std::move(input_feeds),
+                       std::move(monitored));
+}
+
+CoupledSystem::CoupledSystem(FeedsTag, std::vector<std::unique_ptr<model::Subsystem>> subsystems,
+                             std::vector<std::unique_ptr<CouplingLaw>> laws, InputFeeds input_feeds,
+                             std::vector<MonitoredOutput> monitored)
+    : subsystems_(std::move(subsystems)), laws_(std::move(laws)), monitored_(std::move(monitored)) {
   if (subsystems_.empty()) throw std::invalid_argument("CoupledSystem: no subsystems");
   index_laws();
-  check_subsystems();
+  index_feeds(input_feeds);
   for (const auto& s : subsystems_) {
     feedthrough_ = feedthrough_ || s->has_feedthrough();
     evaluated_.push_back(s->has_feedthrough() && !s->outputs_affine_in_inputs() ? 1 : 0);
@@ -71,21 +94,67 @@ void CoupledSystem::index_laws() {
   }
 }
 
-void CoupledSystem::check_subsystems() const {
-  if (input_couplings_.size() != subsystems_.size()) {
+void CoupledSystem::index_feeds(const InputFeeds& input_feeds) {
+  if (input_feeds.size() != subsystems_.size()) {
     throw std::invalid_argument("CoupledSystem: one input map per subsystem required");
   }
   for (std::size_t i = 0; i < subsystems_.size(); ++i) {
-    if (input_couplings_[i].size() != subsystems_[i]->input_size()) {
+    const model::Subsystem& sub = *subsystems_[i];
+    if (input_feeds[i].size() != sub.input_size()) {
       throw std::invalid_argument("CoupledSystem: input map of subsystem " + std::to_string(i) +
                                   " does not match its input count");
     }
-    for (std::size_t c : input_couplings_[i]) {
-      if (c >= coupling_names_.size()) {
-        throw std::invalid_argument("CoupledSystem: input map refers to a missing coupling");
+    feeds_.emplace_back();
+    feed_start_.emplace_back(1, 0);
+    for (std::size_t k = 0; k < input_feeds[i].size(); ++k) {
+      const auto& feeds = input_feeds[i][k];
+      if (feeds.empty()) {
+        throw std::invalid_argument("CoupledSystem: input " + sub.input_name(k) + " of subsystem " +
+                                    std::to_string(i) + " has no feed");
       }
+      if (feeds.size() > 1 && !sub.input_is_effort(k)) {
+        throw std::invalid_argument("CoupledSystem: input " + sub.input_name(k) + " of subsystem " +
+                                    std::to_string(i) +
+                                    " is fed by several coupling variables but is no effort input");
+      }
+      for (std::size_t c : feeds) {
+        if (c >= coupling_names_.size()) {
+          throw std::invalid_argument("CoupledSystem: input map refers to a missing coupling");
+        }
+        feeds_[i].push_back(c);
+      }
+      feed_start_[i].push_back(feeds_[i].size());
+    }
+    if (feeds_[i].size() > model::SupportPoints::kMaxChannels) {
+      throw std::invalid_argument(
+          "CoupledSystem: subsystem " + std::to_string(i) + " is fed by " +
+          std::to_string(feeds_[i].size()) + " coupling variables; at most " +
+          std::to_string(model::SupportPoints::kMaxChannels) + " (its step polynomial's channels)");
     }
   }
+}
+
+void CoupledSystem::sum_feeds(std::size_t i, model::SupportPoints& points) const {
+  if (single_feeds(i)) return;
+  const auto& start = feed_start_.at(i);
+  const std::size_t inputs = start.size() - 1;
+  for (std::size_t k = 0; k < inputs; ++k) {
+    for (std::size_t m = 0; m < points.node_count(); ++m) {
+      double sum = points.value[start[k]][m];
+      for (std::size_t f = start[k] + 1; f < start[k + 1]; ++f) sum += points.value[f][m];
+      points.value[k][m] = sum;  // k ≤ start[k]: the channels still to read lie behind
+    }
+  }
+  for (std::size_t c = inputs; c < points.channels; ++c) points.value[c] = {};
+  points.channels = static_cast<std::uint32_t>(inputs);
+}
+
+double CoupledSystem::feed_max(std::size_t i, std::size_t k,
+                               std::span<const double> per_variable) const {
+  const auto feeds = input_feeds(i, k);
+  double m = per_variable[feeds[0]];
+  for (std::size_t f = 1; f < feeds.size(); ++f) m = std::max(m, per_variable[feeds[f]]);
+  return m;
 }
 
 // The monitored outputs must exist; their groups are copied into one span for the estimators
@@ -231,18 +300,21 @@ void CoupledSystem::shift_outputs(std::span<const std::vector<double>> base,
                                   std::span<std::vector<double>> outputs) const {
   for (std::size_t i = 0; i < subsystems_.size(); ++i) {
     if (feedthrough[i].empty() || evaluated_[i] != 0) continue;
-    const auto map = input_couplings(i);
-    const std::size_t ny = base[i].size();
-    if (feedthrough[i].size() != ny * map.size()) {
+    const std::size_t ny = base[i].size(), ni = subsystems_[i]->input_size();
+    if (feedthrough[i].size() != ny * ni) {
       throw std::invalid_argument("CoupledSystem::consistent_update: feed-through block of " +
                                   std::to_string(feedthrough[i].size()) + " values for " +
-                                  std::to_string(ny) + " outputs and " +
-                                  std::to_string(map.size()) + " inputs");
+                                  std::to_string(ny) + " outputs and " + std::to_string(ni) +
+                                  " inputs");
     }
     for (std::size_t r = 0; r < ny; ++r) {
       double y = base[i][r];
-      for (std::size_t j = 0; j < map.size(); ++j) {
-        y += feedthrough[i][j * ny + r] * (u[map[j]] - u_eval[map[j]]);
+      for (std::size_t j = 0; j < ni; ++j) {
+        // A summed input moves by the sum of its feeds' moves.
+        const auto feeds = input_feeds(i, j);
+        double du = u[feeds[0]] - u_eval[feeds[0]];
+        for (std::size_t f = 1; f < feeds.size(); ++f) du += u[feeds[f]] - u_eval[feeds[f]];
+        y += feedthrough[i][j * ny + r] * du;
       }
       outputs[i][r] = y;
     }
@@ -266,10 +338,12 @@ void CoupledSystem::update_jacobian(std::span<const std::vector<double>> outputs
       for (std::size_t r = 0; r < reads.size(); ++r) {
         const auto& d = feedthrough[reads[r].subsystem];
         if (d.empty()) continue;
-        const auto map = input_couplings(reads[r].subsystem);
-        const std::size_t ny = subsystems_[reads[r].subsystem]->output_size();
-        for (std::size_t j = 0; j < map.size(); ++j) {
-          jacobian[map[j] * n + row] -= dphi[w * reads.size() + r] * d[j * ny + reads[r].output];
+        const std::size_t sub = reads[r].subsystem, ny = subsystems_[sub]->output_size();
+        for (std::size_t j = 0; j < subsystems_[sub]->input_size(); ++j) {
+          // ∂(input j)/∂u_c = 1 for each of its feeds c.
+          for (const std::size_t c : input_feeds(sub, j)) {
+            jacobian[c * n + row] -= dphi[w * reads.size() + r] * d[j * ny + reads[r].output];
+          }
         }
       }
     }
@@ -483,8 +557,13 @@ ConsistentUpdate CoupledSystem::evaluated_update(
 
 void CoupledSystem::gather_inputs(std::size_t i, std::span<const double> u,
                                   std::span<double> inputs) const {
-  const auto& map = input_couplings_.at(i);
-  for (std::size_t k = 0; k < map.size(); ++k) inputs[k] = u[map[k]];
+  const auto& feeds = feeds_.at(i);
+  const auto& start = feed_start_[i];
+  for (std::size_t k = 0; k + 1 < start.size(); ++k) {
+    double sum = u[feeds[start[k]]];
+    for (std::size_t f = start[k] + 1; f < start[k + 1]; ++f) sum += u[feeds[f]];
+    inputs[k] = sum;
+  }
 }
 
 }  // namespace macrostep::system

@@ -61,10 +61,11 @@ void MonolithicSystem::collect_entries(std::vector<Entry>& entries) const {
         entries.push_back({off + c, off + static_cast<std::size_t>(p.row_index[k])});
       }
     }
-    const auto map = system_.input_couplings(L);
     const auto& inputs = input_patterns_[L];
     for (std::size_t k = 0; k < inputs.nonzeros(); ++k) {
-      entries.push_back({coupling_offset_ + map[inputs.column[k]], off + inputs.row[k]});
+      for (const std::size_t c : system_.input_feeds(L, inputs.column[k])) {
+        entries.push_back({coupling_offset_ + c, off + inputs.row[k]});
+      }
     }
   }
   for (std::size_t k = 0; k < system_.law_count(); ++k) {
@@ -78,7 +79,7 @@ void MonolithicSystem::collect_entries(std::vector<Entry>& entries) const {
           entries.push_back({state_offsets_[read.subsystem] + outputs.column[e], row});
         }
         if (!system_.subsystem(read.subsystem).has_feedthrough()) continue;
-        for (std::size_t c : system_.input_couplings(read.subsystem)) {
+        for (std::size_t c : system_.feed_channels(read.subsystem)) {
           entries.push_back({coupling_offset_ + c, row});
         }
       }
@@ -125,11 +126,11 @@ void MonolithicSystem::index_values() {
             value_index(off + static_cast<std::size_t>(p.row_index[k]), off + c));
       }
     }
-    const auto map = system_.input_couplings(L);
     const auto& inputs = input_patterns_[L];
     for (std::size_t k = 0; k < inputs.nonzeros(); ++k) {
-      input_index_[L].push_back(
-          value_index(off + inputs.row[k], coupling_offset_ + map[inputs.column[k]]));
+      for (const std::size_t c : system_.input_feeds(L, inputs.column[k])) {
+        input_index_[L].push_back(value_index(off + inputs.row[k], coupling_offset_ + c));
+      }
     }
   }
   for (std::size_t k = 0; k < system_.law_count(); ++k) {
@@ -147,12 +148,13 @@ void MonolithicSystem::index_values() {
         }
         const model::Subsystem& sub = system_.subsystem(reads[r].subsystem);
         if (!sub.has_feedthrough()) continue;
-        const auto map = system_.input_couplings(reads[r].subsystem);
-        for (std::size_t j = 0; j < map.size(); ++j) {
-          const std::size_t column = coupling_offset_ + map[j];
-          feedthrough_terms_.push_back({value_index(row, column), k, w * reads.size() + r,
-                                        reads[r].subsystem, j * sub.output_size() + reads[r].output,
-                                        row - coupling_offset_, map[j]});
+        for (std::size_t j = 0; j < sub.input_size(); ++j) {
+          for (const std::size_t c : system_.input_feeds(reads[r].subsystem, j)) {
+            feedthrough_terms_.push_back({value_index(row, coupling_offset_ + c), k,
+                                          w * reads.size() + r, reads[r].subsystem,
+                                          j * sub.output_size() + reads[r].output,
+                                          row - coupling_offset_, c});
+          }
         }
       }
     }
@@ -191,8 +193,7 @@ MonolithicSystem::Scratch& MonolithicSystem::scratch() const {
 
 void MonolithicSystem::gather_inputs(std::size_t subsystem, std::span<const double> z,
                                      std::span<double> inputs) const {
-  const auto map = system_.input_couplings(subsystem);
-  for (std::size_t i = 0; i < map.size(); ++i) inputs[i] = z[coupling_offset_ + map[i]];
+  system_.gather_inputs(subsystem, z.subspan(coupling_offset_, system_.coupling_count()), inputs);
 }
 
 void MonolithicSystem::evaluate_outputs(double t, std::span<const double> z, Scratch& s) const {
@@ -323,8 +324,12 @@ void MonolithicSystem::jacobian(double t, std::span<const double> z, std::span<c
       values[block_index_[L][k]] += s.block_values[L][k];
     }
     sub.input_jacobian(t, z.subspan(off, n), zp.subspan(off, n), s.inputs[L], s.input_values[L]);
-    for (std::size_t k = 0; k < s.input_values[L].size(); ++k) {
-      values[input_index_[L][k]] += s.input_values[L][k];
+    // ∂F/∂(input) lands in the column of each coupling variable feeding the input.
+    const auto& inputs = input_patterns_[L];
+    for (std::size_t k = 0, e = 0; k < s.input_values[L].size(); ++k) {
+      for (std::size_t f = 0; f < system_.input_feeds(L, inputs.column[k]).size(); ++f) {
+        values[input_index_[L][e++]] += s.input_values[L][k];
+      }
     }
   }
   evaluate_coupling_derivatives(t, z, s);

@@ -146,11 +146,10 @@ std::vector<std::size_t> distinct_outputs(const model::Subsystem& s) {
 
 CoupledSystem build_system(const SystemDescription& description) {
   std::vector<std::unique_ptr<model::Subsystem>> subsystems;
-  std::vector<std::vector<std::size_t>> inputs;
+  InputFeeds inputs;
   for (const auto& d : description.subsystems) {
     subsystems.push_back(library::build_subsystem(d.model));
-    // SIZE_MAX marks an input no connection feeds yet.
-    inputs.emplace_back(subsystems.back()->input_size(), SIZE_MAX);
+    inputs.emplace_back(subsystems.back()->input_size());
   }
   std::vector<std::unique_ptr<CouplingLaw>> laws;
   std::vector<std::vector<bool>> output_read(subsystems.size());
@@ -174,25 +173,28 @@ CoupledSystem build_system(const SystemDescription& description) {
         if (in.subsystem >= inputs.size() || in.input >= inputs[in.subsystem].size()) {
           throw std::invalid_argument("connection " + c.name + " feeds a missing input");
         }
-        if (inputs[in.subsystem][in.input] != SIZE_MAX) {
+        // Feeds in connection order: an effort input is their sum (CoupledSystem refuses a
+        // second feed into any other input).
+        if (!inputs[in.subsystem][in.input].empty() &&
+            !subsystems[in.subsystem]->input_is_effort(in.input)) {
           throw std::invalid_argument("connection " + c.name + " feeds an input fed already");
         }
-        inputs[in.subsystem][in.input] = offset + k;
+        inputs[in.subsystem][in.input].push_back(offset + k);
       }
     }
     offset += c.to.size();
   }
   for (std::size_t i = 0; i < subsystems.size(); ++i) {
-    for (std::size_t in : inputs[i]) {
-      if (in == SIZE_MAX) {
+    for (const auto& feeds : inputs[i]) {
+      if (feeds.empty()) {
         throw std::invalid_argument("subsystem " + description.subsystems[i].name +
                                     " has an input that no connection feeds");
       }
     }
   }
   std::vector<MonitoredOutput> monitored = monitored_outputs(description, subsystems, output_read);
-  return CoupledSystem(std::move(subsystems), std::move(laws), std::move(inputs),
-                       std::move(monitored));
+  return CoupledSystem::with_input_feeds(std::move(subsystems), std::move(laws), std::move(inputs),
+                                         std::move(monitored));
 }
 
 }  // namespace macrostep::system

@@ -93,6 +93,11 @@ std::string BeltDrive::input_name(std::size_t i) const {
   return "idler_force";
 }
 
+bool BeltDrive::input_is_effort(std::size_t i) const {
+  // Every input is an effort (torques and the idler force).
+  return i < input_size();
+}
+
 std::array<double, 3> BeltDrive::inputs(std::span<const double> u) const {
   assert(u.size() >= input_size());
   std::size_t k = 0;

@@ -130,6 +130,11 @@ std::string ChainSegment::input_name(std::size_t i) const {
   return "lambda@" + std::to_string((left ? first_ : last_) + 1);
 }
 
+bool ChainSegment::input_is_effort(std::size_t i) const {
+  // λ at a cut element: a force on the segment's end body.
+  return i < input_size();
+}
+
 void ChainSegment::body_forces(double t, std::span<const double> z, std::span<const double> u,
                                std::span<double> f) const {
   assert(z.size() == state_size() && u.size() >= input_size() && f.size() == masses());

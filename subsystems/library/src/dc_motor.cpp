@@ -58,6 +58,11 @@ std::string DcMotor::input_name(std::size_t i) const {
   return i == 0 ? "voltage" : "tau_right";
 }
 
+bool DcMotor::input_is_effort(std::size_t i) const {
+  // The load torque on the shaft; the voltage is a signal.
+  return i == 1 && i < input_size();
+}
+
 void DcMotor::initial_state(std::span<const double> u0, std::span<double> z0,
                             std::span<double> zp0) const {
   const double n = p_.gear_ratio, k = p_.torque_constant;

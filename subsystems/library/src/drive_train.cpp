@@ -109,6 +109,11 @@ std::string DriveTrainSegment::input_name(std::size_t i) const {
   return left_coupled_ && i == 0 ? "tau_left" : "tau_right";
 }
 
+bool DriveTrainSegment::input_is_effort(std::size_t i) const {
+  // The end torques.
+  return i < input_size();
+}
+
 void DriveTrainSegment::net_torques(double t, std::span<const double> z, std::span<const double> u,
                                     std::span<double> torque) const {
   assert(z.size() == state_size() && u.size() >= input_size() && torque.size() == inertias());

@@ -42,6 +42,11 @@ std::string HydraulicCylinder::input_name(std::size_t i) const {
   return kNames[i];
 }
 
+bool HydraulicCylinder::input_is_effort(std::size_t i) const {
+  // The rod force; the chamber pressures are potentials, not flows into a node.
+  return i == 2 && i < input_size();
+}
+
 double HydraulicCylinder::net_force(double v, std::span<const double> u) const {
   const auto& p = parameters_;
   double f = p.area_a * u[0] - p.area_b * u[1] - p.viscous_friction * v;

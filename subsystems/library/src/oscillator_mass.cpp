@@ -76,6 +76,11 @@ std::string OscillatorMass::input_name(std::size_t i) const {
   return i == displacement_offset() ? "x_in" : "v_in";
 }
 
+bool OscillatorMass::input_is_effort(std::size_t i) const {
+  // The applied force; x_in, v_in are kinematic and mu is a constraint's multiplier (one joint).
+  return p_.force_input && i == 0;
+}
+
 double OscillatorMass::element_force(std::span<const double> z, std::span<const double> u) const {
   if (!p_.displacement_input) return 0.0;
   const std::size_t k = displacement_offset();

@@ -124,7 +124,8 @@
 //                                    [position, velocity]; hydraulic_node [volume_1, ...];
 //                                    joint [x_a, v_a, x_b, v_b] (seed 004: x_a = x_b held by
 //                                    the multipliers; implicit/semi-implicit schemes only)
-//   to = ["motor.tau_right", ...]    required: the inputs its variable feeds (one or more);
+//   to = ["motor.tau_right", ...]    required: the inputs its variable feeds (one or more;
+//                                    an effort input fed by several connections is their sum);
 //                                    displacement: {position = [...], velocity = [...]};
 //                                    joint: {force = [...], velocity = [...]} (λ and μ)
 //   law keys: spring_damper, rotational_spring_damper: c (required), d, C, D, ex, ev;
@@ -134,7 +135,8 @@
 //   approximation = "c1"             optional: this connection's variables on a macro step (the
 //                                    names and rules of cosim.approximation; default: that one)
 //   Checked: every reference names an existing subsystem and variable, every input is fed by
-//   exactly one connection, every subsystem is in a connection, names are unique, and no loop
+//   a connection (several only into an effort input: model::Subsystem::input_is_effort),
+//   every subsystem is in a connection, names are unique, and no loop
 //   is closed by feed-through outputs alone (it is named; seed 001 §1). Other direct
 //   feed-through is solved by the consistent update at every macro point (METHODS D-1).
 //

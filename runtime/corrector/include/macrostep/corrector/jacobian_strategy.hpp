@@ -56,7 +56,7 @@ struct PassView {
   const control::StepPlan& plan;
   const polynomials::CouplingHistory& history;
   // The pass's runs; when `perturbed`, subsystem L's extra run c perturbed the end value of its
-  // input channel c by perturbation[input_couplings(L)[c]] (METHODS §4.2).
+  // input channel c by CoupledSystem::feed_max(L, c, perturbation) (METHODS §4.2).
   const executors::PassOutcome& outcome;
   bool perturbed;
   std::span<const double> perturbation;

@@ -31,12 +31,13 @@ namespace macrostep::schemes {
 // that both solve the coupling equations alike. Without feed-through u_{N+1} = φ(y_{N+1})
 // (Eq. 2.25, bit for bit evaluate_couplings); with it Newton on the coupling equations
 // (system::CoupledSystem::consistent_update) from the inputs each subsystem's run ended with
-// (commands[i].nominal at t1: the Lagrange predictor's u_pre, another approximation's end value,
-// or Gauss–Seidel's interpolated new value) and the replies' ∂y/∂u, to 1e-3 in the
-// coupling-variable weights of `tol`. A feed-through subsystem whose outputs are not affine in
-// its inputs (system::CoupledSystem::evaluated) is asked for its true outputs and ∂y/∂u at every
-// Newton iterate (PassRunner::evaluate_outputs: one output evaluation per Newton step, only
-// those subsystems asked); affine ones are moved with their D, exactly and without a message.
+// (feed_polynomials[i] at t1, per coupling variable feeding subsystem i: the Lagrange
+// predictor's u_pre, another approximation's end value, or Gauss–Seidel's interpolated new
+// value) and the replies' ∂y/∂u, to 1e-3 in the coupling-variable weights of `tol`. A feed-through
+// subsystem whose outputs are not affine in its inputs (system::CoupledSystem::evaluated) is asked
+// for its true outputs and ∂y/∂u at every Newton iterate (PassRunner::evaluate_outputs: one output
+// evaluation per Newton step, only those subsystems asked); affine ones are moved with their D,
+// exactly and without a message.
 class FeedthroughUpdate {
  public:
   // outputs[i]: subsystem i's outputs from `outcome` (on return y_i(u_new) for feed-through
@@ -44,9 +45,10 @@ class FeedthroughUpdate {
   // carries a subsystem failure (rejected with r = 0.25 like one, D-26) naming the subsystem,
   // and the coupling variable and t1 or the evaluation's reason. `runner` evaluates outputs
   // after `outcome`'s pass, the attempt's last. Statistics go to runner's
-  // consistent_update_statistics().
+  // consistent_update_statistics(). feed_polynomials[i]: subsystem i's nominal step polynomial
+  // over system.feed_channels(i), before sum_feeds (the command's own when single_feeds(i)).
   bool update(const system::CoupledSystem& system, const executors::PassOutcome& outcome,
-              std::span<const executors::SubsystemCommand> commands, double t1,
+              std::span<const model::SupportPoints> feed_polynomials, double t1,
               const control::ErrorTolerances& tol, PassRunner& runner, std::vector<double>& u_new,
               std::vector<std::vector<double>>& outputs, AttemptResult& result);
 
@@ -71,6 +73,7 @@ class ExplicitJacobi final : public MacroStepScheme {
   const system::CoupledSystem* system_ = nullptr;
   SchemeOptions options_;
   std::vector<executors::SubsystemCommand> commands_;
+  std::vector<model::SupportPoints> feed_nominal_;  // the nominal polynomials over the feeds
   std::vector<double> u_pre_, u_hat_;
   std::vector<std::vector<double>> extra_outputs_;
   std::vector<double> monitored_, monitored_hat_;

@@ -65,6 +65,7 @@ class GaussSeidel final : public MacroStepScheme {
   // Per coupling variable: the subsystems its law reads (sorted, unique).
   std::vector<std::vector<std::size_t>> reads_;
   std::vector<executors::SubsystemCommand> commands_;
+  std::vector<model::SupportPoints> feed_nominal_;  // the nominal polynomials over the feeds
   std::vector<double> u_pre_, u_end_, u_eval_;
   std::vector<std::vector<double>> outputs_;
   std::vector<std::size_t> sel_;
@@ -77,6 +78,9 @@ class GaussSeidel final : public MacroStepScheme {
   // (Lagrange), the others extrapolated with their approximation.
   void build_command(std::size_t i, const polynomials::CouplingHistory& history, int kappa,
                      double t_end, const std::vector<bool>& interpolated);
+  // The same over the coupling variables feeding subsystem i, into feed_nominal_[i].
+  void build_feed_polynomial(std::size_t i, const polynomials::CouplingHistory& history, int kappa,
+                             double t_end, const std::vector<bool>& interpolated);
   // Whether coupling c may take a new end value once the subsystems in `ran` have run, when
   // subsystem s runs next; `self` tells whether its law reads s.
   bool interpolates(std::size_t c, std::size_t s, const std::vector<bool>& ran, bool& self) const;

@@ -20,12 +20,16 @@
 
 #include "macrostep/control/error_norm.hpp"
 #include "macrostep/model/subsystem.hpp"
+#include "macrostep/model/support_points.hpp"
 #include "macrostep/system/coupling_law.hpp"
 
 namespace macrostep::system {
 
 // An output whose error the concept-1 estimators (exLE, exMD, imMD; METHODS §5) watch. The
 // group says which WRMS norm and which atol it belongs to (§6.1).
+// input_feeds[i][k]: the coupling variables whose sum is input k of subsystem i.
+using InputFeeds = std::vector<std::vector<std::vector<std::size_t>>>;
+
 struct MonitoredOutput {
   std::string name;  // the physical quantity ("x_17"), as in a monolithic run: a result column
   OutputRef output;
@@ -56,14 +60,24 @@ using OutputEvaluator = std::function<bool(std::span<const std::vector<double>> 
 
 class CoupledSystem {
  public:
-  // input_couplings[i]: the global coupling-variable index of each input of subsystem i, in
-  // the subsystem's input order. Throws std::invalid_argument for references to missing
-  // subsystems, outputs or coupling variables, a monitored output in a group other than
-  // kPosition/kVelocity, and for coupling laws with feed-through of their own
+  // input_feeds[i][k]: the global coupling-variable indices feeding input k of subsystem i, in
+  // the subsystem's input order. An input's value is the sum of its feeds, added in this order
+  // (an effort fed by several connections); every input has at least one feed, and a subsystem's
+  // feeds together at most model::SupportPoints::kMaxChannels (its step polynomial is built over
+  // them). Throws std::invalid_argument for references to missing subsystems, outputs or
+  // coupling variables, an input without feeds, several feeds into an input the subsystem does
+  // not declare an effort (model::Subsystem::input_is_effort), a monitored output in a group
+  // other than kPosition/kVelocity, and for coupling laws with feed-through of their own
   // (CouplingLaw::has_feedthrough: φ(y, u) is not expressible by the law interface). Subsystems
   // with feed-through (y = g(z, u)) are accepted: consistent_update solves their coupling
   // equations (D-1); a loop closed by feed-through subsystems alone is the configuration's to
   // refuse (seed 001 §1: zero-stability needs a D block that is zero on every loop).
+  // (A named function: braced lists of indices would fit both this and the constructor below.)
+  static CoupledSystem with_input_feeds(std::vector<std::unique_ptr<model::Subsystem>> subsystems,
+                                        std::vector<std::unique_ptr<CouplingLaw>> laws,
+                                        InputFeeds input_feeds,
+                                        std::vector<MonitoredOutput> monitored);
+  // The same with one feed per input: input_couplings[i][k] feeds input k of subsystem i.
   CoupledSystem(std::vector<std::unique_ptr<model::Subsystem>> subsystems,
                 std::vector<std::unique_ptr<CouplingLaw>> laws,
                 std::vector<std::vector<std::size_t>> input_couplings,
@@ -82,10 +96,28 @@ class CoupledSystem {
   // Global index of law k's first coupling variable.
   std::size_t law_offset(std::size_t k) const { return law_offsets_.at(k); }
 
-  // Coupling-variable indices feeding subsystem i's inputs, in the subsystem's input order.
-  std::span<const std::size_t> input_couplings(std::size_t i) const {
-    return input_couplings_.at(i);
+  // The coupling variables feeding subsystem i's inputs, input by input (the feeds of input 0,
+  // then those of input 1, ...): the channels its step polynomials are built over (sum_feeds
+  // turns them into inputs). One per input unless an input has several feeds.
+  std::span<const std::size_t> feed_channels(std::size_t i) const { return feeds_.at(i); }
+  // The coupling variables feeding input k of subsystem i (their sum is the input).
+  std::span<const std::size_t> input_feeds(std::size_t i, std::size_t k) const {
+    const auto& start = feed_start_.at(i);
+    return std::span<const std::size_t>(feeds_[i]).subspan(start.at(k), start[k + 1] - start[k]);
   }
+  // Whether every input of subsystem i has exactly one feed (feed_channels(i)[k] feeds input k).
+  bool single_feeds(std::size_t i) const {
+    return feeds_.at(i).size() == feed_start_[i].size() - 1;
+  }
+
+  // A step polynomial of subsystem i over feed_channels(i) made one over its inputs: each input's
+  // node values are the sums of its feeds' node values, added in feed order. All channels of one
+  // SupportPoints share the nodes, so the result is exactly the sum of the feeds' polynomials
+  // (whatever approximation built each), up to rounding. No change when single_feeds(i).
+  void sum_feeds(std::size_t i, model::SupportPoints& points) const;
+  // max over the feeds of input k of subsystem i of per_variable[c] (the FD perturbation of a
+  // summed input, METHODS §4.2: large enough for each of its feeds).
+  double feed_max(std::size_t i, std::size_t k, std::span<const double> per_variable) const;
 
   // u = φ(y): outputs[i] holds the outputs of subsystem i (size output_size()), u has
   // coupling_count() entries. Laws are evaluated in law order (contract 1: one result however
@@ -173,12 +205,18 @@ class CoupledSystem {
   // (Newton with finite differences; std::runtime_error naming the law if that fails).
   std::vector<double> initial_couplings() const;
 
-  // Gathers u's entries that feed subsystem i (size subsystem(i).input_size()).
+  // Subsystem i's inputs from u (size subsystem(i).input_size()): each input the sum of its
+  // feeds, added in feed order (a copy for a single feed).
   void gather_inputs(std::size_t i, std::span<const double> u, std::span<double> inputs) const;
 
  private:
+  struct FeedsTag {};
+  CoupledSystem(FeedsTag, std::vector<std::unique_ptr<model::Subsystem>> subsystems,
+                std::vector<std::unique_ptr<CouplingLaw>> laws, InputFeeds input_feeds,
+                std::vector<MonitoredOutput> monitored);
   void check_output(const OutputRef& r, const std::string& what) const;
-  void check_subsystems() const;
+  // feeds_ and feed_start_ from the constructor's input feeds, checked.
+  void index_feeds(const InputFeeds& input_feeds);
   void index_laws();
   void index_monitored();
   // d/dt φ of every law at t0 with inputs u (initial_couplings with constraints).
@@ -215,7 +253,8 @@ class CoupledSystem {
   std::vector<std::size_t> law_offsets_;
   std::vector<std::string> coupling_names_;
   std::size_t max_reads_ = 0;  // largest reads() of any law: the gather buffer's size
-  std::vector<std::vector<std::size_t>> input_couplings_;
+  // By subsystem: feed_channels(i), and where each input's feeds start in it (input_size() + 1).
+  std::vector<std::vector<std::size_t>> feeds_, feed_start_;
   std::vector<MonitoredOutput> monitored_;
   std::vector<control::WeightGroup> monitored_groups_;
   bool feedthrough_ = false;

@@ -110,8 +110,9 @@ class MonolithicSystem final : public model::Subsystem {
   std::vector<model::StateRole> roles_;
   std::vector<model::EntryPattern> output_patterns_, input_patterns_;
   model::SparsityPattern pattern_;
-  // Value indices: subsystem L's Jacobian entry k → block_index_[L][k]; its ∂F/∂u entry k →
-  // input_index_[L][k]; ∂g_c/∂u_c → identity_index_[c].
+  // Value indices: subsystem L's Jacobian entry k → block_index_[L][k]; its ∂F/∂u entries →
+  // input_index_[L], entry by entry, one index per coupling variable feeding the entry's input
+  // (a summed input's column is every feed's); ∂g_c/∂u_c → identity_index_[c].
   std::vector<std::vector<std::size_t>> block_index_, input_index_;
   std::vector<std::size_t> identity_index_;
   std::vector<CouplingTerm> coupling_terms_;

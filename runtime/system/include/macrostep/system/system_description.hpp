@@ -4,7 +4,8 @@
 // tables (runtime/config) become one SystemDescription after validation; build_system() turns it
 // into the CoupledSystem that the schemes, the executors and MonolithicSystem run. A graph of any
 // shape: branches, loops, one subsystem coupled to many, one coupling variable feeding several
-// inputs (a shaft's torque feeds both bodies it joins).
+// inputs (a shaft's torque feeds both bodies it joins), several coupling variables feeding one
+// effort input (their sum, in connection order: a body with several springs attached).
 //
 // Names: under Naming::kQualified (the default) a subsystem's outputs and states are addressed
 // as "<subsystem>.<local name>" (the model's own output_name()/state_name()); under

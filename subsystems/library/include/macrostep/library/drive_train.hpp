@@ -54,6 +54,7 @@ class DriveTrainSegment final : public model::Subsystem {
   std::string state_name(std::size_t i) const override;
   std::string output_name(std::size_t i) const override;
   std::string input_name(std::size_t i) const override;
+  bool input_is_effort(std::size_t i) const override;
   double initial_time() const override { return 0.0; }
   // z0 from angle0/speed0 (independent of u0); z0' from the torques with u0.
   void initial_state(std::span<const double> u0, std::span<double> z0,

@@ -68,6 +68,7 @@ class OscillatorMass final : public model::Subsystem {
   std::string state_name(std::size_t i) const override;
   std::string output_name(std::size_t i) const override;
   std::string input_name(std::size_t i) const override;
+  bool input_is_effort(std::size_t i) const override;
   double initial_time() const override { return 0.0; }
   void initial_state(std::span<const double> u0, std::span<double> z0,
                      std::span<double> zp0) const override;

@@ -75,6 +75,15 @@ class Subsystem {
     (void)i;
     return "";
   }
+  // Whether input i is an effort (a force, a torque, a flow into a node): contributions to it add
+  // up, so several connections may feed it and the input is the sum of their coupling variables.
+  // A kinematic or signal input (a position, a voltage, a measured value) takes exactly one
+  // connection. Default false: a model that does not say (a plugin, an FMU) takes one feed per
+  // input; a plugin declares its efforts by overriding this function.
+  virtual bool input_is_effort(std::size_t i) const {
+    (void)i;
+    return false;
+  }
 
   // Consistent initial state at t0 with inputs u0 (size input_size()).
   virtual double initial_time() const = 0;

@@ -38,8 +38,8 @@
 #include "macrostep/model/subsystem.hpp"
 
 // Bumped whenever model::Subsystem or this entry point changes incompatibly; the loader refuses
-// a plugin built for another version.
-#define MACROSTEP_PLUGIN_API_VERSION 1
+// a plugin built for another version. Version 2: Subsystem::input_is_effort.
+#define MACROSTEP_PLUGIN_API_VERSION 2
 
 extern "C" {
 // Both are defined by MACROSTEP_PLUGIN.
