@@ -245,16 +245,9 @@ Recurrence coupled_recurrence(const LinearCoupledSystem& s, const CoupledMethod&
 std::vector<ScanPoint> coupled_scan(const LinearCoupledSystem& s, const CoupledMethod& method,
                                     double h_min, double h_max, std::size_t count,
                                     double omega_ref) {
-  if (!(h_min > 0.0) || !(h_max > h_min) || count < 2) {
-    throw std::invalid_argument("scan: need 0 < h_min < h_max and at least 2 points");
-  }
-  std::vector<ScanPoint> out;
-  const double ratio = std::log(h_max / h_min) / static_cast<double>(count - 1);
-  for (std::size_t i = 0; i < count; ++i) {
-    const double h = i + 1 == count ? h_max : h_min * std::exp(ratio * static_cast<double>(i));
-    out.push_back({h, h * omega_ref, spectral_radius(coupled_recurrence(s, method, h).m)});
-  }
-  return out;
+  return scan(h_min, h_max, count, omega_ref, [&s, &method](double h) {
+    return spectral_radius(coupled_recurrence(s, method, h).m);
+  });
 }
 
 StableBand coupled_stable_band(const LinearCoupledSystem& s, const CoupledMethod& method,

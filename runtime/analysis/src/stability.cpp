@@ -230,8 +230,8 @@ double spectral_radius(const TwoMass& model, const Method& method, double h) {
   return spectral_radius(recurrence(model, method, h).m);
 }
 
-std::vector<ScanPoint> scan(const TwoMass& model, const Method& method, double h_min, double h_max,
-                            std::size_t count) {
+std::vector<ScanPoint> scan(double h_min, double h_max, std::size_t count, double omega_ref,
+                            const RhoOfH& rho) {
   if (!(h_min > 0.0) || !(h_max > h_min) || count < 2) {
     throw std::invalid_argument("scan: need 0 < h_min < h_max and at least 2 points");
   }
@@ -239,9 +239,15 @@ std::vector<ScanPoint> scan(const TwoMass& model, const Method& method, double h
   const double ratio = std::log(h_max / h_min) / static_cast<double>(count - 1);
   for (std::size_t i = 0; i < count; ++i) {
     const double h = i + 1 == count ? h_max : h_min * std::exp(ratio * static_cast<double>(i));
-    out.push_back({h, h * model.omega1(), spectral_radius(model, method, h)});
+    out.push_back({h, h * omega_ref, rho(h)});
   }
   return out;
+}
+
+std::vector<ScanPoint> scan(const TwoMass& model, const Method& method, double h_min, double h_max,
+                            std::size_t count) {
+  return scan(h_min, h_max, count, model.omega1(),
+              [&model, &method](double h) { return spectral_radius(model, method, h); });
 }
 
 namespace {

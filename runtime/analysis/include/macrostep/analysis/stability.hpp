@@ -124,6 +124,10 @@ struct StableBand {
 using RhoOfH = std::function<double(double)>;
 
 StableBand stable_band(const std::vector<ScanPoint>& scan_points, const RhoOfH& rho);
+// ρ(h) at `count` log-spaced step sizes from h_min to h_max; omega_hat = h·omega_ref. Throws
+// std::invalid_argument unless 0 < h_min < h_max and count >= 2.
+std::vector<ScanPoint> scan(double h_min, double h_max, std::size_t count, double omega_ref,
+                            const RhoOfH& rho);
 StableBand stable_band(const TwoMass& model, const Method& method,
                        const std::vector<ScanPoint>& scan_points);
 
