@@ -333,7 +333,7 @@ TEST_F(Hostile, MessagesSayWhatIsWrong) {
   EXPECT_EQ(sub.status, 2);
   EXPECT_EQ(sub.err.rfind("macrostep: unknown subcommand 'frobnicate'; the subcommands are run, "
                           "reference, topology, stability, resume, plot, suggest-partition, "
-                          "cleanup, compare\n",
+                          "cleanup, models, compare\n",
                           0),
             0u)
       << sub.err;

@@ -684,7 +684,7 @@ std::size_t expect_valid_csv(const std::string& text) {
 // Starts the demo with the process executor and waits until both workers run and the CSV has
 // more than 50 rows; returns the workers in subsystem order.
 std::vector<pid_t> start_demo_run(pid_t app, const std::filesystem::path& csv) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   std::vector<pid_t> workers;
   while (std::chrono::steady_clock::now() < deadline) {
     workers = children_of(app);

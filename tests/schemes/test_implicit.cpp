@@ -289,6 +289,8 @@ TEST(K51, LargestStableStepIsOrderedExplicitWaveformImplicit) {
       return true;
     } catch (const schemes::SubsystemFailure&) {
       return false;
+    } catch (const run::Diverged&) {  // the guard saw it grow before a subsystem failed
+      return false;
     }
   };
   EXPECT_FALSE(attempt(config::CosimScheme::kExplicit, 2.5e-5));

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "macrostep/run/cosimulation.hpp"
+
 namespace macrostep::run {
 
 DivergenceGuard::DivergenceGuard(const system::CoupledSystem& system,
@@ -31,7 +33,7 @@ void DivergenceGuard::accepted(const schemes::AcceptedPoint& point) {
                                        "magnitude or its atol_u/rtol)",
                                        v, bound_[i])
                                  : fmt::format("became {}", v);
-    throw std::runtime_error(fmt::format(
+    throw Diverged(fmt::format(
         "the co-simulation diverges: coupling variable {} {} at t = {} (macro step {}, H = "
         "{:.3e}). "
         "The rows up to this point are in the result. If the model itself is stable, the "

@@ -19,14 +19,15 @@
 // steps and by simulated time, H, micro steps and evaluations per subsystem) and the time
 // breakdown of seed 000 §4.4 / Eq. 4.5 in seconds.
 //
-// Failures: schemes::SubsystemFailure, control::StepSizeUnderflow, ida::IntegrationError and
-// output::OutputError propagate after the CSV holds every row written so far (plus the last
-// accepted point) and the JSON records status "failed" with the cause.
+// Failures: schemes::SubsystemFailure, control::StepSizeUnderflow, ida::IntegrationError,
+// Diverged and output::OutputError propagate after the CSV holds every row written so far (plus
+// the last accepted point) and the JSON records status "failed" with the cause.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <iosfwd>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,13 @@ struct CosimResult {
   std::array<double, control::kMaxKappa + 1> time_by_kappa{};
   std::int64_t wall_ns = 0;
   std::string placement;  // PlacementMap::describe() of a process-executor run
+};
+
+// A coupling variable grew without bound or stopped being finite (the divergence guard: past
+// 1e10 times max(|u(T0)|, atol_u/rtol)); the message names it, the time and what to try.
+class Diverged : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 // Runs the co-simulation of `config`. Throws as described above.
