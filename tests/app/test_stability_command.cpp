@@ -252,7 +252,8 @@ double first_rho(const std::string& out) {
 // On a described system ρ predicts the run: 300 fixed steps at 0.9 times the band edge stay
 // bounded, and above the edge the amplitude grows like ρ^N (over the 225 steps between the
 // first and the last quarter, within 30 % in the exponent; about 1 measured, explicit and
-// implicit), for explicit Jacobi and the implicit scheme alike.
+// implicit), for explicit Jacobi and the implicit scheme alike; the run above the edge is warned
+// about before it starts.
 TEST_F(Stability, OnADescribedSystemRhoPredictsTheGrowthOfARun) {
   write_file("five.toml", kFiveMasses);
   for (const auto& [scheme, above] : {std::pair{"explicit", 1.03}, std::pair{"implicit", 1.3}}) {
@@ -272,6 +273,9 @@ TEST_F(Stability, OnADescribedSystemRhoPredictsTheGrowthOfARun) {
                     " --stop-time " + exact(300 * h) + run_options);
       ASSERT_EQ(run.status, 0) << run.err;
       const auto [first, last] = amplitudes(read_file("r.csv"));
+      // The pre-run check warns exactly when H lies outside the band.
+      const bool warned = run.err.find("warning: the fixed step H") != std::string::npos;
+      EXPECT_EQ(warned, factor > 1.0) << scheme << " at " << factor << ": " << run.err;
       if (factor < 1.0) {
         EXPECT_LT(last, 1.5 * first) << scheme << " at 0.9 times the band edge";
         continue;

@@ -18,6 +18,7 @@
 #include "macrostep/system/chain_system.hpp"
 #include "macrostep/system/system_description.hpp"
 #include "memory_estimate.hpp"
+#include "stability_check.hpp"
 
 namespace macrostep::run {
 
@@ -576,6 +577,9 @@ system::CoupledSystem checked_system(const config::RunConfig& config, CosimSetti
   scheme_options.approximations = coupling_approximations(settings, system);
   check_sequence(config, settings, system);
   check_feedthrough_combination(config, settings, system);
+  if (const auto warning = fixed_step_warning(config, settings, system)) {
+    fmt::print(stderr, "macrostep: {}\n", *warning);
+  }
   return system;
 }
 
