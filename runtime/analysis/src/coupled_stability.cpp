@@ -222,23 +222,7 @@ Recurrence coupled_recurrence(const LinearCoupledSystem& s, const CoupledMethod&
       }
     }
   }
-  const Matrix tz = implicit ? solve(lhs, t) : t;
-  const Matrix tu = s.g * tz;
-  const Matrix trate = rates ? s.g * (s.a * tz) : Matrix();
-  r.m = Matrix(dim, dim);
-  for (std::size_t j = 0; j < dim; ++j) {
-    for (std::size_t i = 0; i < n; ++i) r.m(i, j) = tz(i, j);
-    for (std::size_t c = 0; c < nu; ++c) {
-      r.m(u_index(0, c), j) = tu(c, j);
-      if (rates) r.m(rate_index(0, c), j) = trate(c, j);
-    }
-  }
-  for (std::size_t jj = 1; jj < np; ++jj) {  // the history shifts by one point
-    for (std::size_t c = 0; c < nu; ++c) {
-      r.m(u_index(jj, c), u_index(jj - 1, c)) = 1.0;
-      if (rates) r.m(rate_index(jj, c), rate_index(jj - 1, c)) = 1.0;
-    }
-  }
+  r.m = detail::recurrence_matrix(implicit ? solve(lhs, t) : t, s.g, s.a, np, rates);
   return r;
 }
 

@@ -59,4 +59,30 @@ std::vector<double> node_effect(const std::vector<std::vector<double>>& integral
   return kv;
 }
 
+Matrix recurrence_matrix(const Matrix& tz, const Matrix& g, const Matrix& a, std::size_t points,
+                         bool rates) {
+  const std::size_t n = tz.rows(), nu = g.rows(), dim = tz.cols();
+  const auto u_index = [&](std::size_t j, std::size_t c) { return n + j * nu + c; };
+  const auto rate_index = [&](std::size_t j, std::size_t c) {
+    return n + nu * points + j * nu + c;
+  };
+  const Matrix tu = g * tz;
+  const Matrix trate = rates ? g * (a * tz) : Matrix();
+  Matrix m(dim, dim);
+  for (std::size_t j = 0; j < dim; ++j) {
+    for (std::size_t i = 0; i < n; ++i) m(i, j) = tz(i, j);
+    for (std::size_t c = 0; c < nu; ++c) {
+      m(u_index(0, c), j) = tu(c, j);
+      if (rates) m(rate_index(0, c), j) = trate(c, j);
+    }
+  }
+  for (std::size_t jj = 1; jj < points; ++jj) {  // the history shifts by one point
+    for (std::size_t c = 0; c < nu; ++c) {
+      m(u_index(jj, c), u_index(jj - 1, c)) = 1.0;
+      if (rates) m(rate_index(jj, c), rate_index(jj - 1, c)) = 1.0;
+    }
+  }
+  return m;
+}
+
 }  // namespace macrostep::analysis::detail

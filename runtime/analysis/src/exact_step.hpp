@@ -33,4 +33,10 @@ std::array<double, polynomials::Stencil::kMaxNodes> interpolation_nodes(int kapp
 std::vector<double> node_effect(const std::vector<std::vector<double>>& integral,
                                 const Matrix& coef, int degree, int m);
 
+// The recurrence matrix of X = [z; u_N, u_{N−1}, …; u̇_N, u̇_{N−1}, …] (`points` past values, the
+// rates when `rates`) from z_{N+1} = tz·X: u_{N+1} = G z_{N+1}, u̇_{N+1} = G A z_{N+1}, and the
+// history shifted by one point.
+Matrix recurrence_matrix(const Matrix& tz, const Matrix& g, const Matrix& a, std::size_t points,
+                         bool rates);
+
 }  // namespace macrostep::analysis::detail

@@ -206,23 +206,7 @@ Recurrence recurrence(const TwoMass& model, const Method& method, double h) {
       }
     }
   }
-  const Matrix tz = solve(lhs, t);
-  const Matrix tu = s.g * tz;
-  const Matrix trate = s.g * (s.a * tz);
-  r.m = Matrix(dim, dim);
-  for (std::size_t j = 0; j < dim; ++j) {
-    for (std::size_t i = 0; i < 4; ++i) r.m(i, j) = tz(i, j);
-    for (std::size_t c = 0; c < nu; ++c) {
-      r.m(u_index(0, c), j) = tu(c, j);
-      if (r.rates) r.m(rate_index(0, c), j) = trate(c, j);
-    }
-  }
-  for (std::size_t jj = 1; jj < np; ++jj) {  // the history shifts by one point
-    for (std::size_t c = 0; c < nu; ++c) {
-      r.m(u_index(jj, c), u_index(jj - 1, c)) = 1.0;
-      if (r.rates) r.m(rate_index(jj, c), rate_index(jj - 1, c)) = 1.0;
-    }
-  }
+  r.m = detail::recurrence_matrix(solve(lhs, t), s.g, s.a, np, r.rates);
   return r;
 }
 
@@ -276,6 +260,16 @@ std::optional<double> band_edge(const RhoOfH& rho, const std::vector<ScanPoint>&
   return refine_edge(rho, points[end - 1].h, points[end].h, tolerance);
 }
 
+// The largest stable scan point, refined towards the next one; the scan's last h if that one is
+// stable; nullopt if none is.
+std::optional<double> largest_stable(const std::vector<ScanPoint>& points, const RhoOfH& rho) {
+  const auto last =
+      std::find_if(points.rbegin(), points.rend(), [](const ScanPoint& p) { return p.stable(); });
+  if (last == points.rend()) return std::nullopt;
+  if (last == points.rbegin()) return points.back().h;
+  return refine_edge(rho, last->h, std::prev(last)->h, kStabilityTolerance);
+}
+
 RhoOfH rho_of(const TwoMass& model, const Method& method) {
   return [&model, &method](double h) { return spectral_radius(model, method, h); };
 }
@@ -284,11 +278,7 @@ RhoOfH rho_of(const TwoMass& model, const Method& method) {
 
 std::optional<double> largest_stable_h(const TwoMass& model, const Method& method,
                                        const std::vector<ScanPoint>& points) {
-  const auto last =
-      std::find_if(points.rbegin(), points.rend(), [](const ScanPoint& p) { return p.stable(); });
-  if (last == points.rend()) return std::nullopt;
-  if (last == points.rbegin()) return points.back().h;
-  return refine_edge(rho_of(model, method), last->h, std::prev(last)->h, kStabilityTolerance);
+  return largest_stable(points, rho_of(model, method));
 }
 
 StableBand stable_band(const std::vector<ScanPoint>& points, const RhoOfH& rho) {
@@ -304,13 +294,7 @@ StableBand stable_band(const std::vector<ScanPoint>& points, const RhoOfH& rho) 
   band.gaps = last > weak_end;
   for (std::size_t i = weak_end; i < last; ++i)
     band.gap_rho = std::max(band.gap_rho, points[i].rho);
-  const auto largest =
-      std::find_if(points.rbegin(), points.rend(), [](const ScanPoint& p) { return p.stable(); });
-  if (largest == points.rbegin()) {
-    band.largest_h = points.back().h;
-  } else if (largest != points.rend()) {
-    band.largest_h = refine_edge(rho, largest->h, std::prev(largest)->h, kStabilityTolerance);
-  }
+  band.largest_h = largest_stable(points, rho);
   return band;
 }
 
