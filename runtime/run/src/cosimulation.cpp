@@ -114,8 +114,9 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   std::optional<CheckpointWriter> checkpoints;
   if (plan) checkpoints.emplace(*plan, config, options, files, table, tally);
   StopOnSignal stop(tally, no_checkpoint);
+  std::vector<double> u0;  // the initial coupling variables, set when the run starts
   DivergenceGuard divergence(system, scheme_options.control.tolerances,
-                             config::to_string(settings.cosim.scheme));
+                             config::to_string(settings.cosim.scheme), u0);
   MetadataWriter metadata(run_metadata(config, options, system, result), config, files, tally,
                           result);
   Observers observers;
@@ -147,7 +148,7 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
     observers.finished(end);
   };
   try {
-    const std::vector<double> u0 = system.initial_couplings();
+    u0 = system.initial_couplings();
     executor = make_executor(settings, system, models, u0, metadata.meta(), result.placement);
     if (options.resume != nullptr) {
       restore_subsystems(*options.resume, options.checkpoint_path, *executor);

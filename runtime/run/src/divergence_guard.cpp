@@ -11,14 +11,16 @@
 namespace macrostep::run {
 
 DivergenceGuard::DivergenceGuard(const system::CoupledSystem& system,
-                                 const control::ErrorTolerances& tolerances, std::string scheme)
-    : system_(system), scheme_(std::move(scheme)) {
-  const std::vector<double> u0 = system.initial_couplings();
-  bound_.resize(u0.size());
-  for (std::size_t i = 0; i < u0.size(); ++i) {
+                                 const control::ErrorTolerances& tolerances, std::string scheme,
+                                 const std::vector<double>& u0)
+    : system_(system), tolerances_(tolerances), scheme_(std::move(scheme)), u0_(u0) {}
+
+void DivergenceGuard::started(executors::Executor&) {
+  bound_.resize(u0_.size());
+  for (std::size_t i = 0; i < u0_.size(); ++i) {
     const double atol =
-        i < tolerances.atol_u_each.size() ? tolerances.atol_u_each[i] : tolerances.atol_u;
-    bound_[i] = kDivergenceFactor * std::max(std::abs(u0[i]), atol / tolerances.rtol);
+        i < tolerances_.atol_u_each.size() ? tolerances_.atol_u_each[i] : tolerances_.atol_u;
+    bound_[i] = kDivergenceFactor * std::max(std::abs(u0_[i]), atol / tolerances_.rtol);
   }
 }
 

@@ -27,18 +27,22 @@ inline constexpr double kDivergenceFactor = 1e10;
 
 class DivergenceGuard final : public RunObserver {
  public:
-  // The bounds come from the system's initial coupling variables, so that a resumed run has
-  // the bounds of the run it continues. `system` must outlive the guard; `scheme` names the
-  // scheme in the advice ("explicit", ...).
+  // The bounds come from the system's initial coupling variables `u0`, which the run fills before
+  // started() (so that a resumed run has the bounds of the run it continues); `system`,
+  // `tolerances` and `u0` must outlive the guard; `scheme` names the scheme in the advice
+  // ("explicit", ...).
   DivergenceGuard(const system::CoupledSystem& system, const control::ErrorTolerances& tolerances,
-                  std::string scheme);
+                  std::string scheme, const std::vector<double>& u0);
 
+  void started(executors::Executor& executor) override;
   void accepted(const schemes::AcceptedPoint& point) override;
 
  private:
   const system::CoupledSystem& system_;
+  const control::ErrorTolerances& tolerances_;
   std::string scheme_;
-  std::vector<double> bound_;  // per coupling variable
+  const std::vector<double>& u0_;
+  std::vector<double> bound_;  // per coupling variable, set by started()
 };
 
 }  // namespace macrostep::run
