@@ -187,16 +187,18 @@ void Table::evaluate(double t, std::span<double> y) const {
   assert(y.size() == columns());
   const auto& time = data_.time;
   const std::size_t n = time.size();
-  for (std::size_t c = 0; c < columns(); ++c) {
-    const auto& column = data_.values[c];
-    if (t <= time.front() || t >= time.back()) {
-      const std::size_t k = t <= time.front() ? 0 : n - 1;
-      y[c] = end_ == TableEnd::kHold ? column[k] : column[k] + (t - time[k]) * slopes_[c][k];
-      continue;
+  if (t <= time.front() || t >= time.back()) {
+    const std::size_t k = t <= time.front() ? 0 : n - 1;
+    for (std::size_t c = 0; c < columns(); ++c) {
+      const double v = data_.values[c][k];
+      y[c] = end_ == TableEnd::kHold ? v : v + (t - time[k]) * slopes_[c][k];
     }
-    const auto above = std::upper_bound(time.begin(), time.end(), t);
-    y[c] = inside(c, static_cast<std::size_t>(above - time.begin()) - 1, t);
+    return;
   }
+  // One search for every column: they share the time column.
+  const auto above = std::upper_bound(time.begin(), time.end(), t);
+  const std::size_t row = static_cast<std::size_t>(above - time.begin()) - 1;
+  for (std::size_t c = 0; c < columns(); ++c) y[c] = inside(c, row, t);
 }
 
 TableSource::TableSource(Table table, std::string unit)
