@@ -2,6 +2,7 @@
 #include "stability_command.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <filesystem>
@@ -139,7 +140,8 @@ void add_stability_options(CLI::App& cmd, StabilityArgs& a) {
   cmd.add_option("--config", a.config, "the same as CONFIG");
   cmd.add_option("--decomposition", a.decomposition, "ff (default) | fd | dd (METHODS §1.2)");
   cmd.add_option("--scheme", a.scheme,
-                 "jacobi (default) | gauss-seidel (two-mass); explicit | implicit (described)");
+                 "jacobi (default) | gauss-seidel (two-mass); explicit | gauss-seidel | implicit "
+                 "(described; default: the configuration's)");
   cmd.add_option("--approximation", a.approximation,
                  "lagrange (default) | c0 | c1 | a seed-003 set (const-2-3-opt, lin-2-3:p=P, ...)");
   cmd.add_option("--order", a.order, "degree: kappa (Lagrange, Gauss-Seidel), k (C0/C1); 2");
@@ -216,8 +218,26 @@ Scan two_mass_scan(const StabilityArgs& a, const config::RunConfig* config) {
   return s;
 }
 
-// Any described system: linearised at t0, the configuration's scheme (explicit, or implicit
-// with a converged corrector), approximation and order, options over them.
+std::string scheme_heading(const analysis::CoupledMethod& m) {
+  switch (m.scheme) {
+    case analysis::CoupledScheme::kImplicit:
+      return "implicit (converged corrector)";
+    case analysis::CoupledScheme::kGaussSeidel:
+      if (m.sequence.empty()) return "Gauss-Seidel in index order";
+      {
+        std::vector<std::size_t> one_based;
+        for (const std::size_t i : m.sequence) one_based.push_back(i + 1);
+        return fmt::format("Gauss-Seidel in the sequence {}", fmt::join(one_based, ", "));
+      }
+    case analysis::CoupledScheme::kExplicit:
+      break;
+  }
+  return "explicit Jacobi";
+}
+
+// Any described system: linearised at t0, the configuration's scheme (explicit, Gauss-Seidel in
+// its sequence, or implicit with a converged corrector), approximation and order, options over
+// them.
 Scan described_scan(const StabilityArgs& a, const config::RunConfig& config) {
   for (const auto* given : {&a.m1, &a.m2, &a.c1, &a.c2, &a.cc, &a.d1, &a.d2, &a.dc}) {
     if (*given) throw std::invalid_argument("--m1 ... --dc set the two-mass model's parameters");
@@ -234,11 +254,14 @@ Scan described_scan(const StabilityArgs& a, const config::RunConfig& config) {
                                                                       : "explicit");
   if (scheme == "implicit") {
     method.scheme = analysis::CoupledScheme::kImplicit;
+  } else if (scheme == "gauss-seidel") {
+    method.scheme = analysis::CoupledScheme::kGaussSeidel;
+    method.sequence = config.cosim.sequence;
   } else if (scheme != "explicit" && scheme != "jacobi") {
-    throw std::invalid_argument(
-        fmt::format("--scheme {}: a described system is analysed for explicit (Jacobi) and "
-                    "implicit steps; Gauss-Seidel for the two-mass model only",
-                    scheme));
+    throw std::invalid_argument(fmt::format(
+        "--scheme {}: a described system is analysed for explicit (Jacobi), gauss-seidel and "
+        "implicit steps",
+        scheme));
   }
   method.approximation = config.cosim.approximation;
   const config::OrderSetting o = config.cosim.effective_order();
@@ -259,10 +282,8 @@ Scan described_scan(const StabilityArgs& a, const config::RunConfig& config) {
   s.heading = fmt::format(
       "{}, {} (order {}); {} subsystems, {} states, {} coupling variables; fastest frequency "
       "{:.6g} 1/s (omega_hat = H x it)",
-      method.scheme == analysis::CoupledScheme::kImplicit ? "implicit (converged corrector)"
-                                                          : "explicit Jacobi",
-      method.approximation.name, method.order, coupled.subsystem_count(), lin.states(),
-      lin.couplings(), s.omega_ref);
+      scheme_heading(method), method.approximation.name, method.order, coupled.subsystem_count(),
+      lin.states(), lin.couplings(), s.omega_ref);
   s.what = "the linearised co-simulation at t0, exact subsystems";
   return s;
 }

@@ -1,7 +1,7 @@
 // A test plugin that misbehaves as models from outside sometimes do: a mass on a spring with a
 // force input (outputs x, v), which from time `at` on calls exit(0), dereferences a null
 // pointer, calls abort() or sleeps for ever in its residual. Parameters (JSON): misbehaviour
-// ("exit", "segfault", "abort", "hang"), at [s], force_sign (1 or -1).
+// ("exit", "segfault", "abort", "hang"), at [s], force_sign (1 or -1), x0 [m].
 #include <unistd.h>
 
 #include <cstdlib>
@@ -23,6 +23,7 @@ class MisbehavingMass final : public macrostep::model::Subsystem {
     how_ = p.value("misbehaviour", std::string("exit"));
     at_ = p.value("at", 0.5e-3);
     sign_ = p.value("force_sign", 1.0);
+    x0_ = p.value("x0", 1e-3);
     if (how_ != "exit" && how_ != "segfault" && how_ != "abort" && how_ != "hang") {
       throw std::invalid_argument("misbehaviour: exit, segfault, abort or hang");
     }
@@ -40,7 +41,7 @@ class MisbehavingMass final : public macrostep::model::Subsystem {
   double initial_time() const override { return 0.0; }
   void initial_state(std::span<const double> u0, std::span<double> z0,
                      std::span<double> zp0) const override {
-    z0[0] = 1e-3;
+    z0[0] = x0_;
     z0[1] = 0.0;
     zp0[0] = 0.0;
     zp0[1] = -1e3 * z0[0] + sign_ * u0[0];
@@ -75,7 +76,7 @@ class MisbehavingMass final : public macrostep::model::Subsystem {
   }
 
   std::string how_;
-  double at_ = 0.0, sign_ = 1.0;
+  double at_ = 0.0, sign_ = 1.0, x0_ = 1e-3;
   SparsityPattern pattern_;
   static constexpr StateRole roles_[2] = {StateRole::kPosition, StateRole::kVelocity};
 };

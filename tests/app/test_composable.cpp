@@ -139,4 +139,36 @@ TEST_F(Composable, DivergingRunStopsNamingTheVariableAndKeepsItsRows) {
   EXPECT_LT(t_last, 15.0);
 }
 
+// A user's plugin with a sign error: both masses of the test plugin take the spring's force
+// with the wrong sign (a: -lambda, b: +lambda), which makes the stiff coupling spring push the
+// masses apart (growth rate sqrt(2c/m - c_ground/m) = 55 1/s). The run stops with exit 1 naming
+// the coupling variable and the time, with every row before intact, in-process and in worker
+// processes alike.
+TEST_F(Composable, SignErrorInAPluginStopsTheRun) {
+  const std::string plugin = "model = \"plugin\"\nlibrary = \"" MISBEHAVING_PLUGIN "\"\n";
+  write_file("sign.toml", "[[subsystem]]\nname = \"a\"\n" + plugin +
+                              "parameters = {at = 1.0e9, force_sign = -1}\n"
+                              "[[subsystem]]\nname = \"b\"\n" +
+                              plugin +
+                              "parameters = {at = 1.0e9, force_sign = 1, x0 = 0.0}\n"
+                              "[[connection]]\nname = \"spring\"\nlaw = \"spring_damper\"\n"
+                              "from = [\"a.x\", \"a.v\", \"b.x\", \"b.v\"]\nto = [\"a.force\", "
+                              "\"b.force\"]\nc = 2000.0\nd = 0.0\n"
+                              "[simulation]\nend_time = 5.0\noutput_interval = 1.0e-3\n");
+  for (const std::string executor : {"inprocess", "processes"}) {
+    const Outcome o =
+        macrostep("run sign.toml --executor " + executor + " --output " + executor + ".csv");
+    EXPECT_EQ(o.status, 1) << o.err;
+    EXPECT_NE(o.err.find("the co-simulation diverges: coupling variable spring"), std::string::npos)
+        << o.err;
+    EXPECT_NE(read_file(executor + ".json").find("\"status\": \"failed\""), std::string::npos);
+    const std::string rows = read_file(executor + ".csv");
+    ASSERT_EQ(rows.back(), '\n');
+    const std::string last = rows.substr(rows.rfind('\n', rows.size() - 2) + 1);
+    const double t_last = std::stod(last.substr(0, last.find(',')));
+    EXPECT_GT(t_last, 0.2) << executor;
+    EXPECT_LT(t_last, 1.0) << executor;
+  }
+}
+
 }  // namespace

@@ -134,11 +134,18 @@ LinearCoupledSystem linearise(const system::CoupledSystem& system,
     y0[i].resize(s.output_size());
     s.outputs(s.initial_time(), zz, u, y0[i]);
   }
+  out.feedthrough = d.norm_inf() != 0.0;
+  out.reads.assign(nu, {});
   Matrix l(nu, outputs);  // ∂φ/∂y of every law
   for (std::size_t k = 0; k < system.law_count(); ++k) {
     const system::CouplingLaw& law = system.law(k);
     const auto reads = law.reads();
     const std::size_t writes = law.write_count();
+    std::vector<std::size_t> subsystems;
+    for (const system::OutputRef& r : reads) subsystems.push_back(r.subsystem);
+    std::sort(subsystems.begin(), subsystems.end());
+    subsystems.erase(std::unique(subsystems.begin(), subsystems.end()), subsystems.end());
+    for (std::size_t w = 0; w < writes; ++w) out.reads[system.law_offset(k) + w] = subsystems;
     std::vector<double> dphi(writes * reads.size());
     system.coupling_jacobian(k, y0, dphi);
     for (std::size_t w = 0; w < writes; ++w) {
@@ -158,33 +165,79 @@ LinearCoupledSystem linearise(const system::CoupledSystem& system,
   return out;
 }
 
+namespace {
+
+// takes[i][c]: whether subsystem i takes coupling variable c through its new value u_{N+1}
+// (interpolated, or solved for) rather than extrapolating it from the past values.
+std::vector<std::vector<bool>> new_value_mask(const LinearCoupledSystem& s,
+                                              const CoupledMethod& method) {
+  const std::size_t k = s.state_offset.size() - 1, nu = s.couplings();
+  std::vector<std::vector<bool>> takes(
+      k, std::vector<bool>(nu, method.scheme == CoupledScheme::kImplicit));
+  if (method.scheme != CoupledScheme::kGaussSeidel) return takes;
+  std::vector<std::size_t> sequence = method.sequence;
+  if (sequence.empty()) {
+    for (std::size_t i = 0; i < k; ++i) sequence.push_back(i);
+  }
+  std::vector<bool> ran(k, false);
+  for (const std::size_t i : sequence) {
+    if (i >= k || ran[i] || sequence.size() != k) {
+      throw std::invalid_argument(
+          fmt::format("the Gauss-Seidel sequence must name each of the {} subsystems once", k));
+    }
+    ran[i] = true;
+  }
+  if (s.feedthrough) {
+    throw std::invalid_argument(
+        "the Gauss-Seidel analysis takes systems without direct feed-through (the values a "
+        "later subsystem interpolates would depend on the inputs the earlier ones ended with); "
+        "analyse this system for explicit or implicit steps");
+  }
+  ran.assign(k, false);
+  ran[sequence.front()] = true;  // the first subsystem's Jacobi run stands
+  for (std::size_t q = 1; q < k; ++q) {
+    const std::size_t i = sequence[q];
+    for (std::size_t c = 0; c < nu; ++c) {
+      takes[i][c] = std::all_of(s.reads[c].begin(), s.reads[c].end(),
+                                [&](std::size_t j) { return j == i || ran[j]; });
+    }
+    ran[i] = true;
+  }
+  return takes;
+}
+
+}  // namespace
+
 Recurrence coupled_recurrence(const LinearCoupledSystem& s, const CoupledMethod& method, double h) {
   if (!(h > 0.0) || !std::isfinite(h)) throw std::invalid_argument("recurrence: h must be > 0");
-  const bool implicit = method.scheme == CoupledScheme::kImplicit;
-  if (implicit && method.approximation.kind != polynomials::ApproximationKind::kLagrange) {
+  if (method.scheme == CoupledScheme::kImplicit &&
+      method.approximation.kind != polynomials::ApproximationKind::kLagrange) {
     throw std::invalid_argument("the implicit scheme's analysis interpolates with Lagrange only");
   }
-  const std::size_t n = s.states(), nu = s.couplings();
+  const std::size_t n = s.states(), nu = s.couplings(), k_sub = s.state_offset.size() - 1;
+  const std::vector<std::vector<bool>> takes = new_value_mask(s, method);
+  bool any_new = false, any_old = false;
+  for (const auto& row : takes) {
+    for (const bool b : row) (b ? any_new : any_old) = true;
+  }
   std::array<double, Stencil::kMaxPoints> times{};
   for (std::size_t j = 0; j < times.size(); ++j) times[j] = -static_cast<double>(j) * h;
   const Stencil st = polynomials::make_stencil(method.approximation, method.order, times, h);
-  if (!implicit && st.uses_rates) {
-    const Matrix gb = s.g * s.b;
-    if (gb.norm_inf() != 0.0) {
-      throw std::invalid_argument("approximation " + method.approximation.name +
-                                  " needs rates u̇ that contain accelerations here; use a b = 0 "
-                                  "set");
-    }
+  const bool rates = any_old && st.uses_rates;
+  if (rates && (s.g * s.b).norm_inf() != 0.0) {
+    throw std::invalid_argument("approximation " + method.approximation.name +
+                                " needs rates u̇ that contain accelerations here; use a b = 0 "
+                                "set");
   }
   const int kappa = method.order;
-  if (implicit && (kappa < 1 || kappa >= static_cast<int>(Stencil::kMaxNodes))) {
-    throw std::invalid_argument("recurrence: implicit degree out of range (1..)");
+  const int min_kappa = method.scheme == CoupledScheme::kImplicit ? 1 : 0;
+  if (any_new && (kappa < min_kappa || kappa >= static_cast<int>(Stencil::kMaxNodes))) {
+    throw std::invalid_argument(
+        fmt::format("recurrence: interpolation degree {} out of range ({}..)", kappa, min_kappa));
   }
-  const int degree = implicit ? kappa : st.degree;
-  const bool rates = !implicit && st.uses_rates;
   Recurrence r;
   r.couplings = nu;
-  r.points = static_cast<std::size_t>(std::max(implicit ? kappa : st.points, 1));
+  r.points = static_cast<std::size_t>(std::max({any_old ? st.points : 0, any_new ? kappa : 0, 1}));
   r.rates = rates;
   r.g = s.g;
   r.a = s.a;
@@ -192,37 +245,52 @@ Recurrence coupled_recurrence(const LinearCoupledSystem& s, const CoupledMethod&
   const auto u_index = [&](std::size_t j, std::size_t c) { return n + j * nu + c; };
   const auto rate_index = [&](std::size_t j, std::size_t c) { return n + nu * np + j * nu + c; };
 
+  const int degree = std::max(any_old ? st.degree : 0, any_new ? kappa : 0);
   const detail::ExactIntegrals in = detail::exact_integrals(s.a, s.b, h, degree);
-  const Matrix coef = implicit ? detail::monomial_map(detail::interpolation_nodes(kappa), kappa)
-                               : detail::monomial_map(st.theta, st.degree);
+  const Matrix ext = detail::monomial_map(st.theta, any_old ? st.degree : 0);
+  const Matrix itp =
+      detail::monomial_map(detail::interpolation_nodes(any_new ? kappa : 0), any_new ? kappa : 0);
   Matrix t(n, dim);  // (I − K_new G) z_{N+1} = t X
   Matrix lhs = Matrix::identity(n);
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j < n; ++j) t(i, j) = in.phi(i, j);
+  std::vector<std::vector<double>> new_effect, old_effect;  // per node m, on every state
   for (std::size_t c = 0; c < nu; ++c) {
-    for (int m = 0; m <= degree; ++m) {
-      const std::vector<double> kv = detail::node_effect(in.integral[c], coef, degree, m);
-      if (implicit) {
-        for (std::size_t i = 0; i < n; ++i) {
-          if (m == kappa) {  // the new value u_{N+1} = G z_{N+1}
-            for (std::size_t j = 0; j < n; ++j) lhs(i, j) -= kv[i] * s.g(c, j);
-          } else {
-            t(i, u_index(static_cast<std::size_t>(kappa - 1 - m), c)) += kv[i];
+    new_effect.clear();
+    old_effect.clear();
+    for (int m = 0; any_new && m <= kappa; ++m)
+      new_effect.push_back(detail::node_effect(in.integral[c], itp, kappa, m));
+    for (int m = 0; any_old && m <= st.degree; ++m)
+      old_effect.push_back(detail::node_effect(in.integral[c], ext, st.degree, m));
+    for (std::size_t sub = 0; sub < k_sub; ++sub) {
+      const std::size_t r0 = s.state_offset[sub], r1 = s.state_offset[sub + 1];
+      if (takes[sub][c]) {
+        for (int m = 0; m <= kappa; ++m) {
+          const std::vector<double>& kv = new_effect[static_cast<std::size_t>(m)];
+          for (std::size_t i = r0; i < r1; ++i) {
+            if (m == kappa) {  // the new value u_{N+1} = G z_{N+1}
+              for (std::size_t j = 0; j < n; ++j) lhs(i, j) -= kv[i] * s.g(c, j);
+            } else {
+              t(i, u_index(static_cast<std::size_t>(kappa - 1 - m), c)) += kv[i];
+            }
           }
         }
         continue;
       }
-      const auto& w = st.w[static_cast<std::size_t>(m)];
-      const auto& v = st.v[static_cast<std::size_t>(m)];
-      for (std::size_t j = 0; j < static_cast<std::size_t>(st.points); ++j) {
-        for (std::size_t i = 0; i < n; ++i) {
-          t(i, u_index(j, c)) += kv[i] * w[j];
-          if (rates) t(i, rate_index(j, c)) += kv[i] * v[j] * h;
+      for (int m = 0; m <= st.degree; ++m) {
+        const std::vector<double>& kv = old_effect[static_cast<std::size_t>(m)];
+        const auto& w = st.w[static_cast<std::size_t>(m)];
+        const auto& v = st.v[static_cast<std::size_t>(m)];
+        for (std::size_t j = 0; j < static_cast<std::size_t>(st.points); ++j) {
+          for (std::size_t i = r0; i < r1; ++i) {
+            t(i, u_index(j, c)) += kv[i] * w[j];
+            if (rates) t(i, rate_index(j, c)) += kv[i] * v[j] * h;
+          }
         }
       }
     }
   }
-  r.m = detail::recurrence_matrix(implicit ? solve(lhs, t) : t, s.g, s.a, np, rates);
+  r.m = detail::recurrence_matrix(any_new ? solve(lhs, t) : t, s.g, s.a, np, rates);
   return r;
 }
 

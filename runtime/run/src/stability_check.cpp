@@ -15,10 +15,13 @@ std::optional<std::string> fixed_step_warning(const config::RunConfig& config,
                                               const CosimSettings& settings,
                                               const system::CoupledSystem& system) {
   const config::CosimConfig& c = settings.cosim;
-  if (!c.fixed_step() || c.scheme == config::CosimScheme::kGaussSeidel) return std::nullopt;
+  if (!c.fixed_step()) return std::nullopt;
   analysis::CoupledMethod method;
-  method.scheme =
-      c.iterative() ? analysis::CoupledScheme::kImplicit : analysis::CoupledScheme::kExplicit;
+  method.scheme = c.iterative() ? analysis::CoupledScheme::kImplicit
+                  : c.scheme == config::CosimScheme::kGaussSeidel
+                      ? analysis::CoupledScheme::kGaussSeidel
+                      : analysis::CoupledScheme::kExplicit;
+  method.sequence = c.sequence;
   method.approximation = c.approximation;
   method.order = settings.scheme.control.kappa_fixed;
   const double h = settings.scheme.control.h;
@@ -49,7 +52,7 @@ std::optional<std::string> fixed_step_warning(const config::RunConfig& config,
         "linearised at t0: the spectral radius of a macro step is {:.6g} > 1 ({}), so the run "
         "may diverge; take a smaller H{} (`macrostep stability {}` shows the scan)",
         h, rho, edge,
-        method.scheme == analysis::CoupledScheme::kExplicit ? " or the implicit scheme" : "",
+        method.scheme != analysis::CoupledScheme::kImplicit ? " or the implicit scheme" : "",
         config.path);
   } catch (const std::exception&) {  // not linearisable here: not checked
     return std::nullopt;

@@ -16,8 +16,15 @@
 //    polynomial (polynomials::make_stencil, the runtime's own weights) of the past values;
 //  - implicit (a corrector iterated to convergence): the polynomial is the Lagrange polynomial of
 //    degree κ through u_{N−κ+1} … u_N and the new value u_{N+1} = G z_{N+1}, solved for.
-// Then u_{N+1} = G z_{N+1} and the history shifts. Gauss–Seidel orders subsystems and is
-// analysed for the two-mass model only (stability.hpp).
+//  - Gauss–Seidel (schemes/gauss_seidel.hpp): the subsystems in the configured sequence; a
+//    subsystem interpolates (Lagrange of degree κ through the past values and u_{N+1} = G z_{N+1})
+//    each input whose law reads only subsystems that ran before it or itself, and extrapolates
+//    the others as the explicit scheme does. The law that reads the subsystem itself is iterated
+//    to convergence by the scheme; here its fixed point is solved for. The first subsystem of the
+//    sequence extrapolates every input.
+// Then u_{N+1} = G z_{N+1} and the history shifts. All three are one linear solve
+// (I − K_new G) z_{N+1} = T X with K_new nonzero where a subsystem takes a new value: nowhere
+// (explicit), everywhere (implicit), block-triangular in the sequence (Gauss–Seidel).
 #pragma once
 
 #include <cstddef>
@@ -39,7 +46,10 @@ struct LinearCoupledSystem {
   Matrix a;  // n × n, block diagonal by subsystem
   Matrix b;  // n × n_u: how each coupling variable enters ż (over every input it feeds)
   Matrix g;  // n_u × n: the consistent coupling variables of a state
-  std::vector<std::size_t> state_offset;  // subsystem i's states start here (size K + 1)
+  std::vector<std::size_t> state_offset;        // subsystem i's states start here (size K + 1)
+  std::vector<std::vector<std::size_t>> reads;  // per coupling variable: the subsystems its law
+                                                // reads (sorted, unique)
+  bool feedthrough = false;                     // some output depends directly on an input
 
   std::size_t states() const { return a.rows(); }
   std::size_t couplings() const { return g.rows(); }
@@ -58,17 +68,21 @@ inline constexpr std::size_t kMaxLinearisedStates = 600;
 LinearCoupledSystem linearise(const system::CoupledSystem& system,
                               std::span<const std::string> names = {});
 
-enum class CoupledScheme { kExplicit, kImplicit };
+enum class CoupledScheme { kExplicit, kImplicit, kGaussSeidel };
 
 struct CoupledMethod {
   CoupledScheme scheme = CoupledScheme::kExplicit;
   polynomials::Approximation approximation;  // explicit: Lagrange by default; implicit: Lagrange
   int order = 2;                             // κ (Lagrange), k (C0/C1)
+  // Gauss–Seidel: the order in which subsystems run (0-based); empty: index order.
+  std::vector<std::size_t> sequence;
 };
 
 // The recurrence of one macro step of size h (Recurrence::g and ::a are the system's G and A).
-// Throws std::invalid_argument for h ≤ 0, an approximation that needs rates, or an implicit
-// scheme with another approximation than Lagrange.
+// Throws std::invalid_argument for h ≤ 0, an approximation that needs rates, an implicit scheme
+// with another approximation than Lagrange, and for Gauss–Seidel a sequence that is not a
+// permutation of the subsystems or a system with direct feed-through (its interpolated values
+// would depend on the inputs the earlier subsystems ended with: not analysed).
 Recurrence coupled_recurrence(const LinearCoupledSystem& s, const CoupledMethod& method, double h);
 
 // ρ at `count` log-spaced step sizes from h_min to h_max; omega_hat = h·omega_ref.
