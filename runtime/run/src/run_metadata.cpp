@@ -201,6 +201,7 @@ void add_completed_statistics(const schemes::SchemeResult& r, double t_end, json
         {"mean_passes", r.corrector.mean_passes()},
         {"max_passes", r.corrector.max_passes},
         {"jacobian_evaluations", r.corrector.jacobian_evaluations},
+        {"max_iteration_residual", r.corrector.max_iteration_residual},
         {"perturbed_runs_s", 1e-9 * static_cast<double>(r.time.extra_runs_ns)},
         {"nominal_runs_s", 1e-9 * nominal_ns(r)},
     };

@@ -127,6 +127,26 @@ void print_setup(std::ostream& out, const config::RunConfig& config, const Cosim
 
 }  // namespace
 
+// Gauss–Seidel's repetitions: how many, how far converged, and a warning when some step stopped
+// before its repetitions converged (gauss_seidel.hpp).
+void print_gauss_seidel(std::ostream& out, const CosimResult& r) {
+  const schemes::CorrectorStatistics& k = r.run.corrector;
+  const schemes::GaussSeidelOptions& gs = *r.settings.scheme.gauss_seidel;
+  fmt::print(out,
+             "gauss-seidel: {} repetitions in {} steps (mean {:.2f}, max {}); largest remaining "
+             "change {:.3g} of the coupling weights (converged: <= {:g}); {} steps not converged\n",
+             k.passes, k.attempts, k.mean_passes(), k.max_passes, k.max_iteration_residual,
+             gs.tolerance, r.run.steps.corrector_failures);
+  if (r.run.steps.corrector_failures > 0) {
+    fmt::print(out,
+               "warning: in {} steps the repetitions stopped before converging (on the limit of "
+               "{} or when they no longer contracted), leaving up to {:.3g} times the coupling "
+               "weights; a smaller step size converges faster, the implicit scheme does not "
+               "repeat\n",
+               r.run.steps.corrector_failures, gs.max_passes, k.max_iteration_residual);
+  }
+}
+
 void print_summary(std::ostream& out, const config::RunConfig& config, const CosimResult& r) {
   const CosimSettings& s = r.settings;
   const std::size_t ns = config::subsystem_count(config);
@@ -161,7 +181,9 @@ void print_summary(std::ostream& out, const config::RunConfig& config, const Cos
   }
   fmt::print(out, "order histogram: {}\n", histogram.empty() ? "-" : histogram);
   const schemes::TimeBreakdown& t = r.run.time;
-  if (r.run.corrector.attempts > 0) {
+  if (r.run.corrector.attempts > 0 && s.scheme.gauss_seidel) {
+    print_gauss_seidel(out, r);
+  } else if (r.run.corrector.attempts > 0) {
     const schemes::CorrectorStatistics& k = r.run.corrector;
     fmt::print(out,
                "corrector: {} passes after {} predictors (mean {:.2f}, max {}), {} interface "

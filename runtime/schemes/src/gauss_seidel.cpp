@@ -109,6 +109,7 @@ void GaussSeidel::start(const system::CoupledSystem& system, const SchemeOptions
   u_pre_.assign(nc, 0.0);
   u_end_.assign(nc, 0.0);
   u_eval_.assign(nc, 0.0);
+  delta_.assign(nc, 0.0);
 }
 
 bool GaussSeidel::interpolates(std::size_t c, std::size_t s, const std::vector<bool>& ran,
@@ -124,11 +125,14 @@ bool GaussSeidel::interpolates(std::size_t c, std::size_t s, const std::vector<b
   return true;
 }
 
-bool GaussSeidel::settled(std::size_t c, double previous, double next) const {
+double GaussSeidel::weight(std::size_t c, const polynomials::CouplingHistory& history,
+                           double u) const {
   const control::ErrorTolerances& tol = options_.control.tolerances;
   const double atol = tol.atol_u_each.empty() ? tol.atol_u : tol.atol_u_each[c];
-  return std::abs(next - previous) <=
-         options_.gauss_seidel->tolerance * (atol + tol.rtol * std::abs(next));
+  double scale = 0.0;
+  for (std::size_t j = 0; j < history.size(); ++j)
+    scale = std::max(scale, std::abs(history.values_back(j)[c]));
+  return (scale > 0.0 ? std::min(atol, tol.rtol * scale) : atol) + tol.rtol * std::abs(u);
 }
 
 // Seed 001 §2 (Eq. 12-14): an input that still waits for its law's subsystems is extrapolated
@@ -180,6 +184,55 @@ void GaussSeidel::build_feed_polynomial(std::size_t i, const polynomials::Coupli
   }
 }
 
+// Step 3 for subsystem s: its inputs whose law has run take their new end values; with a law
+// that reads s itself, s repeats until the change that remains is within the tolerance
+// (gauss_seidel.hpp). False when a pass failed (result says why).
+bool GaussSeidel::settle(std::size_t s, const polynomials::CouplingHistory& history, int kappa,
+                         double t1, const std::vector<bool>& ran,
+                         const std::function<bool()>& run_pass, AttemptResult& result) {
+  const system::CoupledSystem& system = *system_;
+  const double tolerance = options_.gauss_seidel->tolerance;
+  int stalls = 0;  // repetitions in a row that did not contract
+  for (int pass = 0;; ++pass) {
+    system.evaluate_couplings(outputs_, u_eval_);
+    bool any = false, self = false;
+    double remaining = 0.0;  // the largest estimated remaining change, in weights
+    bool contracting = true;
+    for (const std::size_t c : system.feed_channels(s)) {
+      bool reads_self = false;
+      if (!interpolates(c, s, ran, reads_self)) continue;
+      any = true;
+      interpolated_[c] = true;
+      self = self || reads_self;
+      if (reads_self && pass > 0) {
+        const double delta = std::abs(u_eval_[c] - u_end_[c]);
+        double rate = 0.5;  // after the first repetition: no rate measured yet
+        if (pass > 1 && delta_[c] > 0.0) rate = delta / delta_[c];
+        if (pass > 1 && rate >= 1.0) contracting = false;
+        const double estimate = rate < 1.0 ? delta * rate / (1.0 - rate) : delta;
+        remaining = std::max(remaining, estimate / weight(c, history, u_eval_[c]));
+        delta_[c] = delta;
+      }
+      if (pass == 0 || reads_self) u_end_[c] = u_eval_[c];
+    }
+    // Final: nothing to interpolate (the Jacobi run stands), the new values were used (no law
+    // reads s), or the remaining change is within the tolerance.
+    if (!any || (pass > 0 && !self)) return true;
+    if (pass > 0) {
+      stalls = contracting ? 0 : stalls + 1;
+      const bool stop = pass >= options_.gauss_seidel->max_passes || stalls >= 2;
+      if (remaining <= tolerance || stop) {
+        result.iteration_residual = std::max(result.iteration_residual, remaining);
+        result.corrector_failed = result.corrector_failed || remaining > tolerance;
+        return true;
+      }
+    }
+    build_command(s, history, kappa, t1, interpolated_);
+    if (!run_pass()) return false;
+    ++result.corrector_passes;
+  }
+}
+
 AttemptResult GaussSeidel::attempt(const control::StepPlan& plan,
                                    const polynomials::CouplingHistory& history,
                                    PassRunner& runner) {
@@ -217,29 +270,7 @@ AttemptResult GaussSeidel::attempt(const control::StepPlan& plan,
   ran[sequence_.front()] = true;
   for (std::size_t q = 1; q < ns; ++q) {
     const std::size_t s = sequence_[q];
-    for (int pass = 0;; ++pass) {
-      system.evaluate_couplings(outputs_, u_eval_);
-      bool any = false, self = false, all_settled = true;
-      for (const std::size_t c : system.feed_channels(s)) {
-        bool reads_self = false;
-        if (!interpolates(c, s, ran, reads_self)) continue;
-        any = true;
-        interpolated_[c] = true;
-        self = self || reads_self;
-        if (reads_self && !settled(c, u_end_[c], u_eval_[c])) all_settled = false;
-        if (pass == 0 || reads_self) u_end_[c] = u_eval_[c];
-      }
-      // Final: nothing to interpolate (the Jacobi run stands), the new values were used
-      // (no law reads s), or they settled (s's last run used values within the tolerance).
-      if (!any || (pass > 0 && (!self || all_settled))) break;
-      if (pass >= options_.gauss_seidel->max_passes) {
-        result.corrector_failed = true;
-        break;
-      }
-      build_command(s, history, kappa, t1, interpolated_);
-      if (!run_pass()) return result;
-      ++result.corrector_passes;
-    }
+    if (!settle(s, history, kappa, t1, ran, run_pass, result)) return result;
     ran[s] = true;
   }
 

@@ -206,13 +206,14 @@ void import_scheme_state(MacroStepScheme& scheme, const Continuation& continuati
   }
 }
 
-// Adds an iterative attempt's corrector passes and Jacobians to the statistics.
+// Adds an iterative attempt's corrector passes, Jacobians and residual to the statistics.
 void count_corrector(const AttemptResult& a, CorrectorStatistics& c) {
   if (!a.iterative) return;
   ++c.attempts;
   c.passes += static_cast<std::uint64_t>(a.corrector_passes);
   c.max_passes = std::max(c.max_passes, static_cast<std::uint64_t>(a.corrector_passes));
   c.jacobian_evaluations += static_cast<std::uint64_t>(a.jacobian_evaluations);
+  c.max_iteration_residual = std::max(c.max_iteration_residual, a.iteration_residual);
 }
 
 }  // namespace

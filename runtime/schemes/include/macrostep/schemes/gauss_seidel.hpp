@@ -14,11 +14,18 @@
 //      run keep the extrapolation. One pass with the new polynomials makes S final.
 //      A law that also reads S's own outputs (force/force: the spring between both bodies) makes
 //      the end value depend on S's result: S is repeated with φ evaluated at its previous
-//      result until the end values settle (|Δu_c| ≤ tolerance·(atol_u + rtol·|u_c|) for every
-//      such input), at most max_passes times — the converged value the stability analysis of
-//      runtime/analysis takes for force/force Gauss–Seidel (stability.hpp), so that the two
-//      agree step for step. Not settling is a corrector failure (counted; in fixed mode the
-//      step is accepted as it is, as in the implicit scheme).
+//      result until it converges — the converged value the stability analysis of
+//      runtime/analysis takes for Gauss–Seidel (stability.hpp, coupled_stability.hpp), so that
+//      the two agree step for step. Converged: the change that remains in every such end value,
+//      estimated from the last change Δ_k and the iteration's contraction rate q = Δ_k/Δ_{k−1}
+//      as Δ_k·q/(1 − q) (q = 1/2 after the first repetition), is at most tolerance·w_c with
+//      w_c = min(atol_u_c, rtol·s_c) + rtol·|u_c|, s_c the largest |u_c| over the history: the
+//      user's coupling weights with the absolute part capped at rtol times the variable's own
+//      magnitude (atol_u = 1e4·rtol by default would otherwise let a force of a few newtons
+//      settle to 1e-4 of itself). The estimate, in units of w_c, is the attempt's
+//      iteration_residual. Stopping on max_passes, or on a repetition that no longer contracts
+//      (q ≥ 1 twice in a row), is a corrector failure (counted, warned about at the end of
+//      the run; in fixed mode the step is accepted as it is, as in the implicit scheme).
 //   4. The consistent update u_{N+1} = φ(y_{N+1}(u_{N+1})) (D-1; FeedthroughUpdate, as in the
 //      explicit Jacobi scheme): without feed-through u_{N+1} = φ(y_{N+1}); with it Newton from
 //      the inputs the final runs ended with. exCV monitors u_pre against it.
@@ -42,6 +49,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <vector>
 
 #include "macrostep/polynomials/approximation.hpp"
@@ -67,6 +75,7 @@ class GaussSeidel final : public MacroStepScheme {
   std::vector<executors::SubsystemCommand> commands_;
   std::vector<model::SupportPoints> feed_nominal_;  // the nominal polynomials over the feeds
   std::vector<double> u_pre_, u_end_, u_eval_;
+  std::vector<double> delta_;  // per coupling variable: its change in the previous repetition
   std::vector<std::vector<double>> outputs_;
   std::vector<std::size_t> sel_;
   // Per coupling variable: its approximation, when any is not Lagrange (else empty).
@@ -84,7 +93,12 @@ class GaussSeidel final : public MacroStepScheme {
   // Whether coupling c may take a new end value once the subsystems in `ran` have run, when
   // subsystem s runs next; `self` tells whether its law reads s.
   bool interpolates(std::size_t c, std::size_t s, const std::vector<bool>& ran, bool& self) const;
-  bool settled(std::size_t c, double previous, double next) const;
+  // The weight w_c of coupling c's remaining change (GaussSeidelOptions::tolerance) at value u.
+  double weight(std::size_t c, const polynomials::CouplingHistory& history, double u) const;
+  // Step 3 for subsystem s (the repetitions); false when a pass failed.
+  bool settle(std::size_t s, const polynomials::CouplingHistory& history, int kappa, double t1,
+              const std::vector<bool>& ran, const std::function<bool()>& run_pass,
+              AttemptResult& result);
 };
 
 }  // namespace macrostep::schemes

@@ -36,9 +36,10 @@ namespace macrostep::schemes {
 struct GaussSeidelOptions {
   // The order in which the subsystems run: a permutation of 0..n_s−1; empty: 0, 1, …, n_s−1.
   std::vector<std::size_t> sequence;
-  // A subsystem whose input law reads its own outputs is repeated until every such end value
-  // changes by at most tolerance·(atol_u + rtol·|u|) (the coupling-variable weights of
-  // control.tolerances), at most max_passes times.
+  // A subsystem whose input law reads its own outputs is repeated until the change that remains
+  // in every such end value is at most tolerance times its weight (the coupling-variable weights
+  // of control.tolerances, the absolute part capped by the variable's magnitude: gauss_seidel.hpp),
+  // at most max_passes times.
   double tolerance = 1e-3;
   int max_passes = 50;
 };
@@ -104,6 +105,9 @@ struct CorrectorStatistics {
   std::uint64_t passes = 0;                // corrector passes after the predictors (N_cor)
   std::uint64_t max_passes = 0;            // most corrector passes in one attempt
   std::uint64_t jacobian_evaluations = 0;  // interface Jacobians assembled and factorised
+  // Gauss–Seidel: the largest change estimated to remain after an accepted attempt's last
+  // repetition, in units of the coupling weights (AttemptResult::iteration_residual).
+  double max_iteration_residual = 0.0;
   double mean_passes() const {
     return attempts > 0 ? static_cast<double>(passes) / static_cast<double>(attempts) : 0.0;
   }
@@ -181,6 +185,10 @@ struct AttemptResult {
   int corrector_passes = 0;
   int jacobian_evaluations = 0;
   bool iterative = false;
+  // Gauss–Seidel: the change estimated to remain in the repeated end values after the last
+  // repetition, in units of their weights (converged: ≤ GaussSeidelOptions::tolerance); 0 when
+  // nothing repeated.
+  double iteration_residual = 0.0;
 };
 
 // The executor passes of an attempt, with the time breakdown kept on the way. A scheme calls
