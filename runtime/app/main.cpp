@@ -8,7 +8,6 @@
 // (run_command.hpp, compare_command.hpp, topology_cleanup.hpp, ...), and maps their errors to
 // the exit statuses of usage.hpp.
 #include <fmt/format.h>
-#include <sundials/sundials_config.h>
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -25,6 +24,7 @@
 #include "suggest_partition.hpp"
 #include "topology_cleanup.hpp"
 #include "usage.hpp"
+#include "version.hpp"
 
 #include "macrostep/checkpoint/checkpoint.hpp"
 #include "macrostep/config/run_config.hpp"
@@ -190,9 +190,8 @@ int dispatch(Commands& c, int argc, char** argv, const std::string& command_line
 
 int main(int argc, char** argv) {
   CLI::App app{"macrostep: co-simulation runtime for oscillator chains and coupled models"};
-  app.set_version_flag("--version",
-                       fmt::format("macrostep {} (SUNDIALS {}, CLI11 {})", MACROSTEP_VERSION,
-                                   SUNDIALS_VERSION, CLI11_VERSION));
+  app.set_version_flag("--version", version_text(),
+                       "print the version, the git commit of the build and the library versions");
   app.require_subcommand(1, 1);
   Commands c;
   add_commands(app, c);
