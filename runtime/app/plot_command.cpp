@@ -32,8 +32,9 @@ int plot_command(const PlotArgs& a) {
   const std::string dir = tools_dir(kScript);
   if (dir.empty()) {
     fmt::print(stderr,
-               "macrostep plot: tools/{} not found next to the sources or the executable (set "
-               "MACROSTEP_TOOLS_DIR to the folder that holds it)\n",
+               "macrostep plot: {} not found in the installed share/macrostep/ or, from a "
+               "build tree, the source tree's tools/ (set MACROSTEP_TOOLS_DIR to the folder "
+               "that holds it)\n",
                kScript);
     return kUserError;
   }

@@ -17,19 +17,40 @@ namespace macrostep::app {
 
 namespace fs = std::filesystem;
 
-std::string tools_dir(const std::string& script) {
-  const auto holds = [&](const fs::path& dir) {
-    std::error_code ec;
-    return fs::is_regular_file(dir / script, ec);
-  };
-  if (const char* env = std::getenv("MACROSTEP_TOOLS_DIR")) return holds(env) ? env : "";
-  if (holds(MACROSTEP_TOOLS_DIR)) return MACROSTEP_TOOLS_DIR;
+namespace {
+
+bool holds(const fs::path& dir, const std::string& script) {
   std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) return {};
-  for (fs::path dir = exe.parent_path(); !dir.empty() && dir != dir.root_path();
-       dir = dir.parent_path()) {
-    if (holds(dir / "tools")) return (dir / "tools").string();
+  return fs::is_regular_file(dir / script, ec);
+}
+
+// The running executable, symbolic links resolved (empty if /proc is not readable).
+fs::path executable() {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path() : exe;
+}
+
+// Whether `path` (absolute, resolved) lies inside the folder `dir`.
+bool inside(const fs::path& path, const fs::path& dir) {
+  std::error_code ec;
+  const fs::path resolved = fs::weakly_canonical(dir, ec);
+  if (ec) return false;
+  const fs::path rest = path.lexically_relative(resolved);
+  return !rest.empty() && *rest.begin() != "..";
+}
+
+}  // namespace
+
+std::string tools_dir(const std::string& script) {
+  if (const char* env = std::getenv("MACROSTEP_TOOLS_DIR")) return holds(env, script) ? env : "";
+  const fs::path exe = executable();
+  if (exe.empty()) return {};
+  const fs::path installed = (exe.parent_path() / MACROSTEP_INSTALLED_TOOLS_DIR).lexically_normal();
+  if (holds(installed, script)) return installed.string();
+  // The source tree serves the build tree only: an installed copy must not depend on it.
+  if (inside(exe, MACROSTEP_BUILD_DIR) && holds(MACROSTEP_TOOLS_DIR, script)) {
+    return MACROSTEP_TOOLS_DIR;
   }
   return {};
 }

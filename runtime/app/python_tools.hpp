@@ -10,9 +10,10 @@ namespace macrostep::app {
 // The interpreter every script runs with (Debian's, which has python3-matplotlib).
 inline constexpr const char* kPython = "/usr/bin/python3";
 
-// The folder holding the scripts: $MACROSTEP_TOOLS_DIR if set; else the source tree's tools/
-// that CMake configured, if it exists; else tools/ found by walking up from the executable's
-// folder (a build tree or a copied checkout). Empty if none holds `script`.
+// The folder holding the scripts: $MACROSTEP_TOOLS_DIR if set; else the installed scripts'
+// folder, found relative to the executable's own folder (bin/../share/macrostep: an installed
+// binary needs no source tree); else, only for an executable inside the build tree CMake
+// configured, the source tree's tools/. Empty if the folder chosen does not hold `script`.
 std::string tools_dir(const std::string& script);
 
 // Runs kPython with `script` (a path) and `args`, without a shell, with this process's stdout

@@ -122,7 +122,8 @@ void write_csv(const std::string& path, const std::vector<analysis::ScanPoint>& 
   if (!out) throw std::runtime_error("cannot write " + path);
 }
 
-// /usr/bin/python3 tools/stability_plot.py CSV PNG TITLE OMEGA_MAX; true on success.
+// /usr/bin/python3 stability_plot.py CSV PNG TITLE OMEGA_MAX (python_tools.hpp finds the
+// script); true on success.
 // OMEGA_MAX is "none" when no stable step was found.
 bool plot(const std::string& csv, const std::string& png, const std::string& heading,
           const std::string& omega_max) {
@@ -348,7 +349,8 @@ int stability_command(const StabilityArgs& a) {
     } else {
       fmt::print(stderr,
                  "macrostep stability: the plot failed (/usr/bin/python3 with matplotlib, "
-                 "tools/stability_plot.py)\n");
+                 "stability_plot.py in the installed share/macrostep/ or the source tree's "
+                 "tools/, or $MACROSTEP_TOOLS_DIR)\n");
       status = 1;
     }
   }
