@@ -1,9 +1,10 @@
 // What a user's model library implements to be a macrostep subsystem (a plugin).
 //
-// A plugin is a shared library built against macrostep's model headers
-// (subsystems/model/include) with the same compiler and C++ standard library as macrostep
-// (the subsystem object crosses the library boundary as a C++ object). It defines, once, with
-// the macro below:
+// A plugin is a shared library built against macrostep's model headers and linked with its
+// model library (the installed package's macrostep::sdk: find_package(macrostep), see
+// docs/guide/plugins.md), with the same compiler and C++ standard library as macrostep (the
+// subsystem object crosses the library boundary as a C++ object). It defines, once, with the
+// macro below:
 //
 //   MACROSTEP_PLUGIN(MyModel)
 //
