@@ -228,8 +228,11 @@ void add_run_options(CLI::App& cmd, RunArgs& args, bool reference) {
   args.stop_time_opt = cmd.add_option("--stop-time", args.stop_time, "end time [s]");
   args.output_opt =
       cmd.add_option("--output", args.output,
-                     reference ? "result CSV or .h5 (default <config stem>.reference.csv)"
-                               : "result CSV or .h5 (default [output].file or <config stem>.csv)");
+                     reference ? "result CSV or .h5 (default <config stem>.reference.csv, or "
+                                 "[output].file with .reference before its extension)"
+                               : "result CSV or .h5 (default [output].file or <config stem>.csv; "
+                                 "with --monolithic .monolithic before the extension); a result "
+                                 "of another kind of run is never overwritten");
   if (reference) {
     cmd.add_option("--at", args.at,
                    "write the reference at the time points of this result CSV (e.g. the macro "

@@ -139,12 +139,13 @@ TEST_F(App, CompareTwoCsvFilesPrintsPerVariableErrorsAndTheNorm) {
 
 TEST_F(App, MonolithicRunWritesCouplingBodyStatesAndMetadata) {
   write_file("small.toml", kSmall);
-  const Outcome o = macrostep("run small.toml --monolithic");  // default name: small.csv
+  // Default name: small.monolithic.csv (small.csv is the co-simulation's).
+  const Outcome o = macrostep("run small.toml --monolithic");
   ASSERT_EQ(o.status, 0) << o.err;
   EXPECT_NE(o.out.find("micro steps"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("x_5 ="), std::string::npos) << o.out;
 
-  const auto t = macrostep::output::read_csv(path("small.csv"));
+  const auto t = macrostep::output::read_csv(path("small.monolithic.csv"));
   // The coupling variable of the cut, as a co-simulation of the same file writes it.
   EXPECT_EQ(t.columns, (std::vector<std::string>{"x_5", "v_5", "x_6", "v_6", "lambda_1"}));
   ASSERT_EQ(t.rows(), 21U);
@@ -152,7 +153,7 @@ TEST_F(App, MonolithicRunWritesCouplingBodyStatesAndMetadata) {
   EXPECT_EQ(t.time.back(), 2.0e-3);
   EXPECT_NE(t.values[0].front(), t.values[0].back());  // it moved
 
-  const auto meta = nlohmann::json::parse(read_file("small.json"));
+  const auto meta = nlohmann::json::parse(read_file("small.monolithic.json"));
   EXPECT_EQ(meta.at("status"), "completed");
   EXPECT_EQ(meta.at("mode"), "monolithic");
   EXPECT_EQ(meta.at("config").at("text"), kSmall);
@@ -218,10 +219,10 @@ TEST_F(App, IntegrationFailureExitsOneAndLeavesValidFiles) {
   EXPECT_EQ(o.status, 1);
   EXPECT_EQ(o.err.rfind("macrostep: integration failed at t = ", 0), 0U) << o.err;
   EXPECT_NE(o.err.find("micro steps"), std::string::npos) << o.err;
-  const auto t = macrostep::output::read_csv(path("fail.csv"));  // complete rows only
+  const auto t = macrostep::output::read_csv(path("fail.monolithic.csv"));  // complete rows only
   EXPECT_EQ(t.rows(), 1U);
   EXPECT_EQ(t.time.front(), 0.0);
-  const auto meta = nlohmann::json::parse(read_file("fail.json"));
+  const auto meta = nlohmann::json::parse(read_file("fail.monolithic.json"));
   EXPECT_EQ(meta.at("status"), "failed");
   EXPECT_GT(meta.at("error").at("time").get<double>(), 0.0);
   EXPECT_LT(meta.at("error").at("time").get<double>(), 1e-4);
