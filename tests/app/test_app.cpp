@@ -121,9 +121,19 @@ TEST_F(App, CompareTwoCsvFilesPrintsPerVariableErrorsAndTheNorm) {
   write_file("res.csv", "time,x_1,v_1,c_1\n0,0,1,2\n1,1,-1,2\n2,2,1,2\n3,4,1,5\n");
   const Outcome o = macrostep("compare res.csv ref.csv");
   EXPECT_EQ(o.status, 0) << o.err;
-  EXPECT_NE(o.out.find("x_1       4.472136e-01"), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("v_1       1.000000e+00"), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("excluded, zero reference variance (1): c_1"), std::string::npos) << o.out;
+  // Per variable its largest difference and its NRMSE; the constant c_1 by its difference.
+  EXPECT_NE(o.out.find("  x_1       1.000000e+00  4.472136e-01\n"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("  v_1       2.000000e+00  1.000000e+00\n"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("  c_1       3.000000e+00  near-constant\n"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("largest NRMSE: 1.000000e+00 (v_1), of 2 variables"), std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("near-constant reference: 1 variable (c_1), largest |difference| "
+                       "3.000000e+00 (c_1)"),
+            std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("positions (x_*): 4.472136e-01, velocities (v_*): 1.000000e+00\n"),
+            std::string::npos)
+      << o.out;
   EXPECT_NEAR(final_nrmse(o.out), std::sqrt(1.2), 1e-6) << o.out;
 
   const Outcome missing = macrostep("compare res.csv nothing.csv");
