@@ -195,10 +195,9 @@ void add_run_options(CLI::App& cmd, RunArgs& args, bool reference) {
                        "mpi (under mpirun: rank 0 the master, the other ranks node agents)");
     args.threads_opt =
         cmd.add_option("--threads", args.threads, "executor worker threads (0 = all cores)");
-    args.pin_opt = cmd.add_option(
-        "--pin", args.pin,
-        "placement of the worker processes: none (default) | compact | scatter | a PU list "
-        "such as 0,2-3 (master first); see `macrostep topology CONFIG`");
+    args.pin_opt = cmd.add_option("--pin", args.pin,
+                                  "placement of the worker processes: " + pin_help("none") +
+                                      "; see `macrostep topology CONFIG`");
     args.hang_timeout_opt = cmd.add_option(
         "--hang-timeout", args.hang_timeout,
         "seconds a worker process may go without evaluating its model before it counts as hung "

@@ -115,6 +115,19 @@ TEST_F(App, VersionAndHelpExitZero) {
   EXPECT_NE(h.out.find("compare"), std::string::npos);
 }
 
+// --pin takes the same forms in `run` and `topology`, the explicit map included, and both
+// helps say so.
+TEST_F(App, PinHelpShowsEveryForm) {
+  for (const char* command : {"run --help", "topology --help"}) {
+    const Outcome h = macrostep(command);
+    EXPECT_EQ(h.status, 0) << command;
+    for (const char* form :
+         {"none", "compact", "scatter", "0,2,4-7", "map:M/S1/../Sn", "map:*/0/1/0/1"}) {
+      EXPECT_NE(h.out.find(form), std::string::npos) << command << ": " << form << "\n" << h.out;
+    }
+  }
+}
+
 TEST_F(App, CompareTwoCsvFilesPrintsPerVariableErrorsAndTheNorm) {
   // The hand-computed case of test_nrmse: sqrt(0.2), 1, norm sqrt(1.2).
   write_file("ref.csv", "time,v_1,c_1,x_1\n0,1,2,0\n1,-1,2,1\n2,1,2,2\n3,-1,2,3\n");
