@@ -50,10 +50,12 @@ void print_chain_groups(const NrmseReport& report) {
   const Select x = starts("x_"), v = starts("v_"), lambda = starts("lambda_");
   const Select states = [&](const std::string& n) { return x(n) || v(n); };
   std::vector<std::string> parts;
-  if (report.has_varying(x))
+  if (report.has_varying(x)) {
     parts.push_back(fmt::format("positions (x_*): {:.6e}", report.norm_of(x)));
-  if (report.has_varying(v))
+  }
+  if (report.has_varying(v)) {
     parts.push_back(fmt::format("velocities (v_*): {:.6e}", report.norm_of(v)));
+  }
   if (!parts.empty()) fmt::print("{}\n", fmt::join(parts, ", "));
   if (!report.has_varying(lambda)) return;
   // States alone: the ERR of seed 000 §5.8 when the CSVs hold the coupling bodies.

@@ -29,8 +29,10 @@
 namespace macrostep::output {
 
 // A reference whose range is at most this share of the variable's largest magnitude (in the
-// reference or the result) counts as near-constant: 1e-9 lies above the rounding noise of a
-// double computation and below any variation a run at rtol >= 1e-10 resolves.
+// reference or the result) counts as near-constant: 1e-9 lies far above the rounding noise of a
+// double computation and only ten times above the reference's rtol of 1e-10, so a smaller
+// variation carries at most one digit worth normalising by. A result that strays 1e9 times the
+// reference's range from it counts too: its largest difference says how far.
 inline constexpr double kNearConstant = 1e-9;
 
 struct VariableError {
