@@ -3,8 +3,8 @@
 
 Usage: plot_run.py [--dir DIR] RESULT...
 Each RESULT is a run's result CSV (STEM.csv), its metadata (STEM.json) or its HDF5 file
-(STEM.h5); the other files of the run are found beside it. Writes into DIR (default: the
-folder of each RESULT):
+(STEM.h5); the other files of the run are found beside it. Writes into DIR (created with its
+parents if missing; default: the folder of each RESULT):
   STEM.coupling.png   coupling variables and states over time (every run)
   STEM.steps.png      macro-step size H and degree kappa over time, rejected attempts marked
                       (seed 000 Fig. 5.87 style; co-simulations with a steps file)
@@ -389,12 +389,14 @@ def main(argv):
     if not args:
         fail("usage: plot_run.py [--dir DIR] RESULT...")
     try:
-        if folder is not None and not os.path.isdir(folder):
-            raise PlotError(f"{folder}: no such directory")
+        if folder is not None and os.path.exists(folder) and not os.path.isdir(folder):
+            raise PlotError(f"{folder}: is a file, not a directory for the figures")
         for path in args:  # every file is checked before the first figure is drawn
             if not os.path.exists(path):
                 raise PlotError(f"{path}: no such file")
         plt = plt_module()
+        if folder is not None:
+            os.makedirs(folder, exist_ok=True)  # with its parents, like the result's folder
         for path in args:
             written, note = plot_run(plt, path, folder)
             for png, what in written:

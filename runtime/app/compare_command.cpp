@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,85 @@
 #include "macrostep/output/nrmse.hpp"
 
 namespace macrostep::app {
+
+namespace {
+
+using macrostep::output::NrmseReport;
+using Select = std::function<bool(const std::string&)>;
+
+Select starts(const char* prefix) {
+  return [prefix](const std::string& name) { return name.rfind(prefix, 0) == 0; };
+}
+
+// One row per variable, in the result's column order: its largest difference and its NRMSE,
+// or "near-constant" where the reference has no spread to normalise by.
+void print_table(const NrmseReport& report) {
+  std::size_t width = 8;
+  for (const auto& v : report.variables) width = std::max(width, v.name.size());
+  fmt::print("  {:<{}}  {:<12}  {}\n", "variable", width, "max |diff|", "NRMSE");
+  for (const auto& v : report.variables) {
+    if (v.near_constant) {
+      fmt::print("  {:<{}}  {:.6e}  near-constant\n", v.name, width, v.max_abs_difference);
+    } else {
+      fmt::print("  {:<{}}  {:.6e}  {:.6e}\n", v.name, width, v.max_abs_difference, v.nrmse);
+    }
+  }
+  if (report.varying() < report.variables.size()) {
+    fmt::print(
+        "  near-constant: reference range <= {:g} of the variable's largest magnitude; measured "
+        "by max |diff|, left out of every NRMSE\n",
+        macrostep::output::kNearConstant);
+  }
+}
+
+// The groups of a chain's columns (x_*, v_*, lambda_*), each only where it has a varying
+// variable: a system without such columns would read 0 as an error of zero.
+void print_chain_groups(const NrmseReport& report) {
+  const Select x = starts("x_"), v = starts("v_"), lambda = starts("lambda_");
+  const Select states = [&](const std::string& n) { return x(n) || v(n); };
+  std::vector<std::string> parts;
+  if (report.has_varying(x)) {
+    parts.push_back(fmt::format("positions (x_*): {:.6e}", report.norm_of(x)));
+  }
+  if (report.has_varying(v)) {
+    parts.push_back(fmt::format("velocities (v_*): {:.6e}", report.norm_of(v)));
+  }
+  if (!parts.empty()) fmt::print("{}\n", fmt::join(parts, ", "));
+  if (!report.has_varying(lambda)) return;
+  // States alone: the ERR of seed 000 §5.8 when the CSVs hold the coupling bodies.
+  parts.clear();
+  if (report.has_varying(states)) {
+    parts.push_back(fmt::format("states (x_*, v_*): {:.6e}", report.norm_of(states)));
+  }
+  parts.push_back(fmt::format("coupling variables (lambda_*): {:.6e}", report.norm_of(lambda)));
+  fmt::print("{}\n", fmt::join(parts, ", "));
+}
+
+// The summary (docs/reference/commands.md, `compare`): the largest NRMSE over the varying
+// variables, which does not grow with their number, and the near-constant ones by their largest
+// difference; before it the 2-norm of seed 000 Eq. 5.2 that the studies report.
+void print_summary(const NrmseReport& report) {
+  fmt::print("NRMSE (2-norm over {} variables): {:.6e}\n", report.varying(), report.norm);
+  const auto& largest = report.largest_nrmse();
+  fmt::print("largest NRMSE: {:.6e} ({}), of {} variable{} with a varying reference\n",
+             largest.nrmse, largest.name, report.varying(), report.varying() == 1 ? "" : "s");
+  std::vector<std::string> names;
+  for (const auto& v : report.variables) {
+    if (v.near_constant) names.push_back(v.name);
+  }
+  const auto* worst = report.largest_near_constant_difference();
+  if (worst == nullptr) {
+    fmt::print("near-constant reference: none\n");
+    return;
+  }
+  const std::size_t count = names.size();
+  if (count > 10) names.resize(10);
+  fmt::print("near-constant reference: {} variable{} ({}{}), largest |difference| {:.6e} ({})\n",
+             count, count == 1 ? "" : "s", fmt::join(names, ", "), count > 10 ? ", ..." : "",
+             worst->max_abs_difference, worst->name);
+}
+
+}  // namespace
 
 int compare(const CompareArgs& args) {
   const auto result = macrostep::output::read_result_table(args.result);
@@ -22,32 +102,9 @@ int compare(const CompareArgs& args) {
   fmt::print("NRMSE of {} against {}: {} time points{}\n", args.result, args.reference,
              report.time_points,
              report.interpolated ? " (reference interpolated to the result's times)" : "");
-  std::size_t width = 8;
-  for (const auto& v : report.variables) width = std::max(width, v.name.size());
-  for (const auto& v : report.variables) {
-    fmt::print("  {:<{}}  {:.6e}\n", v.name, width, v.nrmse);
-  }
-  if (!report.excluded.empty()) {
-    const std::size_t shown = std::min<std::size_t>(report.excluded.size(), 10);
-    std::vector<std::string> names(report.excluded.begin(), report.excluded.begin() + shown);
-    fmt::print("excluded, zero reference variance ({}): {}{}\n", report.excluded.size(),
-               fmt::join(names, ", "), shown < report.excluded.size() ? ", ..." : "");
-  }
-  const auto starts = [](const char* prefix) {
-    return [prefix](const std::string& name) { return name.rfind(prefix, 0) == 0; };
-  };
-  fmt::print("positions (x_*): {:.6e}, velocities (v_*): {:.6e}\n", report.norm_of(starts("x_")),
-             report.norm_of(starts("v_")));
-  const bool has_couplings = std::any_of(report.variables.begin(), report.variables.end(),
-                                         [&](const auto& v) { return starts("lambda_")(v.name); });
-  if (has_couplings) {
-    // States alone: the ERR of seed 000 §5.8 when the CSVs hold the coupling bodies.
-    fmt::print(
-        "states (x_*, v_*): {:.6e}, coupling variables (lambda_*): {:.6e}\n",
-        report.norm_of([&](const std::string& n) { return starts("x_")(n) || starts("v_")(n); }),
-        report.norm_of(starts("lambda_")));
-  }
-  fmt::print("NRMSE (2-norm over {} variables): {:.6e}\n", report.variables.size(), report.norm);
+  print_table(report);
+  print_chain_groups(report);
+  print_summary(report);
   return 0;
 }
 

@@ -10,8 +10,11 @@ struct CompareArgs {
   std::string result, reference;
 };
 
-// Prints the NRMSE of every variable, of the positions, velocities and coupling variables, and
-// over all; returns 0. Throws output::OutputError for a file that cannot be read or compared.
+// Prints every variable's largest difference and NRMSE (a near-constant reference: its largest
+// difference only, output/nrmse.hpp), the NRMSE of a chain's positions, velocities and coupling
+// variables where the result has them, the 2-norm over all, the largest NRMSE and the
+// near-constant variables' largest difference; returns 0. Throws output::OutputError for a
+// file that cannot be read or compared.
 int compare(const CompareArgs& args);
 
 }  // namespace macrostep::app

@@ -98,8 +98,7 @@ void add_commands(CLI::App& app, Commands& c) {
   c.topology = app.add_subcommand(
       "topology", "what hwloc sees and, given a configuration, the placement it would get");
   c.topology->add_option("CONFIG", c.topology_config, "run configuration (TOML)");
-  c.topology->add_option("--pin", c.topology_pin,
-                         "none | compact (default) | scatter | LIST (e.g. 0,2,4-7)");
+  c.topology->add_option("--pin", c.topology_pin, macrostep::app::pin_help("compact"));
   c.stability = app.add_subcommand(
       "stability",
       "spectral radius over H of a co-simulation's recurrence (exact subsystems): the two-mass "

@@ -19,7 +19,8 @@ void add_plot_options(CLI::App& cmd, PlotArgs& a) {
   cmd.add_option("RESULT", a.results,
                  "runs to plot: each a result CSV, its JSON metadata or its .h5 file")
       ->required();
-  cmd.add_option("--dir", a.dir, "folder for the PNGs (default: beside RESULT)");
+  cmd.add_option("--dir", a.dir,
+                 "folder for the PNGs, created if missing (default: beside RESULT)");
 }
 
 int plot_command(const PlotArgs& a) {

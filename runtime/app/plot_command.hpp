@@ -12,7 +12,7 @@ namespace macrostep::app {
 
 struct PlotArgs {
   std::vector<std::string> results;  // STEM.csv, STEM.json or STEM.h5 of each run
-  std::string dir;                   // where the PNGs go; empty: beside the result
+  std::string dir;                   // where the PNGs go (created); empty: beside the result
 };
 
 // Adds the subcommand's options to `cmd`.

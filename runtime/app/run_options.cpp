@@ -195,10 +195,9 @@ void add_run_options(CLI::App& cmd, RunArgs& args, bool reference) {
                        "mpi (under mpirun: rank 0 the master, the other ranks node agents)");
     args.threads_opt =
         cmd.add_option("--threads", args.threads, "executor worker threads (0 = all cores)");
-    args.pin_opt = cmd.add_option(
-        "--pin", args.pin,
-        "placement of the worker processes: none (default) | compact | scatter | a PU list "
-        "such as 0,2-3 (master first); see `macrostep topology CONFIG`");
+    args.pin_opt = cmd.add_option("--pin", args.pin,
+                                  "placement of the worker processes: " + pin_help("none") +
+                                      "; see `macrostep topology CONFIG`");
     args.hang_timeout_opt = cmd.add_option(
         "--hang-timeout", args.hang_timeout,
         "seconds a worker process may go without evaluating its model before it counts as hung "
@@ -228,8 +227,11 @@ void add_run_options(CLI::App& cmd, RunArgs& args, bool reference) {
   args.stop_time_opt = cmd.add_option("--stop-time", args.stop_time, "end time [s]");
   args.output_opt =
       cmd.add_option("--output", args.output,
-                     reference ? "result CSV or .h5 (default <config stem>.reference.csv)"
-                               : "result CSV or .h5 (default [output].file or <config stem>.csv)");
+                     reference ? "result CSV or .h5 (default <config stem>.reference.csv, or "
+                                 "[output].file with .reference before its extension)"
+                               : "result CSV or .h5 (default [output].file or <config stem>.csv; "
+                                 "with --monolithic .monolithic before the extension); a result "
+                                 "of another kind of run is never overwritten");
   if (reference) {
     cmd.add_option("--at", args.at,
                    "write the reference at the time points of this result CSV (e.g. the macro "

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <stdexcept>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -20,6 +21,18 @@ class UsageError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// The help of --pin (run and topology alike, each with its own default policy): every form that
+// placement::parse_pin accepts.
+inline std::string pin_help(const std::string& default_policy) {
+  std::string policies = "none | compact | scatter";
+  policies.replace(policies.find(default_policy), default_policy.size(),
+                   default_policy + " (default)");
+  return policies +
+         " | a PU list such as 0,2,4-7 (master first) | map:M/S1/../Sn, one entry per process "
+         "(the master, then subsystems 1..n), each * (not pinned) or its PUs (2, 2,3 or 4-5), "
+         "e.g. map:*/0/1/0/1";
+}
 
 // Whether the option was given on the command line.
 inline bool given(const CLI::Option* option) {

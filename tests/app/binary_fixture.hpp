@@ -13,8 +13,6 @@
 
 namespace macrostep::testing {
 
-// The value of the last line "NRMSE (2-norm over N variables): <value>" of `compare`; -1 if
-// there is none.
 // The small test chain of the app tests: 10 masses of the K-5.8-like element law with harmonic
 // forcing, cut into 2 subsystems; each test appends its [simulation] and [cosim] sections.
 inline const std::string kTestChainModel = R"([model]
@@ -36,6 +34,8 @@ omega = {uniform = [1.0e2, 1.0e3]}
 subsystems = 2
 )";
 
+// The value of the line "NRMSE (2-norm over N variables): <value>" of `compare` (seed 000
+// Eq. 5.2 over the variables with a varying reference); -1 if there is none.
 inline double final_nrmse(const std::string& out) {
   const auto line = out.find("NRMSE (2-norm over ");
   if (line == std::string::npos) return -1.0;

@@ -121,15 +121,38 @@ TEST_F(App, VersionAndHelpExitZero) {
   EXPECT_NE(h.out.find("compare"), std::string::npos);
 }
 
+// --pin takes the same forms in `run` and `topology`, the explicit map included, and both
+// helps say so.
+TEST_F(App, PinHelpShowsEveryForm) {
+  for (const char* command : {"run --help", "topology --help"}) {
+    const Outcome h = macrostep(command);
+    EXPECT_EQ(h.status, 0) << command;
+    for (const char* form :
+         {"none", "compact", "scatter", "0,2,4-7", "map:M/S1/../Sn", "map:*/0/1/0/1"}) {
+      EXPECT_NE(h.out.find(form), std::string::npos) << command << ": " << form << "\n" << h.out;
+    }
+  }
+}
+
 TEST_F(App, CompareTwoCsvFilesPrintsPerVariableErrorsAndTheNorm) {
   // The hand-computed case of test_nrmse: sqrt(0.2), 1, norm sqrt(1.2).
   write_file("ref.csv", "time,v_1,c_1,x_1\n0,1,2,0\n1,-1,2,1\n2,1,2,2\n3,-1,2,3\n");
   write_file("res.csv", "time,x_1,v_1,c_1\n0,0,1,2\n1,1,-1,2\n2,2,1,2\n3,4,1,5\n");
   const Outcome o = macrostep("compare res.csv ref.csv");
   EXPECT_EQ(o.status, 0) << o.err;
-  EXPECT_NE(o.out.find("x_1       4.472136e-01"), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("v_1       1.000000e+00"), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("excluded, zero reference variance (1): c_1"), std::string::npos) << o.out;
+  // Per variable its largest difference and its NRMSE; the constant c_1 by its difference.
+  EXPECT_NE(o.out.find("  x_1       1.000000e+00  4.472136e-01\n"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("  v_1       2.000000e+00  1.000000e+00\n"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("  c_1       3.000000e+00  near-constant\n"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("largest NRMSE: 1.000000e+00 (v_1), of 2 variables"), std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("near-constant reference: 1 variable (c_1), largest |difference| "
+                       "3.000000e+00 (c_1)"),
+            std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("positions (x_*): 4.472136e-01, velocities (v_*): 1.000000e+00\n"),
+            std::string::npos)
+      << o.out;
   EXPECT_NEAR(final_nrmse(o.out), std::sqrt(1.2), 1e-6) << o.out;
 
   const Outcome missing = macrostep("compare res.csv nothing.csv");
@@ -145,12 +168,13 @@ TEST_F(App, CompareTwoCsvFilesPrintsPerVariableErrorsAndTheNorm) {
 
 TEST_F(App, MonolithicRunWritesCouplingBodyStatesAndMetadata) {
   write_file("small.toml", kSmall);
-  const Outcome o = macrostep("run small.toml --monolithic");  // default name: small.csv
+  // Default name: small.monolithic.csv (small.csv is the co-simulation's).
+  const Outcome o = macrostep("run small.toml --monolithic");
   ASSERT_EQ(o.status, 0) << o.err;
   EXPECT_NE(o.out.find("micro steps"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("x_5 ="), std::string::npos) << o.out;
 
-  const auto t = macrostep::output::read_csv(path("small.csv"));
+  const auto t = macrostep::output::read_csv(path("small.monolithic.csv"));
   // The coupling variable of the cut, as a co-simulation of the same file writes it.
   EXPECT_EQ(t.columns, (std::vector<std::string>{"x_5", "v_5", "x_6", "v_6", "lambda_1"}));
   ASSERT_EQ(t.rows(), 21U);
@@ -158,7 +182,7 @@ TEST_F(App, MonolithicRunWritesCouplingBodyStatesAndMetadata) {
   EXPECT_EQ(t.time.back(), 2.0e-3);
   EXPECT_NE(t.values[0].front(), t.values[0].back());  // it moved
 
-  const auto meta = nlohmann::json::parse(read_file("small.json"));
+  const auto meta = nlohmann::json::parse(read_file("small.monolithic.json"));
   EXPECT_EQ(meta.at("status"), "completed");
   EXPECT_EQ(meta.at("mode"), "monolithic");
   EXPECT_EQ(meta.at("config").at("text"), kSmall);
@@ -224,10 +248,10 @@ TEST_F(App, IntegrationFailureExitsOneAndLeavesValidFiles) {
   EXPECT_EQ(o.status, 1);
   EXPECT_EQ(o.err.rfind("macrostep: integration failed at t = ", 0), 0U) << o.err;
   EXPECT_NE(o.err.find("micro steps"), std::string::npos) << o.err;
-  const auto t = macrostep::output::read_csv(path("fail.csv"));  // complete rows only
+  const auto t = macrostep::output::read_csv(path("fail.monolithic.csv"));  // complete rows only
   EXPECT_EQ(t.rows(), 1U);
   EXPECT_EQ(t.time.front(), 0.0);
-  const auto meta = nlohmann::json::parse(read_file("fail.json"));
+  const auto meta = nlohmann::json::parse(read_file("fail.monolithic.json"));
   EXPECT_EQ(meta.at("status"), "failed");
   EXPECT_GT(meta.at("error").at("time").get<double>(), 0.0);
   EXPECT_LT(meta.at("error").at("time").get<double>(), 1e-4);

@@ -66,6 +66,32 @@ TEST_F(DescribedRuns, SubsystemSolverSettingsReachTheWorkersAndTheMetadata) {
   EXPECT_FALSE(base_meta.at("solver").contains("subsystems"));
 }
 
+// jacobian = "sap" needs every model's input accelerations M⁻¹B, which only a chain segment
+// gives: on the drive train it is a configuration that cannot work, refused with exit 2 before
+// anything runs, naming the subsystem as the file does (it failed with 1 after the files were
+// made, naming "subsystem 1"). With processes the master's copy of the model answers.
+TEST_F(DescribedRuns, SapOnModelsWithoutInputAccelerationsIsRefusedUpFront) {
+  std::string text = source_file("configs/drivetrain.toml");
+  const auto cosim = text.find("[cosim]");
+  ASSERT_NE(cosim, std::string::npos);
+  text.replace(cosim, std::string::npos,
+               "[cosim]\nscheme = \"implicit\"\nestimator = \"imMD\"\njacobian = \"sap\"\n");
+  write_file("sap.toml", text);
+  for (const char* executor : {"inprocess", "processes"}) {
+    const Outcome o = macrostep(
+        std::string("run sap.toml --stop-time 0.01 --output r.csv --executor ") + executor);
+    EXPECT_EQ(o.status, 2) << executor;
+    EXPECT_EQ(o.err.rfind("macrostep: sap.toml: jacobian sap: the sap interface Jacobian needs "
+                          "every subsystem's input accelerations",
+                          0),
+              0u)
+        << o.err;
+    EXPECT_NE(o.err.find("subsystem \"motor\" (drive-train segment"), std::string::npos) << o.err;
+    EXPECT_NE(o.err.find("use jacobian fd"), std::string::npos) << o.err;
+    EXPECT_FALSE(std::filesystem::exists(path("r.csv"))) << executor;
+  }
+}
+
 // The multi-domain example of issue 9 (configs/drivetrain-belt.toml: motor, shaft, gear stage,
 // belt drive with a hydraulic tensioner on two volume nodes, PI speed loop, a load step at 0.5 s;
 // six subsystems): explicit Jacobi in processes gives the in-process bytes, and `compare`

@@ -68,6 +68,33 @@ TEST_F(Destinations, CheckpointNeverOverwritesTheConfiguration) {
   EXPECT_EQ(read_file("r.ckpt"), text);
 }
 
+// Each kind of run has its own default file (c.csv, c.monolithic.csv, c.reference.csv), and a
+// run never replaces a result of another kind: a co-simulation and its monolithic baseline of
+// the same configuration both stay for `compare`.
+TEST_F(Destinations, RunsOfAnotherKindNeverOverwriteAResult) {
+  ASSERT_EQ(macrostep("run c.toml --executor inprocess").status, 0);
+  const std::string cosim = read_file("c.csv");
+  const Outcome mono = macrostep("run c.toml --monolithic");
+  ASSERT_EQ(mono.status, 0) << mono.err;
+  EXPECT_EQ(read_file("c.csv"), cosim);
+  EXPECT_NE(read_file("c.monolithic.json").find("\"mode\": \"monolithic\""), std::string::npos);
+  EXPECT_NE(read_file("c.json").find("\"mode\": \"cosimulation\""), std::string::npos);
+  // Named explicitly, another kind's result is refused before anything runs, for every kind.
+  for (const char* run :
+       {"run c.toml --monolithic --output c.csv", "reference c.toml --output c.monolithic.csv",
+        "run c.toml --executor inprocess --output c.monolithic.csv"}) {
+    const Outcome o = macrostep(run);
+    EXPECT_EQ(o.status, 2) << run;
+    EXPECT_NE(o.err.find("holds the result of a "), std::string::npos) << run << o.err;
+    EXPECT_NE(o.err.find("name another file with --output, or remove it first"), std::string::npos)
+        << o.err;
+  }
+  EXPECT_EQ(read_file("c.csv"), cosim);
+  EXPECT_NE(read_file("c.json").find("\"mode\": \"cosimulation\""), std::string::npos);
+  // A rerun of the same kind replaces its own result.
+  EXPECT_EQ(macrostep("run c.toml --monolithic --stop-time 1e-3").status, 0);
+}
+
 TEST_F(Destinations, TwoOutputsAreNeverOneFile) {
   const Outcome o =
       macrostep("run c.toml --checkpoint-every 5steps --checkpoint r.steps.csv --output r.csv");

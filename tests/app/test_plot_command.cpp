@@ -113,17 +113,18 @@ TEST_F(Plot, DISABLED_LargeConfigurationsGiveTheirFigures) {
   plot_every_configuration(configs(true));
 }
 
-// The PNGs go to --dir, named after the result; the JSON names the same run as the CSV.
+// The PNGs go to --dir, named after the result, which is created with its parents if missing;
+// the JSON names the same run as the CSV.
 TEST_F(Plot, DirectoryAndMetadataArgument) {
   const Outcome run = macrostep("run '" MACROSTEP_SOURCE_DIR
                                 "/configs/demo.toml' --stop-time 1e-4 --executor inprocess "
                                 "--output demo.csv");
   ASSERT_EQ(run.status, 0) << run.err;
-  fs::create_directory(path("figures"));
-  const Outcome plot = macrostep("plot demo.json --dir figures");
+  ASSERT_FALSE(fs::exists(path("figures")));
+  const Outcome plot = macrostep("plot demo.json --dir figures/run");
   ASSERT_EQ(plot.status, 0) << plot.err;
-  EXPECT_TRUE(is_png("figures/demo.coupling.png"));
-  EXPECT_TRUE(is_png("figures/demo.breakdown.png"));
+  EXPECT_TRUE(is_png("figures/run/demo.coupling.png"));
+  EXPECT_TRUE(is_png("figures/run/demo.breakdown.png"));
   EXPECT_FALSE(fs::exists(path("demo.coupling.png")));
 }
 
@@ -174,7 +175,8 @@ TEST_F(Plot, BadInputIsOneLineAndStatusTwo) {
       {"plot settings.toml", "not a macrostep result"},
       {"plot short.csv", "short.csv:3: 1 fields, the header has 2"},
       {"plot .", "is a directory"},
-      {"plot ok.csv --dir nowhere", "nowhere: no such directory"},
+      {"plot ok.csv --dir ok.csv", "ok.csv: is a file, not a directory for the figures"},
+      {"plot missing.csv --dir nowhere", "missing.csv: no such file"},
       {"plot", "RESULT is required"},
   };
   for (const auto& c : cases) {
@@ -192,6 +194,7 @@ TEST_F(Plot, BadInputIsOneLineAndStatusTwo) {
   const Outcome no_script = macrostep("plot ok.csv", "MACROSTEP_TOOLS_DIR=nompl");
   EXPECT_EQ(no_script.status, 2);
   EXPECT_NE(no_script.err.find("plot_run.py not found"), std::string::npos) << no_script.err;
+  EXPECT_FALSE(fs::exists(path("nowhere")));  // nothing is made for a plot that fails
   // The good file plots (so the failures above are the inputs', not the tool's).
   const Outcome ok = macrostep("plot ok.csv");
   EXPECT_EQ(ok.status, 0) << ok.err;

@@ -256,12 +256,16 @@ TEST(RunConfig, RtolOverrideMovesOnlyTheTolerancesThatWereNotGiven) {
 }
 
 TEST(RunConfig, DefaultOutputFilesAreDerivedFromTheConfigStem) {
+  using macrostep::config::default_output_file;
+  using macrostep::config::ResultKind;
   RunConfig c = parse_config(kMinimal, "configs/k-5.1.toml");
-  EXPECT_EQ(macrostep::config::default_output_file(c, false), "k-5.1.csv");
-  EXPECT_EQ(macrostep::config::default_output_file(c, true), "k-5.1.reference.csv");
+  EXPECT_EQ(default_output_file(c, ResultKind::kCosimulation), "k-5.1.csv");
+  EXPECT_EQ(default_output_file(c, ResultKind::kMonolithic), "k-5.1.monolithic.csv");
+  EXPECT_EQ(default_output_file(c, ResultKind::kReference), "k-5.1.reference.csv");
   c.output.file = "out/run.csv";
-  EXPECT_EQ(macrostep::config::default_output_file(c, false), "out/run.csv");
-  EXPECT_EQ(macrostep::config::default_output_file(c, true), "out/run.reference.csv");
+  EXPECT_EQ(default_output_file(c, ResultKind::kCosimulation), "out/run.csv");
+  EXPECT_EQ(default_output_file(c, ResultKind::kMonolithic), "out/run.monolithic.csv");
+  EXPECT_EQ(default_output_file(c, ResultKind::kReference), "out/run.reference.csv");
 }
 
 TEST(RunConfig, TheFirstProblemInFileOrderIsReported) {

@@ -14,7 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const macrostep::config::RunConfig config = macrostep::config::parse_config(text, "fuzz.toml");
     // What a run does next with an accepted file, short of building the model.
     (void)macrostep::config::subsystem_count(config);
-    (void)macrostep::config::default_output_file(config, true);
+    (void)macrostep::config::default_output_file(config, macrostep::config::ResultKind::kReference);
   } catch (const macrostep::config::ConfigError&) {
     // The expected outcome for a bad file.
   }

@@ -25,23 +25,63 @@ TEST(Nrmse, MatchesHandComputedValues) {
   // x: ref 0 1 2 3 (mean 1.5, sum of squares about the mean 5), result off by 1 in the last
   //    row: nrmse = sqrt(1/5).
   // v: ref 1 -1 1 -1 (mean 0, 4), result off by 2 in the last row: nrmse = sqrt(4/4) = 1.
-  // c: constant reference -> excluded. The reference lists its columns in another order and
-  //    has one more (ignored).
+  // c: constant reference -> near-constant, measured by its largest difference 3. The
+  //    reference lists its columns in another order and has one more (ignored).
   const CsvTable reference = table({0, 1, 2, 3}, {"extra", "v_1", "c_1", "x_1"},
                                    {{9, 9, 9, 8}, {1, -1, 1, -1}, {2, 2, 2, 2}, {0, 1, 2, 3}});
   const CsvTable result =
       table({0, 1, 2, 3}, {"x_1", "v_1", "c_1"}, {{0, 1, 2, 4}, {1, -1, 1, 1}, {2, 2, 2, 5}});
   const NrmseReport r = compute_nrmse(result, reference);
-  ASSERT_EQ(r.variables.size(), 2U);
+  ASSERT_EQ(r.variables.size(), 3U);
+  EXPECT_EQ(r.varying(), 2U);
   EXPECT_EQ(r.variables[0].name, "x_1");
   EXPECT_DOUBLE_EQ(r.variables[0].nrmse, std::sqrt(0.2));
+  EXPECT_EQ(r.variables[0].max_abs_difference, 1.0);
   EXPECT_EQ(r.variables[1].name, "v_1");
   EXPECT_DOUBLE_EQ(r.variables[1].nrmse, 1.0);
-  EXPECT_EQ(r.excluded, (std::vector<std::string>{"c_1"}));
+  EXPECT_EQ(r.variables[1].max_abs_difference, 2.0);
+  EXPECT_EQ(r.variables[2].name, "c_1");
+  EXPECT_TRUE(r.variables[2].near_constant);
+  EXPECT_EQ(r.variables[2].max_abs_difference, 3.0);
+  EXPECT_EQ(r.largest_nrmse().name, "v_1");
+  ASSERT_NE(r.largest_near_constant_difference(), nullptr);
+  EXPECT_EQ(r.largest_near_constant_difference()->name, "c_1");
   EXPECT_DOUBLE_EQ(r.norm, std::sqrt(1.2));
   EXPECT_FALSE(r.interpolated);
   EXPECT_EQ(r.time_points, 4U);
   EXPECT_DOUBLE_EQ(r.norm_of([](const std::string& n) { return n[0] == 'x'; }), std::sqrt(0.2));
+}
+
+// A reference whose range is at most 1e-9 of the variable's largest magnitude (in either
+// table) has no spread to normalise by: rounding noise around 0 (a multiplier that the result
+// moves to 1e-6), or a tiny ripple on a large offset. Measured by the difference, left out of
+// the norm, whatever the other variables do; a range just above the bound is measured.
+TEST(Nrmse, NearConstantReferencesAreMeasuredByTheirDifference) {
+  const CsvTable reference = table({0, 1, 2, 3}, {"x", "mu", "offset", "small"},
+                                   {{0, 1, 2, 3},
+                                    {1e-24, -2e-24, 0.0, 1e-24},
+                                    {5.0, 5.0 + 4e-9, 5.0, 5.0},
+                                    {1.0, 1.0 + 2e-9, 1.0, 1.0}});
+  const CsvTable result = table(
+      {0, 1, 2, 3}, {"x", "mu", "offset", "small"},
+      {{0, 1, 2, 4}, {0.0, 1e-6, -2e-6, 0.0}, {5.0, 5.0, 5.0, 5.0 + 1e-3}, {1.0, 1.0, 1.0, 1.0}});
+  const NrmseReport r = compute_nrmse(result, reference);
+  ASSERT_EQ(r.variables.size(), 4U);
+  EXPECT_FALSE(r.variables[0].near_constant);
+  EXPECT_TRUE(r.variables[1].near_constant);
+  EXPECT_TRUE(std::isnan(r.variables[1].nrmse));
+  EXPECT_DOUBLE_EQ(r.variables[1].max_abs_difference, 2e-6);
+  EXPECT_DOUBLE_EQ(r.variables[1].reference_range, 3e-24);
+  EXPECT_TRUE(r.variables[2].near_constant);  // 4e-9 <= 1e-9 * 5.001
+  EXPECT_NEAR(r.variables[2].max_abs_difference, 1e-3, 1e-15);
+  EXPECT_FALSE(r.variables[3].near_constant);  // 2e-9 > 1e-9 * (1 + 2e-9)
+  EXPECT_EQ(r.varying(), 2U);
+  EXPECT_EQ(r.largest_near_constant_difference()->name, "offset");
+  EXPECT_DOUBLE_EQ(r.norm, std::hypot(r.variables[0].nrmse, r.variables[3].nrmse));
+  // Only near-constant variables: the NRMSE is undefined.
+  EXPECT_THROW(
+      compute_nrmse(table({0, 1}, {"mu"}, {{0.0, 1.0}}), table({0, 1}, {"mu"}, {{1e-24, -1e-24}})),
+      OutputError);
 }
 
 TEST(Nrmse, IdenticalResultHasZeroError) {

@@ -185,13 +185,25 @@ void check_cosimulation(const RunConfig& config) {
                                 subsystems));
 }
 
-std::string default_output_file(const RunConfig& config, bool reference) {
+const char* to_string(ResultKind kind) {
+  switch (kind) {
+    case ResultKind::kCosimulation:
+      return "cosimulation";
+    case ResultKind::kMonolithic:
+      return "monolithic";
+    case ResultKind::kReference:
+      return "reference";
+  }
+  return "cosimulation";
+}
+
+std::string default_output_file(const RunConfig& config, ResultKind kind) {
   std::filesystem::path file =
       config.output.file.empty()
           ? std::filesystem::path(std::filesystem::path(config.path).stem().string() + ".csv")
           : std::filesystem::path(config.output.file);
-  if (reference) {
-    file.replace_filename(file.stem().string() + ".reference" + file.extension().string());
+  if (kind != ResultKind::kCosimulation) {
+    file.replace_filename(file.stem().string() + "." + to_string(kind) + file.extension().string());
   }
   return file.string();
 }

@@ -7,12 +7,37 @@
 
 namespace macrostep::corrector {
 
+namespace {
+
+// Subsystem i's M⁻¹B and output roles into `accel` and `roles` (resized); false if its model
+// cannot give them.
+bool input_accelerations(const system::CoupledSystem& system, std::size_t i,
+                         std::vector<double>& accel, std::vector<model::StateRole>& roles) {
+  const auto& s = system.subsystem(i);
+  accel.assign(s.output_size() * s.input_size(), 0.0);
+  roles.assign(s.output_size(), model::StateRole::kOther);
+  return s.input_acceleration(accel, roles);
+}
+
+}  // namespace
+
+std::optional<std::size_t> subsystem_without_input_accelerations(
+    const system::CoupledSystem& system) {
+  std::vector<double> accel;
+  std::vector<model::StateRole> roles;
+  for (std::size_t i = 0; i < system.subsystem_count(); ++i) {
+    if (!input_accelerations(system, i, accel, roles)) return i;
+  }
+  return std::nullopt;
+}
+
 SapSensitivities::SapSensitivities(const system::CoupledSystem& system) {
   for (std::size_t i = 0; i < system.subsystem_count(); ++i) {
-    const auto& s = system.subsystem(i);
-    acceleration_.emplace_back(s.output_size() * s.input_size(), 0.0);
-    roles_.emplace_back(s.output_size(), model::StateRole::kOther);
-    if (!s.input_acceleration(acceleration_.back(), roles_.back())) {
+    acceleration_.emplace_back();
+    roles_.emplace_back();
+    if (!input_accelerations(system, i, acceleration_.back(), roles_.back())) {
+      // The run's settings refuse such a system first, naming the subsystem
+      // (run/settings.cpp); this guards other callers.
       throw std::invalid_argument(
           fmt::format("the sap Jacobian needs every subsystem's input accelerations (M⁻¹B, "
                       "METHODS §4.5), and subsystem {} cannot give them; use the fd Jacobian",

@@ -18,6 +18,7 @@ class SapStrategy final : public InterfaceJacobianStrategy {
     t.constraints = false;
     t.feedthrough = false;
     t.perturbed_runs = false;
+    t.input_accelerations = true;
     return t;
   }
   void start(const system::CoupledSystem& system) override {

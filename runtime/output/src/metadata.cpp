@@ -10,6 +10,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 
 #include "macrostep/output/csv.hpp"
 #include "write_all.hpp"
@@ -62,6 +63,19 @@ void check_destination(const std::string& path, const std::string& what) {
 
 std::string metadata_path(const std::string& result_path) {
   return std::filesystem::path(result_path).replace_extension(".json").string();
+}
+
+std::string recorded_mode(const std::string& result_path) {
+  std::error_code ignored;
+  if (!std::filesystem::is_regular_file(result_path, ignored)) return {};
+  std::ifstream in(metadata_path(result_path));
+  if (!in) return {};
+  const auto meta = nlohmann::json::parse(in, nullptr, false);
+  if (meta.is_discarded() || !meta.is_object() || !meta.contains("mode") ||
+      !meta["mode"].is_string()) {
+    return {};
+  }
+  return meta["mode"].get<std::string>();
 }
 
 nlohmann::ordered_json build_info() {

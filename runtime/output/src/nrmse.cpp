@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -50,12 +51,42 @@ InterpolationStencil interpolation_stencil(std::span<const double> grid, double 
   return s;
 }
 
+std::size_t NrmseReport::varying() const {
+  return static_cast<std::size_t>(std::count_if(
+      variables.begin(), variables.end(), [](const VariableError& v) { return !v.near_constant; }));
+}
+
 double NrmseReport::norm_of(const std::function<bool(const std::string&)>& select) const {
   double sum = 0.0;
   for (const auto& v : variables) {
-    if (select(v.name)) sum += v.nrmse * v.nrmse;
+    if (!v.near_constant && select(v.name)) sum += v.nrmse * v.nrmse;
   }
   return std::sqrt(sum);
+}
+
+bool NrmseReport::has_varying(const std::function<bool(const std::string&)>& select) const {
+  return std::any_of(variables.begin(), variables.end(),
+                     [&](const VariableError& v) { return !v.near_constant && select(v.name); });
+}
+
+const VariableError& NrmseReport::largest_nrmse() const {
+  const VariableError* largest = nullptr;
+  for (const auto& v : variables) {
+    if (!v.near_constant && (largest == nullptr || v.nrmse > largest->nrmse)) largest = &v;
+  }
+  if (largest == nullptr) throw std::logic_error("an NRMSE report without a varying variable");
+  return *largest;
+}
+
+const VariableError* NrmseReport::largest_near_constant_difference() const {
+  const VariableError* largest = nullptr;
+  for (const auto& v : variables) {
+    if (v.near_constant &&
+        (largest == nullptr || v.max_abs_difference > largest->max_abs_difference)) {
+      largest = &v;
+    }
+  }
+  return largest;
 }
 
 namespace {
@@ -93,17 +124,57 @@ void check_finite(const CsvTable& table, const char* which, const std::string& f
   }
 }
 
-}  // namespace
+// The result's column j against the reference's values at the result's times.
+VariableError measure(const std::string& name, const std::vector<double>& ref,
+                      const std::vector<double>& res) {
+  VariableError e;
+  e.name = name;
+  double mean = 0.0, low = ref.front(), high = ref.front(), size = 0.0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    mean += ref[i];
+    low = std::min(low, ref[i]);
+    high = std::max(high, ref[i]);
+    size = std::max({size, std::abs(ref[i]), std::abs(res[i])});
+    e.max_abs_difference = std::max(e.max_abs_difference, std::abs(ref[i] - res[i]));
+  }
+  mean /= static_cast<double>(ref.size());
+  e.reference_range = high - low;
+  e.near_constant = e.reference_range <= kNearConstant * size;
+  if (e.near_constant) {
+    e.nrmse = std::numeric_limits<double>::quiet_NaN();
+    return e;
+  }
+  double numerator = 0.0, denominator = 0.0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    numerator += (ref[i] - res[i]) * (ref[i] - res[i]);
+    denominator += (ref[i] - mean) * (ref[i] - mean);
+  }
+  e.nrmse = std::sqrt(numerator / denominator);
+  return e;
+}
 
-NrmseReport compute_nrmse(const CsvTable& result, const CsvTable& reference,
-                          const NrmseFiles& files) {
-  if (result.rows() == 0) throw OutputError("the result has no rows");
-  if (reference.rows() == 0) throw OutputError("the reference has no rows");
-  check_finite(result, "result", files.result);
-  check_finite(reference, "reference", files.reference);
-  check_increasing(result.time, "result");
-  check_increasing(reference.time, "reference");
+// One stencil per result row (shared by all columns) that interpolates the reference to the
+// result's times; OutputError if they lie outside the reference's.
+std::vector<InterpolationStencil> reference_stencils(const CsvTable& result,
+                                                     const CsvTable& reference) {
+  const double t0 = reference.time.front(), t1 = reference.time.back();
+  // Times that miss an end of the reference by rounding only (a sum of macro steps that should
+  // equal end_time) count as that end.
+  const double slack = 1e-9 * (t1 - t0);
+  if (result.time.front() < t0 - slack || result.time.back() > t1 + slack) {
+    throw OutputError(fmt::format(
+        "the result's times [{}, {}] lie outside the reference's [{}, {}]; cannot interpolate",
+        result.time.front(), result.time.back(), t0, t1));
+  }
+  std::vector<InterpolationStencil> stencils;
+  for (double t : result.time) {
+    stencils.push_back(interpolation_stencil(reference.time, std::clamp(t, t0, t1)));
+  }
+  return stencils;
+}
 
+// The reference's column for each result column; OutputError naming one that it lacks.
+std::vector<std::size_t> matched_columns(const CsvTable& result, const CsvTable& reference) {
   if (result.columns.empty()) throw OutputError("the result has no variables to compare");
   std::vector<std::size_t> ref_column(result.columns.size());
   for (std::size_t j = 0; j < result.columns.size(); ++j) {
@@ -114,27 +185,27 @@ NrmseReport compute_nrmse(const CsvTable& result, const CsvTable& reference,
     }
     ref_column[j] = *k;
   }
+  return ref_column;
+}
+
+}  // namespace
+
+NrmseReport compute_nrmse(const CsvTable& result, const CsvTable& reference,
+                          const NrmseFiles& files) {
+  if (result.rows() == 0) throw OutputError("the result has no rows");
+  if (reference.rows() == 0) throw OutputError("the reference has no rows");
+  check_finite(result, "result", files.result);
+  check_finite(reference, "reference", files.reference);
+  check_increasing(result.time, "result");
+  check_increasing(reference.time, "reference");
+  const std::vector<std::size_t> ref_column = matched_columns(result, reference);
 
   NrmseReport report;
   report.time_points = result.rows();
   report.interpolated = result.time != reference.time;
-
-  // Reference values at the result's time points, one stencil per row shared by all columns.
-  std::vector<InterpolationStencil> stencils;
-  if (report.interpolated) {
-    const double t0 = reference.time.front(), t1 = reference.time.back();
-    // Times that miss an end of the reference by rounding only (a sum of macro steps that
-    // should equal end_time) count as that end.
-    const double slack = 1e-9 * (t1 - t0);
-    if (result.time.front() < t0 - slack || result.time.back() > t1 + slack) {
-      throw OutputError(fmt::format(
-          "the result's times [{}, {}] lie outside the reference's [{}, {}]; cannot interpolate",
-          result.time.front(), result.time.back(), t0, t1));
-    }
-    for (double t : result.time) {
-      stencils.push_back(interpolation_stencil(reference.time, std::clamp(t, t0, t1)));
-    }
-  }
+  const std::vector<InterpolationStencil> stencils = report.interpolated
+                                                         ? reference_stencils(result, reference)
+                                                         : std::vector<InterpolationStencil>{};
 
   double sum = 0.0;
   std::vector<double> ref(result.rows());
@@ -143,29 +214,16 @@ NrmseReport compute_nrmse(const CsvTable& result, const CsvTable& reference,
     for (std::size_t i = 0; i < ref.size(); ++i) {
       ref[i] = report.interpolated ? stencils[i].apply(r) : r[i];
     }
-    double mean = 0.0;
-    for (double v : ref) mean += v;
-    mean /= static_cast<double>(ref.size());
-    double numerator = 0.0, denominator = 0.0;
-    const auto& res = result.values[j];
-    for (std::size_t i = 0; i < ref.size(); ++i) {
-      numerator += (ref[i] - res[i]) * (ref[i] - res[i]);
-      denominator += (ref[i] - mean) * (ref[i] - mean);
-    }
-    if (denominator == 0.0) {
-      report.excluded.push_back(result.columns[j]);
-      continue;
-    }
-    const double e = std::sqrt(numerator / denominator);
-    report.variables.push_back({result.columns[j], e});
-    sum += e * e;
+    const VariableError& e =
+        report.variables.emplace_back(measure(result.columns[j], ref, result.values[j]));
+    if (!e.near_constant) sum += e.nrmse * e.nrmse;
   }
-  if (report.variables.empty()) {
+  if (report.varying() == 0) {
     throw OutputError(fmt::format(
-        "every compared variable of the reference is constant (all zero, for instance): the "
-        "NRMSE, normalised by the reference's deviation from its mean, is undefined ({} "
-        "variable{})",
-        report.excluded.size(), report.excluded.size() == 1 ? "" : "s"));
+        "every compared variable of the reference is constant or nearly so (all zero, for "
+        "instance): the NRMSE, normalised by the reference's deviation from its mean, is "
+        "undefined ({} variable{})",
+        report.variables.size(), report.variables.size() == 1 ? "" : "s"));
   }
   report.norm = std::sqrt(sum);
   return report;

@@ -89,8 +89,9 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   std::vector<std::size_t> state_offset;
   result_columns(config, system, outputs, settings.all_states, result.columns, state_offset);
   result.coupling_count = system.coupling_count();
-  ResultFiles files({&config, false, options.output_file, result.columns, system.subsystem_count(),
-                     options.resume, settings.checkpoint_every.has_value()});
+  ResultFiles files({&config, config::ResultKind::kCosimulation, options.output_file,
+                     result.columns, system.subsystem_count(), options.resume,
+                     settings.checkpoint_every.has_value()});
   result.csv_path = files.result_path();
   result.json_path = files.json_path();
   result.steps_path = files.steps_path();

@@ -31,6 +31,10 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
+config::ResultKind result_kind(const MonolithicOptions& options) {
+  return options.reference ? config::ResultKind::kReference : config::ResultKind::kMonolithic;
+}
+
 // 0, k * interval for every k with k * interval < end (missing end by less than 1e-9 of an
 // interval counts as reaching it: no sliver step), then end. k * interval, not a running sum,
 // so the grid does not drift and equals the grid of any other run with the same settings.
@@ -187,7 +191,7 @@ json monolithic_metadata(const config::RunConfig& config, const MonolithicOption
   const double interval = config.simulation.output_interval;
   json meta = {
       {"command", options.command_line},
-      {"mode", options.reference ? "reference" : "monolithic"},
+      {"mode", config::to_string(result_kind(options))},
       {"started_at", output::utc_timestamp()},
       {"config", {{"path", config.path}, {"text", config.text}}},
       {"description", config.description},
@@ -329,7 +333,7 @@ void assembled_monolithic(const config::RunConfig& config, const MonolithicOptio
     result.columns.push_back(coupled.coupling_name(c));
   }
 
-  ResultFiles files({&config, options.reference, options.output_file, result.columns});
+  ResultFiles files({&config, result_kind(options), options.output_file, result.columns});
   files.open();
   result.csv_path = files.result_path();
   result.json_path = files.json_path();
@@ -376,7 +380,7 @@ void uncut_monolithic(const config::RunConfig& config, const MonolithicOptions& 
   const auto& couplings = uncut.coupling_names();
   result.columns.insert(result.columns.end(), couplings.begin(), couplings.end());
 
-  ResultFiles files({&config, options.reference, options.output_file, result.columns});
+  ResultFiles files({&config, result_kind(options), options.output_file, result.columns});
   files.open();
   result.csv_path = files.result_path();
   result.json_path = files.json_path();
@@ -437,11 +441,11 @@ void print_summary(std::ostream& out, const config::RunConfig& config,
   const auto s = config::subsystem_count(config);
   if (const auto& chain = config.system_description->chain) {
     fmt::print(out, "{} run of {}: chain of {} masses ({} subsystem{}), t = 0 .. {} s\n",
-               options.reference ? "reference" : "monolithic", config.path, chain->masses(), s,
+               config::to_string(result_kind(options)), config.path, chain->masses(), s,
                s == 1 ? "" : "s", r.end_time);
   } else {
     fmt::print(out, "{} run of {}: {} subsystem{} in one system, t = 0 .. {} s\n",
-               options.reference ? "reference" : "monolithic", config.path, s, s == 1 ? "" : "s",
+               config::to_string(result_kind(options)), config.path, s, s == 1 ? "" : "s",
                r.end_time);
   }
   fmt::print(out, "solver: IDA, rtol {}, atol_pos {}, atol_vel {}, {}, max order {}\n",

@@ -41,11 +41,27 @@ std::string steps_path(const std::string& result_path) {
   return std::filesystem::path(result_path).replace_extension(".steps.csv").string();
 }
 
+namespace {
+
+// A result of another kind of run (its metadata's "mode") is not overwritten: the user compares
+// such results, and losing one to a default file name goes unnoticed until the comparison.
+void check_kind(const std::string& result_path, config::ResultKind kind) {
+  const std::string recorded = output::recorded_mode(result_path);
+  const std::string mode = config::to_string(kind);
+  if (recorded.empty() || recorded == mode) return;
+  throw SetupError(
+      fmt::format("{}: holds the result of a {} run (its metadata {} says so); this {} run does "
+                  "not overwrite it: name another file with --output, or remove it first",
+                  result_path, recorded, output::metadata_path(result_path), mode));
+}
+
+}  // namespace
+
 ResultFiles::ResultFiles(const Request& r)
     : destinations_({{"the configuration", r.config->path}}) {
   const config::RunConfig& config = *r.config;
   result_path_ =
-      r.output_file.empty() ? config::default_output_file(config, r.reference) : r.output_file;
+      r.output_file.empty() ? config::default_output_file(config, r.kind) : r.output_file;
   const bool h5 = output::is_hdf5_path(result_path_);
   // A character device (/dev/null) takes the result alone: nothing is derived from its name.
   special_ = output::Destinations::is_special(result_path_);
@@ -65,6 +81,7 @@ ResultFiles::ResultFiles(const Request& r)
         "{}: checkpoints continue CSV results only; write the checkpointed run to a .csv",
         result_path_));
   }
+  if (!special) check_kind(result_path_, r.kind);
   try {
     destinations_.add("the result", result_path_);
     if (!json_path_.empty()) destinations_.add("the run's metadata", json_path_);

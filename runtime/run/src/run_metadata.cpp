@@ -234,7 +234,7 @@ json run_metadata(const config::RunConfig& config, const CosimOptions& options,
   const ida::IntegratorOptions& solver = settings.executor.solver;
   json meta = {
       {"command", options.command_line},
-      {"mode", "cosimulation"},
+      {"mode", config::to_string(config::ResultKind::kCosimulation)},
       {"started_at", output::utc_timestamp()},
       {"config", {{"path", config.path}, {"text", config.text}}},
       {"description", config.description},

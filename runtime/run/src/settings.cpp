@@ -13,6 +13,7 @@
 #include "executor_factory.hpp"
 #include "macrostep/control/estimators.hpp"
 #include "macrostep/corrector/jacobian_registry.hpp"
+#include "macrostep/corrector/sap.hpp"
 #include "macrostep/library/model_description.hpp"
 #include "macrostep/schemes/explicit_jacobi.hpp"
 #include "macrostep/system/chain_system.hpp"
@@ -512,6 +513,27 @@ void check_feedthrough_combination(const config::RunConfig& config, const CosimS
   }
 }
 
+// An interface Jacobian from the subsystems' input accelerations (sap, METHODS §4.5) needs them
+// of every model: refused before any file is written, naming the first subsystem that cannot
+// give them as its description names it.
+void check_input_accelerations(const config::RunConfig& config, const CosimSettings& settings,
+                               const system::CoupledSystem& system) {
+  const config::CosimConfig& c = settings.cosim;
+  if (!c.iterative() || c.scheme == config::CosimScheme::kWaveform ||
+      !corrector::jacobian_traits(c.jacobian).input_accelerations) {
+    return;
+  }
+  const auto missing = corrector::subsystem_without_input_accelerations(system);
+  if (!missing) return;
+  const auto& sub = config.system_description->subsystems.at(*missing);
+  throw SetupError(fmt::format(
+      "{}: jacobian {}: the {} interface Jacobian needs every subsystem's input accelerations "
+      "(M⁻¹B, METHODS §4.5), and subsystem \"{}\" ({}) cannot give them; use jacobian {}",
+      config.path, c.jacobian, c.jacobian, sub.name, library::describe(sub.model),
+      corrector::JacobianRegistry::instance().names_where(
+          [](const corrector::JacobianTraits& t) { return !t.input_accelerations; })));
+}
+
 // A constraint coupling (a joint; METHODS §8, seed 004) is solved by Newton with ∂y/∂u only:
 // refused before any file is written for the schemes and Jacobians that cannot. Its multipliers
 // are index-2 variables: the corrector fixes the integral of their step polynomial, whose
@@ -577,6 +599,7 @@ system::CoupledSystem checked_system(const config::RunConfig& config, CosimSetti
   scheme_options.approximations = coupling_approximations(settings, system);
   check_sequence(config, settings, system);
   check_feedthrough_combination(config, settings, system);
+  check_input_accelerations(config, settings, system);
   if (const auto warning = fixed_step_warning(config, settings, system)) {
     fmt::print(stderr, "macrostep: {}\n", *warning);
   }

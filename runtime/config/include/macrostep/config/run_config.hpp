@@ -568,9 +568,17 @@ std::size_t subsystem_count(const RunConfig& config);
 // says it is missing).
 void check_cosimulation(const RunConfig& config);
 
+// What a run computes; each kind has its own default result file, so that running one kind
+// never overwrites the result of another.
+enum class ResultKind { kCosimulation, kMonolithic, kReference };
+
+// The kind's name as a run's metadata writes it ("mode": "cosimulation", "monolithic",
+// "reference").
+const char* to_string(ResultKind kind);
+
 // Default result file: [output].file if set, else "<config stem>.csv" in the working
-// directory. The reference file inserts ".reference" before the extension
-// ("k-5.1.csv" -> "k-5.1.reference.csv").
-std::string default_output_file(const RunConfig& config, bool reference);
+// directory, for a co-simulation. A monolithic run inserts ".monolithic" before the extension,
+// a reference ".reference" ("k-5.1.csv" -> "k-5.1.monolithic.csv", "k-5.1.reference.csv").
+std::string default_output_file(const RunConfig& config, ResultKind kind);
 
 }  // namespace macrostep::config

@@ -41,6 +41,9 @@ struct JacobianTraits {
   // Keeps nothing across steps that changes the numbers: a checkpoint (which carries only the
   // scheme's exported state) resumes it bit-identically.
   bool checkpoint = true;
+  // Needs every subsystem's input accelerations M⁻¹B (model::Subsystem::input_acceleration;
+  // sap, METHODS §4.5): refused before the run for a system with a model that cannot give them.
+  bool input_accelerations = false;
 };
 
 // The attempt a strategy is asked about: T_N, H and κ in `plan`, the coupling history up to

@@ -6,12 +6,20 @@
 // damping between the input and the output); an approximation otherwise (App. A.3-A.4).
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <vector>
 
 #include "macrostep/control/error_constants.hpp"
 #include "macrostep/corrector/interface_jacobian.hpp"
 
 namespace macrostep::corrector {
+
+// The first subsystem (0-based) whose model cannot give its input accelerations
+// (model::Subsystem::input_acceleration), which the sap Jacobian needs of every subsystem;
+// nullopt if all can. For the check before a run, which names the subsystem by its name.
+std::optional<std::size_t> subsystem_without_input_accelerations(
+    const system::CoupledSystem& system);
 
 class SapSensitivities {
  public:

@@ -23,6 +23,12 @@ void check_destination(const std::string& path, const std::string& what);
 // ("out/k-5.1.csv" -> "out/k-5.1.json").
 std::string metadata_path(const std::string& result_path);
 
+// The "mode" that the metadata beside the existing result file `result_path` records for the
+// run that wrote it ("cosimulation", "monolithic", "reference"): what a new run would
+// overwrite. Empty if the result or its metadata does not exist, or the metadata is not such a
+// document (a file of another program's: nothing is known about it).
+std::string recorded_mode(const std::string& result_path);
+
 // Versions of macrostep, the compiler and the libraries this module was built with.
 nlohmann::ordered_json build_info();
 

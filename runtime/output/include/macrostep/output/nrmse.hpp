@@ -3,8 +3,13 @@
 //   nrmse_j = sqrt( sum_i (ref_ij - res_ij)^2 / sum_i (ref_ij - mean_i(ref_ij))^2 )
 //   NRMSE   = || [nrmse_1 ... nrmse_nz] ||_2
 // Columns are matched by name (DESIGN.md column naming); every result column must exist in
-// the reference, reference columns absent from the result are ignored. Variables whose
-// reference has zero variance are excluded and listed ([SI] MODELS.md §4.1).
+// the reference, reference columns absent from the result are ignored.
+//
+// A variable whose reference is constant or nearly so, range_j = max_i ref_ij - min_i ref_ij
+// <= kNearConstant * max_i max(|ref_ij|, |res_ij|), has no spread to normalise by: its nrmse
+// would measure the reference's rounding noise (a joint's multiplier that is 1e-24 in the
+// reference and 1e-6 in a co-simulation gives 1e18). It is measured by its largest absolute
+// difference instead and left out of every NRMSE (MODELS.md §4.1 leaves out zero variance).
 //
 // If the two time columns are not identical, the reference is interpolated to the result's
 // time points: cubic Lagrange on the four nearest points, linear in the first and last
@@ -23,20 +28,37 @@
 
 namespace macrostep::output {
 
+// A reference whose range is at most this share of the variable's largest magnitude (in the
+// reference or the result) counts as near-constant: 1e-9 lies far above the rounding noise of a
+// double computation and only ten times above the reference's rtol of 1e-10, so a smaller
+// variation carries at most one digit worth normalising by. A result that strays 1e9 times the
+// reference's range from it counts too: its largest difference says how far.
+inline constexpr double kNearConstant = 1e-9;
+
 struct VariableError {
   std::string name;
+  double max_abs_difference = 0.0;  // max_i |ref_ij - res_ij|
+  double reference_range = 0.0;     // max_i ref_ij - min_i ref_ij
+  bool near_constant = false;       // see above; then nrmse is NaN (not measured)
   double nrmse = 0.0;
 };
 
 struct NrmseReport {
-  std::vector<VariableError> variables;  // result column order, excluded ones left out
-  std::vector<std::string> excluded;     // zero reference variance
-  double norm = 0.0;                     // 2-norm over `variables`
+  std::vector<VariableError> variables;  // every compared variable, in result column order
+  double norm = 0.0;                     // 2-norm of nrmse over the varying variables
   bool interpolated = false;             // reference interpolated to the result's times
   std::size_t time_points = 0;
 
-  // 2-norm over the variables whose name satisfies `select` (e.g. positions "x_*").
+  // The variables whose reference varies (their nrmse is measured).
+  std::size_t varying() const;
+  // 2-norm of nrmse over the varying variables whose name satisfies `select` (e.g. positions
+  // "x_*"); 0 if there is none (has_varying tells the two apart).
   double norm_of(const std::function<bool(const std::string&)>& select) const;
+  bool has_varying(const std::function<bool(const std::string&)>& select) const;
+  // The varying variable with the largest nrmse (the first of equals).
+  const VariableError& largest_nrmse() const;
+  // The near-constant variable with the largest difference; nullptr if there is none.
+  const VariableError* largest_near_constant_difference() const;
 };
 
 // The files the two tables come from, for the messages (empty: not named).
@@ -48,7 +70,7 @@ struct NrmseFiles {
 // variable to compare, if either time column is not strictly increasing, if the result's
 // times lie outside the reference's, if either table holds NaN or an infinity (the message
 // names the file, the column, the row and the time), or if every variable's reference is
-// constant (its NRMSE undefined: an all-zero reference).
+// constant or nearly so (the NRMSE undefined: an all-zero reference).
 NrmseReport compute_nrmse(const CsvTable& result, const CsvTable& reference,
                           const NrmseFiles& files = {});
 
