@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <deque>
+#include <functional>
 #include <stdexcept>
 #include <utility>
 
@@ -101,21 +103,25 @@ std::vector<double> multiply(const Matrix& e, const std::vector<double>& w) {
   return r;
 }
 
-// Derivatives q_i = p^(i)(T_N), i = 0..degree, of the Lagrange polynomial through the uniform
-// nodes T_{N−j} = T_N − j·h with values hist[N−j], j = 0..k (k = min(κ, N)).
-std::vector<double> polynomial_derivatives(const std::vector<double>& hist, std::size_t degree,
-                                           double h) {
-  const std::size_t k = std::min(degree, hist.size() - 1);
-  Matrix v(k + 1, k + 1), rhs(k + 1, 1);
-  for (std::size_t j = 0; j <= k; ++j) {  // p(s) = Σ b_i s^i at s = −j
-    double sj = 1.0;
+// Derivatives q_i = p^(i)(T_N), i = 0..degree, of the Lagrange polynomial through the k + 1
+// newest points (times t, values v; k = min(kappa, points − 1)), in s = (t − T_N)/h for
+// conditioning.
+std::vector<double> polynomial_derivatives(const std::vector<double>& t,
+                                           const std::vector<double>& v, int kappa,
+                                           std::size_t degree, double h) {
+  const std::size_t k = std::min(static_cast<std::size_t>(kappa), t.size() - 1);
+  const double t_n = t.back();
+  Matrix m(k + 1, k + 1), rhs(k + 1, 1);
+  for (std::size_t j = 0; j <= k; ++j) {  // p(s) = Σ b_i s^i at s_j = (T_{N−j} − T_N)/h
+    const double sj = (t[t.size() - 1 - j] - t_n) / h;
+    double p = 1.0;
     for (std::size_t i = 0; i <= k; ++i) {
-      v(j, i) = sj;
-      sj *= -static_cast<double>(j);
+      m(j, i) = p;
+      p *= sj;
     }
-    rhs(j, 0) = hist[hist.size() - 1 - j];
+    rhs(j, 0) = v[v.size() - 1 - j];
   }
-  const Matrix coefficients = analysis::solve(v, rhs);
+  const Matrix coefficients = analysis::solve(m, rhs);
   std::vector<double> q(degree + 1, 0.0);
   double fact = 1.0, hp = 1.0;
   for (std::size_t i = 0; i <= k; ++i) {
@@ -126,6 +132,30 @@ std::vector<double> polynomial_derivatives(const std::vector<double>& hist, std:
     q[i] = fact * coefficients(i, 0) / hp;
   }
   return q;
+}
+
+// e^{h G} for the step sizes of a grid: one exponential per distinct h (equal within 1e-9
+// relative: grid points carry rounding).
+class Exponentials {
+ public:
+  explicit Exponentials(std::function<Matrix(double)> generator)
+      : generator_(std::move(generator)) {}
+  const Matrix& at(double h) {
+    for (const auto& [hh, e] : cache_)
+      if (std::abs(hh - h) <= 1e-9 * h) return e;
+    cache_.emplace_back(h, expm(generator_(h)));
+    return cache_.back().second;
+  }
+
+ private:
+  std::function<Matrix(double)> generator_;
+  std::deque<std::pair<double, Matrix>> cache_;
+};
+
+void check_grid(const std::vector<double>& times) {
+  if (times.size() < 2) throw std::invalid_argument("exact: a grid needs two points");
+  for (std::size_t n = 0; n + 1 < times.size(); ++n)
+    if (!(times[n + 1] > times[n])) throw std::invalid_argument("exact: grid not increasing");
 }
 
 double cut_force(const library::ChainParameters& chain, std::size_t k,
@@ -151,16 +181,30 @@ std::vector<double> initial_chain(const library::ChainParameters& chain) {
 
 }  // namespace
 
+std::vector<double> uniform(double h, std::size_t steps) {
+  std::vector<double> t(steps + 1);
+  for (std::size_t n = 0; n <= steps; ++n) t[n] = static_cast<double>(n) * h;
+  return t;
+}
+
 Trajectory exact_monolithic(const library::ChainParameters& chain, double h, std::size_t steps) {
+  return exact_monolithic(chain, uniform(h, steps));
+}
+
+Trajectory exact_monolithic(const library::ChainParameters& chain,
+                            const std::vector<double>& times) {
   check_linear(chain);
+  check_grid(times);
   const Layout L{chain.size(), harmonic_count(chain), 0, 0};
-  const Matrix e = expm(generator(chain, std::vector<bool>(chain.size() + 1, true), {}, L, h));
+  Exponentials e([&](double h) {
+    return generator(chain, std::vector<bool>(chain.size() + 1, true), {}, L, h);
+  });
   Trajectory out{initial_chain(chain)};
   std::vector<double> w(L.size(), 0.0);
-  for (std::size_t step = 0; step < steps; ++step) {
+  for (std::size_t step = 0; step + 1 < times.size(); ++step) {
     std::copy(out.back().begin(), out.back().end(), w.begin());
-    set_forces(chain, L, static_cast<double>(step) * h, w);
-    const auto next = multiply(e, w);
+    set_forces(chain, L, times[step], w);
+    const auto next = multiply(e.at(times[step + 1] - times[step]), w);
     out.emplace_back(next.begin(), next.begin() + static_cast<std::ptrdiff_t>(L.chain()));
   }
   return out;
@@ -169,8 +213,21 @@ Trajectory exact_monolithic(const library::ChainParameters& chain, double h, std
 Trajectory exact_jacobi(const library::ChainParameters& chain,
                         const std::vector<std::size_t>& boundaries, double h, int kappa,
                         std::size_t steps) {
+  Grid grid{uniform(h, steps), std::vector<int>(steps, kappa)};
+  return exact_jacobi(chain, boundaries, grid);
+}
+
+Trajectory exact_jacobi(const library::ChainParameters& chain,
+                        const std::vector<std::size_t>& boundaries, const Grid& grid) {
   check_linear(chain);
-  if (kappa < 0 || kappa > 5) throw std::invalid_argument("exact: kappa out of 0..5");
+  check_grid(grid.times);
+  if (grid.kappa.size() + 1 != grid.times.size()) {
+    throw std::invalid_argument("exact: one degree per step");
+  }
+  const int max_kappa = *std::max_element(grid.kappa.begin(), grid.kappa.end());
+  if (*std::min_element(grid.kappa.begin(), grid.kappa.end()) < 0 || max_kappa > 5) {
+    throw std::invalid_argument("exact: kappa out of 0..5");
+  }
   if (boundaries.size() < 2 || boundaries.front() != 0 || boundaries.back() != chain.size()) {
     throw std::invalid_argument("exact: partition boundaries");
   }
@@ -178,22 +235,25 @@ Trajectory exact_jacobi(const library::ChainParameters& chain,
   const std::vector<std::size_t> cuts(boundaries.begin() + 1, boundaries.end() - 1);
   std::vector<bool> keep(chain.size() + 1, true);
   for (const std::size_t k : cuts) keep[k] = false;
-  const Layout L{chain.size(), harmonic_count(chain), cuts.size(), static_cast<std::size_t>(kappa)};
-  const Matrix e = expm(generator(chain, keep, cuts, L, h));
+  const Layout L{chain.size(), harmonic_count(chain), cuts.size(),
+                 static_cast<std::size_t>(max_kappa)};
+  Exponentials e([&](double h) { return generator(chain, keep, cuts, L, h); });
   Trajectory out{initial_chain(chain)};
   std::vector<std::vector<double>> lambda(cuts.size());  // λ_j history, one value per T_N
   for (std::size_t j = 0; j < cuts.size(); ++j)
     lambda[j].push_back(cut_force(chain, cuts[j], out[0]));
-  std::vector<double> w(L.size(), 0.0);
-  for (std::size_t step = 0; step < steps; ++step) {
+  std::vector<double> w(L.size(), 0.0), t_hist{grid.times[0]};
+  for (std::size_t step = 0; step + 1 < grid.times.size(); ++step) {
+    const double h = grid.times[step + 1] - grid.times[step];
     std::copy(out.back().begin(), out.back().end(), w.begin());
-    set_forces(chain, L, static_cast<double>(step) * h, w);
+    set_forces(chain, L, grid.times[step], w);
     for (std::size_t j = 0; j < cuts.size(); ++j) {
-      const auto q = polynomial_derivatives(lambda[j], L.degree, h);
+      const auto q = polynomial_derivatives(t_hist, lambda[j], grid.kappa[step], L.degree, h);
       std::copy(q.begin(), q.end(), w.begin() + static_cast<std::ptrdiff_t>(L.poly(j)));
     }
-    const auto next = multiply(e, w);
+    const auto next = multiply(e.at(h), w);
     out.emplace_back(next.begin(), next.begin() + static_cast<std::ptrdiff_t>(L.chain()));
+    t_hist.push_back(grid.times[step + 1]);
     for (std::size_t j = 0; j < cuts.size(); ++j) {
       lambda[j].push_back(cut_force(chain, cuts[j], out.back()));
     }

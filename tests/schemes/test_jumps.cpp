@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -144,6 +145,76 @@ class Jumps : public ::testing::Test {
     return m;
   }
 
+  // The study's setting: the Listing 5.1 start-up ramp, then fixed H to t_end; the error is the
+  // largest over every macro point and every body of |Δx|/X and |Δv|/V (X, V the largest
+  // reference position and velocity), macrostep's against the exact scheme's on the same grid
+  // with the same degrees (exact_jacobi.hpp), both against the exact monolithic solution.
+  static Measurement measure_run(int kappa, const runner::JumpOptions& jumps, double t_end,
+                                 double solver_rtol = 1e-10) {
+    const auto& sys = *system_;
+    schemes::SchemeOptions o;
+    o.control.mode = control::StepSizeMode::kFixed;
+    o.control.fixed_start_ramp = true;
+    o.control.t_end = t_end;
+    o.control.h = kH;
+    o.control.kappa_fixed = kappa;
+    o.control.estimator = control::Estimator::kNone;
+    executors::InProcessOptions eo;
+    eo.solver = study_solver();
+    eo.solver.rtol = solver_rtol;
+    eo.solver.atol_pos = 1e-3 * solver_rtol;
+    eo.solver.atol_vel = solver_rtol;
+    eo.rollback = false;
+    eo.threads = 1;
+    eo.jumps = jumps;
+    executors::InProcessExecutor ex(sys, sys.initial_couplings(), eo);
+    exact::Trajectory z{verification::chain_state(sys, ex)};
+    exact::Grid grid{{0.0}, {}};
+    const auto t0 = std::chrono::steady_clock::now();
+    schemes::run_explicit(sys, ex, o, [&](const schemes::AcceptedPoint& p) {
+      if (p.step == 0) return;
+      z.push_back(verification::chain_state(sys, ex));
+      grid.times.push_back(p.time);
+      grid.kappa.push_back(p.kappa);
+    });
+    Measurement m;
+    m.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (run_grid_ != grid.times) {  // every run of a window has the same grid: one reference
+      run_grid_ = grid.times;
+      run_reference_ = exact::exact_monolithic(*chain_, grid.times);
+    }
+    const exact::Trajectory& ref = run_reference_;
+    m.e_cs = max_error(z, ref);
+    m.e_ex = max_error(exact::exact_jacobi(*chain_, *sizes_, grid), ref);
+    for (std::size_t i = 0; i < sys.subsystem_count(); ++i)
+      m.micro_steps += ex.total_stats(i).steps;
+    std::printf(
+        "[jumps-run] kappa %d policy %s micro_steps %d solver rtol %.0e: e_cs %.4e e_ex %.4e "
+        "ratio %.3f micro steps %ld wall %.3f s\n",
+        kappa, runner::to_string(jumps.policy), jumps.micro_steps, solver_rtol, m.e_cs, m.e_ex,
+        m.ratio(), m.micro_steps, m.wall_s);
+    return m;
+  }
+
+  static double max_error(const exact::Trajectory& z, const exact::Trajectory& ref) {
+    double xs = 0.0, vs = 0.0, e = 0.0;
+    for (const auto& zr : ref) {
+      for (std::size_t i = 0; i < zr.size(); i += 2) {
+        xs = std::max(xs, std::abs(zr[i]));
+        vs = std::max(vs, std::abs(zr[i + 1]));
+      }
+    }
+    for (std::size_t k = 0; k < ref.size(); ++k) {
+      for (std::size_t i = 0; i < ref[k].size(); i += 2) {
+        e = std::max({e, std::abs(z[k][i] - ref[k][i]) / xs,
+                      std::abs(z[k][i + 1] - ref[k][i + 1]) / vs});
+      }
+    }
+    return e;
+  }
+
+  static inline std::vector<double> run_grid_;
+  static inline exact::Trajectory run_reference_;
   static library::ChainParameters* chain_;
   static std::vector<std::size_t>* sizes_;
   static system::CoupledSystem* system_;
@@ -230,6 +301,20 @@ TEST_F(Jumps, ShiftedHistoryMeetsTheExactSchemeError) {
   }
 }
 
+// The candidate default "shift" with at least two micro steps per macro step in the study's
+// setting: the Listing 5.1 start-up ramp and the max norm over every body and macro point of the
+// first 10 ms (1 000 macro steps): within 1.25× the exact scheme's error for κ = 0..3, where
+// keeping the history across the jump is not (measured: 1.000, 1.000, 1.000, 1.009; keep 2.0,
+// 2.4, 2.7, 2.9). The whole 0.25 s (DISABLED_PolicyCandidates;
+// docs/results/2026-11-27-jump-policy.md): ≤ 1.007, keep up to 2.9, shift alone 2.39 at κ = 3.
+TEST_F(Jumps, ShiftWithTwoMicroStepsMeetsTheExactSchemeErrorWithTheStartUpRamp) {
+  const runner::JumpOptions candidate{runner::JumpPolicy::kShift, 2};
+  for (int kappa = 0; kappa <= 3; ++kappa) {
+    EXPECT_LE(measure_run(kappa, candidate, 0.01).ratio(), kGoal) << "kappa " << kappa;
+  }
+  EXPECT_GT(measure_run(2, runner::JumpOptions{}, 0.01).ratio(), kGoal);  // keep, no floor
+}
+
 // The measurement behind the table in docs/results/state-of-the-work.md (not run by default): every
 // option at κ = 0..3 over the study's whole 0.25 s (25 000 macro steps; about two minutes).
 TEST_F(Jumps, DISABLED_OptionsTable) {
@@ -242,6 +327,23 @@ TEST_F(Jumps, DISABLED_OptionsTable) {
   for (const auto& j : options) {
     for (int kappa = 0; kappa <= 3; ++kappa) measure(kappa, j, 25000);
   }
+}
+
+// The candidates for the default policy in the study's setting (start-up ramp, max norm, the
+// whole 0.25 s): not run by default; MACROSTEP_JUMPS_T shortens the window.
+TEST_F(Jumps, DISABLED_PolicyCandidates) {
+  const char* window = std::getenv("MACROSTEP_JUMPS_T");
+  const double t_end = window != nullptr ? std::atof(window) : 0.25;
+  const std::vector<runner::JumpOptions> options = {{runner::JumpPolicy::kKeep, 0},
+                                                    {runner::JumpPolicy::kShift, 0},
+                                                    {runner::JumpPolicy::kRestartAuto, 0},
+                                                    {runner::JumpPolicy::kKeep, 2},
+                                                    {runner::JumpPolicy::kShift, 2}};
+  for (const auto& j : options) {
+    for (int kappa = 0; kappa <= 3; ++kappa) measure_run(kappa, j, t_end);
+  }
+  for (int kappa = 0; kappa <= 3; ++kappa)
+    measure_run(kappa, {runner::JumpPolicy::kShift, 0}, t_end, 1e-12);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // What the integrator does where its input jumps: the consistent derivative z' for the new
 // input, the history shift that keeps the BDF order where the polynomial jumps (METHODS §2.2), and
 // the restart.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -80,12 +81,18 @@ klu_l_numeric* Integrator::Impl::linearize(double t, std::span<const double> z,
     klu_l_defaults(&zp_common);
     zp_symbolic = klu_l_analyze(static_cast<SuiteSparse_long>(n), cp, ri, &zp_common);
   }
+  // dF/dz' is often constant (a mass matrix): the factorization of equal values is kept.
+  if (zp_numeric != nullptr && zp_factored == zp_matrix) return zp_numeric;
+  if (zp_numeric != nullptr) klu_l_free_numeric(&zp_numeric, &zp_common);
+  zp_factored.clear();
   klu_l_numeric* num =
       zp_symbolic ? klu_l_factor(cp, ri, zp_matrix.data(), zp_symbolic, &zp_common) : nullptr;
   if (!num || zp_common.status != KLU_OK) {
     if (num) klu_l_free_numeric(&num, &zp_common);
     throw IntegrationError(fmt::format("dF/dz' is singular at t = {:.9g}", t), t, IDA_LSETUP_FAIL);
   }
+  zp_numeric = num;
+  zp_factored = zp_matrix;
   return num;
 }
 
@@ -100,7 +107,6 @@ void Integrator::Impl::consistent_derivative(std::span<const double> z,
   zp_rhs.resize(n);
   subsystem.residual(t, z, zp, u, zp_rhs);
   solve_dfdzp(num, zp_rhs.data());
-  klu_l_free_numeric(&num, &zp_common);
   for (std::size_t i = 0; i < n; ++i) zp[i] -= zp_rhs[i];
 }
 
@@ -116,68 +122,80 @@ void Integrator::Impl::shift_history(const model::InputFunction& previous) {
   if (!ju_pattern)
     ju_pattern = std::make_unique<model::EntryPattern>(subsystem.input_jacobian_pattern());
   const model::EntryPattern& ju = *ju_pattern;
-  std::vector<double> ju_values(ju.nonzeros()), u_new(nu), u_old(nu);
+  ju_values.resize(ju.nonzeros());
+  shift_u_new.resize(nu);
+  shift_u_old.resize(nu);
   subsystem.input_jacobian(t, z, zp, u, ju_values);
   // δ' = −(dF/dz')⁻¹ (dF/dz δ + dF/du Δu), Δu = new input − previous input, δ(0) = 0, as a
   // Taylor series in σ = s/span over the history span [−span, 0]: Δu is a polynomial of degree
-  // <= D = SupportPoints::kMaxDegree (coefficients d_j from D + 1 samples), and δ has
-  // coefficients c_{j+1} = −span·(dF/dz')⁻¹ (dF/dz c_j + dF/du d_j)/(j + 1), kept to degree D + 3
-  // (two integrations beyond Δu and one more for the homogeneous part).
+  // <= D (the larger of both inputs' degrees, SupportPoints::kMaxDegree when one does not say;
+  // coefficients d_j from D + 1 samples), and δ has coefficients
+  // c_{j+1} = −span·(dF/dz')⁻¹ (dF/dz c_j + dF/du d_j)/(j + 1), kept to degree D + 3 (two
+  // integrations beyond Δu and one more for the homogeneous part).
   const auto ku = static_cast<std::size_t>(k);
   const double span = m->ida_psi[ku - 1];
-  constexpr std::size_t kD = model::SupportPoints::kMaxDegree, kTerms = kD + 3;
-  std::vector<double> vand((kD + 1) * (kD + 1)), du((kD + 1) * nu);  // du[j * nu + c] = d_j
+  const int d_new = input->polynomial_degree(), d_old = previous.polynomial_degree();
+  const std::size_t kD = d_new < 0 || d_old < 0
+                             ? model::SupportPoints::kMaxDegree
+                             : static_cast<std::size_t>(std::max({d_new, d_old, 1}));
+  const std::size_t kTerms = kD + 3;
+  shift_vand.assign((kD + 1) * (kD + 1), 0.0);
+  shift_du.assign((kD + 1) * nu, 0.0);  // shift_du[j * nu + c] = d_j
   for (std::size_t i = 0; i <= kD; ++i) {
-    const double sigma = -static_cast<double>(i) / kD;
-    input->evaluate(t + sigma * span, u_new);
-    previous.evaluate(t + sigma * span, u_old);
+    const double sigma = -static_cast<double>(i) / static_cast<double>(kD);
+    input->evaluate(t + sigma * span, shift_u_new);
+    previous.evaluate(t + sigma * span, shift_u_old);
     double pw = 1.0;
-    for (std::size_t j = 0; j <= kD; ++j, pw *= sigma) vand[i * (kD + 1) + j] = pw;
-    for (std::size_t c = 0; c < nu; ++c) du[i * nu + c] = u_new[c] - u_old[c];
+    for (std::size_t j = 0; j <= kD; ++j, pw *= sigma) shift_vand[i * (kD + 1) + j] = pw;
+    for (std::size_t c = 0; c < nu; ++c) shift_du[i * nu + c] = shift_u_new[c] - shift_u_old[c];
   }
-  solve_small(vand, du, kD + 1, nu);
+  solve_small(shift_vand, shift_du, kD + 1, nu);
   const auto& p = *pattern;
-  std::vector<std::vector<double>> coef(kTerms + 1, std::vector<double>(n, 0.0));
+  shift_coef.assign((kTerms + 1) * n, 0.0);  // row j: the coefficient c_j
   for (std::size_t j = 0; j < kTerms; ++j) {
-    std::vector<double>& out = coef[j + 1];
+    const double* in = shift_coef.data() + j * n;
+    double* out = shift_coef.data() + (j + 1) * n;
     for (std::size_t c = 0; c < n; ++c) {
       for (auto q = p.column_start[c]; q < p.column_start[c + 1]; ++q) {
         out[static_cast<std::size_t>(p.row_index[static_cast<std::size_t>(q)])] +=
-            zp_j0[static_cast<std::size_t>(q)] * coef[j][c];
+            zp_j0[static_cast<std::size_t>(q)] * in[c];
       }
     }
     if (j <= kD) {
       for (std::size_t q = 0; q < ju.nonzeros(); ++q) {
-        out[ju.row[q]] += ju_values[q] * du[j * nu + ju.column[q]];
+        out[ju.row[q]] += ju_values[q] * shift_du[j * nu + ju.column[q]];
       }
     }
-    solve_dfdzp(num, out.data());
-    for (double& v : out) v *= -span / static_cast<double>(j + 1);
+    solve_dfdzp(num, out);
+    for (std::size_t r = 0; r < n; ++r) out[r] *= -span / static_cast<double>(j + 1);
   }
   // δ at the history's nodes s_i = −psi[i−1] (Horner).
-  std::vector<std::vector<double>> dd(ku + 1, std::vector<double>(n, 0.0));
-  std::vector<double> node(ku + 1, 0.0);
+  shift_dd.assign((ku + 1) * n, 0.0);
+  shift_node.assign(ku + 1, 0.0);
   for (std::size_t i = 1; i <= ku; ++i) {
-    node[i] = -m->ida_psi[i - 1];
-    const double sigma = node[i] / span;
+    shift_node[i] = -m->ida_psi[i - 1];
+    const double sigma = shift_node[i] / span;
+    double* di = shift_dd.data() + i * n;
     for (std::size_t j = kTerms; j >= 1; --j) {
-      for (std::size_t r = 0; r < n; ++r) dd[i][r] = dd[i][r] * sigma + coef[j][r];
+      const double* cj = shift_coef.data() + j * n;
+      for (std::size_t r = 0; r < n; ++r) di[r] = di[r] * sigma + cj[r];
     }
-    for (std::size_t r = 0; r < n; ++r) dd[i][r] *= sigma;
+    for (std::size_t r = 0; r < n; ++r) di[r] *= sigma;
   }
-  klu_l_free_numeric(&num, &zp_common);
   // Newton divided differences δ[s_0..s_j]; phi[j] holds (Π_{i<j} psi[i])·y[s_0..s_j].
   for (std::size_t l = 1; l <= ku; ++l) {
     for (std::size_t i = ku; i >= l; --i) {
-      for (std::size_t r = 0; r < n; ++r)
-        dd[i][r] = (dd[i][r] - dd[i - 1][r]) / (node[i] - node[i - l]);
+      for (std::size_t r = 0; r < n; ++r) {
+        shift_dd[i * n + r] =
+            (shift_dd[i * n + r] - shift_dd[(i - 1) * n + r]) / (shift_node[i] - shift_node[i - l]);
+      }
     }
   }
   double scale = 1.0;
   for (std::size_t j = 1; j <= ku; ++j) {
     scale *= m->ida_psi[j - 1];
     double* phi = N_VGetArrayPointer(m->ida_phi[j]);
-    for (std::size_t r = 0; r < n; ++r) phi[r] += scale * dd[j][r];
+    for (std::size_t r = 0; r < n; ++r) phi[r] += scale * shift_dd[j * n + r];
   }
 }
 

@@ -82,10 +82,18 @@ struct Integrator::Impl {
   mutable klu_l_common zp_common{};
   mutable klu_l_symbolic* zp_symbolic = nullptr;
   mutable std::vector<double> zp_matrix, zp_j0, zp_rhs, zp_z;
+  // The last factorization of dF/dz' and the values it factored (linearize()).
+  mutable klu_l_numeric* zp_numeric = nullptr;
+  mutable std::vector<double> zp_factored;
   std::unique_ptr<model::EntryPattern> ju_pattern;  // dF/du, read once (shift_history)
+  // shift_history()'s scratch: dF/du values, inputs, Vandermonde system, Δu coefficients, the
+  // Taylor coefficients of δ ((terms + 1) × n) and its divided differences ((k + 1) × n).
+  std::vector<double> ju_values, shift_u_new, shift_u_old, shift_vand, shift_du, shift_coef,
+      shift_dd, shift_node;
 
   Impl(const model::Subsystem& s, const IntegratorOptions& o) : subsystem(s), options(o) {}
   ~Impl() {
+    if (zp_numeric) klu_l_free_numeric(&zp_numeric, &zp_common);
     if (zp_symbolic) klu_l_free_symbolic(&zp_symbolic, &zp_common);
     if (mem) IDAFree(&mem);
     if (ls) SUNLinSolFree(ls);
@@ -147,7 +155,8 @@ struct Integrator::Impl {
   // The state at time() (phi[0], or IDAGetDky after the first step) and the history's z'.
   void current_state(std::span<double> z, std::span<double> zp) const;
   // dF/dz (zp_j0) and dF/dz' (zp_matrix) at (t, z, z', u(t)); returns the factored dF/dz'
-  // (the caller frees it). Throws IntegrationError if dF/dz' is singular.
+  // (owned by Impl: zp_numeric, valid until the next call). Throws IntegrationError if dF/dz' is
+  // singular.
   klu_l_numeric* linearize(double t, std::span<const double> z, std::span<const double> zp) const;
   void solve_dfdzp(klu_l_numeric* num, double* rhs) const;
   void consistent_derivative(std::span<const double> z, std::span<double> zp) const;

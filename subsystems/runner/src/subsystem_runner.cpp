@@ -33,6 +33,7 @@ class SubsystemRunner::Input final : public model::InputFunction {
  public:
   model::SupportPoints points;
   void evaluate(double t, std::span<double> u) const override { points.evaluate(t, u); }
+  int polynomial_degree() const override { return points.degree; }
 };
 
 SubsystemRunner::SubsystemRunner(const model::Subsystem& subsystem,

@@ -168,6 +168,11 @@ class InputFunction {
  public:
   virtual ~InputFunction() = default;
   virtual void evaluate(double t, std::span<double> u) const = 0;
+  // The degree of the polynomial in t that evaluate() follows everywhere (also outside the
+  // step), or -1 when it is not one or the function does not say. The integrator's history
+  // shift (ida::AdvanceControl::previous_input) samples the difference of two inputs with that
+  // many points.
+  virtual int polynomial_degree() const { return -1; }
 };
 
 }  // namespace macrostep::model

@@ -77,6 +77,7 @@ class SupportPointInput final : public model::InputFunction {
   // Throws std::invalid_argument if points.channels != input_size or points are invalid.
   SupportPointInput(const SupportPoints& points, std::size_t input_size);
   void evaluate(double t, std::span<double> u) const override { points_->evaluate(t, u); }
+  int polynomial_degree() const override { return points_->degree; }
   const SupportPoints& points() const { return *points_; }
 
  private:
