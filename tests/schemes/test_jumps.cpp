@@ -206,8 +206,8 @@ class Jumps : public ::testing::Test {
     }
     for (std::size_t k = 0; k < ref.size(); ++k) {
       for (std::size_t i = 0; i < ref[k].size(); i += 2) {
-        e = std::max({e, std::abs(z[k][i] - ref[k][i]) / xs,
-                      std::abs(z[k][i + 1] - ref[k][i + 1]) / vs});
+        e = std::max(
+            {e, std::abs(z[k][i] - ref[k][i]) / xs, std::abs(z[k][i + 1] - ref[k][i + 1]) / vs});
       }
     }
     return e;
