@@ -68,7 +68,8 @@ class Sources : public macrostep::testing::BinaryTest {
 const std::string kFixed = " --estimator none --step-size 1e-3";
 
 // Explicit, implicit and Gauss-Seidel at a fixed H: the process executor gives the in-process
-// bytes, with the smoothed step of the file and with a jump (width = 0).
+// bytes, with the smoothed step of the file and with a jump (width = 0), over 0.3 s (the step is
+// at 0.1 s).
 TEST_F(Sources, StepDrivenMotorIsBitIdenticalInEverySchemeAndExecutor) {
   copy_config();
   std::string jump = read_file("sources.toml");
@@ -77,8 +78,9 @@ TEST_F(Sources, StepDrivenMotorIsBitIdenticalInEverySchemeAndExecutor) {
   for (const std::string config : {"sources", "jump"}) {
     for (const std::string scheme : {"explicit", "implicit", "gauss-seidel"}) {
       for (const std::string executor : {"inprocess", "processes"}) {
-        const Outcome o = macrostep("run " + config + ".toml --scheme " + scheme + kFixed +
-                                    " --executor " + executor + " --output " + executor + ".csv");
+        const Outcome o =
+            macrostep("run " + config + ".toml --scheme " + scheme + kFixed + " --stop-time 0.3" +
+                      " --executor " + executor + " --output " + executor + ".csv");
         ASSERT_EQ(o.status, 0) << config << " " << scheme << " " << executor << ": " << o.err;
       }
       const std::string in_process = read_file("inprocess.csv");
@@ -107,9 +109,9 @@ TEST_F(Sources, StepDrivenMotorFollowsTheMonolithicReference) {
 TEST_F(Sources, ResumeAfterSigkillIsBitIdentical) {
   copy_config();
   for (const std::string scheme : {"explicit", "gauss-seidel"}) {
-    const std::vector<std::string> common = {"sources.toml", "--scheme",   scheme,
-                                             "--estimator",  "none",       "--step-size",
-                                             "2e-4",         "--executor", "processes"};
+    const std::vector<std::string> common = {
+        "sources.toml", "--scheme",    scheme, "--estimator", "none",     "--step-size",
+        "2e-4",         "--stop-time", "0.4",  "--executor",  "processes"};
     std::vector<std::string> whole = {"run"};
     whole.insert(whole.end(), common.begin(), common.end());
     whole.insert(whole.end(), {"--output", "whole.csv"});
@@ -156,9 +158,9 @@ std::vector<pid_t> children_of(pid_t parent) {
 // A worker killed in the middle of the run: --max-restarts recovers it, bit-identically.
 TEST_F(Sources, KilledWorkerIsRecoveredWithMaxRestartsBitIdentically) {
   copy_config();
-  const std::vector<std::string> common = {
-      "run",  "sources.toml", "--estimator", "none",           "--step-size",
-      "1e-4", "--executor",   "processes",   "--max-restarts", "2"};
+  const std::vector<std::string> common = {"run",         "sources.toml", "--estimator",    "none",
+                                           "--step-size", "1e-4",         "--stop-time",    "0.4",
+                                           "--executor",  "processes",    "--max-restarts", "2"};
   std::vector<std::string> plain = common;
   plain.insert(plain.end(), {"--output", "plain.csv"});
   ASSERT_EQ(exit_status(start(plain)), 0) << read_file("run.err");

@@ -303,13 +303,14 @@ TEST_F(Jumps, ShiftedHistoryMeetsTheExactSchemeError) {
 
 // The candidate default "shift" with at least two micro steps per macro step in the study's
 // setting: the Listing 5.1 start-up ramp and the max norm over every body and macro point of the
-// first 10 ms (1 000 macro steps): within 1.25× the exact scheme's error for κ = 0..3, where
-// keeping the history across the jump is not (measured: 1.000, 1.000, 1.000, 1.009; keep 2.0,
-// 2.4, 2.7, 2.9). The whole 0.25 s (DISABLED_PolicyCandidates;
-// docs/results/2026-11-27-jump-policy.md): ≤ 1.007, keep up to 2.9, shift alone 2.39 at κ = 3.
+// first 10 ms (1 000 macro steps; shorter windows leave κ = 3 at the solver's rounding): within
+// 1.25× the exact scheme's error at κ = 2 and 3, where keeping the history across the jump is not
+// (measured: 1.000 and 1.009; keep 2.7 at κ = 2; κ = 0, 1: 1.000 against keep's 2.0, 2.4). The
+// whole 0.25 s (DISABLED_PolicyCandidates; docs/results/2026-11-27-jump-policy.md): ≤ 1.007 for
+// κ = 0..3, keep up to 2.9, shift alone 2.39 at κ = 3.
 TEST_F(Jumps, ShiftWithTwoMicroStepsMeetsTheExactSchemeErrorWithTheStartUpRamp) {
   const runner::JumpOptions candidate{runner::JumpPolicy::kShift, 2};
-  for (int kappa = 0; kappa <= 3; ++kappa) {
+  for (int kappa = 2; kappa <= 3; ++kappa) {
     EXPECT_LE(measure_run(kappa, candidate, 0.01).ratio(), kGoal) << "kappa " << kappa;
   }
   EXPECT_GT(measure_run(2, runner::JumpOptions{}, 0.01).ratio(), kGoal);  // keep, no floor
