@@ -245,7 +245,8 @@ AttemptResult GaussSeidel::attempt(const control::StepPlan& plan,
   // The last pass holds every subsystem's final run (the others repeat theirs bit for bit), and
   // with it the ∂y/∂u the consistent update needs.
   const executors::PassOutcome* last = nullptr;
-  const auto run_pass = [&]() -> bool {
+  // One std::function per attempt (settle() takes it for every later subsystem).
+  const std::function<bool()> run_pass = [&]() -> bool {
     const executors::PassOutcome& outcome = runner.pass(t1, commands_);
     last = &outcome;
     if (!outcome.ok) {
