@@ -5,9 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "config_message.hpp"
 #include "macrostep/config/run_config.hpp"
 
 namespace {
+
+using macrostep::testing::config_message;
 
 using macrostep::config::ConfigError;
 using macrostep::config::CosimConfig;
@@ -33,15 +36,6 @@ c = 1.0
 end_time = 1.0
 output_interval = 0.5
 )";
-
-std::string message_of(const std::string& text) {
-  try {
-    parse_config(text, "t.toml");
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "(accepted)";
-}
 
 TEST(RunConfig, MinimalConfigurationGetsDocumentedDefaults) {
   const RunConfig c = parse_config(kMinimal, "dir/min.toml");
@@ -270,22 +264,23 @@ TEST(RunConfig, DefaultOutputFilesAreDerivedFromTheConfigStem) {
 
 TEST(RunConfig, TheFirstProblemInFileOrderIsReported) {
   // Both keys are unknown; the parser orders a table by key, the report must still name line 3.
-  EXPECT_EQ(message_of("\n[model]\nzzz = 1\naaa = 2\n"),
+  EXPECT_EQ(config_message("\n[model]\nzzz = 1\naaa = 2\n"),
             "t.toml:3: model.zzz: unknown key (allowed: type, masses, seed, mass, left_end, "
             "right_end, x0, v0, element, mass_override, element_override, force)");
 }
 
 TEST(RunConfig, MessagesQuoteTheValueAsWritten) {
-  EXPECT_EQ(message_of(kMinimal + "[solver]\nrtol = -1.5e-3\n"),
+  EXPECT_EQ(config_message(kMinimal + "[solver]\nrtol = -1.5e-3\n"),
             "t.toml:10: solver.rtol: must be > 0 (got -1.5e-3)");
-  EXPECT_EQ(message_of(kMinimal + "[solver]\nrtol = 1\n"),
+  EXPECT_EQ(config_message(kMinimal + "[solver]\nrtol = 1\n"),
             "t.toml:10: solver.rtol: must be < 1 (got 1)");
   // Columns after a character of several bytes, and a value at the end of a long line.
-  EXPECT_EQ(message_of("output = {file = \"é€\", checkpoint_every = -1.5e-3}" + kMinimal),
+  EXPECT_EQ(config_message("output = {file = \"é€\", checkpoint_every = -1.5e-3}" + kMinimal),
             "t.toml:1: output.checkpoint_every: must be > 0 (got -1.5e-3)");
   std::string long_line =
       "[model]\nmasses = 3\nx0 = [" + std::string(100'000, ' ') + "1, 2, \"é\"]";
-  EXPECT_EQ(message_of(long_line), "t.toml:3: model.x0[3]: must be a number (got string \"é\")");
+  EXPECT_EQ(config_message(long_line),
+            "t.toml:3: model.x0[3]: must be a number (got string \"é\")");
 }
 
 // A one-line array of 200 000 numbers (a chain's x0) is read exactly. (A parser whose time is
@@ -306,14 +301,14 @@ TEST(RunConfig, AOneLineArrayOfTwoHundredThousandNumbersIsReadExactly) {
 }
 
 TEST(RunConfig, DottedKeysAndInlineTablesAreCheckedLikeHeaders) {
-  EXPECT_EQ(message_of(kMinimal + "[output]\nfile.name = \"x\"\n"),
+  EXPECT_EQ(config_message(kMinimal + "[output]\nfile.name = \"x\"\n"),
             "t.toml:10: output.file: must be a string (got table)");
-  EXPECT_EQ(message_of(kMinimal + "[partition]\nsubsystems = 2\n[solver]\nrtol = {a = 1}\n"),
+  EXPECT_EQ(config_message(kMinimal + "[partition]\nsubsystems = 2\n[solver]\nrtol = {a = 1}\n"),
             "t.toml:12: solver.rtol: must be a number (got table)");
 }
 
 TEST(RunConfig, SyntaxErrorsCarryTheirLine) {
-  const std::string m = message_of("[model]\nmasses = [1, 2\n");
+  const std::string m = config_message("[model]\nmasses = [1, 2\n");
   EXPECT_EQ(m.rfind("t.toml:", 0), 0U) << m;
   EXPECT_NE(m.find("syntax error"), std::string::npos) << m;
 }

@@ -7,14 +7,17 @@
 #include <string_view>
 #include <vector>
 
+#include "config_message.hpp"
 #include "macrostep/config/run_config.hpp"
 #include "macrostep/corrector/jacobian_registry.hpp"
 
 namespace {
 
+using macrostep::testing::config_message;
+
 using namespace macrostep;
 
-const std::string kChain = R"(
+const std::string kFourMassChain = R"(
 [model]
 masses = 4
 [model.element]
@@ -25,15 +28,6 @@ subsystems = 2
 end_time = 1.0
 output_interval = 0.5
 )";
-
-std::string message_of(const std::string& text) {
-  try {
-    config::parse_config(text, "t.toml");
-  } catch (const config::ConfigError& e) {
-    return e.what();
-  }
-  return "(accepted)";
-}
 
 // "\"a\", \"b\"": the reader's list of allowed names.
 std::string quoted(const std::vector<std::string_view>& names) {
@@ -94,21 +88,21 @@ TEST(Vocabulary, ParseAndToStringAreInverseOverEveryTable) {
 TEST(Vocabulary, TheReaderAcceptsEverySchemeAndPredictorAndRefusesOthers) {
   for (const auto& [scheme, name] : config::kCosimSchemeNames) {
     const auto c =
-        config::parse_config(kChain + "[cosim]\nscheme = \"" + std::string(name) +
+        config::parse_config(kFourMassChain + "[cosim]\nscheme = \"" + std::string(name) +
                                  "\"\nestimator = \"none\"\nstep_size = 1e-3\norder = 1\n",
                              "t.toml");
     EXPECT_EQ(c.cosim.scheme, scheme) << name;
   }
-  EXPECT_NE(message_of(kChain + "[cosim]\nscheme = \"jacobi\"\n")
+  EXPECT_NE(config_message(kFourMassChain + "[cosim]\nscheme = \"jacobi\"\n")
                 .find("cosim.scheme: must be one of " + quoted(config::scheme_names()) +
                       " (got \"jacobi\")"),
             std::string::npos);
   for (const auto& [predictor, name] : config::kPredictorNames) {
     const auto c = config::parse_config(
-        kChain + "[cosim]\npredictor = \"" + std::string(name) + "\"\n", "t.toml");
+        kFourMassChain + "[cosim]\npredictor = \"" + std::string(name) + "\"\n", "t.toml");
     EXPECT_EQ(c.cosim.predictor, predictor) << name;
   }
-  EXPECT_NE(message_of(kChain + "[cosim]\npredictor = \"spline\"\n")
+  EXPECT_NE(config_message(kFourMassChain + "[cosim]\npredictor = \"spline\"\n")
                 .find("must be one of " + quoted(config::predictor_names())),
             std::string::npos);
 }
@@ -120,32 +114,33 @@ TEST(Vocabulary, TheReaderAcceptsEveryEstimatorOfItsScheme) {
     const std::string step =
         estimator == control::Estimator::kNone ? "step_size = 1e-3\norder = 1\n" : "";
     const auto c =
-        config::parse_config(kChain + "[cosim]\nscheme = \"" + scheme + "\"\nestimator = \"" +
-                                 std::string(name) + "\"\n" + step,
+        config::parse_config(kFourMassChain + "[cosim]\nscheme = \"" + scheme +
+                                 "\"\nestimator = \"" + std::string(name) + "\"\n" + step,
                              "t.toml");
     EXPECT_EQ(c.cosim.estimator, estimator) << name;
     EXPECT_STREQ(control::to_string(c.cosim.estimator), std::string(name).c_str());
   }
-  EXPECT_NE(message_of(kChain + "[cosim]\nestimator = \"exXX\"\n")
+  EXPECT_NE(config_message(kFourMassChain + "[cosim]\nestimator = \"exXX\"\n")
                 .find("must be one of " + quoted(control::estimator_names())),
             std::string::npos);
   // The scheme's own estimators, its default first and none last.
-  EXPECT_NE(message_of(kChain + "[cosim]\nscheme = \"implicit\"\nestimator = \"exLE\"\n")
-                .find("(allowed: \"imMD\", \"imCV\", \"none\")"),
-            std::string::npos);
-  EXPECT_NE(message_of(kChain + "[cosim]\nestimator = \"imCV\"\n")
+  EXPECT_NE(
+      config_message(kFourMassChain + "[cosim]\nscheme = \"implicit\"\nestimator = \"exLE\"\n")
+          .find("(allowed: \"imMD\", \"imCV\", \"none\")"),
+      std::string::npos);
+  EXPECT_NE(config_message(kFourMassChain + "[cosim]\nestimator = \"imCV\"\n")
                 .find("(allowed: \"exMD\", \"exLE\", \"exCV\", \"none\")"),
             std::string::npos);
 }
 
 TEST(Vocabulary, TheReaderAcceptsTheOrderStrategiesAFileChooses) {
   for (const std::string name : {"ida", "conservative"}) {
-    const auto c =
-        config::parse_config(kChain + "[cosim]\norder_strategy = \"" + name + "\"\n", "t.toml");
+    const auto c = config::parse_config(
+        kFourMassChain + "[cosim]\norder_strategy = \"" + name + "\"\n", "t.toml");
     EXPECT_STREQ(control::to_string(c.cosim.order_strategy), name.c_str());
   }
   // "fixed" is what order = K implies, not a choice of the file.
-  EXPECT_NE(message_of(kChain + "[cosim]\norder_strategy = \"fixed\"\n")
+  EXPECT_NE(config_message(kFourMassChain + "[cosim]\norder_strategy = \"fixed\"\n")
                 .find("must be one of \"ida\", \"conservative\" (got \"fixed\")"),
             std::string::npos);
 }
@@ -153,26 +148,26 @@ TEST(Vocabulary, TheReaderAcceptsTheOrderStrategiesAFileChooses) {
 TEST(Vocabulary, TheReaderAcceptsEveryJumpPolicyAndLinearSolverAndMicroStepStop) {
   for (const auto& [policy, name] : runner::kJumpPolicyNames) {
     const auto c = config::parse_config(
-        kChain + "[cosim]\njump_handling = \"" + std::string(name) + "\"\n", "t.toml");
+        kFourMassChain + "[cosim]\njump_handling = \"" + std::string(name) + "\"\n", "t.toml");
     EXPECT_EQ(c.cosim.jump_handling, policy) << name;
   }
-  EXPECT_NE(message_of(kChain + "[cosim]\njump_handling = \"drop\"\n")
+  EXPECT_NE(config_message(kFourMassChain + "[cosim]\njump_handling = \"drop\"\n")
                 .find("must be one of " + quoted(runner::jump_policy_names())),
             std::string::npos);
   for (const auto& [solver, name] : ida::kLinearSolverNames) {
     const auto c = config::parse_config(
-        kChain + "[solver]\nlinear_solver = \"" + std::string(name) + "\"\n", "t.toml");
+        kFourMassChain + "[solver]\nlinear_solver = \"" + std::string(name) + "\"\n", "t.toml");
     EXPECT_EQ(c.solver.linear_solver, solver) << name;
   }
-  EXPECT_NE(message_of(kChain + "[solver]\nlinear_solver = \"gmres\"\n")
+  EXPECT_NE(config_message(kFourMassChain + "[solver]\nlinear_solver = \"gmres\"\n")
                 .find("must be one of " + quoted(ida::linear_solver_names())),
             std::string::npos);
   for (const auto& [stop, name] : config::kMicroStepStopNames) {
     const auto c = config::parse_config(
-        kChain + "[solver]\nmicro_step_stop = \"" + std::string(name) + "\"\n", "t.toml");
+        kFourMassChain + "[solver]\nmicro_step_stop = \"" + std::string(name) + "\"\n", "t.toml");
     EXPECT_EQ(c.solver.micro_step_stop, stop) << name;
   }
-  EXPECT_NE(message_of(kChain + "[solver]\nmicro_step_stop = \"late\"\n")
+  EXPECT_NE(config_message(kFourMassChain + "[solver]\nmicro_step_stop = \"late\"\n")
                 .find("must be one of " + quoted(config::micro_step_stop_names())),
             std::string::npos);
 }
@@ -180,27 +175,29 @@ TEST(Vocabulary, TheReaderAcceptsEveryJumpPolicyAndLinearSolverAndMicroStepStop)
 TEST(Vocabulary, TheReaderTakesTheJacobianNamesFromTheRegistry) {
   const auto names = corrector::JacobianRegistry::instance().names();
   for (const auto name : names) {
-    const auto c = config::parse_config(
-        kChain + "[cosim]\nscheme = \"implicit\"\njacobian = \"" + std::string(name) + "\"\n",
-        "t.toml");
+    const auto c =
+        config::parse_config(kFourMassChain + "[cosim]\nscheme = \"implicit\"\njacobian = \"" +
+                                 std::string(name) + "\"\n",
+                             "t.toml");
     EXPECT_EQ(c.cosim.jacobian, name);
   }
-  EXPECT_NE(message_of(kChain + "[cosim]\nscheme = \"implicit\"\njacobian = \"numeric\"\n")
-                .find("must be one of " + quoted(names) + " (got \"numeric\")"),
-            std::string::npos);
+  EXPECT_NE(
+      config_message(kFourMassChain + "[cosim]\nscheme = \"implicit\"\njacobian = \"numeric\"\n")
+          .find("must be one of " + quoted(names) + " (got \"numeric\")"),
+      std::string::npos);
 }
 
 TEST(Vocabulary, TheFileNamesEveryExecutorButTheBridge) {
   for (const auto& [executor, name] : config::kExecutorNames) {
-    const std::string text = kChain + "[cosim]\nexecutor = \"" + std::string(name) + "\"\n";
+    const std::string text = kFourMassChain + "[cosim]\nexecutor = \"" + std::string(name) + "\"\n";
     if (executor == config::ExecutorKind::kMpi) {
-      EXPECT_NE(message_of(text).find("\"mpi\" is chosen on the command line of an MPI job"),
+      EXPECT_NE(config_message(text).find("\"mpi\" is chosen on the command line of an MPI job"),
                 std::string::npos);
       continue;
     }
     EXPECT_EQ(config::parse_config(text, "t.toml").cosim.executor, executor) << name;
   }
-  EXPECT_NE(message_of(kChain + "[cosim]\nexecutor = \"threads\"\n")
+  EXPECT_NE(config_message(kFourMassChain + "[cosim]\nexecutor = \"threads\"\n")
                 .find("must be one of \"inprocess\", \"processes\" (got \"threads\")"),
             std::string::npos);
 }

@@ -21,14 +21,14 @@
 #include "macrostep/ipc/schema/state.capnp.h"
 
 namespace mct = macrostep::control;
-namespace mt = macrostep::test;
+namespace drv = macrostep::test;
 
 namespace {
 
 using Bytes = std::vector<std::byte>;
 
 mct::MacroStepController start(const std::string& kind) {
-  return mct::MacroStepController(mt::driver_options(kind), mt::driver_u(0.0));
+  return mct::MacroStepController(drv::driver_options(kind), drv::driver_u(0.0));
 }
 
 // Two controllers in the same state: same history, plan, counters and statistics.
@@ -57,13 +57,13 @@ class ControllerState : public ::testing::TestWithParam<std::string> {};
 TEST_P(ControllerState, ImportedControllerContinuesBitIdentically) {
   for (const int before : {0, 1, 5, 17, 40, 100000}) {
     auto a = start(GetParam());
-    mt::drive(a, before);
+    drv::drive(a, before);
     const Bytes state = a.export_state();
-    auto b = mct::MacroStepController::import_state(mt::driver_options(GetParam()), state,
-                                                    mt::kDriverChannels);
+    auto b = mct::MacroStepController::import_state(drv::driver_options(GetParam()), state,
+                                                    drv::kDriverChannels);
     expect_same_state(a, b);
-    const auto expected = mt::drive(a, 100000);
-    EXPECT_EQ(mt::drive(b, 100000), expected) << "exported after " << before << " attempts";
+    const auto expected = drv::drive(a, 100000);
+    EXPECT_EQ(drv::drive(b, 100000), expected) << "exported after " << before << " attempts";
     expect_same_state(a, b);
     EXPECT_TRUE(b.finished());
   }
@@ -72,7 +72,7 @@ TEST_P(ControllerState, ImportedControllerContinuesBitIdentically) {
 // The driver reaches every part of the state that the export must carry.
 TEST_P(ControllerState, DriverExercisesRejectionsAndOrderChanges) {
   auto c = start(GetParam());
-  mt::drive(c, 100000);
+  drv::drive(c, 100000);
   ASSERT_TRUE(c.finished());
   EXPECT_GT(c.statistics().accepted, 20u);
   if (GetParam() == "variable") {
@@ -93,25 +93,25 @@ TEST_P(ControllerState, NewProcessContinuesBitIdentically) {
                    ("macrostep_controller_state_" + std::to_string(::getpid()) + "_" + GetParam());
   std::filesystem::create_directories(dir);
   auto a = start(GetParam());
-  mt::drive(a, 3);  // variable mode: the start-up phase still doubles H
+  drv::drive(a, 3);  // variable mode: the start-up phase still doubles H
   const std::string state = (dir / "state.bin").string(), record = (dir / "record.bin").string(),
                     final_state = (dir / "final.bin").string();
-  ASSERT_TRUE(mt::write_bytes(state, a.export_state()));
-  const auto expected = mt::drive(a, 100000);
-  ASSERT_EQ(mt::run_process(MACROSTEP_CONTROLLER_CHILD, {GetParam(), state, record, final_state}),
+  ASSERT_TRUE(drv::write_bytes(state, a.export_state()));
+  const auto expected = drv::drive(a, 100000);
+  ASSERT_EQ(drv::run_process(MACROSTEP_CONTROLLER_CHILD, {GetParam(), state, record, final_state}),
             0)
       << MACROSTEP_CONTROLLER_CHILD << " failed";
-  const Bytes got = mt::read_bytes(record);
+  const Bytes got = drv::read_bytes(record);
   ASSERT_EQ(got.size(), expected.size() * sizeof(std::uint64_t));
   EXPECT_EQ(std::memcmp(got.data(), expected.data(), got.size()), 0);
-  EXPECT_EQ(mt::read_bytes(final_state), a.export_state());
+  EXPECT_EQ(drv::read_bytes(final_state), a.export_state());
   std::filesystem::remove_all(dir);
 }
 
 // Options or channel counts other than the exporter's: invalid_argument naming the field.
 TEST_P(ControllerState, RejectsOtherOptionsOrChannels) {
   auto a = start(GetParam());
-  mt::drive(a, 9);
+  drv::drive(a, 9);
   const Bytes state = a.export_state();
   auto expect_mismatch = [&state](const mct::MacroStepOptions& o, std::size_t channels,
                                   const char* needle) {
@@ -122,7 +122,7 @@ TEST_P(ControllerState, RejectsOtherOptionsOrChannels) {
       EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
     }
   };
-  const auto options = mt::driver_options(GetParam());
+  const auto options = drv::driver_options(GetParam());
   expect_mismatch(options, 3, "coupling variables");
   auto o = options;
   o.t_end = 2.0;
@@ -145,11 +145,11 @@ TEST_P(ControllerState, RejectsOtherOptionsOrChannels) {
 // the import, or (for a flipped value) a controller that runs; never a crash (asan preset).
 TEST_P(ControllerState, RejectsMalformedBytes) {
   auto a = start(GetParam());
-  mt::drive(a, 17);
+  drv::drive(a, 17);
   const Bytes good = a.export_state();
-  const auto options = mt::driver_options(GetParam());
+  const auto options = drv::driver_options(GetParam());
   auto import = [&](const Bytes& bytes) {
-    return mct::MacroStepController::import_state(options, bytes, mt::kDriverChannels);
+    return mct::MacroStepController::import_state(options, bytes, drv::kDriverChannels);
   };
   auto expect_rejected = [&](const Bytes& bytes, const std::string& what) {
     try {
@@ -180,7 +180,7 @@ TEST_P(ControllerState, RejectsMalformedBytes) {
     try {
       auto c = import(bytes);
       ++accepted;
-      mt::drive(c, 300);
+      drv::drive(c, 300);
     } catch (const std::exception&) {
       // rejected, or the flipped state ran into an error complete() reports
     }
@@ -192,7 +192,7 @@ TEST_P(ControllerState, RejectsMalformedBytes) {
 // invariants out of range (runtime_error).
 TEST_P(ControllerState, RejectsEditedMessages) {
   auto a = start(GetParam());
-  mt::drive(a, 12);
+  drv::drive(a, 12);
   const Bytes good = a.export_state();
   auto edited = [&good](auto edit) {
     std::vector<capnp::word> words(good.size() / sizeof(capnp::word));
@@ -207,10 +207,10 @@ TEST_P(ControllerState, RejectsEditedMessages) {
     std::memcpy(out.data(), b.begin(), b.size());
     return out;
   };
-  const auto options = mt::driver_options(GetParam());
+  const auto options = drv::driver_options(GetParam());
   auto expect_error = [&](const Bytes& bytes, bool mismatch, const char* needle) {
     try {
-      mct::MacroStepController::import_state(options, bytes, mt::kDriverChannels);
+      mct::MacroStepController::import_state(options, bytes, drv::kDriverChannels);
       ADD_FAILURE() << "accepted an edited message (" << needle << ")";
     } catch (const std::invalid_argument& e) {
       EXPECT_TRUE(mismatch) << e.what();
@@ -246,12 +246,12 @@ TEST_P(ControllerState, RejectsEditedMessages) {
 TEST_P(ControllerState, ExportIsDeterministicAndRoundTrips) {
   auto a = start(GetParam());
   auto b = start(GetParam());
-  mt::drive(a, 31);
-  mt::drive(b, 31);
+  drv::drive(a, 31);
+  drv::drive(b, 31);
   const Bytes state = a.export_state();
   EXPECT_EQ(state, b.export_state());
-  const auto c = mct::MacroStepController::import_state(mt::driver_options(GetParam()), state,
-                                                        mt::kDriverChannels);
+  const auto c = mct::MacroStepController::import_state(drv::driver_options(GetParam()), state,
+                                                        drv::kDriverChannels);
   EXPECT_EQ(c.export_state(), state);
 }
 

@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "../support/same_bits.hpp"
 #include "call_order_suite.hpp"
 #include "explicit_options.hpp"
 #include "macrostep/executors/in_process_executor.hpp"
@@ -19,6 +20,8 @@
 
 namespace macrostep::testing {
 namespace {
+
+using macrostep::testing::same_bits;
 
 // The parts of a ProcessExecutor whose workers are threads: each gets the configuration a worker
 // process would get (worker_setup + encode_config), and decodes it itself.
@@ -54,10 +57,6 @@ struct ThreadWorkersFactory {
     return threaded_executor(s.system, s.models, s.u0, po);
   }
 };
-
-bool same_bits(std::span<const double> a, std::span<const double> b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
-}
 
 // The accepted points of a controlled explicit run (exMD: a comparison run per subsystem and
 // rejected steps), every subsystem's accepted state at each.

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/same_bits.hpp"
 #include "force_displacement_model.hpp"
 #include "macrostep/config/run_config.hpp"
 #include "macrostep/executors/in_process_executor.hpp"
@@ -26,9 +27,7 @@
 namespace macrostep {
 namespace {
 
-bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
-}
+using macrostep::testing::same_bits;
 
 struct CubicSystem {
   system::SystemDescription description;

@@ -24,16 +24,15 @@
 #include "macrostep/polynomials/history.hpp"
 #include "macrostep/system/chain_system.hpp"
 
+#include "../support/same_bits.hpp"
 #include "../support/test_chain.hpp"
 
 namespace macrostep {
 namespace {
 
-using runner::ExtraRun;
+using macrostep::testing::same_bits;
 
-bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
-}
+using runner::ExtraRun;
 
 // Everything observable of a driven sequence, in order.
 struct Trace {

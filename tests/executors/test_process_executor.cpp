@@ -29,11 +29,17 @@
 #include "macrostep/schemes/implicit.hpp"
 #include "macrostep/system/chain_system.hpp"
 
+#include "../support/read_file.hpp"
+#include "../support/same_bits.hpp"
 #include "../support/test_chain.hpp"
 #include "explicit_options.hpp"
 
 namespace macrostep {
 namespace {
+
+using macrostep::testing::read_file;
+
+using macrostep::testing::same_bits;
 
 // The worker processes' models: the chain's segments.
 std::vector<library::ModelDescription> chain_models(const library::ChainParameters& p,
@@ -93,10 +99,6 @@ schemes::SchemeOptions fixed_step(double t_end, double h) {
   o.control.kappa_fixed = 2;
   o.control.estimator = control::Estimator::kNone;
   return o;
-}
-
-bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
 }
 
 void expect_identical(const CosimRun& a, const CosimRun& b) {
@@ -580,13 +582,6 @@ int wait_exit(pid_t pid) {
   int status = 0;
   if (waitpid(pid, &status, 0) != pid) return -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 std::vector<pid_t> children_of(pid_t parent) {

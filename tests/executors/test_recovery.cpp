@@ -39,15 +39,16 @@ using testing::controlled;
 using testing::test_chain;
 
 // Per accepted macro point: the time, the coupling variables and every subsystem's outputs.
-struct Trace {
+struct RecoveryTrace {
   std::vector<double> values;
   std::size_t points = 0;
   schemes::SchemeResult result;
 };
 
-Trace run(const system::CoupledSystem& sys, executors::Executor& ex,
-          const schemes::SchemeOptions& o, const std::function<void(std::size_t)>& after = {}) {
-  Trace t;
+RecoveryTrace run_traced(const system::CoupledSystem& sys, executors::Executor& ex,
+                         const schemes::SchemeOptions& o,
+                         const std::function<void(std::size_t)>& after = {}) {
+  RecoveryTrace t;
   const auto scheme = schemes::make_scheme(o);
   schemes::run_scheme(
       sys, ex, *scheme, o,
@@ -70,14 +71,14 @@ struct Chain {
       std::make_shared<const library::ChainParameters>(p), boundaries);
 };
 
-Trace reference(const Chain& c, const schemes::SchemeOptions& o,
-                const runner::JumpOptions& jumps = {}) {
+RecoveryTrace reference(const Chain& c, const schemes::SchemeOptions& o,
+                        const runner::JumpOptions& jumps = {}) {
   executors::InProcessOptions io;
   io.solver = testing::tight_solver();
   io.rollback = true;
   io.jumps = jumps;
   executors::InProcessExecutor ex(c.sys, c.sys.initial_couplings(), io);
-  return run(c.sys, ex, o);
+  return run_traced(c.sys, ex, o);
 }
 
 executors::ProcessOptions recovering_options(unsigned max_restarts) {
@@ -89,7 +90,7 @@ executors::ProcessOptions recovering_options(unsigned max_restarts) {
   return po;
 }
 
-void expect_same_bits(const Trace& a, const Trace& b) {
+void expect_same_bits(const RecoveryTrace& a, const RecoveryTrace& b) {
   ASSERT_EQ(a.points, b.points);
   ASSERT_EQ(a.values.size(), b.values.size());
   EXPECT_EQ(std::memcmp(a.values.data(), b.values.data(), a.values.size() * sizeof(double)), 0)
@@ -106,7 +107,7 @@ TEST(Recovery, TwentyRandomWorkerKillsAllRecoverBitIdentically) {
   const Chain c;
   auto o = controlled(1e-3, control::Estimator::kExMD, 1e-5);
   o.control.step.safety = 1.0;  // Γ = 1: about every other step is rejected (seed 000 §3.4)
-  const Trace undisturbed = reference(c, o);
+  const RecoveryTrace undisturbed = reference(c, o);
   ASSERT_GT(undisturbed.points, 60u);
   ASSERT_GT(undisturbed.result.steps.rejected, 0u);
   std::mt19937 random(20261123);
@@ -121,7 +122,7 @@ TEST(Recovery, TwentyRandomWorkerKillsAllRecoverBitIdentically) {
     po.recovery_interval = std::chrono::milliseconds(std::array{0, 2, 1000}[k % 3]);
     executors::ProcessExecutor ex(c.sys, c.models, c.sys.initial_couplings(), po);
     std::thread killer;
-    const Trace disturbed = run(c.sys, ex, o, [&](std::size_t step) {
+    const RecoveryTrace disturbed = run_traced(c.sys, ex, o, [&](std::size_t step) {
       if (step == at) {
         const pid_t pid = ex.worker_pids()[victim];
         killer = std::thread([pid, delay_us] {
@@ -148,13 +149,13 @@ TEST(Recovery, ImplicitRunWithAHostedSubsystemRecoversBitIdentically) {
   corrector.iteration = corrector::IterationKind::kNewton;
   corrector.jacobian = corrector::jacobian_name(corrector::JacobianKind::kFiniteDifference);
   o.corrector = corrector;
-  const Trace undisturbed = reference(c, o);
+  const RecoveryTrace undisturbed = reference(c, o);
   ASSERT_GT(undisturbed.points, 10u);
   auto po = recovering_options(2);
   po.host_first_subsystem = true;
   po.extra_runs = 2;
   executors::ProcessExecutor ex(c.sys, c.models, c.sys.initial_couplings(), po);
-  const Trace disturbed = run(c.sys, ex, o, [&](std::size_t step) {
+  const RecoveryTrace disturbed = run_traced(c.sys, ex, o, [&](std::size_t step) {
     if (step == 3 || step == undisturbed.points / 2) kill(ex.worker_pids()[1 + step % 2], SIGKILL);
   });
   EXPECT_EQ(ex.recoveries(), 2u);
@@ -168,19 +169,19 @@ TEST(Recovery, ShiftedHistoriesRecoverBitIdentically) {
   const auto o = controlled(1e-3, control::Estimator::kExMD, 1e-5);
   runner::JumpOptions shift;
   shift.policy = runner::JumpPolicy::kShift;
-  const Trace undisturbed = reference(c, o, shift);
+  const RecoveryTrace undisturbed = reference(c, o, shift);
   ASSERT_GT(undisturbed.points, 20u);
   auto po = recovering_options(2);
   po.jumps = shift;
   po.recovery_interval = std::chrono::milliseconds(0);  // the state of the last accept
   executors::ProcessExecutor ex(c.sys, c.models, c.sys.initial_couplings(), po);
-  const Trace disturbed = run(c.sys, ex, o, [&](std::size_t step) {
+  const RecoveryTrace disturbed = run_traced(c.sys, ex, o, [&](std::size_t step) {
     if (step == 7 || step == undisturbed.points / 2) kill(ex.worker_pids()[step % 3], SIGKILL);
   });
   EXPECT_EQ(ex.recoveries(), 2u);
   expect_same_bits(undisturbed, disturbed);
   // And the shift is not a no-op here: the same run keeping the histories differs.
-  const Trace kept = reference(c, o);
+  const RecoveryTrace kept = reference(c, o);
   EXPECT_FALSE(kept.points == undisturbed.points &&
                std::memcmp(kept.values.data(), undisturbed.values.data(),
                            kept.values.size() * sizeof(double)) == 0);
@@ -191,7 +192,7 @@ TEST(Recovery, ShiftedHistoriesRecoverBitIdentically) {
 TEST(Recovery, HungWorkerIsReplacedAndTold) {
   const Chain c;
   const auto o = controlled(1e-4, control::Estimator::kExMD, 1e-5);
-  const Trace undisturbed = reference(c, o);
+  const RecoveryTrace undisturbed = reference(c, o);
   auto po = recovering_options(1);
   // Long enough that a slow replacement (TSan, an oversubscribed machine) is not taken for a
   // second hang.
@@ -201,7 +202,7 @@ TEST(Recovery, HungWorkerIsReplacedAndTold) {
   po.on_recovery = [&told](const std::string& what) { told.push_back(what); };
   executors::ProcessExecutor ex(c.sys, c.models, c.sys.initial_couplings(), po);
   const pid_t victim = ex.worker_pids()[2];
-  const Trace disturbed = run(c.sys, ex, o, [&](std::size_t step) {
+  const RecoveryTrace disturbed = run_traced(c.sys, ex, o, [&](std::size_t step) {
     if (step == 7) kill(victim, SIGSTOP);
   });
   expect_same_bits(undisturbed, disturbed);
@@ -218,7 +219,7 @@ TEST(Recovery, FailureBeyondMaxRestartsEndsTheRun) {
   const auto o = controlled(2e-4, control::Estimator::kExMD, 1e-5);
   executors::ProcessExecutor ex(c.sys, c.models, c.sys.initial_couplings(), recovering_options(1));
   try {
-    run(c.sys, ex, o, [&](std::size_t step) {
+    run_traced(c.sys, ex, o, [&](std::size_t step) {
       if (step == 5 || step == 12) kill(ex.worker_pids()[0], SIGKILL);
     });
     FAIL() << "the second failure was recovered from too";
@@ -274,7 +275,7 @@ TEST(Recovery, FailedRecoveriesAreToldAndNamedAtTheRunsTime) {
   });
   double accepted = -1.0;
   try {
-    run(c.sys, ex, o, [&](std::size_t step) {
+    run_traced(c.sys, ex, o, [&](std::size_t step) {
       accepted = ex.accepted_time();
       if (step == 5) {
         hunting = true;
@@ -318,7 +319,7 @@ TEST(Recovery, RecoveryNeedsRollbackAndLeavesNoFiles) {
     executors::ProcessExecutor ex(c.sys, c.models, c.sys.initial_couplings(),
                                   recovering_options(1));
     EXPECT_EQ(count_dirs(), 1u);
-    run(c.sys, ex, controlled(2e-5, control::Estimator::kExMD, 1e-5));
+    run_traced(c.sys, ex, controlled(2e-5, control::Estimator::kExMD, 1e-5));
   }
   EXPECT_EQ(count_dirs(), 0u);
   if (old_tmpdir != nullptr) {

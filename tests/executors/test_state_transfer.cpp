@@ -23,10 +23,13 @@
 #include "macrostep/polynomials/history.hpp"
 #include "macrostep/system/chain_system.hpp"
 
+#include "../support/same_bits.hpp"
 #include "../support/test_chain.hpp"
 
 namespace macrostep {
 namespace {
+
+using macrostep::testing::same_bits;
 
 struct TransferFixture {
   library::ChainParameters params = testing::test_chain(24, 23);
@@ -93,24 +96,12 @@ std::vector<std::vector<double>> drive(const TransferFixture& s, executors::Exec
   return trace;
 }
 
-bool same_bits(const std::vector<std::vector<double>>& a,
-               const std::vector<std::vector<double>>& b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t k = 0; k < a.size(); ++k) {
-    if (a[k].size() != b[k].size() ||
-        std::memcmp(a[k].data(), b[k].data(), a[k].size() * sizeof(double)) != 0) {
-      return false;
-    }
-  }
-  return true;
-}
-
 std::filesystem::path state_file(const std::string& name) {
   return std::filesystem::temp_directory_path() /
          ("macrostep-test-state-" + std::to_string(getpid()) + "-" + name);
 }
 
-constexpr int kSteps = 14;
+constexpr int kTransferSteps = 14;
 constexpr int kCut = 6;  // the state of accepted step kCut is exported
 
 // A worker process exports subsystem 2's T_N; later that worker is replaced by a new process
@@ -120,14 +111,14 @@ TEST(StateTransfer, ANewWorkerProcessContinuesFromAnExportedWorkspace) {
   const TransferFixture s;
   const auto file = state_file("worker.snapshot");
   auto reference = s.processes();
-  const auto expected = drive(s, *reference, kSteps, kCut + 1, [&](int n) {
+  const auto expected = drive(s, *reference, kTransferSteps, kCut + 1, [&](int n) {
     if (n == kCut) {
       EXPECT_GT(reference->export_state(1, file), 1000u);
     }
   });
   auto resumed = s.processes();
   const pid_t old_pid = resumed->worker_pids()[1];
-  const auto got = drive(s, *resumed, kSteps, kCut + 1, [&](int n) {
+  const auto got = drive(s, *resumed, kTransferSteps, kCut + 1, [&](int n) {
     if (n != kCut) return;
     resumed->restart_worker(1);  // a fresh process at T_0 ...
     EXPECT_EQ(resumed->accepted_time(), 2e-6 * (kCut + 1));
@@ -159,15 +150,15 @@ TEST(StateTransfer, InProcessAndWorkerProcessesReadEachOthersFiles) {
     return state_file(std::string(who) + "-" + std::to_string(i));
   };
   auto reference = s.in_process();
-  const auto expected = drive(s, *reference, kSteps, kCut + 1);
+  const auto expected = drive(s, *reference, kTransferSteps, kCut + 1);
   auto workers = s.processes();
   auto master = s.in_process();
   // Both export at kCut; the in-process executor, second, then imports the workers' files.
-  const auto got_workers = drive(s, *workers, kSteps, kCut + 1, [&](int n) {
+  const auto got_workers = drive(s, *workers, kTransferSteps, kCut + 1, [&](int n) {
     if (n != kCut) return;
     for (std::size_t i = 0; i < ns; ++i) workers->export_state(i, file("workers", i));
   });
-  const auto got_master = drive(s, *master, kSteps, kCut + 1, [&](int n) {
+  const auto got_master = drive(s, *master, kTransferSteps, kCut + 1, [&](int n) {
     if (n != kCut) return;
     for (std::size_t i = 0; i < ns; ++i) master->export_state(i, file("master", i));
     for (std::size_t i = 0; i < ns; ++i) master->import_state(i, file("workers", i));
@@ -177,7 +168,7 @@ TEST(StateTransfer, InProcessAndWorkerProcessesReadEachOthersFiles) {
   }
   // A fresh process executor at T_0 continues from the in-process executor's files.
   auto fresh = s.processes();
-  const auto got_fresh = drive(s, *fresh, kSteps, kCut + 1, [&](int n) {
+  const auto got_fresh = drive(s, *fresh, kTransferSteps, kCut + 1, [&](int n) {
     if (n != kCut) return;
     for (std::size_t i = 0; i < ns; ++i) {
       fresh->restart_worker(i);

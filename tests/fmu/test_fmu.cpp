@@ -17,12 +17,15 @@
 #include <thread>
 #include <vector>
 
+#include "../support/read_file.hpp"
 #include "macrostep/fmu/fmu.hpp"
 #include "macrostep/ida/integrator.hpp"
 #include "macrostep/library/model_description.hpp"
 
 namespace macrostep {
 namespace {
+
+using macrostep::testing::read_file;
 
 namespace fs = std::filesystem;
 
@@ -36,13 +39,6 @@ std::unique_ptr<model::Subsystem> load(const std::string& name,
                                        std::vector<std::string> outputs = {}) {
   return library::build_subsystem(
       fmu::FmuDescription{fmu_file(name), parameters, std::move(inputs), std::move(outputs)});
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 fs::path temp_dir(const std::string& what) {

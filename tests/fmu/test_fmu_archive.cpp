@@ -20,11 +20,14 @@
 #include <string>
 #include <vector>
 
+#include "../support/read_file.hpp"
 #include "macrostep/fmu/archive.hpp"
 #include "macrostep/fmu/fmu.hpp"
 
 namespace macrostep {
 namespace {
+
+using macrostep::testing::read_file;
 
 namespace fs = std::filesystem;
 using fmu::ArchiveLimits;
@@ -64,13 +67,6 @@ void write_zip(const fs::path& path, const std::vector<Member>& members) {
     }
   }
   ASSERT_EQ(archive_write_close(a.get()), ARCHIVE_OK);
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 // A fresh directory that is $TMPDIR while the fixture lives: the test sees every unpack

@@ -13,11 +13,14 @@
 #include <string>
 #include <vector>
 
+#include "../support/read_file.hpp"
 #include "macrostep/library/model_description.hpp"
 #include "macrostep/plugin/plugin.hpp"
 
 namespace macrostep {
 namespace {
+
+using macrostep::testing::read_file;
 
 plugin::PluginDescription duffing(const std::string& parameters) {
   return {std::filesystem::absolute(DUFFING_PLUGIN).string(), parameters};
@@ -85,13 +88,6 @@ AppRun macrostep(const std::string& args) {
   const int status = pclose(pipe);
   r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
-}
-
-std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 // Two Duffing oscillators (one forced) joined by a linear spring/damper.

@@ -75,7 +75,7 @@ end_time = 0.05
 output_interval = 1e-3
 )";
 
-constexpr double kEnd = 0.04;
+constexpr double kFeedthroughEnd = 0.04;
 
 system::CoupledSystem build(const char* text) {
   const config::RunConfig c = config::parse_config(std::string(text) + kCommon, "feedthrough");
@@ -92,7 +92,7 @@ ida::IntegratorOptions tight() {
 }
 
 // A fixed-H explicit Jacobi run with degree κ; `observe` sees every accepted point. Returns the
-// largest state error at kEnd against the closed form, relative to the largest state.
+// largest state error at kFeedthroughEnd against the closed form, relative to the largest state.
 // ramp: Listing 5.1's start-up (tiny first steps while the history fills), without which the
 // first steps' lower degrees (κ_N = min(κ, N)) cost one order at κ = 2 in both decompositions.
 // implicit: the Newton corrector with the FD interface Jacobian instead (METHODS §4.1-4.3).
@@ -101,7 +101,7 @@ double jacobi_error(const system::CoupledSystem& sys, double h, int kappa,
                     bool implicit = false) {
   schemes::SchemeOptions o;
   o.control.mode = control::StepSizeMode::kFixed;
-  o.control.t_end = kEnd;
+  o.control.t_end = kFeedthroughEnd;
   o.control.h = h;
   o.control.kappa_fixed = kappa;
   o.control.estimator = control::Estimator::kNone;
@@ -129,10 +129,10 @@ double jacobi_error(const system::CoupledSystem& sys, double h, int kappa,
         if (observe) observe(p);
       },
       [](const schemes::StepRecord&) {}, result);
-  EXPECT_NEAR(reached, kEnd, 1e-12);
+  EXPECT_NEAR(reached, kFeedthroughEnd, 1e-12);
   const std::vector<double> z = verification::chain_state(sys, ex);  // [x1, v1, x2, v2]
   return macrostep::testing::relative_state_error(
-      z, macrostep::testing::force_displacement_exact_state(kEnd));
+      z, macrostep::testing::force_displacement_exact_state(kFeedthroughEnd));
 }
 
 TEST(Feedthrough, ConfigurationAcceptsItAndTheSubsystemDeclaresIt) {
@@ -183,10 +183,11 @@ TEST(Feedthrough, MonolithicBaselineMatchesTheClosedForm) {
     const system::CoupledSystem sys = build(text);
     const system::MonolithicSystem whole(sys);
     ida::Integrator integrator(whole, tight());
-    integrator.advance_to(kEnd);
+    integrator.advance_to(kFeedthroughEnd);
     std::vector<double> z(whole.state_size()), zp(z.size());
     integrator.state(z, zp);
-    const std::array<double, 4> ref = macrostep::testing::force_displacement_exact_state(kEnd);
+    const std::array<double, 4> ref =
+        macrostep::testing::force_displacement_exact_state(kFeedthroughEnd);
     double scale = 0.0;
     for (double r : ref) scale = std::max(scale, std::abs(r));
     for (std::size_t i = 0; i < 4; ++i) EXPECT_NEAR(z[i], ref[i], 1e-8 * scale) << i;

@@ -34,7 +34,7 @@ namespace {
 using namespace macrostep;
 namespace fd = macrostep::testing;
 
-constexpr double kEnd = 0.04;
+constexpr double kEvaluationEnd = 0.04;
 
 system::CoupledSystem build(const std::string& text) {
   const config::RunConfig c = config::parse_config(
@@ -126,12 +126,13 @@ struct Residuals {
   schemes::SchemeResult result;
 };
 
-// Fixed-H Jacobi (or Gauss–Seidel, "two" first) with κ = 1 to kEnd; at every accepted point the
-// coupling residual with the true output of "two", recomputed from its states and the written u.
+// Fixed-H Jacobi (or Gauss–Seidel, "two" first) with κ = 1 to kEvaluationEnd; at every accepted
+// point the coupling residual with the true output of "two", recomputed from its states and the
+// written u.
 Residuals run(const system::CoupledSystem& sys, bool gauss_seidel) {
   schemes::SchemeOptions o;
   o.control.mode = control::StepSizeMode::kFixed;
-  o.control.t_end = kEnd;
+  o.control.t_end = kEvaluationEnd;
   o.control.h = 2e-4;
   o.control.kappa_fixed = 1;
   o.control.estimator = control::Estimator::kNone;

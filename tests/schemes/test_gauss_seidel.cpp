@@ -23,7 +23,7 @@
 namespace macrostep {
 namespace {
 
-struct Point {
+struct SweepPoint {
   double u;
   std::vector<double> z;  // x1, v1, x2, v2
 };
@@ -48,13 +48,14 @@ schemes::SchemeOptions fixed_options(int order, double h, int steps, bool gauss_
   return o;
 }
 
-std::vector<Point> run(const schemes::SchemeOptions& o, schemes::SchemeResult* result = nullptr) {
+std::vector<SweepPoint> run(const schemes::SchemeOptions& o,
+                            schemes::SchemeResult* result = nullptr) {
   const auto sys = system::make_chain_system(testing::linear_two_mass(), {0, 1, 2});
   executors::InProcessOptions io;
   io.solver = testing::reference_solver();
   io.rollback = schemes::needs_rollback(o);
   executors::InProcessExecutor ex(sys, sys.initial_couplings(), io);
-  std::vector<Point> points;
+  std::vector<SweepPoint> points;
   const auto scheme = schemes::make_scheme(o);
   schemes::SchemeResult r;
   schemes::run_scheme(
@@ -71,7 +72,7 @@ std::vector<Point> run(const schemes::SchemeOptions& o, schemes::SchemeResult* r
 // The largest deviation of a runtime step from the exact recurrence step taken from the same
 // history (after 8 steps of start-up), positions in m and velocities in units of 100 m/s;
 // `scale` receives the largest state in the same units.
-double worst_recurrence_deviation(const analysis::Recurrence& r, const std::vector<Point>& pts,
+double worst_recurrence_deviation(const analysis::Recurrence& r, const std::vector<SweepPoint>& pts,
                                   double& scale) {
   double worst = 0.0;
   scale = 0.0;

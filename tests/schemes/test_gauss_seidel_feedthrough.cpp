@@ -31,7 +31,8 @@ using namespace macrostep;
 using analysis::Matrix;
 
 // The shared F/D oscillator (force_displacement_model.hpp), u = [x̃1, ṽ1, λ].
-const std::string kFd = std::string(macrostep::testing::kForceDisplacementTwoMass) + R"(
+const std::string kFdWithSimulation =
+    std::string(macrostep::testing::kForceDisplacementTwoMass) + R"(
 [simulation]
 end_time = 0.05
 output_interval = 1e-3
@@ -47,12 +48,12 @@ analysis::TwoMass oscillator() {
 }
 
 system::CoupledSystem build() {
-  const config::RunConfig c = config::parse_config(kFd, "gs-feedthrough");
+  const config::RunConfig c = config::parse_config(kFdWithSimulation, "gs-feedthrough");
   return system::build_system(*c.system_description);
 }
 
 // One accepted macro point: z = [x1, v1, x2, v2], u = [x̃1, ṽ1, λ].
-struct Point {
+struct FeedthroughPoint {
   double t;
   std::array<double, 4> z;
   std::array<double, 3> u;
@@ -64,9 +65,9 @@ const char* name(Sequence s) {
   return s == Sequence::kForceDrivenFirst ? "force-driven first" : "base-excited first";
 }
 
-std::vector<Point> run(const system::CoupledSystem& sys, Sequence seq, int kappa, double h,
-                       double t_end, bool ramp,
-                       control::Estimator estimator = control::Estimator::kNone) {
+std::vector<FeedthroughPoint> run(const system::CoupledSystem& sys, Sequence seq, int kappa,
+                                  double h, double t_end, bool ramp,
+                                  control::Estimator estimator = control::Estimator::kNone) {
   schemes::SchemeOptions o;
   o.control.mode = control::StepSizeMode::kFixed;
   o.control.t_end = t_end;
@@ -85,7 +86,7 @@ std::vector<Point> run(const system::CoupledSystem& sys, Sequence seq, int kappa
   executors::InProcessExecutor ex(sys, sys.initial_couplings(), eo);
   const auto scheme = schemes::make_scheme(o);
   schemes::SchemeResult result;
-  std::vector<Point> pts;
+  std::vector<FeedthroughPoint> pts;
   schemes::run_scheme(
       sys, ex, *scheme, o,
       [&](const schemes::AcceptedPoint& p) {
@@ -150,7 +151,7 @@ std::array<double, 4> exact_run(const std::array<double, 4>& z0,
 
 // Lagrange degree κ in s: extrapolation through T_{N−κ}..T_N, or Gauss–Seidel's interpolation
 // through T_{N−κ+1}..T_N and the new value at T_{N+1} (seed 001 Eq. 13).
-std::vector<double> polynomial(const std::vector<Point>& pts, std::size_t n, int kappa,
+std::vector<double> polynomial(const std::vector<FeedthroughPoint>& pts, std::size_t n, int kappa,
                                std::size_t c, const double* new_value) {
   std::vector<double> theta, values;
   if (new_value != nullptr) {
@@ -177,7 +178,8 @@ std::array<double, 3> consistent(const std::array<double, 4>& z) {
 }
 
 // One exact Gauss–Seidel step from pts[n] (and its history) to T_{N+1}.
-Point exact_step(const std::vector<Point>& pts, std::size_t n, int kappa, double h, Sequence seq) {
+FeedthroughPoint exact_step(const std::vector<FeedthroughPoint>& pts, std::size_t n, int kappa,
+                            double h, Sequence seq) {
   std::array<std::vector<double>, 3> coef;
   std::array<double, 4> z{};
   if (seq == Sequence::kForceDrivenFirst) {
@@ -203,8 +205,9 @@ Point exact_step(const std::vector<Point>& pts, std::size_t n, int kappa, double
 
 // The analysis's recurrence step (force-driven first only): X = [z; u_N, u_{N−1}, …] with
 // u = [λ, x̃1, ṽ1].
-Point recurrence_step(const analysis::Recurrence& r, const std::vector<Point>& pts, std::size_t n,
-                      double h) {
+FeedthroughPoint recurrence_step(const analysis::Recurrence& r,
+                                 const std::vector<FeedthroughPoint>& pts, std::size_t n,
+                                 double h) {
   std::vector<double> x(r.m.rows(), 0.0);
   std::copy(pts[n].z.begin(), pts[n].z.end(), x.begin());
   for (std::size_t j = 0; j < r.points; ++j) {
@@ -222,15 +225,15 @@ Point recurrence_step(const analysis::Recurrence& r, const std::vector<Point>& p
 // The largest deviation of pts[n + 1] from `step(n)` over n ≥ 8 (after the start-up), per
 // quantity relative to its largest magnitude over the run (z: 4, then u: 3).
 template <class Step>
-double worst_deviation(const std::vector<Point>& pts, Step step) {
+double worst_deviation(const std::vector<FeedthroughPoint>& pts, Step step) {
   std::array<double, 7> scale{}, worst{};
-  for (const Point& p : pts) {
+  for (const FeedthroughPoint& p : pts) {
     for (std::size_t i = 0; i < 4; ++i) scale[i] = std::max(scale[i], std::abs(p.z[i]));
     for (std::size_t c = 0; c < 3; ++c) scale[4 + c] = std::max(scale[4 + c], std::abs(p.u[c]));
   }
   for (std::size_t n = 8; n + 1 < pts.size(); ++n) {
-    const Point ref = step(n);
-    const Point& got = pts[n + 1];
+    const FeedthroughPoint ref = step(n);
+    const FeedthroughPoint& got = pts[n + 1];
     for (std::size_t i = 0; i < 4; ++i)
       worst[i] = std::max(worst[i], std::abs(got.z[i] - ref.z[i]));
     for (std::size_t c = 0; c < 3; ++c)
@@ -256,8 +259,8 @@ TEST(GaussSeidelFeedthrough, EveryStepIsTheExactStepInBothSequences) {
         worst_deviation(forward, [&](std::size_t n) { return recurrence_step(r, forward, n, h); });
     // This file's exact step is the analysis's for the sequence both build.
     const double helper_vs_analysis = worst_deviation(forward, [&](std::size_t n) {
-      Point p = exact_step(forward, n, kappa, h, Sequence::kForceDrivenFirst);
-      const Point q = recurrence_step(r, forward, n, h);
+      FeedthroughPoint p = exact_step(forward, n, kappa, h, Sequence::kForceDrivenFirst);
+      const FeedthroughPoint q = recurrence_step(r, forward, n, h);
       for (std::size_t i = 0; i < 4; ++i) p.z[i] = forward[n + 1].z[i] + p.z[i] - q.z[i];
       for (std::size_t c = 0; c < 3; ++c) p.u[c] = forward[n + 1].u[c] + p.u[c] - q.u[c];
       return p;

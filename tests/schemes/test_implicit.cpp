@@ -43,21 +43,21 @@ corrector::CorrectorOptions with_iteration(corrector::IterationKind k) {
   return o;
 }
 
-struct Point {
+struct MacroPoint {
   double t;
   std::vector<double> u;
   std::vector<std::vector<double>> y;
 };
 
-std::vector<Point> run(const system::CoupledSystem& sys, const schemes::SchemeOptions& o,
-                       const ida::IntegratorOptions& solver,
-                       schemes::SchemeResult* result = nullptr, int threads = 0) {
+std::vector<MacroPoint> run(const system::CoupledSystem& sys, const schemes::SchemeOptions& o,
+                            const ida::IntegratorOptions& solver,
+                            schemes::SchemeResult* result = nullptr, int threads = 0) {
   executors::InProcessOptions io;
   io.solver = solver;
   io.rollback = schemes::needs_rollback(o);
   io.threads = threads;
   executors::InProcessExecutor ex(sys, sys.initial_couplings(), io);
-  std::vector<Point> points;
+  std::vector<MacroPoint> points;
   auto scheme = schemes::make_scheme(o);
   schemes::SchemeResult r;
   schemes::run_scheme(
@@ -157,7 +157,8 @@ TEST(SemiImplicitScheme, OneNewtonStepSolvesALinearCouplingExactly) {
 }
 
 // max over the points of ‖u − φ(y)‖ with the W^u weights of `tol` (METHODS §4.3).
-double worst_coupling_residual(const system::CoupledSystem& sys, const std::vector<Point>& points,
+double worst_coupling_residual(const system::CoupledSystem& sys,
+                               const std::vector<MacroPoint>& points,
                                const control::ErrorTolerances& tol) {
   std::vector<double> phi(sys.coupling_count());
   double worst = 0.0;

@@ -41,7 +41,7 @@ namespace macrostep {
 namespace {
 
 constexpr double kH = 1e-5;
-constexpr std::size_t kSteps = 200;
+constexpr std::size_t kJumpSteps = 200;
 constexpr double kGoal = 1.25;
 
 library::ChainParameters k51_linear() {
@@ -91,7 +91,7 @@ class Jumps : public ::testing::Test {
     chain_ = new library::ChainParameters(k51_linear());
     sizes_ = new std::vector<std::size_t>(library::equal_partition(50, 10));
     system_ = new system::CoupledSystem(system::make_chain_system(*chain_, *sizes_));
-    reference_ = new exact::Trajectory(exact::exact_monolithic(*chain_, kH, kSteps));
+    reference_ = new exact::Trajectory(exact::exact_monolithic(*chain_, kH, kJumpSteps));
     bodies_ = new std::vector<std::size_t>();
     for (std::size_t k = 5; k < 50; k += 5) {
       bodies_->push_back(k - 1);
@@ -108,7 +108,7 @@ class Jumps : public ::testing::Test {
 
   // macrostep's explicit Jacobi (in-process) at κ with `jumps`, and the exact scheme.
   static Measurement measure(int kappa, const runner::JumpOptions& jumps,
-                             std::size_t steps = kSteps) {
+                             std::size_t steps = kJumpSteps) {
     const auto& sys = *system_;
     schemes::SchemeOptions o;
     o.control.mode = control::StepSizeMode::kFixed;
@@ -132,7 +132,7 @@ class Jumps : public ::testing::Test {
     m.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     EXPECT_EQ(z.size(), steps + 1);
     const exact::Trajectory ref =
-        steps == kSteps ? *reference_ : exact::exact_monolithic(*chain_, kH, steps);
+        steps == kJumpSteps ? *reference_ : exact::exact_monolithic(*chain_, kH, steps);
     m.e_cs = scaled_error(z, ref, *bodies_);
     m.e_ex = scaled_error(exact::exact_jacobi(*chain_, *sizes_, kH, kappa, steps), ref, *bodies_);
     for (std::size_t i = 0; i < sys.subsystem_count(); ++i)
@@ -258,7 +258,7 @@ TEST_F(Jumps, ExactMonolithicMatchesIda) {
   tight.atol_pos = 1e-15;
   tight.atol_vel = 1e-12;
   ida::Integrator ref(whole, tight);
-  ref.advance_to(static_cast<double>(kSteps) * kH);
+  ref.advance_to(static_cast<double>(kJumpSteps) * kH);
   std::vector<double> z(whole.state_size()), zp(z.size());
   ref.state(z, zp);
   const auto& ze = reference_->back();

@@ -75,20 +75,20 @@ const bool registered =
          [](const corrector::CorrectorOptions& o) { return std::make_unique<CountingFd>(o); }),
      true);
 
-struct Point {
+struct AcceptedPoint {
   double t;
   std::vector<double> u;
   std::vector<std::vector<double>> y;
-  bool operator==(const Point&) const = default;
+  bool operator==(const AcceptedPoint&) const = default;
 };
 
-std::vector<Point> run(const system::CoupledSystem& sys, const schemes::SchemeOptions& o,
-                       schemes::SchemeResult& r) {
+std::vector<AcceptedPoint> run(const system::CoupledSystem& sys, const schemes::SchemeOptions& o,
+                               schemes::SchemeResult& r) {
   executors::InProcessOptions io;
   io.solver = testing::reference_solver();
   io.rollback = schemes::needs_rollback(o);
   executors::InProcessExecutor ex(sys, sys.initial_couplings(), io);
-  std::vector<Point> points;
+  std::vector<AcceptedPoint> points;
   auto scheme = schemes::make_scheme(o);
   schemes::run_scheme(
       sys, ex, *scheme, o,

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "../support/same_bits.hpp"
 #include "macrostep/library/chain.hpp"
 #include "macrostep/library/chain_spec.hpp"
 #include "macrostep/library/model_description.hpp"
@@ -16,6 +17,8 @@
 
 namespace macrostep {
 namespace {
+
+using macrostep::testing::same_bits;
 
 std::shared_ptr<const library::ChainParameters> chain() {
   library::ChainSpec s;
@@ -44,10 +47,6 @@ worker::DecodedConfig round_trip(const library::ModelDescription& model,
   std::vector<std::uint64_t> aligned((bytes.size() + 7) / 8);
   std::memcpy(aligned.data(), bytes.data(), bytes.size());
   return worker::decode_config(reinterpret_cast<const std::byte*>(aligned.data()), bytes.size());
-}
-
-bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
 }
 
 // The worker's model equals the master's bit for bit: sizes, initial state, residuals and
