@@ -492,7 +492,7 @@ TEST_F(App, CoSimulationCommandLineErrorsExitTwoBeforeAnyWork) {
                "fixed step size, METHODS D-10); give --estimator with one of them");
   expect_error("--scheme jacobi",
                "--scheme 'jacobi' is not a scheme; allowed: explicit, implicit, semi-implicit, "
-               "waveform, gauss-seidel");
+               "waveform, gauss-seidel, auto");
 #ifdef MACROSTEP_MPI_BRIDGE
   expect_error("--executor mpi",
                "--executor mpi needs an MPI job: start it as mpirun -np R macrostep run CONFIG "

@@ -249,6 +249,15 @@ TEST_F(Checkpoint, SignalWithoutAnIntervalWritesAFinalCheckpoint) {
   EXPECT_EQ(nlohmann::json::parse(read_file("s.json")).at("error").count("checkpoint"), 0u);
 }
 
+// Scheme auto (explicit or implicit steps by their cost): the choice's state (mode, window,
+// allowance, both schemes' states) travels in the checkpoint. The run switches at least once
+// (its first probe comes after 64 of its several hundred steps).
+TEST_F(Checkpoint, ResumeAfterSigkillIsBitIdenticalAuto) {
+  kill_and_resume({"--executor", "inprocess", "--scheme", "auto"});
+  const auto meta = nlohmann::json::parse(read_file("cut.json"));
+  EXPECT_GT(meta["statistics"]["scheme_choice"].value("switches", 0), 0) << meta["statistics"];
+}
+
 // jump_handling = "shift" moves the BDF history from the last accepted input
 // polynomial, which the exported state carries (RunnerState): killed and resumed bit-identically.
 TEST_F(Checkpoint, ResumeAfterSigkillIsBitIdenticalWithShiftedHistories) {

@@ -225,8 +225,9 @@ TEST_F(Joint, SchemesThatCannotSolveItAreRefused) {
     EXPECT_NE(o.err.find(message), std::string::npos) << args << ": " << o.err;
     EXPECT_FALSE(std::filesystem::exists(path("refused.csv"))) << args;
   };
-  refused("plain.toml --scheme explicit", "use scheme implicit or semi-implicit (seed 004)");
-  refused("plain.toml --scheme gauss-seidel", "use scheme implicit or semi-implicit (seed 004)");
+  refused("plain.toml --scheme explicit", "use scheme implicit, semi-implicit or auto (seed 004)");
+  refused("plain.toml --scheme gauss-seidel",
+          "use scheme implicit, semi-implicit or auto (seed 004)");
   refused("joint.toml --jacobian sap", "use jacobian fd, reuse or heun (seed 004 Eq. 49)");
   refused("joint.toml --jacobian quasi-newton", "use jacobian fd, reuse or heun");
   refused("joint.toml --order 2", "5r^2 + 8r - 1 = 0 has the root -1.72");

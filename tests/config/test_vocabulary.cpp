@@ -87,10 +87,12 @@ TEST(Vocabulary, ParseAndToStringAreInverseOverEveryTable) {
 
 TEST(Vocabulary, TheReaderAcceptsEverySchemeAndPredictorAndRefusesOthers) {
   for (const auto& [scheme, name] : config::kCosimSchemeNames) {
-    const auto c =
-        config::parse_config(kFourMassChain + "[cosim]\nscheme = \"" + std::string(name) +
-                                 "\"\nestimator = \"none\"\nstep_size = 1e-3\norder = 1\n",
-                             "t.toml");
+    // Scheme auto chooses by the error estimate: it has no fixed-step form.
+    const std::string step = scheme == config::CosimScheme::kAuto
+                                 ? "estimator = \"exMD\"\n"
+                                 : "estimator = \"none\"\nstep_size = 1e-3\norder = 1\n";
+    const auto c = config::parse_config(
+        kFourMassChain + "[cosim]\nscheme = \"" + std::string(name) + "\"\n" + step, "t.toml");
     EXPECT_EQ(c.cosim.scheme, scheme) << name;
   }
   EXPECT_NE(config_message(kFourMassChain + "[cosim]\nscheme = \"jacobi\"\n")

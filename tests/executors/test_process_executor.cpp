@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -656,6 +657,27 @@ TEST(ProcessExecutorApp, SystemDescriptionCsvBytesAreIdenticalToInProcess) {
   EXPECT_TRUE(a == b) << "the CSV files differ";
   EXPECT_NE(read_file(dir / "processes.json").find("\"executor\": \"processes\""),
             std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+// Scheme auto decides from solver-call counts, which every executor reports alike: the same
+// switches and the same bytes (contract 1). 1.2 s of the drive train: the first probe of
+// implicit steps comes after 64 explicit ones, and the load step at 0.5 s follows.
+TEST(ProcessExecutorApp, AutoSchemeCsvBytesAreIdenticalToInProcess) {
+  const auto dir = temp_dir("auto");
+  const std::string config = std::string(MACROSTEP_SOURCE_DIR) + "/configs/drivetrain.toml";
+  for (const char* executor : {"inprocess", "processes"}) {
+    const pid_t pid =
+        spawn_app(dir, {"run", config, "--scheme", "auto", "--stop-time", "1.2", "--executor",
+                        executor, "--output", (dir / (std::string(executor) + ".csv")).string()});
+    ASSERT_EQ(wait_exit(pid), 0) << read_file(dir / "stderr.txt");
+  }
+  const std::string a = read_file(dir / "inprocess.csv"), b = read_file(dir / "processes.csv");
+  EXPECT_GT(a.size(), 10000u);
+  EXPECT_TRUE(a == b) << "the CSV files differ";
+  const auto meta = nlohmann::json::parse(read_file(dir / "processes.json"));
+  EXPECT_GT(meta["statistics"]["scheme_choice"].value("switches", 0), 0)
+      << "no switch, nothing compared: " << meta["statistics"];
   std::filesystem::remove_all(dir);
 }
 

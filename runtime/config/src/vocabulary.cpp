@@ -49,10 +49,12 @@ std::vector<std::string_view> micro_step_stop_names() {
 
 control::Estimator default_estimator(CosimScheme s) {
   if (s == CosimScheme::kGaussSeidel) return control::Estimator::kNone;  // fixed H (D-10)
-  return s == CosimScheme::kExplicit ? control::Estimator::kExMD : control::Estimator::kImMD;
+  return s == CosimScheme::kExplicit || s == CosimScheme::kAuto ? control::Estimator::kExMD
+                                                                : control::Estimator::kImMD;
 }
 
 bool estimator_fits(CosimScheme s, control::Estimator e) {
+  if (s == CosimScheme::kAuto) return e != control::Estimator::kNone;  // chooses by the estimate
   if (e == control::Estimator::kNone) return true;
   if (s == CosimScheme::kGaussSeidel) return false;  // fixed H only (METHODS D-10)
   const bool implicit_estimator = e == control::Estimator::kImMD || e == control::Estimator::kImCV;
@@ -68,7 +70,9 @@ std::vector<std::string_view> fitting_estimator_names(CosimScheme s) {
       names.push_back(name);
     }
   }
-  names.push_back(control::to_string(control::Estimator::kNone));
+  if (estimator_fits(s, control::Estimator::kNone)) {
+    names.push_back(control::to_string(control::Estimator::kNone));
+  }
   return names;
 }
 

@@ -18,11 +18,14 @@ namespace macrostep::run {
 
 std::size_t runs_per_subsystem(const CosimSettings& settings, std::size_t max_inputs) {
   const auto& corrector = settings.scheme.corrector;
+  // Scheme auto runs both kinds of step: room for the larger.
+  const auto comparison =
+      static_cast<std::size_t>(control::comparison_runs(settings.scheme.control.estimator));
   if (corrector && corrector->iteration != corrector::IterationKind::kWaveform &&
       corrector::jacobian_traits(corrector->jacobian).perturbed_runs) {
-    return 1 + max_inputs;
+    return 1 + std::max(max_inputs, comparison);
   }
-  return 1 + static_cast<std::size_t>(control::comparison_runs(settings.scheme.control.estimator));
+  return 1 + comparison;
 }
 
 namespace {

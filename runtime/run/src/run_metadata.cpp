@@ -206,6 +206,27 @@ void add_completed_statistics(const schemes::SchemeResult& r, double t_end, json
         {"nominal_runs_s", 1e-9 * nominal_ns(r)},
     };
   }
+  // Scheme auto: its steps per scheme and its switches with their reasons.
+  if (const schemes::SchemeChoiceStatistics& c = r.scheme_choice; c.used) {
+    const auto per = [](const schemes::SchemeChoiceStatistics::PerScheme& p) {
+      return json{{"attempts", p.attempts},
+                  {"accepted", p.accepted},
+                  {"solver_calls", p.work},
+                  {"simulated_time", p.time}};
+    };
+    json recent = json::array();
+    for (const auto& sw : c.recent) {
+      recent.push_back({{"time", sw.time},
+                        {"to", sw.to_implicit ? "implicit" : "explicit"},
+                        {"reason", sw.reason}});
+    }
+    statistics["scheme_choice"] = {
+        {"explicit", per(c.explicit_steps)},
+        {"implicit", per(c.implicit_steps)},
+        {"switches", c.switches},
+        {"recent_switches", recent},
+        {"only", c.only_reason.empty() ? json(nullptr) : json(c.only_reason)}};
+  }
   // Only runs that evaluated outputs (a feed-through subsystem not affine in its inputs): the
   // statistics of every other run keep their keys.
   if (r.consistent_update.output_evaluations > 0) {

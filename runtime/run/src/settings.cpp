@@ -169,6 +169,7 @@ SchemeOptions scheme_options(const config::CosimConfig& c, double end_time) {
     o.perturbation_min = c.perturbation_min;
     o.omega = c.omega;
     scheme.corrector = o;
+    scheme.adaptive = c.scheme == config::CosimScheme::kAuto;
     if (c.fixed_step()) {  // the convergence test's weights (METHODS §4.3)
       m.tolerances.rtol = c.rtol;
       m.tolerances.atol_pos = c.effective_atol_pos();
@@ -556,12 +557,14 @@ void check_constraint_combination(const config::RunConfig& config,
   }
   if (!fixed_order) m.order.kappa_max = std::min(m.order.kappa_max, 1);
   const config::CosimConfig& c = settings.cosim;
-  const bool newton =
-      c.scheme == config::CosimScheme::kImplicit || c.scheme == config::CosimScheme::kSemiImplicit;
+  // Scheme auto takes only implicit steps then (adaptive.hpp).
+  const bool newton = c.scheme == config::CosimScheme::kImplicit ||
+                      c.scheme == config::CosimScheme::kSemiImplicit ||
+                      c.scheme == config::CosimScheme::kAuto;
   if (!newton) {
     throw SetupError(fmt::format(
         "{}: scheme {}: a joint (constraint coupling) has no law u = φ(y) for its multipliers; "
-        "they are solved by the corrector: use scheme implicit or semi-implicit (seed 004)",
+        "they are solved by the corrector: use scheme implicit, semi-implicit or auto (seed 004)",
         config.path, config::to_string(c.scheme)));
   }
   if (!corrector::jacobian_traits(c.jacobian).constraints) {

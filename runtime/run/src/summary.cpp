@@ -33,6 +33,15 @@ std::string executor_description(const CosimSettings& s) {
   return fmt::format("in-process executor, {}", n == 0 ? std::string("all cores") : threads);
 }
 
+// The estimator as the setup line names it: auto's in both forms ("exMD/imMD").
+std::string estimator_text(const config::CosimConfig& c) {
+  const control::Estimator e = c.estimator;
+  if (c.scheme != config::CosimScheme::kAuto) return control::to_string(e);
+  using control::Estimator;
+  const bool states = control::monitors_states(e);
+  return states ? (e == Estimator::kExLE ? "exLE/imMD" : "exMD/imMD") : "exCV/imCV";
+}
+
 // "scheme: implicit, fd Jacobian, tau 0.33, ..." (iterative schemes).
 void print_iterative_scheme(std::ostream& out, const CosimSettings& s) {
   const config::CosimConfig& c = s.cosim;
@@ -43,7 +52,7 @@ void print_iterative_scheme(std::ostream& out, const CosimSettings& s) {
   const std::string step =
       c.fixed_step()
           ? fmt::format("fixed H = {} s, kappa = {}", m.h, m.kappa_fixed)
-          : fmt::format("{} estimator, {}, Gamma {}", control::to_string(c.estimator),
+          : fmt::format("{} estimator, {}, Gamma {}", estimator_text(c),
                         c.effective_order().automatic
                             ? fmt::format("order control (kappa <= {})", m.order.kappa_max)
                             : fmt::format("fixed kappa = {}", c.effective_order().kappa),
@@ -51,9 +60,11 @@ void print_iterative_scheme(std::ostream& out, const CosimSettings& s) {
   fmt::print(out,
              "scheme: {}, {}, tau {}, at most {} corrector passes, perturbation_min {}; {}; rtol "
              "{:.3g}, atol_pos {:.3g}, atol_vel {:.3g}, atol_u {:.3g}\n",
-             config::to_string(c.scheme), how, c.tau, c.max_corrector_passes, c.perturbation_min,
-             step, m.tolerances.rtol, m.tolerances.atol_pos, m.tolerances.atol_vel,
-             m.tolerances.atol_u);
+             c.scheme == config::CosimScheme::kAuto
+                 ? "auto (explicit or implicit steps, whichever costs less)"
+                 : config::to_string(c.scheme),
+             how, c.tau, c.max_corrector_passes, c.perturbation_min, step, m.tolerances.rtol,
+             m.tolerances.atol_pos, m.tolerances.atol_vel, m.tolerances.atol_u);
 }
 
 // What runs: the model, the scheme, the subsystems' solvers, the approximation and jumps.
@@ -125,6 +136,23 @@ void print_setup(std::ostream& out, const config::RunConfig& config, const Cosim
   }
 }
 
+// Scheme auto: steps per scheme, and the last switches with their reasons.
+void print_scheme_choice(std::ostream& out, const schemes::SchemeChoiceStatistics& c) {
+  const auto per = [](const char* name, const schemes::SchemeChoiceStatistics::PerScheme& p) {
+    return fmt::format("{} {} steps ({} rejected) over {:.4g} s, {:.4g} solver calls", name,
+                       p.accepted, p.attempts - p.accepted, p.time, p.work);
+  };
+  fmt::print(out, "scheme choice: {}; {}; {} switches\n", per("explicit", c.explicit_steps),
+             per("implicit", c.implicit_steps), c.switches);
+  if (!c.only_reason.empty()) fmt::print(out, "  {}\n", c.only_reason);
+  constexpr std::size_t kShown = 6;
+  const std::size_t first = c.recent.size() > kShown ? c.recent.size() - kShown : 0;
+  if (first > 0) fmt::print(out, "  ... ({} earlier switches in the metadata)\n", first);
+  for (std::size_t k = first; k < c.recent.size(); ++k) {
+    fmt::print(out, "  t = {:.6g} s: {}\n", c.recent[k].time, c.recent[k].reason);
+  }
+}
+
 }  // namespace
 
 // Gauss–Seidel's repetitions: how many, how far converged, and a warning when some step stopped
@@ -192,6 +220,7 @@ void print_summary(std::ostream& out, const config::RunConfig& config, const Cos
                k.passes, k.attempts, k.mean_passes(), k.max_passes, k.jacobian_evaluations,
                st.corrector_failures, seconds(t.extra_runs_ns), 1e-9 * nominal_ns(r.run));
   }
+  if (r.run.scheme_choice.used) print_scheme_choice(out, r.run.scheme_choice);
   if (r.run.consistent_update.output_evaluations > 0) {
     const schemes::ConsistentUpdateStatistics& c = r.run.consistent_update;
     fmt::print(out,

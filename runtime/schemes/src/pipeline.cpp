@@ -72,6 +72,7 @@ PassRunner::PassRunner(executors::Executor& executor, SchemeResult& result, std:
 
 void PassRunner::begin_attempt() {
   executor_ns_ = 0;
+  attempt_work_ = 0.0;
   std::fill(attempt_solver_ns_.begin(), attempt_solver_ns_.end(), 0);
 }
 
@@ -91,6 +92,11 @@ const executors::PassOutcome& PassRunner::pass(
     attempt_solver_ns_[i] += so.solver_ns;
     slowest = std::max(slowest, so.solver_ns);
     time.extra_runs_ns += so.extra_ns;
+    const auto calls = [](const ida::AdvanceStats& s) {
+      return static_cast<double>(s.residual_evals + s.jacobian_evals + s.linear_setups);
+    };
+    attempt_work_ += calls(so.nominal.stats);
+    for (const auto& extra : so.extra) attempt_work_ += calls(extra.stats);
   }
   time.idle_ns += slowest;  // Σ max_L T_{L,N} over passes; the solver part is removed at the end
   return outcome_;
@@ -321,9 +327,11 @@ void run_scheme(const system::CoupledSystem& system, executors::Executor& execut
     }
   } catch (...) {
     finalize(ctl, executor, t_run0, ctl.history().newest_time(), result);
+    scheme.add_statistics(result);
     throw;
   }
   finalize(ctl, executor, t_run0, options.control.t_end, result);
+  scheme.add_statistics(result);
 }
 
 }  // namespace macrostep::schemes

@@ -378,14 +378,16 @@ enum class CosimScheme : std::uint8_t {
   kImplicit,
   kSemiImplicit,
   kWaveform,
-  kGaussSeidel
+  kGaussSeidel,
+  kAuto  // explicit or implicit steps, chosen by their cost (schemes/adaptive.hpp)
 };
-inline constexpr model::NameTable<CosimScheme, 5> kCosimSchemeNames{{
+inline constexpr model::NameTable<CosimScheme, 6> kCosimSchemeNames{{
     {CosimScheme::kExplicit, "explicit"},
     {CosimScheme::kImplicit, "implicit"},
     {CosimScheme::kSemiImplicit, "semi-implicit"},
     {CosimScheme::kWaveform, "waveform"},
     {CosimScheme::kGaussSeidel, "gauss-seidel"},
+    {CosimScheme::kAuto, "auto"},
 }};
 enum class PredictorKind : std::uint8_t { kLagrange, kLeastSquares };
 inline constexpr model::NameTable<PredictorKind, 2> kPredictorNames{{
@@ -484,10 +486,11 @@ struct CosimConfig {
   int threads = 0;
 
   bool fixed_step() const { return estimator == control::Estimator::kNone; }
-  // The schemes with a corrector (METHODS §4); Gauss–Seidel is explicit.
+  // The schemes with a corrector (METHODS §4; auto for its implicit steps); Gauss–Seidel is
+  // explicit.
   bool iterative() const {
     return scheme == CosimScheme::kImplicit || scheme == CosimScheme::kSemiImplicit ||
-           scheme == CosimScheme::kWaveform;
+           scheme == CosimScheme::kWaveform || scheme == CosimScheme::kAuto;
   }
   // Not given: "auto" with an estimator, kDefaultFixedOrder without.
   OrderSetting effective_order() const {
@@ -504,9 +507,10 @@ struct CosimConfig {
   double effective_atol_u() const { return atol_u.value_or(1e4 * rtol); }
 };
 
-// The estimator of a scheme when none is named (D-48): exMD explicit, imMD otherwise.
+// The estimator of a scheme when none is named (D-48): exMD explicit and auto, imMD otherwise.
 control::Estimator default_estimator(CosimScheme s);
-// Whether the estimator belongs to the scheme (none belongs to every scheme: fixed H).
+// Whether the estimator belongs to the scheme (none belongs to every scheme but auto: fixed H;
+// auto takes every other one and uses its explicit or implicit form, adaptive.hpp).
 bool estimator_fits(CosimScheme s, control::Estimator e);
 // The names of the estimators that fit the scheme, as messages list them: its default first,
 // then the others in table order, "none" last.

@@ -59,6 +59,9 @@ struct SchemeOptions {
   std::optional<corrector::CorrectorOptions> corrector;
   // Gauss–Seidel instead of Jacobi (explicit only: corrector must be empty).
   std::optional<GaussSeidelOptions> gauss_seidel;
+  // `scheme = "auto"` (adaptive.hpp): every macro step explicit Jacobi or the implicit scheme of
+  // `corrector` (which must be set, iteration implicit), chosen from what the steps cost.
+  bool adaptive = false;
 };
 
 // A subsystem could not integrate a step (fixed mode) or failed too often (controlled mode).
@@ -121,9 +124,32 @@ struct ConsistentUpdateStatistics {
   std::uint64_t subsystem_evaluations = 0;  // subsystems asked in them, summed
 };
 
+// The choice of `scheme = "auto"` (adaptive.hpp): its steps and work per scheme, and every
+// switch with its reason. Empty for the other schemes.
+struct SchemeChoiceStatistics {
+  struct PerScheme {
+    std::uint64_t attempts = 0, accepted = 0;
+    double work = 0.0;  // solver calls of every run of its attempts (PassRunner::attempt_work)
+    double time = 0.0;  // simulated time its accepted steps covered
+  };
+  struct Switch {
+    double time = 0.0;  // T_N of the first step in the new scheme
+    bool to_implicit = false;
+    std::string reason;
+  };
+  bool used = false;
+  PerScheme explicit_steps, implicit_steps;
+  std::uint64_t switches = 0;
+  std::vector<Switch> recent;  // the last kRecentSwitches switches, oldest first
+  // Non-empty when one of the two schemes cannot run this system (auto then runs the other).
+  std::string only_reason;
+  static constexpr std::size_t kRecentSwitches = 64;
+};
+
 struct SchemeResult {
   control::MacroStepStatistics steps;
   CorrectorStatistics corrector;
+  SchemeChoiceStatistics scheme_choice;
   ConsistentUpdateStatistics consistent_update;
   std::vector<ida::AdvanceStats> subsystem_stats;
   std::vector<double> subsystem_solver_ns;  // Σ_N T_{L,N} per subsystem
@@ -203,6 +229,11 @@ class PassRunner {
   const executors::PassOutcome& pass(double t_end,
                                      std::span<const executors::SubsystemCommand> commands);
   std::int64_t executor_ns() const { return executor_ns_; }  // of the current attempt
+  // The solver calls of the current attempt: residual evaluations, Jacobian evaluations and
+  // linear-solver setups of every run (nominal and extra) of every pass, summed over the
+  // subsystems. The same in every executor (the counters come with the replies), so that a
+  // choice made from it is too (contract 1); a measure of work, not of time.
+  double attempt_work() const { return attempt_work_; }
   // Per subsystem the nominal runs' solver time of the current attempt (all its passes).
   std::span<const std::int64_t> attempt_solver_ns() const { return attempt_solver_ns_; }
 
@@ -226,6 +257,7 @@ class PassRunner {
   std::vector<std::vector<double>> outputs_;
   std::vector<double> u_next_;
   std::int64_t executor_ns_ = 0;
+  double attempt_work_ = 0.0;
   std::vector<std::int64_t> attempt_solver_ns_;
 };
 
@@ -257,11 +289,14 @@ class MacroStepScheme {
   // import_state throws std::invalid_argument for arrays that do not fit. Default: no state.
   virtual std::vector<std::vector<double>> export_state() const { return {}; }
   virtual void import_state(const std::vector<std::vector<double>>& state);
+  // At the end of a run (also one that stops with an exception): the scheme's own statistics
+  // into `result`. Default: none.
+  virtual void add_statistics(SchemeResult& result) const { (void)result; }
 };
 
 // The scheme the options ask for (scheme_factory.cpp): GaussSeidel with options.gauss_seidel,
-// ExplicitJacobi without options.corrector, else IterativeScheme (implicit, semi-implicit,
-// waveform: corrector->iteration).
+// AdaptiveScheme with options.adaptive, ExplicitJacobi without options.corrector, else
+// IterativeScheme (implicit, semi-implicit, waveform: corrector->iteration).
 std::unique_ptr<MacroStepScheme> make_scheme(const SchemeOptions& options);
 
 // A run that continues a checkpoint, and the hook that writes them.

@@ -1,0 +1,105 @@
+// `scheme = "auto"`: every macro step is an explicit Jacobi step (explicit_jacobi.hpp) or an
+// implicit one (implicit.hpp), chosen from the work that each costs per simulated second
+// (docs/design/methods.md §4.8).
+//
+// Why: an explicit step integrates each subsystem once (twice with exMD), an implicit step about
+// four times (predictor, perturbed runs, corrector passes), but where the explicit scheme is
+// limited by stability (stiff couplings, a system at rest) the implicit one takes steps that
+// are orders of magnitude longer. Which is cheaper depends on the system and changes within a
+// run; the user should not have to know.
+//
+// How (all decisions from deterministic counts, so that every executor makes the same choice and
+// the result stays bit-identical, DESIGN.md contract 1):
+//   - work of an attempt = the solver calls of all its runs (PassRunner::attempt_work); a
+//     scheme's rate = work / simulated time over the last kWindow accepted steps of its stretch
+//     (rejected attempts' work included), after kWarmup accepted steps in which H adapts;
+//   - the run starts explicit; once a stretch has spent its allowance of work (the first one:
+//     kFirstProbe accepted steps), the other scheme is probed: it runs from the same history,
+//     step size and order (the one controller carries over) until its rate is measured;
+//   - the probe is kept if its rate is at most the rate the left scheme had when it was left;
+//     otherwise the run switches back, and the next probe waits until the stretch has spent
+//     kAllowance times the failed probe's work, doubled after each further failure, so that
+//     probing costs at most about 1/kAllowance of the run;
+//   - the estimator is the one the user named, in the running scheme's form (exMD ↔ imMD,
+//     exCV ↔ imCV; exLE's implicit form is imMD), and the controller's D-33 fallback maps alike.
+// A system that one of the two cannot run (a joint: no explicit steps; a Jacobian strategy that
+// cannot serve it: no implicit steps) runs the other throughout, and the statistics say why.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "macrostep/schemes/explicit_jacobi.hpp"
+#include "macrostep/schemes/implicit.hpp"
+#include "macrostep/schemes/pipeline.hpp"
+
+namespace macrostep::schemes {
+
+class AdaptiveScheme final : public MacroStepScheme {
+ public:
+  static constexpr int kWarmup = 8;        // accepted steps of a stretch before it is measured
+  static constexpr int kWindow = 16;       // accepted steps a rate is taken over
+  static constexpr int kFirstProbe = 64;   // accepted steps before the first probe
+  static constexpr double kAllowance = 8;  // work between probes per work of a failed probe
+
+  // `corrector`: the implicit steps' options (iteration implicit). Throws std::invalid_argument
+  // for invalid ones.
+  explicit AdaptiveScheme(corrector::CorrectorOptions corrector);
+  // Throws std::invalid_argument when neither scheme can run the system or the options (both
+  // reasons), or for approximations other than Lagrange (their rates follow explicit steps).
+  void start(const system::CoupledSystem& system, const SchemeOptions& options) override;
+  AttemptResult attempt(const control::StepPlan& plan, const polynomials::CouplingHistory& history,
+                        PassRunner& runner) override;
+  void concluded(bool accepted) override;
+  // Layout: [0] the choice (mode, probe flag, counters, rates, allowance, the sub-schemes'
+  // array counts: adaptive.cpp), [1] the work and [2] the simulated time of the window's steps
+  // (kWindow each), [3] the statistics per scheme, [4] the recent switches (five values each),
+  // then the explicit scheme's arrays and the implicit scheme's.
+  std::vector<std::vector<double>> export_state() const override;
+  void import_state(const std::vector<std::vector<double>>& state) override;
+  void add_statistics(SchemeResult& result) const override;
+
+ private:
+  enum class Mode : std::uint8_t { kExplicit, kImplicit };
+  struct Stretch {
+    std::uint64_t accepted = 0;  // accepted steps since the scheme was entered
+    double work = 0.0;           // all work since then
+    double pending_work = 0.0;   // work of attempts since the last accepted one
+    std::array<double, kWindow> window_work{}, window_time{};
+    std::uint64_t window_count = 0;  // accepted steps entered into the window (ring position)
+    bool measured() const { return window_count >= kWindow; }
+    double rate() const;
+  };
+
+  MacroStepScheme& active();
+  const MacroStepScheme& active() const;
+  void record(bool accepted);
+  void decide(double t_next);
+  // Why a switch happened (SchemeChoiceStatistics::Switch::reason).
+  enum class Why : std::uint8_t { kProbe, kBack };
+  void switch_to(Mode mode, Why why, double t_next, double rate_left, double rate_now);
+  static const char* name(Mode m) { return m == Mode::kExplicit ? "explicit" : "implicit"; }
+
+  ExplicitJacobi explicit_;
+  IterativeScheme implicit_;
+  bool explicit_ok_ = true, implicit_ok_ = true;
+  std::string only_reason_;
+  control::Estimator explicit_estimator_ = control::Estimator::kExMD;
+  Mode mode_ = Mode::kExplicit;
+  bool probing_ = false;
+  double left_rate_ = 0.0;  // the rate of the scheme a probe left
+  double allowance_ = 0.0;  // work the current stretch spends before it may probe
+  int failed_probes_ = 0;   // in a row
+  Stretch stretch_;
+  double last_work_ = 0.0, last_t_begin_ = 0.0, last_t_end_ = 0.0;
+  // Per mode: attempts, accepted, work, time; then the number of switches.
+  std::array<double, 9> counts_{};
+  // The recent switches: T_N, to implicit (0/1), why, the rate left, the rate it was measured
+  // against (0 where none).
+  std::vector<std::array<double, 5>> switches_;
+};
+
+}  // namespace macrostep::schemes

@@ -1,0 +1,145 @@
+// Scheme auto (schemes/adaptive.hpp): explicit or implicit macro steps, chosen from the solver
+// calls each costs per simulated second.
+//  - a drive train that comes to rest: the explicit scheme is held at its stability limit, the
+//    implicit one is not; auto must find that out and take about as few steps as implicit, and
+//    agree with the monolithic run as well as the fixed schemes do;
+//  - a system the explicit scheme is cheaper on stays (nearly) explicit: at most the probes;
+//  - a joint (no explicit steps possible) runs implicit throughout and says why;
+//  - broken state arrays are refused.
+// Bit-identity across executors and a resumed checkpoint are in tests/executors and tests/app.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "macrostep/config/run_config.hpp"
+#include "macrostep/run/cosimulation.hpp"
+#include "macrostep/run/monolithic.hpp"
+#include "macrostep/schemes/adaptive.hpp"
+
+namespace {
+
+using namespace macrostep;
+namespace fs = std::filesystem;
+
+fs::path adaptive_dir() {
+  const fs::path dir =
+      fs::temp_directory_path() / ("macrostep_adaptive_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  return dir;
+}
+
+run::CosimResult run_scheme(const config::RunConfig& c, config::CosimScheme scheme, double stop,
+                            const std::string& name) {
+  run::CosimOptions o;
+  o.scheme = scheme;
+  o.estimator = scheme == config::CosimScheme::kImplicit ? control::Estimator::kImMD
+                                                         : control::Estimator::kExMD;
+  o.stop_time = stop;
+  o.output_file = (adaptive_dir() / (name + ".csv")).string();
+  o.executor = config::ExecutorKind::kInProcess;  // this test binary is no worker executable
+  o.progress = run::MonolithicOptions::Progress::kNever;
+  return run::run_cosimulation(c, o);
+}
+
+run::MonolithicResult run_monolithic(const config::RunConfig& c, double stop) {
+  run::MonolithicOptions o;
+  o.output_file = (adaptive_dir() / "monolithic.csv").string();
+  o.stop_time = stop;
+  o.progress = run::MonolithicOptions::Progress::kNever;
+  return run::run_monolithic(c, o);
+}
+
+// Largest deviation of the final values from the monolithic run's, relative to 1 + |value|.
+double final_error(const run::CosimResult& r, const run::MonolithicResult& m) {
+  double e = 0.0;
+  for (std::size_t j = 0; j < m.final_values.size(); ++j) {
+    e = std::max(
+        e, std::abs(r.final_values[j] - m.final_values[j]) / (1.0 + std::abs(m.final_values[j])));
+  }
+  return e;
+}
+
+class Adaptive : public ::testing::Test {
+ protected:
+  void TearDown() override { fs::remove_all(adaptive_dir()); }
+};
+
+// configs/drivetrain-rest.toml coasts to rest in a few seconds; from then on the explicit
+// scheme's H is held by the stiff coupling shaft, not by the error, and the implicit one grows.
+TEST_F(Adaptive, DriveTrainAtRestSwitchesToImplicitSteps) {
+  const config::RunConfig c =
+      config::load_config(std::string(MACROSTEP_SOURCE_DIR) + "/configs/drivetrain-rest.toml");
+  constexpr double kStop = 12.0;
+  const auto ex = run_scheme(c, config::CosimScheme::kExplicit, kStop, "explicit");
+  const auto im = run_scheme(c, config::CosimScheme::kImplicit, kStop, "implicit");
+  const auto au = run_scheme(c, config::CosimScheme::kAuto, kStop, "auto");
+  const auto mono = run_monolithic(c, kStop);
+  const auto& choice = au.run.scheme_choice;
+  ASSERT_TRUE(choice.used);
+  EXPECT_TRUE(choice.only_reason.empty()) << choice.only_reason;
+  EXPECT_EQ(choice.explicit_steps.accepted + choice.implicit_steps.accepted, au.run.steps.accepted);
+  EXPECT_EQ(choice.explicit_steps.attempts + choice.implicit_steps.attempts,
+            au.run.steps.accepted + au.run.steps.rejected);
+  bool kept = false;
+  for (const auto& s : choice.recent) {
+    kept = kept || s.reason.rfind("probe of implicit steps kept", 0) == 0;
+  }
+  EXPECT_TRUE(kept) << choice.switches << " switches, none to implicit steps kept";
+  // More than half of the simulated time in implicit steps: the explicit ones only while the drive
+  // train still moves (their H at the stability limit: thousands of steps over the run otherwise).
+  EXPECT_GT(choice.implicit_steps.time, 0.5 * kStop);
+  EXPECT_LT(static_cast<double>(au.run.steps.accepted),
+            3.0 * static_cast<double>(choice.explicit_steps.accepted) +
+                2.0 * static_cast<double>(im.run.steps.accepted));
+  EXPECT_LT(au.run.steps.accepted, ex.run.steps.accepted / 2);
+  // Within the accuracy of the fixed schemes at the same tolerances, against the monolithic run
+  // (the angles carry the error of the whole run).
+  const double e_auto = final_error(au, mono), e_ex = final_error(ex, mono),
+               e_im = final_error(im, mono);
+  EXPECT_LT(e_auto, 3.0 * std::max(e_ex, e_im))
+      << "auto " << e_auto << ", explicit " << e_ex << ", implicit " << e_im;
+}
+
+// The two-mass oscillator in D/D decomposition over a few periods: nothing is at rest, the
+// explicit steps are the cheaper ones, and auto keeps them after at most a probe or two.
+TEST_F(Adaptive, OscillatorKeepsExplicitSteps) {
+  const config::RunConfig c =
+      config::load_config(std::string(MACROSTEP_SOURCE_DIR) + "/configs/two-mass-dd.toml");
+  const auto au = run_scheme(c, config::CosimScheme::kAuto, 0.05, "auto");
+  const auto& choice = au.run.scheme_choice;
+  ASSERT_TRUE(choice.used);
+  EXPECT_GT(choice.explicit_steps.accepted, 4 * choice.implicit_steps.accepted)
+      << choice.implicit_steps.accepted << " implicit steps";
+  for (const auto& s : choice.recent) {
+    EXPECT_EQ(s.reason.find("kept"), std::string::npos) << "t = " << s.time << ": " << s.reason;
+  }
+}
+
+TEST_F(Adaptive, JointRunsImplicitOnlyAndSaysWhy) {
+  const config::RunConfig c =
+      config::load_config(std::string(MACROSTEP_SOURCE_DIR) + "/configs/two-mass-joint.toml");
+  const auto au = run_scheme(c, config::CosimScheme::kAuto, 0.01, "auto");
+  const auto& choice = au.run.scheme_choice;
+  ASSERT_TRUE(choice.used);
+  EXPECT_EQ(choice.only_reason.rfind("implicit only: ", 0), 0U) << choice.only_reason;
+  EXPECT_EQ(choice.explicit_steps.attempts, 0U);
+  EXPECT_EQ(choice.switches, 0U);
+  EXPECT_EQ(choice.implicit_steps.accepted, au.run.steps.accepted);
+}
+
+TEST(AdaptiveState, BrokenArraysAreRefused) {
+  corrector::CorrectorOptions o;
+  schemes::AdaptiveScheme scheme(o);
+  EXPECT_THROW(scheme.import_state({}), std::invalid_argument);
+  EXPECT_THROW(scheme.import_state({{1.0, 2.0}}), std::invalid_argument);
+  corrector::CorrectorOptions waveform;
+  waveform.iteration = corrector::IterationKind::kWaveform;
+  EXPECT_THROW(schemes::AdaptiveScheme{waveform}, std::invalid_argument);
+}
+
+}  // namespace
