@@ -224,6 +224,7 @@ void add_completed_statistics(const schemes::SchemeResult& r, double t_end, json
         {"explicit", per(c.explicit_steps)},
         {"implicit", per(c.implicit_steps)},
         {"switches", c.switches},
+        {"skipped_probes", c.skipped_probes},
         {"recent_switches", recent},
         {"only", c.only_reason.empty() ? json(nullptr) : json(c.only_reason)}};
   }

@@ -142,8 +142,9 @@ void print_scheme_choice(std::ostream& out, const schemes::SchemeChoiceStatistic
     return fmt::format("{} {} steps ({} rejected) over {:.4g} s, {:.4g} solver calls", name,
                        p.accepted, p.attempts - p.accepted, p.time, p.work);
   };
-  fmt::print(out, "scheme choice: {}; {}; {} switches\n", per("explicit", c.explicit_steps),
-             per("implicit", c.implicit_steps), c.switches);
+  fmt::print(out, "scheme choice: {}; {}; {} switches, {} probes skipped\n",
+             per("explicit", c.explicit_steps), per("implicit", c.implicit_steps), c.switches,
+             c.skipped_probes);
   if (!c.only_reason.empty()) fmt::print(out, "  {}\n", c.only_reason);
   constexpr std::size_t kShown = 6;
   const std::size_t first = c.recent.size() > kShown ? c.recent.size() - kShown : 0;

@@ -30,7 +30,8 @@ Estimator implicit_form(Estimator e) {
 enum EventKind { kProbePending = 0, kProbeKept = 1, kProbeBack = 2, kProbeFailed = 3 };
 
 // Indices into counts_.
-constexpr std::size_t kAttempts = 0, kAccepted = 1, kWork = 2, kTime = 3, kSwitches = 8;
+constexpr std::size_t kAttempts = 0, kAccepted = 1, kWork = 2, kTime = 3, kSwitches = 8,
+                      kSkipped = 9;
 std::size_t base(bool implicit) {
   return implicit ? 4 : 0;
 }
@@ -39,7 +40,8 @@ std::size_t base(bool implicit) {
 
 double AdaptiveScheme::Stretch::rate() const {
   double work = 0.0, time = 0.0;
-  for (int k = 0; k < kWindow; ++k) {  // fixed order: the same sum in every executor
+  for (int k = 0; k < kWindow; ++k) {  // fixed order: the same sum in every executor; unused
+                                       // entries are zero
     work += window_work[k];
     time += window_time[k];
   }
@@ -104,6 +106,8 @@ void AdaptiveScheme::start(const system::CoupledSystem& system, const SchemeOpti
   left_rate_ = 0.0;
   allowance_ = 0.0;
   failed_probes_ = 0;
+  last_rate_ = {0.0, 0.0};
+  skipped_in_row_ = 0;
   stretch_ = {};
   counts_ = {};
   switches_.clear();
@@ -144,6 +148,8 @@ void AdaptiveScheme::record(bool accepted) {
     stretch_.window_work[k] = stretch_.pending_work;
     stretch_.window_time[k] = h;
     ++stretch_.window_count;
+    stretch_.measured_work += stretch_.pending_work;
+    stretch_.measured_time += h;
   }
   stretch_.pending_work = 0.0;
 }
@@ -151,12 +157,16 @@ void AdaptiveScheme::record(bool accepted) {
 // After a conclusion: end a probe whose rate is measured (keep it or go back), or start one
 // once the stretch has spent its allowance.
 void AdaptiveScheme::decide(double t_next) {
-  if (!stretch_.measured()) return;
+  const bool early = probing_ && !stretch_.measured() &&
+                     stretch_.in_window() >= static_cast<std::uint64_t>(kEarlyWindow) &&
+                     stretch_.rate() > kEarlyFactor * left_rate_;
+  if (!stretch_.measured() && !early) return;
   const double rate = stretch_.rate();
+  last_rate_[mode_ == Mode::kImplicit ? 1 : 0] = stretch_.long_rate();
   if (probing_) {
     const Mode left = mode_ == Mode::kExplicit ? Mode::kImplicit : Mode::kExplicit;
     const double probe_work = stretch_.work;
-    if (rate <= left_rate_) {
+    if (rate * kKeepMargin <= left_rate_) {
       probing_ = false;
       failed_probes_ = 0;
       allowance_ = kAllowance * probe_work;
@@ -181,7 +191,19 @@ void AdaptiveScheme::decide(double t_next) {
     return;
   }
   const Mode other = mode_ == Mode::kExplicit ? Mode::kImplicit : Mode::kExplicit;
-  switch_to(other, Why::kProbe, t_next, rate, 0.0);
+  // The other scheme cost kSkipFactor times as much when it last ran: probing it now would
+  // likely fail (a system at rest would even make unstable explicit steps look cheap for a
+  // while). Skipped like a failed probe: the allowance doubles, and the next one is tried.
+  if (const double known = last_rate_[other == Mode::kImplicit ? 1 : 0];
+      known > kSkipFactor * rate && skipped_in_row_ < kMaxSkips) {
+    ++skipped_in_row_;
+    ++failed_probes_;
+    allowance_ *= 2.0;
+    counts_[kSkipped] += 1.0;
+    return;
+  }
+  skipped_in_row_ = 0;
+  switch_to(other, Why::kProbe, t_next, stretch_.long_rate(), 0.0);
 }
 
 void AdaptiveScheme::switch_to(Mode mode, Why why, double t_next, double rate_left,
@@ -215,7 +237,9 @@ std::vector<std::vector<double>> AdaptiveScheme::export_state() const {
   out.push_back({mode_ == Mode::kImplicit ? 1.0 : 0.0, probing_ ? 1.0 : 0.0, left_rate_, allowance_,
                  static_cast<double>(failed_probes_), static_cast<double>(stretch_.accepted),
                  stretch_.work, stretch_.pending_work, static_cast<double>(stretch_.window_count),
-                 static_cast<double>(ex.size()), static_cast<double>(im.size())});
+                 static_cast<double>(ex.size()), static_cast<double>(im.size()), last_rate_[0],
+                 last_rate_[1], static_cast<double>(skipped_in_row_), stretch_.measured_work,
+                 stretch_.measured_time});
   out.emplace_back(stretch_.window_work.begin(), stretch_.window_work.end());
   out.emplace_back(stretch_.window_time.begin(), stretch_.window_time.end());
   out.emplace_back(counts_.begin(), counts_.end());
@@ -231,7 +255,7 @@ void AdaptiveScheme::import_state(const std::vector<std::vector<double>>& state)
   const auto bad = [](const char* what) {
     return std::invalid_argument(std::string("scheme auto state: ") + what);
   };
-  if (state.size() < 5 || state[0].size() != 11 || state[1].size() != kWindow ||
+  if (state.size() < 5 || state[0].size() != 16 || state[1].size() != kWindow ||
       state[2].size() != kWindow || state[3].size() != counts_.size() || state[4].size() % 5 != 0) {
     throw bad("the arrays do not fit this scheme");
   }
@@ -248,6 +272,10 @@ void AdaptiveScheme::import_state(const std::vector<std::vector<double>>& state)
   left_rate_ = c[2];
   allowance_ = c[3];
   failed_probes_ = static_cast<int>(c[4]);
+  last_rate_ = {c[11], c[12]};
+  skipped_in_row_ = static_cast<int>(c[13]);
+  stretch_.measured_work = c[14];
+  stretch_.measured_time = c[15];
   stretch_.accepted = static_cast<std::uint64_t>(c[5]);
   stretch_.work = c[6];
   stretch_.pending_work = c[7];
@@ -275,6 +303,7 @@ void AdaptiveScheme::add_statistics(SchemeResult& result) const {
   fill(s.explicit_steps, false);
   fill(s.implicit_steps, true);
   s.switches = static_cast<std::uint64_t>(counts_[kSwitches]);
+  s.skipped_probes = static_cast<std::uint64_t>(counts_[kSkipped]);
   s.only_reason = only_reason_;
   s.recent.clear();
   for (const auto& e : switches_) {

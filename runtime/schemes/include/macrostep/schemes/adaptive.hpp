@@ -16,16 +16,22 @@
 //   - the run starts explicit; once a stretch has spent its allowance of work (the first one:
 //     kFirstProbe accepted steps), the other scheme is probed: it runs from the same history,
 //     step size and order (the one controller carries over) until its rate is measured;
-//   - the probe is kept if its rate is at most the rate the left scheme had when it was left;
-//     otherwise the run switches back, and the next probe waits until the stretch has spent
-//     kAllowance times the failed probe's work, doubled after each further failure, so that
-//     probing costs at most about 1/kAllowance of the run;
+//   - the probe is kept if its rate is below the left scheme's (by kKeepMargin) over its whole
+//   measured
+//     stretch (longer memory than the probe's window: one transient does not set the bar);
+//     otherwise the run switches back (early, after kEarlyWindow measured steps, if the probe
+//     already costs kEarlyFactor times as much), and the next probe waits until the stretch has
+//     spent kAllowance times the failed probe's work, doubled after each further failure, so
+//     that probing costs at most about 1/kAllowance of the run;
+//   - a probe is skipped (counted like a failed one, at most kMaxSkips times in a row) while the
+//     other scheme's last measured rate is kSkipFactor times the current scheme's;
 //   - the estimator is the one the user named, in the running scheme's form (exMD ↔ imMD,
 //     exCV ↔ imCV; exLE's implicit form is imMD), and the controller's D-33 fallback maps alike.
 // A system that one of the two cannot run (a joint: no explicit steps; a Jacobian strategy that
 // cannot serve it: no implicit steps) runs the other throughout, and the statistics say why.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -40,10 +46,16 @@ namespace macrostep::schemes {
 
 class AdaptiveScheme final : public MacroStepScheme {
  public:
-  static constexpr int kWarmup = 8;        // accepted steps of a stretch before it is measured
-  static constexpr int kWindow = 16;       // accepted steps a rate is taken over
-  static constexpr int kFirstProbe = 64;   // accepted steps before the first probe
-  static constexpr double kAllowance = 8;  // work between probes per work of a failed probe
+  static constexpr int kWarmup = 8;          // accepted steps of a stretch before it is measured
+  static constexpr int kWindow = 16;         // accepted steps a rate is taken over
+  static constexpr int kFirstProbe = 256;    // accepted steps before the first probe
+  static constexpr double kAllowance = 8;    // work between probes per work of a failed probe
+  static constexpr int kEarlyWindow = 4;     // measured steps after which a probe may end early
+  static constexpr double kEarlyFactor = 2;  // ... if its rate is this many times the left one's
+  static constexpr double kSkipFactor = 4;   // a probe is skipped while the other scheme's last
+                                             // rate was this many times the current one
+  static constexpr int kMaxSkips = 2;
+  static constexpr double kKeepMargin = 1.15;  // a probe is kept if this much cheaper (hysteresis)
 
   // `corrector`: the implicit steps' options (iteration implicit). Throws std::invalid_argument
   // for invalid ones.
@@ -70,8 +82,13 @@ class AdaptiveScheme final : public MacroStepScheme {
     double pending_work = 0.0;   // work of attempts since the last accepted one
     std::array<double, kWindow> window_work{}, window_time{};
     std::uint64_t window_count = 0;  // accepted steps entered into the window (ring position)
+    double measured_work = 0.0, measured_time = 0.0;  // of every step after the warm-up
     bool measured() const { return window_count >= kWindow; }
-    double rate() const;
+    // Steps in the window so far, at most kWindow.
+    std::uint64_t in_window() const { return std::min<std::uint64_t>(window_count, kWindow); }
+    double rate() const;  // over the window
+    // Over every measured step of the stretch: the bar a probe of the other scheme must meet.
+    double long_rate() const { return measured_time > 0.0 ? measured_work / measured_time : 0.0; }
   };
 
   MacroStepScheme& active();
@@ -90,13 +107,15 @@ class AdaptiveScheme final : public MacroStepScheme {
   control::Estimator explicit_estimator_ = control::Estimator::kExMD;
   Mode mode_ = Mode::kExplicit;
   bool probing_ = false;
-  double left_rate_ = 0.0;  // the rate of the scheme a probe left
-  double allowance_ = 0.0;  // work the current stretch spends before it may probe
-  int failed_probes_ = 0;   // in a row
+  double left_rate_ = 0.0;             // the rate of the scheme a probe left
+  double allowance_ = 0.0;             // work the current stretch spends before it may probe
+  int failed_probes_ = 0;              // in a row (skipped ones included)
+  int skipped_in_row_ = 0;             // probes skipped since the last one made
+  std::array<double, 2> last_rate_{};  // explicit, implicit: the last rate measured in each
   Stretch stretch_;
   double last_work_ = 0.0, last_t_begin_ = 0.0, last_t_end_ = 0.0;
-  // Per mode: attempts, accepted, work, time; then the number of switches.
-  std::array<double, 9> counts_{};
+  // Per mode: attempts, accepted, work, time; then the number of switches and of skipped probes.
+  std::array<double, 10> counts_{};
   // The recent switches: T_N, to implicit (0/1), why, the rate left, the rate it was measured
   // against (0 where none).
   std::vector<std::array<double, 5>> switches_;

@@ -140,6 +140,8 @@ struct SchemeChoiceStatistics {
   bool used = false;
   PerScheme explicit_steps, implicit_steps;
   std::uint64_t switches = 0;
+  // Probes not made because the other scheme's last measured rate was far above (adaptive.hpp).
+  std::uint64_t skipped_probes = 0;
   std::vector<Switch> recent;  // the last kRecentSwitches switches, oldest first
   // Non-empty when one of the two schemes cannot run this system (auto then runs the other).
   std::string only_reason;
