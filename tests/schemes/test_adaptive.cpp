@@ -64,6 +64,15 @@ double final_error(const run::CosimResult& r, const run::MonolithicResult& m) {
   return e;
 }
 
+// A run of configs/NAME.toml with scheme auto; fails the test unless auto reported its choice.
+run::CosimResult run_auto(const std::string& name, double stop) {
+  const config::RunConfig c =
+      config::load_config(std::string(MACROSTEP_SOURCE_DIR) + "/configs/" + name + ".toml");
+  run::CosimResult r = run_scheme(c, config::CosimScheme::kAuto, stop, "auto");
+  EXPECT_TRUE(r.run.scheme_choice.used);
+  return r;
+}
+
 class Adaptive : public ::testing::Test {
  protected:
   void TearDown() override { fs::remove_all(adaptive_dir()); }
@@ -93,9 +102,6 @@ TEST_F(Adaptive, DriveTrainAtRestSwitchesToImplicitSteps) {
   // More than half of the simulated time in implicit steps: the explicit ones only while the drive
   // train still moves (their H at the stability limit: thousands of steps over the run otherwise).
   EXPECT_GT(choice.implicit_steps.time, 0.5 * kStop);
-  EXPECT_LT(static_cast<double>(au.run.steps.accepted),
-            3.0 * static_cast<double>(choice.explicit_steps.accepted) +
-                2.0 * static_cast<double>(im.run.steps.accepted));
   EXPECT_LT(au.run.steps.accepted, ex.run.steps.accepted / 2);
   // Within the accuracy of the fixed schemes at the same tolerances, against the monolithic run
   // (the angles carry the error of the whole run).
@@ -106,13 +112,12 @@ TEST_F(Adaptive, DriveTrainAtRestSwitchesToImplicitSteps) {
 }
 
 // The two-mass oscillator in D/D decomposition over a few periods: nothing is at rest, the
-// explicit steps are the cheaper ones, and auto keeps them after at most a probe or two.
+// explicit steps are the cheaper ones: auto probes implicit steps (after 256 explicit ones) and
+// goes back.
 TEST_F(Adaptive, OscillatorKeepsExplicitSteps) {
-  const config::RunConfig c =
-      config::load_config(std::string(MACROSTEP_SOURCE_DIR) + "/configs/two-mass-dd.toml");
-  const auto au = run_scheme(c, config::CosimScheme::kAuto, 0.05, "auto");
+  const auto au = run_auto("two-mass-dd", 0.05);
   const auto& choice = au.run.scheme_choice;
-  ASSERT_TRUE(choice.used);
+  EXPECT_GE(choice.switches, 2U) << "no probe of implicit steps: nothing was chosen";
   EXPECT_GT(choice.explicit_steps.accepted, 4 * choice.implicit_steps.accepted)
       << choice.implicit_steps.accepted << " implicit steps";
   for (const auto& s : choice.recent) {
@@ -121,11 +126,8 @@ TEST_F(Adaptive, OscillatorKeepsExplicitSteps) {
 }
 
 TEST_F(Adaptive, JointRunsImplicitOnlyAndSaysWhy) {
-  const config::RunConfig c =
-      config::load_config(std::string(MACROSTEP_SOURCE_DIR) + "/configs/two-mass-joint.toml");
-  const auto au = run_scheme(c, config::CosimScheme::kAuto, 0.01, "auto");
+  const auto au = run_auto("two-mass-joint", 0.01);
   const auto& choice = au.run.scheme_choice;
-  ASSERT_TRUE(choice.used);
   EXPECT_EQ(choice.only_reason.rfind("implicit only: ", 0), 0U) << choice.only_reason;
   EXPECT_EQ(choice.explicit_steps.attempts, 0U);
   EXPECT_EQ(choice.switches, 0U);

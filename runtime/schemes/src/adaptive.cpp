@@ -72,11 +72,10 @@ void AdaptiveScheme::start(const system::CoupledSystem& system, const SchemeOpti
     throw std::invalid_argument(
         "scheme auto chooses from controlled steps: it needs an estimator, not a fixed step size");
   }
-  explicit_estimator_ = explicit_form(options.control.estimator);
   SchemeOptions ex = options, im = options;
   ex.corrector.reset();
   ex.adaptive = false;
-  ex.control.estimator = explicit_estimator_;
+  ex.control.estimator = explicit_form(options.control.estimator);
   im.adaptive = false;
   im.control.estimator = implicit_form(options.control.estimator);
   std::string explicit_problem, implicit_problem;
@@ -157,11 +156,14 @@ void AdaptiveScheme::record(bool accepted) {
 // After a conclusion: end a probe whose rate is measured (keep it or go back), or start one
 // once the stretch has spent its allowance.
 void AdaptiveScheme::decide(double t_next) {
-  const bool early = probing_ && !stretch_.measured() &&
-                     stretch_.in_window() >= static_cast<std::uint64_t>(kEarlyWindow) &&
-                     stretch_.rate() > kEarlyFactor * left_rate_;
-  if (!stretch_.measured() && !early) return;
+  const bool measured = stretch_.measured();
+  if (!measured &&
+      !(probing_ && stretch_.in_window() >= static_cast<std::uint64_t>(kEarlyWindow))) {
+    return;
+  }
   const double rate = stretch_.rate();
+  // Before its window is full, a probe ends only early: when it is already clearly dearer.
+  if (!measured && rate <= kEarlyFactor * left_rate_) return;
   last_rate_[mode_ == Mode::kImplicit ? 1 : 0] = stretch_.long_rate();
   if (probing_) {
     const Mode left = mode_ == Mode::kExplicit ? Mode::kImplicit : Mode::kExplicit;

@@ -104,7 +104,6 @@ class AdaptiveScheme final : public MacroStepScheme {
   IterativeScheme implicit_;
   bool explicit_ok_ = true, implicit_ok_ = true;
   std::string only_reason_;
-  control::Estimator explicit_estimator_ = control::Estimator::kExMD;
   Mode mode_ = Mode::kExplicit;
   bool probing_ = false;
   double left_rate_ = 0.0;             // the rate of the scheme a probe left
