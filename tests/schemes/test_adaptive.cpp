@@ -13,12 +13,17 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "macrostep/config/run_config.hpp"
+#include "macrostep/output/csv.hpp"
 #include "macrostep/run/cosimulation.hpp"
 #include "macrostep/run/monolithic.hpp"
+#include "macrostep/run/observer.hpp"
 #include "macrostep/schemes/adaptive.hpp"
 
 namespace {
@@ -99,6 +104,14 @@ TEST_F(Adaptive, DriveTrainAtRestSwitchesToImplicitSteps) {
     kept = kept || s.reason.rfind("probe of implicit steps kept", 0) == 0;
   }
   EXPECT_TRUE(kept) << choice.switches << " switches, none to implicit steps kept";
+  // The steps table marks every implicit attempt (the fixed schemes' tables have no such column).
+  const output::CsvTable steps = output::read_csv(au.steps_path, "attempt");
+  const auto implicit = steps.column_index("implicit");
+  ASSERT_TRUE(implicit.has_value());
+  double implicit_rows = 0.0;
+  for (double v : steps.values[*implicit]) implicit_rows += v;
+  EXPECT_EQ(implicit_rows, static_cast<double>(choice.implicit_steps.attempts));
+  EXPECT_FALSE(output::read_csv(ex.steps_path, "attempt").column_index("implicit").has_value());
   // More than half of the simulated time in implicit steps: the explicit ones only while the drive
   // train still moves (their H at the stability limit: thousands of steps over the run otherwise).
   EXPECT_GT(choice.implicit_steps.time, 0.5 * kStop);
@@ -132,6 +145,47 @@ TEST_F(Adaptive, JointRunsImplicitOnlyAndSaysWhy) {
   EXPECT_EQ(choice.explicit_steps.attempts, 0U);
   EXPECT_EQ(choice.switches, 0U);
   EXPECT_EQ(choice.implicit_steps.accepted, au.run.steps.accepted);
+}
+
+// Stops a run with an exception after a number of attempts (a failure in the middle of a run).
+class FailAfterAttempts final : public run::RunObserver {
+ public:
+  explicit FailAfterAttempts(std::uint64_t n) : n_(n) {}
+  void attempted(const schemes::StepRecord& r) override {
+    if (r.attempt >= n_) throw std::runtime_error("the test stops the run here");
+  }
+
+ private:
+  std::uint64_t n_;
+};
+
+// A run that fails still reports how its steps were chosen, up to the failure.
+TEST_F(Adaptive, FailedRunReportsItsChoice) {
+  const config::RunConfig c =
+      config::load_config(std::string(MACROSTEP_SOURCE_DIR) + "/configs/two-mass-dd.toml");
+  run::CosimOptions o;
+  o.scheme = config::CosimScheme::kAuto;
+  o.estimator = control::Estimator::kExMD;
+  o.stop_time = 0.05;
+  o.output_file = (adaptive_dir() / "failed.csv").string();
+  o.executor = config::ExecutorKind::kInProcess;
+  o.progress = run::MonolithicOptions::Progress::kNever;
+  FailAfterAttempts stop(300);
+  o.observers.push_back(&stop);
+  try {
+    run::run_cosimulation(c, o);
+    ADD_FAILURE() << "the run did not stop";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "the test stops the run here");
+  }
+  std::ifstream in(adaptive_dir() / "failed.json");
+  const auto meta = nlohmann::json::parse(in);
+  EXPECT_EQ(meta.at("status"), "failed");
+  const auto& choice = meta.at("statistics").at("scheme_choice");
+  EXPECT_EQ(choice.at("explicit").at("attempts").get<int>() +
+                choice.at("implicit").at("attempts").get<int>(),
+            300)
+      << choice;
 }
 
 TEST(AdaptiveState, BrokenArraysAreRefused) {

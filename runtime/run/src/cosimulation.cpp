@@ -89,8 +89,9 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   std::vector<std::size_t> state_offset;
   result_columns(config, system, outputs, settings.all_states, result.columns, state_offset);
   result.coupling_count = system.coupling_count();
+  const bool implicit_column = settings.cosim.scheme == config::CosimScheme::kAuto;
   ResultFiles files({&config, config::ResultKind::kCosimulation, options.output_file,
-                     result.columns, system.subsystem_count(), options.resume,
+                     result.columns, system.subsystem_count(), implicit_column, options.resume,
                      settings.checkpoint_every.has_value()});
   result.csv_path = files.result_path();
   result.json_path = files.json_path();
@@ -110,7 +111,7 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
     tally.resume(*options.resume);
   }
   std::optional<StepsTable> steps;  // none beside a character device
-  if (files.steps() != nullptr) steps.emplace(*files.steps());
+  if (files.steps() != nullptr) steps.emplace(*files.steps(), implicit_column);
   ProgressReport progress(options.progress, settings.end_time, tally);
   std::optional<CheckpointWriter> checkpoints;
   if (plan) checkpoints.emplace(*plan, config, options, files, table, tally);

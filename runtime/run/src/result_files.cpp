@@ -13,17 +13,18 @@
 
 namespace macrostep::run {
 
-std::vector<std::string> steps_columns(std::size_t subsystems) {
+std::vector<std::string> steps_columns(std::size_t subsystems, bool implicit_column) {
   std::vector<std::string> c{"t_start",          "h",     "kappa", "accepted", "error_estimate",
                              "corrector_passes", "wall_s"};
   for (std::size_t i = 1; i <= subsystems; ++i) c.push_back(fmt::format("solver_s_{}", i));
   for (std::size_t i = 1; i <= subsystems; ++i) c.push_back(fmt::format("idle_s_{}", i));
+  if (implicit_column) c.emplace_back("implicit");
   return c;
 }
 
-void steps_row(const schemes::StepRecord& r, std::vector<double>& values) {
+void steps_row(const schemes::StepRecord& r, bool implicit_column, std::vector<double>& values) {
   const std::size_t n = r.solver_ns.size();
-  values.resize(7 + 2 * n);
+  values.resize(7 + 2 * n + (implicit_column ? 1 : 0));
   values[0] = r.plan.t_begin;
   values[1] = r.plan.h();
   values[2] = r.plan.kappa;
@@ -35,6 +36,7 @@ void steps_row(const schemes::StepRecord& r, std::vector<double>& values) {
     values[7 + i] = seconds(r.solver_ns[i]);
     values[7 + n + i] = seconds(r.wall_ns - r.solver_ns[i]);
   }
+  if (implicit_column) values.back() = r.iterative ? 1.0 : 0.0;
 }
 
 std::string steps_path(const std::string& result_path) {
@@ -106,7 +108,8 @@ void ResultFiles::open() {
 
 void ResultFiles::open_csv(const Request& r) {
   const std::vector<std::string> step_columns =
-      r.step_subsystems > 0 ? steps_columns(r.step_subsystems) : std::vector<std::string>{};
+      r.step_subsystems > 0 ? steps_columns(r.step_subsystems, r.implicit_column)
+                            : std::vector<std::string>{};
   if (r.resume == nullptr) {
     csv_.emplace(result_path_, r.columns);
     if (!steps_path_.empty()) steps_csv_.emplace(steps_path_, step_columns, "attempt");
@@ -132,7 +135,8 @@ void ResultFiles::open_hdf5(const Request& r) {
   h5_ = std::make_unique<output::Hdf5File>(result_path_);
   results_ = &h5_->add_table("results", "time", r.columns);
   if (r.step_subsystems > 0) {
-    steps_ = &h5_->add_table("steps", "attempt", steps_columns(r.step_subsystems));
+    steps_ =
+        &h5_->add_table("steps", "attempt", steps_columns(r.step_subsystems, r.implicit_column));
   }
 }
 

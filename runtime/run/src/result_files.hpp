@@ -21,11 +21,12 @@
 namespace macrostep::run {
 
 // The steps table's columns after its key "attempt": t_start, h, kappa, accepted,
-// error_estimate, corrector_passes, wall_s, solver_s_1..n, idle_s_1..n (n subsystems).
-std::vector<std::string> steps_columns(std::size_t subsystems);
+// error_estimate, corrector_passes, wall_s, solver_s_1..n, idle_s_1..n (n subsystems), and with
+// `implicit_column` (scheme auto) last "implicit" (1: the attempt was an implicit step).
+std::vector<std::string> steps_columns(std::size_t subsystems, bool implicit_column);
 // One attempt's row of the steps table (without the key, which is r.attempt): times in seconds,
-// idle_s_L = wall_s − solver_s_L. `values` is resized to steps_columns(n).size().
-void steps_row(const schemes::StepRecord& r, std::vector<double>& values);
+// idle_s_L = wall_s − solver_s_L. `values` is resized to steps_columns(n, implicit_column).size().
+void steps_row(const schemes::StepRecord& r, bool implicit_column, std::vector<double>& values);
 // "<dir>/<stem>.steps.csv" beside the result CSV "<dir>/<stem>.csv".
 std::string steps_path(const std::string& result_path);
 
@@ -38,6 +39,7 @@ class ResultFiles {
     std::vector<std::string> columns;
     // Co-simulation: the subsystem count of the steps table; 0: no steps table (monolithic).
     std::size_t step_subsystems = 0;
+    bool implicit_column = false;  // the steps table says which attempts were implicit (auto)
     // A resumed checkpoint: the CSVs are cut to its output positions and continued
     // (CsvWriter::continue_file); checkpoint::CheckpointError if they do not fit.
     const checkpoint::Checkpoint* resume = nullptr;

@@ -192,6 +192,32 @@ json step_statistics(const RunTally& counts, const executors::Executor* executor
   return statistics;
 }
 
+// Scheme auto: its steps per scheme and its switches with their reasons (also of a failed run:
+// run_scheme adds the scheme's statistics when it stops with an exception).
+void add_scheme_choice(const schemes::SchemeResult& r, json& statistics) {
+  const schemes::SchemeChoiceStatistics& c = r.scheme_choice;
+  if (!c.used) return;
+  const auto per = [](const schemes::SchemeChoiceStatistics::PerScheme& p) {
+    return json{{"attempts", p.attempts},
+                {"accepted", p.accepted},
+                {"solver_calls", p.work},
+                {"simulated_time", p.time}};
+  };
+  json recent = json::array();
+  for (const auto& sw : c.recent) {
+    recent.push_back({{"time", sw.time},
+                      {"to", sw.to_implicit ? "implicit" : "explicit"},
+                      {"reason", sw.reason}});
+  }
+  statistics["scheme_choice"] = {
+      {"explicit", per(c.explicit_steps)},
+      {"implicit", per(c.implicit_steps)},
+      {"switches", c.switches},
+      {"skipped_probes", c.skipped_probes},
+      {"recent_switches", recent},
+      {"only", c.only_reason.empty() ? json(nullptr) : json(c.only_reason)}};
+}
+
 // What only a completed run reports: failures by cause, H statistics, per-subsystem solver time.
 void add_completed_statistics(const schemes::SchemeResult& r, double t_end, json& statistics) {
   statistics["corrector_failures"] = r.steps.corrector_failures;
@@ -205,28 +231,6 @@ void add_completed_statistics(const schemes::SchemeResult& r, double t_end, json
         {"perturbed_runs_s", 1e-9 * static_cast<double>(r.time.extra_runs_ns)},
         {"nominal_runs_s", 1e-9 * nominal_ns(r)},
     };
-  }
-  // Scheme auto: its steps per scheme and its switches with their reasons.
-  if (const schemes::SchemeChoiceStatistics& c = r.scheme_choice; c.used) {
-    const auto per = [](const schemes::SchemeChoiceStatistics::PerScheme& p) {
-      return json{{"attempts", p.attempts},
-                  {"accepted", p.accepted},
-                  {"solver_calls", p.work},
-                  {"simulated_time", p.time}};
-    };
-    json recent = json::array();
-    for (const auto& sw : c.recent) {
-      recent.push_back({{"time", sw.time},
-                        {"to", sw.to_implicit ? "implicit" : "explicit"},
-                        {"reason", sw.reason}});
-    }
-    statistics["scheme_choice"] = {
-        {"explicit", per(c.explicit_steps)},
-        {"implicit", per(c.implicit_steps)},
-        {"switches", c.switches},
-        {"skipped_probes", c.skipped_probes},
-        {"recent_switches", recent},
-        {"only", c.only_reason.empty() ? json(nullptr) : json(c.only_reason)}};
   }
   // Only runs that evaluated outputs (a feed-through subsystem not affine in its inputs): the
   // statistics of every other run keep their keys.
@@ -357,6 +361,7 @@ void MetadataWriter::finished(const RunEnd& end) {
   meta_["output"]["rows"] = result_.rows;
   meta_["simulation"]["reached_time"] = result_.final_time;
   json statistics = step_statistics(tally_, executor_, config_);
+  add_scheme_choice(result_.run, statistics);
   if (end.failure != nullptr) {
     meta_["statistics"] = std::move(statistics);
     // run_scheme filled result.run up to the failure (time breakdown included).

@@ -17,11 +17,13 @@ namespace macrostep::run {
 // One row per attempt in the steps table (result_files.hpp steps_columns).
 class StepsTable final : public RunObserver {
  public:
-  explicit StepsTable(output::TableWriter& table) : table_(table) {}
+  StepsTable(output::TableWriter& table, bool implicit_column)
+      : table_(table), implicit_column_(implicit_column) {}
   void attempted(const schemes::StepRecord& r) override;
 
  private:
   output::TableWriter& table_;
+  bool implicit_column_;
   std::vector<double> values_;
 };
 

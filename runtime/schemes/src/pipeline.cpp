@@ -262,6 +262,7 @@ void run_scheme(const system::CoupledSystem& system, executors::Executor& execut
       r.accepted = accepted;
       r.error_estimate = recorded_error_norm(a);
       r.corrector_passes = a.corrector_passes;
+      r.iterative = a.iterative;
       r.wall_ns = t_done - t_attempt;
       r.solver_ns = runner.attempt_solver_ns();
       const auto t_obs = now_ns();

@@ -172,6 +172,8 @@ struct StepRecord {
   // the attempt has no estimate (no estimator, a corrector or subsystem failure).
   double error_estimate = 0.0;
   int corrector_passes = 0;  // executor passes beyond the first (AttemptResult::corrector_passes)
+  // The attempt ran a corrector (AttemptResult::iterative): scheme auto's implicit steps.
+  bool iterative = false;
   // Wall time of the attempt in the master, from the plan to the executor's accept() or reject()
   // (the observers of accepted points and checkpoints excluded).
   std::int64_t wall_ns = 0;
