@@ -1,4 +1,4 @@
-// Issue 4 benchmarks of the process runtime, in one run:
+// Benchmarks of the process runtime, in one run:
 //  1. overhead per macro step with 2, 8, 32 nearly-no-op subsystems (one light mass each, fixed
 //     H, kappa = 0, no estimator) on this machine's cores, in-process vs one process per
 //     subsystem (oversubscribed: sleeping waiters must keep it bounded), and the floor of the

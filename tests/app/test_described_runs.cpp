@@ -92,7 +92,7 @@ TEST_F(DescribedRuns, SapOnModelsWithoutInputAccelerationsIsRefusedUpFront) {
   }
 }
 
-// The multi-domain example of issue 9 (configs/drivetrain-belt.toml: motor, shaft, gear stage,
+// The multi-domain example (configs/drivetrain-belt.toml: motor, shaft, gear stage,
 // belt drive with a hydraulic tensioner on two volume nodes, PI speed loop, a load step at 0.5 s;
 // six subsystems): explicit Jacobi in processes gives the in-process bytes, and `compare`
 // against the monolithic reference of the same description prints an NRMSE below 5e-3 (measured

@@ -256,7 +256,7 @@ TEST(ProcessExecutor, ImplicitIsBitIdentical12Oversubscribed) {
                 corrector::IterationKind::kNewton, corrector::JacobianKind::kFiniteDifference));
 }
 
-// Every scheme and interface Jacobian of issue 10 with one TBB thread (perturbed runs one after
+// Every scheme and interface Jacobian with one TBB thread (perturbed runs one after
 // another) or two (side by side): the same bits.
 TEST(InProcessExecutor, IterativeSchemesAreBitIdenticalWithOneAndTwoThreads) {
   using corrector::IterationKind;
@@ -829,7 +829,7 @@ TEST(InterruptedRun, SigtermStopsAMonolithicRunWithItsFilesComplete) {
   std::filesystem::remove_all(dir);
 }
 
-// ---- issue 12: hostile input, signals and descriptors --------------------------------------
+// ---- hostile input, signals and descriptors -----------------------------------------------
 
 // Defect 13: SIGHUP (the terminal closed) is handled like SIGINT and SIGTERM: the files are
 // complete up to the current step, the workers are shut down, nothing is left in /dev/shm.

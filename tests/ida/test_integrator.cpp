@@ -237,7 +237,7 @@ TEST(Integrator, ReportsBadUse) {
   EXPECT_THROW(integ.advance_to(0.5e-5), std::invalid_argument);
 }
 
-// The jump handling of issue 11 (ida::AdvanceControl): a z' consistent with a new input solves
+// The jump handling (ida::AdvanceControl): a z' consistent with a new input solves
 // the residual; the jump norm tells a jump from none; a history shift with no input difference
 // changes no bit; a restart integrates on from the same state.
 TEST(Integrator, ConsistentDerivativeJumpNormShiftAndRestart) {
@@ -278,6 +278,51 @@ TEST(Integrator, ConsistentDerivativeJumpNormShiftAndRestart) {
   const auto stats = a.advance_to(3e-5, restart);
   EXPECT_GT(stats.steps, 0);
   EXPECT_DOUBLE_EQ(a.time(), 3e-5);
+}
+
+// A chain of `masses` equal bodies with linear spring/dampers, at rest but for a velocity.
+library::ChainParameters linear_chain(std::size_t masses, double m, double c, double d) {
+  library::ChainParameters p;
+  p.mass.assign(masses, m);
+  p.element.assign(masses + 1, library::ElementLaw{c, d, 0.0, 0.0, 3.0, 3.0});
+  p.forces.assign(masses, {});
+  p.x0.assign(masses, 0.0);
+  p.v0.assign(masses, 0.0);
+  p.v0[0] = 1e-2;
+  return p;
+}
+
+// Whether a history shift at a jump of the input changes the next macro step: integrators
+// advanced to T with `before`, then to 2T with `after`, one keeping its history, one shifting it.
+bool shift_changes_the_step(const library::ChainParameters& p, double t) {
+  library::ChainSegment segment(p, 2, 4);  // both ends cut: two force inputs
+  IntegratorOptions o;
+  test::QuadraticInput before(2, 0.0, 1.0), after(2, 0.0, 2.0);
+  Integrator keep(segment, o, &before), shift(segment, o, &before);
+  keep.advance_to(t);
+  shift.advance_to(t);
+  keep.set_input(&after);
+  shift.set_input(&after);
+  ida::AdvanceControl control;
+  control.previous_input = &before;
+  keep.advance_to(2 * t);
+  shift.advance_to(2 * t, control);
+  const std::size_t n = segment.state_size();
+  std::vector<double> zk(n), zpk(n), zs(n), zps(n);
+  keep.state(zk, zpk);
+  shift.state(zs, zps);
+  return !test::bit_identical(zk, zs);
+}
+
+// The history is shifted where its span resolves the modes the input drives, and left as it is
+// where a mode decays much faster than the span: there the past that would lead to the present
+// state under the new input grows like e^{span·|λ|} backwards, and shifting to it made runs of
+// S-5.4b restructured 40× less accurate than keeping the history.
+TEST(Integrator, HistoryIsShiftedOnlyOverSpansThatResolveTheModes) {
+  // 1 kg bodies, 100 N/m: ω = 10 1/s, spans of micro steps of about 1e-3 s.
+  EXPECT_TRUE(shift_changes_the_step(linear_chain(6, 1.0, 1e2, 0.0), 1e-2));
+  // 0.1 kg bodies, dampers of 1e4 N s/m: |λ| about 4e5 1/s against spans of 1e-4 s and more.
+  EXPECT_FALSE(shift_changes_the_step(linear_chain(6, 0.1, 1e2, 1e4), 1e-2));
 }
 
 // An IDA failure surfaces as IntegrationError naming the time (DESIGN.md contract 5).

@@ -53,7 +53,7 @@ class SnapshotTest : public ::testing::TestWithParam<LinearSolver> {
 };
 
 // A->B->C equals A->B, snapshot, B->C' (other input), restore, B->C, at every macro point of
-// a sweep (issue 2 requirement; seed 000 §4.2 repetition of macro steps).
+// a sweep (seed 000 §4.2 repetition of macro steps).
 TEST_P(SnapshotTest, RestoreAfterDifferentInputIsBitIdentical) {
   test::QuadraticInput nominal(2, 0.0, 100.0);
   // A much harsher input over a longer step: forces step-size changes, error-test failures

@@ -42,7 +42,7 @@ using macrostep::ipc::testing::kChildSegmentError;
 using macrostep::ipc::testing::kThreadSanitizer;
 using macrostep::ipc::testing::wait_child;
 
-// The sizes of a macro-step command and reply (issue 4 bench: 256 B / 128 B).
+// The sizes of a macro-step command and reply (256 B / 128 B).
 struct Command {
   std::uint64_t seq;
   std::array<std::uint64_t, 31> payload;

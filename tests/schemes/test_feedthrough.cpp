@@ -1,4 +1,4 @@
-// Direct feed-through and the consistent update (issue 9's last item; METHODS.md §1.1 D-1, seed 000
+// Direct feed-through and the consistent update (METHODS.md §1.1 D-1, seed 000
 // Eq. 2.22, §3.1.3, App. B; seed 001 §1, §4): the two-mass oscillator (METHODS §1.2) in
 // force/displacement decomposition with the feed-through output of Eq. 2.7 (subsystem "two" holds
 // the coupling element and outputs its force, which depends on its inputs x̃1, ṽ1 at once), and

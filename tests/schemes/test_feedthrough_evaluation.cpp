@@ -1,4 +1,4 @@
-// The consistent update with outputs nonlinear in the inputs (issue 9's last item; METHODS.md §1.1
+// The consistent update with outputs nonlinear in the inputs (METHODS.md §1.1
 // and decision D-1: "the runtime always updates consistently", seed 000 Eq. 2.22: at every macro
 // point u_{N+1} − φ(T_{N+1}, z_{N+1}, u_{N+1}) = 0, the static coupling equations solved, not
 // linearised). The force/displacement two-mass oscillator (METHODS §1.2, seed 000 Eq. 2.7) with

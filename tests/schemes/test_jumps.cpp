@@ -283,13 +283,13 @@ TEST_F(Jumps, ResolvedPolynomialIsTheExactScheme) {
 }
 
 // Keeping the BDF history across the jump (the default) inflates the error at κ = 3 beyond the
-// goal: the effect issue 11 reports, and what the option below removes.
+// goal, and what the option below removes.
 TEST_F(Jumps, HistoryAcrossTheJumpInflatesTheError) {
   const Measurement m = measure(3, runner::JumpOptions{});
   EXPECT_GT(m.ratio(), kGoal);
 }
 
-// The goal of issue 11: with the history shifted to the new polynomial at every T_N, macrostep's
+// The goal: with the history shifted to the new polynomial at every T_N, macrostep's
 // error is within 1.25× the exact scheme's for κ = 0..3, without a single extra micro step.
 TEST_F(Jumps, ShiftedHistoryMeetsTheExactSchemeError) {
   for (int kappa = 0; kappa <= 3; ++kappa) {

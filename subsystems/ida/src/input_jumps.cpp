@@ -12,6 +12,12 @@ namespace macrostep::ida {
 
 namespace {
 
+// The largest span·|λ| over which shift_history() moves the history (see there). 1: the modes
+// that the history span resolves (measured on S-5.4b restructured, where without the limit the
+// shift made a κ = 5 run 40× less accurate than keeping the history, and on K-5.1, where the
+// limit changes nothing; docs/results/2026-11-27-jump-policy.md).
+constexpr double kShiftStiffness = 1.0;
+
 // Solves the dense system A·X = B in place (A: size×size row-major, B: size×cols row-major) by
 // Gaussian elimination with partial pivoting; for the few small systems of shift_history.
 void solve_small(std::vector<double>& a, std::vector<double>& b, std::size_t size,
@@ -169,6 +175,22 @@ void Integrator::Impl::shift_history(const model::InputFunction& previous) {
     solve_dfdzp(num, out);
     for (std::size_t r = 0; r < n; ++r) out[r] *= -span / static_cast<double>(j + 1);
   }
+  // The terms beyond D + 1 come from the homogeneous part alone: the ratio of the last two
+  // estimates span·|λ| of the modes δ excites. Where that exceeds kShiftStiffness the history
+  // cannot be shifted: with δ(0) = 0 fixed, a mode decaying faster than the span grows backwards
+  // like e^{span·|λ|} (the past that would lead to today's state under the new input is far
+  // from the one that did), and the truncated series does not describe it either. Such a jump
+  // is kept as it is (JumpPolicy::kKeep for this step).
+  const double* ewt = N_VGetArrayPointer(m->ida_ewt);
+  const auto weighted = [&](const double* c) {
+    double sum = 0.0;
+    for (std::size_t r = 0; r < n; ++r) sum += (c[r] * ewt[r]) * (c[r] * ewt[r]);
+    return std::sqrt(sum);
+  };
+  const double last = weighted(shift_coef.data() + kTerms * n),
+               before = weighted(shift_coef.data() + (kTerms - 1) * n);
+  if (before == 0.0) return;  // Δu ≡ 0: nothing to shift
+  if (static_cast<double>(kTerms) * last > kShiftStiffness * before) return;
   // δ at the history's nodes s_i = −psi[i−1] (Horner).
   shift_dd.assign((ku + 1) * n, 0.0);
   shift_node.assign(ku + 1, 0.0);
