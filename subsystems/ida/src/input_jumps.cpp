@@ -79,6 +79,7 @@ klu_l_numeric* Integrator::Impl::linearize(double t, std::span<const double> z,
   subsystem.jacobian(t, z, zp, u, 0.0, zp_j0);
   tick();
   for (std::size_t k = 0; k < nnz; ++k) zp_matrix[k] -= zp_j0[k];
+  if (invert_diagonal_dfdzp()) return nullptr;
   auto* cp = const_cast<SuiteSparse_long*>(
       reinterpret_cast<const SuiteSparse_long*>(p.column_start.data()));
   auto* ri =
@@ -102,7 +103,35 @@ klu_l_numeric* Integrator::Impl::linearize(double t, std::span<const double> z,
   return num;
 }
 
+// A diagonal dF/dz' (point masses, an explicit ODE: the usual case) is inverted entry by entry:
+// a KLU solve per Taylor term of shift_history() cost as much as the integration itself on
+// subsystems of thousands of states.
+bool Integrator::Impl::invert_diagonal_dfdzp() const {
+  const auto& p = *pattern;
+  zp_diagonal_inverse.assign(n, 0.0);
+  for (std::size_t c = 0; c < n; ++c) {
+    for (auto q = p.column_start[c]; q < p.column_start[c + 1]; ++q) {
+      const auto k = static_cast<std::size_t>(q);
+      if (static_cast<std::size_t>(p.row_index[k]) == c) {
+        zp_diagonal_inverse[c] = zp_matrix[k] != 0.0 ? 1.0 / zp_matrix[k] : 0.0;
+      } else if (zp_matrix[k] != 0.0) {
+        zp_diagonal_inverse.clear();
+        return false;
+      }
+    }
+    if (zp_diagonal_inverse[c] == 0.0) {  // singular: the factorization says so
+      zp_diagonal_inverse.clear();
+      return false;
+    }
+  }
+  return true;
+}
+
 void Integrator::Impl::solve_dfdzp(klu_l_numeric* num, double* rhs) const {
+  if (!zp_diagonal_inverse.empty()) {
+    for (std::size_t i = 0; i < n; ++i) rhs[i] *= zp_diagonal_inverse[i];
+    return;
+  }
   klu_l_solve(zp_symbolic, num, static_cast<SuiteSparse_long>(n), 1, rhs, &zp_common);
 }
 

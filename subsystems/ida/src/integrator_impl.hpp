@@ -85,6 +85,7 @@ struct Integrator::Impl {
   // The last factorization of dF/dz' and the values it factored (linearize()).
   mutable klu_l_numeric* zp_numeric = nullptr;
   mutable std::vector<double> zp_factored;
+  mutable std::vector<double> zp_diagonal_inverse;  // a diagonal dF/dz' inverted (else empty)
   std::unique_ptr<model::EntryPattern> ju_pattern;  // dF/du, read once (shift_history)
   // shift_history()'s scratch: dF/du values, inputs, Vandermonde system, Δu coefficients, the
   // Taylor coefficients of δ ((terms + 1) × n) and its divided differences ((k + 1) × n).
@@ -155,9 +156,12 @@ struct Integrator::Impl {
   // The state at time() (phi[0], or IDAGetDky after the first step) and the history's z'.
   void current_state(std::span<double> z, std::span<double> zp) const;
   // dF/dz (zp_j0) and dF/dz' (zp_matrix) at (t, z, z', u(t)); returns the factored dF/dz'
-  // (owned by Impl: zp_numeric, valid until the next call). Throws IntegrationError if dF/dz' is
-  // singular.
+  // (owned by Impl: zp_numeric, valid until the next call), or null for a diagonal one (its
+  // inverse in zp_diagonal_inverse). Throws IntegrationError if dF/dz' is singular.
   klu_l_numeric* linearize(double t, std::span<const double> z, std::span<const double> zp) const;
+  // zp_matrix diagonal and invertible: its inverse into zp_diagonal_inverse (else emptied).
+  bool invert_diagonal_dfdzp() const;
+  // rhs := (dF/dz')⁻¹ rhs with linearize()'s result.
   void solve_dfdzp(klu_l_numeric* num, double* rhs) const;
   void consistent_derivative(std::span<const double> z, std::span<double> zp) const;
   void shift_history(const model::InputFunction& previous);
