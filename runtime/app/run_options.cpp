@@ -184,11 +184,11 @@ void add_run_options(CLI::App& cmd, RunArgs& args, bool reference) {
                                         "macro step [s]: the fixed H (--estimator none) or H_init");
     args.jump_handling_opt = cmd.add_option(
         "--jump-handling", args.jump_handling,
-        "the subsystems' IDA where the input polynomial jumps at a macro point: keep (its "
-        "history, default) | shift (the history to the new polynomial) | restart | restart-auto");
+        "the subsystems' IDA where the input polynomial jumps at a macro point: shift (the "
+        "history to the new polynomial, default) | keep (its history) | restart | restart-auto");
     args.min_micro_steps_opt =
         cmd.add_option("--min-micro-steps", args.min_micro_steps,
-                       "micro steps at most H/M (0 = no limit, else 2..1000)");
+                       "micro steps at most H/M (0 = no limit, else 2..1000; default 2)");
     args.executor_opt =
         cmd.add_option("--executor", args.executor,
                        "how subsystems run: processes (one per subsystem, default) | inprocess | "

@@ -88,7 +88,7 @@ class Adaptive : public ::testing::Test {
 TEST_F(Adaptive, DriveTrainAtRestSwitchesToImplicitSteps) {
   const config::RunConfig c =
       config::load_config(std::string(MACROSTEP_SOURCE_DIR) + "/configs/drivetrain-rest.toml");
-  constexpr double kStop = 12.0;
+  constexpr double kStop = 30.0;
   const auto ex = run_scheme(c, config::CosimScheme::kExplicit, kStop, "explicit");
   const auto im = run_scheme(c, config::CosimScheme::kImplicit, kStop, "implicit");
   const auto au = run_scheme(c, config::CosimScheme::kAuto, kStop, "auto");
@@ -99,11 +99,10 @@ TEST_F(Adaptive, DriveTrainAtRestSwitchesToImplicitSteps) {
   EXPECT_EQ(choice.explicit_steps.accepted + choice.implicit_steps.accepted, au.run.steps.accepted);
   EXPECT_EQ(choice.explicit_steps.attempts + choice.implicit_steps.attempts,
             au.run.steps.accepted + au.run.steps.rejected);
-  bool kept = false;
-  for (const auto& s : choice.recent) {
-    kept = kept || s.reason.rfind("probe of implicit steps kept", 0) == 0;
-  }
-  EXPECT_TRUE(kept) << choice.switches << " switches, none to implicit steps kept";
+  // The run ends in implicit steps (a probe kept, or one still running because it keeps getting
+  // cheaper).
+  ASSERT_FALSE(choice.recent.empty());
+  EXPECT_TRUE(choice.recent.back().to_implicit) << choice.recent.back().reason;
   // The steps table marks every implicit attempt (the fixed schemes' tables have no such column).
   const output::CsvTable steps = output::read_csv(au.steps_path, "attempt");
   const auto implicit = steps.column_index("implicit");
@@ -112,10 +111,11 @@ TEST_F(Adaptive, DriveTrainAtRestSwitchesToImplicitSteps) {
   for (double v : steps.values[*implicit]) implicit_rows += v;
   EXPECT_EQ(implicit_rows, static_cast<double>(choice.implicit_steps.attempts));
   EXPECT_FALSE(output::read_csv(ex.steps_path, "attempt").column_index("implicit").has_value());
-  // More than half of the simulated time in implicit steps: the explicit ones only while the drive
-  // train still moves (their H at the stability limit: thousands of steps over the run otherwise).
-  EXPECT_GT(choice.implicit_steps.time, 0.5 * kStop);
-  EXPECT_LT(au.run.steps.accepted, ex.run.steps.accepted / 2);
+  // A good part of the simulated time in implicit steps: the explicit ones while the drive train
+  // still moves and until implicit steps are measured to be cheaper (their H at the stability
+  // limit: thousands of steps over the run otherwise).
+  EXPECT_GT(choice.implicit_steps.time, 0.4 * kStop);
+  EXPECT_LT(au.run.steps.accepted, 0.6 * static_cast<double>(ex.run.steps.accepted));
   // Within the accuracy of the fixed schemes at the same tolerances, against the monolithic run
   // (the angles carry the error of the whole run).
   const double e_auto = final_error(au, mono), e_ex = final_error(ex, mono),

@@ -179,7 +179,7 @@ void read_cosim_keys(const Node& n, CosimConfig& c) {
   }
   if (auto v = n.find("min_micro_steps")) {
     c.min_micro_steps = static_cast<int>(integer_in(*v, 0, 1000, ""));
-    if (c.min_micro_steps == 1) {
+    if (*c.min_micro_steps == 1) {
       v->fail("must be 0 (no limit) or 2..1000 (got 1: one micro step per macro step is no limit)");
     }
   }

@@ -93,11 +93,8 @@ json cosim_json(const CosimSettings& s) {
       j["connection_approximations"][std::to_string(k + 1)] = s.connection_approximations[k];
     }
   }
-  // Only when set, so that the metadata of runs without them stays as it was.
-  if (c.jump_handling != runner::JumpPolicy::kKeep) {
-    j["jump_handling"] = runner::to_string(c.jump_handling);
-  }
-  if (c.min_micro_steps > 0) j["min_micro_steps"] = c.min_micro_steps;
+  if (c.jump_handling) j["jump_handling"] = runner::to_string(*c.jump_handling);
+  if (c.min_micro_steps) j["min_micro_steps"] = *c.min_micro_steps;
   j["output_every"] = c.output_every;
   j["executor"] = config::to_string(c.executor);
   j["threads"] = s.executor.threads;

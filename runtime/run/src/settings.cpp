@@ -322,6 +322,18 @@ void check_checkpoint_settings(const config::RunConfig& config, const CosimOptio
   s.executor.rollback = true;
 }
 
+// The jump handling neither the file nor the command line gave (methods.md §2.2): the history
+// shifted and at least two micro steps per macro step, where the co-simulation's error stays
+// within 1.25× the error of the same scheme with exactly integrated subsystems
+// (docs/results/2026-11-27-jump-policy.md); with micro_step_stop = "overshoot", which needs
+// them, the history kept and no floor.
+void resolve_jump_defaults(const config::RunConfig& config, config::CosimConfig& c) {
+  const bool overshoot = config.solver.micro_step_stop == config::MicroStepStop::kOvershoot;
+  if (!c.jump_handling) c.jump_handling = overshoot ? kOvershootJumps.policy : kDefaultJumps.policy;
+  if (!c.min_micro_steps)
+    c.min_micro_steps = overshoot ? kOvershootJumps.micro_steps : kDefaultJumps.micro_steps;
+}
+
 // [solver] micro_step_stop = "overshoot" (METHODS §6.6 option (a), D-36): only where no step is
 // repeated and nothing restarts or restores a workspace, since the state at T_{N+1} is
 // interpolated while IDA stands beyond it (checkpoints are refused by checkpoint_obstacle).
@@ -331,7 +343,7 @@ void check_micro_step_stop(const config::RunConfig& config, const CosimSettings&
   std::string conflict;
   if (!c.fixed_step() || c.scheme != config::CosimScheme::kExplicit)
     conflict = "a fixed-H explicit co-simulation (estimator none, scheme explicit)";
-  else if (c.jump_handling != runner::JumpPolicy::kKeep)
+  else if (c.jump_handling != kOvershootJumps.policy)
     conflict = "jump_handling = \"keep\"";
   else if (s.executor.rollback)
     conflict = "no workspace snapshots (no --max-restarts)";
@@ -425,6 +437,7 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
   }
   if (options.jump_handling) c.jump_handling = *options.jump_handling;
   if (options.min_micro_steps) c.min_micro_steps = *options.min_micro_steps;
+  resolve_jump_defaults(config, c);
   if (options.step_size) c.step_size = *options.step_size;
   if (options.threads) c.threads = *options.threads;
   if (options.executor) {
@@ -467,7 +480,7 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
   // scheme does not (the numbers are the same either way, contract 2).
   s.executor.rollback = needs_rollback(s.scheme) || s.max_restarts > 0;
   s.executor.threads = c.threads;
-  s.executor.jumps = {c.jump_handling, c.min_micro_steps};
+  s.executor.jumps = {*c.jump_handling, *c.min_micro_steps};
   s.all_states = options.all_states || config.output.all_states;
   check_checkpoint_settings(config, options, s);
   check_micro_step_stop(config, s);

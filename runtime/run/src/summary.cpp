@@ -128,12 +128,10 @@ void print_setup(std::ostream& out, const config::RunConfig& config, const Cosim
     fmt::print(out, "approximation: {}{}\n", c.approximation.name,
                per_connection ? " (some connections name their own)" : "");
   }
-  if (c.jump_handling != runner::JumpPolicy::kKeep || c.min_micro_steps > 0) {
-    fmt::print(out, "input jumps at macro points: {} history{}\n",
-               runner::to_string(c.jump_handling),
-               c.min_micro_steps > 0 ? fmt::format(", micro steps <= H/{}", c.min_micro_steps)
-                                     : std::string());
-  }
+  const int floor = c.min_micro_steps.value_or(0);
+  fmt::print(out, "input jumps at macro points: {} history{}\n",
+             runner::to_string(c.jump_handling.value_or(runner::JumpPolicy::kKeep)),
+             floor > 0 ? fmt::format(", micro steps <= H/{}", floor) : std::string());
 }
 
 // Scheme auto: steps per scheme, and the last switches with their reasons.

@@ -141,6 +141,7 @@ void AdaptiveScheme::record(bool accepted) {
   const double h = last_t_end_ - last_t_begin_;
   counts_[b + kAccepted] += 1.0;
   counts_[b + kTime] += h;
+  stretch_.time += h;
   ++stretch_.accepted;
   if (stretch_.accepted > static_cast<std::uint64_t>(kWarmup)) {
     const std::size_t k = stretch_.window_count % kWindow;
@@ -156,18 +157,16 @@ void AdaptiveScheme::record(bool accepted) {
 // After a conclusion: end a probe whose rate is measured (keep it or go back), or start one
 // once the stretch has spent its allowance.
 void AdaptiveScheme::decide(double t_next) {
-  const bool measured = stretch_.measured();
-  if (!measured &&
-      !(probing_ && stretch_.in_window() >= static_cast<std::uint64_t>(kEarlyWindow))) {
-    return;
-  }
+  if (!stretch_.measured()) return;
   const double rate = stretch_.rate();
-  // Before its window is full, a probe ends only early: when it is already clearly dearer.
-  if (!measured && rate <= kEarlyFactor * left_rate_) return;
   last_rate_[mode_ == Mode::kImplicit ? 1 : 0] = stretch_.long_rate();
   if (probing_) {
     const Mode left = mode_ == Mode::kExplicit ? Mode::kImplicit : Mode::kExplicit;
     const double probe_work = stretch_.work;
+    // What the probe cost beyond what the left scheme would have spent on the same simulated
+    // time: the next probe waits for kAllowance times that (a probe that cost about as much as
+    // the left scheme is tried again soon).
+    const double extra = std::max(probe_work - left_rate_ * stretch_.time, kMinExtra * probe_work);
     if (rate * kKeepMargin <= left_rate_) {
       probing_ = false;
       failed_probes_ = 0;
@@ -178,13 +177,21 @@ void AdaptiveScheme::decide(double t_next) {
       }
       return;
     }
+    // Still getting cheaper (its H grows after the switch): judged again one window later.
+    const int extensions = static_cast<int>(stretch_.judged_at / kWindow) - 1;
+    if (extensions < kMaxExtensions &&
+        (stretch_.judged_rate == 0.0 || rate < kFallFactor * stretch_.judged_rate)) {
+      stretch_.judged_rate = rate;
+      stretch_.judged_at += kWindow;
+      return;
+    }
     ++failed_probes_;
     if (!switches_.empty()) {
       switches_.back()[2] = kProbeFailed;
       switches_.back()[4] = rate;
     }
     switch_to(left, Why::kBack, t_next, left_rate_, rate);
-    allowance_ = kAllowance * std::ldexp(probe_work, failed_probes_ - 1);
+    allowance_ = kAllowance * extra;
     return;
   }
   const bool first = counts_[kSwitches] == 0.0;
@@ -241,7 +248,8 @@ std::vector<std::vector<double>> AdaptiveScheme::export_state() const {
                  stretch_.work, stretch_.pending_work, static_cast<double>(stretch_.window_count),
                  static_cast<double>(ex.size()), static_cast<double>(im.size()), last_rate_[0],
                  last_rate_[1], static_cast<double>(skipped_in_row_), stretch_.measured_work,
-                 stretch_.measured_time});
+                 stretch_.measured_time, static_cast<double>(stretch_.judged_at),
+                 stretch_.judged_rate, stretch_.time});
   out.emplace_back(stretch_.window_work.begin(), stretch_.window_work.end());
   out.emplace_back(stretch_.window_time.begin(), stretch_.window_time.end());
   out.emplace_back(counts_.begin(), counts_.end());
@@ -257,7 +265,7 @@ void AdaptiveScheme::import_state(const std::vector<std::vector<double>>& state)
   const auto bad = [](const char* what) {
     return std::invalid_argument(std::string("scheme auto state: ") + what);
   };
-  if (state.size() < 5 || state[0].size() != 16 || state[1].size() != kWindow ||
+  if (state.size() < 5 || state[0].size() != 19 || state[1].size() != kWindow ||
       state[2].size() != kWindow || state[3].size() != counts_.size() || state[4].size() % 5 != 0) {
     throw bad("the arrays do not fit this scheme");
   }
@@ -278,6 +286,9 @@ void AdaptiveScheme::import_state(const std::vector<std::vector<double>>& state)
   skipped_in_row_ = static_cast<int>(c[13]);
   stretch_.measured_work = c[14];
   stretch_.measured_time = c[15];
+  stretch_.judged_at = static_cast<std::uint64_t>(c[16]);
+  stretch_.judged_rate = c[17];
+  stretch_.time = c[18];
   stretch_.accepted = static_cast<std::uint64_t>(c[5]);
   stretch_.work = c[6];
   stretch_.pending_work = c[7];

@@ -12,11 +12,12 @@ namespace macrostep::ida {
 
 namespace {
 
-// The largest span·|λ| over which shift_history() moves the history (see there). 1: the modes
-// that the history span resolves (measured on S-5.4b restructured, where without the limit the
-// shift made a κ = 5 run 40× less accurate than keeping the history, and on K-5.1, where the
-// limit changes nothing; docs/results/2026-11-27-jump-policy.md).
-constexpr double kShiftStiffness = 1.0;
+// The largest span·|λ| over which shift_history() moves the history (see there). Measured
+// (docs/results/2026-11-27-jump-policy.md): without a limit the shift made S-5.4b restructured
+// at κ = 5 40× less accurate than keeping the history; limits of 0.3 to 4 all repair that, and
+// the larger ones keep more of the shift's gain on S-5.8 (1 gives 1.28× the resolved error there,
+// 2 1.07×); K-5.1 does not reach the limit.
+constexpr double kShiftStiffness = 2.0;
 
 // Solves the dense system A·X = B in place (A: size×size row-major, B: size×cols row-major) by
 // Gaussian elimination with partial pivoting; for the few small systems of shift_history.

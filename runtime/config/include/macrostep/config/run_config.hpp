@@ -217,14 +217,17 @@
 //                                    [[connection]] may name its own.
 //   least_squares_points = 8         integer > kappa + 1 (kappa: the fixed order, or 5 with
 //                                    "auto"), at most 64; only with "least_squares"
-//   jump_handling = "keep"           what the subsystems' IDA does where the input polynomial
-//                                    jumps at T_N: "keep" its BDF history (default)
-//                                    | "shift" the history to the new polynomial (no extra micro
-//                                    step; within 1.25x the exact-integration scheme's error on
-//                                    K-5.1 linear) | "restart" IDA (IDAReInit, order 1) at every
-//                                    T_N | "restart-auto" where the jump exceeds IDA's tolerance
-//                                    or fewer micro steps than its order are expected
-//   min_micro_steps = 0              0 or integer 2..1000: micro steps at most H/min_micro_steps
+//   jump_handling = "shift"          what the subsystems' IDA does where the input polynomial
+//                                    jumps at T_N: "shift" the history to the new polynomial
+//                                    (default; not where the history span does not resolve the
+//                                    modes) | "keep" its BDF history | "restart" IDA (IDAReInit,
+//                                    order 1) at every T_N | "restart-auto" where the jump
+//                                    exceeds IDA's tolerance or fewer micro steps than its order
+//                                    are expected. Default "keep" with micro_step_stop =
+//                                    "overshoot"
+//   min_micro_steps = 2              0 or integer 2..1000: micro steps at most H/min_micro_steps
+//                                    (default 2: with shift within 1.25x the exact-integration
+//                                    scheme's error; 0 with micro_step_stop = "overshoot")
 //   output_every = 1                 integer >= 1: write every k-th accepted macro point (the
 //                                    first and the last are always written)
 //   executor = "processes"           "inprocess" | "processes" (one process per subsystem);
@@ -474,8 +477,10 @@ struct CosimConfig {
   PredictorKind predictor = PredictorKind::kLagrange;
   int least_squares_points = 8;
   polynomials::Approximation approximation;  // Lagrange unless given
-  runner::JumpPolicy jump_handling = runner::JumpPolicy::kKeep;
-  int min_micro_steps = 0;  // 0: no limit, else >= 2
+  // Unset: the run's default (run/settings.hpp: shift and 2, or keep and 0 with
+  // micro_step_stop = "overshoot"); after settings resolution both are set.
+  std::optional<runner::JumpPolicy> jump_handling;
+  std::optional<int> min_micro_steps;  // 0: no limit, else >= 2
   int output_every = 1;
   // Gauss–Seidel (METHODS §3.2): the subsystems in the order they run, 0-based (the file
   // writes them 1-based); empty: in index order.

@@ -93,6 +93,12 @@ struct CosimOptions {
   std::vector<RunObserver*> observers;
 };
 
+// The jump handling of a run whose configuration and command line name none: the history
+// shifted to the new polynomial and at least two micro steps per macro step (methods.md §2.2);
+// with [solver] micro_step_stop = "overshoot", which allows no other, the history kept.
+inline constexpr runner::JumpOptions kDefaultJumps{runner::JumpPolicy::kShift, 2};
+inline constexpr runner::JumpOptions kOvershootJumps{runner::JumpPolicy::kKeep, 0};
+
 // Everything a run needs, after overrides and checks.
 struct CosimSettings {
   config::CosimConfig cosim;            // the [cosim] values in effect (overrides applied)

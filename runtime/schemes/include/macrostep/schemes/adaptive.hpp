@@ -17,12 +17,13 @@
 //     kFirstProbe accepted steps), the other scheme is probed: it runs from the same history,
 //     step size and order (the one controller carries over) until its rate is measured;
 //   - the probe is kept if its rate is below the left scheme's (by kKeepMargin) over its whole
-//   measured
-//     stretch (longer memory than the probe's window: one transient does not set the bar);
-//     otherwise the run switches back (early, after kEarlyWindow measured steps, if the probe
-//     already costs kEarlyFactor times as much), and the next probe waits until the stretch has
-//     spent kAllowance times the failed probe's work, doubled after each further failure, so
-//     that probing costs at most about 1/kAllowance of the run;
+//     measured stretch (longer memory than the probe's window: one transient does not set the
+//     bar); a probe that is dearer but still getting cheaper from one window to the next (its H
+//     grows from the left scheme's) goes on for another window, up to kMaxExtensions; otherwise
+//     the run switches back, and the next probe waits until the stretch has spent kAllowance
+//     times the probe's extra work (beyond the left scheme's rate over the probe's simulated
+//     time, at least kMinExtra of its work), so that probing costs at most about 1/kAllowance
+//     of the run;
 //   - a probe is skipped (counted like a failed one, at most kMaxSkips times in a row) while the
 //     other scheme's last measured rate is kSkipFactor times the current scheme's;
 //   - the estimator is the one the user named, in the running scheme's form (exMD ↔ imMD,
@@ -46,16 +47,21 @@ namespace macrostep::schemes {
 
 class AdaptiveScheme final : public MacroStepScheme {
  public:
-  static constexpr int kWarmup = 8;          // accepted steps of a stretch before it is measured
-  static constexpr int kWindow = 16;         // accepted steps a rate is taken over
-  static constexpr int kFirstProbe = 256;    // accepted steps before the first probe
-  static constexpr double kAllowance = 8;    // work between probes per work of a failed probe
-  static constexpr int kEarlyWindow = 4;     // measured steps after which a probe may end early
-  static constexpr double kEarlyFactor = 2;  // ... if its rate is this many times the left one's
-  static constexpr double kSkipFactor = 4;   // a probe is skipped while the other scheme's last
-                                             // rate was this many times the current one
+  static constexpr int kWarmup = 8;           // accepted steps of a stretch before it is measured
+  static constexpr int kWindow = 16;          // accepted steps a rate is taken over
+  static constexpr int kFirstProbe = 256;     // accepted steps before the first probe
+  static constexpr double kAllowance = 8;     // work between probes per extra work of a failed
+                                              // probe (beyond the left scheme's rate)
+  static constexpr double kMinExtra = 0.125;  // the extra work counted: at least this share
+  static constexpr double kSkipFactor = 4;    // a probe is skipped while the other scheme's last
+                                              // rate was this many times the current one
   static constexpr int kMaxSkips = 2;
   static constexpr double kKeepMargin = 1.15;  // a probe is kept if this much cheaper (hysteresis)
+  // A probe that is not (yet) cheaper goes on for another window while its rate still falls by
+  // this factor from one window to the next (H still growing after the switch), at most
+  // kMaxExtensions times.
+  static constexpr double kFallFactor = 0.7;
+  static constexpr int kMaxExtensions = 8;
 
   // `corrector`: the implicit steps' options (iteration implicit). Throws std::invalid_argument
   // for invalid ones.
@@ -79,13 +85,14 @@ class AdaptiveScheme final : public MacroStepScheme {
   struct Stretch {
     std::uint64_t accepted = 0;  // accepted steps since the scheme was entered
     double work = 0.0;           // all work since then
+    double time = 0.0;           // simulated time of its accepted steps
     double pending_work = 0.0;   // work of attempts since the last accepted one
     std::array<double, kWindow> window_work{}, window_time{};
     std::uint64_t window_count = 0;  // accepted steps entered into the window (ring position)
     double measured_work = 0.0, measured_time = 0.0;  // of every step after the warm-up
-    bool measured() const { return window_count >= kWindow; }
-    // Steps in the window so far, at most kWindow.
-    std::uint64_t in_window() const { return std::min<std::uint64_t>(window_count, kWindow); }
+    std::uint64_t judged_at = kWindow;  // window_count at which a probe is judged next
+    double judged_rate = 0.0;           // a probe's rate when it was last extended (0: never)
+    bool measured() const { return window_count >= judged_at; }
     double rate() const;  // over the window
     // Over every measured step of the stretch: the bar a probe of the other scheme must meet.
     double long_rate() const { return measured_time > 0.0 ? measured_work / measured_time : 0.0; }
