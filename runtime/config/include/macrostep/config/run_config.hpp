@@ -1,5 +1,6 @@
 // Run configuration: one TOML file describes the model, its partition, the integrator
-// tolerances, the simulated interval and the output (DESIGN.md; spec/MODELS.md §1).
+// tolerances, the simulated interval and the output (DESIGN.md; spec/MODELS.md §1). The command
+// line's --set KEY=VALUE edits any key of it before it is read (Override, below).
 //
 // Schema (every key not listed here is an error; so is a wrong type or an out-of-range value):
 //
