@@ -181,6 +181,18 @@ TEST(Overrides, ArrayElementsByIndexAndTablesByName) {
   EXPECT_EQ(chain.partition.boundaries, (std::vector<std::size_t>{0, 2, 4, 6}));
 }
 
+TEST(Overrides, QuotedKeysHoldAnyCharacter) {
+  // A key with a dot, as an FMU's variable names have: in quotes.
+  const RunConfig c =
+      parse_config(kSetChain, "t.toml", {"model.element.\"c\"=2.0", "\"description\"=a=b"});
+  EXPECT_EQ(c.chain.element.c, 2.0);
+  EXPECT_EQ(c.description, "a=b");
+  EXPECT_EQ(set_message(kSetChain, {"model.\"a.b\"=1"})
+                .rfind("--set model.\"a.b\"=1: model.a.b: unknown key", 0),
+            0U)
+      << set_message(kSetChain, {"model.\"a.b\"=1"});
+}
+
 TEST(Overrides, LaterEditsWin) {
   EXPECT_EQ(parse_config(kSetChain, "t.toml", {"cosim.rtol=1e-5", "cosim.rtol=1e-6"}).cosim.rtol,
             1e-6);
@@ -230,7 +242,8 @@ TEST(Overrides, MalformedEditsAreRefusedByName) {
   };
   expect("cosim.rtol", "must be KEY=VALUE (there is no '=')");
   expect("cosim.rtol=", "no value after '=' (an empty string is --set 'KEY=\"\"')");
-  for (const char* key : {"cosim..rtol", ".rtol", "cosim.", "cosim.rtol[x]", "cosim[1]x", "=1"}) {
+  for (const char* key : {"cosim..rtol", ".rtol", "cosim.", "cosim.rtol[x]", "cosim[1]x", "=1",
+                          "cosim.\"\"", "cosim.\"rtol", "cosim\"rtol\"", "cosim.\"a\"b"}) {
     const std::string message = set_message(kSetChain, {std::string(key) + "=1"});
     EXPECT_NE(message.find(": KEY must be a dotted path of bare keys"), std::string::npos)
         << key << ": " << message;

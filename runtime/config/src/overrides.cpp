@@ -16,9 +16,9 @@ namespace macrostep::config::detail {
 namespace {
 
 constexpr std::string_view kKeyForm =
-    "KEY must be a dotted path of bare keys (letters, digits, '_', '-'), an array's element "
-    "selected by its 1-based index (.N or [N]) or, in an array of tables, its name: cosim.rtol, "
-    "subsystem.motor.inertia, model.force[1].omega";
+    "KEY must be a dotted path of bare keys (letters, digits, '_', '-') or keys in double quotes, "
+    "an array's element selected by its 1-based index (.N or [N]) or, in an array of tables, its "
+    "name: cosim.rtol, subsystem.motor.inertia, model.force[1].omega";
 
 [[noreturn]] void refuse(const std::string& origin, const std::string& problem) {
   throw ConfigError(origin, 0, "", problem);
@@ -33,16 +33,27 @@ bool digits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-// The segments of KEY, `[N]` read as `.N`; empty if KEY is malformed.
+// The segments of KEY, `[N]` read as `.N`, a segment in double quotes taken as it stands
+// (an FMU's "body.m"); empty if KEY is malformed.
 std::vector<std::string> key_segments(std::string_view key) {
   std::vector<std::string> out;
   std::string current;
-  bool closed = false;  // just after "[N]"
+  bool closed = false;  // just after "[N]" or a quoted segment
   for (std::size_t i = 0; i < key.size(); ++i) {
     const char c = key[i];
     if (bare(c)) {
       if (closed) return {};
       current += c;
+      continue;
+    }
+    if (c == '"') {
+      const std::size_t close = key.find('"', i + 1);
+      if (!current.empty() || closed || close == std::string_view::npos || close == i + 1) {
+        return {};
+      }
+      out.emplace_back(key.substr(i + 1, close - i - 1));
+      i = close;
+      closed = true;
       continue;
     }
     if (c != '.' && c != '[') return {};
@@ -202,7 +213,13 @@ std::vector<Override> apply_overrides(Document& document,
     Override o;
     o.argument = argument;
     const std::string origin = set_origin(o);
-    const std::size_t equals = argument.find('=');
+    // The first '=' outside a quoted key segment.
+    std::size_t equals = 0;
+    for (bool quoted = false; equals < argument.size(); ++equals) {
+      if (argument[equals] == '"') quoted = !quoted;
+      if (argument[equals] == '=' && !quoted) break;
+    }
+    if (equals == argument.size()) equals = argument.find('=');  // an unclosed quote
     if (equals == std::string::npos) refuse(origin, "must be KEY=VALUE (there is no '=')");
     const auto segments = key_segments(std::string_view(argument).substr(0, equals));
     if (segments.empty()) refuse(origin, std::string(kKeyForm));

@@ -528,11 +528,12 @@ std::string approximation_problem(const polynomials::Approximation& approximatio
 
 // One --set KEY=VALUE of the command line (docs/reference/configuration.md, "Overrides"): an
 // edit of the file's TOML tree before its sections are read, so that every check of the file
-// applies to it. KEY is a dotted path of bare keys; in an array a segment is a 1-based index or,
-// in an array of tables, an element's name (subsystem.motor.inertia, model.force.2.omega;
-// `[N]` stands for `.N`). VALUE is a TOML value (1e-5, true, [1, 2], "a b", {uniform = [0, 1]}),
-// else a number as C writes it (.5), else a string (cosim.scheme=implicit). The key is replaced,
-// or added with the tables on its way where the file lacks it; later edits win.
+// applies to it. KEY is a dotted path of bare keys or keys in double quotes; in an array a
+// segment is a 1-based index or, in an array of tables, an element's name
+// (subsystem.motor.inertia, model.force.2.omega; `[N]` stands for `.N`). VALUE is a TOML value
+// (1e-5, true, [1, 2], "a b", {uniform = [0, 1]}), else a number as C writes it (.5), else a
+// string (cosim.scheme=implicit). The key is replaced, or added with the tables on its way where
+// the file lacks it; later edits win.
 struct Override {
   std::string argument;  // KEY=VALUE as given
   std::string path;      // the key as messages name it ("subsystem[1].inertia")
