@@ -22,6 +22,7 @@
 #include "run_options.hpp"
 #include "stability_command.hpp"
 #include "suggest_partition.hpp"
+#include "sweep_command.hpp"
 #include "topology_cleanup.hpp"
 #include "usage.hpp"
 #include "version.hpp"
@@ -78,12 +79,13 @@ struct Commands {
   std::string resume_path;
   macrostep::app::PlotArgs plot_args;
   macrostep::app::SuggestPartitionArgs suggest_args;
+  macrostep::app::SweepArgs sweep_args;
   std::string worker_segment;
   std::size_t worker_index = 0;
   int worker_segment_fd = -1;
   CLI::App *run = nullptr, *reference = nullptr, *topology = nullptr, *stability = nullptr,
            *resume = nullptr, *plot = nullptr, *cleanup = nullptr, *compare = nullptr,
-           *suggest = nullptr, *models = nullptr, *worker = nullptr;
+           *suggest = nullptr, *models = nullptr, *sweep = nullptr, *worker = nullptr;
 };
 
 // Declares the subcommands of DESIGN.md's command line on `app`, bound to `c` (which must
@@ -95,6 +97,11 @@ void add_commands(CLI::App& app, Commands& c) {
   c.reference = app.add_subcommand(
       "reference", "tight-tolerance monolithic reference (rtol 1e-10, atol 1e-13 / 1e-10)");
   add_run_options(*c.reference, c.reference_args, true);
+  c.sweep = app.add_subcommand(
+      "sweep",
+      "co-simulations of a grid of configuration values (--grid KEY=V1,V2,...) in parallel, "
+      "with one summary table: values, statistics, wall time, error against a reference");
+  macrostep::app::add_sweep_options(*c.sweep, c.sweep_args);
   c.topology = app.add_subcommand(
       "topology", "what hwloc sees and, given a configuration, the placement it would get");
   c.topology->add_option("CONFIG", c.topology_config, "run configuration (TOML)");
@@ -150,6 +157,7 @@ int dispatch(Commands& c, int argc, char** argv, const std::string& command_line
   }
   if (c.resume->parsed()) return resume(c.resume_path, command_line);
   if (c.reference->parsed()) return run_model(c.reference_args, true, command_line);
+  if (c.sweep->parsed()) return macrostep::app::sweep_command(c.sweep_args);
   if (c.topology->parsed()) {
     try {
       return macrostep::app::topology_command(c.topology_config, c.topology_pin);

@@ -119,7 +119,8 @@ int cosimulate_run(
   macrostep::run::CosimOptions options = cosim_options(args, command_line);
   options.arguments = std::move(arguments);
   options.mpi = std::move(mpi);
-  const macrostep::config::RunConfig config = macrostep::config::load_config(args.config);
+  const macrostep::config::RunConfig config =
+      macrostep::config::load_config(args.config, args.sets);
   if (check_config) check_config(config);
   return cosimulate(config, options);
 }
@@ -153,7 +154,8 @@ int run_model(const RunArgs& args, bool reference, const std::string& command_li
       }
     }
   }
-  const macrostep::config::RunConfig config = macrostep::config::load_config(args.config);
+  const macrostep::config::RunConfig config =
+      macrostep::config::load_config(args.config, args.sets);
   install_stop_handlers();
   macrostep::run::MonolithicOptions options;
   options.reference = reference;
@@ -186,8 +188,9 @@ int run_cosimulation(const RunArgs& args, const std::string& command_line,
   return cosimulate_run(args, command_line, std::move(arguments));
 }
 
-// `resume CHECKPOINT`: the `run` command the checkpoint holds, with its configuration text and
-// result file, continued from the checkpoint (cosimulation.hpp, CosimOptions::resume).
+// `resume CHECKPOINT`: the `run` command the checkpoint holds, with its configuration text (its
+// --set edits applied again) and result file, continued from the checkpoint (cosimulation.hpp,
+// CosimOptions::resume).
 int resume(const std::string& path, const std::string& command_line) {
   const macrostep::checkpoint::Checkpoint checkpoint = macrostep::checkpoint::read(path);
   CLI::App app;
@@ -210,7 +213,7 @@ int resume(const std::string& path, const std::string& command_line) {
   options.checkpoint_path = path;  // further checkpoints replace this one
   options.resume = &checkpoint;
   const macrostep::config::RunConfig config =
-      macrostep::config::parse_config(checkpoint.config_text, checkpoint.config_path);
+      macrostep::config::parse_config(checkpoint.config_text, checkpoint.config_path, args.sets);
   fmt::print("resuming {} from {} at t = {:.9g} s ({} accepted macro steps)\n",
              checkpoint.config_path, path, checkpoint.time, checkpoint.accepted_steps);
   return cosimulate(config, options);
@@ -266,8 +269,8 @@ int run_bridged(int* argc, char*** argv, const RunArgs& args, const std::string&
       } catch (const ex::BridgeUsageError& e) {
         if (configured_ranks.empty() || agents.size() > macrostep::config::subsystem_count(config))
           throw UsageError(e.what());
-        throw macrostep::config::ConfigError(config.path, config.executor.ranks_line,
-                                             "executor.ranks", e.what());
+        throw macrostep::config::error_at(config, config.executor.ranks_line, "executor.ranks",
+                                          e.what());
       }
     };
     return cosimulate_run(args, command_line, std::move(arguments), std::move(bridge), check);

@@ -154,8 +154,21 @@ macrostep::run::CosimOptions cosim_options(const RunArgs& args, const std::strin
   return o;
 }
 
+CLI::Option* add_set_option(CLI::App& cmd, std::vector<std::string>& sets) {
+  return cmd
+      .add_option("--set", sets,
+                  "KEY=VALUE: set a key of the configuration as if the file said so, checked the "
+                  "same way (repeatable): cosim.rtol=1e-5, cosim.scheme=implicit, "
+                  "subsystem.motor.inertia=[0.05,0.02], model.force.1.omega=300; "
+                  "--scheme, --rtol and the other flags apply over it")
+      ->expected(1)
+      ->allow_extra_args(false)  // one word each: `--set K=V CONFIG` leaves CONFIG alone
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
 void add_run_options(CLI::App& cmd, RunArgs& args, bool reference) {
   cmd.add_option("CONFIG", args.config, "run configuration (TOML)")->required();
+  add_set_option(cmd, args.sets);
   if (!reference) {
     cmd.add_flag("--monolithic", args.monolithic, "integrate the whole model in one IDA");
     args.rtol_opt = cmd.add_option(

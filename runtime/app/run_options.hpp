@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -15,6 +16,7 @@ namespace macrostep::app {
 
 struct RunArgs {
   std::string config;
+  std::vector<std::string> sets;  // --set KEY=VALUE, in order (config::Override)
   bool monolithic = false;
   double stop_time = 0.0;
   double rtol = 0.0;
@@ -57,6 +59,9 @@ struct RunArgs {
 // Declares the options of `run` (reference = false) or `reference` on `cmd`, bound to `args`
 // (which must outlive the parse).
 void add_run_options(CLI::App& cmd, RunArgs& args, bool reference);
+
+// Declares --set KEY=VALUE (repeatable, one edit each) on `cmd` (run, reference, stability).
+CLI::Option* add_set_option(CLI::App& cmd, std::vector<std::string>& sets);
 
 // --output "" names no file ([output] file = "" is refused alike): UsageError.
 void check_output(const RunArgs& args);

@@ -17,6 +17,7 @@
 #include "macrostep/output/destinations.hpp"
 #include "macrostep/system/system_description.hpp"
 #include "python_tools.hpp"
+#include "run_options.hpp"
 
 namespace macrostep::app {
 
@@ -32,10 +33,10 @@ using analysis::TwoMass;
 TwoMass model_from_config(const config::RunConfig& config) {
   const library::ChainParameters p = config::realize_chain(config);
   if (p.size() != 2 || config.partition.subsystems() != 2) {
-    throw config::ConfigError(config.path, config.partition.line, "model.masses",
-                              fmt::format("the stability analysis needs the two-mass model: 2 "
-                                          "masses in 2 subsystems (got {} in {})",
-                                          p.size(), config.partition.subsystems()));
+    throw config::error_at(config, config.partition.line, "model.masses",
+                           fmt::format("the stability analysis needs the two-mass model: 2 "
+                                       "masses in 2 subsystems (got {} in {})",
+                                       p.size(), config.partition.subsystems()));
   }
   TwoMass m;
   m.m1 = p.mass[0];
@@ -139,6 +140,7 @@ void add_stability_options(CLI::App& cmd, StabilityArgs& a) {
       "CONFIG", a.config,
       "a run configuration: the two-mass chain, or any described system (linearised at t0)");
   cmd.add_option("--config", a.config, "the same as CONFIG");
+  add_set_option(cmd, a.sets);
   cmd.add_option("--decomposition", a.decomposition, "ff (default) | fd | dd (METHODS §1.2)");
   cmd.add_option("--scheme", a.scheme,
                  "jacobi (default) | gauss-seidel (two-mass); explicit | gauss-seidel | implicit "
@@ -312,8 +314,11 @@ int stability_command(const StabilityArgs& a) {
   } catch (const output::OutputError& e) {
     throw std::invalid_argument(e.what());
   }
+  if (a.config.empty() && !a.sets.empty()) {
+    throw std::invalid_argument("--set edits a configuration: give CONFIG");
+  }
   std::optional<config::RunConfig> config;
-  if (!a.config.empty()) config = config::load_config(a.config);
+  if (!a.config.empty()) config = config::load_config(a.config, a.sets);
   const Scan scan = !config || two_mass_chain(*config)
                         ? two_mass_scan(a, config ? &*config : nullptr)
                         : described_scan(a, *config);

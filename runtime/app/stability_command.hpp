@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -16,6 +17,7 @@ namespace macrostep::app {
 
 struct StabilityArgs {
   std::string config;  // a run configuration (optional): two-mass chain or described system
+  std::vector<std::string> sets;  // --set KEY=VALUE edits of it (config::Override)
   std::string decomposition = "ff", scheme, approximation;  // scheme empty: the default
   std::optional<int> order;
   std::optional<double> m1, m2, c1, c2, cc, d1, d2, dc;

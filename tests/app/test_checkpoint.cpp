@@ -251,6 +251,28 @@ TEST_F(Checkpoint, SignalWithoutAnIntervalWritesAFinalCheckpoint) {
   EXPECT_EQ(nlohmann::json::parse(read_file("s.json")).at("error").count("checkpoint"), 0u);
 }
 
+// A run with --set edits resumes with them: the checkpoint keeps the file and the run's words,
+// and resume applies the edits to the file again (the tail after the checkpoint would differ
+// without them, as the whole run does).
+TEST_F(Checkpoint, ResumeKeepsTheRunsEdits) {
+  write_file("chain.toml", kChain);
+  const std::string edit = "cosim.rtol=3e-5";
+  ASSERT_EQ(macrostep("run chain.toml --executor inprocess --output plain.csv").status, 0);
+  ASSERT_EQ(
+      macrostep("run chain.toml --executor inprocess --output whole.csv --set " + edit).status, 0);
+  ASSERT_FALSE(read_file("whole.csv") == read_file("plain.csv"));
+  const int status = interrupt_at({"run", "chain.toml", "--output", "r.csv", "--executor",
+                                   "inprocess", "--set", edit, "--checkpoint-every", "1000steps"},
+                                  20, SIGTERM, "r.csv", "r.csv");
+  ASSERT_EQ(status, 128 + SIGTERM) << read_file("run.err");
+  const Outcome resumed = macrostep("resume r.ckpt");
+  ASSERT_EQ(resumed.status, 0) << resumed.err;
+  EXPECT_TRUE(read_file("r.csv") == read_file("whole.csv")) << "the resumed CSV differs";
+  const auto meta = nlohmann::json::parse(read_file("r.json"));
+  EXPECT_EQ(meta.at("config").at("overrides"), nlohmann::json({edit}));
+  EXPECT_EQ(meta.at("cosim").at("rtol"), 3e-5);
+}
+
 // Scheme auto (explicit or implicit steps by their cost): the choice's state (mode, window,
 // allowance, both schemes' states) travels in the checkpoint. The run switches at least once
 // (its first probe comes early enough in its several hundred steps).

@@ -334,8 +334,8 @@ TEST_F(Hostile, MessagesSayWhatIsWrong) {
   const Outcome sub = macrostep("frobnicate");
   EXPECT_EQ(sub.status, 2);
   EXPECT_EQ(sub.err.rfind("macrostep: unknown subcommand 'frobnicate'; the subcommands are run, "
-                          "reference, topology, stability, resume, plot, suggest-partition, "
-                          "cleanup, models, compare\n",
+                          "reference, sweep, topology, stability, resume, plot, "
+                          "suggest-partition, cleanup, models, compare\n",
                           0),
             0u)
       << sub.err;

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "chain_lowering.hpp"
+#include "overrides.hpp"
 #include "reader.hpp"
 #include "toml_node.hpp"
 
@@ -26,7 +28,8 @@ ConfigError::ConfigError(std::string file, unsigned line, std::string key_path,
                                      problem)),
       file_(std::move(file)),
       line_(line),
-      key_path_(std::move(key_path)) {}
+      key_path_(std::move(key_path)),
+      problem_(problem) {}
 
 std::vector<std::size_t> PartitionConfig::coupling_bodies() const {
   std::vector<std::size_t> bodies;
@@ -81,13 +84,11 @@ SolverConfig with_override(SolverConfig solver, const SolverOverride& o) {
   return solver;
 }
 
-RunConfig parse_config(std::string_view text, const std::string& path) {
-  detail::prescan(text, path);
-  const detail::Document document(text, path);
+namespace {
 
-  RunConfig config;
-  config.path = path;
-  config.text = std::string(text);
+// The sections of `document` into `config`.
+void read_sections(const detail::Document& document, RunConfig& config) {
+  const std::string& path = config.path;
   const Node top = document.root();
   ParseState state{config, {}, &top};
   std::vector<std::string_view> keys;
@@ -108,6 +109,34 @@ RunConfig parse_config(std::string_view text, const std::string& path) {
     detail::lower_chain(config, model ? model->require("masses").line() : 0);
   }
   detail::check_connection_approximations(state);
+}
+
+}  // namespace
+
+RunConfig parse_config(std::string_view text, const std::string& path,
+                       const std::vector<std::string>& overrides) {
+  detail::prescan(text, path);
+  detail::Document document(text, path);
+
+  RunConfig config;
+  config.path = path;
+  config.text = std::string(text);
+  config.overrides = detail::apply_overrides(document, overrides);
+  try {
+    read_sections(document, config);
+  } catch (const ConfigError& e) {
+    // A value of a --set has no line: name the --set instead of the file.
+    if (e.line() != 0 || e.file() != path) throw;
+    throw error_at(config, 0, e.key_path(), e.problem());
+  }
+  if (!config.overrides.empty()) {
+    std::string header = fmt::format("# {} with", path);
+    for (const auto& o : config.overrides) header += " --set " + o.argument;
+    header = detail::clipped(header, 1000);
+    std::replace_if(
+        header.begin(), header.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+    config.overridden_text = header + "\n" + document.render() + "\n";
+  }
   return config;
 }
 
@@ -149,8 +178,8 @@ std::string read_config_file(const std::string& path) {
 
 }  // namespace
 
-RunConfig load_config(const std::string& path) {
-  return parse_config(read_config_file(path), path);
+RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  return parse_config(read_config_file(path), path, overrides);
 }
 
 library::ChainParameters realize_chain(const RunConfig& config) {

@@ -85,8 +85,16 @@ Node Document::root() const {
 
 std::optional<std::string_view> Document::text_of(const toml::source_region& region) const {
   const std::size_t line = region.begin.line;
-  if (line == 0 || line != region.end.line || line > line_starts_.size()) return std::nullopt;
-  std::string_view text = text_.substr(line_starts_[line - 1]);
+  if (line == 0 || line != region.end.line || region.path == nullptr) return std::nullopt;
+  std::string_view text;
+  if (*region.path == file_ && line <= line_starts_.size()) {
+    text = text_.substr(line_starts_[line - 1]);
+  } else {
+    const auto source = std::find_if(sources_.begin(), sources_.end(),
+                                     [&region](const auto& s) { return s.first == *region.path; });
+    if (source == sources_.end() || line != 1) return std::nullopt;
+    text = source->second;
+  }
   text = text.substr(0, text.find('\n'));
   const std::size_t begin = byte_of_column(text, region.begin.column);
   const std::size_t end = byte_of_column(text, region.end.column);
@@ -94,12 +102,28 @@ std::optional<std::string_view> Document::text_of(const toml::source_region& reg
   return text.substr(begin, end - begin);
 }
 
+void Document::add_source(std::string origin, std::string text) {
+  sources_.emplace_back(std::move(origin), std::move(text));
+}
+
+bool Document::from_file(const toml::node& node) const {
+  const auto& path = node.source().path;
+  return path != nullptr && *path == file_;
+}
+
+std::string Document::render() const {
+  std::ostringstream os;
+  os << toml::toml_formatter(table_);
+  return os.str();
+}
+
 Node::Node(const toml::node& node, std::string path, const Document& document)
     : node_(&node), path_(std::move(path)), document_(&document) {}
 
 unsigned Node::line() const {
-  // The root table's location is merely the first line of the file; report no line.
-  if (path_.empty()) return 0;
+  // The root table's location is merely the first line of the file; report no line. Nor for a
+  // value of a --set.
+  if (path_.empty() || !document_->from_file(*node_)) return 0;
   return static_cast<unsigned>(node_->source().begin.line);
 }
 
@@ -142,13 +166,14 @@ std::vector<std::pair<std::string, Node>> Node::entries() const {
     out.emplace_back(name, Node(child, path_.empty() ? name : path_ + "." + name, *document_));
   }
   // toml++ orders a table by key; sort by position so that the first problem in the file is the
-  // one reported.
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
-    const auto& la = a.second.node_->source().begin;
-    const auto& lb = b.second.node_->source().begin;
-    return std::make_tuple(la.line, la.column, a.first) <
-           std::make_tuple(lb.line, lb.column, b.first);
-  });
+  // one reported (the values of --set after the file's).
+  const auto position = [this](const std::pair<std::string, Node>& entry) {
+    const auto& begin = entry.second.node_->source().begin;
+    return std::make_tuple(!document_->from_file(*entry.second.node_), begin.line, begin.column,
+                           std::string_view(entry.first));
+  };
+  std::sort(out.begin(), out.end(),
+            [&position](const auto& a, const auto& b) { return position(a) < position(b); });
   return out;
 }
 

@@ -29,13 +29,25 @@ class Document {
   // The root table: empty path, no line.
   Node root() const;
   const std::string& file() const { return file_; }
-  // The text of a region that lies on one line, or nothing for one that spans lines.
+  // The text of a region that lies on one line (of the file, or of a source added below), or
+  // nothing for one that spans lines or has no text.
   std::optional<std::string_view> text_of(const toml::source_region& region) const;
+
+  // The --set edits (overrides.cpp), made before any Node of the tree exists: the tree itself,
+  // and the text a value was parsed from under the source name `origin`, so that messages quote
+  // it as written.
+  toml::table& tree() { return table_; }
+  void add_source(std::string origin, std::string text);
+  // Whether the node comes from the file (not from a --set): only such nodes have a line.
+  bool from_file(const toml::node& node) const;
+  // The tree as TOML (toml++'s formatting; comments are not kept).
+  std::string render() const;
 
  private:
   std::string_view text_;
   std::string file_;
   std::vector<std::size_t> line_starts_;  // byte offset of each line's first character
+  std::vector<std::pair<std::string, std::string>> sources_;  // origin, text (one line)
   toml::table table_;
 };
 

@@ -193,7 +193,7 @@ json monolithic_metadata(const config::RunConfig& config, const MonolithicOption
       {"command", options.command_line},
       {"mode", config::to_string(result_kind(options))},
       {"started_at", output::utc_timestamp()},
-      {"config", {{"path", config.path}, {"text", config.text}}},
+      {"config", config_json(config)},
       {"description", config.description},
       {"model", model},
       {"partition", partition},

@@ -40,6 +40,16 @@ inline nlohmann::ordered_json stats_json(const ida::AdvanceStats& s) {
                                 {"solver_wall_ns", s.wall_ns}};
 }
 
+// The "config" entry: the path, the configuration the run used as TOML, the --set edits that
+// made it from the file, and with any of them the file as read.
+inline nlohmann::ordered_json config_json(const config::RunConfig& config) {
+  nlohmann::ordered_json j{{"path", config.path}, {"text", config.effective_text()}};
+  auto& overrides = j["overrides"] = nlohmann::ordered_json::array();
+  for (const auto& o : config.overrides) overrides.push_back(o.argument);
+  if (!config.overrides.empty()) j["file_text"] = config.text;
+  return j;
+}
+
 // The "error" entry of a run stopped by a signal.
 inline nlohmann::ordered_json interrupted_json(const RunInterrupted& e) {
   nlohmann::ordered_json j{{"cause", "interrupted"},

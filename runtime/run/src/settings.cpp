@@ -295,8 +295,9 @@ void check_checkpoint_settings(const config::RunConfig& config, const CosimOptio
     try {
       s.checkpoint_every = checkpoint::parse_interval(o.checkpoint_every, "checkpoint_every");
     } catch (const std::invalid_argument& e) {
-      throw SetupError(
-          fmt::format("{}:{}: output.{}", config.path, o.checkpoint_every_line, e.what()));
+      throw SetupError(fmt::format(
+          "{}: output.{}",
+          config::origin(config, o.checkpoint_every_line, "output.checkpoint_every"), e.what()));
     }
   }
   s.checkpoint_path = !options.checkpoint_path.empty() ? options.checkpoint_path : o.checkpoint;
@@ -305,9 +306,9 @@ void check_checkpoint_settings(const config::RunConfig& config, const CosimOptio
     if (!s.checkpoint_path.empty()) {
       throw SetupError(
           options.checkpoint_path.empty()
-              ? fmt::format("{}:{}: output.checkpoint: names the file of checkpoint_every; give "
+              ? fmt::format("{}: output.checkpoint: names the file of checkpoint_every; give "
                             "output.checkpoint_every (or --checkpoint-every) too",
-                            config.path, o.checkpoint_line)
+                            config::origin(config, o.checkpoint_line, "output.checkpoint"))
               : std::string("--checkpoint names the checkpoint file of --checkpoint-every; give "
                             "both (or output.checkpoint_every)"));
     }
@@ -349,9 +350,10 @@ void check_micro_step_stop(const config::RunConfig& config, const CosimSettings&
     conflict = "no workspace snapshots (no --max-restarts)";
   if (!conflict.empty()) {
     throw SetupError(fmt::format(
-        "{}:{}: solver.micro_step_stop: \"overshoot\" (step past T_(N+1) and interpolate) "
+        "{}: solver.micro_step_stop: \"overshoot\" (step past T_(N+1) and interpolate) "
         "needs {} (METHODS D-36)",
-        config.path, config.solver.micro_step_stop_line, conflict));
+        config::origin(config, config.solver.micro_step_stop_line, "solver.micro_step_stop"),
+        conflict));
   }
 }
 
@@ -504,9 +506,9 @@ void check_sequence(const config::RunConfig& config, const CosimSettings& settin
       std::all_of(c.sequence.begin(), c.sequence.end(), [ns](std::size_t i) { return i < ns; });
   if (c.sequence.size() != ns || !in_range) {
     throw SetupError(fmt::format(
-        "{}:{}: cosim.sequence: must name each of the {} subsystems once, numbered 1..{} (got {} "
+        "{}: cosim.sequence: must name each of the {} subsystems once, numbered 1..{} (got {} "
         "entries)",
-        config.path, c.sequence_line, ns, ns, c.sequence.size()));
+        config::origin(config, c.sequence_line, "cosim.sequence"), ns, ns, c.sequence.size()));
   }
 }
 

@@ -1,5 +1,6 @@
 // Run configuration: one TOML file describes the model, its partition, the integrator
-// tolerances, the simulated interval and the output (DESIGN.md; spec/MODELS.md §1).
+// tolerances, the simulated interval and the output (DESIGN.md; spec/MODELS.md §1). The command
+// line's --set KEY=VALUE edits any key of it before it is read (Override, below).
 //
 // Schema (every key not listed here is an error; so is a wrong type or an out-of-range value):
 //
@@ -283,11 +284,14 @@ class ConfigError : public std::runtime_error {
   const std::string& file() const { return file_; }
   unsigned line() const { return line_; }
   const std::string& key_path() const { return key_path_; }
+  // The message after file, line and key.
+  const std::string& problem() const { return problem_; }
 
  private:
   std::string file_;
   unsigned line_;
   std::string key_path_;
+  std::string problem_;
 };
 
 // The vocabulary of the file: each concept's enum with one name table, used by the reader, the
@@ -527,9 +531,29 @@ std::vector<std::string_view> fitting_estimator_names(CosimScheme s);
 std::string approximation_problem(const polynomials::Approximation& approximation,
                                   const CosimConfig& c);
 
+// One --set KEY=VALUE of the command line (docs/reference/configuration.md, "Overrides"): an
+// edit of the file's TOML tree before its sections are read, so that every check of the file
+// applies to it. KEY is a dotted path of bare keys or keys in double quotes; in an array a
+// segment is a 1-based index or, in an array of tables, an element's name
+// (subsystem.motor.inertia, model.force.2.omega; `[N]` stands for `.N`). VALUE is a TOML value
+// (1e-5, true, [1, 2], "a b", {uniform = [0, 1]}), else a number as C writes it (.5), else a
+// string (cosim.scheme=implicit). The key is replaced, or added with the tables on its way where
+// the file lacks it; later edits win.
+struct Override {
+  std::string argument;  // KEY=VALUE as given
+  std::string path;      // the key as messages name it ("subsystem[1].inertia")
+  std::string created;   // the outermost table it added ("cosim"), if any
+};
+
 struct RunConfig {
   std::string path;  // as given to load_config(); used in every message
-  std::string text;  // the complete file text (copied into run metadata)
+  std::string text;  // the complete file text (kept in checkpoints)
+  // The --set edits in order, and with any, the configuration they produced as TOML (toml++'s
+  // rendering: the file's comments are not kept).
+  std::vector<Override> overrides;
+  std::string overridden_text;
+  // The configuration a run uses, as TOML (its metadata's config.text).
+  const std::string& effective_text() const { return overrides.empty() ? text : overridden_text; }
   std::string description;
 
   // The model; explicit per-mass initial values (x0 = [...] / v0 = [...]) are in
@@ -551,12 +575,21 @@ struct RunConfig {
   CosimConfig cosim;
 };
 
-// Reads and validates a configuration file. Throws ConfigError for any problem, including an
-// unreadable file and TOML syntax errors.
-RunConfig load_config(const std::string& path);
+// Reads and validates a configuration file with the --set edits `overrides` ("KEY=VALUE", see
+// Override). Throws ConfigError for any problem, including an unreadable file and TOML syntax
+// errors; one that a --set gave is named by it ("--set cosim.rtol=2: cosim.rtol: must be < 1").
+RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {});
 
 // The same for text already in memory; `path` names it in messages.
-RunConfig parse_config(std::string_view text, const std::string& path);
+RunConfig parse_config(std::string_view text, const std::string& path,
+                       const std::vector<std::string>& overrides = {});
+
+// Where the value of `key_path` comes from, as a message about it begins: "FILE:LINE" for a line
+// of the file (line > 0), "--set KEY=VALUE" for the edit that gave it, else "FILE".
+std::string origin(const RunConfig& config, unsigned line, std::string_view key_path);
+// A ConfigError about `key_path` located the same way: at the file's line, or at the --set.
+ConfigError error_at(const RunConfig& config, unsigned line, const std::string& key_path,
+                     const std::string& problem);
 
 // The explicit chain parameters: library::realize(chain) (which also applies the per-mass
 // initial values and starts contact bodies at -|x0|, MODELS.md §1.3), as the loaded description
