@@ -103,6 +103,7 @@ void AdaptiveScheme::start(const system::CoupledSystem& system, const SchemeOpti
   mode_ = explicit_ok_ ? Mode::kExplicit : Mode::kImplicit;
   probing_ = false;
   left_rate_ = 0.0;
+  left_work_ = 0.0;
   allowance_ = 0.0;
   failed_probes_ = 0;
   last_rate_ = {0.0, 0.0};
@@ -177,9 +178,11 @@ void AdaptiveScheme::decide(double t_next) {
       }
       return;
     }
-    // Still getting cheaper (its H grows after the switch): judged again one window later.
+    // Still getting cheaper (its H grows after the switch): judged again one window later, while
+    // its extra work stays within the allowance of the stretch it interrupted.
     const int extensions = static_cast<int>(stretch_.judged_at / kWindow) - 1;
     if (extensions < kMaxExtensions &&
+        probe_work - left_rate_ * stretch_.time <= left_work_ / kAllowance &&
         (stretch_.judged_rate == 0.0 || rate < kFallFactor * stretch_.judged_rate)) {
       stretch_.judged_rate = rate;
       stretch_.judged_at += kWindow;
@@ -212,6 +215,7 @@ void AdaptiveScheme::decide(double t_next) {
     return;
   }
   skipped_in_row_ = 0;
+  left_work_ = stretch_.work;
   switch_to(other, Why::kProbe, t_next, stretch_.long_rate(), 0.0);
 }
 
@@ -249,7 +253,7 @@ std::vector<std::vector<double>> AdaptiveScheme::export_state() const {
                  static_cast<double>(ex.size()), static_cast<double>(im.size()), last_rate_[0],
                  last_rate_[1], static_cast<double>(skipped_in_row_), stretch_.measured_work,
                  stretch_.measured_time, static_cast<double>(stretch_.judged_at),
-                 stretch_.judged_rate, stretch_.time});
+                 stretch_.judged_rate, stretch_.time, left_work_});
   out.emplace_back(stretch_.window_work.begin(), stretch_.window_work.end());
   out.emplace_back(stretch_.window_time.begin(), stretch_.window_time.end());
   out.emplace_back(counts_.begin(), counts_.end());
@@ -265,7 +269,7 @@ void AdaptiveScheme::import_state(const std::vector<std::vector<double>>& state)
   const auto bad = [](const char* what) {
     return std::invalid_argument(std::string("scheme auto state: ") + what);
   };
-  if (state.size() < 5 || state[0].size() != 19 || state[1].size() != kWindow ||
+  if (state.size() < 5 || state[0].size() != 20 || state[1].size() != kWindow ||
       state[2].size() != kWindow || state[3].size() != counts_.size() || state[4].size() % 5 != 0) {
     throw bad("the arrays do not fit this scheme");
   }
@@ -289,6 +293,7 @@ void AdaptiveScheme::import_state(const std::vector<std::vector<double>>& state)
   stretch_.judged_at = static_cast<std::uint64_t>(c[16]);
   stretch_.judged_rate = c[17];
   stretch_.time = c[18];
+  left_work_ = c[19];
   stretch_.accepted = static_cast<std::uint64_t>(c[5]);
   stretch_.work = c[6];
   stretch_.pending_work = c[7];

@@ -19,7 +19,8 @@
 //   - the probe is kept if its rate is below the left scheme's (by kKeepMargin) over its whole
 //     measured stretch (longer memory than the probe's window: one transient does not set the
 //     bar); a probe that is dearer but still getting cheaper from one window to the next (its H
-//     grows from the left scheme's) goes on for another window, up to kMaxExtensions; otherwise
+//     grows from the left scheme's) goes on for another window, up to kMaxExtensions and while
+//     its extra work stays within 1/kAllowance of the interrupted stretch's work; otherwise
 //     the run switches back, and the next probe waits until the stretch has spent kAllowance
 //     times the probe's extra work (beyond the left scheme's rate over the probe's simulated
 //     time, at least kMinExtra of its work), so that probing costs at most about 1/kAllowance
@@ -114,6 +115,7 @@ class AdaptiveScheme final : public MacroStepScheme {
   Mode mode_ = Mode::kExplicit;
   bool probing_ = false;
   double left_rate_ = 0.0;             // the rate of the scheme a probe left
+  double left_work_ = 0.0;             // the work of the stretch a probe interrupted
   double allowance_ = 0.0;             // work the current stretch spends before it may probe
   int failed_probes_ = 0;              // in a row (skipped ones included)
   int skipped_in_row_ = 0;             // probes skipped since the last one made
