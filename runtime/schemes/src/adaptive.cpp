@@ -247,13 +247,26 @@ std::vector<std::vector<double>> AdaptiveScheme::export_state() const {
   const auto ex = explicit_ok_ ? explicit_.export_state() : std::vector<std::vector<double>>{};
   const auto im = implicit_ok_ ? implicit_.export_state() : std::vector<std::vector<double>>{};
   std::vector<std::vector<double>> out;
-  out.push_back({mode_ == Mode::kImplicit ? 1.0 : 0.0, probing_ ? 1.0 : 0.0, left_rate_, allowance_,
-                 static_cast<double>(failed_probes_), static_cast<double>(stretch_.accepted),
-                 stretch_.work, stretch_.pending_work, static_cast<double>(stretch_.window_count),
-                 static_cast<double>(ex.size()), static_cast<double>(im.size()), last_rate_[0],
-                 last_rate_[1], static_cast<double>(skipped_in_row_), stretch_.measured_work,
-                 stretch_.measured_time, static_cast<double>(stretch_.judged_at),
-                 stretch_.judged_rate, stretch_.time, left_work_});
+  out.push_back({mode_ == Mode::kImplicit ? 1.0 : 0.0,
+                 probing_ ? 1.0 : 0.0,
+                 left_rate_,
+                 allowance_,
+                 static_cast<double>(failed_probes_),
+                 static_cast<double>(stretch_.accepted),
+                 stretch_.work,
+                 stretch_.pending_work,
+                 static_cast<double>(stretch_.window_count),
+                 static_cast<double>(ex.size()),
+                 static_cast<double>(im.size()),
+                 last_rate_[0],
+                 last_rate_[1],
+                 static_cast<double>(skipped_in_row_),
+                 stretch_.measured_work,
+                 stretch_.measured_time,
+                 static_cast<double>(stretch_.judged_at),
+                 stretch_.judged_rate,
+                 stretch_.time,
+                 left_work_});
   out.emplace_back(stretch_.window_work.begin(), stretch_.window_work.end());
   out.emplace_back(stretch_.window_time.begin(), stretch_.window_time.end());
   out.emplace_back(counts_.begin(), counts_.end());
