@@ -52,6 +52,13 @@ TEST(ConvergenceTest, DivergenceAtTheThresholdOrNonFinite) {
   t.reset();
   t.add(1.0);
   EXPECT_EQ(t.add(0.0), ConvergenceVerdict::kConverged);  // δ = 0
+  // Rounding-level differences (a system at rest): R near 1 is noise there, not divergence.
+  t.reset();
+  t.add(2.7e-21);
+  EXPECT_EQ(t.add(2.69e-21), ConvergenceVerdict::kConverged);
+  t.reset();
+  t.add(1e-6);
+  EXPECT_EQ(t.add(0.99e-6), ConvergenceVerdict::kDiverged);  // 3e-6 τ: not rounding
   EXPECT_THROW(ConvergenceTest(0.0, 0.9), std::invalid_argument);
   EXPECT_THROW(ConvergenceTest(0.33, 1.0), std::invalid_argument);
 }

@@ -5,8 +5,9 @@
 //
 // The caller supplies ‖δ^j‖_W (u-type iterates for imCV and waveform, the monitored outputs
 // for imMD: which and with which weights is the scheme's business). D-16: the test starts at the
-// second difference (R^1 is undefined); ‖δ^j‖ = 0 counts as converged; R ≥ the divergence
-// threshold (0.9) or a non-finite R counts as divergence (corConvFail).
+// second difference (R^1 is undefined); ‖δ^j‖ ≤ 1e-6·τ (kRoundingFraction: rounding, whose
+// ratio R is noise) counts as converged; R ≥ the divergence threshold (0.9) or a non-finite R
+// counts as divergence (corConvFail).
 //
 // Call order: reset() at the start of every attempt, then add(‖δ^1‖), add(‖δ^2‖), ... once
 // per corrector iterate.
@@ -20,6 +21,9 @@ enum class ConvergenceVerdict : std::uint8_t { kContinue, kConverged, kDiverged 
 
 class ConvergenceTest {
  public:
+  // ‖δ^j‖_W at or below this fraction of τ counts as converged (D-16).
+  static constexpr double kRoundingFraction = 1e-6;
+
   // tau > 0 and 0 < divergence < 1 (std::invalid_argument otherwise).
   ConvergenceTest(double tau, double divergence);
   void reset() {
