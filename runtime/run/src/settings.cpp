@@ -324,18 +324,13 @@ void check_checkpoint_settings(const config::RunConfig& config, const CosimOptio
 }
 
 // The jump handling neither the file nor the command line gave (methods.md §2.2): the history
-// shifted, and for the explicit schemes at least two micro steps per macro step, where the
-// co-simulation's error stays within 1.25× the error of the same scheme with exactly integrated
-// subsystems (docs/results/2026-11-27-jump-policy.md). The iterative schemes (scheme auto
-// included) get no floor: their inputs do not jump where they converged, and at rest, with
-// macro steps of many seconds, the floor made the implicit scheme fail and retry steps (a drive
-// train over 400 s: 8 461 steps instead of 601). With micro_step_stop = "overshoot", which
-// needs them, the history kept and no floor.
+// shifted and at least two micro steps per macro step, where the co-simulation's error stays
+// within 1.25× the error of the same scheme with exactly integrated subsystems
+// (docs/results/2026-11-27-jump-policy.md); with micro_step_stop = "overshoot", which needs
+// them, the history kept and no floor.
 void resolve_jump_defaults(const config::RunConfig& config, config::CosimConfig& c) {
   const bool overshoot = config.solver.micro_step_stop == config::MicroStepStop::kOvershoot;
-  const runner::JumpOptions defaults = overshoot       ? kOvershootJumps
-                                       : c.iterative() ? kIterativeJumps
-                                                       : kDefaultJumps;
+  const runner::JumpOptions defaults = overshoot ? kOvershootJumps : kDefaultJumps;
   if (!c.jump_handling) c.jump_handling = defaults.policy;
   if (!c.min_micro_steps) c.min_micro_steps = defaults.micro_steps;
 }

@@ -93,12 +93,10 @@ struct CosimOptions {
   std::vector<RunObserver*> observers;
 };
 
-// The jump handling of a run whose configuration and command line name none (methods.md §2.2):
-// the history shifted to the new polynomial and, for the explicit schemes, at least two micro
-// steps per macro step; the iterative schemes (auto included) without that floor; with [solver]
-// micro_step_stop = "overshoot", which allows no other, the history kept.
+// The jump handling of a run whose configuration and command line name none: the history
+// shifted to the new polynomial and at least two micro steps per macro step (methods.md §2.2);
+// with [solver] micro_step_stop = "overshoot", which allows no other, the history kept.
 inline constexpr runner::JumpOptions kDefaultJumps{runner::JumpPolicy::kShift, 2};
-inline constexpr runner::JumpOptions kIterativeJumps{runner::JumpPolicy::kShift, 0};
 inline constexpr runner::JumpOptions kOvershootJumps{runner::JumpPolicy::kKeep, 0};
 
 // Everything a run needs, after overrides and checks.
