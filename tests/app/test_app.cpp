@@ -700,6 +700,9 @@ step_size = 1.0e-5
   ASSERT_EQ(pr.status, 0) << pr.err;
   EXPECT_EQ(read_file("in.csv"), read_file("pr.csv"));
   const auto meta = nlohmann::json::parse(read_file("in.json"));
+  // Overshoot's own jump defaults: the history kept, no micro-step floor.
+  EXPECT_EQ(meta.at("cosim").at("jump_handling"), "keep");
+  EXPECT_EQ(meta.at("cosim").at("min_micro_steps"), 0);
   for (const auto& s : meta.at("statistics").at("subsystems")) {
     EXPECT_GT(s.at("micro_steps").get<long>(), 0);
     EXPECT_LE(s.at("micro_step_mean_s").get<double>(), 1.0e-5 * (1.0 + 1e-12));
@@ -727,6 +730,30 @@ step_size = 1.0e-5
     EXPECT_NE(o.err.find("solver.micro_step_stop: \"overshoot\""), std::string::npos) << o.err;
     EXPECT_NE(o.err.find("(METHODS D-36)"), std::string::npos) << o.err;
   }
+}
+
+// The jump handling a run uses where neither the file nor the command line names one
+// (methods.md §2.2): the history shifted and two micro steps per macro step; either given, it is
+// the given one. The metadata records what ran.
+TEST_F(App, JumpHandlingDefaultsToTheShiftedHistoryWithTwoMicroSteps) {
+  write_file("jumps.toml", kCosim);
+  const Outcome d =
+      macrostep("run jumps.toml --executor inprocess --stop-time 0.002 --output d.csv");
+  ASSERT_EQ(d.status, 0) << d.err;
+  const auto defaults = nlohmann::json::parse(read_file("d.json")).at("cosim");
+  EXPECT_EQ(defaults.at("jump_handling"), "shift");
+  EXPECT_EQ(defaults.at("min_micro_steps"), 2);
+  EXPECT_NE(d.out.find("input jumps at macro points: shift history, micro steps <= H/2"),
+            std::string::npos)
+      << d.out;
+  const Outcome k = macrostep(
+      "run jumps.toml --executor inprocess --stop-time 0.002 --jump-handling keep "
+      "--min-micro-steps 0 --output k.csv");
+  ASSERT_EQ(k.status, 0) << k.err;
+  const auto given = nlohmann::json::parse(read_file("k.json")).at("cosim");
+  EXPECT_EQ(given.at("jump_handling"), "keep");
+  EXPECT_EQ(given.at("min_micro_steps"), 0);
+  EXPECT_NE(read_file("d.csv"), read_file("k.csv"));
 }
 
 }  // namespace
