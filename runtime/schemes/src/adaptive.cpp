@@ -105,7 +105,6 @@ void AdaptiveScheme::start(const system::CoupledSystem& system, const SchemeOpti
   left_rate_ = 0.0;
   left_work_ = 0.0;
   allowance_ = 0.0;
-  failed_probes_ = 0;
   last_rate_ = {0.0, 0.0};
   skipped_in_row_ = 0;
   stretch_ = {};
@@ -170,7 +169,6 @@ void AdaptiveScheme::decide(double t_next) {
     const double extra = std::max(probe_work - left_rate_ * stretch_.time, kMinExtra * probe_work);
     if (rate * kKeepMargin <= left_rate_) {
       probing_ = false;
-      failed_probes_ = 0;
       allowance_ = kAllowance * probe_work;
       if (!switches_.empty()) {
         switches_.back()[2] = kProbeKept;
@@ -188,7 +186,6 @@ void AdaptiveScheme::decide(double t_next) {
       stretch_.judged_at += kWindow;
       return;
     }
-    ++failed_probes_;
     if (!switches_.empty()) {
       switches_.back()[2] = kProbeFailed;
       switches_.back()[4] = rate;
@@ -205,11 +202,10 @@ void AdaptiveScheme::decide(double t_next) {
   const Mode other = mode_ == Mode::kExplicit ? Mode::kImplicit : Mode::kExplicit;
   // The other scheme cost kSkipFactor times as much when it last ran: probing it now would
   // likely fail (a system at rest would even make unstable explicit steps look cheap for a
-  // while). Skipped like a failed probe: the allowance doubles, and the next one is tried.
+  // while). Skipped: the allowance doubles, and the next one is tried.
   if (const double known = last_rate_[other == Mode::kImplicit ? 1 : 0];
       known > kSkipFactor * rate && skipped_in_row_ < kMaxSkips) {
     ++skipped_in_row_;
-    ++failed_probes_;
     allowance_ *= 2.0;
     counts_[kSkipped] += 1.0;
     return;
@@ -247,26 +243,13 @@ std::vector<std::vector<double>> AdaptiveScheme::export_state() const {
   const auto ex = explicit_ok_ ? explicit_.export_state() : std::vector<std::vector<double>>{};
   const auto im = implicit_ok_ ? implicit_.export_state() : std::vector<std::vector<double>>{};
   std::vector<std::vector<double>> out;
-  out.push_back({mode_ == Mode::kImplicit ? 1.0 : 0.0,
-                 probing_ ? 1.0 : 0.0,
-                 left_rate_,
-                 allowance_,
-                 static_cast<double>(failed_probes_),
-                 static_cast<double>(stretch_.accepted),
-                 stretch_.work,
-                 stretch_.pending_work,
-                 static_cast<double>(stretch_.window_count),
-                 static_cast<double>(ex.size()),
-                 static_cast<double>(im.size()),
-                 last_rate_[0],
-                 last_rate_[1],
-                 static_cast<double>(skipped_in_row_),
-                 stretch_.measured_work,
-                 stretch_.measured_time,
-                 static_cast<double>(stretch_.judged_at),
-                 stretch_.judged_rate,
-                 stretch_.time,
-                 left_work_});
+  out.push_back({mode_ == Mode::kImplicit ? 1.0 : 0.0, probing_ ? 1.0 : 0.0, left_rate_, allowance_,
+                 static_cast<double>(stretch_.accepted), stretch_.work, stretch_.pending_work,
+                 static_cast<double>(stretch_.window_count), static_cast<double>(ex.size()),
+                 static_cast<double>(im.size()), last_rate_[0], last_rate_[1],
+                 static_cast<double>(skipped_in_row_), stretch_.measured_work,
+                 stretch_.measured_time, static_cast<double>(stretch_.judged_at),
+                 stretch_.judged_rate, stretch_.time, left_work_});
   out.emplace_back(stretch_.window_work.begin(), stretch_.window_work.end());
   out.emplace_back(stretch_.window_time.begin(), stretch_.window_time.end());
   out.emplace_back(counts_.begin(), counts_.end());
@@ -282,12 +265,12 @@ void AdaptiveScheme::import_state(const std::vector<std::vector<double>>& state)
   const auto bad = [](const char* what) {
     return std::invalid_argument(std::string("scheme auto state: ") + what);
   };
-  if (state.size() < 5 || state[0].size() != 20 || state[1].size() != kWindow ||
+  if (state.size() < 5 || state[0].size() != 19 || state[1].size() != kWindow ||
       state[2].size() != kWindow || state[3].size() != counts_.size() || state[4].size() % 5 != 0) {
     throw bad("the arrays do not fit this scheme");
   }
   const auto& c = state[0];
-  const auto ex_n = static_cast<std::size_t>(c[9]), im_n = static_cast<std::size_t>(c[10]);
+  const auto ex_n = static_cast<std::size_t>(c[8]), im_n = static_cast<std::size_t>(c[9]);
   if (state.size() != 5 + ex_n + im_n || (c[0] != 0.0 && c[0] != 1.0) ||
       (c[0] == 1.0 ? !implicit_ok_ : !explicit_ok_)) {
     throw bad("the arrays do not fit this system");
@@ -298,19 +281,18 @@ void AdaptiveScheme::import_state(const std::vector<std::vector<double>>& state)
   probing_ = c[1] != 0.0;
   left_rate_ = c[2];
   allowance_ = c[3];
-  failed_probes_ = static_cast<int>(c[4]);
-  last_rate_ = {c[11], c[12]};
-  skipped_in_row_ = static_cast<int>(c[13]);
-  stretch_.measured_work = c[14];
-  stretch_.measured_time = c[15];
-  stretch_.judged_at = static_cast<std::uint64_t>(c[16]);
-  stretch_.judged_rate = c[17];
-  stretch_.time = c[18];
-  left_work_ = c[19];
-  stretch_.accepted = static_cast<std::uint64_t>(c[5]);
-  stretch_.work = c[6];
-  stretch_.pending_work = c[7];
-  stretch_.window_count = static_cast<std::uint64_t>(c[8]);
+  stretch_.accepted = static_cast<std::uint64_t>(c[4]);
+  stretch_.work = c[5];
+  stretch_.pending_work = c[6];
+  stretch_.window_count = static_cast<std::uint64_t>(c[7]);
+  last_rate_ = {c[10], c[11]};
+  skipped_in_row_ = static_cast<int>(c[12]);
+  stretch_.measured_work = c[13];
+  stretch_.measured_time = c[14];
+  stretch_.judged_at = static_cast<std::uint64_t>(c[15]);
+  stretch_.judged_rate = c[16];
+  stretch_.time = c[17];
+  left_work_ = c[18];
   std::copy(state[1].begin(), state[1].end(), stretch_.window_work.begin());
   std::copy(state[2].begin(), state[2].end(), stretch_.window_time.begin());
   std::copy(state[3].begin(), state[3].end(), counts_.begin());

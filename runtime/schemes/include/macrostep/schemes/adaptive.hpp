@@ -25,7 +25,7 @@
 //     times the probe's extra work (beyond the left scheme's rate over the probe's simulated
 //     time, at least kMinExtra of its work), so that probing costs at most about 1/kAllowance
 //     of the run;
-//   - a probe is skipped (counted like a failed one, at most kMaxSkips times in a row) while the
+//   - a probe is skipped (its allowance doubles; at most kMaxSkips times in a row) while the
 //     other scheme's last measured rate is kSkipFactor times the current scheme's;
 //   - the estimator is the one the user named, in the running scheme's form (exMD ↔ imMD,
 //     exCV ↔ imCV; exLE's implicit form is imMD), and the controller's D-33 fallback maps alike.
@@ -117,7 +117,6 @@ class AdaptiveScheme final : public MacroStepScheme {
   double left_rate_ = 0.0;             // the rate of the scheme a probe left
   double left_work_ = 0.0;             // the work of the stretch a probe interrupted
   double allowance_ = 0.0;             // work the current stretch spends before it may probe
-  int failed_probes_ = 0;              // in a row (skipped ones included)
   int skipped_in_row_ = 0;             // probes skipped since the last one made
   std::array<double, 2> last_rate_{};  // explicit, implicit: the last rate measured in each
   Stretch stretch_;
