@@ -91,6 +91,7 @@ struct IdaSnapshot {
     klu @13 :KluState;
     dense @14 :DenseState;
   }
+  mode @15 :Data;              # model::Mode::serialize() of a subsystem with events, else empty
 }
 
 # ---- a subsystem runner (runner::SubsystemRunner::export_state) ----------------------------------

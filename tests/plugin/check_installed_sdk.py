@@ -18,8 +18,10 @@ import sys
 import tempfile
 import time
 
-# What a plugin includes (plugin_api.hpp and the Subsystem interface it includes), nothing more.
-HEADERS = {"macrostep/model/subsystem.hpp", "macrostep/plugin/plugin_api.hpp"}
+# What a plugin includes (plugin_api.hpp, the Subsystem interface it includes, and the interface of
+# models with events: their modes and the view a mode's equations are), nothing more.
+HEADERS = {"macrostep/model/events.hpp", "macrostep/model/subsystem.hpp",
+           "macrostep/model/subsystem_view.hpp", "macrostep/plugin/plugin_api.hpp"}
 END_TIME, INTERVAL = 0.5, 1e-2  # s
 START = time.monotonic()
 

@@ -133,8 +133,10 @@ json partition_json(const system::SystemDescription& d, std::size_t coupling_var
   return {{"subsystems", d.subsystems.size()}, {"coupling_variables", coupling_variables}};
 }
 
-// Fills a result row from the model's state z at time t.
-using RowFill = std::function<void(double t, std::span<const double> z, std::vector<double>& row)>;
+// Fills a result row from the model's state z at time t, with the equations in force there (the
+// model's own, or those of its current mode: model/events.hpp).
+using RowFill = std::function<void(const model::Subsystem& equations, double t,
+                                   std::span<const double> z, std::vector<double>& row)>;
 
 std::string micro_steps(const ida::Integrator& integrator) {
   return fmt::format("{} micro steps", integrator.total_stats().steps);
@@ -231,14 +233,14 @@ void integrate_rows(const model::Subsystem& model, const std::vector<double>& ti
   std::vector<double> z(model.state_size()), zp(model.state_size());
   std::vector<double> row(result.columns.size());
   output::TableWriter& csv = files.results();
+  std::optional<ida::Integrator> integrator;
   const auto write_row = [&](double t) {
     const auto t0 = Clock::now();
-    fill(t, z, row);
+    fill(integrator->equations(), t, z, row);
     csv.write_row(t, row);
     output_ns += ns_since(t0);
   };
 
-  std::optional<ida::Integrator> integrator;
   const auto finish_metadata = [&](const char* status) {
     const ida::AdvanceStats stats = integrator ? integrator->total_stats() : ida::AdvanceStats{};
     json statistics = stats_json(stats);
@@ -342,8 +344,9 @@ void assembled_monolithic(const config::RunConfig& config, const MonolithicOptio
                                   all_states, result);
 
   std::vector<double> y(whole.output_size());
-  const auto fill = [&](double t, std::span<const double> z, std::vector<double>& row) {
-    if (!all_states) whole.outputs(t, z, {}, y);
+  const auto fill = [&](const model::Subsystem& equations, double t, std::span<const double> z,
+                        std::vector<double>& row) {
+    if (!all_states) equations.outputs(t, z, {}, y);
     const std::span<const double> source = all_states ? z : std::span<const double>(y);
     for (std::size_t j = 0; j < picked.size(); ++j) row[j] = source[picked[j]];
     for (std::size_t c = 0; c < coupled.coupling_count(); ++c) {
@@ -389,7 +392,8 @@ void uncut_monolithic(const config::RunConfig& config, const MonolithicOptions& 
                           partition_json(d, couplings.size()), times.size(), all_states, result);
 
   std::vector<double> u(couplings.size());
-  const auto fill = [&](double, std::span<const double> z, std::vector<double>& row) {
+  const auto fill = [&](const model::Subsystem&, double, std::span<const double> z,
+                        std::vector<double>& row) {
     for (std::size_t j = 0; j < state_index.size(); ++j) row[j] = z[state_index[j]];
     uncut.evaluate_couplings(z, u);
     std::copy(u.begin(), u.end(), row.begin() + static_cast<std::ptrdiff_t>(state_index.size()));

@@ -39,6 +39,7 @@ MonolithicSystem::MonolithicSystem(const CoupledSystem& system) : system_(system
     roles_.insert(roles_.end(), roles.begin(), roles.end());
     output_patterns_.push_back(s.output_jacobian_pattern());
     input_patterns_.push_back(s.input_jacobian_pattern());
+    parts_.push_back(&s);
   }
   coupling_offset_ = state_offsets_.back();
   state_offsets_.pop_back();
@@ -47,6 +48,7 @@ MonolithicSystem::MonolithicSystem(const CoupledSystem& system) : system_(system
   collect_entries(entries);
   build_pattern(std::move(entries));
   index_values();
+  set_up_events();
 }
 
 // Every structural entry: subsystem blocks, their input columns, the coupling rows' output
@@ -196,19 +198,20 @@ void MonolithicSystem::gather_inputs(std::size_t subsystem, std::span<const doub
   system_.gather_inputs(subsystem, z.subspan(coupling_offset_, system_.coupling_count()), inputs);
 }
 
-void MonolithicSystem::evaluate_outputs(double t, std::span<const double> z, Scratch& s) const {
+void MonolithicSystem::evaluate_outputs(const Parts& parts, double t, std::span<const double> z,
+                                        Scratch& s) const {
   for (std::size_t L = 0; L < system_.subsystem_count(); ++L) {
-    const model::Subsystem& sub = system_.subsystem(L);
+    const model::Subsystem& sub = *parts[L];
     gather_inputs(L, z, s.inputs[L]);
     sub.outputs(t, z.subspan(state_offsets_[L], sub.state_size()), s.inputs[L], s.outputs[L]);
   }
 }
 
-void MonolithicSystem::evaluate_coupling_derivatives(double t, std::span<const double> z,
-                                                     Scratch& s) const {
-  evaluate_outputs(t, z, s);
+void MonolithicSystem::evaluate_coupling_derivatives(const Parts& parts, double t,
+                                                     std::span<const double> z, Scratch& s) const {
+  evaluate_outputs(parts, t, z, s);
   for (std::size_t L = 0; L < system_.subsystem_count(); ++L) {
-    const model::Subsystem& sub = system_.subsystem(L);
+    const model::Subsystem& sub = *parts[L];
     sub.output_jacobian(t, z.subspan(state_offsets_[L], sub.state_size()), s.inputs[L],
                         s.output_values[L]);
     if (sub.has_feedthrough()) {
@@ -261,7 +264,7 @@ void MonolithicSystem::initial_state(std::span<const double> /*u0*/, std::span<d
   }
   // u̇0 = ∂φ/∂y·∂y/∂z·ż0 (time derivative of g = 0; the laws and outputs do not depend on t).
   std::fill(zp0.begin() + static_cast<std::ptrdiff_t>(coupling_offset_), zp0.end(), 0.0);
-  evaluate_coupling_derivatives(initial_time_, z0, s);
+  evaluate_coupling_derivatives(parts_, initial_time_, z0, s);
   for (const CouplingTerm& term : coupling_terms_) {
     const std::size_t row = pattern_.row_index[term.destination];
     const std::size_t column = static_cast<std::size_t>(
@@ -289,17 +292,17 @@ void MonolithicSystem::initial_state(std::span<const double> /*u0*/, std::span<d
   }
 }
 
-void MonolithicSystem::residual(double t, std::span<const double> z, std::span<const double> zp,
-                                std::span<const double> /*u*/, std::span<double> r) const {
+void MonolithicSystem::residual_in(const Parts& parts, double t, std::span<const double> z,
+                                   std::span<const double> zp, std::span<double> r) const {
   assert(z.size() == state_size() && zp.size() == state_size() && r.size() == state_size());
   Scratch& s = scratch();
   for (std::size_t L = 0; L < system_.subsystem_count(); ++L) {
-    const model::Subsystem& sub = system_.subsystem(L);
+    const model::Subsystem& sub = *parts[L];
     const std::size_t off = state_offsets_[L], n = sub.state_size();
     gather_inputs(L, z, s.inputs[L]);
     sub.residual(t, z.subspan(off, n), zp.subspan(off, n), s.inputs[L], r.subspan(off, n));
   }
-  evaluate_outputs(t, z, s);
+  evaluate_outputs(parts, t, z, s);
   system_.evaluate_couplings(s.outputs, s.phi);
   for (std::size_t c = 0; c < s.phi.size(); ++c) {
     // A constraint's row is its g(y) = −φ itself: the multiplier is what makes it hold (an
@@ -309,14 +312,14 @@ void MonolithicSystem::residual(double t, std::span<const double> z, std::span<c
   }
 }
 
-void MonolithicSystem::jacobian(double t, std::span<const double> z, std::span<const double> zp,
-                                std::span<const double> /*u*/, double cj,
-                                std::span<double> values) const {
+void MonolithicSystem::jacobian_in(const Parts& parts, double t, std::span<const double> z,
+                                   std::span<const double> zp, double cj,
+                                   std::span<double> values) const {
   assert(z.size() == state_size() && values.size() == pattern_.nonzeros());
   Scratch& s = scratch();
   std::fill(values.begin(), values.end(), 0.0);
   for (std::size_t L = 0; L < system_.subsystem_count(); ++L) {
-    const model::Subsystem& sub = system_.subsystem(L);
+    const model::Subsystem& sub = *parts[L];
     const std::size_t off = state_offsets_[L], n = sub.state_size();
     gather_inputs(L, z, s.inputs[L]);
     sub.jacobian(t, z.subspan(off, n), zp.subspan(off, n), s.inputs[L], cj, s.block_values[L]);
@@ -332,7 +335,7 @@ void MonolithicSystem::jacobian(double t, std::span<const double> z, std::span<c
       }
     }
   }
-  evaluate_coupling_derivatives(t, z, s);
+  evaluate_coupling_derivatives(parts, t, z, s);
   for (const CouplingTerm& term : coupling_terms_) {
     values[term.destination] -=
         s.dphi[term.law][term.dphi_entry] * s.output_values[term.subsystem][term.output_entry];
@@ -346,16 +349,35 @@ void MonolithicSystem::jacobian(double t, std::span<const double> z, std::span<c
   }
 }
 
-void MonolithicSystem::outputs(double t, std::span<const double> z, std::span<const double>,
-                               std::span<double> y) const {
+void MonolithicSystem::outputs_in(const Parts& parts, double t, std::span<const double> z,
+                                  std::span<double> y) const {
   assert(z.size() == state_size() && y.size() == output_size());
   Scratch& s = scratch();
   for (std::size_t L = 0; L < system_.subsystem_count(); ++L) {
-    const model::Subsystem& sub = system_.subsystem(L);
+    const model::Subsystem& sub = *parts[L];
     gather_inputs(L, z, s.inputs[L]);
     sub.outputs(t, z.subspan(state_offsets_[L], sub.state_size()), s.inputs[L],
                 y.subspan(output_offsets_[L], sub.output_size()));
   }
+}
+
+bool MonolithicSystem::settle_couplings(const Parts& parts, double t, std::span<double> z) const {
+  Scratch& s = scratch();
+  bool changed = false;
+  for (std::size_t sweep = 0; sweep <= system_.coupling_count(); ++sweep) {
+    evaluate_outputs(parts, t, z, s);
+    system_.evaluate_couplings(s.outputs, s.phi);
+    bool moved = false;
+    for (std::size_t c = 0; c < s.phi.size(); ++c) {
+      double& u = z[coupling_offset_ + c];
+      if (system_.is_constraint(c) || u == s.phi[c]) continue;
+      u = s.phi[c];
+      moved = true;
+    }
+    changed = changed || moved;
+    if (!moved || feedthrough_terms_.empty()) break;
+  }
+  return changed;
 }
 
 }  // namespace macrostep::system

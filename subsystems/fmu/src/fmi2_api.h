@@ -84,6 +84,18 @@ typedef fmi2Status fmi2SetContinuousStatesTYPE(fmi2Component, const fmi2Real[], 
 typedef fmi2Status fmi2GetDerivativesTYPE(fmi2Component, fmi2Real[], size_t);
 typedef fmi2Status fmi2GetEventIndicatorsTYPE(fmi2Component, fmi2Real[], size_t);
 typedef fmi2Status fmi2GetContinuousStatesTYPE(fmi2Component, fmi2Real[], size_t);
+typedef fmi2Status fmi2CompletedIntegratorStepTYPE(fmi2Component,
+                                                   fmi2Boolean no_set_state_prior_to_current_point,
+                                                   fmi2Boolean* enter_event_mode,
+                                                   fmi2Boolean* terminate_simulation);
+/* FMU state (§2.1.8). */
+typedef fmi2Status fmi2GetFMUstateTYPE(fmi2Component, fmi2FMUstate*);
+typedef fmi2Status fmi2SetFMUstateTYPE(fmi2Component, fmi2FMUstate);
+typedef fmi2Status fmi2FreeFMUstateTYPE(fmi2Component, fmi2FMUstate*);
+typedef fmi2Status fmi2SerializedFMUstateSizeTYPE(fmi2Component, fmi2FMUstate, size_t*);
+typedef fmi2Status fmi2SerializeFMUstateTYPE(fmi2Component, fmi2FMUstate, fmi2Byte[], size_t);
+typedef fmi2Status fmi2DeSerializeFMUstateTYPE(fmi2Component, const fmi2Byte[], size_t,
+                                               fmi2FMUstate*);
 
 #ifdef __cplusplus
 }

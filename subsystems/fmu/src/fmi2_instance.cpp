@@ -51,6 +51,15 @@ struct Fmi2Functions {
   fmi2GetDerivativesTYPE* get_derivatives = nullptr;
   fmi2GetDirectionalDerivativeTYPE* directional = nullptr;  // null unless provided
   fmi2GetEventIndicatorsTYPE* event_indicators = nullptr;   // null without event indicators
+  // Events and FMU state: looked up only for an FMU that can serialize its state.
+  fmi2EnterEventModeTYPE* enter_event_mode = nullptr;
+  fmi2CompletedIntegratorStepTYPE* completed_step = nullptr;
+  fmi2GetFMUstateTYPE* get_state = nullptr;
+  fmi2SetFMUstateTYPE* set_state = nullptr;
+  fmi2FreeFMUstateTYPE* free_state = nullptr;
+  fmi2SerializedFMUstateSizeTYPE* state_size = nullptr;
+  fmi2SerializeFMUstateTYPE* serialize = nullptr;
+  fmi2DeSerializeFMUstateTYPE* deserialize = nullptr;
 };
 
 // The logger keeps an instance's last warning or error, for the message of a failed call.
@@ -102,17 +111,49 @@ class Fmi2Instance final : public Instance {
       check(f_.set_real(c_, inputs.data(), inputs.size(), u.data()), "fmi2SetReal");
     check(f_.exit_initialization(c_), "fmi2ExitInitializationMode");
     // Event iteration at the initial time (FMI 2 §3.2.3): the FMU settles its discrete states.
-    fmi2EventInfo info{};
-    info.newDiscreteStatesNeeded = 1;
-    for (int k = 0; info.newDiscreteStatesNeeded && k < 100; ++k) {
-      check(f_.new_discrete_states(c_, &info), "fmi2NewDiscreteStates");
-      if (info.terminateSimulation) {
-        throw FmuCallError(
-            fmt::format("FMU {}: asks to terminate during initialization{}", fmu_, log_.text()));
-      }
+    const EventUpdate e = iterate_discrete_states();
+    if (e.terminate) {
+      throw FmuCallError(
+          fmt::format("FMU {}: asks to terminate during initialization{}", fmu_, log_.text()));
     }
-    if (info.nextEventTimeDefined) next_time_event = info.nextEventTime;
+    next_time_event = e.next_time_event;
     check(f_.enter_continuous_time(c_), "fmi2EnterContinuousTimeMode");
+  }
+
+  EventUpdate update_discrete_states() override {
+    require(f_.enter_event_mode(c_), "fmi2EnterEventMode");
+    const EventUpdate e = iterate_discrete_states();
+    if (!e.terminate) require(f_.enter_continuous_time(c_), "fmi2EnterContinuousTimeMode");
+    return e;
+  }
+  bool completed_integrator_step(bool& terminate) override {
+    fmi2Boolean enter = 0, stop = 0;
+    require(f_.completed_step(c_, 1, &enter, &stop), "fmi2CompletedIntegratorStep");
+    terminate = stop != 0;
+    return enter != 0;
+  }
+  std::vector<std::byte> serialize_state() override {
+    fmi2FMUstate state = nullptr;
+    require(f_.get_state(c_, &state), "fmi2GetFMUstate");
+    std::size_t size = 0;
+    fmi2Status status = f_.state_size(c_, state, &size);
+    std::vector<std::byte> bytes;
+    if (status == fmi2OK || status == fmi2Warning) {
+      bytes.resize(size);
+      status = f_.serialize(c_, state, reinterpret_cast<fmi2Byte*>(bytes.data()), size);
+    }
+    f_.free_state(c_, &state);
+    require(status, "fmi2SerializeFMUstate");
+    return bytes;
+  }
+  void deserialize_state(std::span<const std::byte> bytes) override {
+    fmi2FMUstate state = nullptr;
+    require(
+        f_.deserialize(c_, reinterpret_cast<const fmi2Byte*>(bytes.data()), bytes.size(), &state),
+        "fmi2DeSerializeFMUstate");
+    const fmi2Status status = f_.set_state(c_, state);
+    f_.free_state(c_, &state);
+    require(status, "fmi2SetFMUstate");
   }
 
   bool set(double t, std::span<const double> x, std::span<const unsigned> inputs,
@@ -145,6 +186,34 @@ class Fmi2Instance final : public Instance {
   }
 
  private:
+  // fmi2NewDiscreteStates until the FMU needs no further round.
+  EventUpdate iterate_discrete_states() {
+    EventUpdate e;
+    fmi2EventInfo info{};
+    info.newDiscreteStatesNeeded = 1;
+    for (int k = 0; info.newDiscreteStatesNeeded; ++k) {
+      if (k == kMaxEventIterations) {
+        throw FmuCallError(
+            fmt::format("FMU {}: the event iteration at t = {:.9g} did not settle in {} rounds of "
+                        "fmi2NewDiscreteStates{}",
+                        fmu_, t_, kMaxEventIterations, log_.text()));
+      }
+      require(f_.new_discrete_states(c_, &info), "fmi2NewDiscreteStates");
+      e.states_changed = e.states_changed || info.valuesOfContinuousStatesChanged != 0;
+      if (info.terminateSimulation) {
+        e.terminate = true;
+        break;
+      }
+    }
+    if (info.nextEventTimeDefined) e.next_time_event = info.nextEventTime;
+    return e;
+  }
+  void require(fmi2Status status, const char* function) {
+    if (!check(status, function)) {
+      throw FmuCallError(fmt::format("FMU {}: {} returned fmi2Discard at t = {:.9g}{}", fmu_,
+                                     function, t_, log_.text()));
+    }
+  }
   // OK and Warning pass, Discard returns false, Error and Fatal throw.
   bool check(fmi2Status status, const char* function) {
     if (status == fmi2OK || status == fmi2Warning) return true;
@@ -187,6 +256,17 @@ class Fmi2Binary final : public Binary {
     if (xml.directional_derivatives)
       library_.look_up(f_.directional, "fmi2GetDirectionalDerivative");
     if (xml.event_indicators > 0) library_.look_up(f_.event_indicators, "fmi2GetEventIndicators");
+    if (xml.can_serialize_state) {
+      library_.look_up(f_.enter_event_mode, "fmi2EnterEventMode");
+      library_.look_up(f_.get_state, "fmi2GetFMUstate");
+      library_.look_up(f_.set_state, "fmi2SetFMUstate");
+      library_.look_up(f_.free_state, "fmi2FreeFMUstate");
+      library_.look_up(f_.state_size, "fmi2SerializedFMUstateSize");
+      library_.look_up(f_.serialize, "fmi2SerializeFMUstate");
+      library_.look_up(f_.deserialize, "fmi2DeSerializeFMUstate");
+      if (xml.needs_completed_integrator_step)
+        library_.look_up(f_.completed_step, "fmi2CompletedIntegratorStep");
+    }
   }
 
   std::unique_ptr<Instance> instantiate(const std::vector<StartValue>& starts,

@@ -24,6 +24,8 @@ typedef int32_t fmi3Int32;
 typedef bool fmi3Boolean;
 typedef char fmi3Char;
 typedef const fmi3Char* fmi3String;
+typedef uint8_t fmi3Byte;
+typedef void* fmi3FMUState;
 
 typedef enum { fmi3OK, fmi3Warning, fmi3Discard, fmi3Error, fmi3Fatal } fmi3Status;
 
@@ -61,6 +63,19 @@ typedef fmi3Status fmi3SetContinuousStatesTYPE(fmi3Instance, const fmi3Float64[]
 typedef fmi3Status fmi3GetContinuousStatesTYPE(fmi3Instance, fmi3Float64[], size_t);
 typedef fmi3Status fmi3GetContinuousStateDerivativesTYPE(fmi3Instance, fmi3Float64[], size_t);
 typedef fmi3Status fmi3GetEventIndicatorsTYPE(fmi3Instance, fmi3Float64[], size_t);
+typedef fmi3Status fmi3EnterEventModeTYPE(fmi3Instance);
+typedef fmi3Status fmi3CompletedIntegratorStepTYPE(fmi3Instance,
+                                                   fmi3Boolean no_set_state_prior_to_current_point,
+                                                   fmi3Boolean* enter_event_mode,
+                                                   fmi3Boolean* terminate_simulation);
+/* FMU state (§2.3.6). */
+typedef fmi3Status fmi3GetFMUStateTYPE(fmi3Instance, fmi3FMUState*);
+typedef fmi3Status fmi3SetFMUStateTYPE(fmi3Instance, fmi3FMUState);
+typedef fmi3Status fmi3FreeFMUStateTYPE(fmi3Instance, fmi3FMUState*);
+typedef fmi3Status fmi3SerializedFMUStateSizeTYPE(fmi3Instance, fmi3FMUState, size_t*);
+typedef fmi3Status fmi3SerializeFMUStateTYPE(fmi3Instance, fmi3FMUState, fmi3Byte[], size_t);
+typedef fmi3Status fmi3DeserializeFMUStateTYPE(fmi3Instance, const fmi3Byte[], size_t,
+                                               fmi3FMUState*);
 
 #ifdef __cplusplus
 }

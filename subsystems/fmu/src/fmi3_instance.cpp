@@ -45,6 +45,15 @@ struct Fmi3Functions {
   fmi3GetContinuousStateDerivativesTYPE* get_derivatives = nullptr;
   fmi3GetDirectionalDerivativeTYPE* directional = nullptr;  // null unless provided
   fmi3GetEventIndicatorsTYPE* event_indicators = nullptr;   // null without event indicators
+  // Events and FMU state: looked up only for an FMU that can serialize its state.
+  fmi3EnterEventModeTYPE* enter_event_mode = nullptr;
+  fmi3CompletedIntegratorStepTYPE* completed_step = nullptr;
+  fmi3GetFMUStateTYPE* get_state = nullptr;
+  fmi3SetFMUStateTYPE* set_state = nullptr;
+  fmi3FreeFMUStateTYPE* free_state = nullptr;
+  fmi3SerializedFMUStateSizeTYPE* state_size = nullptr;
+  fmi3SerializeFMUStateTYPE* serialize = nullptr;
+  fmi3DeserializeFMUStateTYPE* deserialize = nullptr;
 };
 
 extern "C" void fmi3_log(fmi3InstanceEnvironment env, fmi3Status status, fmi3String category,
@@ -90,20 +99,49 @@ class Fmi3Instance final : public Instance {
     }
     check(f_.exit_initialization(i_), "fmi3ExitInitializationMode");
     // Event Mode after initialization (FMI 3 §3.2.3): let the FMU settle its discrete states.
-    fmi3Boolean update = true, terminate = false, nominals = false, values = false,
-                next_defined = false;
-    fmi3Float64 next = 0.0;
-    for (int k = 0; update && k < 100; ++k) {
-      check(f_.update_discrete_states(i_, &update, &terminate, &nominals, &values, &next_defined,
-                                      &next),
-            "fmi3UpdateDiscreteStates");
-      if (terminate) {
-        throw FmuCallError(
-            fmt::format("FMU {}: asks to terminate during initialization{}", fmu_, log_.text()));
-      }
+    const EventUpdate e = iterate_discrete_states();
+    if (e.terminate) {
+      throw FmuCallError(
+          fmt::format("FMU {}: asks to terminate during initialization{}", fmu_, log_.text()));
     }
-    if (next_defined) next_time_event = next;
+    next_time_event = e.next_time_event;
     check(f_.enter_continuous_time(i_), "fmi3EnterContinuousTimeMode");
+  }
+
+  EventUpdate update_discrete_states() override {
+    require(f_.enter_event_mode(i_), "fmi3EnterEventMode");
+    const EventUpdate e = iterate_discrete_states();
+    if (!e.terminate) require(f_.enter_continuous_time(i_), "fmi3EnterContinuousTimeMode");
+    return e;
+  }
+  bool completed_integrator_step(bool& terminate) override {
+    fmi3Boolean enter = false, stop = false;
+    require(f_.completed_step(i_, true, &enter, &stop), "fmi3CompletedIntegratorStep");
+    terminate = stop;
+    return enter;
+  }
+  std::vector<std::byte> serialize_state() override {
+    fmi3FMUState state = nullptr;
+    require(f_.get_state(i_, &state), "fmi3GetFMUState");
+    std::size_t size = 0;
+    fmi3Status status = f_.state_size(i_, state, &size);
+    std::vector<std::byte> bytes;
+    if (status == fmi3OK || status == fmi3Warning) {
+      bytes.resize(size);
+      status = f_.serialize(i_, state, reinterpret_cast<fmi3Byte*>(bytes.data()), size);
+    }
+    f_.free_state(i_, &state);
+    require(status, "fmi3SerializeFMUState");
+    return bytes;
+  }
+  void deserialize_state(std::span<const std::byte> bytes) override {
+    fmi3FMUState state = nullptr;
+    require(
+        f_.deserialize(i_, reinterpret_cast<const fmi3Byte*>(bytes.data()), bytes.size(), &state),
+        "fmi3DeserializeFMUState");
+    const fmi3Status status = f_.set_state(i_, state);
+    f_.free_state(i_, &state);
+    require(status, "fmi3SetFMUState");
   }
 
   bool set(double t, std::span<const double> x, std::span<const unsigned> inputs,
@@ -139,6 +177,37 @@ class Fmi3Instance final : public Instance {
   }
 
  private:
+  // fmi3UpdateDiscreteStates until the FMU needs no further round.
+  EventUpdate iterate_discrete_states() {
+    EventUpdate e;
+    fmi3Boolean update = true, terminate = false, nominals = false, values = false,
+                next_defined = false;
+    fmi3Float64 next = 0.0;
+    for (int k = 0; update; ++k) {
+      if (k == kMaxEventIterations) {
+        throw FmuCallError(
+            fmt::format("FMU {}: the event iteration at t = {:.9g} did not settle in {} rounds of "
+                        "fmi3UpdateDiscreteStates{}",
+                        fmu_, t_, kMaxEventIterations, log_.text()));
+      }
+      require(f_.update_discrete_states(i_, &update, &terminate, &nominals, &values, &next_defined,
+                                        &next),
+              "fmi3UpdateDiscreteStates");
+      e.states_changed = e.states_changed || values;
+      if (terminate) {
+        e.terminate = true;
+        break;
+      }
+    }
+    if (next_defined) e.next_time_event = next;
+    return e;
+  }
+  void require(fmi3Status status, const char* function) {
+    if (!check(status, function)) {
+      throw FmuCallError(fmt::format("FMU {}: {} returned fmi3Discard at t = {:.9g}{}", fmu_,
+                                     function, t_, log_.text()));
+    }
+  }
   bool check(fmi3Status status, const char* function) {
     if (status == fmi3OK || status == fmi3Warning) return true;
     if (status == fmi3Discard) return false;
@@ -178,6 +247,17 @@ class Fmi3Binary final : public Binary {
     if (xml.directional_derivatives)
       library_.look_up(f_.directional, "fmi3GetDirectionalDerivative");
     if (xml.event_indicators > 0) library_.look_up(f_.event_indicators, "fmi3GetEventIndicators");
+    if (xml.can_serialize_state) {
+      library_.look_up(f_.enter_event_mode, "fmi3EnterEventMode");
+      library_.look_up(f_.get_state, "fmi3GetFMUState");
+      library_.look_up(f_.set_state, "fmi3SetFMUState");
+      library_.look_up(f_.free_state, "fmi3FreeFMUState");
+      library_.look_up(f_.state_size, "fmi3SerializedFMUStateSize");
+      library_.look_up(f_.serialize, "fmi3SerializeFMUState");
+      library_.look_up(f_.deserialize, "fmi3DeserializeFMUState");
+      if (xml.needs_completed_integrator_step)
+        library_.look_up(f_.completed_step, "fmi3CompletedIntegratorStep");
+    }
   }
 
   std::unique_ptr<Instance> instantiate(const std::vector<StartValue>& starts,

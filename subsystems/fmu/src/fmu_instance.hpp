@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <memory>
 #include <span>
@@ -50,6 +51,9 @@ struct StartValue {
   double value = 0.0;
 };
 
+// Rounds of an event iteration after which an FMU is taken not to settle (FmuCallError).
+inline constexpr int kMaxEventIterations = 1000;
+
 // An instance in Continuous-Time Mode. Not thread-safe: one thread at a time (the subsystem's
 // pool leases it). Every call that the FMU answers with Error or Fatal throws FmuCallError
 // naming the FMI function, the FMU and the time of the last set(); Discard returns false.
@@ -68,8 +72,29 @@ class Instance {
   // The event indicators at the point of the last set() (the FMU's numberOfEventIndicators).
   virtual bool event_indicators(std::span<double> z) = 0;
 
+  // What the event iteration gave (update_discrete_states()).
+  struct EventUpdate {
+    bool terminate = false;
+    bool states_changed = false;  // valuesOfContinuousStatesChanged: read continuous_states()
+    double next_time_event = std::numeric_limits<double>::infinity();
+  };
+  // An event at the point of the last set(): Event Mode, the event iteration until the FMU needs
+  // no further update (at most 1000 rounds, then FmuCallError), back to Continuous-Time Mode.
+  virtual EventUpdate update_discrete_states() = 0;
+  // After an accepted integrator step at the point of the last set(): whether the FMU asks for
+  // an event (enterEventMode) or to terminate.
+  virtual bool completed_integrator_step(bool& terminate) = 0;
+  // The FMU's whole state as bytes, and back (the FMU must declare canGetAndSetFMUstate and
+  // canSerializeFMUstate; only called then).
+  virtual std::vector<std::byte> serialize_state() = 0;
+  virtual void deserialize_state(std::span<const std::byte> bytes) = 0;
+
   // The time event the FMU scheduled at initialization, or +infinity.
   double next_time_event = std::numeric_limits<double>::infinity();
+  // Which mode of the subsystem this instance's discrete state belongs to (fmu_subsystem.cpp;
+  // kNoMode: unknown, set one before evaluating).
+  static constexpr std::uint64_t kNoMode = ~std::uint64_t{0};
+  std::uint64_t mode = 0;
 };
 
 // The FMU's binary, loaded from a private copy. Instances are created with the start values,

@@ -1,4 +1,4 @@
-// The FMU subsystem (macrostep/fmu/fmu.hpp): unzip, read modelDescription.xml, load the binary,
+// The FMU subsystem (fmu_subsystem.hpp): unzip, read modelDescription.xml, load the binary,
 // and the Subsystem interface over a pool of FMU instances.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -12,10 +12,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
-#include "fmu_instance.hpp"
-#include "macrostep/fmu/archive.hpp"
-#include "macrostep/fmu/fmu.hpp"
-#include "model_description_xml.hpp"
+#include "fmu_subsystem.hpp"
 
 namespace macrostep::fmu {
 
@@ -48,107 +45,7 @@ bool settable(const ModelVariable& v) {
          v.causality != "calculatedParameter" && v.causality != "independent";
 }
 
-class FmuSubsystem final : public model::Subsystem {
- public:
-  explicit FmuSubsystem(const FmuDescription& d);
-  ~FmuSubsystem() override {
-    free_.clear();
-    binary_.reset();
-  }
-
-  std::size_t state_size() const override { return state_vr_.size(); }
-  std::size_t input_size() const override { return input_vr_.size(); }
-  std::size_t output_size() const override { return output_vr_.size(); }
-  bool has_feedthrough() const override { return feedthrough_; }
-  std::span<const StateRole> state_roles() const override { return roles_; }
-  std::string state_name(std::size_t i) const override { return state_names_[i]; }
-  std::string output_name(std::size_t i) const override { return output_names_[i]; }
-  std::string input_name(std::size_t i) const override { return input_names_[i]; }
-  double initial_time() const override { return 0.0; }
-  const SparsityPattern& jacobian_pattern() const override { return pattern_; }
-
-  void initial_state(std::span<const double> u0, std::span<double> z0,
-                     std::span<double> zp0) const override {
-    std::copy(x0_.begin(), x0_.end(), z0.begin());
-    Lease instance(*this);
-    if (!instance->set(0.0, z0, input_vr_, u0) || !instance->derivatives(zp0)) {
-      throw FmuCallError("FMU " + path_ + ": the derivatives at t = 0 were discarded");
-    }
-  }
-
-  void residual(double t, std::span<const double> z, std::span<const double> zp,
-                std::span<const double> u, std::span<double> r) const override {
-    Lease instance(*this);
-    if (!instance->set(t, z, input_vr_, u) || !instance->derivatives(r)) {
-      std::fill(r.begin(), r.end(), std::numeric_limits<double>::quiet_NaN());
-      return;
-    }
-    for (std::size_t i = 0; i < r.size(); ++i) r[i] = zp[i] - r[i];
-    check_events(*instance, t);
-  }
-
-  void jacobian(double t, std::span<const double> z, std::span<const double> zp,
-                std::span<const double> u, double cj, std::span<double> values) const override;
-
-  void outputs(double t, std::span<const double> z, std::span<const double> u,
-               std::span<double> y) const override {
-    Lease instance(*this);
-    if (!instance->set(t, z, input_vr_, u) || !instance->get_reals(output_vr_, y)) {
-      std::fill(y.begin(), y.end(), std::numeric_limits<double>::quiet_NaN());
-    }
-  }
-
- private:
-  // An instance for the caller's thread alone, back to the pool when the lease ends.
-  class Lease {
-   public:
-    explicit Lease(const FmuSubsystem& s) : s_(s), instance_(s.acquire()) {}
-    ~Lease() { s_.release(std::move(instance_)); }
-    Lease(const Lease&) = delete;
-    Lease& operator=(const Lease&) = delete;
-    Instance* operator->() const { return instance_.get(); }
-    Instance& operator*() const { return *instance_; }
-
-   private:
-    const FmuSubsystem& s_;
-    std::unique_ptr<Instance> instance_;
-  };
-
-  // FMU events are detected, not handled: the residual at a time at or past the FMU's time
-  // event, or where an event indicator has another sign than after initialization, throws
-  // FmuCallError naming the event and its time (IDA then fails there; the co-simulation retries
-  // shorter steps and stops at the event).
-  void check_events(Instance& instance, double t) const;
-
-  std::unique_ptr<Instance> acquire() const;
-  void release(std::unique_ptr<Instance> instance) const;
-  std::unique_ptr<Instance> instantiate() const;
-
-  void read_structure(const ModelXml& xml);
-  void read_variables(const ModelXml& xml, const FmuDescription& d);
-
-  std::string path_;
-  // The unpacked binary and resources/; declared before binary_ and the instances, so that it
-  // is removed after them, also when the constructor throws.
-  UnpackDirectory dir_;
-  std::unique_ptr<Binary> binary_;
-  bool directional_ = false;
-  bool only_once_ = false;
-  std::vector<StartValue> starts_;
-  std::vector<unsigned> state_vr_, derivative_vr_, input_vr_, output_vr_;
-  std::vector<double> input_start_, x0_;
-  std::vector<std::string> state_names_, input_names_, output_names_;
-  std::vector<StateRole> roles_;
-  SparsityPattern pattern_;
-  bool feedthrough_ = false;
-  double next_time_event_ = std::numeric_limits<double>::infinity();
-  std::vector<double> initial_indicators_;
-
-  mutable std::mutex mutex_;
-  mutable std::condition_variable returned_;
-  mutable std::vector<std::unique_ptr<Instance>> free_;
-  mutable std::size_t created_ = 0;
-};
+}  // namespace
 
 FmuSubsystem::FmuSubsystem(const FmuDescription& d) : path_(d.path) {
   const ArchiveLimits limits = ArchiveLimits::from_environment();
@@ -187,14 +84,57 @@ FmuSubsystem::FmuSubsystem(const FmuDescription& d) : path_(d.path) {
   auto first = instantiate();
   x0_.resize(state_vr_.size());
   first->continuous_states(x0_);
-  // Events are detected against the state after initialization (see check_events).
-  next_time_event_ = first->next_time_event;
+  set_up_events(xml, *first);
+  free_.push_back(std::move(first));
+}
+
+// An FMU with event indicators, a time event or completed integrator steps: events handled in
+// modes if it can serialize its state, else detected (check_events) against the state after
+// initialization.
+void FmuSubsystem::set_up_events(const ModelXml& xml, Instance& first) {
+  next_time_event_ = first.next_time_event;
+  indicator_count_ = xml.event_indicators;
   initial_indicators_.resize(xml.event_indicators);
-  if (!initial_indicators_.empty() && (!first->set(0.0, x0_, input_vr_, input_start_) ||
-                                       !first->event_indicators(initial_indicators_))) {
+  if (!initial_indicators_.empty() && (!first.set(0.0, x0_, input_vr_, input_start_) ||
+                                       !first.event_indicators(initial_indicators_))) {
     refuse("its event indicators at t = 0 were discarded");
   }
-  free_.push_back(std::move(first));
+  const bool events = indicator_count_ > 0 || std::isfinite(next_time_event_) ||
+                      (xml.can_serialize_state && xml.needs_completed_integrator_step);
+  if (!events || !xml.can_serialize_state) return;
+  completed_steps_ = xml.needs_completed_integrator_step;
+  first.mode = 0;
+  initial_mode_ =
+      std::make_shared<const FmuMode>(*this, 0, first.serialize_state(), next_time_event_);
+}
+
+void FmuSubsystem::initial_state(std::span<const double> u0, std::span<double> z0,
+                                 std::span<double> zp0) const {
+  std::copy(x0_.begin(), x0_.end(), z0.begin());
+  Lease instance(*this, initial_mode_.get());
+  if (!instance->set(0.0, z0, input_vr_, u0) || !instance->derivatives(zp0)) {
+    throw FmuCallError("FMU " + path_ + ": the derivatives at t = 0 were discarded");
+  }
+}
+
+void FmuSubsystem::residual_in(const FmuMode* mode, double t, std::span<const double> z,
+                               std::span<const double> zp, std::span<const double> u,
+                               std::span<double> r) const {
+  Lease instance(*this, mode);
+  if (!instance->set(t, z, input_vr_, u) || !instance->derivatives(r)) {
+    std::fill(r.begin(), r.end(), std::numeric_limits<double>::quiet_NaN());
+    return;
+  }
+  for (std::size_t i = 0; i < r.size(); ++i) r[i] = zp[i] - r[i];
+  if (!initial_mode_) check_events(*instance, t);
+}
+
+void FmuSubsystem::outputs_in(const FmuMode* mode, double t, std::span<const double> z,
+                              std::span<const double> u, std::span<double> y) const {
+  Lease instance(*this, mode);
+  if (!instance->set(t, z, input_vr_, u) || !instance->get_reals(output_vr_, y)) {
+    std::fill(y.begin(), y.end(), std::numeric_limits<double>::quiet_NaN());
+  }
 }
 
 // States in the order of the ModelStructure's derivatives; the Jacobian pattern from their
@@ -326,8 +266,8 @@ void FmuSubsystem::read_variables(const ModelXml& xml, const FmuDescription& d) 
 void FmuSubsystem::check_events(Instance& instance, double t) const {
   const auto stop = [&](const std::string& event) {
     throw FmuCallError(fmt::format(
-        "FMU {}: {}: FMU events are detected but not handled by macrostep yet (the run stops at "
-        "the first one)",
+        "FMU {}: {}: handling an FMU's events needs its state as bytes (canGetAndSetFMUstate and "
+        "canSerializeFMUstate), which this FMU does not declare: the run stops at the first event",
         path_, event));
   };
   if (t >= next_time_event_) stop(fmt::format("time event at t = {:.9g}", next_time_event_));
@@ -348,17 +288,34 @@ std::unique_ptr<Instance> FmuSubsystem::instantiate() const {
   return binary_->instantiate(starts_, input_vr_, input_start_);
 }
 
-std::unique_ptr<Instance> FmuSubsystem::acquire() const {
+std::unique_ptr<Instance> FmuSubsystem::acquire(std::uint64_t number) const {
   std::unique_lock lock(mutex_);
   if (only_once_) returned_.wait(lock, [&] { return !free_.empty(); });
   if (!free_.empty()) {
-    auto instance = std::move(free_.back());
-    free_.pop_back();
+    auto in_mode = std::find_if(free_.rbegin(), free_.rend(),
+                                [&](const auto& instance) { return instance->mode == number; });
+    auto it = in_mode != free_.rend() ? std::prev(in_mode.base()) : std::prev(free_.end());
+    auto instance = std::move(*it);
+    free_.erase(it);
     return instance;
   }
   ++created_;
   lock.unlock();
-  return instantiate();
+  return instantiate();  // in the initial mode, number 0
+}
+
+FmuSubsystem::Lease::Lease(const FmuSubsystem& s, const FmuMode* mode)
+    : s_(s), instance_(s.acquire(mode ? mode->number() : 0)) {
+  if (mode && instance_->mode != mode->number()) {
+    instance_->mode = Instance::kNoMode;  // until the state is set
+    try {
+      instance_->deserialize_state(mode->fmu_state());
+    } catch (...) {
+      s_.release(std::move(instance_));
+      throw;
+    }
+    instance_->mode = mode->number();
+  }
 }
 
 void FmuSubsystem::release(std::unique_ptr<Instance> instance) const {
@@ -371,11 +328,12 @@ void FmuSubsystem::release(std::unique_ptr<Instance> instance) const {
 
 // cj·I − ∂f/∂x in pattern order: a column of ∂f/∂x from the FMU's directional derivative, or a
 // forward difference with step sqrt(eps)·max(1, |x_j|).
-void FmuSubsystem::jacobian(double t, std::span<const double> z, std::span<const double>,
-                            std::span<const double> u, double cj, std::span<double> values) const {
+void FmuSubsystem::jacobian_in(const FmuMode* mode, double t, std::span<const double> z,
+                               std::span<const double>, std::span<const double> u, double cj,
+                               std::span<double> values) const {
   const std::size_t n = state_vr_.size();
   std::vector<double> f0(n), column(n), x(z.begin(), z.end());
-  Lease instance(*this);
+  Lease instance(*this, mode);
   bool ok = instance->set(t, z, input_vr_, u) && (directional_ || instance->derivatives(f0));
   for (std::size_t j = 0; j < n && ok; ++j) {
     if (directional_) {
@@ -394,8 +352,6 @@ void FmuSubsystem::jacobian(double t, std::span<const double> z, std::span<const
   }
   if (!ok) std::fill(values.begin(), values.end(), std::numeric_limits<double>::quiet_NaN());
 }
-
-}  // namespace
 
 std::unique_ptr<model::Subsystem> build_fmu_subsystem(const FmuDescription& description) {
   try {

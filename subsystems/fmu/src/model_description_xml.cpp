@@ -182,6 +182,11 @@ void read_interfaces(const xmlNode* root, ModelXml& m) {
     m.directional_derivatives = boolean(
         c, m.fmi_major == 2 ? "providesDirectionalDerivative" : "providesDirectionalDerivatives");
     m.needs_execution_tool = boolean(c, "needsExecutionTool");
+    const bool two = m.fmi_major == 2;
+    m.can_serialize_state = boolean(c, two ? "canGetAndSetFMUstate" : "canGetAndSetFMUState") &&
+                            boolean(c, two ? "canSerializeFMUstate" : "canSerializeFMUState");
+    m.needs_completed_integrator_step = two ? !boolean(c, "completedIntegratorStepNotNeeded")
+                                            : boolean(c, "needsCompletedIntegratorStep");
   }
 }
 

@@ -42,6 +42,11 @@ struct ModelXml {
   bool only_once_per_process = false;  // canBeInstantiatedOnlyOncePerProcess
   bool directional_derivatives = false;
   bool needs_execution_tool = false;
+  // canGetAndSetFMUstate and canSerializeFMUstate (FMI 3: ...FMUState) both: the FMU's state can
+  // be copied between instances as bytes.
+  bool can_serialize_state = false;
+  // FMI 2: not completedIntegratorStepNotNeeded; FMI 3: needsCompletedIntegratorStep.
+  bool needs_completed_integrator_step = false;
   std::size_t event_indicators = 0;
   std::vector<ModelVariable> variables;
   std::vector<Unknown> derivatives;  // in state order: state i is derivative_of of entry i

@@ -58,28 +58,30 @@ void Integrator::Impl::current_state(std::span<double> z, std::span<double> zp) 
     std::memcpy(zp.data(), N_VGetArrayPointer(m->ida_phi[1]), n * sizeof(double));
     return;
   }
-  N_Vector vz = N_VMake_Serial(static_cast<sunindextype>(n), z.data(), ctx);
-  N_Vector vzp = N_VMake_Serial(static_cast<sunindextype>(n), zp.data(), ctx);
-  const int f1 = IDAGetDky(mem, now(), 0, vz);
-  const int f2 = IDAGetDky(mem, now(), 1, vzp);
-  N_VDestroy(vz);
-  N_VDestroy(vzp);
-  check(f1, "IDAGetDky(y)");
-  check(f2, "IDAGetDky(y')");
+  interpolate(now(), z, zp);
 }
 
 klu_l_numeric* Integrator::Impl::linearize(double t, std::span<const double> z,
                                            std::span<const double> zp) const {
-  const auto& p = *pattern;
-  const std::size_t nnz = p.nonzeros();
+  derivative_jacobians(t, z, zp);
+  return factor_dfdzp(t);
+}
+
+void Integrator::Impl::derivative_jacobians(double t, std::span<const double> z,
+                                            std::span<const double> zp) const {
+  const std::size_t nnz = pattern->nonzeros();
   zp_matrix.resize(nnz);
   zp_j0.resize(nnz);
   auto& self = const_cast<Impl&>(*this);  // the input scratch u only
   self.evaluate_input(t);
-  subsystem.jacobian(t, z, zp, u, 1.0, zp_matrix);
-  subsystem.jacobian(t, z, zp, u, 0.0, zp_j0);
+  model().jacobian(t, z, zp, u, 1.0, zp_matrix);
+  model().jacobian(t, z, zp, u, 0.0, zp_j0);
   tick();
   for (std::size_t k = 0; k < nnz; ++k) zp_matrix[k] -= zp_j0[k];
+}
+
+klu_l_numeric* Integrator::Impl::factor_dfdzp(double t) const {
+  const auto& p = *pattern;
   if (invert_diagonal_dfdzp()) return nullptr;
   auto* cp = const_cast<SuiteSparse_long*>(
       reinterpret_cast<const SuiteSparse_long*>(p.column_start.data()));
@@ -141,7 +143,7 @@ void Integrator::Impl::consistent_derivative(std::span<const double> z,
   const double t = now();
   klu_l_numeric* num = linearize(t, z, zp);
   zp_rhs.resize(n);
-  subsystem.residual(t, z, zp, u, zp_rhs);
+  model().residual(t, z, zp, u, zp_rhs);
   solve_dfdzp(num, zp_rhs.data());
   for (std::size_t i = 0; i < n; ++i) zp[i] -= zp_rhs[i];
 }
@@ -156,12 +158,12 @@ void Integrator::Impl::shift_history(const model::InputFunction& previous) {
   current_state(z, zp);
   klu_l_numeric* num = linearize(t, z, zp);
   if (!ju_pattern)
-    ju_pattern = std::make_unique<model::EntryPattern>(subsystem.input_jacobian_pattern());
+    ju_pattern = std::make_unique<model::EntryPattern>(model().input_jacobian_pattern());
   const model::EntryPattern& ju = *ju_pattern;
   ju_values.resize(ju.nonzeros());
   shift_u_new.resize(nu);
   shift_u_old.resize(nu);
-  subsystem.input_jacobian(t, z, zp, u, ju_values);
+  model().input_jacobian(t, z, zp, u, ju_values);
   // δ' = −(dF/dz')⁻¹ (dF/dz δ + dF/du Δu), Δu = new input − previous input, δ(0) = 0, as a
   // Taylor series in σ = s/span over the history span [−span, 0]: Δu is a polynomial of degree
   // <= D (the larger of both inputs' degrees, SupportPoints::kMaxDegree when one does not say;
@@ -252,18 +254,14 @@ void Integrator::Impl::shift_history(const model::InputFunction& previous) {
 }
 
 void Integrator::Impl::restart() {
-  IDAMem m = ida();
-  const double t = m->ida_tn;
+  const double t = ida()->ida_tn;
   zp_z.resize(2 * n);
   std::span<double> z(zp_z.data(), n), zp(zp_z.data() + n, n);
   current_state(z, zp);
   consistent_derivative(z, zp);
   std::memcpy(N_VGetArrayPointer(yy), z.data(), n * sizeof(double));
   std::memcpy(N_VGetArrayPointer(yp), zp.data(), n * sizeof(double));
-  check(IDAReInit(mem, t, yy, yp), "IDAReInit");
-  // As after construction: unused history vectors zero, so equal states give equal snapshots.
-  for (int j = 2; j <= m->ida_maxord; ++j) N_VConst(0.0, m->ida_phi[j]);
-  N_VConst(0.0, m->ida_ee);
+  reinitialize(t);
 }
 
 void Integrator::consistent_derivative(std::span<double> zp) const {

@@ -21,6 +21,7 @@ AdvanceStats& AdvanceStats::operator+=(const AdvanceStats& o) {
   step_sum += o.step_sum;
   step_square_sum += o.step_square_sum;
   linear_setups += o.linear_setups;
+  events += o.events;
   wall_ns += o.wall_ns;
   return *this;
 }
@@ -35,9 +36,13 @@ AdvanceStats& AdvanceStats::operator-=(const AdvanceStats& o) {
   step_sum -= o.step_sum;
   step_square_sum -= o.step_square_sum;
   linear_setups -= o.linear_setups;
+  events -= o.events;
   wall_ns -= o.wall_ns;
   return *this;
 }
+
+ModelTerminated::ModelTerminated(const std::string& what, double time)
+    : IntegrationError(what, time, IDA_RTFUNC_FAIL) {}
 
 namespace {
 
@@ -68,6 +73,8 @@ Integrator::Integrator(const model::Subsystem& subsystem, const IntegratorOption
   I.nu = subsystem.input_size();
   I.u.assign(I.nu, 0.0);
   I.pattern = &subsystem.jacobian_pattern();
+  I.events = subsystem.events();
+  if (I.events) I.mode = I.events->initial_mode();
   if (I.n == 0) {  // no IDA (Impl::algebraic)
     I.algebraic_time = subsystem.initial_time();
     klu_l_defaults(&I.algebraic_klu);
@@ -158,6 +165,12 @@ int Integrator::current_order() const {
 double Integrator::next_step_size() const {
   return impl_->algebraic() ? 0.0 : impl_->ida()->ida_hh;
 }
+const model::Subsystem& Integrator::equations() const {
+  return impl_->model();
+}
+const model::Mode* Integrator::mode() const {
+  return impl_->mode.get();
+}
 AdvanceStats Integrator::total_stats() const {
   return impl_->totals;
 }
@@ -173,95 +186,167 @@ AdvanceStats Integrator::advance_to(double t_end, const AdvanceControl& control)
     I.algebraic_time = t_end;
     return {};
   }
-  IDAMem m = I.ida();
   const bool overshoot = I.options.overshoot;
-  if (overshoot && (control.restart || control.previous_input != nullptr)) {
+  if (overshoot && (control.restart || control.previous_input != nullptr || I.events)) {
     throw std::logic_error(
-        "Integrator::advance_to: overshoot mode neither restarts nor shifts the history (D-36)");
+        "Integrator::advance_to: overshoot mode neither restarts, shifts the history nor handles "
+        "events (D-36)");
   }
   const auto clock_start = std::chrono::steady_clock::now();
   I.clear_non_finite();
-  // A restart resets IDA's counters, so this call's counters are taken after it.
   if (control.previous_input != nullptr && !control.restart)
     I.shift_history(*control.previous_input);
   if (control.restart) I.restart();
-  const AdvanceStats before = I.counters();
-  // The longest micro step: this call's limit, and in overshoot mode the macro step (h <= H).
-  double limit = control.max_step;
-  if (overshoot) {
-    limit = limit > 0.0 ? std::min(limit, t_end - t_start) : t_end - t_start;
-    I.check(IDASetMaxStep(I.mem, limit), "IDASetMaxStep");
-  } else {
-    // IDA clears the stop time once reached, so it is set again for every macro step (D-35).
-    I.check(IDASetStopTime(I.mem, t_end), "IDASetStopTime");
-  }
-  long steps = 0;
-  double step_sum = 0.0, step_square_sum = 0.0;
-  // In overshoot mode IDA may already be past t_end (the previous call's last step).
-  while (!(overshoot && m->ida_tn >= t_end)) {
-    if (m->ida_nst > 0) {
-      // The step limit of this call (before Listing 4.1, which then fits it to T_{N+1}).
-      if (limit > 0.0 && m->ida_hh > limit) m->ida_hh = limit;
-    }
-    if (!overshoot && I.options.stop_adjustment && m->ida_nst > 0) {
-      // seed 000 Listing 4.1: stretch the last micro step by up to 10 %, or split the rest in
-      // two equal steps instead of leaving a tiny final one. IDA's own tstop clipping does the
-      // same kind of hh change, so the BDF coefficients follow from psi as usual.
-      const double h = m->ida_hh;
-      const double left = t_end - m->ida_tn;
-      if (left < 1.1 * h) {
-        m->ida_hh = left;
-      } else if (left < 2.0 * h) {
-        m->ida_hh = 0.5 * left;
-      }
-    }
-    realtype tret = 0.0;
-    const int flag = IDASolve(I.mem, t_end, &tret, I.yy, I.yp, IDA_ONE_STEP);
-    if (flag < 0) {
-      AdvanceStats partial = I.counters();
-      I.totals.steps += partial.steps - before.steps;
-      throw IntegrationError(
-          fmt::format("IDA failed at t = {:.9g} (flag {}): {}", m->ida_tn, flag, I.last_error),
-          m->ida_tn, flag);
-    }
-    if (m->ida_tn >= I.first_non_finite) {
-      I.clear_non_finite();  // stepped over: the failure has passed
-    } else if (I.non_finite_pending >= kMaxNonFiniteBeforePassing) {
-      I.totals.steps += I.counters().steps - before.steps;
-      throw IntegrationError(
-          fmt::format("IDA failed at t = {:.9g}: {} (and {} times more before t = {:.9g}, which "
-                      "IDA cannot pass: the model fails from that time on)",
-                      m->ida_tn, I.model_error, I.non_finite_pending - 1, I.first_non_finite),
-          m->ida_tn, IDA_RES_FAIL);
-    }
-    ++steps;
-    step_sum += m->ida_hused;
-    step_square_sum += m->ida_hused * m->ida_hused;
-    if (!overshoot && flag == IDA_TSTOP_RETURN) break;
-    if (steps >= I.options.max_steps) {
-      throw IntegrationError(fmt::format("more than {} micro steps between t = {:.9g} and {:.9g}",
-                                         I.options.max_steps, t_start, t_end),
-                             m->ida_tn, IDA_TOO_MUCH_WORK);
-    }
-  }
-  if (overshoot)
-    I.interpolate_at = m->ida_tn > t_end ? t_end : std::numeric_limits<double>::quiet_NaN();
-  const AdvanceStats after = I.counters();
+  // A restart (also after an event) resets IDA's counters: they are summed per stretch between
+  // restarts, from here on.
+  I.counter_base = I.counters();
+  I.counter_carry = AdvanceStats{};
+  const long events_before = I.event_count;
   AdvanceStats s;
-  s.steps = after.steps - before.steps;
-  s.residual_evals = after.residual_evals - before.residual_evals;
-  s.jacobian_evals = after.jacobian_evals - before.jacobian_evals;
-  s.nonlinear_iterations = after.nonlinear_iterations - before.nonlinear_iterations;
-  s.nonlinear_failures = after.nonlinear_failures - before.nonlinear_failures;
-  s.error_test_failures = after.error_test_failures - before.error_test_failures;
-  s.linear_setups = after.linear_setups - before.linear_setups;
-  s.step_sum = step_sum;
-  s.step_square_sum = step_square_sum;
+  if (overshoot) {
+    I.advance_overshooting(t_end, control.max_step, s);
+  } else {
+    if (I.events) I.begin_events();
+    while (true) {
+      const Impl::Segment segment = I.next_segment(t_end);
+      if (segment.time_event_now) {
+        I.handle_event(I.now(), "time event");
+        continue;
+      }
+      if (!(I.now() < t_end)) break;
+      I.integrate_segment(segment, t_start, control.max_step, s);
+    }
+  }
+  AdvanceStats counted = I.counter_carry;
+  counted += I.counters();
+  counted -= I.counter_base;
+  s.events = I.event_count - events_before;
+  s.residual_evals = counted.residual_evals;
+  s.jacobian_evals = counted.jacobian_evals;
+  s.nonlinear_iterations = counted.nonlinear_iterations;
+  s.nonlinear_failures = counted.nonlinear_failures;
+  s.error_test_failures = counted.error_test_failures;
+  s.linear_setups = counted.linear_setups;
   s.wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                   std::chrono::steady_clock::now() - clock_start)
                   .count();
   I.totals += s;
   return s;
+}
+
+// The stretch up to t_end or to the current mode's time event, whichever comes first (an event
+// within rounding of t_end is taken at t_end), with IDA's stop time set there.
+Integrator::Impl::Segment Integrator::Impl::next_segment(double t_end) {
+  Segment segment{t_end, false, false};
+  if (events) {
+    const double t = now();
+    const double tol = 100.0 * UNIT_ROUNDOFF * std::max(std::abs(t), std::abs(t_end));
+    const double te = mode->next_time_event();
+    if (te - t <= tol) {
+      segment.time_event_now = true;
+      return segment;
+    }
+    if (te <= t_end) {
+      segment.time_event_at_end = true;
+      if (t_end - te > tol) segment.end = te;
+    }
+  }
+  // IDA clears the stop time once reached, so it is set again for every stretch (D-35).
+  check(IDASetStopTime(mem, segment.end), "IDASetStopTime");
+  return segment;
+}
+
+// Micro steps to segment.end, or to the first state or step event before it (handled here).
+void Integrator::Impl::integrate_segment(const Segment& segment, double t_start, double max_step,
+                                         AdvanceStats& s) {
+  IDAMem m = ida();
+  while (true) {
+    if (m->ida_nst > 0) {
+      // The step limit of this call (before Listing 4.1, which then fits it to the end).
+      if (max_step > 0.0 && m->ida_hh > max_step) m->ida_hh = max_step;
+      if (options.stop_adjustment) {
+        // seed 000 Listing 4.1: stretch the last micro step by up to 10 %, or split the rest in
+        // two equal steps instead of leaving a tiny final one. IDA's own tstop clipping does the
+        // same kind of hh change, so the BDF coefficients follow from psi as usual.
+        const double h = m->ida_hh;
+        const double left = segment.end - m->ida_tn;
+        if (left < 1.1 * h) {
+          m->ida_hh = left;
+        } else if (left < 2.0 * h) {
+          m->ida_hh = 0.5 * left;
+        }
+      }
+    }
+    const int flag = one_step(segment.end, s);
+    if (events) {
+      std::string why;
+      if (const auto t_event = state_event_in_last_step(why)) {
+        handle_event(*t_event, why);
+        return;
+      }
+      evaluate_input(m->ida_tn);
+      if (mode->step_event(m->ida_tn, std::span<const double>(N_VGetArrayPointer(yy), n), u)) {
+        handle_event(m->ida_tn, "step event");
+        return;
+      }
+    }
+    if (flag == IDA_TSTOP_RETURN) {
+      if (segment.time_event_at_end) handle_event(m->ida_tn, "time event");
+      return;
+    }
+    if (s.steps >= options.max_steps) {
+      throw IntegrationError(fmt::format("more than {} micro steps between t = {:.9g} and {:.9g}",
+                                         options.max_steps, t_start, segment.end),
+                             m->ida_tn, IDA_TOO_MUCH_WORK);
+    }
+  }
+}
+
+// Overshoot mode (IntegratorOptions::overshoot): micro steps no longer than the macro step
+// until IDA passes t_end; time() is then t_end, interpolated.
+void Integrator::Impl::advance_overshooting(double t_end, double max_step, AdvanceStats& s) {
+  IDAMem m = ida();
+  const double t_start = now();
+  const double limit = max_step > 0.0 ? std::min(max_step, t_end - t_start) : t_end - t_start;
+  check(IDASetMaxStep(mem, limit), "IDASetMaxStep");
+  // IDA may already be past t_end (the previous call's last step).
+  while (m->ida_tn < t_end) {
+    if (m->ida_nst > 0 && m->ida_hh > limit) m->ida_hh = limit;
+    one_step(t_end, s);
+    if (s.steps >= options.max_steps) {
+      throw IntegrationError(fmt::format("more than {} micro steps between t = {:.9g} and {:.9g}",
+                                         options.max_steps, t_start, t_end),
+                             m->ida_tn, IDA_TOO_MUCH_WORK);
+    }
+  }
+  interpolate_at = m->ida_tn > t_end ? t_end : std::numeric_limits<double>::quiet_NaN();
+}
+
+// One IDA step towards `tout` (IDA_ONE_STEP), counted into s; a failure throws.
+int Integrator::Impl::one_step(double tout, AdvanceStats& s) {
+  IDAMem m = ida();
+  realtype tret = 0.0;
+  const int flag = IDASolve(mem, tout, &tret, yy, yp, IDA_ONE_STEP);
+  if (flag < 0) {
+    totals.steps += s.steps;
+    throw IntegrationError(
+        fmt::format("IDA failed at t = {:.9g} (flag {}): {}", m->ida_tn, flag, last_error),
+        m->ida_tn, flag);
+  }
+  if (m->ida_tn >= first_non_finite) {
+    clear_non_finite();  // stepped over: the failure has passed
+  } else if (non_finite_pending >= kMaxNonFiniteBeforePassing) {
+    totals.steps += s.steps + 1;
+    throw IntegrationError(
+        fmt::format("IDA failed at t = {:.9g}: {} (and {} times more before t = {:.9g}, which "
+                    "IDA cannot pass: the model fails from that time on)",
+                    m->ida_tn, model_error, non_finite_pending - 1, first_non_finite),
+        m->ida_tn, IDA_RES_FAIL);
+  }
+  ++s.steps;
+  s.step_sum += m->ida_hused;
+  s.step_square_sum += m->ida_hused * m->ida_hused;
+  return flag;
 }
 
 void Integrator::state(std::span<double> z, std::span<double> zp) const {
@@ -278,7 +363,7 @@ void Integrator::outputs(std::span<double> y) const {
   I.zp_scratch.resize(I.n);
   state(I.z_scratch, I.zp_scratch);
   I.evaluate_input(time());
-  I.subsystem.outputs(time(), I.z_scratch, I.u, y);
+  I.model().outputs(time(), I.z_scratch, I.u, y);
 }
 
 void Integrator::feedthrough_jacobian(std::span<double> values) const {
@@ -287,7 +372,7 @@ void Integrator::feedthrough_jacobian(std::span<double> values) const {
   I.zp_scratch.resize(I.n);
   state(I.z_scratch, I.zp_scratch);
   I.evaluate_input(time());
-  I.subsystem.feedthrough_jacobian(time(), I.z_scratch, I.u, values);
+  I.model().feedthrough_jacobian(time(), I.z_scratch, I.u, values);
 }
 
 std::unique_ptr<WorkspaceSnapshot> Integrator::make_snapshot() const {

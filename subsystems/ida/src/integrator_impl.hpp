@@ -23,6 +23,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -159,6 +161,9 @@ struct Integrator::Impl {
   // (owned by Impl: zp_numeric, valid until the next call), or null for a diagonal one (its
   // inverse in zp_diagonal_inverse). Throws IntegrationError if dF/dz' is singular.
   klu_l_numeric* linearize(double t, std::span<const double> z, std::span<const double> zp) const;
+  // linearize() in two parts: dF/dz and dF/dz' into zp_j0 and zp_matrix, then zp_matrix factored.
+  void derivative_jacobians(double t, std::span<const double> z, std::span<const double> zp) const;
+  klu_l_numeric* factor_dfdzp(double t) const;
   // zp_matrix diagonal and invertible: its inverse into zp_diagonal_inverse (else emptied).
   bool invert_diagonal_dfdzp() const;
   // rhs := (dF/dz')⁻¹ rhs with linearize()'s result.
@@ -166,6 +171,45 @@ struct Integrator::Impl {
   void consistent_derivative(std::span<const double> z, std::span<double> zp) const;
   void shift_history(const model::InputFunction& previous);
   void restart();
+  // IDAReInit at t from yy, yp (restart(), events), leaving IDA as after construction.
+  void reinitialize(double t);
+
+  // ---- advancing (integrator.cpp) -----------------------------------------------------------
+  // Stretches of one advance_to() between events: up to t_end or the mode's time event.
+  struct Segment {
+    double end;
+    bool time_event_at_end;  // a time event falls at `end`
+    bool time_event_now;     // a time event is due at now() (end is then t_end, unused)
+  };
+  Segment next_segment(double t_end);
+  void integrate_segment(const Segment& segment, double t_start, double max_step, AdvanceStats& s);
+  void advance_overshooting(double t_end, double max_step, AdvanceStats& s);
+  int one_step(double tout, AdvanceStats& s);
+  // IDA's counters at the last restart within this advance_to() and the sums of the stretches
+  // before it (reinitialize() resets IDA's counters).
+  AdvanceStats counter_base, counter_carry;
+
+  // ---- events (model::Events; events.cpp) ----------------------------------------------------
+  // The subsystem's events (null: a continuous model) and the current mode, part of the
+  // workspace (saved, restored and exported with it).
+  const model::Events* events = nullptr;
+  std::shared_ptr<const model::Mode> mode;
+  // The equations of the current mode (the subsystem itself without events).
+  const model::Subsystem& model() const { return mode ? mode->equations() : subsystem; }
+  // Indicators at the start of the step being checked, at its end, at a trial time; scratch z
+  // and z'. Recomputed at the start of every advance (begin_events), not part of the workspace.
+  std::vector<double> g_lo, g_hi, g_mid, event_z;
+  long events_this_advance = 0;
+  long event_count = 0;  // events handled, over the integrator's life
+  void interpolate(double t, std::span<double> z, std::span<double> zp) const;
+  void indicators_at(double t, std::span<const double> z, std::vector<double>& g);
+  void begin_events();
+  // After IDA's step to tn: the time of the earliest state event within it, and its name.
+  std::optional<double> state_event_in_last_step(std::string& why);
+  // Handles an event at t (within the last step, or at tn) and restarts IDA there.
+  void handle_event(double t, const std::string& why);
+  // z' consistent with z after an event, also for a DAE (events.cpp).
+  void derivative_after_event(double t, std::span<const double> z, std::span<double> zp);
 
   AdvanceStats counters() const {
     AdvanceStats s;
@@ -210,7 +254,7 @@ struct Integrator::Impl {
     std::span<double> res(N_VGetArrayPointer(r), n);
     self->tick();
     self->evaluate_input(t);
-    self->subsystem.residual(t, z, zp, self->u, res);
+    self->model().residual(t, z, zp, self->u, res);
     return self->check_finite_residual(t, res);
   }
 
@@ -276,10 +320,10 @@ struct Integrator::Impl {
       std::memcpy(SUNSparseMatrix_IndexValues(J), p.row_index.data(),
                   p.row_index.size() * sizeof(sunindextype));
       const std::span<double> values(SUNSparseMatrix_Data(J), p.nonzeros());
-      self->subsystem.jacobian(t, z, zp, self->u, cj, values);
+      self->model().jacobian(t, z, zp, self->u, cj, values);
       return self->check_finite_jacobian(t, cj, values);
     } else {
-      self->subsystem.jacobian(t, z, zp, self->u, cj, self->jac_values);
+      self->model().jacobian(t, z, zp, self->u, cj, self->jac_values);
       if (const int flag = self->check_finite_jacobian(t, cj, self->jac_values); flag != 0) {
         return flag;
       }

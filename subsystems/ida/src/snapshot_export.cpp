@@ -575,6 +575,25 @@ void read_klu(schema::KluState::Reader r, const SnapshotTarget& t, WorkspaceSnap
   check_lu_blocks(c, *s);
 }
 
+// The mode of a subsystem with events (model::Events::mode_from_bytes), none for another.
+void read_mode(schema::IdaSnapshot::Reader root, const SnapshotTarget& t,
+               WorkspaceSnapshot::Data& d) {
+  const auto bytes = root.getMode();
+  const model::Events* events = t.subsystem.events();
+  if (!events) {
+    if (bytes.size() != 0) mismatch("snapshot of a subsystem with events, this one has none");
+    return;
+  }
+  if (bytes.size() == 0) malformed("no mode for a subsystem with events");
+  try {
+    d.mode = events->mode_from_bytes(std::span<const std::byte>(
+        reinterpret_cast<const std::byte*>(bytes.begin()), bytes.size()));
+  } catch (const std::runtime_error& e) {
+    malformed(fmt::format("the model refuses its mode: {}", e.what()));
+  }
+  if (!d.mode) malformed("the model gave no mode for its bytes");
+}
+
 }  // namespace
 
 std::vector<std::byte> encode_snapshot(const WorkspaceSnapshot::Data& d, const SnapshotTarget& t) {
@@ -588,6 +607,10 @@ std::vector<std::byte> encode_snapshot(const WorkspaceSnapshot::Data& d, const S
     auto dense = root.initDense();
     put_list(dense.initPivots(static_cast<unsigned>(d.n)), d.pivots, d.n);
     dense.setLastFlag(d.dense_last_flag);
+  }
+  if (d.mode) {
+    const std::vector<std::byte> mode = d.mode->serialize();
+    root.setMode(capnp::Data::Reader(reinterpret_cast<const kj::byte*>(mode.data()), mode.size()));
   }
   return ipc::to_flat_bytes(message);
 }
@@ -611,6 +634,7 @@ WorkspaceSnapshot::Data decode_snapshot(std::span<const std::byte> bytes, const 
     } else {
       read_dense(root.getDense(), d);
     }
+    read_mode(root, t, d);
     return d;
   } catch (const kj::Exception& e) {
     malformed(e.getDescription().cStr());

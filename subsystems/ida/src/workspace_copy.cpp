@@ -188,6 +188,7 @@ void Integrator::Impl::save(WorkspaceSnapshot::Data& d) const {
     return;
   }
   IDAMem m = ida();
+  d.mode = mode;
   d.n = n;
   d.solver = options.linear_solver;
   const auto vecs = state_vectors();
@@ -245,6 +246,10 @@ void Integrator::Impl::restore(const WorkspaceSnapshot::Data& d) {
   }
   for (std::size_t j = 0; j < vecs.size(); ++j) {
     std::memcpy(N_VGetArrayPointer(vecs[j]), d.vectors_buffer.data() + j * n, n * sizeof(double));
+  }
+  if (events) {
+    if (!d.mode) throw std::invalid_argument("WorkspaceSnapshot::restore: snapshot without a mode");
+    mode = d.mode;
   }
 #define RESTORE_FIELD(f) m->f = d.ida.f;
   MACROSTEP_IDA_SCALARS(RESTORE_FIELD)

@@ -12,6 +12,7 @@
 #include <sundials/sundials_config.h>
 
 #include <cstddef>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -109,6 +110,8 @@ struct WorkspaceSnapshot::Data {
   std::vector<sunindextype> pivots;
   sunindextype dense_last_flag = 0;
   LinearSolver solver = LinearSolver::kKlu;
+  // The mode of a subsystem with events (shared: modes are immutable), else null.
+  std::shared_ptr<const model::Mode> mode;
 
   std::size_t bytes() const {
     return sizeof(double) * (vectors_buffer.size() + matrix_values.size()) + klu_numeric.bytes() +

@@ -200,7 +200,7 @@ const RunResult& SubsystemRunner::evaluate_outputs(std::span<const double> input
     end_z_.resize(subsystem_.state_size());
     end_zp_.resize(end_z_.size());
     nominal_->state(end_z_, end_zp_);
-    model::evaluate_outputs(subsystem_, t, end_z_, inputs, r.outputs, r.feedthrough);
+    model::evaluate_outputs(nominal_->equations(), t, end_z_, inputs, r.outputs, r.feedthrough);
   } catch (const std::exception& e) {
     r.error = "output evaluation at t = " + number(t) + " with " +
               describe_inputs(subsystem_, inputs) + ": " + e.what();

@@ -12,7 +12,11 @@
  * OMIT_GET_DERIVATIVES leaves fmi2GetDerivatives out (the importer's missing-symbol test);
  * ONE_INSTANCE refuses a second live instance in the process (canBeInstantiatedOnlyOncePerProcess).
  * Events: N_EVENT_INDICATORS with static void model_event_indicators(const double* real,
- * double* z); TIME_EVENT_VR, the variable holding the time of a time event (none if >= 1e300).
+ * double* z); TIME_EVENT_VR, the variable holding the time of a time event (none if >= 1e300);
+ * or MODEL_EVENT_UPDATE with static void model_event_update(double t, double* real,
+ * int* states_changed, int* terminate, double* next_event_time) (set next_event_time below 1e300
+ * to schedule one), called in every fmi2NewDiscreteStates.
+ * CAN_SERIALIZE_STATE: the FMU state functions (the state is the variables and the time).
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -140,7 +144,21 @@ EXPORT fmi2Status fmi2SetBoolean(fmi2Component c, const fmi2ValueReference vr[],
 
 EXPORT fmi2Status fmi2NewDiscreteStates(fmi2Component c, fmi2EventInfo* info) {
   memset(info, 0, sizeof *info);
-#ifdef TIME_EVENT_VR
+#if defined(MODEL_EVENT_UPDATE)
+  {
+    Component* m = (Component*)c;
+    int changed = 0, terminate = 0;
+    double next = 1e300;
+    if (model_evaluate(m->time, m->real)) return fail(m, "the model cannot be evaluated");
+    model_event_update(m->time, m->real, &changed, &terminate, &next);
+    info->valuesOfContinuousStatesChanged = changed;
+    info->terminateSimulation = terminate;
+    if (next < 1e300) {
+      info->nextEventTimeDefined = 1;
+      info->nextEventTime = next;
+    }
+  }
+#elif defined(TIME_EVENT_VR)
   if (((Component*)c)->real[TIME_EVENT_VR] < 1e300) {
     info->nextEventTimeDefined = 1;
     info->nextEventTime = ((Component*)c)->real[TIME_EVENT_VR];
@@ -231,6 +249,58 @@ EXPORT fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueR
     out[i] = 0.0;
     for (size_t j = 0; j < nk; ++j) out[i] += model_partial(m->real, u[i], k[j]) * seed[j];
   }
+  return fmi2OK;
+}
+#endif
+
+#ifdef CAN_SERIALIZE_STATE
+typedef struct {
+  double real[N_REALS];
+  double time;
+} FmuState;
+
+EXPORT fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate* state) {
+  Component* m = (Component*)c;
+  FmuState* s = *state ? (FmuState*)*state : (FmuState*)malloc(sizeof(FmuState));
+  if (!s) return fail(m, "fmi2GetFMUstate: out of memory");
+  memcpy(s->real, m->real, sizeof s->real);
+  s->time = m->time;
+  *state = s;
+  return fmi2OK;
+}
+EXPORT fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate state) {
+  Component* m = (Component*)c;
+  if (!state) return fail(m, "fmi2SetFMUstate: no state");
+  memcpy(m->real, ((FmuState*)state)->real, sizeof m->real);
+  m->time = ((FmuState*)state)->time;
+  return fmi2OK;
+}
+EXPORT fmi2Status fmi2FreeFMUstate(fmi2Component c, fmi2FMUstate* state) {
+  (void)c;
+  free(*state);
+  *state = NULL;
+  return fmi2OK;
+}
+EXPORT fmi2Status fmi2SerializedFMUstateSize(fmi2Component c, fmi2FMUstate state, size_t* size) {
+  (void)c;
+  (void)state;
+  *size = sizeof(FmuState);
+  return fmi2OK;
+}
+EXPORT fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate state, fmi2Byte bytes[],
+                                        size_t size) {
+  if (size != sizeof(FmuState)) return fail((Component*)c, "fmi2SerializeFMUstate: wrong size");
+  memcpy(bytes, state, size);
+  return fmi2OK;
+}
+EXPORT fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte bytes[], size_t size,
+                                          fmi2FMUstate* state) {
+  Component* m = (Component*)c;
+  if (size != sizeof(FmuState)) return fail(m, "fmi2DeSerializeFMUstate: wrong size");
+  FmuState* s = (FmuState*)malloc(sizeof(FmuState));
+  if (!s) return fail(m, "fmi2DeSerializeFMUstate: out of memory");
+  memcpy(s, bytes, size);
+  *state = s;
   return fmi2OK;
 }
 #endif

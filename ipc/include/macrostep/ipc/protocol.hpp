@@ -52,7 +52,7 @@ namespace macrostep::ipc {
 
 // Raised whenever a message or the segment layout changes meaning; the master and its workers
 // must agree on it (handshake, SubsystemConfig).
-inline constexpr std::uint32_t kProtocolVersion = 8;
+inline constexpr std::uint32_t kProtocolVersion = 9;
 // The input polynomials a command carries: up to kMaxNodes support points (degree kMaxNodes - 1)
 // for each of up to kMaxChannels inputs. They equal model::SupportPoints' capacities (wire.hpp
 // checks it at compile time).
@@ -69,7 +69,7 @@ inline constexpr std::size_t kMaxFeedthrough = kMaxOutputs * kMaxChannels;
 inline constexpr std::size_t kErrorCapacity = 256;
 // The work counters of one run (ida::AdvanceStats), carried as this many doubles' worth of bytes
 // (wire.hpp checks that they fit).
-inline constexpr std::size_t kStatsDoubles = 10;
+inline constexpr std::size_t kStatsDoubles = 11;
 
 enum class CommandKind : std::uint32_t {
   kStep = 1,      // a pass of the nominal and extra runs from T_N to t_end (any number per step)

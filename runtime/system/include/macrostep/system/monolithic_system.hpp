@@ -31,6 +31,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -62,12 +63,43 @@ class MonolithicSystem final : public model::Subsystem {
   void initial_state(std::span<const double> u0, std::span<double> z0,
                      std::span<double> zp0) const override;
   void residual(double t, std::span<const double> z, std::span<const double> zp,
-                std::span<const double> u, std::span<double> r) const override;
+                std::span<const double> /*u*/, std::span<double> r) const override {
+    residual_in(parts_, t, z, zp, r);
+  }
   const model::SparsityPattern& jacobian_pattern() const override { return pattern_; }
   void jacobian(double t, std::span<const double> z, std::span<const double> zp,
-                std::span<const double> u, double cj, std::span<double> values) const override;
-  void outputs(double t, std::span<const double> z, std::span<const double> u,
-               std::span<double> y) const override;
+                std::span<const double> /*u*/, double cj, std::span<double> values) const override {
+    jacobian_in(parts_, t, z, zp, cj, values);
+  }
+  void outputs(double t, std::span<const double> z, std::span<const double> /*u*/,
+               std::span<double> y) const override {
+    outputs_in(parts_, t, z, y);
+  }
+
+  // The events of its subsystems (model/events.hpp), or null if none has any
+  // (monolithic_events.cpp). A mode holds every such subsystem's mode; its indicators are theirs
+  // in subsystem order; its next time event the earliest of theirs. At an event every subsystem
+  // with events handles it (an FMU without an event of its own iterates its discrete states
+  // without change, as FMI allows), then the coupling variables are made consistent with the new
+  // outputs, g(t, z, u) = 0.
+  const model::Events* events() const override;
+  ~MonolithicSystem() override;
+
+  // Each subsystem's equations (its own, or those of its current mode).
+  using Parts = std::vector<const model::Subsystem*>;
+  void residual_in(const Parts& parts, double t, std::span<const double> z,
+                   std::span<const double> zp, std::span<double> r) const;
+  void jacobian_in(const Parts& parts, double t, std::span<const double> z,
+                   std::span<const double> zp, double cj, std::span<double> values) const;
+  void outputs_in(const Parts& parts, double t, std::span<const double> z,
+                  std::span<double> y) const;
+  // u|_L (subsystem L's inputs) from the coupling part of z.
+  void gather_inputs(std::size_t subsystem, std::span<const double> z,
+                     std::span<double> inputs) const;
+  // The coupling variables in z from the subsystems' outputs at z: u = φ(y(z, u)) (a sweep per
+  // coupling variable with feed-through), constraints' multipliers kept. Returns whether any
+  // changed.
+  bool settle_couplings(const Parts& parts, double t, std::span<double> z) const;
 
  private:
   // One term −∂φ_w/∂y_r·∂y_r/∂z_j of a coupling row: value index `destination` gets
@@ -95,13 +127,12 @@ class MonolithicSystem final : public model::Subsystem {
   void build_pattern(std::vector<Entry> entries);
   std::size_t value_index(std::size_t row, std::size_t column) const;
   void index_values();
-  // u|_L (subsystem L's inputs) from the coupling part of z.
-  void gather_inputs(std::size_t subsystem, std::span<const double> z,
-                     std::span<double> inputs) const;
   // All subsystems' outputs at z into scratch.outputs.
-  void evaluate_outputs(double t, std::span<const double> z, Scratch& s) const;
+  void evaluate_outputs(const Parts& parts, double t, std::span<const double> z, Scratch& s) const;
   // ∂φ/∂y of every law and ∂y/∂z of every subsystem at z into the scratch.
-  void evaluate_coupling_derivatives(double t, std::span<const double> z, Scratch& s) const;
+  void evaluate_coupling_derivatives(const Parts& parts, double t, std::span<const double> z,
+                                     Scratch& s) const;
+  void set_up_events();
 
   const CoupledSystem& system_;
   double initial_time_ = 0.0;
@@ -117,6 +148,9 @@ class MonolithicSystem final : public model::Subsystem {
   std::vector<std::size_t> identity_index_;
   std::vector<CouplingTerm> coupling_terms_;
   std::vector<FeedthroughTerm> feedthrough_terms_;
+  Parts parts_;  // the subsystems themselves
+  class PartEvents;
+  std::unique_ptr<PartEvents> events_;  // null: no subsystem has events
 };
 
 }  // namespace macrostep::system

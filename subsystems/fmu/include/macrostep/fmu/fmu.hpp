@@ -29,10 +29,17 @@
 // binary for x86_64 Linux, a missing FMI function, an unknown parameter / input / output name, an
 // instantiation or initialization that fails. A call that fails during the run (fmiXError /
 // fmiXFatal) throws FmuCallError naming the function, the FMU and the time; Discard makes the
-// residual NaN (IDA retries a shorter step). Events are detected, not handled: the residual throws
-// FmuCallError ("state event at t = ...: event indicator k changed sign", "time event at t = ...")
-// where an event indicator has another sign than after initialization or the time reaches the FMU's
-// time event.
+// residual NaN (IDA retries a shorter step).
+//
+// Events: an FMU with event indicators, a time event or completed-integrator-step calls that
+// declares canGetAndSetFMUstate and canSerializeFMUstate answers events() (model/events.hpp): a
+// mode is its serialized FMU state after initialization or an event, and every evaluation leases
+// an instance in the caller's mode (setting the FMU state if the instance was in another), so
+// that results stay functions of (mode, t, z, u). An FMU with events that cannot serialize its
+// state has them detected only: the residual throws FmuCallError ("state event at t = ...: event
+// indicator k changed sign", "time event at t = ...", naming the missing capability) where an
+// event indicator has another sign than after initialization or the time reaches the FMU's time
+// event.
 #pragma once
 
 #include <memory>

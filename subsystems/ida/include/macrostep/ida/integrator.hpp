@@ -92,6 +92,7 @@ struct AdvanceStats {
   // Σ h and Σ h² over the accepted micro steps (mean and spread of the micro-step size, K-4.3).
   double step_sum = 0.0;
   double step_square_sum = 0.0;
+  long events = 0;  // events handled (model::Events)
   std::int64_t wall_ns = 0;
   AdvanceStats& operator+=(const AdvanceStats& o);
   AdvanceStats& operator-=(const AdvanceStats& o);
@@ -108,6 +109,12 @@ class IntegrationError : public std::runtime_error {
  private:
   double time_;
   int flag_;
+};
+
+// The model asked to end the simulation (model::EventOutcome::terminate) at time().
+class ModelTerminated : public IntegrationError {
+ public:
+  ModelTerminated(const std::string& what, double time);
 };
 
 // How one advance_to() treats the start of its interval T_N, where the caller's input polynomial
@@ -164,12 +171,19 @@ class Integrator {
   void set_progress_counter(std::atomic<std::uint64_t>* counter);
 
   // Integrates from time() to exactly t_end (> time()). Returns the counters of this call
-  // (wall_ns includes a restart's set-up). A model that throws ends the call with
-  // IntegrationError naming the cause. A residual or Jacobian value that is not finite makes IDA
-  // retry the step with a smaller h; if IDA gives up on the step, or meets 50 such values
-  // before passing the earliest time of one (the model fails from that time on), the call ends
-  // with IntegrationError naming the value (r[i], or values[k] with its row and column), the
-  // states of its row and column, and the time.
+  // (wall_ns includes a restart's set-up).
+  // A subsystem with events (model::Subsystem::events()) has them located and handled inside the
+  // call (model/events.hpp): after each, IDA restarts at the event's time in the new mode (order
+  // 1, its own first step). An event at t_end is handled before the call returns (the state at
+  // t_end is the one after it); a model that chatters (more than 10 000 events in one call) ends
+  // the call with IntegrationError, one that asks to terminate with ModelTerminated. Indicators
+  // are compared from the call's start with the current input: a sign change that the input's
+  // jump at time() alone makes is not an event. Not in overshoot mode (std::logic_error). A model
+  // that throws ends the call with IntegrationError naming the cause. A residual or Jacobian value
+  // that is not finite makes IDA retry the step with a smaller h; if IDA gives up on the step, or
+  // meets 50 such values before passing the earliest time of one (the model fails from that time
+  // on), the call ends with IntegrationError naming the value (r[i], or values[k] with its row and
+  // column), the states of its row and column, and the time.
   AdvanceStats advance_to(double t_end, const AdvanceControl& control = {});
 
   // z' consistent with z at time() and the current input: one Newton step on F(t, z, z', u) = 0
@@ -192,6 +206,12 @@ class Integrator {
   // The subsystem's feed-through block ∂y/∂u at (time(), z, u(time())) (model::Subsystem::
   // feedthrough_jacobian: column-major, output_size() * input_size()).
   void feedthrough_jacobian(std::span<double> values) const;
+
+  // The equations of the current mode (model::Mode::equations()), or the subsystem itself for a
+  // model without events: what outputs at other inputs must be evaluated with.
+  const model::Subsystem& equations() const;
+  // The current mode, or null for a model without events.
+  const model::Mode* mode() const;
 
   // Current BDF order and next step size (for tests and statistics).
   int current_order() const;

@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "macrostep/model/events.hpp"
+
 namespace macrostep::model {
 
 // Which error-weight group a state belongs to (seed 000 §5: rtol, atol_pos, atol_vel).
@@ -134,6 +136,10 @@ class Subsystem {
     (void)roles;
     return false;
   }
+
+  // The discrete part of a hybrid subsystem (events.hpp), or nullptr for a purely continuous one
+  // (the default). Owned by the subsystem; valid as long as it.
+  virtual const Events* events() const { return nullptr; }
 
   // Optional Jacobians with respect to the coupling, for assembling subsystems and coupling laws
   // into one system (system::MonolithicSystem, METHODS.md §1.1 Eq. 2.4): ∂y/∂z

@@ -1,0 +1,113 @@
+// Events of an FMU subsystem (fmu_subsystem.hpp): its modes, their equations, the event
+// iteration and the modes' bytes.
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "fmu_subsystem.hpp"
+
+namespace macrostep::fmu {
+
+// ---- a mode's equations: the owner's, in the mode -----------------------------------------
+
+ModeEquations::ModeEquations(const FmuSubsystem& owner, const FmuMode& mode)
+    : SubsystemView(owner), owner_(owner), mode_(mode) {}
+void ModeEquations::residual(double t, std::span<const double> z, std::span<const double> zp,
+                             std::span<const double> u, std::span<double> r) const {
+  owner_.residual_in(&mode_, t, z, zp, u, r);
+}
+void ModeEquations::jacobian(double t, std::span<const double> z, std::span<const double> zp,
+                             std::span<const double> u, double cj, std::span<double> values) const {
+  owner_.jacobian_in(&mode_, t, z, zp, u, cj, values);
+}
+void ModeEquations::outputs(double t, std::span<const double> z, std::span<const double> u,
+                            std::span<double> y) const {
+  owner_.outputs_in(&mode_, t, z, u, y);
+}
+
+// ---- modes ------------------------------------------------------------------------------------
+
+void FmuMode::indicators(double t, std::span<const double> z, std::span<const double> u,
+                         std::span<double> g) const {
+  owner_.indicators_in(*this, t, z, u, g);
+}
+
+bool FmuMode::step_event(double t, std::span<const double> z, std::span<const double> u) const {
+  return owner_.step_event_in(*this, t, z, u);
+}
+
+std::vector<std::byte> FmuMode::serialize() const {
+  std::vector<std::byte> bytes(sizeof(double) + state_.size());
+  std::memcpy(bytes.data(), &next_time_event_, sizeof(double));
+  if (!state_.empty()) std::memcpy(bytes.data() + sizeof(double), state_.data(), state_.size());
+  return bytes;
+}
+
+std::shared_ptr<const model::Mode> FmuSubsystem::mode_from_bytes(
+    std::span<const std::byte> bytes) const {
+  if (bytes.size() < sizeof(double)) {
+    throw std::runtime_error(
+        fmt::format("FMU {}: a mode of {} bytes is too short", path_, bytes.size()));
+  }
+  double next = 0.0;
+  std::memcpy(&next, bytes.data(), sizeof(double));
+  std::vector<std::byte> state(bytes.begin() + sizeof(double), bytes.end());
+  return std::make_shared<const FmuMode>(*this, next_mode_.fetch_add(1), std::move(state), next);
+}
+
+// ---- events -----------------------------------------------------------------------------------
+
+void FmuSubsystem::indicators_in(const FmuMode& mode, double t, std::span<const double> z,
+                                 std::span<const double> u, std::span<double> g) const {
+  Lease instance(*this, &mode);
+  if (!instance->set(t, z, input_vr_, u) || !instance->event_indicators(g)) {
+    std::fill(g.begin(), g.end(), std::numeric_limits<double>::quiet_NaN());
+  }
+}
+
+// fmi*CompletedIntegratorStep may change the FMU's internal state (delay buffers, sampled
+// values) without an event: the instance is marked as in no mode, so that the next lease sets the
+// mode's state again.
+bool FmuSubsystem::step_event_in(const FmuMode& mode, double t, std::span<const double> z,
+                                 std::span<const double> u) const {
+  if (!completed_steps_) return false;
+  Lease instance(*this, &mode);
+  instance->mode = Instance::kNoMode;
+  bool terminate = false;
+  if (!instance->set(t, z, input_vr_, u)) {
+    throw FmuCallError(
+        fmt::format("FMU {}: its state at the end of a step at t = {:.9g} was "
+                    "discarded",
+                    path_, t));
+  }
+  const bool event = instance->completed_integrator_step(terminate);
+  return event || terminate;
+}
+
+model::EventOutcome FmuSubsystem::handle(const model::Mode& mode, double t, std::span<double> z,
+                                         std::span<const double> u, const std::string& why) const {
+  Lease instance(*this, &static_cast<const FmuMode&>(mode));
+  instance->mode = Instance::kNoMode;  // until the new mode is made
+  if (!instance->set(t, z, input_vr_, u)) {
+    throw FmuCallError(
+        fmt::format("FMU {}: its state at the {} at t = {:.9g} was discarded", path_, why, t));
+  }
+  const Instance::EventUpdate update = instance->update_discrete_states();
+  model::EventOutcome outcome;
+  outcome.terminate = update.terminate;
+  if (update.terminate) {
+    outcome.reason = fmt::format("FMU {} set terminateSimulation", path_);
+    return outcome;
+  }
+  if (update.states_changed) {
+    instance->continuous_states(z);
+    outcome.states_changed = true;
+  }
+  const std::uint64_t number = next_mode_.fetch_add(1);
+  outcome.mode = std::make_shared<const FmuMode>(*this, number, instance->serialize_state(),
+                                                 update.next_time_event);
+  instance->mode = number;
+  return outcome;
+}
+
+}  // namespace macrostep::fmu

@@ -1,0 +1,201 @@
+// The FMU subsystem (macrostep/fmu/fmu.hpp) and, for an FMU with events, its modes (model/
+// events.hpp). Private to subsystems/fmu: fmu_subsystem.cpp builds it and evaluates the
+// equations, fmu_events.cpp handles events.
+//
+// Modes: an FMU with events keeps its discrete state (discrete variables, pre-values, the event
+// it scheduled) inside the FMU; a mode is the FMU's serialized state after initialization or
+// after an event (fmi2SerializeFMUstate / fmi3SerializeFMUState), with the next time event and a
+// number. Each pooled instance remembers the number of the mode its FMU state is in; a lease for
+// another mode sets the FMU state from the mode's bytes first, so every evaluation is a function
+// of (mode, t, z, u) whichever instance computes it (model::Subsystem's contract).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "fmu_instance.hpp"
+#include "macrostep/fmu/archive.hpp"
+#include "macrostep/fmu/fmu.hpp"
+#include "macrostep/model/events.hpp"
+#include "macrostep/model/subsystem.hpp"
+#include "macrostep/model/subsystem_view.hpp"
+#include "model_description_xml.hpp"
+
+namespace macrostep::fmu {
+
+class FmuSubsystem;
+class FmuMode;
+
+// A mode's equations: the FmuSubsystem's, evaluated in that mode.
+class ModeEquations final : public model::SubsystemView {
+ public:
+  ModeEquations(const FmuSubsystem& owner, const FmuMode& mode);
+  void residual(double t, std::span<const double> z, std::span<const double> zp,
+                std::span<const double> u, std::span<double> r) const override;
+  void jacobian(double t, std::span<const double> z, std::span<const double> zp,
+                std::span<const double> u, double cj, std::span<double> values) const override;
+  void outputs(double t, std::span<const double> z, std::span<const double> u,
+               std::span<double> y) const override;
+
+ private:
+  const FmuSubsystem& owner_;
+  const FmuMode& mode_;
+};
+
+class FmuMode final : public model::Mode {
+ public:
+  FmuMode(const FmuSubsystem& owner, std::uint64_t number, std::vector<std::byte> state,
+          double next_time_event)
+      : owner_(owner),
+        number_(number),
+        state_(std::move(state)),
+        next_time_event_(next_time_event),
+        equations_(owner, *this) {}
+  const model::Subsystem& equations() const override { return equations_; }
+  double next_time_event() const override { return next_time_event_; }
+  void indicators(double t, std::span<const double> z, std::span<const double> u,
+                  std::span<double> g) const override;
+  bool step_event(double t, std::span<const double> z, std::span<const double> u) const override;
+  // The next time event (8 bytes), then the FMU's serialized state.
+  std::vector<std::byte> serialize() const override;
+
+  std::uint64_t number() const { return number_; }
+  const std::vector<std::byte>& fmu_state() const { return state_; }
+
+ private:
+  const FmuSubsystem& owner_;
+  std::uint64_t number_;
+  std::vector<std::byte> state_;
+  double next_time_event_;
+  ModeEquations equations_;
+};
+
+class FmuSubsystem final : public model::Subsystem, public model::Events {
+ public:
+  explicit FmuSubsystem(const FmuDescription& d);
+  ~FmuSubsystem() override {
+    free_.clear();
+    binary_.reset();
+  }
+
+  std::size_t state_size() const override { return state_vr_.size(); }
+  std::size_t input_size() const override { return input_vr_.size(); }
+  std::size_t output_size() const override { return output_vr_.size(); }
+  bool has_feedthrough() const override { return feedthrough_; }
+  std::span<const model::StateRole> state_roles() const override { return roles_; }
+  std::string state_name(std::size_t i) const override { return state_names_[i]; }
+  std::string output_name(std::size_t i) const override { return output_names_[i]; }
+  std::string input_name(std::size_t i) const override { return input_names_[i]; }
+  double initial_time() const override { return 0.0; }
+  const model::SparsityPattern& jacobian_pattern() const override { return pattern_; }
+
+  // The subsystem's own equations are those of the initial mode.
+  void initial_state(std::span<const double> u0, std::span<double> z0,
+                     std::span<double> zp0) const override;
+  void residual(double t, std::span<const double> z, std::span<const double> zp,
+                std::span<const double> u, std::span<double> r) const override {
+    residual_in(initial_mode_.get(), t, z, zp, u, r);
+  }
+  void jacobian(double t, std::span<const double> z, std::span<const double> zp,
+                std::span<const double> u, double cj, std::span<double> values) const override {
+    jacobian_in(initial_mode_.get(), t, z, zp, u, cj, values);
+  }
+  void outputs(double t, std::span<const double> z, std::span<const double> u,
+               std::span<double> y) const override {
+    outputs_in(initial_mode_.get(), t, z, u, y);
+  }
+
+  // Events: only for an FMU with events that can serialize its state (otherwise events are
+  // detected and stop the run, check_events()).
+  const model::Events* events() const override { return initial_mode_ ? this : nullptr; }
+  std::size_t indicator_count() const override { return indicator_count_; }
+  std::shared_ptr<const model::Mode> initial_mode() const override { return initial_mode_; }
+  model::EventOutcome handle(const model::Mode& mode, double t, std::span<double> z,
+                             std::span<const double> u, const std::string& why) const override;
+  std::shared_ptr<const model::Mode> mode_from_bytes(
+      std::span<const std::byte> bytes) const override;
+
+  // Evaluations in a mode (null: an FMU without events, whose instances need no mode).
+  void residual_in(const FmuMode* mode, double t, std::span<const double> z,
+                   std::span<const double> zp, std::span<const double> u,
+                   std::span<double> r) const;
+  void jacobian_in(const FmuMode* mode, double t, std::span<const double> z,
+                   std::span<const double> zp, std::span<const double> u, double cj,
+                   std::span<double> values) const;
+  void outputs_in(const FmuMode* mode, double t, std::span<const double> z,
+                  std::span<const double> u, std::span<double> y) const;
+  void indicators_in(const FmuMode& mode, double t, std::span<const double> z,
+                     std::span<const double> u, std::span<double> g) const;
+  bool step_event_in(const FmuMode& mode, double t, std::span<const double> z,
+                     std::span<const double> u) const;
+
+ private:
+  // An instance for the caller's thread alone, in `mode` (if not null), back to the pool when the
+  // lease ends.
+  class Lease {
+   public:
+    Lease(const FmuSubsystem& s, const FmuMode* mode);
+    ~Lease() { s_.release(std::move(instance_)); }
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    Instance* operator->() const { return instance_.get(); }
+    Instance& operator*() const { return *instance_; }
+
+   private:
+    const FmuSubsystem& s_;
+    std::unique_ptr<Instance> instance_;
+  };
+
+  // An FMU with events that cannot serialize its state: the residual at a time at or past the
+  // FMU's time event, or where an event indicator has another sign than after initialization,
+  // throws FmuCallError naming the event, its time and the missing capability (IDA then fails
+  // there; the co-simulation retries shorter steps and stops at the event).
+  void check_events(Instance& instance, double t) const;
+
+  // A free instance, preferably one already in mode `number`.
+  std::unique_ptr<Instance> acquire(std::uint64_t number) const;
+  void release(std::unique_ptr<Instance> instance) const;
+  std::unique_ptr<Instance> instantiate() const;
+
+  void read_structure(const ModelXml& xml);
+  void read_variables(const ModelXml& xml, const FmuDescription& d);
+  void set_up_events(const ModelXml& xml, Instance& first);
+
+  std::string path_;
+  // The unpacked binary and resources/; declared before binary_ and the instances, so that it
+  // is removed after them, also when the constructor throws.
+  UnpackDirectory dir_;
+  std::unique_ptr<Binary> binary_;
+  bool directional_ = false;
+  bool only_once_ = false;
+  std::vector<StartValue> starts_;
+  std::vector<unsigned> state_vr_, derivative_vr_, input_vr_, output_vr_;
+  std::vector<double> input_start_, x0_;
+  std::vector<std::string> state_names_, input_names_, output_names_;
+  std::vector<model::StateRole> roles_;
+  model::SparsityPattern pattern_;
+  bool feedthrough_ = false;
+
+  // Events handled (model::Events): the initial mode (null: none handled), the number of event
+  // indicators, whether the FMU wants completed integrator steps, and the next mode number.
+  std::shared_ptr<const FmuMode> initial_mode_;
+  std::size_t indicator_count_ = 0;
+  bool completed_steps_ = false;
+  mutable std::atomic<std::uint64_t> next_mode_{1};
+  // Events only detected (check_events): the time event and the indicators after initialization.
+  double next_time_event_ = std::numeric_limits<double>::infinity();
+  std::vector<double> initial_indicators_;
+
+  mutable std::mutex mutex_;
+  mutable std::condition_variable returned_;
+  mutable std::vector<std::unique_ptr<Instance>> free_;
+  mutable std::size_t created_ = 0;
+};
+
+}  // namespace macrostep::fmu

@@ -1,0 +1,87 @@
+// The discrete part of a hybrid subsystem: modes, events and their handling (FMI's Model
+// Exchange events: time events, state events from event indicators, step events).
+//
+// A subsystem with events answers model::Subsystem::events() with an Events object. Its
+// continuous equations then depend on a discrete state, the Mode, which only events change:
+//  - A Mode is immutable and shared (std::shared_ptr<const Mode>): the nominal, comparison and
+//    perturbed runs and every workspace snapshot hold the mode they continue from, so a
+//    rollback, a clone or an exported snapshot takes the discrete state with the continuous one.
+//  - Mode::equations() is the Subsystem whose residual, Jacobian and outputs hold in that mode;
+//    it keeps every contract of model::Subsystem (pure functions, callable concurrently) and has
+//    the sizes, roles, names and Jacobian pattern of the subsystem that made the mode. The
+//    subsystem's own residual(), jacobian() and outputs() are those of initial_mode().
+//  - The integrator (ida::Integrator) locates an event inside a macro step: a time event at
+//    Mode::next_time_event(), a state event where an indicator changes sign (the domains g > 0
+//    and g <= 0, as FMI defines them) located on the integrator's interpolant to within its
+//    rounding tolerance and taken at the first time on the far side, a step event when
+//    Mode::step_event() asks for one after an accepted micro step. It then calls Events::handle()
+//    with the state there, restarts its BDF history at that time with the new states and a
+//    consistent z', and continues in the new mode. The macro grid does not need to hit events.
+//
+// Thread-safety: every function of Events and Mode is const and may be called concurrently from
+// several threads (one integrator per thread).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace macrostep::model {
+
+class Subsystem;
+
+class Mode {
+ public:
+  virtual ~Mode() = default;
+  // The continuous equations in this mode. Valid as long as the mode.
+  virtual const Subsystem& equations() const = 0;
+  // The time of the next time event the model has scheduled, or +infinity.
+  virtual double next_time_event() const = 0;
+  // The event indicators at (t, z, u) in this mode (size Events::indicator_count()).
+  virtual void indicators(double t, std::span<const double> z, std::span<const double> u,
+                          std::span<double> g) const = 0;
+  // Whether the model asks for an event after an accepted micro step that ended at (t, z, u)
+  // (FMI's completed integrator step). Default: never.
+  virtual bool step_event(double t, std::span<const double> z, std::span<const double> u) const {
+    (void)t;
+    (void)z;
+    (void)u;
+    return false;
+  }
+  // The mode as bytes that Events::mode_from_bytes() turns back into an equal mode, in this or
+  // another process of the same subsystem (snapshot export, checkpoints, crash recovery).
+  virtual std::vector<std::byte> serialize() const = 0;
+};
+
+// What handling one event gave.
+struct EventOutcome {
+  std::shared_ptr<const Mode> mode;  // the mode after the event (null only with terminate)
+  bool states_changed = false;       // the handler wrote new continuous states into z
+  // The model asks to end the simulation here; `reason` says why (the model's own words if it
+  // gave any).
+  bool terminate = false;
+  std::string reason;
+};
+
+class Events {
+ public:
+  virtual ~Events() = default;
+  // The number of event indicators (may be 0: time or step events only).
+  virtual std::size_t indicator_count() const = 0;
+  // The mode after initialization at the subsystem's initial time.
+  virtual std::shared_ptr<const Mode> initial_mode() const = 0;
+  // Handles an event at time t in `mode` with the continuous states z (before the event; the
+  // handler overwrites them with the states after it if they change) and the inputs u: the event
+  // iteration until the discrete states are stable. `why` names the event for messages ("state
+  // event: indicator 1", "time event", "step event"). Throws std::runtime_error if the model
+  // fails (its message names the model and the time).
+  virtual EventOutcome handle(const Mode& mode, double t, std::span<double> z,
+                              std::span<const double> u, const std::string& why) const = 0;
+  // A mode from Mode::serialize()'s bytes of this subsystem; throws std::runtime_error for bytes
+  // that the model refuses.
+  virtual std::shared_ptr<const Mode> mode_from_bytes(std::span<const std::byte> bytes) const = 0;
+};
+
+}  // namespace macrostep::model
