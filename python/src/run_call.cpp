@@ -51,6 +51,28 @@ config::ExecutorKind executor_of(const std::string& name) {
       name));
 }
 
+// The words of the `macrostep run` command that asks for the same run: kept in its checkpoints,
+// so that `macrostep resume` continues a Python run (a dict's text is in the checkpoint too).
+std::vector<std::string> run_arguments(const RunRequest& r) {
+  std::vector<std::string> words{r.config_path};
+  const auto add = [&words](const char* flag, const auto& value) {
+    if (!value) return;
+    words.emplace_back(flag);
+    words.push_back(fmt::format("{}", *value));
+  };
+  for (const auto& edit : r.sets) add("--set", std::optional<std::string>(edit));
+  add("--stop-time", r.stop_time);
+  add("--rtol", r.rtol);
+  add("--step-size", r.step_size);
+  add("--scheme", r.scheme);
+  add("--estimator", r.estimator);
+  add("--order", r.order);
+  add("--executor", r.executor);
+  add("--output", std::optional<std::string>(r.output));
+  if (r.all_states) words.emplace_back("--all-states");
+  return words;
+}
+
 run::CosimOptions cosim_options(const RunRequest& r, const run::StopFlag* stop) {
   run::CosimOptions o;
   if (r.scheme) o.scheme = scheme_of(*r.scheme);
@@ -67,6 +89,7 @@ run::CosimOptions cosim_options(const RunRequest& r, const run::StopFlag* stop) 
   o.command_line = r.command_line;
   o.stop = stop;
   o.worker_executable = r.worker;
+  o.arguments = run_arguments(r);
   return o;
 }
 
