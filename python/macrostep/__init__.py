@@ -310,13 +310,17 @@ def sweep(config: str | os.PathLike | Mapping[str, Any], grid: Mapping[str, Iter
     path, text, _ = _source(config)
     for case_edits in edits:  # every configuration is checked before anything runs
         _macrostep.check(config_path=path, config_text=text, sets=case_edits)
-    folder = None if output is None else Path(output)
-    if folder is not None:
-        folder.mkdir(parents=True, exist_ok=True)
     width = max(3, len(str(len(cases))))
+    targets: list[Path | None] = [None] * len(cases)
+    if output is not None:
+        folder = Path(output)
+        folder.mkdir(parents=True, exist_ok=True)
+        kind = "monolithic" if options.get("monolithic") else "cosimulation"
+        # Every case's files are checked before the first case writes any.
+        targets = [_target(folder / f"case-{i:0{width}}.csv", "", kind, overwrite)
+                   for i in range(1, len(cases) + 1)]
     results = []
-    for i, (case, case_edits) in enumerate(zip(cases, edits), start=1):
-        target = None if folder is None else folder / f"case-{i:0{width}}.csv"
+    for case, case_edits, target in zip(cases, edits, targets):
         result = run(config, set=case_edits, output=target, overwrite=overwrite, **options)
         result.case = case
         results.append(result)
