@@ -32,6 +32,7 @@
 #include "macrostep/ida/integrator.hpp"
 #include "macrostep/output/csv.hpp"
 #include "macrostep/run/cosimulation.hpp"
+#include "macrostep/run/failure.hpp"
 #include "macrostep/worker/worker.hpp"
 
 namespace {
@@ -233,7 +234,7 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "macrostep resume: {}\n", e.what());
     return kUserError;
   } catch (const macrostep::ida::IntegrationError& e) {
-    fmt::print(stderr, "macrostep: integration failed at t = {:.9g} s: {}\n", e.time(), e.what());
+    fmt::print(stderr, "macrostep: {}\n", macrostep::run::failure_message(e));
     return kRuntimeError;
   } catch (const std::exception& e) {
     fmt::print(stderr, "macrostep: {}\n", e.what());

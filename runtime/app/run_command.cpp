@@ -23,6 +23,7 @@
 #include "macrostep/output/csv.hpp"
 #include "macrostep/output/hdf5.hpp"
 #include "macrostep/run/cosimulation.hpp"
+#include "macrostep/run/failure.hpp"
 #include "macrostep/run/monolithic.hpp"
 #include "macrostep/schemes/explicit_jacobi.hpp"
 #include "usage.hpp"
@@ -86,24 +87,10 @@ int cosimulate(const macrostep::config::RunConfig& config, macrostep::run::Cosim
     return 0;
   } catch (const macrostep::run::RunInterrupted& e) {
     return interrupted(e, "co-simulation");
-  } catch (const macrostep::schemes::SubsystemFailure& e) {
-    // The subsystem is named as its description names it (the failure counts from 1).
-    std::string named;
-    if (e.subsystem() < config.system_description->subsystems.size()) {
-      const auto& s = config.system_description->subsystems[e.subsystem()];
-      named = fmt::format(" (subsystem {} is \"{}\": {})", e.subsystem() + 1, s.name,
-                          macrostep::library::describe(s.model));
-    }
-    fmt::print(stderr, "macrostep: co-simulation failed at t = {:.9g} s: {}{}\n", e.time(),
-               e.what(), named);
-  } catch (const macrostep::executors::WorkerFailure& e) {
-    fmt::print(stderr, "macrostep: co-simulation failed at t = {:.9g} s: {}\n", e.time(), e.what());
-  } catch (const macrostep::control::StepSizeUnderflow& e) {
-    fmt::print(stderr,
-               "macrostep: co-simulation failed at t = {:.9g} s: the macro-step controller cannot "
-               "meet the error test: H = {:.3e} s fell below H_min = {:.3e} s (tolerances too "
-               "tight for the subsystem solver, or an unstable coupling)\n",
-               e.time(), e.step(), e.minimum());
+  } catch (const std::exception& e) {
+    const std::string failure = macrostep::run::failure_message(e, &config);
+    if (failure.empty()) throw;  // not a failure of the run: main() reports it
+    fmt::print(stderr, "macrostep: {}\n", failure);
   }
   return kRuntimeError;
 }

@@ -88,6 +88,7 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   std::vector<OutputColumn> outputs = output_columns(config, system);
   std::vector<std::size_t> state_offset;
   result_columns(config, system, outputs, settings.all_states, result.columns, state_offset);
+  result.units = result_units(system, outputs, settings.all_states, result.columns.size());
   result.coupling_count = system.coupling_count();
   const bool implicit_column = settings.cosim.scheme == config::CosimScheme::kAuto;
   ResultFiles files({&config, config::ResultKind::kCosimulation, options.output_file,

@@ -322,18 +322,21 @@ void assembled_monolithic(const config::RunConfig& config, const MonolithicOptio
     if (all_states) {
       for (std::size_t j = 0; j < sub.state_size(); ++j) {
         result.columns.push_back(system::variable_name(d, i, sub.state_name(j)));
+        result.units.emplace_back();
         picked.push_back(whole.state_offset(i) + j);
       }
       continue;
     }
     for (std::size_t o : system::distinct_outputs(sub)) {
       result.columns.push_back(system::variable_name(d, i, sub.output_name(o)));
+      result.units.push_back(sub.output_unit(o));
       picked.push_back(whole.output_offset(i) + o);
     }
   }
   for (std::size_t c = 0; c < coupled.coupling_count(); ++c) {
     result.columns.push_back(coupled.coupling_name(c));
   }
+  result.units.resize(result.columns.size());  // the coupling variables: ""
 
   ResultFiles files({&config, result_kind(options), options.output_file, result.columns});
   files.open();
@@ -382,6 +385,7 @@ void uncut_monolithic(const config::RunConfig& config, const MonolithicOptions& 
   }
   const auto& couplings = uncut.coupling_names();
   result.columns.insert(result.columns.end(), couplings.begin(), couplings.end());
+  result.units.assign(result.columns.size(), "");  // states of the uncut model, couplings
 
   ResultFiles files({&config, result_kind(options), options.output_file, result.columns});
   files.open();

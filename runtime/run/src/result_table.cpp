@@ -36,6 +36,18 @@ void result_columns(const config::RunConfig& config, const system::CoupledSystem
   }
 }
 
+std::vector<std::string> result_units(const system::CoupledSystem& system,
+                                      const std::vector<OutputColumn>& outputs, bool all_states,
+                                      std::size_t column_count) {
+  std::vector<std::string> units(column_count);
+  if (all_states) return units;
+  for (std::size_t j = 0; j < outputs.size() && j < column_count; ++j) {
+    const system::OutputRef& o = outputs[j].output;
+    units[j] = system.subsystem(o.subsystem).output_unit(o.output);
+  }
+  return units;
+}
+
 namespace {
 
 // The CSV row of an accepted point: the output columns from p.outputs, or (all_states, the

@@ -38,6 +38,12 @@ void result_columns(const config::RunConfig& config, const system::CoupledSystem
                     const std::vector<OutputColumn>& outputs, bool all_states,
                     std::vector<std::string>& columns, std::vector<std::size_t>& state_offset);
 
+// The unit of every column of result_columns() (CosimResult::units): an output column's from its
+// model, "" for the state columns (all_states) and the coupling variables.
+std::vector<std::string> result_units(const system::CoupledSystem& system,
+                                      const std::vector<OutputColumn>& outputs, bool all_states,
+                                      std::size_t column_count);
+
 // The row of the newest accepted macro point (what a checkpoint keeps of the table).
 struct ResultRow {
   std::vector<double> values;

@@ -447,6 +447,7 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
     c.executor_given = true;
   }
   s.master_hosts_first = options.master_hosts_first;
+  if (!options.worker_executable.empty()) s.worker_executable = options.worker_executable;
   s.mpi = options.mpi;
   if (c.executor == config::ExecutorKind::kMpi && !s.mpi) {
     throw SetupError(

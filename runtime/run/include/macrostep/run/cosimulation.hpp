@@ -45,6 +45,10 @@ struct CosimResult {
   std::string steps_path;            // the steps CSV, or the HDF5 result file that holds /steps
   std::vector<std::string> columns;  // the output or state columns, then the coupling variables
   std::size_t coupling_count = 0;    // the coupling-variable columns at the end of `columns`
+  // One per column: the unit of an output column as its model reports it
+  // (model::Subsystem::output_unit), "" where the model does not say, for states and for the
+  // coupling variables. Not written into the result files.
+  std::vector<std::string> units;
   std::vector<double> final_values;  // the last row written
   double final_time = 0.0;
   std::size_t rows = 0;

@@ -63,6 +63,9 @@ struct MonolithicResult {
   std::string csv_path;
   std::string json_path;
   std::vector<std::string> columns;
+  // One per column, as CosimResult::units: an output's unit from its model, "" otherwise (the
+  // states of an uncut model, the coupling variables).
+  std::vector<std::string> units;
   std::vector<double> final_values;  // the last row written
   double end_time = 0.0;
   std::size_t rows = 0;

@@ -91,6 +91,11 @@ struct CosimOptions {
   // The caller's own observers of the run (observer.hpp), notified after the run's own (the
   // result row of a point is written when they see it); not owned, they must outlive the run.
   std::vector<RunObserver*> observers;
+  // The program the process executor starts as its workers (`PROGRAM worker ...`): a build of
+  // the `macrostep` command of this version. Empty: this process's own executable, which is
+  // right for the command itself; a host program that is not `macrostep` (the Python package)
+  // names the binary here.
+  std::string worker_executable;
 };
 
 // The jump handling of a run whose configuration and command line name none: the history

@@ -1,0 +1,22 @@
+// How a run that failed is told: the `macrostep` command prints the message (and exits 1), the
+// Python package raises it (python/). One line with the time reached and the cause.
+#pragma once
+
+#include <exception>
+#include <string>
+
+#include "macrostep/config/run_config.hpp"
+
+namespace macrostep::run {
+
+// The message of a run failure thrown by run_cosimulation or run_monolithic:
+//  - schemes::SubsystemFailure: "co-simulation failed at t = T s: CAUSE", with `config` also
+//    naming the subsystem as its description does ("(subsystem 2 is "motor": dc_motor ...)");
+//  - executors::WorkerFailure: "co-simulation failed at t = T s: CAUSE";
+//  - control::StepSizeUnderflow: the same, with H, H_min and what usually causes it;
+//  - ida::IntegrationError: "integration failed at t = T s: CAUSE".
+// Empty for any other exception (a configuration or setup error, an interruption, an output
+// error: their what() is the message). `config` may be null. Thread-safe.
+std::string failure_message(const std::exception& e, const config::RunConfig* config = nullptr);
+
+}  // namespace macrostep::run

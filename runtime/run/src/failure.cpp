@@ -1,0 +1,42 @@
+// How a run that failed is told (failure.hpp).
+#include "macrostep/run/failure.hpp"
+
+#include <fmt/format.h>
+
+#include "macrostep/control/step_size.hpp"
+#include "macrostep/executors/process_executor.hpp"
+#include "macrostep/ida/integrator.hpp"
+#include "macrostep/library/model_description.hpp"
+#include "macrostep/schemes/pipeline.hpp"
+
+namespace macrostep::run {
+
+std::string failure_message(const std::exception& e, const config::RunConfig* config) {
+  if (const auto* f = dynamic_cast<const schemes::SubsystemFailure*>(&e)) {
+    // The subsystem is named as its description names it (the failure counts from 1).
+    std::string named;
+    if (config != nullptr && config->system_description &&
+        f->subsystem() < config->system_description->subsystems.size()) {
+      const auto& s = config->system_description->subsystems[f->subsystem()];
+      named = fmt::format(" (subsystem {} is \"{}\": {})", f->subsystem() + 1, s.name,
+                          library::describe(s.model));
+    }
+    return fmt::format("co-simulation failed at t = {:.9g} s: {}{}", f->time(), f->what(), named);
+  }
+  if (const auto* f = dynamic_cast<const executors::WorkerFailure*>(&e)) {
+    return fmt::format("co-simulation failed at t = {:.9g} s: {}", f->time(), f->what());
+  }
+  if (const auto* f = dynamic_cast<const control::StepSizeUnderflow*>(&e)) {
+    return fmt::format(
+        "co-simulation failed at t = {:.9g} s: the macro-step controller cannot meet the error "
+        "test: H = {:.3e} s fell below H_min = {:.3e} s (tolerances too tight for the subsystem "
+        "solver, or an unstable coupling)",
+        f->time(), f->step(), f->minimum());
+  }
+  if (const auto* f = dynamic_cast<const ida::IntegrationError*>(&e)) {
+    return fmt::format("integration failed at t = {:.9g} s: {}", f->time(), f->what());
+  }
+  return {};
+}
+
+}  // namespace macrostep::run

@@ -1,0 +1,216 @@
+"""The Python package (python/macrostep; docs/guide/python.md), run by ctest as python_package.
+
+ctest gives PYTHONPATH (the build's python/ folder), MACROSTEP_CLI (the build's macrostep
+binary) and MACROSTEP_SOURCE_DIR. The runs use configs/sources.toml (a voltage step drives a DC
+motor that turns a load through a shaft; a brake torque from a table from t = 0.3 s) over
+0.4 s: about 800 macro steps of H = 0.5 ms, a few hundredths of a second each.
+"""
+
+import csv
+import os
+import signal
+import subprocess
+import sys
+import threading
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import macrostep
+
+SOURCE = Path(os.environ.get("MACROSTEP_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+CLI = os.environ.get("MACROSTEP_CLI", "")
+SOURCES = SOURCE / "configs" / "sources.toml"
+STOP = 0.4
+H = 5e-4  # the file's fixed macro step
+RUN = {"stop_time": STOP, "executor": "inprocess"}
+
+
+@pytest.fixture(scope="module")
+def base():
+    return macrostep.run(SOURCES, **RUN)
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    return rows[0], np.array([[float(x) for x in row] for row in rows[1:]])
+
+
+def test_arrays_names_units_statistics(base):
+    # A row at every accepted macro point: H = 0.5 ms once the start-up ramp is over.
+    n = base.statistics["macro_steps"]
+    assert round(STOP / H) <= n < round(STOP / H) + 20
+    assert base.kind == "cosimulation"
+    assert base.time.shape == (n + 1,) and base.time[0] == 0.0
+    assert base.time[-1] == pytest.approx(STOP, abs=1e-12)
+    assert np.all(np.diff(base.time) > 0)
+    assert base.values.shape == (n + 1, len(base.columns))
+    for name in ("supply.y", "brake.torque", "motor.omega", "load.omega_2", "voltage"):
+        assert name in base.columns
+    # The sources say their units ([[subsystem]] unit = ...); the motor and the coupling
+    # variables do not.
+    assert base.units["supply.y"] == "V"
+    assert base.units["brake.torque"] == "N m"
+    assert base.units["motor.omega"] == "" and base.units["voltage"] == ""
+    assert set(base.units) == set(base.columns)
+    # The step source: 0 V before t = 0.1 s, 24 V once its 5 ms ramp is over.
+    assert base["supply.y"][base.time < 0.099].max() == 0.0
+    assert np.all(base["supply.y"][base.time > 0.106] == 24.0)
+    stats = base.statistics
+    assert stats["rejected"] == 0
+    assert [s["micro_steps"] > 0 for s in stats["subsystems"]] == [False, False, True, True]
+    assert 0 < stats["time"]["solver_s"] < stats["wall_time_s"]
+    assert base.metadata["status"] == "completed"
+    assert base.files is None
+
+
+def test_override_changes_the_result_as_the_physics_says(base):
+    # The drive is linear in the supply voltage: the load speed's change from 24 V to 48 V equals
+    # its change from 0 V to 24 V (the brake torque acts alike in all three runs), up to the
+    # solvers' tolerances, and more voltage turns the load faster.
+    low = macrostep.run(SOURCES, set={"subsystem.supply.final": 0.0}, **RUN)
+    high = macrostep.run(SOURCES, set=["subsystem.supply.final=48.0"], **RUN)
+    assert high["supply.y"][-1] == 48.0 and low["supply.y"][-1] == 0.0
+    w0, w24, w48 = (r["load.omega_2"][-1] for r in (low, base, high))
+    assert w48 > w24 > 0.0
+    assert w48 - w24 == pytest.approx(w24 - w0, rel=1e-3)
+    assert high.metadata["config"]["overrides"] == ["subsystem.supply.final=48.0"]
+    assert low.metadata["config"]["overrides"] == ["subsystem.supply.final=0.0"]
+
+
+def test_two_point_sweep(base):
+    cases = macrostep.sweep(SOURCES, {"subsystem.supply.final": [24.0, 12.0]}, **RUN)
+    assert [c.case for c in cases] == [{"subsystem.supply.final": 24.0},
+                                       {"subsystem.supply.final": 12.0}]
+    # The case of the file's own value is the plain run, bit for bit.
+    assert np.array_equal(cases[0].values, base.values)
+    assert cases[1]["supply.y"][-1] == 12.0
+    assert cases[1]["load.omega_2"][-1] < cases[0]["load.omega_2"][-1]
+
+
+def test_sweep_checks_every_case_first(tmp_path):
+    with pytest.raises(macrostep.ConfigError, match="rtol"):
+        macrostep.sweep(SOURCES, {"cosim.rtol": [1e-4, 2.0]}, output=tmp_path, **RUN)
+    assert list(tmp_path.iterdir()) == []  # nothing ran
+
+
+def cli(*args):
+    return subprocess.run([CLI, *map(str, args)], capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.skipif(not CLI, reason="MACROSTEP_CLI names the build's macrostep binary")
+def test_bit_identical_to_the_command(tmp_path):
+    out = tmp_path / "cli.csv"
+    done = cli("run", SOURCES, "--set", "subsystem.supply.final=48.0", "--stop-time", STOP,
+               "--executor", "inprocess", "--output", out)
+    assert done.returncode == 0, done.stderr
+    header, rows = read_csv(out)
+    r = macrostep.run(SOURCES, set={"subsystem.supply.final": 48.0}, **RUN)
+    assert header == ["time", *r.columns]
+    assert np.array_equal(rows[:, 0], r.time) and np.array_equal(rows[:, 1:], r.values)
+
+
+def test_a_dict_runs_as_its_file(base):
+    config = tomllib.loads(SOURCES.read_text())
+    config["subsystem"][1]["file"] = str(SOURCE / "configs" / "sources-load.csv")
+    r = macrostep.run(config, **RUN)
+    assert r.columns == base.columns and np.array_equal(r.values, base.values)
+
+
+def test_config_errors_raise_the_commands_message(tmp_path):
+    with pytest.raises(macrostep.ConfigError) as error:
+        macrostep.run(SOURCES, set={"cosim.rtl": 1e-5}, **RUN)
+    assert isinstance(error.value, ValueError)
+    message = str(error.value)
+    assert "--set cosim.rtl=1e-05" in message and "did you mean 'rtol'" in message
+    if CLI:
+        done = cli("run", SOURCES, "--set", "cosim.rtl=1e-05", "--output", tmp_path / "x.csv")
+        assert done.returncode == 2 and done.stderr.strip() == message
+    bad = tomllib.loads(SOURCES.read_text())
+    bad["subsystem"][1]["file"] = str(SOURCE / "configs" / "sources-load.csv")
+    bad["cosim"]["scheme"] = "explict"
+    line = macrostep.to_toml(bad).splitlines().index("scheme = 'explict'") + 1
+    with pytest.raises(macrostep.ConfigError, match=rf"^<dict>:{line}: cosim.scheme: .*implicit"):
+        macrostep.run(bad, **RUN)
+    with pytest.raises(ValueError, match="allowed: explicit, implicit"):
+        macrostep.run(SOURCES, scheme="jacobi", **RUN)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_compare_against_the_reference(base):
+    ref = macrostep.reference(SOURCES, stop_time=STOP)
+    assert ref.kind == "reference" and ref.columns == base.columns
+    error = macrostep.compare(base, ref)
+    assert set(error) == set(base.columns) and error.interpolated
+    assert error.largest[1] < 1e-2  # H = 0.5 ms sees the voltage step within 0.5 ms
+    # The comparison tells a different run apart: 48 V against the 24 V reference.
+    high = macrostep.run(SOURCES, set={"subsystem.supply.final": 48.0}, **RUN)
+    assert macrostep.compare(high, ref)["load.omega_2"] > 0.5
+
+
+def test_output_files_stay_and_are_not_overwritten_unasked(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    macrostep.run(SOURCES, **RUN)
+    assert list(tmp_path.iterdir()) == []  # the default: a temporary folder, removed
+    out = tmp_path / "run.csv"
+    r = macrostep.run(SOURCES, output=out, **RUN)
+    assert r.files["result"] == str(out) and Path(r.files["steps"]).exists()
+    header, rows = read_csv(out)
+    assert np.array_equal(rows[:, 1:], r.values)
+    with pytest.raises(FileExistsError, match="overwrite=True"):
+        macrostep.run(SOURCES, output=out, **RUN)
+    macrostep.run(SOURCES, output=out, overwrite=True, **RUN)
+
+
+def test_process_executor_gives_the_same_bits(base, monkeypatch):
+    assert macrostep.worker_binary(), "the build's macrostep binary is the workers' program"
+    r = macrostep.run(SOURCES, stop_time=STOP, executor="processes")
+    assert r.metadata["cosim"]["executor"] == "processes"
+    assert len(r.metadata["placement"]["subsystems"]) == 4  # one worker process each
+    assert np.array_equal(r.values, base.values)
+    monkeypatch.delenv("MACROSTEP_BINARY", raising=False)
+    monkeypatch.setattr(macrostep._macrostep, "build_binary", "")
+    with pytest.raises(ValueError, match="MACROSTEP_BINARY"):
+        macrostep.run(SOURCES, stop_time=STOP, executor="processes")
+
+
+def test_monolithic_run():
+    r = macrostep.run(SOURCES, stop_time=STOP, monolithic=True)
+    assert r.kind == "monolithic" and r.units["supply.y"] == "V"
+    assert r["supply.y"][-1] == 24.0
+
+
+def test_ctrl_c_stops_the_run_and_the_command_resumes_it(tmp_path):
+    # 10 s of the drive: about 20 000 macro steps, about 0.5 s, five times the 0.1 s until SIGINT.
+    out = tmp_path / "long.csv"
+    run = {"set": {"subsystem.supply.final": 30.0}, "stop_time": 10.0, "executor": "inprocess"}
+    timer = threading.Timer(0.1, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            macrostep.run(SOURCES, output=out, **run)
+    finally:
+        timer.cancel()
+    time, _, _ = macrostep._macrostep.read_table(str(out))  # the rows so far: a valid table
+    assert 0 <= time[-1] < 10.0
+    assert '"status": "interrupted"' in out.with_suffix(".json").read_text()
+    if not CLI:
+        return
+    # The final checkpoint holds the run's arguments: the command continues it to the same bits.
+    done = cli("resume", out.with_suffix(".ckpt"))
+    assert done.returncode == 0, done.stderr
+    whole = macrostep.run(SOURCES, **run)
+    header, rows = read_csv(out)
+    assert header[1:] == whole.columns
+    assert np.array_equal(rows[:, 0], whole.time) and np.array_equal(rows[:, 1:], whole.values)
+
+
+def test_the_example_runs():
+    done = subprocess.run([sys.executable, str(SOURCE / "examples" / "python" / "sources_sweep.py")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert [line.split(":")[0] for line in lines] == ["supply 12 V", "supply 24 V", "supply 48 V"]
