@@ -109,6 +109,22 @@ TEST(FmuEvents, TheBallsImpactsAreTheClosedFormsAndRollBackWithTheWorkspace) {
   }
 }
 
+TEST(FmuEvents, TheFmi3BallIsTheFmi2Ball) {
+  std::vector<std::vector<double>> outputs[2];
+  const char* names[2] = {"bouncing_ball", "bouncing_ball3"};
+  for (int version = 0; version < 2; ++version) {
+    const auto ball = load(names[version], R"({"e": 0.8, "v_min": 0.0})");
+    ASSERT_NE(ball->events(), nullptr) << names[version];
+    ida::Integrator integrator(*ball, tight_solver());
+    for (int k = 1; k <= 100; ++k) {
+      integrator.advance_to(0.02 * k);
+      outputs[version].push_back(ball_outputs(integrator));
+    }
+  }
+  EXPECT_EQ(outputs[0], outputs[1]) << "FMI 3.0 and FMI 2.0 runs differ";
+  EXPECT_EQ(outputs[1].back()[2], 3.0) << "impacts by t = 2 (0.45, 1.17, 1.75 s)";
+}
+
 TEST(FmuEvents, AnFmuWithoutItsStateAsBytesStopsAtTheFirstEventNamingTheCapability) {
   const auto ball = load("bouncing_ball_no_state");
   EXPECT_EQ(ball->events(), nullptr);
@@ -135,6 +151,34 @@ TEST(FmuEvents, AnFmuAskingToTerminateEndsTheIntegrationAtThatImpact) {
     EXPECT_NEAR(e.time(), closed_form_impacts(1.0, 0.8, 3)[2], 1e-8);
     EXPECT_NE(std::string(e.what()).find("terminateSimulation"), std::string::npos) << e.what();
   }
+}
+
+TEST(FmuEvents, AStateLessFmuTakesItsTimeEventsAtTheirTimesOnAndOffTheMacroGrid) {
+  const auto stair = load("stair", R"({"period": 0.25, "step": 2.0})");
+  EXPECT_EQ(stair->state_size(), 0u);
+  ASSERT_NE(stair->events(), nullptr);
+  ida::Integrator integrator(*stair, ida::IntegratorOptions{});
+  struct Input final : model::InputFunction {
+    void evaluate(double t, std::span<double> u) const override { u[0] = 10.0 * t; }
+  } input;
+  integrator.set_input(&input);
+  long events = 0;
+  std::unique_ptr<ida::WorkspaceSnapshot> at_half;
+  for (int k = 1; k <= 10; ++k) {  // 0.1, 0.2, ...: events between the points and at 0.5, 1.0
+    const double t = 0.1 * k;
+    events += integrator.advance_to(t).events;
+    std::vector<double> y(2);
+    integrator.outputs(y);
+    const double counter = std::floor(t / 0.25 + 1e-9);
+    EXPECT_EQ(y[0], counter) << "t = " << t;
+    EXPECT_DOUBLE_EQ(y[1], 2.0 * counter + 10.0 * t) << "t = " << t;
+    if (k == 5) at_half = integrator.make_snapshot();
+  }
+  EXPECT_EQ(events, 4);
+  integrator.restore(*at_half);
+  std::vector<double> y(2);
+  integrator.outputs(y);
+  EXPECT_EQ(y[0], 2.0) << "the counter rolls back with the workspace";
 }
 
 // The ball (no inputs) drives an oscillator FMU through a signal: force = 10 h. The ball's
@@ -222,6 +266,43 @@ TEST(FmuEventsApp, ABouncingBallInCoSimulationHitsTheClosedFormImpactsInEveryExe
                              " --monolithic --output " + mono.string());
   ASSERT_EQ(m.status, 0) << m.output;
   expect_closed_form(impacts_in(mono), "monolithic");
+  fs::remove_all(dir);
+}
+
+// The stair (no states, time events, a feed-through input) drives the oscillator, whose
+// position comes back into the stair's offset: the counter is right at every macro point of
+// every executor and of the monolithic run.
+TEST(FmuEventsApp, AStateLessFmuInCoSimulationStepsAtItsTimeEvents) {
+  const fs::path dir = temp_dir("stair");
+  const auto config = dir / "stair.toml";
+  std::ofstream(config) << "[[subsystem]]\nname = \"stair\"\nmodel = \"fmu\"\npath = \""
+                        << fmu_file("stair") << "\"\nparameters = {period = 0.25, step = 1.0}\n"
+                        << "[[subsystem]]\nname = \"spring\"\nmodel = \"fmu\"\npath = \""
+                        << fmu_file("oscillator") << "\"\n"
+                        << "parameters = {m = 1.0, c = 40.0, d = 0.5}\n"
+                        << "[[connection]]\nname = \"drive\"\nlaw = \"signal\"\n"
+                        << "from = [\"stair.y\"]\nto = [\"spring.force\"]\n"
+                        << "[[connection]]\nname = \"back\"\nlaw = \"signal\"\n"
+                        << "from = [\"spring.x\"]\nto = [\"stair.offset\"]\ngain = 0.1\n"
+                        << "[solver]\nrtol = 1e-9\n"
+                        << "[simulation]\nend_time = 1.6\noutput_interval = 1e-2\n"
+                        << "[cosim]\nrtol = 1e-5\nh_max = 0.02\n";
+  for (const std::string run : {"inprocess", "processes", "monolithic"}) {
+    const fs::path csv = dir / (run + ".csv");
+    const std::string how = run == "monolithic" ? "--monolithic" : "--executor " + run;
+    const AppRun r = macrostep("run " + config.string() + " " + how + " --output " + csv.string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    std::string header;
+    const auto rows = read_csv(csv, &header);
+    ASSERT_EQ(header.rfind("time,stair.counter,stair.y,spring.x,spring.v", 0), 0u) << header;
+    ASSERT_GT(rows.size(), 50u);
+    for (const auto& row : rows) {
+      EXPECT_EQ(row[1], std::floor(row[0] / 0.25 + 1e-9)) << run << " at t = " << row[0];
+      EXPECT_NEAR(row[2], row[1] + 0.1 * row[3], 1e-12) << run << " at t = " << row[0];
+    }
+  }
+  EXPECT_TRUE(read_file(dir / "inprocess.csv") == read_file(dir / "processes.csv"))
+      << "the executors' results differ";
   fs::remove_all(dir);
 }
 

@@ -160,12 +160,12 @@ class Fmi2Instance final : public Instance {
            std::span<const double> u) override {
     t_ = t;
     return check(f_.set_time(c_, t), "fmi2SetTime") &&
-           check(f_.set_states(c_, x.data(), x.size()), "fmi2SetContinuousStates") &&
+           (x.empty() || check(f_.set_states(c_, x.data(), x.size()), "fmi2SetContinuousStates")) &&
            (inputs.empty() ||
             check(f_.set_real(c_, inputs.data(), inputs.size(), u.data()), "fmi2SetReal"));
   }
   bool derivatives(std::span<double> dx) override {
-    return check(f_.get_derivatives(c_, dx.data(), dx.size()), "fmi2GetDerivatives");
+    return dx.empty() || check(f_.get_derivatives(c_, dx.data(), dx.size()), "fmi2GetDerivatives");
   }
   bool get_reals(std::span<const unsigned> refs, std::span<double> values) override {
     return refs.empty() ||
@@ -179,7 +179,7 @@ class Fmi2Instance final : public Instance {
         "fmi2GetDirectionalDerivative");
   }
   void continuous_states(std::span<double> x) override {
-    check(f_.get_states(c_, x.data(), x.size()), "fmi2GetContinuousStates");
+    if (!x.empty()) check(f_.get_states(c_, x.data(), x.size()), "fmi2GetContinuousStates");
   }
   bool event_indicators(std::span<double> z) override {
     return check(f_.event_indicators(c_, z.data(), z.size()), "fmi2GetEventIndicators");

@@ -148,13 +148,14 @@ class Fmi3Instance final : public Instance {
            std::span<const double> u) override {
     t_ = t;
     return check(f_.set_time(i_, t), "fmi3SetTime") &&
-           check(f_.set_states(i_, x.data(), x.size()), "fmi3SetContinuousStates") &&
+           (x.empty() || check(f_.set_states(i_, x.data(), x.size()), "fmi3SetContinuousStates")) &&
            (inputs.empty() ||
             check(f_.set_float64(i_, inputs.data(), inputs.size(), u.data(), u.size()),
                   "fmi3SetFloat64"));
   }
   bool derivatives(std::span<double> dx) override {
-    return check(f_.get_derivatives(i_, dx.data(), dx.size()), "fmi3GetContinuousStateDerivatives");
+    return dx.empty() ||
+           check(f_.get_derivatives(i_, dx.data(), dx.size()), "fmi3GetContinuousStateDerivatives");
   }
   bool get_reals(std::span<const unsigned> refs, std::span<double> values) override {
     return refs.empty() ||
@@ -170,7 +171,7 @@ class Fmi3Instance final : public Instance {
                  "fmi3GetDirectionalDerivative");
   }
   void continuous_states(std::span<double> x) override {
-    check(f_.get_states(i_, x.data(), x.size()), "fmi3GetContinuousStates");
+    if (!x.empty()) check(f_.get_states(i_, x.data(), x.size()), "fmi3GetContinuousStates");
   }
   bool event_indicators(std::span<double> z) override {
     return check(f_.event_indicators(i_, z.data(), z.size()), "fmi3GetEventIndicators");

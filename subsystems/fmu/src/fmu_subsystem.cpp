@@ -134,13 +134,17 @@ void FmuSubsystem::outputs_in(const FmuMode* mode, double t, std::span<const dou
   Lease instance(*this, mode);
   if (!instance->set(t, z, input_vr_, u) || !instance->get_reals(output_vr_, y)) {
     std::fill(y.begin(), y.end(), std::numeric_limits<double>::quiet_NaN());
+    return;
   }
+  // A state-less FMU has no residual: its events (if only detected) are checked here.
+  if (state_vr_.empty() && !initial_mode_) check_events(*instance, t);
 }
 
 // States in the order of the ModelStructure's derivatives; the Jacobian pattern from their
 // dependencies.
 void FmuSubsystem::read_structure(const ModelXml& xml) {
-  if (xml.derivatives.empty()) refuse("has no continuous states (IDA needs at least one)");
+  // Without continuous states the FMU is a state-less subsystem: no IDA, outputs y(t, u) in its
+  // current mode (the integrator's algebraic path, with its events).
   std::map<std::size_t, std::size_t> state_of_variable;
   for (const Unknown& u : xml.derivatives) {
     const ModelVariable& der = xml.variables[u.variable];

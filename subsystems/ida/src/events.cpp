@@ -55,27 +55,38 @@ void Integrator::Impl::begin_events() {
   events_this_advance = 0;
 }
 
+bool Integrator::Impl::indicators_changed(const std::vector<double>& a,
+                                          const std::vector<double>& b) {
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (positive(a[i]) != positive(b[i])) return true;
+  }
+  return false;
+}
+
 // The indicators at IDA's new point tn against those at the step's start (g_lo): on a sign
-// change the earliest crossing, located on the interpolant to IDA's rounding tolerance
-// 100·u·(|tn| + |h|) and taken on its far side, becomes a state event.
+// change, the earliest crossing on the interpolant.
 std::optional<double> Integrator::Impl::state_event_in_last_step(std::string& why) {
   IDAMem m = ida();
   const double t_hi = m->ida_tn;
   std::span<const double> z_hi(N_VGetArrayPointer(yy), n);
   indicators_at(t_hi, z_hi, g_hi);
-  const auto changed = [](const std::vector<double>& a, const std::vector<double>& b) {
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      if (positive(a[i]) != positive(b[i])) return true;
-    }
-    return false;
-  };
-  if (!changed(g_lo, g_hi)) {
+  if (!indicators_changed(g_lo, g_hi)) {
     g_lo = g_hi;
     return std::nullopt;
   }
-  double lo = t_hi - m->ida_hused, hi = t_hi;
   const double ttol = 100.0 * UNIT_ROUNDOFF * (std::abs(m->ida_tn) + std::abs(m->ida_hh));
   std::span<double> z(event_z.data(), n), zp(event_z.data() + n, n);
+  return locate_crossing(t_hi - m->ida_hused, t_hi, ttol, why, [&](double t) {
+    interpolate(t, z, zp);
+    indicators_at(t, z, g_mid);
+  });
+}
+
+// The earliest crossing in (lo, hi] of an indicator whose sign differs between g_lo (at lo) and
+// g_hi (at hi), located to ttol and taken on its far side; evaluate(t) fills g_mid. On return
+// g_lo and g_hi bracket the crossing and `why` names it.
+double Integrator::Impl::locate_crossing(double lo, double hi, double ttol, std::string& why,
+                                         const std::function<void(double)>& evaluate) {
   double alpha = 1.0;
   int side_before = 0;
   for (int iteration = 0; hi - lo > ttol; ++iteration) {
@@ -90,9 +101,8 @@ std::optional<double> Integrator::Impl::state_event_in_last_step(std::string& wh
     }
     if (iteration >= kSecantIterations || !std::isfinite(mid)) mid = 0.5 * (lo + hi);
     mid = std::clamp(mid, lo + 0.5 * ttol, hi - 0.5 * ttol);
-    interpolate(mid, z, zp);
-    indicators_at(mid, z, g_mid);
-    const int side = changed(g_lo, g_mid) ? 1 : 2;  // 1: the crossing lies in (lo, mid]
+    evaluate(mid);
+    const int side = indicators_changed(g_lo, g_mid) ? 1 : 2;  // 1: the crossing is in (lo, mid]
     alpha = side == side_before ? (side == 2 ? 2.0 * alpha : 0.5 * alpha) : 1.0;
     side_before = side;
     if (side == 1) {
@@ -113,6 +123,40 @@ std::optional<double> Integrator::Impl::state_event_in_last_step(std::string& wh
   return hi;
 }
 
+// A subsystem without states: its time events in order, and its indicators (functions of t and
+// the inputs) compared at each stretch's end, a crossing located by the same search.
+void Integrator::Impl::advance_algebraic(double t_end) {
+  const std::span<double> none;
+  const auto at = [&](double t) { indicators_at(t, none, g_mid); };
+  indicators_at(algebraic_time, none, g_lo);
+  events_this_advance = 0;
+  while (true) {
+    const double t = algebraic_time;
+    const double tol = 100.0 * UNIT_ROUNDOFF * std::max(std::abs(t), std::abs(t_end));
+    const double te = mode->next_time_event();
+    if (te - t <= tol) {
+      handle_event(t, "time event");
+      continue;
+    }
+    const bool time_event = te <= t_end;
+    const double end = time_event && t_end - te > tol ? te : t_end;
+    indicators_at(end, none, g_hi);
+    if (indicators_changed(g_lo, g_hi)) {
+      std::string why;
+      algebraic_time = locate_crossing(t, end, tol, why, at);
+      handle_event(algebraic_time, why);
+      continue;
+    }
+    g_lo = g_hi;
+    algebraic_time = end;
+    if (time_event) {
+      handle_event(end, "time event");
+      continue;
+    }
+    return;
+  }
+}
+
 void Integrator::Impl::handle_event(double t, const std::string& why) {
   if (++events_this_advance > kMaxEventsPerAdvance) {
     throw IntegrationError(
@@ -123,7 +167,9 @@ void Integrator::Impl::handle_event(double t, const std::string& why) {
   }
   event_z.resize(2 * n);
   std::span<double> z(event_z.data(), n), zp(event_z.data() + n, n);
-  if (t == ida()->ida_tn) {
+  if (algebraic()) {
+    // no states
+  } else if (t == ida()->ida_tn) {
     current_state(z, zp);
   } else {
     interpolate(t, z, zp);
@@ -147,6 +193,10 @@ void Integrator::Impl::handle_event(double t, const std::string& why) {
                            t, IDA_RTFUNC_FAIL);
   }
   mode = std::move(outcome.mode);
+  if (algebraic()) {
+    indicators_at(t, z, g_lo);
+    return;
+  }
   // The new mode's equations from here: a restart at t with z' consistent with them.
   derivative_after_event(t, z, zp);
   std::memcpy(N_VGetArrayPointer(yy), z.data(), n * sizeof(double));

@@ -183,8 +183,16 @@ AdvanceStats Integrator::advance_to(double t_end, const AdvanceControl& control)
         "Integrator::advance_to: target {} is not after the current time {}", t_end, t_start));
   }
   if (I.algebraic()) {  // nothing to integrate, no history to shift or restart
-    I.algebraic_time = t_end;
-    return {};
+    const long events_before = I.event_count;
+    if (I.events) {
+      I.advance_algebraic(t_end);
+    } else {
+      I.algebraic_time = t_end;
+    }
+    AdvanceStats s;
+    s.events = I.event_count - events_before;
+    I.totals += s;
+    return s;
   }
   const bool overshoot = I.options.overshoot;
   if (overshoot && (control.restart || control.previous_input != nullptr || I.events)) {

@@ -22,6 +22,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -206,6 +207,11 @@ struct Integrator::Impl {
   void begin_events();
   // After IDA's step to tn: the time of the earliest state event within it, and its name.
   std::optional<double> state_event_in_last_step(std::string& why);
+  static bool indicators_changed(const std::vector<double>& a, const std::vector<double>& b);
+  double locate_crossing(double lo, double hi, double ttol, std::string& why,
+                         const std::function<void(double)>& evaluate);
+  // advance_to() of a subsystem without states but with events.
+  void advance_algebraic(double t_end);
   // Handles an event at t (within the last step, or at tn) and restarts IDA there.
   void handle_event(double t, const std::string& why);
   // z' consistent with z after an event, also for a DAE (events.cpp).

@@ -185,6 +185,7 @@ void Integrator::Impl::save(WorkspaceSnapshot::Data& d) const {
     d.solver = options.linear_solver;
     d.ida.ida_tn = algebraic_time;
     d.klu_common = algebraic_klu;
+    d.mode = mode;
     return;
   }
   IDAMem m = ida();
@@ -235,6 +236,10 @@ void Integrator::Impl::restore(const WorkspaceSnapshot::Data& d) {
     throw std::invalid_argument(
         "WorkspaceSnapshot::restore: snapshot of a different subsystem size or solver");
   }
+  if (events) {
+    if (!d.mode) throw std::invalid_argument("WorkspaceSnapshot::restore: snapshot without a mode");
+    mode = d.mode;
+  }
   if (algebraic()) {
     algebraic_time = d.ida.ida_tn;
     return;
@@ -246,10 +251,6 @@ void Integrator::Impl::restore(const WorkspaceSnapshot::Data& d) {
   }
   for (std::size_t j = 0; j < vecs.size(); ++j) {
     std::memcpy(N_VGetArrayPointer(vecs[j]), d.vectors_buffer.data() + j * n, n * sizeof(double));
-  }
-  if (events) {
-    if (!d.mode) throw std::invalid_argument("WorkspaceSnapshot::restore: snapshot without a mode");
-    mode = d.mode;
   }
 #define RESTORE_FIELD(f) m->f = d.ida.f;
   MACROSTEP_IDA_SCALARS(RESTORE_FIELD)

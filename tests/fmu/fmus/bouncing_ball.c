@@ -5,12 +5,13 @@
  * double, the discrete outputs impacts (their count) and last_impact (the time of the last one)
  * change, and a ball slower than v_min after an impact comes to rest (v = 0, no gravity, the
  * indicator 1). The FMU can serialize its state (the variables and the time).
- * terminate_after > 0: the FMU asks to terminate at that impact.
+ * terminate_after > 0: the FMU asks to terminate at that impact. With FMI3 defined, the same
+ * model as an FMI 3.0 FMU (bouncing_ball3.xml).
  */
 #include <float.h>
 
 #define MODEL_GUID "{b0c1a2d3-4e5f-4061-8a9b-bouncingbal1}"
-#define N_REALS 10
+#define N_REALS 11
 #define N_STATES 2
 #define STATE_VR \
   { 0, 1 }
@@ -21,6 +22,8 @@
 #define CAN_SERIALIZE_STATE
 
 enum { H, V, A, G, E, IMPACTS, LAST_IMPACT, V_MIN, RESTING, TERMINATE_AFTER };
+/* FMI 3 names the event indicator as a variable: real[CONTACT], written by model_evaluate. */
+#define CONTACT (N_REALS - 1)
 
 static void model_start(double* r) {
   for (int i = 0; i < N_REALS; ++i) r[i] = 0.0;
@@ -33,6 +36,7 @@ static void model_start(double* r) {
 static int model_evaluate(double t, double* r) {
   (void)t;
   r[A] = r[RESTING] != 0.0 ? 0.0 : -r[G];
+  r[CONTACT] = r[RESTING] != 0.0 ? 1.0 : r[H];
   return 0;
 }
 
@@ -56,4 +60,8 @@ static void model_event_update(double t, double* r, int* states_changed, int* te
   *terminate = r[TERMINATE_AFTER] > 0.0 && r[IMPACTS] >= r[TERMINATE_AFTER];
 }
 
+#ifdef FMI3
+#include "fmi3_frame.h"
+#else
 #include "fmi2_frame.h"
+#endif

@@ -191,28 +191,44 @@ EXPORT fmi2Status fmi2SetTime(fmi2Component c, fmi2Real t) {
   return fmi2OK;
 }
 
+#if N_STATES > 0
 static const unsigned state_vr[N_STATES] = STATE_VR;
+#endif
 
 EXPORT fmi2Status fmi2SetContinuousStates(fmi2Component c, const fmi2Real x[], size_t n) {
   if (n != N_STATES) return fail((Component*)c, "fmi2SetContinuousStates: wrong size");
+#if N_STATES > 0
   for (size_t i = 0; i < n; ++i) ((Component*)c)->real[state_vr[i]] = x[i];
+#else
+  (void)x;
+#endif
   return fmi2OK;
 }
 
 EXPORT fmi2Status fmi2GetContinuousStates(fmi2Component c, fmi2Real x[], size_t n) {
   if (n != N_STATES) return fail((Component*)c, "fmi2GetContinuousStates: wrong size");
+#if N_STATES > 0
   for (size_t i = 0; i < n; ++i) x[i] = ((Component*)c)->real[state_vr[i]];
+#else
+  (void)x;
+#endif
   return fmi2OK;
 }
 
 #ifndef OMIT_GET_DERIVATIVES
+#if N_STATES > 0
 static const unsigned derivative_vr[N_STATES] = DERIVATIVE_VR;
+#endif
 
 EXPORT fmi2Status fmi2GetDerivatives(fmi2Component c, fmi2Real dx[], size_t n) {
   Component* m = (Component*)c;
   if (n != N_STATES) return fail(m, "fmi2GetDerivatives: wrong size");
   if (model_evaluate(m->time, m->real)) return fail(m, "the model cannot be evaluated");
+#if N_STATES > 0
   for (size_t i = 0; i < n; ++i) dx[i] = m->real[derivative_vr[i]];
+#else
+  (void)dx;
+#endif
   return fmi2OK;
 }
 #endif

@@ -1,7 +1,8 @@
 /* The FMI 3.0 Model Exchange functions of the test FMUs: the same model interface as
  * fmi2_frame.h (N_REALS, N_STATES, STATE_VR, DERIVATIVE_VR, model_start, model_evaluate,
- * model_partial with PROVIDES_DIRECTIONAL_DERIVATIVE), under FMI 3.0's names and signatures
- * (§2.3, §3.2). Value reference k is real[k]. */
+ * model_partial with PROVIDES_DIRECTIONAL_DERIVATIVE; N_EVENT_INDICATORS with
+ * model_event_indicators, MODEL_EVENT_UPDATE with model_event_update, CAN_SERIALIZE_STATE),
+ * under FMI 3.0's names and signatures (§2.3, §3.2). Value reference k is real[k]. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,11 +107,105 @@ EXPORT fmi3Status fmi3UpdateDiscreteStates(fmi3Instance c, fmi3Boolean* update,
                                            fmi3Boolean* terminate, fmi3Boolean* nominals,
                                            fmi3Boolean* values, fmi3Boolean* next_defined,
                                            fmi3Float64* next) {
-  (void)c;
   *update = *terminate = *nominals = *values = *next_defined = false;
   *next = 0.0;
+#ifdef MODEL_EVENT_UPDATE
+  {
+    Component* m = (Component*)c;
+    int changed = 0, stop = 0;
+    double when = 1e300;
+    if (model_evaluate(m->time, m->real)) return fail(m, "the model cannot be evaluated");
+    model_event_update(m->time, m->real, &changed, &stop, &when);
+    *values = changed != 0;
+    *terminate = stop != 0;
+    if (when < 1e300) {
+      *next_defined = true;
+      *next = when;
+    }
+  }
+#else
+  (void)c;
+#endif
   return fmi3OK;
 }
+
+#ifndef N_EVENT_INDICATORS
+#define N_EVENT_INDICATORS 0
+static void model_event_indicators(const double* real, double* z) {
+  (void)real;
+  (void)z;
+}
+#endif
+
+EXPORT fmi3Status fmi3GetEventIndicators(fmi3Instance c, fmi3Float64 z[], size_t n) {
+  Component* m = (Component*)c;
+  if (n != N_EVENT_INDICATORS) return fail(m, "fmi3GetEventIndicators: wrong size");
+  if (model_evaluate(m->time, m->real)) return fail(m, "the model cannot be evaluated");
+  model_event_indicators(m->real, z);
+  return fmi3OK;
+}
+
+EXPORT fmi3Status fmi3CompletedIntegratorStep(fmi3Instance c, fmi3Boolean no_prior,
+                                              fmi3Boolean* enter_event_mode,
+                                              fmi3Boolean* terminate) {
+  (void)c;
+  (void)no_prior;
+  *enter_event_mode = false;
+  *terminate = false;
+  return fmi3OK;
+}
+
+#ifdef CAN_SERIALIZE_STATE
+typedef struct {
+  double real[N_REALS];
+  double time;
+} FmuState;
+
+EXPORT fmi3Status fmi3GetFMUState(fmi3Instance c, fmi3FMUState* state) {
+  Component* m = (Component*)c;
+  FmuState* s = *state ? (FmuState*)*state : (FmuState*)malloc(sizeof(FmuState));
+  if (!s) return fail(m, "fmi3GetFMUState: out of memory");
+  memcpy(s->real, m->real, sizeof s->real);
+  s->time = m->time;
+  *state = s;
+  return fmi3OK;
+}
+EXPORT fmi3Status fmi3SetFMUState(fmi3Instance c, fmi3FMUState state) {
+  Component* m = (Component*)c;
+  if (!state) return fail(m, "fmi3SetFMUState: no state");
+  memcpy(m->real, ((FmuState*)state)->real, sizeof m->real);
+  m->time = ((FmuState*)state)->time;
+  return fmi3OK;
+}
+EXPORT fmi3Status fmi3FreeFMUState(fmi3Instance c, fmi3FMUState* state) {
+  (void)c;
+  free(*state);
+  *state = NULL;
+  return fmi3OK;
+}
+EXPORT fmi3Status fmi3SerializedFMUStateSize(fmi3Instance c, fmi3FMUState state, size_t* size) {
+  (void)c;
+  (void)state;
+  *size = sizeof(FmuState);
+  return fmi3OK;
+}
+EXPORT fmi3Status fmi3SerializeFMUState(fmi3Instance c, fmi3FMUState state, fmi3Byte bytes[],
+                                        size_t size) {
+  if (size != sizeof(FmuState)) return fail((Component*)c, "fmi3SerializeFMUState: wrong size");
+  memcpy(bytes, state, size);
+  return fmi3OK;
+}
+EXPORT fmi3Status fmi3DeserializeFMUState(fmi3Instance c, const fmi3Byte bytes[], size_t size,
+                                          fmi3FMUState* state) {
+  Component* m = (Component*)c;
+  if (size != sizeof(FmuState)) return fail(m, "fmi3DeserializeFMUState: wrong size");
+  FmuState* s = (FmuState*)malloc(sizeof(FmuState));
+  if (!s) return fail(m, "fmi3DeserializeFMUState: out of memory");
+  memcpy(s, bytes, size);
+  *state = s;
+  return fmi3OK;
+}
+#endif
 EXPORT fmi3Status fmi3EnterEventMode(fmi3Instance c) {
   (void)c;
   return fmi3OK;
