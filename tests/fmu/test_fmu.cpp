@@ -300,7 +300,7 @@ TEST(Fmu, EveryBadFmuHasItsOwnMessage) {
       {with_xml("version", replaced("fmiVersion=\"2.0\"", "fmiVersion=\"1.0\"")),
        "unsupported FMI version \"1.0\""},
       {with_xml("cs-only", replaced("<ModelExchange", "<CoSimulation")),
-       "is a Co-Simulation FMU without a Model Exchange interface"},
+       "is a Co-Simulation FMU without canGetAndSetFMUstate and canSerializeFMUstate"},
       {with_xml("events",
                 replaced("numberOfEventIndicators=\"0\"", "numberOfEventIndicators=\"2\"")),
        "fmi2GetEventIndicators returned fmi2Error at t = 0 (FMU log: error: "
@@ -477,6 +477,109 @@ TEST(FmuApp, AFailingFmuCallNamesFunctionSubsystemAndTime) {
     EXPECT_NE(r.output.find("the model cannot be evaluated"), std::string::npos) << r.output;
     // The rows before the failure stay.
     EXPECT_GT(read_csv(dir / "failing.csv").size(), 10u);
+  }
+  fs::remove_all(dir);
+}
+
+// ---- Co-Simulation FMUs ----
+
+// The oscillator as a Co-Simulation FMU (Runge-Kutta inside) under a constant force F, from rest
+// without damping: x = F/c (1 - cos ωt), to Runge-Kutta's error; restored, the same bits.
+TEST(FmuCoSimulation, AStepOfTheFmuIsItsOwnSolversAndRollsBack) {
+  const auto fmu = load("oscillator_cs", R"({"m": 2.0, "c": 50.0})");
+  EXPECT_EQ(fmu->state_size(), 0u);
+  ASSERT_NE(fmu->events(), nullptr);
+  EXPECT_TRUE(fmu->events()->advances_itself());
+  struct Force final : model::InputFunction {
+    void evaluate(double, std::span<double> u) const override { u[0] = 3.0; }
+  } force;
+  ida::Integrator integrator(*fmu, ida::IntegratorOptions{}, &force);
+  const double omega = 5.0;
+  std::unique_ptr<ida::WorkspaceSnapshot> at_half;
+  std::vector<double> y(2), y_half(2);
+  for (int k = 1; k <= 40; ++k) {
+    const double t = 0.025 * k;
+    EXPECT_EQ(integrator.advance_to(t).steps, 1);
+    integrator.outputs(y);
+    EXPECT_NEAR(y[0], 3.0 / 50.0 * (1.0 - std::cos(omega * t)), 1e-10) << "t = " << t;
+    EXPECT_NEAR(y[1], 3.0 / 50.0 * omega * std::sin(omega * t), 1e-9) << "t = " << t;
+    if (k == 20) at_half = integrator.make_snapshot();
+  }
+  const std::vector<double> end = y;
+  integrator.restore(*at_half);
+  for (int k = 21; k <= 40; ++k) integrator.advance_to(0.025 * k);
+  integrator.outputs(y);
+  EXPECT_EQ(y, end) << "the FMU's state rolls back with the workspace";
+}
+
+// FMI 3 has no input derivatives: its step holds the input constant. Under a constant force the
+// FMI 3 FMU is the FMI 2 one bit for bit.
+TEST(FmuCoSimulation, TheFmi3FmuStepsAsTheFmi2One) {
+  struct Force final : model::InputFunction {
+    void evaluate(double, std::span<double> u) const override { u[0] = 3.0; }
+  } force;
+  std::vector<std::vector<double>> outputs[2];
+  const char* names[2] = {"oscillator_cs", "oscillator3_cs"};
+  for (int version = 0; version < 2; ++version) {
+    const auto fmu = load(names[version], R"({"m": 2.0, "c": 50.0})");
+    ida::Integrator integrator(*fmu, ida::IntegratorOptions{}, &force);
+    for (int k = 1; k <= 20; ++k) {
+      integrator.advance_to(0.05 * k);
+      std::vector<double> y(2);
+      integrator.outputs(y);
+      outputs[version].push_back(y);
+    }
+  }
+  EXPECT_EQ(outputs[0], outputs[1]);
+  EXPECT_NEAR(outputs[1].back()[0], 3.0 / 50.0 * (1.0 - std::cos(5.0)), 1e-10);
+}
+
+TEST(FmuCoSimulation, WithoutItsStateAsBytesTheFmuIsRefusedNamingWhy) {
+  const std::string message =
+      refusal(fmu::FmuDescription{fmu_file("oscillator_cs_no_state"), "{}", {}, {}});
+  EXPECT_NE(message.find("is a Co-Simulation FMU without canGetAndSetFMUstate and "
+                         "canSerializeFMUstate"),
+            std::string::npos)
+      << message;
+}
+
+// The two-mass oscillator as two Co-Simulation FMUs: the Model Exchange pair's results (the
+// inputs are held with their slope over each step instead of the whole polynomial), the same
+// bytes in both executors, with step-size control (rejected steps redone from the saved FMU
+// state) and with the implicit scheme.
+TEST(FmuCoSimulation, TwoMassOscillatorAsCoSimulationFmusAgreesWithTheModelExchangeOnes) {
+  const fs::path dir = temp_dir("cs");
+  const std::string fixed = "[cosim]\nestimator = \"none\"\nstep_size = 1e-3\norder = 2\n";
+  for (const std::string fmu : {"oscillator", "oscillator_cs"}) {
+    const auto config = write_fmu_pair(dir, fixed, "", fmu);
+    const AppRun r =
+        macrostep("run " + config.string() + " --output " + (dir / (fmu + "-fixed.csv")).string());
+    ASSERT_EQ(r.status, 0) << r.output;
+  }
+  const double difference =
+      largest_relative_difference(dir / "oscillator_cs-fixed.csv", dir / "oscillator-fixed.csv");
+  std::cout << "explicit, H = 1e-3: largest difference Co-Simulation vs Model Exchange "
+            << difference << "\n";
+  EXPECT_LT(difference, 1e-3);
+  for (const std::string cosim : {"[cosim]\nrtol = 1e-5\n", "[cosim]\nscheme = \"implicit\"\n"}) {
+    const auto config = write_fmu_pair(dir, cosim, "", "oscillator_cs");
+    for (const char* executor : {"inprocess", "processes"}) {
+      const AppRun r = macrostep("run " + config.string() + " --executor " + executor +
+                                 " --output " + (dir / (std::string(executor) + ".csv")).string());
+      ASSERT_EQ(r.status, 0) << r.output;
+    }
+    EXPECT_TRUE(read_file(dir / "inprocess.csv") == read_file(dir / "processes.csv"))
+        << cosim << ": the executors' CSV files differ";
+    EXPECT_GT(read_csv(dir / "inprocess.csv").size(), 20u);
+  }
+  // No equations for one IDA: the monolithic run and the reference are refused, naming it.
+  const auto config = write_fmu_pair(dir, fixed, "", "oscillator_cs").string();
+  for (const std::string& command : {"run " + config + " --monolithic", "reference " + config}) {
+    const AppRun r = macrostep(command);
+    EXPECT_EQ(r.status, 2) << command << "\n" << r.output;
+    EXPECT_NE(r.output.find("subsystem \"m1\" advances itself (a Co-Simulation FMU)"),
+              std::string::npos)
+        << r.output;
   }
   fs::remove_all(dir);
 }

@@ -312,6 +312,16 @@ void assembled_monolithic(const config::RunConfig& config, const MonolithicOptio
   const system::SystemDescription& d = *config.system_description;
   check_memory(config, 1);
   const system::CoupledSystem coupled = system::build_system(d);
+  for (std::size_t L = 0; L < coupled.subsystem_count(); ++L) {
+    const model::Events* events = coupled.subsystem(L).events();
+    if (events != nullptr && events->advances_itself()) {
+      throw SetupError(fmt::format(
+          "{}: subsystem \"{}\" advances itself (a Co-Simulation FMU): it has no equations for "
+          "one IDA, so neither --monolithic nor reference can run this system (compare with a "
+          "co-simulation at a smaller step size instead)",
+          config.path, d.subsystems[L].name));
+    }
+  }
   const system::MonolithicSystem whole(coupled);
   const bool all_states = options.all_states || config.output.all_states;
   // Indices into the states (all_states) or the outputs of the assembled system; an output name

@@ -88,6 +88,13 @@ typedef fmi2Status fmi2CompletedIntegratorStepTYPE(fmi2Component,
                                                    fmi2Boolean no_set_state_prior_to_current_point,
                                                    fmi2Boolean* enter_event_mode,
                                                    fmi2Boolean* terminate_simulation);
+/* Co-Simulation (§4.2). */
+typedef fmi2Status fmi2DoStepTYPE(fmi2Component, fmi2Real current_communication_point,
+                                  fmi2Real communication_step_size,
+                                  fmi2Boolean no_set_state_prior_to_current_point);
+typedef fmi2Status fmi2SetRealInputDerivativesTYPE(fmi2Component, const fmi2ValueReference[],
+                                                   size_t, const fmi2Integer order[],
+                                                   const fmi2Real value[]);
 /* FMU state (§2.1.8). */
 typedef fmi2Status fmi2GetFMUstateTYPE(fmi2Component, fmi2FMUstate*);
 typedef fmi2Status fmi2SetFMUstateTYPE(fmi2Component, fmi2FMUstate);

@@ -60,6 +60,9 @@ struct Fmi2Functions {
   fmi2SerializedFMUstateSizeTYPE* state_size = nullptr;
   fmi2SerializeFMUstateTYPE* serialize = nullptr;
   fmi2DeSerializeFMUstateTYPE* deserialize = nullptr;
+  // Co-Simulation only.
+  fmi2DoStepTYPE* do_step = nullptr;
+  fmi2SetRealInputDerivativesTYPE* input_derivatives = nullptr;  // null unless interpolating
 };
 
 // The logger keeps an instance's last warning or error, for the message of a failed call.
@@ -77,15 +80,16 @@ extern "C" void fmi2_log(fmi2ComponentEnvironment env, fmi2String, fmi2Status st
 
 class Fmi2Instance final : public Instance {
  public:
-  Fmi2Instance(const Fmi2Functions& f, std::string fmu) : f_(f), fmu_(std::move(fmu)) {}
+  Fmi2Instance(const Fmi2Functions& f, std::string fmu, Interface interface)
+      : f_(f), fmu_(std::move(fmu)), cs_(interface == Interface::kCoSimulation) {}
   ~Fmi2Instance() override {
     if (c_ != nullptr) f_.free_instance(c_);
   }
 
   void create(const std::string& token, const std::string& resources) {
     callbacks_ = {&fmi2_log, &std::calloc, &std::free, nullptr, &log_};
-    c_ = f_.instantiate("macrostep", fmi2ModelExchange, token.c_str(), resources.c_str(),
-                        &callbacks_, 0, 0);
+    c_ = f_.instantiate("macrostep", cs_ ? fmi2CoSimulation : fmi2ModelExchange, token.c_str(),
+                        resources.c_str(), &callbacks_, 0, 0);
     if (c_ == nullptr) {
       throw FmuCallError(fmt::format("FMU {}: fmi2Instantiate returned NULL{}", fmu_, log_.text()));
     }
@@ -110,6 +114,7 @@ class Fmi2Instance final : public Instance {
     if (!inputs.empty())
       check(f_.set_real(c_, inputs.data(), inputs.size(), u.data()), "fmi2SetReal");
     check(f_.exit_initialization(c_), "fmi2ExitInitializationMode");
+    if (cs_) return;  // ready for its first step
     // Event iteration at the initial time (FMI 2 §3.2.3): the FMU settles its discrete states.
     const EventUpdate e = iterate_discrete_states();
     if (e.terminate) {
@@ -131,6 +136,18 @@ class Fmi2Instance final : public Instance {
     require(f_.completed_step(c_, 1, &enter, &stop), "fmi2CompletedIntegratorStep");
     terminate = stop != 0;
     return enter != 0;
+  }
+  bool do_step(double t, double h) override {
+    if (!cs_) throw std::logic_error("fmi2DoStep on a Model Exchange instance");
+    t_ = t;
+    return check(f_.do_step(c_, t, h, 0), "fmi2DoStep");
+  }
+  void set_input_derivatives(std::span<const unsigned> inputs,
+                             std::span<const double> derivatives) override {
+    const std::vector<fmi2Integer> order(inputs.size(), 1);
+    require(
+        f_.input_derivatives(c_, inputs.data(), inputs.size(), order.data(), derivatives.data()),
+        "fmi2SetRealInputDerivatives");
   }
   std::vector<std::byte> serialize_state() override {
     fmi2FMUstate state = nullptr;
@@ -159,6 +176,10 @@ class Fmi2Instance final : public Instance {
   bool set(double t, std::span<const double> x, std::span<const unsigned> inputs,
            std::span<const double> u) override {
     t_ = t;
+    if (cs_) {  // no time or states to set: the FMU keeps its own
+      return inputs.empty() ||
+             check(f_.set_real(c_, inputs.data(), inputs.size(), u.data()), "fmi2SetReal");
+    }
     return check(f_.set_time(c_, t), "fmi2SetTime") &&
            (x.empty() || check(f_.set_states(c_, x.data(), x.size()), "fmi2SetContinuousStates")) &&
            (inputs.empty() ||
@@ -228,16 +249,19 @@ class Fmi2Instance final : public Instance {
   fmi2CallbackFunctions callbacks_{};
   LogBuffer log_;
   double t_ = 0.0;
+  bool cs_ = false;
 };
 
 class Fmi2Binary final : public Binary {
  public:
-  Fmi2Binary(const ModelXml& xml, std::string fmu, const std::string& library,
+  Fmi2Binary(const ModelXml& xml, Interface interface, std::string fmu, const std::string& library,
              std::string resources)
-      : library_(library, "FMI 2.0"),
+      : library_(library, interface == Interface::kCoSimulation ? "FMI 2.0 Co-Simulation"
+                                                                : "FMI 2.0 Model Exchange"),
         fmu_(std::move(fmu)),
         token_(xml.token),
-        resources_uri_("file://" + resources) {
+        resources_uri_("file://" + resources),
+        interface_(interface) {
     library_.look_up(f_.instantiate, "fmi2Instantiate");
     library_.look_up(f_.free_instance, "fmi2FreeInstance");
     library_.look_up(f_.setup_experiment, "fmi2SetupExperiment");
@@ -247,6 +271,10 @@ class Fmi2Binary final : public Binary {
     library_.look_up(f_.get_real, "fmi2GetReal");
     library_.look_up(f_.set_integer, "fmi2SetInteger");
     library_.look_up(f_.set_boolean, "fmi2SetBoolean");
+    if (interface == Interface::kCoSimulation) {
+      look_up_co_simulation(xml);
+      return;
+    }
     library_.look_up(f_.new_discrete_states, "fmi2NewDiscreteStates");
     library_.look_up(f_.enter_continuous_time, "fmi2EnterContinuousTimeMode");
     library_.look_up(f_.set_time, "fmi2SetTime");
@@ -258,12 +286,7 @@ class Fmi2Binary final : public Binary {
     if (xml.event_indicators > 0) library_.look_up(f_.event_indicators, "fmi2GetEventIndicators");
     if (xml.can_serialize_state) {
       library_.look_up(f_.enter_event_mode, "fmi2EnterEventMode");
-      library_.look_up(f_.get_state, "fmi2GetFMUstate");
-      library_.look_up(f_.set_state, "fmi2SetFMUstate");
-      library_.look_up(f_.free_state, "fmi2FreeFMUstate");
-      library_.look_up(f_.state_size, "fmi2SerializedFMUstateSize");
-      library_.look_up(f_.serialize, "fmi2SerializeFMUstate");
-      library_.look_up(f_.deserialize, "fmi2DeSerializeFMUstate");
+      look_up_state_functions();
       if (xml.needs_completed_integrator_step)
         library_.look_up(f_.completed_step, "fmi2CompletedIntegratorStep");
     }
@@ -272,23 +295,40 @@ class Fmi2Binary final : public Binary {
   std::unique_ptr<Instance> instantiate(const std::vector<StartValue>& starts,
                                         std::span<const unsigned> inputs,
                                         std::span<const double> u) override {
-    auto instance = std::make_unique<Fmi2Instance>(f_, fmu_);
+    auto instance = std::make_unique<Fmi2Instance>(f_, fmu_, interface_);
     instance->create(token_, resources_uri_);
     instance->initialize(starts, inputs, u);
     return instance;
   }
 
  private:
+  void look_up_state_functions() {
+    library_.look_up(f_.get_state, "fmi2GetFMUstate");
+    library_.look_up(f_.set_state, "fmi2SetFMUstate");
+    library_.look_up(f_.free_state, "fmi2FreeFMUstate");
+    library_.look_up(f_.state_size, "fmi2SerializedFMUstateSize");
+    library_.look_up(f_.serialize, "fmi2SerializeFMUstate");
+    library_.look_up(f_.deserialize, "fmi2DeSerializeFMUstate");
+  }
+  void look_up_co_simulation(const ModelXml& xml) {
+    library_.look_up(f_.do_step, "fmi2DoStep");
+    if (xml.cs.can_interpolate_inputs)
+      library_.look_up(f_.input_derivatives, "fmi2SetRealInputDerivatives");
+    if (xml.cs.can_serialize_state) look_up_state_functions();
+  }
+
   SharedLibrary library_;
   std::string fmu_, token_, resources_uri_;
+  Interface interface_;
   Fmi2Functions f_;
 };
 
 }  // namespace
 
-std::unique_ptr<Binary> load_fmi2_binary(const ModelXml& xml, const std::string& fmu,
-                                         const std::string& library, const std::string& resources) {
-  return std::make_unique<Fmi2Binary>(xml, fmu, library, resources);
+std::unique_ptr<Binary> load_fmi2_binary(const ModelXml& xml, Interface interface,
+                                         const std::string& fmu, const std::string& library,
+                                         const std::string& resources) {
+  return std::make_unique<Fmi2Binary>(xml, interface, fmu, library, resources);
 }
 
 }  // namespace macrostep::fmu

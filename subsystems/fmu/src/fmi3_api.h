@@ -68,6 +68,22 @@ typedef fmi3Status fmi3CompletedIntegratorStepTYPE(fmi3Instance,
                                                    fmi3Boolean no_set_state_prior_to_current_point,
                                                    fmi3Boolean* enter_event_mode,
                                                    fmi3Boolean* terminate_simulation);
+/* Co-Simulation (§4). */
+typedef void (*fmi3IntermediateUpdateCallback)(fmi3InstanceEnvironment, fmi3Float64,
+                                               fmi3Boolean, fmi3Boolean, fmi3Boolean, fmi3Boolean,
+                                               fmi3Boolean*, fmi3Float64*);
+typedef fmi3Instance fmi3InstantiateCoSimulationTYPE(
+    fmi3String instance_name, fmi3String instantiation_token, fmi3String resource_path,
+    fmi3Boolean visible, fmi3Boolean logging_on, fmi3Boolean event_mode_used,
+    fmi3Boolean early_return_allowed, const fmi3ValueReference required_intermediate[],
+    size_t n_required_intermediate, fmi3InstanceEnvironment, fmi3LogMessageCallback,
+    fmi3IntermediateUpdateCallback);
+typedef fmi3Status fmi3DoStepTYPE(fmi3Instance, fmi3Float64 current_communication_point,
+                                  fmi3Float64 communication_step_size,
+                                  fmi3Boolean no_set_state_prior_to_current_point,
+                                  fmi3Boolean* event_handling_needed,
+                                  fmi3Boolean* terminate_simulation, fmi3Boolean* early_return,
+                                  fmi3Float64* last_successful_time);
 /* FMU state (§2.3.6). */
 typedef fmi3Status fmi3GetFMUStateTYPE(fmi3Instance, fmi3FMUState*);
 typedef fmi3Status fmi3SetFMUStateTYPE(fmi3Instance, fmi3FMUState);

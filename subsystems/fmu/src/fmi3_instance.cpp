@@ -29,7 +29,9 @@ const char* status_name(fmi3Status s) {
 }
 
 struct Fmi3Functions {
-  fmi3InstantiateModelExchangeTYPE* instantiate = nullptr;
+  fmi3InstantiateModelExchangeTYPE* instantiate = nullptr;    // Model Exchange only
+  fmi3InstantiateCoSimulationTYPE* instantiate_cs = nullptr;  // Co-Simulation only
+  fmi3DoStepTYPE* do_step = nullptr;                          // Co-Simulation only
   fmi3FreeInstanceTYPE* free_instance = nullptr;
   fmi3EnterInitializationModeTYPE* enter_initialization = nullptr;
   fmi3ExitInitializationModeTYPE* exit_initialization = nullptr;
@@ -65,17 +67,20 @@ extern "C" void fmi3_log(fmi3InstanceEnvironment env, fmi3Status status, fmi3Str
 
 class Fmi3Instance final : public Instance {
  public:
-  Fmi3Instance(const Fmi3Functions& f, std::string fmu) : f_(f), fmu_(std::move(fmu)) {}
+  Fmi3Instance(const Fmi3Functions& f, std::string fmu, Interface interface)
+      : f_(f), fmu_(std::move(fmu)), cs_(interface == Interface::kCoSimulation) {}
   ~Fmi3Instance() override {
     if (i_ != nullptr) f_.free_instance(i_);
   }
 
   void create(const std::string& token, const std::string& resources) {
-    i_ = f_.instantiate("macrostep", token.c_str(), resources.c_str(), false, false, &log_,
-                        &fmi3_log);
+    i_ = cs_ ? f_.instantiate_cs("macrostep", token.c_str(), resources.c_str(), false, false, false,
+                                 false, nullptr, 0, &log_, &fmi3_log, nullptr)
+             : f_.instantiate("macrostep", token.c_str(), resources.c_str(), false, false, &log_,
+                              &fmi3_log);
     if (i_ == nullptr) {
-      throw FmuCallError(
-          fmt::format("FMU {}: fmi3InstantiateModelExchange returned NULL{}", fmu_, log_.text()));
+      throw FmuCallError(fmt::format("FMU {}: fmi3Instantiate{} returned NULL{}", fmu_,
+                                     cs_ ? "CoSimulation" : "ModelExchange", log_.text()));
     }
   }
 
@@ -98,6 +103,7 @@ class Fmi3Instance final : public Instance {
       check(f_.set_float64(i_, inputs.data(), inputs.size(), u.data(), u.size()), "fmi3SetFloat64");
     }
     check(f_.exit_initialization(i_), "fmi3ExitInitializationMode");
+    if (cs_) return;  // Step Mode: ready for its first step
     // Event Mode after initialization (FMI 3 §3.2.3): let the FMU settle its discrete states.
     const EventUpdate e = iterate_discrete_states();
     if (e.terminate) {
@@ -119,6 +125,23 @@ class Fmi3Instance final : public Instance {
     require(f_.completed_step(i_, true, &enter, &stop), "fmi3CompletedIntegratorStep");
     terminate = stop;
     return enter;
+  }
+  bool do_step(double t, double h) override {
+    if (!cs_) throw std::logic_error("fmi3DoStep on a Model Exchange instance");
+    t_ = t;
+    fmi3Boolean event = false, terminate = false, early = false;
+    fmi3Float64 reached = t;
+    if (!check(f_.do_step(i_, t, h, false, &event, &terminate, &early, &reached), "fmi3DoStep")) {
+      return false;
+    }
+    if (terminate) {
+      throw FmuCallError(fmt::format("FMU {}: asks to terminate in its step from t = {:.9g}{}",
+                                     fmu_, t, log_.text()));
+    }
+    return !early;
+  }
+  void set_input_derivatives(std::span<const unsigned>, std::span<const double>) override {
+    throw std::logic_error("FMI 3 has no input derivatives");
   }
   std::vector<std::byte> serialize_state() override {
     fmi3FMUState state = nullptr;
@@ -147,6 +170,11 @@ class Fmi3Instance final : public Instance {
   bool set(double t, std::span<const double> x, std::span<const unsigned> inputs,
            std::span<const double> u) override {
     t_ = t;
+    if (cs_) {  // no time or states to set: the FMU keeps its own
+      return inputs.empty() ||
+             check(f_.set_float64(i_, inputs.data(), inputs.size(), u.data(), u.size()),
+                   "fmi3SetFloat64");
+    }
     return check(f_.set_time(i_, t), "fmi3SetTime") &&
            (x.empty() || check(f_.set_states(i_, x.data(), x.size()), "fmi3SetContinuousStates")) &&
            (inputs.empty() ||
@@ -221,17 +249,19 @@ class Fmi3Instance final : public Instance {
   fmi3Instance i_ = nullptr;
   LogBuffer log_;
   double t_ = 0.0;
+  bool cs_ = false;
 };
 
 class Fmi3Binary final : public Binary {
  public:
-  Fmi3Binary(const ModelXml& xml, std::string fmu, const std::string& library,
+  Fmi3Binary(const ModelXml& xml, Interface interface, std::string fmu, const std::string& library,
              const std::string& resources)
-      : library_(library, "FMI 3.0"),
+      : library_(library, interface == Interface::kCoSimulation ? "FMI 3.0 Co-Simulation"
+                                                                : "FMI 3.0 Model Exchange"),
         fmu_(std::move(fmu)),
         token_(xml.token),
-        resources_(resources + "/") {
-    library_.look_up(f_.instantiate, "fmi3InstantiateModelExchange");
+        resources_(resources + "/"),
+        interface_(interface) {
     library_.look_up(f_.free_instance, "fmi3FreeInstance");
     library_.look_up(f_.enter_initialization, "fmi3EnterInitializationMode");
     library_.look_up(f_.exit_initialization, "fmi3ExitInitializationMode");
@@ -239,6 +269,13 @@ class Fmi3Binary final : public Binary {
     library_.look_up(f_.get_float64, "fmi3GetFloat64");
     library_.look_up(f_.set_int32, "fmi3SetInt32");
     library_.look_up(f_.set_boolean, "fmi3SetBoolean");
+    if (interface == Interface::kCoSimulation) {
+      library_.look_up(f_.instantiate_cs, "fmi3InstantiateCoSimulation");
+      library_.look_up(f_.do_step, "fmi3DoStep");
+      if (xml.cs.can_serialize_state) look_up_state_functions();
+      return;
+    }
+    library_.look_up(f_.instantiate, "fmi3InstantiateModelExchange");
     library_.look_up(f_.update_discrete_states, "fmi3UpdateDiscreteStates");
     library_.look_up(f_.enter_continuous_time, "fmi3EnterContinuousTimeMode");
     library_.look_up(f_.set_time, "fmi3SetTime");
@@ -250,12 +287,7 @@ class Fmi3Binary final : public Binary {
     if (xml.event_indicators > 0) library_.look_up(f_.event_indicators, "fmi3GetEventIndicators");
     if (xml.can_serialize_state) {
       library_.look_up(f_.enter_event_mode, "fmi3EnterEventMode");
-      library_.look_up(f_.get_state, "fmi3GetFMUState");
-      library_.look_up(f_.set_state, "fmi3SetFMUState");
-      library_.look_up(f_.free_state, "fmi3FreeFMUState");
-      library_.look_up(f_.state_size, "fmi3SerializedFMUStateSize");
-      library_.look_up(f_.serialize, "fmi3SerializeFMUState");
-      library_.look_up(f_.deserialize, "fmi3DeserializeFMUState");
+      look_up_state_functions();
       if (xml.needs_completed_integrator_step)
         library_.look_up(f_.completed_step, "fmi3CompletedIntegratorStep");
     }
@@ -264,23 +296,34 @@ class Fmi3Binary final : public Binary {
   std::unique_ptr<Instance> instantiate(const std::vector<StartValue>& starts,
                                         std::span<const unsigned> inputs,
                                         std::span<const double> u) override {
-    auto instance = std::make_unique<Fmi3Instance>(f_, fmu_);
+    auto instance = std::make_unique<Fmi3Instance>(f_, fmu_, interface_);
     instance->create(token_, resources_);
     instance->initialize(starts, inputs, u);
     return instance;
   }
 
  private:
+  void look_up_state_functions() {
+    library_.look_up(f_.get_state, "fmi3GetFMUState");
+    library_.look_up(f_.set_state, "fmi3SetFMUState");
+    library_.look_up(f_.free_state, "fmi3FreeFMUState");
+    library_.look_up(f_.state_size, "fmi3SerializedFMUStateSize");
+    library_.look_up(f_.serialize, "fmi3SerializeFMUState");
+    library_.look_up(f_.deserialize, "fmi3DeserializeFMUState");
+  }
+
   SharedLibrary library_;
   std::string fmu_, token_, resources_;
+  Interface interface_;
   Fmi3Functions f_;
 };
 
 }  // namespace
 
-std::unique_ptr<Binary> load_fmi3_binary(const ModelXml& xml, const std::string& fmu,
-                                         const std::string& library, const std::string& resources) {
-  return std::make_unique<Fmi3Binary>(xml, fmu, library, resources);
+std::unique_ptr<Binary> load_fmi3_binary(const ModelXml& xml, Interface interface,
+                                         const std::string& fmu, const std::string& library,
+                                         const std::string& resources) {
+  return std::make_unique<Fmi3Binary>(xml, interface, fmu, library, resources);
 }
 
 }  // namespace macrostep::fmu

@@ -84,6 +84,36 @@ bool FmuSubsystem::step_event_in(const FmuMode& mode, double t, std::span<const 
   return event || terminate;
 }
 
+std::shared_ptr<const model::Mode> FmuSubsystem::advance(const model::Mode& mode, double t0,
+                                                         double t1,
+                                                         const model::InputFunction* input) const {
+  Lease instance(*this, &static_cast<const FmuMode&>(mode));
+  instance->mode = Instance::kNoMode;  // until the new mode is made
+  std::vector<double> u(input_vr_.size()), ahead(u.size()), behind(u.size());
+  if (input) input->evaluate(t0, u);
+  if (!instance->set(t0, {}, input_vr_, u)) {
+    throw FmuCallError(fmt::format("FMU {}: its inputs at t = {:.9g} were discarded", path_, t0));
+  }
+  if (interpolates_inputs_ && input && !u.empty()) {
+    // The slope of the input polynomial at t0: central differences over 1e-6 of the step
+    // (truncation O(1e-12) of the step's scale, rounding about 1e-10 of the slope).
+    const double delta = 1e-6 * (t1 - t0);
+    input->evaluate(t0 + delta, ahead);
+    input->evaluate(t0 - delta, behind);
+    for (std::size_t i = 0; i < u.size(); ++i) u[i] = (ahead[i] - behind[i]) / (2.0 * delta);
+    instance->set_input_derivatives(input_vr_, u);
+  }
+  if (!instance->do_step(t0, t1 - t0)) {
+    throw FmuCallError(
+        fmt::format("FMU {}: discarded its step from t = {:.9g} over {:.9g}", path_, t0, t1 - t0));
+  }
+  const std::uint64_t number = next_mode_.fetch_add(1);
+  auto next = std::make_shared<const FmuMode>(*this, number, instance->serialize_state(),
+                                              std::numeric_limits<double>::infinity());
+  instance->mode = number;
+  return next;
+}
+
 model::EventOutcome FmuSubsystem::handle(const model::Mode& mode, double t, std::span<double> z,
                                          std::span<const double> u, const std::string& why) const {
   Lease instance(*this, &static_cast<const FmuMode&>(mode));

@@ -27,8 +27,8 @@ SharedLibrary::~SharedLibrary() {
 void* SharedLibrary::symbol(const char* name) const {
   void* f = dlsym(handle_, name);
   if (f == nullptr) {
-    throw std::invalid_argument(fmt::format(
-        "its binary does not export {} (an {} Model Exchange binary must)", name, api_));
+    throw std::invalid_argument(
+        fmt::format("its binary does not export {} (an {} binary must)", name, api_));
   }
   return f;
 }

@@ -84,6 +84,14 @@ class Instance {
   // After an accepted integrator step at the point of the last set(): whether the FMU asks for
   // an event (enterEventMode) or to terminate.
   virtual bool completed_integrator_step(bool& terminate) = 0;
+  // Co-Simulation: one communication step from t over h with the inputs set before; false when
+  // the FMU discards it (fmi*Discard: the caller may retry shorter). Model Exchange instances
+  // throw std::logic_error.
+  virtual bool do_step(double t, double h) = 0;
+  // Co-Simulation with input interpolation (FMI 2 canInterpolateInputs): the first derivatives
+  // of the inputs (value references `inputs`) at the start of the next step.
+  virtual void set_input_derivatives(std::span<const unsigned> inputs,
+                                     std::span<const double> derivatives) = 0;
   // The FMU's whole state as bytes, and back (the FMU must declare canGetAndSetFMUstate and
   // canSerializeFMUstate; only called then).
   virtual std::vector<std::byte> serialize_state() = 0;
@@ -107,13 +115,20 @@ class Binary {
                                                 std::span<const double> u) = 0;
 };
 
+// Which of an FMU's interfaces a binary is loaded for.
+enum class Interface : std::uint8_t { kModelExchange, kCoSimulation };
+
 // Load `library` (the unzipped binary; it may be deleted after this returns) for FMI 2 or FMI 3
-// (the version of `xml`). `fmu` names the FMU in messages; `resources` is the directory of its
-// resources/ (may not exist). Throws std::invalid_argument for a library that cannot be loaded
-// or lacks an FMI function the importer calls.
-std::unique_ptr<Binary> load_fmi2_binary(const ModelXml& xml, const std::string& fmu,
-                                         const std::string& library, const std::string& resources);
-std::unique_ptr<Binary> load_fmi3_binary(const ModelXml& xml, const std::string& fmu,
-                                         const std::string& library, const std::string& resources);
+// (the version of `xml`) and the given interface: Model Exchange instances are left in
+// Continuous-Time Mode after initialization, Co-Simulation instances ready for their first step.
+// `fmu` names the FMU in messages; `resources` is the directory of its resources/ (may not
+// exist). Throws std::invalid_argument for a library that cannot be loaded or lacks an FMI
+// function the importer calls.
+std::unique_ptr<Binary> load_fmi2_binary(const ModelXml& xml, Interface interface,
+                                         const std::string& fmu, const std::string& library,
+                                         const std::string& resources);
+std::unique_ptr<Binary> load_fmi3_binary(const ModelXml& xml, Interface interface,
+                                         const std::string& fmu, const std::string& library,
+                                         const std::string& resources);
 
 }  // namespace macrostep::fmu

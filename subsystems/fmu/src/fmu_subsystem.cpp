@@ -52,16 +52,28 @@ FmuSubsystem::FmuSubsystem(const FmuDescription& d) : path_(d.path) {
   const ArchiveListing listing = list_fmu_archive(d.path, limits);
   if (!listing.model_description) refuse("the archive has no modelDescription.xml");
   const ModelXml xml = parse_model_description(*listing.model_description);
-  if (!xml.model_exchange) {
-    refuse(xml.co_simulation
-               ? "is a Co-Simulation FMU without a Model Exchange interface: macrostep imports "
-                 "Model Exchange FMUs (it integrates their equations with its own IDA)"
-               : "declares neither <ModelExchange> nor <CoSimulation>");
+  if (!xml.model_exchange && !xml.co_simulation) {
+    refuse("declares neither <ModelExchange> nor <CoSimulation>");
   }
-  read_structure(xml);
+  // Model Exchange where the FMU has it (macrostep's IDA integrates the equations: exact
+  // rollback and clones need nothing from the FMU); else Co-Simulation.
+  co_simulation_ = !xml.model_exchange;
+  if (co_simulation_ && !xml.cs.can_serialize_state) {
+    refuse(
+        "is a Co-Simulation FMU without canGetAndSetFMUstate and canSerializeFMUstate: "
+        "macrostep redoes rejected macro steps and runs comparison and perturbed steps from the "
+        "FMU's saved state, and cannot without them (fixed-step runs without rollback are not "
+        "built for such FMUs)");
+  }
+  if (co_simulation_) {
+    pattern_.column_start.assign(1, 0);  // no states: the FMU keeps its own
+  } else {
+    read_structure(xml);
+  }
   read_variables(xml, d);
-  const std::string binary = fmt::format(
-      "binaries/{}/{}.so", xml.fmi_major == 2 ? "linux64" : "x86_64-linux", xml.model_identifier);
+  const std::string binary =
+      fmt::format("binaries/{}/{}.so", xml.fmi_major == 2 ? "linux64" : "x86_64-linux",
+                  co_simulation_ ? xml.cs.model_identifier : xml.model_identifier);
   if (std::find(listing.files.begin(), listing.files.end(), binary) == listing.files.end()) {
     std::vector<std::string> present;
     for (const std::string& name : listing.files) {
@@ -75,11 +87,13 @@ FmuSubsystem::FmuSubsystem(const FmuDescription& d) : path_(d.path) {
   const fs::path root = dir_.path();
   const bool resources = fs::exists(root / "resources");
   binary_ = (xml.fmi_major == 2 ? load_fmi2_binary : load_fmi3_binary)(
-      xml, path_, (root / binary).string(), (root / "resources").string());
+      xml, co_simulation_ ? Interface::kCoSimulation : Interface::kModelExchange, path_,
+      (root / binary).string(), (root / "resources").string());
   // The library stays mapped; nothing is left behind if this process is killed.
   if (!resources) dir_.remove();
   directional_ = xml.directional_derivatives;
-  only_once_ = xml.only_once_per_process;
+  only_once_ = co_simulation_ ? xml.cs.only_once_per_process : xml.only_once_per_process;
+  interpolates_inputs_ = co_simulation_ && xml.cs.can_interpolate_inputs;
   // The first instance: instantiation and initialization fail here, not in the run.
   auto first = instantiate();
   x0_.resize(state_vr_.size());
@@ -92,6 +106,12 @@ FmuSubsystem::FmuSubsystem(const FmuDescription& d) : path_(d.path) {
 // modes if it can serialize its state, else detected (check_events) against the state after
 // initialization.
 void FmuSubsystem::set_up_events(const ModelXml& xml, Instance& first) {
+  if (co_simulation_) {  // its mode is its whole state, advanced by doStep (fmu_events.cpp)
+    first.mode = 0;
+    initial_mode_ = std::make_shared<const FmuMode>(*this, 0, first.serialize_state(),
+                                                    std::numeric_limits<double>::infinity());
+    return;
+  }
   next_time_event_ = first.next_time_event;
   indicator_count_ = xml.event_indicators;
   initial_indicators_.resize(xml.event_indicators);

@@ -114,6 +114,11 @@ class FmuSubsystem final : public model::Subsystem, public model::Events {
   // Events: only for an FMU with events that can serialize its state (otherwise events are
   // detected and stop the run, check_events()).
   const model::Events* events() const override { return initial_mode_ ? this : nullptr; }
+  bool advances_itself() const override { return co_simulation_; }
+  // A Co-Simulation FMU's step: inputs at t0 (and their slope where the FMU interpolates
+  // inputs), doStep over [t0, t1], the new FMU state as the mode (fmu_events.cpp).
+  std::shared_ptr<const model::Mode> advance(const model::Mode& mode, double t0, double t1,
+                                             const model::InputFunction* input) const override;
   std::size_t indicator_count() const override { return indicator_count_; }
   std::shared_ptr<const model::Mode> initial_mode() const override { return initial_mode_; }
   model::EventOutcome handle(const model::Mode& mode, double t, std::span<double> z,
@@ -174,6 +179,8 @@ class FmuSubsystem final : public model::Subsystem, public model::Events {
   std::unique_ptr<Binary> binary_;
   bool directional_ = false;
   bool only_once_ = false;
+  bool co_simulation_ = false;        // the Co-Simulation interface (no Model Exchange one)
+  bool interpolates_inputs_ = false;  // Co-Simulation with input derivatives (FMI 2)
   std::vector<StartValue> starts_;
   std::vector<unsigned> state_vr_, derivative_vr_, input_vr_, output_vr_;
   std::vector<double> input_start_, x0_;

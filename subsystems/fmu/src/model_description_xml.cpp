@@ -174,7 +174,16 @@ void read_structure(const xmlNode* structure, ModelXml& m,
 
 void read_interfaces(const xmlNode* root, ModelXml& m) {
   for (const xmlNode* c = root->children; c; c = c->next) {
-    if (named(c, "CoSimulation")) m.co_simulation = true;
+    const bool two = m.fmi_major == 2;
+    if (named(c, "CoSimulation")) {
+      m.co_simulation = true;
+      m.cs.model_identifier = required(c, "modelIdentifier");
+      m.cs.can_serialize_state =
+          boolean(c, two ? "canGetAndSetFMUstate" : "canGetAndSetFMUState") &&
+          boolean(c, two ? "canSerializeFMUstate" : "canSerializeFMUState");
+      m.cs.can_interpolate_inputs = two && boolean(c, "canInterpolateInputs");
+      m.cs.only_once_per_process = boolean(c, "canBeInstantiatedOnlyOncePerProcess");
+    }
     if (!named(c, "ModelExchange")) continue;
     m.model_exchange = true;
     m.model_identifier = required(c, "modelIdentifier");
@@ -182,7 +191,6 @@ void read_interfaces(const xmlNode* root, ModelXml& m) {
     m.directional_derivatives = boolean(
         c, m.fmi_major == 2 ? "providesDirectionalDerivative" : "providesDirectionalDerivatives");
     m.needs_execution_tool = boolean(c, "needsExecutionTool");
-    const bool two = m.fmi_major == 2;
     m.can_serialize_state = boolean(c, two ? "canGetAndSetFMUstate" : "canGetAndSetFMUState") &&
                             boolean(c, two ? "canSerializeFMUstate" : "canSerializeFMUState");
     m.needs_completed_integrator_step = two ? !boolean(c, "completedIntegratorStepNotNeeded")

@@ -47,6 +47,13 @@ struct ModelXml {
   bool can_serialize_state = false;
   // FMI 2: not completedIntegratorStepNotNeeded; FMI 3: needsCompletedIntegratorStep.
   bool needs_completed_integrator_step = false;
+  // Of <CoSimulation>, when there is one.
+  struct CoSimulation {
+    std::string model_identifier;
+    bool can_serialize_state = false;     // canGetAndSetFMUstate and canSerializeFMUstate
+    bool can_interpolate_inputs = false;  // FMI 2: input derivatives are accepted
+    bool only_once_per_process = false;
+  } cs;
   std::size_t event_indicators = 0;
   std::vector<ModelVariable> variables;
   std::vector<Unknown> derivatives;  // in state order: state i is derivative_of of entry i

@@ -157,6 +157,26 @@ void Integrator::Impl::advance_algebraic(double t_end) {
   }
 }
 
+void Integrator::Impl::advance_self(double t_end) {
+  const double t0 = algebraic_time;
+  if (nu > 0 && !input) {
+    throw std::logic_error("Integrator: subsystem has inputs but no InputFunction was set");
+  }
+  std::shared_ptr<const model::Mode> next;
+  try {
+    next = events->advance(*mode, t0, t_end, nu > 0 ? input : nullptr);
+  } catch (const std::runtime_error& e) {
+    throw IntegrationError(e.what(), t0, IDA_RTFUNC_FAIL);
+  }
+  if (!next) {
+    throw IntegrationError(
+        fmt::format("the model gave no mode after its step from t = {:.9g} to {:.9g}", t0, t_end),
+        t0, IDA_RTFUNC_FAIL);
+  }
+  mode = std::move(next);
+  algebraic_time = t_end;
+}
+
 void Integrator::Impl::handle_event(double t, const std::string& why) {
   if (++events_this_advance > kMaxEventsPerAdvance) {
     throw IntegrationError(

@@ -184,12 +184,15 @@ AdvanceStats Integrator::advance_to(double t_end, const AdvanceControl& control)
   }
   if (I.algebraic()) {  // nothing to integrate, no history to shift or restart
     const long events_before = I.event_count;
-    if (I.events) {
+    AdvanceStats s;
+    if (I.events && I.events->advances_itself()) {
+      I.advance_self(t_end);
+      s.steps = 1;
+    } else if (I.events) {
       I.advance_algebraic(t_end);
     } else {
       I.algebraic_time = t_end;
     }
-    AdvanceStats s;
     s.events = I.event_count - events_before;
     I.totals += s;
     return s;

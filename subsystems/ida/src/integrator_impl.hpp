@@ -212,6 +212,8 @@ struct Integrator::Impl {
                          const std::function<void(double)>& evaluate);
   // advance_to() of a subsystem without states but with events.
   void advance_algebraic(double t_end);
+  // advance_to() of a subsystem that advances itself (model::Events::advances_itself()).
+  void advance_self(double t_end);
   // Handles an event at t (within the last step, or at tn) and restarts IDA there.
   void handle_event(double t, const std::string& why);
   // z' consistent with z after an event, also for a DAE (events.cpp).

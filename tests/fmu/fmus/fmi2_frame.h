@@ -17,6 +17,9 @@
  * int* states_changed, int* terminate, double* next_event_time) (set next_event_time below 1e300
  * to schedule one), called in every fmi2NewDiscreteStates.
  * CAN_SERIALIZE_STATE: the FMU state functions (the state is the variables and the time).
+ * CO_SIMULATION: a Co-Simulation FMU instead (fmi2DoStep integrates the model with classic
+ * Runge-Kutta steps of at most CS_SUBSTEP, default 1e-4 s; inputs with a slope from
+ * fmi2SetRealInputDerivatives follow it over the step).
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -31,6 +34,9 @@ typedef struct {
   double time;
   fmi2CallbackFunctions callbacks;
   char name[64];
+#ifdef CO_SIMULATION
+  double input_slope[N_REALS]; /* fmi2SetRealInputDerivatives, for the next step only */
+#endif
 } Component;
 
 #ifdef ONE_INSTANCE
@@ -58,7 +64,11 @@ EXPORT fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2String 
   (void)resources;
   (void)visible;
   (void)logging;
+#ifdef CO_SIMULATION
+  if (type != fmi2CoSimulation || strcmp(guid, MODEL_GUID) != 0) return NULL;
+#else
   if (type != fmi2ModelExchange || strcmp(guid, MODEL_GUID) != 0) return NULL;
+#endif
 #ifdef ONE_INSTANCE
   if (live_instances > 0) {
     callbacks->logger(callbacks->componentEnvironment, name, fmi2Error, "error",
@@ -317,6 +327,30 @@ EXPORT fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte bytes[
   if (!s) return fail(m, "fmi2DeSerializeFMUstate: out of memory");
   memcpy(s, bytes, size);
   *state = s;
+  return fmi2OK;
+}
+#endif
+
+#ifdef CO_SIMULATION
+#include "cs_step.h"
+
+EXPORT fmi2Status fmi2DoStep(fmi2Component c, fmi2Real t, fmi2Real h, fmi2Boolean no_prior) {
+  Component* m = (Component*)c;
+  (void)no_prior;
+  if (!(h > 0.0)) return fail(m, "fmi2DoStep: the step must be positive");
+  if (cs_step(m->real, m->input_slope, t, h)) return fail(m, "the model cannot be evaluated");
+  m->time = t + h;
+  return fmi2OK;
+}
+
+EXPORT fmi2Status fmi2SetRealInputDerivatives(fmi2Component c, const fmi2ValueReference vr[],
+                                              size_t n, const fmi2Integer order[],
+                                              const fmi2Real value[]) {
+  Component* m = (Component*)c;
+  for (size_t i = 0; i < n; ++i) {
+    if (vr[i] >= N_REALS || order[i] != 1) return fail(m, "fmi2SetRealInputDerivatives: order 1");
+    m->input_slope[vr[i]] = value[i];
+  }
   return fmi2OK;
 }
 #endif

@@ -15,6 +15,9 @@ typedef struct {
   double time;
   fmi3InstanceEnvironment environment;
   fmi3LogMessageCallback log;
+#ifdef CO_SIMULATION
+  double input_slope[N_REALS]; /* always 0: FMI 3 has no input derivatives */
+#endif
 } Component;
 
 static fmi3Status fail(Component* c, const char* message) {
@@ -252,6 +255,37 @@ EXPORT fmi3Status fmi3GetDirectionalDerivative(fmi3Instance c, const fmi3ValueRe
     out[i] = 0.0;
     for (size_t j = 0; j < nk; ++j) out[i] += model_partial(m->real, u[i], k[j]) * seed[j];
   }
+  return fmi3OK;
+}
+#endif
+
+#ifdef CO_SIMULATION
+#include "cs_step.h"
+
+EXPORT fmi3Instance fmi3InstantiateCoSimulation(
+    fmi3String name, fmi3String token, fmi3String resources, fmi3Boolean visible,
+    fmi3Boolean logging, fmi3Boolean event_mode_used, fmi3Boolean early_return_allowed,
+    const fmi3ValueReference required[], size_t n_required, fmi3InstanceEnvironment environment,
+    fmi3LogMessageCallback log, fmi3IntermediateUpdateCallback intermediate) {
+  (void)event_mode_used;
+  (void)early_return_allowed;
+  (void)required;
+  (void)n_required;
+  (void)intermediate;
+  return fmi3InstantiateModelExchange(name, token, resources, visible, logging, environment, log);
+}
+
+EXPORT fmi3Status fmi3DoStep(fmi3Instance c, fmi3Float64 t, fmi3Float64 h, fmi3Boolean no_prior,
+                             fmi3Boolean* event_handling_needed, fmi3Boolean* terminate,
+                             fmi3Boolean* early_return, fmi3Float64* last_successful_time) {
+  Component* m = (Component*)c;
+  (void)no_prior;
+  *event_handling_needed = *terminate = *early_return = false;
+  *last_successful_time = t;
+  if (!(h > 0.0)) return fail(m, "fmi3DoStep: the step must be positive");
+  if (cs_step(m->real, m->input_slope, t, h)) return fail(m, "the model cannot be evaluated");
+  m->time = t + h;
+  *last_successful_time = t + h;
   return fmi3OK;
 }
 #endif

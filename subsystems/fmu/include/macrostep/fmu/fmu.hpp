@@ -1,7 +1,7 @@
-// FMI Model Exchange FMUs as subsystems (FMI 2.0 and 3.0). An FMU hands its equations
-// to the importer: macrostep integrates x' = f(t, x, u) with its own IDA (residual
-// F = x' − f(t, x, u)), so the whole integration state is macrostep's: exact rollback, clones for
-// comparison and perturbed runs and process isolation need nothing from the FMU.
+// FMI Model Exchange and Co-Simulation FMUs as subsystems (FMI 2.0 and 3.0). A Model Exchange
+// FMU hands its equations to the importer: macrostep integrates x' = f(t, x, u) with its own IDA
+// (residual F = x' − f(t, x, u)), so the whole integration state is macrostep's: exact rollback,
+// clones for comparison and perturbed runs and process isolation need nothing from the FMU.
 //
 // The subsystem built from an FmuDescription:
 //  - states: the FMU's continuous states, named by their variables; z' = their derivatives;
@@ -25,11 +25,16 @@
 // Refused when built (std::invalid_argument "FMU <path>: <reason>"): not a zip archive, an
 // archive beyond the unpack limits or a failed write while unpacking (macrostep/fmu/archive.hpp:
 // the unpack directory is then removed), no or malformed modelDescription.xml, an FMI version other
-// than 2.x / 3.x, no Model Exchange interface (a Co-Simulation-only FMU is named as such), no
+// than 2.x / 3.x, a Co-Simulation-only FMU that cannot serialize its state, no
 // binary for x86_64 Linux, a missing FMI function, an unknown parameter / input / output name, an
 // instantiation or initialization that fails. A call that fails during the run (fmiXError /
 // fmiXFatal) throws FmuCallError naming the function, the FMU and the time; Discard makes the
 // residual NaN (IDA retries a shorter step).
+//
+// Co-Simulation FMUs (only where the FMU has no Model Exchange interface): a state-less subsystem
+// that advances itself (model::Events::advances_itself): a mode is the FMU's serialized state,
+// advance() sets the inputs at t0 (with their slope where the FMU interpolates inputs) and calls
+// doStep over [t0, t1].
 //
 // Events: an FMU with event indicators, a time event or completed-integrator-step calls that
 // declares canGetAndSetFMUstate and canSerializeFMUstate answers events() (model/events.hpp): a

@@ -10,6 +10,8 @@
 //    it keeps every contract of model::Subsystem (pure functions, callable concurrently) and has
 //    the sizes, roles, names and Jacobian pattern of the subsystem that made the mode. The
 //    subsystem's own residual(), jacobian() and outputs() are those of initial_mode().
+//  - A Co-Simulation FMU is a state-less subsystem whose mode is its whole state, advanced by the
+//    model itself (Events::advances_itself()).
 //  - The integrator (ida::Integrator) locates an event inside a macro step: a time event at
 //    Mode::next_time_event(), a state event where an indicator changes sign (the domains g > 0
 //    and g <= 0, as FMI defines them) located on the integrator's interpolant to within its
@@ -31,6 +33,7 @@
 namespace macrostep::model {
 
 class Subsystem;
+class InputFunction;
 
 class Mode {
  public:
@@ -82,6 +85,23 @@ class Events {
   // A mode from Mode::serialize()'s bytes of this subsystem; throws std::runtime_error for bytes
   // that the model refuses.
   virtual std::shared_ptr<const Mode> mode_from_bytes(std::span<const std::byte> bytes) const = 0;
+
+  // A subsystem without states that advances itself between communication points (a
+  // Co-Simulation FMU, its own solver inside): the integrator calls advance() once for every
+  // advance_to(t0 → t1) with the inputs over the step, and continues in the mode it returns; it
+  // asks for no other event (the model handles its own). Default: false.
+  virtual bool advances_itself() const { return false; }
+  // The mode at t1 from `mode` at t0 with the inputs over [t0, t1] (`input` is null for a
+  // subsystem without inputs). Throws std::runtime_error naming the model and the time if the
+  // step fails (the integrator's caller may retry a shorter one from a restored workspace).
+  virtual std::shared_ptr<const Mode> advance(const Mode& mode, double t0, double t1,
+                                              const InputFunction* input) const {
+    (void)mode;
+    (void)t0;
+    (void)t1;
+    (void)input;
+    return nullptr;
+  }
 };
 
 }  // namespace macrostep::model
