@@ -111,6 +111,7 @@ struct FmuConfig {
   parameters @1 :Text;          # JSON object: variable name -> start value
   inputs @2 :List(Text);        # variable names; empty: every Real input
   outputs @3 :List(Text);       # variable names; empty: every Real output
+  interface @4 :Text;           # "model-exchange", "co-simulation" or empty (the FMU's choice)
 }
 
 # The subsystem's model (library::ModelDescription): one alternative per model type.

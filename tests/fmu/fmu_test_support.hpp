@@ -28,7 +28,7 @@ inline std::unique_ptr<model::Subsystem> load(const std::string& name,
                                               std::vector<std::string> inputs = {},
                                               std::vector<std::string> outputs = {}) {
   return library::build_subsystem(
-      fmu::FmuDescription{fmu_file(name), parameters, std::move(inputs), std::move(outputs)});
+      fmu::FmuDescription{fmu_file(name), parameters, std::move(inputs), std::move(outputs), ""});
 }
 
 inline fs::path temp_dir(const std::string& what) {

@@ -315,20 +315,20 @@ TEST(Fmu, EveryBadFmuHasItsOwnMessage) {
       {fmu_file("oscillator_no_derivatives"), "its binary does not export fmi2GetDerivatives"},
   };
   for (const Case& c : cases) {
-    const std::string message = refusal({c.path, "{}", {}, {}});
+    const std::string message = refusal({c.path, "{}", {}, {}, ""});
     EXPECT_NE(message.find("FMU " + c.path + ": "), std::string::npos) << message;
     EXPECT_NE(message.find(c.expected), std::string::npos) << c.path << ": " << message;
   }
   const std::string osc = fmu_file("oscillator");
-  EXPECT_NE(refusal({osc, R"({"springiness": 1})", {}, {}})
+  EXPECT_NE(refusal({osc, R"({"springiness": 1})", {}, {}, ""})
                 .find("parameters: \"springiness\" is not a variable whose start value can be set "
                       "(parameters of this FMU: \"m\", \"c\""),
             std::string::npos);
-  EXPECT_NE(refusal({osc, "{}", {"x"}, {}})
+  EXPECT_NE(refusal({osc, "{}", {"x"}, {}, ""})
                 .find("inputs: \"x\" is not a Real input variable of "
                       "this FMU (candidates: \"force\")"),
             std::string::npos);
-  EXPECT_NE(refusal({osc, "{}", {}, {"speed"}}).find("outputs: \"speed\" is not a Real output"),
+  EXPECT_NE(refusal({osc, "{}", {}, {"speed"}, ""}).find("outputs: \"speed\" is not a Real output"),
             std::string::npos);
   fs::remove_all(dir);
 }
@@ -536,11 +536,29 @@ TEST(FmuCoSimulation, TheFmi3FmuStepsAsTheFmi2One) {
 
 TEST(FmuCoSimulation, WithoutItsStateAsBytesTheFmuIsRefusedNamingWhy) {
   const std::string message =
-      refusal(fmu::FmuDescription{fmu_file("oscillator_cs_no_state"), "{}", {}, {}});
+      refusal(fmu::FmuDescription{fmu_file("oscillator_cs_no_state"), "{}", {}, {}, ""});
   EXPECT_NE(message.find("is a Co-Simulation FMU without canGetAndSetFMUstate and "
                          "canSerializeFMUstate"),
             std::string::npos)
       << message;
+  // An interface the FMU does not have, asked for by the configuration.
+  EXPECT_NE(refusal({fmu_file("oscillator"), "{}", {}, {}, "co-simulation"})
+                .find("interface = \"co-simulation\": the FMU has no <CoSimulation> interface"),
+            std::string::npos);
+  EXPECT_NE(refusal({fmu_file("oscillator_cs"), "{}", {}, {}, "model-exchange"})
+                .find("the FMU has no <ModelExchange> interface"),
+            std::string::npos);
+  const fs::path dir = temp_dir("interface");
+  const auto config = write_fmu_pair(dir, "");
+  std::string text = read_file(config);
+  text.replace(text.find("parameters = {m = 1.0"), 0, "interface = \"bogus\"\n");
+  std::ofstream(config) << text;
+  const AppRun r = macrostep("run " + config.string());
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("must be \"model-exchange\" or \"co-simulation\" (got \"bogus\")"),
+            std::string::npos)
+      << r.output;
+  fs::remove_all(dir);
 }
 
 // The two-mass oscillator as two Co-Simulation FMUs: the Model Exchange pair's results (the

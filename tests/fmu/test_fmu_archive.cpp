@@ -258,7 +258,7 @@ TEST_F(FmuArchive, BuildingTheSubsystemNamesTheFmuAndLeavesNothingOnAnyFailure) 
       read_file(fs::path(FMU_DIR) / "oscillator.stage/binaries/linux64/oscillator.so");
   const auto refusal_of = [&](const std::string& path) {
     try {
-      (void)fmu::build_fmu_subsystem({path, "{}", {}, {}});
+      (void)fmu::build_fmu_subsystem({path, "{}", {}, {}, ""});
     } catch (const std::invalid_argument& e) {
       return std::string(e.what());
     }

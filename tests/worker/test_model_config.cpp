@@ -156,7 +156,7 @@ TEST(WorkerModelConfig, BeltDriveIsRebuiltBitIdentically) {
 // its own copy, with the master's numbers.
 TEST(WorkerModelConfig, AnFmuIsRebuiltBitIdentically) {
   const fmu::FmuDescription d{
-      OSCILLATOR_FMU, R"({"m":2.0,"c":8.0,"x":0.1})", {"force"}, {"v", "x"}};
+      OSCILLATOR_FMU, R"({"m":2.0,"c":8.0,"x":0.1})", {"force"}, {"v", "x"}, "model-exchange"};
   const auto decoded = round_trip(d, {0.5});
   ASSERT_TRUE(std::holds_alternative<fmu::FmuDescription>(decoded.model));
   const auto& back = std::get<fmu::FmuDescription>(decoded.model);
@@ -164,6 +164,7 @@ TEST(WorkerModelConfig, AnFmuIsRebuiltBitIdentically) {
   EXPECT_EQ(back.parameters, d.parameters);
   EXPECT_EQ(back.inputs, d.inputs);
   EXPECT_EQ(back.outputs, d.outputs);
+  EXPECT_EQ(back.interface, d.interface);
   EXPECT_EQ(decoded.subsystem->output_name(0), "v");
   expect_rebuilt_bit_identically(d);
 }

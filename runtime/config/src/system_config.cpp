@@ -134,11 +134,13 @@ plugin::PluginDescription plugin_model(const Node& n) {
   return d;
 }
 
-// An FMI Model Exchange FMU (subsystems/fmu): `path` (absolute, or relative to the
-// configuration's directory), `parameters` (start values by variable name), `inputs` and
-// `outputs` (variable names; by default every Real input / output of the FMU).
+// An FMI Model Exchange or Co-Simulation FMU (subsystems/fmu): `path` (absolute, or relative to
+// the configuration's directory), `parameters` (start values by variable name), `inputs` and
+// `outputs` (variable names; by default every Real input / output of the FMU), `interface`
+// ("model-exchange" or "co-simulation"; by default Model Exchange where the FMU has it).
 fmu::FmuDescription fmu_model(const Node& n) {
-  n.allow_only({"name", "model", "path", "parameters", "inputs", "outputs"}, " for an FMU");
+  n.allow_only({"name", "model", "path", "parameters", "inputs", "outputs", "interface"},
+               " for an FMU");
   const Node file = n.require("path");
   std::filesystem::path path = file.string();
   if (path.empty()) file.fail("must name the .fmu file");
@@ -170,6 +172,13 @@ fmu::FmuDescription fmu_model(const Node& n) {
       for (const Node& name : list->elements()) {
         (std::string(key) == "inputs" ? d.inputs : d.outputs).push_back(user_name(name));
       }
+    }
+  }
+  if (auto interface = n.find("interface")) {
+    d.interface = interface->string();
+    if (d.interface != fmu::kInterfaceNames[0] && d.interface != fmu::kInterfaceNames[1]) {
+      interface->fail(fmt::format("must be \"{}\" or \"{}\" (got {})", fmu::kInterfaceNames[0],
+                                  fmu::kInterfaceNames[1], model::quoted(d.interface)));
     }
   }
   return d;

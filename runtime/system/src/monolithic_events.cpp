@@ -56,8 +56,8 @@ class MonolithicMode final : public model::Mode {
                   std::span<double> g) const override {
     std::vector<double> u;
     for (std::size_t L = 0; L < part_modes_.size(); ++L) {
-      if (!part_modes_[L]) continue;
       const std::size_t count = indicator_offsets_[L + 1] - indicator_offsets_[L];
+      if (!part_modes_[L] || count == 0) continue;
       part_modes_[L]->indicators(t, part_states(L, z), part_inputs(L, z, u),
                                  g.subspan(indicator_offsets_[L], count));
     }

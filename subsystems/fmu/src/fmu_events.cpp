@@ -59,6 +59,7 @@ std::shared_ptr<const model::Mode> FmuSubsystem::mode_from_bytes(
 
 void FmuSubsystem::indicators_in(const FmuMode& mode, double t, std::span<const double> z,
                                  std::span<const double> u, std::span<double> g) const {
+  if (g.empty()) return;  // time or step events only: no indicator function to call
   Lease instance(*this, &mode);
   if (!instance->set(t, z, input_vr_, u) || !instance->event_indicators(g)) {
     std::fill(g.begin(), g.end(), std::numeric_limits<double>::quiet_NaN());

@@ -56,8 +56,12 @@ FmuSubsystem::FmuSubsystem(const FmuDescription& d) : path_(d.path) {
     refuse("declares neither <ModelExchange> nor <CoSimulation>");
   }
   // Model Exchange where the FMU has it (macrostep's IDA integrates the equations: exact
-  // rollback and clones need nothing from the FMU); else Co-Simulation.
-  co_simulation_ = !xml.model_exchange;
+  // rollback and clones need nothing from the FMU); else Co-Simulation; or what `interface` says.
+  co_simulation_ = d.interface.empty() ? !xml.model_exchange : d.interface == "co-simulation";
+  if (co_simulation_ ? !xml.co_simulation : !xml.model_exchange) {
+    refuse(fmt::format("interface = \"{}\": the FMU has no <{}> interface", d.interface,
+                       co_simulation_ ? "CoSimulation" : "ModelExchange"));
+  }
   if (co_simulation_ && !xml.cs.can_serialize_state) {
     refuse(
         "is a Co-Simulation FMU without canGetAndSetFMUstate and canSerializeFMUstate: "

@@ -309,6 +309,7 @@ void encode_model(const library::ModelDescription& model, schema::ModelConfig::B
     for (unsigned i = 0; i < inputs.size(); ++i) inputs.set(i, fmu->inputs[i]);
     auto outputs = f.initOutputs(static_cast<unsigned>(fmu->outputs.size()));
     for (unsigned i = 0; i < outputs.size(); ++i) outputs.set(i, fmu->outputs[i]);
+    f.setInterface(fmu->interface);
     return;
   }
   throw std::invalid_argument("encode_config: a model type without an encoding");
@@ -326,9 +327,10 @@ library::ModelDescription decode_model(schema::ModelConfig::Reader in) {
       return plugin::PluginDescription{in.getPlugin().getLibrary(), in.getPlugin().getParameters()};
     case schema::ModelConfig::FMU: {
       const auto f = in.getFmu();
-      fmu::FmuDescription d{f.getPath(), f.getParameters(), {}, {}};
+      fmu::FmuDescription d{f.getPath(), f.getParameters(), {}, {}, f.getInterface()};
       for (const auto name : f.getInputs()) d.inputs.emplace_back(name);
       for (const auto name : f.getOutputs()) d.outputs.emplace_back(name);
+      d.interface = f.getInterface();
       return d;
     }
     case schema::ModelConfig::NONE:

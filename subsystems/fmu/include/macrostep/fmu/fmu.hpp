@@ -61,7 +61,13 @@ struct FmuDescription {
   std::string parameters;  // JSON object: variable name → start value (number or boolean)
   std::vector<std::string> inputs;   // variable names; empty: every Real causality="input"
   std::vector<std::string> outputs;  // variable names; empty: every Real causality="output"
+  // "model-exchange" or "co-simulation" (kInterfaceNames); empty: Model Exchange if the FMU has
+  // it, else Co-Simulation.
+  std::string interface;
 };
+
+// The values of FmuDescription::interface.
+inline constexpr const char* kInterfaceNames[] = {"model-exchange", "co-simulation"};
 
 // An FMI function that returned Error or Fatal while the subsystem was evaluated.
 class FmuCallError : public std::runtime_error {
