@@ -322,6 +322,14 @@ TEST(SspRefusals, PackagesThatAreNoSspAreRefusedAndLeaveNothingBehind) {
   r = macrostep(dir, "run two.ssp --set cosim.rtol=2");
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_NE(r.output.find("--set cosim.rtol=2"), std::string::npos) << r.output;
+  // The FMU's refusal names the FMU in the package, not in the directory it was unpacked to.
+  r = macrostep(dir, "run two.ssp --set subsystem.m1.parameters.mass=1");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_EQ(r.output.rfind("two.ssp/SystemStructure.ssd:17: ssd:Component \"m1\": FMU "
+                           "two.ssp/resources/oscillator.fmu: parameters: \"mass\"",
+                           0),
+            0u)
+      << r.output;
   EXPECT_TRUE(tmp_is_empty(dir)) << "a refused run left files in $TMPDIR";
   fs::remove_all(dir);
 }

@@ -150,6 +150,21 @@ ConfigError config_error(const ssp::SspError& e) {
   return ConfigError(e.origin().file, e.origin().line, e.origin().element, e.problem());
 }
 
+// `problem` with the package's unpacked root (as the FMU paths in messages have it) named as the
+// package: "sys.ssp/resources/a.fmu" rather than a directory that is gone when the user reads it.
+std::string in_package(std::string problem, const ssp::Translation& t, const std::string& path) {
+  if (!t.package) return problem;
+  std::error_code ignored;
+  for (const std::string& root :
+       {t.base_directory, std::filesystem::weakly_canonical(t.base_directory, ignored).string()}) {
+    for (auto at = problem.find(root + "/"); !root.empty() && at != std::string::npos;
+         at = problem.find(root + "/", at + path.size())) {
+      problem.replace(at, root.size(), path);
+    }
+  }
+  return problem;
+}
+
 // An SSP package or SSD: its TOML text read, and the problems that the TOML's checks find
 // located at the SSP element the line came from.
 RunConfig load_ssp(const std::string& path, const std::vector<std::string>& overrides) {
@@ -167,7 +182,7 @@ RunConfig load_ssp(const std::string& path, const std::vector<std::string>& over
     if (e.file() != path) throw;
     if (e.line() > 0 && e.line() <= t.origins.size() && !t.origins[e.line() - 1].file.empty()) {
       const ssp::Origin& o = t.origins[e.line() - 1];
-      throw ConfigError(o.file, o.line, o.element, e.problem());
+      throw ConfigError(o.file, o.line, o.element, in_package(e.problem(), t, path));
     }
     if (e.line() == 0 && e.key_path() == "simulation" && !t.has_experiment) {
       throw ConfigError(path, 0, "ssd:DefaultExperiment",
