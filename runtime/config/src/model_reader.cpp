@@ -30,7 +30,7 @@ double bounded(const Node& node, library::Bound bound) {
 std::string resolved_path(const Node& node) {
   std::filesystem::path path = node.string();
   if (path.empty()) node.fail("must name a file");
-  if (path.is_relative()) path = std::filesystem::path(node.file()).parent_path() / path;
+  if (path.is_relative()) path = std::filesystem::path(node.directory()) / path;
   std::error_code error;
   const auto resolved = std::filesystem::weakly_canonical(std::filesystem::absolute(path), error);
   if (error || !std::filesystem::is_regular_file(resolved)) {

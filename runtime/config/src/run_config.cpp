@@ -11,10 +11,12 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "chain_lowering.hpp"
+#include "macrostep/ssp/ssp.hpp"
 #include "overrides.hpp"
 #include "reader.hpp"
 #include "toml_node.hpp"
@@ -113,10 +115,14 @@ void read_sections(const detail::Document& document, RunConfig& config) {
 
 }  // namespace
 
-RunConfig parse_config(std::string_view text, const std::string& path,
-                       const std::vector<std::string>& overrides) {
+namespace {
+
+// parse_config() with relative paths resolved in `directory` if it is not null.
+RunConfig parse_text(std::string_view text, const std::string& path, const std::string* directory,
+                     const std::vector<std::string>& overrides) {
   detail::prescan(text, path);
   detail::Document document(text, path);
+  if (directory != nullptr) document.set_directory(*directory);
 
   RunConfig config;
   config.path = path;
@@ -137,6 +143,70 @@ RunConfig parse_config(std::string_view text, const std::string& path,
         header.begin(), header.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
     config.overridden_text = header + "\n" + document.render() + "\n";
   }
+  return config;
+}
+
+ConfigError config_error(const ssp::SspError& e) {
+  return ConfigError(e.origin().file, e.origin().line, e.origin().element, e.problem());
+}
+
+// `problem` with the package's unpacked root (as the FMU paths in messages have it) named as the
+// package: "sys.ssp/resources/a.fmu" rather than a directory that is gone when the user reads it.
+std::string in_package(std::string problem, const ssp::Translation& t, const std::string& path) {
+  if (!t.package) return problem;
+  std::error_code ignored;
+  for (const std::string& root :
+       {t.base_directory, std::filesystem::weakly_canonical(t.base_directory, ignored).string()}) {
+    for (auto at = problem.find(root + "/"); !root.empty() && at != std::string::npos;
+         at = problem.find(root + "/", at + path.size())) {
+      problem.replace(at, root.size(), path);
+    }
+  }
+  return problem;
+}
+
+// An SSP package or SSD: its TOML text read, and the problems that the TOML's checks find
+// located at the SSP element the line came from.
+RunConfig load_ssp(const std::string& path, const std::vector<std::string>& overrides) {
+  ssp::Translation t;
+  try {
+    t = ssp::translate(path);
+  } catch (const ssp::SspError& e) {
+    throw config_error(e);
+  }
+  try {
+    RunConfig config = parse_text(t.toml, path, &t.base_directory, overrides);
+    config.files = t.package;
+    return config;
+  } catch (const ConfigError& e) {
+    if (e.file() != path) throw;
+    if (e.line() > 0 && e.line() <= t.origins.size() && !t.origins[e.line() - 1].file.empty()) {
+      const ssp::Origin& o = t.origins[e.line() - 1];
+      throw ConfigError(o.file, o.line, o.element, in_package(e.problem(), t, path));
+    }
+    if (e.line() == 0 && e.key_path() == "simulation" && !t.has_experiment) {
+      throw ConfigError(path, 0, "ssd:DefaultExperiment",
+                        "the SSD gives no stopTime, the end of the simulated time: add "
+                        "<ssd:DefaultExperiment stopTime=\"T\"/>, or --set simulation.end_time=T "
+                        "--set simulation.output_interval=DT");
+    }
+    throw;
+  }
+}
+
+}  // namespace
+
+RunConfig parse_config(std::string_view text, const std::string& path,
+                       const std::vector<std::string>& overrides) {
+  if (!ssp::is_package(path)) return parse_text(text, path, nullptr, overrides);
+  std::shared_ptr<const ssp::UnpackedPackage> package;
+  try {
+    package = ssp::unpack(path);
+  } catch (const ssp::SspError& e) {
+    throw config_error(e);
+  }
+  RunConfig config = parse_text(text, path, &package->root(), overrides);
+  config.files = std::move(package);
   return config;
 }
 
@@ -179,7 +249,8 @@ std::string read_config_file(const std::string& path) {
 }  // namespace
 
 RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
-  return parse_config(read_config_file(path), path, overrides);
+  if (ssp::is_package(path) || ssp::is_description(path)) return load_ssp(path, overrides);
+  return parse_text(read_config_file(path), path, nullptr, overrides);
 }
 
 library::ChainParameters realize_chain(const RunConfig& config) {

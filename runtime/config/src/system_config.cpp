@@ -117,7 +117,7 @@ plugin::PluginDescription plugin_model(const Node& n) {
   const Node library = n.require("library");
   std::filesystem::path path = library.string();
   if (path.empty()) library.fail("must name the plugin's shared library");
-  if (path.is_relative()) path = std::filesystem::path(n.file()).parent_path() / path;
+  if (path.is_relative()) path = std::filesystem::path(n.directory()) / path;
   std::error_code error;
   const auto resolved = std::filesystem::weakly_canonical(std::filesystem::absolute(path), error);
   if (error || !std::filesystem::is_regular_file(resolved)) {
@@ -144,7 +144,7 @@ fmu::FmuDescription fmu_model(const Node& n) {
   const Node file = n.require("path");
   std::filesystem::path path = file.string();
   if (path.empty()) file.fail("must name the .fmu file");
-  if (path.is_relative()) path = std::filesystem::path(n.file()).parent_path() / path;
+  if (path.is_relative()) path = std::filesystem::path(n.directory()) / path;
   std::error_code error;
   const auto resolved = std::filesystem::weakly_canonical(std::filesystem::absolute(path), error);
   if (error || !std::filesystem::is_regular_file(resolved)) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <sstream>
 #include <tuple>
 
@@ -65,7 +66,10 @@ std::size_t byte_of_column(std::string_view line, std::size_t column) {
 
 }  // namespace
 
-Document::Document(std::string_view text, std::string file) : text_(text), file_(std::move(file)) {
+Document::Document(std::string_view text, std::string file)
+    : text_(text),
+      file_(std::move(file)),
+      directory_(std::filesystem::path(file_).parent_path().string()) {
   // toml++ skips a UTF-8 byte order mark: columns on the first line start after it.
   line_starts_.push_back(text.starts_with("\xEF\xBB\xBF") ? 3 : 0);
   for (std::size_t i = 0; i < text.size(); ++i) {

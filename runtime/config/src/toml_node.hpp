@@ -8,10 +8,12 @@
 #pragma once
 
 #include <toml++/toml.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace macrostep::config::detail {
@@ -29,6 +31,10 @@ class Document {
   // The root table: empty path, no line.
   Node root() const;
   const std::string& file() const { return file_; }
+  // The directory that relative file paths of the configuration (an FMU, a plugin, a data file)
+  // are relative to: the file's own directory unless set (an SSP's unpacked package).
+  const std::string& directory() const { return directory_; }
+  void set_directory(std::string directory) { directory_ = std::move(directory); }
   // The text of a region that lies on one line (of the file, or of a source added below), or
   // nothing for one that spans lines or has no text.
   std::optional<std::string_view> text_of(const toml::source_region& region) const;
@@ -46,6 +52,7 @@ class Document {
  private:
   std::string_view text_;
   std::string file_;
+  std::string directory_;
   std::vector<std::size_t> line_starts_;  // byte offset of each line's first character
   std::vector<std::pair<std::string, std::string>> sources_;  // origin, text (one line)
   toml::table table_;
@@ -57,6 +64,8 @@ class Node {
 
   const std::string& path() const { return path_; }
   const std::string& file() const { return document_->file(); }
+  // Document::directory().
+  const std::string& directory() const { return document_->directory(); }
   unsigned line() const;
 
   [[noreturn]] void fail(const std::string& problem) const;

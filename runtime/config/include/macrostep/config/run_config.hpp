@@ -258,6 +258,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -547,7 +548,13 @@ struct Override {
 
 struct RunConfig {
   std::string path;  // as given to load_config(); used in every message
-  std::string text;  // the complete file text (kept in checkpoints)
+  // The complete file text (kept in checkpoints); for an SSP package or SSD, the TOML text that
+  // describes its system (ssp/ssp.hpp).
+  std::string text;
+  // What the files the description names need kept: an SSP package's unpacked directory, whose
+  // FMUs the runs build their subsystems from (it is removed when the last copy of the
+  // configuration is destroyed). Null for a TOML file and an SSD.
+  std::shared_ptr<const void> files;
   // The --set edits in order, and with any, the configuration they produced as TOML (toml++'s
   // rendering: the file's comments are not kept).
   std::vector<Override> overrides;
@@ -578,9 +585,15 @@ struct RunConfig {
 // Reads and validates a configuration file with the --set edits `overrides` ("KEY=VALUE", see
 // Override). Throws ConfigError for any problem, including an unreadable file and TOML syntax
 // errors; one that a --set gave is named by it ("--set cosim.rtol=2: cosim.rtol: must be < 1").
+// A path ending in .ssp (an SSP 1.0 package) or .ssd (a system structure description) is read
+// as the TOML text that ssp::translate() makes of it; its problems, and those the TOML's checks
+// find, name the SSP file, line and element ("sys.ssp/SystemStructure.ssd:12: ssd:Connection
+// a.y -> b.u: ...").
 RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {});
 
-// The same for text already in memory; `path` names it in messages.
+// The same for text already in memory; `path` names it in messages, and relative file paths in
+// the text are relative to its directory, or, when `path` ends in .ssp, to the root of that
+// package unpacked anew (the text a checkpoint kept of an SSP run; RunConfig::files holds it).
 RunConfig parse_config(std::string_view text, const std::string& path,
                        const std::vector<std::string>& overrides = {});
 

@@ -1,0 +1,371 @@
+// The System Structure Description (SSP 1.0) as a SystemModel (model.hpp): one flat system of
+// FMU components, their connectors, parameter bindings and connections, and the default
+// experiment. Every element that would change the system's meaning and is not read is refused
+// at its line; ignored() elements are skipped.
+#include <fmt/format.h>
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "model.hpp"
+
+namespace macrostep::ssp::detail {
+
+const Connector* Component::connector(std::string_view wanted) const {
+  for (const Connector& c : connectors) {
+    if (c.name == wanted) return &c;
+  }
+  return nullptr;
+}
+
+namespace {
+
+constexpr const char* kFmuType = "application/x-fmu-sharedlibrary";
+constexpr const char* kParameterSetType = "application/x-ssp-parameter-set";
+
+struct Reader {
+  const std::string& file;
+  const Files& files;
+  SystemModel model;
+  ParameterValues system_parameters;  // of the system's bindings: "<component>.<name>"
+};
+
+[[noreturn]] void unsupported(const Reader& r, const xmlNode* n, const std::string& where) {
+  refuse(r.file, n,
+         fmt::format("is not supported {} (docs/reference/configuration.md, \"SSP "
+                     "packages\", lists what macrostep reads)",
+                     where));
+}
+
+// ssd:Connectors of a component.
+void read_connectors(const Reader& r, const xmlNode* list, Component& c) {
+  for (const xmlNode* n : elements(list)) {
+    if (ignored(n)) continue;
+    if (!is(n, kSsdNamespace, "Connector")) unsupported(r, n, "in ssd:Connectors");
+    Connector k;
+    k.name = required(r.file, n, "name");
+    k.kind = required(r.file, n, "kind");
+    k.origin = origin_of(r.file, n);
+    if (k.kind != "input" && k.kind != "output" && k.kind != "parameter") {
+      refuse(r.file, n,
+             fmt::format("kind = \"{}\" is not supported: connectors of a component are input, "
+                         "output or parameter",
+                         k.kind));
+    }
+    for (const xmlNode* t : elements(n)) {
+      if (ignored(t)) continue;
+      if (is(t, kSscNamespace, "Real")) {
+        k.unit = attribute(t, "unit").value_or("");
+      } else {
+        refuse(r.file, t,
+               "is not supported: connectors are ssc:Real (macrostep couples real signals; an "
+               "FMU's integer, boolean, string, enumeration or binary variables cannot be "
+               "connected)");
+      }
+    }
+    if (const Connector* first = c.connector(k.name)) {
+      refuse(r.file, n, fmt::format("is declared twice (first at line {})", first->origin.line));
+    }
+    c.connectors.push_back(std::move(k));
+  }
+}
+
+// One ssd:ParameterBinding into `out`.
+void read_binding(const Reader& r, const xmlNode* b, ParameterValues& out) {
+  const std::string type = attribute(b, "type").value_or(kParameterSetType);
+  if (type != kParameterSetType) {
+    refuse(r.file, b,
+           fmt::format("type = \"{}\" is not supported: parameter sources are {}", type,
+                       kParameterSetType));
+  }
+  if (attribute(b, "sourceBase").value_or("SSD") != "SSD") {
+    refuse(r.file, b,
+           "sourceBase = \"component\" is not supported: a parameter source is resolved against "
+           "the SSD");
+  }
+  const std::string prefix = attribute(b, "prefix").value_or("");
+  const xmlNode* inline_values = nullptr;
+  for (const xmlNode* n : elements(b)) {
+    if (ignored(n)) continue;
+    if (is(n, kSsdNamespace, "ParameterMapping")) {
+      refuse(r.file, n,
+             "is not supported: parameter mappings (ssm) are not read; give the set the "
+             "variables' names");
+    }
+    if (!is(n, kSsdNamespace, "ParameterValues")) unsupported(r, n, "in ssd:ParameterBinding");
+    inline_values = n;
+  }
+  const auto source = attribute(b, "source");
+  if (source && inline_values != nullptr) {
+    refuse(r.file, b, "has both a source and ssd:ParameterValues; give one of them");
+  }
+  if (source) {
+    const ResolvedFile f = resolve(r.files, r.file, b, *source, "source");
+    const XmlDocument ssv(read_xml_file(f.disk, f.label), f.label);
+    read_parameter_set(ssv.file(), ssv.root(), prefix, out);
+    return;
+  }
+  if (inline_values == nullptr) {
+    refuse(r.file, b, "has neither a source nor ssd:ParameterValues");
+  }
+  const xmlNode* set = nullptr;
+  for (const xmlNode* n : elements(inline_values)) {
+    if (set != nullptr) refuse(r.file, n, "ssd:ParameterValues holds one ssv:ParameterSet");
+    set = n;
+  }
+  if (set == nullptr) refuse(r.file, inline_values, "holds no ssv:ParameterSet");
+  read_parameter_set(r.file, set, prefix, out);
+}
+
+void read_bindings(const Reader& r, const xmlNode* list, ParameterValues& out) {
+  for (const xmlNode* n : elements(list)) {
+    if (ignored(n)) continue;
+    if (!is(n, kSsdNamespace, "ParameterBinding")) unsupported(r, n, "in ssd:ParameterBindings");
+    read_binding(r, n, out);
+  }
+}
+
+void read_component(Reader& r, const xmlNode* n) {
+  Component c;
+  c.name = required(r.file, n, "name");
+  c.origin = origin_of(r.file, n);
+  const std::string type = attribute(n, "type").value_or(kFmuType);
+  if (type != kFmuType) {
+    refuse(r.file, n,
+           fmt::format("type = \"{}\" is not supported: components are FMUs ({}); nested SSDs "
+                       "and SSPs are not read",
+                       type, kFmuType));
+  }
+  const std::string implementation = attribute(n, "implementation").value_or("any");
+  if (implementation != "any" && implementation != "ModelExchange") {
+    refuse(r.file, n,
+           fmt::format("implementation = \"{}\" is not supported: macrostep runs an FMU's Model "
+                       "Exchange interface (\"ModelExchange\" or \"any\")",
+                       implementation));
+  }
+  for (const Component& other : r.model.components) {
+    if (other.name == c.name) {
+      refuse(r.file, n, fmt::format("the name is taken (line {})", other.origin.line));
+    }
+  }
+  c.fmu = resolve(r.files, r.file, n, required(r.file, n, "source"), "source").relative;
+  for (const xmlNode* k : elements(n)) {
+    if (ignored(k)) continue;
+    if (is(k, kSsdNamespace, "Connectors")) {
+      read_connectors(r, k, c);
+    } else if (is(k, kSsdNamespace, "ParameterBindings")) {
+      read_bindings(r, k, c.parameters);
+    } else {
+      unsupported(r, k, "in an ssd:Component");
+    }
+  }
+  r.model.components.push_back(std::move(c));
+}
+
+void read_elements(Reader& r, const xmlNode* list) {
+  for (const xmlNode* n : elements(list)) {
+    if (ignored(n)) continue;
+    if (is(n, kSsdNamespace, "Component")) {
+      read_component(r, n);
+    } else if (is(n, kSsdNamespace, "System")) {
+      refuse(r.file, n,
+             "is not supported: a nested system; macrostep reads one flat system of FMU "
+             "components");
+    } else {
+      unsupported(r, n, "in ssd:Elements (only ssd:Component)");
+    }
+  }
+}
+
+// The component and connector at one end of connection `n`.
+const Connector& endpoint(const Reader& r, const xmlNode* n, const char* element_key,
+                          const char* connector_key, std::string& element, std::string& connector) {
+  const auto name = attribute(n, element_key);
+  connector = required(r.file, n, connector_key);
+  if (!name) {
+    refuse(r.file, n,
+           fmt::format("connects \"{}\", a connector of the system itself (no {}), which is not "
+                       "supported: connect components' connectors",
+                       connector, element_key));
+  }
+  element = *name;
+  for (const Component& c : r.model.components) {
+    if (c.name != element) continue;
+    if (const Connector* k = c.connector(connector)) return *k;
+    refuse(r.file, n, fmt::format("component \"{}\" has no connector \"{}\"", element, connector));
+  }
+  refuse(r.file, n, fmt::format("{} = \"{}\" names no component", element_key, element));
+}
+
+void read_transformation(const Reader& r, const xmlNode* t, Connection& c) {
+  if (!is(t, kSscNamespace, "LinearTransformation")) {
+    refuse(r.file, t,
+           "is not supported: connections are direct or ssc:LinearTransformation (factor, "
+           "offset)");
+  }
+  if (const auto f = attribute(t, "factor")) c.gain = float_literal(r.file, t, "factor", *f);
+  if (const auto o = attribute(t, "offset")) c.offset = float_literal(r.file, t, "offset", *o);
+}
+
+void read_connection(Reader& r, const xmlNode* n) {
+  Connection c;
+  c.origin = origin_of(r.file, n);
+  const Connector& start =
+      endpoint(r, n, "startElement", "startConnector", c.start_element, c.start_connector);
+  const Connector& end =
+      endpoint(r, n, "endElement", "endConnector", c.end_element, c.end_connector);
+  c.origin.element = fmt::format("ssd:Connection {}.{} -> {}.{}", c.start_element,
+                                 c.start_connector, c.end_element, c.end_connector);
+  if (start.kind != "output" || end.kind != "input") {
+    throw SspError(
+        c.origin,
+        fmt::format("connects a connector of kind {} to one of kind {}; a connection goes "
+                    "from a component's output to a component's input",
+                    start.kind, end.kind));
+  }
+  if (!start.unit.empty() && !end.unit.empty() && start.unit != end.unit &&
+      attribute(n, "suppressUnitConversion").value_or("false") != "true") {
+    throw SspError(
+        c.origin,
+        fmt::format("joins unit \"{}\" to unit \"{}\": unit conversions are not supported "
+                    "(convert with an ssc:LinearTransformation and suppressUnitConversion = "
+                    "\"true\")",
+                    start.unit, end.unit));
+  }
+  for (const Connection& other : r.model.connections) {
+    if (other.end_element == c.end_element && other.end_connector == c.end_connector) {
+      throw SspError(
+          c.origin,
+          fmt::format("feeds input {}.{}, which the connection at line {} feeds already; an "
+                      "input takes one connection",
+                      c.end_element, c.end_connector, other.origin.line));
+    }
+  }
+  for (const xmlNode* t : elements(n)) {
+    if (!ignored(t)) read_transformation(r, t, c);
+  }
+  r.model.connections.push_back(std::move(c));
+}
+
+void read_connections(Reader& r, const xmlNode* list) {
+  for (const xmlNode* n : elements(list)) {
+    if (ignored(n)) continue;
+    if (!is(n, kSsdNamespace, "Connection")) unsupported(r, n, "in ssd:Connections");
+    read_connection(r, n);
+  }
+}
+
+void read_system(Reader& r, const xmlNode* system) {
+  const xmlNode *bindings = nullptr, *connections = nullptr;
+  for (const xmlNode* n : elements(system)) {
+    if (ignored(n) || is(n, kSsdNamespace, "Connectors")) continue;  // the system's own: unused
+    if (is(n, kSsdNamespace, "Elements")) {
+      read_elements(r, n);
+    } else if (is(n, kSsdNamespace, "ParameterBindings")) {
+      bindings = n;
+    } else if (is(n, kSsdNamespace, "Connections")) {
+      connections = n;
+    } else if (is(n, kSsdNamespace, "SignalDictionaries")) {
+      refuse(r.file, n, "is not supported: signal dictionaries (ssb) are not read");
+    } else {
+      unsupported(r, n, "in an ssd:System");
+    }
+  }
+  // The components first: connections and the system's bindings name them.
+  if (connections != nullptr) read_connections(r, connections);
+  if (bindings != nullptr) read_bindings(r, bindings, r.system_parameters);
+}
+
+void read_experiment(Reader& r, const xmlNode* n) {
+  r.model.experiment = origin_of(r.file, n);
+  if (const auto start = attribute(n, "startTime")) {
+    if (float_value(r.file, n, "startTime", *start) != 0.0) {
+      refuse(r.file, n, fmt::format("startTime = \"{}\": macrostep runs start at t = 0", *start));
+    }
+  }
+  const auto stop = attribute(n, "stopTime");
+  if (stop) {
+    r.model.end_time = float_literal(r.file, n, "stopTime", *stop);
+    // A thousand output intervals (the monolithic run's rows; --set simulation.output_interval).
+    const std::string thousandth =
+        fmt::format("{}", float_value(r.file, n, "stopTime", *stop) / 1000.0);
+    r.model.output_interval = float_literal(r.file, n, "stopTime", thousandth);
+  }
+  for (const xmlNode* k : elements(n)) {
+    if (!ignored(k)) unsupported(r, k, "in ssd:DefaultExperiment");
+  }
+}
+
+// The system's bindings name "<component>.<variable>": given to the component whose name is the
+// longest such prefix; they take precedence over the component's own (SSP 1.0,
+// ssd:ParameterBinding).
+void apply_system_parameters(Reader& r) {
+  for (auto& [name, value] : r.system_parameters) {
+    Component* target = nullptr;
+    for (Component& c : r.model.components) {
+      if (name.size() > c.name.size() + 1 && name.compare(0, c.name.size(), c.name) == 0 &&
+          name[c.name.size()] == '.' && (!target || c.name.size() > target->name.size())) {
+        target = &c;
+      }
+    }
+    if (target == nullptr) {
+      throw SspError(value.origin,
+                     fmt::format("\"{}\" names no component's variable; a binding of the system "
+                                 "names \"<component>.<variable>\" (or give the binding a prefix)",
+                                 name));
+    }
+    target->parameters.insert_or_assign(name.substr(target->name.size() + 1), value);
+  }
+}
+
+// A value whose unit differs from its connector's would need a conversion.
+void check_parameter_units(const SystemModel& model) {
+  for (const Component& c : model.components) {
+    for (const auto& [name, value] : c.parameters) {
+      const Connector* k = c.connector(name);
+      if (k != nullptr && !k->unit.empty() && !value.unit.empty() && k->unit != value.unit) {
+        throw SspError(value.origin,
+                       fmt::format("has unit \"{}\", connector {}.{} (line {}) unit \"{}\": unit "
+                                   "conversions are not supported",
+                                   value.unit, c.name, name, k->origin.line, k->unit));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+SystemModel read_ssd(const XmlDocument& document, const Files& files) {
+  Reader r{document.file(), files, {}, {}};
+  const xmlNode* root = document.root();
+  if (!is(root, kSsdNamespace, "SystemStructureDescription")) {
+    refuse(r.file, root,
+           fmt::format("is not an SSP 1.0 system structure description "
+                       "(ssd:SystemStructureDescription of namespace {})",
+                       kSsdNamespace));
+  }
+  r.model.description = attribute(root, "description").value_or("");
+  r.model.root = origin_of(r.file, root);
+  const xmlNode* system = nullptr;
+  for (const xmlNode* n : elements(root)) {
+    if (ignored(n)) continue;
+    if (is(n, kSsdNamespace, "System")) {
+      if (system != nullptr) refuse(r.file, n, "an SSD describes one ssd:System");
+      system = n;
+      read_system(r, n);
+    } else if (is(n, kSsdNamespace, "DefaultExperiment")) {
+      read_experiment(r, n);
+    } else {
+      unsupported(r, n, "in ssd:SystemStructureDescription");
+    }
+  }
+  if (system == nullptr) refuse(r.file, root, "has no ssd:System");
+  if (r.model.components.empty()) refuse(r.file, system, "has no ssd:Component");
+  apply_system_parameters(r);
+  check_parameter_units(r.model);
+  return std::move(r.model);
+}
+
+}  // namespace macrostep::ssp::detail

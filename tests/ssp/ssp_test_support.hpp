@@ -1,0 +1,65 @@
+// Helpers of the SSP tests (test_ssp.cpp, test_ssp_refusals.cpp): a private directory, the app
+// run as a child process with its own $TMPDIR, files read and written.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace macrostep::ssp_testing {
+
+namespace fs = std::filesystem;
+
+// A new empty directory for one test, with an empty tmp/ inside that the app runs use as
+// $TMPDIR (so that a test can check that they leave nothing there).
+inline fs::path test_dir(const std::string& what) {
+  const auto dir =
+      fs::temp_directory_path() / ("macrostep-test-ssp-" + what + "-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "tmp");
+  return dir;
+}
+
+inline std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+inline void write_file(const fs::path& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+struct AppRun {
+  int status = -1;
+  std::string output;  // stdout and stderr
+};
+
+// `macrostep ARGS` run in `dir` with TMPDIR=dir/tmp.
+inline AppRun macrostep(const fs::path& dir, const std::string& args) {
+  AppRun r;
+  const std::string command = "cd '" + dir.string() + "' && TMPDIR='" + (dir / "tmp").string() +
+                              "' " + MACROSTEP_BINARY + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return r;
+  char buffer[4096];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) {
+    r.output.append(buffer, n);
+  }
+  const int status = pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// Whether the runs left anything in dir/tmp.
+inline bool tmp_is_empty(const fs::path& dir) {
+  return fs::is_empty(dir / "tmp");
+}
+
+}  // namespace macrostep::ssp_testing
