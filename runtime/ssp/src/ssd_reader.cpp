@@ -138,11 +138,16 @@ void read_component(Reader& r, const xmlNode* n) {
                        "and SSPs are not read",
                        type, kFmuType));
   }
+  // The FMU interface to run: the FMU subsystem's `interface` key ("any": its default choice).
   const std::string implementation = attribute(n, "implementation").value_or("any");
-  if (implementation != "any" && implementation != "ModelExchange") {
+  if (implementation == "ModelExchange") {
+    c.interface = "model-exchange";
+  } else if (implementation == "CoSimulation") {
+    c.interface = "co-simulation";
+  } else if (implementation != "any") {
     refuse(r.file, n,
-           fmt::format("implementation = \"{}\" is not supported: macrostep runs an FMU's Model "
-                       "Exchange interface (\"ModelExchange\" or \"any\")",
+           fmt::format("implementation = \"{}\" is not supported (\"any\", \"ModelExchange\" or "
+                       "\"CoSimulation\")",
                        implementation));
   }
   for (const Component& other : r.model.components) {

@@ -66,6 +66,7 @@ void write_component(Writer& w, const Component& c) {
   w.line("name = " + quoted(c.name), c.origin);
   w.line("model = \"fmu\"", c.origin);
   w.line("path = " + quoted(c.fmu), c.origin);
+  if (!c.interface.empty()) w.line("interface = " + quoted(c.interface), c.origin);
   std::vector<std::string> inputs, outputs;
   for (const Connector& k : c.connectors) {
     if (k.kind == "input") inputs.push_back(k.name);
