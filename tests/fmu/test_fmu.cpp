@@ -328,7 +328,8 @@ TEST(Fmu, EveryBadFmuHasItsOwnMessage) {
                 .find("inputs: \"x\" is not a Real input variable of "
                       "this FMU (candidates: \"force\")"),
             std::string::npos);
-  EXPECT_NE(refusal({osc, "{}", {}, {"speed"}, ""}).find("outputs: \"speed\" is not a Real output"),
+  EXPECT_NE(refusal({osc, "{}", {}, {"speed"}, ""})
+                .find("outputs: \"speed\" is not a Real, Integer or Boolean output"),
             std::string::npos);
   fs::remove_all(dir);
 }
@@ -477,6 +478,56 @@ TEST(FmuApp, AFailingFmuCallNamesFunctionSubsystemAndTime) {
     EXPECT_NE(r.output.find("the model cannot be evaluated"), std::string::npos) << r.output;
     // The rows before the failure stay.
     EXPECT_GT(read_csv(dir / "failing.csv").size(), 10u);
+  }
+  fs::remove_all(dir);
+}
+
+// FMI 3: what macrostep does not run is refused by name; start values and <Alias> names of
+// variables with child elements are read.
+TEST(Fmu, Fmi3ArraysClocksAndScheduledExecutionAreRefusedAliasesRead) {
+  const fs::path dir = temp_dir("fmi3");
+  const std::string xml = read_file(fs::path(FMU_XML_DIR) / "oscillator3.xml");
+  const std::string so = "binaries/x86_64-linux/oscillator.so";
+  const std::string binary = read_file(fs::path(FMU_DIR) / ("oscillator3.stage/" + so));
+  const auto with = [&](const std::string& name, const std::string& from, const std::string& to) {
+    std::string text = xml;
+    text.replace(text.find(from), from.size(), to);
+    return make_fmu(dir, name, {{"modelDescription.xml", text}, {so, binary}});
+  };
+  const std::string x = R"(<Float64 name="x" valueReference="0" causality="output" )"
+                        R"(variability="continuous" initial="exact" start="0"/>)";
+  const std::string x_open = R"(<Float64 name="x" valueReference="0" causality="output" )"
+                             R"(variability="continuous" initial="exact" start="0">)";
+  struct Case {
+    std::string path, expected;
+  };
+  const std::vector<Case> cases = {
+      {with("array", x, x_open + "<Dimension start=\"3\"/></Float64>"),
+       "the state \"x\" is an array variable (FMI 3 <Dimension>)"},
+      {with("clock", "</ModelVariables>",
+            R"(<Clock name="tick" valueReference="77" causality="input"/></ModelVariables>)"),
+       "has clocks (tick): FMI 3 clocks are not supported"},
+      {with("scheduled",
+            R"(<ModelExchange modelIdentifier="oscillator" )"
+            R"(providesDirectionalDerivatives="true"/>)",
+            R"(<ScheduledExecution modelIdentifier="oscillator"/>)"),
+       "declares only <ScheduledExecution>"},
+  };
+  for (const Case& c : cases) {
+    const std::string message = refusal({c.path, "{}", {}, {}, ""});
+    EXPECT_NE(message.find(c.expected), std::string::npos) << c.path << ": " << message;
+  }
+  // x with a child <Alias>: its start value is read (settable), and the alias names it.
+  const std::string aliased =
+      with("alias", x, x_open + "\n  <Alias name=\"position\"/>\n</Float64>");
+  for (const char* name : {"x", "position"}) {
+    const auto fmu = library::build_subsystem(fmu::FmuDescription{
+        aliased, std::string(R"({")") + name + R"(": 0.25, "c": 1.0})", {}, {}, ""});
+    const std::vector<double> u0 = {0.0};
+    std::vector<double> z(2), zp(2);
+    fmu->initial_state(u0, z, zp);
+    EXPECT_EQ(z[0], 0.25) << name;
+    EXPECT_EQ(zp[1], -0.25) << name;  // x'' = -c x / m
   }
   fs::remove_all(dir);
 }

@@ -157,6 +157,10 @@ TEST(FmuEvents, AStateLessFmuTakesItsTimeEventsAtTheirTimesOnAndOffTheMacroGrid)
   const auto stair = load("stair", R"({"period": 0.25, "step": 2.0})");
   EXPECT_EQ(stair->state_size(), 0u);
   ASSERT_NE(stair->events(), nullptr);
+  // counter (Integer), y (Real, declared type Voltage), odd (Boolean): all outputs by default.
+  ASSERT_EQ(stair->output_size(), 3u);
+  EXPECT_EQ(stair->output_unit(1), "V");
+  EXPECT_EQ(stair->output_unit(0), "");
   ida::Integrator integrator(*stair, ida::IntegratorOptions{});
   struct Input final : model::InputFunction {
     void evaluate(double t, std::span<double> u) const override { u[0] = 10.0 * t; }
@@ -167,16 +171,17 @@ TEST(FmuEvents, AStateLessFmuTakesItsTimeEventsAtTheirTimesOnAndOffTheMacroGrid)
   for (int k = 1; k <= 10; ++k) {  // 0.1, 0.2, ...: events between the points and at 0.5, 1.0
     const double t = 0.1 * k;
     events += integrator.advance_to(t).events;
-    std::vector<double> y(2);
+    std::vector<double> y(3);
     integrator.outputs(y);
     const double counter = std::floor(t / 0.25 + 1e-9);
     EXPECT_EQ(y[0], counter) << "t = " << t;
     EXPECT_DOUBLE_EQ(y[1], 2.0 * counter + 10.0 * t) << "t = " << t;
+    EXPECT_EQ(y[2], std::fmod(counter, 2.0)) << "t = " << t;
     if (k == 5) at_half = integrator.make_snapshot();
   }
   EXPECT_EQ(events, 4);
   integrator.restore(*at_half);
-  std::vector<double> y(2);
+  std::vector<double> y(3);
   integrator.outputs(y);
   EXPECT_EQ(y[0], 2.0) << "the counter rolls back with the workspace";
 }
@@ -294,11 +299,13 @@ TEST(FmuEventsApp, AStateLessFmuInCoSimulationStepsAtItsTimeEvents) {
     ASSERT_EQ(r.status, 0) << r.output;
     std::string header;
     const auto rows = read_csv(csv, &header);
-    ASSERT_EQ(header.rfind("time,stair.counter,stair.y,spring.x,spring.v", 0), 0u) << header;
+    ASSERT_EQ(header.rfind("time,stair.counter,stair.y,stair.odd,spring.x,spring.v", 0), 0u)
+        << header;
     ASSERT_GT(rows.size(), 50u);
     for (const auto& row : rows) {
       EXPECT_EQ(row[1], std::floor(row[0] / 0.25 + 1e-9)) << run << " at t = " << row[0];
-      EXPECT_NEAR(row[2], row[1] + 0.1 * row[3], 1e-12) << run << " at t = " << row[0];
+      EXPECT_NEAR(row[2], row[1] + 0.1 * row[4], 1e-12) << run << " at t = " << row[0];
+      EXPECT_EQ(row[3], std::fmod(row[1], 2.0)) << run << " at t = " << row[0];
     }
   }
   EXPECT_TRUE(read_file(dir / "inprocess.csv") == read_file(dir / "processes.csv"))

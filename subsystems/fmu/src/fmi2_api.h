@@ -65,6 +65,10 @@ typedef fmi2Status fmi2TerminateTYPE(fmi2Component);
 typedef fmi2Status fmi2SetRealTYPE(fmi2Component, const fmi2ValueReference[], size_t,
                                    const fmi2Real[]);
 typedef fmi2Status fmi2GetRealTYPE(fmi2Component, const fmi2ValueReference[], size_t, fmi2Real[]);
+typedef fmi2Status fmi2GetIntegerTYPE(fmi2Component, const fmi2ValueReference[], size_t,
+                                      fmi2Integer[]);
+typedef fmi2Status fmi2GetBooleanTYPE(fmi2Component, const fmi2ValueReference[], size_t,
+                                      fmi2Boolean[]);
 typedef fmi2Status fmi2SetIntegerTYPE(fmi2Component, const fmi2ValueReference[], size_t,
                                       const fmi2Integer[]);
 typedef fmi2Status fmi2SetBooleanTYPE(fmi2Component, const fmi2ValueReference[], size_t,

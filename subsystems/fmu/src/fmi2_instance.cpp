@@ -42,6 +42,8 @@ struct Fmi2Functions {
   fmi2SetRealTYPE* set_real = nullptr;
   fmi2GetRealTYPE* get_real = nullptr;
   fmi2SetIntegerTYPE* set_integer = nullptr;
+  fmi2GetIntegerTYPE* get_integer = nullptr;  // looked up where Integer or Boolean outputs exist
+  fmi2GetBooleanTYPE* get_boolean = nullptr;
   fmi2SetBooleanTYPE* set_boolean = nullptr;
   fmi2NewDiscreteStatesTYPE* new_discrete_states = nullptr;
   fmi2EnterContinuousTimeModeTYPE* enter_continuous_time = nullptr;
@@ -192,6 +194,19 @@ class Fmi2Instance final : public Instance {
     return refs.empty() ||
            check(f_.get_real(c_, refs.data(), refs.size(), values.data()), "fmi2GetReal");
   }
+  bool get_values(std::span<const unsigned> refs, VariableType type,
+                  std::span<double> values) override {
+    if (type == VariableType::kReal) return get_reals(refs, values);
+    std::vector<int> v(refs.size());  // fmi2Integer and fmi2Boolean are both int
+    const bool ok =
+        type == VariableType::kInteger
+            ? check(f_.get_integer(c_, refs.data(), refs.size(), v.data()), "fmi2GetInteger")
+            : check(f_.get_boolean(c_, refs.data(), refs.size(), v.data()), "fmi2GetBoolean");
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      values[i] = type == VariableType::kBoolean ? (v[i] != 0 ? 1.0 : 0.0) : v[i];
+    }
+    return ok;
+  }
   bool directional_derivative(std::span<const unsigned> unknowns, unsigned known,
                               std::span<double> column) override {
     const double seed = 1.0;
@@ -271,6 +286,10 @@ class Fmi2Binary final : public Binary {
     library_.look_up(f_.get_real, "fmi2GetReal");
     library_.look_up(f_.set_integer, "fmi2SetInteger");
     library_.look_up(f_.set_boolean, "fmi2SetBoolean");
+    if (has_discrete_outputs(xml)) {
+      library_.look_up(f_.get_integer, "fmi2GetInteger");
+      library_.look_up(f_.get_boolean, "fmi2GetBoolean");
+    }
     if (interface == Interface::kCoSimulation) {
       look_up_co_simulation(xml);
       return;

@@ -45,6 +45,10 @@ typedef fmi3Status fmi3SetFloat64TYPE(fmi3Instance, const fmi3ValueReference[], 
                                       const fmi3Float64[], size_t);
 typedef fmi3Status fmi3GetFloat64TYPE(fmi3Instance, const fmi3ValueReference[], size_t,
                                       fmi3Float64[], size_t);
+typedef fmi3Status fmi3GetInt32TYPE(fmi3Instance, const fmi3ValueReference[], size_t, fmi3Int32[],
+                                    size_t);
+typedef fmi3Status fmi3GetBooleanTYPE(fmi3Instance, const fmi3ValueReference[], size_t,
+                                      fmi3Boolean[], size_t);
 typedef fmi3Status fmi3SetInt32TYPE(fmi3Instance, const fmi3ValueReference[], size_t,
                                     const fmi3Int32[], size_t);
 typedef fmi3Status fmi3SetBooleanTYPE(fmi3Instance, const fmi3ValueReference[], size_t,

@@ -38,6 +38,8 @@ struct Fmi3Functions {
   fmi3SetFloat64TYPE* set_float64 = nullptr;
   fmi3GetFloat64TYPE* get_float64 = nullptr;
   fmi3SetInt32TYPE* set_int32 = nullptr;
+  fmi3GetInt32TYPE* get_int32 = nullptr;  // looked up where Integer or Boolean outputs exist
+  fmi3GetBooleanTYPE* get_boolean = nullptr;
   fmi3SetBooleanTYPE* set_boolean = nullptr;
   fmi3UpdateDiscreteStatesTYPE* update_discrete_states = nullptr;
   fmi3EnterContinuousTimeModeTYPE* enter_continuous_time = nullptr;
@@ -190,6 +192,22 @@ class Fmi3Instance final : public Instance {
            check(f_.get_float64(i_, refs.data(), refs.size(), values.data(), values.size()),
                  "fmi3GetFloat64");
   }
+  bool get_values(std::span<const unsigned> refs, VariableType type,
+                  std::span<double> values) override {
+    if (type == VariableType::kReal) return get_reals(refs, values);
+    bool ok = false;
+    if (type == VariableType::kInteger) {
+      std::vector<fmi3Int32> v(refs.size());
+      ok = check(f_.get_int32(i_, refs.data(), refs.size(), v.data(), v.size()), "fmi3GetInt32");
+      for (std::size_t k = 0; k < v.size(); ++k) values[k] = v[k];
+    } else {
+      std::unique_ptr<fmi3Boolean[]> v(new fmi3Boolean[refs.size()]());
+      ok = check(f_.get_boolean(i_, refs.data(), refs.size(), v.get(), refs.size()),
+                 "fmi3GetBoolean");
+      for (std::size_t k = 0; k < refs.size(); ++k) values[k] = v[k] ? 1.0 : 0.0;
+    }
+    return ok;
+  }
   bool directional_derivative(std::span<const unsigned> unknowns, unsigned known,
                               std::span<double> column) override {
     const fmi3Float64 seed = 1.0;
@@ -269,6 +287,10 @@ class Fmi3Binary final : public Binary {
     library_.look_up(f_.get_float64, "fmi3GetFloat64");
     library_.look_up(f_.set_int32, "fmi3SetInt32");
     library_.look_up(f_.set_boolean, "fmi3SetBoolean");
+    if (has_discrete_outputs(xml)) {
+      library_.look_up(f_.get_int32, "fmi3GetInt32");
+      library_.look_up(f_.get_boolean, "fmi3GetBoolean");
+    }
     if (interface == Interface::kCoSimulation) {
       library_.look_up(f_.instantiate_cs, "fmi3InstantiateCoSimulation");
       library_.look_up(f_.do_step, "fmi3DoStep");

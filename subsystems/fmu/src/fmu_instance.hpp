@@ -65,6 +65,9 @@ class Instance {
                    std::span<const double> u) = 0;
   virtual bool derivatives(std::span<double> dx) = 0;
   virtual bool get_reals(std::span<const unsigned> refs, std::span<double> values) = 0;
+  // Values of Real, Integer or Boolean variables as numbers (false 0, true 1).
+  virtual bool get_values(std::span<const unsigned> refs, VariableType type,
+                          std::span<double> values) = 0;
   // d(unknowns)/d(known) at the point of the last set(): one column.
   virtual bool directional_derivative(std::span<const unsigned> unknowns, unsigned known,
                                       std::span<double> column) = 0;
@@ -114,6 +117,17 @@ class Binary {
                                                 std::span<const unsigned> inputs,
                                                 std::span<const double> u) = 0;
 };
+
+// Whether the FMU has Integer or Boolean outputs (whose getters a binary then looks up).
+inline bool has_discrete_outputs(const ModelXml& xml) {
+  for (const ModelVariable& v : xml.variables) {
+    if (v.causality == "output" &&
+        (v.type == VariableType::kInteger || v.type == VariableType::kBoolean)) {
+      return true;
+    }
+  }
+  return false;
+}
 
 // Which of an FMU's interfaces a binary is loaded for.
 enum class Interface : std::uint8_t { kModelExchange, kCoSimulation };

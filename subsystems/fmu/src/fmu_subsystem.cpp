@@ -53,7 +53,14 @@ FmuSubsystem::FmuSubsystem(const FmuDescription& d) : path_(d.path) {
   if (!listing.model_description) refuse("the archive has no modelDescription.xml");
   const ModelXml xml = parse_model_description(*listing.model_description);
   if (!xml.model_exchange && !xml.co_simulation) {
-    refuse("declares neither <ModelExchange> nor <CoSimulation>");
+    refuse(xml.scheduled_execution
+               ? "declares only <ScheduledExecution> (FMI 3 clocked partitions run by the "
+                 "importer's scheduler): macrostep runs Model Exchange and Co-Simulation FMUs"
+               : "declares neither <ModelExchange> nor <CoSimulation>");
+  }
+  if (!xml.clocks.empty()) {
+    refuse(fmt::format("has clocks ({}): FMI 3 clocks are not supported",
+                       fmt::join(xml.clocks, ", ")));
   }
   // Model Exchange where the FMU has it (macrostep's IDA integrates the equations: exact
   // rollback and clones need nothing from the FMU); else Co-Simulation; or what `interface` says.
@@ -156,7 +163,7 @@ void FmuSubsystem::residual_in(const FmuMode* mode, double t, std::span<const do
 void FmuSubsystem::outputs_in(const FmuMode* mode, double t, std::span<const double> z,
                               std::span<const double> u, std::span<double> y) const {
   Lease instance(*this, mode);
-  if (!instance->set(t, z, input_vr_, u) || !instance->get_reals(output_vr_, y)) {
+  if (!instance->set(t, z, input_vr_, u) || !get_outputs(*instance, y)) {
     std::fill(y.begin(), y.end(), std::numeric_limits<double>::quiet_NaN());
     return;
   }
@@ -177,6 +184,11 @@ void FmuSubsystem::read_structure(const ModelXml& xml) {
              "\" in ModelStructure names no state (attribute derivative)");
     }
     const ModelVariable& state = xml.variables[*der.derivative_of];
+    if (!state.dimensions.empty()) {
+      refuse(
+          "the state \"" + state.name +
+          "\" is an array variable (FMI 3 <Dimension>): macrostep integrates scalar states only");
+    }
     state_of_variable.emplace(*der.derivative_of, state_vr_.size());
     state_vr_.push_back(state.value_reference);
     derivative_vr_.push_back(der.value_reference);
@@ -234,32 +246,51 @@ void FmuSubsystem::read_variables(const ModelXml& xml, const FmuDescription& d) 
       refuse(fmt::format("parameters: \"{}\" must be a number or a boolean", name));
     }
     const ModelVariable& v = xml.variables[*index];
+    if (!v.dimensions.empty()) {
+      refuse(
+          fmt::format("parameters: \"{}\" is an array variable (FMI 3 <Dimension>), whose "
+                      "start values macrostep does not set",
+                      name));
+    }
     starts_.push_back({name, v.value_reference, v.type,
                        value.is_boolean() ? (value.get<bool>() ? 1.0 : 0.0) : value.get<double>()});
   }
+  // Inputs are Real; outputs Real, Integer or Boolean (read as numbers). FMI 3 arrays are not
+  // coupled: one named, or one among the defaults, is refused.
   const auto pick = [&](const std::vector<std::string>& names, const char* causality,
                         const char* what, std::vector<std::size_t>& out) {
-    const auto real = [&](const ModelVariable& v) {
-      return v.type == VariableType::kReal &&
-             (std::string(what) == "output" || v.causality == causality);
+    const bool output = std::string(what) == "output";
+    const auto typed = [&](const ModelVariable& v) {
+      return v.type == VariableType::kReal ||
+             (output && (v.type == VariableType::kInteger || v.type == VariableType::kBoolean));
+    };
+    const auto array = [&](const ModelVariable& v) {
+      refuse(fmt::format(
+          "{}s: \"{}\" is an array variable (FMI 3 <Dimension>): macrostep "
+          "couples scalar variables only{}",
+          what, v.name,
+          names.empty() ? fmt::format("; name the scalar {}s to use with `{}s`", what, what) : ""));
     };
     if (names.empty()) {
       for (std::size_t i = 0; i < xml.variables.size(); ++i) {
-        if (xml.variables[i].type == VariableType::kReal &&
-            xml.variables[i].causality == causality) {
-          out.push_back(i);
-        }
+        const ModelVariable& v = xml.variables[i];
+        if (!typed(v) || v.causality != causality) continue;
+        if (!v.dimensions.empty()) array(v);
+        out.push_back(i);
       }
       return;
     }
     for (const std::string& name : names) {
       const auto index = xml.find(name);
-      if (!index || !real(xml.variables[*index])) {
-        refuse(fmt::format("{}s: \"{}\" is not a Real {} variable of this FMU (candidates: {})",
-                           what, name, what, names_of(xml, [&](const ModelVariable& v) {
-                             return v.type == VariableType::kReal && v.causality == causality;
+      if (!index || !typed(xml.variables[*index]) ||
+          (!output && xml.variables[*index].causality != causality)) {
+        refuse(fmt::format("{}s: \"{}\" is not a {} {} variable of this FMU (candidates: {})", what,
+                           name, output ? "Real, Integer or Boolean" : "Real", what,
+                           names_of(xml, [&](const ModelVariable& v) {
+                             return typed(v) && v.causality == causality;
                            })));
       }
+      if (!xml.variables[*index].dimensions.empty()) array(xml.variables[*index]);
       out.push_back(*index);
     }
   };
@@ -274,6 +305,9 @@ void FmuSubsystem::read_variables(const ModelXml& xml, const FmuDescription& d) 
   for (std::size_t o : outputs) {
     output_vr_.push_back(xml.variables[o].value_reference);
     output_names_.push_back(xml.variables[o].name);
+    output_units_.push_back(xml.variables[o].unit);
+    output_types_.push_back(xml.variables[o].type);
+    real_outputs_ = real_outputs_ && output_types_.back() == VariableType::kReal;
     // Feed-through: the ModelStructure lists the output with an input among its dependencies or
     // without dependencies (it may depend on every known); a state itself has none.
     if (inputs.empty() || std::count(state_vr_.begin(), state_vr_.end(), output_vr_.back()) > 0) {
@@ -289,6 +323,26 @@ void FmuSubsystem::read_variables(const ModelXml& xml, const FmuDescription& d) 
       if (std::count(inputs.begin(), inputs.end(), dep) > 0) feedthrough_ = true;
     }
   }
+}
+
+// Real outputs in one call; others by type, into their places.
+bool FmuSubsystem::get_outputs(Instance& instance, std::span<double> y) const {
+  if (real_outputs_) return instance.get_reals(output_vr_, y);
+  for (const VariableType type :
+       {VariableType::kReal, VariableType::kInteger, VariableType::kBoolean}) {
+    std::vector<unsigned> refs;
+    std::vector<std::size_t> places;
+    for (std::size_t o = 0; o < output_vr_.size(); ++o) {
+      if (output_types_[o] != type) continue;
+      refs.push_back(output_vr_[o]);
+      places.push_back(o);
+    }
+    if (refs.empty()) continue;
+    std::vector<double> values(refs.size());
+    if (!instance.get_values(refs, type, values)) return false;
+    for (std::size_t k = 0; k < places.size(); ++k) y[places[k]] = values[k];
+  }
+  return true;
 }
 
 void FmuSubsystem::check_events(Instance& instance, double t) const {

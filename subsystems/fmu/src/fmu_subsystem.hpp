@@ -92,6 +92,7 @@ class FmuSubsystem final : public model::Subsystem, public model::Events {
   std::string state_name(std::size_t i) const override { return state_names_[i]; }
   std::string output_name(std::size_t i) const override { return output_names_[i]; }
   std::string input_name(std::size_t i) const override { return input_names_[i]; }
+  std::string output_unit(std::size_t i) const override { return output_units_[i]; }
   double initial_time() const override { return 0.0; }
   const model::SparsityPattern& jacobian_pattern() const override { return pattern_; }
 
@@ -162,6 +163,8 @@ class FmuSubsystem final : public model::Subsystem, public model::Events {
   // throws FmuCallError naming the event, its time and the missing capability (IDA then fails
   // there; the co-simulation retries shorter steps and stops at the event).
   void check_events(Instance& instance, double t) const;
+  // The outputs at the instance's point, each by its type.
+  bool get_outputs(Instance& instance, std::span<double> y) const;
 
   // A free instance, preferably one already in mode `number`.
   std::unique_ptr<Instance> acquire(std::uint64_t number) const;
@@ -184,7 +187,9 @@ class FmuSubsystem final : public model::Subsystem, public model::Events {
   std::vector<StartValue> starts_;
   std::vector<unsigned> state_vr_, derivative_vr_, input_vr_, output_vr_;
   std::vector<double> input_start_, x0_;
-  std::vector<std::string> state_names_, input_names_, output_names_;
+  std::vector<std::string> state_names_, input_names_, output_names_, output_units_;
+  std::vector<VariableType> output_types_;  // Real, Integer or Boolean
+  bool real_outputs_ = true;                // every output Real (one get call)
   std::vector<model::StateRole> roles_;
   model::SparsityPattern pattern_;
   bool feedthrough_ = false;

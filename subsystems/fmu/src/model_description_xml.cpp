@@ -4,6 +4,7 @@
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <map>
@@ -81,7 +82,35 @@ VariableType type_of(const char* element) {
 // Raw "derivative" attributes: FMI 2 a 1-based variable index, FMI 3 a value reference.
 using RawDerivatives = std::vector<std::pair<std::size_t, unsigned long>>;
 
-void read_variables_2(const xmlNode* list, ModelXml& m, RawDerivatives& raw) {
+// Declared types' units (FMI 2 <TypeDefinitions><SimpleType name><Real unit>, FMI 3
+// <TypeDefinitions><Float64Type name unit>).
+using TypeUnits = std::map<std::string, std::string>;
+
+TypeUnits read_type_units(const xmlNode* definitions) {
+  TypeUnits units;
+  for (const xmlNode* t = definitions->children; t; t = t->next) {
+    if (t->type != XML_ELEMENT_NODE) continue;
+    const auto name = attribute(t, "name");
+    if (!name) continue;
+    if (auto unit = attribute(t, "unit")) units[*name] = *unit;  // FMI 3
+    for (const xmlNode* r = t->children; r; r = r->next) {       // FMI 2
+      if (r->type != XML_ELEMENT_NODE) continue;
+      if (auto unit = attribute(r, "unit")) units[*name] = *unit;
+    }
+  }
+  return units;
+}
+
+std::string unit_of(const xmlNode* n, const TypeUnits& types) {
+  if (auto unit = attribute(n, "unit")) return *unit;
+  if (auto declared = attribute(n, "declaredType")) {
+    if (const auto it = types.find(*declared); it != types.end()) return it->second;
+  }
+  return "";
+}
+
+void read_variables_2(const xmlNode* list, ModelXml& m, RawDerivatives& raw,
+                      const TypeUnits& types) {
   for (const xmlNode* v = list->children; v; v = v->next) {
     if (!named(v, "ScalarVariable")) continue;
     ModelVariable var;
@@ -94,6 +123,7 @@ void read_variables_2(const xmlNode* list, ModelXml& m, RawDerivatives& raw) {
       if (t->type != XML_ELEMENT_NODE) continue;
       var.type = type_of(reinterpret_cast<const char*>(t->name));
       if (var.type != VariableType::kOther) var.start = real_start(t);
+      var.unit = unit_of(t, types);
       if (auto d = attribute(t, "derivative"))
         raw.emplace_back(m.variables.size(), number(t, "derivative", *d));
     }
@@ -101,7 +131,8 @@ void read_variables_2(const xmlNode* list, ModelXml& m, RawDerivatives& raw) {
   }
 }
 
-void read_variables_3(const xmlNode* list, ModelXml& m, RawDerivatives& raw) {
+void read_variables_3(const xmlNode* list, ModelXml& m, RawDerivatives& raw,
+                      const TypeUnits& types) {
   for (const xmlNode* v = list->children; v; v = v->next) {
     if (v->type != XML_ELEMENT_NODE) continue;
     ModelVariable var;
@@ -111,10 +142,20 @@ void read_variables_3(const xmlNode* list, ModelXml& m, RawDerivatives& raw) {
     var.causality = attribute(v, "causality").value_or("local");
     var.variability = attribute(v, "variability").value_or("continuous");
     var.type = type_of(reinterpret_cast<const char*>(v->name));
-    if (var.type != VariableType::kOther && !xmlHasProp(v, BAD_CAST "dimension") &&
-        v->children == nullptr) {
-      var.start = real_start(v);
+    if (named(v, "Enumeration")) var.type = VariableType::kOther;  // Int64 in FMI 3
+    var.unit = unit_of(v, types);
+    if (named(v, "Clock")) m.clocks.push_back(var.name);
+    // Child elements: <Dimension> makes an array, <Alias> another name.
+    for (const xmlNode* c = v->children; c; c = c->next) {
+      if (named(c, "Dimension")) {
+        const auto start = attribute(c, "start");
+        var.dimensions.push_back(start ? number(c, "start", *start) : 0);
+      } else if (named(c, "Alias")) {
+        var.aliases.push_back(required(c, "name"));
+      }
     }
+    // An array's start attribute lists every element: scalars only here.
+    if (var.type != VariableType::kOther && var.dimensions.empty()) var.start = real_start(v);
     if (auto d = attribute(v, "derivative"))
       raw.emplace_back(m.variables.size(), number(v, "derivative", *d));
     m.variables.push_back(std::move(var));
@@ -184,6 +225,7 @@ void read_interfaces(const xmlNode* root, ModelXml& m) {
       m.cs.can_interpolate_inputs = two && boolean(c, "canInterpolateInputs");
       m.cs.only_once_per_process = boolean(c, "canBeInstantiatedOnlyOncePerProcess");
     }
+    if (named(c, "ScheduledExecution")) m.scheduled_execution = true;
     if (!named(c, "ModelExchange")) continue;
     m.model_exchange = true;
     m.model_identifier = required(c, "modelIdentifier");
@@ -203,6 +245,10 @@ void read_interfaces(const xmlNode* root, ModelXml& m) {
 std::optional<std::size_t> ModelXml::find(std::string_view name) const {
   for (std::size_t i = 0; i < variables.size(); ++i) {
     if (variables[i].name == name) return i;
+  }
+  for (std::size_t i = 0; i < variables.size(); ++i) {
+    const auto& a = variables[i].aliases;
+    if (std::find(a.begin(), a.end(), name) != a.end()) return i;
   }
   return std::nullopt;
 }
@@ -242,12 +288,16 @@ ModelXml parse_model_description(std::string_view xml) {
   read_interfaces(root, m);
   RawDerivatives raw;
   const xmlNode* structure = nullptr;
+  TypeUnits types;
+  for (const xmlNode* c = root->children; c; c = c->next) {
+    if (named(c, "TypeDefinitions")) types = read_type_units(c);
+  }
   for (const xmlNode* c = root->children; c; c = c->next) {
     if (named(c, "ModelVariables")) {
       if (m.fmi_major == 2) {
-        read_variables_2(c, m, raw);
+        read_variables_2(c, m, raw, types);
       } else {
-        read_variables_3(c, m, raw);
+        read_variables_3(c, m, raw, types);
       }
     }
     if (named(c, "ModelStructure")) structure = c;

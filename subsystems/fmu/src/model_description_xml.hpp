@@ -23,6 +23,13 @@ struct ModelVariable {
   std::optional<double> start;
   // The state this variable is the derivative of, as an index into ModelXml::variables.
   std::optional<std::size_t> derivative_of;
+  // Its unit (the type element's or element's `unit`, else its declared type's), or "".
+  std::string unit;
+  // FMI 3: the sizes of an array variable (<Dimension start="n"/> or one given by another
+  // variable's value reference, then 0); empty for a scalar.
+  std::vector<std::size_t> dimensions;
+  // Other names of the variable (FMI 3 <Alias name="..."/>).
+  std::vector<std::string> aliases;
 };
 
 // One ModelStructure entry: a variable and what it depends on (indices into variables);
@@ -59,8 +66,12 @@ struct ModelXml {
   std::vector<Unknown> derivatives;  // in state order: state i is derivative_of of entry i
   std::vector<Unknown> outputs;
 
-  // Index of the variable called `name`, or nullopt.
+  // Index of the variable called `name` (or with that alias), or nullopt.
   std::optional<std::size_t> find(std::string_view name) const;
+  // <ScheduledExecution> is declared (FMI 3 clocked partitions), and the names of clock
+  // variables (FMI 3 <Clock>).
+  bool scheduled_execution = false;
+  std::vector<std::string> clocks;
 };
 
 // Parses the text of a modelDescription.xml. Throws std::invalid_argument: "modelDescription.xml

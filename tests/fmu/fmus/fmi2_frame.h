@@ -139,6 +139,27 @@ EXPORT fmi2Status fmi2GetReal(fmi2Component c, const fmi2ValueReference vr[], si
   return fmi2OK;
 }
 
+EXPORT fmi2Status fmi2GetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t n,
+                                 fmi2Integer v[]) {
+  Component* m = (Component*)c;
+  if (model_evaluate(m->time, m->real)) return fail(m, "the model cannot be evaluated");
+  for (size_t i = 0; i < n; ++i) {
+    if (vr[i] >= N_REALS) return fail(m, "fmi2GetInteger: unknown value reference");
+    v[i] = (fmi2Integer)m->real[vr[i]];
+  }
+  return fmi2OK;
+}
+EXPORT fmi2Status fmi2GetBoolean(fmi2Component c, const fmi2ValueReference vr[], size_t n,
+                                 fmi2Boolean v[]) {
+  Component* m = (Component*)c;
+  if (model_evaluate(m->time, m->real)) return fail(m, "the model cannot be evaluated");
+  for (size_t i = 0; i < n; ++i) {
+    if (vr[i] >= N_REALS) return fail(m, "fmi2GetBoolean: unknown value reference");
+    v[i] = m->real[vr[i]] != 0.0;
+  }
+  return fmi2OK;
+}
+
 EXPORT fmi2Status fmi2SetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t n,
                                  const fmi2Integer v[]) {
   (void)vr;

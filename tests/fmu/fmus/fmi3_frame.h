@@ -91,6 +91,29 @@ EXPORT fmi3Status fmi3GetFloat64(fmi3Instance c, const fmi3ValueReference vr[], 
   return fmi3OK;
 }
 
+EXPORT fmi3Status fmi3GetInt32(fmi3Instance c, const fmi3ValueReference vr[], size_t n,
+                               fmi3Int32 v[], size_t nv) {
+  Component* m = (Component*)c;
+  if (nv != n) return fail(m, "fmi3GetInt32: scalars only");
+  if (model_evaluate(m->time, m->real)) return fail(m, "the model cannot be evaluated");
+  for (size_t i = 0; i < n; ++i) {
+    if (vr[i] >= N_REALS) return fail(m, "fmi3GetInt32: unknown value reference");
+    v[i] = (fmi3Int32)m->real[vr[i]];
+  }
+  return fmi3OK;
+}
+EXPORT fmi3Status fmi3GetBoolean(fmi3Instance c, const fmi3ValueReference vr[], size_t n,
+                                 fmi3Boolean v[], size_t nv) {
+  Component* m = (Component*)c;
+  if (nv != n) return fail(m, "fmi3GetBoolean: scalars only");
+  if (model_evaluate(m->time, m->real)) return fail(m, "the model cannot be evaluated");
+  for (size_t i = 0; i < n; ++i) {
+    if (vr[i] >= N_REALS) return fail(m, "fmi3GetBoolean: unknown value reference");
+    v[i] = m->real[vr[i]] != 0.0;
+  }
+  return fmi3OK;
+}
+
 EXPORT fmi3Status fmi3SetInt32(fmi3Instance c, const fmi3ValueReference vr[], size_t n,
                                const fmi3Int32 v[], size_t nv) {
   (void)vr;

@@ -1,16 +1,17 @@
 /* A stair as an FMI 2.0 Model Exchange FMU without continuous states, as tools export signal
  * sources and blocks (after the Modelica Reference FMU Stair): the discrete output counter
- * rises by one at the time events period, 2·period, ... that the FMU schedules itself, and the
- * output y = step·counter + offset feeds the input offset through. The FMU can serialize its
+ * (an Integer) rises by one at the time events period, 2·period, ... that the FMU schedules
+ * itself, the Boolean output odd says whether it is odd, and the output y = step·counter +
+ * offset (in V) feeds the input offset through. The FMU can serialize its
  * state (the variables and the time).
  */
 #define MODEL_GUID "{5a1c0f2e-7d3b-4c8e-9f6a-stair0000001}"
-#define N_REALS 5
+#define N_REALS 6
 #define N_STATES 0
 #define MODEL_EVENT_UPDATE
 #define CAN_SERIALIZE_STATE
 
-enum { COUNTER, Y, OFFSET, STEP, PERIOD };
+enum { COUNTER, Y, OFFSET, STEP, PERIOD, ODD };
 
 static void model_start(double* r) {
   r[COUNTER] = 0.0;
@@ -23,6 +24,7 @@ static void model_start(double* r) {
 static int model_evaluate(double t, double* r) {
   (void)t;
   r[Y] = r[STEP] * r[COUNTER] + r[OFFSET];
+  r[ODD] = (double)((long)r[COUNTER] % 2 != 0);
   return 0;
 }
 
