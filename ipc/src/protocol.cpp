@@ -19,8 +19,8 @@ void StepReply::set_feedthrough(std::span<const double> d) {
   std::copy(d.begin(), d.end(), data + output_offset(used_runs()));
 }
 
-void StepReply::set_failure(std::uint32_t run, std::string_view text) noexcept {
-  status = ReplyStatus::kFailed;
+void StepReply::set_failure(std::uint32_t run, std::string_view text, bool terminated) noexcept {
+  status = terminated ? ReplyStatus::kTerminated : ReplyStatus::kFailed;
   failed_run = run;
   const std::size_t n = std::min(text.size(), kErrorCapacity - 1);
   std::memcpy(error, text.data(), n);

@@ -313,6 +313,34 @@ TEST(FmuEventsApp, AStateLessFmuInCoSimulationStepsAtItsTimeEvents) {
   fs::remove_all(dir);
 }
 
+// An FMU that asks to terminate ends the run where it asks (co-simulation: at the last accepted
+// macro point before; monolithic: at the last output time before), exit status 0, the rows up to
+// there written, the metadata's status "terminated", the message naming the FMU.
+TEST(FmuEventsApp, AnFmuAskingToTerminateEndsTheRunThereWithStatusZero) {
+  const fs::path dir = temp_dir("terminate");
+  const auto config = write_ball_and_oscillator(dir, "[cosim]\nrtol = 1e-5\nh_max = 0.02\n");
+  std::string text = read_file(config);
+  text.replace(text.find("v_min = 0.0}"), 12, "v_min = 0.0, terminate_after = 3}");
+  std::ofstream(config) << text;
+  const double third = closed_form_impacts(1.0, 0.8, 3)[2];
+  for (const std::string run : {"inprocess", "processes", "monolithic"}) {
+    const fs::path csv = dir / (run + ".csv");
+    const std::string how = run == "monolithic" ? "--monolithic" : "--executor " + run;
+    const AppRun r = macrostep("run " + config.string() + " " + how + " --output " + csv.string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("the simulation ended at t = "), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("set terminateSimulation"), std::string::npos) << r.output;
+    const auto rows = read_csv(csv);
+    ASSERT_FALSE(rows.empty());
+    EXPECT_LE(rows.back()[0], third) << run;
+    EXPECT_GT(rows.back()[0], third - 0.05) << run;
+    const std::string json = read_file(fs::path(csv).replace_extension(".json"));
+    EXPECT_NE(json.find("\"status\": \"terminated\""), std::string::npos) << run;
+  }
+  EXPECT_TRUE(read_file(dir / "inprocess.csv") == read_file(dir / "processes.csv"));
+  fs::remove_all(dir);
+}
+
 // The last periodic checkpoint of a finished run, resumed: the CSV is cut at the checkpoint and
 // continued, to the bytes of a run without checkpoints (the FMU modes travel in the workspaces).
 TEST(FmuEventsApp, ACheckpointedRunResumesToTheSameBytes) {

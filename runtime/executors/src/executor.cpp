@@ -122,6 +122,7 @@ void collect_runner_outcome(const runner::SubsystemRunner& runner, std::size_t i
       outcome.ok = false;
       outcome.failed_subsystem = i;
       outcome.error = std::move(failure);
+      outcome.terminated = runner.terminated();
     }
   }
 }

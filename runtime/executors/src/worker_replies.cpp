@@ -14,6 +14,9 @@ void record_failure(const ipc::StepReply& reply, std::size_t i, Outcome& outcome
     outcome.ok = false;
     outcome.failed_subsystem = i;
     outcome.error = reply.error;
+    if constexpr (requires { outcome.terminated; }) {
+      outcome.terminated = reply.status == ipc::ReplyStatus::kTerminated;
+    }
   }
 }
 

@@ -15,6 +15,7 @@
 #include "divergence_guard.hpp"
 #include "elapsed.hpp"
 #include "executor_factory.hpp"
+#include "macrostep/run/failure.hpp"
 #include "macrostep/run/observer.hpp"
 #include "result_files.hpp"
 #include "result_table.hpp"
@@ -171,6 +172,11 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
     };
     schemes::run_scheme(system, *executor, *scheme, scheme_options, on_accepted, on_attempted,
                         result.run, continuation);
+  } catch (const schemes::ModelTerminatedRun& e) {
+    // The model ended the simulation: the results up to the last accepted point are complete.
+    result.terminated = terminated_message(e, &config);
+    end_run({"terminated", &e});
+    return result;
   } catch (const std::exception& e) {
     const bool interrupted = dynamic_cast<const RunInterrupted*>(&e) != nullptr;
     end_run({interrupted ? "interrupted" : "failed", &e});

@@ -11,17 +11,36 @@
 
 namespace macrostep::run {
 
+namespace {
+
+// " (subsystem 2 is "motor": dc_motor ...)", as the description names it (counted from 1).
+std::string named(const schemes::SubsystemFailure& f, const config::RunConfig* config) {
+  if (config == nullptr || !config->system_description ||
+      f.subsystem() >= config->system_description->subsystems.size()) {
+    return {};
+  }
+  const auto& s = config->system_description->subsystems[f.subsystem()];
+  return fmt::format(" (subsystem {} is \"{}\": {})", f.subsystem() + 1, s.name,
+                     library::describe(s.model));
+}
+
+}  // namespace
+
+std::string terminated_message(const std::exception& e, const config::RunConfig* config) {
+  if (const auto* f = dynamic_cast<const schemes::SubsystemFailure*>(&e)) {
+    return fmt::format("the simulation ended at t = {:.9g} s (the last accepted macro point): {}{}",
+                       f->time(), f->what(), named(*f, config));
+  }
+  if (const auto* f = dynamic_cast<const ida::IntegrationError*>(&e)) {
+    return fmt::format("the simulation ended at t = {:.9g} s: {}", f->time(), f->what());
+  }
+  return e.what();
+}
+
 std::string failure_message(const std::exception& e, const config::RunConfig* config) {
   if (const auto* f = dynamic_cast<const schemes::SubsystemFailure*>(&e)) {
-    // The subsystem is named as its description names it (the failure counts from 1).
-    std::string named;
-    if (config != nullptr && config->system_description &&
-        f->subsystem() < config->system_description->subsystems.size()) {
-      const auto& s = config->system_description->subsystems[f->subsystem()];
-      named = fmt::format(" (subsystem {} is \"{}\": {})", f->subsystem() + 1, s.name,
-                          library::describe(s.model));
-    }
-    return fmt::format("co-simulation failed at t = {:.9g} s: {}{}", f->time(), f->what(), named);
+    return fmt::format("co-simulation failed at t = {:.9g} s: {}{}", f->time(), f->what(),
+                       named(*f, config));
   }
   if (const auto* f = dynamic_cast<const executors::WorkerFailure*>(&e)) {
     return fmt::format("co-simulation failed at t = {:.9g} s: {}", f->time(), f->what());

@@ -17,6 +17,7 @@
 #include "elapsed.hpp"
 #include "macrostep/output/csv.hpp"
 #include "macrostep/output/metadata.hpp"
+#include "macrostep/run/failure.hpp"
 #include "macrostep/system/monolithic_system.hpp"
 #include "macrostep/system/system_description.hpp"
 #include "macrostep/system/uncut_system.hpp"
@@ -270,6 +271,16 @@ void integrate_rows(const model::Subsystem& model, const std::vector<double>& ti
       if (k + 1 < times.size()) check_stop(options.stop, times[k]);
     }
     progress.finish(integrator->time(), [&] { return micro_steps(*integrator); });
+  } catch (const ida::ModelTerminated& e) {
+    // The model ended the simulation: the rows up to the last output time are complete.
+    progress.finish(integrator->time(), [&] { return micro_steps(*integrator); });
+    files.close_tables();
+    finish_metadata("terminated");
+    meta["termination"] = {{"time", e.time()}, {"message", e.what()}};
+    files.write_metadata(meta);
+    result.terminated = terminated_message(e);
+    result.final_values = row;
+    return;
   } catch (const ida::IntegrationError& e) {
     if (integrator) progress.finish(integrator->time(), [&] { return micro_steps(*integrator); });
     files.close_tables();
@@ -457,6 +468,7 @@ MonolithicResult run_monolithic(const config::RunConfig& config, const Monolithi
 void print_summary(std::ostream& out, const config::RunConfig& config,
                    const MonolithicOptions& options, const MonolithicResult& r) {
   const auto s = config::subsystem_count(config);
+  if (!r.terminated.empty()) fmt::print(out, "{}\n", r.terminated);
   if (const auto& chain = config.system_description->chain) {
     fmt::print(out, "{} run of {}: chain of {} masses ({} subsystem{}), t = 0 .. {} s\n",
                config::to_string(result_kind(options)), config.path, chain->masses(), s,

@@ -178,6 +178,7 @@ void print_summary(std::ostream& out, const config::RunConfig& config, const Cos
   const CosimSettings& s = r.settings;
   const std::size_t ns = config::subsystem_count(config);
   print_setup(out, config, s);
+  if (!r.terminated.empty()) fmt::print(out, "{}\n", r.terminated);
 
   const std::size_t nc = r.coupling_count;
   const std::size_t first_u = r.columns.size() - nc;

@@ -146,6 +146,7 @@ AttemptResult ExplicitJacobi::attempt(const control::StepPlan& plan,
     result.subsystem_failed = true;
     result.failed_subsystem = outcome.failed_subsystem;
     result.error = outcome.error;
+    result.model_terminated = outcome.terminated;
     return result;
   }
 

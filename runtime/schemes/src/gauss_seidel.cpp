@@ -253,6 +253,7 @@ AttemptResult GaussSeidel::attempt(const control::StepPlan& plan,
       result.subsystem_failed = true;
       result.failed_subsystem = outcome.failed_subsystem;
       result.error = outcome.error;
+      result.model_terminated = outcome.terminated;
       return false;
     }
     for (std::size_t i = 0; i < ns; ++i) outputs_[i] = outcome.subsystems[i].nominal.outputs;

@@ -223,6 +223,7 @@ AttemptResult IterativeScheme::subsystem_failure(const executors::PassOutcome& o
   r.subsystem_failed = true;
   r.failed_subsystem = outcome.failed_subsystem;
   r.error = outcome.error;
+  r.model_terminated = outcome.terminated;
   return r;
 }
 

@@ -281,6 +281,10 @@ void run_scheme(const system::CoupledSystem& system, executors::Executor& execut
           fail_on_non_finite_outputs(system, runner.outputs(), plan.t_end, a);
         count_corrector(a, result.corrector);
         control::StepOutcome so;
+        if (a.subsystem_failed && a.model_terminated) {
+          throw ModelTerminatedRun(fmt::format("subsystem {}: {}", a.failed_subsystem + 1, a.error),
+                                   a.failed_subsystem, plan.t_begin);
+        }
         if (a.subsystem_failed) {
           result.time.interface_ns += now_ns() - t_attempt - runner.executor_ns();
           last_failure.emplace(

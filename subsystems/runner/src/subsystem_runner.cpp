@@ -134,7 +134,10 @@ void SubsystemRunner::prepare(double t_end, const model::SupportPoints& nominal,
   extra_count_ = extra.size();
   t_end_ = t_end;
   results_.resize(1 + extra.size());
-  for (auto& r : results_) r.error.clear();
+  for (auto& r : results_) {
+    r.error.clear();
+    r.terminated = false;
+  }
   restore_ns_.assign(1 + extra.size(), 0);
   advanced_ = true;  // from here on the nominal integrator may have left T_N
 }
@@ -156,6 +159,9 @@ void SubsystemRunner::execute(std::size_t r) noexcept {
       result.feedthrough.resize(subsystem_.output_size() * subsystem_.input_size());
       integ->feedthrough_jacobian(result.feedthrough);
     }
+  } catch (const ida::ModelTerminated& e) {
+    result.error = e.what();
+    result.terminated = true;
   } catch (const std::exception& e) {
     result.error = e.what();
   }
@@ -243,6 +249,11 @@ std::size_t SubsystemRunner::failed_run() const {
     if (!results_[r].error.empty()) return r;
   }
   return run_count();
+}
+
+bool SubsystemRunner::terminated() const {
+  const std::size_t r = failed_run();
+  return r < run_count() && results_[r].terminated;
 }
 
 std::string SubsystemRunner::failure() const {

@@ -95,7 +95,8 @@ void CommandHandler::step(const ipc::StepCommand& cmd, ipc::StepReply& reply) {
   encode_pass(runner_.result(0), runner_.extra_results(), config_.subsystem->output_size(),
               runner_.nominal_ns(), runner_.extra_ns(), reply);
   if (const std::string failure = runner_.failure(); !failure.empty()) {
-    reply.set_failure(static_cast<std::uint32_t>(runner_.failed_run()), failure);
+    reply.set_failure(static_cast<std::uint32_t>(runner_.failed_run()), failure,
+                      runner_.terminated());
   }
 }
 

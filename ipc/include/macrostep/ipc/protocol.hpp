@@ -142,7 +142,8 @@ struct StepCommand {
   }
 };
 
-enum class ReplyStatus : std::uint32_t { kOk = 0, kFailed = 1 };
+// kTerminated: failed because the model asked to end the simulation (the error says where).
+enum class ReplyStatus : std::uint32_t { kOk = 0, kFailed = 1, kTerminated = 2 };
 
 // The used part comes first: the fixed fields, then the runs' statistics and outputs packed in
 // `data`; the error text (last) travels only with a failed reply.
@@ -179,8 +180,9 @@ struct StepReply {
   std::span<const double> feedthrough_values() const noexcept {
     return {data + output_offset(used_runs()), std::min<std::size_t>(feedthrough, kMaxFeedthrough)};
   }
-  // A failed reply: `status` kFailed, `failed_run` and the text (cut to kErrorCapacity - 1).
-  void set_failure(std::uint32_t run, std::string_view text) noexcept;
+  // A failed reply: `status` kFailed (kTerminated with `terminated`), `failed_run` and the text
+  // (cut to kErrorCapacity - 1).
+  void set_failure(std::uint32_t run, std::string_view text, bool terminated = false) noexcept;
 
   std::size_t wire_bytes() const noexcept {
     return status == ReplyStatus::kOk

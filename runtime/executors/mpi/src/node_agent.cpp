@@ -120,7 +120,9 @@ void write_step_reply(const Group& g, std::size_t j, double t_end, ipc::StepRepl
   r.error[0] = '\0';
   r.time = t_end;
   worker::encode_pass(so.nominal, so.extra, g.outputs[j], so.solver_ns, so.extra_ns, r);
-  if (!g.outcome.ok && g.outcome.failed_subsystem == j) r.set_failure(0, g.outcome.error);
+  if (!g.outcome.ok && g.outcome.failed_subsystem == j) {
+    r.set_failure(0, g.outcome.error, g.outcome.terminated);
+  }
 }
 
 void serve_step(const bridge::Request& rq, Group& g, bridge::Reply& reply) {

@@ -96,6 +96,9 @@ struct PassOutcome {
   // the executor has not modified the accepted state.
   std::size_t failed_subsystem = 0;
   std::string error;
+  // The failure is the model's request to terminate the simulation (runner::RunResult::
+  // terminated): the scheme ends the run there instead of retrying the step.
+  bool terminated = false;
   std::vector<SubsystemOutcome> subsystems;
   // Executors with a transport (processes): the slowest subsystem's send-to-reply time minus
   // its busy time in the worker; 0 in-process.

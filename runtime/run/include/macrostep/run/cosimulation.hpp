@@ -57,6 +57,10 @@ struct CosimResult {
   std::array<double, control::kMaxKappa + 1> time_by_kappa{};
   std::int64_t wall_ns = 0;
   std::string placement;  // PlacementMap::describe() of a process-executor run
+  // Set when a model ended the simulation before the end time (schemes::ModelTerminatedRun):
+  // what it said and where; the rows up to the last accepted point are written, the metadata's
+  // status is "terminated".
+  std::string terminated;
 };
 
 // A coupling variable grew without bound or stopped being finite (the divergence guard: past

@@ -19,4 +19,9 @@ namespace macrostep::run {
 // error: their what() is the message). `config` may be null. Thread-safe.
 std::string failure_message(const std::exception& e, const config::RunConfig* config = nullptr);
 
+// The notice of a run a model ended (schemes::ModelTerminatedRun, or ida::ModelTerminated in a
+// monolithic run): "the simulation ended at t = T s: CAUSE", the subsystem named as by
+// failure_message. Thread-safe.
+std::string terminated_message(const std::exception& e, const config::RunConfig* config = nullptr);
+
 }  // namespace macrostep::run

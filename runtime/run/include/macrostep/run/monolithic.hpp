@@ -72,6 +72,9 @@ struct MonolithicResult {
   ida::IntegratorOptions solver;
   ida::AdvanceStats stats;
   std::int64_t wall_ns = 0;
+  // Set when a model ended the simulation before the end time (ida::ModelTerminated): what it
+  // said and where; the rows up to that point are written, the metadata's status "terminated".
+  std::string terminated;
 };
 
 // The IDA options of a [solver] table: tolerances (unset atols follow rtol), linear solver,

@@ -46,7 +46,8 @@ struct BetweenSteps {
 
 // How a run ended (RunObserver::finished).
 struct RunEnd {
-  // "completed", "failed" or "interrupted" (the metadata's status).
+  // "completed", "failed", "interrupted" or "terminated" (a model ended the simulation; failure
+  // is then the schemes::ModelTerminatedRun) (the metadata's status).
   std::string status;
   // The failure that ended it (a RunInterrupted when interrupted); null when completed.
   const std::exception* failure = nullptr;

@@ -77,6 +77,15 @@ class SubsystemFailure : public std::runtime_error {
   double time_;
 };
 
+// A subsystem's model asked to terminate the simulation (an FMU's terminateSimulation, an FMU
+// Co-Simulation step that ends it) in the macro step after `time`, the last accepted point,
+// where the run ends: the results up to it are complete, and the run counts as ended by the
+// model, not failed. what() names the subsystem, the model's time and its reason.
+class ModelTerminatedRun : public SubsystemFailure {
+ public:
+  using SubsystemFailure::SubsystemFailure;
+};
+
 // One accepted macro point, handed to the observer: outputs[i] are subsystem i's outputs at
 // time, u the coupling variables u_M. The spans are valid during the call only.
 struct AcceptedPoint {
@@ -207,6 +216,7 @@ struct AttemptResult {
   bool subsystem_failed = false;
   std::size_t failed_subsystem = 0;
   std::string error;
+  bool model_terminated = false;  // the failure is the model's request to end the simulation
   // An iterative scheme's corrector did not converge: rejected with r = 0.25 (D-26).
   bool corrector_failed = false;
   // Otherwise: the a-posteriori estimate of the attempt (kNone in fixed mode without one).

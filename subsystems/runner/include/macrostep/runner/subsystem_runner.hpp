@@ -101,6 +101,9 @@ struct RunResult {
   std::vector<double> feedthrough;
   ida::AdvanceStats stats;  // counters of this run (wall_ns: its integration)
   std::string error;        // empty if the run succeeded
+  // The run ended because the model asked to terminate the simulation (ida::ModelTerminated;
+  // `error` says where and why): the caller ends the run instead of retrying.
+  bool terminated = false;
 };
 
 // One subsystem's results of a pass, wherever it ran (collected from its runner in this process,
@@ -158,6 +161,8 @@ class SubsystemRunner {
   // failed_run() is its index. Valid after the runs of a pass.
   std::string failure() const;
   std::size_t failed_run() const;
+  // Whether that failure is the model's request to terminate (RunResult::terminated).
+  bool terminated() const;
   // Wall time of the nominal run and the sum of the extra runs' (seed 000 Eq. 4.5 T_{L,N}).
   std::int64_t nominal_ns() const { return results_[0].stats.wall_ns; }
   std::int64_t extra_ns() const;
