@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/shell_command.hpp"
 #include "macrostep/fmu/fmu.hpp"
 #include "macrostep/library/model_description.hpp"
 
@@ -39,23 +40,10 @@ inline fs::path temp_dir(const std::string& what) {
   return dir;
 }
 
-struct AppRun {
-  int status = -1;
-  std::string output;
-};
+using AppRun = test::CommandRun;
 
 inline AppRun macrostep(const std::string& args) {
-  AppRun r;
-  const std::string command = std::string(MACROSTEP_BINARY) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return r;
-  char buffer[4096];
-  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) {
-    r.output.append(buffer, n);
-  }
-  const int status = pclose(pipe);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return test::run_shell(std::string(MACROSTEP_BINARY) + " " + args + " 2>&1");
 }
 
 inline std::vector<std::vector<double>> read_csv(const fs::path& path,

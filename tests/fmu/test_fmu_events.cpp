@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/bouncing_ball.hpp"
 #include "../support/read_file.hpp"
 #include "fmu_test_support.hpp"
 #include "macrostep/ida/integrator.hpp"
@@ -23,15 +24,8 @@ using macrostep::testing::read_file;
 
 constexpr double kG = 9.81;
 
-// Impacts of a ball dropped from h0 at rest: t_1 = sqrt(2 h0 / g), then flights of 2 e^k v_1 / g.
 std::vector<double> closed_form_impacts(double h0, double e, std::size_t count) {
-  std::vector<double> t{std::sqrt(2.0 * h0 / kG)};
-  double speed = kG * t[0];
-  while (t.size() < count) {
-    speed *= e;
-    t.push_back(t.back() + 2.0 * speed / kG);
-  }
-  return t;
+  return test::impact_times(h0, e, count, kG);
 }
 
 ida::IntegratorOptions tight_solver() {
@@ -125,20 +119,19 @@ TEST(FmuEvents, TheFmi3BallIsTheFmi2Ball) {
   EXPECT_EQ(outputs[1].back()[2], 3.0) << "impacts by t = 2 (0.45, 1.17, 1.75 s)";
 }
 
-TEST(FmuEvents, AnFmuWithoutItsStateAsBytesStopsAtTheFirstEventNamingTheCapability) {
-  const auto ball = load("bouncing_ball_no_state");
-  EXPECT_EQ(ball->events(), nullptr);
-  ida::Integrator integrator(*ball, ida::IntegratorOptions{});
-  try {
-    integrator.advance_to(1.0);
-    FAIL() << "no error";
-  } catch (const ida::IntegrationError& e) {
-    const std::string message = e.what();
-    EXPECT_NE(message.find("canGetAndSetFMUstate and canSerializeFMUstate"), std::string::npos)
-        << message;
-    // The residual throws where a trial point of IDA's first crosses the event.
-    EXPECT_LT(e.time(), closed_form_impacts(1.0, 0.8, 1)[0]) << message;
+// Without canGetAndSetFMUstate and canSerializeFMUstate the ball bounces on its one live
+// instance, going forward only.
+TEST(FmuEvents, AnFmuThatCannotSaveItsStateBouncesGoingForward) {
+  const auto ball = load("bouncing_ball_no_state", R"({"e": 0.8, "v_min": 0.0})");
+  ASSERT_NE(ball->events(), nullptr);
+  EXPECT_FALSE(ball->events()->restorable());
+  ida::Integrator integrator(*ball, tight_solver());
+  std::vector<double> impacts;
+  for (int k = 1; k <= 200; ++k) {
+    integrator.advance_to(0.02 * k);
+    record_impacts(ball_outputs(integrator), impacts);
   }
+  expect_closed_form(impacts, "no state as bytes");
 }
 
 TEST(FmuEvents, AnFmuAskingToTerminateEndsTheIntegrationAtThatImpact) {
@@ -338,6 +331,34 @@ TEST(FmuEventsApp, AnFmuAskingToTerminateEndsTheRunThereWithStatusZero) {
     EXPECT_NE(json.find("\"status\": \"terminated\""), std::string::npos) << run;
   }
   EXPECT_TRUE(read_file(dir / "inprocess.csv") == read_file(dir / "processes.csv"));
+  fs::remove_all(dir);
+}
+
+// The ball that cannot save its state in co-simulation: fixed H, explicit, estimator none runs
+// (both executors, the closed form's impacts); a controlled step size or the implicit scheme is
+// refused before the run, naming the subsystem and what the run asks for.
+TEST(FmuEventsApp, AnFmuThatCannotSaveItsStateRunsFixedStepExplicitOnly) {
+  const fs::path dir = temp_dir("live");
+  const auto config = write_ball_and_oscillator(
+      dir, "[cosim]\nestimator = \"none\"\nstep_size = 0.01\norder = 1\n");
+  std::string text = read_file(config);
+  text.replace(text.find("bouncing_ball.fmu"), 17, "bouncing_ball_no_state.fmu");
+  std::ofstream(config) << text;
+  for (const std::string executor : {"inprocess", "processes"}) {
+    const fs::path csv = dir / (executor + ".csv");
+    const AppRun r = macrostep("run " + config.string() + " --executor " + executor + " --output " +
+                               csv.string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    expect_closed_form(impacts_in(csv), executor);
+  }
+  EXPECT_TRUE(read_file(dir / "inprocess.csv") == read_file(dir / "processes.csv"));
+  for (const std::string flags : {"--estimator exMD", "--scheme implicit --estimator imMD"}) {
+    const AppRun r = macrostep("run " + config.string() + " " + flags + " --output " +
+                               (dir / "refused.csv").string());
+    EXPECT_EQ(r.status, 2) << flags << "\n" << r.output;
+    EXPECT_NE(r.output.find("subsystem \"ball\" cannot save its state"), std::string::npos)
+        << r.output;
+  }
   fs::remove_all(dir);
 }
 

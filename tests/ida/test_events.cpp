@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/bouncing_ball.hpp"
 #include "macrostep/ida/integrator.hpp"
 
 namespace macrostep {
@@ -158,17 +159,7 @@ class BouncingBall final : public PointMass, public model::Events {
   std::size_t terminate_after_;
 };
 
-// Impact times of the ball dropped from h0 at rest: t_1 = sqrt(2 h0 / g), then flights of
-// 2·e^k·v_1 / g.
-std::vector<double> impact_times(double h0, double e, std::size_t count) {
-  std::vector<double> t{std::sqrt(2.0 * h0 / kGravity)};
-  double speed = kGravity * t[0];
-  while (t.size() < count) {
-    speed *= e;
-    t.push_back(t.back() + 2.0 * speed / kGravity);
-  }
-  return t;
-}
+using test::impact_times;
 
 ida::IntegratorOptions tight() {
   ida::IntegratorOptions o;

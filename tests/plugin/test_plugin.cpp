@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "../support/read_file.hpp"
+#include "../support/shell_command.hpp"
 #include "macrostep/library/model_description.hpp"
 #include "macrostep/plugin/plugin.hpp"
 
@@ -71,23 +72,10 @@ TEST(Plugin, RefusalsNameTheLibraryAndTheReason) {
 
 // ---- the app ----
 
-struct AppRun {
-  int status = -1;
-  std::string output;
-};
+using AppRun = test::CommandRun;
 
 AppRun macrostep(const std::string& args) {
-  AppRun r;
-  const std::string command = std::string(MACROSTEP_BINARY) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return r;
-  char buffer[4096];
-  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) {
-    r.output.append(buffer, n);
-  }
-  const int status = pclose(pipe);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return test::run_shell(std::string(MACROSTEP_BINARY) + " " + args + " 2>&1");
 }
 
 // Two Duffing oscillators (one forced) joined by a linear spring/damper.

@@ -11,6 +11,8 @@
 #include <sstream>
 #include <string>
 
+#include "../support/shell_command.hpp"
+
 namespace macrostep::ssp_testing {
 
 namespace fs = std::filesystem;
@@ -36,25 +38,12 @@ inline void write_file(const fs::path& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
 }
 
-struct AppRun {
-  int status = -1;
-  std::string output;  // stdout and stderr
-};
+using AppRun = test::CommandRun;  // output: stdout and stderr
 
 // `macrostep ARGS` run in `dir` with TMPDIR=dir/tmp.
 inline AppRun macrostep(const fs::path& dir, const std::string& args) {
-  AppRun r;
-  const std::string command = "cd '" + dir.string() + "' && TMPDIR='" + (dir / "tmp").string() +
-                              "' " + MACROSTEP_BINARY + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return r;
-  char buffer[4096];
-  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) {
-    r.output.append(buffer, n);
-  }
-  const int status = pclose(pipe);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return test::run_shell("cd '" + dir.string() + "' && TMPDIR='" + (dir / "tmp").string() + "' " +
+                         MACROSTEP_BINARY + " " + args + " 2>&1");
 }
 
 // Whether the runs left anything in dir/tmp.

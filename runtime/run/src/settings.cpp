@@ -601,6 +601,41 @@ system::CoupledSystem coupled_system(const config::RunConfig& config,
   return system::build_system(*config.system_description);
 }
 
+// A subsystem whose modes cannot be restored (model::Events::restorable: an FMU with events that
+// cannot save its state) only runs forward: no rollback, clones, checkpoints or worker restarts.
+void check_restorable(const config::RunConfig& config, CosimSettings& settings,
+                      const system::CoupledSystem& system) {
+  for (std::size_t L = 0; L < system.subsystem_count(); ++L) {
+    const model::Events* events = system.subsystem(L).events();
+    if (events == nullptr || events->restorable()) continue;
+    std::string needs;
+    if (settings.cosim.scheme != config::CosimScheme::kExplicit) {
+      needs = fmt::format("the {} scheme", config::to_string(settings.cosim.scheme));
+    } else if (settings.executor.rollback || runs_per_subsystem(settings, 0) > 1) {
+      needs = "a controlled step size or an estimator (rolled-back and cloned steps)";
+    } else if (settings.checkpoint_every) {
+      needs = "checkpoints";
+    } else if (settings.max_restarts > 0) {
+      needs = "worker restarts (--max-restarts)";
+    }
+    const std::string& name = config.system_description->subsystems.at(L).name;
+    if (!needs.empty()) {
+      throw SetupError(fmt::format(
+          "{}: subsystem \"{}\" cannot save its state (an FMU with events or a Co-Simulation FMU "
+          "without canGetAndSetFMUstate and canSerializeFMUstate), so it runs only forward: a "
+          "fixed step size with estimator \"none\", the explicit scheme, no checkpoints and no "
+          "worker restarts; this run asks for {}",
+          config.path, name, needs));
+    }
+    if (settings.no_final_checkpoint.empty()) {
+      settings.no_final_checkpoint = fmt::format(
+          "subsystem \"{}\" cannot save its state (no canGetAndSetFMUstate and "
+          "canSerializeFMUstate)",
+          name);
+    }
+  }
+}
+
 }  // namespace
 
 // The coupled system of `config` (and its models), with every check that needs the built system,
@@ -619,6 +654,7 @@ system::CoupledSystem checked_system(const config::RunConfig& config, CosimSetti
   check_sequence(config, settings, system);
   check_feedthrough_combination(config, settings, system);
   check_input_accelerations(config, settings, system);
+  check_restorable(config, settings, system);
   if (const auto warning = fixed_step_warning(config, settings, system)) {
     fmt::print(stderr, "macrostep: {}\n", *warning);
   }

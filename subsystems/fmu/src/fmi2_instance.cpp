@@ -53,7 +53,8 @@ struct Fmi2Functions {
   fmi2GetDerivativesTYPE* get_derivatives = nullptr;
   fmi2GetDirectionalDerivativeTYPE* directional = nullptr;  // null unless provided
   fmi2GetEventIndicatorsTYPE* event_indicators = nullptr;   // null without event indicators
-  // Events and FMU state: looked up only for an FMU that can serialize its state.
+  // Event Mode (every Model Exchange FMU); the FMU state and completed steps only for an FMU that
+  // can serialize its state.
   fmi2EnterEventModeTYPE* enter_event_mode = nullptr;
   fmi2CompletedIntegratorStepTYPE* completed_step = nullptr;
   fmi2GetFMUstateTYPE* get_state = nullptr;
@@ -303,8 +304,8 @@ class Fmi2Binary final : public Binary {
     if (xml.directional_derivatives)
       library_.look_up(f_.directional, "fmi2GetDirectionalDerivative");
     if (xml.event_indicators > 0) library_.look_up(f_.event_indicators, "fmi2GetEventIndicators");
+    library_.look_up(f_.enter_event_mode, "fmi2EnterEventMode");
     if (xml.can_serialize_state) {
-      library_.look_up(f_.enter_event_mode, "fmi2EnterEventMode");
       look_up_state_functions();
       if (xml.needs_completed_integrator_step)
         library_.look_up(f_.completed_step, "fmi2CompletedIntegratorStep");

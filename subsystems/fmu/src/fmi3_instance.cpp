@@ -49,7 +49,8 @@ struct Fmi3Functions {
   fmi3GetContinuousStateDerivativesTYPE* get_derivatives = nullptr;
   fmi3GetDirectionalDerivativeTYPE* directional = nullptr;  // null unless provided
   fmi3GetEventIndicatorsTYPE* event_indicators = nullptr;   // null without event indicators
-  // Events and FMU state: looked up only for an FMU that can serialize its state.
+  // Event Mode (every Model Exchange FMU); the FMU state and completed steps only for an FMU that
+  // can serialize its state.
   fmi3EnterEventModeTYPE* enter_event_mode = nullptr;
   fmi3CompletedIntegratorStepTYPE* completed_step = nullptr;
   fmi3GetFMUStateTYPE* get_state = nullptr;
@@ -299,6 +300,7 @@ class Fmi3Binary final : public Binary {
     }
     library_.look_up(f_.instantiate, "fmi3InstantiateModelExchange");
     library_.look_up(f_.update_discrete_states, "fmi3UpdateDiscreteStates");
+    library_.look_up(f_.enter_event_mode, "fmi3EnterEventMode");
     library_.look_up(f_.enter_continuous_time, "fmi3EnterContinuousTimeMode");
     library_.look_up(f_.set_time, "fmi3SetTime");
     library_.look_up(f_.set_states, "fmi3SetContinuousStates");
@@ -308,7 +310,6 @@ class Fmi3Binary final : public Binary {
       library_.look_up(f_.directional, "fmi3GetDirectionalDerivative");
     if (xml.event_indicators > 0) library_.look_up(f_.event_indicators, "fmi3GetEventIndicators");
     if (xml.can_serialize_state) {
-      library_.look_up(f_.enter_event_mode, "fmi3EnterEventMode");
       look_up_state_functions();
       if (xml.needs_completed_integrator_step)
         library_.look_up(f_.completed_step, "fmi3CompletedIntegratorStep");

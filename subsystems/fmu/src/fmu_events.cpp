@@ -37,6 +37,11 @@ bool FmuMode::step_event(double t, std::span<const double> z, std::span<const do
 }
 
 std::vector<std::byte> FmuMode::serialize() const {
+  if (live_) {
+    throw std::runtime_error(
+        "an FMU without canGetAndSetFMUstate and canSerializeFMUstate cannot save its state "
+        "(for a checkpoint or a worker's restart)");
+  }
   std::vector<std::byte> bytes(sizeof(double) + state_.size());
   std::memcpy(bytes.data(), &next_time_event_, sizeof(double));
   if (!state_.empty()) std::memcpy(bytes.data() + sizeof(double), state_.data(), state_.size());
@@ -45,6 +50,10 @@ std::vector<std::byte> FmuMode::serialize() const {
 
 std::shared_ptr<const model::Mode> FmuSubsystem::mode_from_bytes(
     std::span<const std::byte> bytes) const {
+  if (live_) {
+    throw std::runtime_error(fmt::format(
+        "FMU {}: cannot set its state (no canGetAndSetFMUstate and canSerializeFMUstate)", path_));
+  }
   if (bytes.size() < sizeof(double)) {
     throw std::runtime_error(
         fmt::format("FMU {}: a mode of {} bytes is too short", path_, bytes.size()));
@@ -108,10 +117,20 @@ std::shared_ptr<const model::Mode> FmuSubsystem::advance(const model::Mode& mode
     throw FmuCallError(
         fmt::format("FMU {}: discarded its step from t = {:.9g} over {:.9g}", path_, t0, t1 - t0));
   }
+  return next_mode(*instance, std::numeric_limits<double>::infinity());
+}
+
+std::shared_ptr<const FmuMode> FmuSubsystem::next_mode(Instance& instance,
+                                                       double next_time_event) const {
   const std::uint64_t number = next_mode_.fetch_add(1);
-  auto next = std::make_shared<const FmuMode>(*this, number, instance->serialize_state(),
-                                              std::numeric_limits<double>::infinity());
-  instance->mode = number;
+  if (live_) {  // the caller holds the live instance's lock (its Lease)
+    live_number_ = number;
+    return std::make_shared<const FmuMode>(*this, number, std::vector<std::byte>{}, next_time_event,
+                                           /*live=*/true);
+  }
+  auto next =
+      std::make_shared<const FmuMode>(*this, number, instance.serialize_state(), next_time_event);
+  instance.mode = number;
   return next;
 }
 
@@ -134,10 +153,7 @@ model::EventOutcome FmuSubsystem::handle(const model::Mode& mode, double t, std:
     instance->continuous_states(z);
     outcome.states_changed = true;
   }
-  const std::uint64_t number = next_mode_.fetch_add(1);
-  outcome.mode = std::make_shared<const FmuMode>(*this, number, instance->serialize_state(),
-                                                 update.next_time_event);
-  instance->mode = number;
+  outcome.mode = next_mode(*instance, update.next_time_event);
   return outcome;
 }
 

@@ -69,13 +69,6 @@ FmuSubsystem::FmuSubsystem(const FmuDescription& d) : path_(d.path) {
     refuse(fmt::format("interface = \"{}\": the FMU has no <{}> interface", d.interface,
                        co_simulation_ ? "CoSimulation" : "ModelExchange"));
   }
-  if (co_simulation_ && !xml.cs.can_serialize_state) {
-    refuse(
-        "is a Co-Simulation FMU without canGetAndSetFMUstate and canSerializeFMUstate: "
-        "macrostep redoes rejected macro steps and runs comparison and perturbed steps from the "
-        "FMU's saved state, and cannot without them (fixed-step runs without rollback are not "
-        "built for such FMUs)");
-  }
   if (co_simulation_) {
     pattern_.column_start.assign(1, 0);  // no states: the FMU keeps its own
   } else {
@@ -113,30 +106,38 @@ FmuSubsystem::FmuSubsystem(const FmuDescription& d) : path_(d.path) {
   free_.push_back(std::move(first));
 }
 
-// An FMU with event indicators, a time event or completed integrator steps: events handled in
-// modes if it can serialize its state, else detected (check_events) against the state after
-// initialization.
+// An FMU with event indicators, a time event or completed integrator steps, and every
+// Co-Simulation FMU: events handled in modes, serialized FMU states where the FMU can, else live
+// modes of one instance (restorable() false).
 void FmuSubsystem::set_up_events(const ModelXml& xml, Instance& first) {
-  if (co_simulation_) {  // its mode is its whole state, advanced by doStep (fmu_events.cpp)
-    first.mode = 0;
-    initial_mode_ = std::make_shared<const FmuMode>(*this, 0, first.serialize_state(),
-                                                    std::numeric_limits<double>::infinity());
+  const bool serializable = co_simulation_ ? xml.cs.can_serialize_state : xml.can_serialize_state;
+  double next_time_event = std::numeric_limits<double>::infinity();
+  if (!co_simulation_) {
+    next_time_event = first.next_time_event;
+    indicator_count_ = xml.event_indicators;
+    // The indicators once at t = 0: an FMU that does not answer for as many as it declares is
+    // refused here, not in the run.
+    std::vector<double> g(indicator_count_);
+    if (!g.empty() &&
+        (!first.set(0.0, x0_, input_vr_, input_start_) || !first.event_indicators(g))) {
+      refuse("its event indicators at t = 0 were discarded");
+    }
+    const bool events = indicator_count_ > 0 || std::isfinite(next_time_event) ||
+                        (serializable && xml.needs_completed_integrator_step);
+    if (!events) return;
+    completed_steps_ = serializable && xml.needs_completed_integrator_step;
+  }
+  first.mode = 0;
+  if (serializable) {
+    initial_mode_ =
+        std::make_shared<const FmuMode>(*this, 0, first.serialize_state(), next_time_event);
     return;
   }
-  next_time_event_ = first.next_time_event;
-  indicator_count_ = xml.event_indicators;
-  initial_indicators_.resize(xml.event_indicators);
-  if (!initial_indicators_.empty() && (!first.set(0.0, x0_, input_vr_, input_start_) ||
-                                       !first.event_indicators(initial_indicators_))) {
-    refuse("its event indicators at t = 0 were discarded");
-  }
-  const bool events = indicator_count_ > 0 || std::isfinite(next_time_event_) ||
-                      (xml.can_serialize_state && xml.needs_completed_integrator_step);
-  if (!events || !xml.can_serialize_state) return;
-  completed_steps_ = xml.needs_completed_integrator_step;
-  first.mode = 0;
-  initial_mode_ =
-      std::make_shared<const FmuMode>(*this, 0, first.serialize_state(), next_time_event_);
+  // The state stays in one instance: the next one the pool makes (first goes to the pool).
+  live_ = true;
+  live_instance_ = instantiate();
+  initial_mode_ = std::make_shared<const FmuMode>(*this, 0, std::vector<std::byte>{},
+                                                  next_time_event, /*live=*/true);
 }
 
 void FmuSubsystem::initial_state(std::span<const double> u0, std::span<double> z0,
@@ -157,7 +158,6 @@ void FmuSubsystem::residual_in(const FmuMode* mode, double t, std::span<const do
     return;
   }
   for (std::size_t i = 0; i < r.size(); ++i) r[i] = zp[i] - r[i];
-  if (!initial_mode_) check_events(*instance, t);
 }
 
 void FmuSubsystem::outputs_in(const FmuMode* mode, double t, std::span<const double> z,
@@ -165,10 +165,7 @@ void FmuSubsystem::outputs_in(const FmuMode* mode, double t, std::span<const dou
   Lease instance(*this, mode);
   if (!instance->set(t, z, input_vr_, u) || !get_outputs(*instance, y)) {
     std::fill(y.begin(), y.end(), std::numeric_limits<double>::quiet_NaN());
-    return;
   }
-  // A state-less FMU has no residual: its events (if only detected) are checked here.
-  if (state_vr_.empty() && !initial_mode_) check_events(*instance, t);
 }
 
 // States in the order of the ModelStructure's derivatives; the Jacobian pattern from their
@@ -345,27 +342,6 @@ bool FmuSubsystem::get_outputs(Instance& instance, std::span<double> y) const {
   return true;
 }
 
-void FmuSubsystem::check_events(Instance& instance, double t) const {
-  const auto stop = [&](const std::string& event) {
-    throw FmuCallError(fmt::format(
-        "FMU {}: {}: handling an FMU's events needs its state as bytes (canGetAndSetFMUstate and "
-        "canSerializeFMUstate), which this FMU does not declare: the run stops at the first event",
-        path_, event));
-  };
-  if (t >= next_time_event_) stop(fmt::format("time event at t = {:.9g}", next_time_event_));
-  if (initial_indicators_.empty()) return;
-  std::vector<double> z(initial_indicators_.size());
-  if (!instance.event_indicators(z)) return;
-  for (std::size_t k = 0; k < z.size(); ++k) {
-    if ((z[k] > 0.0) != (initial_indicators_[k] > 0.0)) {
-      stop(
-          fmt::format("state event at t = {:.9g}: event indicator {} changed sign ({:.3g} at t = "
-                      "0, {:.3g} now)",
-                      t, k + 1, initial_indicators_[k], z[k]));
-    }
-  }
-}
-
 std::unique_ptr<Instance> FmuSubsystem::instantiate() const {
   return binary_->instantiate(starts_, input_vr_, input_start_);
 }
@@ -386,16 +362,24 @@ std::unique_ptr<Instance> FmuSubsystem::acquire(std::uint64_t number) const {
   return instantiate();  // in the initial mode, number 0
 }
 
-FmuSubsystem::Lease::Lease(const FmuSubsystem& s, const FmuMode* mode)
-    : s_(s), instance_(s.acquire(mode ? mode->number() : 0)) {
-  if (mode && instance_->mode != mode->number()) {
-    instance_->mode = Instance::kNoMode;  // until the state is set
-    try {
-      instance_->deserialize_state(mode->fmu_state());
-    } catch (...) {
-      s_.release(std::move(instance_));
-      throw;
+FmuSubsystem::Lease::Lease(const FmuSubsystem& s, const FmuMode* mode) : s_(s) {
+  if (mode && mode->live()) {
+    live_lock_ = std::unique_lock(s.live_mutex_);
+    if (mode->number() != s.live_number_) {
+      throw std::logic_error(fmt::format(
+          "FMU {}: evaluated in an earlier mode than its newest, which an FMU without "
+          "canGetAndSetFMUstate and canSerializeFMUstate cannot go back to (a rollback or a "
+          "clone the run should have refused)",
+          s.path_));
     }
+    instance_ = s.live_instance_.get();
+    return;
+  }
+  owned_ = s.acquire(mode ? mode->number() : 0);
+  instance_ = owned_.get();
+  if (mode && instance_->mode != mode->number()) {
+    instance_->mode = Instance::kNoMode;              // until the state is set
+    instance_->deserialize_state(mode->fmu_state());  // on failure the destructor releases
     instance_->mode = mode->number();
   }
 }

@@ -50,12 +50,14 @@ class ModeEquations final : public model::SubsystemView {
 
 class FmuMode final : public model::Mode {
  public:
+  // `live`: the state is in the FMU's live instance only (no bytes).
   FmuMode(const FmuSubsystem& owner, std::uint64_t number, std::vector<std::byte> state,
-          double next_time_event)
+          double next_time_event, bool live = false)
       : owner_(owner),
         number_(number),
         state_(std::move(state)),
         next_time_event_(next_time_event),
+        live_(live),
         equations_(owner, *this) {}
   const model::Subsystem& equations() const override { return equations_; }
   double next_time_event() const override { return next_time_event_; }
@@ -67,20 +69,23 @@ class FmuMode final : public model::Mode {
 
   std::uint64_t number() const { return number_; }
   const std::vector<std::byte>& fmu_state() const { return state_; }
+  bool live() const { return live_; }
 
  private:
   const FmuSubsystem& owner_;
   std::uint64_t number_;
   std::vector<std::byte> state_;
   double next_time_event_;
+  bool live_;
   ModeEquations equations_;
 };
 
 class FmuSubsystem final : public model::Subsystem, public model::Events {
  public:
   explicit FmuSubsystem(const FmuDescription& d);
-  ~FmuSubsystem() override {
+  ~FmuSubsystem() override {  // every instance before the binary that frees it
     free_.clear();
+    live_instance_.reset();
     binary_.reset();
   }
 
@@ -112,10 +117,10 @@ class FmuSubsystem final : public model::Subsystem, public model::Events {
     outputs_in(initial_mode_.get(), t, z, u, y);
   }
 
-  // Events: only for an FMU with events that can serialize its state (otherwise events are
-  // detected and stop the run, check_events()).
+  // Events: for an FMU with events and for a Co-Simulation FMU.
   const model::Events* events() const override { return initial_mode_ ? this : nullptr; }
   bool advances_itself() const override { return co_simulation_; }
+  bool restorable() const override { return !live_; }
   // A Co-Simulation FMU's step: inputs at t0 (and their slope where the FMU interpolates
   // inputs), doStep over [t0, t1], the new FMU state as the mode (fmu_events.cpp).
   std::shared_ptr<const model::Mode> advance(const model::Mode& mode, double t0, double t1,
@@ -144,25 +149,28 @@ class FmuSubsystem final : public model::Subsystem, public model::Events {
  private:
   // An instance for the caller's thread alone, in `mode` (if not null), back to the pool when the
   // lease ends.
+  // A live mode (an FMU that cannot save its state) leases the one live instance, and only in
+  // the newest mode (std::logic_error otherwise: a rollback or a clone the run should not do).
   class Lease {
    public:
     Lease(const FmuSubsystem& s, const FmuMode* mode);
-    ~Lease() { s_.release(std::move(instance_)); }
+    ~Lease() {
+      if (owned_) s_.release(std::move(owned_));
+    }
     Lease(const Lease&) = delete;
     Lease& operator=(const Lease&) = delete;
-    Instance* operator->() const { return instance_.get(); }
+    Instance* operator->() const { return instance_; }
     Instance& operator*() const { return *instance_; }
 
    private:
     const FmuSubsystem& s_;
-    std::unique_ptr<Instance> instance_;
+    std::unique_lock<std::mutex> live_lock_;
+    std::unique_ptr<Instance> owned_;  // from the pool (null for the live instance)
+    Instance* instance_ = nullptr;
   };
 
-  // An FMU with events that cannot serialize its state: the residual at a time at or past the
-  // FMU's time event, or where an event indicator has another sign than after initialization,
-  // throws FmuCallError naming the event, its time and the missing capability (IDA then fails
-  // there; the co-simulation retries shorter steps and stops at the event).
-  void check_events(Instance& instance, double t) const;
+  // The mode after an event or a step, made by `instance` (its state serialized, or a live mode).
+  std::shared_ptr<const FmuMode> next_mode(Instance& instance, double next_time_event) const;
   // The outputs at the instance's point, each by its type.
   bool get_outputs(Instance& instance, std::span<double> y) const;
 
@@ -200,9 +208,13 @@ class FmuSubsystem final : public model::Subsystem, public model::Events {
   std::size_t indicator_count_ = 0;
   bool completed_steps_ = false;
   mutable std::atomic<std::uint64_t> next_mode_{1};
-  // Events only detected (check_events): the time event and the indicators after initialization.
-  double next_time_event_ = std::numeric_limits<double>::infinity();
-  std::vector<double> initial_indicators_;
+  // An FMU with events that cannot save its state (no canGetAndSetFMUstate and
+  // canSerializeFMUstate): one live instance carries the state, its modes only say which mode is
+  // the newest; runs that roll back or clone are refused before they start (restorable()).
+  bool live_ = false;
+  mutable std::unique_ptr<Instance> live_instance_;
+  mutable std::mutex live_mutex_;
+  mutable std::uint64_t live_number_ = 0;
 
   mutable std::mutex mutex_;
   mutable std::condition_variable returned_;

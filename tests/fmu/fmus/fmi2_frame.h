@@ -190,7 +190,9 @@ EXPORT fmi2Status fmi2NewDiscreteStates(fmi2Component c, fmi2EventInfo* info) {
     }
   }
 #elif defined(TIME_EVENT_VR)
-  if (((Component*)c)->real[TIME_EVENT_VR] < 1e300) {
+  /* Scheduled until its time has come (the event's own round no longer schedules it). */
+  if (((Component*)c)->real[TIME_EVENT_VR] < 1e300 &&
+      ((Component*)c)->time < ((Component*)c)->real[TIME_EVENT_VR]) {
     info->nextEventTimeDefined = 1;
     info->nextEventTime = ((Component*)c)->real[TIME_EVENT_VR];
   }
@@ -301,25 +303,19 @@ EXPORT fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueR
 #endif
 
 #ifdef CAN_SERIALIZE_STATE
-typedef struct {
-  double real[N_REALS];
-  double time;
-} FmuState;
+#include "fmu_state.h"
 
 EXPORT fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate* state) {
   Component* m = (Component*)c;
-  FmuState* s = *state ? (FmuState*)*state : (FmuState*)malloc(sizeof(FmuState));
+  FmuState* s = state_store(*state, m->real, m->time);
   if (!s) return fail(m, "fmi2GetFMUstate: out of memory");
-  memcpy(s->real, m->real, sizeof s->real);
-  s->time = m->time;
   *state = s;
   return fmi2OK;
 }
 EXPORT fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate state) {
   Component* m = (Component*)c;
   if (!state) return fail(m, "fmi2SetFMUstate: no state");
-  memcpy(m->real, ((FmuState*)state)->real, sizeof m->real);
-  m->time = ((FmuState*)state)->time;
+  state_load(state, m->real, &m->time);
   return fmi2OK;
 }
 EXPORT fmi2Status fmi2FreeFMUstate(fmi2Component c, fmi2FMUstate* state) {
@@ -342,13 +338,9 @@ EXPORT fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate state, fmi
 }
 EXPORT fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte bytes[], size_t size,
                                           fmi2FMUstate* state) {
-  Component* m = (Component*)c;
-  if (size != sizeof(FmuState)) return fail(m, "fmi2DeSerializeFMUstate: wrong size");
-  FmuState* s = (FmuState*)malloc(sizeof(FmuState));
-  if (!s) return fail(m, "fmi2DeSerializeFMUstate: out of memory");
-  memcpy(s, bytes, size);
-  *state = s;
-  return fmi2OK;
+  *state = state_from_bytes(bytes, size);
+  return *state ? fmi2OK
+                : fail((Component*)c, "fmi2DeSerializeFMUstate: wrong size or out of memory");
 }
 #endif
 

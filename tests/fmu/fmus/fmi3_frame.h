@@ -182,25 +182,19 @@ EXPORT fmi3Status fmi3CompletedIntegratorStep(fmi3Instance c, fmi3Boolean no_pri
 }
 
 #ifdef CAN_SERIALIZE_STATE
-typedef struct {
-  double real[N_REALS];
-  double time;
-} FmuState;
+#include "fmu_state.h"
 
 EXPORT fmi3Status fmi3GetFMUState(fmi3Instance c, fmi3FMUState* state) {
   Component* m = (Component*)c;
-  FmuState* s = *state ? (FmuState*)*state : (FmuState*)malloc(sizeof(FmuState));
+  FmuState* s = state_store(*state, m->real, m->time);
   if (!s) return fail(m, "fmi3GetFMUState: out of memory");
-  memcpy(s->real, m->real, sizeof s->real);
-  s->time = m->time;
   *state = s;
   return fmi3OK;
 }
 EXPORT fmi3Status fmi3SetFMUState(fmi3Instance c, fmi3FMUState state) {
   Component* m = (Component*)c;
   if (!state) return fail(m, "fmi3SetFMUState: no state");
-  memcpy(m->real, ((FmuState*)state)->real, sizeof m->real);
-  m->time = ((FmuState*)state)->time;
+  state_load(state, m->real, &m->time);
   return fmi3OK;
 }
 EXPORT fmi3Status fmi3FreeFMUState(fmi3Instance c, fmi3FMUState* state) {
@@ -223,13 +217,9 @@ EXPORT fmi3Status fmi3SerializeFMUState(fmi3Instance c, fmi3FMUState state, fmi3
 }
 EXPORT fmi3Status fmi3DeserializeFMUState(fmi3Instance c, const fmi3Byte bytes[], size_t size,
                                           fmi3FMUState* state) {
-  Component* m = (Component*)c;
-  if (size != sizeof(FmuState)) return fail(m, "fmi3DeserializeFMUState: wrong size");
-  FmuState* s = (FmuState*)malloc(sizeof(FmuState));
-  if (!s) return fail(m, "fmi3DeserializeFMUState: out of memory");
-  memcpy(s, bytes, size);
-  *state = s;
-  return fmi3OK;
+  *state = state_from_bytes(bytes, size);
+  return *state ? fmi3OK
+                : fail((Component*)c, "fmi3DeserializeFMUState: wrong size or out of memory");
 }
 #endif
 EXPORT fmi3Status fmi3EnterEventMode(fmi3Instance c) {

@@ -25,26 +25,24 @@
 // Refused when built (std::invalid_argument "FMU <path>: <reason>"): not a zip archive, an
 // archive beyond the unpack limits or a failed write while unpacking (macrostep/fmu/archive.hpp:
 // the unpack directory is then removed), no or malformed modelDescription.xml, an FMI version other
-// than 2.x / 3.x, a Co-Simulation-only FMU that cannot serialize its state, no
-// binary for x86_64 Linux, a missing FMI function, an unknown parameter / input / output name, an
-// instantiation or initialization that fails. A call that fails during the run (fmiXError /
-// fmiXFatal) throws FmuCallError naming the function, the FMU and the time; Discard makes the
-// residual NaN (IDA retries a shorter step).
+// than 2.x / 3.x, no binary for x86_64 Linux, a missing FMI function, an unknown parameter / input
+// / output name, an instantiation or initialization that fails. A call that fails during the run
+// (fmiXError / fmiXFatal) throws FmuCallError naming the function, the FMU and the time; Discard
+// makes the residual NaN (IDA retries a shorter step).
 //
-// Co-Simulation FMUs (only where the FMU has no Model Exchange interface): a state-less subsystem
-// that advances itself (model::Events::advances_itself): a mode is the FMU's serialized state,
+// Co-Simulation FMUs (where the FMU has no Model Exchange interface, or FmuDescription::interface
+// asks): a state-less subsystem that advances itself (model::Events::advances_itself): a mode is
+// the FMU's serialized state (or, as below, a live one),
 // advance() sets the inputs at t0 (with their slope where the FMU interpolates inputs) and calls
 // doStep over [t0, t1].
 //
-// Events: an FMU with event indicators, a time event or completed-integrator-step calls that
-// declares canGetAndSetFMUstate and canSerializeFMUstate answers events() (model/events.hpp): a
+// Events: an FMU with event indicators, a time event or completed-integrator-step calls answers
+// events() (model/events.hpp). Where it declares canGetAndSetFMUstate and canSerializeFMUstate a
 // mode is its serialized FMU state after initialization or an event, and every evaluation leases
 // an instance in the caller's mode (setting the FMU state if the instance was in another), so
-// that results stay functions of (mode, t, z, u). An FMU with events that cannot serialize its
-// state has them detected only: the residual throws FmuCallError ("state event at t = ...: event
-// indicator k changed sign", "time event at t = ...", naming the missing capability) where an
-// event indicator has another sign than after initialization or the time reaches the FMU's time
-// event.
+// that results stay functions of (mode, t, z, u). Where it does not, its state lives in one
+// instance that only goes forward (Events::restorable() false; the run driver admits only runs
+// that never go back).
 #pragma once
 
 #include <memory>

@@ -86,6 +86,13 @@ class Events {
   // that the model refuses.
   virtual std::shared_ptr<const Mode> mode_from_bytes(std::span<const std::byte> bytes) const = 0;
 
+  // Whether an earlier mode can be taken up again after a later one, and modes travel as bytes
+  // (serialize(), mode_from_bytes()). False for a model whose discrete state lives in one place
+  // that only moves forward (an FMU that cannot save its state): then only runs without
+  // rollback, clones, checkpoints or worker restarts can run it (fixed-step explicit Jacobi
+  // without an estimator); the run driver refuses the others before they start. Default: true.
+  virtual bool restorable() const { return true; }
+
   // A subsystem without states that advances itself between communication points (a
   // Co-Simulation FMU, its own solver inside): the integrator calls advance() once for every
   // advance_to(t0 → t1) with the inputs over the step, and continues in the mode it returns; it
