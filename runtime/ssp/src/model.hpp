@@ -32,7 +32,7 @@ struct Connector {
 
 struct Component {
   std::string name;
-  std::string fmu;  // the .fmu as the TOML names it (relative to the translation's base)
+  std::string fmu;        // the .fmu as the TOML names it (relative to the translation's base)
   std::string interface;  // the FMU subsystem's `interface`; empty: the FMU's default
   std::vector<Connector> connectors;
   ParameterValues parameters;  // FMU variable name -> start value
