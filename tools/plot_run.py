@@ -1,11 +1,15 @@
 #!/usr/bin/python3
 """The standard figures of a macrostep run (`macrostep plot RESULT [--dir DIR]` calls this).
 
-Usage: plot_run.py [--dir DIR] RESULT...
+Usage: plot_run.py [--dir DIR] [--reference REF] RESULT...
 Each RESULT is a run's result CSV (STEM.csv), its metadata (STEM.json) or its HDF5 file
-(STEM.h5); the other files of the run are found beside it. Writes into DIR (created with its
-parents if missing; default: the folder of each RESULT):
-  STEM.coupling.png   coupling variables and states over time (every run)
+(STEM.h5); the other files of the run are found beside it. REF is a result of the same system
+(a reference or monolithic run). Writes into DIR (created with its parents if missing; default:
+the folder of each RESULT):
+  STEM.coupling.png   coupling variables and states over time (every run), one panel per unit
+                      where the run's files record units (an angle never among torques)
+  STEM.reference.png  with --reference: per unit, the run over REF (the columns both have) and
+                      below it the difference run - REF (REF interpolated to the run's times)
   STEM.steps.png      macro-step size H and degree kappa over time, rejected attempts marked
                       (seed 000 Fig. 5.87 style; co-simulations with a steps file)
   STEM.breakdown.png  time breakdown of the master (seed 000 Eq. 4.5, Fig. 4.9) and per
@@ -96,8 +100,12 @@ def read_h5(path):
         raw = f.attrs.get("metadata_json")  # the run's JSON document (docs/reference/commands.md)
         metadata = None if raw is None else json.loads(
             raw.decode() if isinstance(raw, bytes) else raw)
+        units = [u.decode() if isinstance(u, bytes) else str(u)
+                 for u in f["results"].attrs.get("units", [])]
     if "time" not in results:
         raise PlotError(f"{path}: /results has no 'time' column: not a macrostep result")
+    if metadata is not None and len(units) == len(results) and "columns" not in metadata:
+        metadata["columns"] = [{"name": n, "unit": u} for n, u in zip(results, units)]
     return results, steps, metadata
 
 
@@ -162,6 +170,15 @@ class Run:
     def cosimulation(self):
         return self.mode == "cosimulation"
 
+    def units(self):
+        """{column: unit} as the metadata's "columns" records them ("" or absent: unknown)."""
+        columns = (self.metadata or {}).get("columns")
+        if not isinstance(columns, list):
+            return {}
+        return {c["name"]: c["unit"] for c in columns
+                if isinstance(c, dict) and isinstance(c.get("name"), str)
+                and isinstance(c.get("unit"), str) and c["unit"]}
+
     def coupling_names(self):
         """The coupling-variable columns: the last n_c columns (DESIGN column order)."""
         names = [n for n in self.results if n != "time"]
@@ -189,18 +206,45 @@ def plt_module():
     return plt
 
 
-def plot_coupling(plt, run, png):
-    time = run.results["time"]
-    couplings = run.coupling_names()
-    states = [n for n in run.results if n != "time" and n not in couplings]
+def unit_groups(names, units):
+    """[(unit, [name, ...])]: the names by unit, units in the order they first appear, the names
+    without a unit last (unit ""); every name in exactly one group, in its order."""
+    groups = {}
+    for name in names:
+        groups.setdefault(units.get(name, ""), []).append(name)
+    unknown = groups.pop("", None)
+    return list(groups.items()) + ([("", unknown)] if unknown else [])
+
+
+def unit_label(label, unit):
+    return f"{label} [{unit}]" if unit else label
+
+
+def coupling_panels(names, couplings, units):
+    """[(names, label)]: the panels of the coupling figure. With units: one panel per unit
+    (its coupling variables and outputs together); without (a result of an older version): the
+    coupling variables, then positions and velocities / other outputs by their names."""
+    if units:
+        panels = []
+        for unit, group in unit_groups(names, units):
+            kinds = {"coupling variables" if n in couplings else "outputs" for n in group}
+            panels.append((group, unit_label(" and ".join(sorted(kinds)), unit)))
+        return panels
+    states = [n for n in names if n not in couplings]
     positions = [n for n in states if n.split(".")[-1].startswith(("x", "phi"))]
     others = [n for n in states if n not in positions]
-    panels = [(couplings, "coupling variables")]
+    panels = [([n for n in names if n in couplings], "coupling variables")]
     if positions and others:
         panels += [(positions, "positions"), (others, "velocities and other outputs")]
     elif states:
         panels.append((states, "states and outputs"))
-    panels = [(names, label) for names, label in panels if names]
+    return [(group, label) for group, label in panels if group]
+
+
+def plot_coupling(plt, run, png):
+    time = run.results["time"]
+    names = [n for n in run.results if n != "time"]
+    panels = coupling_panels(names, set(run.coupling_names()), run.units())
     fig, axes = plt.subplots(len(panels), 1, figsize=(9, 2.6 * len(panels) + 0.6),
                              sharex=True, squeeze=False)
     for ax, (names, label) in zip(axes[:, 0], panels):
@@ -213,6 +257,56 @@ def plot_coupling(plt, run, png):
         ax.legend(fontsize=7, loc="upper right", ncol=min(4, len(shown)))
     axes[-1, 0].set_xlabel("time [s]")
     fig.suptitle(f"{run.title()} ({run.mode})", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
+
+
+def interpolate(times, t, y):
+    """y(t) at `times`, linear between the samples (held beyond the ends)."""
+    import numpy
+    return numpy.interp(times, t, y)
+
+
+def reference_panels(run, reference):
+    """[(unit, [name, ...])]: the columns run and reference both have, grouped by unit (the
+    run's units, else the reference's)."""
+    names = [n for n in run.results if n != "time" and n in reference.results]
+    if not names:
+        raise PlotError(f"no column of {run.stem} is in the reference {reference.stem}")
+    units = dict(reference.units())
+    units.update(run.units())
+    return unit_groups(names, units)
+
+
+def plot_reference(plt, run, reference, png):
+    """Per unit: the run (solid) over the reference (dashed), and below the difference."""
+    time = run.results["time"]
+    groups = reference_panels(run, reference)
+    fig, axes = plt.subplots(2 * len(groups), 1, figsize=(9, 3.4 * len(groups) + 0.6),
+                             sharex=True, squeeze=False,
+                             gridspec_kw={"height_ratios": [2, 1] * len(groups)})
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for k, (unit, names) in enumerate(groups):
+        top, bottom = axes[2 * k, 0], axes[2 * k + 1, 0]
+        shown = names[:MAX_STATE_CURVES]
+        for j, name in enumerate(shown):
+            colour = colours[j % len(colours)]
+            ref = interpolate(time, reference.results["time"], reference.results[name])
+            top.plot(reference.results["time"], reference.results[name], lw=1.6, ls="--",
+                     color=colour, alpha=0.6)
+            top.plot(time, run.results[name], lw=0.9, color=colour, label=name)
+            bottom.plot(time, [r - f for r, f in zip(run.results[name], ref)], lw=0.9,
+                        color=colour)
+        more = f" (first {len(shown)} of {len(names)})" if len(shown) < len(names) else ""
+        top.set_ylabel(unit_label("value", unit) + more, fontsize=8)
+        bottom.set_ylabel(unit_label("run - reference", unit), fontsize=8)
+        for ax in (top, bottom):
+            ax.grid(True, alpha=0.3)
+        top.legend(fontsize=7, loc="upper right", ncol=min(4, len(shown)))
+    axes[-1, 0].set_xlabel("time [s]")
+    fig.suptitle(f"{run.title()} ({run.mode}, solid) over {reference.stem} "
+                 f"({reference.mode}, dashed)", fontsize=9)
     fig.tight_layout()
     fig.savefig(png, dpi=110)
     plt.close(fig)
@@ -357,14 +451,19 @@ def plot_breakdown(plt, run, png):
     plt.close(fig)
 
 
-def plot_run(plt, path, folder):
-    """The figures of one run; returns [(png, what)] and a note or None."""
+def plot_run(plt, path, folder, reference=None):
+    """The figures of one run (and its comparison with `reference`, a Run, if given); returns
+    [(png, what)] and a note or None."""
     run = Run(path)
     folder = run.folder if folder is None else folder
     out = os.path.join(folder, run.stem)
     written = []
     plot_coupling(plt, run, out + ".coupling.png")
     written.append((out + ".coupling.png", "coupling variables and states over time"))
+    if reference is not None:
+        plot_reference(plt, run, reference, out + ".reference.png")
+        written.append((out + ".reference.png",
+                        f"over the reference {reference.stem}, the difference below"))
     if run.steps is not None:
         accepted = sum(1 for a in run.steps["accepted"] if a >= 0.5)
         rejected = len(run.steps["accepted"]) - accepted
@@ -383,22 +482,24 @@ def plot_run(plt, path, folder):
 
 def main(argv):
     args = argv[1:]
-    folder = None
-    if len(args) >= 2 and args[0] == "--dir":
-        folder, args = args[1], args[2:]
+    options = {"--dir": None, "--reference": None}
+    while len(args) >= 2 and args[0] in options:
+        options[args[0]], args = args[1], args[2:]
+    folder, reference_path = options["--dir"], options["--reference"]
     if not args:
-        fail("usage: plot_run.py [--dir DIR] RESULT...")
+        fail("usage: plot_run.py [--dir DIR] [--reference REF] RESULT...")
     try:
         if folder is not None and os.path.exists(folder) and not os.path.isdir(folder):
             raise PlotError(f"{folder}: is a file, not a directory for the figures")
-        for path in args:  # every file is checked before the first figure is drawn
-            if not os.path.exists(path):
+        for path in args + ([reference_path] if reference_path else []):
+            if not os.path.exists(path):  # every file is checked before the first figure
                 raise PlotError(f"{path}: no such file")
+        reference = Run(reference_path) if reference_path else None
         plt = plt_module()
         if folder is not None:
             os.makedirs(folder, exist_ok=True)  # with its parents, like the result's folder
         for path in args:
-            written, note = plot_run(plt, path, folder)
+            written, note = plot_run(plt, path, folder, reference)
             for png, what in written:
                 print(f"plot: {png} ({what})")
             if note:

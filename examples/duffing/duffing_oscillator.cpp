@@ -52,6 +52,9 @@ class DuffingOscillator final : public macrostep::model::Subsystem {
   std::span<const StateRole> state_roles() const override { return roles_; }
   std::string state_name(std::size_t i) const override { return i == 0 ? "x" : "v"; }
   std::string output_name(std::size_t i) const override { return i == 0 ? "x" : "v"; }
+  // Optional: the units the results record (metadata, compare, plot), and from which the
+  // spring_damper connection's tension is "N".
+  std::string output_unit(std::size_t i) const override { return i == 0 ? "m" : "m/s"; }
   std::string input_name(std::size_t) const override { return "force"; }
   double initial_time() const override { return 0.0; }
 

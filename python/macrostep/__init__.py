@@ -55,8 +55,10 @@ class Result:
     time        numpy array, one entry per output point (s)
     columns     the column names (DESIGN.md naming: x_17, v_17, lambda_1, motor.omega, ...)
     values      numpy array values[row, column]
-    units       {column: unit}: an output's unit as its model reports it, "" where it does not
-                say (chain states, coupling variables, most models); result files carry none
+    units       {column: unit}: an output's unit as its model reports it, a state's derived from
+                its outputs, a coupling variable's from its law; "" where nothing says (a
+                plugin's or an FMU's outputs, a source without `unit`); the result files carry
+                the same (the JSON's "columns", the HDF5 attribute "units")
     statistics  the "statistics" object of the metadata as the run wrote it (a co-simulation:
                 macro_steps, rejected, order_histogram, per subsystem its micro_steps, ...; a
                 monolithic run: IDA's micro_steps, ...), with "time", the metadata's time

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -23,17 +24,44 @@ Select starts(const char* prefix) {
   return [prefix](const std::string& name) { return name.rfind(prefix, 0) == 0; };
 }
 
-// One row per variable, in the result's column order: its largest difference and its NRMSE,
-// or "near-constant" where the reference has no spread to normalise by.
-void print_table(const NrmseReport& report) {
-  std::size_t width = 8;
+// The unit of every column of `result` by name: the result's own where its files record units,
+// else the reference's (a result of an older version compared with a new reference). Empty if
+// neither records any.
+std::map<std::string, std::string> column_units(const macrostep::output::CsvTable& result,
+                                                const macrostep::output::CsvTable& reference) {
+  std::map<std::string, std::string> units;
+  for (const auto* t : {&reference, &result}) {  // the result's last: it wins
+    for (std::size_t j = 0; j < t->units.size() && j < t->columns.size(); ++j) {
+      if (!t->units[j].empty()) units[t->columns[j]] = t->units[j];
+    }
+  }
+  return units;
+}
+
+std::string unit_of(const std::map<std::string, std::string>& units, const std::string& name) {
+  const auto it = units.find(name);
+  return it == units.end() ? std::string() : it->second;
+}
+
+// One row per variable, in the result's column order: its unit (where the files record units),
+// its largest difference in that unit and its NRMSE, or "near-constant" where the reference has
+// no spread to normalise by.
+void print_table(const NrmseReport& report, const std::map<std::string, std::string>& units) {
+  std::size_t width = 8, unit_width = 4;
   for (const auto& v : report.variables) width = std::max(width, v.name.size());
-  fmt::print("  {:<{}}  {:<12}  {}\n", "variable", width, "max |diff|", "NRMSE");
+  for (const auto& [name, unit] : units) unit_width = std::max(unit_width, unit.size());
+  // "  NAME  " or, with units, "  NAME  UNIT  ".
+  const auto lead = [&](const std::string& name, const std::string& unit) {
+    if (units.empty()) return fmt::format("  {:<{}}  ", name, width);
+    return fmt::format("  {:<{}}  {:<{}}  ", name, width, unit, unit_width);
+  };
+  fmt::print("{}{:<12}  {}\n", lead("variable", "unit"), "max |diff|", "NRMSE");
   for (const auto& v : report.variables) {
+    const std::string start = lead(v.name, unit_of(units, v.name));
     if (v.near_constant) {
-      fmt::print("  {:<{}}  {:.6e}  near-constant\n", v.name, width, v.max_abs_difference);
+      fmt::print("{}{:.6e}  near-constant\n", start, v.max_abs_difference);
     } else {
-      fmt::print("  {:<{}}  {:.6e}  {:.6e}\n", v.name, width, v.max_abs_difference, v.nrmse);
+      fmt::print("{}{:.6e}  {:.6e}\n", start, v.max_abs_difference, v.nrmse);
     }
   }
   if (report.varying() < report.variables.size()) {
@@ -70,7 +98,7 @@ void print_chain_groups(const NrmseReport& report) {
 // The summary (docs/reference/commands.md, `compare`): the largest NRMSE over the varying
 // variables, which does not grow with their number, and the near-constant ones by their largest
 // difference; before it the 2-norm of seed 000 Eq. 5.2 that the studies report.
-void print_summary(const NrmseReport& report) {
+void print_summary(const NrmseReport& report, const std::map<std::string, std::string>& units) {
   fmt::print("NRMSE (2-norm over {} variables): {:.6e}\n", report.varying(), report.norm);
   const auto& largest = report.largest_nrmse();
   fmt::print("largest NRMSE: {:.6e} ({}), of {} variable{} with a varying reference\n",
@@ -86,9 +114,10 @@ void print_summary(const NrmseReport& report) {
   }
   const std::size_t count = names.size();
   if (count > 10) names.resize(10);
-  fmt::print("near-constant reference: {} variable{} ({}{}), largest |difference| {:.6e} ({})\n",
+  const std::string unit = unit_of(units, worst->name);
+  fmt::print("near-constant reference: {} variable{} ({}{}), largest |difference| {:.6e}{} ({})\n",
              count, count == 1 ? "" : "s", fmt::join(names, ", "), count > 10 ? ", ..." : "",
-             worst->max_abs_difference, worst->name);
+             worst->max_abs_difference, unit.empty() ? "" : " " + unit, worst->name);
 }
 
 }  // namespace
@@ -102,9 +131,10 @@ int compare(const CompareArgs& args) {
   fmt::print("NRMSE of {} against {}: {} time points{}\n", args.result, args.reference,
              report.time_points,
              report.interpolated ? " (reference interpolated to the result's times)" : "");
-  print_table(report);
+  const auto units = column_units(result, reference);
+  print_table(report, units);
   print_chain_groups(report);
-  print_summary(report);
+  print_summary(report, units);
   return 0;
 }
 

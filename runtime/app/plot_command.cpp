@@ -21,6 +21,9 @@ void add_plot_options(CLI::App& cmd, PlotArgs& a) {
       ->required();
   cmd.add_option("--dir", a.dir,
                  "folder for the PNGs, created if missing (default: beside RESULT)");
+  cmd.add_option("--reference", a.reference,
+                 "a result of the same system (reference or monolithic run): STEM.reference.png "
+                 "draws each run over it per unit, the difference below");
 }
 
 int plot_command(const PlotArgs& a) {
@@ -41,6 +44,7 @@ int plot_command(const PlotArgs& a) {
   }
   std::vector<std::string> args;
   if (!a.dir.empty()) args = {"--dir", a.dir};
+  if (!a.reference.empty()) args.insert(args.end(), {"--reference", a.reference});
   args.insert(args.end(), a.results.begin(), a.results.end());
   const int status = run_python(dir + "/" + kScript, args);
   if (status < 0) {

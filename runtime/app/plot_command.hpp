@@ -13,6 +13,8 @@ namespace macrostep::app {
 struct PlotArgs {
   std::vector<std::string> results;  // STEM.csv, STEM.json or STEM.h5 of each run
   std::string dir;                   // where the PNGs go (created); empty: beside the result
+  // A result to draw every run over (STEM.reference.png, the difference below); empty: none.
+  std::string reference;
 };
 
 // Adds the subcommand's options to `cmd`.

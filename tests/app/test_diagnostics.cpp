@@ -180,11 +180,11 @@ TEST_F(Diagnostics, Hdf5EqualsTheCsvOfTheSameRun) {
   // compare reads either file: a result against itself in the other format is exact.
   const Outcome cmp = macrostep("compare h5/r.h5 csv/r.csv");
   ASSERT_EQ(cmp.status, 0) << cmp.err;
-  EXPECT_NE(cmp.out.find("v_6       0.000000e+00"), std::string::npos) << cmp.out;
+  EXPECT_NE(cmp.out.find("v_6       m/s   0.000000e+00"), std::string::npos) << cmp.out;
 }
 
-// h5py (python3-h5py) and h5dump (hdf5-tools) read the file: shapes, column names, the metadata
-// JSON and the scalar statistics.
+// h5py (python3-h5py) and h5dump (hdf5-tools) read the file: shapes, column names and units,
+// the metadata JSON and the scalar statistics.
 TEST_F(Diagnostics, H5pyAndH5dumpReadTheFile) {
   write_file("chain.toml", kChain);
   const Outcome o = macrostep("run chain.toml --executor inprocess --output r.h5");
@@ -196,6 +196,7 @@ with h5py.File(sys.argv[1], "r") as f, open(sys.argv[2]) as j:
     stats = meta["statistics"]
     r, s = f["results"], f["steps"]
     assert list(r.attrs["columns"]) == ["time", "x_5", "v_5", "x_6", "v_6", "lambda_1"], r.attrs["columns"]
+    assert list(r.attrs["units"]) == ["s", "m", "m/s", "m", "m/s", "N"], r.attrs["units"]
     assert r.shape == (meta["output"]["rows"], 6), r.shape
     assert list(s.attrs["columns"])[:3] == ["attempt", "t_start", "h"]
     assert s.shape[0] == stats["macro_steps"] + stats["rejected"], s.shape

@@ -167,6 +167,34 @@ TEST_F(Plot, MonolithicRunGivesTheCouplingFigure) {
   EXPECT_FALSE(fs::exists(path("mono.breakdown.png")));
 }
 
+// --reference: the run over a reference of the same system, one figure, into a --dir made for
+// it; panels by unit are tests/tools/test_plot_units.py's (the grouping, without drawing).
+TEST_F(Plot, RunOverItsReference) {
+  const std::string config = "'" MACROSTEP_SOURCE_DIR "/configs/demo.toml' ";
+  ASSERT_EQ(
+      macrostep("run " + config + "--stop-time 1e-4 --executor inprocess --output r.csv").status,
+      0);
+  const Outcome reference = macrostep("reference " + config + "--at r.csv --output ref.h5");
+  ASSERT_EQ(reference.status, 0) << reference.err;
+  const Outcome plot = macrostep("plot r.csv --reference ref.h5 --dir figures/new");
+  ASSERT_EQ(plot.status, 0) << plot.err;
+  EXPECT_TRUE(is_png("figures/new/r.reference.png"));
+  EXPECT_TRUE(is_png("figures/new/r.coupling.png"));
+  EXPECT_NE(plot.out.find("plot: figures/new/r.reference.png (over the reference ref, the "
+                          "difference below)"),
+            std::string::npos)
+      << plot.out;
+  // A reference of another system (no column in common), or none: one line, status 2.
+  write_file("other.csv", "time,y_1\n0,1\n1,2\n");
+  const Outcome other = macrostep("plot r.csv --reference other.csv");
+  EXPECT_EQ(other.status, 2);
+  EXPECT_EQ(other.err, "macrostep plot: no column of r is in the reference other\n");
+  const Outcome missing = macrostep("plot r.csv --reference missing.csv --dir never");
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_EQ(missing.err, "macrostep plot: missing.csv: no such file\n");
+  EXPECT_FALSE(fs::exists(path("never")));
+}
+
 // One line "macrostep plot: ..." and exit status 2 for each kind of bad input.
 TEST_F(Plot, BadInputIsOneLineAndStatusTwo) {
   write_file("settings.toml", "[model]\nmasses = 2\n");

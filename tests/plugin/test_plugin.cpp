@@ -35,6 +35,8 @@ TEST(Plugin, BuildsTheSubsystemItDescribes) {
   ASSERT_EQ(s->output_size(), 2u);
   EXPECT_EQ(s->input_name(0), "force");
   EXPECT_EQ(s->output_name(1), "v");
+  EXPECT_EQ(s->output_unit(0), "m");  // what the plugin declares reaches the results
+  EXPECT_EQ(s->output_unit(1), "m/s");
   std::vector<double> z(2), zp(2), r(2);
   const std::vector<double> u = {4.0};
   s->initial_state(u, z, zp);
@@ -145,6 +147,9 @@ void check_plugin_pair(const std::string& plugin) {
     }
   }
   EXPECT_EQ(checked, 2) << cmp.output;
+  // The plugin's units, and the spring's derived from them.
+  EXPECT_NE(cmp.output.find("  left.x    m     "), std::string::npos) << cmp.output;
+  EXPECT_NE(cmp.output.find("  spring    N     "), std::string::npos) << cmp.output;
   std::filesystem::remove_all(dir);
 }
 

@@ -50,11 +50,12 @@ def test_arrays_names_units_statistics(base):
     assert base.values.shape == (n + 1, len(base.columns))
     for name in ("supply.y", "brake.torque", "motor.omega", "load.omega_2", "voltage"):
         assert name in base.columns
-    # The sources say their units ([[subsystem]] unit = ...); the motor and the coupling
-    # variables do not.
+    # The sources say the units their [[subsystem]] tables declare (unit = ...), the motor its
+    # own, a signal connection its source's.
     assert base.units["supply.y"] == "V"
     assert base.units["brake.torque"] == "N m"
-    assert base.units["motor.omega"] == "" and base.units["voltage"] == ""
+    assert base.units["motor.omega"] == "rad/s" and base.units["voltage"] == "V"
+    assert base.units["shaft"] == "N m"  # a rotational spring/damper between angles
     assert set(base.units) == set(base.columns)
     # The step source: 0 V before t = 0.1 s, 24 V once its 5 ms ramp is over.
     assert base["supply.y"][base.time < 0.099].max() == 0.0

@@ -13,6 +13,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "macrostep/output/metadata.hpp"
+
 namespace macrostep::output {
 
 static_assert(std::is_same_v<hid_t, std::int64_t>, "Hdf5File keeps an hid_t as std::int64_t");
@@ -191,8 +193,12 @@ Hdf5File::~Hdf5File() {
 }
 
 TableWriter& Hdf5File::add_table(const std::string& name, const std::string& key_column,
-                                 const std::vector<std::string>& columns) {
+                                 const std::vector<std::string>& columns,
+                                 const std::vector<std::string>& units) {
   check_names(key_column, columns);
+  if (!units.empty() && units.size() != columns.size() + 1) {
+    throw std::invalid_argument("Hdf5File::add_table: one unit per column, the key's first");
+  }
   if (file_ < 0) throw OutputError(fmt::format("{}: table added after close", path_));
   const hsize_t width = columns.size() + 1;
   // About 64 KiB per chunk: a few rows of a wide table, up to 1024 of a narrow one.
@@ -212,10 +218,14 @@ TableWriter& Hdf5File::add_table(const std::string& name, const std::string& key
   auto table = std::make_unique<Table>(path_, file_, dataset, width);
   std::vector<const char*> names{key_column.c_str()};
   for (const auto& c : columns) names.push_back(c.c_str());
+  std::vector<const char*> unit_names;
+  for (const auto& u : units) unit_names.push_back(u.c_str());
   const hsize_t n = names.size();
   Handle list(H5Screate_simple(1, &n, nullptr), H5Sclose);
   const Handle t = string_type();
   if (!write_attribute(dataset, "columns", t.get(), list.get(), names.data()) ||
+      (!units.empty() &&
+       !write_attribute(dataset, "units", t.get(), list.get(), unit_names.data())) ||
       H5Fflush(file_, H5F_SCOPE_LOCAL) < 0) {
     throw OutputError(fmt::format("{}: cannot write the columns of /{}", path_, name));
   }
@@ -253,23 +263,25 @@ void Hdf5File::close() {
 
 namespace {
 
-std::vector<std::string> read_column_names(const std::string& path, hid_t dataset) {
-  const auto fail = [&path](const char* what) {
-    return OutputError(fmt::format("{}: {}", path, what));
+// The string-list attribute `attribute` ("columns", "units") of a dataset.
+std::vector<std::string> read_string_list(const std::string& path, hid_t dataset,
+                                          const char* attribute) {
+  const auto fail = [&path, attribute](const char* what) {
+    return OutputError(fmt::format("{}: attribute '{}' {}", path, attribute, what));
   };
-  if (H5Aexists(dataset, "columns") <= 0) throw fail("the dataset has no attribute 'columns'");
-  Handle a(H5Aopen(dataset, "columns", H5P_DEFAULT), H5Aclose);
+  if (H5Aexists(dataset, attribute) <= 0) throw fail("is missing from the dataset");
+  Handle a(H5Aopen(dataset, attribute, H5P_DEFAULT), H5Aclose);
   Handle space(H5Aget_space(a.get()), H5Sclose);
   Handle type(H5Aget_type(a.get()), H5Tclose);
   if (!a.ok() || !space.ok() || H5Tget_class(type.get()) != H5T_STRING ||
       H5Tis_variable_str(type.get()) <= 0 || H5Sget_simple_extent_ndims(space.get()) != 1) {
-    throw fail("attribute 'columns' is not a list of strings");
+    throw fail("is not a list of strings");
   }
   hsize_t n = 0;
   H5Sget_simple_extent_dims(space.get(), &n, nullptr);
   std::vector<char*> raw(n, nullptr);
   const Handle t = string_type();
-  if (H5Aread(a.get(), t.get(), raw.data()) < 0) throw fail("cannot read attribute 'columns'");
+  if (H5Aread(a.get(), t.get(), raw.data()) < 0) throw fail("cannot be read");
   std::vector<std::string> names;
   for (char* p : raw) names.emplace_back(p != nullptr ? p : "");
   H5Dvlen_reclaim(t.get(), space.get(), H5P_DEFAULT, raw.data());
@@ -299,7 +311,7 @@ CsvTable read_hdf5_table(const std::string& path, const std::string& name,
       H5Sget_simple_extent_dims(space.get(), dims, nullptr) < 0) {
     throw fail(fmt::format("/{} is not a 2-D dataset", name));
   }
-  const std::vector<std::string> names = read_column_names(path, dataset.get());
+  const std::vector<std::string> names = read_string_list(path, dataset.get(), "columns");
   if (names.size() != dims[1] || names.empty()) {
     throw fail(fmt::format("/{} has {} columns but {} column names", name, dims[1], names.size()));
   }
@@ -313,6 +325,10 @@ CsvTable read_hdf5_table(const std::string& path, const std::string& name,
   }
   CsvTable table;
   table.columns.assign(names.begin() + 1, names.end());
+  if (H5Aexists(dataset.get(), "units") > 0) {
+    const std::vector<std::string> units = read_string_list(path, dataset.get(), "units");
+    if (units.size() == names.size()) table.units.assign(units.begin() + 1, units.end());
+  }
   table.values.assign(table.columns.size(), std::vector<double>(dims[0]));
   table.time.resize(dims[0]);
   for (hsize_t r = 0; r < dims[0]; ++r) {
@@ -323,7 +339,10 @@ CsvTable read_hdf5_table(const std::string& path, const std::string& name,
 }
 
 CsvTable read_result_table(const std::string& path) {
-  return is_hdf5_path(path) ? read_hdf5_table(path) : read_csv(path);
+  if (is_hdf5_path(path)) return read_hdf5_table(path);
+  CsvTable table = read_csv(path);
+  table.units = recorded_units(path, table.columns);
+  return table;
 }
 
 }  // namespace macrostep::output

@@ -11,6 +11,9 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "macrostep/output/csv.hpp"
 #include "write_all.hpp"
@@ -76,6 +79,44 @@ std::string recorded_mode(const std::string& result_path) {
     return {};
   }
   return meta["mode"].get<std::string>();
+}
+
+nlohmann::ordered_json columns_json(const std::vector<std::string>& columns,
+                                    const std::vector<std::string>& units) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  out.push_back({{"name", "time"}, {"unit", "s"}});
+  for (std::size_t j = 0; j < columns.size(); ++j) {
+    out.push_back({{"name", columns[j]}, {"unit", j < units.size() ? units[j] : ""}});
+  }
+  return out;
+}
+
+std::vector<std::string> recorded_units(const std::string& result_path,
+                                        const std::vector<std::string>& columns) {
+  std::ifstream in(metadata_path(result_path));
+  if (!in) return {};
+  const auto meta = nlohmann::json::parse(in, nullptr, false);
+  if (meta.is_discarded() || !meta.is_object() || !meta.contains("columns") ||
+      !meta["columns"].is_array()) {
+    return {};
+  }
+  std::unordered_map<std::string, std::string> unit_of;
+  for (const auto& c : meta["columns"]) {
+    if (!c.is_object() || !c.contains("name") || !c["name"].is_string() || !c.contains("unit") ||
+        !c["unit"].is_string()) {
+      continue;
+    }
+    unit_of[c["name"].get<std::string>()] = c["unit"].get<std::string>();
+  }
+  std::vector<std::string> units;
+  bool any = false;
+  for (const auto& name : columns) {
+    const auto it = unit_of.find(name);
+    units.push_back(it == unit_of.end() ? "" : it->second);
+    any = any || !units.back().empty();
+  }
+  if (!any) units.clear();
+  return units;
 }
 
 nlohmann::ordered_json build_info() {

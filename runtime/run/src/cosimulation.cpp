@@ -94,7 +94,7 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   const bool implicit_column = settings.cosim.scheme == config::CosimScheme::kAuto;
   ResultFiles files({&config, config::ResultKind::kCosimulation, options.output_file,
                      result.columns, system.subsystem_count(), implicit_column, options.resume,
-                     settings.checkpoint_every.has_value()});
+                     settings.checkpoint_every.has_value(), result.units});
   result.csv_path = files.result_path();
   result.json_path = files.json_path();
   result.steps_path = files.steps_path();

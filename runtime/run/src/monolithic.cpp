@@ -341,9 +341,10 @@ void assembled_monolithic(const config::RunConfig& config, const MonolithicOptio
   for (std::size_t i = 0; i < coupled.subsystem_count(); ++i) {
     const model::Subsystem& sub = coupled.subsystem(i);
     if (all_states) {
+      const auto units = system::state_units(sub);
+      result.units.insert(result.units.end(), units.begin(), units.end());
       for (std::size_t j = 0; j < sub.state_size(); ++j) {
         result.columns.push_back(system::variable_name(d, i, sub.state_name(j)));
-        result.units.emplace_back();
         picked.push_back(whole.state_offset(i) + j);
       }
       continue;
@@ -356,10 +357,11 @@ void assembled_monolithic(const config::RunConfig& config, const MonolithicOptio
   }
   for (std::size_t c = 0; c < coupled.coupling_count(); ++c) {
     result.columns.push_back(coupled.coupling_name(c));
+    result.units.push_back(coupled.coupling_unit(c));
   }
-  result.units.resize(result.columns.size());  // the coupling variables: ""
 
-  ResultFiles files({&config, result_kind(options), options.output_file, result.columns});
+  ResultFiles files({&config, result_kind(options), options.output_file, result.columns, 0, false,
+                     nullptr, false, result.units});
   files.open();
   result.csv_path = files.result_path();
   result.json_path = files.json_path();
@@ -396,6 +398,7 @@ void uncut_monolithic(const config::RunConfig& config, const MonolithicOptions& 
       options.all_states || config.output.all_states || uncut.read_names().empty();
   std::vector<std::size_t> state_index;
   if (all_states) {
+    result.units = system::state_units(model);
     for (std::size_t j = 0; j < model.state_size(); ++j) {
       state_index.push_back(j);
       result.columns.push_back(model.state_name(j));
@@ -403,12 +406,15 @@ void uncut_monolithic(const config::RunConfig& config, const MonolithicOptions& 
   } else {
     state_index = uncut.read_states();
     result.columns = uncut.read_names();
+    result.units = uncut.read_units();
   }
   const auto& couplings = uncut.coupling_names();
   result.columns.insert(result.columns.end(), couplings.begin(), couplings.end());
-  result.units.assign(result.columns.size(), "");  // states of the uncut model, couplings
+  const auto& coupling_units = uncut.coupling_units();
+  result.units.insert(result.units.end(), coupling_units.begin(), coupling_units.end());
 
-  ResultFiles files({&config, result_kind(options), options.output_file, result.columns});
+  ResultFiles files({&config, result_kind(options), options.output_file, result.columns, 0, false,
+                     nullptr, false, result.units});
   files.open();
   result.csv_path = files.result_path();
   result.json_path = files.json_path();

@@ -133,7 +133,13 @@ void ResultFiles::open_csv(const Request& r) {
 
 void ResultFiles::open_hdf5(const Request& r) {
   h5_ = std::make_unique<output::Hdf5File>(result_path_);
-  results_ = &h5_->add_table("results", "time", r.columns);
+  std::vector<std::string> units;
+  if (!r.units.empty()) {
+    units = {"s"};
+    units.insert(units.end(), r.units.begin(), r.units.end());
+    units.resize(r.columns.size() + 1);
+  }
+  results_ = &h5_->add_table("results", "time", r.columns, units);
   if (r.step_subsystems > 0) {
     steps_ =
         &h5_->add_table("steps", "attempt", steps_columns(r.step_subsystems, r.implicit_column));
@@ -163,11 +169,14 @@ nlohmann::ordered_json scalar_attributes(const nlohmann::ordered_json& meta) {
   return scalars;
 }
 
-// The metadata with "files": every destination the run's path checks saw, so that what a run
-// may write is read off the code that checks it.
+// The metadata with "columns" (every result column's name and unit) and "files": every
+// destination the run's path checks saw, so that what a run may write is read off the code that
+// checks it.
 nlohmann::ordered_json with_files(const nlohmann::ordered_json& meta,
-                                  const output::Destinations& destinations) {
+                                  const output::Destinations& destinations,
+                                  const ResultFiles::Request& request) {
   nlohmann::ordered_json out = meta;
+  out["columns"] = output::columns_json(request.columns, request.units);
   nlohmann::ordered_json files = nlohmann::ordered_json::array();
   for (const output::Destination& d : destinations.list()) {
     files.push_back({{"role", d.role}, {"path", d.path}, {"directory", d.directory}});
@@ -179,7 +188,7 @@ nlohmann::ordered_json with_files(const nlohmann::ordered_json& meta,
 }  // namespace
 
 void ResultFiles::write_metadata(const nlohmann::ordered_json& document) {
-  const nlohmann::ordered_json meta = with_files(document, destinations_);
+  const nlohmann::ordered_json meta = with_files(document, destinations_, request_);
   if (!json_path_.empty()) output::write_json(json_path_, meta);
   if (h5_) {
     h5_->write_metadata(meta, scalar_attributes(meta));
@@ -188,7 +197,7 @@ void ResultFiles::write_metadata(const nlohmann::ordered_json& document) {
 }
 
 void ResultFiles::write_metadata_after_failure(const nlohmann::ordered_json& document) {
-  const nlohmann::ordered_json meta = with_files(document, destinations_);
+  const nlohmann::ordered_json meta = with_files(document, destinations_, request_);
   if (!json_path_.empty()) write_json_after_failure(json_path_, meta);
   if (!h5_) return;
   try {

@@ -44,6 +44,9 @@ class ResultFiles {
     // (CsvWriter::continue_file); checkpoint::CheckpointError if they do not fit.
     const checkpoint::Checkpoint* resume = nullptr;
     bool checkpointed = false;  // the run writes checkpoints (their output positions are CSV's)
+    // One per column of `columns` ("" where not known): the metadata's "columns"
+    // (output::columns_json) and the HDF5 /results attribute "units" ("s" for time first).
+    std::vector<std::string> units;
   };
 
   // Names and checks the files of `r`, writing nothing: the result file is `output_file` or
@@ -84,8 +87,9 @@ class ResultFiles {
   // Closes the CSV tables (an HDF5 file stays open for its metadata). Throws OutputError.
   void close_tables();
   // Writes the metadata JSON (unless the result is a character device) and, in an HDF5 file,
-  // its attributes (then closes that file), with "files": every destination (role, path,
-  // directory). Throws OutputError.
+  // its attributes (then closes that file), with "columns": every result column's name and
+  // unit (output::columns_json), and "files": every destination (role, path, directory).
+  // Throws OutputError.
   void write_metadata(const nlohmann::ordered_json& meta);
   // write_metadata for a run that failed: a failure to write is reported on stderr only (the
   // run's own error, which the caller rethrows, matters more).

@@ -39,12 +39,21 @@ void result_columns(const config::RunConfig& config, const system::CoupledSystem
 std::vector<std::string> result_units(const system::CoupledSystem& system,
                                       const std::vector<OutputColumn>& outputs, bool all_states,
                                       std::size_t column_count) {
-  std::vector<std::string> units(column_count);
-  if (all_states) return units;
-  for (std::size_t j = 0; j < outputs.size() && j < column_count; ++j) {
-    const system::OutputRef& o = outputs[j].output;
-    units[j] = system.subsystem(o.subsystem).output_unit(o.output);
+  std::vector<std::string> units;
+  if (all_states) {
+    for (std::size_t i = 0; i < system.subsystem_count(); ++i) {
+      const auto states = system::state_units(system.subsystem(i));
+      units.insert(units.end(), states.begin(), states.end());
+    }
+  } else {
+    for (const auto& c : outputs) {
+      units.push_back(system.subsystem(c.output.subsystem).output_unit(c.output.output));
+    }
   }
+  for (std::size_t c = 0; c < system.coupling_count(); ++c) {
+    units.push_back(system.coupling_unit(c));
+  }
+  units.resize(column_count);
   return units;
 }
 

@@ -39,7 +39,8 @@ void result_columns(const config::RunConfig& config, const system::CoupledSystem
                     std::vector<std::string>& columns, std::vector<std::size_t>& state_offset);
 
 // The unit of every column of result_columns() (CosimResult::units): an output column's from its
-// model, "" for the state columns (all_states) and the coupling variables.
+// model, a state column's as system::state_units derives it (all_states), a coupling variable's
+// from its law (CoupledSystem::coupling_unit); "" where none of them says.
 std::vector<std::string> result_units(const system::CoupledSystem& system,
                                       const std::vector<OutputColumn>& outputs, bool all_states,
                                       std::size_t column_count);

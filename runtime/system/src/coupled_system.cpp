@@ -88,6 +88,13 @@ void CoupledSystem::index_laws() {
     for (const OutputRef& r : law->reads()) check_output(r, what);
     law_offsets_.push_back(coupling_names_.size());
     coupling_names_.insert(coupling_names_.end(), names.begin(), names.end());
+    std::vector<std::string> read_units;
+    for (const OutputRef& r : law->reads()) {
+      read_units.push_back(subsystems_[r.subsystem]->output_unit(r.output));
+    }
+    std::vector<std::string> units = law->variable_units(read_units);
+    units.resize(names.size());  // a law that says less: the rest ""
+    coupling_units_.insert(coupling_units_.end(), units.begin(), units.end());
     constraint_.insert(constraint_.end(), names.size(), law->is_constraint() ? 1 : 0);
     constraints_ = constraints_ || law->is_constraint();
     max_reads_ = std::max(max_reads_, law->reads().size());

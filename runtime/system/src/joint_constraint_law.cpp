@@ -3,7 +3,9 @@
 
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "builtin_laws.hpp"
 
@@ -27,6 +29,12 @@ void JointConstraintLaw::jacobian(std::span<const double> y_read, std::span<doub
   }
   constexpr double rows[8] = {1.0, 0.0, -1.0, 0.0, 0.0, 1.0, 0.0, -1.0};
   for (std::size_t k = 0; k < 8; ++k) dphi_dy[k] = rows[k];
+}
+
+std::vector<std::string> JointConstraintLaw::variable_units(
+    std::span<const std::string> read_units) const {
+  if (read_units.size() < 2) return {"", ""};
+  return {detail::effort_unit(read_units[0]), read_units[1]};
 }
 
 LawEntry detail::joint_entry() {

@@ -4,7 +4,9 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 #include "builtin_laws.hpp"
 
@@ -77,6 +79,17 @@ library::ElementLaw read_element_law(const LawTable& table) {
   e.ex = keys.ex.value_or(e.ex);
   e.ev = keys.ev.value_or(e.ev);
   return e;
+}
+
+std::string detail::effort_unit(std::string_view position_unit) {
+  if (position_unit == "m") return "N";
+  if (position_unit == "rad") return "N m";
+  return "";
+}
+
+std::vector<std::string> SpringDamperLaw::variable_units(
+    std::span<const std::string> read_units) const {
+  return {detail::effort_unit(read_units.empty() ? std::string_view() : read_units[0])};
 }
 
 namespace detail {

@@ -16,7 +16,8 @@ UncutSystem::UncutSystem(const SystemDescription& d) {
   std::unordered_map<std::string, std::size_t> state_of;
   for (std::size_t j = 0; j < whole_->state_size(); ++j) state_of.emplace(whole_->state_name(j), j);
   // The names of the outputs each subsystem has read: its model is built once, then dropped.
-  std::vector<std::vector<std::string>> output_names(d.subsystems.size());
+  std::vector<std::vector<std::string>> output_names(d.subsystems.size()),
+      output_units(d.subsystems.size());
   for (const auto& c : d.connections) {
     for (const OutputRef& r : c.from) {
       if (r.subsystem >= d.subsystems.size()) {
@@ -25,13 +26,17 @@ UncutSystem::UncutSystem(const SystemDescription& d) {
       auto& names = output_names[r.subsystem];
       if (!names.empty()) continue;
       const auto built = library::build_subsystem(d.subsystems[r.subsystem].model);
-      for (std::size_t o = 0; o < built->output_size(); ++o) names.push_back(built->output_name(o));
+      for (std::size_t o = 0; o < built->output_size(); ++o) {
+        names.push_back(built->output_name(o));
+        output_units[r.subsystem].push_back(built->output_unit(o));
+      }
     }
   }
   std::unordered_set<std::string> listed;
   for (const auto& c : d.connections) {
     laws_.push_back(build_law(c));
     std::vector<std::size_t> states;
+    std::vector<std::string> units;  // of the law's reads
     for (const OutputRef& r : c.from) {
       const auto& names = output_names[r.subsystem];
       if (r.output >= names.size()) {
@@ -43,13 +48,18 @@ UncutSystem::UncutSystem(const SystemDescription& d) {
         throw std::invalid_argument("UncutSystem: the uncut model has no state named " + name);
       }
       states.push_back(it->second);
+      units.push_back(output_units[r.subsystem][r.output]);
       if (listed.insert(name).second) {
         read_names_.push_back(name);
+        read_units_.push_back(units.back());
         read_states_.push_back(it->second);
       }
     }
     law_states_.push_back(std::move(states));
     for (const auto& v : laws_.back()->variable_names()) coupling_names_.push_back(v);
+    units = laws_.back()->variable_units(units);
+    units.resize(laws_.back()->write_count());
+    coupling_units_.insert(coupling_units_.end(), units.begin(), units.end());
   }
 }
 

@@ -86,6 +86,12 @@ std::string BeltDrive::output_name(std::size_t i) const {
   throw std::out_of_range("BeltDrive::output_name: out of range");
 }
 
+std::string BeltDrive::output_unit(std::size_t i) const {
+  static const char* const kUnits[] = {"rad", "rad/s", "rad", "rad/s", "m", "m/s", "N", "N"};
+  if (i >= 8) throw std::out_of_range("BeltDrive::output_unit: out of range");
+  return kUnits[i];
+}
+
 std::string BeltDrive::input_name(std::size_t i) const {
   if (i >= input_size()) throw std::out_of_range("BeltDrive::input_name: out of range");
   if (p_.left_coupled && i == 0) return "tau_left";

@@ -123,6 +123,11 @@ std::string ChainSegment::output_name(std::size_t i) const {
   }
 }
 
+std::string ChainSegment::output_unit(std::size_t i) const {
+  if (i >= output_size()) throw std::out_of_range("ChainSegment::output_unit: index out of range");
+  return i < 2 ? "m" : "m/s";
+}
+
 std::string ChainSegment::input_name(std::size_t i) const {
   if (i >= input_size()) throw std::out_of_range("ChainSegment::input_name: index out of range");
   // Left cut element: global 0-based element first_ (1-based first_+1); right: last_ (last_+1).

@@ -53,6 +53,12 @@ std::string DcMotor::output_name(std::size_t i) const {
   return names[i];
 }
 
+std::string DcMotor::output_unit(std::size_t i) const {
+  static const char* const units[] = {"rad", "rad/s", "A"};
+  if (i >= 3) throw std::out_of_range("DcMotor::output_unit: out of range");
+  return units[i];
+}
+
 std::string DcMotor::input_name(std::size_t i) const {
   if (i >= input_size()) throw std::out_of_range("DcMotor::input_name: out of range");
   return i == 0 ? "voltage" : "tau_right";

@@ -104,6 +104,11 @@ std::string DriveTrainSegment::output_name(std::size_t i) const {
   }
 }
 
+std::string DriveTrainSegment::output_unit(std::size_t i) const {
+  if (i >= output_size()) throw std::out_of_range("DriveTrainSegment::output_unit: out of range");
+  return i < 2 ? "rad" : "rad/s";
+}
+
 std::string DriveTrainSegment::input_name(std::size_t i) const {
   if (i >= input_size()) throw std::out_of_range("DriveTrainSegment::input_name: out of range");
   return left_coupled_ && i == 0 ? "tau_left" : "tau_right";

@@ -36,6 +36,12 @@ std::string HydraulicCylinder::output_name(std::size_t i) const {
   return kNames[i];
 }
 
+std::string HydraulicCylinder::output_unit(std::size_t i) const {
+  static const char* const kUnits[] = {"m", "m/s", "m^3", "m^3/s", "m^3", "m^3/s"};
+  if (i >= 6) throw std::out_of_range("HydraulicCylinder::output_unit: out of range");
+  return kUnits[i];
+}
+
 std::string HydraulicCylinder::input_name(std::size_t i) const {
   static const char* const kNames[] = {"pressure_a", "pressure_b", "rod_force"};
   if (i >= input_size()) throw std::out_of_range("HydraulicCylinder::input_name: out of range");

@@ -69,6 +69,12 @@ std::string OscillatorMass::output_name(std::size_t i) const {
   return names[i];
 }
 
+std::string OscillatorMass::output_unit(std::size_t i) const {
+  if (i >= output_size()) throw std::out_of_range("OscillatorMass::output_unit: out of range");
+  static const char* const units[] = {"m", "m/s", "N"};
+  return units[i];
+}
+
 std::string OscillatorMass::input_name(std::size_t i) const {
   if (i >= input_size()) throw std::out_of_range("OscillatorMass::input_name: out of range");
   if (p_.force_input && i == 0) return "force";

@@ -79,6 +79,11 @@ std::string PidController::output_name(std::size_t i) const {
   return "command";
 }
 
+std::string PidController::output_unit(std::size_t i) const {
+  if (i != 0) throw std::out_of_range("PidController::output_unit: out of range");
+  return parameters_.unit;
+}
+
 std::string PidController::input_name(std::size_t i) const {
   if (i >= input_size()) throw std::out_of_range("PidController::input_name: out of range");
   return i == 0 ? "measured" : "setpoint";
@@ -192,7 +197,8 @@ const ParameterBinding<PidParameters>& pid_binding() {
         .number("integral0", &P::integral0, Bound::kAny, false, "", "initial integral state")
         .number("derivative_filter0", &P::derivative_filter0, Bound::kAny, false, "",
                 "initial derivative filter state")
-        .number("command0", &P::command0, Bound::kAny, false, "", "initial command");
+        .number("command0", &P::command0, Bound::kAny, false, "", "initial command")
+        .string("unit", &P::unit, "the unit of the command, as the results show it");
     return b;
   }();
   return binding;

@@ -184,7 +184,7 @@ ParameterSpec unit_spec() {
           0,
           "",
           "",
-          "the unit of the output (documentation only)"};
+          "the unit of the output, as the results show it"};
 }
 
 // A problem at the first of `keys` whose value is not finite.

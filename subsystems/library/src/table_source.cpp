@@ -263,7 +263,7 @@ ModelEntry detail::table_entry() {
       string_spec("end", "hold", false,
                   "hold | extrapolate: outside the table's times, its end values or the straight "
                   "line with its end slope"),
-      string_spec("unit", "", false, "the unit of the outputs (documentation only)")};
+      string_spec("unit", "", false, "the unit of the outputs, as the results show it")};
   e.check = [](const ParameterValues& v) -> std::optional<ParameterProblem> {
     if (!interpolation_of(v.string("interpolation"))) {
       return ParameterProblem{"interpolation", "must be linear or hermite (got {got})"};

@@ -91,6 +91,9 @@ struct CsvTable {
   std::vector<std::string> columns;         // without "time"
   std::vector<double> time;                 // one entry per row (of the key column)
   std::vector<std::vector<double>> values;  // values[column][row]
+  // The unit of every column ("" where not known), or empty where the file records none
+  // (read_result_table fills it; read_csv does not: a CSV's header holds names only).
+  std::vector<std::string> units;
 
   std::size_t rows() const { return time.size(); }
   std::optional<std::size_t> column_index(std::string_view name) const;

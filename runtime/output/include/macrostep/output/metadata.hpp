@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace macrostep::output {
 
@@ -28,6 +29,19 @@ std::string metadata_path(const std::string& result_path);
 // overwrite. Empty if the result or its metadata does not exist, or the metadata is not such a
 // document (a file of another program's: nothing is known about it).
 std::string recorded_mode(const std::string& result_path);
+
+// The "columns" of a result's metadata: one object {"name": ..., "unit": ...} per column of the
+// result table in its order, the key column first ("time", unit "s"); `units` has one entry per
+// entry of `columns` ("" where not known; missing entries are "").
+nlohmann::ordered_json columns_json(const std::vector<std::string>& columns,
+                                    const std::vector<std::string>& units);
+
+// The units that the metadata beside `result_path` records for `columns` (its "columns" as
+// columns_json writes them, matched by name): one per column, "" where it records none. Empty if
+// there is no such metadata or it records no unit at all (a result of an older version, a file
+// of another program's). Never throws for a missing or malformed file.
+std::vector<std::string> recorded_units(const std::string& result_path,
+                                        const std::vector<std::string>& columns);
 
 // Versions of macrostep, the compiler and the libraries this module was built with.
 nlohmann::ordered_json build_info();

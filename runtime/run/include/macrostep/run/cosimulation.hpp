@@ -45,9 +45,10 @@ struct CosimResult {
   std::string steps_path;            // the steps CSV, or the HDF5 result file that holds /steps
   std::vector<std::string> columns;  // the output or state columns, then the coupling variables
   std::size_t coupling_count = 0;    // the coupling-variable columns at the end of `columns`
-  // One per column: the unit of an output column as its model reports it
-  // (model::Subsystem::output_unit), "" where the model does not say, for states and for the
-  // coupling variables. Not written into the result files.
+  // One per column (result_units in result_table.hpp): an output's unit as its model reports it
+  // (model::Subsystem::output_unit), a state's as system::state_units derives it, a coupling
+  // variable's from its law; "" where nothing says. The result files carry them too (the
+  // JSON's output.units, the HDF5 table's attribute "units").
   std::vector<std::string> units;
   std::vector<double> final_values;  // the last row written
   double final_time = 0.0;

@@ -63,8 +63,8 @@ struct MonolithicResult {
   std::string csv_path;
   std::string json_path;
   std::vector<std::string> columns;
-  // One per column, as CosimResult::units: an output's unit from its model, "" otherwise (the
-  // states of an uncut model, the coupling variables).
+  // One per column, as CosimResult::units: an output's unit from its model, a state's as
+  // system::state_units derives it, a coupling variable's from its law; "" where nothing says.
   std::vector<std::string> units;
   std::vector<double> final_values;  // the last row written
   double end_time = 0.0;

@@ -8,6 +8,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace macrostep::system {
 
@@ -35,6 +36,14 @@ class CouplingLaw {
   // (consecutive, in law order).
   virtual std::span<const std::string> variable_names() const = 0;
   std::size_t write_count() const { return variable_names().size(); }
+
+  // The unit of every variable the law writes (write_count() entries, "" where it cannot say),
+  // given the units of the outputs it reads (read_units[k]: the unit of reads()[k] as its model
+  // reports it, "" if not). Results label their coupling columns with it. Default: all "".
+  virtual std::vector<std::string> variable_units(std::span<const std::string> read_units) const {
+    (void)read_units;
+    return std::vector<std::string>(write_count());
+  }
 
   // φ: u_out = φ(y_read); y_read.size() == n_in, u_out.size() == n_out.
   virtual void evaluate(std::span<const double> y_read, std::span<double> u_out) const = 0;

@@ -35,6 +35,10 @@ class DisplacementLaw final : public CouplingLaw {
   // The 2×2 identity.
   void jacobian(std::span<const double> y_read, std::span<double> dphi_dy) const override;
   bool has_feedthrough() const override { return false; }
+  // The units of the position and the velocity it copies.
+  std::vector<std::string> variable_units(std::span<const std::string> read_units) const override {
+    return {read_units.size() > 0 ? read_units[0] : "", read_units.size() > 1 ? read_units[1] : ""};
+  }
 
  private:
   std::array<std::string, 2> names_;

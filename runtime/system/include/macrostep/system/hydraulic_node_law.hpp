@@ -98,6 +98,11 @@ class HydraulicNodeLaw final : public CouplingLaw {
   // ∂p/∂V_i = E(p)/V_K for every i (the inverse of g' = 1/E, Eq. 2.96b).
   void jacobian(std::span<const double> y_read, std::span<double> dphi_dy) const override;
   bool has_feedthrough() const override { return false; }
+  // The node pressure, "Pa" (the law's keys are in SI: volume in m^3, pressures in Pa).
+  std::vector<std::string> variable_units(std::span<const std::string> read_units) const override {
+    (void)read_units;
+    return {"Pa"};
+  }
 
   const Parameters& parameters() const { return parameters_; }
   // E at pressure p for this node's model.

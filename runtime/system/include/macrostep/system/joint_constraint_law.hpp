@@ -32,6 +32,9 @@ class JointConstraintLaw final : public CouplingLaw {
   void jacobian(std::span<const double> y_read, std::span<double> dphi_dy) const override;
   bool has_feedthrough() const override { return false; }
   bool is_constraint() const override { return true; }
+  // λ a force, "N" between positions in m ("N m" between angles in rad); μ enters the position
+  // rows (x' = v + μ): the unit of v_a.
+  std::vector<std::string> variable_units(std::span<const std::string> read_units) const override;
 
  private:
   std::array<std::string, 2> names_;

@@ -34,6 +34,10 @@ class SignalLaw final : public CouplingLaw {
   // [gain].
   void jacobian(std::span<const double> y_read, std::span<double> dphi_dy) const override;
   bool has_feedthrough() const override { return false; }
+  // The source's unit (a gain that converts it to another quantity is not seen).
+  std::vector<std::string> variable_units(std::span<const std::string> read_units) const override {
+    return {read_units.empty() ? std::string() : read_units[0]};
+  }
 
   double gain() const { return gain_; }
   double offset() const { return offset_; }

@@ -51,6 +51,9 @@ class SpringDamperLaw final : public CouplingLaw {
   void jacobian(std::span<const double> y_read, std::span<double> dphi_dy) const override;
   // The force depends on states only.
   bool has_feedthrough() const override { return false; }
+  // The element's force, "N" between positions in m, or its torque, "N m" between angles in rad
+  // (the rotational law); "" between positions of another or no unit.
+  std::vector<std::string> variable_units(std::span<const std::string> read_units) const override;
   // Without damping (d = D = 0): u̇ = ∂F/∂Δx·(v_right − v_left).
   bool has_rate() const override { return element_.d == 0.0 && element_.D == 0.0; }
   void rate(std::span<const double> y_read, std::span<double> u_dot) const override;

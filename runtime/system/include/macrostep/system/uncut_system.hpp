@@ -31,9 +31,13 @@ class UncutSystem {
   // columns without --all-states), and the index of each in the whole model's state.
   const std::vector<std::string>& read_names() const { return read_names_; }
   const std::vector<std::size_t>& read_states() const { return read_states_; }
+  // The unit of each of read_names(): that of the subsystem output it stands for.
+  const std::vector<std::string>& read_units() const { return read_units_; }
 
   // The coupling variables, in connection and write order (as build_system numbers them).
   const std::vector<std::string>& coupling_names() const { return coupling_names_; }
+  // Their units, as CoupledSystem::coupling_unit gives them.
+  const std::vector<std::string>& coupling_units() const { return coupling_units_; }
   // u = φ(y) of every law in connection order, y read from the whole model's state z
   // (u.size() == coupling_names().size()).
   void evaluate_couplings(std::span<const double> z, std::span<double> u) const;
@@ -42,7 +46,7 @@ class UncutSystem {
   std::unique_ptr<model::Subsystem> whole_;
   std::vector<std::unique_ptr<CouplingLaw>> laws_;
   std::vector<std::vector<std::size_t>> law_states_;  // per law: the state index of each read
-  std::vector<std::string> read_names_, coupling_names_;
+  std::vector<std::string> read_names_, coupling_names_, read_units_, coupling_units_;
   std::vector<std::size_t> read_states_;
   mutable std::vector<double> y_read_;
 };

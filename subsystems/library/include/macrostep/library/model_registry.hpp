@@ -136,6 +136,15 @@ class ParameterBinding {
         [member](const P& p) -> ParameterValue { return p.*member; });
     return *this;
   }
+  // A string (not a file name), e.g. the unit a model reports for its outputs.
+  ParameterBinding& string(std::string name, std::string P::*member, std::string doc) {
+    add(
+        {std::move(name), ParameterType::kString, false, P{}.*member, Bound::kAny, 0, "", "",
+         std::move(doc)},
+        [member](P& p, const ParameterValue& v) { p.*member = std::get<std::string>(v); },
+        [member](const P& p) -> ParameterValue { return p.*member; });
+    return *this;
+  }
   // A fixed-size array of numbers (size N entries, "one entry per <what>").
   template <std::size_t N>
   ParameterBinding& numbers(std::string name, std::array<double, N> P::*member, Bound bound,

@@ -43,6 +43,7 @@ struct PidParameters {
   bool setpoint_input = false;
   double setpoint = 0.0;                                             // r when !setpoint_input
   double integral0 = 0.0, derivative_filter0 = 0.0, command0 = 0.0;  // q0, w0, c0
+  std::string unit;  // the unit of the command, as the user declares it ("" if not)
 };
 
 class PidController final : public model::Subsystem {
@@ -63,6 +64,8 @@ class PidController final : public model::Subsystem {
   std::span<const model::StateRole> state_roles() const override { return roles_; }
   std::string state_name(std::size_t i) const override;
   std::string output_name(std::size_t i) const override;
+  // The declared `unit` (PidParameters::unit).
+  std::string output_unit(std::size_t i) const override;
   std::string input_name(std::size_t i) const override;
   double initial_time() const override { return 0.0; }
   void initial_state(std::span<const double> u0, std::span<double> z0,
