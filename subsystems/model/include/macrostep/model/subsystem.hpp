@@ -72,7 +72,7 @@ class Subsystem {
   virtual std::string output_name(std::size_t i) const = 0;
   virtual std::string input_name(std::size_t i) const = 0;
   // The unit of output i as text ("N", "rad/s"); "" when the model does not say. Informative:
-  // no result writer reads it yet.
+  // the result files' metadata, compare and plot show it; no computation depends on it.
   virtual std::string output_unit(std::size_t i) const {
     (void)i;
     return "";
