@@ -315,7 +315,7 @@ TEST(Fmu, EveryBadFmuHasItsOwnMessage) {
                       "(parameters of this FMU: \"m\", \"c\""),
             std::string::npos);
   EXPECT_NE(refusal({osc, "{}", {"x"}, {}, ""})
-                .find("inputs: \"x\" is not a Real input variable of "
+                .find("inputs: \"x\" is not a Real, Integer or Boolean input variable of "
                       "this FMU (candidates: \"force\")"),
             std::string::npos);
   EXPECT_NE(refusal({osc, "{}", {}, {"speed"}, ""})

@@ -362,6 +362,48 @@ TEST(FmuEventsApp, AnFmuThatCannotSaveItsStateRunsFixedStepExplicitOnly) {
   fs::remove_all(dir);
 }
 
+// Integer and Boolean outputs coupled to Integer and Boolean inputs: the stair's counter drives a
+// switch's gear, its odd flag the switch's on; y = on ? 1.5 gear : 0 at every macro point, in
+// both executors. The switch pushes an oscillator whose position is the stair's offset (a loop
+// through a state).
+TEST(FmuEventsApp, IntegerAndBooleanSignalsCoupleTypedInputs) {
+  const fs::path dir = temp_dir("typed");
+  const auto config = dir / "typed.toml";
+  std::ofstream(config) << "[[subsystem]]\nname = \"stair\"\nmodel = \"fmu\"\npath = \""
+                        << fmu_file("stair") << "\"\nparameters = {period = 0.25}\n"
+                        << "outputs = [\"counter\", \"odd\"]\n"
+                        << "[[subsystem]]\nname = \"switch\"\nmodel = \"fmu\"\npath = \""
+                        << fmu_file("switch") << "\"\ninputs = [\"gear\", \"on\"]\n"
+                        << "[[connection]]\nname = \"gear\"\nlaw = \"signal\"\n"
+                        << "from = [\"stair.counter\"]\nto = [\"switch.gear\"]\n"
+                        << "[[connection]]\nname = \"on\"\nlaw = \"signal\"\n"
+                        << "from = [\"stair.odd\"]\nto = [\"switch.on\"]\n"
+                        << "[[subsystem]]\nname = \"spring\"\nmodel = \"fmu\"\npath = \""
+                        << fmu_file("oscillator") << "\"\nparameters = {m = 1.0, c = 40.0}\n"
+                        << "[[connection]]\nname = \"push\"\nlaw = \"signal\"\n"
+                        << "from = [\"switch.y\"]\nto = [\"spring.force\"]\n"
+                        << "[[connection]]\nname = \"back\"\nlaw = \"signal\"\n"
+                        << "from = [\"spring.x\"]\nto = [\"stair.offset\"]\n"
+                        << "[simulation]\nend_time = 1.6\noutput_interval = 1e-2\n"
+                        << "[cosim]\nestimator = \"none\"\nstep_size = 0.05\norder = 0\n";
+  for (const std::string executor : {"inprocess", "processes"}) {
+    const fs::path csv = dir / (executor + ".csv");
+    const AppRun r = macrostep("run " + config.string() + " --executor " + executor + " --output " +
+                               csv.string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    std::string header;
+    const auto rows = read_csv(csv, &header);
+    ASSERT_EQ(header.rfind("time,stair.counter,stair.odd,switch.y", 0), 0u) << header;
+    for (const auto& row : rows) {
+      // The switch sees the coupling values of the macro step's start (order 0).
+      EXPECT_EQ(row[3], row[2] > 0.5 ? 1.5 * row[1] : 0.0) << executor << " at t = " << row[0];
+    }
+    EXPECT_GT(rows.back()[1], 5.0);
+  }
+  EXPECT_TRUE(read_file(dir / "inprocess.csv") == read_file(dir / "processes.csv"));
+  fs::remove_all(dir);
+}
+
 // The last periodic checkpoint of a finished run, resumed: the CSV is cut at the checkpoint and
 // continued, to the bytes of a run without checkpoints (the FMU modes travel in the workspaces).
 TEST(FmuEventsApp, ACheckpointedRunResumesToTheSameBytes) {

@@ -2,6 +2,7 @@
 // fmi2_api.hpp.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <stdexcept>
@@ -207,6 +208,17 @@ class Fmi2Instance final : public Instance {
       values[i] = type == VariableType::kBoolean ? (v[i] != 0 ? 1.0 : 0.0) : v[i];
     }
     return ok;
+  }
+  bool set_values(std::span<const unsigned> refs, VariableType type,
+                  std::span<const double> values) override {
+    std::vector<int> v(refs.size());  // fmi2Integer and fmi2Boolean are both int
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      v[i] = type == VariableType::kBoolean ? (values[i] > 0.5 ? 1 : 0)
+                                            : static_cast<int>(std::lround(values[i]));
+    }
+    return type == VariableType::kInteger
+               ? check(f_.set_integer(c_, refs.data(), refs.size(), v.data()), "fmi2SetInteger")
+               : check(f_.set_boolean(c_, refs.data(), refs.size(), v.data()), "fmi2SetBoolean");
   }
   bool directional_derivative(std::span<const unsigned> unknowns, unsigned known,
                               std::span<double> column) override {

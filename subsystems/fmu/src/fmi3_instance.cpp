@@ -2,6 +2,8 @@
 // fmi3_api.h. The same calls as FMI 2 (fmi2_instance.cpp) under FMI 3's names and signatures.
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include <stdexcept>
 
 #include "fmi3_api.h"
@@ -208,6 +210,19 @@ class Fmi3Instance final : public Instance {
       for (std::size_t k = 0; k < refs.size(); ++k) values[k] = v[k] ? 1.0 : 0.0;
     }
     return ok;
+  }
+  bool set_values(std::span<const unsigned> refs, VariableType type,
+                  std::span<const double> values) override {
+    if (type == VariableType::kInteger) {
+      std::vector<fmi3Int32> v(refs.size());
+      for (std::size_t i = 0; i < v.size(); ++i)
+        v[i] = static_cast<fmi3Int32>(std::lround(values[i]));
+      return check(f_.set_int32(i_, refs.data(), refs.size(), v.data(), v.size()), "fmi3SetInt32");
+    }
+    std::unique_ptr<fmi3Boolean[]> v(new fmi3Boolean[refs.size()]());
+    for (std::size_t i = 0; i < refs.size(); ++i) v[i] = values[i] > 0.5;
+    return check(f_.set_boolean(i_, refs.data(), refs.size(), v.get(), refs.size()),
+                 "fmi3SetBoolean");
   }
   bool directional_derivative(std::span<const unsigned> unknowns, unsigned known,
                               std::span<double> column) override {

@@ -70,7 +70,7 @@ void FmuSubsystem::indicators_in(const FmuMode& mode, double t, std::span<const 
                                  std::span<const double> u, std::span<double> g) const {
   if (g.empty()) return;  // time or step events only: no indicator function to call
   Lease instance(*this, &mode);
-  if (!instance->set(t, z, input_vr_, u) || !instance->event_indicators(g)) {
+  if (!set_point(*instance, t, z, u) || !instance->event_indicators(g)) {
     std::fill(g.begin(), g.end(), std::numeric_limits<double>::quiet_NaN());
   }
 }
@@ -84,7 +84,7 @@ bool FmuSubsystem::step_event_in(const FmuMode& mode, double t, std::span<const 
   Lease instance(*this, &mode);
   instance->mode = Instance::kNoMode;
   bool terminate = false;
-  if (!instance->set(t, z, input_vr_, u)) {
+  if (!set_point(*instance, t, z, u)) {
     throw FmuCallError(
         fmt::format("FMU {}: its state at the end of a step at t = {:.9g} was "
                     "discarded",
@@ -101,17 +101,21 @@ std::shared_ptr<const model::Mode> FmuSubsystem::advance(const model::Mode& mode
   instance->mode = Instance::kNoMode;  // until the new mode is made
   std::vector<double> u(input_vr_.size()), ahead(u.size()), behind(u.size());
   if (input) input->evaluate(t0, u);
-  if (!instance->set(t0, {}, input_vr_, u)) {
+  if (!set_point(*instance, t0, {}, u)) {
     throw FmuCallError(fmt::format("FMU {}: its inputs at t = {:.9g} were discarded", path_, t0));
   }
-  if (interpolates_inputs_ && input && !u.empty()) {
-    // The slope of the input polynomial at t0: central differences over 1e-6 of the step
+  if (interpolates_inputs_ && input && !real_input_vr_.empty()) {
+    // The slope of the (Real) inputs' polynomial at t0: central differences over 1e-6 of the step
     // (truncation O(1e-12) of the step's scale, rounding about 1e-10 of the slope).
     const double delta = 1e-6 * (t1 - t0);
     input->evaluate(t0 + delta, ahead);
     input->evaluate(t0 - delta, behind);
-    for (std::size_t i = 0; i < u.size(); ++i) u[i] = (ahead[i] - behind[i]) / (2.0 * delta);
-    instance->set_input_derivatives(input_vr_, u);
+    std::vector<double> slope;
+    for (std::size_t i = 0; i < u.size(); ++i) {
+      if (input_types_[i] == VariableType::kReal)
+        slope.push_back((ahead[i] - behind[i]) / (2.0 * delta));
+    }
+    instance->set_input_derivatives(real_input_vr_, slope);
   }
   if (!instance->do_step(t0, t1 - t0)) {
     throw FmuCallError(
@@ -138,7 +142,7 @@ model::EventOutcome FmuSubsystem::handle(const model::Mode& mode, double t, std:
                                          std::span<const double> u, const std::string& why) const {
   Lease instance(*this, &static_cast<const FmuMode&>(mode));
   instance->mode = Instance::kNoMode;  // until the new mode is made
-  if (!instance->set(t, z, input_vr_, u)) {
+  if (!set_point(*instance, t, z, u)) {
     throw FmuCallError(
         fmt::format("FMU {}: its state at the {} at t = {:.9g} was discarded", path_, why, t));
   }

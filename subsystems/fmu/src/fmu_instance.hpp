@@ -68,6 +68,9 @@ class Instance {
   // Values of Real, Integer or Boolean variables as numbers (false 0, true 1).
   virtual bool get_values(std::span<const unsigned> refs, VariableType type,
                           std::span<double> values) = 0;
+  // Sets Integer (rounded to the nearest) or Boolean (true above 0.5) variables from numbers.
+  virtual bool set_values(std::span<const unsigned> refs, VariableType type,
+                          std::span<const double> values) = 0;
   // d(unknowns)/d(known) at the point of the last set(): one column.
   virtual bool directional_derivative(std::span<const unsigned> unknowns, unsigned known,
                                       std::span<double> column) = 0;

@@ -118,8 +118,7 @@ void FmuSubsystem::set_up_events(const ModelXml& xml, Instance& first) {
     // The indicators once at t = 0: an FMU that does not answer for as many as it declares is
     // refused here, not in the run.
     std::vector<double> g(indicator_count_);
-    if (!g.empty() &&
-        (!first.set(0.0, x0_, input_vr_, input_start_) || !first.event_indicators(g))) {
+    if (!g.empty() && (!set_point(first, 0.0, x0_, input_start_) || !first.event_indicators(g))) {
       refuse("its event indicators at t = 0 were discarded");
     }
     const bool events = indicator_count_ > 0 || std::isfinite(next_time_event) ||
@@ -144,7 +143,7 @@ void FmuSubsystem::initial_state(std::span<const double> u0, std::span<double> z
                                  std::span<double> zp0) const {
   std::copy(x0_.begin(), x0_.end(), z0.begin());
   Lease instance(*this, initial_mode_.get());
-  if (!instance->set(0.0, z0, input_vr_, u0) || !instance->derivatives(zp0)) {
+  if (!set_point(*instance, 0.0, z0, u0) || !instance->derivatives(zp0)) {
     throw FmuCallError("FMU " + path_ + ": the derivatives at t = 0 were discarded");
   }
 }
@@ -153,7 +152,7 @@ void FmuSubsystem::residual_in(const FmuMode* mode, double t, std::span<const do
                                std::span<const double> zp, std::span<const double> u,
                                std::span<double> r) const {
   Lease instance(*this, mode);
-  if (!instance->set(t, z, input_vr_, u) || !instance->derivatives(r)) {
+  if (!set_point(*instance, t, z, u) || !instance->derivatives(r)) {
     std::fill(r.begin(), r.end(), std::numeric_limits<double>::quiet_NaN());
     return;
   }
@@ -163,7 +162,7 @@ void FmuSubsystem::residual_in(const FmuMode* mode, double t, std::span<const do
 void FmuSubsystem::outputs_in(const FmuMode* mode, double t, std::span<const double> z,
                               std::span<const double> u, std::span<double> y) const {
   Lease instance(*this, mode);
-  if (!instance->set(t, z, input_vr_, u) || !get_outputs(*instance, y)) {
+  if (!set_point(*instance, t, z, u) || !get_outputs(*instance, y)) {
     std::fill(y.begin(), y.end(), std::numeric_limits<double>::quiet_NaN());
   }
 }
@@ -252,14 +251,17 @@ void FmuSubsystem::read_variables(const ModelXml& xml, const FmuDescription& d) 
     starts_.push_back({name, v.value_reference, v.type,
                        value.is_boolean() ? (value.get<bool>() ? 1.0 : 0.0) : value.get<double>()});
   }
-  // Inputs are Real; outputs Real, Integer or Boolean (read as numbers). FMI 3 arrays are not
-  // coupled: one named, or one among the defaults, is refused.
+  // Outputs are Real, Integer or Boolean (read as numbers); so are inputs named in `inputs` (by
+  // default only the Real ones: an Integer or Boolean input is rarely a coupling target, and an
+  // unconnected one would be refused). FMI 3 arrays are not coupled: one named, or one among the
+  // defaults, is refused.
   const auto pick = [&](const std::vector<std::string>& names, const char* causality,
                         const char* what, std::vector<std::size_t>& out) {
     const bool output = std::string(what) == "output";
     const auto typed = [&](const ModelVariable& v) {
       return v.type == VariableType::kReal ||
-             (output && (v.type == VariableType::kInteger || v.type == VariableType::kBoolean));
+             ((output || !names.empty()) &&
+              (v.type == VariableType::kInteger || v.type == VariableType::kBoolean));
     };
     const auto array = [&](const ModelVariable& v) {
       refuse(fmt::format(
@@ -281,11 +283,12 @@ void FmuSubsystem::read_variables(const ModelXml& xml, const FmuDescription& d) 
       const auto index = xml.find(name);
       if (!index || !typed(xml.variables[*index]) ||
           (!output && xml.variables[*index].causality != causality)) {
-        refuse(fmt::format("{}s: \"{}\" is not a {} {} variable of this FMU (candidates: {})", what,
-                           name, output ? "Real, Integer or Boolean" : "Real", what,
-                           names_of(xml, [&](const ModelVariable& v) {
-                             return typed(v) && v.causality == causality;
-                           })));
+        refuse(
+            fmt::format("{}s: \"{}\" is not a Real, Integer or Boolean {} variable of this "
+                        "FMU (candidates: {})",
+                        what, name, what, names_of(xml, [&](const ModelVariable& v) {
+                          return typed(v) && v.causality == causality;
+                        })));
       }
       if (!xml.variables[*index].dimensions.empty()) array(xml.variables[*index]);
       out.push_back(*index);
@@ -295,9 +298,18 @@ void FmuSubsystem::read_variables(const ModelXml& xml, const FmuDescription& d) 
   pick(d.inputs, "input", "input", inputs);
   pick(d.outputs, "output", "output", outputs);
   for (std::size_t i : inputs) {
-    input_vr_.push_back(xml.variables[i].value_reference);
-    input_names_.push_back(xml.variables[i].name);
-    input_start_.push_back(xml.variables[i].start.value_or(0.0));
+    const ModelVariable& v = xml.variables[i];
+    input_vr_.push_back(v.value_reference);
+    input_names_.push_back(v.name);
+    input_start_.push_back(v.start.value_or(0.0));
+    input_types_.push_back(v.type);
+    if (v.type == VariableType::kReal) {
+      real_input_vr_.push_back(v.value_reference);
+      real_input_start_.push_back(input_start_.back());
+    } else {  // set before initialization like a start value
+      real_inputs_ = false;
+      starts_.push_back({v.name, v.value_reference, v.type, input_start_.back()});
+    }
   }
   for (std::size_t o : outputs) {
     output_vr_.push_back(xml.variables[o].value_reference);
@@ -322,6 +334,28 @@ void FmuSubsystem::read_variables(const ModelXml& xml, const FmuDescription& d) 
   }
 }
 
+// Time, states and inputs: Real inputs with the states in one call, others by type.
+bool FmuSubsystem::set_point(Instance& instance, double t, std::span<const double> z,
+                             std::span<const double> u) const {
+  if (real_inputs_) return instance.set(t, z, input_vr_, u);
+  std::vector<double> reals;
+  for (std::size_t i = 0; i < u.size(); ++i) {
+    if (input_types_[i] == VariableType::kReal) reals.push_back(u[i]);
+  }
+  if (!instance.set(t, z, real_input_vr_, reals)) return false;
+  for (const VariableType type : {VariableType::kInteger, VariableType::kBoolean}) {
+    std::vector<unsigned> refs;
+    std::vector<double> values;
+    for (std::size_t i = 0; i < u.size(); ++i) {
+      if (input_types_[i] != type) continue;
+      refs.push_back(input_vr_[i]);
+      values.push_back(u[i]);
+    }
+    if (!refs.empty() && !instance.set_values(refs, type, values)) return false;
+  }
+  return true;
+}
+
 // Real outputs in one call; others by type, into their places.
 bool FmuSubsystem::get_outputs(Instance& instance, std::span<double> y) const {
   if (real_outputs_) return instance.get_reals(output_vr_, y);
@@ -343,7 +377,7 @@ bool FmuSubsystem::get_outputs(Instance& instance, std::span<double> y) const {
 }
 
 std::unique_ptr<Instance> FmuSubsystem::instantiate() const {
-  return binary_->instantiate(starts_, input_vr_, input_start_);
+  return binary_->instantiate(starts_, real_input_vr_, real_input_start_);
 }
 
 std::unique_ptr<Instance> FmuSubsystem::acquire(std::uint64_t number) const {
@@ -400,14 +434,14 @@ void FmuSubsystem::jacobian_in(const FmuMode* mode, double t, std::span<const do
   const std::size_t n = state_vr_.size();
   std::vector<double> f0(n), column(n), x(z.begin(), z.end());
   Lease instance(*this, mode);
-  bool ok = instance->set(t, z, input_vr_, u) && (directional_ || instance->derivatives(f0));
+  bool ok = set_point(*instance, t, z, u) && (directional_ || instance->derivatives(f0));
   for (std::size_t j = 0; j < n && ok; ++j) {
     if (directional_) {
       ok = instance->directional_derivative(derivative_vr_, state_vr_[j], column);
     } else {
       const double h = 1.4901161193847656e-8 * std::max(1.0, std::abs(z[j]));
       x[j] = z[j] + h;
-      ok = instance->set(t, x, input_vr_, u) && instance->derivatives(column);
+      ok = set_point(*instance, t, x, u) && instance->derivatives(column);
       x[j] = z[j];
       for (std::size_t i = 0; i < n; ++i) column[i] = (column[i] - f0[i]) / h;
     }

@@ -171,6 +171,9 @@ class FmuSubsystem final : public model::Subsystem, public model::Events {
 
   // The mode after an event or a step, made by `instance` (its state serialized, or a live mode).
   std::shared_ptr<const FmuMode> next_mode(Instance& instance, double next_time_event) const;
+  // Time, states and inputs of an evaluation point, each input by its type.
+  bool set_point(Instance& instance, double t, std::span<const double> z,
+                 std::span<const double> u) const;
   // The outputs at the instance's point, each by its type.
   bool get_outputs(Instance& instance, std::span<double> y) const;
 
@@ -197,7 +200,13 @@ class FmuSubsystem final : public model::Subsystem, public model::Events {
   std::vector<double> input_start_, x0_;
   std::vector<std::string> state_names_, input_names_, output_names_, output_units_;
   std::vector<VariableType> output_types_;  // Real, Integer or Boolean
-  bool real_outputs_ = true;                // every output Real (one get call)
+  // Inputs by type: all of them (input_vr_), the Real ones (set with the states) and their start
+  // values; real_inputs_ when there are no others (one set call).
+  std::vector<VariableType> input_types_;
+  std::vector<unsigned> real_input_vr_;
+  std::vector<double> real_input_start_;
+  bool real_inputs_ = true;
+  bool real_outputs_ = true;  // every output Real (one get call)
   std::vector<model::StateRole> roles_;
   model::SparsityPattern pattern_;
   bool feedthrough_ = false;

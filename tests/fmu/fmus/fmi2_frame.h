@@ -160,17 +160,22 @@ EXPORT fmi2Status fmi2GetBoolean(fmi2Component c, const fmi2ValueReference vr[],
   return fmi2OK;
 }
 
+/* Integer and Boolean variables live as numbers in real[] too. */
 EXPORT fmi2Status fmi2SetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t n,
                                  const fmi2Integer v[]) {
-  (void)vr;
-  (void)v;
-  return n == 0 ? fmi2OK : fail((Component*)c, "no Integer variables");
+  for (size_t i = 0; i < n; ++i) {
+    if (vr[i] >= N_REALS) return fail((Component*)c, "fmi2SetInteger: unknown value reference");
+    ((Component*)c)->real[vr[i]] = v[i];
+  }
+  return fmi2OK;
 }
 EXPORT fmi2Status fmi2SetBoolean(fmi2Component c, const fmi2ValueReference vr[], size_t n,
                                  const fmi2Boolean v[]) {
-  (void)vr;
-  (void)v;
-  return n == 0 ? fmi2OK : fail((Component*)c, "no Boolean variables");
+  for (size_t i = 0; i < n; ++i) {
+    if (vr[i] >= N_REALS) return fail((Component*)c, "fmi2SetBoolean: unknown value reference");
+    ((Component*)c)->real[vr[i]] = v[i] != 0;
+  }
+  return fmi2OK;
 }
 
 EXPORT fmi2Status fmi2NewDiscreteStates(fmi2Component c, fmi2EventInfo* info) {
