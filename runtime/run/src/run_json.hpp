@@ -37,6 +37,7 @@ inline nlohmann::ordered_json stats_json(const ida::AdvanceStats& s) {
                                 {"nonlinear_failures", s.nonlinear_failures},
                                 {"error_test_failures", s.error_test_failures},
                                 {"linear_setups", s.linear_setups},
+                                {"events", s.events},
                                 {"solver_wall_ns", s.wall_ns}};
 }
 

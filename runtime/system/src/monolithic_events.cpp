@@ -142,6 +142,14 @@ class MonolithicSystem::PartEvents final : public model::Events {
     }
   }
   std::size_t indicator_count() const override { return offsets_.back(); }
+  bool step_events() const override {
+    const CoupledSystem& coupled = system_.system_;
+    for (std::size_t L = 0; L < coupled.subsystem_count(); ++L) {
+      const model::Events* events = coupled.subsystem(L).events();
+      if (events != nullptr && events->step_events()) return true;
+    }
+    return false;
+  }
   std::shared_ptr<const model::Mode> initial_mode() const override {
     const CoupledSystem& coupled = system_.system_;
     std::vector<std::shared_ptr<const model::Mode>> modes(coupled.subsystem_count());

@@ -121,6 +121,7 @@ class FmuSubsystem final : public model::Subsystem, public model::Events {
   const model::Events* events() const override { return initial_mode_ ? this : nullptr; }
   bool advances_itself() const override { return co_simulation_; }
   bool restorable() const override { return !live_; }
+  bool step_events() const override { return completed_steps_; }
   // A Co-Simulation FMU's step: inputs at t0 (and their slope where the FMU interpolates
   // inputs), doStep over [t0, t1], the new FMU state as the mode (fmu_events.cpp).
   std::shared_ptr<const model::Mode> advance(const model::Mode& mode, double t0, double t1,

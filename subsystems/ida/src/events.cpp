@@ -218,37 +218,11 @@ void Integrator::Impl::handle_event(double t, const std::string& why) {
     return;
   }
   // The new mode's equations from here: a restart at t with z' consistent with them.
-  derivative_after_event(t, z, zp);
+  consistent_derivative(t, z, zp);
   std::memcpy(N_VGetArrayPointer(yy), z.data(), n * sizeof(double));
   std::memcpy(N_VGetArrayPointer(yp), zp.data(), n * sizeof(double));
   reinitialize(t);
   indicators_at(t, z, g_lo);
-}
-
-// One Newton step on F(t, z, z', u) = 0 for z' from the interpolant's z' (exact for residuals
-// linear in z'). An algebraic state (a zero column of dF/dz': a coupling variable of a monolithic
-// system) keeps its z': its diagonal entry takes 1, and its equation, consistent at z after the
-// event, has no residual to move the others with. A zero column without a diagonal entry in the
-// pattern leaves dF/dz' singular (IntegrationError, as consistent_derivative()).
-void Integrator::Impl::derivative_after_event(double t, std::span<const double> z,
-                                              std::span<double> zp) {
-  derivative_jacobians(t, z, zp);
-  const auto& p = *pattern;
-  for (std::size_t c = 0; c < n; ++c) {
-    std::optional<std::size_t> diagonal;
-    bool zero = true;
-    for (auto q = p.column_start[c]; q < p.column_start[c + 1]; ++q) {
-      const auto k = static_cast<std::size_t>(q);
-      if (static_cast<std::size_t>(p.row_index[k]) == c) diagonal = k;
-      zero = zero && zp_matrix[k] == 0.0;
-    }
-    if (zero && diagonal) zp_matrix[*diagonal] = 1.0;
-  }
-  klu_l_numeric* num = factor_dfdzp(t);
-  zp_rhs.resize(n);
-  model().residual(t, z, zp, u, zp_rhs);
-  solve_dfdzp(num, zp_rhs.data());
-  for (std::size_t i = 0; i < n; ++i) zp[i] -= zp_rhs[i];
 }
 
 void Integrator::Impl::reinitialize(double t) {

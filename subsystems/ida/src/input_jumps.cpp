@@ -138,10 +138,24 @@ void Integrator::Impl::solve_dfdzp(klu_l_numeric* num, double* rhs) const {
   klu_l_solve(zp_symbolic, num, static_cast<SuiteSparse_long>(n), 1, rhs, &zp_common);
 }
 
-void Integrator::Impl::consistent_derivative(std::span<const double> z,
+// An algebraic state (a zero column of dF/dz': a coupling variable of a monolithic system) keeps
+// its z': its diagonal entry takes 1, and its equation, consistent at z, has no residual to move
+// the others with. Without zero columns this is the plain Newton step on dF/dz'.
+void Integrator::Impl::consistent_derivative(double t, std::span<const double> z,
                                              std::span<double> zp) const {
-  const double t = now();
-  klu_l_numeric* num = linearize(t, z, zp);
+  derivative_jacobians(t, z, zp);
+  const auto& p = *pattern;
+  for (std::size_t c = 0; c < n; ++c) {
+    std::optional<std::size_t> diagonal;
+    bool zero = true;
+    for (auto q = p.column_start[c]; q < p.column_start[c + 1]; ++q) {
+      const auto k = static_cast<std::size_t>(q);
+      if (static_cast<std::size_t>(p.row_index[k]) == c) diagonal = k;
+      zero = zero && zp_matrix[k] == 0.0;
+    }
+    if (zero && diagonal) zp_matrix[*diagonal] = 1.0;
+  }
+  klu_l_numeric* num = factor_dfdzp(t);
   zp_rhs.resize(n);
   model().residual(t, z, zp, u, zp_rhs);
   solve_dfdzp(num, zp_rhs.data());
@@ -258,7 +272,7 @@ void Integrator::Impl::restart() {
   zp_z.resize(2 * n);
   std::span<double> z(zp_z.data(), n), zp(zp_z.data() + n, n);
   current_state(z, zp);
-  consistent_derivative(z, zp);
+  consistent_derivative(ida()->ida_tn, z, zp);
   std::memcpy(N_VGetArrayPointer(yy), z.data(), n * sizeof(double));
   std::memcpy(N_VGetArrayPointer(yp), zp.data(), n * sizeof(double));
   reinitialize(t);
@@ -272,7 +286,7 @@ void Integrator::consistent_derivative(std::span<double> zp) const {
   std::span<double> z(I.zp_z.data(), I.n), zh(I.zp_z.data() + I.n, I.n);
   I.current_state(z, zh);
   std::copy(zh.begin(), zh.end(), zp.begin());
-  I.consistent_derivative(z, zp);
+  I.consistent_derivative(I.now(), z, zp);
 }
 
 double Integrator::input_jump_norm() const {
@@ -285,7 +299,7 @@ double Integrator::input_jump_norm() const {
       zc(I.zp_z.data() + 2 * I.n, I.n);
   I.current_state(z, zh);
   std::copy(zh.begin(), zh.end(), zc.begin());
-  I.consistent_derivative(z, zc);
+  I.consistent_derivative(I.now(), z, zc);
   const double* w = N_VGetArrayPointer(m->ida_ewt);
   double sum = 0.0;
   for (std::size_t i = 0; i < I.n; ++i) {

@@ -295,10 +295,12 @@ void Integrator::Impl::integrate_segment(const Segment& segment, double t_start,
         handle_event(*t_event, why);
         return;
       }
-      evaluate_input(m->ida_tn);
-      if (mode->step_event(m->ida_tn, std::span<const double>(N_VGetArrayPointer(yy), n), u)) {
-        handle_event(m->ida_tn, "step event");
-        return;
+      if (events->step_events()) {
+        evaluate_input(m->ida_tn);
+        if (mode->step_event(m->ida_tn, std::span<const double>(N_VGetArrayPointer(yy), n), u)) {
+          handle_event(m->ida_tn, "step event");
+          return;
+        }
       }
     }
     if (flag == IDA_TSTOP_RETURN) {

@@ -169,7 +169,9 @@ struct Integrator::Impl {
   bool invert_diagonal_dfdzp() const;
   // rhs := (dF/dz')⁻¹ rhs with linearize()'s result.
   void solve_dfdzp(klu_l_numeric* num, double* rhs) const;
-  void consistent_derivative(std::span<const double> z, std::span<double> zp) const;
+  // z' consistent with z at t: one Newton step on F(t, z, z', u) = 0 from the given z' (exact for
+  // residuals linear in z'); algebraic states (zero columns of dF/dz') keep theirs.
+  void consistent_derivative(double t, std::span<const double> z, std::span<double> zp) const;
   void shift_history(const model::InputFunction& previous);
   void restart();
   // IDAReInit at t from yy, yp (restart(), events), leaving IDA as after construction.
@@ -216,8 +218,6 @@ struct Integrator::Impl {
   void advance_self(double t_end);
   // Handles an event at t (within the last step, or at tn) and restarts IDA there.
   void handle_event(double t, const std::string& why);
-  // z' consistent with z after an event, also for a DAE (events.cpp).
-  void derivative_after_event(double t, std::span<const double> z, std::span<double> zp);
 
   AdvanceStats counters() const {
     AdvanceStats s;

@@ -188,8 +188,9 @@ class Integrator {
 
   // z' consistent with z at time() and the current input: one Newton step on F(t, z, z', u) = 0
   // from the history's z', with dF/dz' = J(cj = 1) - J(cj = 0) factored by KLU. Exact for models
-  // whose residual is linear in z' with nonsingular dF/dz' (every built-in model); throws
-  // IntegrationError if dF/dz' is singular.
+  // whose residual is linear in z' with nonsingular dF/dz' (every built-in model); an algebraic
+  // state (a zero column of dF/dz' with a diagonal entry in the pattern) keeps its z'; throws
+  // IntegrationError if dF/dz' is singular otherwise.
   void consistent_derivative(std::span<double> zp) const;
 
   // How far the input's jump at time() moves the states within one micro step: the WRMS norm,

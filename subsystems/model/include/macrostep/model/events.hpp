@@ -46,7 +46,8 @@ class Mode {
   virtual void indicators(double t, std::span<const double> z, std::span<const double> u,
                           std::span<double> g) const = 0;
   // Whether the model asks for an event after an accepted micro step that ended at (t, z, u)
-  // (FMI's completed integrator step). Default: never.
+  // (FMI's completed integrator step). Only called when Events::step_events() says so. Default:
+  // never.
   virtual bool step_event(double t, std::span<const double> z, std::span<const double> u) const {
     (void)t;
     (void)z;
@@ -73,6 +74,9 @@ class Events {
   virtual ~Events() = default;
   // The number of event indicators (may be 0: time or step events only).
   virtual std::size_t indicator_count() const = 0;
+  // Whether any mode may ask for step events (Mode::step_event); false spares the integrator the
+  // call after every micro step. Default: false.
+  virtual bool step_events() const { return false; }
   // The mode after initialization at the subsystem's initial time.
   virtual std::shared_ptr<const Mode> initial_mode() const = 0;
   // Handles an event at time t in `mode` with the continuous states z (before the event; the
