@@ -699,7 +699,8 @@ std::size_t expect_valid_csv(const std::string& text) {
 }
 
 // Starts the demo with the process executor and waits until both workers run and the CSV has
-// more than 50 rows; returns the workers in subsystem order.
+// at least 50 rows after its header; returns the workers in subsystem order. A run killed
+// right after may write no further row, so callers expect at least (not more than) 50.
 std::vector<pid_t> start_demo_run(pid_t app, const std::filesystem::path& csv) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   std::vector<pid_t> workers;
@@ -730,7 +731,7 @@ TEST(ProcessExecutorApp, KilledWorkerFailsTheRunWithAValidCsvAndNoSegment) {
   const std::string err = read_file(dir / "stderr.txt");
   EXPECT_NE(err.find("subsystem 2"), std::string::npos) << err;
   EXPECT_NE(err.find("macro step"), std::string::npos) << err;
-  EXPECT_GT(expect_valid_csv(read_file(csv)), 50u);
+  EXPECT_GE(expect_valid_csv(read_file(csv)), 50u);
   const std::string meta = read_file(dir / "run.json");
   EXPECT_NE(meta.find("\"cause\": \"worker\""), std::string::npos);
   EXPECT_FALSE(segments_of_pid_exist(app));
@@ -779,7 +780,7 @@ TEST(ProcessExecutorApp, HungWorkerFailsTheRunWithAValidCsvAndNoProcessLeft) {
   const std::string err = read_file(dir / "stderr.txt");
   EXPECT_NE(err.find("subsystem 1"), std::string::npos) << err;
   EXPECT_NE(err.find("hangs"), std::string::npos) << err;
-  EXPECT_GT(expect_valid_csv(read_file(csv)), 50u);
+  EXPECT_GE(expect_valid_csv(read_file(csv)), 50u);
   EXPECT_NE(read_file(dir / "run.json").find("\"cause\": \"worker\""), std::string::npos);
   EXPECT_FALSE(segments_of_pid_exist(app));
   for (const pid_t w : workers) EXPECT_TRUE(process_gone(w)) << w;
@@ -800,7 +801,7 @@ TEST(InterruptedRun, CtrlCStopsACoSimulationWithItsFilesComplete) {
   EXPECT_EQ(wait_exit(app), 128 + SIGINT);
   const std::string err = read_file(dir / "stderr.txt");
   EXPECT_NE(err.find("co-simulation interrupted by SIGINT at t = "), std::string::npos) << err;
-  EXPECT_GT(expect_valid_csv(read_file(csv)), 50u);
+  EXPECT_GE(expect_valid_csv(read_file(csv)), 50u);
   const std::string meta = read_file(dir / "run.json");
   EXPECT_NE(meta.find("\"status\": \"interrupted\""), std::string::npos) << meta;
   EXPECT_NE(meta.find("\"signal\": \"SIGINT\""), std::string::npos) << meta;
@@ -824,7 +825,7 @@ TEST(InterruptedRun, SigtermStopsAMonolithicRunWithItsFilesComplete) {
   EXPECT_EQ(wait_exit(app), 128 + SIGTERM);
   const std::string err = read_file(dir / "stderr.txt");
   EXPECT_NE(err.find("monolithic run interrupted by SIGTERM at t = "), std::string::npos) << err;
-  EXPECT_GT(expect_valid_csv(read_file(csv)), 50u);
+  EXPECT_GE(expect_valid_csv(read_file(csv)), 50u);
   EXPECT_NE(read_file(dir / "mono.json").find("\"status\": \"interrupted\""), std::string::npos);
   std::filesystem::remove_all(dir);
 }
@@ -844,7 +845,7 @@ TEST(InterruptedRun, SighupStopsACoSimulationWithItsFilesComplete) {
   EXPECT_EQ(wait_exit(app), 128 + SIGHUP);
   const std::string err = read_file(dir / "stderr.txt");
   EXPECT_NE(err.find("co-simulation interrupted by SIGHUP at t = "), std::string::npos) << err;
-  EXPECT_GT(expect_valid_csv(read_file(csv)), 50u);
+  EXPECT_GE(expect_valid_csv(read_file(csv)), 50u);
   const std::string meta = read_file(dir / "run.json");
   EXPECT_NE(meta.find("\"status\": \"interrupted\""), std::string::npos) << meta;
   EXPECT_NE(meta.find("\"signal\": \"SIGHUP\""), std::string::npos) << meta;
@@ -866,7 +867,7 @@ TEST(ProcessExecutorApp, SigtermToOneWorkerEndsItAndTheMasterSaysSo) {
   const std::string err = read_file(dir / "stderr.txt");
   EXPECT_NE(err.find("subsystem 1"), std::string::npos) << err;
   EXPECT_NE(err.find("killed by signal 15"), std::string::npos) << err;
-  EXPECT_GT(expect_valid_csv(read_file(csv)), 50u);
+  EXPECT_GE(expect_valid_csv(read_file(csv)), 50u);
   EXPECT_NE(read_file(dir / "run.json").find("\"cause\": \"worker\""), std::string::npos);
   EXPECT_FALSE(segments_of_pid_exist(app));
   for (const pid_t w : workers) EXPECT_TRUE(process_gone(w)) << w;
