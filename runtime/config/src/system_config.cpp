@@ -138,6 +138,20 @@ plugin::PluginDescription plugin_model(const Node& n) {
 // the configuration's directory), `parameters` (start values by variable name), `inputs` and
 // `outputs` (variable names; by default every Real input / output of the FMU), `interface`
 // ("model-exchange" or "co-simulation"; by default Model Exchange where the FMU has it).
+// A start value is a number or a boolean, or for an FMI 3 array variable an array of them
+// (nested by dimension, or flat in row-major order); the FMU checks the count.
+void check_start_value(const Node& value) {
+  if (value.is_array()) {
+    for (const Node& element : value.elements()) check_start_value(element);
+    return;
+  }
+  if (!value.is_float() && !value.is_integer() && !value.is_boolean()) {
+    value.fail(
+        "must be a number or a boolean, or an array of them (a start value of the FMU's "
+        "variable)");
+  }
+}
+
 fmu::FmuDescription fmu_model(const Node& n) {
   n.allow_only({"name", "model", "path", "parameters", "inputs", "outputs", "interface"},
                " for an FMU");
@@ -160,9 +174,7 @@ fmu::FmuDescription fmu_model(const Node& n) {
         p->fail(fmt::format("the variable name {} contains a control character (byte {})",
                             model::quoted(key), *at));
       }
-      if (!value.is_float() && !value.is_integer() && !value.is_boolean()) {
-        value.fail("must be a number or a boolean (a start value of the FMU's variable)");
-      }
+      check_start_value(value);
     }
     parameters = to_json(*p);
   }

@@ -104,13 +104,14 @@ class Fmi2Instance final : public Instance {
     check(f_.setup_experiment(c_, 0, 0.0, 0.0, 0, 0.0), "fmi2SetupExperiment");
     for (const StartValue& s : starts) {
       const fmi2ValueReference vr = s.value_reference;
+      const double value = s.values.at(0);  // FMI 2 has no arrays
       if (s.type == VariableType::kReal) {
-        check(f_.set_real(c_, &vr, 1, &s.value), "fmi2SetReal");
+        check(f_.set_real(c_, &vr, 1, &value), "fmi2SetReal");
       } else if (s.type == VariableType::kInteger) {
-        const fmi2Integer v = static_cast<fmi2Integer>(s.value);
+        const fmi2Integer v = static_cast<fmi2Integer>(value);
         check(f_.set_integer(c_, &vr, 1, &v), "fmi2SetInteger");
       } else {
-        const fmi2Boolean v = s.value != 0.0;
+        const fmi2Boolean v = value != 0.0;
         check(f_.set_boolean(c_, &vr, 1, &v), "fmi2SetBoolean");
       }
     }
@@ -220,9 +221,9 @@ class Fmi2Instance final : public Instance {
                ? check(f_.set_integer(c_, refs.data(), refs.size(), v.data()), "fmi2SetInteger")
                : check(f_.set_boolean(c_, refs.data(), refs.size(), v.data()), "fmi2SetBoolean");
   }
-  bool directional_derivative(std::span<const unsigned> unknowns, unsigned known,
-                              std::span<double> column) override {
-    const double seed = 1.0;
+  bool directional_derivative(std::span<const unsigned> unknowns, unsigned known, std::size_t,
+                              std::size_t, std::span<double> column) override {
+    const double seed = 1.0;  // FMI 2 variables are scalars
     return check(
         f_.directional(c_, unknowns.data(), unknowns.size(), &known, 1, &seed, column.data()),
         "fmi2GetDirectionalDerivative");

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include <stdexcept>
+#include <vector>
 
 #include "fmi3_api.h"
 #include "fmu_instance.hpp"
@@ -91,16 +92,12 @@ class Fmi3Instance final : public Instance {
 
   void initialize(const std::vector<StartValue>& starts, std::span<const unsigned> inputs,
                   std::span<const double> u) {
-    for (const StartValue& s : starts) {
+    for (const StartValue& s : starts) {  // a scalar or an array's elements
       const fmi3ValueReference vr = s.value_reference;
       if (s.type == VariableType::kReal) {
-        check(f_.set_float64(i_, &vr, 1, &s.value, 1), "fmi3SetFloat64");
-      } else if (s.type == VariableType::kInteger) {
-        const fmi3Int32 v = static_cast<fmi3Int32>(s.value);
-        check(f_.set_int32(i_, &vr, 1, &v, 1), "fmi3SetInt32");
+        check(f_.set_float64(i_, &vr, 1, s.values.data(), s.values.size()), "fmi3SetFloat64");
       } else {
-        const fmi3Boolean v = s.value != 0.0;
-        check(f_.set_boolean(i_, &vr, 1, &v, 1), "fmi3SetBoolean");
+        set_values({&vr, 1}, s.type, s.values);
       }
     }
     check(f_.enter_initialization(i_, false, 0.0, 0.0, false, 0.0), "fmi3EnterInitializationMode");
@@ -198,38 +195,41 @@ class Fmi3Instance final : public Instance {
   bool get_values(std::span<const unsigned> refs, VariableType type,
                   std::span<double> values) override {
     if (type == VariableType::kReal) return get_reals(refs, values);
+    // values: every element of the referenced variables (an array's all of them).
     bool ok = false;
     if (type == VariableType::kInteger) {
-      std::vector<fmi3Int32> v(refs.size());
+      std::vector<fmi3Int32> v(values.size());
       ok = check(f_.get_int32(i_, refs.data(), refs.size(), v.data(), v.size()), "fmi3GetInt32");
       for (std::size_t k = 0; k < v.size(); ++k) values[k] = v[k];
     } else {
-      std::unique_ptr<fmi3Boolean[]> v(new fmi3Boolean[refs.size()]());
-      ok = check(f_.get_boolean(i_, refs.data(), refs.size(), v.get(), refs.size()),
+      std::unique_ptr<fmi3Boolean[]> v(new fmi3Boolean[values.size()]());
+      ok = check(f_.get_boolean(i_, refs.data(), refs.size(), v.get(), values.size()),
                  "fmi3GetBoolean");
-      for (std::size_t k = 0; k < refs.size(); ++k) values[k] = v[k] ? 1.0 : 0.0;
+      for (std::size_t k = 0; k < values.size(); ++k) values[k] = v[k] ? 1.0 : 0.0;
     }
     return ok;
   }
   bool set_values(std::span<const unsigned> refs, VariableType type,
                   std::span<const double> values) override {
     if (type == VariableType::kInteger) {
-      std::vector<fmi3Int32> v(refs.size());
+      std::vector<fmi3Int32> v(values.size());
       for (std::size_t i = 0; i < v.size(); ++i)
         v[i] = static_cast<fmi3Int32>(std::lround(values[i]));
       return check(f_.set_int32(i_, refs.data(), refs.size(), v.data(), v.size()), "fmi3SetInt32");
     }
-    std::unique_ptr<fmi3Boolean[]> v(new fmi3Boolean[refs.size()]());
-    for (std::size_t i = 0; i < refs.size(); ++i) v[i] = values[i] > 0.5;
-    return check(f_.set_boolean(i_, refs.data(), refs.size(), v.get(), refs.size()),
+    std::unique_ptr<fmi3Boolean[]> v(new fmi3Boolean[values.size()]());
+    for (std::size_t i = 0; i < values.size(); ++i) v[i] = values[i] > 0.5;
+    return check(f_.set_boolean(i_, refs.data(), refs.size(), v.get(), values.size()),
                  "fmi3SetBoolean");
   }
   bool directional_derivative(std::span<const unsigned> unknowns, unsigned known,
+                              std::size_t element, std::size_t size,
                               std::span<double> column) override {
-    const fmi3Float64 seed = 1.0;
+    seed_.assign(size, 0.0);  // the unit vector of the element among its array's
+    seed_[element] = 1.0;
     const fmi3ValueReference k = known;
-    return check(f_.directional(i_, unknowns.data(), unknowns.size(), &k, 1, &seed, 1,
-                                column.data(), column.size()),
+    return check(f_.directional(i_, unknowns.data(), unknowns.size(), &k, 1, seed_.data(),
+                                seed_.size(), column.data(), column.size()),
                  "fmi3GetDirectionalDerivative");
   }
   void continuous_states(std::span<double> x) override {
@@ -284,6 +284,7 @@ class Fmi3Instance final : public Instance {
   LogBuffer log_;
   double t_ = 0.0;
   bool cs_ = false;
+  std::vector<fmi3Float64> seed_;
 };
 
 class Fmi3Binary final : public Binary {

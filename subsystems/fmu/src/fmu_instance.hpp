@@ -43,12 +43,13 @@ struct LogBuffer {
   std::string text() const { return last.empty() ? "" : " (FMU log: " + last + ")"; }
 };
 
-// A start value set before initialization (the configuration's `parameters`).
+// A start value set before initialization (the configuration's `parameters`): one value, or an
+// FMI 3 array's elements in row-major order.
 struct StartValue {
   std::string name;
   unsigned value_reference = 0;
   VariableType type = VariableType::kReal;
-  double value = 0.0;
+  std::vector<double> values;
 };
 
 // Rounds of an event iteration after which an FMU is taken not to settle (FmuCallError).
@@ -71,8 +72,10 @@ class Instance {
   // Sets Integer (rounded to the nearest) or Boolean (true above 0.5) variables from numbers.
   virtual bool set_values(std::span<const unsigned> refs, VariableType type,
                           std::span<const double> values) = 0;
-  // d(unknowns)/d(known) at the point of the last set(): one column.
+  // d(unknowns)/d(element `element` of the variable `known`, which has `size` elements) at the
+  // point of the last set(): one column over the unknowns' elements.
   virtual bool directional_derivative(std::span<const unsigned> unknowns, unsigned known,
+                                      std::size_t element, std::size_t size,
                                       std::span<double> column) = 0;
   virtual void continuous_states(std::span<double> x) = 0;
   // The event indicators at the point of the last set() (the FMU's numberOfEventIndicators).

@@ -41,7 +41,8 @@ std::string names_of(const ModelXml& xml, auto&& keep) {
 
 bool settable(const ModelVariable& v) {
   return v.type != VariableType::kOther && v.variability != "constant" &&
-         (v.causality == "parameter" || v.causality == "input" || v.start.has_value()) &&
+         (v.causality == "parameter" || v.causality == "input" || v.start.has_value() ||
+          !v.starts.empty()) &&
          v.causality != "calculatedParameter" && v.causality != "independent";
 }
 
@@ -100,7 +101,7 @@ FmuSubsystem::FmuSubsystem(const FmuDescription& d) : path_(d.path) {
   interpolates_inputs_ = co_simulation_ && xml.cs.can_interpolate_inputs;
   // The first instance: instantiation and initialization fail here, not in the run.
   auto first = instantiate();
-  x0_.resize(state_vr_.size());
+  x0_.resize(states_.size());
   first->continuous_states(x0_);
   set_up_events(xml, *first);
   free_.push_back(std::move(first));
@@ -167,12 +168,13 @@ void FmuSubsystem::outputs_in(const FmuMode* mode, double t, std::span<const dou
   }
 }
 
-// States in the order of the ModelStructure's derivatives; the Jacobian pattern from their
-// dependencies.
+// States in the order of the ModelStructure's derivatives (an array derivative's elements in
+// row-major order); the Jacobian pattern from their dependencies.
 void FmuSubsystem::read_structure(const ModelXml& xml) {
   // Without continuous states the FMU is a state-less subsystem: no IDA, outputs y(t, u) in its
   // current mode (the integrator's algebraic path, with its events).
-  std::map<std::size_t, std::size_t> state_of_variable;
+  std::vector<Element> derivatives;
+  std::map<std::size_t, std::vector<std::size_t>> states_of_variable;  // variable → states
   for (const Unknown& u : xml.derivatives) {
     const ModelVariable& der = xml.variables[u.variable];
     if (!der.derivative_of) {
@@ -180,38 +182,46 @@ void FmuSubsystem::read_structure(const ModelXml& xml) {
              "\" in ModelStructure names no state (attribute derivative)");
     }
     const ModelVariable& state = xml.variables[*der.derivative_of];
-    if (!state.dimensions.empty()) {
+    if (state.size() != der.size()) {
       refuse(
-          "the state \"" + state.name +
-          "\" is an array variable (FMI 3 <Dimension>): macrostep integrates scalar states only");
+          fmt::format("modelDescription.xml: the derivative \"{}\" has {} elements, its state "
+                      "\"{}\" {}",
+                      der.name, der.size(), state.name, state.size()));
     }
-    state_of_variable.emplace(*der.derivative_of, state_vr_.size());
-    state_vr_.push_back(state.value_reference);
-    derivative_vr_.push_back(der.value_reference);
-    state_names_.push_back(state.name);
+    derivative_refs_.push_back(der.value_reference);
+    for (std::size_t k = 0; k < state.size(); ++k) {
+      states_of_variable[*der.derivative_of].push_back(states_.size());
+      states_.push_back({state.value_reference, k, state.size()});
+      derivatives.push_back({der.value_reference, k, der.size()});
+      state_names_.push_back(state.element_name(k));
+    }
   }
-  const std::size_t n = state_vr_.size();
-  // der(x_j) is the state x_k (the same value reference): x_j a position, x_k a velocity.
+  const std::size_t n = states_.size();
+  const auto same = [](const Element& a, const Element& b) {
+    return a.ref == b.ref && a.index == b.index;
+  };
+  // der(x_j) is the state x_k (the same element): x_j a position, x_k a velocity.
   roles_.assign(n, StateRole::kOther);
   for (std::size_t j = 0; j < n; ++j) {
     for (std::size_t k = 0; k < n; ++k) {
-      if (k != j && derivative_vr_[j] == state_vr_[k]) {
+      if (k != j && same(derivatives[j], states_[k])) {
         roles_[j] = StateRole::kPosition;
         roles_[k] = StateRole::kVelocity;
       }
     }
   }
+  // An array derivative's every element depends on every element of the variables it names.
   std::vector<std::vector<bool>> depends(n, std::vector<bool>(n, false));  // [row][column]
-  for (std::size_t i = 0; i < n; ++i) {
-    depends[i][i] = true;
-    const auto& deps = xml.derivatives[i].dependencies;
-    for (std::size_t j = 0; j < n; ++j) {
-      if (!deps) depends[i][j] = true;
-    }
-    if (!deps) continue;
-    for (std::size_t v : *deps) {
-      if (const auto it = state_of_variable.find(v); it != state_of_variable.end()) {
-        depends[i][it->second] = true;
+  for (std::size_t i = 0, d = 0; d < xml.derivatives.size(); ++d) {
+    const auto& deps = xml.derivatives[d].dependencies;
+    for (std::size_t e = 0; e < xml.variables[xml.derivatives[d].variable].size(); ++e, ++i) {
+      depends[i][i] = true;
+      if (!deps) std::fill(depends[i].begin(), depends[i].end(), true);
+      if (!deps) continue;
+      for (std::size_t v : *deps) {
+        const auto it = states_of_variable.find(v);
+        if (it == states_of_variable.end()) continue;
+        for (std::size_t column : it->second) depends[i][column] = true;
       }
     }
   }
@@ -225,8 +235,9 @@ void FmuSubsystem::read_structure(const ModelXml& xml) {
   }
 }
 
-// Start values from `parameters`; the inputs and outputs by name (or by causality).
-void FmuSubsystem::read_variables(const ModelXml& xml, const FmuDescription& d) {
+// Start values from `parameters`: a number or boolean for a scalar, a JSON array (nested by
+// dimension or flat, row-major) of as many as it has elements for an FMI 3 array.
+void FmuSubsystem::read_parameters(const ModelXml& xml, const FmuDescription& d) {
   const auto parameters = nlohmann::json::parse(d.parameters.empty() ? "{}" : d.parameters);
   for (const auto& [name, value] : parameters.items()) {
     const auto index = xml.find(name);
@@ -238,51 +249,62 @@ void FmuSubsystem::read_variables(const ModelXml& xml, const FmuDescription& d) 
                         return v.causality == "parameter" && settable(v);
                       })));
     }
-    if (!value.is_number() && !value.is_boolean()) {
-      refuse(fmt::format("parameters: \"{}\" must be a number or a boolean", name));
-    }
     const ModelVariable& v = xml.variables[*index];
-    if (!v.dimensions.empty()) {
-      refuse(
-          fmt::format("parameters: \"{}\" is an array variable (FMI 3 <Dimension>), whose "
-                      "start values macrostep does not set",
-                      name));
+    std::vector<double> values;
+    bool numbers = true;
+    const auto flatten = [&](const auto& self, const nlohmann::json& j) -> void {
+      if (j.is_array()) {
+        for (const auto& e : j) self(self, e);
+      } else if (j.is_number() || j.is_boolean()) {
+        values.push_back(j.is_boolean() ? (j.get<bool>() ? 1.0 : 0.0) : j.get<double>());
+      } else {
+        numbers = false;
+      }
+    };
+    flatten(flatten, value);
+    if (v.dimensions.empty() ? !(value.is_number() || value.is_boolean()) : !numbers) {
+      refuse(fmt::format(
+          "parameters: \"{}\" must be {}", name,
+          v.dimensions.empty() ? "a number or a boolean" : "an array of numbers or booleans"));
     }
-    starts_.push_back({name, v.value_reference, v.type,
-                       value.is_boolean() ? (value.get<bool>() ? 1.0 : 0.0) : value.get<double>()});
+    if (values.size() != v.size()) {
+      refuse(fmt::format("parameters: \"{}\" has {} elements ({}), the value gives {}", name,
+                         v.size(), fmt::join(v.dimensions, " x "), values.size()));
+    }
+    starts_.push_back({name, v.value_reference, v.type, std::move(values)});
   }
+}
+
+// The inputs and outputs by name (or by causality): scalar variables, elements of FMI 3 arrays
+// ("y[2]") or whole arrays (each element one input or output).
+void FmuSubsystem::read_variables(const ModelXml& xml, const FmuDescription& d) {
+  read_parameters(xml, d);
   // Outputs are Real, Integer or Boolean (read as numbers); so are inputs named in `inputs` (by
   // default only the Real ones: an Integer or Boolean input is rarely a coupling target, and an
-  // unconnected one would be refused). FMI 3 arrays are not coupled: one named, or one among the
-  // defaults, is refused.
+  // unconnected one would be refused).
   const auto pick = [&](const std::vector<std::string>& names, const char* causality,
-                        const char* what, std::vector<std::size_t>& out) {
+                        const char* what, std::vector<ElementRef>& out) {
     const bool output = std::string(what) == "output";
     const auto typed = [&](const ModelVariable& v) {
       return v.type == VariableType::kReal ||
              ((output || !names.empty()) &&
               (v.type == VariableType::kInteger || v.type == VariableType::kBoolean));
     };
-    const auto array = [&](const ModelVariable& v) {
-      refuse(fmt::format(
-          "{}s: \"{}\" is an array variable (FMI 3 <Dimension>): macrostep "
-          "couples scalar variables only{}",
-          what, v.name,
-          names.empty() ? fmt::format("; name the scalar {}s to use with `{}s`", what, what) : ""));
+    const auto all_of = [&](std::size_t i) {
+      for (std::size_t k = 0; k < xml.variables[i].size(); ++k) out.push_back({i, k});
     };
     if (names.empty()) {
       for (std::size_t i = 0; i < xml.variables.size(); ++i) {
-        const ModelVariable& v = xml.variables[i];
-        if (!typed(v) || v.causality != causality) continue;
-        if (!v.dimensions.empty()) array(v);
-        out.push_back(i);
+        if (typed(xml.variables[i]) && xml.variables[i].causality == causality) all_of(i);
       }
       return;
     }
     for (const std::string& name : names) {
-      const auto index = xml.find(name);
-      if (!index || !typed(xml.variables[*index]) ||
-          (!output && xml.variables[*index].causality != causality)) {
+      const auto element = xml.find_element(name);
+      const auto whole = xml.find(name);
+      const std::size_t i = element ? element->variable : whole.value_or(0);
+      if ((!element && !whole) || !typed(xml.variables[i]) ||
+          (!output && xml.variables[i].causality != causality)) {
         refuse(
             fmt::format("{}s: \"{}\" is not a Real, Integer or Boolean {} variable of this "
                         "FMU (candidates: {})",
@@ -290,88 +312,133 @@ void FmuSubsystem::read_variables(const ModelXml& xml, const FmuDescription& d) 
                           return typed(v) && v.causality == causality;
                         })));
       }
-      if (!xml.variables[*index].dimensions.empty()) array(xml.variables[*index]);
-      out.push_back(*index);
+      if (element) {
+        out.push_back(*element);
+      } else {
+        all_of(i);
+      }
     }
   };
-  std::vector<std::size_t> inputs, outputs;
+  std::vector<ElementRef> inputs, outputs;
   pick(d.inputs, "input", "input", inputs);
   pick(d.outputs, "output", "output", outputs);
-  for (std::size_t i : inputs) {
-    const ModelVariable& v = xml.variables[i];
+  read_inputs(xml, inputs);
+  read_outputs(xml, outputs, inputs);
+}
+
+void FmuSubsystem::read_inputs(const ModelXml& xml, const std::vector<ElementRef>& inputs) {
+  for (const ElementRef& e : inputs) {
+    const ModelVariable& v = xml.variables[e.variable];
     input_vr_.push_back(v.value_reference);
-    input_names_.push_back(v.name);
-    input_start_.push_back(v.start.value_or(0.0));
+    input_names_.push_back(v.element_name(e.element));
+    input_start_.push_back(v.element_start(e.element).value_or(0.0));
     input_types_.push_back(v.type);
-    if (v.type == VariableType::kReal) {
-      real_input_vr_.push_back(v.value_reference);
-      real_input_start_.push_back(input_start_.back());
-    } else {  // set before initialization like a start value
-      real_inputs_ = false;
-      starts_.push_back({v.name, v.value_reference, v.type, input_start_.back()});
-    }
+    real_inputs_ = real_inputs_ && v.type == VariableType::kReal && v.dimensions.empty();
   }
-  for (std::size_t o : outputs) {
-    output_vr_.push_back(xml.variables[o].value_reference);
-    output_names_.push_back(xml.variables[o].name);
-    output_units_.push_back(xml.variables[o].unit);
-    output_types_.push_back(xml.variables[o].type);
-    real_outputs_ = real_outputs_ && output_types_.back() == VariableType::kReal;
-    // Feed-through: the ModelStructure lists the output with an input among its dependencies or
-    // without dependencies (it may depend on every known); a state itself has none.
-    if (inputs.empty() || std::count(state_vr_.begin(), state_vr_.end(), output_vr_.back()) > 0) {
+  input_groups_ = group_elements(xml, inputs);
+  for (const ElementGroup& g : input_groups_) {
+    if (g.type == VariableType::kReal) {
+      real_input_vr_ = g.refs;
+      real_input_start_ = g.values;
       continue;
     }
+    // Integer and Boolean inputs are set before initialization like a start value.
+    for (std::size_t r = 0, at = 0; r < g.refs.size(); ++r) {
+      const ModelVariable& v = xml.variables[*xml.find_reference(g.refs[r])];
+      const auto first = g.values.begin() + static_cast<std::ptrdiff_t>(at);
+      starts_.push_back(
+          {v.name, g.refs[r], g.type,
+           std::vector<double>(first, first + static_cast<std::ptrdiff_t>(v.size()))});
+      at += v.size();
+    }
+  }
+}
+
+void FmuSubsystem::read_outputs(const ModelXml& xml, const std::vector<ElementRef>& outputs,
+                                const std::vector<ElementRef>& inputs) {
+  for (const ElementRef& e : outputs) {
+    const ModelVariable& v = xml.variables[e.variable];
+    output_vr_.push_back(v.value_reference);
+    output_names_.push_back(v.element_name(e.element));
+    output_units_.push_back(v.unit);
+    output_types_.push_back(v.type);
+    real_outputs_ = real_outputs_ && v.type == VariableType::kReal && v.dimensions.empty();
+    // Feed-through: the ModelStructure lists the output with an input among its dependencies or
+    // without dependencies (it may depend on every known); a state itself has none.
+    const bool state = std::any_of(states_.begin(), states_.end(), [&](const Element& s) {
+      return s.ref == v.value_reference && s.index == e.element;
+    });
+    if (inputs.empty() || state) continue;
     const auto entry = std::find_if(xml.outputs.begin(), xml.outputs.end(),
-                                    [&](const Unknown& u) { return u.variable == o; });
+                                    [&](const Unknown& u) { return u.variable == e.variable; });
     if (entry == xml.outputs.end() || !entry->dependencies) {
       feedthrough_ = true;
       continue;
     }
     for (std::size_t dep : *entry->dependencies) {
-      if (std::count(inputs.begin(), inputs.end(), dep) > 0) feedthrough_ = true;
+      if (std::any_of(inputs.begin(), inputs.end(),
+                      [&](const ElementRef& in) { return in.variable == dep; })) {
+        feedthrough_ = true;
+      }
     }
   }
+  output_groups_ = group_elements(xml, outputs);
 }
 
-// Time, states and inputs: Real inputs with the states in one call, others by type.
+std::vector<ElementGroup> group_elements(const ModelXml& xml,
+                                         std::span<const ElementRef> elements) {
+  std::vector<ElementGroup> groups;
+  for (const VariableType type :
+       {VariableType::kReal, VariableType::kInteger, VariableType::kBoolean}) {
+    ElementGroup g;
+    g.type = type;
+    std::map<std::size_t, std::size_t> first;  // variable → index of its first value
+    for (std::size_t e = 0; e < elements.size(); ++e) {
+      const ModelVariable& v = xml.variables[elements[e].variable];
+      if (v.type != type) continue;
+      auto [it, added] = first.emplace(elements[e].variable, g.values.size());
+      if (added) {
+        g.refs.push_back(v.value_reference);
+        for (std::size_t k = 0; k < v.size(); ++k) {
+          g.values.push_back(v.element_start(k).value_or(0.0));
+        }
+      }
+      g.places.emplace_back(e, it->second + elements[e].element);
+    }
+    if (!g.refs.empty()) groups.push_back(std::move(g));
+  }
+  return groups;
+}
+
+// Time, states and inputs: Real inputs with the states in one call, others by type; an array's
+// elements that are not inputs keep their start values.
 bool FmuSubsystem::set_point(Instance& instance, double t, std::span<const double> z,
                              std::span<const double> u) const {
   if (real_inputs_) return instance.set(t, z, input_vr_, u);
-  std::vector<double> reals;
-  for (std::size_t i = 0; i < u.size(); ++i) {
-    if (input_types_[i] == VariableType::kReal) reals.push_back(u[i]);
-  }
-  if (!instance.set(t, z, real_input_vr_, reals)) return false;
-  for (const VariableType type : {VariableType::kInteger, VariableType::kBoolean}) {
-    std::vector<unsigned> refs;
-    std::vector<double> values;
-    for (std::size_t i = 0; i < u.size(); ++i) {
-      if (input_types_[i] != type) continue;
-      refs.push_back(input_vr_[i]);
-      values.push_back(u[i]);
+  bool reals = false;
+  for (const ElementGroup& g : input_groups_) {
+    std::vector<double> values = g.values;
+    for (const auto& [e, at] : g.places) values[at] = u[e];
+    if (g.type == VariableType::kReal) {
+      if (!instance.set(t, z, g.refs, values)) return false;
+      reals = true;
+    } else {
+      if (!reals && !instance.set(t, z, {}, {})) return false;
+      reals = true;
+      if (!instance.set_values(g.refs, g.type, values)) return false;
     }
-    if (!refs.empty() && !instance.set_values(refs, type, values)) return false;
   }
-  return true;
+  return reals || instance.set(t, z, {}, {});
 }
 
-// Real outputs in one call; others by type, into their places.
+// Scalar Real outputs in one call into y; otherwise each type's variables, their elements into
+// their places.
 bool FmuSubsystem::get_outputs(Instance& instance, std::span<double> y) const {
   if (real_outputs_) return instance.get_reals(output_vr_, y);
-  for (const VariableType type :
-       {VariableType::kReal, VariableType::kInteger, VariableType::kBoolean}) {
-    std::vector<unsigned> refs;
-    std::vector<std::size_t> places;
-    for (std::size_t o = 0; o < output_vr_.size(); ++o) {
-      if (output_types_[o] != type) continue;
-      refs.push_back(output_vr_[o]);
-      places.push_back(o);
-    }
-    if (refs.empty()) continue;
-    std::vector<double> values(refs.size());
-    if (!instance.get_values(refs, type, values)) return false;
-    for (std::size_t k = 0; k < places.size(); ++k) y[places[k]] = values[k];
+  for (const ElementGroup& g : output_groups_) {
+    std::vector<double> values(g.values.size());
+    if (!instance.get_values(g.refs, g.type, values)) return false;
+    for (const auto& [e, at] : g.places) y[e] = values[at];
   }
   return true;
 }
@@ -431,13 +498,14 @@ void FmuSubsystem::release(std::unique_ptr<Instance> instance) const {
 void FmuSubsystem::jacobian_in(const FmuMode* mode, double t, std::span<const double> z,
                                std::span<const double>, std::span<const double> u, double cj,
                                std::span<double> values) const {
-  const std::size_t n = state_vr_.size();
+  const std::size_t n = states_.size();
   std::vector<double> f0(n), column(n), x(z.begin(), z.end());
   Lease instance(*this, mode);
   bool ok = set_point(*instance, t, z, u) && (directional_ || instance->derivatives(f0));
   for (std::size_t j = 0; j < n && ok; ++j) {
     if (directional_) {
-      ok = instance->directional_derivative(derivative_vr_, state_vr_[j], column);
+      ok = instance->directional_derivative(derivative_refs_, states_[j].ref, states_[j].index,
+                                            states_[j].size, column);
     } else {
       const double h = 1.4901161193847656e-8 * std::max(1.0, std::abs(z[j]));
       x[j] = z[j] + h;

@@ -16,7 +16,9 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fmu_instance.hpp"
@@ -31,6 +33,26 @@ namespace macrostep::fmu {
 
 class FmuSubsystem;
 class FmuMode;
+
+// Scalar elements of FMU variables gathered for FMI's get and set calls, which take one value
+// reference for all elements of an FMI 3 array: the references of one type (each once), the flat
+// values of all their elements (start values, else 0), and where each gathered element sits.
+struct ElementGroup {
+  VariableType type = VariableType::kReal;
+  std::vector<unsigned> refs;
+  std::vector<double> values;
+  std::vector<std::pair<std::size_t, std::size_t>> places;  // (element's index, index in values)
+};
+
+// The groups of `elements` (Real, then Integer, then Boolean; empty ones left out).
+std::vector<ElementGroup> group_elements(const ModelXml& xml, std::span<const ElementRef> elements);
+
+// Element `index` of the variable with value reference `ref`, which has `size` elements.
+struct Element {
+  unsigned ref = 0;
+  std::size_t index = 0;
+  std::size_t size = 1;
+};
 
 // A mode's equations: the FmuSubsystem's, evaluated in that mode.
 class ModeEquations final : public model::SubsystemView {
@@ -89,7 +111,7 @@ class FmuSubsystem final : public model::Subsystem, public model::Events {
     binary_.reset();
   }
 
-  std::size_t state_size() const override { return state_vr_.size(); }
+  std::size_t state_size() const override { return states_.size(); }
   std::size_t input_size() const override { return input_vr_.size(); }
   std::size_t output_size() const override { return output_vr_.size(); }
   bool has_feedthrough() const override { return feedthrough_; }
@@ -172,11 +194,14 @@ class FmuSubsystem final : public model::Subsystem, public model::Events {
 
   // The mode after an event or a step, made by `instance` (its state serialized, or a live mode).
   std::shared_ptr<const FmuMode> next_mode(Instance& instance, double next_time_event) const;
-  // Time, states and inputs of an evaluation point, each input by its type.
+  // Time, states and inputs of an evaluation point, each input by its type (an array input's
+  // other elements at their start values).
   bool set_point(Instance& instance, double t, std::span<const double> z,
                  std::span<const double> u) const;
   // The outputs at the instance's point, each by its type.
   bool get_outputs(Instance& instance, std::span<double> y) const;
+  // Start values from the configuration's `parameters` (a JSON array for an array variable).
+  void read_parameters(const ModelXml& xml, const FmuDescription& d);
 
   // A free instance, preferably one already in mode `number`.
   std::unique_ptr<Instance> acquire(std::uint64_t number) const;
@@ -185,6 +210,9 @@ class FmuSubsystem final : public model::Subsystem, public model::Events {
 
   void read_structure(const ModelXml& xml);
   void read_variables(const ModelXml& xml, const FmuDescription& d);
+  void read_inputs(const ModelXml& xml, const std::vector<ElementRef>& inputs);
+  void read_outputs(const ModelXml& xml, const std::vector<ElementRef>& outputs,
+                    const std::vector<ElementRef>& inputs);
   void set_up_events(const ModelXml& xml, Instance& first);
 
   std::string path_;
@@ -197,17 +225,25 @@ class FmuSubsystem final : public model::Subsystem, public model::Events {
   bool co_simulation_ = false;        // the Co-Simulation interface (no Model Exchange one)
   bool interpolates_inputs_ = false;  // Co-Simulation with input derivatives (FMI 2)
   std::vector<StartValue> starts_;
-  std::vector<unsigned> state_vr_, derivative_vr_, input_vr_, output_vr_;
+  // The continuous states' elements in the FMU's state order, and the derivatives' variables
+  // (each once, in that order: their elements are the derivatives in state order).
+  std::vector<Element> states_;
+  std::vector<unsigned> derivative_refs_;
+  // The inputs' and outputs' value references, one per element (a call with these alone is
+  // right when every one is a scalar Real: real_inputs_, real_outputs_), and their groups.
+  std::vector<unsigned> input_vr_, output_vr_;
+  std::vector<ElementGroup> input_groups_, output_groups_;
   std::vector<double> input_start_, x0_;
   std::vector<std::string> state_names_, input_names_, output_names_, output_units_;
   std::vector<VariableType> output_types_;  // Real, Integer or Boolean
-  // Inputs by type: all of them (input_vr_), the Real ones (set with the states) and their start
-  // values; real_inputs_ when there are no others (one set call).
+  // Inputs by type: all of them (input_vr_), the Real variables (set with the states; the FMU's
+  // Real input group) and their start values; real_inputs_ when every input is a scalar Real
+  // (one set call with u itself).
   std::vector<VariableType> input_types_;
   std::vector<unsigned> real_input_vr_;
   std::vector<double> real_input_start_;
   bool real_inputs_ = true;
-  bool real_outputs_ = true;  // every output Real (one get call)
+  bool real_outputs_ = true;  // every output a scalar Real (one get call into y)
   std::vector<model::StateRole> roles_;
   model::SparsityPattern pattern_;
   bool feedthrough_ = false;

@@ -131,8 +131,17 @@ void read_variables_2(const xmlNode* list, ModelXml& m, RawDerivatives& raw,
   }
 }
 
+// A <Dimension valueReference="..."/> of variables[variable]'s dimension `dimension`, resolved
+// once every variable is read (resolve_dimensions).
+struct RawDimension {
+  const xmlNode* node = nullptr;
+  std::size_t variable = 0;
+  std::size_t dimension = 0;
+  unsigned long reference = 0;
+};
+
 void read_variables_3(const xmlNode* list, ModelXml& m, RawDerivatives& raw,
-                      const TypeUnits& types) {
+                      std::vector<RawDimension>& raw_dimensions, const TypeUnits& types) {
   for (const xmlNode* v = list->children; v; v = v->next) {
     if (v->type != XML_ELEMENT_NODE) continue;
     ModelVariable var;
@@ -145,16 +154,22 @@ void read_variables_3(const xmlNode* list, ModelXml& m, RawDerivatives& raw,
     if (named(v, "Enumeration")) var.type = VariableType::kOther;  // Int64 in FMI 3
     var.unit = unit_of(v, types);
     if (named(v, "Clock")) m.clocks.push_back(var.name);
+    var.start_text = attribute(v, "start").value_or("");
     // Child elements: <Dimension> makes an array, <Alias> another name.
     for (const xmlNode* c = v->children; c; c = c->next) {
       if (named(c, "Dimension")) {
-        const auto start = attribute(c, "start");
-        var.dimensions.push_back(start ? number(c, "start", *start) : 0);
+        if (const auto start = attribute(c, "start")) {
+          var.dimensions.push_back(number(c, "start", *start));
+        } else {
+          raw_dimensions.push_back({c, m.variables.size(), var.dimensions.size(),
+                                    number(c, "valueReference", required(c, "valueReference"))});
+          var.dimensions.push_back(0);
+        }
       } else if (named(c, "Alias")) {
         var.aliases.push_back(required(c, "name"));
       }
     }
-    // An array's start attribute lists every element: scalars only here.
+    // An array's start attribute lists its elements (read once its size is known).
     if (var.type != VariableType::kOther && var.dimensions.empty()) var.start = real_start(v);
     if (auto d = attribute(v, "derivative"))
       raw.emplace_back(m.variables.size(), number(v, "derivative", *d));
@@ -176,6 +191,40 @@ std::size_t resolve(const ModelXml& m, const xmlNode* n, unsigned long ref,
   if (it == by_reference.end())
     fail(n, "refers to no variable with valueReference " + std::to_string(ref));
   return it->second;
+}
+
+// The sizes that structural parameters give, then the arrays' start values.
+void resolve_dimensions(ModelXml& m, const std::vector<RawDimension>& raw_dimensions,
+                        const std::map<unsigned, std::size_t>& by_reference) {
+  for (const RawDimension& d : raw_dimensions) {
+    const ModelVariable& size = m.variables[resolve(m, d.node, d.reference, by_reference)];
+    if (size.start_text.empty()) {
+      fail(d.node, "its size, the variable \"" + size.name + "\", has no start value");
+    }
+    m.variables[d.variable].dimensions[d.dimension] =
+        number(d.node, ("the start value of \"" + size.name + "\"").c_str(), size.start_text);
+  }
+  for (ModelVariable& v : m.variables) {
+    if (v.dimensions.empty() || v.start_text.empty() || v.type == VariableType::kOther) continue;
+    std::istringstream in(v.start_text);
+    for (std::string word; in >> word;) {
+      if (word == "true" || word == "false") {
+        v.starts.push_back(word == "true" ? 1.0 : 0.0);
+        continue;
+      }
+      char* end = nullptr;
+      v.starts.push_back(std::strtod(word.c_str(), &end));
+      if (*end != '\0') {
+        throw std::invalid_argument("modelDescription.xml: the start value \"" + word + "\" of \"" +
+                                    v.name + "\" is not a number");
+      }
+    }
+    if (v.starts.size() != v.size()) {
+      throw std::invalid_argument("modelDescription.xml: \"" + v.name + "\" has " +
+                                  std::to_string(v.size()) + " elements and " +
+                                  std::to_string(v.starts.size()) + " start values");
+    }
+  }
 }
 
 Unknown read_unknown(const ModelXml& m, const xmlNode* n,
@@ -242,6 +291,66 @@ void read_interfaces(const xmlNode* root, ModelXml& m) {
 
 }  // namespace
 
+std::size_t ModelVariable::size() const {
+  std::size_t n = 1;
+  for (std::size_t d : dimensions) n *= d;
+  return n;
+}
+
+std::string ModelVariable::element_name(std::size_t k) const {
+  if (dimensions.empty()) return name;
+  std::vector<std::size_t> index(dimensions.size());
+  for (std::size_t d = dimensions.size(); d-- > 0;) {
+    index[d] = k % dimensions[d] + 1;
+    k /= dimensions[d];
+  }
+  std::string out = name;
+  for (std::size_t d = 0; d < index.size(); ++d) {
+    out.push_back(d == 0 ? '[' : ',');
+    out.append(std::to_string(index[d]));
+  }
+  out.push_back(']');
+  return out;
+}
+
+std::optional<double> ModelVariable::element_start(std::size_t k) const {
+  if (dimensions.empty()) return start;
+  if (k < starts.size()) return starts[k];
+  return std::nullopt;
+}
+
+std::optional<std::size_t> ModelXml::find_reference(unsigned ref) const {
+  for (std::size_t i = 0; i < variables.size(); ++i) {
+    if (variables[i].value_reference == ref) return i;
+  }
+  return std::nullopt;
+}
+
+std::optional<ElementRef> ModelXml::find_element(std::string_view name) const {
+  if (const auto v = find(name)) {
+    if (variables[*v].dimensions.empty()) return ElementRef{*v, 0};
+    return std::nullopt;  // a whole array is not one element
+  }
+  const auto open = name.find('[');
+  if (open == std::string_view::npos || name.back() != ']') return std::nullopt;
+  const auto v = find(name.substr(0, open));
+  if (!v || variables[*v].dimensions.empty()) return std::nullopt;
+  const auto& dims = variables[*v].dimensions;
+  std::istringstream in(std::string(name.substr(open + 1, name.size() - open - 2)));
+  std::size_t flat = 0, d = 0;
+  for (std::string word; std::getline(in, word, ','); ++d) {
+    char* end = nullptr;
+    const long i = std::strtol(word.c_str(), &end, 10);
+    if (word.empty() || *end != '\0' || d >= dims.size() || i < 1 ||
+        static_cast<std::size_t>(i) > dims[d]) {
+      return std::nullopt;
+    }
+    flat = flat * dims[d] + static_cast<std::size_t>(i - 1);
+  }
+  if (d != dims.size()) return std::nullopt;
+  return ElementRef{*v, flat};
+}
+
 std::optional<std::size_t> ModelXml::find(std::string_view name) const {
   for (std::size_t i = 0; i < variables.size(); ++i) {
     if (variables[i].name == name) return i;
@@ -287,6 +396,7 @@ ModelXml parse_model_description(std::string_view xml) {
   }
   read_interfaces(root, m);
   RawDerivatives raw;
+  std::vector<RawDimension> raw_dimensions;
   const xmlNode* structure = nullptr;
   TypeUnits types;
   for (const xmlNode* c = root->children; c; c = c->next) {
@@ -297,7 +407,7 @@ ModelXml parse_model_description(std::string_view xml) {
       if (m.fmi_major == 2) {
         read_variables_2(c, m, raw, types);
       } else {
-        read_variables_3(c, m, raw, types);
+        read_variables_3(c, m, raw, raw_dimensions, types);
       }
     }
     if (named(c, "ModelStructure")) structure = c;
@@ -306,6 +416,7 @@ ModelXml parse_model_description(std::string_view xml) {
   for (std::size_t i = 0; i < m.variables.size(); ++i) {
     by_reference.emplace(m.variables[i].value_reference, i);
   }
+  resolve_dimensions(m, raw_dimensions, by_reference);
   for (const auto& [variable, ref] : raw) {
     m.variables[variable].derivative_of = resolve(m, root, ref, by_reference);
   }

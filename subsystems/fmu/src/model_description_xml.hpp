@@ -18,18 +18,37 @@ struct ModelVariable {
   std::string name;
   unsigned value_reference = 0;
   VariableType type = VariableType::kOther;
-  std::string causality;    // "parameter", "input", "output", "local", ... (default "local")
-  std::string variability;  // "constant", "fixed", "tunable", "discrete", "continuous"
-  std::optional<double> start;
+  std::string causality;        // "parameter", "input", "output", "local", ... (default "local")
+  std::string variability;      // "constant", "fixed", "tunable", "discrete", "continuous"
+  std::optional<double> start;  // of a scalar
+  // The start attribute as written (an array's lists its elements; a structural parameter's
+  // gives the size of the arrays it dimensions), or "".
+  std::string start_text;
   // The state this variable is the derivative of, as an index into ModelXml::variables.
   std::optional<std::size_t> derivative_of;
   // Its unit (the type element's or element's `unit`, else its declared type's), or "".
   std::string unit;
-  // FMI 3: the sizes of an array variable (<Dimension start="n"/> or one given by another
-  // variable's value reference, then 0); empty for a scalar.
+  // FMI 3: the sizes of an array variable (<Dimension start="n"/>, or the start value of the
+  // structural parameter that <Dimension valueReference="..."/> names); empty for a scalar.
   std::vector<std::size_t> dimensions;
+  // An array's start values, row-major (dimensions' product of them), where it has a start.
+  std::vector<double> starts;
   // Other names of the variable (FMI 3 <Alias name="..."/>).
   std::vector<std::string> aliases;
+
+  // The number of scalar elements (1 for a scalar).
+  std::size_t size() const;
+  // The name of element `k` (row-major, 0-based): the name itself for a scalar, else with its
+  // 1-based indices as Modelica writes them ("A[2,1]").
+  std::string element_name(std::size_t k) const;
+  // The start value of element `k`, if the variable has one.
+  std::optional<double> element_start(std::size_t k) const;
+};
+
+// One scalar element of a variable: variables[variable], element `element` (row-major).
+struct ElementRef {
+  std::size_t variable = 0;
+  std::size_t element = 0;
 };
 
 // One ModelStructure entry: a variable and what it depends on (indices into variables);
@@ -68,6 +87,12 @@ struct ModelXml {
 
   // Index of the variable called `name` (or with that alias), or nullopt.
   std::optional<std::size_t> find(std::string_view name) const;
+  // Index of the variable with value reference `ref`, or nullopt.
+  std::optional<std::size_t> find_reference(unsigned ref) const;
+  // The scalar element called `name`: a scalar variable, or an array variable's element written
+  // with its 1-based indices ("y[2]", "A[1,2]"); nullopt if there is none (an index out of
+  // range included).
+  std::optional<ElementRef> find_element(std::string_view name) const;
   // <ScheduledExecution> is declared (FMI 3 clocked partitions), and the names of clock
   // variables (FMI 3 <Clock>).
   bool scheduled_execution = false;

@@ -10,6 +10,15 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
+/* Array variables: a model with arrays defines N_VARIABLES, VARIABLE_OFFSET(vr) (the first
+ * element's index in real[]) and VARIABLE_SIZE(vr); STATE_VR and DERIVATIVE_VR then list
+ * indices into real[], and model_partial takes them too. Without: value reference k is real[k]. */
+#ifndef N_VARIABLES
+#define N_VARIABLES N_REALS
+#define VARIABLE_OFFSET(vr) (vr)
+#define VARIABLE_SIZE(vr) 1
+#endif
+
 typedef struct {
   double real[N_REALS];
   double time;
@@ -69,12 +78,24 @@ EXPORT fmi3Status fmi3Terminate(fmi3Instance c) {
   return fmi3OK;
 }
 
+/* The number of values of the variables vr[0..n), or 0 for an unknown reference. */
+static size_t values_of(const fmi3ValueReference vr[], size_t n) {
+  size_t count = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (vr[i] >= N_VARIABLES) return 0;
+    count += VARIABLE_SIZE(vr[i]);
+  }
+  return count;
+}
+
 EXPORT fmi3Status fmi3SetFloat64(fmi3Instance c, const fmi3ValueReference vr[], size_t n,
                                  const fmi3Float64 v[], size_t nv) {
-  if (nv != n) return fail((Component*)c, "fmi3SetFloat64: one value per reference");
-  for (size_t i = 0; i < n; ++i) {
-    if (vr[i] >= N_REALS) return fail((Component*)c, "fmi3SetFloat64: unknown value reference");
-    ((Component*)c)->real[vr[i]] = v[i];
+  if (n > 0 && values_of(vr, n) != nv)
+    return fail((Component*)c, "fmi3SetFloat64: unknown reference or wrong number of values");
+  for (size_t i = 0, at = 0; i < n; ++i) {
+    for (size_t k = 0; k < VARIABLE_SIZE(vr[i]); ++k) {
+      ((Component*)c)->real[VARIABLE_OFFSET(vr[i]) + k] = v[at++];
+    }
   }
   return fmi3OK;
 }
@@ -82,11 +103,13 @@ EXPORT fmi3Status fmi3SetFloat64(fmi3Instance c, const fmi3ValueReference vr[], 
 EXPORT fmi3Status fmi3GetFloat64(fmi3Instance c, const fmi3ValueReference vr[], size_t n,
                                  fmi3Float64 v[], size_t nv) {
   Component* m = (Component*)c;
-  if (nv != n) return fail(m, "fmi3GetFloat64: one value per reference");
+  if (n > 0 && values_of(vr, n) != nv)
+    return fail(m, "fmi3GetFloat64: unknown reference or wrong number of values");
   if (model_evaluate(m->time, m->real)) return fail(m, "the model cannot be evaluated");
-  for (size_t i = 0; i < n; ++i) {
-    if (vr[i] >= N_REALS) return fail(m, "fmi3GetFloat64: unknown value reference");
-    v[i] = m->real[vr[i]];
+  for (size_t i = 0, at = 0; i < n; ++i) {
+    for (size_t k = 0; k < VARIABLE_SIZE(vr[i]); ++k) {
+      v[at++] = m->real[VARIABLE_OFFSET(vr[i]) + k];
+    }
   }
   return fmi3OK;
 }
@@ -262,11 +285,20 @@ EXPORT fmi3Status fmi3GetDirectionalDerivative(fmi3Instance c, const fmi3ValueRe
                                                const fmi3Float64 seed[], size_t nseed,
                                                fmi3Float64 out[], size_t nout) {
   Component* m = (Component*)c;
-  if (nseed != nk || nout != nu) return fail(m, "fmi3GetDirectionalDerivative: sizes");
+  if (values_of(k, nk) != nseed || values_of(u, nu) != nout)
+    return fail(m, "fmi3GetDirectionalDerivative: sizes");
   if (model_evaluate(m->time, m->real)) return fail(m, "the model cannot be evaluated");
-  for (size_t i = 0; i < nu; ++i) {
-    out[i] = 0.0;
-    for (size_t j = 0; j < nk; ++j) out[i] += model_partial(m->real, u[i], k[j]) * seed[j];
+  for (size_t i = 0, row = 0; i < nu; ++i) {
+    for (size_t a = 0; a < VARIABLE_SIZE(u[i]); ++a, ++row) {
+      out[row] = 0.0;
+      for (size_t j = 0, column = 0; j < nk; ++j) {
+        for (size_t b = 0; b < VARIABLE_SIZE(k[j]); ++b, ++column) {
+          out[row] += model_partial(m->real, (unsigned)(VARIABLE_OFFSET(u[i]) + a),
+                                    (unsigned)(VARIABLE_OFFSET(k[j]) + b)) *
+                      seed[column];
+        }
+      }
+    }
   }
   return fmi3OK;
 }
