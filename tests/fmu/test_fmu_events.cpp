@@ -426,5 +426,30 @@ TEST(FmuEventsApp, ACheckpointedRunResumesToTheSameBytes) {
   fs::remove_all(dir);
 }
 
+// Crash recovery: the ball's worker killed in the middle of the run (after its first impacts),
+// --max-restarts brings up new workers from the workspaces of the last accepted point, the FMU
+// modes with them: the same bytes as the undisturbed run.
+TEST(FmuEventsApp, AKilledWorkerIsRecoveredWithItsFmuModesToTheSameBytes) {
+  const fs::path dir = temp_dir("ball-recover");
+  // A small h_max: about 4000 macro steps, time to kill a worker in the middle.
+  const auto config = write_ball_and_oscillator(dir, "[cosim]\nrtol = 1e-5\nh_max = 1e-3\n");
+  const fs::path whole = dir / "whole.csv", killed = dir / "killed.csv";
+  const AppRun plain = macrostep("run " + config.string() + " --output " + whole.string());
+  ASSERT_EQ(plain.status, 0) << plain.output;
+  // The first worker (subsystem 1, the ball) killed once the CSV has 100 rows.
+  const std::string script = std::string(MACROSTEP_BINARY) + " run " + config.string() +
+                             " --executor processes --max-restarts 2 --output " + killed.string() +
+                             " 2>&1 & app=$!; " + "for i in $(seq 1 5000); do [ \"$(wc -l < " +
+                             killed.string() +
+                             " 2>/dev/null || echo 0)\" -gt 100 ] && break; sleep 0.002; done; " +
+                             "kill -KILL $(pgrep -P $app | head -1); wait $app";
+  const AppRun r = test::run_shell("bash -c '" + script + "'");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("recovered from a worker failure: subsystem 1"), std::string::npos)
+      << r.output;
+  EXPECT_TRUE(read_file(whole) == read_file(killed)) << "the recovered run differs";
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace macrostep
