@@ -131,6 +131,17 @@ int compare(const CompareArgs& args) {
   fmt::print("NRMSE of {} against {}: {} time points{}\n", args.result, args.reference,
              report.time_points,
              report.interpolated ? " (reference interpolated to the result's times)" : "");
+  // A reference interpolated between rows not much denser than the result's has an
+  // interpolation error of its own that can rival the run's (a co-simulation writes a row at
+  // every macro point; cubic interpolation's error falls with the fourth power of the spacing, so
+  // ten times denser rows make it negligible).
+  if (report.interpolated && reference.time.size() < 10 * result.time.size()) {
+    fmt::print(
+        "note: the reference has {} rows for the result's {} times, and its interpolation error "
+        "enters the NRMSE; write it at the result's times (macrostep reference CONFIG --at {}) "
+        "or denser (--set simulation.output_interval=...)\n",
+        reference.time.size(), result.time.size(), args.result);
+  }
   const auto units = column_units(result, reference);
   print_table(report, units);
   print_chain_groups(report);
