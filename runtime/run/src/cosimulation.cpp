@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "checked_system.hpp"
@@ -23,6 +24,7 @@
 #include "run_metadata.hpp"
 #include "run_observers.hpp"
 #include "run_tally.hpp"
+#include "stability_check.hpp"
 #include "unexpected_end.hpp"
 
 namespace macrostep::run {
@@ -182,6 +184,12 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
     end_run({interrupted ? "interrupted" : "failed", &e});
     if (dynamic_cast<const schemes::ContinuationMismatch*>(&e) != nullptr) {
       throw checkpoint::CheckpointError(fmt::format("{}: {}", options.checkpoint_path, e.what()));
+    }
+    if (const auto* u = dynamic_cast<const control::StepSizeUnderflow*>(&e)) {
+      // An explicit run that a stiff coupling limits says so, and what to use instead.
+      if (auto why = explicit_stability_limit(config, settings, system)) {
+        throw StabilityLimitedUnderflow(*u, std::move(*why));
+      }
     }
     throw;
   }

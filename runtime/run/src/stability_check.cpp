@@ -11,6 +11,26 @@
 
 namespace macrostep::run {
 
+namespace {
+
+// The subsystems' names for the linearisation; nullopt if a user's model is among them: it runs
+// in the master only under the run's guards (unexpected_end.hpp), which do not exist before the
+// run or after it failed, so plugins and FMUs are not linearised here.
+std::optional<std::vector<std::string>> linearisable_names(const config::RunConfig& config) {
+  std::vector<std::string> names;
+  if (!config.system_description) return std::nullopt;
+  for (const auto& sub : config.system_description->subsystems) {
+    if (std::holds_alternative<plugin::PluginDescription>(sub.model) ||
+        std::holds_alternative<fmu::FmuDescription>(sub.model)) {
+      return std::nullopt;
+    }
+    names.push_back(sub.name);
+  }
+  return names;
+}
+
+}  // namespace
+
 std::optional<std::string> fixed_step_warning(const config::RunConfig& config,
                                               const CosimSettings& settings,
                                               const system::CoupledSystem& system) {
@@ -25,18 +45,10 @@ std::optional<std::string> fixed_step_warning(const config::RunConfig& config,
   method.approximation = c.approximation;
   method.order = settings.scheme.control.kappa_fixed;
   const double h = settings.scheme.control.h;
-  std::vector<std::string> names;
-  for (const auto& sub : config.system_description->subsystems) {
-    // A user's model runs in the master only under the run's guards (unexpected_end.hpp), which
-    // do not exist yet: plugins and FMUs are not linearised here.
-    if (std::holds_alternative<plugin::PluginDescription>(sub.model) ||
-        std::holds_alternative<fmu::FmuDescription>(sub.model)) {
-      return std::nullopt;
-    }
-    names.push_back(sub.name);
-  }
+  const auto names = linearisable_names(config);
+  if (!names) return std::nullopt;
   try {
-    const analysis::LinearCoupledSystem lin = analysis::linearise(system, names);
+    const analysis::LinearCoupledSystem lin = analysis::linearise(system, *names);
     const double rho = analysis::spectral_radius(analysis::coupled_recurrence(lin, method, h).m);
     if (rho <= 1.0 + analysis::kWeakGrowth) return std::nullopt;
     const double w = analysis::fastest_frequency(lin);
@@ -55,6 +67,44 @@ std::optional<std::string> fixed_step_warning(const config::RunConfig& config,
         method.scheme != analysis::CoupledScheme::kImplicit ? " or the implicit scheme" : "",
         config.path);
   } catch (const std::exception&) {  // not linearisable here: not checked
+    return std::nullopt;
+  }
+}
+
+std::optional<std::string> explicit_stability_limit(const config::RunConfig& config,
+                                                    const CosimSettings& settings,
+                                                    const system::CoupledSystem& system) {
+  const config::CosimConfig& c = settings.cosim;
+  if (c.scheme != config::CosimScheme::kExplicit) return std::nullopt;
+  const auto names = linearisable_names(config);
+  if (!names) return std::nullopt;
+  const double h_init = settings.scheme.control.h;
+  analysis::CoupledMethod method;
+  method.scheme = analysis::CoupledScheme::kExplicit;
+  method.approximation = c.approximation;
+  method.order = 0;
+  try {
+    const analysis::LinearCoupledSystem lin = analysis::linearise(system, *names);
+    const double w = analysis::fastest_frequency(lin);
+    if (!(w > 0.0) || !(0.01 / w < h_init)) return std::nullopt;
+    const auto points = analysis::coupled_scan(lin, method, 0.01 / w, h_init, 40, w);
+    const analysis::StableBand band = analysis::coupled_stable_band(lin, method, points);
+    // A limit within a factor 10 of H_init is one the controller can find on its own: then the
+    // failure has another cause.
+    if (band.edge_h && *band.edge_h > 0.1 * h_init) return std::nullopt;
+    const std::string limit =
+        band.edge_h ? fmt::format("only below H = {:.3g} s", *band.edge_h) : "at no H of the scan";
+    const std::string steps = band.edge_h
+                                  ? fmt::format(" ({:.3g} s would take about {:.1g} macro steps)",
+                                                settings.end_time, settings.end_time / *band.edge_h)
+                                  : std::string();
+    return fmt::format(
+        "the explicit scheme is stability-limited here: the coupled system linearised at t0 has "
+        "a mode with time constant {:.3g} s (a stiff coupling), and explicit macro steps of "
+        "degree 0 are stable {}, far below H_init = {:.3g} s{}; use --scheme implicit "
+        "([cosim] scheme = \"implicit\")",
+        1.0 / w, limit, h_init, steps);
+  } catch (const std::exception&) {  // not linearisable: no diagnosis
     return std::nullopt;
   }
 }

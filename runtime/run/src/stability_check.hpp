@@ -21,4 +21,15 @@ std::optional<std::string> fixed_step_warning(const config::RunConfig& config,
                                               const CosimSettings& settings,
                                               const system::CoupledSystem& system);
 
+// Why an explicit run whose step size fell below H_min could not go on, when the reason is
+// stability rather than accuracy: the explicit macro step (κ = 0, the degree of the start-up
+// and of the failure overrides) of the system linearised at t0 is stable only below an H far
+// under the run's H_init (a stiff coupling: a time constant much shorter than the macro step).
+// Names that time constant and that H and points to the implicit scheme. nullopt for another
+// scheme, a system that is not linearised (as fixed_step_warning), or a stable band that reaches
+// H_init.
+std::optional<std::string> explicit_stability_limit(const config::RunConfig& config,
+                                                    const CosimSettings& settings,
+                                                    const system::CoupledSystem& system);
+
 }  // namespace macrostep::run
