@@ -20,12 +20,14 @@
 #include <utility>
 #include <vector>
 
+#include "../support/child_processes.hpp"
 #include "binary_fixture.hpp"
 #include "macrostep/output/csv.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
+using macrostep::testing::children_of;
 using macrostep::testing::final_nrmse;
 using macrostep::testing::Outcome;
 
@@ -133,26 +135,6 @@ TEST_F(Sources, ResumeAfterSigkillIsBitIdentical) {
     ASSERT_EQ(resumed.status, 0) << resumed.err;
     EXPECT_TRUE(read_file("cut.csv") == read_file("whole.csv")) << scheme << ": resumed differs";
   }
-}
-
-// The process ids whose parent is `parent`.
-std::vector<pid_t> children_of(pid_t parent) {
-  std::vector<pid_t> out;
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream stat(entry.path() / "stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), {});
-    const auto close = text.rfind(')');
-    if (close == std::string::npos) continue;
-    char state = 0;
-    int ppid = 0;
-    if (std::sscanf(text.c_str() + close + 1, " %c %d", &state, &ppid) == 2 && ppid == parent) {
-      out.push_back(std::stoi(name));
-    }
-  }
-  std::sort(out.begin(), out.end());
-  return out;
 }
 
 // A worker killed in the middle of the run: --max-restarts recovers it, bit-identically.

@@ -30,6 +30,7 @@
 #include "macrostep/schemes/implicit.hpp"
 #include "macrostep/system/chain_system.hpp"
 
+#include "../support/child_processes.hpp"
 #include "../support/read_file.hpp"
 #include "../support/same_bits.hpp"
 #include "../support/test_chain.hpp"
@@ -38,6 +39,7 @@
 namespace macrostep {
 namespace {
 
+using macrostep::testing::children_of;
 using macrostep::testing::read_file;
 
 using macrostep::testing::same_bits;
@@ -583,25 +585,6 @@ int wait_exit(pid_t pid) {
   int status = 0;
   if (waitpid(pid, &status, 0) != pid) return -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-std::vector<pid_t> children_of(pid_t parent) {
-  std::vector<pid_t> out;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream stat(entry.path() / "stat");
-    std::string line;
-    if (!std::getline(stat, line)) continue;
-    const auto close = line.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(line.substr(close + 2));
-    char state = 0;
-    pid_t ppid = 0;
-    rest >> state >> ppid;
-    if (ppid == parent) out.push_back(std::stoi(name));
-  }
-  return out;
 }
 
 bool segments_of_pid_exist(pid_t pid) {

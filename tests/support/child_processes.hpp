@@ -1,0 +1,38 @@
+// The child processes of a process, read from /proc (tests that kill a run's workers).
+#pragma once
+
+#include <sys/types.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace macrostep::testing {
+
+// The process ids whose parent is `parent`, ascending (a run spawns its workers in subsystem
+// order). A process that ends while /proc is read is left out: its stat file reads as an error,
+// which getline turns into a failed stream (an istreambuf_iterator would throw).
+inline std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> out;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    const auto close = line.rfind(')');
+    if (close == std::string::npos || close + 2 > line.size()) continue;
+    std::istringstream rest(line.substr(close + 2));
+    char state = 0;
+    pid_t ppid = 0;
+    if (rest >> state >> ppid && ppid == parent) out.push_back(std::stoi(name));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace macrostep::testing
