@@ -141,6 +141,7 @@ struct SubsystemConfig {
   recoveryPath @11 :Text;        # where to keep the accepted state for a restart; empty: nowhere
   recoveryIntervalMs @12 :UInt32;  # least time between two saves of it (0: at every accept)
   jumps @13 :JumpOptions;        # runner::JumpOptions (absent: none)
+  outputInterval @14 :Float64;   # runner::RunnerOptions::output_interval (0: no samples)
 }
 
 # runner::JumpOptions: how the runs treat the input polynomial's jump at T_N.

@@ -19,6 +19,19 @@ void StepReply::set_feedthrough(std::span<const double> d) {
   std::copy(d.begin(), d.end(), data + output_offset(used_runs()));
 }
 
+void StepReply::set_samples(std::span<const double> times, std::span<const double> values) {
+  const std::size_t per_time = std::min<std::size_t>(outputs, kMaxOutputs);
+  if (times.size() > kMaxSamples || values.size() != times.size() * per_time) {
+    throw std::invalid_argument("StepReply: " + std::to_string(times.size()) +
+                                " output samples with " + std::to_string(values.size()) +
+                                " values (at most " + std::to_string(kMaxSamples) + " times of " +
+                                std::to_string(per_time) + " outputs)");
+  }
+  samples = static_cast<std::uint32_t>(times.size());
+  std::copy(times.begin(), times.end(), data + sample_offset());
+  std::copy(values.begin(), values.end(), data + sample_offset() + times.size());
+}
+
 void StepReply::set_failure(std::uint32_t run, std::string_view text, bool terminated) noexcept {
   status = terminated ? ReplyStatus::kTerminated : ReplyStatus::kFailed;
   failed_run = run;

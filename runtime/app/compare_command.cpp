@@ -139,7 +139,8 @@ int compare(const CompareArgs& args) {
     fmt::print(
         "note: the reference has {} rows for the result's {} times, and its interpolation error "
         "enters the NRMSE; write it at the result's times (macrostep reference CONFIG --at {}) "
-        "or denser (--set simulation.output_interval=...)\n",
+        "or denser (--set simulation.output_interval=...), or run with rows on the grid (--set "
+        "output.rows=grid)\n",
         reference.time.size(), result.time.size(), args.result);
   }
   const auto units = column_units(result, reference);

@@ -560,6 +560,12 @@ TEST(FmuCoSimulation, TwoMassOscillatorAsCoSimulationFmusAgreesWithTheModelExcha
               std::string::npos)
         << r.output;
   }
+  // No dense output inside its steps: rows on the output grid are refused, naming it.
+  const AppRun grid = macrostep("run " + config + " --set output.rows=grid");
+  EXPECT_EQ(grid.status, 2) << grid.output;
+  EXPECT_NE(grid.output.find("subsystem \"m1\" (a Co-Simulation FMU) has them only at the ends"),
+            std::string::npos)
+      << grid.output;
   fs::remove_all(dir);
 }
 

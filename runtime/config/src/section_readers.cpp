@@ -80,13 +80,17 @@ void read_output(const Node* node, ParseState& state) {
   if (node == nullptr) return;
   const Node& n = *node;
   n.expect_table();
-  n.allow_only({"file", "all_states", "checkpoint_every", "checkpoint"});
+  n.allow_only({"file", "all_states", "checkpoint_every", "checkpoint", "rows"});
   OutputConfig& o = state.config.output;
   if (auto v = n.find("file")) {
     o.file = v->string();
     if (o.file.empty()) v->fail("must not be empty");
   }
   if (auto v = n.find("all_states")) o.all_states = v->boolean();
+  if (auto v = n.find("rows")) {
+    o.rows = *parse_row_times(v->choice(row_times_names()));
+    o.rows_line = v->line();
+  }
   if (auto v = n.find("checkpoint_every")) {
     // Seconds as a number, or the command line's text ("30s", "500steps").
     if (!v->is_string() && !v->is_number()) {

@@ -1,5 +1,5 @@
 // The names of the configuration's own concepts (run_config.hpp: schemes, predictors,
-// executors, micro-step stops) and which estimators belong to which scheme.
+// executors, micro-step stops, row times) and which estimators belong to which scheme.
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -19,6 +19,16 @@ std::optional<ExecutorKind> parse_executor(std::string_view name) {
 }
 std::optional<MicroStepStop> parse_micro_step_stop(std::string_view name) {
   return model::parse_name(kMicroStepStopNames, name);
+}
+
+std::optional<RowTimes> parse_row_times(std::string_view name) {
+  return model::parse_name(kRowTimesNames, name);
+}
+const char* to_string(RowTimes r) {
+  return model::name_of(kRowTimesNames, r);
+}
+std::vector<std::string_view> row_times_names() {
+  return model::names_of(kRowTimesNames);
 }
 
 const char* to_string(CosimScheme s) {

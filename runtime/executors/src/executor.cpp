@@ -112,6 +112,8 @@ void collect_runner_outcome(const runner::SubsystemRunner& runner, std::size_t i
   so.nominal.outputs = runner.result(0).outputs;
   so.nominal.feedthrough = runner.result(0).feedthrough;
   so.nominal.stats = runner.result(0).stats;
+  so.nominal.sample_times = runner.result(0).sample_times;
+  so.nominal.sample_values = runner.result(0).sample_values;
   so.extra.resize(runner.run_count() - 1);
   for (std::size_t k = 0; k + 1 < runner.run_count(); ++k) {
     so.extra[k].outputs = runner.result(1 + k).outputs;

@@ -77,6 +77,7 @@ worker::WorkerSetup worker_setup(const ProcessWorkerSpec& spec, std::size_t i, s
   setup.solver = options.solver_for(i);
   setup.rollback = options.rollback;
   setup.jumps = options.jumps;
+  setup.output_interval = options.output_interval;
   setup.extra_runs = options.extra_runs;
   setup.threads = options.threads;
   setup.index = static_cast<std::uint32_t>(i);

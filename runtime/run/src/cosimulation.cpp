@@ -109,7 +109,8 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   RunTally tally;
   tally.last_h = settings.scheme.control.h;
   ResultTable table(files, system, std::move(outputs), std::move(state_offset), settings.all_states,
-                    settings.cosim.output_every, settings.end_time, result);
+                    settings.cosim.output_every, settings.end_time,
+                    settings.executor.output_interval, result);
   if (options.resume != nullptr) {
     table.resume(*options.resume);
     tally.resume(*options.resume);

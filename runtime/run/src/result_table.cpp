@@ -1,8 +1,13 @@
 // The result table of a co-simulation run (result_table.hpp).
 #include "result_table.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <span>
+#include <stdexcept>
+
+#include "macrostep/model/output_grid.hpp"
 
 namespace macrostep::run {
 
@@ -84,7 +89,8 @@ void fill_row(const schemes::AcceptedPoint& p, const system::CoupledSystem& syst
 
 ResultTable::ResultTable(ResultFiles& files, const system::CoupledSystem& system,
                          std::vector<OutputColumn> outputs, std::vector<std::size_t> state_offset,
-                         bool all_states, int output_every, double end_time, CosimResult& result)
+                         bool all_states, int output_every, double end_time, double grid_interval,
+                         CosimResult& result)
     : files_(files),
       system_(system),
       outputs_(std::move(outputs)),
@@ -92,6 +98,7 @@ ResultTable::ResultTable(ResultFiles& files, const system::CoupledSystem& system
       all_states_(all_states),
       output_every_(output_every),
       end_time_(end_time),
+      grid_interval_(grid_interval),
       result_(result) {
   row_.values.resize(result.columns.size());
 }
@@ -113,6 +120,7 @@ void ResultTable::started(executors::Executor& executor) {
 }
 
 void ResultTable::accepted(const schemes::AcceptedPoint& p) {
+  if (grid_interval_ > 0.0) return accepted_on_grid(p);
   // The state is valid here: the executor has accepted it.
   fill_row(p, system_, outputs_, executor_, state_offset_, row_.values);
   row_.time = p.time;
@@ -120,11 +128,65 @@ void ResultTable::accepted(const schemes::AcceptedPoint& p) {
   if (p.step % static_cast<std::uint64_t>(output_every_) == 0 || p.time >= end_time_) flush();
 }
 
-void ResultTable::flush() {
-  files_.results().write_row(row_.time, row_.values);
+void ResultTable::accepted_on_grid(const schemes::AcceptedPoint& p) {
+  const std::size_t ns = system_.subsystem_count(), nc = system_.coupling_count();
+  const std::size_t coupling_column = outputs_.size();
+  if (!p.pass.empty()) {
+    const model::GridRange inside = model::grid_inside(p.start, p.time, grid_interval_);
+    const auto count = static_cast<std::size_t>(inside.size());
+    sample_outputs_.resize(ns);
+    sample_u_.resize(nc);
+    sample_row_.resize(row_.values.size());
+    for (std::size_t i = 0; i < ns; ++i) {
+      if (p.pass[i].nominal.sample_times.size() != count) {
+        throw std::logic_error(fmt::format(
+            "subsystem {} sampled {} output times in the step [{:.9g}, {:.9g}], the grid has {}",
+            i + 1, p.pass[i].nominal.sample_times.size(), p.start, p.time, count));
+      }
+    }
+    for (std::size_t j = 0; j < count; ++j) {
+      const double t =
+          model::grid_time(inside.first + static_cast<std::int64_t>(j), grid_interval_);
+      for (std::size_t i = 0; i < ns; ++i) {
+        const std::size_t ny = system_.subsystem(i).output_size();
+        const auto first =
+            p.pass[i].nominal.sample_values.begin() + static_cast<std::ptrdiff_t>(j * ny);
+        sample_outputs_[i].assign(first, first + static_cast<std::ptrdiff_t>(ny));
+      }
+      system_.evaluate_couplings(sample_outputs_, sample_u_);
+      const double w = (t - p.start) / (p.time - p.start);
+      for (std::size_t c = 0; c < nc; ++c) {  // a multiplier: linear between the step's ends
+        if (system_.is_constraint(c)) {
+          sample_u_[c] = (1.0 - w) * row_.values[coupling_column + c] + w * p.u[c];
+        }
+      }
+      for (std::size_t k = 0; k < outputs_.size(); ++k) {
+        sample_row_[k] = sample_outputs_[outputs_[k].output.subsystem][outputs_[k].output.output];
+      }
+      std::copy(sample_u_.begin(), sample_u_.end(),
+                sample_row_.begin() + static_cast<std::ptrdiff_t>(coupling_column));
+      write(t, sample_row_);
+    }
+  }
+  fill_row(p, system_, outputs_, nullptr, state_offset_, row_.values);
+  row_.time = p.time;
   row_.pending = false;
-  result_.final_values = row_.values;
-  result_.final_time = row_.time;
+  if (const auto k = model::grid_index_at(p.time, grid_interval_)) {
+    write(model::grid_time(*k, grid_interval_), row_.values);
+  } else if (p.time >= end_time_ || p.pass.empty()) {
+    write(p.time, row_.values);
+  }
+}
+
+void ResultTable::write(double time, const std::vector<double>& values) {
+  files_.results().write_row(time, values);
+  result_.final_values = values;
+  result_.final_time = time;
+}
+
+void ResultTable::flush() {
+  write(row_.time, row_.values);
+  row_.pending = false;
 }
 
 void ResultTable::finished(const RunEnd& end) {

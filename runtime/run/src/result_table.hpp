@@ -1,6 +1,6 @@
 // The result table of a co-simulation run (private to the run library; docs/reference/commands.md):
 // which columns it has, and the observer that writes a row at every output_every-th accepted macro
-// point and at the last one.
+// point and at the last one, or at the output grid's times.
 #pragma once
 
 #include <cstddef>
@@ -55,13 +55,23 @@ struct ResultRow {
 // Writes the result rows: every output_every-th accepted point and the last one (t >= end
 // time); a point not yet written stays pending and reaches the file when the run ends, however
 // it ends. Keeps result.final_values / final_time (the last row written) and result.rows.
+//
+// With a grid interval Δ > 0 (rows = "grid") the rows are at the grid times k·Δ instead: those
+// inside an accepted step from the nominal runs' output samples (AcceptedPoint::pass), the
+// coupling variables there the laws applied to those outputs (a constraint's multiplier, which
+// no law gives from outputs, linear between the step's ends); a macro point on the grid (within
+// model::kGridTolerance·Δ) from the point itself, at its grid time; and the last point (t >= end
+// time) wherever it is. Nothing is pending: every row is written at its step's accept; row()
+// holds the newest accepted point (what a checkpoint keeps).
 class ResultTable final : public RunObserver {
  public:
   // `outputs` and `state_offset` as output_columns() and result_columns() made them for
-  // result.columns; with all_states the rows hold every accepted state (read from the executor).
+  // result.columns; with all_states the rows hold every accepted state (read from the executor;
+  // not with a grid).
   ResultTable(ResultFiles& files, const system::CoupledSystem& system,
               std::vector<OutputColumn> outputs, std::vector<std::size_t> state_offset,
-              bool all_states, int output_every, double end_time, CosimResult& result);
+              bool all_states, int output_every, double end_time, double grid_interval,
+              CosimResult& result);
 
   // Continues the newest row of a checkpoint; checkpoint::CheckpointError if it does not fit.
   void resume(const checkpoint::Checkpoint& c);
@@ -75,6 +85,9 @@ class ResultTable final : public RunObserver {
 
  private:
   void flush();
+  void write(double time, const std::vector<double>& values);
+  // Rows at the grid times inside the step that ended at p and at p if it is on the grid or last.
+  void accepted_on_grid(const schemes::AcceptedPoint& p);
 
   ResultFiles& files_;
   const system::CoupledSystem& system_;
@@ -83,7 +96,11 @@ class ResultTable final : public RunObserver {
   bool all_states_;
   int output_every_;
   double end_time_;
+  double grid_interval_;
   CosimResult& result_;
+  // Scratch of accepted_on_grid: one grid time's outputs, coupling variables and row.
+  std::vector<std::vector<double>> sample_outputs_;
+  std::vector<double> sample_u_, sample_row_;
   const executors::Executor* executor_ = nullptr;
   ResultRow row_;
 };

@@ -270,7 +270,11 @@ json run_metadata(const config::RunConfig& config, const CosimOptions& options,
        {{"file", result.csv_path},
         {"columns", result.columns.size()},
         {"all_states", settings.all_states},
-        {"output_every", settings.cosim.output_every}}},
+        {"output_every", settings.cosim.output_every},
+        {"rows", config::to_string(config.output.rows)},
+        {"output_interval", settings.executor.output_interval > 0.0
+                                ? json(settings.executor.output_interval)
+                                : json(nullptr)}}},
       {"steps_file", result.steps_path},
   };
   // The subsystems with solver keys of their own, each with its complete settings.

@@ -19,6 +19,7 @@
 #include "macrostep/system/chain_system.hpp"
 #include "macrostep/system/system_description.hpp"
 #include "memory_estimate.hpp"
+#include "output_rows.hpp"
 #include "stability_check.hpp"
 
 namespace macrostep::run {
@@ -485,6 +486,7 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
   s.executor.threads = c.threads;
   s.executor.jumps = {*c.jump_handling, *c.min_micro_steps};
   s.all_states = options.all_states || config.output.all_states;
+  resolve_output_rows(config, s);
   check_checkpoint_settings(config, options, s);
   check_micro_step_stop(config, s);
   return s;
@@ -655,6 +657,7 @@ system::CoupledSystem checked_system(const config::RunConfig& config, CosimSetti
   check_feedthrough_combination(config, settings, system);
   check_input_accelerations(config, settings, system);
   check_restorable(config, settings, system);
+  check_output_rows(config, settings, system);
   if (const auto warning = fixed_step_warning(config, settings, system)) {
     fmt::print(stderr, "macrostep: {}\n", *warning);
   }

@@ -247,7 +247,8 @@ void run_scheme(const system::CoupledSystem& system, executors::Executor& execut
       std::vector<std::vector<double>> outputs;
       initial_outputs(system, u0, outputs);
       const auto t0 = now_ns();
-      on_accepted(AcceptedPoint{0, options.control.t_start, 0, 0.0, outputs, u0});
+      on_accepted(AcceptedPoint{
+          0, options.control.t_start, 0, 0.0, outputs, u0, options.control.t_start, {}});
       result.time.observer_ns += now_ns() - t0;
     }
     int consecutive_failures = 0;
@@ -316,7 +317,8 @@ void run_scheme(const system::CoupledSystem& system, executors::Executor& execut
           executor.accept();
           t_done = now_ns();
           on_accepted(AcceptedPoint{ctl.statistics().accepted, plan.t_end, plan.kappa, plan.h(),
-                                    runner.outputs(), runner.u_next()});
+                                    runner.outputs(), runner.u_next(), plan.t_begin,
+                                    runner.last_pass().subsystems});
           result.time.observer_ns += now_ns() - t_done;
         } else {
           executor.reject();

@@ -144,10 +144,12 @@ void Integrator::Impl::advance_algebraic(double t_end) {
     if (indicators_changed(g_lo, g_hi)) {
       std::string why;
       algebraic_time = locate_crossing(t, end, tol, why, at);
+      sample_through(algebraic_time, /*event_at_t=*/true);  // in the mode before the event
       handle_event(algebraic_time, why);
       continue;
     }
     g_lo = g_hi;
+    sample_through(end, time_event);
     algebraic_time = end;
     if (time_event) {
       handle_event(end, "time event");

@@ -182,6 +182,7 @@ AdvanceStats Integrator::advance_to(double t_end, const AdvanceControl& control)
     throw std::invalid_argument(fmt::format(
         "Integrator::advance_to: target {} is not after the current time {}", t_end, t_start));
   }
+  I.begin_samples(t_start, t_end);
   if (I.algebraic()) {  // nothing to integrate, no history to shift or restart
     const long events_before = I.event_count;
     AdvanceStats s;
@@ -191,6 +192,7 @@ AdvanceStats Integrator::advance_to(double t_end, const AdvanceControl& control)
     } else if (I.events) {
       I.advance_algebraic(t_end);
     } else {
+      I.sample_through(t_end);
       I.algebraic_time = t_end;
     }
     s.events = I.event_count - events_before;
@@ -289,22 +291,29 @@ void Integrator::Impl::integrate_segment(const Segment& segment, double t_start,
       }
     }
     const int flag = one_step(segment.end, s);
-    if (events) {
-      std::string why;
-      if (const auto t_event = state_event_in_last_step(why)) {
-        handle_event(*t_event, why);
-        return;
-      }
-      if (events->step_events()) {
-        evaluate_input(m->ida_tn);
-        if (mode->step_event(m->ida_tn, std::span<const double>(N_VGetArrayPointer(yy), n), u)) {
-          handle_event(m->ida_tn, "step event");
-          return;
-        }
-      }
+    // The first state event in the step, else a step event or a time event at its end.
+    std::string why;
+    const std::optional<double> t_event =
+        events ? state_event_in_last_step(why) : std::optional<double>();
+    bool step_event = false;
+    if (events && !t_event && events->step_events()) {
+      evaluate_input(m->ida_tn);
+      step_event =
+          mode->step_event(m->ida_tn, std::span<const double>(N_VGetArrayPointer(yy), n), u);
+    }
+    const bool time_event = flag == IDA_TSTOP_RETURN && segment.time_event_at_end;
+    // Samples up to the step's end or its event (in the mode before it).
+    sample_through(t_event.value_or(m->ida_tn), t_event || step_event || time_event);
+    if (t_event) {
+      handle_event(*t_event, why);
+      return;
+    }
+    if (step_event) {
+      handle_event(m->ida_tn, "step event");
+      return;
     }
     if (flag == IDA_TSTOP_RETURN) {
-      if (segment.time_event_at_end) handle_event(m->ida_tn, "time event");
+      if (time_event) handle_event(m->ida_tn, "time event");
       return;
     }
     if (s.steps >= options.max_steps) {
@@ -326,6 +335,7 @@ void Integrator::Impl::advance_overshooting(double t_end, double max_step, Advan
   while (m->ida_tn < t_end) {
     if (m->ida_nst > 0 && m->ida_hh > limit) m->ida_hh = limit;
     one_step(t_end, s);
+    sample_through(std::min(m->ida_tn, t_end));
     if (s.steps >= options.max_steps) {
       throw IntegrationError(fmt::format("more than {} micro steps between t = {:.9g} and {:.9g}",
                                          options.max_steps, t_start, t_end),

@@ -192,6 +192,18 @@ struct Integrator::Impl {
   // before it (reinitialize() resets IDA's counters).
   AdvanceStats counter_base, counter_carry;
 
+  // ---- output samples (Integrator::set_output_grid; samples.cpp) ------------------------------
+  double sample_interval = 0.0;
+  std::int64_t next_sample = 0, last_sample = -1;  // grid indices still to sample in this call
+  OutputSamples samples;
+  std::vector<double> sample_z, sample_y;
+  // Clears the samples and sets the grid indices inside (t_start, t_end).
+  void begin_samples(double t_start, double t_end);
+  // Samples every grid time of this call up to t (inclusive; before t where an event is handled
+  // at t, so that a grid time at an event has the values after it, as a macro point has): for a
+  // subsystem with states t must lie within IDA's last micro step, whose interpolant gives z.
+  void sample_through(double t, bool event_at_t = false);
+
   // ---- events (model::Events; events.cpp) ----------------------------------------------------
   // The subsystem's events (null: a continuous model) and the current mode, part of the
   // workspace (saved, restored and exported with it).

@@ -63,6 +63,7 @@ SubsystemRunner::SubsystemRunner(const model::Subsystem& subsystem,
   accepted_input_->points = p;
   nominal_ = std::make_unique<ida::Integrator>(
       subsystem, options.solver, initial_inputs.empty() ? nullptr : nominal_input_.get());
+  nominal_->set_output_grid(options.output_interval);  // extra runs sample nothing
   if (options.rollback) snapshot_ = nominal_->make_snapshot();
   accepted_time_ = nominal_->time();
   results_.resize(1);
@@ -158,6 +159,11 @@ void SubsystemRunner::execute(std::size_t r) noexcept {
     if (r == 0 && subsystem_.has_feedthrough()) {
       result.feedthrough.resize(subsystem_.output_size() * subsystem_.input_size());
       integ->feedthrough_jacobian(result.feedthrough);
+    }
+    if (r == 0) {
+      const ida::OutputSamples& samples = integ->samples();
+      result.sample_times.assign(samples.times.begin(), samples.times.end());
+      result.sample_values.assign(samples.values.begin(), samples.values.end());
     }
   } catch (const ida::ModelTerminated& e) {
     result.error = e.what();

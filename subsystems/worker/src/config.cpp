@@ -4,6 +4,7 @@
 #include <kj/exception.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -58,6 +59,7 @@ std::vector<std::byte> encode_config(const WorkerSetup& s) {
   auto jumps = cfg.initJumps();
   jumps.setPolicy(static_cast<std::uint8_t>(s.jumps.policy));
   jumps.setMicroSteps(s.jumps.micro_steps);
+  cfg.setOutputInterval(s.output_interval);
   auto cpus = cfg.initCpuset(static_cast<unsigned>(s.cpuset.size()));
   for (unsigned j = 0; j < s.cpuset.size(); ++j) cpus.set(j, s.cpuset[j]);
   cfg.setExtraRuns(s.extra_runs);
@@ -121,6 +123,10 @@ DecodedConfig decode_config_message(const std::byte* data, std::size_t bytes) {
   }
   d.jumps.policy = static_cast<runner::JumpPolicy>(jumps.getPolicy());
   d.jumps.micro_steps = jumps.getMicroSteps();
+  d.output_interval = cfg.getOutputInterval();
+  if (!(d.output_interval >= 0.0) || !std::isfinite(d.output_interval)) {
+    throw std::runtime_error("subsystem configuration: bad output interval");
+  }
   for (auto c : cfg.getCpuset()) d.cpuset.push_back(c);
   d.extra_runs = cfg.getExtraRuns();
   d.threads = cfg.getThreads();

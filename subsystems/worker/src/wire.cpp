@@ -198,6 +198,7 @@ void encode_pass(const runner::RunResult& nominal, std::span<const runner::RunRe
   write_run(reply, 0, nominal, outputs);
   for (std::size_t k = 0; k < extra.size(); ++k) write_run(reply, 1 + k, extra[k], outputs);
   reply.set_feedthrough(nominal.feedthrough);  // after runs and outputs: it follows them
+  reply.set_samples(nominal.sample_times, nominal.sample_values);  // after the feed-through
   reply.solver_ns = solver_ns;
   reply.extra_ns = extra_ns;
 }
@@ -208,6 +209,10 @@ void decode_pass(const ipc::StepReply& reply, std::size_t outputs, runner::PassR
   read_run(reply, 0, outputs, pass.nominal);
   const auto feedthrough = reply.feedthrough_values();
   pass.nominal.feedthrough.assign(feedthrough.begin(), feedthrough.end());
+  const auto times = reply.sample_times();
+  const auto values = reply.sample_values();
+  pass.nominal.sample_times.assign(times.begin(), times.end());
+  pass.nominal.sample_values.assign(values.begin(), values.end());
   pass.extra.resize(reply.runs > 0 ? reply.runs - 1 : 0);
   for (std::size_t k = 0; k + 1 < reply.runs; ++k) read_run(reply, 1 + k, outputs, pass.extra[k]);
 }
@@ -223,6 +228,7 @@ void encode_evaluation(std::span<const double> y, std::span<const double> d, std
   write_stats(reply.run_stats(0), ida::AdvanceStats{});
   std::copy(y.begin(), y.end(), reply.run_outputs(0));
   reply.set_feedthrough(d);
+  reply.samples = 0;
   if (!error.empty()) reply.set_failure(0, error);
 }
 

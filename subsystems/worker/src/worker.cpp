@@ -28,7 +28,8 @@ CommandHandler::CommandHandler(DecodedConfig config, double* mirror, ipc::Progre
     : config_(std::move(config)),
       mirror_(mirror),
       runner_(*config_.subsystem, config_.initial_inputs,
-              runner::RunnerOptions{config_.solver, config_.rollback, config_.jumps}) {
+              runner::RunnerOptions{config_.solver, config_.rollback, config_.jumps,
+                                    config_.output_interval}) {
   runner_.set_progress_counters([progress](std::size_t k) -> std::atomic<std::uint64_t>* {
     return k < ipc::kMaxRuns ? &progress[k].value : nullptr;
   });
@@ -48,6 +49,7 @@ void CommandHandler::handle(const ipc::StepCommand& cmd, ipc::StepReply& reply) 
   reply.id = cmd.id;
   reply.runs = 0;
   reply.feedthrough = 0;
+  reply.samples = 0;
   reply.exported_bytes = 0;
   reply.solver_ns = reply.extra_ns = 0;
   try {

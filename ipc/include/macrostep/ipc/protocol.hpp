@@ -52,7 +52,7 @@ namespace macrostep::ipc {
 
 // Raised whenever a message or the segment layout changes meaning; the master and its workers
 // must agree on it (handshake, SubsystemConfig).
-inline constexpr std::uint32_t kProtocolVersion = 9;
+inline constexpr std::uint32_t kProtocolVersion = 10;
 // The input polynomials a command carries: up to kMaxNodes support points (degree kMaxNodes - 1)
 // for each of up to kMaxChannels inputs. They equal model::SupportPoints' capacities (wire.hpp
 // checks it at compile time).
@@ -66,6 +66,11 @@ inline constexpr std::size_t kMaxRuns = 4 + 2 * kMaxChannels;
 inline constexpr std::size_t kMaxOutputs = 8;
 // The feed-through block of a reply: outputs × inputs of one subsystem.
 inline constexpr std::size_t kMaxFeedthrough = kMaxOutputs * kMaxChannels;
+// The output samples of a nominal run on the output grid (runner::RunResult::sample_times): at
+// most this many grid times per macro step, so that a run with an output grid bounds its macro
+// step to kMaxSamples output intervals (whatever the executor: contract 1).
+inline constexpr std::size_t kMaxSamples = 512;
+inline constexpr std::size_t kMaxSampleDoubles = kMaxSamples * (1 + kMaxOutputs);
 inline constexpr std::size_t kErrorCapacity = 256;
 // The work counters of one run (ida::AdvanceStats), carried as this many doubles' worth of bytes
 // (wire.hpp checks that they fit).
@@ -154,6 +159,7 @@ struct StepReply {
   std::uint32_t runs = 0;              // runs reported in `data`
   std::uint32_t outputs = 0;           // values per run
   std::uint32_t feedthrough = 0;       // values of the nominal run's ∂y/∂u (0: no feed-through)
+  std::uint32_t samples = 0;           // the nominal run's output samples (grid times)
   std::int64_t solver_ns = 0;          // nominal run
   std::int64_t extra_ns = 0;           // sum of the extra runs' wall times
   std::int64_t snapshot_ns_total = 0;  // accumulated saves/restores/clones of this worker
@@ -165,9 +171,11 @@ struct StepReply {
   std::int64_t received_ns = 0;
   std::int64_t sent_ns = 0;
   // runs × work counters (kStatsDoubles each), then runs × `outputs` values (y at t_end), then
-  // the `feedthrough` values of the nominal run's ∂y/∂u. The writer sets `runs` and `outputs`
-  // first; runs <= kMaxRuns, outputs <= kMaxOutputs, feedthrough <= kMaxFeedthrough.
-  double data[kMaxRuns * (kStatsDoubles + kMaxOutputs) + kMaxFeedthrough];
+  // the `feedthrough` values of the nominal run's ∂y/∂u, then the nominal run's `samples` grid
+  // times and samples × `outputs` values. The writer sets `runs` and `outputs` first, then the
+  // feed-through block, then the samples; runs <= kMaxRuns, outputs <= kMaxOutputs,
+  // feedthrough <= kMaxFeedthrough, samples <= kMaxSamples.
+  double data[kMaxRuns * (kStatsDoubles + kMaxOutputs) + kMaxFeedthrough + kMaxSampleDoubles];
   char error[kErrorCapacity] = {};  // NUL-terminated, when failed
 
   double* run_stats(std::size_t run) noexcept { return data + run * kStatsDoubles; }
@@ -180,6 +188,17 @@ struct StepReply {
   std::span<const double> feedthrough_values() const noexcept {
     return {data + output_offset(used_runs()), std::min<std::size_t>(feedthrough, kMaxFeedthrough)};
   }
+  // The output samples (after the feed-through block is set): times and, per time, `outputs`
+  // values. set_samples throws std::invalid_argument beyond kMaxSamples times or for values that
+  // are not times.size() × outputs.
+  void set_samples(std::span<const double> times, std::span<const double> values);
+  std::span<const double> sample_times() const noexcept {
+    return {data + sample_offset(), used_samples()};
+  }
+  std::span<const double> sample_values() const noexcept {
+    return {data + sample_offset() + used_samples(),
+            used_samples() * std::min<std::size_t>(outputs, kMaxOutputs)};
+  }
   // A failed reply: `status` kFailed (kTerminated with `terminated`), `failed_run` and the text
   // (cut to kErrorCapacity - 1).
   void set_failure(std::uint32_t run, std::string_view text, bool terminated = false) noexcept;
@@ -187,12 +206,18 @@ struct StepReply {
   std::size_t wire_bytes() const noexcept {
     return status == ReplyStatus::kOk
                ? offsetof(StepReply, data) +
-                     (output_offset(used_runs()) + feedthrough_values().size()) * sizeof(double)
+                     (sample_offset() +
+                      used_samples() * (1 + std::min<std::size_t>(outputs, kMaxOutputs))) *
+                         sizeof(double)
                : sizeof(StepReply);
   }
 
  private:
   std::size_t used_runs() const noexcept { return std::min<std::size_t>(runs, kMaxRuns); }
+  std::size_t used_samples() const noexcept { return std::min<std::size_t>(samples, kMaxSamples); }
+  std::size_t sample_offset() const noexcept {
+    return output_offset(used_runs()) + std::min<std::size_t>(feedthrough, kMaxFeedthrough);
+  }
   std::size_t output_offset(std::size_t run) const noexcept {
     return used_runs() * kStatsDoubles + run * std::min<std::size_t>(outputs, kMaxOutputs);
   }

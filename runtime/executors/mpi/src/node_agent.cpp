@@ -83,6 +83,7 @@ void start_group(ipc::mpi::World& world, const bridge::Setup& setup, Group& g,
   po.solver = first.solver;
   po.rollback = first.rollback;
   po.jumps = first.jumps;
+  po.output_interval = first.output_interval;
   po.threads = first.threads;
   po.extra_runs = setup.extra_runs;
   po.hang_timeout = std::chrono::milliseconds(setup.hang_timeout_ms);

@@ -167,6 +167,10 @@
 //   checkpoint_every = "30s"         as --checkpoint-every: seconds (a number, "30s") or
 //                                    "500steps"; the command line wins
 //   checkpoint = "run.ckpt"          as --checkpoint (needs checkpoint_every)
+//   rows = "macro"                   co-simulation rows: "macro" (every output_every-th
+//                                    accepted macro point) | "grid" (at k * output_interval,
+//                                    each subsystem's outputs from its solver's dense output;
+//                                    bounds the macro step to 512 output intervals)
 //
 //   [cosim]                          optional: the co-simulation of `macrostep run` (without
 //                                    --monolithic; spec/METHODS.md §3, §5, §6, defaults §9)
@@ -361,9 +365,21 @@ struct SimulationConfig {
   double output_interval = 0.0;
 };
 
+// Where a co-simulation's result rows are (docs/reference/commands.md, "Result rows").
+enum class RowTimes : std::uint8_t {
+  kMacroPoints,  // every output_every-th accepted macro point (the default)
+  kGrid,         // the output grid k·output_interval, from the subsystems' dense output
+};
+inline constexpr model::NameTable<RowTimes, 2> kRowTimesNames{{
+    {RowTimes::kMacroPoints, "macro"},
+    {RowTimes::kGrid, "grid"},
+}};
+
 struct OutputConfig {
   std::string file;  // empty: the default name (see default_output_file)
   bool all_states = false;
+  RowTimes rows = RowTimes::kMacroPoints;
+  unsigned rows_line = 0;  // of [output] rows (0: not given)
   // [output] checkpoint_every and checkpoint: the --checkpoint-every / --checkpoint of the file
   // (the command line wins). checkpoint_every is kept as written ("30", "0.5s", "500steps";
   // a number means seconds) and parsed by the run (checkpoint::parse_interval); empty: none.
@@ -418,6 +434,9 @@ std::optional<CosimScheme> parse_scheme(std::string_view name);
 std::optional<PredictorKind> parse_predictor(std::string_view name);
 std::optional<ExecutorKind> parse_executor(std::string_view name);
 std::optional<MicroStepStop> parse_micro_step_stop(std::string_view name);
+std::optional<RowTimes> parse_row_times(std::string_view name);
+const char* to_string(RowTimes r);
+std::vector<std::string_view> row_times_names();
 const char* to_string(CosimScheme s);
 const char* to_string(PredictorKind p);
 const char* to_string(ExecutorKind e);

@@ -30,6 +30,9 @@ struct ExecutorOptions {
   // worker process the arena of its subsystem's nominal and extra runs. 0: TBB's default (all
   // cores, or all the worker's PUs), 1: sequential.
   int threads = 0;
+  // > 0: every nominal run samples its outputs on this output grid (runner::RunnerOptions::
+  // output_interval), returned with the pass (runner::RunResult::sample_times / sample_values).
+  double output_interval = 0.0;
 
   // The IDA settings of subsystem i (see subsystem_solvers).
   const ida::IntegratorOptions& solver_for(std::size_t i) const {
@@ -37,7 +40,7 @@ struct ExecutorOptions {
   }
   // What subsystem i's runner::SubsystemRunner is built with, wherever it runs.
   runner::RunnerOptions runner_options(std::size_t i) const {
-    return runner::RunnerOptions{solver_for(i), rollback, jumps};
+    return runner::RunnerOptions{solver_for(i), rollback, jumps, output_interval};
   }
 };
 

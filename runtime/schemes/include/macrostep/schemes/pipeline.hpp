@@ -87,7 +87,10 @@ class ModelTerminatedRun : public SubsystemFailure {
 };
 
 // One accepted macro point, handed to the observer: outputs[i] are subsystem i's outputs at
-// time, u the coupling variables u_M. The spans are valid during the call only.
+// time, u the coupling variables u_M, pass[i] subsystem i's part of the pass the executor
+// accepted (its nominal run's output samples inside the step, with an output grid: runner::
+// RunResult::sample_times; empty for the initial point). The spans are valid during the call
+// only.
 struct AcceptedPoint {
   std::uint64_t step = 0;  // N after acceptance (0 for the initial point)
   double time = 0.0;
@@ -95,6 +98,8 @@ struct AcceptedPoint {
   double h = 0.0;  // its size
   std::span<const std::vector<double>> outputs;
   std::span<const double> u;
+  double start = 0.0;  // T_N, where the step began (time for the initial point)
+  std::span<const runner::PassResult> pass;
 };
 
 // Time breakdown of seed 000 §4.4 / Eq. 4.5 (nanoseconds of wall time).
@@ -258,6 +263,8 @@ class PassRunner {
   ConsistentUpdateStatistics& consistent_update_statistics() { return result_.consistent_update; }
 
   std::vector<std::vector<double>>& outputs() { return outputs_; }
+  // The outcome of the last pass (the one accept() takes).
+  const executors::PassOutcome& last_pass() const { return outcome_; }
   // Subsystem i's full state at the accepted time T_N (Executor::accepted_state; between passes).
   void accepted_state(std::size_t i, std::span<double> z) const { executor_.accepted_state(i, z); }
   std::vector<double>& u_next() { return u_next_; }

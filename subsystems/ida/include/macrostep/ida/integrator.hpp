@@ -143,6 +143,13 @@ struct AdvanceControl {
 
 class WorkspaceSnapshot;
 
+// The outputs an advance_to() sampled on the output grid (Integrator::set_output_grid): times[j]
+// and values[j * output_size() + o].
+struct OutputSamples {
+  std::vector<double> times;
+  std::vector<double> values;
+};
+
 // Version of the exported snapshot format (ipc/schema/state.capnp, IdaSnapshot). It changes
 // whenever the meaning of the message changes; import_snapshot() accepts only this version.
 inline constexpr std::uint32_t kSnapshotFormatVersion = 1;
@@ -169,6 +176,17 @@ class Integrator {
   // valid until the next set_progress_counter() or the integrator's end. Not part of the
   // workspace: snapshots neither save nor restore it.
   void set_progress_counter(std::atomic<std::uint64_t>* counter);
+
+  // Output samples: with interval Δ > 0 every later advance_to() from t0 to t1 records the
+  // outputs at the grid times k·Δ strictly inside (t0, t1) (model::grid_inside) in samples(),
+  // which it clears first: the state from IDA's interpolant over the micro step that contains
+  // the time (its dense output, IDAGetDky; read only, so the integration is the same as
+  // without), the inputs and the equations of the mode at that time (before an event at that very
+  // time). A subsystem without states samples y(t, u) in its mode. 0 (the default) turns it off.
+  // Not for a subsystem that advances itself (it has no dense output): advance_to() then throws
+  // std::logic_error. Not part of the workspace.
+  void set_output_grid(double interval);
+  const OutputSamples& samples() const;
 
   // Integrates from time() to exactly t_end (> time()). Returns the counters of this call
   // (wall_ns includes a restart's set-up).

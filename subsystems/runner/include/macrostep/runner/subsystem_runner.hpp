@@ -90,6 +90,9 @@ struct RunnerOptions {
   // only for the fixed-step scheme without an estimator (no snapshot cost).
   bool rollback = true;
   JumpOptions jumps;
+  // > 0: the nominal run samples the outputs on this output grid (ida::Integrator::
+  // set_output_grid), into RunResult::sample_times / sample_values.
+  double output_interval = 0.0;
 };
 
 // The result of one run of the prepared step.
@@ -104,6 +107,11 @@ struct RunResult {
   // The run ended because the model asked to terminate the simulation (ida::ModelTerminated;
   // `error` says where and why): the caller ends the run instead of retrying.
   bool terminated = false;
+  // The nominal run with an output grid (RunnerOptions::output_interval): the grid times inside
+  // the step and the outputs there (output_size() values per time, ida::OutputSamples). Empty
+  // otherwise.
+  std::vector<double> sample_times;
+  std::vector<double> sample_values;
 };
 
 // One subsystem's results of a pass, wherever it ran (collected from its runner in this process,

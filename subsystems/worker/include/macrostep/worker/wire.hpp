@@ -46,9 +46,9 @@ void unpack_runs(const ipc::StepCommand& command, model::SupportPoints& nominal,
 
 // The reply to a kStep from a pass's results: the nominal run, the extra runs in command order,
 // `outputs` values per run (a run with fewer, a failed one, is padded with zeros), the nominal
-// run's feed-through block, and the wall times. Status, failure, id and the worker's counters are
-// the caller's. Throws std::invalid_argument beyond kMaxRuns runs, kMaxOutputs outputs or
-// kMaxFeedthrough values.
+// run's feed-through block and output samples, and the wall times. Status, failure, id and the
+// worker's counters are the caller's. Throws std::invalid_argument beyond kMaxRuns runs,
+// kMaxOutputs outputs, kMaxFeedthrough values or kMaxSamples samples.
 void encode_pass(const runner::RunResult& nominal, std::span<const runner::RunResult> extra,
                  std::size_t outputs, std::int64_t solver_ns, std::int64_t extra_ns,
                  ipc::StepReply& reply);

@@ -36,6 +36,7 @@ struct WorkerSetup {
   ida::IntegratorOptions solver;
   bool rollback = true;
   runner::JumpOptions jumps;     // the runs' handling of input jumps at T_N
+  double output_interval = 0.0;  // runner::RunnerOptions::output_interval
   std::vector<unsigned> cpuset;  // PUs to pin to; empty: unpinned
   unsigned extra_runs = 0;       // extra runs per step (capacity hint)
   int threads = 0;               // TBB arena of the worker's runs; 0: default
@@ -64,6 +65,7 @@ struct DecodedConfig {
   ida::IntegratorOptions solver;
   bool rollback = true;
   runner::JumpOptions jumps;
+  double output_interval = 0.0;
   std::vector<unsigned> cpuset;
   unsigned extra_runs = 0;
   int threads = 0;
