@@ -4,20 +4,23 @@
 
 #include "macrostep/config/run_config.hpp"
 #include "macrostep/run/settings.hpp"
+#include "macrostep/schemes/pipeline.hpp"
 #include "macrostep/system/coupled_system.hpp"
 
 namespace macrostep::run {
 
-// With rows = "grid": the nominal runs sample their outputs on the output grid
-// (executors::ExecutorOptions::output_interval), and the macro step spans at most
-// ipc::kMaxSamples output intervals (h_max lowered to it; a fixed step beyond it is refused), the
-// same for every executor. SetupError for --all-states (states are written at macro points
-// only). Call after the scheme options and all_states are resolved.
+// Chooses settings.rows: [output] rows, else config::kDefaultRowTimes. Grid rows need the outputs
+// alone (not all states) and a macro step of at most ipc::kMaxSamples output intervals: what the
+// file asks for and cannot have is refused (SetupError naming output.rows), a default grid falls
+// back to macro points. With the grid, executor.output_interval is set (the nominal runs sample
+// their outputs on it). Call after the scheme options and all_states are resolved.
 void resolve_output_rows(const config::RunConfig& config, CosimSettings& settings);
 
-// With rows = "grid": SetupError naming a subsystem that advances itself (a Co-Simulation FMU:
-// no dense output inside its step).
-void check_output_rows(const config::RunConfig& config, const CosimSettings& settings,
-                       const system::CoupledSystem& system);
+// With grid rows and the built system: a subsystem that advances itself (a Co-Simulation FMU,
+// no values inside its steps) is refused where the file asks for the grid, else the rows fall
+// back to macro points; otherwise the macro step is bounded to ipc::kMaxSamples output intervals
+// (h_max of settings.scheme and of `scheme`, the same for every executor).
+void check_output_rows(const config::RunConfig& config, CosimSettings& settings,
+                       const system::CoupledSystem& system, schemes::SchemeOptions& scheme);
 
 }  // namespace macrostep::run

@@ -657,7 +657,7 @@ system::CoupledSystem checked_system(const config::RunConfig& config, CosimSetti
   check_feedthrough_combination(config, settings, system);
   check_input_accelerations(config, settings, system);
   check_restorable(config, settings, system);
-  check_output_rows(config, settings, system);
+  check_output_rows(config, settings, system, scheme_options);
   if (const auto warning = fixed_step_warning(config, settings, system)) {
     fmt::print(stderr, "macrostep: {}\n", *warning);
   }

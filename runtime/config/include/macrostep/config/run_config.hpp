@@ -367,18 +367,23 @@ struct SimulationConfig {
 
 // Where a co-simulation's result rows are (docs/reference/commands.md, "Result rows").
 enum class RowTimes : std::uint8_t {
-  kMacroPoints,  // every output_every-th accepted macro point (the default)
+  kMacroPoints,  // every output_every-th accepted macro point
   kGrid,         // the output grid k·output_interval, from the subsystems' dense output
 };
 inline constexpr model::NameTable<RowTimes, 2> kRowTimesNames{{
     {RowTimes::kMacroPoints, "macro"},
     {RowTimes::kGrid, "grid"},
 }};
+// Without [output] rows. Macro points: inside a macro step a joint's constraint and the
+// coupling equations of feed-through subsystems hold only approximately, which rows on the grid
+// show; a run that wants them asks for them.
+inline constexpr RowTimes kDefaultRowTimes = RowTimes::kMacroPoints;
 
 struct OutputConfig {
   std::string file;  // empty: the default name (see default_output_file)
   bool all_states = false;
-  RowTimes rows = RowTimes::kMacroPoints;
+  // [output] rows; unset: kDefaultRowTimes.
+  std::optional<RowTimes> rows;
   unsigned rows_line = 0;  // of [output] rows (0: not given)
   // [output] checkpoint_every and checkpoint: the --checkpoint-every / --checkpoint of the file
   // (the command line wins). checkpoint_every is kept as written ("30", "0.5s", "500steps";

@@ -127,6 +127,9 @@ struct CosimSettings {
   std::optional<MpiBridge> mpi;  // CosimOptions::mpi
   double end_time = 0.0;
   bool all_states = false;
+  // Where the result rows are ([output] rows, or the default for the system; output_rows.hpp):
+  // with kGrid executor.output_interval is the grid's interval.
+  config::RowTimes rows = config::RowTimes::kMacroPoints;
   // [[connection]] approximations in effect, by connection (empty: cosim.approximation); all
   // empty when --approximation is given.
   std::vector<std::string> connection_approximations;
