@@ -6,9 +6,6 @@
 
 #include <fmt/format.h>
 
-#include <filesystem>
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -27,12 +24,8 @@
 #include "macrostep/model/names.hpp"
 
 namespace macrostep::config::detail {
+
 namespace {
-
-using system::InputRef;
-using system::OutputRef;
-
-// ---- values ----
 
 void refuse_control_characters(const Node& n, std::string_view text) {
   if (const auto at = model::control_character(text)) {
@@ -41,13 +34,27 @@ void refuse_control_characters(const Node& n, std::string_view text) {
   }
 }
 
-// A name the user gives (a subsystem, connection or variable name, or a reference to one): a
-// control character would split the one-line messages and result columns that show it.
+}  // namespace
+
 std::string user_name(const Node& n) {
   std::string text = n.string();
   refuse_control_characters(n, text);
   return text;
 }
+
+void allow_subsystem_keys(const Node& n, std::vector<std::string_view> keys,
+                          std::string_view context) {
+  keys.insert(keys.begin(), {"name", "model"});
+  keys.insert(keys.end(), kSolverKeys.begin(), kSolverKeys.end());
+  n.allow_only(keys, context);
+}
+
+namespace {
+
+using system::InputRef;
+using system::OutputRef;
+
+// ---- values ----
 
 double positive(const Node& n) {
   const double v = n.number();
@@ -82,119 +89,6 @@ std::vector<double> numbers(const Node& n, std::size_t size, std::string_view wh
 }
 
 // ---- models ----
-
-// Fails at a key of subsystem table `n` that is neither name, model, a solver key nor one of the
-// model's `keys`.
-void allow_subsystem_keys(const Node& n, std::vector<std::string_view> keys,
-                          std::string_view context) {
-  keys.insert(keys.begin(), {"name", "model"});
-  keys.insert(keys.end(), kSolverKeys.begin(), kSolverKeys.end());
-  n.allow_only(keys, context);
-}
-
-// A plugin's parameters as the JSON its constructor reads (plugin_api.hpp).
-nlohmann::json to_json(const Node& n) {
-  if (n.is_table()) {
-    nlohmann::json j = nlohmann::json::object();
-    for (const auto& [key, item] : n.entries()) j[key] = to_json(item);
-    return j;
-  }
-  if (n.is_array()) {
-    nlohmann::json j = nlohmann::json::array();
-    for (const auto& item : n.elements()) j.push_back(to_json(item));
-    return j;
-  }
-  if (n.is_boolean()) return n.boolean();
-  if (n.is_string()) return n.string();
-  if (n.is_integer()) return n.integer();
-  if (n.is_float()) return n.number();
-  n.fail("must be a number, string, boolean, array or table (dates are not plugin parameters)");
-}
-
-// `library` (absolute, or relative to the configuration's directory) and `parameters`.
-plugin::PluginDescription plugin_model(const Node& n) {
-  allow_subsystem_keys(n, {"library", "parameters"}, " for a plugin");
-  const Node library = n.require("library");
-  std::filesystem::path path = library.string();
-  if (path.empty()) library.fail("must name the plugin's shared library");
-  if (path.is_relative()) path = std::filesystem::path(n.directory()) / path;
-  std::error_code error;
-  const auto resolved = std::filesystem::weakly_canonical(std::filesystem::absolute(path), error);
-  if (error || !std::filesystem::is_regular_file(resolved)) {
-    library.fail(fmt::format("no such file: {}", path.string()));
-  }
-  plugin::PluginDescription d;
-  d.library = resolved.string();
-  nlohmann::json parameters = nlohmann::json::object();
-  if (auto p = n.find("parameters")) {
-    p->expect_table();
-    parameters = to_json(*p);
-  }
-  d.parameters = parameters.dump();
-  return d;
-}
-
-// An FMI Model Exchange or Co-Simulation FMU (subsystems/fmu): `path` (absolute, or relative to
-// the configuration's directory), `parameters` (start values by variable name), `inputs` and
-// `outputs` (variable names; by default every Real input / output of the FMU), `interface`
-// ("model-exchange" or "co-simulation"; by default Model Exchange where the FMU has it).
-// A start value is a number or a boolean, or for an FMI 3 array variable an array of them
-// (nested by dimension, or flat in row-major order); the FMU checks the count.
-void check_start_value(const Node& value) {
-  if (value.is_array()) {
-    for (const Node& element : value.elements()) check_start_value(element);
-    return;
-  }
-  if (!value.is_float() && !value.is_integer() && !value.is_boolean()) {
-    value.fail(
-        "must be a number or a boolean, or an array of them (a start value of the FMU's "
-        "variable)");
-  }
-}
-
-fmu::FmuDescription fmu_model(const Node& n) {
-  n.allow_only({"name", "model", "path", "parameters", "inputs", "outputs", "interface"},
-               " for an FMU");
-  const Node file = n.require("path");
-  std::filesystem::path path = file.string();
-  if (path.empty()) file.fail("must name the .fmu file");
-  if (path.is_relative()) path = std::filesystem::path(n.directory()) / path;
-  std::error_code error;
-  const auto resolved = std::filesystem::weakly_canonical(std::filesystem::absolute(path), error);
-  if (error || !std::filesystem::is_regular_file(resolved)) {
-    file.fail(fmt::format("no such file: {}", path.string()));
-  }
-  fmu::FmuDescription d;
-  d.path = resolved.string();
-  nlohmann::json parameters = nlohmann::json::object();
-  if (auto p = n.find("parameters")) {
-    p->expect_table();
-    for (const auto& [key, value] : p->entries()) {
-      if (const auto at = model::control_character(key)) {
-        p->fail(fmt::format("the variable name {} contains a control character (byte {})",
-                            model::quoted(key), *at));
-      }
-      check_start_value(value);
-    }
-    parameters = to_json(*p);
-  }
-  d.parameters = parameters.dump();
-  for (const char* key : {"inputs", "outputs"}) {
-    if (auto list = n.find(key)) {
-      for (const Node& name : list->elements()) {
-        (std::string(key) == "inputs" ? d.inputs : d.outputs).push_back(user_name(name));
-      }
-    }
-  }
-  if (auto interface = n.find("interface")) {
-    d.interface = interface->string();
-    if (d.interface != fmu::kInterfaceNames[0] && d.interface != fmu::kInterfaceNames[1]) {
-      interface->fail(fmt::format("must be \"{}\" or \"{}\" (got {})", fmu::kInterfaceNames[0],
-                                  fmu::kInterfaceNames[1], model::quoted(d.interface)));
-    }
-  }
-  return d;
-}
 
 library::DriveTrainParameters drive_train(const Node& n) {
   allow_subsystem_keys(n,

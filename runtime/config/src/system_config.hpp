@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -61,6 +62,21 @@ library::ElementLaw element_law(const Node& n);
 // parameter description: unknown keys, types, bounds, required keys and the entry's check, each
 // a ConfigError at its key; absent keys take their defaults. Solver keys are the caller's.
 library::RegisteredModel registered_model(const Node& n, const library::ModelEntry& entry);
+
+// A name the user gives (a subsystem, connection or variable name, or a reference to one): a
+// control character would split the one-line messages and result columns that show it.
+std::string user_name(const Node& n);
+
+// Fails at a key of subsystem table `n` that is neither name, model, a solver key nor one of the
+// model's `keys`.
+void allow_subsystem_keys(const Node& n, std::vector<std::string_view> keys,
+                          std::string_view context);
+
+// The [[subsystem]] table of a user's model (user_model_reader.cpp): a plugin (`library`,
+// `parameters`) or an FMU (`path`, `parameters`, `inputs`, `outputs`, `interface`); files relative
+// to the configuration's directory. ConfigError at the key.
+plugin::PluginDescription plugin_model(const Node& n);
+fmu::FmuDescription fmu_model(const Node& n);
 
 // The keys of [solver], which a [[subsystem]] may also carry.
 inline const std::vector<std::string_view> kSolverKeys = {
