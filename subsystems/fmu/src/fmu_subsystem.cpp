@@ -361,7 +361,6 @@ void FmuSubsystem::read_outputs(const ModelXml& xml, const std::vector<ElementRe
     output_vr_.push_back(v.value_reference);
     output_names_.push_back(v.element_name(e.element));
     output_units_.push_back(v.unit);
-    output_types_.push_back(v.type);
     real_outputs_ = real_outputs_ && v.type == VariableType::kReal && v.dimensions.empty();
     // Feed-through: the ModelStructure lists the output with an input among its dependencies or
     // without dependencies (it may depend on every known); a state itself has none.

@@ -235,7 +235,6 @@ class FmuSubsystem final : public model::Subsystem, public model::Events {
   std::vector<ElementGroup> input_groups_, output_groups_;
   std::vector<double> input_start_, x0_;
   std::vector<std::string> state_names_, input_names_, output_names_, output_units_;
-  std::vector<VariableType> output_types_;  // Real, Integer or Boolean
   // Inputs by type: all of them (input_vr_), the Real variables (set with the states; the FMU's
   // Real input group) and their start values; real_inputs_ when every input is a scalar Real
   // (one set call with u itself).

@@ -104,6 +104,7 @@ struct Integrator::Impl {
     if (matrix) SUNMatDestroy(matrix);
     if (atol) N_VDestroy(atol);
     if (yp) N_VDestroy(yp);
+    if (sample_z) N_VDestroy(sample_z);
     if (yy) N_VDestroy(yy);
     if (ctx) SUNContext_Free(&ctx);
   }
@@ -196,7 +197,8 @@ struct Integrator::Impl {
   double sample_interval = 0.0;
   std::int64_t next_sample = 0, last_sample = -1;  // grid indices still to sample in this call
   OutputSamples samples;
-  std::vector<double> sample_z, sample_y;
+  N_Vector sample_z = nullptr;  // the interpolated state (made at the first sample)
+  std::vector<double> sample_y;
   // Clears the samples and sets the grid indices inside (t_start, t_end).
   void begin_samples(double t_start, double t_end);
   // Samples every grid time of this call up to t (inclusive; before t where an event is handled

@@ -41,16 +41,15 @@ void Integrator::Impl::sample_through(double t, bool event_at_t) {
   while (next_sample <= last_sample) {
     const double tk = model::grid_time(next_sample, sample_interval);
     if (tk > t || (event_at_t && tk == t)) return;
-    sample_z.resize(n);
+    std::span<const double> z;
     if (n > 0) {
-      N_Vector z = N_VMake_Serial(static_cast<sunindextype>(n), sample_z.data(), ctx);
-      const int flag = IDAGetDky(mem, tk, 0, z);
-      N_VDestroy(z);
-      check(flag, "IDAGetDky (output sample)");
+      if (sample_z == nullptr) sample_z = N_VNew_Serial(static_cast<sunindextype>(n), ctx);
+      check(IDAGetDky(mem, tk, 0, sample_z), "IDAGetDky (output sample)");
+      z = {N_VGetArrayPointer(sample_z), n};
     }
     evaluate_input(tk);
     sample_y.resize(outputs);
-    model().outputs(tk, sample_z, u, sample_y);
+    model().outputs(tk, z, u, sample_y);
     samples.times.push_back(tk);
     samples.values.insert(samples.values.end(), sample_y.begin(), sample_y.end());
     ++next_sample;
