@@ -25,20 +25,6 @@ double bounded(const Node& node, library::Bound bound) {
   return v;
 }
 
-// A file named by a string value: absolute, or relative to the configuration's directory (as a
-// plugin's library); the absolute path, so that workers and resumed runs read the same file.
-std::string resolved_path(const Node& node) {
-  std::filesystem::path path = node.string();
-  if (path.empty()) node.fail("must name a file");
-  if (path.is_relative()) path = std::filesystem::path(node.directory()) / path;
-  std::error_code error;
-  const auto resolved = std::filesystem::weakly_canonical(std::filesystem::absolute(path), error);
-  if (error || !std::filesystem::is_regular_file(resolved)) {
-    node.fail(fmt::format("no such file: {}", path.string()));
-  }
-  return resolved.string();
-}
-
 library::ParameterValue read_value(const Node& node, const library::ParameterSpec& spec) {
   switch (spec.type) {
     case library::ParameterType::kNumber:
@@ -48,7 +34,7 @@ library::ParameterValue read_value(const Node& node, const library::ParameterSpe
     case library::ParameterType::kBool:
       return node.boolean();
     case library::ParameterType::kString:
-      return spec.path ? resolved_path(node) : node.string();
+      return spec.path ? resolved_path(node, "must name a file") : node.string();
     case library::ParameterType::kNumberList:
       break;
   }
@@ -63,6 +49,20 @@ library::ParameterValue read_value(const Node& node, const library::ParameterSpe
 }
 
 }  // namespace
+
+// A file named by a string value: absolute, or relative to the configuration's directory (as a
+// plugin's library); the absolute path, so that workers and resumed runs read the same file.
+std::string resolved_path(const Node& node, std::string_view empty) {
+  std::filesystem::path path = node.string();
+  if (path.empty()) node.fail(std::string(empty));
+  if (path.is_relative()) path = std::filesystem::path(node.directory()) / path;
+  std::error_code error;
+  const auto resolved = std::filesystem::weakly_canonical(std::filesystem::absolute(path), error);
+  if (error || !std::filesystem::is_regular_file(resolved)) {
+    node.fail(fmt::format("no such file: {}", path.string()));
+  }
+  return resolved.string();
+}
 
 library::RegisteredModel registered_model(const Node& n, const library::ModelEntry& entry) {
   std::vector<std::string_view> keys = {"name", "model"};

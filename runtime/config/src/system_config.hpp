@@ -72,6 +72,11 @@ std::string user_name(const Node& n);
 void allow_subsystem_keys(const Node& n, std::vector<std::string_view> keys,
                           std::string_view context);
 
+// A file named by a string value, absolute or relative to the configuration's directory, as an
+// absolute canonical path (workers and resumed runs read the same file); `empty` is the message
+// for "", "no such file: PATH" the one for a missing file (ConfigError at the value).
+std::string resolved_path(const Node& node, std::string_view empty);
+
 // The [[subsystem]] table of a user's model (user_model_reader.cpp): a plugin (`library`,
 // `parameters`) or an FMU (`path`, `parameters`, `inputs`, `outputs`, `interface`); files relative
 // to the configuration's directory. ConfigError at the key.

@@ -1,7 +1,6 @@
 // The [[subsystem]] tables of users' models: plugins and FMUs (system_config.hpp).
 #include <fmt/format.h>
 
-#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -31,21 +30,6 @@ nlohmann::json to_json(const Node& n) {
   n.fail("must be a number, string, boolean, array or table (dates are not plugin parameters)");
 }
 
-// The file that key `key` of n names, absolute or relative to the configuration's directory, as
-// an absolute canonical path; `empty` is the message for "".
-std::string existing_file(const Node& n, const char* key, const char* empty) {
-  const Node file = n.require(key);
-  std::filesystem::path path = file.string();
-  if (path.empty()) file.fail(empty);
-  if (path.is_relative()) path = std::filesystem::path(n.directory()) / path;
-  std::error_code error;
-  const auto resolved = std::filesystem::weakly_canonical(std::filesystem::absolute(path), error);
-  if (error || !std::filesystem::is_regular_file(resolved)) {
-    file.fail(fmt::format("no such file: {}", path.string()));
-  }
-  return resolved.string();
-}
-
 // A start value is a number or a boolean, or for an FMI 3 array variable an array of them
 // (nested by dimension, or flat in row-major order); the FMU checks the count.
 void check_start_value(const Node& value) {
@@ -66,7 +50,7 @@ void check_start_value(const Node& value) {
 plugin::PluginDescription plugin_model(const Node& n) {
   allow_subsystem_keys(n, {"library", "parameters"}, " for a plugin");
   plugin::PluginDescription d;
-  d.library = existing_file(n, "library", "must name the plugin's shared library");
+  d.library = resolved_path(n.require("library"), "must name the plugin's shared library");
   nlohmann::json parameters = nlohmann::json::object();
   if (auto p = n.find("parameters")) {
     p->expect_table();
@@ -84,7 +68,7 @@ fmu::FmuDescription fmu_model(const Node& n) {
   n.allow_only({"name", "model", "path", "parameters", "inputs", "outputs", "interface"},
                " for an FMU");
   fmu::FmuDescription d;
-  d.path = existing_file(n, "path", "must name the .fmu file");
+  d.path = resolved_path(n.require("path"), "must name the .fmu file");
   nlohmann::json parameters = nlohmann::json::object();
   if (auto p = n.find("parameters")) {
     p->expect_table();
