@@ -55,6 +55,11 @@ class DuffingOscillator final : public macrostep::model::Subsystem {
   // Optional: the units the results record (metadata, compare, plot), and from which the
   // spring_damper connection's tension is "N".
   std::string output_unit(std::size_t i) const override { return i == 0 ? "m" : "m/s"; }
+  // Optional: one line each that the results carry beside the unit.
+  std::string output_description(std::size_t i) const override {
+    return i == 0 ? "displacement of the Duffing mass" : "velocity of the Duffing mass";
+  }
+  std::string state_description(std::size_t i) const override { return output_description(i); }
   std::string input_name(std::size_t) const override { return "force"; }
   double initial_time() const override { return 0.0; }
 

@@ -59,6 +59,8 @@ class Result:
                 its outputs, a coupling variable's from its law; "" where nothing says (a
                 plugin's or an FMU's outputs, a source without `unit`); the result files carry
                 the same (the JSON's "columns", the HDF5 attribute "units")
+    descriptions {column: text}: what the model or law says the variable is ("angle of inertia
+                2", "spring-damper force ..."); "" where it says nothing
     statistics  the "statistics" object of the metadata as the run wrote it (a co-simulation:
                 macro_steps, rejected, order_histogram, per subsystem its micro_steps, ...; a
                 monolithic run: IDA's micro_steps, ...), with "time", the metadata's time
@@ -72,12 +74,13 @@ class Result:
 
     def __init__(self, kind: str, time: np.ndarray, columns: list[str], values: np.ndarray,
                  units: dict[str, str], metadata: dict, wall_s: float, summary: str,
-                 files: dict[str, str] | None):
+                 files: dict[str, str] | None, descriptions: dict[str, str] | None = None):
         self.kind = kind
         self.time = time
         self.columns = list(columns)
         self.values = values
         self.units = units
+        self.descriptions = descriptions if descriptions is not None else {c: "" for c in columns}
         self.metadata = metadata
         self.statistics = dict(metadata.get("statistics", {}))
         self.statistics["time"] = metadata.get("time", {})
@@ -227,8 +230,10 @@ def _run(kind: str, config, *, set=None, output=None, overwrite=False, **options
         if reply["steps"]:
             files["steps"] = reply["steps"]
     units = dict(zip(reply["columns"], reply["units"]))
+    descriptions = dict(zip(reply["columns"], reply["descriptions"]))
     return Result(kind, time, columns, values, {c: units.get(c, "") for c in columns}, metadata,
-                  reply["wall_s"], reply["summary"], files)
+                  reply["wall_s"], reply["summary"], files,
+                  {c: descriptions.get(c, "") for c in columns})
 
 
 def run(config: str | os.PathLike | Mapping[str, Any], *,

@@ -67,6 +67,7 @@ py::dict reply_dict(const python::RunReply& r) {
   d["steps"] = r.steps_path;
   d["columns"] = r.columns;
   d["units"] = r.units;
+  d["descriptions"] = r.descriptions;
   d["summary"] = r.summary;
   d["wall_s"] = r.wall_s;
   return d;

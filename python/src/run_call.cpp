@@ -112,13 +112,10 @@ RunReply cosimulate(const config::RunConfig& config, const RunRequest& r,
   const run::CosimResult result = run::run_cosimulation(config, options);
   std::ostringstream summary;
   run::print_summary(summary, config, result);
-  return {result.csv_path,
-          result.json_path,
-          result.steps_path,
-          result.columns,
-          result.units,
-          summary.str(),
-          static_cast<double>(result.wall_ns) / kNsPerSecond};
+  return {result.csv_path,   result.json_path,
+          result.steps_path, result.columns,
+          result.units,      result.descriptions,
+          summary.str(),     static_cast<double>(result.wall_ns) / kNsPerSecond};
 }
 
 RunReply monolithic(const config::RunConfig& config, const RunRequest& r,
@@ -149,6 +146,7 @@ RunReply monolithic(const config::RunConfig& config, const RunRequest& r,
           {},
           result.columns,
           result.units,
+          result.descriptions,
           summary.str(),
           static_cast<double>(result.wall_ns) / kNsPerSecond};
 }

@@ -47,6 +47,7 @@ struct RunReply {
   std::string result_path, json_path, steps_path;  // steps_path empty without a steps table
   std::vector<std::string> columns;                // without "time"
   std::vector<std::string> units;                  // one per column ("" where unknown)
+  std::vector<std::string> descriptions;           // one per column ("" where none)
   std::string summary;                             // the command's summary text
   double wall_s = 0.0;
 };

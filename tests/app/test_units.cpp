@@ -98,5 +98,36 @@ TEST_F(Units, CompareShowsEachVariablesUnit) {
   EXPECT_NE(none.out.find("  variable  max |diff|    NRMSE\n"), std::string::npos) << none.out;
 }
 
+TEST_F(Units, EveryColumnIsDescribedInTheJsonAndTheHdfResult) {
+  // The chain's outputs by their mass, the cut element's force with its law and sign.
+  const Outcome o = macrostep("run chain.toml --output run.h5");
+  ASSERT_EQ(o.status, 0) << o.err;
+  const auto meta = nlohmann::json::parse(read_file("run.json"));
+  std::vector<std::string> json_descriptions;
+  for (const auto& c : meta.at("columns")) json_descriptions.push_back(c.at("description"));
+  ASSERT_EQ(json_descriptions.size(), 6u);
+  EXPECT_EQ(json_descriptions[1], "position of mass 5");
+  EXPECT_EQ(json_descriptions[4], "velocity of mass 6");
+  EXPECT_EQ(json_descriptions[5].rfind("spring-damper force or torque of Δ = right − left", 0), 0u)
+      << json_descriptions[5];
+  EXPECT_NE(json_descriptions[5].find("acts + on the left body, − on the right"),
+            std::string::npos);
+  const auto table = macrostep::output::read_hdf5_table(path("run.h5"));
+  EXPECT_EQ(table.descriptions,
+            std::vector<std::string>(json_descriptions.begin() + 1, json_descriptions.end()));
+
+  // Every state of an uncut monolithic run, from the chain's own declarations; a CSV result gets
+  // them from the JSON beside it.
+  ASSERT_EQ(macrostep("run chain.toml --monolithic --all-states").status, 0);
+  const auto all = macrostep::output::read_result_table(path("chain.monolithic.csv"));
+  ASSERT_EQ(all.descriptions.size(), all.columns.size());
+  for (std::size_t j = 0; j + 1 < all.columns.size(); ++j) {
+    const std::string& name = all.columns[j];
+    const std::string expected =
+        (name[0] == 'x' ? "position of mass " : "velocity of mass ") + name.substr(2);
+    EXPECT_EQ(all.descriptions[j], expected) << name;
+  }
+}
+
 }  // namespace
 }  // namespace macrostep::testing

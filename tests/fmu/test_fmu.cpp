@@ -40,6 +40,10 @@ TEST(Fmu, TheOscillatorIsTheEquationItDeclares) {
   EXPECT_EQ(s->state_name(0), "x");
   EXPECT_EQ(s->input_name(0), "force");
   EXPECT_EQ(s->output_name(1), "v");
+  // The description attribute where the model description has one (v), "" elsewhere (x).
+  EXPECT_EQ(s->output_description(1), "velocity of the mass");
+  EXPECT_EQ(s->state_description(1), "velocity of the mass");
+  EXPECT_EQ(s->output_description(0), "");
   EXPECT_FALSE(s->has_feedthrough());
   // der(x) is v itself: x a position, v a velocity (their error weights).
   EXPECT_EQ(s->state_roles()[0], model::StateRole::kPosition);

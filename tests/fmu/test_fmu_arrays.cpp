@@ -34,6 +34,10 @@ TEST(FmuArrays, ElementsAreStatesInputsAndOutputsWithTheirEquations) {
   ASSERT_EQ(fmu->output_size(), 2u);
   EXPECT_EQ(fmu->output_name(1), "y[2]");
   EXPECT_EQ(fmu->output_unit(1), "m");
+  // Units and descriptions of the variables, element by element.
+  EXPECT_EQ(fmu->output_description(1), "output y = C x + D u");
+  EXPECT_EQ(fmu->state_unit(1), "m");
+  EXPECT_EQ(fmu->state_description(0), "state vector");
   EXPECT_TRUE(fmu->has_feedthrough());  // y depends on u (through D), as the FMU declares
   const std::vector<double> u = {0.25};
   std::vector<double> z(2), zp(2), y(2);

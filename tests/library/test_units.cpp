@@ -16,6 +16,7 @@
 #include "macrostep/library/chain_parameters.hpp"
 #include "macrostep/library/drive_train.hpp"
 #include "macrostep/library/model_registry.hpp"
+#include "macrostep/model/subsystem_view.hpp"
 
 namespace macrostep::library {
 namespace {
@@ -159,6 +160,80 @@ TEST_F(Units, ChainAndDriveTrainSegmentsHaveThem) {
   const std::vector<std::string> drive_units = {"rad", "rad", "rad/s", "rad/s"};
   for (std::size_t o = 0; o < 4; ++o) EXPECT_EQ(drive.output_unit(o), drive_units[o]);
   expect_state_outputs_consistent(drive, "drive-train segment");
+}
+
+// A model with its state units hidden: model::state_units derives them from the outputs.
+class UndeclaredStateUnits final : public model::SubsystemView {
+ public:
+  using SubsystemView::SubsystemView;
+  std::string state_unit(std::size_t) const override { return ""; }
+};
+
+// Every state and output of `s` described; every state's unit declared (but `unitless`, the
+// states whose unit the model cannot know); and where the derivation from the outputs finds a
+// unit for a state, it is the declared one (the two are written independently).
+void expect_declared(const model::Subsystem& s, const std::set<std::string>& unitless) {
+  for (std::size_t o = 0; o < s.output_size(); ++o) {
+    EXPECT_FALSE(s.output_description(o).empty()) << s.output_name(o);
+  }
+  const UndeclaredStateUnits hidden(s);
+  const std::vector<std::string> derived = model::state_units(hidden);
+  const std::vector<std::string> units = model::state_units(s);
+  ASSERT_EQ(units.size(), s.state_size());
+  for (std::size_t j = 0; j < s.state_size(); ++j) {
+    const std::string name = s.state_name(j);
+    EXPECT_FALSE(s.state_description(j).empty()) << name;
+    EXPECT_EQ(units[j], s.state_unit(j)) << name << ": a declared unit is the one results use";
+    EXPECT_EQ(s.state_unit(j).empty(), unitless.contains(name)) << name;
+    if (!derived[j].empty()) {
+      EXPECT_EQ(derived[j], s.state_unit(j)) << name;
+    }
+  }
+}
+
+TEST_F(Units, EveryModelDescribesItsVariablesAndDeclaresItsStatesUnits) {
+  for (const std::string& name : model_names()) {
+    SCOPED_TRACE(name);
+    const ModelEntry* entry = find_model(name);
+    ASSERT_NE(entry, nullptr);
+    ParameterValues values = values_of(*entry);
+    if (name == "oscillator_mass") values.set("displacement_input", true);
+    if (name == "pid") {
+      values.set("kd", 1.0);
+      values.set("derivative_filter_time", 0.01);
+      values.set("output_lag", 0.01);
+    }
+    if (has_unit_parameter(*entry)) values.set("unit", std::string("V"));
+    const auto s = entry->build(values);
+    // A PID's derivative filter holds the control error, whose unit the controller cannot know.
+    expect_declared(
+        *s, name == "pid" ? std::set<std::string>{"derivative_filter"} : std::set<std::string>{});
+    if (name == "pid") {
+      ASSERT_EQ(s->state_size(), 3u);  // integral, filter, lag: all present
+      EXPECT_EQ(s->state_unit(0), "V");
+    }
+  }
+  ChainParameters chain;
+  chain.mass.assign(6, 1.0);
+  chain.element.assign(7, ElementLaw{1.0e3, 1.0, 0.0, 0.0, 3.0, 3.0});
+  chain.forces.resize(6);
+  chain.x0.assign(6, 0.0);
+  chain.v0.assign(6, 0.0);
+  const ChainSegment segment(chain, 2, 5);
+  expect_declared(segment, {});
+  EXPECT_EQ(segment.state_description(2), "position of mass 4");
+  EXPECT_EQ(segment.output_description(3), "velocity of mass 5");
+
+  DriveTrainParameters train;
+  train.inertia = {0.5, 1.0, 2.0};
+  train.shaft = {ElementLaw{1.0e3, 1.0, 0.0, 0.0, 3.0, 3.0},
+                 ElementLaw{1.0e3, 1.0, 0.0, 0.0, 3.0, 3.0}};
+  train.load.resize(3);
+  train.angle0 = {0.0, 0.0, 0.0};
+  train.speed0 = {0.0, 0.0, 0.0};
+  const DriveTrainSegment drive(train);
+  expect_declared(drive, {});
+  EXPECT_EQ(drive.output_description(1), "angle of inertia 3");
 }
 
 }  // namespace

@@ -18,7 +18,7 @@ using macrostep::output::OutputError;
 
 CsvTable table(std::vector<double> time, std::vector<std::string> columns,
                std::vector<std::vector<double>> values) {
-  return {std::move(columns), std::move(time), std::move(values), {}};
+  return {std::move(columns), std::move(time), std::move(values), {}, {}};
 }
 
 TEST(Nrmse, MatchesHandComputedValues) {

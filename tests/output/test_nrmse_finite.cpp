@@ -15,7 +15,7 @@ using macrostep::output::CsvTable;
 using macrostep::output::OutputError;
 
 CsvTable table(std::vector<double> time, std::vector<std::vector<double>> values) {
-  return {{"x_1", "v_1"}, std::move(time), std::move(values), {}};
+  return {{"x_1", "v_1"}, std::move(time), std::move(values), {}, {}};
 }
 
 std::string refusal(const CsvTable& result, const CsvTable& reference,

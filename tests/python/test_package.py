@@ -57,6 +57,10 @@ def test_arrays_names_units_statistics(base):
     assert base.units["motor.omega"] == "rad/s" and base.units["voltage"] == "V"
     assert base.units["shaft"] == "N m"  # a rotational spring/damper between angles
     assert set(base.units) == set(base.columns)
+    # Every column described by its model or law: the motor's output, the shaft's sign convention.
+    assert base.descriptions["motor.omega"] == "angular velocity at the gearbox output"
+    assert "acts + on the left body" in base.descriptions["shaft"]
+    assert set(base.descriptions) == set(base.columns)
     # The step source: 0 V before t = 0.1 s, 24 V once its 5 ms ramp is over.
     assert base["supply.y"][base.time < 0.099].max() == 0.0
     assert np.all(base["supply.y"][base.time > 0.106] == 24.0)

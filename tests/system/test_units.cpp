@@ -1,7 +1,7 @@
 // Units of the coupled system's variables: every built-in coupling law's variables from the units
 // of what it reads (CouplingLaw::variable_units), the coupling variables of a built system
-// (CoupledSystem::coupling_unit), and the state units derived from a model's outputs
-// (system::state_units) until models declare them.
+// (CoupledSystem::coupling_unit), the state units derived from a model's outputs for a model that
+// does not declare them (model::state_units), and every law's descriptions of its variables.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -14,6 +14,7 @@
 #include "macrostep/library/chain.hpp"
 #include "macrostep/library/oscillator_mass.hpp"
 #include "macrostep/library/pid_controller.hpp"
+#include "macrostep/model/subsystem_view.hpp"
 #include "macrostep/system/coupled_system.hpp"
 #include "macrostep/system/displacement_law.hpp"
 #include "macrostep/system/hydraulic_node_law.hpp"
@@ -93,6 +94,23 @@ TEST(Units, EveryBuiltInLawNamesItsVariablesUnits) {
   }
 }
 
+TEST(Units, EveryBuiltInLawDescribesItsVariables) {
+  for (const std::string& name : law_names()) {
+    SCOPED_TRACE(name);
+    const auto it = law_cases().find(name);
+    ASSERT_NE(it, law_cases().end());
+    const auto law = it->second.front().make();
+    const Units descriptions = law->variable_descriptions();
+    ASSERT_EQ(descriptions.size(), law->write_count());
+    for (const std::string& d : descriptions) EXPECT_FALSE(d.empty());
+  }
+  // The signal names its gain and offset where they change the value.
+  EXPECT_EQ(SignalLaw("u", OutputRef{0, 0}, 2.0, 0.5).variable_descriptions(),
+            Units{"signal: 2·(source output) + 0.5"});
+  EXPECT_EQ(SignalLaw("u", OutputRef{0, 0}).variable_descriptions(),
+            Units{"signal: the source output"});
+}
+
 library::OscillatorMassParameters mass(bool force_input) {
   library::OscillatorMassParameters p;
   p.mass = 1.0;
@@ -116,7 +134,14 @@ TEST(Units, CoupledSystemTakesTheLawsUnitsFromTheOutputsTheyRead) {
   EXPECT_EQ(s.coupling_unit(1), "m/s");  // its source's (a gain is not seen)
 }
 
-TEST(Units, StatesTakeTheirOutputsUnitsOrThoseOfTheirRole) {
+// A model as one that declares no state units (a plugin's that does not override state_unit).
+class WithoutStateUnits final : public model::SubsystemView {
+ public:
+  using SubsystemView::SubsystemView;
+  std::string state_unit(std::size_t) const override { return ""; }
+};
+
+TEST(Units, UndeclaredStatesTakeTheirOutputsUnitsOrThoseOfTheirRole) {
   // A chain segment's middle masses are no outputs: their role's unit.
   library::ChainParameters chain;
   chain.mass.assign(6, 1.0);
@@ -125,7 +150,7 @@ TEST(Units, StatesTakeTheirOutputsUnitsOrThoseOfTheirRole) {
   chain.x0.assign(6, 0.0);
   chain.v0.assign(6, 0.0);
   const library::ChainSegment segment(chain, 1, 5);
-  const Units chain_units = state_units(segment);
+  const Units chain_units = model::state_units(WithoutStateUnits(segment));
   ASSERT_EQ(chain_units.size(), 8u);
   for (std::size_t j = 0; j < 8; ++j) {
     EXPECT_EQ(chain_units[j], j % 2 == 0 ? "m" : "m/s") << segment.state_name(j);
@@ -137,14 +162,15 @@ TEST(Units, StatesTakeTheirOutputsUnitsOrThoseOfTheirRole) {
   belt.span_stiffness = 1.0e5;
   belt.idler_mass = 0.1;
   const library::BeltDrive drive(belt);
-  EXPECT_EQ(state_units(drive), (Units{"rad", "rad/s", "rad", "rad/s", "m", "m/s"}));
+  EXPECT_EQ(model::state_units(WithoutStateUnits(drive)),
+            (Units{"rad", "rad/s", "rad", "rad/s", "m", "m/s"}));
   // A controller's integral is no output and has no position or velocity role: "".
   library::PidParameters pid;
   pid.ki = 1.0;
   pid.unit = "V";
   pid.output_lag = 0.01;
   const library::PidController controller(pid);
-  const Units pid_units = state_units(controller);
+  const Units pid_units = model::state_units(WithoutStateUnits(controller));
   ASSERT_EQ(pid_units.size(), controller.state_size());
   for (std::size_t j = 0; j < pid_units.size(); ++j) {
     EXPECT_EQ(pid_units[j], controller.state_name(j) == "command" ? "V" : "")

@@ -194,10 +194,14 @@ Hdf5File::~Hdf5File() {
 
 TableWriter& Hdf5File::add_table(const std::string& name, const std::string& key_column,
                                  const std::vector<std::string>& columns,
-                                 const std::vector<std::string>& units) {
+                                 const std::vector<std::string>& units,
+                                 const std::vector<std::string>& descriptions) {
   check_names(key_column, columns);
   if (!units.empty() && units.size() != columns.size() + 1) {
     throw std::invalid_argument("Hdf5File::add_table: one unit per column, the key's first");
+  }
+  if (!descriptions.empty() && descriptions.size() != columns.size() + 1) {
+    throw std::invalid_argument("Hdf5File::add_table: one description per column, the key's first");
   }
   if (file_ < 0) throw OutputError(fmt::format("{}: table added after close", path_));
   const hsize_t width = columns.size() + 1;
@@ -218,14 +222,17 @@ TableWriter& Hdf5File::add_table(const std::string& name, const std::string& key
   auto table = std::make_unique<Table>(path_, file_, dataset, width);
   std::vector<const char*> names{key_column.c_str()};
   for (const auto& c : columns) names.push_back(c.c_str());
-  std::vector<const char*> unit_names;
+  std::vector<const char*> unit_names, description_texts;
   for (const auto& u : units) unit_names.push_back(u.c_str());
+  for (const auto& d : descriptions) description_texts.push_back(d.c_str());
   const hsize_t n = names.size();
   Handle list(H5Screate_simple(1, &n, nullptr), H5Sclose);
   const Handle t = string_type();
   if (!write_attribute(dataset, "columns", t.get(), list.get(), names.data()) ||
       (!units.empty() &&
        !write_attribute(dataset, "units", t.get(), list.get(), unit_names.data())) ||
+      (!descriptions.empty() &&
+       !write_attribute(dataset, "descriptions", t.get(), list.get(), description_texts.data())) ||
       H5Fflush(file_, H5F_SCOPE_LOCAL) < 0) {
     throw OutputError(fmt::format("{}: cannot write the columns of /{}", path_, name));
   }
@@ -329,6 +336,10 @@ CsvTable read_hdf5_table(const std::string& path, const std::string& name,
     const std::vector<std::string> units = read_string_list(path, dataset.get(), "units");
     if (units.size() == names.size()) table.units.assign(units.begin() + 1, units.end());
   }
+  if (H5Aexists(dataset.get(), "descriptions") > 0) {
+    const auto texts = read_string_list(path, dataset.get(), "descriptions");
+    if (texts.size() == names.size()) table.descriptions.assign(texts.begin() + 1, texts.end());
+  }
   table.values.assign(table.columns.size(), std::vector<double>(dims[0]));
   table.time.resize(dims[0]);
   for (hsize_t r = 0; r < dims[0]; ++r) {
@@ -341,7 +352,8 @@ CsvTable read_hdf5_table(const std::string& path, const std::string& name,
 CsvTable read_result_table(const std::string& path) {
   if (is_hdf5_path(path)) return read_hdf5_table(path);
   CsvTable table = read_csv(path);
-  table.units = recorded_units(path, table.columns);
+  table.units = recorded_labels(path, table.columns, "unit");
+  table.descriptions = recorded_labels(path, table.columns, "description");
   return table;
 }
 

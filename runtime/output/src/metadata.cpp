@@ -82,17 +82,21 @@ std::string recorded_mode(const std::string& result_path) {
 }
 
 nlohmann::ordered_json columns_json(const std::vector<std::string>& columns,
-                                    const std::vector<std::string>& units) {
+                                    const std::vector<std::string>& units,
+                                    const std::vector<std::string>& descriptions) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  out.push_back({{"name", "time"}, {"unit", "s"}});
+  out.push_back({{"name", "time"}, {"unit", "s"}, {"description", "time"}});
   for (std::size_t j = 0; j < columns.size(); ++j) {
-    out.push_back({{"name", columns[j]}, {"unit", j < units.size() ? units[j] : ""}});
+    out.push_back({{"name", columns[j]},
+                   {"unit", j < units.size() ? units[j] : ""},
+                   {"description", j < descriptions.size() ? descriptions[j] : ""}});
   }
   return out;
 }
 
-std::vector<std::string> recorded_units(const std::string& result_path,
-                                        const std::vector<std::string>& columns) {
+std::vector<std::string> recorded_labels(const std::string& result_path,
+                                         const std::vector<std::string>& columns,
+                                         const std::string& field) {
   std::ifstream in(metadata_path(result_path));
   if (!in) return {};
   const auto meta = nlohmann::json::parse(in, nullptr, false);
@@ -100,23 +104,23 @@ std::vector<std::string> recorded_units(const std::string& result_path,
       !meta["columns"].is_array()) {
     return {};
   }
-  std::unordered_map<std::string, std::string> unit_of;
+  std::unordered_map<std::string, std::string> label_of;
   for (const auto& c : meta["columns"]) {
-    if (!c.is_object() || !c.contains("name") || !c["name"].is_string() || !c.contains("unit") ||
-        !c["unit"].is_string()) {
+    if (!c.is_object() || !c.contains("name") || !c["name"].is_string() || !c.contains(field) ||
+        !c[field].is_string()) {
       continue;
     }
-    unit_of[c["name"].get<std::string>()] = c["unit"].get<std::string>();
+    label_of[c["name"].get<std::string>()] = c[field].get<std::string>();
   }
-  std::vector<std::string> units;
+  std::vector<std::string> labels;
   bool any = false;
   for (const auto& name : columns) {
-    const auto it = unit_of.find(name);
-    units.push_back(it == unit_of.end() ? "" : it->second);
-    any = any || !units.back().empty();
+    const auto it = label_of.find(name);
+    labels.push_back(it == label_of.end() ? "" : it->second);
+    any = any || !labels.back().empty();
   }
-  if (!any) units.clear();
-  return units;
+  if (!any) labels.clear();
+  return labels;
 }
 
 nlohmann::ordered_json build_info() {

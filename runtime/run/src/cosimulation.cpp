@@ -91,12 +91,14 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   std::vector<OutputColumn> outputs = output_columns(config, system);
   std::vector<std::size_t> state_offset;
   result_columns(config, system, outputs, settings.all_states, result.columns, state_offset);
-  result.units = result_units(system, outputs, settings.all_states, result.columns.size());
+  ColumnLabels labels = result_labels(system, outputs, settings.all_states, result.columns.size());
+  result.units = std::move(labels.units);
+  result.descriptions = std::move(labels.descriptions);
   result.coupling_count = system.coupling_count();
   const bool implicit_column = settings.cosim.scheme == config::CosimScheme::kAuto;
   ResultFiles files({&config, config::ResultKind::kCosimulation, options.output_file,
                      result.columns, system.subsystem_count(), implicit_column, options.resume,
-                     settings.checkpoint_every.has_value(), result.units});
+                     settings.checkpoint_every.has_value(), result.units, result.descriptions});
   result.csv_path = files.result_path();
   result.json_path = files.json_path();
   result.steps_path = files.steps_path();

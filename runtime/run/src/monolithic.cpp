@@ -341,9 +341,10 @@ void assembled_monolithic(const config::RunConfig& config, const MonolithicOptio
   for (std::size_t i = 0; i < coupled.subsystem_count(); ++i) {
     const model::Subsystem& sub = coupled.subsystem(i);
     if (all_states) {
-      const auto units = system::state_units(sub);
+      const auto units = model::state_units(sub);
       result.units.insert(result.units.end(), units.begin(), units.end());
       for (std::size_t j = 0; j < sub.state_size(); ++j) {
+        result.descriptions.push_back(sub.state_description(j));
         result.columns.push_back(system::variable_name(d, i, sub.state_name(j)));
         picked.push_back(whole.state_offset(i) + j);
       }
@@ -352,16 +353,18 @@ void assembled_monolithic(const config::RunConfig& config, const MonolithicOptio
     for (std::size_t o : system::distinct_outputs(sub)) {
       result.columns.push_back(system::variable_name(d, i, sub.output_name(o)));
       result.units.push_back(sub.output_unit(o));
+      result.descriptions.push_back(sub.output_description(o));
       picked.push_back(whole.output_offset(i) + o);
     }
   }
   for (std::size_t c = 0; c < coupled.coupling_count(); ++c) {
     result.columns.push_back(coupled.coupling_name(c));
     result.units.push_back(coupled.coupling_unit(c));
+    result.descriptions.push_back(coupled.coupling_description(c));
   }
 
   ResultFiles files({&config, result_kind(options), options.output_file, result.columns, 0, false,
-                     nullptr, false, result.units});
+                     nullptr, false, result.units, result.descriptions});
   files.open();
   result.csv_path = files.result_path();
   result.json_path = files.json_path();
@@ -398,8 +401,9 @@ void uncut_monolithic(const config::RunConfig& config, const MonolithicOptions& 
       options.all_states || config.output.all_states || uncut.read_names().empty();
   std::vector<std::size_t> state_index;
   if (all_states) {
-    result.units = system::state_units(model);
+    result.units = macrostep::model::state_units(model);
     for (std::size_t j = 0; j < model.state_size(); ++j) {
+      result.descriptions.push_back(model.state_description(j));
       state_index.push_back(j);
       result.columns.push_back(model.state_name(j));
     }
@@ -407,14 +411,18 @@ void uncut_monolithic(const config::RunConfig& config, const MonolithicOptions& 
     state_index = uncut.read_states();
     result.columns = uncut.read_names();
     result.units = uncut.read_units();
+    result.descriptions = uncut.read_descriptions();
   }
   const auto& couplings = uncut.coupling_names();
   result.columns.insert(result.columns.end(), couplings.begin(), couplings.end());
   const auto& coupling_units = uncut.coupling_units();
   result.units.insert(result.units.end(), coupling_units.begin(), coupling_units.end());
+  const auto& coupling_descriptions = uncut.coupling_descriptions();
+  result.descriptions.insert(result.descriptions.end(), coupling_descriptions.begin(),
+                             coupling_descriptions.end());
 
   ResultFiles files({&config, result_kind(options), options.output_file, result.columns, 0, false,
-                     nullptr, false, result.units});
+                     nullptr, false, result.units, result.descriptions});
   files.open();
   result.csv_path = files.result_path();
   result.json_path = files.json_path();

@@ -133,13 +133,17 @@ void ResultFiles::open_csv(const Request& r) {
 
 void ResultFiles::open_hdf5(const Request& r) {
   h5_ = std::make_unique<output::Hdf5File>(result_path_);
-  std::vector<std::string> units;
-  if (!r.units.empty()) {
-    units = {"s"};
-    units.insert(units.end(), r.units.begin(), r.units.end());
-    units.resize(r.columns.size() + 1);
-  }
-  results_ = &h5_->add_table("results", "time", r.columns, units);
+  // The key column's entry first, one per column after it.
+  const auto with_key = [&](const std::vector<std::string>& labels, const char* key) {
+    std::vector<std::string> out;
+    if (labels.empty()) return out;
+    out = {key};
+    out.insert(out.end(), labels.begin(), labels.end());
+    out.resize(r.columns.size() + 1);
+    return out;
+  };
+  results_ = &h5_->add_table("results", "time", r.columns, with_key(r.units, "s"),
+                             with_key(r.descriptions, "time"));
   if (r.step_subsystems > 0) {
     steps_ =
         &h5_->add_table("steps", "attempt", steps_columns(r.step_subsystems, r.implicit_column));
@@ -176,7 +180,7 @@ nlohmann::ordered_json with_files(const nlohmann::ordered_json& meta,
                                   const output::Destinations& destinations,
                                   const ResultFiles::Request& request) {
   nlohmann::ordered_json out = meta;
-  out["columns"] = output::columns_json(request.columns, request.units);
+  out["columns"] = output::columns_json(request.columns, request.units, request.descriptions);
   nlohmann::ordered_json files = nlohmann::ordered_json::array();
   for (const output::Destination& d : destinations.list()) {
     files.push_back({{"role", d.role}, {"path", d.path}, {"directory", d.directory}});

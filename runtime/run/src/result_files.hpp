@@ -45,8 +45,10 @@ class ResultFiles {
     const checkpoint::Checkpoint* resume = nullptr;
     bool checkpointed = false;  // the run writes checkpoints (their output positions are CSV's)
     // One per column of `columns` ("" where not known): the metadata's "columns"
-    // (output::columns_json) and the HDF5 /results attribute "units" ("s" for time first).
+    // (output::columns_json) and the HDF5 /results attribute "units" ("s" for time first);
+    // `descriptions` likewise, the attribute "descriptions".
     std::vector<std::string> units;
+    std::vector<std::string> descriptions;
   };
 
   // Names and checks the files of `r`, writing nothing: the result file is `output_file` or

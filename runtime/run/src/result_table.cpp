@@ -41,25 +41,33 @@ void result_columns(const config::RunConfig& config, const system::CoupledSystem
   }
 }
 
-std::vector<std::string> result_units(const system::CoupledSystem& system,
-                                      const std::vector<OutputColumn>& outputs, bool all_states,
-                                      std::size_t column_count) {
-  std::vector<std::string> units;
+ColumnLabels result_labels(const system::CoupledSystem& system,
+                           const std::vector<OutputColumn>& outputs, bool all_states,
+                           std::size_t column_count) {
+  ColumnLabels labels;
   if (all_states) {
     for (std::size_t i = 0; i < system.subsystem_count(); ++i) {
-      const auto states = system::state_units(system.subsystem(i));
-      units.insert(units.end(), states.begin(), states.end());
+      const model::Subsystem& sub = system.subsystem(i);
+      const auto states = model::state_units(sub);
+      labels.units.insert(labels.units.end(), states.begin(), states.end());
+      for (std::size_t j = 0; j < sub.state_size(); ++j) {
+        labels.descriptions.push_back(sub.state_description(j));
+      }
     }
   } else {
     for (const auto& c : outputs) {
-      units.push_back(system.subsystem(c.output.subsystem).output_unit(c.output.output));
+      const model::Subsystem& sub = system.subsystem(c.output.subsystem);
+      labels.units.push_back(sub.output_unit(c.output.output));
+      labels.descriptions.push_back(sub.output_description(c.output.output));
     }
   }
   for (std::size_t c = 0; c < system.coupling_count(); ++c) {
-    units.push_back(system.coupling_unit(c));
+    labels.units.push_back(system.coupling_unit(c));
+    labels.descriptions.push_back(system.coupling_description(c));
   }
-  units.resize(column_count);
-  return units;
+  labels.units.resize(column_count);
+  labels.descriptions.resize(column_count);
+  return labels;
 }
 
 namespace {

@@ -38,12 +38,17 @@ void result_columns(const config::RunConfig& config, const system::CoupledSystem
                     const std::vector<OutputColumn>& outputs, bool all_states,
                     std::vector<std::string>& columns, std::vector<std::size_t>& state_offset);
 
-// The unit of every column of result_columns() (CosimResult::units): an output column's from its
-// model, a state column's as system::state_units derives it (all_states), a coupling variable's
-// from its law (CoupledSystem::coupling_unit); "" where none of them says.
-std::vector<std::string> result_units(const system::CoupledSystem& system,
-                                      const std::vector<OutputColumn>& outputs, bool all_states,
-                                      std::size_t column_count);
+// The unit and the description of every column of result_columns() (CosimResult::units,
+// ::descriptions): an output column's from its model, a state column's unit as
+// model::state_units gives it and its description from the model (all_states), a coupling
+// variable's from its law (CoupledSystem::coupling_unit, ::coupling_description); "" where none
+// of them says.
+struct ColumnLabels {
+  std::vector<std::string> units, descriptions;
+};
+ColumnLabels result_labels(const system::CoupledSystem& system,
+                           const std::vector<OutputColumn>& outputs, bool all_states,
+                           std::size_t column_count);
 
 // The row of the newest accepted macro point (what a checkpoint keeps of the table).
 struct ResultRow {

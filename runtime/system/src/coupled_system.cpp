@@ -95,6 +95,10 @@ void CoupledSystem::index_laws() {
     std::vector<std::string> units = law->variable_units(read_units);
     units.resize(names.size());  // a law that says less: the rest ""
     coupling_units_.insert(coupling_units_.end(), units.begin(), units.end());
+    std::vector<std::string> descriptions = law->variable_descriptions();
+    descriptions.resize(names.size());
+    coupling_descriptions_.insert(coupling_descriptions_.end(), descriptions.begin(),
+                                  descriptions.end());
     constraint_.insert(constraint_.end(), names.size(), law->is_constraint() ? 1 : 0);
     constraints_ = constraints_ || law->is_constraint();
     max_reads_ = std::max(max_reads_, law->reads().size());

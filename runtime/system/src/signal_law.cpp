@@ -4,7 +4,11 @@
 #include <cmath>
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <utility>
+#include <vector>
+
+#include <fmt/format.h>
 
 #include "builtin_laws.hpp"
 
@@ -22,6 +26,11 @@ void SignalLaw::evaluate(std::span<const double> y_read, std::span<double> u_out
     throw std::invalid_argument("SignalLaw::evaluate: size mismatch");
   }
   u_out[0] = gain_ * y_read[0] + offset_;
+}
+
+std::vector<std::string> SignalLaw::variable_descriptions() const {
+  if (gain_ == 1.0 && offset_ == 0.0) return {"signal: the source output"};
+  return {fmt::format("signal: {}·(source output) + {}", gain_, offset_)};
 }
 
 void SignalLaw::jacobian(std::span<const double> y_read, std::span<double> dphi_dy) const {

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "builtin_laws.hpp"
 
 namespace macrostep::system {
@@ -90,6 +92,16 @@ std::string detail::effort_unit(std::string_view position_unit) {
 std::vector<std::string> SpringDamperLaw::variable_units(
     std::span<const std::string> read_units) const {
   return {detail::effort_unit(read_units.empty() ? std::string_view() : read_units[0])};
+}
+
+std::vector<std::string> SpringDamperLaw::variable_descriptions() const {
+  std::string law = fmt::format("c = {}, d = {}", element_.c, element_.d);
+  if (element_.C != 0.0) law.append(fmt::format(", C = {} (exponent {})", element_.C, element_.ex));
+  if (element_.D != 0.0) law.append(fmt::format(", D = {} (exponent {})", element_.D, element_.ev));
+  return {
+      fmt::format("spring-damper force or torque of Δ = right − left, {}; acts + on the left "
+                  "body, − on the right",
+                  law)};
 }
 
 namespace detail {

@@ -146,35 +146,6 @@ std::vector<std::size_t> distinct_outputs(const model::Subsystem& s) {
   return out;
 }
 
-std::vector<std::string> state_units(const model::Subsystem& s) {
-  std::unordered_map<std::string, std::size_t> state_of;
-  for (std::size_t k = 0; k < s.state_size(); ++k) state_of.emplace(s.state_name(k), k);
-  std::vector<std::string> units(s.state_size());
-  std::vector<bool> named(s.state_size(), false);
-  // Per role (position, velocity): the unit of the outputs that are states of it, if one.
-  std::optional<std::string> of_role[2];
-  bool one_unit[2] = {true, true};
-  for (std::size_t o = 0; o < s.output_size(); ++o) {
-    const auto it = state_of.find(s.output_name(o));
-    if (it == state_of.end()) continue;
-    const std::string unit = s.output_unit(o);
-    if (!named[it->second]) units[it->second] = unit;
-    named[it->second] = true;
-    const model::StateRole role = s.state_roles()[it->second];
-    if (role == model::StateRole::kOther) continue;
-    const int r = role == model::StateRole::kPosition ? 0 : 1;
-    if (of_role[r] && *of_role[r] != unit) one_unit[r] = false;
-    of_role[r] = unit;
-  }
-  for (std::size_t k = 0; k < s.state_size(); ++k) {
-    const model::StateRole role = s.state_roles()[k];
-    if (named[k] || role == model::StateRole::kOther) continue;
-    const int r = role == model::StateRole::kPosition ? 0 : 1;
-    if (one_unit[r] && of_role[r]) units[k] = *of_role[r];
-  }
-  return units;
-}
-
 CoupledSystem build_system(const SystemDescription& description) {
   std::vector<std::unique_ptr<model::Subsystem>> subsystems;
   InputFeeds inputs;

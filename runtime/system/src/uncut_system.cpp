@@ -17,7 +17,7 @@ UncutSystem::UncutSystem(const SystemDescription& d) {
   for (std::size_t j = 0; j < whole_->state_size(); ++j) state_of.emplace(whole_->state_name(j), j);
   // The names of the outputs each subsystem has read: its model is built once, then dropped.
   std::vector<std::vector<std::string>> output_names(d.subsystems.size()),
-      output_units(d.subsystems.size());
+      output_units(d.subsystems.size()), output_descriptions(d.subsystems.size());
   for (const auto& c : d.connections) {
     for (const OutputRef& r : c.from) {
       if (r.subsystem >= d.subsystems.size()) {
@@ -29,6 +29,7 @@ UncutSystem::UncutSystem(const SystemDescription& d) {
       for (std::size_t o = 0; o < built->output_size(); ++o) {
         names.push_back(built->output_name(o));
         output_units[r.subsystem].push_back(built->output_unit(o));
+        output_descriptions[r.subsystem].push_back(built->output_description(o));
       }
     }
   }
@@ -52,6 +53,7 @@ UncutSystem::UncutSystem(const SystemDescription& d) {
       if (listed.insert(name).second) {
         read_names_.push_back(name);
         read_units_.push_back(units.back());
+        read_descriptions_.push_back(output_descriptions[r.subsystem][r.output]);
         read_states_.push_back(it->second);
       }
     }
@@ -60,6 +62,10 @@ UncutSystem::UncutSystem(const SystemDescription& d) {
     units = laws_.back()->variable_units(units);
     units.resize(laws_.back()->write_count());
     coupling_units_.insert(coupling_units_.end(), units.begin(), units.end());
+    std::vector<std::string> descriptions = laws_.back()->variable_descriptions();
+    descriptions.resize(laws_.back()->write_count());
+    coupling_descriptions_.insert(coupling_descriptions_.end(), descriptions.begin(),
+                                  descriptions.end());
   }
 }
 

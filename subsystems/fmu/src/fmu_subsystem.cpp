@@ -194,6 +194,8 @@ void FmuSubsystem::read_structure(const ModelXml& xml) {
       states_.push_back({state.value_reference, k, state.size()});
       derivatives.push_back({der.value_reference, k, der.size()});
       state_names_.push_back(state.element_name(k));
+      state_units_.push_back(state.unit);
+      state_descriptions_.push_back(state.description);
     }
   }
   const std::size_t n = states_.size();
@@ -361,6 +363,7 @@ void FmuSubsystem::read_outputs(const ModelXml& xml, const std::vector<ElementRe
     output_vr_.push_back(v.value_reference);
     output_names_.push_back(v.element_name(e.element));
     output_units_.push_back(v.unit);
+    output_descriptions_.push_back(v.description);
     real_outputs_ = real_outputs_ && v.type == VariableType::kReal && v.dimensions.empty();
     // Feed-through: the ModelStructure lists the output with an input among its dependencies or
     // without dependencies (it may depend on every known); a state itself has none.

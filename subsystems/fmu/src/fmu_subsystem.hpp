@@ -120,6 +120,11 @@ class FmuSubsystem final : public model::Subsystem, public model::Events {
   std::string output_name(std::size_t i) const override { return output_names_[i]; }
   std::string input_name(std::size_t i) const override { return input_names_[i]; }
   std::string output_unit(std::size_t i) const override { return output_units_[i]; }
+  // A state's unit and description are its variable's (modelDescription.xml), an output's
+  // description too.
+  std::string state_unit(std::size_t i) const override { return state_units_[i]; }
+  std::string state_description(std::size_t i) const override { return state_descriptions_[i]; }
+  std::string output_description(std::size_t i) const override { return output_descriptions_[i]; }
   double initial_time() const override { return 0.0; }
   const model::SparsityPattern& jacobian_pattern() const override { return pattern_; }
 
@@ -235,6 +240,7 @@ class FmuSubsystem final : public model::Subsystem, public model::Events {
   std::vector<ElementGroup> input_groups_, output_groups_;
   std::vector<double> input_start_, x0_;
   std::vector<std::string> state_names_, input_names_, output_names_, output_units_;
+  std::vector<std::string> state_units_, state_descriptions_, output_descriptions_;
   // Inputs by type: all of them (input_vr_), the Real variables (set with the states; the FMU's
   // Real input group) and their start values; real_inputs_ when every input is a scalar Real
   // (one set call with u itself).

@@ -119,6 +119,7 @@ void read_variables_2(const xmlNode* list, ModelXml& m, RawDerivatives& raw,
         static_cast<unsigned>(number(v, "valueReference", required(v, "valueReference")));
     var.causality = attribute(v, "causality").value_or("local");
     var.variability = attribute(v, "variability").value_or("continuous");
+    var.description = attribute(v, "description").value_or("");
     for (const xmlNode* t = v->children; t; t = t->next) {
       if (t->type != XML_ELEMENT_NODE) continue;
       var.type = type_of(reinterpret_cast<const char*>(t->name));
@@ -153,6 +154,7 @@ void read_variables_3(const xmlNode* list, ModelXml& m, RawDerivatives& raw,
     var.type = type_of(reinterpret_cast<const char*>(v->name));
     if (named(v, "Enumeration")) var.type = VariableType::kOther;  // Int64 in FMI 3
     var.unit = unit_of(v, types);
+    var.description = attribute(v, "description").value_or("");
     if (named(v, "Clock")) m.clocks.push_back(var.name);
     var.start_text = attribute(v, "start").value_or("");
     // Child elements: <Dimension> makes an array, <Alias> another name.

@@ -28,6 +28,8 @@ struct ModelVariable {
   std::optional<std::size_t> derivative_of;
   // Its unit (the type element's or element's `unit`, else its declared type's), or "".
   std::string unit;
+  // Its `description` attribute, or "".
+  std::string description;
   // FMI 3: the sizes of an array variable (<Dimension start="n"/>, or the start value of the
   // structural parameter that <Dimension valueReference="..."/> names); empty for a scalar.
   std::vector<std::size_t> dimensions;

@@ -92,6 +92,29 @@ std::string BeltDrive::output_unit(std::size_t i) const {
   return kUnits[i];
 }
 
+std::string BeltDrive::state_unit(std::size_t i) const {
+  if (i >= 6) throw std::out_of_range("BeltDrive::state_unit: out of range");
+  return output_unit(i);
+}
+
+std::string BeltDrive::state_description(std::size_t i) const {
+  if (i >= 6) throw std::out_of_range("BeltDrive::state_description: out of range");
+  return output_description(i);
+}
+
+std::string BeltDrive::output_description(std::size_t i) const {
+  static const char* const kText[] = {"angle of the driver pulley",
+                                      "angular velocity of the driver pulley",
+                                      "angle of the driven pulley",
+                                      "angular velocity of the driven pulley",
+                                      "travel of the idler into the slack span",
+                                      "velocity of the idler",
+                                      "tension of the tight span",
+                                      "tension of the slack span"};
+  if (i >= 8) throw std::out_of_range("BeltDrive::output_description: out of range");
+  return kText[i];
+}
+
 std::string BeltDrive::input_name(std::size_t i) const {
   if (i >= input_size()) throw std::out_of_range("BeltDrive::input_name: out of range");
   if (p_.left_coupled && i == 0) return "tau_left";

@@ -128,6 +128,23 @@ std::string ChainSegment::output_unit(std::size_t i) const {
   return i < 2 ? "m" : "m/s";
 }
 
+std::string ChainSegment::state_unit(std::size_t i) const {
+  if (i >= state_size()) throw std::out_of_range("ChainSegment::state_unit: index out of range");
+  return i % 2 == 0 ? "m" : "m/s";
+}
+
+std::string ChainSegment::state_description(std::size_t i) const {
+  if (i >= state_size()) throw std::out_of_range("ChainSegment::state_description: out of range");
+  return (i % 2 == 0 ? "position of mass " : "velocity of mass ") +
+         std::to_string(first_ + i / 2 + 1);
+}
+
+std::string ChainSegment::output_description(std::size_t i) const {
+  if (i >= output_size()) throw std::out_of_range("ChainSegment::output_description: out of range");
+  const std::size_t mass = i % 2 == 0 ? first_ : last_ - 1;  // 0-based
+  return state_description(2 * (mass - first_) + (i < 2 ? 0 : 1));
+}
+
 std::string ChainSegment::input_name(std::size_t i) const {
   if (i >= input_size()) throw std::out_of_range("ChainSegment::input_name: index out of range");
   // Left cut element: global 0-based element first_ (1-based first_+1); right: last_ (last_+1).

@@ -59,6 +59,25 @@ std::string DcMotor::output_unit(std::size_t i) const {
   return units[i];
 }
 
+std::string DcMotor::state_unit(std::size_t i) const {
+  static const char* const units[] = {"A", "rad", "rad/s"};
+  if (i >= 3) throw std::out_of_range("DcMotor::state_unit: out of range");
+  return units[i];
+}
+
+std::string DcMotor::state_description(std::size_t i) const {
+  static const char* const text[] = {"armature current", "rotor angle", "rotor angular velocity"};
+  if (i >= 3) throw std::out_of_range("DcMotor::state_description: out of range");
+  return text[i];
+}
+
+std::string DcMotor::output_description(std::size_t i) const {
+  static const char* const text[] = {"angle at the gearbox output",
+                                     "angular velocity at the gearbox output", "armature current"};
+  if (i >= 3) throw std::out_of_range("DcMotor::output_description: out of range");
+  return text[i];
+}
+
 std::string DcMotor::input_name(std::size_t i) const {
   if (i >= input_size()) throw std::out_of_range("DcMotor::input_name: out of range");
   return i == 0 ? "voltage" : "tau_right";

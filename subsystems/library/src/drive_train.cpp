@@ -109,6 +109,27 @@ std::string DriveTrainSegment::output_unit(std::size_t i) const {
   return i < 2 ? "rad" : "rad/s";
 }
 
+std::string DriveTrainSegment::state_unit(std::size_t i) const {
+  if (i >= state_size()) throw std::out_of_range("DriveTrainSegment::state_unit: out of range");
+  return i % 2 == 0 ? "rad" : "rad/s";
+}
+
+std::string DriveTrainSegment::state_description(std::size_t i) const {
+  if (i >= state_size()) {
+    throw std::out_of_range("DriveTrainSegment::state_description: out of range");
+  }
+  return (i % 2 == 0 ? "angle of inertia " : "angular velocity of inertia ") +
+         std::to_string(i / 2 + 1);
+}
+
+std::string DriveTrainSegment::output_description(std::size_t i) const {
+  if (i >= output_size()) {
+    throw std::out_of_range("DriveTrainSegment::output_description: out of range");
+  }
+  const std::size_t inertia = i % 2 == 0 ? 0 : inertias() - 1;
+  return state_description(2 * inertia + (i < 2 ? 0 : 1));
+}
+
 std::string DriveTrainSegment::input_name(std::size_t i) const {
   if (i >= input_size()) throw std::out_of_range("DriveTrainSegment::input_name: out of range");
   return left_coupled_ && i == 0 ? "tau_left" : "tau_right";

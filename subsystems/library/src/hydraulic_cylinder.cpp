@@ -42,6 +42,25 @@ std::string HydraulicCylinder::output_unit(std::size_t i) const {
   return kUnits[i];
 }
 
+std::string HydraulicCylinder::state_unit(std::size_t i) const {
+  if (i >= 2) throw std::out_of_range("HydraulicCylinder::state_unit: out of range");
+  return output_unit(i);
+}
+
+std::string HydraulicCylinder::state_description(std::size_t i) const {
+  if (i >= 2) throw std::out_of_range("HydraulicCylinder::state_description: out of range");
+  return output_description(i);
+}
+
+std::string HydraulicCylinder::output_description(std::size_t i) const {
+  static const char* const kText[] = {
+      "piston position (grows as chamber a fills)", "piston velocity",
+      "volume drawn from node a since the start",   "flow into node a",
+      "volume pushed into node b since the start",  "flow into node b"};
+  if (i >= 6) throw std::out_of_range("HydraulicCylinder::output_description: out of range");
+  return kText[i];
+}
+
 std::string HydraulicCylinder::input_name(std::size_t i) const {
   static const char* const kNames[] = {"pressure_a", "pressure_b", "rod_force"};
   if (i >= input_size()) throw std::out_of_range("HydraulicCylinder::input_name: out of range");

@@ -75,6 +75,24 @@ std::string OscillatorMass::output_unit(std::size_t i) const {
   return units[i];
 }
 
+std::string OscillatorMass::state_unit(std::size_t i) const {
+  if (i >= 2) throw std::out_of_range("OscillatorMass::state_unit: out of range");
+  return output_unit(i);
+}
+
+std::string OscillatorMass::state_description(std::size_t i) const {
+  if (i >= 2) throw std::out_of_range("OscillatorMass::state_description: out of range");
+  return output_description(i);
+}
+
+std::string OscillatorMass::output_description(std::size_t i) const {
+  if (i >= output_size())
+    throw std::out_of_range("OscillatorMass::output_description: out of range");
+  static const char* const text[] = {"position of the body", "velocity of the body",
+                                     "force of the held coupling element"};
+  return text[i];
+}
+
 std::string OscillatorMass::input_name(std::size_t i) const {
   if (i >= input_size()) throw std::out_of_range("OscillatorMass::input_name: out of range");
   if (p_.force_input && i == 0) return "force";

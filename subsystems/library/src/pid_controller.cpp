@@ -84,6 +84,23 @@ std::string PidController::output_unit(std::size_t i) const {
   return parameters_.unit;
 }
 
+std::string PidController::state_unit(std::size_t i) const {
+  if (i >= states_) throw std::out_of_range("PidController::state_unit: out of range");
+  return has_filter() && i == filter_index_ ? std::string() : parameters_.unit;
+}
+
+std::string PidController::state_description(std::size_t i) const {
+  if (i >= states_) throw std::out_of_range("PidController::state_description: out of range");
+  if (i == 0) return "integral part of the command (with anti-windup)";
+  return has_filter() && i == filter_index_ ? "filtered control error (derivative filter)"
+                                            : "command after the actuator lag";
+}
+
+std::string PidController::output_description(std::size_t i) const {
+  if (i != 0) throw std::out_of_range("PidController::output_description: out of range");
+  return "controller command (within the output limits)";
+}
+
 std::string PidController::input_name(std::size_t i) const {
   if (i >= input_size()) throw std::out_of_range("PidController::input_name: out of range");
   return i == 0 ? "measured" : "setpoint";

@@ -57,8 +57,17 @@ ConstantSource::ConstantSource(double value, std::string unit)
   require_finite({value}, "constant: value");
 }
 
+std::string TimeSource::output_description(std::size_t i) const {
+  if (i != 0) throw std::out_of_range("source output_description: out of range");
+  return law();
+}
+
 double ConstantSource::value(double) const {
   return value_;
+}
+
+std::string ConstantSource::law() const {
+  return fmt::format("constant {}", value_);
 }
 
 StepSource::StepSource(double initial, double final_value, double time, double width,
@@ -79,6 +88,12 @@ double StepSource::value(double t) const {
   return initial_ + (final_ - initial_) * (s * s * (3.0 - 2.0 * s));
 }
 
+std::string StepSource::law() const {
+  if (width_ == 0.0) return fmt::format("step from {} to {} at t = {} s", initial_, final_, time_);
+  return fmt::format("step from {} to {} over t = {}..{} s", initial_, final_, time_,
+                     time_ + width_);
+}
+
 RampSource::RampSource(double start_time, double slope, double offset, double end_time,
                        std::string unit)
     : TimeSource(std::move(unit)),
@@ -95,6 +110,12 @@ double RampSource::value(double t) const {
   return offset_ + slope_ * (std::min(t, end_) - start_);
 }
 
+std::string RampSource::law() const {
+  std::string text = fmt::format("ramp of slope {}/s from {} at t = {} s", slope_, offset_, start_);
+  if (std::isfinite(end_)) text.append(fmt::format(", held from t = {} s", end_));
+  return text;
+}
+
 SineSource::SineSource(double amplitude, double omega, double phase, double offset,
                        std::string unit)
     : TimeSource(std::move(unit)),
@@ -109,8 +130,18 @@ double SineSource::value(double t) const {
   return offset_ + amplitude_ * std::sin(omega_ * t + phase_);
 }
 
+std::string SineSource::law() const {
+  return fmt::format("{} + {}·sin({}·t + {}) (omega in rad/s)", offset_, amplitude_, omega_,
+                     phase_);
+}
+
 Gain::Gain(double k, std::string unit) : StatelessSubsystem(std::move(unit)), k_(k) {
   require_finite({k}, "gain: k");
+}
+
+std::string Gain::output_description(std::size_t i) const {
+  if (i != 0) throw std::out_of_range("gain output_description: out of range");
+  return fmt::format("{}·u", k_);
 }
 
 std::string Gain::output_name(std::size_t i) const {
@@ -139,6 +170,19 @@ Sum::Sum(std::vector<double> signs, std::string unit)
     : StatelessSubsystem(std::move(unit)), signs_(std::move(signs)) {
   if (signs_.empty()) throw std::invalid_argument("sum: signs must list at least one input");
   for (const double s : signs_) require_finite({s}, "sum: signs");
+}
+
+std::string Sum::output_description(std::size_t i) const {
+  if (i != 0) throw std::out_of_range("sum output_description: out of range");
+  std::string text;
+  for (std::size_t k = 0; k < signs_.size(); ++k) {
+    const double s = signs_[k];
+    if (k > 0) text.append(s < 0.0 ? " - " : " + ");
+    if (k == 0 && s < 0.0) text.push_back('-');
+    if (std::abs(s) != 1.0) text.append(fmt::format("{}·", std::abs(s)));
+    text.append(fmt::format("u_{}", k + 1));
+  }
+  return text;
 }
 
 std::string Sum::output_name(std::size_t i) const {

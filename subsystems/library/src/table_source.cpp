@@ -204,6 +204,13 @@ void Table::evaluate(double t, std::span<double> y) const {
 TableSource::TableSource(Table table, std::string unit)
     : StatelessSubsystem(std::move(unit)), table_(std::move(table)) {}
 
+std::string Table::describe(std::size_t c) const {
+  return fmt::format("column {} of a table of {} rows, {} interpolation, {} outside its times",
+                     name(c), data_.time.size(),
+                     interpolation_ == Interpolation::kLinear ? "linear" : "hermite",
+                     end_ == TableEnd::kHold ? "held" : "extrapolated");
+}
+
 std::string TableSource::output_name(std::size_t i) const {
   return table_.name(i);
 }

@@ -1,4 +1,5 @@
-// The documented finite-difference defaults of the Subsystem's optional coupling Jacobians.
+// The documented finite-difference defaults of the Subsystem's optional coupling Jacobians, and
+// the derived state units.
 #include "macrostep/model/subsystem.hpp"
 
 #include "macrostep/model/names.hpp"
@@ -6,8 +7,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace macrostep::model {
@@ -108,6 +111,39 @@ void evaluate_outputs(const Subsystem& s, double t, std::span<const double> z,
                                number(d[k]));
     }
   }
+}
+
+std::vector<std::string> state_units(const Subsystem& s) {
+  std::unordered_map<std::string, std::size_t> state_of;
+  for (std::size_t k = 0; k < s.state_size(); ++k) state_of.emplace(s.state_name(k), k);
+  std::vector<std::string> units(s.state_size());
+  std::vector<bool> named(s.state_size(), false);
+  for (std::size_t k = 0; k < s.state_size(); ++k) {
+    units[k] = s.state_unit(k);
+    named[k] = !units[k].empty();
+  }
+  // Per role (position, velocity): the unit of the outputs that are states of it, if one.
+  std::optional<std::string> of_role[2];
+  bool one_unit[2] = {true, true};
+  for (std::size_t o = 0; o < s.output_size(); ++o) {
+    const auto it = state_of.find(s.output_name(o));
+    if (it == state_of.end()) continue;
+    const std::string unit = s.output_unit(o);
+    if (!named[it->second]) units[it->second] = unit;
+    named[it->second] = true;
+    const StateRole role = s.state_roles()[it->second];
+    if (role == StateRole::kOther) continue;
+    const int r = role == StateRole::kPosition ? 0 : 1;
+    if (of_role[r] && *of_role[r] != unit) one_unit[r] = false;
+    of_role[r] = unit;
+  }
+  for (std::size_t k = 0; k < s.state_size(); ++k) {
+    const StateRole role = s.state_roles()[k];
+    if (named[k] || role == StateRole::kOther) continue;
+    const int r = role == StateRole::kPosition ? 0 : 1;
+    if (one_unit[r] && of_role[r]) units[k] = *of_role[r];
+  }
+  return units;
 }
 
 }  // namespace macrostep::model

@@ -94,6 +94,8 @@ struct CsvTable {
   // The unit of every column ("" where not known), or empty where the file records none
   // (read_result_table fills it; read_csv does not: a CSV's header holds names only).
   std::vector<std::string> units;
+  // Likewise every column's description (read_result_table: the HDF5 attribute or the JSON).
+  std::vector<std::string> descriptions;
 
   std::size_t rows() const { return time.size(); }
   std::optional<std::size_t> column_index(std::string_view name) const;

@@ -4,8 +4,8 @@
 //   /<table>   2-D double dataset, rows × (1 + columns): the key column first ("time" for
 //              /results, "attempt" for /steps), then the named columns; chunked and extendible
 //              along the rows; string-array attribute "columns" with every column name, key first,
-//              and, where the writer knows them, "units" with every column's unit in the same
-//              order ("" for a column without one).
+//              and, where the writer knows them, "units" and "descriptions" with every
+//              column's unit and description in the same order ("" for a column without one).
 //   /          attributes: "metadata_json" (the run's JSON metadata, the whole document as one
 //              UTF-8 string) and one scalar attribute per number, string or bool of the metadata
 //              it is given (e.g. "statistics.macro_steps", "status").
@@ -43,11 +43,12 @@ class Hdf5File {
   // is valid until close(); its write_row appends a row and flushes the file. Column names must
   // be non-empty and distinct from each other and from `key_column` (std::invalid_argument).
   // `units`, if not empty, is the attribute "units": one per column, key column first
-  // (columns.size() + 1 entries, std::invalid_argument otherwise). Throws OutputError if HDF5
-  // refuses.
+  // (columns.size() + 1 entries, std::invalid_argument otherwise); `descriptions` likewise the
+  // attribute "descriptions". Throws OutputError if HDF5 refuses.
   TableWriter& add_table(const std::string& name, const std::string& key_column,
                          const std::vector<std::string>& columns,
-                         const std::vector<std::string>& units = {});
+                         const std::vector<std::string>& units = {},
+                         const std::vector<std::string>& descriptions = {});
 
   // Writes the metadata attributes of the root group (layout above), replacing those of an
   // earlier call: "metadata_json" = document.dump(1), and for every member of `scalars` (a
@@ -72,13 +73,14 @@ class Hdf5File {
 // with attribute "columns", key column first) into a CsvTable (key column in `time`). Throws
 // OutputError "path: problem" for a missing or unreadable file, a missing dataset or attribute,
 // a first column other than `key_column`, or a column count that does not fit. The attribute
-// "units", where the table has one of the right size, fills CsvTable::units.
+// "units" ("descriptions"), where the table has one of the right size, fills CsvTable::units
+// (::descriptions).
 CsvTable read_hdf5_table(const std::string& path, const std::string& name = "results",
                          const std::string& key_column = "time");
 
 // A result or reference for `macrostep compare`: read_hdf5_table(path) for an HDF5 path,
 // read_csv(path) otherwise, with the units that the metadata beside it records
-// (recorded_units, metadata.hpp).
+// (recorded_labels, metadata.hpp), and their descriptions.
 CsvTable read_result_table(const std::string& path);
 
 }  // namespace macrostep::output

@@ -30,18 +30,22 @@ std::string metadata_path(const std::string& result_path);
 // document (a file of another program's: nothing is known about it).
 std::string recorded_mode(const std::string& result_path);
 
-// The "columns" of a result's metadata: one object {"name": ..., "unit": ...} per column of the
-// result table in its order, the key column first ("time", unit "s"); `units` has one entry per
-// entry of `columns` ("" where not known; missing entries are "").
+// The "columns" of a result's metadata: one object {"name": ..., "unit": ..., "description": ...}
+// per column of the result table in its order, the key column first ("time", unit "s");
+// `units` and `descriptions` have one entry per entry of `columns` ("" where not known; missing
+// entries are "").
 nlohmann::ordered_json columns_json(const std::vector<std::string>& columns,
-                                    const std::vector<std::string>& units);
+                                    const std::vector<std::string>& units,
+                                    const std::vector<std::string>& descriptions = {});
 
-// The units that the metadata beside `result_path` records for `columns` (its "columns" as
-// columns_json writes them, matched by name): one per column, "" where it records none. Empty if
-// there is no such metadata or it records no unit at all (a result of an older version, a file
-// of another program's). Never throws for a missing or malformed file.
-std::vector<std::string> recorded_units(const std::string& result_path,
-                                        const std::vector<std::string>& columns);
+// The `field` ("unit", "description") that the metadata beside `result_path` records for each
+// of `columns` (its "columns" as columns_json writes them, matched by name): one per column, ""
+// where it records none. Empty if there is no such metadata or it records none at all (a result
+// of an older version, a file of another program's). Never throws for a missing or malformed
+// file.
+std::vector<std::string> recorded_labels(const std::string& result_path,
+                                         const std::vector<std::string>& columns,
+                                         const std::string& field);
 
 // Versions of macrostep, the compiler and the libraries this module was built with.
 nlohmann::ordered_json build_info();

@@ -46,10 +46,14 @@ struct CosimResult {
   std::vector<std::string> columns;  // the output or state columns, then the coupling variables
   std::size_t coupling_count = 0;    // the coupling-variable columns at the end of `columns`
   // One per column (result_units in result_table.hpp): an output's unit as its model reports it
-  // (model::Subsystem::output_unit), a state's as system::state_units derives it, a coupling
+  // (model::Subsystem::output_unit), a state's as model::state_units derives it, a coupling
   // variable's from its law; "" where nothing says. The result files carry them too (the
   // JSON's output.units, the HDF5 table's attribute "units").
   std::vector<std::string> units;
+  // One per column likewise: what the model or law says the variable is (Subsystem::
+  // output_description, state_description, CouplingLaw::variable_descriptions), "" where it
+  // says nothing (the JSON's columns, the HDF5 attribute "descriptions").
+  std::vector<std::string> descriptions;
   std::vector<double> final_values;  // the last row written
   double final_time = 0.0;
   std::size_t rows = 0;

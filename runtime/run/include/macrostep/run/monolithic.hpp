@@ -64,9 +64,10 @@ struct MonolithicResult {
   std::string json_path;
   std::vector<std::string> columns;
   // One per column, as CosimResult::units: an output's unit from its model, a state's as
-  // system::state_units derives it, a coupling variable's from its law; "" where nothing says.
+  // model::state_units derives it, a coupling variable's from its law; "" where nothing says.
   std::vector<std::string> units;
-  std::vector<double> final_values;  // the last row written
+  std::vector<std::string> descriptions;  // as CosimResult::descriptions
+  std::vector<double> final_values;       // the last row written
   double end_time = 0.0;
   std::size_t rows = 0;
   ida::IntegratorOptions solver;

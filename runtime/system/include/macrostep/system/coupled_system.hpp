@@ -93,6 +93,10 @@ class CoupledSystem {
   // Unit of coupling variable c (CouplingLaw::variable_units of the units its law reads), ""
   // where the law cannot say.
   const std::string& coupling_unit(std::size_t c) const { return coupling_units_.at(c); }
+  // Description of coupling variable c (CouplingLaw::variable_descriptions), "" where none.
+  const std::string& coupling_description(std::size_t c) const {
+    return coupling_descriptions_.at(c);
+  }
 
   std::size_t law_count() const { return laws_.size(); }
   const CouplingLaw& law(std::size_t k) const { return *laws_.at(k); }
@@ -255,8 +259,9 @@ class CoupledSystem {
   std::vector<std::unique_ptr<CouplingLaw>> laws_;
   std::vector<std::size_t> law_offsets_;
   std::vector<std::string> coupling_names_;
-  std::vector<std::string> coupling_units_;  // one per coupling_names_ entry
-  std::size_t max_reads_ = 0;                // largest reads() of any law: the gather buffer's size
+  std::vector<std::string> coupling_units_;         // one per coupling_names_ entry
+  std::vector<std::string> coupling_descriptions_;  // one per coupling_names_ entry
+  std::size_t max_reads_ = 0;  // largest reads() of any law: the gather buffer's size
   // By subsystem: feed_channels(i), and where each input's feeds start in it (input_size() + 1).
   std::vector<std::vector<std::size_t>> feeds_, feed_start_;
   std::vector<MonitoredOutput> monitored_;

@@ -44,6 +44,11 @@ class CouplingLaw {
     (void)read_units;
     return std::vector<std::string>(write_count());
   }
+  // One line for people about every variable the law writes (write_count() entries, "" where
+  // it says nothing): what it is and its sign convention. Results carry it beside the unit.
+  virtual std::vector<std::string> variable_descriptions() const {
+    return std::vector<std::string>(write_count());
+  }
 
   // φ: u_out = φ(y_read); y_read.size() == n_in, u_out.size() == n_out.
   virtual void evaluate(std::span<const double> y_read, std::span<double> u_out) const = 0;

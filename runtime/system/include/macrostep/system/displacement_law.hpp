@@ -39,6 +39,9 @@ class DisplacementLaw final : public CouplingLaw {
   std::vector<std::string> variable_units(std::span<const std::string> read_units) const override {
     return {read_units.size() > 0 ? read_units[0] : "", read_units.size() > 1 ? read_units[1] : ""};
   }
+  std::vector<std::string> variable_descriptions() const override {
+    return {"position handed to the displacement-driven body", "velocity handed to it"};
+  }
 
  private:
   std::array<std::string, 2> names_;

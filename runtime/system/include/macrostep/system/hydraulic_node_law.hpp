@@ -103,6 +103,9 @@ class HydraulicNodeLaw final : public CouplingLaw {
     (void)read_units;
     return {"Pa"};
   }
+  std::vector<std::string> variable_descriptions() const override {
+    return {"pressure of the hydraulic volume node"};
+  }
 
   const Parameters& parameters() const { return parameters_; }
   // E at pressure p for this node's model.

@@ -35,6 +35,10 @@ class JointConstraintLaw final : public CouplingLaw {
   // λ a force, "N" between positions in m ("N m" between angles in rad); μ enters the position
   // rows (x' = v + μ): the unit of v_a.
   std::vector<std::string> variable_units(std::span<const std::string> read_units) const override;
+  std::vector<std::string> variable_descriptions() const override {
+    return {"joint reaction force (+ on body a, − on body b)",
+            "joint projection multiplier (ẋ_a = v_a + μ, ẋ_b = v_b − μ; a drift diagnostic)"};
+  }
 
  private:
   std::array<std::string, 2> names_;

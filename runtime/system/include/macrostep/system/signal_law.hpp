@@ -38,6 +38,8 @@ class SignalLaw final : public CouplingLaw {
   std::vector<std::string> variable_units(std::span<const std::string> read_units) const override {
     return {read_units.empty() ? std::string() : read_units[0]};
   }
+  // "signal: gain·y + offset of the source output".
+  std::vector<std::string> variable_descriptions() const override;
 
   double gain() const { return gain_; }
   double offset() const { return offset_; }

@@ -54,6 +54,8 @@ class SpringDamperLaw final : public CouplingLaw {
   // The element's force, "N" between positions in m, or its torque, "N m" between angles in rad
   // (the rotational law); "" between positions of another or no unit.
   std::vector<std::string> variable_units(std::span<const std::string> read_units) const override;
+  // "spring-damper effort, c = …, d = … (+ on the left body, − on the right)".
+  std::vector<std::string> variable_descriptions() const override;
   // Without damping (d = D = 0): u̇ = ∂F/∂Δx·(v_right − v_left).
   bool has_rate() const override { return element_.d == 0.0 && element_.D == 0.0; }
   void rate(std::span<const double> y_read, std::span<double> u_dot) const override;

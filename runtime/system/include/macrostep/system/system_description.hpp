@@ -117,12 +117,6 @@ CoupledSystem build_system(const SystemDescription& description);
 // drive train's two ends are both "phi_1").
 std::vector<std::size_t> distinct_outputs(const model::Subsystem& s);
 
-// The unit of every state of `s`, derived from its outputs until model::Subsystem declares state
-// units: the unit of the output named like the state; else, for a position or velocity state,
-// the one unit that every output named like a state of that role has (the chain's x_17 is "m"
-// because its outputs x_1 and x_40 are); else "" (a PID's integral). O(states + outputs).
-std::vector<std::string> state_units(const model::Subsystem& s);
-
 // The result-column name of variable `local` (an output or state name) of subsystem i under the
 // description's naming.
 std::string variable_name(const SystemDescription& d, std::size_t i, const std::string& local);

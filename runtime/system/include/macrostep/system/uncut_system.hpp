@@ -33,11 +33,15 @@ class UncutSystem {
   const std::vector<std::size_t>& read_states() const { return read_states_; }
   // The unit of each of read_names(): that of the subsystem output it stands for.
   const std::vector<std::string>& read_units() const { return read_units_; }
+  // And the description of that output.
+  const std::vector<std::string>& read_descriptions() const { return read_descriptions_; }
 
   // The coupling variables, in connection and write order (as build_system numbers them).
   const std::vector<std::string>& coupling_names() const { return coupling_names_; }
   // Their units, as CoupledSystem::coupling_unit gives them.
   const std::vector<std::string>& coupling_units() const { return coupling_units_; }
+  // And their descriptions, as CoupledSystem::coupling_description gives them.
+  const std::vector<std::string>& coupling_descriptions() const { return coupling_descriptions_; }
   // u = φ(y) of every law in connection order, y read from the whole model's state z
   // (u.size() == coupling_names().size()).
   void evaluate_couplings(std::span<const double> z, std::span<double> u) const;
@@ -47,6 +51,7 @@ class UncutSystem {
   std::vector<std::unique_ptr<CouplingLaw>> laws_;
   std::vector<std::vector<std::size_t>> law_states_;  // per law: the state index of each read
   std::vector<std::string> read_names_, coupling_names_, read_units_, coupling_units_;
+  std::vector<std::string> read_descriptions_, coupling_descriptions_;
   std::vector<std::size_t> read_states_;
   mutable std::vector<double> y_read_;
 };

@@ -48,8 +48,11 @@ class DcMotor final : public model::Subsystem {
   std::span<const model::StateRole> state_roles() const override { return roles_; }
   std::string state_name(std::size_t i) const override;
   std::string output_name(std::size_t i) const override;
-  // phi rad, omega rad/s, current A.
+  // phi rad, omega rad/s, current A; states current A, phi rad, omega rad/s (rotor side).
   std::string output_unit(std::size_t i) const override;
+  std::string state_unit(std::size_t i) const override;
+  std::string state_description(std::size_t i) const override;
+  std::string output_description(std::size_t i) const override;
   std::string input_name(std::size_t i) const override;
   bool input_is_effort(std::size_t i) const override;
   double initial_time() const override { return 0.0; }

@@ -53,8 +53,11 @@ class HydraulicCylinder final : public model::Subsystem {
   std::span<const model::StateRole> state_roles() const override { return roles_; }
   std::string state_name(std::size_t i) const override;
   std::string output_name(std::size_t i) const override;
-  // x m, v m/s, volume_a/b m^3, flow_a/b m^3/s.
+  // x m, v m/s, volume_a/b m^3, flow_a/b m^3/s; the states are the first two outputs.
   std::string output_unit(std::size_t i) const override;
+  std::string state_unit(std::size_t i) const override;
+  std::string state_description(std::size_t i) const override;
+  std::string output_description(std::size_t i) const override;
   std::string input_name(std::size_t i) const override;
   bool input_is_effort(std::size_t i) const override;
   double initial_time() const override { return 0.0; }

@@ -64,8 +64,13 @@ class PidController final : public model::Subsystem {
   std::span<const model::StateRole> state_roles() const override { return roles_; }
   std::string state_name(std::size_t i) const override;
   std::string output_name(std::size_t i) const override;
-  // The declared `unit` (PidParameters::unit).
+  // The declared `unit` (PidParameters::unit); also of the states q and c, which add to the
+  // command. The filter state w is in the measured value's unit, which the controller does not
+  // know ("").
   std::string output_unit(std::size_t i) const override;
+  std::string state_unit(std::size_t i) const override;
+  std::string state_description(std::size_t i) const override;
+  std::string output_description(std::size_t i) const override;
   std::string input_name(std::size_t i) const override;
   double initial_time() const override { return 0.0; }
   void initial_state(std::span<const double> u0, std::span<double> z0,

@@ -57,6 +57,9 @@ class TimeSource : public StatelessSubsystem {
   void outputs(double t, std::span<const double> z, std::span<const double> u,
                std::span<double> y) const final;
   virtual double value(double t) const = 0;
+  // The source's law with its parameters ("step from 0 to 10 at t = 0.5 s").
+  std::string output_description(std::size_t i) const final;
+  virtual std::string law() const = 0;
 };
 
 // y = value.
@@ -64,6 +67,7 @@ class ConstantSource final : public TimeSource {
  public:
   ConstantSource(double value, std::string unit);
   double value(double t) const override;
+  std::string law() const override;
 
  private:
   double value_;
@@ -77,6 +81,7 @@ class StepSource final : public TimeSource {
  public:
   StepSource(double initial, double final_value, double time, double width, std::string unit);
   double value(double t) const override;
+  std::string law() const override;
 
  private:
   double initial_, final_, time_, width_;
@@ -88,6 +93,7 @@ class RampSource final : public TimeSource {
  public:
   RampSource(double start_time, double slope, double offset, double end_time, std::string unit);
   double value(double t) const override;
+  std::string law() const override;
 
  private:
   double start_, slope_, offset_, end_;
@@ -98,6 +104,7 @@ class SineSource final : public TimeSource {
  public:
   SineSource(double amplitude, double omega, double phase, double offset, std::string unit);
   double value(double t) const override;
+  std::string law() const override;
 
  private:
   double amplitude_, omega_, phase_, offset_;
@@ -107,6 +114,7 @@ class SineSource final : public TimeSource {
 class Gain final : public StatelessSubsystem {
  public:
   Gain(double k, std::string unit);
+  std::string output_description(std::size_t i) const override;
   std::size_t input_size() const override { return 1; }
   std::size_t output_size() const override { return 1; }
   bool has_feedthrough() const override { return true; }
@@ -127,6 +135,8 @@ class Gain final : public StatelessSubsystem {
 class Sum final : public StatelessSubsystem {
  public:
   Sum(std::vector<double> signs, std::string unit);
+  // "u_1 - u_2", "2·u_1 + 0.5·u_2".
+  std::string output_description(std::size_t i) const override;
   std::size_t input_size() const override { return signs_.size(); }
   std::size_t output_size() const override { return 1; }
   bool has_feedthrough() const override { return true; }

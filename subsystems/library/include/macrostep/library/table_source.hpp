@@ -48,6 +48,8 @@ class Table {
   Table(TableData data, Interpolation interpolation, TableEnd end);
   std::size_t columns() const { return data_.values.size(); }
   const std::string& name(std::size_t c) const { return data_.names.at(c); }
+  // "column <name> of a table of <rows> rows, <interpolation> interpolation, <end> outside".
+  std::string describe(std::size_t c) const;
   // y[c] = column c at t (y.size() == columns()).
   void evaluate(double t, std::span<double> y) const;
 
@@ -70,6 +72,7 @@ class TableSource final : public StatelessSubsystem {
   std::size_t input_size() const override { return 0; }
   std::size_t output_size() const override { return table_.columns(); }
   std::string output_name(std::size_t i) const override;
+  std::string output_description(std::size_t i) const override { return table_.describe(i); }
   std::string input_name(std::size_t i) const override;
   void outputs(double t, std::span<const double> z, std::span<const double> u,
                std::span<double> y) const override;

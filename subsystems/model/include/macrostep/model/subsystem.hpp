@@ -77,6 +77,22 @@ class Subsystem {
     (void)i;
     return "";
   }
+  // The unit of state i; "" when the model does not declare it, and then state_units() below
+  // derives one from the outputs. Informative, like output_unit().
+  virtual std::string state_unit(std::size_t i) const {
+    (void)i;
+    return "";
+  }
+  // One line for people about state i and output i ("angle of inertia 2", "armature current");
+  // "" when the model gives none. The result files' metadata carries them beside the units.
+  virtual std::string state_description(std::size_t i) const {
+    (void)i;
+    return "";
+  }
+  virtual std::string output_description(std::size_t i) const {
+    (void)i;
+    return "";
+  }
   // Whether input i is an effort (a force, a torque, a flow into a node): contributions to it add
   // up, so several connections may feed it and the input is the sum of their coupling variables.
   // A kinematic or signal input (a position, a voltage, a measured value) takes exactly one
@@ -166,6 +182,12 @@ class Subsystem {
 // the master at t0, so both check and report alike.
 void evaluate_outputs(const Subsystem& s, double t, std::span<const double> z,
                       std::span<const double> u, std::vector<double>& y, std::vector<double>& d);
+
+// The unit of every state of `s`: the model's own (Subsystem::state_unit) where it declares one;
+// else the unit of the output named like the state; else, for a position or velocity state, the
+// one unit that every output named like a state of that role has (the chain's x_17 is "m"
+// because its outputs x_1 and x_40 are); else "". O(states + outputs).
+std::vector<std::string> state_units(const Subsystem& s);
 
 // The time function of a subsystem's inputs, supplied by the caller of the integrator
 // (a support-point polynomial in co-simulation, nothing for a closed model).

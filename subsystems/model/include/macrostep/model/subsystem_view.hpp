@@ -26,6 +26,11 @@ class SubsystemView : public Subsystem {
   std::string output_name(std::size_t i) const override { return base_.output_name(i); }
   std::string input_name(std::size_t i) const override { return base_.input_name(i); }
   std::string output_unit(std::size_t i) const override { return base_.output_unit(i); }
+  std::string state_unit(std::size_t i) const override { return base_.state_unit(i); }
+  std::string state_description(std::size_t i) const override { return base_.state_description(i); }
+  std::string output_description(std::size_t i) const override {
+    return base_.output_description(i);
+  }
   bool input_is_effort(std::size_t i) const override { return base_.input_is_effort(i); }
   double initial_time() const override { return base_.initial_time(); }
   void initial_state(std::span<const double> u0, std::span<double> z0,
