@@ -28,6 +28,7 @@
 #include "version.hpp"
 
 #include "macrostep/checkpoint/checkpoint.hpp"
+#include "macrostep/config/config_keys.hpp"
 #include "macrostep/config/run_config.hpp"
 #include "macrostep/ida/integrator.hpp"
 #include "macrostep/output/csv.hpp"
@@ -86,7 +87,8 @@ struct Commands {
   int worker_segment_fd = -1;
   CLI::App *run = nullptr, *reference = nullptr, *topology = nullptr, *stability = nullptr,
            *resume = nullptr, *plot = nullptr, *cleanup = nullptr, *compare = nullptr,
-           *suggest = nullptr, *models = nullptr, *sweep = nullptr, *worker = nullptr;
+           *suggest = nullptr, *models = nullptr, *config_keys = nullptr, *sweep = nullptr,
+           *worker = nullptr;
 };
 
 // Declares the subcommands of DESIGN.md's command line on `app`, bound to `c` (which must
@@ -129,6 +131,9 @@ void add_commands(CLI::App& app, Commands& c) {
   c.models = app.add_subcommand(
       "models",
       "every model with a parameter description: keys, types, defaults, units (Markdown)");
+  c.config_keys = app.add_subcommand(
+      "config-keys",
+      "every table of a configuration file with the keys it accepts, one table a line");
   c.compare = app.add_subcommand("compare",
                                  "NRMSE of a result against a reference (seed 000 "
                                  "Eq. 5.1)");
@@ -169,6 +174,12 @@ int dispatch(Commands& c, int argc, char** argv, const std::string& command_line
   if (c.cleanup->parsed()) return macrostep::app::cleanup_command();
   if (c.models->parsed()) {
     fmt::print("{}", macrostep::app::models_reference());
+    return 0;
+  }
+  if (c.config_keys->parsed()) {
+    for (const auto& t : macrostep::config::key_tables()) {
+      fmt::print("{}: {}\n", t.table, fmt::join(t.keys, ", "));
+    }
     return 0;
   }
   if (c.plot->parsed()) return macrostep::app::plot_command(c.plot_args);

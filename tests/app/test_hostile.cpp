@@ -335,7 +335,7 @@ TEST_F(Hostile, MessagesSayWhatIsWrong) {
   EXPECT_EQ(sub.status, 2);
   EXPECT_EQ(sub.err.rfind("macrostep: unknown subcommand 'frobnicate'; the subcommands are run, "
                           "reference, sweep, topology, stability, resume, plot, "
-                          "suggest-partition, cleanup, models, compare\n",
+                          "suggest-partition, cleanup, models, config-keys, compare\n",
                           0),
             0u)
       << sub.err;

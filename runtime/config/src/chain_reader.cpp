@@ -42,7 +42,7 @@ library::ValueSpec parse_value(const Node& n, Domain domain) {
     return library::ValueSpec::fixed(checked(n, domain));
   }
   if (!n.is_table()) n.fail(fmt::format("must be {} (got {})", kValueForms, n.describe()));
-  n.allow_only({"uniform", "signed_uniform", "linear"});
+  n.allow_only(keys_of(Table::kValueTable));
   const auto entries = n.entries();
   if (entries.size() != 1) {
     n.fail("must have exactly one of the keys uniform, signed_uniform, linear");
@@ -103,7 +103,7 @@ std::pair<std::size_t, std::size_t> index_range(const Node& n, std::size_t upper
 
 void parse_element(const Node& n, library::ElementSpec& e) {
   n.expect_table();
-  n.allow_only({"c", "d", "C", "D", "ex", "ev", "modulation"});
+  n.allow_only(keys_of(Table::kElement));
   const library::ElementLaw law = detail::element_law(n);
   e.c = law.c;
   e.d = law.d;
@@ -113,7 +113,7 @@ void parse_element(const Node& n, library::ElementSpec& e) {
   e.ev = law.ev;
   if (auto m = n.find("modulation")) {
     m->expect_table();
-    m->allow_only({"amplitude", "omega", "period"});
+    m->allow_only(keys_of(Table::kModulation));
     e.modulation_amplitude = m->require("amplitude").number();
     e.modulation_omega = m->require("omega").number();
     e.modulation_period = static_cast<std::size_t>(
@@ -123,7 +123,7 @@ void parse_element(const Node& n, library::ElementSpec& e) {
 
 void parse_mass_overrides(const Node& n, library::ChainSpec& chain) {
   for (const auto& item : table_array(n)) {
-    item.allow_only({"first", "last", "mass"});
+    item.allow_only(keys_of(Table::kMassOverride));
     const auto [first, last] = index_range(item, chain.masses, "model.masses");
     const double mass = checked(item.require("mass"), Domain::kPositive);
     chain.mass_overrides.push_back({first, last, mass});
@@ -133,7 +133,7 @@ void parse_mass_overrides(const Node& n, library::ChainSpec& chain) {
 void parse_element_overrides(const Node& n, library::ChainSpec& chain) {
   const std::size_t elements = chain.masses + 1;
   for (const auto& item : table_array(n)) {
-    item.allow_only({"first", "last", "c", "d", "C", "D", "ex", "ev"});
+    item.allow_only(keys_of(Table::kElementOverride));
     const auto [first, last] = index_range(item, elements, "model.masses + 1");
     if (chain.left == library::EndCondition::kFree && first == 1) {
       item.require("first").fail("element 1 is the free left end (left_end = \"free\")");
@@ -160,7 +160,7 @@ void parse_element_overrides(const Node& n, library::ChainSpec& chain) {
 
 void parse_selection(const Node& n, std::size_t force_index, ParseState& state,
                      library::MassSelection& selection) {
-  const std::vector<std::string_view> kinds = {"masses", "fraction", "all", "coupling_bodies"};
+  const KeyList& kinds = force_selection_keys();
   std::optional<std::pair<std::string, Node>> chosen;
   for (const auto& [key, child] : n.entries()) {
     if (std::find(kinds.begin(), kinds.end(), key) == kinds.end()) continue;
@@ -210,24 +210,17 @@ void parse_selection(const Node& n, std::size_t force_index, ParseState& state,
 
 void parse_force(const Node& n, std::size_t force_index, ParseState& state) {
   library::ForceGroupSpec f;
-  const std::string type =
-      n.require("type").choice({"harmonic", "contact", "impulse", "modified_sine"});
-  std::vector<std::string_view> allowed = {
-      "type", "masses", "fraction", "all", "coupling_bodies", "alternate_sign", "amplitude"};
+  const std::string type = n.require("type").choice(force_types());
   if (type == "harmonic") {
     f.type = library::ForceType::kHarmonic;
-    allowed.insert(allowed.end(), {"omega", "phase"});
   } else if (type == "contact") {
     f.type = library::ForceType::kContact;
-    allowed.insert(allowed.end(), {"stiffness"});
   } else if (type == "impulse") {
     f.type = library::ForceType::kImpulse;
-    allowed.insert(allowed.end(), {"time", "times", "duration", "edge"});
   } else {
     f.type = library::ForceType::kModifiedSine;
-    allowed.insert(allowed.end(), {"omega", "phase", "exponent"});
   }
-  n.allow_only(allowed, fmt::format(" for a {} force", type));
+  n.allow_only(force_keys(type), fmt::format(" for a {} force", type));
   parse_selection(n, force_index, state, f.selection);
   f.amplitude = parse_value(n.require("amplitude"), Domain::kAny);
   if (auto v = n.find("alternate_sign")) f.alternate_sign = v->boolean();
@@ -284,8 +277,7 @@ void read_model(const Node* node, ParseState& state) {
   }
   const Node& n = *node;
   n.expect_table();
-  n.allow_only({"type", "masses", "seed", "mass", "left_end", "right_end", "x0", "v0", "element",
-                "mass_override", "element_override", "force"});
+  n.allow_only(keys_of(Table::kModel));
   if (auto t = n.find("type")) t->choice({"chain"});
   library::ChainSpec& chain = state.config.chain;
   chain.masses = static_cast<std::size_t>(integer_in(n.require("masses"), 1, kMaxMasses, ""));

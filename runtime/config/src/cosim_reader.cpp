@@ -270,34 +270,7 @@ void read_cosim(const Node* node, ParseState& state) {
   if (node == nullptr) return;
   const Node& n = *node;
   n.expect_table();
-  n.allow_only({"scheme",
-                "estimator",
-                "order",
-                "order_strategy",
-                "step_size",
-                "rtol",
-                "atol_pos",
-                "atol_vel",
-                "atol_u",
-                "safety",
-                "r_min",
-                "r_max",
-                "dead_zone",
-                "h_max",
-                "predictor",
-                "least_squares_points",
-                "approximation",
-                "jump_handling",
-                "min_micro_steps",
-                "output_every",
-                "sequence",
-                "executor",
-                "threads",
-                "jacobian",
-                "tau",
-                "max_corrector_passes",
-                "perturbation_min",
-                "omega"});
+  n.allow_only(keys_of(Table::kCosim));
   CosimConfig& c = state.config.cosim;
   c.given = true;
   c.line = n.line();

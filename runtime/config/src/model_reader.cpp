@@ -65,11 +65,9 @@ std::string resolved_path(const Node& node, std::string_view empty) {
 }
 
 library::RegisteredModel registered_model(const Node& n, const library::ModelEntry& entry) {
-  std::vector<std::string_view> keys = {"name", "model"};
-  for (const auto& p : entry.parameters) keys.push_back(p.name);
-  keys.insert(keys.end(), kSolverKeys.begin(), kSolverKeys.end());
   const bool vowel = std::string_view("aeiou").find(entry.name.front()) != std::string_view::npos;
-  n.allow_only(keys, fmt::format(" for {} {}", vowel ? "an" : "a", entry.name));
+  n.allow_only(registered_model_keys(entry),
+               fmt::format(" for {} {}", vowel ? "an" : "a", entry.name));
   library::RegisteredModel m{entry.name, {}};
   for (const auto& p : entry.parameters) {
     if (const auto v = n.find(p.name)) {

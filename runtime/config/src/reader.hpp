@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "key_tables.hpp"
 #include "macrostep/config/run_config.hpp"
 #include "toml_node.hpp"
 
@@ -29,6 +30,9 @@ struct ParseState {
   std::vector<PendingCouplingSelection> pending;
   const Node* top = nullptr;  // the document, for sections that read more than their own key
 };
+
+// The top-level keys: the sections that parse_config() reads (run_config.cpp), in its order.
+KeyList section_keys();
 
 // The numbers a key accepts, and the checked readers of numbers (ConfigError at the key).
 enum class Domain { kAny, kPositive, kNonNegative };

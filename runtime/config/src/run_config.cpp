@@ -76,6 +76,16 @@ constexpr Section kSections[] = {
 
 }  // namespace
 
+namespace detail {
+
+KeyList section_keys() {
+  KeyList keys;
+  for (const auto& s : kSections) keys.push_back(s.key);
+  return keys;
+}
+
+}  // namespace detail
+
 SolverConfig with_override(SolverConfig solver, const SolverOverride& o) {
   if (o.rtol) solver.rtol = *o.rtol;
   if (o.atol_pos) solver.atol_pos = o.atol_pos;
@@ -93,9 +103,7 @@ void read_sections(const detail::Document& document, RunConfig& config) {
   const std::string& path = config.path;
   const Node top = document.root();
   ParseState state{config, {}, &top};
-  std::vector<std::string_view> keys;
-  for (const auto& s : kSections) keys.push_back(s.key);
-  top.allow_only(keys);
+  top.allow_only(detail::section_keys());
   for (const auto& s : kSections) {
     const auto node = top.find(s.key);
     if (!node && s.required) {

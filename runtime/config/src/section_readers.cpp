@@ -46,9 +46,7 @@ std::int64_t integer_in(const Node& n, std::int64_t lo, std::int64_t hi, std::st
 void read_solver(const Node* node, ParseState& state) {
   if (node == nullptr) return;
   node->expect_table();
-  std::vector<std::string_view> keys = detail::kSolverKeys;
-  keys.push_back("micro_step_stop");  // the whole run's: not a [[subsystem]] key
-  node->allow_only(keys);
+  node->allow_only(keys_of(Table::kSolver));  // micro_step_stop is not a [[subsystem]] key
   state.config.solver = with_override(state.config.solver, detail::solver_keys(*node));
   if (auto v = node->find("micro_step_stop")) {
     state.config.solver.micro_step_stop =
@@ -60,7 +58,7 @@ void read_solver(const Node* node, ParseState& state) {
 void read_simulation(const Node* node, ParseState& state) {
   const Node& n = *node;
   n.expect_table();
-  n.allow_only({"end_time", "output_interval"});
+  n.allow_only(keys_of(Table::kSimulation));
   SimulationConfig& s = state.config.simulation;
   const Node end_time = n.require("end_time");
   s.end_time = checked(end_time, Domain::kPositive);
@@ -80,7 +78,7 @@ void read_output(const Node* node, ParseState& state) {
   if (node == nullptr) return;
   const Node& n = *node;
   n.expect_table();
-  n.allow_only({"file", "all_states", "checkpoint_every", "checkpoint", "rows"});
+  n.allow_only(keys_of(Table::kOutput));
   OutputConfig& o = state.config.output;
   if (auto v = n.find("file")) {
     o.file = v->string();
@@ -114,7 +112,7 @@ void read_executor(const Node* node, ParseState& state) {
   if (node == nullptr) return;
   const Node& n = *node;
   n.expect_table();
-  n.allow_only({"handshake_timeout", "ranks"});
+  n.allow_only(keys_of(Table::kExecutor));
   if (auto v = n.find("handshake_timeout")) {
     const double seconds = checked(*v, Domain::kPositive);
     if (seconds > 1e6) v->fail(fmt::format("must be <= 1e6 s (got {})", v->source_text()));

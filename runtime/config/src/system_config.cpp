@@ -42,13 +42,6 @@ std::string user_name(const Node& n) {
   return text;
 }
 
-void allow_subsystem_keys(const Node& n, std::vector<std::string_view> keys,
-                          std::string_view context) {
-  keys.insert(keys.begin(), {"name", "model"});
-  keys.insert(keys.end(), kSolverKeys.begin(), kSolverKeys.end());
-  n.allow_only(keys, context);
-}
-
 namespace {
 
 using system::InputRef;
@@ -91,10 +84,7 @@ std::vector<double> numbers(const Node& n, std::size_t size, std::string_view wh
 // ---- models ----
 
 library::DriveTrainParameters drive_train(const Node& n) {
-  allow_subsystem_keys(n,
-                       {"inertia", "shaft", "bearing_damping", "angle0", "speed0", "load",
-                        "left_coupled", "right_coupled"},
-                       " for a drive_train");
+  n.allow_only(subsystem_keys("drive_train"), " for a drive_train");
   library::DriveTrainParameters p;
   const Node inertia = n.require("inertia");
   for (const auto& item : inertia.elements()) p.inertia.push_back(positive(item));
@@ -107,7 +97,7 @@ library::DriveTrainParameters drive_train(const Node& n) {
                           count - 1, shafts.size()));
     }
     for (const auto& s : shafts) {
-      s.allow_only({"c", "d", "C", "D", "ex", "ev"});
+      s.allow_only(keys_of(Table::kShaft));
       p.shaft.push_back(element_law(s));
     }
   } else if (count > 1) {
@@ -125,7 +115,7 @@ library::DriveTrainParameters drive_train(const Node& n) {
     p.load.assign(count, library::LoadTorque{});
     std::vector<bool> loaded(count, false);
     for (const auto& l : table_array(*v)) {
-      l.allow_only({"inertia", "constant", "step", "step_time", "step_width"});
+      l.allow_only(keys_of(Table::kLoad));
       const Node index = l.require("inertia");
       const auto k = index.integer();
       if (k < 1 || k > static_cast<std::int64_t>(count)) {
@@ -195,7 +185,7 @@ struct Systems {
 
 // masses = [first, last] (1-based, inclusive) of the [model] chain.
 library::ChainSegmentDescription chain_segment(const Node& n, const Systems& s) {
-  allow_subsystem_keys(n, {"masses"}, " for a chain_segment");
+  n.allow_only(subsystem_keys("chain_segment"), " for a chain_segment");
   if (!s.chain) {
     n.require("model").fail(
         "a chain_segment cuts the [model] chain, and the file has no [model] table");
@@ -313,17 +303,12 @@ ParsedSubsystem parse_subsystem(const Node& n, Systems& s) {
 
 // ---- connections ----
 
-// The common keys of every [[connection]], before the law's own.
-constexpr std::string_view kConnectionKeys[] = {"name", "law", "from", "to", "approximation"};
-
 // The registered law that table `n` names, with its keys checked.
 const system::LawEntry& connection_law(const Node& n) {
   const std::vector<std::string> names = system::law_names();
   const std::vector<std::string_view> laws(names.begin(), names.end());
   const system::LawEntry& law = system::law_entry(n.require("law").choice(laws));
-  std::vector<std::string_view> allowed(std::begin(kConnectionKeys), std::end(kConnectionKeys));
-  for (const auto& key : law.keys) allowed.push_back(key.name);
-  n.allow_only(allowed, fmt::format(" for law \"{}\"", law.name));
+  n.allow_only(connection_keys(law), fmt::format(" for law \"{}\"", law.name));
   return law;
 }
 
@@ -374,9 +359,7 @@ std::vector<std::vector<InputRef>> connection_targets(const Node& n, const syste
   if (!to.is_table()) {
     to.fail(fmt::format("must be a table {} (got {})", law.to_form, to.describe()));
   }
-  std::vector<std::string_view> keys;
-  for (const auto& w : law.writes) keys.push_back(w.to_key);
-  to.allow_only(keys);
+  to.allow_only(connection_to_keys(law));
   std::vector<std::vector<InputRef>> out;
   for (const auto& w : law.writes)
     out.push_back(targets(to.require(w.to_key), s, connection, feeds));

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "key_tables.hpp"
 #include "macrostep/config/run_config.hpp"
 #include "macrostep/library/model_registry.hpp"
 #include "macrostep/system/law_registry.hpp"
@@ -67,11 +68,6 @@ library::RegisteredModel registered_model(const Node& n, const library::ModelEnt
 // control character would split the one-line messages and result columns that show it.
 std::string user_name(const Node& n);
 
-// Fails at a key of subsystem table `n` that is neither name, model, a solver key nor one of the
-// model's `keys`.
-void allow_subsystem_keys(const Node& n, std::vector<std::string_view> keys,
-                          std::string_view context);
-
 // A file named by a string value, absolute or relative to the configuration's directory, as an
 // absolute canonical path (workers and resumed runs read the same file); `empty` is the message
 // for "", "no such file: PATH" the one for a missing file (ConfigError at the value).
@@ -82,10 +78,6 @@ std::string resolved_path(const Node& node, std::string_view empty);
 // to the configuration's directory. ConfigError at the key.
 plugin::PluginDescription plugin_model(const Node& n);
 fmu::FmuDescription fmu_model(const Node& n);
-
-// The keys of [solver], which a [[subsystem]] may also carry.
-inline const std::vector<std::string_view> kSolverKeys = {
-    "rtol", "atol_pos", "atol_vel", "linear_solver", "max_order", "max_steps"};
 
 // The solver keys present in table `n` with [solver]'s checks (ConfigError at the key). Other
 // keys of `n` are the caller's to check.

@@ -72,7 +72,7 @@ void read_partition(const Node* node, ParseState& state) {
   const Node& n = *node;
   n.expect_table();
   state.config.partition.line = n.line();
-  n.allow_only({"subsystems", "sizes"});
+  n.allow_only(keys_of(Table::kPartition));
   const auto subsystems = n.find("subsystems");
   const auto sizes = n.find("sizes");
   if (subsystems && sizes) {

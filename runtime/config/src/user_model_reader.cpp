@@ -48,7 +48,7 @@ void check_start_value(const Node& value) {
 
 // `library` (absolute, or relative to the configuration's directory) and `parameters`.
 plugin::PluginDescription plugin_model(const Node& n) {
-  allow_subsystem_keys(n, {"library", "parameters"}, " for a plugin");
+  n.allow_only(subsystem_keys("plugin"), " for a plugin");
   plugin::PluginDescription d;
   d.library = resolved_path(n.require("library"), "must name the plugin's shared library");
   nlohmann::json parameters = nlohmann::json::object();
@@ -65,8 +65,7 @@ plugin::PluginDescription plugin_model(const Node& n) {
 // `outputs` (variable names; by default every Real input / output of the FMU), `interface`
 // ("model-exchange" or "co-simulation"; by default Model Exchange where the FMU has it).
 fmu::FmuDescription fmu_model(const Node& n) {
-  n.allow_only({"name", "model", "path", "parameters", "inputs", "outputs", "interface"},
-               " for an FMU");
+  n.allow_only(subsystem_keys("fmu"), " for an FMU");
   fmu::FmuDescription d;
   d.path = resolved_path(n.require("path"), "must name the .fmu file");
   nlohmann::json parameters = nlohmann::json::object();

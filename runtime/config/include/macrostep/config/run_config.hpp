@@ -2,7 +2,10 @@
 // tolerances, the simulated interval and the output (DESIGN.md; spec/MODELS.md §1). The command
 // line's --set KEY=VALUE edits any key of it before it is read (Override, below).
 //
-// Schema (every key not listed here is an error; so is a wrong type or an out-of-range value):
+// Schema, as notes for developers (every key not listed here is an error; so is a wrong type or
+// an out-of-range value). The keys each table accepts are defined once in src/key_tables.cpp,
+// which the readers check with; users read docs/reference/configuration-keys.md, which a test
+// holds against that definition (`macrostep config-keys`).
 //
 //   description = "..."              optional, free text copied into the run metadata
 //
