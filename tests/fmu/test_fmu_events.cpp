@@ -454,9 +454,17 @@ TEST(FmuEventsApp, AKilledWorkerIsRecoveredWithItsFmuModesToTheSameBytes) {
                              killed.string() +
                              " 2>/dev/null || echo 0)\" -gt 100 ] && break; sleep 0.002; done; " +
                              "kill -KILL $(pgrep -P $app | head -1); wait $app";
-  const AppRun r = test::run_shell("bash -c '" + script + "'");
-  ASSERT_EQ(r.status, 0) << r.output;
+  // On a loaded machine the run may end before the kill lands (then nothing was recovered and
+  // the attempt proves nothing): up to three attempts, each a new run.
+  AppRun r;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    fs::remove(killed);
+    r = test::run_shell("bash -c '" + script + "'");
+    ASSERT_EQ(r.status, 0) << r.output;
+    if (r.output.find("recovered from a worker failure: subsystem 1") != std::string::npos) break;
+  }
   EXPECT_NE(r.output.find("recovered from a worker failure: subsystem 1"), std::string::npos)
+      << "no attempt killed the worker before the run ended\n"
       << r.output;
   EXPECT_TRUE(read_file(whole) == read_file(killed)) << "the recovered run differs";
   fs::remove_all(dir);

@@ -32,7 +32,7 @@ void without_grid(const config::RunConfig& config, CosimSettings& settings,
 }  // namespace
 
 void resolve_output_rows(const config::RunConfig& config, CosimSettings& settings) {
-  settings.rows = config.output.rows.value_or(config::kDefaultRowTimes);
+  settings.rows = config.output.rows.value_or(config::default_row_times(config));
   if (settings.rows != config::RowTimes::kGrid) return;
   const double interval = config.simulation.output_interval;
   settings.executor.output_interval = interval;

@@ -9,7 +9,7 @@
 
 namespace macrostep::run {
 
-// Chooses settings.rows: [output] rows, else config::kDefaultRowTimes. Grid rows need the outputs
+// Chooses settings.rows: [output] rows, else config::default_row_times. Grid rows need the outputs
 // alone (not all states) and a macro step of at most ipc::kMaxSamples output intervals: what the
 // file asks for and cannot have is refused (SetupError naming output.rows), a default grid falls
 // back to macro points. With the grid, executor.output_interval is set (the nominal runs sample

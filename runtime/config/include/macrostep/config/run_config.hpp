@@ -377,15 +377,11 @@ inline constexpr model::NameTable<RowTimes, 2> kRowTimesNames{{
     {RowTimes::kMacroPoints, "macro"},
     {RowTimes::kGrid, "grid"},
 }};
-// Without [output] rows. Macro points: inside a macro step a joint's constraint and the
-// coupling equations of feed-through subsystems hold only approximately, which rows on the grid
-// show; a run that wants them asks for them.
-inline constexpr RowTimes kDefaultRowTimes = RowTimes::kMacroPoints;
 
 struct OutputConfig {
   std::string file;  // empty: the default name (see default_output_file)
   bool all_states = false;
-  // [output] rows; unset: kDefaultRowTimes.
+  // [output] rows; unset: default_row_times().
   std::optional<RowTimes> rows;
   unsigned rows_line = 0;  // of [output] rows (0: not given)
   // [output] checkpoint_every and checkpoint: the --checkpoint-every / --checkpoint of the file
@@ -608,6 +604,17 @@ struct RunConfig {
   ExecutorConfig executor;
   CosimConfig cosim;
 };
+
+// Where a co-simulation's rows are without [output] rows: on the output grid for a described
+// system ([[subsystem]] / [[connection]], an SSP), so that `compare` against a reference on the
+// same grid measures the run itself; at the macro points for a [model] chain, whose studies
+// report their errors there (the published figures, `reference --at`). A default grid the run
+// cannot have (all states, a Co-Simulation FMU, a fixed step over 512 output intervals) falls
+// back to macro points.
+inline RowTimes default_row_times(const RunConfig& config) {
+  const bool chain = config.system_description && config.system_description->whole;
+  return chain ? RowTimes::kMacroPoints : RowTimes::kGrid;
+}
 
 // Reads and validates a configuration file with the --set edits `overrides` ("KEY=VALUE", see
 // Override). Throws ConfigError for any problem, including an unreadable file and TOML syntax
