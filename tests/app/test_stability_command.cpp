@@ -120,6 +120,39 @@ TEST_F(Stability, DefaultModelPrintsTheKCLimitAndAPlot) {
   EXPECT_EQ(rows, 41);  // header + 40 points
 }
 
+// Seed 000 App. C (METHODS §7.3 S3): F/F Gauss-Seidel κ = 0 on the undamped symmetric model is
+// unstable at every H as the seed defines it (--gauss-seidel sequential) and stable up to the
+// scan's end converged (the default); the heading names the end value, a configuration's
+// gauss_seidel key is its default, and the option is refused with another scheme or name.
+TEST_F(Stability, GaussSeidelEndValuesGiveTheSeedsAndTheConvergedScheme) {
+  const std::string gs =
+      "stability --scheme gauss-seidel --order 0 --no-plot --points 30 "
+      "--omega-min 0.05 --omega-max 3";
+  const Outcome seq = macrostep(gs + " --gauss-seidel sequential");
+  ASSERT_EQ(seq.status, 0) << seq.err;
+  EXPECT_NE(seq.out.find("ff gauss-seidel (sequential), lagrange (order 0)"), std::string::npos)
+      << seq.out;
+  EXPECT_NE(seq.out.find("unstable at every H of the scan"), std::string::npos) << seq.out;
+  const Outcome conv = macrostep(gs);
+  ASSERT_EQ(conv.status, 0) << conv.err;
+  EXPECT_NE(conv.out.find("ff gauss-seidel (converged)"), std::string::npos) << conv.out;
+  EXPECT_NEAR(largest_stable_h(conv.out), 3.0, 1e-9) << conv.out;  // the end of the scan
+  std::string file = std::regex_replace(kTwoMass, std::regex("\\[cosim\\]\n"),
+                                        "[cosim]\nscheme = \"gauss-seidel\"\n"
+                                        "gauss_seidel = \"sequential\"\n");
+  write_file("gs.toml", file);
+  const Outcome from_file =
+      macrostep("stability gs.toml --scheme gauss-seidel --no-plot --points 5");
+  ASSERT_EQ(from_file.status, 0) << from_file.err;
+  EXPECT_NE(from_file.out.find("gauss-seidel (sequential)"), std::string::npos) << from_file.out;
+  for (const char* bad : {"stability --gauss-seidel sequential --no-plot",
+                          "stability --scheme gauss-seidel --gauss-seidel iterated --no-plot"}) {
+    const Outcome o = macrostep(bad);
+    EXPECT_EQ(o.status, 2) << bad << ": " << o.out;
+    EXPECT_NE(o.err.find("--gauss-seidel"), std::string::npos) << o.err;
+  }
+}
+
 TEST_F(Stability, ParametersComeFromTheConfiguration) {
   write_file("two.toml", kTwoMass);
   const Outcome o = macrostep("stability two.toml --no-plot --points 20 --m1 1");
