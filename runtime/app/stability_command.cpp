@@ -84,7 +84,13 @@ analysis::GaussSeidelEndValue end_value(const StabilityArgs& a, const config::Ru
 void resolve(const StabilityArgs& a, const config::RunConfig* config, TwoMass& model,
              Method& method) {
   method.decomposition = analysis::parse_decomposition(a.decomposition);
-  method.scheme = analysis::parse_scheme(a.scheme.empty() ? "jacobi" : a.scheme);
+  // Without --scheme the configuration's: Gauss–Seidel if it runs Gauss–Seidel, else Jacobi
+  // (the two-mass recurrence has no iterative scheme), so that the scan is the run's.
+  const bool file_gs =
+      config != nullptr && config->cosim.scheme == config::CosimScheme::kGaussSeidel;
+  method.scheme = analysis::parse_scheme(!a.scheme.empty() ? a.scheme
+                                         : file_gs         ? "gauss-seidel"
+                                                           : "jacobi");
   method.end_value = end_value(a, config, method.scheme == analysis::Scheme::kGaussSeidel);
   if (config != nullptr) {
     model = model_from_config(*config);
@@ -174,8 +180,8 @@ void add_stability_options(CLI::App& cmd, StabilityArgs& a) {
   add_set_option(cmd, a.sets);
   cmd.add_option("--decomposition", a.decomposition, "ff (default) | fd | dd (METHODS §1.2)");
   cmd.add_option("--scheme", a.scheme,
-                 "jacobi (default) | gauss-seidel (two-mass); explicit | gauss-seidel | implicit "
-                 "(described; default: the configuration's)");
+                 "jacobi | gauss-seidel (two-mass); explicit | gauss-seidel | implicit "
+                 "(described); default: the configuration's, else jacobi");
   cmd.add_option("--gauss-seidel", a.gauss_seidel,
                  "converged (default) | sequential: Gauss-Seidel's end value of a force that "
                  "reads the later subsystem itself (docs/guide/schemes.md)");

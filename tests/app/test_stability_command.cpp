@@ -122,8 +122,8 @@ TEST_F(Stability, DefaultModelPrintsTheKCLimitAndAPlot) {
 
 // Seed 000 App. C (METHODS §7.3 S3): F/F Gauss-Seidel κ = 0 on the undamped symmetric model is
 // unstable at every H as the seed defines it (--gauss-seidel sequential) and stable up to the
-// scan's end converged (the default); the heading names the end value, a configuration's
-// gauss_seidel key is its default, and the option is refused with another scheme or name.
+// scan's end converged (the default); the heading names the end value, a configuration's scheme
+// and gauss_seidel key are the defaults, and the option is refused with another scheme or name.
 TEST_F(Stability, GaussSeidelEndValuesGiveTheSeedsAndTheConvergedScheme) {
   const std::string gs =
       "stability --scheme gauss-seidel --order 0 --no-plot --points 30 "
@@ -141,8 +141,7 @@ TEST_F(Stability, GaussSeidelEndValuesGiveTheSeedsAndTheConvergedScheme) {
                                         "[cosim]\nscheme = \"gauss-seidel\"\n"
                                         "gauss_seidel = \"sequential\"\n");
   write_file("gs.toml", file);
-  const Outcome from_file =
-      macrostep("stability gs.toml --scheme gauss-seidel --no-plot --points 5");
+  const Outcome from_file = macrostep("stability gs.toml --no-plot --points 5");
   ASSERT_EQ(from_file.status, 0) << from_file.err;
   EXPECT_NE(from_file.out.find("gauss-seidel (sequential)"), std::string::npos) << from_file.out;
   for (const char* bad : {"stability --gauss-seidel sequential --no-plot",
