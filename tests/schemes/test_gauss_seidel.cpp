@@ -162,6 +162,26 @@ TEST(GaussSeidel, SequentialEndValueIsTheExactSequentialRecurrenceStep) {
         worst_recurrence_deviation(analysis::recurrence(two_mass(), method, h), pts, unused);
     EXPECT_GT(converged, 1e3 * worst);
   }
+  // With the continuous approximations (the first subsystem extrapolates with C0 or C1, the
+  // own outputs still extrapolate with Lagrange of degree k) the same holds.
+  for (const char* name : {"c0", "c1"}) {
+    for (int order = 1; order <= 2; ++order) {
+      SCOPED_TRACE(std::string(name) + " k = " + std::to_string(order));
+      analysis::Method method;
+      method.scheme = analysis::Scheme::kGaussSeidel;
+      method.end_value = analysis::GaussSeidelEndValue::kSequential;
+      method.order = order;
+      method.approximation = polynomials::parse_approximation(name);
+      auto o = fixed_options(order, h, 40, true, schemes::GaussSeidelEndValue::kSequential);
+      o.approximations.assign(1, method.approximation);
+      const auto pts = run(o);
+      ASSERT_EQ(pts.size(), 41u);
+      double scale = 0.0;
+      const double worst =
+          worst_recurrence_deviation(analysis::recurrence(two_mass(), method, h), pts, scale);
+      EXPECT_LT(worst, 1e-8 * scale);
+    }
+  }
 }
 
 // Seed 000 App. C (METHODS §7.3 S3): on the symmetric undamped model (m = 1 kg, c = 1e4 N/m in
