@@ -655,42 +655,6 @@ TEST_F(App, GaussSeidelGivesTheSameBitsInProcessesAndFollowsItsSequence) {
       << bad.err;
 }
 
-// gauss_seidel = "sequential" (seed 000 App. C: the force the second subsystem interpolates
-// through takes its own outputs extrapolated; steps against the recurrence: tests/schemes/
-// test_gauss_seidel.cpp): the same bytes in processes (its output history lives in the master),
-// another result than the converged default, recorded in the JSON and the summary, close to the
-// reference at this small H; the key is refused when --scheme overrides the file's scheme.
-TEST_F(App, SequentialGaussSeidelGivesTheSameBitsInProcesses) {
-  write_file("cosim.toml", kCosim);
-  ASSERT_EQ(macrostep("reference cosim.toml --output ref.csv").status, 0);
-  std::string gs = kCosim;
-  gs.replace(gs.find("estimator = \"exMD\""), 18,
-             "scheme = \"gauss-seidel\"\nestimator = \"none\"\nstep_size = 1e-5\norder = 2");
-  write_file("converged.toml", gs);
-  write_file("sequential.toml", gs + "gauss_seidel = \"sequential\"\n");
-  const Outcome conv = macrostep("run converged.toml --executor inprocess --output conv.csv");
-  const Outcome in = macrostep("run sequential.toml --executor inprocess --output in.csv");
-  const Outcome pr = macrostep("run sequential.toml --executor processes --output pr.csv");
-  ASSERT_EQ(conv.status, 0) << conv.err;
-  ASSERT_EQ(in.status, 0) << in.err;
-  ASSERT_EQ(pr.status, 0) << pr.err;
-  EXPECT_EQ(read_file("in.csv"), read_file("pr.csv"));
-  EXPECT_NE(read_file("in.csv"), read_file("conv.csv"));
-  EXPECT_NE(in.out.find("sequential end values"), std::string::npos) << in.out;
-  EXPECT_EQ(nlohmann::json::parse(read_file("in.json")).at("cosim").at("gauss_seidel"),
-            "sequential");
-  EXPECT_EQ(nlohmann::json::parse(read_file("conv.json")).at("cosim").at("gauss_seidel"),
-            "converged");
-  const Outcome cmp = macrostep("compare in.csv ref.csv");
-  ASSERT_EQ(cmp.status, 0) << cmp.err;
-  EXPECT_LT(final_nrmse(cmp.out), 1e-3) << cmp.out;
-  const Outcome refused = macrostep("run sequential.toml --scheme explicit");
-  EXPECT_EQ(refused.status, 2);
-  EXPECT_NE(refused.err.find("cosim.gauss_seidel applies only to the gauss-seidel scheme"),
-            std::string::npos)
-      << refused.err;
-}
-
 TEST_F(App, ApproximationsGiveTheSameBitsInProcessesAndInProcess) {
   write_file("cosim.toml", kCosim);
   std::string lagrange;

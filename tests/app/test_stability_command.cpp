@@ -324,6 +324,53 @@ TEST_F(Stability, OnADescribedSystemRhoPredictsTheGrowthOfARun) {
   }
 }
 
+// configs/two-mass-s3.toml (seed 000 App. C's symmetric model, F/F Gauss-Seidel as the seed
+// defines it, κ = 0, ω̂ = 0.3): the tool's ρ for the file is > 1, the run is warned about and
+// grows like ρ^N (between the first and the last quarter of its rows, within 20 % in the
+// exponent), with the same bytes in processes (the outputs the end value extrapolates from live
+// in the master); gauss_seidel = "converged" over it (--set) has ρ = 1 and stays bounded. The
+// summary and the JSON name the end value; --scheme explicit over the file refuses the key.
+TEST_F(Stability, SequentialGaussSeidelRunGrowsAsTheToolSays) {
+  const std::string file = std::string(MACROSTEP_SOURCE_DIR) + "/configs/two-mass-s3.toml";
+  const std::string at = " --no-plot --points 2 --omega-min 0.3 --omega-max 0.31";
+  const Outcome tool = macrostep("stability " + file + at);
+  ASSERT_EQ(tool.status, 0) << tool.err;
+  EXPECT_NE(tool.out.find("ff gauss-seidel (sequential), lagrange (order 0)"), std::string::npos)
+      << tool.out;
+  const double rho = first_rho(tool.out);
+  ASSERT_GT(rho, 1.01) << tool.out;
+  const Outcome in = macrostep("run " + file + " --output in.csv");
+  const Outcome pr = macrostep("run " + file + " --executor processes --output pr.csv");
+  ASSERT_EQ(in.status, 0) << in.err;
+  ASSERT_EQ(pr.status, 0) << pr.err;
+  EXPECT_EQ(read_file("in.csv"), read_file("pr.csv"));
+  EXPECT_NE(in.err.find("warning: the fixed step H"), std::string::npos) << in.err;
+  EXPECT_NE(in.out.find("sequential end values"), std::string::npos) << in.out;
+  EXPECT_NE(read_file("in.json").find("\"gauss_seidel\": \"sequential\""), std::string::npos);
+  const std::string text = read_file("in.csv");
+  const auto rows = static_cast<double>(std::count(text.begin(), text.end(), '\n') - 1);
+  const auto [first, last] = amplitudes(text);
+  const double exponent = std::log(last / first) / ((rows - rows / 4) * std::log(rho));
+  EXPECT_GT(exponent, 0.8) << "rho " << rho << ", growth " << last / first;
+  EXPECT_LT(exponent, 1.2) << "rho " << rho << ", growth " << last / first;
+
+  const std::string converged = " --set cosim.gauss_seidel=converged";
+  const Outcome tool_c = macrostep("stability " + file + at + converged);
+  ASSERT_EQ(tool_c.status, 0) << tool_c.err;
+  EXPECT_LE(first_rho(tool_c.out), 1.0 + 1e-8) << tool_c.out;
+  const Outcome conv = macrostep("run " + file + converged + " --output conv.csv");
+  ASSERT_EQ(conv.status, 0) << conv.err;
+  const auto [conv_first, conv_last] = amplitudes(read_file("conv.csv"));
+  EXPECT_LT(conv_last, 1.5 * conv_first);
+  EXPECT_NE(read_file("conv.json").find("\"gauss_seidel\": \"converged\""), std::string::npos);
+
+  const Outcome refused = macrostep("run " + file + " --scheme explicit");
+  EXPECT_EQ(refused.status, 2);
+  EXPECT_NE(refused.err.find("cosim.gauss_seidel applies only to the gauss-seidel scheme"),
+            std::string::npos)
+      << refused.err;
+}
+
 TEST_F(Stability, TheToolAgreesWithACoSimulation) {
   expect_tool_agrees(kTwoMass, 100.0);
 }
