@@ -56,12 +56,42 @@ TwoMass model_from_config(const config::RunConfig& config) {
   return m;
 }
 
+// Gauss–Seidel's end value: --gauss-seidel, else the configuration's cosim.gauss_seidel (given
+// with scheme = "gauss-seidel" only), else converged. Throws std::invalid_argument for another
+// name, or for --gauss-seidel with a scheme other than Gauss–Seidel.
+analysis::GaussSeidelEndValue end_value(const StabilityArgs& a, const config::RunConfig* config,
+                                        bool gauss_seidel) {
+  config::GaussSeidelEndValue e =
+      config != nullptr ? config->cosim.gauss_seidel : config::GaussSeidelEndValue::kConverged;
+  if (!a.gauss_seidel.empty()) {
+    const auto parsed = config::parse_gauss_seidel_end_value(a.gauss_seidel);
+    if (!parsed) {
+      throw std::invalid_argument(
+          fmt::format("--gauss-seidel {}: allowed: {}", a.gauss_seidel,
+                      fmt::join(config::gauss_seidel_end_value_names(), ", ")));
+    }
+    if (!gauss_seidel) {
+      throw std::invalid_argument("--gauss-seidel applies only to --scheme gauss-seidel");
+    }
+    e = *parsed;
+  }
+  return e == config::GaussSeidelEndValue::kSequential ? analysis::GaussSeidelEndValue::kSequential
+                                                       : analysis::GaussSeidelEndValue::kConverged;
+}
+
 // Model and method of the two-mass path: the configuration's values (if any), then the options
 // over them.
 void resolve(const StabilityArgs& a, const config::RunConfig* config, TwoMass& model,
              Method& method) {
   method.decomposition = analysis::parse_decomposition(a.decomposition);
-  method.scheme = analysis::parse_scheme(a.scheme.empty() ? "jacobi" : a.scheme);
+  // Without --scheme the configuration's: Gauss–Seidel if it runs Gauss–Seidel, else Jacobi
+  // (the two-mass recurrence has no iterative scheme), so that the scan is the run's.
+  const bool file_gs =
+      config != nullptr && config->cosim.scheme == config::CosimScheme::kGaussSeidel;
+  method.scheme = analysis::parse_scheme(!a.scheme.empty() ? a.scheme
+                                         : file_gs         ? "gauss-seidel"
+                                                           : "jacobi");
+  method.end_value = end_value(a, config, method.scheme == analysis::Scheme::kGaussSeidel);
   if (config != nullptr) {
     model = model_from_config(*config);
     method.approximation = config->cosim.approximation;
@@ -106,11 +136,18 @@ std::pair<double, double> h_range(const StabilityArgs& a, double w) {
   return {lo, hi};
 }
 
+// " (sequential)" or " (converged)" after a Gauss–Seidel scheme's name, else nothing.
+std::string end_value_note(bool gauss_seidel, analysis::GaussSeidelEndValue e) {
+  if (!gauss_seidel) return {};
+  return e == analysis::GaussSeidelEndValue::kSequential ? " (sequential)" : " (converged)";
+}
+
 std::string title(const TwoMass& m, const Method& method) {
   return fmt::format(
-      "{} {}, {} (order {}); m = {:g}, {:g}; c1 = {:g}, cc = {:g}, c2 = {:g}; d1 = {:g}, dc = "
+      "{} {}{}, {} (order {}); m = {:g}, {:g}; c1 = {:g}, cc = {:g}, c2 = {:g}; d1 = {:g}, dc = "
       "{:g}, d2 = {:g}",
       analysis::decomposition_name(method.decomposition), analysis::scheme_name(method.scheme),
+      end_value_note(method.scheme == analysis::Scheme::kGaussSeidel, method.end_value),
       method.approximation.name, method.order, m.m1, m.m2, m.c1, m.cc, m.c2, m.d1, m.dc, m.d2);
 }
 
@@ -143,8 +180,11 @@ void add_stability_options(CLI::App& cmd, StabilityArgs& a) {
   add_set_option(cmd, a.sets);
   cmd.add_option("--decomposition", a.decomposition, "ff (default) | fd | dd (METHODS §1.2)");
   cmd.add_option("--scheme", a.scheme,
-                 "jacobi (default) | gauss-seidel (two-mass); explicit | gauss-seidel | implicit "
-                 "(described; default: the configuration's)");
+                 "jacobi | gauss-seidel (two-mass); explicit | gauss-seidel | implicit "
+                 "(described); default: the configuration's, else jacobi");
+  cmd.add_option("--gauss-seidel", a.gauss_seidel,
+                 "converged (default) | sequential: Gauss-Seidel's end value of a force that "
+                 "reads the later subsystem itself (docs/guide/schemes.md)");
   cmd.add_option("--approximation", a.approximation,
                  "lagrange (default) | c0 | c1 | a seed-003 set (const-2-3-opt, lin-2-3:p=P, ...)");
   cmd.add_option("--order", a.order, "degree: kappa (Lagrange, Gauss-Seidel), k (C0/C1); 2");
@@ -226,11 +266,14 @@ std::string scheme_heading(const analysis::CoupledMethod& m) {
     case analysis::CoupledScheme::kImplicit:
       return "implicit (converged corrector)";
     case analysis::CoupledScheme::kGaussSeidel:
-      if (m.sequence.empty()) return "Gauss-Seidel in index order";
+      if (m.sequence.empty()) {
+        return std::string("Gauss-Seidel in index order").append(end_value_note(true, m.end_value));
+      }
       {
         std::vector<std::size_t> one_based;
         for (const std::size_t i : m.sequence) one_based.push_back(i + 1);
-        return fmt::format("Gauss-Seidel in the sequence {}", fmt::join(one_based, ", "));
+        return fmt::format("Gauss-Seidel in the sequence {}{}", fmt::join(one_based, ", "),
+                           end_value_note(true, m.end_value));
       }
     case analysis::CoupledScheme::kExplicit:
       break;
@@ -266,6 +309,7 @@ Scan described_scan(const StabilityArgs& a, const config::RunConfig& config) {
         "implicit steps",
         scheme));
   }
+  method.end_value = end_value(a, &config, method.scheme == analysis::CoupledScheme::kGaussSeidel);
   method.approximation = config.cosim.approximation;
   const config::OrderSetting o = config.cosim.effective_order();
   if (!o.automatic) method.order = o.kappa;

@@ -19,6 +19,9 @@ struct StabilityArgs {
   std::string config;  // a run configuration (optional): two-mass chain or described system
   std::vector<std::string> sets;  // --set KEY=VALUE edits of it (config::Override)
   std::string decomposition = "ff", scheme, approximation;  // scheme empty: the default
+  // Gauss–Seidel's end value, "converged" | "sequential"; empty: the configuration's
+  // cosim.gauss_seidel, else converged.
+  std::string gauss_seidel;
   std::optional<int> order;
   std::optional<double> m1, m2, c1, c2, cc, d1, d2, dc;
   std::optional<double> h_min, h_max, omega_min, omega_max;

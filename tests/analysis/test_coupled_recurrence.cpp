@@ -3,8 +3,9 @@
 // subsystem's linearised ODE ż = A_i z + B_i u(t) integrated by classical Runge–Kutta with
 // fine substeps, its inputs the Lagrange polynomials of the past coupling values (written out
 // here, not the runtime's stencils), the implicit scheme's new values and Gauss–Seidel's
-// subsystems one after another solved for by superposition of unit runs. One macro step applied
-// to every unit vector of X = [z; u_N, u_{N−1}, …] gives the recurrence matrix column by column;
+// subsystems one after another solved for by superposition of unit runs (converged end values)
+// or run once with their own states extrapolated (sequential). One macro step applied to every
+// unit vector of X = [z; u_N, u_{N−1}, …; z_{N−1}, …] gives the recurrence matrix column by column;
 // its spectral radius must equal the analysis's, below and above the stability edge, on three
 // systems with more than two bodies: a five-mass chain cut into four subsystems, the three-body
 // mechanism of configs/three-body.toml (one body fed by two springs) and the branched drive
@@ -14,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "macrostep/analysis/coupled_stability.hpp"
@@ -68,12 +70,17 @@ Vector integrate(const LinearCoupledSystem& s, std::size_t sub, const Vector& z0
   return z;
 }
 
-// One macro step of size h from X by the scheme's own procedure; returns the next X.
+// One macro step of size h from X by the scheme's own procedure; returns the next X (`points`
+// past coupling values, `state_points` past states).
 Vector macro_step(const LinearCoupledSystem& s, const CoupledMethod& m, std::size_t points,
-                  double h, const Vector& x) {
+                  std::size_t state_points, double h, const Vector& x) {
   const std::size_t n = s.states(), nu = s.couplings(), k = s.state_offset.size() - 1;
   const int kappa = m.order;
   const auto past = [&](std::size_t j, std::size_t c) { return x[n + j * nu + c]; };
+  // State i at T_{N−j} (j = 0: z_N).
+  const auto past_state = [&](std::size_t j, std::size_t i) {
+    return j == 0 ? x[i] : x[n + nu * points + (j - 1) * n + i];
+  };
   // The explicit scheme's extrapolation of c: degree κ through T_N, T_{N−1}, …, T_{N−κ}; the
   // interpolation: degree κ through T_{N−κ+1}, …, T_N and the new value at T_{N+1}. As nodes
   // and values of the Lagrange polynomial.
@@ -159,7 +166,20 @@ Vector macro_step(const LinearCoupledSystem& s, const CoupledMethod& m, std::siz
       for (std::size_t c = 0; c < nu; ++c)
         takes[c] = std::all_of(s.reads[c].begin(), s.reads[c].end(),
                                [&](std::size_t j) { return j == sub || ran[j]; });
-      solve_new({sub}, takes);
+      if (m.end_value == GaussSeidelEndValue::kConverged) {
+        solve_new({sub}, takes);
+      } else {  // G_c applied to the new states of the others and sub's own extrapolated ones
+        Vector at_end = z, nodes, values(static_cast<std::size_t>(kappa) + 1);
+        for (int j = 0; j <= kappa; ++j) nodes.push_back(-j * h);
+        for (std::size_t i = s.state_offset[sub]; i < s.state_offset[sub + 1]; ++i) {
+          for (std::size_t j = 0; j < values.size(); ++j) values[j] = past_state(j, i);
+          at_end[i] = lagrange(nodes, values, h);
+        }
+        Vector u_new(nu, 0.0);
+        for (std::size_t c = 0; c < nu; ++c)
+          if (takes[c]) u_new[c] = g_of(c, at_end);
+        store(sub, run(sub, takes, u_new));
+      }
       ran[sub] = true;
     }
   }
@@ -168,18 +188,21 @@ Vector macro_step(const LinearCoupledSystem& s, const CoupledMethod& m, std::siz
   for (std::size_t c = 0; c < nu; ++c) next[n + c] = g_of(c, z);
   for (std::size_t j = 1; j < points; ++j)
     for (std::size_t c = 0; c < nu; ++c) next[n + j * nu + c] = past(j - 1, c);
+  for (std::size_t j = 1; j <= state_points; ++j)
+    for (std::size_t i = 0; i < n; ++i)
+      next[n + nu * points + (j - 1) * n + i] = past_state(j - 1, i);
   return next;
 }
 
 double brute_force_rho(const LinearCoupledSystem& s, const CoupledMethod& m, double h) {
   const Recurrence r = coupled_recurrence(s, m, h);
-  const std::size_t dim = s.states() + s.couplings() * r.points;
+  const std::size_t dim = s.states() * (1 + r.state_points) + s.couplings() * r.points;
   EXPECT_EQ(r.m.rows(), dim);
   Matrix mb(dim, dim);
   for (std::size_t col = 0; col < dim; ++col) {
     Vector e(dim, 0.0);
     e[col] = 1.0;
-    const Vector next = macro_step(s, m, r.points, h, e);
+    const Vector next = macro_step(s, m, r.points, r.state_points, h, e);
     for (std::size_t row = 0; row < dim; ++row) mb(row, col) = next[row];
   }
   return spectral_radius(mb);
@@ -204,11 +227,16 @@ LinearCoupledSystem five_mass_chain() {
 void expect_agreement(const LinearCoupledSystem& s, const std::string& label) {
   const double omega = fastest_frequency(s);
   ASSERT_GT(omega, 0.0);
-  for (const CoupledScheme scheme :
-       {CoupledScheme::kExplicit, CoupledScheme::kImplicit, CoupledScheme::kGaussSeidel}) {
+  // Gauss–Seidel twice: converged and sequential end values.
+  for (const auto& [scheme, end_value] :
+       {std::pair{CoupledScheme::kExplicit, GaussSeidelEndValue::kConverged},
+        {CoupledScheme::kImplicit, GaussSeidelEndValue::kConverged},
+        {CoupledScheme::kGaussSeidel, GaussSeidelEndValue::kConverged},
+        {CoupledScheme::kGaussSeidel, GaussSeidelEndValue::kSequential}}) {
     for (const int kappa : {1, 2}) {
       CoupledMethod m;
       m.scheme = scheme;
+      m.end_value = end_value;
       m.order = kappa;
       bool stable = false, unstable = false;
       for (const double w : {0.3, 1.0, 2.5}) {
@@ -216,7 +244,8 @@ void expect_agreement(const LinearCoupledSystem& s, const std::string& label) {
         const double expected = brute_force_rho(s, m, h);
         const double got = spectral_radius(coupled_recurrence(s, m, h).m);
         EXPECT_NEAR(got, expected, 1e-7 * std::max(1.0, expected))
-            << label << ", scheme " << static_cast<int>(scheme) << ", kappa " << kappa
+            << label << ", scheme " << static_cast<int>(scheme) << ", sequential "
+            << (end_value == GaussSeidelEndValue::kSequential) << ", kappa " << kappa
             << ", omega_hat " << w;
         (expected <= 1.0 + 1e-9 ? stable : unstable) = true;
       }

@@ -55,6 +55,42 @@ TEST(CoupledStability, TwoMassChainAgreesWithTheTwoMassRecurrence) {
   }
 }
 
+// The same for Gauss–Seidel with either end value of the force that reads the second subsystem
+// itself: converged (solved for) and sequential (its own states extrapolated, stability.hpp).
+TEST(CoupledStability, TwoMassChainAgreesForBothGaussSeidelEndValues) {
+  TwoMass model;
+  model.m2 = 0.5;
+  model.c2 = 2.0;
+  model.cc = 0.7;
+  model.d1 = 0.02;
+  model.dc = 0.05;
+  const auto chain = linear_chain({model.m1, model.m2}, {model.c1, model.cc, model.c2},
+                                  {model.d1, model.dc, model.d2});
+  const LinearCoupledSystem lin = linearise(system::make_chain_system(chain, {0, 1, 2}));
+  for (const GaussSeidelEndValue e :
+       {GaussSeidelEndValue::kConverged, GaussSeidelEndValue::kSequential}) {
+    for (int kappa = 0; kappa <= 3; ++kappa) {
+      Method two;
+      two.scheme = Scheme::kGaussSeidel;
+      two.end_value = e;
+      two.order = kappa;
+      CoupledMethod described;
+      described.scheme = CoupledScheme::kGaussSeidel;
+      described.end_value = e;
+      described.order = kappa;
+      for (double h : {0.02, 0.1, 0.3, 0.9, 2.0}) {
+        const double expected = spectral_radius(model, two, h);
+        const Recurrence r = coupled_recurrence(lin, described, h);
+        EXPECT_NEAR(spectral_radius(r.m), expected, 1e-6 * expected)
+            << "sequential " << (e == GaussSeidelEndValue::kSequential) << " kappa " << kappa
+            << " h " << h;
+        EXPECT_EQ(r.state_points,
+                  e == GaussSeidelEndValue::kSequential ? static_cast<std::size_t>(kappa) : 0u);
+      }
+    }
+  }
+}
+
 // For H → 0 the recurrence's dominant eigenvalues approach those of the monolithic propagator
 // e^{A_mono H} (consistency): on a five-mass chain cut three times, a three-body system with a
 // feed-through-free star of springs, explicit and implicit, ρ(M) − ρ(e^{A H}) is O(H^{κ+1}).

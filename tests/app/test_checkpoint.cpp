@@ -295,6 +295,15 @@ TEST_F(Checkpoint, ResumeAfterSigkillIsBitIdenticalGaussSeidel) {
                    "--step-size", "1e-4", "--order", "1"});
 }
 
+// Gauss-Seidel with sequential end values: the second subsystem's accepted outputs, from which
+// its own end value is extrapolated, travel in the checkpoint (the scheme's state), so the
+// resumed run continues bit-identically.
+TEST_F(Checkpoint, ResumeAfterSigkillIsBitIdenticalSequentialGaussSeidel) {
+  kill_and_resume({"--executor", "processes", "--set", "cosim.scheme=gauss-seidel", "--set",
+                   "cosim.estimator=none", "--set", "cosim.step_size=1e-4", "--set",
+                   "cosim.order=2", "--set", "cosim.gauss_seidel=sequential"});
+}
+
 // [output] checkpoint_every and checkpoint: the file's keys act as --checkpoint-every
 // and --checkpoint; a SIGTERM writes the final checkpoint where the file says, and resuming it
 // finishes with the uninterrupted run's bytes.

@@ -120,6 +120,38 @@ TEST_F(Stability, DefaultModelPrintsTheKCLimitAndAPlot) {
   EXPECT_EQ(rows, 41);  // header + 40 points
 }
 
+// Seed 000 App. C (METHODS §7.3 S3): F/F Gauss-Seidel κ = 0 on the undamped symmetric model is
+// unstable at every H as the seed defines it (--gauss-seidel sequential) and stable up to the
+// scan's end converged (the default); the heading names the end value, a configuration's scheme
+// and gauss_seidel key are the defaults, and the option is refused with another scheme or name.
+TEST_F(Stability, GaussSeidelEndValuesGiveTheSeedsAndTheConvergedScheme) {
+  const std::string gs =
+      "stability --scheme gauss-seidel --order 0 --no-plot --points 30 "
+      "--omega-min 0.05 --omega-max 3";
+  const Outcome seq = macrostep(gs + " --gauss-seidel sequential");
+  ASSERT_EQ(seq.status, 0) << seq.err;
+  EXPECT_NE(seq.out.find("ff gauss-seidel (sequential), lagrange (order 0)"), std::string::npos)
+      << seq.out;
+  EXPECT_NE(seq.out.find("unstable at every H of the scan"), std::string::npos) << seq.out;
+  const Outcome conv = macrostep(gs);
+  ASSERT_EQ(conv.status, 0) << conv.err;
+  EXPECT_NE(conv.out.find("ff gauss-seidel (converged)"), std::string::npos) << conv.out;
+  EXPECT_NEAR(largest_stable_h(conv.out), 3.0, 1e-9) << conv.out;  // the end of the scan
+  std::string file = std::regex_replace(kTwoMass, std::regex("\\[cosim\\]\n"),
+                                        "[cosim]\nscheme = \"gauss-seidel\"\n"
+                                        "gauss_seidel = \"sequential\"\n");
+  write_file("gs.toml", file);
+  const Outcome from_file = macrostep("stability gs.toml --no-plot --points 5");
+  ASSERT_EQ(from_file.status, 0) << from_file.err;
+  EXPECT_NE(from_file.out.find("gauss-seidel (sequential)"), std::string::npos) << from_file.out;
+  for (const char* bad : {"stability --gauss-seidel sequential --no-plot",
+                          "stability --scheme gauss-seidel --gauss-seidel iterated --no-plot"}) {
+    const Outcome o = macrostep(bad);
+    EXPECT_EQ(o.status, 2) << bad << ": " << o.out;
+    EXPECT_NE(o.err.find("--gauss-seidel"), std::string::npos) << o.err;
+  }
+}
+
 TEST_F(Stability, ParametersComeFromTheConfiguration) {
   write_file("two.toml", kTwoMass);
   const Outcome o = macrostep("stability two.toml --no-plot --points 20 --m1 1");
@@ -290,6 +322,53 @@ TEST_F(Stability, OnADescribedSystemRhoPredictsTheGrowthOfARun) {
       EXPECT_LT(exponent, 1.3) << scheme << ": rho " << rho << ", growth " << last / first;
     }
   }
+}
+
+// configs/two-mass-s3.toml (seed 000 App. C's symmetric model, F/F Gauss-Seidel as the seed
+// defines it, κ = 0, ω̂ = 0.3): the tool's ρ for the file is > 1, the run is warned about and
+// grows like ρ^N (between the first and the last quarter of its rows, within 20 % in the
+// exponent), with the same bytes in processes (the outputs the end value extrapolates from live
+// in the master); gauss_seidel = "converged" over it (--set) has ρ = 1 and stays bounded. The
+// summary and the JSON name the end value; --scheme explicit over the file refuses the key.
+TEST_F(Stability, SequentialGaussSeidelRunGrowsAsTheToolSays) {
+  const std::string file = std::string(MACROSTEP_SOURCE_DIR) + "/configs/two-mass-s3.toml";
+  const std::string at = " --no-plot --points 2 --omega-min 0.3 --omega-max 0.31";
+  const Outcome tool = macrostep("stability " + file + at);
+  ASSERT_EQ(tool.status, 0) << tool.err;
+  EXPECT_NE(tool.out.find("ff gauss-seidel (sequential), lagrange (order 0)"), std::string::npos)
+      << tool.out;
+  const double rho = first_rho(tool.out);
+  ASSERT_GT(rho, 1.01) << tool.out;
+  const Outcome in = macrostep("run " + file + " --output in.csv");
+  const Outcome pr = macrostep("run " + file + " --executor processes --output pr.csv");
+  ASSERT_EQ(in.status, 0) << in.err;
+  ASSERT_EQ(pr.status, 0) << pr.err;
+  EXPECT_EQ(read_file("in.csv"), read_file("pr.csv"));
+  EXPECT_NE(in.err.find("warning: the fixed step H"), std::string::npos) << in.err;
+  EXPECT_NE(in.out.find("sequential end values"), std::string::npos) << in.out;
+  EXPECT_NE(read_file("in.json").find("\"gauss_seidel\": \"sequential\""), std::string::npos);
+  const std::string text = read_file("in.csv");
+  const auto rows = static_cast<double>(std::count(text.begin(), text.end(), '\n') - 1);
+  const auto [first, last] = amplitudes(text);
+  const double exponent = std::log(last / first) / ((rows - rows / 4) * std::log(rho));
+  EXPECT_GT(exponent, 0.8) << "rho " << rho << ", growth " << last / first;
+  EXPECT_LT(exponent, 1.2) << "rho " << rho << ", growth " << last / first;
+
+  const std::string converged = " --set cosim.gauss_seidel=converged";
+  const Outcome tool_c = macrostep("stability " + file + at + converged);
+  ASSERT_EQ(tool_c.status, 0) << tool_c.err;
+  EXPECT_LE(first_rho(tool_c.out), 1.0 + 1e-8) << tool_c.out;
+  const Outcome conv = macrostep("run " + file + converged + " --output conv.csv");
+  ASSERT_EQ(conv.status, 0) << conv.err;
+  const auto [conv_first, conv_last] = amplitudes(read_file("conv.csv"));
+  EXPECT_LT(conv_last, 1.5 * conv_first);
+  EXPECT_NE(read_file("conv.json").find("\"gauss_seidel\": \"converged\""), std::string::npos);
+
+  const Outcome refused = macrostep("run " + file + " --scheme explicit");
+  EXPECT_EQ(refused.status, 2);
+  EXPECT_NE(refused.err.find("cosim.gauss_seidel applies only to the gauss-seidel scheme"),
+            std::string::npos)
+      << refused.err;
 }
 
 TEST_F(Stability, TheToolAgreesWithACoSimulation) {

@@ -58,6 +58,11 @@ TEST(Vocabulary, ParseAndToStringAreInverseOverEveryTable) {
       config::kPredictorNames, [](std::string_view n) { return config::parse_predictor(n); },
       [](config::PredictorKind v) { return config::to_string(v); }, config::predictor_names());
   expect_round_trip(
+      config::kGaussSeidelEndValueNames,
+      [](std::string_view n) { return config::parse_gauss_seidel_end_value(n); },
+      [](config::GaussSeidelEndValue v) { return config::to_string(v); },
+      config::gauss_seidel_end_value_names());
+  expect_round_trip(
       config::kExecutorNames, [](std::string_view n) { return config::parse_executor(n); },
       [](config::ExecutorKind v) { return config::to_string(v); }, config::executor_names());
   expect_round_trip(

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <iostream>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "../support/test_chain.hpp"
@@ -33,7 +34,9 @@ analysis::TwoMass two_mass() {
   return testing::linear_two_mass_for_analysis();
 }
 
-schemes::SchemeOptions fixed_options(int order, double h, int steps, bool gauss_seidel) {
+schemes::SchemeOptions fixed_options(
+    int order, double h, int steps, bool gauss_seidel,
+    schemes::GaussSeidelEndValue end_value = schemes::GaussSeidelEndValue::kConverged) {
   schemes::SchemeOptions o;
   o.control.mode = control::StepSizeMode::kFixed;
   o.control.t_end = h * steps;
@@ -44,13 +47,15 @@ schemes::SchemeOptions fixed_options(int order, double h, int steps, bool gauss_
   if (gauss_seidel) {
     o.gauss_seidel.emplace();
     o.gauss_seidel->tolerance = 1e-9;  // the analysis takes the converged value
+    o.gauss_seidel->end_value = end_value;
   }
   return o;
 }
 
 std::vector<SweepPoint> run(const schemes::SchemeOptions& o,
-                            schemes::SchemeResult* result = nullptr) {
-  const auto sys = system::make_chain_system(testing::linear_two_mass(), {0, 1, 2});
+                            schemes::SchemeResult* result = nullptr,
+                            const library::ChainParameters& chain = testing::linear_two_mass()) {
+  const auto sys = system::make_chain_system(chain, {0, 1, 2});
   executors::InProcessOptions io;
   io.solver = testing::reference_solver();
   io.rollback = schemes::needs_rollback(o);
@@ -80,6 +85,9 @@ double worst_recurrence_deviation(const analysis::Recurrence& r, const std::vect
     std::vector<double> x(r.m.rows(), 0.0);
     std::copy(pts[n].z.begin(), pts[n].z.end(), x.begin());
     for (std::size_t j = 0; j < r.points; ++j) x[4 + j] = pts[n - j].u;
+    for (std::size_t j = 1; j <= r.state_points; ++j) {  // the sequential end value's past states
+      std::copy(pts[n - j].z.begin(), pts[n - j].z.end(), x.begin() + 4 + r.points + 4 * (j - 1));
+    }
     for (std::size_t i = 0; i < 4; ++i) {
       double next = 0.0;
       for (std::size_t j = 0; j < x.size(); ++j) next += r.m(i, j) * x[j];
@@ -123,6 +131,104 @@ TEST(GaussSeidel, EveryStepIsTheExactRecurrenceStep) {
     }
     EXPECT_GT(diff, 1e3 * worst) << "kappa " << order;
   }
+}
+
+// The sequential end value (seed 000 App. C; GaussSeidelEndValue::kSequential): the force the
+// second subsystem interpolates through is φ of the first's new outputs and its own outputs
+// extrapolated from its accepted ones. Every runtime step is the analysis's sequential step
+// (which differs from the converged one by far more than the runtime's deviation), and each
+// step makes exactly one pass after the Jacobi one: nothing is repeated.
+TEST(GaussSeidel, SequentialEndValueIsTheExactSequentialRecurrenceStep) {
+  const double h = 2e-3;  // ω̂ = 0.2
+  for (int order = 0; order <= 3; ++order) {
+    SCOPED_TRACE("kappa " + std::to_string(order));
+    analysis::Method method;
+    method.scheme = analysis::Scheme::kGaussSeidel;
+    method.end_value = analysis::GaussSeidelEndValue::kSequential;
+    method.order = order;
+    const analysis::Recurrence r = analysis::recurrence(two_mass(), method, h);
+    schemes::SchemeResult result;
+    const auto pts =
+        run(fixed_options(order, h, 40, true, schemes::GaussSeidelEndValue::kSequential), &result);
+    ASSERT_EQ(pts.size(), 41u);
+    EXPECT_EQ(result.corrector.passes, 40u);
+    EXPECT_EQ(result.steps.corrector_failures, 0u);
+    double scale = 0.0;
+    const double worst = worst_recurrence_deviation(r, pts, scale);
+    EXPECT_LT(worst, 1e-8 * scale);  // IDA at rtol 1e-12 vs exact
+    method.end_value = analysis::GaussSeidelEndValue::kConverged;
+    double unused = 0.0;
+    const double converged =
+        worst_recurrence_deviation(analysis::recurrence(two_mass(), method, h), pts, unused);
+    EXPECT_GT(converged, 1e3 * worst);
+  }
+  // With the continuous approximations (the first subsystem extrapolates with C0 or C1, the
+  // own outputs still extrapolate with Lagrange of degree k) the same holds.
+  for (const char* name : {"c0", "c1"}) {
+    for (int order = 1; order <= 2; ++order) {
+      SCOPED_TRACE(std::string(name) + " k = " + std::to_string(order));
+      analysis::Method method;
+      method.scheme = analysis::Scheme::kGaussSeidel;
+      method.end_value = analysis::GaussSeidelEndValue::kSequential;
+      method.order = order;
+      method.approximation = polynomials::parse_approximation(name);
+      auto o = fixed_options(order, h, 40, true, schemes::GaussSeidelEndValue::kSequential);
+      o.approximations.assign(1, method.approximation);
+      const auto pts = run(o);
+      ASSERT_EQ(pts.size(), 41u);
+      double scale = 0.0;
+      const double worst =
+          worst_recurrence_deviation(analysis::recurrence(two_mass(), method, h), pts, scale);
+      EXPECT_LT(worst, 1e-8 * scale);
+    }
+  }
+}
+
+// Seed 000 App. C (METHODS §7.3 S3): on the symmetric undamped model (m = 1 kg, c = 1e4 N/m in
+// every element) F/F Gauss–Seidel with κ = 0 is unstable as the seed defines it (sequential) and
+// stable converged; with κ = 2 the sequential scheme is stable. At ω̂ = 0.3 the model runs until
+// the analysis's ρ^N reaches 100: the κ = 0 sequential run grows at the analysis's rate ρ per
+// step (measured between the first and the last 40 steps, within 10 % of ln ρ), the converged
+// run and the κ = 2 sequential run stay bounded.
+TEST(GaussSeidel, SequentialRunsGrowAndStayBoundedAsTheAnalysisSays) {
+  library::ChainParameters chain = testing::linear_two_mass();
+  chain.mass = {1.0, 1.0};
+  for (auto& e : chain.element) e.c = 1e4;
+  analysis::TwoMass model;
+  model.c1 = model.cc = model.c2 = 1e4;
+  const double h = 0.3 / model.omega1();
+  const auto rho = [&](int order, analysis::GaussSeidelEndValue e) {
+    analysis::Method m;
+    m.scheme = analysis::Scheme::kGaussSeidel;
+    m.end_value = e;
+    m.order = order;
+    return analysis::spectral_radius(model, m, h);
+  };
+  const double rho_seq0 = rho(0, analysis::GaussSeidelEndValue::kSequential);
+  ASSERT_GT(rho_seq0, 1.01);
+  ASSERT_LE(rho(0, analysis::GaussSeidelEndValue::kConverged), 1.0 + analysis::kStabilityTolerance);
+  ASSERT_LE(rho(2, analysis::GaussSeidelEndValue::kSequential),
+            1.0 + analysis::kStabilityTolerance);
+  const int window = 40;  // more than a period of either mode (ω̂ ≤ 0.3·1.8 per step)
+  const int steps = static_cast<int>(std::ceil(std::log(100.0) / std::log(rho_seq0))) + window;
+  // ln(last window's largest |x1| + |x2| / first window's) per step between the windows.
+  const auto growth = [&](int order, schemes::GaussSeidelEndValue e) {
+    const auto pts = run(fixed_options(order, h, steps, true, e), nullptr, chain);
+    double first = 0.0, last = 0.0;
+    for (std::size_t n = 0; n < pts.size(); ++n) {
+      const double a = std::abs(pts[n].z[0]) + std::abs(pts[n].z[2]);
+      if (n < static_cast<std::size_t>(window)) first = std::max(first, a);
+      if (n + window >= pts.size()) last = std::max(last, a);
+    }
+    return std::log(last / first) / static_cast<double>(pts.size() - window);
+  };
+  const double seq0 = growth(0, schemes::GaussSeidelEndValue::kSequential);
+  EXPECT_NEAR(seq0, std::log(rho_seq0), 0.1 * std::log(rho_seq0));
+  std::cout << "sequential kappa 0: growth per step " << std::exp(seq0) << ", analysis " << rho_seq0
+            << " (" << steps << " steps)\n";
+  const double bound = std::log(3.0) / static_cast<double>(steps);
+  EXPECT_LT(growth(0, schemes::GaussSeidelEndValue::kConverged), bound);
+  EXPECT_LT(growth(2, schemes::GaussSeidelEndValue::kSequential), bound);
 }
 
 // Seed 001 §2 (Fig. 1, Eq. 12-14): Gauss–Seidel with the continuous approximations. The first

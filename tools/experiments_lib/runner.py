@@ -107,6 +107,18 @@ class Runner:
             raise RunFailed(f"{stem}: compare printed no NRMSE")
         return values
 
+    def stability_symbol(self, options, name):
+        """Seed 000 App. C's d = 0 symbol of `macrostep stability OPTIONS` over omega_hat
+        0.05..3 (METHODS §7.3 S3, the rule of tools/s3-table): "-" unstable at every point,
+        "+" a stable band from 0.05 reaching at least 0.1, "?" otherwise."""
+        out, _ = self._call(["stability"] + list(options) +
+                            ["--omega-min", "0.05", "--omega-max", "3", "--points", "60",
+                             "--no-plot"], name, 120)
+        if "unstable at every H of the scan" in out:
+            return "-"
+        m = re.search(r"stable band from the smallest H: up to H = \S+ s \(omega_hat (\S+)\)", out)
+        return "+" if m and float(m.group(1)) >= 0.1 else "?"
+
     def stability(self, options, name):
         """`macrostep stability OPTIONS --no-plot`: the largest stable omega_hat it prints."""
         out, _ = self._call(["stability"] + list(options) + ["--no-plot"], name, 120)

@@ -643,6 +643,17 @@ def stability(runner, quick):
     jac = runner.stability(damped + ["--order", "1"], "b2016_jacobi")
     r.row("B-2016: omega_hat_max Gauss-Seidel / Jacobi, Lagrange k = 1", gs / jac, "> 1",
           note="seed 001: Jacobi less stable than Gauss-Seidel")
+    # S3 (seed 000 App. C, Figs. C.3-C.6), undamped symmetric model: the d = 0 symbols for
+    # kappa = 0, 1, 2, Gauss-Seidel as the seed defines it (--gauss-seidel sequential; the
+    # default converged end value is stable at F/F kappa = 0). tools/s3-table adds d > 0.
+    for dec, scheme, seed in (("ff", "jacobi", "- - +"), ("ff", "gauss-seidel", "- - +"),
+                              ("fd", "jacobi", "- - -"), ("fd", "gauss-seidel", "- - +")):
+        extra = ["--gauss-seidel", "sequential"] if scheme == "gauss-seidel" else []
+        ours = " ".join(runner.stability_symbol(["--decomposition", dec, "--scheme", scheme,
+                                                 "--order", str(k)] + extra,
+                                                f"s3_{dec}_{scheme}_k{k}") for k in range(3))
+        r.row(f"S3: {dec.upper()} {scheme} d = 0, kappa = 0 1 2", ours, seed,
+              note="sequential end values" if extra else "")
     return r
 
 
@@ -828,7 +839,7 @@ STUDIES = [
           quick_repeat=3),
     Study("K-A1", "steel rod: interface Jacobian sap vs fd", "seed 000 App. A.3, Table A.3", ka1,
           quick_repeat=3),
-    Study("STAB", "stability limits K-C, F-2.8 and B-2016 orderings",
+    Study("STAB", "stability limits K-C, F-2.8, B-2016 orderings and the S3 d = 0 symbols",
           "seed 000 App. C; seed 003 Tables 2.4-2.7; seed 001 §4", stability),
     Study("B-2016", "C0/C1 extrapolated interpolation: two-mass stability orderings",
           "seed 001 §3-4", b2016),

@@ -206,6 +206,19 @@ std::vector<std::vector<bool>> new_value_mask(const LinearCoupledSystem& s,
   return takes;
 }
 
+// Whether coupling c's law reads subsystem sub.
+bool reads(const LinearCoupledSystem& s, std::size_t c, std::size_t sub) {
+  return std::binary_search(s.reads[c].begin(), s.reads[c].end(), sub);
+}
+
+// Whether some subsystem takes a new value whose law reads that subsystem itself.
+bool reads_itself(const LinearCoupledSystem& s, const std::vector<std::vector<bool>>& takes) {
+  for (std::size_t sub = 0; sub < takes.size(); ++sub)
+    for (std::size_t c = 0; c < takes[sub].size(); ++c)
+      if (takes[sub][c] && reads(s, c, sub)) return true;
+  return false;
+}
+
 }  // namespace
 
 Recurrence coupled_recurrence(const LinearCoupledSystem& s, const CoupledMethod& method, double h) {
@@ -235,13 +248,19 @@ Recurrence coupled_recurrence(const LinearCoupledSystem& s, const CoupledMethod&
     throw std::invalid_argument(
         fmt::format("recurrence: interpolation degree {} out of range ({}..)", kappa, min_kappa));
   }
+  // Sequential Gauss–Seidel: a subsystem's own states enter the end values of the laws that read
+  // it extrapolated from its past states (GaussSeidelEndValue).
+  const bool sequential = method.scheme == CoupledScheme::kGaussSeidel &&
+                          method.end_value == GaussSeidelEndValue::kSequential;
   Recurrence r;
   r.couplings = nu;
   r.points = static_cast<std::size_t>(std::max({any_old ? st.points : 0, any_new ? kappa : 0, 1}));
   r.rates = rates;
+  r.state_points = sequential && reads_itself(s, takes) ? static_cast<std::size_t>(kappa) : 0;
   r.g = s.g;
   r.a = s.a;
-  const std::size_t np = r.points, dim = n + nu * np * (rates ? 2 : 1);
+  const std::size_t np = r.points, dim = n + nu * np * (rates ? 2 : 1) + n * r.state_points;
+  const detail::StateLayout layout{n, nu, np, rates, r.state_points};
   const auto u_index = [&](std::size_t j, std::size_t c) { return n + j * nu + c; };
   const auto rate_index = [&](std::size_t j, std::size_t c) { return n + nu * np + j * nu + c; };
 
@@ -265,15 +284,16 @@ Recurrence coupled_recurrence(const LinearCoupledSystem& s, const CoupledMethod&
     for (std::size_t sub = 0; sub < k_sub; ++sub) {
       const std::size_t r0 = s.state_offset[sub], r1 = s.state_offset[sub + 1];
       if (takes[sub][c]) {
+        const bool own = sequential && reads(s, c, sub);
         for (int m = 0; m <= kappa; ++m) {
           const std::vector<double>& kv = new_effect[static_cast<std::size_t>(m)];
-          for (std::size_t i = r0; i < r1; ++i) {
-            if (m == kappa) {  // the new value u_{N+1} = G z_{N+1}
-              for (std::size_t j = 0; j < n; ++j) lhs(i, j) -= kv[i] * s.g(c, j);
-            } else {
-              t(i, u_index(static_cast<std::size_t>(kappa - 1 - m), c)) += kv[i];
-            }
+          if (m == kappa) {  // the new value u_{N+1}
+            detail::add_end_value(kv, s.g, c, r0, r1, own ? r0 : 0, own ? r1 : 0, kappa, layout,
+                                  lhs, t);
+            continue;
           }
+          for (std::size_t i = r0; i < r1; ++i)
+            t(i, u_index(static_cast<std::size_t>(kappa - 1 - m), c)) += kv[i];
         }
         continue;
       }
@@ -290,7 +310,7 @@ Recurrence coupled_recurrence(const LinearCoupledSystem& s, const CoupledMethod&
       }
     }
   }
-  r.m = detail::recurrence_matrix(any_new ? solve(lhs, t) : t, s.g, s.a, np, rates);
+  r.m = detail::recurrence_matrix(any_new ? solve(lhs, t) : t, s.g, s.a, np, rates, r.state_points);
   return r;
 }
 

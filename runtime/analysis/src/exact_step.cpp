@@ -1,5 +1,10 @@
 #include "exact_step.hpp"
 
+#include <span>
+#include <stdexcept>
+
+#include "macrostep/polynomials/lagrange.hpp"
+
 namespace macrostep::analysis::detail {
 
 ExactIntegrals exact_integrals(const Matrix& a, const Matrix& b, double h, int max_degree) {
@@ -60,7 +65,7 @@ std::vector<double> node_effect(const std::vector<std::vector<double>>& integral
 }
 
 Matrix recurrence_matrix(const Matrix& tz, const Matrix& g, const Matrix& a, std::size_t points,
-                         bool rates) {
+                         bool rates, std::size_t state_points) {
   const std::size_t n = tz.rows(), nu = g.rows(), dim = tz.cols();
   const auto u_index = [&](std::size_t j, std::size_t c) { return n + j * nu + c; };
   const auto rate_index = [&](std::size_t j, std::size_t c) {
@@ -82,7 +87,42 @@ Matrix recurrence_matrix(const Matrix& tz, const Matrix& g, const Matrix& a, std
       if (rates) m(rate_index(jj, c), rate_index(jj - 1, c)) = 1.0;
     }
   }
+  for (std::size_t jj = 1; jj <= state_points; ++jj) {  // z_{N+1−jj} ← z_{N+2−jj}
+    for (std::size_t i = 0; i < n; ++i) {
+      m(past_state_index(n, nu, points, rates, jj, i),
+        past_state_index(n, nu, points, rates, jj - 1, i)) = 1.0;
+    }
+  }
   return m;
+}
+
+void add_end_value(const std::vector<double>& kv, const Matrix& g, std::size_t c, std::size_t r0,
+                   std::size_t r1, std::size_t own0, std::size_t own1, int kappa,
+                   const StateLayout& x, Matrix& lhs, Matrix& t) {
+  std::array<double, polynomials::Stencil::kMaxNodes> w{};  // w[p] multiplies z_{N−p}
+  if (own1 > own0) {
+    if (kappa < 0 || static_cast<std::size_t>(kappa) >= w.size() ||
+        static_cast<std::size_t>(kappa) > x.state_points) {
+      throw std::invalid_argument("add_end_value: too few past states for the extrapolation");
+    }
+    polynomials::uniform_extrapolation_weights(
+        kappa, std::span(w.data(), static_cast<std::size_t>(kappa) + 1));
+  }
+  for (std::size_t j = 0; j < x.n; ++j) {
+    const double gj = g(c, j);
+    if (gj == 0.0) continue;
+    const bool own = j >= own0 && j < own1;
+    for (std::size_t i = r0; i < r1; ++i) {
+      if (!own) {
+        lhs(i, j) -= kv[i] * gj;
+        continue;
+      }
+      for (int p = 0; p <= kappa; ++p) {
+        const auto pp = static_cast<std::size_t>(p);
+        t(i, past_state_index(x.n, x.nu, x.points, x.rates, pp, j)) += kv[i] * gj * w[pp];
+      }
+    }
+  }
 }
 
 }  // namespace macrostep::analysis::detail

@@ -156,14 +156,18 @@ Recurrence recurrence(const TwoMass& model, const Method& method, double h) {
   if (gs && (kappa_gs < 0 || kappa_gs >= static_cast<int>(Stencil::kMaxNodes))) {
     throw std::invalid_argument("recurrence: Gauss–Seidel degree out of range");
   }
+  // Sequential: subsystem 2's own states (z[2], z[3]) enter the new value extrapolated.
+  const bool sequential = gs && method.end_value == GaussSeidelEndValue::kSequential;
   Recurrence r;
   r.couplings = s.g.rows();
   r.points = static_cast<std::size_t>(std::max({st.points, gs ? kappa_gs : 1, 1}));
   r.rates = st.uses_rates;
+  r.state_points = sequential ? static_cast<std::size_t>(kappa_gs) : 0;
   r.g = s.g;
   r.a = s.a;
   const std::size_t nu = r.couplings, np = r.points;
-  const std::size_t dim = 4 + nu * np * (r.rates ? 2 : 1);
+  const std::size_t dim = 4 + nu * np * (r.rates ? 2 : 1) + 4 * r.state_points;
+  const detail::StateLayout layout{4, nu, np, r.rates, r.state_points};
   const auto u_index = [&](std::size_t j, std::size_t c) { return 4 + j * nu + c; };
   const auto rate_index = [&](std::size_t j, std::size_t c) { return 4 + nu * np + j * nu + c; };
 
@@ -184,13 +188,13 @@ Recurrence recurrence(const TwoMass& model, const Method& method, double h) {
     if (gs && input.second) {
       for (int m = 0; m <= kappa_gs; ++m) {
         const std::vector<double> kv = node_effect(integral, itp, kappa_gs, m);
-        for (std::size_t i = 0; i < 4; ++i) {
-          if (m == kappa_gs) {  // the new value u_{N+1} = G z_{N+1}
-            for (std::size_t j = 0; j < 4; ++j) lhs(i, j) -= kv[i] * s.g(input.coupling, j);
-          } else {
-            t(i, u_index(static_cast<std::size_t>(kappa_gs - 1 - m), input.coupling)) += kv[i];
-          }
+        if (m == kappa_gs) {  // the new value u_{N+1} (GaussSeidelEndValue)
+          detail::add_end_value(kv, s.g, input.coupling, 0, 4, sequential ? 2 : 0,
+                                sequential ? 4 : 0, kappa_gs, layout, lhs, t);
+          continue;
         }
+        for (std::size_t i = 0; i < 4; ++i)
+          t(i, u_index(static_cast<std::size_t>(kappa_gs - 1 - m), input.coupling)) += kv[i];
       }
       continue;
     }
@@ -206,7 +210,7 @@ Recurrence recurrence(const TwoMass& model, const Method& method, double h) {
       }
     }
   }
-  r.m = detail::recurrence_matrix(solve(lhs, t), s.g, s.a, np, r.rates);
+  r.m = detail::recurrence_matrix(solve(lhs, t), s.g, s.a, np, r.rates, r.state_points);
   return r;
 }
 

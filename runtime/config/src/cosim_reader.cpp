@@ -188,6 +188,11 @@ void read_cosim_keys(const Node& n, CosimConfig& c) {
         static_cast<int>(integer_in(*v, 1, std::numeric_limits<std::int32_t>::max(), ""));
   }
   if (auto v = n.find("sequence")) read_sequence(*v, c);
+  if (auto v = n.find("gauss_seidel")) {
+    if (c.scheme != CosimScheme::kGaussSeidel) v->fail("applies only to scheme = \"gauss-seidel\"");
+    c.gauss_seidel = *parse_gauss_seidel_end_value(v->choice(gauss_seidel_end_value_names()));
+    c.gauss_seidel_line = v->line();
+  }
   if (auto v = n.find("executor")) {
     const std::string e = choice_with_hints(
         *v, file_executor_names(),

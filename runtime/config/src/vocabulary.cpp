@@ -1,5 +1,6 @@
-// The names of the configuration's own concepts (run_config.hpp: schemes, predictors,
-// executors, micro-step stops, row times) and which estimators belong to which scheme.
+// The names of the configuration's own concepts (run_config.hpp: schemes, Gauss–Seidel end
+// values, predictors, executors, micro-step stops, row times) and which estimators belong to
+// which scheme.
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -13,6 +14,9 @@ std::optional<CosimScheme> parse_scheme(std::string_view name) {
 }
 std::optional<PredictorKind> parse_predictor(std::string_view name) {
   return model::parse_name(kPredictorNames, name);
+}
+std::optional<GaussSeidelEndValue> parse_gauss_seidel_end_value(std::string_view name) {
+  return model::parse_name(kGaussSeidelEndValueNames, name);
 }
 std::optional<ExecutorKind> parse_executor(std::string_view name) {
   return model::parse_name(kExecutorNames, name);
@@ -37,6 +41,9 @@ const char* to_string(CosimScheme s) {
 const char* to_string(PredictorKind p) {
   return model::name_of(kPredictorNames, p);
 }
+const char* to_string(GaussSeidelEndValue e) {
+  return model::name_of(kGaussSeidelEndValueNames, e);
+}
 const char* to_string(ExecutorKind e) {
   return model::name_of(kExecutorNames, e);
 }
@@ -49,6 +56,9 @@ std::vector<std::string_view> scheme_names() {
 }
 std::vector<std::string_view> predictor_names() {
   return model::names_of(kPredictorNames);
+}
+std::vector<std::string_view> gauss_seidel_end_value_names() {
+  return model::names_of(kGaussSeidelEndValueNames);
 }
 std::vector<std::string_view> executor_names() {
   return model::names_of(kExecutorNames);

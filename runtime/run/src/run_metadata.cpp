@@ -51,7 +51,8 @@ json cosim_json(const CosimSettings& s) {
     json sequence = json::array();  // 1-based, as in the file
     for (const std::size_t i : gs->sequence) sequence.push_back(i + 1);
     j["sequence"] = gs->sequence.empty() ? json("index order") : sequence;
-    j["settle_tolerance"] = gs->tolerance;  // of the rtol/atol_u weights below
+    j["gauss_seidel"] = config::to_string(c.gauss_seidel);  // the end value (gauss_seidel.hpp)
+    j["settle_tolerance"] = gs->tolerance;                  // of the rtol/atol_u weights below
     j["rtol"] = m.tolerances.rtol;
     j["atol_u"] = m.tolerances.atol_u;
   }

@@ -57,6 +57,10 @@ void check_scheme_combination(const config::CosimConfig& c, const CosimOptions& 
   if (c.scheme != config::CosimScheme::kGaussSeidel && !c.sequence.empty()) {
     throw SetupError(scheme_source + ": cosim.sequence applies only to the gauss-seidel scheme");
   }
+  if (c.scheme != config::CosimScheme::kGaussSeidel && c.gauss_seidel_line != 0) {
+    throw SetupError(scheme_source +
+                     ": cosim.gauss_seidel applies only to the gauss-seidel scheme");
+  }
   if (c.scheme == config::CosimScheme::kGaussSeidel && c.approximation.uses_rates()) {
     throw SetupError(scheme_source +
                      fmt::format(": Gauss-Seidel takes the approximations without rates "
@@ -149,6 +153,9 @@ SchemeOptions scheme_options(const config::CosimConfig& c, double end_time) {
   if (c.scheme == config::CosimScheme::kGaussSeidel) {
     schemes::GaussSeidelOptions gs;
     gs.sequence = c.sequence;
+    gs.end_value = c.gauss_seidel == config::GaussSeidelEndValue::kSequential
+                       ? schemes::GaussSeidelEndValue::kSequential
+                       : schemes::GaussSeidelEndValue::kConverged;
     scheme.gauss_seidel = gs;
     // Its repetitions of a subsystem whose law reads its own outputs settle in these weights.
     m.tolerances.rtol = c.rtol;

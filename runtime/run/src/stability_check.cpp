@@ -42,6 +42,9 @@ std::optional<std::string> fixed_step_warning(const config::RunConfig& config,
                       ? analysis::CoupledScheme::kGaussSeidel
                       : analysis::CoupledScheme::kExplicit;
   method.sequence = c.sequence;
+  method.end_value = c.gauss_seidel == config::GaussSeidelEndValue::kSequential
+                         ? analysis::GaussSeidelEndValue::kSequential
+                         : analysis::GaussSeidelEndValue::kConverged;
   method.approximation = c.approximation;
   method.order = settings.scheme.control.kappa_fixed;
   const double h = settings.scheme.control.h;

@@ -89,9 +89,10 @@ void print_setup(std::ostream& out, const config::RunConfig& config, const Cosim
     for (std::size_t i = 0; i < ns; ++i)
       sequence.push_back(gs->sequence.empty() ? i + 1 : gs->sequence[i] + 1);
     fmt::print(out,
-               "scheme: Gauss-Seidel, subsystems in the order {}, fixed H = {} s, kappa = {}, {} "
-               "predictor (METHODS §3.2)\n",
-               fmt::join(sequence, ", "), m.h, m.kappa_fixed, config::to_string(c.predictor));
+               "scheme: Gauss-Seidel, subsystems in the order {}, {} end values, fixed H = {} s, "
+               "kappa = {}, {} predictor (METHODS §3.2)\n",
+               fmt::join(sequence, ", "), config::to_string(c.gauss_seidel), m.h, m.kappa_fixed,
+               config::to_string(c.predictor));
   } else if (c.fixed_step()) {
     fmt::print(out, "scheme: explicit Jacobi, fixed H = {} s (exH), kappa = {}, {} predictor\n",
                m.h, m.kappa_fixed, config::to_string(c.predictor));
@@ -159,6 +160,13 @@ void print_scheme_choice(std::ostream& out, const schemes::SchemeChoiceStatistic
 void print_gauss_seidel(std::ostream& out, const CosimResult& r) {
   const schemes::CorrectorStatistics& k = r.run.corrector;
   const schemes::GaussSeidelOptions& gs = *r.settings.scheme.gauss_seidel;
+  if (gs.end_value == schemes::GaussSeidelEndValue::kSequential) {
+    fmt::print(out,
+               "gauss-seidel: sequential end values, {} passes after the Jacobi ones in {} steps "
+               "(one per later subsystem, nothing repeated)\n",
+               k.passes, k.attempts);
+    return;
+  }
   fmt::print(out,
              "gauss-seidel: {} repetitions in {} steps (mean {:.2f}, max {}); largest remaining "
              "change {:.3g} of the coupling weights (converged: <= {:g}); {} steps not converged\n",

@@ -110,6 +110,28 @@ void GaussSeidel::start(const system::CoupledSystem& system, const SchemeOptions
   u_end_.assign(nc, 0.0);
   u_eval_.assign(nc, 0.0);
   delta_.assign(nc, 0.0);
+  start_own_outputs();
+}
+
+void GaussSeidel::start_own_outputs() {
+  const system::CoupledSystem& system = *system_;
+  const std::size_t ns = system.subsystem_count();
+  own_outputs_.assign(ns, std::nullopt);
+  pending_outputs_.assign(ns, {});
+  pending_ = false;
+  if (options_.gauss_seidel->end_value != GaussSeidelEndValue::kSequential) return;
+  std::vector<std::vector<double>> initial;
+  initial_outputs(system, system.initial_couplings(), initial);
+  // The extrapolation of degree κ reads κ+1 points; a fixed H keeps κ ≤ kappa_fixed.
+  const auto capacity = static_cast<std::size_t>(std::max(options_.control.kappa_fixed, 0)) + 1;
+  for (std::size_t s = 0; s < ns; ++s) {
+    bool self = false;
+    for (const std::size_t c : system.feed_channels(s))
+      self = self || std::binary_search(reads_[c].begin(), reads_[c].end(), s);
+    if (!self || initial[s].empty()) continue;
+    own_outputs_[s].emplace(initial[s].size(), capacity);
+    own_outputs_[s]->push(options_.control.t_start, initial[s]);
+  }
 }
 
 bool GaussSeidel::interpolates(std::size_t c, std::size_t s, const std::vector<bool>& ran,
@@ -233,6 +255,81 @@ bool GaussSeidel::settle(std::size_t s, const polynomials::CouplingHistory& hist
   }
 }
 
+// Step 3 for subsystem s with sequential end values: φ at the outputs of the last pass with s's
+// own replaced by their extrapolation to T_{N+1}; one pass (gauss_seidel.hpp).
+bool GaussSeidel::run_sequential(std::size_t s, const polynomials::CouplingHistory& history,
+                                 int kappa, double t1, const std::vector<bool>& ran,
+                                 const std::function<bool()>& run_pass, AttemptResult& result) {
+  const system::CoupledSystem& system = *system_;
+  sequential_outputs_ = outputs_;
+  if (own_outputs_[s]) {
+    polynomials::lagrange_prediction(*own_outputs_[s], kappa, t1, sequential_outputs_[s]);
+  }
+  system.evaluate_couplings(sequential_outputs_, u_eval_);
+  bool any = false;
+  for (const std::size_t c : system.feed_channels(s)) {
+    bool reads_self = false;
+    if (!interpolates(c, s, ran, reads_self)) continue;
+    any = true;
+    interpolated_[c] = true;
+    u_end_[c] = u_eval_[c];
+  }
+  if (!any) return true;  // nothing to interpolate: the Jacobi run stands
+  build_command(s, history, kappa, t1, interpolated_);
+  if (!run_pass()) return false;
+  ++result.corrector_passes;
+  return true;
+}
+
+void GaussSeidel::concluded(bool accepted) {
+  if (accepted && pending_) {
+    for (std::size_t s = 0; s < own_outputs_.size(); ++s)
+      if (own_outputs_[s]) own_outputs_[s]->push(pending_time_, pending_outputs_[s]);
+  }
+  pending_ = false;
+}
+
+std::vector<std::vector<double>> GaussSeidel::export_state() const {
+  std::vector<std::vector<double>> state;
+  for (std::size_t s = 0; s < own_outputs_.size(); ++s) {
+    if (!own_outputs_[s]) continue;
+    const polynomials::CouplingHistory& h = *own_outputs_[s];
+    if (state.empty()) {
+      state.emplace_back();
+      for (std::size_t i = 0; i < h.size(); ++i) state.front().push_back(h.time(i));
+    }
+    for (std::size_t i = 0; i < h.size(); ++i) {
+      const auto values = h.values(i);
+      state.emplace_back(values.begin(), values.end());
+    }
+  }
+  return state;
+}
+
+void GaussSeidel::import_state(const std::vector<std::vector<double>>& state) {
+  std::size_t kept = 0;
+  for (const auto& h : own_outputs_) kept += h ? 1 : 0;
+  if (kept == 0) {
+    MacroStepScheme::import_state(state);
+    return;
+  }
+  if (state.empty() || state.front().empty() || state.size() != 1 + kept * state.front().size()) {
+    throw std::invalid_argument("Gauss-Seidel scheme state: the output history is malformed");
+  }
+  const std::vector<double>& times = state.front();
+  std::size_t row = 1;
+  for (auto& h : own_outputs_) {
+    if (!h) continue;
+    h->clear();
+    for (std::size_t i = 0; i < times.size(); ++i, ++row) {
+      if (state[row].size() != h->channels()) {
+        throw std::invalid_argument("Gauss-Seidel scheme state: an output point of the wrong size");
+      }
+      h->push(times[i], state[row]);  // throws for times out of order
+    }
+  }
+}
+
 AttemptResult GaussSeidel::attempt(const control::StepPlan& plan,
                                    const polynomials::CouplingHistory& history,
                                    PassRunner& runner) {
@@ -245,6 +342,7 @@ AttemptResult GaussSeidel::attempt(const control::StepPlan& plan,
   // The last pass holds every subsystem's final run (the others repeat theirs bit for bit), and
   // with it the ∂y/∂u the consistent update needs.
   const executors::PassOutcome* last = nullptr;
+  pending_ = false;
   // One std::function per attempt (settle() takes it for every later subsystem).
   const std::function<bool()> run_pass = [&]() -> bool {
     const executors::PassOutcome& outcome = runner.pass(t1, commands_);
@@ -270,9 +368,13 @@ AttemptResult GaussSeidel::attempt(const control::StepPlan& plan,
   // 3. The later subsystems of the sequence, one after another.
   std::vector<bool> ran(ns, false);
   ran[sequence_.front()] = true;
+  const bool sequential = options_.gauss_seidel->end_value == GaussSeidelEndValue::kSequential;
   for (std::size_t q = 1; q < ns; ++q) {
     const std::size_t s = sequence_[q];
-    if (!settle(s, history, kappa, t1, ran, run_pass, result)) return result;
+    if (!(sequential ? run_sequential(s, history, kappa, t1, ran, run_pass, result)
+                     : settle(s, history, kappa, t1, ran, run_pass, result))) {
+      return result;
+    }
     ran[s] = true;
   }
 
@@ -290,6 +392,10 @@ AttemptResult GaussSeidel::attempt(const control::StepPlan& plan,
     result.estimate =
         control::estimate_coupling_variables(u_pre_, u_new, options_.control.tolerances);
   }
+  for (std::size_t s = 0; s < ns; ++s)
+    if (own_outputs_[s]) pending_outputs_[s] = outputs[s];
+  pending_time_ = t1;
+  pending_ = true;
   return result;
 }
 

@@ -11,7 +11,8 @@
 // ż = A z + B W u for the whole stack. The constant parts (t-dependence, offsets) do not enter
 // the recurrence.
 //
-// Recurrence: X = [z; u_N, u_{N−1}, …] (as many past values as the approximation reads).
+// Recurrence: X = [z; u_N, u_{N−1}, …] (as many past values as the approximation reads; past
+// states z_{N−1} … z_{N−κ} after them for the sequential Gauss–Seidel end value).
 //  - explicit Jacobi: every subsystem integrates [T_N, T_{N+1}] exactly with the approximation's
 //    polynomial (polynomials::make_stencil, the runtime's own weights) of the past values;
 //  - implicit (a corrector iterated to convergence): the polynomial is the Lagrange polynomial of
@@ -19,9 +20,11 @@
 //  - Gauss–Seidel (schemes/gauss_seidel.hpp): the subsystems in the configured sequence; a
 //    subsystem interpolates (Lagrange of degree κ through the past values and u_{N+1} = G z_{N+1})
 //    each input whose law reads only subsystems that ran before it or itself, and extrapolates
-//    the others as the explicit scheme does. The law that reads the subsystem itself is iterated
-//    to convergence by the scheme; here its fixed point is solved for. The first subsystem of the
-//    sequence extrapolates every input.
+//    the others as the explicit scheme does. The end value of a law that reads the subsystem
+//    itself (CoupledMethod::end_value): converged, the scheme's repetitions' fixed point, solved
+//    for here; sequential, the subsystem's own states extrapolated (Lagrange, degree κ) from
+//    z at T_{N−κ} … T_N, which X then holds (Recurrence::state_points). The first subsystem of
+//    the sequence extrapolates every input.
 // Then u_{N+1} = G z_{N+1} and the history shifts. All three are one linear solve
 // (I − K_new G) z_{N+1} = T X with K_new nonzero where a subsystem takes a new value: nowhere
 // (explicit), everywhere (implicit), block-triangular in the sequence (Gauss–Seidel).
@@ -76,6 +79,8 @@ struct CoupledMethod {
   int order = 2;                             // κ (Lagrange), k (C0/C1)
   // Gauss–Seidel: the order in which subsystems run (0-based); empty: index order.
   std::vector<std::size_t> sequence;
+  // Gauss–Seidel: the end value of a law that reads the subsystem taking it (stability.hpp).
+  GaussSeidelEndValue end_value = GaussSeidelEndValue::kConverged;
 };
 
 // The recurrence of one macro step of size h (Recurrence::g and ::a are the system's G and A).

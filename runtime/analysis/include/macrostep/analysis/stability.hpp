@@ -3,9 +3,10 @@
 // X_{N+1} = M·X_N of the coupled system with exact subsystem integration (matrix exponential,
 // D-37), and its spectral radius ρ(M) over the macro-step size.
 //
-// State X = [z; u_N, u_{N−1}, …; u̇_N, u̇_{N−1}, …] with z = [x1, v1, x2, v2] and u the coupling
-// variables of the decomposition: F/F u = [λ]; F/D u = [λ, x̃1, ṽ1]; D/D u = [x̃2, ṽ2, x̃1, ṽ1]
-// (METHODS §1.2, D-40). Every step: the subsystems integrate [T_N, T_{N+1}] exactly with the
+// State X = [z; u_N, u_{N−1}, …; u̇_N, u̇_{N−1}, …; z_{N−1}, …] with z = [x1, v1, x2, v2] and u
+// the coupling variables of the decomposition: F/F u = [λ]; F/D u = [λ, x̃1, ṽ1]; D/D
+// u = [x̃2, ṽ2, x̃1, ṽ1] (METHODS §1.2, D-40); the past states only for the sequential
+// Gauss–Seidel end value. Every step: the subsystems integrate [T_N, T_{N+1}] exactly with the
 // approximation's polynomial (polynomials::make_stencil on the uniform grid — the runtime's own
 // weights); then u_{N+1} = G z_{N+1} (consistent update, D-1), u̇_{N+1} = G A z_{N+1} for the
 // seed-003 sets with rates (these need a coupling without dampers, G·B = 0).
@@ -14,8 +15,9 @@
 // subsystem 2 interpolates its inputs with the Lagrange polynomial of degree κ through
 // T_{N−κ+1}..T_N and the new value u_{N+1} = G z_{N+1}. For F/D and D/D that value is subsystem
 // 1's new output; for F/F λ_{N+1} also depends on subsystem 2's own end state, and the
-// recurrence takes the converged value (subsystem 2 iterated to consistency, an implementation
-// decision: the seeds define Gauss–Seidel by exchanged outputs, which F/F does not have).
+// recurrence takes one of two end values (GaussSeidelEndValue): the converged one (subsystem 2
+// iterated to consistency, the runtime's default) or the sequential one of seed 000 App. C
+// (subsystem 2's own state extrapolated from its past states, one run each, no repetition).
 #pragma once
 
 #include <functional>
@@ -48,11 +50,21 @@ Scheme parse_scheme(std::string_view name);
 std::string_view decomposition_name(Decomposition d);
 std::string_view scheme_name(Scheme s);
 
+// Gauss–Seidel's end value u_{N+1} of an input of the later subsystem whose law also reads that
+// subsystem's own outputs (F/F: λ = G1 z1 + G2 z2), through which it interpolates:
+//  - kConverged: u_{N+1} = G1 z1_{N+1} + G2 z2_{N+1} with the z2_{N+1} its own run ends with
+//    (the fixed point the runtime's repetitions converge to);
+//  - kSequential: u_{N+1} = G1 z1_{N+1} + G2 ẑ2, ẑ2 = P_κ(T_{N+1}) the Lagrange extrapolation of
+//    degree κ through z2 at T_{N−κ} … T_N (seed 000 App. C: each subsystem runs once).
+// Decompositions without such a law (F/D, D/D) give the same recurrence with either.
+enum class GaussSeidelEndValue { kConverged, kSequential };
+
 struct Method {
   Decomposition decomposition = Decomposition::kForceForce;
   Scheme scheme = Scheme::kJacobi;
-  polynomials::Approximation approximation;  // Lagrange by default
-  int order = 2;                             // κ (Lagrange), k (C0/C1); unused by seed-003 sets
+  GaussSeidelEndValue end_value = GaussSeidelEndValue::kConverged;  // Gauss–Seidel only
+  polynomials::Approximation approximation;                         // Lagrange by default
+  int order = 2;  // κ (Lagrange), k (C0/C1); unused by seed-003 sets
 };
 
 // The exact monolithic system ż = A_mono z of the two-mass model (for reference solutions).
@@ -64,8 +76,11 @@ struct Recurrence {
   std::size_t couplings = 0;  // n_u
   std::size_t points = 0;     // u history depth (u_N … u_{N−points+1})
   bool rates = false;         // u̇ history of the same depth follows
-  Matrix g;                   // u = g z (n_u × 4)
-  Matrix a;                   // the subsystems' own dynamics (4 × 4): u̇ = g a z
+  // Past states z_{N−1} … z_{N−state_points} follow the u (and u̇) history: the sequential
+  // Gauss–Seidel end value extrapolates from them (0 otherwise).
+  std::size_t state_points = 0;
+  Matrix g;  // u = g z (n_u × 4)
+  Matrix a;  // the subsystems' own dynamics (4 × 4): u̇ = g a z
 };
 
 // Throws std::invalid_argument for a method that does not apply: a Gauss–Seidel or D/D method

@@ -183,6 +183,12 @@
 //   estimator = "exMD"               explicit: "exMD" (default, D-48) | "exLE" | "exCV";
 //                                    implicit, semi-implicit, waveform: "imMD" (default) |
 //                                    "imCV"; any scheme: "none" = fixed macro step H (exH)
+//   Keys of scheme = "gauss-seidel" (fixed H, estimator "none"; not with the other schemes):
+//   sequence = [2, 1]                the order the subsystems run in, 1-based; default index order
+//   gauss_seidel = "converged"       the end value of an input whose law reads the subsystem
+//                                    taking it (force/force): "converged" (default: repeated
+//                                    until it settles) | "sequential" (seed 000 App. C: its own
+//                                    outputs extrapolated, each subsystem run once)
 //   Keys of the iterative schemes (not with "explicit"):
 //   jacobian = "fd"                  "fd" (perturbed runs, §4.2) | "sap" (§4.5) | "reuse" (fd
 //                                    kept while it contracts) | "quasi-newton" (IQN-ILS) |
@@ -417,6 +423,14 @@ inline constexpr model::NameTable<CosimScheme, 6> kCosimSchemeNames{{
     {CosimScheme::kGaussSeidel, "gauss-seidel"},
     {CosimScheme::kAuto, "auto"},
 }};
+// Gauss–Seidel's end value of an input whose law reads the subsystem taking it (force/force;
+// schemes::GaussSeidelEndValue): the repeated subsystem's fixed point, or seed 000 App. C's
+// sequential value (the subsystem's own outputs extrapolated, each subsystem run once).
+enum class GaussSeidelEndValue : std::uint8_t { kConverged, kSequential };
+inline constexpr model::NameTable<GaussSeidelEndValue, 2> kGaussSeidelEndValueNames{{
+    {GaussSeidelEndValue::kConverged, "converged"},
+    {GaussSeidelEndValue::kSequential, "sequential"},
+}};
 enum class PredictorKind : std::uint8_t { kLagrange, kLeastSquares };
 inline constexpr model::NameTable<PredictorKind, 2> kPredictorNames{{
     {PredictorKind::kLagrange, "lagrange"},
@@ -436,6 +450,7 @@ inline constexpr model::NameTable<ExecutorKind, 3> kExecutorNames{{
 // value, and every name in table order (for "allowed: ..." lists).
 std::optional<CosimScheme> parse_scheme(std::string_view name);
 std::optional<PredictorKind> parse_predictor(std::string_view name);
+std::optional<GaussSeidelEndValue> parse_gauss_seidel_end_value(std::string_view name);
 std::optional<ExecutorKind> parse_executor(std::string_view name);
 std::optional<MicroStepStop> parse_micro_step_stop(std::string_view name);
 std::optional<RowTimes> parse_row_times(std::string_view name);
@@ -443,10 +458,12 @@ const char* to_string(RowTimes r);
 std::vector<std::string_view> row_times_names();
 const char* to_string(CosimScheme s);
 const char* to_string(PredictorKind p);
+const char* to_string(GaussSeidelEndValue e);
 const char* to_string(ExecutorKind e);
 const char* to_string(MicroStepStop m);
 std::vector<std::string_view> scheme_names();
 std::vector<std::string_view> predictor_names();
+std::vector<std::string_view> gauss_seidel_end_value_names();
 std::vector<std::string_view> executor_names();
 std::vector<std::string_view> micro_step_stop_names();
 
@@ -514,6 +531,10 @@ struct CosimConfig {
   // writes them 1-based); empty: in index order.
   std::vector<std::size_t> sequence;
   unsigned sequence_line = 0;
+  // gauss_seidel = "converged" | "sequential": the end value of a law that reads the subsystem
+  // taking it; line 0: not given (converged).
+  GaussSeidelEndValue gauss_seidel = GaussSeidelEndValue::kConverged;
+  unsigned gauss_seidel_line = 0;
   ExecutorKind executor = ExecutorKind::kInProcess;
   bool executor_given = false;  // the file names the executor (else: chosen by the run)
   int threads = 0;

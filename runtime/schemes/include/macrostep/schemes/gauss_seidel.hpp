@@ -13,10 +13,17 @@
 //      same support-point form as the explicit step). Inputs whose law reads a subsystem still to
 //      run keep the extrapolation. One pass with the new polynomials makes S final.
 //      A law that also reads S's own outputs (force/force: the spring between both bodies) makes
-//      the end value depend on S's result: S is repeated with φ evaluated at its previous
-//      result until it converges — the converged value the stability analysis of
-//      runtime/analysis takes for Gauss–Seidel (stability.hpp, coupled_stability.hpp), so that
-//      the two agree step for step. Converged: the change that remains in every such end value,
+//      the end value depend on S's result; GaussSeidelOptions::end_value chooses it (the
+//      stability analysis of runtime/analysis has both, stability.hpp and coupled_stability.hpp,
+//      and agrees with either step for step):
+//      sequential (seed 000 App. C): φ is evaluated once, with S's own outputs extrapolated to
+//      T_{N+1} by the Lagrange polynomial of degree κ through S's outputs at the accepted points
+//      T_{N−κ} … T_N (the first: the initial outputs), which the scheme keeps (export_state: a
+//      checkpoint carries them); one pass with that end value makes S final. S's run in the
+//      Jacobi pass does not enter the value, so, as in the seed's scheme, nothing is iterated:
+//      each subsystem's result is one run with inputs known before it started;
+//      converged (the default): S is repeated with φ evaluated at its previous result until it
+//      converges. Converged: the change that remains in every such end value,
 //      estimated from the last change Δ_k and the iteration's contraction rate q = Δ_k/Δ_{k−1}
 //      as Δ_k·q/(1 − q) (q = 1/2 after the first repetition), is at most tolerance·w_c with
 //      w_c = min(atol_u_c, rtol·s_c) + rtol·|u_c|, s_c the largest |u_c| over the history: the
@@ -50,6 +57,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "macrostep/polynomials/approximation.hpp"
@@ -65,6 +73,13 @@ class GaussSeidel final : public MacroStepScheme {
   void start(const system::CoupledSystem& system, const SchemeOptions& options) override;
   AttemptResult attempt(const control::StepPlan& plan, const polynomials::CouplingHistory& history,
                         PassRunner& runner) override;
+  // Sequential end values: an accepted attempt's outputs join the kept output histories.
+  void concluded(bool accepted) override;
+  // Sequential end values with a law that reads the subsystem taking it: state[0] the times of
+  // the kept accepted points (oldest first), then per such subsystem (index order) its outputs at
+  // each of them. Otherwise no state.
+  std::vector<std::vector<double>> export_state() const override;
+  void import_state(const std::vector<std::vector<double>>& state) override;
 
  private:
   const system::CoupledSystem* system_ = nullptr;
@@ -82,6 +97,13 @@ class GaussSeidel final : public MacroStepScheme {
   std::vector<const polynomials::Approximation*> approximation_;
   std::vector<bool> interpolated_;  // per coupling variable: takes its new value this attempt
   FeedthroughUpdate update_;
+  // Sequential end values: per subsystem, the outputs at the last κ+1 accepted points when a law
+  // it takes may read it (else empty); the attempt's outputs until concluded() takes them.
+  std::vector<std::optional<polynomials::CouplingHistory>> own_outputs_;
+  std::vector<std::vector<double>> pending_outputs_;
+  double pending_time_ = 0.0;
+  bool pending_ = false;
+  std::vector<std::vector<double>> sequential_outputs_;  // outputs_ with S's extrapolated
 
   // Subsystem i's step polynomial: `interpolated` channels through their new end values u_end_
   // (Lagrange), the others extrapolated with their approximation.
@@ -99,6 +121,12 @@ class GaussSeidel final : public MacroStepScheme {
   bool settle(std::size_t s, const polynomials::CouplingHistory& history, int kappa, double t1,
               const std::vector<bool>& ran, const std::function<bool()>& run_pass,
               AttemptResult& result);
+  // Step 3 for subsystem s with sequential end values (one pass); false when a pass failed.
+  bool run_sequential(std::size_t s, const polynomials::CouplingHistory& history, int kappa,
+                      double t1, const std::vector<bool>& ran,
+                      const std::function<bool()>& run_pass, AttemptResult& result);
+  // Sequential end values: the output histories, from the initial outputs at t_start.
+  void start_own_outputs();
 };
 
 }  // namespace macrostep::schemes

@@ -32,14 +32,25 @@
 
 namespace macrostep::schemes {
 
+// Gauss–Seidel's end value at T_{N+1} of an input whose coupling law also reads the subsystem
+// that takes it (force/force: the spring between both bodies; gauss_seidel.hpp):
+//  - kConverged: the subsystem is repeated with the law evaluated at its previous result until
+//    the value settles (tolerance, max_passes): the fixed point, where the law holds at T_{N+1};
+//  - kSequential: the law evaluated once, with the earlier subsystems' new outputs and the
+//    subsystem's own outputs extrapolated to T_{N+1} (Lagrange of degree κ through its accepted
+//    outputs at T_{N−κ} … T_N); every subsystem runs once (seed 000 App. C).
+// Laws that read only subsystems that ran before (force/displacement) give the same run with both.
+enum class GaussSeidelEndValue { kConverged, kSequential };
+
 // Gauss–Seidel (gauss_seidel.hpp; METHODS §3.2).
 struct GaussSeidelOptions {
   // The order in which the subsystems run: a permutation of 0..n_s−1; empty: 0, 1, …, n_s−1.
   std::vector<std::size_t> sequence;
-  // A subsystem whose input law reads its own outputs is repeated until the change that remains
-  // in every such end value is at most tolerance times its weight (the coupling-variable weights
-  // of control.tolerances, the absolute part capped by the variable's magnitude: gauss_seidel.hpp),
-  // at most max_passes times.
+  GaussSeidelEndValue end_value = GaussSeidelEndValue::kConverged;
+  // kConverged: a subsystem whose input law reads its own outputs is repeated until the change
+  // that remains in every such end value is at most tolerance times its weight (the
+  // coupling-variable weights of control.tolerances, the absolute part capped by the variable's
+  // magnitude: gauss_seidel.hpp), at most max_passes times.
   double tolerance = 1e-3;
   int max_passes = 50;
 };
