@@ -80,8 +80,11 @@ class Joint : public macrostep::testing::BinaryTest {
     d.lambda /= lambda_scale;
     return d;
   }
+  // Rows at the macro points: the constraints hold there (between them each body ran with its
+  // multipliers' polynomial, which grid rows would show).
   Deviation run(const std::string& options, const std::string& csv) {
-    const Outcome o = macrostep("run joint.toml " + options + " --output " + csv);
+    const Outcome o =
+        macrostep("run joint.toml --set output.rows=macro " + options + " --output " + csv);
     EXPECT_EQ(o.status, 0) << options << ": " << o.err;
     return deviation(csv);
   }

@@ -118,6 +118,8 @@ inline fs::path write_chain(const fs::path& dir, const std::string& cosim) {
 
 // `fmu`: "oscillator" (FMI 2.0), "oscillator3" (the same C code as FMI 3.0), "oscillator_once"
 // (canBeInstantiatedOnlyOncePerProcess).
+// The two-mass oscillator of two FMUs (the chain of write_chain as a described system), its rows
+// at the macro points as the chain writes them, so that the two compare row by row.
 inline fs::path write_fmu_pair(const fs::path& dir, const std::string& cosim,
                                const std::string& extra_m2 = "",
                                const std::string& fmu = "oscillator") {
@@ -133,7 +135,8 @@ inline fs::path write_fmu_pair(const fs::path& dir, const std::string& cosim,
                       << "[[connection]]\nname = \"coupling\"\nlaw = \"spring_damper\"\n"
                       << "from = [\"m1.x\", \"m1.v\", \"m2.x\", \"m2.v\"]\n"
                       << "to = [\"m1.force\", \"m2.force\"]\nc = 400.0\nd = 1.0\n"
-                      << kCommon << cosim;
+                      << kCommon << "[output]\nrows = \"macro\"\n"
+                      << cosim;
   return path;
 }
 

@@ -3,7 +3,8 @@
 ctest gives PYTHONPATH (the build's python/ folder), MACROSTEP_CLI (the build's macrostep
 binary) and MACROSTEP_SOURCE_DIR. The runs use configs/sources.toml (a voltage step drives a DC
 motor that turns a load through a shaft; a brake torque from a table from t = 0.3 s) over
-0.4 s: about 800 macro steps of H = 0.5 ms, a few hundredths of a second each.
+0.4 s: about 800 macro steps of H = 0.5 ms, a few hundredths of a second each, with rows on the
+output grid of 1 ms (the default of a described system).
 """
 
 import csv
@@ -25,6 +26,7 @@ CLI = os.environ.get("MACROSTEP_CLI", "")
 SOURCES = SOURCE / "configs" / "sources.toml"
 STOP = 0.4
 H = 5e-4  # the file's fixed macro step
+DT = 1e-3  # the file's output_interval: the rows' grid
 RUN = {"stop_time": STOP, "executor": "inprocess"}
 
 
@@ -40,14 +42,15 @@ def read_csv(path):
 
 
 def test_arrays_names_units_statistics(base):
-    # A row at every accepted macro point: H = 0.5 ms once the start-up ramp is over.
+    # H = 0.5 ms once the start-up ramp is over; a row at every grid time k·1 ms.
     n = base.statistics["macro_steps"]
     assert round(STOP / H) <= n < round(STOP / H) + 20
     assert base.kind == "cosimulation"
-    assert base.time.shape == (n + 1,) and base.time[0] == 0.0
+    assert base.time.shape == (round(STOP / DT) + 1,) and base.time[0] == 0.0
+    assert np.allclose(base.time, DT * np.arange(len(base.time)), rtol=0, atol=1e-12)
     assert base.time[-1] == pytest.approx(STOP, abs=1e-12)
     assert np.all(np.diff(base.time) > 0)
-    assert base.values.shape == (n + 1, len(base.columns))
+    assert base.values.shape == (len(base.time), len(base.columns))
     for name in ("supply.y", "brake.torque", "motor.omega", "load.omega_2", "voltage"):
         assert name in base.columns
     # The sources say the units their [[subsystem]] tables declare (unit = ...), the motor its
@@ -149,7 +152,8 @@ def test_compare_against_the_reference(base):
     ref = macrostep.reference(SOURCES, stop_time=STOP)
     assert ref.kind == "reference" and ref.columns == base.columns
     error = macrostep.compare(base, ref)
-    assert set(error) == set(base.columns) and error.interpolated
+    # The rows are on the reference's grid: nothing is interpolated.
+    assert set(error) == set(base.columns) and not error.interpolated
     assert error.largest[1] < 1e-2  # H = 0.5 ms sees the voltage step within 0.5 ms
     # The comparison tells a different run apart: 48 V against the 24 V reference.
     high = macrostep.run(SOURCES, set={"subsystem.supply.final": 48.0}, **RUN)

@@ -99,6 +99,10 @@ c = 2.0e4
 d = 2.0
 C = 1.0e9
 D = 10.0
+
+# Rows at the macro points, as the chain writes them.
+[output]
+rows = "macro"
 )";
 
 // A result CSV as columns of text (the CSV writes every double exactly, so equal text is equal

@@ -57,6 +57,14 @@ void resolve_output_rows(const config::RunConfig& config, CosimSettings& setting
 void check_output_rows(const config::RunConfig& config, CosimSettings& settings,
                        const system::CoupledSystem& system, schemes::SchemeOptions& scheme) {
   if (settings.rows != config::RowTimes::kGrid) return;
+  if (!config.output.rows && (system.has_feedthrough() || system.has_constraints())) {
+    // Inside a step, a feed-through output follows its inputs' polynomial and a joint's
+    // multiplier is interpolated: values of no solver's. A default grid holds only the
+    // subsystems' own dense output; asked for, the grid writes them as they are.
+    settings.rows = config::RowTimes::kMacroPoints;
+    settings.executor.output_interval = 0.0;
+    return;
+  }
   for (std::size_t L = 0; L < system.subsystem_count(); ++L) {
     const model::Events* events = system.subsystem(L).events();
     if (events == nullptr || !events->advances_itself()) continue;

@@ -16,9 +16,11 @@ namespace macrostep::run {
 // their outputs on it). Call after the scheme options and all_states are resolved.
 void resolve_output_rows(const config::RunConfig& config, CosimSettings& settings);
 
-// With grid rows and the built system: a subsystem that advances itself (a Co-Simulation FMU,
-// no values inside its steps) is refused where the file asks for the grid, else the rows fall
-// back to macro points; otherwise the macro step is bounded to ipc::kMaxSamples output intervals
+// With grid rows and the built system: a default grid falls back to macro points for a system
+// with feed-through subsystems or a constraint (a joint), whose values inside a step are not
+// the solvers' own; a subsystem that advances itself (a Co-Simulation FMU, no values inside its
+// steps) is refused where the file asks for the grid, else the rows fall back to macro points;
+// otherwise the macro step is bounded to ipc::kMaxSamples output intervals
 // (h_max of settings.scheme and of `scheme`, the same for every executor).
 void check_output_rows(const config::RunConfig& config, CosimSettings& settings,
                        const system::CoupledSystem& system, schemes::SchemeOptions& scheme);

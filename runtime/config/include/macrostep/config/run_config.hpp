@@ -629,9 +629,10 @@ struct RunConfig {
 // Where a co-simulation's rows are without [output] rows: on the output grid for a described
 // system ([[subsystem]] / [[connection]], an SSP), so that `compare` against a reference on the
 // same grid measures the run itself; at the macro points for a [model] chain, whose studies
-// report their errors there (the published figures, `reference --at`). A default grid the run
-// cannot have (all states, a Co-Simulation FMU, a fixed step over 512 output intervals) falls
-// back to macro points.
+// report their errors there (the published figures, `reference --at`). A default grid falls
+// back to macro points where the rows inside a step would not be the solvers' own values (a
+// feed-through subsystem, a joint) or cannot be had (all states, a Co-Simulation FMU, a fixed
+// step over 512 output intervals).
 inline RowTimes default_row_times(const RunConfig& config) {
   const bool chain = config.system_description && config.system_description->whole;
   return chain ? RowTimes::kMacroPoints : RowTimes::kGrid;
