@@ -1,10 +1,11 @@
 #!/usr/bin/python3
-"""The commands that README.md and docs/getting-started.md show, run as a reader would.
+"""The commands that README.md and the docs show, run as a reader would.
 
 Every line of a plain code block that starts with `macrostep ` (or README's
-`build/release/runtime/app/macrostep `) runs, in the order of its page, in a fresh directory
-per page that holds links to the repository's configs/ and examples/, with the binary under
-test in its place; its comment (`  # ...`) is dropped. Each must exit with status 0, and a
+`build/release/runtime/app/macrostep `; a line ending in `\` continues on the next) runs, in
+the order of its page, in a fresh directory per page that holds links to the repository's
+configs/ and examples/, with the binary under test in its place; its comment (`  # ...`) is
+dropped. Each must exit with status 0, and a
 `compare` whose comment says "about X" must print a 2-norm NRMSE within a factor 3 of X. A code
 block right after a line `<!-- file: PATH -->` must be PATH's text, so that a page that shows a
 file shows it as it is. Usage: check_docs_commands.py --binary MACROSTEP --source REPO
@@ -17,7 +18,8 @@ import subprocess
 import sys
 import tempfile
 
-PAGES = ["README.md", "docs/getting-started.md"]
+PAGES = ["README.md", "docs/getting-started.md", "docs/guide/schemes.md",
+         "docs/guide/stability.md", "docs/reference/configuration.md"]
 PREFIXES = ["build/release/runtime/app/macrostep ", "macrostep "]
 
 
@@ -37,6 +39,18 @@ def blocks(text):
             i = j + 1
         else:
             i += 1
+
+
+def joined(lines):
+    """(index of the first line, the line with its `\` continuations joined) of a block."""
+    k = 0
+    while k < len(lines):
+        first, line = k, lines[k].rstrip()
+        while line.endswith("\\") and k + 1 < len(lines):
+            k += 1
+            line = line[:-1].rstrip() + " " + lines[k].strip()
+        yield first, line
+        k += 1
 
 
 def command_of(line, binary):
@@ -79,7 +93,7 @@ def check_page(page, source, binary):
                 continue
             if info not in ("", "sh", "console"):
                 continue
-            for k, line in enumerate(lines):
+            for k, line in joined(lines):
                 command, comment = command_of(line.strip(), binary)
                 if command is None:
                     continue
