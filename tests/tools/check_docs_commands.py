@@ -2,7 +2,7 @@
 """The commands that README.md and the docs show, run as a reader would.
 
 Every line of a plain code block that starts with `macrostep ` (or README's
-`build/release/runtime/app/macrostep `; a line ending in `\` continues on the next) runs, in
+`build/release/runtime/app/macrostep `; a line ending in `\\` continues on the next) runs, in
 the order of its page, in a fresh directory per page that holds links to the repository's
 configs/ and examples/, with the binary under test in its place; its comment (`  # ...`) is
 dropped. Each must exit with status 0, and a
@@ -42,7 +42,7 @@ def blocks(text):
 
 
 def joined(lines):
-    """(index of the first line, the line with its `\` continuations joined) of a block."""
+    """(index of the first line, the line with its `\\` continuations joined) of a block."""
     k = 0
     while k < len(lines):
         first, line = k, lines[k].rstrip()
