@@ -136,13 +136,19 @@ TEST_F(Units, EveryOutputOfEveryRegisteredModelHasOne) {
   EXPECT_EQ(seen.size(), kExpected.size());  // every entry above is a registered model
 }
 
-TEST_F(Units, ChainAndDriveTrainSegmentsHaveThem) {
+// A chain of six unit masses at rest between seven equal elements.
+ChainParameters six_masses() {
   ChainParameters chain;
   chain.mass.assign(6, 1.0);
   chain.element.assign(7, ElementLaw{1.0e3, 1.0, 0.0, 0.0, 3.0, 3.0});
   chain.forces.resize(6);
   chain.x0.assign(6, 0.0);
   chain.v0.assign(6, 0.0);
+  return chain;
+}
+
+TEST_F(Units, ChainAndDriveTrainSegmentsHaveThem) {
+  const ChainParameters chain = six_masses();
   const ChainSegment segment(chain, 2, 4);
   ASSERT_EQ(segment.output_size(), 4u);
   const std::vector<std::string> chain_units = {"m", "m", "m/s", "m/s"};
@@ -213,12 +219,7 @@ TEST_F(Units, EveryModelDescribesItsVariablesAndDeclaresItsStatesUnits) {
       EXPECT_EQ(s->state_unit(0), "V");
     }
   }
-  ChainParameters chain;
-  chain.mass.assign(6, 1.0);
-  chain.element.assign(7, ElementLaw{1.0e3, 1.0, 0.0, 0.0, 3.0, 3.0});
-  chain.forces.resize(6);
-  chain.x0.assign(6, 0.0);
-  chain.v0.assign(6, 0.0);
+  const ChainParameters chain = six_masses();
   const ChainSegment segment(chain, 2, 5);
   expect_declared(segment, {});
   EXPECT_EQ(segment.state_description(2), "position of mass 4");
