@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "binary_fixture.hpp"
 
 namespace macrostep::testing {
@@ -155,6 +157,28 @@ TEST_F(GridRows, WhatGridRowsCannotDoIsRefused) {
   o = macrostep("run bad.toml");
   EXPECT_EQ(o.status, 2);
   EXPECT_NE(o.err.find("output.rows"), std::string::npos) << o.err;
+}
+
+// Without [output] rows: a described system's rows are on the grid, a chain's at the macro
+// points, and so are those of a system with feed-through or a joint (their values inside a step
+// are not the solvers' own) and of an --all-states run; the JSON says which.
+TEST_F(GridRows, TheDefaultIsTheGridWhereItHoldsTheSolversOwnValues) {
+  const auto row_times = [&](const std::string& config, const std::string& extra) {
+    const Outcome o = macrostep("run " + std::string(MACROSTEP_SOURCE_DIR) + "/configs/" + config +
+                                " --stop-time 2e-3 --executor inprocess --output r.csv" + extra);
+    EXPECT_EQ(o.status, 0) << config << ": " << o.err;
+    const auto meta = nlohmann::json::parse(read_file("r.json")).at("output");
+    return meta.at("row_times").get<std::string>() +
+           (meta.at("output_interval").is_null() ? "" : " interval");
+  };
+  EXPECT_EQ(row_times("drivetrain.toml", ""), "grid interval");
+  EXPECT_EQ(row_times("sources.toml", ""), "grid interval");
+  EXPECT_EQ(row_times("k-4.3.toml", ""), "macro");           // a [model] chain
+  EXPECT_EQ(row_times("two-mass-fd.toml", ""), "macro");     // feed-through
+  EXPECT_EQ(row_times("two-mass-joint.toml", ""), "macro");  // a joint
+  EXPECT_EQ(row_times("drivetrain.toml", " --all-states"), "macro");
+  EXPECT_EQ(row_times("drivetrain.toml", " --set output.rows=macro"), "macro");
+  EXPECT_EQ(row_times("k-4.3.toml", " --set output.rows=grid"), "grid interval");
 }
 
 }  // namespace

@@ -272,7 +272,7 @@ json run_metadata(const config::RunConfig& config, const CosimOptions& options,
         {"columns", result.columns.size()},
         {"all_states", settings.all_states},
         {"output_every", settings.cosim.output_every},
-        {"rows", config::to_string(settings.rows)},
+        {"row_times", config::to_string(settings.rows)},
         {"output_interval", settings.executor.output_interval > 0.0
                                 ? json(settings.executor.output_interval)
                                 : json(nullptr)}}},
