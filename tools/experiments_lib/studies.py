@@ -757,7 +757,7 @@ def _b2016_local_error(runner, r):
            "001 §4 states C1 = Lagrange, C0 capped at 3, F/D Jacobi one order below "
            "Gauss-Seidel, no drop in D/D; the numbers are those orders as methods.md §7.6 "
            "derives them (k + 2; C0 min(k + 2, 3); F/D Jacobi k + 1, C0 min(k + 1, 3)). "
-           "Stand-ins: c_k = 1e6 N/m, d_k = 1e4 N s/m, x = (0.01, 0) m at t = 0")
+           "Stand-ins: c_k = 1e6 N/m, d_k = 10 N s/m, x = (0.01, 0) m at t = 0")
 
 
 def f26(runner, quick):
