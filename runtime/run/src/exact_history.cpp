@@ -50,9 +50,14 @@ void check_local_error_options(const LocalErrorOptions& o) {
   if (o.step_sizes.size() < 2) {
     throw SetupError("--step-sizes: at least two macro-step sizes (a slope needs two points)");
   }
-  for (const double h : o.step_sizes) {
+  for (std::size_t k = 0; k < o.step_sizes.size(); ++k) {
+    const double h = o.step_sizes[k];
     if (!(h > 0.0) || !std::isfinite(h)) {
       throw SetupError(fmt::format("--step-sizes: every H must be > 0 (got {})", h));
+    }
+    const auto before = o.step_sizes.begin() + static_cast<std::ptrdiff_t>(k);
+    if (std::find(o.step_sizes.begin(), before, h) != before) {
+      throw SetupError(fmt::format("--step-sizes: {} is given twice", h));
     }
   }
   if (o.at.empty()) throw SetupError("--at: at least one start time T");

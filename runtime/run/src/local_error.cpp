@@ -218,7 +218,7 @@ void print_local_error(std::ostream& out, const LocalErrorResult& r) {
     for (const auto& g : r.groups) out << fmt::format(" {:>13.3e}", g.errors[k]);
     out << "\n";
   }
-  out << "largest relative error at the smallest H in:";
+  out << "largest relative error at the last H in:";
   for (const auto& g : r.groups) out << fmt::format(" {} {};", g.name, g.worst);
   out << "\nslope (least squares, log-log):";
   for (std::size_t k = 0; k < r.groups.size(); ++k)

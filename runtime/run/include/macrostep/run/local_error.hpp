@@ -57,7 +57,7 @@ struct LocalErrorGroup {
   std::vector<double> errors;
   double slope = 0.0;      // NaN with fewer than two resolved errors, or one not finite
   std::size_t fitted = 0;  // the errors the slope was fitted to (the resolved ones)
-  std::string worst;       // the variable with the largest error at the smallest H, and its T
+  std::string worst;       // the variable with the largest error at the last H, and its T
 };
 
 struct LocalErrorResult {
