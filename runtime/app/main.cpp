@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "compare_command.hpp"
+#include "local_error_command.hpp"
 #include "models_command.hpp"
 #include "plot_command.hpp"
 #include "run_command.hpp"
@@ -82,13 +83,14 @@ struct Commands {
   macrostep::app::PlotArgs plot_args;
   macrostep::app::SuggestPartitionArgs suggest_args;
   macrostep::app::SweepArgs sweep_args;
+  macrostep::app::LocalErrorArgs local_error_args;
   std::string worker_segment;
   std::size_t worker_index = 0;
   int worker_segment_fd = -1;
   CLI::App *run = nullptr, *reference = nullptr, *topology = nullptr, *stability = nullptr,
            *resume = nullptr, *plot = nullptr, *cleanup = nullptr, *compare = nullptr,
            *suggest = nullptr, *models = nullptr, *config_keys = nullptr, *sweep = nullptr,
-           *worker = nullptr;
+           *local_error = nullptr, *worker = nullptr;
 };
 
 // Declares the subcommands of DESIGN.md's command line on `app`, bound to `c` (which must
@@ -114,6 +116,11 @@ void add_commands(CLI::App& app, Commands& c) {
       "spectral radius over H of a co-simulation's recurrence (exact subsystems): the two-mass "
       "test model, or any configuration linearised at t0; the stable band and a PNG plot");
   macrostep::app::add_stability_options(*c.stability, c.stability_args);
+  c.local_error = app.add_subcommand(
+      "local-error",
+      "the local error of one explicit macro step started from the exact history (a tight "
+      "reference run) over a list of H, with the fitted slopes per group of variables");
+  macrostep::app::add_local_error_options(*c.local_error, c.local_error_args);
   c.resume = app.add_subcommand(
       "resume", "continue a run from its checkpoint (--checkpoint-every), bit-identically");
   c.resume->add_option("CHECKPOINT", c.resume_path, "checkpoint file")->required();
@@ -189,6 +196,9 @@ int dispatch(Commands& c, int argc, char** argv, const std::string& command_line
     } catch (const std::invalid_argument& e) {
       throw UsageError(e.what());
     }
+  }
+  if (c.local_error->parsed()) {
+    return macrostep::app::local_error_command(c.local_error_args, command_line);
   }
   if (c.stability->parsed()) {
     try {

@@ -119,6 +119,20 @@ class Runner:
         m = re.search(r"stable band from the smallest H: up to H = \S+ s \(omega_hat (\S+)\)", out)
         return "+" if m and float(m.group(1)) >= 0.1 else "?"
 
+    def local_error(self, config, options, name):
+        """`macrostep local-error CONFIG OPTIONS` (one macro step from the exact history):
+        {'slopes': {group: slope}, 'order': the order of the step's error, 'text': stdout}."""
+        out, _ = self._call(["local-error", config] + list(options), name, 300)
+        m = re.search(r"slope \(least squares, log-log\): (.*)", out)
+        order = re.search(r"order of the step's error \([^)]*\): (\S+)", out)
+        if not m or not order:
+            raise RunFailed(f"{name}: local-error printed no slopes")
+        slopes = {}
+        for part in m.group(1).split(","):
+            group, value = part.strip().rsplit(" ", 1)
+            slopes[group] = float(value)
+        return {"slopes": slopes, "order": float(order.group(1)), "text": out}
+
     def stability(self, options, name):
         """`macrostep stability OPTIONS --no-plot`: the largest stable omega_hat it prints."""
         out, _ = self._call(["stability"] + list(options) + ["--no-plot"], name, 120)

@@ -99,6 +99,19 @@ void ExplicitJacobi::import_state(const std::vector<std::vector<double>>& state)
   }
 }
 
+void ExplicitJacobi::assume_exact_past(std::span<const double> times,
+                                       std::span<const std::vector<std::vector<double>>> outputs) {
+  if (!rates_) return;
+  if (times.size() != outputs.size()) {
+    throw std::invalid_argument("explicit scheme: one set of outputs per past point");
+  }
+  rates_->clear();
+  for (std::size_t j = 0; j < times.size(); ++j) {
+    system_->evaluate_rates(outputs[j], rates_next_);
+    rates_->push(times[j], rates_next_);  // throws for times out of order
+  }
+}
+
 AttemptResult ExplicitJacobi::attempt(const control::StepPlan& plan,
                                       const polynomials::CouplingHistory& hist,
                                       PassRunner& runner) {

@@ -330,6 +330,18 @@ void GaussSeidel::import_state(const std::vector<std::vector<double>>& state) {
   }
 }
 
+void GaussSeidel::assume_exact_past(std::span<const double> times,
+                                    std::span<const std::vector<std::vector<double>>> outputs) {
+  if (times.size() != outputs.size()) {
+    throw std::invalid_argument("Gauss-Seidel scheme: one set of outputs per past point");
+  }
+  for (std::size_t s = 0; s < own_outputs_.size(); ++s) {
+    if (!own_outputs_[s]) continue;
+    own_outputs_[s]->clear();  // keeps the newest capacity() points
+    for (std::size_t j = 0; j < times.size(); ++j) own_outputs_[s]->push(times[j], outputs[j][s]);
+  }
+}
+
 AttemptResult GaussSeidel::attempt(const control::StepPlan& plan,
                                    const polynomials::CouplingHistory& history,
                                    PassRunner& runner) {

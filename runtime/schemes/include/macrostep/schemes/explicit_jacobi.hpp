@@ -68,6 +68,9 @@ class ExplicitJacobi final : public MacroStepScheme {
   // the points, then one array of values per point, oldest first. Empty otherwise.
   std::vector<std::vector<double>> export_state() const override;
   void import_state(const std::vector<std::vector<double>>& state) override;
+  // The rates at the given points from the laws (CouplingLaw::rate of their outputs).
+  void assume_exact_past(std::span<const double> times,
+                         std::span<const std::vector<std::vector<double>>> outputs) override;
 
  private:
   const system::CoupledSystem* system_ = nullptr;

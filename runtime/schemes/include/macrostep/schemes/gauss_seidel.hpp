@@ -80,6 +80,9 @@ class GaussSeidel final : public MacroStepScheme {
   // each of them. Otherwise no state.
   std::vector<std::vector<double>> export_state() const override;
   void import_state(const std::vector<std::vector<double>>& state) override;
+  // Sequential end values: the kept output histories become the given outputs (the newest κ+1).
+  void assume_exact_past(std::span<const double> times,
+                         std::span<const std::vector<std::vector<double>>> outputs) override;
 
  private:
   const system::CoupledSystem* system_ = nullptr;

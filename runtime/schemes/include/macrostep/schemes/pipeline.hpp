@@ -321,6 +321,17 @@ class MacroStepScheme {
   // import_state throws std::invalid_argument for arrays that do not fit. Default: no state.
   virtual std::vector<std::vector<double>> export_state() const { return {}; }
   virtual void import_state(const std::vector<std::vector<double>>& state);
+  // The local-error analysis (run/local_error.hpp): the macro points before the first step are
+  // those of an exact solution, not of this scheme's own steps. times[j] are accepted points,
+  // oldest first, the last one t_start; outputs[j][i] are subsystem i's outputs there. A scheme
+  // that keeps something of past points beside the coupling history (the rates u̇ of seed-003
+  // sets, Gauss–Seidel's own outputs) replaces it with what these give. Called after start(),
+  // before the first attempt. Default: nothing kept, nothing to do.
+  virtual void assume_exact_past(std::span<const double> times,
+                                 std::span<const std::vector<std::vector<double>>> outputs) {
+    (void)times;
+    (void)outputs;
+  }
   // At the end of a run (also one that stops with an exception): the scheme's own statistics
   // into `result`. Default: none.
   virtual void add_statistics(SchemeResult& result) const { (void)result; }
