@@ -61,7 +61,7 @@ void print_iterative_scheme(std::ostream& out, const CosimSettings& s) {
              "scheme: {}, {}, tau {}, at most {} corrector passes, perturbation_min {}; {}; rtol "
              "{:.3g}, atol_pos {:.3g}, atol_vel {:.3g}, atol_u {:.3g}\n",
              c.scheme == config::CosimScheme::kAuto
-                 ? "auto (explicit or implicit steps, whichever costs less)"
+                 ? "auto (explicit, semi-implicit or implicit steps, whichever costs least)"
                  : config::to_string(c.scheme),
              how, c.tau, c.max_corrector_passes, c.perturbation_min, step, m.tolerances.rtol,
              m.tolerances.atol_pos, m.tolerances.atol_vel, m.tolerances.atol_u);
@@ -140,9 +140,9 @@ void print_scheme_choice(std::ostream& out, const schemes::SchemeChoiceStatistic
     return fmt::format("{} {} steps ({} rejected) over {:.4g} s, {:.4g} solver calls", name,
                        p.accepted, p.attempts - p.accepted, p.time, p.work);
   };
-  fmt::print(out, "scheme choice: {}; {}; {} switches, {} probes skipped\n",
-             per("explicit", c.explicit_steps), per("implicit", c.implicit_steps), c.switches,
-             c.skipped_probes);
+  fmt::print(out, "scheme choice: {}; {}; {}; {} switches, {} probes skipped\n",
+             per("explicit", c.explicit_steps), per("semi-implicit", c.semi_implicit_steps),
+             per("implicit", c.implicit_steps), c.switches, c.skipped_probes);
   if (!c.only_reason.empty()) fmt::print(out, "  {}\n", c.only_reason);
   constexpr std::size_t kShown = 6;
   const std::size_t first = c.recent.size() > kShown ? c.recent.size() - kShown : 0;

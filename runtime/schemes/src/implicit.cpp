@@ -218,6 +218,7 @@ AttemptResult IterativeScheme::subsystem_failure(const executors::PassOutcome& o
   if (newton_) strategy_->end_attempt(false);
   AttemptResult r;
   r.iterative = true;
+  r.semi_implicit = copt_.iteration == IterationKind::kSemiImplicit;
   r.corrector_passes = passes_;
   r.jacobian_evaluations = strategy_->evaluations();
   r.subsystem_failed = true;
@@ -234,6 +235,7 @@ AttemptResult IterativeScheme::finish(const control::StepPlan& plan,
   const system::CoupledSystem& system = *system_;
   AttemptResult r;
   r.iterative = true;
+  r.semi_implicit = copt_.iteration == IterationKind::kSemiImplicit;
   r.corrector_passes = passes_;
   r.jacobian_evaluations = strategy_->evaluations();
   r.corrector_failed = corrector_failed;
