@@ -37,7 +37,7 @@ enum EventKind { kProbePending = 0, kProbeKept = 1, kProbeBack = 2, kProbeFailed
 // Indices into counts_: per mode at 4·index(mode), then the switches and the skipped probes.
 constexpr std::size_t kAttempts = 0, kAccepted = 1, kWork = 2, kTime = 3, kSwitches = 12,
                       kSkipped = 13;
-constexpr std::size_t kChoiceValues = 25;  // state[0]
+constexpr std::size_t kChoiceValues = 23;  // state[0]
 constexpr std::size_t kSwitchValues = 6;
 
 }  // namespace
@@ -116,7 +116,7 @@ void AdaptiveScheme::start(const system::CoupledSystem& system, const SchemeOpti
   left_work_ = 0.0;
   allowance_ = 0.0;
   last_rate_ = {};
-  passed_over_ = {};
+  failed_last_.reset();
   skipped_in_row_ = 0;
   stretch_ = {};
   counts_ = {};
@@ -165,17 +165,17 @@ void AdaptiveScheme::record(bool accepted) {
   stretch_.pending_work = 0.0;
 }
 
-// The schemes not running that can run the system, in the order in which a probe tries them: one
-// passed over kMaxPassedOver times in a row, then by their last rate (one never measured, at 0,
-// first), ties in the order semi-implicit, implicit, explicit.
+// The schemes not running that can run the system, in the order in which a probe tries them: by
+// their last rate (one never measured, at 0, first), ties in the order semi-implicit, implicit,
+// explicit; the one whose probe failed last goes last.
 std::vector<AdaptiveScheme::Mode> AdaptiveScheme::candidates() const {
   std::vector<Mode> order;
   for (const Mode m : {Mode::kSemiImplicit, Mode::kImplicit, Mode::kExplicit}) {
     if (m != mode_ && ok_[index(m)]) order.push_back(m);
   }
-  const auto starved = [this](Mode m) { return passed_over_[index(m)] >= kMaxPassedOver; };
+  const auto failed_last = [this](Mode m) { return failed_last_ && *failed_last_ == m; };
   std::stable_sort(order.begin(), order.end(), [&](Mode a, Mode b) {
-    if (starved(a) != starved(b)) return starved(a);
+    if (failed_last(a) != failed_last(b)) return failed_last(b);
     return last_rate_[index(a)] < last_rate_[index(b)];
   });
   return order;
@@ -198,20 +198,18 @@ void AdaptiveScheme::decide(double t_next) {
             : stretch_.work < allowance_) {
     return;
   }
-  // A scheme that cost kSkipFactor times as much when it last ran would likely fail now (a
-  // system at rest would even make unstable explicit steps look cheap for a while): the next
-  // candidate is taken, and when every one is that dear the probe is skipped (the allowance
-  // doubles).
-  const auto dear = [&](Mode m) { return last_rate_[index(m)] > kSkipFactor * rate; };
-  const auto pick = std::find_if_not(order.begin(), order.end(), dear);
-  if (pick == order.end() && skipped_in_row_ < kMaxSkips) {
+  // The first in that order cost kSkipFactor times as much when it last ran (and the others, if
+  // not passed over, more): probing it now would likely fail (a system at rest would even make
+  // unstable explicit steps look cheap for a while). Skipped: the allowance doubles. Not more
+  // than kMaxSkips times in a row: its rate may be one of a transient (the start-up's short
+  // steps), and the rule would never measure it again.
+  const Mode other = order.front();
+  if (last_rate_[index(other)] > kSkipFactor * rate && skipped_in_row_ < kMaxSkips) {
     ++skipped_in_row_;
     allowance_ *= 2.0;
     counts_[kSkipped] += 1.0;
     return;
   }
-  const Mode other = pick == order.end() ? order.front() : *pick;
-  for (const Mode m : order) passed_over_[index(m)] = m == other ? 0 : passed_over_[index(m)] + 1;
   skipped_in_row_ = 0;
   left_work_ = stretch_.work;
   switch_to(other, Why::kProbe, t_next, stretch_.long_rate(), 0.0);
@@ -248,6 +246,7 @@ void AdaptiveScheme::judge_probe(double t_next, double rate) {
     switches_.back()[3] = kProbeFailed;
     switches_.back()[5] = rate;
   }
+  failed_last_ = mode_;
   switch_to(left_mode_, Why::kBack, t_next, left_rate_, rate);
   allowance_ = kAllowance * extra;
 }
@@ -305,9 +304,7 @@ std::vector<std::vector<double>> AdaptiveScheme::export_state() const {
                  stretch_.judged_rate,
                  d(sub[0].size()),
                  d(sub[1].size()),
-                 static_cast<double>(passed_over_[0]),
-                 static_cast<double>(passed_over_[1]),
-                 static_cast<double>(passed_over_[2])});
+                 failed_last_ ? d(index(*failed_last_)) : -1.0});
   out.emplace_back(stretch_.window_work.begin(), stretch_.window_work.end());
   out.emplace_back(stretch_.window_time.begin(), stretch_.window_time.end());
   out.emplace_back(counts_.begin(), counts_.end());
@@ -337,7 +334,8 @@ void AdaptiveScheme::import_choice(const std::vector<double>& c) {
   stretch_.measured_time = c[17];
   stretch_.judged_at = static_cast<std::uint64_t>(c[18]);
   stretch_.judged_rate = c[19];
-  for (std::size_t m = 0; m < kModes; ++m) passed_over_[m] = static_cast<int>(c[22 + m]);
+  failed_last_.reset();
+  if (c[22] >= 0.0) failed_last_ = static_cast<Mode>(c[22]);
 }
 
 void AdaptiveScheme::import_state(const std::vector<std::vector<double>>& state) {
@@ -356,7 +354,8 @@ void AdaptiveScheme::import_state(const std::vector<std::vector<double>>& state)
   const auto ex_n = static_cast<std::size_t>(c[20]), semi_n = static_cast<std::size_t>(c[21]);
   const std::size_t im_n = state.size() >= 5 + ex_n + semi_n ? state.size() - 5 - ex_n - semi_n : 0;
   if (state.size() < 5 + ex_n + semi_n || !mode_fits(c[1]) || !mode_fits(c[3]) ||
-      (!ok_[0] && ex_n != 0) || (!ok_[1] && semi_n != 0) || (!ok_[2] && im_n != 0)) {
+      (c[22] != -1.0 && !mode_fits(c[22])) || (!ok_[0] && ex_n != 0) || (!ok_[1] && semi_n != 0) ||
+      (!ok_[2] && im_n != 0)) {
     throw bad("the arrays do not fit this system");
   }
   const auto first = state.begin() + 5;

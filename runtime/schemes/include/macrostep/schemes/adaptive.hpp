@@ -24,11 +24,11 @@
 //   - which one: of the schemes not running, one never measured before a measured one, and of
 //     those never measured semi-implicit before implicit (its steps cost less and show as well
 //     whether longer steps pay where the coupling is linear); then the one with the lowest last
-//     measured rate (ties: semi-implicit, implicit, explicit), except that a scheme passed over
-//     by kMaxPassedOver probes in a row comes first (a rate measured in a transient would
-//     otherwise stand for the rest of the run). So a semi-implicit probe that fails (its steps
-//     rejected or kept short where the stiff coupling is nonlinear) is followed by one implicit
-//     probe, and from then on their last rates decide;
+//     measured rate (ties: semi-implicit, implicit, explicit), except that the scheme whose probe
+//     failed last comes last: its rate was just measured, the other's is older and may be one of
+//     a transient that would otherwise stand for the rest of the run. So a semi-implicit probe
+//     that fails (its steps rejected or kept short where the stiff coupling is nonlinear) is
+//     followed by one implicit probe, and from then on their last rates decide;
 //   - the probe is kept if its rate is below the left scheme's (by kKeepMargin) over its whole
 //     measured stretch (longer memory than the probe's window: one transient does not set the
 //     bar); a probe that is dearer but still getting cheaper from one window to the next (its H
@@ -38,9 +38,9 @@
 //     times the probe's extra work (beyond the left scheme's rate over the probe's simulated
 //     time, at least kMinExtra of its work), so that probing costs at most about 1/kAllowance
 //     of the run;
-//   - a scheme whose last measured rate is kSkipFactor times the current scheme's is passed over
-//     for the next in that order; when every one is, the probe is skipped (its allowance
-//     doubles; at most kMaxSkips times in a row);
+//   - a probe is skipped (its allowance doubles; at most kMaxSkips times in a row, since the
+//     rate may be one of a transient such as the start-up's short steps) while the scheme it
+//     would try had a last measured rate kSkipFactor times the current scheme's;
 //   - the estimator is the one the user named, in the running scheme's form (exMD ↔ imMD,
 //     exCV ↔ imCV; exLE's implicit form is imMD; semi-implicit and implicit steps take the same
 //     form), and the controller's D-33 fallback maps alike.
@@ -78,9 +78,6 @@ class AdaptiveScheme final : public MacroStepScheme {
   // kMaxExtensions times.
   static constexpr double kFallFactor = 0.7;
   static constexpr int kMaxExtensions = 8;
-  // A scheme passed over by this many probes in a row is probed next: its last rate may come
-  // from a transient and would otherwise never be measured again.
-  static constexpr int kMaxPassedOver = 2;
   // The version of export_state's layout, its first value: import_state refuses another.
   static constexpr double kStateLayout = 2;
 
@@ -146,7 +143,7 @@ class AdaptiveScheme final : public MacroStepScheme {
   double allowance_ = 0.0;                  // work the current stretch spends before it may probe
   int skipped_in_row_ = 0;                  // probes skipped since the last one made
   std::array<double, kModes> last_rate_{};  // per mode the last rate measured in it (0: never)
-  std::array<int, kModes> passed_over_{};   // per mode the probes since it was last probed
+  std::optional<Mode> failed_last_;         // the scheme of the last probe that failed
   Stretch stretch_;
   double last_work_ = 0.0, last_t_begin_ = 0.0, last_t_end_ = 0.0;
   // Per mode: attempts, accepted, work, time; then the number of switches and of skipped probes.
