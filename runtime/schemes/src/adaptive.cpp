@@ -37,7 +37,7 @@ enum EventKind { kProbePending = 0, kProbeKept = 1, kProbeBack = 2, kProbeFailed
 // Indices into counts_: per mode at 4·index(mode), then the switches and the skipped probes.
 constexpr std::size_t kAttempts = 0, kAccepted = 1, kWork = 2, kTime = 3, kSwitches = 12,
                       kSkipped = 13;
-constexpr std::size_t kChoiceValues = 23;  // state[0]
+constexpr std::size_t kChoiceValues = 26;  // state[0]
 constexpr std::size_t kSwitchValues = 6;
 
 }  // namespace
@@ -191,11 +191,16 @@ void AdaptiveScheme::decide(double t_next) {
     judge_probe(t_next, rate);
     return;
   }
+  if (stretch_.window_count >= stretch_.settled_at) {  // a full window since the last comparison
+    stretch_.falling = stretch_.settled_rate == 0.0 || rate < kFallFactor * stretch_.settled_rate;
+    stretch_.settled_rate = rate;
+    stretch_.settled_at = stretch_.window_count + kWindow;
+  }
   const std::vector<Mode> order = candidates();
   if (order.empty()) return;  // a system only one scheme can run
   const bool first = counts_[kSwitches] == 0.0;
-  if (first ? stretch_.accepted < static_cast<std::uint64_t>(kFirstProbe)
-            : stretch_.work < allowance_) {
+  if (stretch_.falling || (first ? stretch_.accepted < static_cast<std::uint64_t>(kFirstProbe)
+                                 : stretch_.work < allowance_)) {
     return;
   }
   // The first in that order cost kSkipFactor times as much when it last ran (and the others, if
@@ -304,7 +309,10 @@ std::vector<std::vector<double>> AdaptiveScheme::export_state() const {
                  stretch_.judged_rate,
                  d(sub[0].size()),
                  d(sub[1].size()),
-                 failed_last_ ? d(index(*failed_last_)) : -1.0});
+                 failed_last_ ? d(index(*failed_last_)) : -1.0,
+                 d(stretch_.settled_at),
+                 stretch_.settled_rate,
+                 stretch_.falling ? 1.0 : 0.0});
   out.emplace_back(stretch_.window_work.begin(), stretch_.window_work.end());
   out.emplace_back(stretch_.window_time.begin(), stretch_.window_time.end());
   out.emplace_back(counts_.begin(), counts_.end());
@@ -336,6 +344,9 @@ void AdaptiveScheme::import_choice(const std::vector<double>& c) {
   stretch_.judged_rate = c[19];
   failed_last_.reset();
   if (c[22] >= 0.0) failed_last_ = static_cast<Mode>(c[22]);
+  stretch_.settled_at = static_cast<std::uint64_t>(c[23]);
+  stretch_.settled_rate = c[24];
+  stretch_.falling = c[25] != 0.0;
 }
 
 void AdaptiveScheme::import_state(const std::vector<std::vector<double>>& state) {

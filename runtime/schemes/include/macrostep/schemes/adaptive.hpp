@@ -18,9 +18,12 @@
 //     scheme's rate = work / simulated time over the last kWindow accepted steps of its stretch
 //     (rejected attempts' work included), after kWarmup accepted steps in which H adapts;
 //   - the run starts explicit (implicit where explicit steps cannot run); once a stretch has
-//     spent its allowance of work (the first one: kFirstProbe accepted steps), another scheme is
-//     probed: it runs from the same history, step size and order (the one controller carries
-//     over) until its rate is measured;
+//     spent its allowance of work (the first one: kFirstProbe accepted steps) and its rate has
+//     stopped falling (by kFallFactor from one window to the next: a scheme whose H still grows,
+//     after a switch or as the system comes to rest, is getting cheaper by itself, and a probe
+//     would be measured against a rate on its way down), another scheme is probed: it runs from
+//     the same history, step size and order (the one controller carries over) until its rate is
+//     measured;
 //   - which one: of the schemes not running, one never measured before a measured one, and of
 //     those never measured semi-implicit before implicit (its steps cost less and show as well
 //     whether longer steps pay where the coupling is linear); then the one with the lowest last
@@ -113,6 +116,12 @@ class AdaptiveScheme final : public MacroStepScheme {
     double measured_work = 0.0, measured_time = 0.0;  // of every step after the warm-up
     std::uint64_t judged_at = kWindow;  // window_count at which a probe is judged next
     double judged_rate = 0.0;           // a probe's rate when it was last extended (0: never)
+    // Whether the scheme is still getting cheaper by itself (its window rate fell by kFallFactor
+    // from the last full window to this one; unknown, and so true, before two): compared at
+    // window_count == settled_at against settled_rate.
+    std::uint64_t settled_at = kWindow;
+    double settled_rate = 0.0;
+    bool falling = true;
     bool measured() const { return window_count >= judged_at; }
     double rate() const;  // over the window
     // Over every measured step of the stretch: the bar a probe of another scheme must meet.
