@@ -176,6 +176,33 @@ TEST_F(Adaptive, DriveTrainAtRestTakesSemiImplicitSteps) {
   EXPECT_EQ(json_choice.at("recent_switches").at(0).at("from"), "explicit");
 }
 
+// Implicit steps are probed only where the semi-implicit steps' one corrector pass leaves a
+// coupling mismatch above τ in one step of kMismatchShare: on the drive train's linear shaft it
+// is about 1e-5 of the weights, so with the default τ = 0.33 no implicit step is taken, and with
+// τ = 1e-8 (every step's mismatch above it) an implicit probe follows the semi-implicit steps.
+TEST_F(Adaptive, ImplicitStepsOnlyWhereSemiImplicitOnesLeaveAMismatch) {
+  config::RunConfig c =
+      config::load_config(std::string(MACROSTEP_SOURCE_DIR) + "/configs/drivetrain-rest.toml");
+  const auto plain = run_scheme(c, config::CosimScheme::kAuto, 10.0, "plain");
+  EXPECT_GT(plain.run.scheme_choice.semi_implicit_steps.accepted, 0U);
+  EXPECT_EQ(plain.run.scheme_choice.implicit_steps.attempts, 0U);
+  EXPECT_GT(plain.run.corrector.max_iteration_residual, 0.0) << "the mismatch was not measured";
+  EXPECT_LT(plain.run.corrector.max_iteration_residual, c.cosim.tau);
+  c.cosim.tau = 1e-8;
+  const auto tight = run_scheme(c, config::CosimScheme::kAuto, 10.0, "tight");
+  const auto& choice = tight.run.scheme_choice;
+  EXPECT_GT(choice.implicit_steps.attempts, 0U);
+  bool probed_from_semi = false;
+  for (const auto& s : choice.recent) {
+    probed_from_semi |= s.from == schemes::StepKind::kSemiImplicit &&
+                        s.to == schemes::StepKind::kImplicit &&
+                        s.reason.rfind("probe of implicit steps", 0) == 0;
+  }
+  EXPECT_TRUE(probed_from_semi);
+  expect_counts_add_up(tight);
+  expect_steps_table_marks(tight);
+}
+
 // Sets the stop flag after a given attempt: the run writes its final checkpoint there and stops
 // (as after SIGTERM).
 class StopAfterAttempt final : public run::RunObserver {

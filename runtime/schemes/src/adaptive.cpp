@@ -37,7 +37,7 @@ enum EventKind { kProbePending = 0, kProbeKept = 1, kProbeBack = 2, kProbeFailed
 // Indices into counts_: per mode at 4·index(mode), then the switches and the skipped probes.
 constexpr std::size_t kAttempts = 0, kAccepted = 1, kWork = 2, kTime = 3, kSwitches = 12,
                       kSkipped = 13;
-constexpr std::size_t kChoiceValues = 26;  // state[0]
+constexpr std::size_t kChoiceValues = 28;  // state[0]
 constexpr std::size_t kSwitchValues = 6;
 
 }  // namespace
@@ -53,7 +53,7 @@ double AdaptiveScheme::Stretch::rate() const {
 }
 
 AdaptiveScheme::AdaptiveScheme(corrector::CorrectorOptions corrector)
-    : semi_(one_pass(corrector)), implicit_(corrector) {
+    : semi_(one_pass(corrector)), implicit_(corrector), tau_(corrector.tau) {
   if (corrector.iteration != corrector::IterationKind::kNewton) {
     throw std::invalid_argument("scheme auto: its corrector iterates implicitly");
   }
@@ -117,6 +117,7 @@ void AdaptiveScheme::start(const system::CoupledSystem& system, const SchemeOpti
   allowance_ = 0.0;
   last_rate_ = {};
   failed_last_.reset();
+  semi_mismatches_ = {};
   skipped_in_row_ = 0;
   stretch_ = {};
   counts_ = {};
@@ -131,6 +132,7 @@ AttemptResult AdaptiveScheme::attempt(const control::StepPlan& plan,
       mode_ == Mode::kExplicit ? explicit_form(plan.estimator) : implicit_form(plan.estimator);
   AttemptResult a = scheme(mode_).attempt(p, history, runner);
   last_work_ = runner.attempt_work();
+  last_mismatch_ = a.iteration_residual;
   last_t_begin_ = plan.t_begin;
   last_t_end_ = plan.t_end;
   return a;
@@ -150,6 +152,10 @@ void AdaptiveScheme::record(bool accepted) {
   stretch_.pending_work += last_work_;
   if (!accepted) return;
   const double h = last_t_end_ - last_t_begin_;
+  if (mode_ == Mode::kSemiImplicit) {
+    semi_mismatches_[0] += 1.0;
+    if (last_mismatch_ > tau_) semi_mismatches_[1] += 1.0;
+  }
   counts_[b + kAccepted] += 1.0;
   counts_[b + kTime] += h;
   stretch_.time += h;
@@ -170,8 +176,14 @@ void AdaptiveScheme::record(bool accepted) {
 // explicit; the one whose probe failed last goes last.
 std::vector<AdaptiveScheme::Mode> AdaptiveScheme::candidates() const {
   std::vector<Mode> order;
+  // Implicit steps: where the one corrector pass of semi-implicit ones leaves enough mismatch.
+  const bool implicit_pays =
+      !ok_[index(Mode::kSemiImplicit)] ||
+      (semi_mismatches_[0] > 0.0 && kMismatchShare * semi_mismatches_[1] >= semi_mismatches_[0]);
   for (const Mode m : {Mode::kSemiImplicit, Mode::kImplicit, Mode::kExplicit}) {
-    if (m != mode_ && ok_[index(m)]) order.push_back(m);
+    if (m != mode_ && ok_[index(m)] && (m != Mode::kImplicit || implicit_pays)) {
+      order.push_back(m);
+    }
   }
   const auto failed_last = [this](Mode m) { return failed_last_ && *failed_last_ == m; };
   std::stable_sort(order.begin(), order.end(), [&](Mode a, Mode b) {
@@ -265,6 +277,7 @@ void AdaptiveScheme::switch_to(Mode mode, Why why, double t_next, double rate_le
   }
   const Mode from = mode_;
   mode_ = mode;
+  if (mode == Mode::kSemiImplicit) semi_mismatches_ = {};
   probing_ = why == Why::kProbe;
   if (probing_) {
     left_mode_ = from;
@@ -312,7 +325,9 @@ std::vector<std::vector<double>> AdaptiveScheme::export_state() const {
                  failed_last_ ? d(index(*failed_last_)) : -1.0,
                  d(stretch_.settled_at),
                  stretch_.settled_rate,
-                 stretch_.falling ? 1.0 : 0.0});
+                 stretch_.falling ? 1.0 : 0.0,
+                 semi_mismatches_[0],
+                 semi_mismatches_[1]});
   out.emplace_back(stretch_.window_work.begin(), stretch_.window_work.end());
   out.emplace_back(stretch_.window_time.begin(), stretch_.window_time.end());
   out.emplace_back(counts_.begin(), counts_.end());
@@ -347,6 +362,7 @@ void AdaptiveScheme::import_choice(const std::vector<double>& c) {
   stretch_.settled_at = static_cast<std::uint64_t>(c[23]);
   stretch_.settled_rate = c[24];
   stretch_.falling = c[25] != 0.0;
+  semi_mismatches_ = {c[26], c[27]};
 }
 
 void AdaptiveScheme::import_state(const std::vector<std::vector<double>>& state) {

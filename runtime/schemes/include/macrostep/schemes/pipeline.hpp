@@ -124,7 +124,8 @@ struct CorrectorStatistics {
   std::uint64_t max_passes = 0;            // most corrector passes in one attempt
   std::uint64_t jacobian_evaluations = 0;  // interface Jacobians assembled and factorised
   // Gauss–Seidel: the largest change estimated to remain after an accepted attempt's last
-  // repetition, in units of the coupling weights (AttemptResult::iteration_residual).
+  // repetition, in units of the coupling weights (AttemptResult::iteration_residual); the
+  // semi-implicit scheme: the largest coupling mismatch its corrector pass left.
   double max_iteration_residual = 0.0;
   double mean_passes() const {
     return attempts > 0 ? static_cast<double>(passes) / static_cast<double>(attempts) : 0.0;
@@ -246,7 +247,8 @@ struct AttemptResult {
   bool semi_implicit = false;  // an iterative attempt with one corrector pass (METHODS §4.4)
   // Gauss–Seidel: the change estimated to remain in the repeated end values after the last
   // repetition, in units of their weights (converged: ≤ GaussSeidelOptions::tolerance); 0 when
-  // nothing repeated.
+  // nothing repeated. Semi-implicit: ‖φ(y^c) − s^c‖, the coupling mismatch its one corrector
+  // pass leaves (a further pass would start from it), in the weights of the iterate test.
   double iteration_residual = 0.0;
 };
 
