@@ -219,6 +219,13 @@ void print_summary(std::ostream& out, const config::RunConfig& config, const Cos
                "{:.3f} s (summed over subsystems)\n",
                k.passes, k.attempts, k.mean_passes(), k.max_passes, k.jacobian_evaluations,
                st.corrector_failures, seconds(t.extra_runs_ns), 1e-9 * nominal_ns(r.run));
+    // Semi-implicit steps: what their one corrector pass left (auto's rule for implicit steps).
+    if (k.max_iteration_residual > 0.0) {
+      fmt::print(out,
+                 "semi-implicit steps: largest coupling mismatch left by the corrector pass "
+                 "{:.3g} of the weights (tau {})\n",
+                 k.max_iteration_residual, s.cosim.tau);
+    }
   }
   if (r.run.scheme_choice.used) print_scheme_choice(out, r.run.scheme_choice);
   if (r.run.consistent_update.output_evaluations > 0) {
