@@ -160,11 +160,6 @@ struct SchemeChoiceStatistics {
   };
   bool used = false;
   PerScheme explicit_steps, semi_implicit_steps, implicit_steps;
-  const PerScheme& steps(StepKind kind) const {
-    return kind == StepKind::kExplicit       ? explicit_steps
-           : kind == StepKind::kSemiImplicit ? semi_implicit_steps
-                                             : implicit_steps;
-  }
   std::uint64_t switches = 0;
   // Probes not made because the other scheme's last measured rate was far above (adaptive.hpp).
   std::uint64_t skipped_probes = 0;
