@@ -345,6 +345,17 @@ TEST(AdaptiveState, BrokenArraysAreRefused) {
   schemes::AdaptiveScheme scheme(o);
   EXPECT_THROW(scheme.import_state({}), std::invalid_argument);
   EXPECT_THROW(scheme.import_state({{1.0, 2.0}}), std::invalid_argument);
+  // The arrays of another layout version (a checkpoint of an older auto, of two schemes) are
+  // refused by the version before anything is read.
+  std::vector<double> choice(28, 0.0);
+  choice[0] = schemes::AdaptiveScheme::kStateLayout - 1.0;
+  const std::vector<double> window(schemes::AdaptiveScheme::kWindow, 0.0);
+  try {
+    scheme.import_state({choice, window, window, std::vector<double>(14, 0.0), {}});
+    ADD_FAILURE() << "another layout was imported";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("another layout"), std::string::npos) << e.what();
+  }
   corrector::CorrectorOptions waveform;
   waveform.iteration = corrector::IterationKind::kWaveform;
   EXPECT_THROW(schemes::AdaptiveScheme{waveform}, std::invalid_argument);
