@@ -110,14 +110,17 @@ class Checkpoint : public macrostep::testing::BinaryTest {
 
   // The steps CSVs of a resumed and an uninterrupted run hold the same attempts: equal
   // attempt, t_start, h, kappa, accepted, error_estimate and corrector_passes, and scheme auto's
-  // implicit (the other columns measure wall time, which differs from run to run).
+  // implicit and semi_implicit (the other columns measure wall time, which differs from run to
+  // run).
   void expect_same_attempts(const std::string& resumed, const std::string& whole) const {
     const auto a = macrostep::output::read_csv(path(resumed), "attempt");
     const auto b = macrostep::output::read_csv(path(whole), "attempt");
     ASSERT_EQ(a.columns, b.columns);
     ASSERT_EQ(a.time, b.time) << "the attempt numbers differ";
     std::vector<std::size_t> compared = {0, 1, 2, 3, 4, 5};
-    if (const auto implicit = a.column_index("implicit")) compared.push_back(*implicit);
+    for (const char* scheme : {"implicit", "semi_implicit"}) {
+      if (const auto c = a.column_index(scheme)) compared.push_back(*c);
+    }
     for (std::size_t c : compared) {
       for (std::size_t r = 0; r < a.rows(); ++r) {
         const double x = a.values[c][r], y = b.values[c][r];

@@ -18,13 +18,16 @@ std::vector<std::string> steps_columns(std::size_t subsystems, bool implicit_col
                              "corrector_passes", "wall_s"};
   for (std::size_t i = 1; i <= subsystems; ++i) c.push_back(fmt::format("solver_s_{}", i));
   for (std::size_t i = 1; i <= subsystems; ++i) c.push_back(fmt::format("idle_s_{}", i));
-  if (implicit_column) c.emplace_back("implicit");
+  if (implicit_column) {
+    c.emplace_back("implicit");
+    c.emplace_back("semi_implicit");
+  }
   return c;
 }
 
 void steps_row(const schemes::StepRecord& r, bool implicit_column, std::vector<double>& values) {
   const std::size_t n = r.solver_ns.size();
-  values.resize(7 + 2 * n + (implicit_column ? 1 : 0));
+  values.resize(7 + 2 * n + (implicit_column ? 2 : 0));
   values[0] = r.plan.t_begin;
   values[1] = r.plan.h();
   values[2] = r.plan.kappa;
@@ -36,7 +39,10 @@ void steps_row(const schemes::StepRecord& r, bool implicit_column, std::vector<d
     values[7 + i] = seconds(r.solver_ns[i]);
     values[7 + n + i] = seconds(r.wall_ns - r.solver_ns[i]);
   }
-  if (implicit_column) values.back() = r.iterative ? 1.0 : 0.0;
+  if (implicit_column) {
+    values[7 + 2 * n] = r.iterative && !r.semi_implicit ? 1.0 : 0.0;
+    values[8 + 2 * n] = r.semi_implicit ? 1.0 : 0.0;
+  }
 }
 
 std::string steps_path(const std::string& result_path) {

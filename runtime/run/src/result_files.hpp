@@ -22,7 +22,8 @@ namespace macrostep::run {
 
 // The steps table's columns after its key "attempt": t_start, h, kappa, accepted,
 // error_estimate, corrector_passes, wall_s, solver_s_1..n, idle_s_1..n (n subsystems), and with
-// `implicit_column` (scheme auto) last "implicit" (1: the attempt was an implicit step).
+// `implicit_column` (scheme auto) last "implicit" (1: the attempt was an implicit step) and
+// "semi_implicit" (1: a semi-implicit step); an explicit step has 0 in both.
 std::vector<std::string> steps_columns(std::size_t subsystems, bool implicit_column);
 // One attempt's row of the steps table (without the key, which is r.attempt): times in seconds,
 // idle_s_L = wall_s − solver_s_L. `values` is resized to steps_columns(n, implicit_column).size().
@@ -39,7 +40,8 @@ class ResultFiles {
     std::vector<std::string> columns;
     // Co-simulation: the subsystem count of the steps table; 0: no steps table (monolithic).
     std::size_t step_subsystems = 0;
-    bool implicit_column = false;  // the steps table says which attempts were implicit (auto)
+    // The steps table says which scheme made each attempt (auto: implicit, semi_implicit).
+    bool implicit_column = false;
     // A resumed checkpoint: the CSVs are cut to its output positions and continued
     // (CsvWriter::continue_file); checkpoint::CheckpointError if they do not fit.
     const checkpoint::Checkpoint* resume = nullptr;

@@ -204,11 +204,13 @@ void add_scheme_choice(const schemes::SchemeResult& r, json& statistics) {
   json recent = json::array();
   for (const auto& sw : c.recent) {
     recent.push_back({{"time", sw.time},
-                      {"to", sw.to_implicit ? "implicit" : "explicit"},
+                      {"from", schemes::to_string(sw.from)},
+                      {"to", schemes::to_string(sw.to)},
                       {"reason", sw.reason}});
   }
   statistics["scheme_choice"] = {
       {"explicit", per(c.explicit_steps)},
+      {"semi_implicit", per(c.semi_implicit_steps)},
       {"implicit", per(c.implicit_steps)},
       {"switches", c.switches},
       {"skipped_probes", c.skipped_probes},

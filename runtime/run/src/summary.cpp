@@ -61,7 +61,7 @@ void print_iterative_scheme(std::ostream& out, const CosimSettings& s) {
              "scheme: {}, {}, tau {}, at most {} corrector passes, perturbation_min {}; {}; rtol "
              "{:.3g}, atol_pos {:.3g}, atol_vel {:.3g}, atol_u {:.3g}\n",
              c.scheme == config::CosimScheme::kAuto
-                 ? "auto (explicit or implicit steps, whichever costs less)"
+                 ? "auto (explicit, semi-implicit or implicit steps, whichever costs least)"
                  : config::to_string(c.scheme),
              how, c.tau, c.max_corrector_passes, c.perturbation_min, step, m.tolerances.rtol,
              m.tolerances.atol_pos, m.tolerances.atol_vel, m.tolerances.atol_u);
@@ -141,9 +141,9 @@ void print_scheme_choice(std::ostream& out, const schemes::SchemeChoiceStatistic
     return fmt::format("{} {} steps ({} rejected) over {:.4g} s, {:.4g} solver calls", name,
                        p.accepted, p.attempts - p.accepted, p.time, p.work);
   };
-  fmt::print(out, "scheme choice: {}; {}; {} switches, {} probes skipped\n",
-             per("explicit", c.explicit_steps), per("implicit", c.implicit_steps), c.switches,
-             c.skipped_probes);
+  fmt::print(out, "scheme choice: {}; {}; {}; {} switches, {} probes skipped\n",
+             per("explicit", c.explicit_steps), per("semi-implicit", c.semi_implicit_steps),
+             per("implicit", c.implicit_steps), c.switches, c.skipped_probes);
   if (!c.only_reason.empty()) fmt::print(out, "  {}\n", c.only_reason);
   constexpr std::size_t kShown = 6;
   const std::size_t first = c.recent.size() > kShown ? c.recent.size() - kShown : 0;
@@ -227,6 +227,13 @@ void print_summary(std::ostream& out, const config::RunConfig& config, const Cos
                "{:.3f} s (summed over subsystems)\n",
                k.passes, k.attempts, k.mean_passes(), k.max_passes, k.jacobian_evaluations,
                st.corrector_failures, seconds(t.extra_runs_ns), 1e-9 * nominal_ns(r.run));
+    // Semi-implicit steps: what their one corrector pass left (auto's rule for implicit steps).
+    if (k.max_iteration_residual > 0.0) {
+      fmt::print(out,
+                 "semi-implicit steps: largest coupling mismatch left by the corrector pass "
+                 "{:.3g} of the weights (tau {})\n",
+                 k.max_iteration_residual, s.cosim.tau);
+    }
   }
   if (r.run.scheme_choice.used) print_scheme_choice(out, r.run.scheme_choice);
   if (r.run.consistent_update.output_evaluations > 0) {

@@ -13,7 +13,7 @@ using control::Estimator;
 
 namespace {
 
-// The estimator's form in the explicit and in the implicit scheme (exLE stays exLE in explicit
+// The estimator's form in the explicit and in the iterative schemes (exLE stays exLE in explicit
 // steps; imMD is its implicit form: both estimate the error of the states).
 Estimator explicit_form(Estimator e) {
   if (e == Estimator::kImMD) return Estimator::kExMD;
@@ -27,14 +27,18 @@ Estimator implicit_form(Estimator e) {
   return e;
 }
 
+corrector::CorrectorOptions one_pass(corrector::CorrectorOptions o) {
+  o.iteration = corrector::IterationKind::kSemiImplicit;
+  return o;
+}
+
 enum EventKind { kProbePending = 0, kProbeKept = 1, kProbeBack = 2, kProbeFailed = 3 };
 
-// Indices into counts_.
-constexpr std::size_t kAttempts = 0, kAccepted = 1, kWork = 2, kTime = 3, kSwitches = 8,
-                      kSkipped = 9;
-std::size_t base(bool implicit) {
-  return implicit ? 4 : 0;
-}
+// Indices into counts_: per mode at 4·index(mode), then the switches and the skipped probes.
+constexpr std::size_t kAttempts = 0, kAccepted = 1, kWork = 2, kTime = 3, kSwitches = 12,
+                      kSkipped = 13;
+constexpr std::size_t kChoiceValues = 28;  // state[0]
+constexpr std::size_t kSwitchValues = 6;
 
 }  // namespace
 
@@ -48,18 +52,23 @@ double AdaptiveScheme::Stretch::rate() const {
   return time > 0.0 ? work / time : 0.0;
 }
 
-AdaptiveScheme::AdaptiveScheme(corrector::CorrectorOptions corrector) : implicit_(corrector) {
+AdaptiveScheme::AdaptiveScheme(corrector::CorrectorOptions corrector)
+    : semi_(one_pass(corrector)), implicit_(corrector), tau_(corrector.tau) {
   if (corrector.iteration != corrector::IterationKind::kNewton) {
     throw std::invalid_argument("scheme auto: its corrector iterates implicitly");
   }
 }
 
-MacroStepScheme& AdaptiveScheme::active() {
-  return mode_ == Mode::kExplicit ? static_cast<MacroStepScheme&>(explicit_) : implicit_;
+MacroStepScheme& AdaptiveScheme::scheme(Mode m) {
+  return m == Mode::kExplicit       ? static_cast<MacroStepScheme&>(explicit_)
+         : m == Mode::kSemiImplicit ? semi_
+                                    : implicit_;
 }
 
-const MacroStepScheme& AdaptiveScheme::active() const {
-  return mode_ == Mode::kExplicit ? static_cast<const MacroStepScheme&>(explicit_) : implicit_;
+const MacroStepScheme& AdaptiveScheme::scheme(Mode m) const {
+  return m == Mode::kExplicit       ? static_cast<const MacroStepScheme&>(explicit_)
+         : m == Mode::kSemiImplicit ? semi_
+                                    : implicit_;
 }
 
 void AdaptiveScheme::start(const system::CoupledSystem& system, const SchemeOptions& options) {
@@ -78,34 +87,37 @@ void AdaptiveScheme::start(const system::CoupledSystem& system, const SchemeOpti
   ex.control.estimator = explicit_form(options.control.estimator);
   im.adaptive = false;
   im.control.estimator = implicit_form(options.control.estimator);
-  std::string explicit_problem, implicit_problem;
-  try {
-    explicit_.start(system, ex);
-  } catch (const std::invalid_argument& e) {
-    explicit_problem = e.what();
+  std::array<std::string, kModes> problem;
+  for (const Mode m : {Mode::kExplicit, Mode::kSemiImplicit, Mode::kImplicit}) {
+    try {
+      scheme(m).start(system, m == Mode::kExplicit ? ex : im);
+    } catch (const std::invalid_argument& e) {
+      problem[index(m)] = e.what();
+    }
+    ok_[index(m)] = problem[index(m)].empty();
   }
-  try {
-    implicit_.start(system, im);
-  } catch (const std::invalid_argument& e) {
-    implicit_problem = e.what();
-  }
-  explicit_ok_ = explicit_problem.empty();
-  implicit_ok_ = implicit_problem.empty();
-  if (!explicit_ok_ && !implicit_ok_) {
+  if (std::none_of(ok_.begin(), ok_.end(), [](bool b) { return b; })) {
     throw std::invalid_argument(
-        fmt::format("scheme auto can run neither scheme: explicit: {}; "
-                    "implicit: {}",
-                    explicit_problem, implicit_problem));
+        fmt::format("scheme auto can run no scheme: explicit: {}; semi-implicit: {}; implicit: {}",
+                    problem[0], problem[1], problem[2]));
   }
-  only_reason_ = !explicit_ok_   ? "implicit only: " + explicit_problem
-                 : !implicit_ok_ ? "explicit only: " + implicit_problem
-                                 : "";
-  mode_ = explicit_ok_ ? Mode::kExplicit : Mode::kImplicit;
+  only_reason_.clear();
+  for (const Mode m : {Mode::kExplicit, Mode::kSemiImplicit, Mode::kImplicit}) {
+    if (ok_[index(m)]) continue;
+    if (!only_reason_.empty()) only_reason_ += "; ";
+    only_reason_.append("no ").append(to_string(m)).append(" steps: ").append(problem[index(m)]);
+  }
+  mode_ = ok_[index(Mode::kExplicit)]   ? Mode::kExplicit
+          : ok_[index(Mode::kImplicit)] ? Mode::kImplicit
+                                        : Mode::kSemiImplicit;
   probing_ = false;
+  left_mode_ = mode_;
   left_rate_ = 0.0;
   left_work_ = 0.0;
   allowance_ = 0.0;
-  last_rate_ = {0.0, 0.0};
+  last_rate_ = {};
+  failed_last_.reset();
+  semi_mismatches_ = {};
   skipped_in_row_ = 0;
   stretch_ = {};
   counts_ = {};
@@ -118,27 +130,32 @@ AttemptResult AdaptiveScheme::attempt(const control::StepPlan& plan,
   control::StepPlan p = plan;
   p.estimator =
       mode_ == Mode::kExplicit ? explicit_form(plan.estimator) : implicit_form(plan.estimator);
-  AttemptResult a = active().attempt(p, history, runner);
+  AttemptResult a = scheme(mode_).attempt(p, history, runner);
   last_work_ = runner.attempt_work();
+  last_mismatch_ = a.iteration_residual;
   last_t_begin_ = plan.t_begin;
   last_t_end_ = plan.t_end;
   return a;
 }
 
 void AdaptiveScheme::concluded(bool accepted) {
-  active().concluded(accepted);
+  scheme(mode_).concluded(accepted);
   record(accepted);
-  if (explicit_ok_ && implicit_ok_) decide(accepted ? last_t_end_ : last_t_begin_);
+  decide(accepted ? last_t_end_ : last_t_begin_);
 }
 
 void AdaptiveScheme::record(bool accepted) {
-  const std::size_t b = base(mode_ == Mode::kImplicit);
+  const std::size_t b = 4 * index(mode_);
   counts_[b + kAttempts] += 1.0;
   counts_[b + kWork] += last_work_;
   stretch_.work += last_work_;
   stretch_.pending_work += last_work_;
   if (!accepted) return;
   const double h = last_t_end_ - last_t_begin_;
+  if (mode_ == Mode::kSemiImplicit) {
+    semi_mismatches_[0] += 1.0;
+    if (last_mismatch_ > tau_) semi_mismatches_[1] += 1.0;
+  }
   counts_[b + kAccepted] += 1.0;
   counts_[b + kTime] += h;
   stretch_.time += h;
@@ -154,57 +171,57 @@ void AdaptiveScheme::record(bool accepted) {
   stretch_.pending_work = 0.0;
 }
 
-// After a conclusion: end a probe whose rate is measured (keep it or go back), or start one
-// once the stretch has spent its allowance.
+// The schemes not running that can run the system, in the order in which a probe tries them: by
+// their last rate (one never measured, at 0, first), ties in the order semi-implicit, implicit,
+// explicit; the one whose probe failed last goes last.
+std::vector<AdaptiveScheme::Mode> AdaptiveScheme::candidates() const {
+  std::vector<Mode> order;
+  // Implicit steps: where the one corrector pass of semi-implicit ones leaves enough mismatch.
+  const bool implicit_pays =
+      !ok_[index(Mode::kSemiImplicit)] ||
+      (semi_mismatches_[0] > 0.0 && kMismatchShare * semi_mismatches_[1] >= semi_mismatches_[0]);
+  for (const Mode m : {Mode::kSemiImplicit, Mode::kImplicit, Mode::kExplicit}) {
+    if (m != mode_ && ok_[index(m)] && (m != Mode::kImplicit || implicit_pays)) {
+      order.push_back(m);
+    }
+  }
+  const auto failed_last = [this](Mode m) { return failed_last_ && *failed_last_ == m; };
+  std::stable_sort(order.begin(), order.end(), [&](Mode a, Mode b) {
+    if (failed_last(a) != failed_last(b)) return failed_last(b);
+    return last_rate_[index(a)] < last_rate_[index(b)];
+  });
+  return order;
+}
+
+// After a conclusion: end a probe whose rate is measured (judge_probe), or start one once the
+// stretch has spent its allowance.
 void AdaptiveScheme::decide(double t_next) {
   if (!stretch_.measured()) return;
   const double rate = stretch_.rate();
-  last_rate_[mode_ == Mode::kImplicit ? 1 : 0] = stretch_.long_rate();
+  last_rate_[index(mode_)] = stretch_.long_rate();
   if (probing_) {
-    const Mode left = mode_ == Mode::kExplicit ? Mode::kImplicit : Mode::kExplicit;
-    const double probe_work = stretch_.work;
-    // What the probe cost beyond what the left scheme would have spent on the same simulated
-    // time: the next probe waits for kAllowance times that (a probe that cost about as much as
-    // the left scheme is tried again soon).
-    const double extra = std::max(probe_work - left_rate_ * stretch_.time, kMinExtra * probe_work);
-    if (rate * kKeepMargin <= left_rate_) {
-      probing_ = false;
-      allowance_ = kAllowance * probe_work;
-      if (!switches_.empty()) {
-        switches_.back()[2] = kProbeKept;
-        switches_.back()[4] = rate;
-      }
-      return;
-    }
-    // Still getting cheaper (its H grows after the switch): judged again one window later, while
-    // its extra work stays within the allowance of the stretch it interrupted.
-    const int extensions = static_cast<int>(stretch_.judged_at / kWindow) - 1;
-    if (extensions < kMaxExtensions &&
-        probe_work - left_rate_ * stretch_.time <= left_work_ / kAllowance &&
-        (stretch_.judged_rate == 0.0 || rate < kFallFactor * stretch_.judged_rate)) {
-      stretch_.judged_rate = rate;
-      stretch_.judged_at += kWindow;
-      return;
-    }
-    if (!switches_.empty()) {
-      switches_.back()[2] = kProbeFailed;
-      switches_.back()[4] = rate;
-    }
-    switch_to(left, Why::kBack, t_next, left_rate_, rate);
-    allowance_ = kAllowance * extra;
+    judge_probe(t_next, rate);
     return;
   }
+  if (stretch_.window_count >= stretch_.settled_at) {  // a full window since the last comparison
+    stretch_.falling = stretch_.settled_rate == 0.0 || rate < kFallFactor * stretch_.settled_rate;
+    stretch_.settled_rate = rate;
+    stretch_.settled_at = stretch_.window_count + kWindow;
+  }
+  const std::vector<Mode> order = candidates();
+  if (order.empty()) return;  // a system only one scheme can run
   const bool first = counts_[kSwitches] == 0.0;
-  if (first ? stretch_.accepted < static_cast<std::uint64_t>(kFirstProbe)
-            : stretch_.work < allowance_) {
+  if (stretch_.falling || (first ? stretch_.accepted < static_cast<std::uint64_t>(kFirstProbe)
+                                 : stretch_.work < allowance_)) {
     return;
   }
-  const Mode other = mode_ == Mode::kExplicit ? Mode::kImplicit : Mode::kExplicit;
-  // The other scheme cost kSkipFactor times as much when it last ran: probing it now would
-  // likely fail (a system at rest would even make unstable explicit steps look cheap for a
-  // while). Skipped: the allowance doubles, and the next one is tried.
-  if (const double known = last_rate_[other == Mode::kImplicit ? 1 : 0];
-      known > kSkipFactor * rate && skipped_in_row_ < kMaxSkips) {
+  // The first in that order cost kSkipFactor times as much when it last ran (and the others, if
+  // not passed over, more): probing it now would likely fail (a system at rest would even make
+  // unstable explicit steps look cheap for a while). Skipped: the allowance doubles. Not more
+  // than kMaxSkips times in a row: its rate may be one of a transient (the start-up's short
+  // steps), and the rule would never measure it again.
+  const Mode other = order.front();
+  if (last_rate_[index(other)] > kSkipFactor * rate && skipped_in_row_ < kMaxSkips) {
     ++skipped_in_row_;
     allowance_ *= 2.0;
     counts_[kSkipped] += 1.0;
@@ -215,142 +232,230 @@ void AdaptiveScheme::decide(double t_next) {
   switch_to(other, Why::kProbe, t_next, stretch_.long_rate(), 0.0);
 }
 
+// A probe whose rate (over its window) is measured: kept, judged again one window later, or
+// ended by going back to the scheme it left.
+void AdaptiveScheme::judge_probe(double t_next, double rate) {
+  const double probe_work = stretch_.work;
+  // What the probe cost beyond what the left scheme would have spent on the same simulated time:
+  // the next probe waits for kAllowance times that (a probe that cost about as much as the left
+  // scheme is tried again soon).
+  const double extra = std::max(probe_work - left_rate_ * stretch_.time, kMinExtra * probe_work);
+  if (rate * kKeepMargin <= left_rate_) {
+    probing_ = false;
+    allowance_ = kAllowance * probe_work;
+    if (!switches_.empty()) {
+      switches_.back()[3] = kProbeKept;
+      switches_.back()[5] = rate;
+    }
+    return;
+  }
+  // Still getting cheaper (its H grows after the switch): judged again one window later, while
+  // its extra work stays within the allowance of the stretch it interrupted.
+  const int extensions = static_cast<int>(stretch_.judged_at / kWindow) - 1;
+  if (extensions < kMaxExtensions &&
+      probe_work - left_rate_ * stretch_.time <= left_work_ / kAllowance &&
+      (stretch_.judged_rate == 0.0 || rate < kFallFactor * stretch_.judged_rate)) {
+    stretch_.judged_rate = rate;
+    stretch_.judged_at += kWindow;
+    return;
+  }
+  if (!switches_.empty()) {
+    switches_.back()[3] = kProbeFailed;
+    switches_.back()[5] = rate;
+  }
+  failed_last_ = mode_;
+  switch_to(left_mode_, Why::kBack, t_next, left_rate_, rate);
+  allowance_ = kAllowance * extra;
+}
+
 void AdaptiveScheme::switch_to(Mode mode, Why why, double t_next, double rate_left,
                                double rate_now) {
-  if (mode == Mode::kImplicit) {
+  if (mode != Mode::kExplicit) {
     // Δ^0 of the first corrector step from the perturbation floor (D-13), not from a
     // correction of many steps ago.
-    implicit_.import_state({{}});
+    scheme(mode).import_state({{}});
   }
+  const Mode from = mode_;
   mode_ = mode;
+  if (mode == Mode::kSemiImplicit) semi_mismatches_ = {};
   probing_ = why == Why::kProbe;
-  if (probing_) left_rate_ = rate_left;
+  if (probing_) {
+    left_mode_ = from;
+    left_rate_ = rate_left;
+  }
   stretch_ = {};
   counts_[kSwitches] += 1.0;
-  if (why == Why::kProbe) {
-    switches_.push_back({t_next, mode == Mode::kImplicit ? 1.0 : 0.0,
-                         static_cast<double>(kProbePending), rate_left, 0.0});
-  } else {
-    switches_.push_back({t_next, mode == Mode::kImplicit ? 1.0 : 0.0,
-                         static_cast<double>(kProbeBack), rate_left, rate_now});
-  }
+  switches_.push_back({t_next, static_cast<double>(index(from)), static_cast<double>(index(mode)),
+                       static_cast<double>(probing_ ? kProbePending : kProbeBack), rate_left,
+                       probing_ ? 0.0 : rate_now});
   if (switches_.size() > SchemeChoiceStatistics::kRecentSwitches) {
     switches_.erase(switches_.begin());
   }
 }
 
 std::vector<std::vector<double>> AdaptiveScheme::export_state() const {
-  const auto ex = explicit_ok_ ? explicit_.export_state() : std::vector<std::vector<double>>{};
-  const auto im = implicit_ok_ ? implicit_.export_state() : std::vector<std::vector<double>>{};
+  std::array<std::vector<std::vector<double>>, kModes> sub;
+  for (const Mode m : {Mode::kExplicit, Mode::kSemiImplicit, Mode::kImplicit}) {
+    if (ok_[index(m)]) sub[index(m)] = scheme(m).export_state();
+  }
   std::vector<std::vector<double>> out;
-  out.push_back({mode_ == Mode::kImplicit ? 1.0 : 0.0, probing_ ? 1.0 : 0.0, left_rate_, allowance_,
-                 static_cast<double>(stretch_.accepted), stretch_.work, stretch_.pending_work,
-                 static_cast<double>(stretch_.window_count), static_cast<double>(ex.size()),
-                 static_cast<double>(im.size()), last_rate_[0], last_rate_[1],
-                 static_cast<double>(skipped_in_row_), stretch_.measured_work,
-                 stretch_.measured_time, static_cast<double>(stretch_.judged_at),
-                 stretch_.judged_rate, stretch_.time, left_work_});
+  const auto d = [](std::uint64_t v) { return static_cast<double>(v); };
+  out.push_back({kStateLayout,
+                 d(index(mode_)),
+                 probing_ ? 1.0 : 0.0,
+                 d(index(left_mode_)),
+                 left_rate_,
+                 left_work_,
+                 allowance_,
+                 static_cast<double>(skipped_in_row_),
+                 last_rate_[0],
+                 last_rate_[1],
+                 last_rate_[2],
+                 d(stretch_.accepted),
+                 stretch_.work,
+                 stretch_.time,
+                 stretch_.pending_work,
+                 d(stretch_.window_count),
+                 stretch_.measured_work,
+                 stretch_.measured_time,
+                 d(stretch_.judged_at),
+                 stretch_.judged_rate,
+                 d(sub[0].size()),
+                 d(sub[1].size()),
+                 failed_last_ ? d(index(*failed_last_)) : -1.0,
+                 d(stretch_.settled_at),
+                 stretch_.settled_rate,
+                 stretch_.falling ? 1.0 : 0.0,
+                 semi_mismatches_[0],
+                 semi_mismatches_[1]});
   out.emplace_back(stretch_.window_work.begin(), stretch_.window_work.end());
   out.emplace_back(stretch_.window_time.begin(), stretch_.window_time.end());
   out.emplace_back(counts_.begin(), counts_.end());
   std::vector<double> sw;
   for (const auto& s : switches_) sw.insert(sw.end(), s.begin(), s.end());
   out.push_back(std::move(sw));
-  out.insert(out.end(), ex.begin(), ex.end());
-  out.insert(out.end(), im.begin(), im.end());
+  for (const auto& s : sub) out.insert(out.end(), s.begin(), s.end());
   return out;
+}
+
+// state[0] of export_state, checked by import_state.
+void AdaptiveScheme::import_choice(const std::vector<double>& c) {
+  mode_ = static_cast<Mode>(c[1]);
+  probing_ = c[2] != 0.0;
+  left_mode_ = static_cast<Mode>(c[3]);
+  left_rate_ = c[4];
+  left_work_ = c[5];
+  allowance_ = c[6];
+  skipped_in_row_ = static_cast<int>(c[7]);
+  last_rate_ = {c[8], c[9], c[10]};
+  stretch_.accepted = static_cast<std::uint64_t>(c[11]);
+  stretch_.work = c[12];
+  stretch_.time = c[13];
+  stretch_.pending_work = c[14];
+  stretch_.window_count = static_cast<std::uint64_t>(c[15]);
+  stretch_.measured_work = c[16];
+  stretch_.measured_time = c[17];
+  stretch_.judged_at = static_cast<std::uint64_t>(c[18]);
+  stretch_.judged_rate = c[19];
+  failed_last_.reset();
+  if (c[22] >= 0.0) failed_last_ = static_cast<Mode>(c[22]);
+  stretch_.settled_at = static_cast<std::uint64_t>(c[23]);
+  stretch_.settled_rate = c[24];
+  stretch_.falling = c[25] != 0.0;
+  semi_mismatches_ = {c[26], c[27]};
 }
 
 void AdaptiveScheme::import_state(const std::vector<std::vector<double>>& state) {
   const auto bad = [](const char* what) {
     return std::invalid_argument(std::string("scheme auto state: ") + what);
   };
-  if (state.size() < 5 || state[0].size() != 19 || state[1].size() != kWindow ||
-      state[2].size() != kWindow || state[3].size() != counts_.size() || state[4].size() % 5 != 0) {
-    throw bad("the arrays do not fit this scheme");
+  if (state.size() < 5 || state[0].size() != kChoiceValues || state[0][0] != kStateLayout ||
+      state[1].size() != kWindow || state[2].size() != kWindow ||
+      state[3].size() != counts_.size() || state[4].size() % kSwitchValues != 0) {
+    throw bad("the arrays do not fit this scheme (another layout, or damaged)");
   }
   const auto& c = state[0];
-  const auto ex_n = static_cast<std::size_t>(c[8]), im_n = static_cast<std::size_t>(c[9]);
-  if (state.size() != 5 + ex_n + im_n || (c[0] != 0.0 && c[0] != 1.0) ||
-      (c[0] == 1.0 ? !implicit_ok_ : !explicit_ok_)) {
+  const auto mode_fits = [this](double v) {
+    return (v == 0.0 || v == 1.0 || v == 2.0) && ok_[static_cast<std::size_t>(v)];
+  };
+  const auto ex_n = static_cast<std::size_t>(c[20]), semi_n = static_cast<std::size_t>(c[21]);
+  const std::size_t im_n = state.size() >= 5 + ex_n + semi_n ? state.size() - 5 - ex_n - semi_n : 0;
+  if (state.size() < 5 + ex_n + semi_n || !mode_fits(c[1]) || !mode_fits(c[3]) ||
+      (c[22] != -1.0 && !mode_fits(c[22])) || (!ok_[0] && ex_n != 0) || (!ok_[1] && semi_n != 0) ||
+      (!ok_[2] && im_n != 0)) {
     throw bad("the arrays do not fit this system");
   }
-  if (explicit_ok_) explicit_.import_state({state.begin() + 5, state.begin() + 5 + ex_n});
-  if (implicit_ok_) implicit_.import_state({state.begin() + 5 + ex_n, state.end()});
-  mode_ = c[0] == 1.0 ? Mode::kImplicit : Mode::kExplicit;
-  probing_ = c[1] != 0.0;
-  left_rate_ = c[2];
-  allowance_ = c[3];
-  stretch_.accepted = static_cast<std::uint64_t>(c[4]);
-  stretch_.work = c[5];
-  stretch_.pending_work = c[6];
-  stretch_.window_count = static_cast<std::uint64_t>(c[7]);
-  last_rate_ = {c[10], c[11]};
-  skipped_in_row_ = static_cast<int>(c[12]);
-  stretch_.measured_work = c[13];
-  stretch_.measured_time = c[14];
-  stretch_.judged_at = static_cast<std::uint64_t>(c[15]);
-  stretch_.judged_rate = c[16];
-  stretch_.time = c[17];
-  left_work_ = c[18];
+  const auto first = state.begin() + 5;
+  if (ok_[0]) explicit_.import_state({first, first + static_cast<std::ptrdiff_t>(ex_n)});
+  if (ok_[1]) {
+    semi_.import_state({first + static_cast<std::ptrdiff_t>(ex_n),
+                        first + static_cast<std::ptrdiff_t>(ex_n + semi_n)});
+  }
+  if (ok_[2])
+    implicit_.import_state({first + static_cast<std::ptrdiff_t>(ex_n + semi_n), state.end()});
+  import_choice(c);
   std::copy(state[1].begin(), state[1].end(), stretch_.window_work.begin());
   std::copy(state[2].begin(), state[2].end(), stretch_.window_time.begin());
   std::copy(state[3].begin(), state[3].end(), counts_.begin());
   switches_.clear();
-  for (std::size_t k = 0; k < state[4].size(); k += 5) {
-    switches_.push_back(
-        {state[4][k], state[4][k + 1], state[4][k + 2], state[4][k + 3], state[4][k + 4]});
+  for (std::size_t k = 0; k < state[4].size(); k += kSwitchValues) {
+    std::array<double, kSwitchValues> s{};
+    std::copy_n(state[4].begin() + static_cast<std::ptrdiff_t>(k), kSwitchValues, s.begin());
+    switches_.push_back(s);
   }
 }
+
+namespace {
+
+// Why a switch happened, in words (add_statistics).
+std::string switch_reason(const std::array<double, kSwitchValues>& e) {
+  const char* from = to_string(static_cast<StepKind>(e[1]));
+  const char* to = to_string(static_cast<StepKind>(e[2]));
+  switch (static_cast<int>(e[3])) {
+    case kProbePending:
+      return fmt::format(
+          "probe of {} steps ({} steps cost {:.3g} solver calls per simulated second); not yet "
+          "measured",
+          to, from, e[4]);
+    case kProbeKept:
+      return fmt::format(
+          "probe of {} steps kept: {:.3g} solver calls per simulated second against {:.3g} in {} "
+          "steps",
+          to, e[5], e[4], from);
+    case kProbeFailed:
+      return fmt::format(
+          "probe of {} steps: {:.3g} solver calls per simulated second against {:.3g} in {} steps",
+          to, e[5], e[4], from);
+    default:
+      return fmt::format(
+          "back to {} steps: the probe of {} steps cost {:.3g} solver calls per simulated second "
+          "against {:.3g}",
+          to, from, e[5], e[4]);
+  }
+}
+
+}  // namespace
 
 void AdaptiveScheme::add_statistics(SchemeResult& result) const {
   SchemeChoiceStatistics& s = result.scheme_choice;
   s.used = true;
-  const auto fill = [&](SchemeChoiceStatistics::PerScheme& p, bool implicit) {
-    const std::size_t b = base(implicit);
+  const auto fill = [&](SchemeChoiceStatistics::PerScheme& p, Mode m) {
+    const std::size_t b = 4 * index(m);
     p.attempts = static_cast<std::uint64_t>(counts_[b + kAttempts]);
     p.accepted = static_cast<std::uint64_t>(counts_[b + kAccepted]);
     p.work = counts_[b + kWork];
     p.time = counts_[b + kTime];
   };
-  fill(s.explicit_steps, false);
-  fill(s.implicit_steps, true);
+  fill(s.explicit_steps, Mode::kExplicit);
+  fill(s.semi_implicit_steps, Mode::kSemiImplicit);
+  fill(s.implicit_steps, Mode::kImplicit);
   s.switches = static_cast<std::uint64_t>(counts_[kSwitches]);
   s.skipped_probes = static_cast<std::uint64_t>(counts_[kSkipped]);
   s.only_reason = only_reason_;
   s.recent.clear();
   for (const auto& e : switches_) {
-    const bool to_implicit = e[1] == 1.0;
-    const char* to = to_implicit ? "implicit" : "explicit";
-    const char* from = to_implicit ? "explicit" : "implicit";
-    std::string reason;
-    switch (static_cast<int>(e[2])) {
-      case kProbePending:
-        reason = fmt::format(
-            "probe of {} steps ({} steps cost {:.3g} solver calls per "
-            "simulated second); not yet measured",
-            to, from, e[3]);
-        break;
-      case kProbeKept:
-        reason = fmt::format(
-            "probe of {} steps kept: {:.3g} solver calls per simulated second "
-            "against {:.3g} in {} steps",
-            to, e[4], e[3], from);
-        break;
-      case kProbeFailed:
-        reason = fmt::format(
-            "probe of {} steps: {:.3g} solver calls per simulated second "
-            "against {:.3g} in {} steps",
-            to, e[4], e[3], from);
-        break;
-      default:
-        reason = fmt::format(
-            "back to {} steps: the probe cost {:.3g} solver calls per simulated "
-            "second against {:.3g}",
-            to, e[4], e[3]);
-        break;
-    }
-    s.recent.push_back({e[0], to_implicit, std::move(reason)});
+    s.recent.push_back(
+        {e[0], static_cast<StepKind>(e[1]), static_cast<StepKind>(e[2]), switch_reason(e)});
   }
 }
 

@@ -218,6 +218,7 @@ AttemptResult IterativeScheme::subsystem_failure(const executors::PassOutcome& o
   if (newton_) strategy_->end_attempt(false);
   AttemptResult r;
   r.iterative = true;
+  r.semi_implicit = copt_.iteration == IterationKind::kSemiImplicit;
   r.corrector_passes = passes_;
   r.jacobian_evaluations = strategy_->evaluations();
   r.subsystem_failed = true;
@@ -234,6 +235,7 @@ AttemptResult IterativeScheme::finish(const control::StepPlan& plan,
   const system::CoupledSystem& system = *system_;
   AttemptResult r;
   r.iterative = true;
+  r.semi_implicit = copt_.iteration == IterationKind::kSemiImplicit;
   r.corrector_passes = passes_;
   r.jacobian_evaluations = strategy_->evaluations();
   r.corrector_failed = corrector_failed;
@@ -248,6 +250,11 @@ AttemptResult IterativeScheme::finish(const control::StepPlan& plan,
     for (std::size_t k = 0; k < u_next.size(); ++k) {
       if (system.is_constraint(k)) u_next[k] = s_[k];
     }
+    // What a second corrector pass would start from: ‖φ(y^c) − s^c‖ in the weights of the
+    // iterate test (near 0 where one Newton step solves the coupling).
+    r.iteration_residual =
+        control::scaled_difference_norm(u_next, s_, 1.0, u_pre_, options_.control.tolerances,
+                                        control::WeightGroup::kCouplingVariable);
   } else {
     u_next = s_;  // the end value of the last pass (§4.1 result, D-22)
   }

@@ -36,6 +36,18 @@ void initial_outputs(const system::CoupledSystem& system, std::span<const double
   }
 }
 
+const char* to_string(StepKind kind) {
+  switch (kind) {
+    case StepKind::kExplicit:
+      return "explicit";
+    case StepKind::kSemiImplicit:
+      return "semi-implicit";
+    case StepKind::kImplicit:
+      break;
+  }
+  return "implicit";
+}
+
 double SchemeResult::mean_h() const {
   return steps.accepted > 0 ? end_time / static_cast<double>(steps.accepted) : 0.0;
 }
@@ -264,6 +276,7 @@ void run_scheme(const system::CoupledSystem& system, executors::Executor& execut
       r.error_estimate = recorded_error_norm(a);
       r.corrector_passes = a.corrector_passes;
       r.iterative = a.iterative;
+      r.semi_implicit = a.semi_implicit;
       r.wall_ns = t_done - t_attempt;
       r.solver_ns = runner.attempt_solver_ns();
       const auto t_obs = now_ns();

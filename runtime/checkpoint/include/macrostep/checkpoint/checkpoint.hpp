@@ -27,8 +27,9 @@ namespace macrostep::checkpoint {
 
 // Changes with any change of meaning of the file; read() accepts only this one. 2: the steps
 // CSV's output position; 3: subsystem states are RunnerState messages (the IDA workspace and
-// the accepted input polynomial); 4: the hashes of the CSV prefixes.
-inline constexpr std::uint32_t kFormatVersion = 4;
+// the accepted input polynomial); 4: the hashes of the CSV prefixes; 5: scheme auto's arrays
+// hold three schemes (explicit, semi-implicit, implicit: schemes/adaptive.hpp).
+inline constexpr std::uint32_t kFormatVersion = 5;
 // The largest checkpoint read() reads (it is read whole into memory): far above what a run of
 // this machine's memory can export (a 3e6-mass chain's workspaces are about 1 GiB).
 inline constexpr std::uint64_t kMaxFileBytes = 16ULL << 30;

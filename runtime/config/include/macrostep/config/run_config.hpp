@@ -413,7 +413,7 @@ enum class CosimScheme : std::uint8_t {
   kSemiImplicit,
   kWaveform,
   kGaussSeidel,
-  kAuto  // explicit or implicit steps, chosen by their cost (schemes/adaptive.hpp)
+  kAuto  // explicit, semi-implicit or implicit steps, chosen by their cost (schemes/adaptive.hpp)
 };
 inline constexpr model::NameTable<CosimScheme, 6> kCosimSchemeNames{{
     {CosimScheme::kExplicit, "explicit"},

@@ -1,11 +1,15 @@
-// `scheme = "auto"`: every macro step is an explicit Jacobi step (explicit_jacobi.hpp) or an
-// implicit one (implicit.hpp), chosen from the work that each costs per simulated second
-// (docs/design/methods.md §4.8).
+// `scheme = "auto"`: every macro step is an explicit Jacobi step (explicit_jacobi.hpp), a
+// semi-implicit one or an implicit one (implicit.hpp), chosen from the work that each costs per
+// simulated second (docs/design/methods.md §4.8).
 //
-// Why: an explicit step integrates each subsystem once (twice with exMD), an implicit step about
-// four times (predictor, perturbed runs, corrector passes), but where the explicit scheme is
-// limited by stability (stiff couplings, a system at rest) the implicit one takes steps that
-// are orders of magnitude longer. Which is cheaper depends on the system and changes within a
+// Why: an explicit step integrates each subsystem once (twice with exMD), a semi-implicit step
+// twice plus one perturbed run per input (the predictor's), an implicit step about three times,
+// each pass with its perturbed runs (imMD's test knows only after a pass that it was the last);
+// but where the explicit scheme is limited by stability (stiff couplings, a system at rest) the
+// iterative ones take steps that are orders of magnitude longer. Where the coupling is linear
+// one Newton step solves it, so the semi-implicit scheme has the implicit stability limit at a
+// third to two thirds of the cost; where it is stiff and nonlinear only the converged Newton
+// iteration keeps the long steps. Which is cheapest depends on the system and changes within a
 // run; the user should not have to know.
 //
 // How (all decisions from deterministic counts, so that every executor makes the same choice and
@@ -13,9 +17,26 @@
 //   - work of an attempt = the solver calls of all its runs (PassRunner::attempt_work); a
 //     scheme's rate = work / simulated time over the last kWindow accepted steps of its stretch
 //     (rejected attempts' work included), after kWarmup accepted steps in which H adapts;
-//   - the run starts explicit; once a stretch has spent its allowance of work (the first one:
-//     kFirstProbe accepted steps), the other scheme is probed: it runs from the same history,
-//     step size and order (the one controller carries over) until its rate is measured;
+//   - the run starts explicit (implicit where explicit steps cannot run); once a stretch has
+//     spent its allowance of work (the first one: kFirstProbe accepted steps) and its rate has
+//     stopped falling (by kFallFactor from one window to the next: a scheme whose H still grows,
+//     after a switch or as the system comes to rest, is getting cheaper by itself, and a probe
+//     would be measured against a rate on its way down), another scheme is probed: it runs from
+//     the same history, step size and order (the one controller carries over) until its rate is
+//     measured;
+//   - which one: of the schemes not running, one never measured before a measured one, and of
+//     those never measured semi-implicit before implicit; then the one with the lowest last
+//     measured rate (ties: semi-implicit, implicit, explicit), except that the scheme whose probe
+//     failed last comes last (its rate was just measured, the other's is older and may be one of
+//     a transient that would otherwise stand for the rest of the run);
+//   - implicit steps are a candidate only where semi-implicit ones cannot run, or where at least
+//     one in kMismatchShare accepted steps of the last semi-implicit stretch left a coupling
+//     mismatch ‖φ(y^c) − s^c‖ above the convergence tolerance τ: only then does the converged
+//     iteration compute something else, and it may take longer steps. Otherwise an implicit step
+//     is the semi-implicit one with one or two more passes with perturbed runs: in every
+//     configuration measured (drive trains, demo, branched, chains K-4.3 to K-5.3, S-5.4b,
+//     S-5.8, A.1) both took the same H to within 5 %, with mismatches above τ in under 3 % of
+//     the steps (docs/design/methods.md §4.8);
 //   - the probe is kept if its rate is below the left scheme's (by kKeepMargin) over its whole
 //     measured stretch (longer memory than the probe's window: one transient does not set the
 //     bar); a probe that is dearer but still getting cheaper from one window to the next (its H
@@ -25,12 +46,14 @@
 //     times the probe's extra work (beyond the left scheme's rate over the probe's simulated
 //     time, at least kMinExtra of its work), so that probing costs at most about 1/kAllowance
 //     of the run;
-//   - a probe is skipped (its allowance doubles; at most kMaxSkips times in a row) while the
-//     other scheme's last measured rate is kSkipFactor times the current scheme's;
+//   - a probe is skipped (its allowance doubles; at most kMaxSkips times in a row, since the
+//     rate may be one of a transient such as the start-up's short steps) while the scheme it
+//     would try had a last measured rate kSkipFactor times the current scheme's;
 //   - the estimator is the one the user named, in the running scheme's form (exMD ↔ imMD,
-//     exCV ↔ imCV; exLE's implicit form is imMD), and the controller's D-33 fallback maps alike.
-// A system that one of the two cannot run (a joint: no explicit steps; a Jacobian strategy that
-// cannot serve it: no implicit steps) runs the other throughout, and the statistics say why.
+//     exCV ↔ imCV; exLE's implicit form is imMD; semi-implicit and implicit steps take the same
+//     form), and the controller's D-33 fallback maps alike.
+// A system that a scheme cannot run (a joint: no explicit steps; a Jacobian strategy that cannot
+// serve it: no semi-implicit or implicit steps) is run by the others, and the statistics say why.
 #pragma once
 
 #include <algorithm>
@@ -54,7 +77,7 @@ class AdaptiveScheme final : public MacroStepScheme {
   static constexpr double kAllowance = 8;     // work between probes per extra work of a failed
                                               // probe (beyond the left scheme's rate)
   static constexpr double kMinExtra = 0.125;  // the extra work counted: at least this share
-  static constexpr double kSkipFactor = 4;    // a probe is skipped while the other scheme's last
+  static constexpr double kSkipFactor = 4;    // a probe is skipped while the chosen scheme's last
                                               // rate was this many times the current one
   static constexpr int kMaxSkips = 2;
   static constexpr double kKeepMargin = 1.15;  // a probe is kept if this much cheaper (hysteresis)
@@ -63,26 +86,35 @@ class AdaptiveScheme final : public MacroStepScheme {
   // kMaxExtensions times.
   static constexpr double kFallFactor = 0.7;
   static constexpr int kMaxExtensions = 8;
+  // Implicit steps are a candidate once at least one in kMismatchShare of the accepted steps of
+  // the last semi-implicit stretch left a coupling mismatch above τ (AttemptResult::
+  // iteration_residual), or where semi-implicit steps cannot run.
+  static constexpr int kMismatchShare = 8;
+  // The version of export_state's layout, its first value: import_state refuses another.
+  static constexpr double kStateLayout = 2;
 
-  // `corrector`: the implicit steps' options (iteration implicit). Throws std::invalid_argument
-  // for invalid ones.
+  // `corrector`: the implicit steps' options (iteration implicit); the semi-implicit steps take
+  // the same with one corrector pass. Throws std::invalid_argument for invalid ones.
   explicit AdaptiveScheme(corrector::CorrectorOptions corrector);
-  // Throws std::invalid_argument when neither scheme can run the system or the options (both
-  // reasons), or for approximations other than Lagrange (their rates follow explicit steps).
+  // Throws std::invalid_argument when no scheme can run the system or the options (every
+  // reason), or for approximations other than Lagrange (their rates follow explicit steps).
   void start(const system::CoupledSystem& system, const SchemeOptions& options) override;
   AttemptResult attempt(const control::StepPlan& plan, const polynomials::CouplingHistory& history,
                         PassRunner& runner) override;
   void concluded(bool accepted) override;
-  // Layout: [0] the choice (mode, probe flag, counters, rates, allowance, the sub-schemes'
-  // array counts: adaptive.cpp), [1] the work and [2] the simulated time of the window's steps
-  // (kWindow each), [3] the statistics per scheme, [4] the recent switches (five values each),
-  // then the explicit scheme's arrays and the implicit scheme's.
+  // Layout: [0] the choice (kStateLayout, mode, probe flag, counters, rates, allowance, the
+  // sub-schemes' array counts: adaptive.cpp), [1] the work and [2] the simulated time of the
+  // window's steps (kWindow each), [3] the statistics per scheme, [4] the recent switches (six
+  // values each), then the arrays of the explicit, the semi-implicit and the implicit scheme (none
+  // for a scheme that cannot run the system).
   std::vector<std::vector<double>> export_state() const override;
   void import_state(const std::vector<std::vector<double>>& state) override;
   void add_statistics(SchemeResult& result) const override;
 
  private:
-  enum class Mode : std::uint8_t { kExplicit, kImplicit };
+  using Mode = StepKind;  // indexes the per-scheme arrays in its order
+  static constexpr std::size_t kModes = 3;
+  static std::size_t index(Mode m) { return static_cast<std::size_t>(m); }
   struct Stretch {
     std::uint64_t accepted = 0;  // accepted steps since the scheme was entered
     double work = 0.0;           // all work since then
@@ -93,39 +125,54 @@ class AdaptiveScheme final : public MacroStepScheme {
     double measured_work = 0.0, measured_time = 0.0;  // of every step after the warm-up
     std::uint64_t judged_at = kWindow;  // window_count at which a probe is judged next
     double judged_rate = 0.0;           // a probe's rate when it was last extended (0: never)
+    // Whether the scheme is still getting cheaper by itself (its window rate fell by kFallFactor
+    // from the last full window to this one; unknown, and so true, before two): compared at
+    // window_count == settled_at against settled_rate.
+    std::uint64_t settled_at = kWindow;
+    double settled_rate = 0.0;
+    bool falling = true;
     bool measured() const { return window_count >= judged_at; }
     double rate() const;  // over the window
-    // Over every measured step of the stretch: the bar a probe of the other scheme must meet.
+    // Over every measured step of the stretch: the bar a probe of another scheme must meet.
     double long_rate() const { return measured_time > 0.0 ? measured_work / measured_time : 0.0; }
   };
 
-  MacroStepScheme& active();
-  const MacroStepScheme& active() const;
+  MacroStepScheme& scheme(Mode m);
+  const MacroStepScheme& scheme(Mode m) const;
   void record(bool accepted);
   void decide(double t_next);
+  void judge_probe(double t_next, double rate);
+  // The schemes a probe from the current one may try, in the order of the rule above.
+  std::vector<Mode> candidates() const;
   // Why a switch happened (SchemeChoiceStatistics::Switch::reason).
   enum class Why : std::uint8_t { kProbe, kBack };
   void switch_to(Mode mode, Why why, double t_next, double rate_left, double rate_now);
-  static const char* name(Mode m) { return m == Mode::kExplicit ? "explicit" : "implicit"; }
+  void import_choice(const std::vector<double>& c);
 
   ExplicitJacobi explicit_;
-  IterativeScheme implicit_;
-  bool explicit_ok_ = true, implicit_ok_ = true;
+  IterativeScheme semi_, implicit_;
+  std::array<bool, kModes> ok_{true, true, true};  // per mode: it can run the system
   std::string only_reason_;
   Mode mode_ = Mode::kExplicit;
   bool probing_ = false;
-  double left_rate_ = 0.0;             // the rate of the scheme a probe left
-  double left_work_ = 0.0;             // the work of the stretch a probe interrupted
-  double allowance_ = 0.0;             // work the current stretch spends before it may probe
-  int skipped_in_row_ = 0;             // probes skipped since the last one made
-  std::array<double, 2> last_rate_{};  // explicit, implicit: the last rate measured in each
+  Mode left_mode_ = Mode::kExplicit;        // the scheme a probe left
+  double left_rate_ = 0.0;                  // its rate
+  double left_work_ = 0.0;                  // the work of the stretch a probe interrupted
+  double allowance_ = 0.0;                  // work the current stretch spends before it may probe
+  int skipped_in_row_ = 0;                  // probes skipped since the last one made
+  std::array<double, kModes> last_rate_{};  // per mode the last rate measured in it (0: never)
+  std::optional<Mode> failed_last_;         // the scheme of the last probe that failed
+  double tau_ = 0.33;                       // the corrector's convergence tolerance
+  double last_mismatch_ = 0.0;              // of the last attempt (semi-implicit ones)
+  // Of the last semi-implicit stretch: accepted steps, and those that left a mismatch above τ.
+  std::array<double, 2> semi_mismatches_{};
   Stretch stretch_;
   double last_work_ = 0.0, last_t_begin_ = 0.0, last_t_end_ = 0.0;
   // Per mode: attempts, accepted, work, time; then the number of switches and of skipped probes.
-  std::array<double, 10> counts_{};
-  // The recent switches: T_N, to implicit (0/1), why, the rate left, the rate it was measured
-  // against (0 where none).
-  std::vector<std::array<double, 5>> switches_;
+  std::array<double, 4 * kModes + 2> counts_{};
+  // The recent switches: T_N, from (Mode), to (Mode), why (adaptive.cpp's events), the rate left,
+  // the rate it was measured against (0 where none).
+  std::vector<std::array<double, 6>> switches_;
 };
 
 }  // namespace macrostep::schemes

@@ -70,8 +70,9 @@ struct SchemeOptions {
   std::optional<corrector::CorrectorOptions> corrector;
   // Gauss–Seidel instead of Jacobi (explicit only: corrector must be empty).
   std::optional<GaussSeidelOptions> gauss_seidel;
-  // `scheme = "auto"` (adaptive.hpp): every macro step explicit Jacobi or the implicit scheme of
-  // `corrector` (which must be set, iteration implicit), chosen from what the steps cost.
+  // `scheme = "auto"` (adaptive.hpp): every macro step explicit Jacobi, or the semi-implicit or
+  // the implicit scheme of `corrector` (which must be set, iteration implicit; the semi-implicit
+  // steps take the same options with one corrector pass), chosen from what the steps cost.
   bool adaptive = false;
 };
 
@@ -134,7 +135,8 @@ struct CorrectorStatistics {
   std::uint64_t max_passes = 0;            // most corrector passes in one attempt
   std::uint64_t jacobian_evaluations = 0;  // interface Jacobians assembled and factorised
   // Gauss–Seidel: the largest change estimated to remain after an accepted attempt's last
-  // repetition, in units of the coupling weights (AttemptResult::iteration_residual).
+  // repetition, in units of the coupling weights (AttemptResult::iteration_residual); the
+  // semi-implicit scheme: the largest coupling mismatch its corrector pass left.
   double max_iteration_residual = 0.0;
   double mean_passes() const {
     return attempts > 0 ? static_cast<double>(passes) / static_cast<double>(attempts) : 0.0;
@@ -149,6 +151,11 @@ struct ConsistentUpdateStatistics {
   std::uint64_t subsystem_evaluations = 0;  // subsystems asked in them, summed
 };
 
+// The schemes `scheme = "auto"` chooses from for a macro step (adaptive.hpp).
+enum class StepKind : std::uint8_t { kExplicit, kSemiImplicit, kImplicit };
+// "explicit", "semi-implicit", "implicit": the names of --scheme.
+const char* to_string(StepKind kind);
+
 // The choice of `scheme = "auto"` (adaptive.hpp): its steps and work per scheme, and every
 // switch with its reason. Empty for the other schemes.
 struct SchemeChoiceStatistics {
@@ -159,16 +166,16 @@ struct SchemeChoiceStatistics {
   };
   struct Switch {
     double time = 0.0;  // T_N of the first step in the new scheme
-    bool to_implicit = false;
+    StepKind from = StepKind::kExplicit, to = StepKind::kExplicit;
     std::string reason;
   };
   bool used = false;
-  PerScheme explicit_steps, implicit_steps;
+  PerScheme explicit_steps, semi_implicit_steps, implicit_steps;
   std::uint64_t switches = 0;
   // Probes not made because the other scheme's last measured rate was far above (adaptive.hpp).
   std::uint64_t skipped_probes = 0;
   std::vector<Switch> recent;  // the last kRecentSwitches switches, oldest first
-  // Non-empty when one of the two schemes cannot run this system (auto then runs the other).
+  // Non-empty when some scheme cannot run this system (auto then chooses among the others).
   std::string only_reason;
   static constexpr std::size_t kRecentSwitches = 64;
 };
@@ -197,8 +204,10 @@ struct StepRecord {
   // the attempt has no estimate (no estimator, a corrector or subsystem failure).
   double error_estimate = 0.0;
   int corrector_passes = 0;  // executor passes beyond the first (AttemptResult::corrector_passes)
-  // The attempt ran a corrector (AttemptResult::iterative): scheme auto's implicit steps.
+  // The attempt ran a corrector (AttemptResult::iterative): scheme auto's implicit and
+  // semi-implicit steps; semi_implicit tells the latter (AttemptResult::semi_implicit).
   bool iterative = false;
+  bool semi_implicit = false;
   // Wall time of the attempt in the master, from the plan to the executor's accept() or reject()
   // (the observers of accepted points and checkpoints excluded).
   std::int64_t wall_ns = 0;
@@ -241,9 +250,11 @@ struct AttemptResult {
   int corrector_passes = 0;
   int jacobian_evaluations = 0;
   bool iterative = false;
+  bool semi_implicit = false;  // an iterative attempt with one corrector pass (METHODS §4.4)
   // Gauss–Seidel: the change estimated to remain in the repeated end values after the last
   // repetition, in units of their weights (converged: ≤ GaussSeidelOptions::tolerance); 0 when
-  // nothing repeated.
+  // nothing repeated. Semi-implicit: ‖φ(y^c) − s^c‖, the coupling mismatch its one corrector
+  // pass leaves (a further pass would start from it), in the weights of the iterate test.
   double iteration_residual = 0.0;
 };
 
