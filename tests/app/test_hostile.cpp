@@ -334,7 +334,7 @@ TEST_F(Hostile, MessagesSayWhatIsWrong) {
   const Outcome sub = macrostep("frobnicate");
   EXPECT_EQ(sub.status, 2);
   EXPECT_EQ(sub.err.rfind("macrostep: unknown subcommand 'frobnicate'; the subcommands are run, "
-                          "reference, sweep, topology, stability, resume, plot, "
+                          "reference, sweep, topology, stability, local-error, resume, plot, "
                           "suggest-partition, cleanup, models, config-keys, compare\n",
                           0),
             0u)
