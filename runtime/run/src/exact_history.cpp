@@ -222,9 +222,11 @@ void ExactHistory::index_variables(const config::RunConfig& config) {
     }
   }
   std::set<std::pair<std::size_t, std::size_t>> read;  // the outputs the laws read
-  for (std::size_t k = 0; k < system_.law_count(); ++k)
+  for (std::size_t k = 0; k < system_.law_count(); ++k) {
     for (const system::OutputRef& r : system_.law(k).reads()) read.insert({r.subsystem, r.output});
-  for (const auto& [i, o] : read) {
+  }
+  for (const auto& entry : read) {
+    const std::size_t i = entry.first, o = entry.second;  // (clang 14 cannot capture bindings)
     const std::string name = system::variable_name(d, i, system_.subsystem(i).output_name(o));
     variables_.push_back({ErrorVariable::Kind::kOutput, i, o, 3, name,
                           largest([&](const ExactPoint& p) { return p.y[i][o]; })});
