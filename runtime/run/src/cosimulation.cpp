@@ -75,6 +75,35 @@ class Observers {
   std::vector<RunObserver*> list_;
 };
 
+// The result's columns (names, units, descriptions, the coupling count) and each subsystem's
+// first state column (all_states).
+void name_columns(const config::RunConfig& config, const system::CoupledSystem& system,
+                  const std::vector<OutputColumn>& outputs, std::vector<std::size_t>& state_offset,
+                  CosimResult& result) {
+  const bool all_states = result.settings.all_states;
+  result_columns(config, system, outputs, all_states, result.columns, state_offset);
+  ColumnLabels labels = result_labels(system, outputs, all_states, result.columns.size());
+  result.units = std::move(labels.units);
+  result.descriptions = std::move(labels.descriptions);
+  result.coupling_count = system.coupling_count();
+}
+
+// A failure that means more than it says is thrown as what it means: a continuation that does not
+// fit is the checkpoint's error, an explicit run that a stiff coupling limits says so and what to
+// use instead. Returns for every other failure (the caller rethrows it).
+void rethrow_explained(const std::exception& e, const config::RunConfig& config,
+                       const CosimOptions& options, const CosimSettings& settings,
+                       const system::CoupledSystem& system) {
+  if (dynamic_cast<const schemes::ContinuationMismatch*>(&e) != nullptr) {
+    throw checkpoint::CheckpointError(fmt::format("{}: {}", options.checkpoint_path, e.what()));
+  }
+  if (const auto* u = dynamic_cast<const control::StepSizeUnderflow*>(&e)) {
+    if (auto why = explicit_stability_limit(config, settings, system)) {
+      throw StabilityLimitedUnderflow(*u, std::move(*why));
+    }
+  }
+}
+
 }  // namespace
 
 CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions& options) {
@@ -90,11 +119,7 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
       checked_system(config, result.settings, models, scheme_options);
   std::vector<OutputColumn> outputs = output_columns(config, system);
   std::vector<std::size_t> state_offset;
-  result_columns(config, system, outputs, settings.all_states, result.columns, state_offset);
-  ColumnLabels labels = result_labels(system, outputs, settings.all_states, result.columns.size());
-  result.units = std::move(labels.units);
-  result.descriptions = std::move(labels.descriptions);
-  result.coupling_count = system.coupling_count();
+  name_columns(config, system, outputs, state_offset, result);
   const bool implicit_column = settings.cosim.scheme == config::CosimScheme::kAuto;
   ResultFiles files({&config, config::ResultKind::kCosimulation, options.output_file,
                      result.columns, system.subsystem_count(), implicit_column, options.resume,
@@ -185,15 +210,7 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   } catch (const std::exception& e) {
     const bool interrupted = dynamic_cast<const RunInterrupted*>(&e) != nullptr;
     end_run({interrupted ? "interrupted" : "failed", &e});
-    if (dynamic_cast<const schemes::ContinuationMismatch*>(&e) != nullptr) {
-      throw checkpoint::CheckpointError(fmt::format("{}: {}", options.checkpoint_path, e.what()));
-    }
-    if (const auto* u = dynamic_cast<const control::StepSizeUnderflow*>(&e)) {
-      // An explicit run that a stiff coupling limits says so, and what to use instead.
-      if (auto why = explicit_stability_limit(config, settings, system)) {
-        throw StabilityLimitedUnderflow(*u, std::move(*why));
-      }
-    }
+    rethrow_explained(e, config, options, settings, system);
     throw;
   }
   end_run({"completed", nullptr});

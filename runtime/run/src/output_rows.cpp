@@ -21,7 +21,7 @@ double grid_bound(const config::RunConfig& config) {
   return static_cast<double>(ipc::kMaxSamples) * config.simulation.output_interval;
 }
 
-// Grid rows the run cannot have: refused where the file asks for them, else macro points.
+// Grid rows the run cannot have (`why`): refused where the file asks for them, else macro points.
 void without_grid(const config::RunConfig& config, CosimSettings& settings,
                   const std::string& why) {
   if (config.output.rows) throw SetupError(fmt::format("{}: {}", rows_source(config), why));
@@ -61,9 +61,7 @@ void check_output_rows(const config::RunConfig& config, CosimSettings& settings,
     // Inside a step, a feed-through output follows its inputs' polynomial and a joint's
     // multiplier is interpolated: values of no solver's. A default grid holds only the
     // subsystems' own dense output; asked for, the grid writes them as they are.
-    settings.rows = config::RowTimes::kMacroPoints;
-    settings.executor.output_interval = 0.0;
-    return;
+    return without_grid(config, settings, "a feed-through subsystem or a joint");
   }
   for (std::size_t L = 0; L < system.subsystem_count(); ++L) {
     const model::Events* events = system.subsystem(L).events();
