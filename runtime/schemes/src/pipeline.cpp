@@ -37,15 +37,7 @@ void initial_outputs(const system::CoupledSystem& system, std::span<const double
 }
 
 const char* to_string(StepKind kind) {
-  switch (kind) {
-    case StepKind::kExplicit:
-      return "explicit";
-    case StepKind::kSemiImplicit:
-      return "semi-implicit";
-    case StepKind::kImplicit:
-      break;
-  }
-  return "implicit";
+  return model::name_of(kStepKindNames, kind);
 }
 
 double SchemeResult::mean_h() const {

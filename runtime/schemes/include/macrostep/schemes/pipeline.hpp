@@ -26,6 +26,7 @@
 #include "macrostep/control/macro_step_controller.hpp"
 #include "macrostep/corrector/corrector_options.hpp"
 #include "macrostep/executors/executor.hpp"
+#include "macrostep/model/name_table.hpp"
 #include "macrostep/polynomials/approximation.hpp"
 #include "macrostep/polynomials/history.hpp"
 #include "macrostep/system/coupled_system.hpp"
@@ -154,6 +155,11 @@ struct ConsistentUpdateStatistics {
 // The schemes `scheme = "auto"` chooses from for a macro step (adaptive.hpp).
 enum class StepKind : std::uint8_t { kExplicit, kSemiImplicit, kImplicit };
 // "explicit", "semi-implicit", "implicit": the names of --scheme.
+inline constexpr model::NameTable<StepKind, 3> kStepKindNames{{
+    {StepKind::kExplicit, "explicit"},
+    {StepKind::kSemiImplicit, "semi-implicit"},
+    {StepKind::kImplicit, "implicit"},
+}};
 const char* to_string(StepKind kind);
 
 // The choice of `scheme = "auto"` (adaptive.hpp): its steps and work per scheme, and every
