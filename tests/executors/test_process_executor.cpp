@@ -570,12 +570,12 @@ pid_t spawn_app(const std::filesystem::path& dir, const std::vector<std::string>
     setpgid(0, 0);
     const std::string out = (dir / "stdout.txt").string(), err = (dir / "stderr.txt").string();
     if (!freopen(out.c_str(), "w", stdout) || !freopen(err.c_str(), "w", stderr)) _exit(120);
-    std::vector<std::string> all = {MACROSTEP_BINARY};
+    std::vector<std::string> all = {MACROSTEP_APP_BINARY};
     all.insert(all.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (auto& a : all) argv.push_back(a.data());
     argv.push_back(nullptr);
-    execv(MACROSTEP_BINARY, argv.data());
+    execv(MACROSTEP_APP_BINARY, argv.data());
     _exit(127);
   }
   return pid;
