@@ -26,7 +26,7 @@ struct Point {
   std::vector<double> z;  // x1, v1, x2, v2
 };
 
-analysis::TwoMass two_mass() {
+analysis::TwoMass approximations_two_mass() {
   return testing::linear_two_mass_for_analysis();
 }
 
@@ -75,7 +75,7 @@ TEST(ExplicitApproximations, EveryStepIsTheExactRecurrenceStep) {
     analysis::Method method;
     method.approximation = polynomials::parse_approximation(c.name);
     method.order = c.order;
-    const analysis::Recurrence r = analysis::recurrence(two_mass(), method, h);
+    const analysis::Recurrence r = analysis::recurrence(approximations_two_mass(), method, h);
     const auto pts = run(method.approximation, c.order, h, 40);
     ASSERT_EQ(pts.size(), 41u) << c.name;
     double worst = 0.0, scale = 0.0;

@@ -77,7 +77,7 @@ constexpr double kCheckSpacing = 2e-4;  // global-error check points k·2e-4
 constexpr double kWindowEnd = 3e-3;
 const std::vector<double> kLocalPoints = {1.0e-3, 1.4e-3, 1.8e-3, 2.2e-3, 2.6e-3, 3.0e-3};
 const std::vector<double> kSteps = {1e-5, 5e-6, 2.5e-6};
-constexpr double kSlopeTolerance = 0.3;
+constexpr double kConvergenceSlopeTolerance = 0.3;
 
 // Table 5.1 with the §5.1 forcing (seed 000 §5.1; MODELS K-5.1).
 library::ChainParameters k51_chain() {
@@ -285,16 +285,18 @@ class Convergence : public ::testing::Test {
   static void check_orders(int kappa) {
     const Slopes s = run_series(kappa, false);
     // (a) global order κ+1 of the coupling-body positions.
-    EXPECT_NEAR(s.global, kappa + 1, kSlopeTolerance) << "global order, kappa " << kappa;
+    EXPECT_NEAR(s.global, kappa + 1, kConvergenceSlopeTolerance) << "global order, kappa " << kappa;
     // (b) local order of the coupling scheme: κ+3 positions, κ+2 velocities.
-    EXPECT_NEAR(s.exact_pos, kappa + 3, kSlopeTolerance) << "local position order, kappa " << kappa;
-    EXPECT_NEAR(s.exact_vel, kappa + 2, kSlopeTolerance) << "local velocity order, kappa " << kappa;
+    EXPECT_NEAR(s.exact_pos, kappa + 3, kConvergenceSlopeTolerance)
+        << "local position order, kappa " << kappa;
+    EXPECT_NEAR(s.exact_vel, kappa + 2, kConvergenceSlopeTolerance)
+        << "local velocity order, kappa " << kappa;
     // The co-simulation's own local error: velocities for every κ, positions where they
     // stay above the integrator floor (κ ≤ 1).
-    EXPECT_NEAR(s.local_vel, kappa + 2, kSlopeTolerance)
+    EXPECT_NEAR(s.local_vel, kappa + 2, kConvergenceSlopeTolerance)
         << "co-simulation velocities, kappa " << kappa;
     if (kappa <= 1) {
-      EXPECT_NEAR(s.local_pos, kappa + 3, kSlopeTolerance)
+      EXPECT_NEAR(s.local_pos, kappa + 3, kConvergenceSlopeTolerance)
           << "co-simulation positions, kappa " << kappa;
     }
     // At the largest H the co-simulation's step is the exact-integration step up to its
@@ -333,7 +335,7 @@ TEST_F(Convergence, Kappa3GlobalOrder4LocalOrders6And5) {
 // "does not decrease the order of convergence" although its error is larger.
 TEST_F(Convergence, LeastSquaresPredictorKeepsGlobalOrder) {
   const Slopes ls = run_series(2, true);
-  EXPECT_NEAR(ls.global, 3.0, kSlopeTolerance) << "global order with the LS predictor";
+  EXPECT_NEAR(ls.global, 3.0, kConvergenceSlopeTolerance) << "global order with the LS predictor";
   // The fit through 8 points is a different predictor from Lagrange (it does not reproduce
   // the last point), so its error differs; the seed reports a larger error.
   const Errors lagrange = measure(2, kSteps.front(), false);

@@ -30,7 +30,7 @@ struct SweepPoint {
 };
 
 // Force/force: the middle spring in the master.
-analysis::TwoMass two_mass() {
+analysis::TwoMass gauss_seidel_two_mass() {
   return testing::linear_two_mass_for_analysis();
 }
 
@@ -105,7 +105,7 @@ TEST(GaussSeidel, EveryStepIsTheExactRecurrenceStep) {
     analysis::Method method;
     method.scheme = analysis::Scheme::kGaussSeidel;
     method.order = order;
-    const analysis::Recurrence r = analysis::recurrence(two_mass(), method, h);
+    const analysis::Recurrence r = analysis::recurrence(gauss_seidel_two_mass(), method, h);
     schemes::SchemeResult result;
     const auto pts = run(fixed_options(order, h, 40, true), &result);
     ASSERT_EQ(pts.size(), 41u) << order;
@@ -119,7 +119,7 @@ TEST(GaussSeidel, EveryStepIsTheExactRecurrenceStep) {
     // And Gauss–Seidel is not Jacobi: the same steps differ from the Jacobi recurrence.
     analysis::Method jacobi = method;
     jacobi.scheme = analysis::Scheme::kJacobi;
-    const analysis::Recurrence rj = analysis::recurrence(two_mass(), jacobi, h);
+    const analysis::Recurrence rj = analysis::recurrence(gauss_seidel_two_mass(), jacobi, h);
     std::vector<double> x(rj.m.rows(), 0.0);
     std::copy(pts[20].z.begin(), pts[20].z.end(), x.begin());
     for (std::size_t j = 0; j < rj.points; ++j) x[4 + j] = pts[20 - j].u;
@@ -146,7 +146,7 @@ TEST(GaussSeidel, SequentialEndValueIsTheExactSequentialRecurrenceStep) {
     method.scheme = analysis::Scheme::kGaussSeidel;
     method.end_value = analysis::GaussSeidelEndValue::kSequential;
     method.order = order;
-    const analysis::Recurrence r = analysis::recurrence(two_mass(), method, h);
+    const analysis::Recurrence r = analysis::recurrence(gauss_seidel_two_mass(), method, h);
     schemes::SchemeResult result;
     const auto pts =
         run(fixed_options(order, h, 40, true, schemes::GaussSeidelEndValue::kSequential), &result);
@@ -158,8 +158,8 @@ TEST(GaussSeidel, SequentialEndValueIsTheExactSequentialRecurrenceStep) {
     EXPECT_LT(worst, 1e-8 * scale);  // IDA at rtol 1e-12 vs exact
     method.end_value = analysis::GaussSeidelEndValue::kConverged;
     double unused = 0.0;
-    const double converged =
-        worst_recurrence_deviation(analysis::recurrence(two_mass(), method, h), pts, unused);
+    const double converged = worst_recurrence_deviation(
+        analysis::recurrence(gauss_seidel_two_mass(), method, h), pts, unused);
     EXPECT_GT(converged, 1e3 * worst);
   }
   // With the continuous approximations (the first subsystem extrapolates with C0 or C1, the
@@ -177,8 +177,8 @@ TEST(GaussSeidel, SequentialEndValueIsTheExactSequentialRecurrenceStep) {
       const auto pts = run(o);
       ASSERT_EQ(pts.size(), 41u);
       double scale = 0.0;
-      const double worst =
-          worst_recurrence_deviation(analysis::recurrence(two_mass(), method, h), pts, scale);
+      const double worst = worst_recurrence_deviation(
+          analysis::recurrence(gauss_seidel_two_mass(), method, h), pts, scale);
       EXPECT_LT(worst, 1e-8 * scale);
     }
   }
@@ -244,7 +244,7 @@ TEST(GaussSeidel, ContinuousApproximationsFollowTheExactRecurrence) {
       method.scheme = analysis::Scheme::kGaussSeidel;
       method.order = order;
       method.approximation = polynomials::parse_approximation(name);
-      const analysis::Recurrence r = analysis::recurrence(two_mass(), method, h);
+      const analysis::Recurrence r = analysis::recurrence(gauss_seidel_two_mass(), method, h);
       auto o = fixed_options(order, h, 40, true);
       o.approximations.assign(1, method.approximation);
       schemes::SchemeResult result;
@@ -278,9 +278,9 @@ TEST(GaussSeidel, StableWhereJacobiGrowsAsTheAnalysisPredicts) {
   double h = 0.0, rho_jacobi = 0.0;
   for (double w = 0.05; w < 2.0; w += 0.005) {
     const double step = w / std::sqrt(1e4);
-    const double rj = analysis::spectral_radius(two_mass(), jac, step);
-    if (rj > 1.02 &&
-        analysis::spectral_radius(two_mass(), gs, step) <= 1.0 + analysis::kStabilityTolerance) {
+    const double rj = analysis::spectral_radius(gauss_seidel_two_mass(), jac, step);
+    if (rj > 1.02 && analysis::spectral_radius(gauss_seidel_two_mass(), gs, step) <=
+                         1.0 + analysis::kStabilityTolerance) {
       h = step;
       rho_jacobi = rj;
       break;
