@@ -47,19 +47,11 @@ void check_parameters(const HydraulicNodeLaw::Parameters& p, const std::string& 
   }
 }
 
-// A start for Newton computed from s alone (the law is a pure function of y, so it cannot start
-// from the previous macro point as seed 003 does). g = g_lin + g_air with both terms increasing
-// and zero at p0: g_lin(p) = (p − p0)/a, g_air(p) = b/(a(c+1))·(p^(c+1) − p0^(c+1)). For s ≥ 0
-// both are ≥ 0 at the root, so each alone reaches s no earlier: the root is at most the smaller
-// one-term inverse; for s < 0 it is at least the larger one. Both inverses are explicit.
-double initial_guess(const PressureDependentBulkModulus& e, double p0, double s) {
-  const double p_linear = p0 + e.a * s;
-  if (e.b == 0.0) return p_linear;  // constant modulus a: exact
-  const double cp1 = e.c + 1.0;
-  const double inner = std::pow(p0, cp1) + s * e.a * cp1 / e.b;
-  const double p_air =
-      inner > 0.0 ? std::pow(inner, 1.0 / cp1) : std::numeric_limits<double>::infinity();
-  return s >= 0.0 ? std::min(p_linear, p_air) : std::max(p_linear, p_air);
+// Sum of a[i] − b[i] in index order (the node's volume balances).
+double difference_sum(std::span<const double> a, std::span<const double> b) {
+  double sum = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i) sum += a[i] - b[i];
+  return sum;
 }
 
 }  // namespace
@@ -127,6 +119,7 @@ HydraulicNodeLaw::HydraulicNodeLaw(std::string name, const Parameters& parameter
   if (initial_volumes_.size() != volumes_.size()) {
     throw std::invalid_argument(who + ": one initial volume per volume read required");
   }
+  reset_state();
 }
 
 double HydraulicNodeLaw::modulus(double p) const {
@@ -138,33 +131,110 @@ double HydraulicNodeLaw::relative_volume(std::span<const double> volumes) const 
   if (volumes.size() != volumes_.size()) {
     throw std::invalid_argument("HydraulicNodeLaw::relative_volume: size mismatch");
   }
-  double sum = 0.0;
-  for (std::size_t i = 0; i < volumes.size(); ++i) sum += volumes[i] - initial_volumes_[i];
-  return sum / parameters_.node_volume;
+  return difference_sum(volumes, initial_volumes_) / parameters_.node_volume;
 }
 
 NodePressureSolution HydraulicNodeLaw::pressure(double s) const {
   const double p0 = parameters_.initial_pressure;
   if (!std::isfinite(s)) return {std::numeric_limits<double>::quiet_NaN(), 0};
-  if (parameters_.model == Model::kConstant) {
-    return {p0 + parameters_.constant_modulus * s, 0};  // Eq. 2.89
+  switch (parameters_.model) {
+    case Model::kConstant:
+      return {p0 + parameters_.constant_modulus * s, 0};  // Eq. 2.89
+    case Model::kPressureDependent:
+      // Eq. 2.96 from p^(l−1), as seed 003 does (the guard handles a start far above the root).
+      return solve_node_pressure(parameters_.pressure_dependent, p0, s, accepted_pressure_);
+    case Model::kStepped:
+      break;
   }
-  const auto& e = parameters_.pressure_dependent;
-  return solve_node_pressure(e, p0, s, initial_guess(e, p0, s));
+  throw std::logic_error("HydraulicNodeLaw::pressure: the stepped model is not a function of s");
 }
 
 void HydraulicNodeLaw::evaluate(std::span<const double> y_read, std::span<double> u_out) const {
   if (u_out.size() != 1) throw std::invalid_argument("HydraulicNodeLaw::evaluate: size mismatch");
-  u_out[0] = pressure(relative_volume(y_read)).pressure;
+  if (parameters_.model != Model::kStepped) {
+    u_out[0] = pressure(relative_volume(y_read)).pressure;
+    return;
+  }
+  if (y_read.size() != volumes_.size()) {
+    throw std::invalid_argument("HydraulicNodeLaw::evaluate: size mismatch");
+  }
+  // Eq. 2.93: E frozen at the accepted pressure over the step.
+  u_out[0] = modulus(accepted_pressure_) / parameters_.node_volume *
+                 difference_sum(y_read, accepted_volumes_) +
+             accepted_pressure_;
 }
 
 void HydraulicNodeLaw::jacobian(std::span<const double> y_read, std::span<double> dphi_dy) const {
   if (dphi_dy.size() != volumes_.size()) {
     throw std::invalid_argument("HydraulicNodeLaw::jacobian: size mismatch");
   }
-  const double p = pressure(relative_volume(y_read)).pressure;
+  const double p = parameters_.model == Model::kStepped
+                       ? accepted_pressure_
+                       : pressure(relative_volume(y_read)).pressure;
   const double stiffness = modulus(p) / parameters_.node_volume;
   for (double& entry : dphi_dy) entry = stiffness;
+}
+
+void HydraulicNodeLaw::reset_state() {
+  accepted_pressure_ = parameters_.initial_pressure;
+  accepted_volumes_ = initial_volumes_;
+  newton_bins_.assign(parameters_.model == Model::kPressureDependent ? kNewtonBins : 0, 0);
+}
+
+void HydraulicNodeLaw::start(std::span<const double> y_read, std::span<const double> u_law) {
+  if (y_read.size() != volumes_.size() || u_law.size() != 1) {
+    throw std::invalid_argument("HydraulicNodeLaw::start: size mismatch");
+  }
+  if (parameters_.model == Model::kConstant) return;
+  accepted_pressure_ = u_law[0];
+  if (parameters_.model == Model::kStepped) accepted_volumes_.assign(y_read.begin(), y_read.end());
+}
+
+void HydraulicNodeLaw::accept(std::span<const double> y_read, std::span<const double> u_law) {
+  if (y_read.size() != volumes_.size() || u_law.size() != 1) {
+    throw std::invalid_argument("HydraulicNodeLaw::accept: size mismatch");
+  }
+  if (parameters_.model == Model::kConstant) return;
+  if (parameters_.model == Model::kPressureDependent) {
+    const NodePressureSolution solved = pressure(relative_volume(y_read));
+    ++newton_bins_[std::min<std::size_t>(static_cast<std::size_t>(solved.iterations),
+                                         kNewtonBins - 1)];
+  } else {
+    accepted_volumes_.assign(y_read.begin(), y_read.end());
+  }
+  // The value the run reported: for kStepped the recursion continues from exactly it.
+  accepted_pressure_ = u_law[0];
+}
+
+std::vector<double> HydraulicNodeLaw::export_state() const {
+  if (parameters_.model == Model::kConstant) return {};
+  std::vector<double> state{accepted_pressure_};
+  state.insert(state.end(), accepted_volumes_.begin(), accepted_volumes_.end());
+  for (const std::uint64_t n : newton_bins_) state.push_back(static_cast<double>(n));
+  return state;
+}
+
+void HydraulicNodeLaw::import_state(std::span<const double> state) {
+  const std::size_t expected =
+      parameters_.model == Model::kConstant ? 0 : 1 + volumes_.size() + newton_bins_.size();
+  if (state.size() != expected) {
+    throw std::invalid_argument("hydraulic node " + name_ + ": state of " +
+                                std::to_string(state.size()) + " numbers, expected " +
+                                std::to_string(expected));
+  }
+  if (expected == 0) return;
+  accepted_pressure_ = state[0];
+  accepted_volumes_.assign(state.begin() + 1,
+                           state.begin() + 1 + static_cast<std::ptrdiff_t>(volumes_.size()));
+  const auto bins = state.subspan(1 + volumes_.size());
+  for (std::size_t k = 0; k < bins.size(); ++k) {
+    newton_bins_[k] = static_cast<std::uint64_t>(bins[k]);
+  }
+}
+
+std::vector<CouplingLaw::Histogram> HydraulicNodeLaw::histograms() const {
+  if (parameters_.model != Model::kPressureDependent) return {};
+  return {Histogram{"newton_iterations", newton_bins_}};
 }
 
 double HydraulicNodeLaw::pressure_rate(double p, std::span<const double> flows) const {
@@ -173,48 +243,23 @@ double HydraulicNodeLaw::pressure_rate(double p, std::span<const double> flows) 
   return modulus(p) / parameters_.node_volume * sum;
 }
 
-SteppedNodePressure::SteppedNodePressure(const HydraulicNodeLaw::Parameters& parameters,
-                                         std::vector<double> initial_volumes)
-    : parameters_(parameters),
-      volumes_(std::move(initial_volumes)),
-      pressure_(parameters.initial_pressure) {
-  HydraulicNodeLaw::Parameters checked = parameters_;
-  checked.model = HydraulicNodeLaw::Model::kPressureDependent;
-  check_parameters(checked, "SteppedNodePressure");
-  if (volumes_.empty()) throw std::invalid_argument("SteppedNodePressure: no volumes");
-}
-
-double SteppedNodePressure::pressure_at(std::span<const double> volumes) const {
-  if (volumes.size() != volumes_.size()) {
-    throw std::invalid_argument("SteppedNodePressure::pressure_at: size mismatch");
-  }
-  double sum = 0.0;
-  for (std::size_t i = 0; i < volumes.size(); ++i) sum += volumes[i] - volumes_[i];
-  // Eq. 2.93: E frozen at the accepted pressure over the step.
-  return parameters_.pressure_dependent.modulus(pressure_) / parameters_.node_volume * sum +
-         pressure_;
-}
-
-void SteppedNodePressure::accept(std::span<const double> volumes) {
-  pressure_ = pressure_at(volumes);
-  volumes_.assign(volumes.begin(), volumes.end());
-}
-
 namespace {
 
 // The bulk-modulus keys of a hydraulic_node connection into `node`.
 void read_bulk_modulus(const LawTable& table, HydraulicNodeLaw::Parameters& node) {
-  const bool dependent =
-      table.has("bulk_modulus") &&
-      table.choice("bulk_modulus", {"constant", "pressure_dependent"}) == "pressure_dependent";
-  if (!dependent) {
+  const std::string model =
+      table.has("bulk_modulus")
+          ? table.choice("bulk_modulus", {"constant", "pressure_dependent", "stepped"})
+          : std::string("constant");
+  if (model == "constant") {
     node.model = HydraulicNodeLaw::Model::kConstant;
     node.constant_modulus = positive(table, "modulus");
     return;
   }
-  node.model = HydraulicNodeLaw::Model::kPressureDependent;
+  node.model = model == "stepped" ? HydraulicNodeLaw::Model::kStepped
+                                  : HydraulicNodeLaw::Model::kPressureDependent;
   if (!(node.initial_pressure > 0.0)) {
-    table.fail("initial_pressure", "must be > 0 with bulk_modulus = \"pressure_dependent\"");
+    table.fail("initial_pressure", "must be > 0 with bulk_modulus = \"" + model + "\"");
   }
   node.pressure_dependent.a = positive(table, "modulus_a");
   node.pressure_dependent.b = non_negative(table, "modulus_b");
@@ -234,11 +279,13 @@ LawEntry detail::hydraulic_node_entry() {
   e.writes = {{"", ""}};
   e.keys = {{"volume", "node volume V_K > 0 [m^3] (required)"},
             {"initial_pressure", "pressure p0 at the initial volumes [Pa] (required)"},
-            {"bulk_modulus", "\"constant\" (default) or \"pressure_dependent\""},
+            {"bulk_modulus",
+             "\"constant\" (default), \"pressure_dependent\" or \"stepped\" (E(p) frozen at "
+             "the last accepted pressure over a macro step)"},
             {"modulus", "constant bulk modulus E > 0 [Pa]"},
-            {"modulus_a", "pressure-dependent modulus: a > 0 [Pa]"},
-            {"modulus_b", "pressure-dependent modulus: b >= 0"},
-            {"modulus_c", "pressure-dependent modulus: exponent c < -1"},
+            {"modulus_a", "pressure-dependent or stepped modulus: a > 0 [Pa]"},
+            {"modulus_b", "pressure-dependent or stepped modulus: b >= 0"},
+            {"modulus_c", "pressure-dependent or stepped modulus: exponent c < -1"},
             {"initial_volumes", "V_i at p0, one per read (default all 0)"}};
   e.parse = [](const LawTable& table, std::size_t reads) -> std::shared_ptr<const LawParameters> {
     auto p = std::make_shared<HydraulicNodeConnection>();
