@@ -308,6 +308,33 @@ TEST(HydraulicNodeLaw, NewtonHistogramFromTheAcceptedPressure) {
   EXPECT_EQ(copy.histograms()[0].bins, bins);
 }
 
+// With reads_flows the node reads [V_1, V_2, Q_1, Q_2]: the pressure from the volumes alone,
+// ∂p/∂Q = 0, and the rate ṗ = E(p)/V_K·(Q_1 + Q_2) (Eq. 2.91) for both moduli.
+TEST(HydraulicNodeLaw, ReadsFlowsForItsRate) {
+  for (auto params : {pressure_dependent_node(1e-5), constant_node(1e-5, 1.5e9, 1.0 * kBar)}) {
+    params.reads_flows = true;
+    const HydraulicNodeLaw law("p", params, {{0, 0}, {1, 0}, {0, 1}, {1, 1}});
+    auto plain = params;
+    plain.reads_flows = false;
+    const HydraulicNodeLaw volumes_only("p", plain, {{0, 0}, {1, 0}});
+    ASSERT_TRUE(law.has_rate());
+    EXPECT_FALSE(volumes_only.has_rate());
+    const std::array<double, 4> y = {2e-8, -1e-8, 3e-6, -1e-6};
+    const double p = evaluated(law, y);
+    EXPECT_EQ(p, evaluated(volumes_only, std::span<const double>(y).first(2)));
+    std::array<double, 1> rate{};
+    law.rate(y, rate);
+    EXPECT_DOUBLE_EQ(rate[0], law.modulus(p) / 1e-5 * 2e-6);
+    std::array<double, 4> d{};
+    law.jacobian(y, d);
+    EXPECT_EQ(d[0], law.modulus(p) / 1e-5);
+    EXPECT_EQ(d[1], d[0]);
+    EXPECT_EQ(d[2], 0.0);
+    EXPECT_EQ(d[3], 0.0);
+    EXPECT_THROW(HydraulicNodeLaw("p", params, {{0, 0}, {1, 0}, {0, 1}}), std::invalid_argument);
+  }
+}
+
 TEST(HydraulicNodeLaw, RejectsInvalidParameters) {
   auto bad_volume = constant_node(0.0, 1e9, 1e5);
   EXPECT_THROW(HydraulicNodeLaw("p", bad_volume, {{0, 0}}), std::invalid_argument);

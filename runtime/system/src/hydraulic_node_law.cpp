@@ -106,20 +106,32 @@ NodePressureSolution solve_node_pressure(const PressureDependentBulkModulus& mod
 }
 
 HydraulicNodeLaw::HydraulicNodeLaw(std::string name, const Parameters& parameters,
-                                   std::vector<OutputRef> volumes,
+                                   std::vector<OutputRef> read_outputs,
                                    std::vector<double> initial_volumes)
     : name_(std::move(name)),
       parameters_(parameters),
-      volumes_(std::move(volumes)),
+      reads_(std::move(read_outputs)),
       initial_volumes_(std::move(initial_volumes)) {
   const std::string who = "HydraulicNodeLaw " + name_;
   check_parameters(parameters_, who);
-  if (volumes_.empty()) throw std::invalid_argument(who + ": reads no volumes");
-  if (initial_volumes_.empty()) initial_volumes_.assign(volumes_.size(), 0.0);
-  if (initial_volumes_.size() != volumes_.size()) {
+  if (reads_.empty()) throw std::invalid_argument(who + ": reads no volumes");
+  if (parameters_.reads_flows && reads_.size() % 2 != 0) {
+    throw std::invalid_argument(who + ": reads N volumes and their N flows: an even count");
+  }
+  const std::size_t n = parameters_.reads_flows ? reads_.size() / 2 : reads_.size();
+  if (initial_volumes_.empty()) initial_volumes_.assign(n, 0.0);
+  if (initial_volumes_.size() != n) {
     throw std::invalid_argument(who + ": one initial volume per volume read required");
   }
   reset_state();
+}
+
+std::span<const double> HydraulicNodeLaw::volumes_of(std::span<const double> y_read) const {
+  if (y_read.size() != reads_.size()) {
+    throw std::invalid_argument("HydraulicNodeLaw " + name_ + ": " + std::to_string(y_read.size()) +
+                                " values read, expected " + std::to_string(reads_.size()));
+  }
+  return y_read.first(initial_volumes_.size());
 }
 
 double HydraulicNodeLaw::modulus(double p) const {
@@ -128,7 +140,7 @@ double HydraulicNodeLaw::modulus(double p) const {
 }
 
 double HydraulicNodeLaw::relative_volume(std::span<const double> volumes) const {
-  if (volumes.size() != volumes_.size()) {
+  if (volumes.size() != initial_volumes_.size()) {
     throw std::invalid_argument("HydraulicNodeLaw::relative_volume: size mismatch");
   }
   return difference_sum(volumes, initial_volumes_) / parameters_.node_volume;
@@ -151,28 +163,37 @@ NodePressureSolution HydraulicNodeLaw::pressure(double s) const {
 
 void HydraulicNodeLaw::evaluate(std::span<const double> y_read, std::span<double> u_out) const {
   if (u_out.size() != 1) throw std::invalid_argument("HydraulicNodeLaw::evaluate: size mismatch");
-  if (parameters_.model != Model::kStepped) {
-    u_out[0] = pressure(relative_volume(y_read)).pressure;
-    return;
-  }
-  if (y_read.size() != volumes_.size()) {
-    throw std::invalid_argument("HydraulicNodeLaw::evaluate: size mismatch");
-  }
+  u_out[0] = pressure_at(volumes_of(y_read));
+}
+
+double HydraulicNodeLaw::pressure_at(std::span<const double> volumes) const {
+  if (parameters_.model != Model::kStepped) return pressure(relative_volume(volumes)).pressure;
   // Eq. 2.93: E frozen at the accepted pressure over the step.
-  u_out[0] = modulus(accepted_pressure_) / parameters_.node_volume *
-                 difference_sum(y_read, accepted_volumes_) +
-             accepted_pressure_;
+  return modulus(accepted_pressure_) / parameters_.node_volume *
+             difference_sum(volumes, accepted_volumes_) +
+         accepted_pressure_;
 }
 
 void HydraulicNodeLaw::jacobian(std::span<const double> y_read, std::span<double> dphi_dy) const {
-  if (dphi_dy.size() != volumes_.size()) {
+  if (dphi_dy.size() != reads_.size()) {
     throw std::invalid_argument("HydraulicNodeLaw::jacobian: size mismatch");
   }
-  const double p = parameters_.model == Model::kStepped
-                       ? accepted_pressure_
-                       : pressure(relative_volume(y_read)).pressure;
+  const auto volumes = volumes_of(y_read);
+  const double p = parameters_.model == Model::kStepped ? accepted_pressure_ : pressure_at(volumes);
   const double stiffness = modulus(p) / parameters_.node_volume;
-  for (double& entry : dphi_dy) entry = stiffness;
+  std::fill(dphi_dy.begin(), dphi_dy.end(), 0.0);  // the flows (if read) do not enter p
+  std::fill(dphi_dy.begin(), dphi_dy.begin() + static_cast<std::ptrdiff_t>(volumes.size()),
+            stiffness);
+}
+
+void HydraulicNodeLaw::rate(std::span<const double> y_read, std::span<double> u_dot) const {
+  if (!has_rate() || u_dot.size() != 1) {
+    throw std::logic_error("HydraulicNodeLaw::rate: the node reads no flows (reads_flows)");
+  }
+  const auto volumes = volumes_of(y_read);
+  const double p = parameters_.model == Model::kStepped ? accepted_pressure_ : pressure_at(volumes);
+  // Eq. 2.91: ṗ = E(p)/V_K·Σ Q_i (stepped: E frozen, so ṗ of Eq. 2.93 in time).
+  u_dot[0] = pressure_rate(p, y_read.subspan(volumes.size()));
 }
 
 void HydraulicNodeLaw::reset_state() {
@@ -182,25 +203,25 @@ void HydraulicNodeLaw::reset_state() {
 }
 
 void HydraulicNodeLaw::start(std::span<const double> y_read, std::span<const double> u_law) {
-  if (y_read.size() != volumes_.size() || u_law.size() != 1) {
-    throw std::invalid_argument("HydraulicNodeLaw::start: size mismatch");
-  }
+  const auto volumes = volumes_of(y_read);
+  if (u_law.size() != 1) throw std::invalid_argument("HydraulicNodeLaw::start: size mismatch");
   if (parameters_.model == Model::kConstant) return;
   accepted_pressure_ = u_law[0];
-  if (parameters_.model == Model::kStepped) accepted_volumes_.assign(y_read.begin(), y_read.end());
+  if (parameters_.model == Model::kStepped) {
+    accepted_volumes_.assign(volumes.begin(), volumes.end());
+  }
 }
 
 void HydraulicNodeLaw::accept(std::span<const double> y_read, std::span<const double> u_law) {
-  if (y_read.size() != volumes_.size() || u_law.size() != 1) {
-    throw std::invalid_argument("HydraulicNodeLaw::accept: size mismatch");
-  }
+  const auto volumes = volumes_of(y_read);
+  if (u_law.size() != 1) throw std::invalid_argument("HydraulicNodeLaw::accept: size mismatch");
   if (parameters_.model == Model::kConstant) return;
   if (parameters_.model == Model::kPressureDependent) {
-    const NodePressureSolution solved = pressure(relative_volume(y_read));
+    const NodePressureSolution solved = pressure(relative_volume(volumes));
     ++newton_bins_[std::min<std::size_t>(static_cast<std::size_t>(solved.iterations),
                                          kNewtonBins - 1)];
   } else {
-    accepted_volumes_.assign(y_read.begin(), y_read.end());
+    accepted_volumes_.assign(volumes.begin(), volumes.end());
   }
   // The value the run reported: for kStepped the recursion continues from exactly it.
   accepted_pressure_ = u_law[0];
@@ -215,8 +236,9 @@ std::vector<double> HydraulicNodeLaw::export_state() const {
 }
 
 void HydraulicNodeLaw::import_state(std::span<const double> state) {
-  const std::size_t expected =
-      parameters_.model == Model::kConstant ? 0 : 1 + volumes_.size() + newton_bins_.size();
+  const std::size_t expected = parameters_.model == Model::kConstant
+                                   ? 0
+                                   : 1 + accepted_volumes_.size() + newton_bins_.size();
   if (state.size() != expected) {
     throw std::invalid_argument("hydraulic node " + name_ + ": state of " +
                                 std::to_string(state.size()) + " numbers, expected " +
@@ -224,9 +246,9 @@ void HydraulicNodeLaw::import_state(std::span<const double> state) {
   }
   if (expected == 0) return;
   accepted_pressure_ = state[0];
-  accepted_volumes_.assign(state.begin() + 1,
-                           state.begin() + 1 + static_cast<std::ptrdiff_t>(volumes_.size()));
-  const auto bins = state.subspan(1 + volumes_.size());
+  const std::size_t n = accepted_volumes_.size();
+  accepted_volumes_.assign(state.begin() + 1, state.begin() + 1 + static_cast<std::ptrdiff_t>(n));
+  const auto bins = state.subspan(1 + n);
   for (std::size_t k = 0; k < bins.size(); ++k) {
     newton_bins_[k] = static_cast<std::uint64_t>(bins[k]);
   }
@@ -275,7 +297,7 @@ LawEntry detail::hydraulic_node_entry() {
   LawEntry e;
   e.name = "hydraulic_node";
   e.reads = 0;
-  e.read_order = "[volume_1, ..., volume_N]";
+  e.read_order = "[volume_1, ..., volume_N] (reads_flows: then [flow_1, ..., flow_N])";
   e.writes = {{"", ""}};
   e.keys = {{"volume", "node volume V_K > 0 [m^3] (required)"},
             {"initial_pressure", "pressure p0 at the initial volumes [Pa] (required)"},
@@ -286,14 +308,23 @@ LawEntry detail::hydraulic_node_entry() {
             {"modulus_a", "pressure-dependent or stepped modulus: a > 0 [Pa]"},
             {"modulus_b", "pressure-dependent or stepped modulus: b >= 0"},
             {"modulus_c", "pressure-dependent or stepped modulus: exponent c < -1"},
-            {"initial_volumes", "V_i at p0, one per read (default all 0)"}};
+            {"initial_volumes", "V_i at p0, one per volume read (default all 0)"},
+            {"reads_flows",
+             "true: 'from' lists the N volumes, then their N flows Q_i; the node then has the "
+             "rate dp/dt = E/V_K sum Q_i (for extrapolations with b != 0)"}};
   e.parse = [](const LawTable& table, std::size_t reads) -> std::shared_ptr<const LawParameters> {
     auto p = std::make_shared<HydraulicNodeConnection>();
     p->node.node_volume = positive(table, "volume");
     p->node.initial_pressure = table.number("initial_pressure");
     read_bulk_modulus(table, p->node);
+    p->node.reads_flows = table.has("reads_flows") && table.boolean("reads_flows");
+    if (p->node.reads_flows && reads % 2 != 0) {
+      table.fail("reads_flows", "needs 'from' to list N volumes and their N flows (got " +
+                                    std::to_string(reads) + " outputs)");
+    }
+    const std::size_t volumes = p->node.reads_flows ? reads / 2 : reads;
     if (table.has("initial_volumes")) {
-      p->initial_volumes = table.numbers("initial_volumes", reads, "volume read in 'from'");
+      p->initial_volumes = table.numbers("initial_volumes", volumes, "volume read in 'from'");
     }
     return p;
   };

@@ -80,15 +80,19 @@ class HydraulicNodeLaw final : public CouplingLaw {
     Model model = Model::kConstant;
     double constant_modulus = 0.0;                    // E [Pa] > 0 (kConstant)
     PressureDependentBulkModulus pressure_dependent;  // (kPressureDependent, kStepped)
+    // The law reads N volumes and then their N flows Q_i (in the same order): it then has the
+    // rate u̇ = ṗ, which extrapolations with derivative terms (seed 003 b ≠ 0) need.
+    bool reads_flows = false;
   };
 
-  // name: the pressure variable (result column). volumes: the abstract volumes V_i it reads
-  // (one per connected line, any subsystems); initial_volumes: V_i⁰ (same size; empty means all
-  // zero). Throws std::invalid_argument for no volumes, a size mismatch or invalid parameters.
-  HydraulicNodeLaw(std::string name, const Parameters& parameters, std::vector<OutputRef> volumes,
-                   std::vector<double> initial_volumes = {});
+  // name: the pressure variable (result column). read_outputs: the abstract volumes V_i it reads
+  // (one per connected line, any subsystems), then with reads_flows their flows Q_i;
+  // initial_volumes: V_i⁰ (one per volume; empty means all zero). Throws std::invalid_argument for
+  // no volumes, a size mismatch or invalid parameters.
+  HydraulicNodeLaw(std::string name, const Parameters& parameters,
+                   std::vector<OutputRef> read_outputs, std::vector<double> initial_volumes = {});
 
-  std::span<const OutputRef> reads() const override { return volumes_; }
+  std::span<const OutputRef> reads() const override { return reads_; }
   std::span<const std::string> variable_names() const override {
     return std::span<const std::string>(&name_, 1);
   }
@@ -96,7 +100,11 @@ class HydraulicNodeLaw final : public CouplingLaw {
   // the caller's NaN checks).
   void evaluate(std::span<const double> y_read, std::span<double> u_out) const override;
   // ∂p/∂V_i = E(p)/V_K for every i (the inverse of g' = 1/E, Eq. 2.96b); kStepped: E(p^(l−1))/V_K.
+  // 0 for the flows (if read).
   void jacobian(std::span<const double> y_read, std::span<double> dphi_dy) const override;
+  // With reads_flows: u̇ = E(p)/V_K·Σ Q_i (Eq. 2.91; kStepped: E(p^(l−1))).
+  bool has_rate() const override { return parameters_.reads_flows; }
+  void rate(std::span<const double> y_read, std::span<double> u_dot) const override;
   bool has_feedthrough() const override { return false; }
   // The node pressure, "Pa" (the law's keys are in SI: volume in m^3, pressures in Pa).
   std::vector<std::string> variable_units(std::span<const std::string> read_units) const override {
@@ -137,9 +145,14 @@ class HydraulicNodeLaw final : public CouplingLaw {
   double pressure_rate(double p, std::span<const double> flows) const;
 
  private:
+  // The volumes of y_read (its first N entries), after checking its size.
+  std::span<const double> volumes_of(std::span<const double> y_read) const;
+  // p at the N volumes from the accepted state.
+  double pressure_at(std::span<const double> volumes) const;
+
   std::string name_;
   Parameters parameters_;
-  std::vector<OutputRef> volumes_;
+  std::vector<OutputRef> reads_;
   std::vector<double> initial_volumes_;
   // Accepted state: p^(l−1), V^(l−1) (kStepped), the Newton histogram (kPressureDependent).
   double accepted_pressure_ = 0.0;
