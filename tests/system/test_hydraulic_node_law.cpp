@@ -279,6 +279,22 @@ TEST(HydraulicNodeLaw, SteppedModulusConvergesToThePressureDependentNodeAtFirstO
   }
 }
 
+// Without air (b = 0) the modulus is the constant a, and the stepped node is the constant node:
+// the recursion's sum of increments equals a·s up to rounding, over 1000 accepted steps of
+// varying sign.
+TEST(HydraulicNodeLaw, SteppedModulusWithoutAirIsTheConstantNode) {
+  auto params = stepped_node(1e-5);
+  params.pressure_dependent.b = 0.0;
+  HydraulicNodeLaw stepped("p", params, {{0, 0}});
+  const HydraulicNodeLaw constant("p", constant_node(1e-5, params.pressure_dependent.a, 1.0 * kBar),
+                                  {{0, 0}});
+  for (int k = 1; k <= 1000; ++k) {
+    const std::array<double, 1> v{5e-13 * std::sin(0.01 * k) * k};  // p stays > 0
+    const double p = step_to(stepped, v);
+    EXPECT_NEAR(p, evaluated(constant, v), 1e-12 * std::fabs(evaluated(constant, v)) + 1e-6);
+  }
+}
+
 // Newton from p^(l−1) (the accepted pressure) on the law: up from 1 bar to 1000 bar and down to
 // 0.1 bar in ΔV/V_K = 1e-4 steps, the law's own histogram has ≤ 3 corrections in ≥ 95 % of the
 // accepted steps, and it survives export/import.
