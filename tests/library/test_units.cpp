@@ -30,6 +30,7 @@ const std::map<std::string, std::map<std::string, std::string>> kExpected = {
       {"flow_a", "m^3/s"},
       {"volume_b", "m^3"},
       {"flow_b", "m^3/s"}}},
+    {"hydraulic_line", {{"volume", "m^3"}, {"flow", "m^3/s"}, {"chamber_pressure", "Pa"}}},
     {"belt_drive",
      {{"phi_1", "rad"},
       {"omega_1", "rad/s"},
