@@ -53,4 +53,7 @@ struct Checkpoint {
   controller @13 :Data;
   scheme @14 :List(List(Float64));
   subsystems @15 :List(Data);
+  # The stateful coupling laws' accepted state (CoupledSystem::export_law_states): one array
+  # per law, empty when no law has state.
+  laws @21 :List(List(Float64));
 }

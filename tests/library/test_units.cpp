@@ -30,6 +30,7 @@ const std::map<std::string, std::map<std::string, std::string>> kExpected = {
       {"flow_a", "m^3/s"},
       {"volume_b", "m^3"},
       {"flow_b", "m^3/s"}}},
+    {"hydraulic_line", {{"volume", "m^3"}, {"flow", "m^3/s"}, {"chamber_pressure", "Pa"}}},
     {"belt_drive",
      {{"phi_1", "rad"},
       {"omega_1", "rad/s"},
@@ -83,17 +84,18 @@ bool has_unit_parameter(const ModelEntry& entry) {
   return false;
 }
 
-// Position states' outputs in m or rad, velocity states' in m/s or rad/s.
+// Position states' outputs in m, rad or m^3 (a hydraulic line's delivered volume, the generalised
+// displacement of the node analogy), velocity states' in m/s, rad/s or m^3/s.
 void expect_state_outputs_consistent(const model::Subsystem& s, const std::string& model) {
   for (std::size_t o = 0; o < s.output_size(); ++o) {
     for (std::size_t j = 0; j < s.state_size(); ++j) {
       if (s.state_name(j) != s.output_name(o)) continue;
       const std::string unit = s.output_unit(o);
       if (s.state_roles()[j] == model::StateRole::kPosition) {
-        EXPECT_TRUE(unit == "m" || unit == "rad")
+        EXPECT_TRUE(unit == "m" || unit == "rad" || unit == "m^3")
             << model << " " << s.output_name(o) << ": " << unit;
       } else if (s.state_roles()[j] == model::StateRole::kVelocity) {
-        EXPECT_TRUE(unit == "m/s" || unit == "rad/s")
+        EXPECT_TRUE(unit == "m/s" || unit == "rad/s" || unit == "m^3/s")
             << model << " " << s.output_name(o) << ": " << unit;
       }
     }

@@ -5,6 +5,8 @@
 
 #include <array>
 #include <cmath>
+#include <cstdint>
+#include <span>
 #include <vector>
 
 #include "law_checks.hpp"
@@ -129,8 +131,9 @@ TEST(HydraulicNodeLaw, ClosedChamberPressureBuildUp) {
 
 // MODELS.md F-HYD target: Newton from p^(l−1) with ΔV/V_K steps of 1e-4 converges (1e-12
 // relative here, 1e-10 in the source) with ≤ 3 corrections in ≥ 95 % of the steps, up from 1 bar
-// to 1000 bar and back down to 0.1 bar. The pure law's own start (a bound of the root from s
-// alone) needs at most 8 over a wide range of s.
+// to 1000 bar and back down to 0.1 bar. A fresh law (accepted pressure p0 = 1 bar) reaches any
+// s in [−0.5, 1] (0.06 to 8000 bar) in at most 12 corrections (11 measured): the large jumps of
+// a first step, not of a running co-simulation.
 TEST(HydraulicNodeLaw, NewtonIterationsForSmallVolumeSteps) {
   const auto e = example_fluid();
   const double p0 = 1.0 * kBar, ds = 1e-4;
@@ -153,7 +156,7 @@ TEST(HydraulicNodeLaw, NewtonIterationsForSmallVolumeSteps) {
   const HydraulicNodeLaw law("p", pressure_dependent_node(1e-5), {{0, 0}});
   for (double rel = -0.5; rel <= 1.0; rel += 0.0025) {
     const auto solution = law.pressure(rel);
-    EXPECT_LE(solution.iterations, 8) << "s = " << rel;
+    EXPECT_LE(solution.iterations, 12) << "s = " << rel;
     EXPECT_NEAR(e.compliance_integral(p0, solution.pressure), rel, 1e-12);
   }
 }
@@ -193,37 +196,158 @@ TEST(HydraulicNodeLaw, JacobianMatchesCentralDifferences) {
   }
 }
 
-// Stepped bulk modulus (Eq. 2.93) by hand for two macro steps, the reject semantics of
-// pressure_at (no state change), and its first-order convergence to the exact pressure-dependent
-// node as the volume steps shrink (E frozen over a step is an explicit Euler step in V).
-TEST(SteppedNodePressure, FollowsEquation293AndConvergesToTheExactNode) {
-  const auto params = pressure_dependent_node(1e-5);
-  const auto e = params.pressure_dependent;
-  system::SteppedNodePressure node(params, {0.0, 0.0});
-  const std::array<double, 2> v1 = {1e-9, 2e-9}, v2 = {3e-9, 2.5e-9};
-  const double p1 = e.modulus(1.0 * kBar) / 1e-5 * 3e-9 + 1.0 * kBar;
-  EXPECT_DOUBLE_EQ(node.pressure_at(v1), p1);
-  EXPECT_DOUBLE_EQ(node.pressure_at(v1), p1);  // a repeated (rejected) step sees the same point
-  node.accept(v1);
-  EXPECT_EQ(node.accepted_pressure(), p1);
-  const double p2 = e.modulus(p1) / 1e-5 * (2e-9 + 0.5e-9) + p1;
-  EXPECT_DOUBLE_EQ(node.pressure_at(v2), p2);
+HydraulicNodeLaw::Parameters stepped_node(double node_volume) {
+  auto p = pressure_dependent_node(node_volume);
+  p.model = HydraulicNodeLaw::Model::kStepped;
+  return p;
+}
 
-  // Fill to s = 0.01 in n equal steps: error ∝ 1/n.
-  const double target_s = 0.01;
-  const HydraulicNodeLaw exact("p", params, {{0, 0}});
+double evaluated(const HydraulicNodeLaw& law, std::span<const double> volumes) {
+  std::array<double, 1> p{};
+  law.evaluate(volumes, p);
+  return p[0];
+}
+
+// Evaluates at `volumes` and accepts that point with the evaluated pressure (what the pipeline
+// does after an accepted macro step).
+double step_to(HydraulicNodeLaw& law, std::span<const double> volumes) {
+  const double p = evaluated(law, volumes);
+  law.accept(volumes, std::array<double, 1>{p});
+  return p;
+}
+
+// Stepped bulk modulus (Eq. 2.93) by hand for two macro steps; a rejected attempt (evaluations
+// at other volumes, no accept) leaves the accepted point as it was, so the retry gives the bits
+// of a run without the rejection; export/import carries the state bit for bit.
+TEST(HydraulicNodeLaw, SteppedModulusFollowsEquation293AndKeepsItsStateOnReject) {
+  const auto e = example_fluid();
+  HydraulicNodeLaw law("p", stepped_node(1e-5), {{0, 0}, {1, 0}});
+  EXPECT_TRUE(law.is_stateful());
+  EXPECT_TRUE(law.depends_on_macro_grid());
+  const std::array<double, 2> v1 = {1e-9, 2e-9}, v2 = {3e-9, 2.5e-9}, rejected = {9e-8, 7e-8};
+  const double p1 = e.modulus(1.0 * kBar) / 1e-5 * 3e-9 + 1.0 * kBar;
+  EXPECT_DOUBLE_EQ(step_to(law, v1), p1);
+  EXPECT_EQ(law.accepted_pressure(), p1);
+  std::array<double, 2> d{};
+  law.jacobian(v2, d);
+  EXPECT_EQ(d[0], e.modulus(p1) / 1e-5);  // E frozen at the accepted pressure
+  const double p2 = e.modulus(p1) / 1e-5 * (2e-9 + 0.5e-9) + p1;
+  HydraulicNodeLaw retried = law, straight = law;
+  (void)evaluated(retried, rejected);  // an attempt that the controller rejects
+  (void)evaluated(retried, rejected);
+  EXPECT_EQ(step_to(retried, v2), step_to(straight, v2));
+  EXPECT_DOUBLE_EQ(straight.accepted_pressure(), p2);
+
+  HydraulicNodeLaw resumed("p", stepped_node(1e-5), {{0, 0}, {1, 0}});
+  resumed.import_state(law.export_state());
+  EXPECT_EQ(resumed.export_state(), law.export_state());
+  EXPECT_EQ(evaluated(resumed, v2), evaluated(law, v2));
+  EXPECT_THROW(resumed.import_state(std::vector<double>{1.0}), std::invalid_argument);
+  resumed.reset_state();
+  EXPECT_EQ(resumed.accepted_pressure(), 1.0 * kBar);
+  EXPECT_THROW((void)resumed.pressure(0.0), std::logic_error);
+}
+
+// The stepped model is an explicit Euler step of dp/dV = E(p)/V_K in the volume increment:
+// filling to s = 0.01 (1 → ~1.4 bar) in n equal accepted steps, its error against the exact g(p)
+// = s solution of the pressure-dependent node (Eq. 2.95) halves with the increment (first
+// order), and at the finest increment stepped and pressure-dependent agree to 1e-3 relative.
+TEST(HydraulicNodeLaw, SteppedModulusConvergesToThePressureDependentNodeAtFirstOrder) {
+  const double target_s = 0.01, vk = 1e-5;
+  const HydraulicNodeLaw exact("p", pressure_dependent_node(vk), {{0, 0}});
   const double p_exact = exact.pressure(target_s).pressure;
+  EXPECT_NEAR(example_fluid().compliance_integral(1.0 * kBar, p_exact), target_s, 1e-14);
   double previous_error = 0.0;
-  for (int n : {200, 400, 800}) {
-    system::SteppedNodePressure stepped(params, {0.0});
+  for (int n : {200, 400, 800, 1600}) {
+    HydraulicNodeLaw stepped("p", stepped_node(vk), {{0, 0}});
+    HydraulicNodeLaw dependent("p", pressure_dependent_node(vk), {{0, 0}});
+    double p_dependent = 0.0;
     for (int k = 1; k <= n; ++k) {
-      stepped.accept(std::array<double, 1>{target_s * 1e-5 * k / n});
+      const std::array<double, 1> v{target_s * vk * k / n};
+      (void)step_to(stepped, v);
+      p_dependent = step_to(dependent, v);
     }
+    EXPECT_NEAR(p_dependent, p_exact, 1e-12 * p_exact);  // path independent up to Newton's tol
     const double error = std::fabs(stepped.accepted_pressure() - p_exact);
     if (previous_error > 0.0) {
       EXPECT_NEAR(previous_error / error, 2.0, 0.1) << n << " steps";
     }
+    if (n == 1600) {
+      EXPECT_LT(error, 1e-3 * p_exact);
+    }
     previous_error = error;
+  }
+}
+
+// Without air (b = 0) the modulus is the constant a, and the stepped node is the constant node:
+// the recursion's sum of increments equals a·s up to rounding, over 1000 accepted steps of
+// varying sign.
+TEST(HydraulicNodeLaw, SteppedModulusWithoutAirIsTheConstantNode) {
+  auto params = stepped_node(1e-5);
+  params.pressure_dependent.b = 0.0;
+  HydraulicNodeLaw stepped("p", params, {{0, 0}});
+  const HydraulicNodeLaw constant("p", constant_node(1e-5, params.pressure_dependent.a, 1.0 * kBar),
+                                  {{0, 0}});
+  for (int k = 1; k <= 1000; ++k) {
+    const std::array<double, 1> v{5e-13 * std::sin(0.01 * k) * k};  // p stays > 0
+    const double p = step_to(stepped, v);
+    EXPECT_NEAR(p, evaluated(constant, v), 1e-12 * std::fabs(evaluated(constant, v)) + 1e-6);
+  }
+}
+
+// Newton from p^(l−1) (the accepted pressure) on the law: up from 1 bar to 1000 bar and down to
+// 0.1 bar in ΔV/V_K = 1e-4 steps, the law's own histogram has ≤ 3 corrections in ≥ 95 % of the
+// accepted steps, and it survives export/import.
+TEST(HydraulicNodeLaw, NewtonHistogramFromTheAcceptedPressure) {
+  const double vk = 1e-5, ds = 1e-4;
+  HydraulicNodeLaw law("p", pressure_dependent_node(vk), {{0, 0}});
+  ASSERT_TRUE(law.is_stateful());
+  EXPECT_FALSE(law.depends_on_macro_grid());
+  double s = 0.0;
+  while (law.accepted_pressure() < 1000.0 * kBar)
+    step_to(law, std::array<double, 1>{(s += ds) * vk});
+  while (law.accepted_pressure() > 0.1 * kBar) step_to(law, std::array<double, 1>{(s -= ds) * vk});
+  const auto histograms = law.histograms();
+  ASSERT_EQ(histograms.size(), 1u);
+  EXPECT_EQ(histograms[0].name, "newton_iterations");
+  const auto& bins = histograms[0].bins;
+  ASSERT_EQ(bins.size(), HydraulicNodeLaw::kNewtonBins);
+  std::uint64_t total = 0, at_most_3 = 0;
+  for (std::size_t k = 0; k < bins.size(); ++k) {
+    total += bins[k];
+    at_most_3 += k <= 3 ? bins[k] : 0;
+  }
+  EXPECT_GT(total, 3000u);
+  EXPECT_GE(static_cast<double>(at_most_3), 0.95 * static_cast<double>(total));
+  HydraulicNodeLaw copy("p", pressure_dependent_node(vk), {{0, 0}});
+  copy.import_state(law.export_state());
+  EXPECT_EQ(copy.histograms()[0].bins, bins);
+}
+
+// With reads_flows the node reads [V_1, V_2, Q_1, Q_2]: the pressure from the volumes alone,
+// ∂p/∂Q = 0, and the rate ṗ = E(p)/V_K·(Q_1 + Q_2) (Eq. 2.91) for both moduli.
+TEST(HydraulicNodeLaw, ReadsFlowsForItsRate) {
+  for (auto params : {pressure_dependent_node(1e-5), constant_node(1e-5, 1.5e9, 1.0 * kBar)}) {
+    params.reads_flows = true;
+    const HydraulicNodeLaw law("p", params, {{0, 0}, {1, 0}, {0, 1}, {1, 1}});
+    auto plain = params;
+    plain.reads_flows = false;
+    const HydraulicNodeLaw volumes_only("p", plain, {{0, 0}, {1, 0}});
+    ASSERT_TRUE(law.has_rate());
+    EXPECT_FALSE(volumes_only.has_rate());
+    const std::array<double, 4> y = {2e-8, -1e-8, 3e-6, -1e-6};
+    const double p = evaluated(law, y);
+    EXPECT_EQ(p, evaluated(volumes_only, std::span<const double>(y).first(2)));
+    std::array<double, 1> rate{};
+    law.rate(y, rate);
+    EXPECT_DOUBLE_EQ(rate[0], law.modulus(p) / 1e-5 * 2e-6);
+    std::array<double, 4> d{};
+    law.jacobian(y, d);
+    EXPECT_EQ(d[0], law.modulus(p) / 1e-5);
+    EXPECT_EQ(d[1], d[0]);
+    EXPECT_EQ(d[2], 0.0);
+    EXPECT_EQ(d[3], 0.0);
+    EXPECT_THROW(HydraulicNodeLaw("p", params, {{0, 0}, {1, 0}, {0, 1}}), std::invalid_argument);
   }
 }
 

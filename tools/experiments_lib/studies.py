@@ -4,6 +4,7 @@ quoted from spec/MODELS.md §3 (seed 000 unless named)."""
 import os
 
 from . import plots
+from .hydraulic import fhyd
 from .runner import RunFailed, config_path, config_variant
 from .study import (Result, Study, fit_slope, idle_share, ideal_parallel, micro_per_macro,
                     spread)
@@ -804,58 +805,6 @@ def f26(runner, quick):
            "b = 0)")
     return r
 
-
-def fhyd(runner, quick):
-    import re
-    r = Result()
-    stop = 0.6 if quick else 1.5
-    r.note("the runtime's hydraulic node law on configs/drivetrain-belt.toml (a hydraulic "
-           "tensioner: cylinder cap side on a 0.1 l node with seed 003 Eq. 2.94's "
-           f"pressure-dependent modulus, rod side on a constant-modulus tank node); t_sim = "
-           f"{stop:g} s (file: 1.5 s); explicit exMD rtol 1e-5; in-process, one thread")
-    base = config_path("drivetrain-belt.toml")
-    with open(base) as f:
-        text = f.read()
-    m = re.search(r'initial_pressure = (\S+).*?\nbulk_modulus = "pressure_dependent"\n'
-                  r'modulus_a = (\S+)\nmodulus_b = (\S+)\nmodulus_c = (\S+)\n', text, re.S)
-    if not m:
-        raise RunFailed("configs/drivetrain-belt.toml: no pressure-dependent node found")
-    p0, a, b, c = (float(m.group(i)) for i in range(1, 5))
-    e0 = a / (1 + b * p0 ** c)  # E(p0), seed 003 Eq. 2.94
-    const = runner.path("fhyd_constant.toml")
-    with open(const, "w") as f:
-        block = m.group(0)[m.group(0).index("bulk_modulus"):]
-        f.write("# drivetrain-belt.toml, cap node at constant E(p0) (tools/experiments)\n" +
-                text.replace(block, f"modulus = {e0:.6g}\n", 1))
-    so = INPROC + ["--stop-time", f"{stop:g}"]
-    t = runner.rounds([("pressure-dependent", base, "fhyd_pdep", so),
-                       ("constant", const, "fhyd_const", so)])
-    pd, co = t["pressure-dependent"], t["constant"]
-    r.row("T(pressure-dependent E) / T(constant E)", pd["wall"] / co["wall"], 1.0,
-          note="target within 5 % (seed 003 Table 4.7: the same speed-up 2.1 for every E "
-               f"variant); constant E = E(p0) = {e0:.3g} Pa")
-    r.row("macro steps pressure-dependent / constant",
-          pd["statistics"]["macro_steps"] / co["statistics"]["macro_steps"], 1.0,
-          note=f"{pd['statistics']['macro_steps']} / {co['statistics']['macro_steps']}")
-    r.row("stepped E variant (seed 003: p^l from E(p^(l-1)) and the volume increment)",
-          "not done", "same cost", failed=True,
-          note="not done: hydraulic_node offers bulk_modulus = constant | pressure_dependent, "
-               "no stepped variant")
-    r.row("<= 3 Newton iterations of the node in >= 95 % of macro steps", "not done",
-          ">= 95 %", failed=True,
-          note="not done: the node's Newton iterations are not reported in the run's JSON "
-               "(nonlinear_iterations there are IDA's); the law starts Newton from an explicit "
-               "guess from the volumes, not from p^(l-1) as seed 003 does")
-    r.row("F-2.8 limits reproduced by a hydraulic slave pair (line inertance + own "
-          "compliance per slave, node E/V_K as coupling spring)", "not done", "F-2.8 limits",
-          failed=True,
-          note="not done: no built-in hydraulic line model (inertance rho L / A); a pair of "
-               "hydraulic_cylinders with own nodes would be the analogue, not built here")
-    r.note(spread(t))
-    r.note("the runs last about 0.2 s each, so a 5 % time difference is within their noise; "
-           "the macro-step ratio is the steadier figure (the two moduli differ away from p0, "
-           "so the runs are not the same trajectory)")
-    return r
 
 STUDIES = [
     Study("K-4.3", "micro-step stop strategies", "seed 000 §4.3, Fig. 4.4", k43),

@@ -73,6 +73,10 @@ void write_body(schema::Checkpoint::Builder b, const Checkpoint& c) {
   for (unsigned i = 0; i < scheme.size(); ++i) {
     write_list(scheme.init(i, static_cast<unsigned>(c.scheme[i].size())), c.scheme[i]);
   }
+  auto laws = b.initLaws(static_cast<unsigned>(c.laws.size()));
+  for (unsigned i = 0; i < laws.size(); ++i) {
+    write_list(laws.init(i, static_cast<unsigned>(c.laws[i].size())), c.laws[i]);
+  }
   auto subsystems = b.initSubsystems(static_cast<unsigned>(c.subsystems.size()));
   for (unsigned i = 0; i < subsystems.size(); ++i) {
     subsystems.set(i, capnp::Data::Reader(reinterpret_cast<const kj::byte*>(c.subsystems[i].data()),
@@ -115,6 +119,7 @@ Checkpoint read_body(schema::Checkpoint::Reader r) {
   c.controller = read_data(r.getController());
   for (const auto list : r.getScheme()) c.scheme.push_back(read_list<double>(list));
   for (const auto d : r.getSubsystems()) c.subsystems.push_back(read_data(d));
+  for (const auto list : r.getLaws()) c.laws.push_back(read_list<double>(list));
   return c;
 }
 

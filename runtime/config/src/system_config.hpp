@@ -41,6 +41,7 @@ class LawNode final : public system::LawTable {
   double number(std::string_view key) const override;
   std::vector<double> numbers(std::string_view key, std::size_t size,
                               std::string_view what) const override;
+  bool boolean(std::string_view key) const override { return n_.require(key).boolean(); }
   std::string choice(std::string_view key,
                      const std::vector<std::string_view>& allowed) const override;
   std::string source_text(std::string_view key) const override;

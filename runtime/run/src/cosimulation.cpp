@@ -146,13 +146,13 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   if (files.steps() != nullptr) steps.emplace(*files.steps(), implicit_column);
   ProgressReport progress(options.progress, settings.end_time, tally);
   std::optional<CheckpointWriter> checkpoints;
-  if (plan) checkpoints.emplace(*plan, config, options, files, table, tally);
+  if (plan) checkpoints.emplace(*plan, config, options, files, table, tally, system);
   StopOnSignal stop(tally, no_checkpoint);
   std::vector<double> u0;  // the initial coupling variables, set when the run starts
   DivergenceGuard divergence(system, scheme_options.control.tolerances,
                              config::to_string(settings.cosim.scheme), u0);
   MetadataWriter metadata(run_metadata(config, options, system, result), config, files, tally,
-                          result);
+                          result, system);
   Observers observers;
   observers.add(&table);
   if (steps) observers.add(&*steps);
@@ -174,6 +174,7 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   if (options.resume != nullptr) {
     continuation.controller_state = &options.resume->controller;
     continuation.scheme_state = &options.resume->scheme;
+    continuation.law_states = &options.resume->laws;
     continuation.attempts = tally.accepted + tally.rejected;
   }
   const auto end_run = [&](const RunEnd& end) {
@@ -182,6 +183,7 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
     observers.finished(end);
   };
   try {
+    system.reset_law_states();  // u0 from t0's law state (the pipeline resets it again)
     u0 = system.initial_couplings();
     executor = make_executor(settings, system, models, u0, metadata.meta(), result.placement);
     if (options.resume != nullptr) {

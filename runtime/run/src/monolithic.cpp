@@ -333,6 +333,13 @@ void assembled_monolithic(const config::RunConfig& config, const MonolithicOptio
           config.path, d.subsystems[L].name));
     }
   }
+  if (coupled.depends_on_macro_grid()) {
+    throw SetupError(fmt::format(
+        "{}: a coupling law of this system is defined on the macro-step grid (a hydraulic_node "
+        "with bulk_modulus = \"stepped\"), which one IDA does not have: neither --monolithic nor "
+        "reference can run it (use bulk_modulus = \"pressure_dependent\" for the reference)",
+        config.path));
+  }
   const system::MonolithicSystem whole(coupled);
   const bool all_states = options.all_states || config.output.all_states;
   // Indices into the states (all_states) or the outputs of the assembled system; an output name

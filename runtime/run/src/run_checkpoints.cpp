@@ -177,6 +177,7 @@ checkpoint::Checkpoint CheckpointWriter::describe() const {
   c.last_row_time = row.time;
   c.last_row_pending = row.pending;
   c.time = reached;
+  c.laws = system_.export_law_states();
   c.accepted_steps = counts.accepted;
   c.rejected_steps = counts.rejected;
   c.accepted_by_kappa.assign(counts.by_kappa.begin(), counts.by_kappa.end());

@@ -99,8 +99,9 @@ class CheckpointWriter final : public RunObserver {
   // `tally.accepted`: the macro steps of the run so far (a resumed run's).
   CheckpointWriter(const CheckpointPlan& plan, const config::RunConfig& config,
                    const CosimOptions& options, const ResultFiles& files, const ResultTable& table,
-                   const RunTally& tally)
+                   const RunTally& tally, const system::CoupledSystem& system)
       : checkpoints_(plan.path, plan.every, tally.accepted),
+        system_(system),
         config_(config),
         options_(options),
         files_(files),
@@ -112,6 +113,7 @@ class CheckpointWriter final : public RunObserver {
   checkpoint::Checkpoint describe() const;
 
   RunCheckpoints checkpoints_;
+  const system::CoupledSystem& system_;
   const config::RunConfig& config_;
   const CosimOptions& options_;
   const ResultFiles& files_;

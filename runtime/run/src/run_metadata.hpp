@@ -37,8 +37,14 @@ nlohmann::ordered_json failure_json(const std::exception& e);
 class MetadataWriter final : public RunObserver {
  public:
   MetadataWriter(nlohmann::ordered_json meta, const config::RunConfig& config, ResultFiles& files,
-                 const RunTally& tally, const CosimResult& result)
-      : meta_(std::move(meta)), config_(config), files_(files), tally_(tally), result_(result) {}
+                 const RunTally& tally, const CosimResult& result,
+                 const system::CoupledSystem& system)
+      : meta_(std::move(meta)),
+        config_(config),
+        files_(files),
+        tally_(tally),
+        result_(result),
+        system_(system) {}
 
   // The metadata so far (the executor's factory adds the placement and the recoveries).
   nlohmann::ordered_json& meta() { return meta_; }
@@ -58,6 +64,7 @@ class MetadataWriter final : public RunObserver {
   ResultFiles& files_;
   const RunTally& tally_;
   const CosimResult& result_;
+  const system::CoupledSystem& system_;  // the coupling laws' histograms
   const executors::Executor* executor_ = nullptr;
 };
 

@@ -216,6 +216,17 @@ void import_scheme_state(MacroStepScheme& scheme, const Continuation& continuati
   }
 }
 
+// The stateful laws' accepted state from a continuation, if it has one (CouplingLaw "Accepted
+// state").
+void import_law_states(const system::CoupledSystem& system, const Continuation& continuation) {
+  if (continuation.law_states == nullptr) return;
+  try {
+    system.import_law_states(*continuation.law_states);
+  } catch (const std::exception& e) {
+    throw ContinuationMismatch(fmt::format("the coupling laws' state does not fit: {}", e.what()));
+  }
+}
+
 // Adds an iterative attempt's corrector passes, Jacobians and residual to the statistics.
 void count_corrector(const AttemptResult& a, CorrectorStatistics& c) {
   if (!a.iterative) return;
@@ -236,10 +247,12 @@ void run_scheme(const system::CoupledSystem& system, executors::Executor& execut
   scheme.start(system, options);
   const std::size_t ns = system.subsystem_count();
   const auto t_run0 = now_ns();
+  system.reset_law_states();  // u0 and the first step from t0's law state
   const std::vector<double> u0 = system.initial_couplings();
   control::MacroStepController ctl =
       start_controller(controller_options(options), u0, continuation);
   import_scheme_state(scheme, continuation);
+  import_law_states(system, continuation);
 
   result = SchemeResult{};
   result.subsystem_solver_ns.assign(ns, 0.0);
@@ -250,6 +263,7 @@ void run_scheme(const system::CoupledSystem& system, executors::Executor& execut
     if (continuation.controller_state == nullptr) {
       std::vector<std::vector<double>> outputs;
       initial_outputs(system, u0, outputs);
+      system.start_couplings(outputs, u0);
       const auto t0 = now_ns();
       on_accepted(AcceptedPoint{
           0, options.control.t_start, 0, 0.0, outputs, u0, options.control.t_start, {}});
@@ -325,6 +339,9 @@ void run_scheme(const system::CoupledSystem& system, executors::Executor& execut
                                     runner.outputs(), runner.u_next(), plan.t_begin,
                                     runner.last_pass().subsystems});
           result.time.observer_ns += now_ns() - t_done;
+          // After the observers: samples inside the step were evaluated with the state the
+          // attempt used (T_N's); from here on the laws stand at T_{N+1}.
+          system.accept_couplings(runner.outputs(), runner.u_next());
         } else {
           executor.reject();
           t_done = now_ns();

@@ -101,6 +101,7 @@ void CoupledSystem::index_laws() {
                                   descriptions.end());
     constraint_.insert(constraint_.end(), names.size(), law->is_constraint() ? 1 : 0);
     constraints_ = constraints_ || law->is_constraint();
+    stateful_ = stateful_ || law->is_stateful();
     max_reads_ = std::max(max_reads_, law->reads().size());
   }
 }
@@ -203,6 +204,61 @@ void CoupledSystem::evaluate_couplings(std::span<const std::vector<double>> outp
     const CouplingLaw& law = *laws_[k];
     law.evaluate(gather_reads(law, outputs, y), u.subspan(law_offsets_[k], law.write_count()));
   }
+}
+
+bool CoupledSystem::depends_on_macro_grid() const {
+  return std::any_of(laws_.begin(), laws_.end(),
+                     [](const auto& law) { return law->depends_on_macro_grid(); });
+}
+
+void CoupledSystem::reset_law_states() const {
+  for (const auto& law : laws_) law->reset_state();
+}
+
+void CoupledSystem::accept_couplings(std::span<const std::vector<double>> outputs,
+                                     std::span<const double> u) const {
+  advance_laws(outputs, u, false);
+}
+
+void CoupledSystem::start_couplings(std::span<const std::vector<double>> outputs,
+                                    std::span<const double> u) const {
+  advance_laws(outputs, u, true);
+}
+
+void CoupledSystem::advance_laws(std::span<const std::vector<double>> outputs,
+                                 std::span<const double> u, bool initial) const {
+  if (!stateful_) return;
+  if (u.size() != coupling_names_.size() || outputs.size() != subsystems_.size()) {
+    throw std::invalid_argument("CoupledSystem: accepted point of the wrong size");
+  }
+  std::vector<double> y(max_reads_);
+  for (std::size_t k = 0; k < laws_.size(); ++k) {
+    CouplingLaw& law = *laws_[k];
+    if (!law.is_stateful()) continue;
+    const auto reads = gather_reads(law, outputs, y);
+    const auto share = u.subspan(law_offsets_[k], law.write_count());
+    if (initial) {
+      law.start(reads, share);
+    } else {
+      law.accept(reads, share);
+    }
+  }
+}
+
+std::vector<std::vector<double>> CoupledSystem::export_law_states() const {
+  std::vector<std::vector<double>> states;
+  if (!stateful_) return states;
+  for (const auto& law : laws_) states.push_back(law->export_state());
+  return states;
+}
+
+void CoupledSystem::import_law_states(const std::vector<std::vector<double>>& states) const {
+  if (states.empty() && !stateful_) return;
+  if (states.size() != laws_.size()) {
+    throw std::invalid_argument("the coupling laws' states: " + std::to_string(states.size()) +
+                                " arrays for " + std::to_string(laws_.size()) + " laws");
+  }
+  for (std::size_t k = 0; k < laws_.size(); ++k) laws_[k]->import_state(states[k]);
 }
 
 void CoupledSystem::evaluate_rates(std::span<const std::vector<double>> outputs,

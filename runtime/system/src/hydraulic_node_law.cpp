@@ -47,19 +47,11 @@ void check_parameters(const HydraulicNodeLaw::Parameters& p, const std::string& 
   }
 }
 
-// A start for Newton computed from s alone (the law is a pure function of y, so it cannot start
-// from the previous macro point as seed 003 does). g = g_lin + g_air with both terms increasing
-// and zero at p0: g_lin(p) = (p − p0)/a, g_air(p) = b/(a(c+1))·(p^(c+1) − p0^(c+1)). For s ≥ 0
-// both are ≥ 0 at the root, so each alone reaches s no earlier: the root is at most the smaller
-// one-term inverse; for s < 0 it is at least the larger one. Both inverses are explicit.
-double initial_guess(const PressureDependentBulkModulus& e, double p0, double s) {
-  const double p_linear = p0 + e.a * s;
-  if (e.b == 0.0) return p_linear;  // constant modulus a: exact
-  const double cp1 = e.c + 1.0;
-  const double inner = std::pow(p0, cp1) + s * e.a * cp1 / e.b;
-  const double p_air =
-      inner > 0.0 ? std::pow(inner, 1.0 / cp1) : std::numeric_limits<double>::infinity();
-  return s >= 0.0 ? std::min(p_linear, p_air) : std::max(p_linear, p_air);
+// Sum of a[i] − b[i] in index order (the node's volume balances).
+double difference_sum(std::span<const double> a, std::span<const double> b) {
+  double sum = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i) sum += a[i] - b[i];
+  return sum;
 }
 
 }  // namespace
@@ -114,19 +106,32 @@ NodePressureSolution solve_node_pressure(const PressureDependentBulkModulus& mod
 }
 
 HydraulicNodeLaw::HydraulicNodeLaw(std::string name, const Parameters& parameters,
-                                   std::vector<OutputRef> volumes,
+                                   std::vector<OutputRef> read_outputs,
                                    std::vector<double> initial_volumes)
     : name_(std::move(name)),
       parameters_(parameters),
-      volumes_(std::move(volumes)),
+      reads_(std::move(read_outputs)),
       initial_volumes_(std::move(initial_volumes)) {
   const std::string who = "HydraulicNodeLaw " + name_;
   check_parameters(parameters_, who);
-  if (volumes_.empty()) throw std::invalid_argument(who + ": reads no volumes");
-  if (initial_volumes_.empty()) initial_volumes_.assign(volumes_.size(), 0.0);
-  if (initial_volumes_.size() != volumes_.size()) {
+  if (reads_.empty()) throw std::invalid_argument(who + ": reads no volumes");
+  if (parameters_.reads_flows && reads_.size() % 2 != 0) {
+    throw std::invalid_argument(who + ": reads N volumes and their N flows: an even count");
+  }
+  const std::size_t n = parameters_.reads_flows ? reads_.size() / 2 : reads_.size();
+  if (initial_volumes_.empty()) initial_volumes_.assign(n, 0.0);
+  if (initial_volumes_.size() != n) {
     throw std::invalid_argument(who + ": one initial volume per volume read required");
   }
+  reset_state();
+}
+
+std::span<const double> HydraulicNodeLaw::volumes_of(std::span<const double> y_read) const {
+  if (y_read.size() != reads_.size()) {
+    throw std::invalid_argument("HydraulicNodeLaw " + name_ + ": " + std::to_string(y_read.size()) +
+                                " values read, expected " + std::to_string(reads_.size()));
+  }
+  return y_read.first(initial_volumes_.size());
 }
 
 double HydraulicNodeLaw::modulus(double p) const {
@@ -135,36 +140,123 @@ double HydraulicNodeLaw::modulus(double p) const {
 }
 
 double HydraulicNodeLaw::relative_volume(std::span<const double> volumes) const {
-  if (volumes.size() != volumes_.size()) {
+  if (volumes.size() != initial_volumes_.size()) {
     throw std::invalid_argument("HydraulicNodeLaw::relative_volume: size mismatch");
   }
-  double sum = 0.0;
-  for (std::size_t i = 0; i < volumes.size(); ++i) sum += volumes[i] - initial_volumes_[i];
-  return sum / parameters_.node_volume;
+  return difference_sum(volumes, initial_volumes_) / parameters_.node_volume;
 }
 
 NodePressureSolution HydraulicNodeLaw::pressure(double s) const {
   const double p0 = parameters_.initial_pressure;
   if (!std::isfinite(s)) return {std::numeric_limits<double>::quiet_NaN(), 0};
-  if (parameters_.model == Model::kConstant) {
-    return {p0 + parameters_.constant_modulus * s, 0};  // Eq. 2.89
+  switch (parameters_.model) {
+    case Model::kConstant:
+      return {p0 + parameters_.constant_modulus * s, 0};  // Eq. 2.89
+    case Model::kPressureDependent:
+      // Eq. 2.96 from p^(l−1), as seed 003 does (the guard handles a start far above the root).
+      return solve_node_pressure(parameters_.pressure_dependent, p0, s, accepted_pressure_);
+    case Model::kStepped:
+      break;
   }
-  const auto& e = parameters_.pressure_dependent;
-  return solve_node_pressure(e, p0, s, initial_guess(e, p0, s));
+  throw std::logic_error("HydraulicNodeLaw::pressure: the stepped model is not a function of s");
 }
 
 void HydraulicNodeLaw::evaluate(std::span<const double> y_read, std::span<double> u_out) const {
   if (u_out.size() != 1) throw std::invalid_argument("HydraulicNodeLaw::evaluate: size mismatch");
-  u_out[0] = pressure(relative_volume(y_read)).pressure;
+  u_out[0] = pressure_at(volumes_of(y_read));
+}
+
+double HydraulicNodeLaw::pressure_at(std::span<const double> volumes) const {
+  if (parameters_.model != Model::kStepped) return pressure(relative_volume(volumes)).pressure;
+  // Eq. 2.93: E frozen at the accepted pressure over the step.
+  return modulus(accepted_pressure_) / parameters_.node_volume *
+             difference_sum(volumes, accepted_volumes_) +
+         accepted_pressure_;
 }
 
 void HydraulicNodeLaw::jacobian(std::span<const double> y_read, std::span<double> dphi_dy) const {
-  if (dphi_dy.size() != volumes_.size()) {
+  if (dphi_dy.size() != reads_.size()) {
     throw std::invalid_argument("HydraulicNodeLaw::jacobian: size mismatch");
   }
-  const double p = pressure(relative_volume(y_read)).pressure;
+  const auto volumes = volumes_of(y_read);
+  const double p = parameters_.model == Model::kStepped ? accepted_pressure_ : pressure_at(volumes);
   const double stiffness = modulus(p) / parameters_.node_volume;
-  for (double& entry : dphi_dy) entry = stiffness;
+  std::fill(dphi_dy.begin(), dphi_dy.end(), 0.0);  // the flows (if read) do not enter p
+  std::fill(dphi_dy.begin(), dphi_dy.begin() + static_cast<std::ptrdiff_t>(volumes.size()),
+            stiffness);
+}
+
+void HydraulicNodeLaw::rate(std::span<const double> y_read, std::span<double> u_dot) const {
+  if (!has_rate() || u_dot.size() != 1) {
+    throw std::logic_error("HydraulicNodeLaw::rate: the node reads no flows (reads_flows)");
+  }
+  const auto volumes = volumes_of(y_read);
+  const double p = parameters_.model == Model::kStepped ? accepted_pressure_ : pressure_at(volumes);
+  // Eq. 2.91: ṗ = E(p)/V_K·Σ Q_i (stepped: E frozen, so ṗ of Eq. 2.93 in time).
+  u_dot[0] = pressure_rate(p, y_read.subspan(volumes.size()));
+}
+
+void HydraulicNodeLaw::reset_state() {
+  accepted_pressure_ = parameters_.initial_pressure;
+  accepted_volumes_ = initial_volumes_;
+  newton_bins_.assign(parameters_.model == Model::kPressureDependent ? kNewtonBins : 0, 0);
+}
+
+void HydraulicNodeLaw::start(std::span<const double> y_read, std::span<const double> u_law) {
+  const auto volumes = volumes_of(y_read);
+  if (u_law.size() != 1) throw std::invalid_argument("HydraulicNodeLaw::start: size mismatch");
+  if (parameters_.model == Model::kConstant) return;
+  accepted_pressure_ = u_law[0];
+  if (parameters_.model == Model::kStepped) {
+    accepted_volumes_.assign(volumes.begin(), volumes.end());
+  }
+}
+
+void HydraulicNodeLaw::accept(std::span<const double> y_read, std::span<const double> u_law) {
+  const auto volumes = volumes_of(y_read);
+  if (u_law.size() != 1) throw std::invalid_argument("HydraulicNodeLaw::accept: size mismatch");
+  if (parameters_.model == Model::kConstant) return;
+  if (parameters_.model == Model::kPressureDependent) {
+    const NodePressureSolution solved = pressure(relative_volume(volumes));
+    ++newton_bins_[std::min<std::size_t>(static_cast<std::size_t>(solved.iterations),
+                                         kNewtonBins - 1)];
+  } else {
+    accepted_volumes_.assign(volumes.begin(), volumes.end());
+  }
+  // The value the run reported: for kStepped the recursion continues from exactly it.
+  accepted_pressure_ = u_law[0];
+}
+
+std::vector<double> HydraulicNodeLaw::export_state() const {
+  if (parameters_.model == Model::kConstant) return {};
+  std::vector<double> state{accepted_pressure_};
+  state.insert(state.end(), accepted_volumes_.begin(), accepted_volumes_.end());
+  for (const std::uint64_t n : newton_bins_) state.push_back(static_cast<double>(n));
+  return state;
+}
+
+void HydraulicNodeLaw::import_state(std::span<const double> state) {
+  const std::size_t expected = parameters_.model == Model::kConstant
+                                   ? 0
+                                   : 1 + accepted_volumes_.size() + newton_bins_.size();
+  if (state.size() != expected) {
+    throw std::invalid_argument("hydraulic node " + name_ + ": state of " +
+                                std::to_string(state.size()) + " numbers, expected " +
+                                std::to_string(expected));
+  }
+  if (expected == 0) return;
+  accepted_pressure_ = state[0];
+  const std::size_t n = accepted_volumes_.size();
+  accepted_volumes_.assign(state.begin() + 1, state.begin() + 1 + static_cast<std::ptrdiff_t>(n));
+  const auto bins = state.subspan(1 + n);
+  for (std::size_t k = 0; k < bins.size(); ++k) {
+    newton_bins_[k] = static_cast<std::uint64_t>(bins[k]);
+  }
+}
+
+std::vector<CouplingLaw::Histogram> HydraulicNodeLaw::histograms() const {
+  if (parameters_.model != Model::kPressureDependent) return {};
+  return {Histogram{"newton_iterations", newton_bins_}};
 }
 
 double HydraulicNodeLaw::pressure_rate(double p, std::span<const double> flows) const {
@@ -173,48 +265,23 @@ double HydraulicNodeLaw::pressure_rate(double p, std::span<const double> flows) 
   return modulus(p) / parameters_.node_volume * sum;
 }
 
-SteppedNodePressure::SteppedNodePressure(const HydraulicNodeLaw::Parameters& parameters,
-                                         std::vector<double> initial_volumes)
-    : parameters_(parameters),
-      volumes_(std::move(initial_volumes)),
-      pressure_(parameters.initial_pressure) {
-  HydraulicNodeLaw::Parameters checked = parameters_;
-  checked.model = HydraulicNodeLaw::Model::kPressureDependent;
-  check_parameters(checked, "SteppedNodePressure");
-  if (volumes_.empty()) throw std::invalid_argument("SteppedNodePressure: no volumes");
-}
-
-double SteppedNodePressure::pressure_at(std::span<const double> volumes) const {
-  if (volumes.size() != volumes_.size()) {
-    throw std::invalid_argument("SteppedNodePressure::pressure_at: size mismatch");
-  }
-  double sum = 0.0;
-  for (std::size_t i = 0; i < volumes.size(); ++i) sum += volumes[i] - volumes_[i];
-  // Eq. 2.93: E frozen at the accepted pressure over the step.
-  return parameters_.pressure_dependent.modulus(pressure_) / parameters_.node_volume * sum +
-         pressure_;
-}
-
-void SteppedNodePressure::accept(std::span<const double> volumes) {
-  pressure_ = pressure_at(volumes);
-  volumes_.assign(volumes.begin(), volumes.end());
-}
-
 namespace {
 
 // The bulk-modulus keys of a hydraulic_node connection into `node`.
 void read_bulk_modulus(const LawTable& table, HydraulicNodeLaw::Parameters& node) {
-  const bool dependent =
-      table.has("bulk_modulus") &&
-      table.choice("bulk_modulus", {"constant", "pressure_dependent"}) == "pressure_dependent";
-  if (!dependent) {
+  const std::string model =
+      table.has("bulk_modulus")
+          ? table.choice("bulk_modulus", {"constant", "pressure_dependent", "stepped"})
+          : std::string("constant");
+  if (model == "constant") {
     node.model = HydraulicNodeLaw::Model::kConstant;
     node.constant_modulus = positive(table, "modulus");
     return;
   }
-  node.model = HydraulicNodeLaw::Model::kPressureDependent;
+  node.model = model == "stepped" ? HydraulicNodeLaw::Model::kStepped
+                                  : HydraulicNodeLaw::Model::kPressureDependent;
   if (!(node.initial_pressure > 0.0)) {
-    table.fail("initial_pressure", "must be > 0 with bulk_modulus = \"pressure_dependent\"");
+    table.fail("initial_pressure", "must be > 0 with bulk_modulus = \"" + model + "\"");
   }
   node.pressure_dependent.a = positive(table, "modulus_a");
   node.pressure_dependent.b = non_negative(table, "modulus_b");
@@ -230,23 +297,34 @@ LawEntry detail::hydraulic_node_entry() {
   LawEntry e;
   e.name = "hydraulic_node";
   e.reads = 0;
-  e.read_order = "[volume_1, ..., volume_N]";
+  e.read_order = "[volume_1, ..., volume_N] (reads_flows: then [flow_1, ..., flow_N])";
   e.writes = {{"", ""}};
   e.keys = {{"volume", "node volume V_K > 0 [m^3] (required)"},
             {"initial_pressure", "pressure p0 at the initial volumes [Pa] (required)"},
-            {"bulk_modulus", "\"constant\" (default) or \"pressure_dependent\""},
+            {"bulk_modulus",
+             "\"constant\" (default), \"pressure_dependent\" or \"stepped\" (E(p) frozen at "
+             "the last accepted pressure over a macro step)"},
             {"modulus", "constant bulk modulus E > 0 [Pa]"},
-            {"modulus_a", "pressure-dependent modulus: a > 0 [Pa]"},
-            {"modulus_b", "pressure-dependent modulus: b >= 0"},
-            {"modulus_c", "pressure-dependent modulus: exponent c < -1"},
-            {"initial_volumes", "V_i at p0, one per read (default all 0)"}};
+            {"modulus_a", "pressure-dependent or stepped modulus: a > 0 [Pa]"},
+            {"modulus_b", "pressure-dependent or stepped modulus: b >= 0"},
+            {"modulus_c", "pressure-dependent or stepped modulus: exponent c < -1"},
+            {"initial_volumes", "V_i at p0, one per volume read (default all 0)"},
+            {"reads_flows",
+             "true: 'from' lists the N volumes, then their N flows Q_i; the node then has the "
+             "rate dp/dt = E/V_K sum Q_i (for extrapolations with b != 0)"}};
   e.parse = [](const LawTable& table, std::size_t reads) -> std::shared_ptr<const LawParameters> {
     auto p = std::make_shared<HydraulicNodeConnection>();
     p->node.node_volume = positive(table, "volume");
     p->node.initial_pressure = table.number("initial_pressure");
     read_bulk_modulus(table, p->node);
+    p->node.reads_flows = table.has("reads_flows") && table.boolean("reads_flows");
+    if (p->node.reads_flows && reads % 2 != 0) {
+      table.fail("reads_flows", "needs 'from' to list N volumes and their N flows (got " +
+                                    std::to_string(reads) + " outputs)");
+    }
+    const std::size_t volumes = p->node.reads_flows ? reads / 2 : reads;
     if (table.has("initial_volumes")) {
-      p->initial_volumes = table.numbers("initial_volumes", reads, "volume read in 'from'");
+      p->initial_volumes = table.numbers("initial_volumes", volumes, "volume read in 'from'");
     }
     return p;
   };

@@ -24,6 +24,10 @@ void resize_each(std::vector<std::vector<double>>& vectors, std::size_t count, S
 }  // namespace
 
 MonolithicSystem::MonolithicSystem(const CoupledSystem& system) : system_(system) {
+  if (system_.depends_on_macro_grid()) {
+    throw std::invalid_argument(
+        "MonolithicSystem: a coupling law depends on the macro-step grid (one IDA has none)");
+  }
   const std::size_t ns = system_.subsystem_count();
   initial_time_ = system_.subsystem(0).initial_time();
   state_offsets_.assign(1, 0);

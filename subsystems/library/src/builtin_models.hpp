@@ -8,6 +8,7 @@
 namespace macrostep::library::detail {
 
 ModelEntry hydraulic_cylinder_entry();
+ModelEntry hydraulic_line_entry();
 ModelEntry pid_entry();
 ModelEntry belt_drive_entry();
 ModelEntry oscillator_mass_entry();

@@ -35,6 +35,7 @@ ModelRegistry& model_registry() {
   static ModelRegistry r;
   static const bool built = [] {
     add_model(r, detail::hydraulic_cylinder_entry());
+    add_model(r, detail::hydraulic_line_entry());
     add_model(r, detail::pid_entry());
     add_model(r, detail::belt_drive_entry());
     add_model(r, detail::oscillator_mass_entry());

@@ -6,7 +6,8 @@
 // needs nothing else), the output position (CSV byte offset and rows; resume cuts the CSV there
 // and appends), the newest result row, the driver's step counters, the macro-step controller
 // (control::MacroStepController::export_state), the scheme's arrays
-// (schemes::MacroStepScheme::export_state) and every subsystem's accepted IDA workspace
+// (schemes::MacroStepScheme::export_state), the stateful coupling laws' accepted state
+// (system::CoupledSystem::export_law_states) and every subsystem's accepted IDA workspace
 // (executors::Executor::export_state). The values are filled by the run driver
 // (run/cosimulation.hpp); this library only writes and reads them.
 //
@@ -28,8 +29,9 @@ namespace macrostep::checkpoint {
 // Changes with any change of meaning of the file; read() accepts only this one. 2: the steps
 // CSV's output position; 3: subsystem states are RunnerState messages (the IDA workspace and
 // the accepted input polynomial); 4: the hashes of the CSV prefixes; 5: scheme auto's arrays
-// hold three schemes (explicit, semi-implicit, implicit: schemes/adaptive.hpp).
-inline constexpr std::uint32_t kFormatVersion = 5;
+// hold three schemes (explicit, semi-implicit, implicit: schemes/adaptive.hpp); 6: the stateful
+// coupling laws' accepted state.
+inline constexpr std::uint32_t kFormatVersion = 6;
 // The largest checkpoint read() reads (it is read whole into memory): far above what a run of
 // this machine's memory can export (a 3e6-mass chain's workspaces are about 1 GiB).
 inline constexpr std::uint64_t kMaxFileBytes = 16ULL << 30;
@@ -59,6 +61,7 @@ struct Checkpoint {
   std::vector<std::byte> controller;
   std::vector<std::vector<double>> scheme;
   std::vector<std::vector<std::byte>> subsystems;
+  std::vector<std::vector<double>> laws;  // system::CoupledSystem::export_law_states
 };
 
 // A checkpoint that cannot be used: missing, unreadable, truncated, corrupted, of another format

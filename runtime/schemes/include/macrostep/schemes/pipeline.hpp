@@ -366,6 +366,9 @@ struct Continuation {
   // subsystem's workspace of the same macro point. The initial point is not observed again.
   const std::vector<std::byte>* controller_state = nullptr;
   const std::vector<std::vector<double>>* scheme_state = nullptr;
+  // Non-null: the stateful coupling laws' accepted state (system::CoupledSystem::
+  // export_law_states) of the same macro point; null: their state at t0.
+  const std::vector<std::vector<double>>* law_states = nullptr;
   // Attempts the continued run made before (StepRecord::attempt counts on from it).
   std::uint64_t attempts = 0;
   // Called after every attempt once its verdict is applied (executor accepted or rejected,

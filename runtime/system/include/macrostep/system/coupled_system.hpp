@@ -7,8 +7,11 @@
 // Coupling variables: law k writes law(k).write_count() variables with the consecutive global
 // indices law_offset(k) .. law_offset(k) + write_count() − 1, in law order.
 //
-// Ownership: a CoupledSystem owns its subsystems and laws; it is immutable after construction
-// and may be shared (const) by every executor thread.
+// Ownership: a CoupledSystem owns its subsystems and laws; its configuration is immutable after
+// construction and it may be shared (const) by every executor thread. The one exception is the
+// accepted state of stateful laws (CouplingLaw, "Accepted state"): the run's, not the
+// configuration's, advanced only by the law-state calls below from the thread that runs the
+// macro-step pipeline, so one system serves one run at a time.
 #pragma once
 
 #include <cstddef>
@@ -143,6 +146,25 @@ class CoupledSystem {
   void coupling_jacobian(std::size_t k, std::span<const std::vector<double>> outputs,
                          std::span<double> dphi_dy) const;
 
+  // ---- The laws' accepted state (CouplingLaw, "Accepted state"; call order there) ----
+  bool has_stateful_laws() const { return stateful_; }
+  // Whether some law's values depend on the macro grid (CouplingLaw::depends_on_macro_grid).
+  bool depends_on_macro_grid() const;
+  // Every law back to its reference state (the pipeline, at the start of every run, before u0).
+  void reset_law_states() const;
+  // The initial point with `outputs` and u0 is the first accepted point (CouplingLaw::start).
+  void start_couplings(std::span<const std::vector<double>> outputs,
+                       std::span<const double> u) const;
+  // A macro step was accepted with `outputs` (per subsystem) and coupling variables u there:
+  // every stateful law, in law order, accepts its reads and its share of u.
+  void accept_couplings(std::span<const std::vector<double>> outputs,
+                        std::span<const double> u) const;
+  // One array per law (empty for a stateless one), for checkpoints; import takes the same
+  // (an empty list means "no law had state": the stateless laws of an older checkpoint).
+  // import throws std::invalid_argument when the arrays do not fit the laws.
+  std::vector<std::vector<double>> export_law_states() const;
+  void import_law_states(const std::vector<std::vector<double>>& states) const;
+
   // The monitored outputs in a fixed order, and the weight group of each (same order).
   std::span<const MonitoredOutput> monitored_outputs() const { return monitored_; }
   std::span<const control::WeightGroup> monitored_groups() const { return monitored_groups_; }
@@ -222,6 +244,9 @@ class CoupledSystem {
                 std::vector<std::unique_ptr<CouplingLaw>> laws, InputFeeds input_feeds,
                 std::vector<MonitoredOutput> monitored);
   void check_output(const OutputRef& r, const std::string& what) const;
+  // CouplingLaw::start (initial) or accept of every stateful law, in law order.
+  void advance_laws(std::span<const std::vector<double>> outputs, std::span<const double> u,
+                    bool initial) const;
   // feeds_ and feed_start_ from the constructor's input feeds, checked.
   void index_feeds(const InputFeeds& input_feeds);
   void index_laws();
@@ -273,6 +298,7 @@ class CoupledSystem {
   std::vector<char> reads_feedthrough_;
   std::vector<char> constraint_;  // by coupling variable
   bool constraints_ = false;
+  bool stateful_ = false;  // some law is_stateful()
 };
 
 }  // namespace macrostep::system

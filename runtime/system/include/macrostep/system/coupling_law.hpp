@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -20,8 +21,9 @@ struct OutputRef {
 
 // Contract for implementers:
 //  - reads() and variable_names() are fixed at construction; the system caches their sizes.
-//  - evaluate() and jacobian() are pure functions of y_read (no hidden state): a const law is
-//    shared by every thread of the master.
+//  - evaluate() and jacobian() are pure functions of y_read and of the law's accepted state
+//    (below; most laws have none): between two accept() calls a law gives one answer per y_read,
+//    and a const law is shared by every thread of the master.
 //  - The floating-point operations of evaluate() are the law's own and run in a fixed order,
 //    so that one configuration gives one result however the subsystems ran (contract 1).
 class CouplingLaw {
@@ -82,6 +84,54 @@ class CouplingLaw {
     (void)u_dot;
     throw std::logic_error("CouplingLaw::rate: this law has no rate (has_rate() is false)");
   }
+
+  // ---- Accepted state (stateful laws) ----
+  // A law may keep state that belongs to the last ACCEPTED macro point (the stepped bulk modulus
+  // of a hydraulic node: p^(l−1), V^(l−1); a Newton start). The macro-step pipeline owns the
+  // accept/reject decision, so it alone advances that state, through CoupledSystem:
+  //   reset_state()   at the start of every run: the law's reference state, from which the
+  //                   initial coupling variables u0 are evaluated;
+  //   start(y, u0)    the initial point t0 is the first accepted point: y_read there and the
+  //                   law's share of u0 (not on a resumed run);
+  //   import_state()  instead of start() when a checkpoint is resumed (export_state()'s numbers);
+  //   evaluate()/jacobian()/rate() any number of times during an attempt: they read the state
+  //                   and never change it, so a rejected attempt leaves no trace and its retry
+  //                   sees the same state;
+  //   accept(y, u)    once per accepted macro step, after the observers saw the point: y_read
+  //                   at the accepted point and u_law the law's accepted values there (what the
+  //                   scheme computed, written to the results);
+  //   export_state()  between macro steps (checkpoints).
+  // The master calls these from the one thread that runs the pipeline, never during an
+  // evaluation; every executor runs the same pipeline, so the state follows the same path
+  // (contract 1). export_state() followed by import_state() on a fresh law must reproduce the
+  // law bit for bit (checkpoint and resume). A law without state keeps all defaults.
+  virtual bool is_stateful() const { return false; }
+  // True if the law's values depend on the macro grid (which points were accepted), not only on
+  // y_read: such a law has no meaning without macro steps (a monolithic run refuses it).
+  virtual bool depends_on_macro_grid() const { return false; }
+  virtual void reset_state() {}
+  virtual void start(std::span<const double> y_read, std::span<const double> u_law) {
+    (void)y_read;
+    (void)u_law;
+  }
+  virtual void accept(std::span<const double> y_read, std::span<const double> u_law) {
+    (void)y_read;
+    (void)u_law;
+  }
+  virtual std::vector<double> export_state() const { return {}; }
+  // Throws std::invalid_argument if `state` is not what export_state() of this law gives.
+  virtual void import_state(std::span<const double> state) {
+    if (!state.empty()) throw std::invalid_argument("CouplingLaw::import_state: stateless law");
+  }
+
+  // What a law counted over the accepted macro steps, for the run's JSON statistics: named
+  // histograms, bins[k] = accepted steps with k counted things (the last bin: k or more). Part
+  // of the accepted state (export_state carries them). Default: none.
+  struct Histogram {
+    std::string name;
+    std::vector<std::uint64_t> bins;
+  };
+  virtual std::vector<Histogram> histograms() const { return {}; }
 };
 
 }  // namespace macrostep::system

@@ -5,30 +5,27 @@
 // V_i with V̇_i = Q_i and outputs it; separating variables gives the pressure as an algebraic
 // function of those outputs (Eq. 2.87-2.88):
 //   ∫_{p0}^{p} dp'/E(p') = Σ_i (V_i − V_i⁰)/V_K =: s,
-// so the node is an ordinary law u = p = φ(V_1..V_N), no feed-through, exactly like a mechanical
-// spring (V ↔ x, p ↔ force, E/V_K ↔ stiffness). Bulk-modulus models:
-//  - kConstant (§2.4.1, Eq. 2.89): p = p0 + (E/V_K)·Σ(V_i − V_i⁰).
+// so the node is a law u = p = φ(V_1..V_N), no feed-through, like a mechanical spring
+// (V ↔ x, p ↔ force, E/V_K ↔ stiffness). Bulk-modulus models:
+//  - kConstant (§2.4.1, Eq. 2.89): p = p0 + (E/V_K)·Σ(V_i − V_i⁰). Stateless.
 //  - kPressureDependent (§2.4.3, Eq. 2.94-2.96): E(p) = a/(1 + b·p^c); g(p) = s with
-//    g(p) = [p − p0 + b/(c+1)·(p^(c+1) − p0^(c+1))]/a, solved by guarded Newton (g' = 1/E).
-//
-// The stepped model (§2.4.2, Eq. 2.93) is NOT a CouplingLaw, by decision: it is
-//   p^l = E(p^(l−1))/V_K·Σ(V_i^l − V_i^(l−1)) + p^(l−1),
-// a recursion over accepted macro points, so its pressure depends on the path (the macro grid,
-// which steps were accepted or repeated), not on y. The CouplingLaw contract (evaluate() pure in
-// y, shared by every thread, one result however the subsystems ran) cannot hold it honestly: a
-// hidden p^(l−1) would have to be advanced on accept and kept on reject, and the master has no
-// accept hook for laws. Freezing E at E(p0) would be the constant model under another name.
-// SteppedNodePressure below implements Eq. 2.93 as an explicit, stateful object for a caller
-// that owns the accept/reject decision (a future stateful-law hook of the master); it is tested
-// against the formula and against the exact integral it approximates.
-//
-// Newton start of the pure law: the law cannot start from p^(l−1) as seed 003 does, so it
-// starts from a bound of the root computed from s alone (see initial_guess in the .cpp): the
-// smaller of the two one-term inverses for s ≥ 0 (an upper bound), the larger for s < 0 (a lower
-// bound). solve_node_pressure() also takes any start, for callers that have p^(l−1).
+//    g(p) = [p − p0 + b/(c+1)·(p^(c+1) − p0^(c+1))]/a, solved by guarded Newton (g' = 1/E)
+//    started, as seed 003 does, at the last accepted pressure p^(l−1) (t0: p0). The value is a
+//    function of y up to the Newton tolerance; the start is accepted state (CouplingLaw
+//    "Accepted state"), so the bits follow the accepted path, the same under every executor.
+//    The law counts the corrections of the solve at every accepted point (histograms()).
+//  - kStepped (§2.4.2, Eq. 2.93): p^l = E(p^(l−1))/V_K·Σ(V_i^l − V_i^(l−1)) + p^(l−1) with the
+//    pressure-dependent E frozen at the accepted pressure over the step: an explicit Euler step
+//    of dp/dV = E(p)/V_K in the volume increment, so it depends on the macro grid (which points
+//    were accepted), and a monolithic run refuses it. State: p^(l−1) and V^(l−1), advanced by
+//    accept() with the accepted pressure the run reported, kept on a rejected step. The
+//    recursion starts at the reference point (p0, V⁰): p(t0) is one such step to V(t0), and t0
+//    is its first accepted point (start()). Being explicit, it needs volume increments small
+//    against the pressure swing; a step to p ≤ 0 leaves E undefined (NaN from there on).
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
@@ -73,30 +70,41 @@ NodePressureSolution solve_node_pressure(const PressureDependentBulkModulus& mod
 
 class HydraulicNodeLaw final : public CouplingLaw {
  public:
-  enum class Model { kConstant, kPressureDependent };
+  enum class Model { kConstant, kPressureDependent, kStepped };
+  // Bins of the Newton-correction histogram: 0 .. kNewtonBins − 2, the last bin that many or more.
+  static constexpr std::size_t kNewtonBins = 12;
 
   struct Parameters {
     double node_volume = 0.0;       // V_K [m³] > 0
     double initial_pressure = 0.0;  // p0 [Pa]: the pressure at V_i = V_i⁰; > 0 if pressure dep.
     Model model = Model::kConstant;
     double constant_modulus = 0.0;                    // E [Pa] > 0 (kConstant)
-    PressureDependentBulkModulus pressure_dependent;  // (kPressureDependent)
+    PressureDependentBulkModulus pressure_dependent;  // (kPressureDependent, kStepped)
+    // The law reads N volumes and then their N flows Q_i (in the same order): it then has the
+    // rate u̇ = ṗ, which extrapolations with derivative terms (seed 003 b ≠ 0) need.
+    bool reads_flows = false;
   };
 
-  // name: the pressure variable (result column). volumes: the abstract volumes V_i it reads
-  // (one per connected line, any subsystems); initial_volumes: V_i⁰ (same size; empty means all
-  // zero). Throws std::invalid_argument for no volumes, a size mismatch or invalid parameters.
-  HydraulicNodeLaw(std::string name, const Parameters& parameters, std::vector<OutputRef> volumes,
-                   std::vector<double> initial_volumes = {});
+  // name: the pressure variable (result column). read_outputs: the abstract volumes V_i it reads
+  // (one per connected line, any subsystems), then with reads_flows their flows Q_i;
+  // initial_volumes: V_i⁰ (one per volume; empty means all zero). Throws std::invalid_argument for
+  // no volumes, a size mismatch or invalid parameters.
+  HydraulicNodeLaw(std::string name, const Parameters& parameters,
+                   std::vector<OutputRef> read_outputs, std::vector<double> initial_volumes = {});
 
-  std::span<const OutputRef> reads() const override { return volumes_; }
+  std::span<const OutputRef> reads() const override { return reads_; }
   std::span<const std::string> variable_names() const override {
     return std::span<const std::string>(&name_, 1);
   }
-  // u_out[0] = p(V_1..V_N). A non-finite volume gives NaN (reported by the caller's NaN checks).
+  // u_out[0] = p(V_1..V_N) from the accepted state. A non-finite volume gives NaN (reported by
+  // the caller's NaN checks).
   void evaluate(std::span<const double> y_read, std::span<double> u_out) const override;
-  // ∂p/∂V_i = E(p)/V_K for every i (the inverse of g' = 1/E, Eq. 2.96b).
+  // ∂p/∂V_i = E(p)/V_K for every i (the inverse of g' = 1/E, Eq. 2.96b); kStepped: E(p^(l−1))/V_K.
+  // 0 for the flows (if read).
   void jacobian(std::span<const double> y_read, std::span<double> dphi_dy) const override;
+  // With reads_flows: u̇ = E(p)/V_K·Σ Q_i (Eq. 2.91; kStepped: E(p^(l−1))).
+  bool has_rate() const override { return parameters_.reads_flows; }
+  void rate(std::span<const double> y_read, std::span<double> u_dot) const override;
   bool has_feedthrough() const override { return false; }
   // The node pressure, "Pa" (the law's keys are in SI: volume in m^3, pressures in Pa).
   std::vector<std::string> variable_units(std::span<const std::string> read_units) const override {
@@ -107,45 +115,49 @@ class HydraulicNodeLaw final : public CouplingLaw {
     return {"pressure of the hydraulic volume node"};
   }
 
+  // Accepted state (CouplingLaw "Accepted state"): kPressureDependent and kStepped have one.
+  bool is_stateful() const override { return parameters_.model != Model::kConstant; }
+  bool depends_on_macro_grid() const override { return parameters_.model == Model::kStepped; }
+  // Reference point (p0, V⁰), an empty histogram.
+  void reset_state() override;
+  // t0's point: (u0, V(t0)); not counted in the histogram (a first solve from p0, no step).
+  void start(std::span<const double> y_read, std::span<const double> u_law) override;
+  // u_law[0] becomes p^(l−1) (and y_read V^(l−1) for kStepped); kPressureDependent first counts
+  // the corrections its solve at y_read needs from the previous p^(l−1).
+  void accept(std::span<const double> y_read, std::span<const double> u_law) override;
+  // [p^(l−1), V^(l−1) (N values), histogram (kNewtonBins counts)]; empty for kConstant.
+  std::vector<double> export_state() const override;
+  void import_state(std::span<const double> state) override;
+  // kPressureDependent: "newton_iterations", the corrections per accepted macro step.
+  std::vector<Histogram> histograms() const override;
+
   const Parameters& parameters() const { return parameters_; }
-  // E at pressure p for this node's model.
+  // E at pressure p for this node's model (kStepped: the pressure-dependent E).
   double modulus(double p) const;
   // The relative volume balance s = Σ(V_i − V_i⁰)/V_K of Eq. 2.88, summed in read order.
   double relative_volume(std::span<const double> volumes) const;
-  // p(s) with the Newton iteration count (0 for the constant model).
+  // p(s) with the Newton iteration count from the accepted pressure (0 for kConstant). Not for
+  // kStepped, whose pressure is not a function of s (std::logic_error).
   NodePressureSolution pressure(double s) const;
+  double accepted_pressure() const { return accepted_pressure_; }
   // u̇ = ṗ = E(p)/V_K·Σ Q_i (Eq. 2.91) for a caller that extrapolates with derivatives; the law
   // itself writes p only, so it does not read the flows.
   double pressure_rate(double p, std::span<const double> flows) const;
 
  private:
+  // The volumes of y_read (its first N entries), after checking its size.
+  std::span<const double> volumes_of(std::span<const double> y_read) const;
+  // p at the N volumes from the accepted state.
+  double pressure_at(std::span<const double> volumes) const;
+
   std::string name_;
   Parameters parameters_;
-  std::vector<OutputRef> volumes_;
+  std::vector<OutputRef> reads_;
   std::vector<double> initial_volumes_;
-};
-
-// The stepped bulk modulus (seed 003 §2.4.2, Eq. 2.93) with explicit state: p^l from the last
-// accepted point (p^(l−1), V^(l−1)) with E frozen at E(p^(l−1)) of a pressure-dependent model.
-// Not thread-safe, not a CouplingLaw (see the header comment). Call order: construct (the
-// accepted point is (p0, V⁰)) → pressure_at(V^l) any number of times (a rejected step simply
-// calls it again with other volumes) → accept(V^l) once the step is accepted → ...
-class SteppedNodePressure {
- public:
-  // Throws std::invalid_argument for invalid parameters (as HydraulicNodeLaw with
-  // kPressureDependent) or an empty volume vector.
-  SteppedNodePressure(const HydraulicNodeLaw::Parameters& parameters,
-                      std::vector<double> initial_volumes);
-  // p^l for volumes V^l (size of initial_volumes) from the accepted point; does not change it.
-  double pressure_at(std::span<const double> volumes) const;
-  // Makes (pressure_at(volumes), volumes) the accepted point.
-  void accept(std::span<const double> volumes);
-  double accepted_pressure() const { return pressure_; }
-
- private:
-  HydraulicNodeLaw::Parameters parameters_;
-  std::vector<double> volumes_;
-  double pressure_;
+  // Accepted state: p^(l−1), V^(l−1) (kStepped), the Newton histogram (kPressureDependent).
+  double accepted_pressure_ = 0.0;
+  std::vector<double> accepted_volumes_;
+  std::vector<std::uint64_t> newton_bins_;
 };
 
 // The parameters of a hydraulic_node connection (law_registry.hpp).

@@ -45,6 +45,8 @@ class LawTable {
   // message reads "must have one entry per <what> (<size>, got <n>)".
   virtual std::vector<double> numbers(std::string_view key, std::size_t size,
                                       std::string_view what) const = 0;
+  // A TOML boolean; fails if absent or of another type.
+  virtual bool boolean(std::string_view key) const = 0;
   // A string that must be one of `allowed`.
   virtual std::string choice(std::string_view key,
                              const std::vector<std::string_view>& allowed) const = 0;
