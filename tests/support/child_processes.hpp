@@ -1,6 +1,8 @@
-// The child processes of a process, read from /proc (tests that kill a run's workers).
+// The child processes of a process, whether a process is gone, and the shared-memory segments a
+// process left, read from /proc and /dev/shm (tests that kill a run's workers or its master).
 #pragma once
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include <algorithm>
@@ -33,6 +35,26 @@ inline std::vector<pid_t> children_of(pid_t parent) {
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+// Gone: no such process, or a zombie nobody has reaped yet.
+inline bool process_gone(pid_t pid) {
+  if (kill(pid, 0) != 0) return true;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return true;
+  const auto close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z';
+}
+
+// Whether a shared-memory segment that process `pid` created (macrostep-UID-PID-...) exists.
+inline bool segments_of_pid_exist(pid_t pid) {
+  const std::string needle = "-" + std::to_string(pid) + "-";
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm")) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("macrostep-", 0) == 0 && name.find(needle) != std::string::npos) return true;
+  }
+  return false;
 }
 
 }  // namespace macrostep::testing
