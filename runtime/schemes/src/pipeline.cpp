@@ -237,6 +237,141 @@ void count_corrector(const AttemptResult& a, CorrectorStatistics& c) {
   c.max_iteration_residual = std::max(c.max_iteration_residual, a.iteration_residual);
 }
 
+// The accept/reject loop of one run (run_scheme): the state it keeps between attempts and the
+// observers it reports to. One object per run; not thread-safe.
+class AttemptLoop {
+ public:
+  AttemptLoop(const system::CoupledSystem& system, executors::Executor& executor,
+              MacroStepScheme& scheme, const SchemeOptions& options,
+              const AcceptedObserver& on_accepted, const ProgressObserver& on_progress,
+              const Continuation& continuation, control::MacroStepController& ctl,
+              PassRunner& runner, SchemeResult& result)
+      : system_(system),
+        executor_(executor),
+        scheme_(scheme),
+        options_(options),
+        on_accepted_(on_accepted),
+        on_progress_(on_progress),
+        continuation_(continuation),
+        ctl_(ctl),
+        runner_(runner),
+        result_(result),
+        attempts_(continuation.attempts) {}
+
+  // Attempts until the controller has reached t_end. Throws what run_scheme documents; a
+  // step-size underflow caused by a failing subsystem is reported as that subsystem's failure.
+  void run() {
+    try {
+      while (!ctl_.finished()) attempt();
+    } catch (const control::StepSizeUnderflow&) {
+      if (consecutive_failures_ > 0 && last_failure_) throw *last_failure_;
+      throw;
+    }
+  }
+
+ private:
+  void attempt() {
+    const control::StepPlan plan = ctl_.plan();
+    const auto t_attempt = now_ns();
+    runner_.begin_attempt();
+    AttemptResult a = scheme_.attempt(plan, ctl_.history(), runner_);
+    if (!a.subsystem_failed) fail_on_non_finite_outputs(system_, runner_.outputs(), plan.t_end, a);
+    count_corrector(a, result_.corrector);
+    if (a.subsystem_failed && a.model_terminated) {
+      throw ModelTerminatedRun(fmt::format("subsystem {}: {}", a.failed_subsystem + 1, a.error),
+                               a.failed_subsystem, plan.t_begin);
+    }
+    if (a.subsystem_failed) {
+      subsystem_failed(plan, a, t_attempt);
+    } else {
+      concluded(plan, a, t_attempt);
+    }
+    if (continuation_.between_steps) continuation_.between_steps(ctl_, scheme_);
+  }
+
+  // A subsystem failed in the attempt: a rejection with r = 0.25 (D-26), counted apart, unless
+  // H is fixed or too many failed in a row.
+  void subsystem_failed(const control::StepPlan& plan, const AttemptResult& a,
+                        std::int64_t t_attempt) {
+    result_.time.interface_ns += now_ns() - t_attempt - runner_.executor_ns();
+    last_failure_.emplace(fmt::format("subsystem {} failed in the macro step [{:.9g}, {:.9g}]: {}",
+                                      a.failed_subsystem + 1, plan.t_begin, plan.t_end, a.error),
+                          a.failed_subsystem, plan.t_begin);
+    if (options_.control.mode == control::StepSizeMode::kFixed ||
+        ++consecutive_failures_ > options_.max_consecutive_failures) {
+      throw *last_failure_;
+    }
+    executor_.reject();
+    const auto t_done = now_ns();
+    control::StepOutcome so;
+    so.subsystem_failed = true;
+    ctl_.complete(so);
+    scheme_.concluded(false);
+    report(plan, a, false, t_attempt, t_done);
+  }
+
+  // The controller's verdict on a finished attempt, and what follows from it.
+  void concluded(const control::StepPlan& plan, const AttemptResult& a, std::int64_t t_attempt) {
+    control::StepOutcome so;
+    so.estimate = a.estimate;
+    so.corrector_failed = a.corrector_failed;
+    so.u_next = runner_.u_next();
+    const control::StepVerdict verdict = ctl_.complete(so);
+    result_.time.interface_ns += now_ns() - t_attempt - runner_.executor_ns();
+    scheme_.concluded(verdict.accepted);
+    std::int64_t t_done = 0;
+    if (verdict.accepted) {
+      consecutive_failures_ = 0;
+      executor_.accept();
+      t_done = now_ns();
+      on_accepted_(AcceptedPoint{ctl_.statistics().accepted, plan.t_end, plan.kappa, plan.h(),
+                                 runner_.outputs(), runner_.u_next(), plan.t_begin,
+                                 runner_.last_pass().subsystems});
+      result_.time.observer_ns += now_ns() - t_done;
+      // After the observers: samples inside the step were evaluated with the state the attempt
+      // used (T_N's); from here on the laws stand at T_{N+1}.
+      system_.accept_couplings(runner_.outputs(), runner_.u_next());
+    } else {
+      executor_.reject();
+      t_done = now_ns();
+    }
+    report(plan, a, verdict.accepted, t_attempt, t_done);
+  }
+
+  // The attempt's diagnostics once the executor has taken the verdict, to the progress observer.
+  void report(const control::StepPlan& plan, const AttemptResult& a, bool accepted,
+              std::int64_t t_attempt, std::int64_t t_done) {
+    if (!on_progress_) return;
+    StepRecord r;
+    r.attempt = ++attempts_;
+    r.plan = plan;
+    r.accepted = accepted;
+    r.error_estimate = recorded_error_norm(a);
+    r.corrector_passes = a.corrector_passes;
+    r.iterative = a.iterative;
+    r.semi_implicit = a.semi_implicit;
+    r.wall_ns = t_done - t_attempt;
+    r.solver_ns = runner_.attempt_solver_ns();
+    const auto t_obs = now_ns();
+    on_progress_(r);  // writes the steps table: output time (seed 000 Eq. 4.5)
+    result_.time.observer_ns += now_ns() - t_obs;
+  }
+
+  const system::CoupledSystem& system_;
+  executors::Executor& executor_;
+  MacroStepScheme& scheme_;
+  const SchemeOptions& options_;
+  const AcceptedObserver& on_accepted_;
+  const ProgressObserver& on_progress_;
+  const Continuation& continuation_;
+  control::MacroStepController& ctl_;
+  PassRunner& runner_;
+  SchemeResult& result_;
+  int consecutive_failures_ = 0;
+  std::uint64_t attempts_;
+  std::optional<SubsystemFailure> last_failure_;  // reported instead of an underflow it caused
+};
+
 }  // namespace
 
 void run_scheme(const system::CoupledSystem& system, executors::Executor& executor,
@@ -269,91 +404,9 @@ void run_scheme(const system::CoupledSystem& system, executors::Executor& execut
           0, options.control.t_start, 0, 0.0, outputs, u0, options.control.t_start, {}});
       result.time.observer_ns += now_ns() - t0;
     }
-    int consecutive_failures = 0;
-    std::uint64_t attempts = continuation.attempts;
-    // The attempt's diagnostics once the executor has taken the verdict, to the progress observer.
-    const auto report = [&](const control::StepPlan& plan, const AttemptResult& a, bool accepted,
-                            std::int64_t t_attempt, std::int64_t t_done) {
-      if (!on_progress) return;
-      StepRecord r;
-      r.attempt = ++attempts;
-      r.plan = plan;
-      r.accepted = accepted;
-      r.error_estimate = recorded_error_norm(a);
-      r.corrector_passes = a.corrector_passes;
-      r.iterative = a.iterative;
-      r.semi_implicit = a.semi_implicit;
-      r.wall_ns = t_done - t_attempt;
-      r.solver_ns = runner.attempt_solver_ns();
-      const auto t_obs = now_ns();
-      on_progress(r);  // writes the steps table: output time (seed 000 Eq. 4.5)
-      result.time.observer_ns += now_ns() - t_obs;
-    };
-    // The last subsystem failure: reported instead of a step-size underflow it caused.
-    std::optional<SubsystemFailure> last_failure;
-    try {
-      while (!ctl.finished()) {
-        const control::StepPlan plan = ctl.plan();
-        const auto t_attempt = now_ns();
-        runner.begin_attempt();
-        AttemptResult a = scheme.attempt(plan, ctl.history(), runner);
-        if (!a.subsystem_failed)
-          fail_on_non_finite_outputs(system, runner.outputs(), plan.t_end, a);
-        count_corrector(a, result.corrector);
-        control::StepOutcome so;
-        if (a.subsystem_failed && a.model_terminated) {
-          throw ModelTerminatedRun(fmt::format("subsystem {}: {}", a.failed_subsystem + 1, a.error),
-                                   a.failed_subsystem, plan.t_begin);
-        }
-        if (a.subsystem_failed) {
-          result.time.interface_ns += now_ns() - t_attempt - runner.executor_ns();
-          last_failure.emplace(
-              fmt::format("subsystem {} failed in the macro step [{:.9g}, {:.9g}]: {}",
-                          a.failed_subsystem + 1, plan.t_begin, plan.t_end, a.error),
-              a.failed_subsystem, plan.t_begin);
-          if (options.control.mode == control::StepSizeMode::kFixed ||
-              ++consecutive_failures > options.max_consecutive_failures) {
-            throw *last_failure;
-          }
-          executor.reject();
-          const auto t_done = now_ns();
-          so.subsystem_failed = true;  // D-26: a failure with r = 0.25, counted apart
-          ctl.complete(so);
-          scheme.concluded(false);
-          report(plan, a, false, t_attempt, t_done);
-          if (continuation.between_steps) continuation.between_steps(ctl, scheme);
-          continue;
-        }
-        so.estimate = a.estimate;
-        so.corrector_failed = a.corrector_failed;
-        so.u_next = runner.u_next();
-        const control::StepVerdict verdict = ctl.complete(so);
-        result.time.interface_ns += now_ns() - t_attempt - runner.executor_ns();
-        scheme.concluded(verdict.accepted);
-        std::int64_t t_done = 0;
-        if (verdict.accepted) {
-          consecutive_failures = 0;
-          executor.accept();
-          t_done = now_ns();
-          on_accepted(AcceptedPoint{ctl.statistics().accepted, plan.t_end, plan.kappa, plan.h(),
-                                    runner.outputs(), runner.u_next(), plan.t_begin,
-                                    runner.last_pass().subsystems});
-          result.time.observer_ns += now_ns() - t_done;
-          // After the observers: samples inside the step were evaluated with the state the
-          // attempt used (T_N's); from here on the laws stand at T_{N+1}.
-          system.accept_couplings(runner.outputs(), runner.u_next());
-        } else {
-          executor.reject();
-          t_done = now_ns();
-        }
-        report(plan, a, verdict.accepted, t_attempt, t_done);
-        if (continuation.between_steps) continuation.between_steps(ctl, scheme);
-      }
-    } catch (const control::StepSizeUnderflow&) {
-      // H shrank to nothing because a subsystem kept failing: that failure is the cause.
-      if (consecutive_failures > 0 && last_failure) throw *last_failure;
-      throw;
-    }
+    AttemptLoop(system, executor, scheme, options, on_accepted, on_progress, continuation, ctl,
+                runner, result)
+        .run();
   } catch (...) {
     finalize(ctl, executor, t_run0, ctl.history().newest_time(), result);
     scheme.add_statistics(result);
