@@ -136,8 +136,10 @@ class HydraulicNodeLaw final : public CouplingLaw {
   double modulus(double p) const;
   // The relative volume balance s = Σ(V_i − V_i⁰)/V_K of Eq. 2.88, summed in read order.
   double relative_volume(std::span<const double> volumes) const;
-  // p(s) with the Newton iteration count from the accepted pressure (0 for kConstant). Not for
-  // kStepped, whose pressure is not a function of s (std::logic_error).
+  // p(s) with the Newton iteration count (0 for kConstant): from the accepted pressure once the
+  // law has an accepted point (start(), accept() or import_state()), else (a monolithic run, u0)
+  // from a bound computed from s alone. Not for kStepped, whose pressure is not a function of s
+  // (std::logic_error).
   NodePressureSolution pressure(double s) const;
   double accepted_pressure() const { return accepted_pressure_; }
   // u̇ = ṗ = E(p)/V_K·Σ Q_i (Eq. 2.91) for a caller that extrapolates with derivatives; the law
@@ -156,6 +158,7 @@ class HydraulicNodeLaw final : public CouplingLaw {
   std::vector<double> initial_volumes_;
   // Accepted state: p^(l−1), V^(l−1) (kStepped), the Newton histogram (kPressureDependent).
   double accepted_pressure_ = 0.0;
+  bool has_accepted_point_ = false;  // start(), accept() or import_state() since reset_state()
   std::vector<double> accepted_volumes_;
   std::vector<std::uint64_t> newton_bins_;
 };
