@@ -25,6 +25,7 @@
 #include "run_observers.hpp"
 #include "run_tally.hpp"
 #include "stability_check.hpp"
+#include "stability_limit_guard.hpp"
 #include "unexpected_end.hpp"
 
 namespace macrostep::run {
@@ -151,6 +152,9 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   std::vector<double> u0;  // the initial coupling variables, set when the run starts
   DivergenceGuard divergence(system, scheme_options.control.tolerances,
                              config::to_string(settings.cosim.scheme), u0);
+  StabilityLimitGuard crawl(settings.end_time, [&config, &settings, &system] {
+    return explicit_stability_limit(config, settings, system);
+  });
   MetadataWriter metadata(run_metadata(config, options, system, result), config, files, tally,
                           result, system);
   Observers observers;
@@ -160,6 +164,10 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   if (checkpoints) observers.add(&*checkpoints);
   observers.add(&stop);
   observers.add(&divergence);
+  if (settings.cosim.scheme == config::CosimScheme::kExplicit &&
+      scheme_options.control.mode == control::StepSizeMode::kVariable) {
+    observers.add(&crawl);
+  }
   for (RunObserver* o : options.observers) observers.add(o);
   observers.add(&metadata);
 

@@ -7,6 +7,7 @@
 #include "macrostep/executors/process_executor.hpp"
 #include "macrostep/ida/integrator.hpp"
 #include "macrostep/library/model_description.hpp"
+#include "macrostep/run/cosimulation.hpp"
 #include "macrostep/schemes/pipeline.hpp"
 
 namespace macrostep::run {
@@ -60,6 +61,10 @@ std::string failure_message(const std::exception& e, const config::RunConfig* co
   }
   if (const auto* f = dynamic_cast<const ida::IntegrationError*>(&e)) {
     return fmt::format("integration failed at t = {:.9g} s: {}", f->time(), f->what());
+  }
+  if (dynamic_cast<const Diverged*>(&e) != nullptr ||
+      dynamic_cast<const StabilityLimited*>(&e) != nullptr) {
+    return e.what();  // the guards' messages name the time and the cause already
   }
   return {};
 }

@@ -20,8 +20,9 @@
 // breakdown of seed 000 §4.4 / Eq. 4.5 in seconds.
 //
 // Failures: schemes::SubsystemFailure, control::StepSizeUnderflow, ida::IntegrationError,
-// Diverged and output::OutputError propagate after the CSV holds every row written so far (plus
-// the last accepted point) and the JSON records status "failed" with the cause.
+// Diverged, StabilityLimited and output::OutputError propagate after the CSV holds every row
+// written so far (plus the last accepted point) and the JSON records status "failed" with the
+// cause.
 #pragma once
 
 #include <array>
@@ -71,6 +72,14 @@ struct CosimResult {
 // A coupling variable grew without bound or stopped being finite (the divergence guard: past
 // 1e10 times max(|u(T0)|, atol_u/rtol)); the message names it, the time and what to try.
 class Diverged : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// An adaptive explicit run crawls at a stability limit (the stability-limit guard: at its pace
+// more than 1e8 macro steps remain and the linearised system says why); the message names the
+// pace, the limit and the implicit scheme.
+class StabilityLimited : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };

@@ -29,7 +29,8 @@ class StabilityLimitedUnderflow : public control::StepSizeUnderflow {
 //  - executors::WorkerFailure: "co-simulation failed at t = T s: CAUSE";
 //  - control::StepSizeUnderflow: the same, with H, H_min and what usually causes it, or, for a
 //    StabilityLimitedUnderflow, its diagnosis;
-//  - ida::IntegrationError: "integration failed at t = T s: CAUSE".
+//  - ida::IntegrationError: "integration failed at t = T s: CAUSE";
+//  - Diverged, StabilityLimited (cosimulation.hpp): their own message.
 // Empty for any other exception (a configuration or setup error, an interruption, an output
 // error: their what() is the message). `config` may be null. Thread-safe.
 std::string failure_message(const std::exception& e, const config::RunConfig* config = nullptr);
