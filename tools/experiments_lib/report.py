@@ -53,59 +53,126 @@ def _table(rows):
     return lines
 
 
-def write(out_dir, header, outcomes):
-    """Write REPORT.md and report.json into out_dir. header: dict with date, command, mode,
-    machine, load_start, load_end, commit, seconds; outcomes: [(study, result or None,
-    error text or None, seconds)]."""
+def study_entry(study, result, error, seconds, header):
+    """report.json's record of one study's run (rows, notes, plots) with the run it came from."""
+    entry = {"id": study.id, "title": study.title, "source": study.source, "seconds": seconds,
+             "error": error, "mode": header["mode"], "date": header["date"],
+             "commit": header["commit"], "rows": [], "notes": [], "plots": []}
+    if result is not None:
+        entry["rows"] = [{"quantity": r.quantity, "ours": r.ours, "seed": r.seed,
+                          "ratio": r.ratio, "note": r.note, "failed": r.failed}
+                         for r in result.rows]
+        entry["notes"] = result.notes
+        entry["plots"] = result.plots
+    return entry
+
+
+def _header_lines(header, reruns):
     m = header["machine"]
-    md = ["# macrostep experiments: seed studies reproduced (scaled)", "",
-          f"- date (UTC): {header['date']}",
-          f"- command: `{header['command']}` ({header['mode']})",
-          f"- git commit: {header['commit']}",
-          f"- machine: {m['cpus']} CPUs usable, {m['cpu_model']}, host {m['host']}, "
-          f"kernel {m['kernel']}",
-          f"- load average (1/5/15 min) at start: {header['load_start']}, at end: "
-          f"{header['load_end']} (other work shared the machine: wall times and speed-ups "
-          "carry that noise; time ratios are medians of interleaved rounds where a note "
-          "gives the rounds, otherwise one run)",
-          f"- total time: {header['seconds']:.0f} s, {header['runs']} macrostep commands",
-          "",
-          "Figures: *ours* is measured here, *seed* is the published figure or target of "
-          "spec/MODELS.md §3 (seed 000 unless named), *ratio* = ours / seed. Studies are "
-          "scaled down (MODELS.md §5, and further in `--quick`: each study's notes say how), "
-          "so a ratio far from 1 is explained in the notes or is a finding, not a typo.", "",
-          "## Summary", "", "| study | what | status | rows | seconds |",
-          "|---|---|---|---:|---:|"]
-    for study, result, error, seconds in outcomes:
-        if result is None:
-            status = "failed: " + fmt(error)
+    lines = [f"- date (UTC): {header['date']}",
+             f"- command: `{header['command']}` ({header['mode']})",
+             f"- git commit: {header['commit']}",
+             f"- machine: {m['cpus']} CPUs usable, {m['cpu_model']}, host {m['host']}, "
+             f"kernel {m['kernel']}",
+             f"- load average (1/5/15 min) at start: {header['load_start']}, at end: "
+             f"{header['load_end']} (other work shared the machine: wall times and speed-ups "
+             "carry that noise; time ratios are medians of interleaved rounds where a note "
+             "gives the rounds, otherwise one run)"]
+    for r in reruns:
+        what = "sections" if len(r["studies"]) > 1 else "section"
+        lines.append(f"- {what} {', '.join(r['studies'])} (summary rows too) rerun "
+                     f"on {r['date']} ({r['mode']}, commit {r['commit']}) with "
+                     f"`{r['command']}` ({r['seconds']:.0f} s; load {r['load_start']} at "
+                     f"start, {r['load_end']} at end)")
+    lines.append(f"- total time: {header['seconds']:.0f} s, {header['runs']} macrostep commands"
+                 + (" (the first run; the reruns above add theirs)" if reruns else ""))
+    return lines
+
+
+def _summary_lines(studies):
+    lines = ["## Summary", "", "| study | what | status | rows | seconds |",
+             "|---|---|---|---:|---:|"]
+    for e in studies:
+        if e["error"] is not None and not e["rows"]:
+            status = "failed: " + fmt(e["error"])
         else:
-            bad = sum(1 for r in result.rows if r.failed)
+            bad = sum(1 for r in e["rows"] if r["failed"])
             status = "ran" if not bad else f"ran, {bad} row(s) not done"
-        rows = len(result.rows) if result else 0
-        md.append(f"| [{study.id}](#{study.id.lower().replace('.', '')}) | {study.title} | "
-                  f"{status} | {rows} | {seconds:.0f} |")
-    data = {"header": header, "studies": []}
-    for study, result, error, seconds in outcomes:
-        md += ["", f"## {study.id}", "", f"{study.title} ({study.source}); {seconds:.0f} s.", ""]
-        entry = {"id": study.id, "title": study.title, "seconds": seconds, "error": error,
-                 "rows": [], "notes": [], "plots": []}
-        if result is None:
-            md.append(f"**Failed:** {error}")
-        else:
-            md += _table(result.rows)
-            if result.notes:
-                md.append("")
-                md += [f"- {n}" for n in result.notes]
-            for p in result.plots:
-                md += ["", f"![{study.id}]({p})"]
-            entry["rows"] = [{"quantity": r.quantity, "ours": r.ours, "seed": r.seed,
-                              "ratio": r.ratio, "note": r.note, "failed": r.failed}
-                             for r in result.rows]
-            entry["notes"] = result.notes
-            entry["plots"] = result.plots
-        data["studies"].append(entry)
+        lines.append(f"| [{e['id']}](#{e['id'].lower().replace('.', '')}) | {e['title']} | "
+                     f"{status} | {len(e['rows'])} | {e['seconds']:.0f} |")
+    return lines
+
+
+def _study_lines(e, header):
+    commit, mode = e.get("commit", header["commit"]), e.get("mode", header["mode"])
+    run = "" if (commit, mode) == (header["commit"], header["mode"]) else \
+        f"; {mode} run of {e.get('date')}, commit {commit}"
+    lines = ["", f"## {e['id']}", "", f"{e['title']} ({e.get('source', '')}); "
+             f"{e['seconds']:.0f} s{run}.", ""]
+    if e["error"] is not None and not e["rows"]:
+        return lines + [f"**Failed:** {e['error']}"]
+    rows = [Row(r) for r in e["rows"]]
+    lines += _table(rows)
+    if e["notes"]:
+        lines.append("")
+        lines += [f"- {n}" for n in e["notes"]]
+    for p in e["plots"]:
+        lines += ["", f"![{e['id']}]({p})"]
+    return lines
+
+
+class Row:
+    """A report.json row as _table reads it."""
+    def __init__(self, r):
+        self.quantity, self.ours, self.seed = r["quantity"], r["ours"], r["seed"]
+        self.ratio, self.note, self.failed = r["ratio"], r["note"], r["failed"]
+
+
+def render(out_dir, data):
+    """REPORT.md and report.json from report.json's data: header, reruns, studies."""
+    header = data["header"]
+    md = ["# macrostep experiments: seed studies reproduced (scaled)", ""]
+    md += _header_lines(header, data.get("reruns", []))
+    md += ["", "Figures: *ours* is measured here, *seed* is the published figure or target of "
+           "spec/MODELS.md §3 (seed 000 unless named), *ratio* = ours / seed. Studies are "
+           "scaled down (MODELS.md §5, and further in `--quick`: each study's notes say how), "
+           "so a ratio far from 1 is explained in the notes or is a finding, not a typo.", ""]
+    md += _summary_lines(data["studies"])
+    for e in data["studies"]:
+        md += _study_lines(e, header)
     with open(os.path.join(out_dir, "REPORT.md"), "w") as f:
         f.write("\n".join(md) + "\n")
     with open(os.path.join(out_dir, "report.json"), "w") as f:
         json.dump(data, f, indent=1, default=str)
+
+
+def write(out_dir, header, outcomes):
+    """Write REPORT.md and report.json into out_dir. header: dict with date, command, mode,
+    machine, load_start, load_end, commit, seconds, runs; outcomes: [(study, result or None,
+    error text or None, seconds)]."""
+    render(out_dir, {"header": header,
+                     "studies": [study_entry(*o, header) for o in outcomes]})
+
+
+def merge(out_dir, header, outcomes, suite):
+    """Replace (or add) the studies of `outcomes` in out_dir's report.json and re-render
+    REPORT.md; the rerun is listed in the header with its command, commit, mode and load.
+    `suite`: every study in the suite's order (the sections keep it; a record without its
+    source gets it from there). Raises OSError or ValueError when there is no report."""
+    with open(os.path.join(out_dir, "report.json")) as f:
+        data = json.load(f)
+    if "header" not in data or "studies" not in data:
+        raise ValueError("report.json has no header and studies")
+    entries = {e["id"]: e for e in data["studies"]}
+    for o in outcomes:
+        entries[o[0].id] = study_entry(*o, header)
+    rank = {st.id: i for i, st in enumerate(suite)}
+    for st in suite:
+        if st.id in entries:
+            entries[st.id].setdefault("source", st.source)
+    data["studies"] = sorted(entries.values(), key=lambda e: rank.get(e["id"], len(rank)))
+    rerun = {k: header[k] for k in ("date", "command", "mode", "commit", "load_start",
+                                    "load_end", "seconds")}
+    rerun["studies"] = [o[0].id for o in outcomes]
+    data.setdefault("reruns", []).append(rerun)
+    render(out_dir, data)
