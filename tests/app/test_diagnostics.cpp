@@ -46,8 +46,10 @@ threads = 1
 )";
 
 const std::vector<std::string> kStepColumns = {
-    "t_start", "h",          "kappa",      "accepted", "error_estimate", "corrector_passes",
-    "wall_s",  "solver_s_1", "solver_s_2", "idle_s_1", "idle_s_2"};
+    "t_start",          "h",          "kappa",        "accepted",     "error_estimate",
+    "corrector_passes", "wall_s",     "solver_s_1",   "solver_s_2",   "idle_s_1",
+    "idle_s_2",         "executor_s", "extra_runs_1", "extra_runs_2", "extra_s_1",
+    "extra_s_2"};
 
 std::int64_t ns(double seconds) {
   return std::llround(seconds * 1e9);
@@ -55,7 +57,9 @@ std::int64_t ns(double seconds) {
 
 // The steps table against the JSON of its run (steps-format.md): attempts 1..n in order, the
 // accepted count and the rejections, T_{N+1} = T_N + H along the accepted attempts, idle = wall −
-// solver, and per subsystem the attempts' solver times summing to the JSON's solver_s.
+// solver, per subsystem the attempts' solver times summing to the JSON's solver_s, the extra
+// runs' times summing to the JSON's extra_runs_s (exMD: one comparison run per pass), and the
+// executor's time inside the attempt's wall time.
 // `controlled`: a controlled step size, whose accepted attempts passed the error test (norm ≤ 1);
 // otherwise a fixed step without estimator, whose error_estimate is NaN throughout.
 void check_against_json(const CsvTable& steps, const nlohmann::json& meta, bool controlled = true) {
@@ -67,6 +71,9 @@ void check_against_json(const CsvTable& steps, const nlohmann::json& meta, bool 
   std::size_t accepted = 0;
   std::int64_t passes = 0;
   std::vector<std::int64_t> solver(2, 0);
+  std::int64_t extra = 0;
+  double comparison_runs = 0.0;
+  const bool comparison = meta.at("cosim").at("estimator") == "exMD";
   double t = 0.0;
   for (std::size_t r = 0; r < n; ++r) {
     SCOPED_TRACE("attempt " + std::to_string(r + 1));
@@ -91,8 +98,23 @@ void check_against_json(const CsvTable& steps, const nlohmann::json& meta, bool 
       EXPECT_GE(s, 0);
       EXPECT_EQ(ns(steps.values[9 + i][r]), wall - s);
       solver[i] += s;
+      const double runs = steps.values[12 + i][r];
+      extra += ns(steps.values[14 + i][r]);
+      if (comparison) {  // one per pass, none while the start falls back to exCV (D-33)
+        EXPECT_TRUE(runs == 0.0 || runs == steps.values[5][r] + 1.0) << runs;
+        comparison_runs += runs;
+      }
+      EXPECT_EQ(runs == 0.0, steps.values[14 + i][r] == 0.0);
     }
+    EXPECT_GT(steps.values[11][r], 0.0);
+    EXPECT_LE(steps.values[11][r], steps.values[6][r]);
   }
+  if (comparison) {
+    EXPECT_GT(comparison_runs, 0.5 * static_cast<double>(n));
+  }
+  // Nanoseconds written as seconds and read back: within one per attempt and subsystem.
+  EXPECT_NEAR(static_cast<double>(extra), meta.at("time").at("extra_runs_s").get<double>() * 1e9,
+              2.0 * static_cast<double>(n));
   EXPECT_EQ(accepted, stats.at("macro_steps").get<std::size_t>());
   EXPECT_NEAR(t, meta.at("simulation").at("end_time").get<double>(), 1e-15);
   for (std::size_t i = 0; i < 2; ++i) {

@@ -22,12 +22,16 @@ std::vector<std::string> steps_columns(std::size_t subsystems, bool implicit_col
     c.emplace_back("implicit");
     c.emplace_back("semi_implicit");
   }
+  c.emplace_back("executor_s");
+  for (std::size_t i = 1; i <= subsystems; ++i) c.push_back(fmt::format("extra_runs_{}", i));
+  for (std::size_t i = 1; i <= subsystems; ++i) c.push_back(fmt::format("extra_s_{}", i));
   return c;
 }
 
 void steps_row(const schemes::StepRecord& r, bool implicit_column, std::vector<double>& values) {
   const std::size_t n = r.solver_ns.size();
-  values.resize(7 + 2 * n + (implicit_column ? 2 : 0));
+  const std::size_t trace = 7 + 2 * n + (implicit_column ? 2 : 0);
+  values.resize(trace + 1 + 2 * n);
   values[0] = r.plan.t_begin;
   values[1] = r.plan.h();
   values[2] = r.plan.kappa;
@@ -42,6 +46,11 @@ void steps_row(const schemes::StepRecord& r, bool implicit_column, std::vector<d
   if (implicit_column) {
     values[7 + 2 * n] = r.iterative && !r.semi_implicit ? 1.0 : 0.0;
     values[8 + 2 * n] = r.semi_implicit ? 1.0 : 0.0;
+  }
+  values[trace] = seconds(r.executor_ns);
+  for (std::size_t i = 0; i < n; ++i) {
+    values[trace + 1 + i] = i < r.extra_runs.size() ? static_cast<double>(r.extra_runs[i]) : 0.0;
+    values[trace + 1 + n + i] = i < r.extra_ns.size() ? seconds(r.extra_ns[i]) : 0.0;
   }
 }
 

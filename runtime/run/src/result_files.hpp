@@ -23,7 +23,9 @@ namespace macrostep::run {
 // The steps table's columns after its key "attempt": t_start, h, kappa, accepted,
 // error_estimate, corrector_passes, wall_s, solver_s_1..n, idle_s_1..n (n subsystems), and with
 // `implicit_column` (scheme auto) last "implicit" (1: the attempt was an implicit step) and
-// "semi_implicit" (1: a semi-implicit step); an explicit step has 0 in both.
+// "semi_implicit" (1: a semi-implicit step); an explicit step has 0 in both; then the trace of
+// the attempt's work: executor_s (the master's wall time inside the executor), extra_runs_1..n
+// (comparison and perturbed runs) and extra_s_1..n (the sum of their integration times).
 std::vector<std::string> steps_columns(std::size_t subsystems, bool implicit_column);
 // One attempt's row of the steps table (without the key, which is r.attempt): times in seconds,
 // idle_s_L = wall_s − solver_s_L. `values` is resized to steps_columns(n, implicit_column).size().

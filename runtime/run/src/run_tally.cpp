@@ -8,8 +8,9 @@
 namespace macrostep::run {
 
 void RunTally::attempted(const schemes::StepRecord& r) {
-  if (r.accepted) {
+  if (r.accepted) {  // reported before the accepted point's observers (pipeline.cpp)
     reached = r.plan.t_end;
+    ++accepted;
   } else {
     ++rejected;
   }

@@ -72,12 +72,16 @@ PassRunner::PassRunner(executors::Executor& executor, SchemeResult& result, std:
     : executor_(executor),
       result_(result),
       outputs_(subsystems),
-      attempt_solver_ns_(subsystems, 0) {}
+      attempt_solver_ns_(subsystems, 0),
+      attempt_extra_ns_(subsystems, 0),
+      attempt_extra_runs_(subsystems, 0) {}
 
 void PassRunner::begin_attempt() {
   executor_ns_ = 0;
   attempt_work_ = 0.0;
   std::fill(attempt_solver_ns_.begin(), attempt_solver_ns_.end(), 0);
+  std::fill(attempt_extra_ns_.begin(), attempt_extra_ns_.end(), 0);
+  std::fill(attempt_extra_runs_.begin(), attempt_extra_runs_.end(), 0);
 }
 
 const executors::PassOutcome& PassRunner::pass(
@@ -100,7 +104,11 @@ const executors::PassOutcome& PassRunner::pass(
       return static_cast<double>(s.residual_evals + s.jacobian_evals + s.linear_setups);
     };
     attempt_work_ += calls(so.nominal.stats);
-    for (const auto& extra : so.extra) attempt_work_ += calls(extra.stats);
+    for (const auto& extra : so.extra) {
+      attempt_work_ += calls(extra.stats);
+      attempt_extra_ns_[i] += extra.stats.wall_ns;
+    }
+    attempt_extra_runs_[i] += static_cast<std::int64_t>(so.extra.size());
   }
   time.idle_ns += slowest;  // Σ max_L T_{L,N} over passes; the solver part is removed at the end
   return outcome_;
@@ -324,6 +332,9 @@ class AttemptLoop {
       consecutive_failures_ = 0;
       executor_.accept();
       t_done = now_ns();
+      // The attempt's row first: an accepted-point observer may end the run (a guard throws),
+      // and the steps file must still list the attempt that was accepted.
+      report(plan, a, true, t_attempt, t_done);
       on_accepted_(AcceptedPoint{ctl_.statistics().accepted, plan.t_end, plan.kappa, plan.h(),
                                  runner_.outputs(), runner_.u_next(), plan.t_begin,
                                  runner_.last_pass().subsystems});
@@ -334,8 +345,8 @@ class AttemptLoop {
     } else {
       executor_.reject();
       t_done = now_ns();
+      report(plan, a, false, t_attempt, t_done);
     }
-    report(plan, a, verdict.accepted, t_attempt, t_done);
   }
 
   // The attempt's diagnostics once the executor has taken the verdict, to the progress observer.
@@ -352,6 +363,9 @@ class AttemptLoop {
     r.semi_implicit = a.semi_implicit;
     r.wall_ns = t_done - t_attempt;
     r.solver_ns = runner_.attempt_solver_ns();
+    r.extra_runs = runner_.attempt_extra_runs();
+    r.extra_ns = runner_.attempt_extra_ns();
+    r.executor_ns = runner_.executor_ns();
     const auto t_obs = now_ns();
     on_progress_(r);  // writes the steps table: output time (seed 000 Eq. 4.5)
     result_.time.observer_ns += now_ns() - t_obs;

@@ -221,6 +221,12 @@ struct StepRecord {
   // run's solver_ns (PassOutcome). Summed over all attempts of a run these are exactly
   // SchemeResult::subsystem_solver_ns.
   std::span<const std::int64_t> solver_ns;
+  // Per subsystem the attempt's extra runs (PassRunner::attempt_extra_runs, attempt_extra_ns)
+  // and the wall time the master spent inside the executor (all passes): with solver_ns the
+  // trace from which a run's wall time on another number of cores is projected.
+  std::span<const std::int64_t> extra_runs;
+  std::span<const std::int64_t> extra_ns;
+  std::int64_t executor_ns = 0;
 };
 
 using AcceptedObserver = std::function<void(const AcceptedPoint&)>;
@@ -283,6 +289,11 @@ class PassRunner {
   double attempt_work() const { return attempt_work_; }
   // Per subsystem the nominal runs' solver time of the current attempt (all its passes).
   std::span<const std::int64_t> attempt_solver_ns() const { return attempt_solver_ns_; }
+  // Per subsystem the extra runs of the current attempt (all its passes): their count and the
+  // sum of their integration times (each run's AdvanceStats::wall_ns: work, whatever number of
+  // threads ran them side by side).
+  std::span<const std::int64_t> attempt_extra_ns() const { return attempt_extra_ns_; }
+  std::span<const std::int64_t> attempt_extra_runs() const { return attempt_extra_runs_; }
 
   // The output evaluation after the attempt's last pass (Executor::evaluate_outputs; its wall
   // time counts as executor time, and it is counted in SchemeResult::consistent_update). The
@@ -308,6 +319,8 @@ class PassRunner {
   std::int64_t executor_ns_ = 0;
   double attempt_work_ = 0.0;
   std::vector<std::int64_t> attempt_solver_ns_;
+  std::vector<std::int64_t> attempt_extra_ns_;
+  std::vector<std::int64_t> attempt_extra_runs_;
 };
 
 // The state given in a Continuation does not fit the run (a checkpoint of another
