@@ -17,16 +17,8 @@ namespace {
 namespace fs = std::filesystem;
 using macrostep::testing::Outcome;
 
-// The app tests' chain, 20 ms of controlled explicit macro steps in-process.
-const std::string kSetRunChain = macrostep::testing::kTestChainModel + R"([simulation]
-end_time = 0.02
-output_interval = 2.0e-5
-[cosim]
-estimator = "exMD"
-rtol = 1.0e-4
-threads = 1
-executor = "inprocess"
-)";
+// The app tests' co-simulation chain (20 ms of controlled explicit macro steps), in-process.
+const std::string kSetRunChain = macrostep::testing::kCosim + "executor = \"inprocess\"\n";
 
 class Overrides : public macrostep::testing::BinaryTest {
  protected:
