@@ -208,3 +208,41 @@ TEST_F(HydraulicNodeRuns, HydraulicPairRunsGrowOnlyBeyondTheLimit) {
 }
 
 }  // namespace
+
+namespace {
+
+// The pair driven hard: line a starts 1e-6 m³ into the node (V_K = 1e-5 m³), so the node starts
+// near 85 MPa and its pressure falls towards zero within the first millisecond.
+std::string hard_pair(const std::string& bulk_modulus, const std::string& cosim) {
+  std::string text = line_pair(bulk_modulus, cosim);
+  const std::string from = "volume0 = 2.0e-8\n", to = "volume0 = 1.0e-6\n";
+  text.replace(text.find(from), from.size(), to);
+  return text;
+}
+
+}  // namespace
+
+// Eq. 2.93 can step the pressure to zero or below, where E(p) is not defined: that attempt's
+// coupling value is NaN, the attempt is rejected and a smaller step taken; no accepted pressure
+// is at or below zero.
+TEST_F(HydraulicNodeRuns, SteppedPressureBelowZeroRejectsTheStep) {
+  write_file("hard.toml", hard_pair("stepped", kControlled));
+  const auto meta = run_json("run hard.toml --executor inprocess --output r.csv");
+  EXPECT_GT(meta.at("statistics").at("rejected").get<int>(), 0);
+  const auto t = macrostep::output::read_csv(path("r.csv"));
+  for (double p : t.values.at(*t.column_index("p_node"))) {
+    ASSERT_TRUE(p > 0.0) << p;
+  }
+}
+
+// With a fixed step there is no smaller step to retry: the run stops at the first non-finite
+// coupling value, naming the coupling variable and the step (exit 1, the rows so far written).
+TEST_F(HydraulicNodeRuns, NonFiniteCouplingWithAFixedStepNamesTheCoupling) {
+  write_file("hard.toml",
+             hard_pair("stepped", "estimator = \"none\"\nstep_size = 2e-4\nthreads = 1\n"));
+  const Outcome o = macrostep("run hard.toml --executor inprocess --output f.csv");
+  EXPECT_EQ(o.status, 1) << o.err;
+  EXPECT_NE(o.err.find("coupling variable \"p_node\" is "), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("its law could not evaluate"), std::string::npos) << o.err;
+  EXPECT_NE(read_file("f.json").find("\"status\": \"failed\""), std::string::npos);
+}

@@ -46,6 +46,9 @@ std::string failure_message(const std::exception& e, const config::RunConfig* co
   if (const auto* f = dynamic_cast<const executors::WorkerFailure*>(&e)) {
     return fmt::format("co-simulation failed at t = {:.9g} s: {}", f->time(), f->what());
   }
+  if (const auto* f = dynamic_cast<const schemes::CouplingFailure*>(&e)) {
+    return fmt::format("co-simulation failed at t = {:.9g} s: {}", f->time(), f->what());
+  }
   if (const auto* f = dynamic_cast<const StabilityLimitedUnderflow*>(&e)) {
     return fmt::format(
         "co-simulation failed at t = {:.9g} s: the macro-step controller cannot meet the error "

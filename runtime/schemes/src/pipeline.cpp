@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <limits>
 #include <optional>
 
@@ -272,7 +273,7 @@ class AttemptLoop {
     try {
       while (!ctl_.finished()) attempt();
     } catch (const control::StepSizeUnderflow&) {
-      if (consecutive_failures_ > 0 && last_failure_) throw *last_failure_;
+      if (consecutive_failures_ > 0 && last_failure_) std::rethrow_exception(last_failure_);
       throw;
     }
   }
@@ -290,24 +291,48 @@ class AttemptLoop {
                                a.failed_subsystem, plan.t_begin);
     }
     if (a.subsystem_failed) {
-      subsystem_failed(plan, a, t_attempt);
+      failed(plan, a,
+             std::make_exception_ptr(SubsystemFailure(
+                 fmt::format("subsystem {} failed in the macro step [{:.9g}, {:.9g}]: {}",
+                             a.failed_subsystem + 1, plan.t_begin, plan.t_end, a.error),
+                 a.failed_subsystem, plan.t_begin)),
+             t_attempt);
+    } else if (auto bad = non_finite_coupling(plan, a)) {
+      failed(plan, a, std::make_exception_ptr(CouplingFailure(*bad, plan.t_begin)), t_attempt);
     } else {
       concluded(plan, a, t_attempt);
     }
     if (continuation_.between_steps) continuation_.between_steps(ctl_, scheme_);
   }
 
-  // A subsystem failed in the attempt: a rejection with r = 0.25 (D-26), counted apart, unless
-  // H is fixed or too many failed in a row.
-  void subsystem_failed(const control::StepPlan& plan, const AttemptResult& a,
-                        std::int64_t t_attempt) {
+  // What a finished attempt's coupling variables fail on: one that is NaN or infinite (a law
+  // that cannot evaluate the subsystems' outputs at T_{N+1}, such as a pressure pushed below
+  // zero by too large a step), named with its value; nullopt when all are finite. A failed or
+  // unconverged attempt has no new coupling variables to check.
+  std::optional<std::string> non_finite_coupling(const control::StepPlan& plan,
+                                                 const AttemptResult& a) const {
+    if (a.corrector_failed) return std::nullopt;
+    const std::vector<double>& u = runner_.u_next();
+    for (std::size_t k = 0; k < u.size(); ++k) {
+      if (std::isfinite(u[k])) continue;
+      return fmt::format(
+          "coupling variable {} is {} at the end of the macro step [{:.9g}, {:.9g}]: its law "
+          "could not evaluate the subsystems' outputs there",
+          model::quoted(system_.coupling_name(k)), u[k], plan.t_begin, plan.t_end);
+    }
+    return std::nullopt;
+  }
+
+  // A subsystem or a coupling law failed in the attempt (`failure`, the error the run ends with
+  // if it persists): a rejection with r = 0.25 (D-26), counted apart, unless H is fixed or too
+  // many failed in a row.
+  void failed(const control::StepPlan& plan, const AttemptResult& a, std::exception_ptr failure,
+              std::int64_t t_attempt) {
     result_.time.interface_ns += now_ns() - t_attempt - runner_.executor_ns();
-    last_failure_.emplace(fmt::format("subsystem {} failed in the macro step [{:.9g}, {:.9g}]: {}",
-                                      a.failed_subsystem + 1, plan.t_begin, plan.t_end, a.error),
-                          a.failed_subsystem, plan.t_begin);
+    last_failure_ = std::move(failure);
     if (options_.control.mode == control::StepSizeMode::kFixed ||
         ++consecutive_failures_ > options_.max_consecutive_failures) {
-      throw *last_failure_;
+      std::rethrow_exception(last_failure_);
     }
     executor_.reject();
     const auto t_done = now_ns();
@@ -383,7 +408,7 @@ class AttemptLoop {
   SchemeResult& result_;
   int consecutive_failures_ = 0;
   std::uint64_t attempts_;
-  std::optional<SubsystemFailure> last_failure_;  // reported instead of an underflow it caused
+  std::exception_ptr last_failure_;  // reported instead of an underflow it caused
 };
 
 }  // namespace

@@ -188,10 +188,14 @@ void HydraulicNodeLaw::evaluate(std::span<const double> y_read, std::span<double
 
 double HydraulicNodeLaw::pressure_at(std::span<const double> volumes) const {
   if (parameters_.model != Model::kStepped) return pressure(relative_volume(volumes)).pressure;
-  // Eq. 2.93: E frozen at the accepted pressure over the step.
-  return modulus(accepted_pressure_) / parameters_.node_volume *
-             difference_sum(volumes, accepted_volumes_) +
-         accepted_pressure_;
+  // Eq. 2.93: E frozen at the accepted pressure over the step. A pressure at or below zero is
+  // outside E(p) (p^c with c < −1 needs p > 0) and would poison every later step: it is NaN, so
+  // that the pipeline rejects the step and retries a smaller one (a step too large for the
+  // explicit recursion).
+  const double p = modulus(accepted_pressure_) / parameters_.node_volume *
+                       difference_sum(volumes, accepted_volumes_) +
+                   accepted_pressure_;
+  return p > 0.0 ? p : std::numeric_limits<double>::quiet_NaN();
 }
 
 void HydraulicNodeLaw::jacobian(std::span<const double> y_read, std::span<double> dphi_dy) const {

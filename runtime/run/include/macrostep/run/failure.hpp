@@ -26,7 +26,8 @@ class StabilityLimitedUnderflow : public control::StepSizeUnderflow {
 // The message of a run failure thrown by run_cosimulation or run_monolithic:
 //  - schemes::SubsystemFailure: "co-simulation failed at t = T s: CAUSE", with `config` also
 //    naming the subsystem as its description does ("(subsystem 2 is "motor": dc_motor ...)");
-//  - executors::WorkerFailure: "co-simulation failed at t = T s: CAUSE";
+//  - executors::WorkerFailure, schemes::CouplingFailure: "co-simulation failed at t = T s:
+//    CAUSE";
 //  - control::StepSizeUnderflow: the same, with H, H_min and what usually causes it, or, for a
 //    StabilityLimitedUnderflow, its diagnosis;
 //  - ida::IntegrationError: "integration failed at t = T s: CAUSE";

@@ -63,8 +63,9 @@ struct SchemeOptions {
   // The approximation of each coupling variable on a step (METHODS §2.4, §2.5), indexed like u;
   // empty: Lagrange for all (the step polynomials of §2.2). The explicit scheme only.
   std::vector<polynomials::Approximation> approximations;
-  // A subsystem failure (an IDA error in a run) rejects the attempt with r = 0.25 (D-26); after
-  // this many in a row the run stops with SubsystemFailure. Fixed mode stops at the first.
+  // A subsystem failure (an IDA error in a run) or a coupling variable that is not finite
+  // rejects the attempt with r = 0.25 (D-26); after this many in a row the run stops with
+  // SubsystemFailure or CouplingFailure. Fixed mode stops at the first.
   int max_consecutive_failures = 25;
   // The iterative schemes (implicit, semi-implicit, waveform: METHODS §4); empty: explicit
   // Jacobi (§3.1).
@@ -87,6 +88,19 @@ class SubsystemFailure : public std::runtime_error {
 
  private:
   std::size_t subsystem_;
+  double time_;
+};
+
+// A coupling law's value at the end of a macro step was NaN or infinite (the law could not
+// evaluate the subsystems' outputs there) in every attempt down to the failure limit, or with a
+// fixed H. what() names the coupling variable, its value and the step; time() is the last
+// accepted point.
+class CouplingFailure : public std::runtime_error {
+ public:
+  CouplingFailure(const std::string& what, double time) : std::runtime_error(what), time_(time) {}
+  double time() const { return time_; }
+
+ private:
   double time_;
 };
 
@@ -394,11 +408,11 @@ struct Continuation {
 // Runs the co-simulation from options.control.t_start to t_end with `scheme`. The executor must
 // have been created for `system` at t_start with u0 = system.initial_couplings(), with rollback
 // enabled if needs_rollback(options). Throws std::invalid_argument for options that make no
-// sense, SubsystemFailure, control::StepSizeUnderflow. `result` is filled in place: when the
-// run stops with an exception it holds the statistics and time breakdown up to the last attempt
-// (end_time = the last accepted macro point), so that a failed run's metadata can report them.
-// `continuation` (optional) resumes a checkpoint and observes the points between macro steps;
-// an exported state that does not fit throws std::invalid_argument or std::runtime_error
+// sense, SubsystemFailure, CouplingFailure, control::StepSizeUnderflow. `result` is filled in
+// place: when the run stops with an exception it holds the statistics and time breakdown up to the
+// last attempt (end_time = the last accepted macro point), so that a failed run's metadata can
+// report them. `continuation` (optional) resumes a checkpoint and observes the points between macro
+// steps; an exported state that does not fit throws std::invalid_argument or std::runtime_error
 // before any step.
 void run_scheme(const system::CoupledSystem& system, executors::Executor& executor,
                 MacroStepScheme& scheme, const SchemeOptions& options,
