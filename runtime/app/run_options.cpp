@@ -131,6 +131,7 @@ macrostep::run::CosimOptions cosim_options(const RunArgs& args, const std::strin
   o.pin = args.pin;
   if (given(args.hang_timeout_opt)) o.hang_timeout = args.hang_timeout;
   if (given(args.max_restarts_opt)) o.max_restarts = args.max_restarts;
+  if (given(args.processes_opt)) o.processes = args.processes;
   if (given(args.handshake_timeout_opt)) o.handshake_timeout = args.handshake_timeout;
   o.master_hosts_first = args.master_hosts_first;
   o.output_file = args.output;
@@ -220,6 +221,11 @@ void add_run_options(CLI::App& cmd, RunArgs& args, bool reference) {
         "process executor: when a worker process dies or hangs, restart the workers from their "
         "last accepted states and repeat the step, at most N times (default 0: the run fails); "
         "the results are the same as without the failure");
+    args.processes_opt = cmd.add_option(
+        "--processes", args.processes,
+        "process executor: worker processes N | auto (at most one per usable core) | "
+        "per-subsystem (default [executor] processes, else per-subsystem); a process hosting "
+        "several subsystems runs them on its threads, with the same results");
     args.handshake_timeout_opt = cmd.add_option(
         "--handshake-timeout", args.handshake_timeout,
         "seconds a worker process may take to build its subsystem and report ready (default "

@@ -137,12 +137,16 @@ WorkerParts make_ring_workers(std::span<const ProcessWorkerSpec> specs,
   if (options.max_restarts > 0) parts.recovery_dir = make_recovery_directory();
   try {
     const pid_t master = getpid();
+    // The processes that compute: the worker processes and the master if it hosts one.
+    const std::size_t processes =
+        worker_processes(n, options) + (options.host_first_subsystem && n > 0 ? 1 : 0);
     std::vector<std::vector<std::byte>> configs;
     std::vector<std::size_t> state_sizes;
     for (std::size_t i = 0; i < n; ++i) {
       worker::WorkerSetup setup = worker_setup(specs[i], i, n, options);
       if (i < options.cpusets.size()) setup.cpuset = options.cpusets[i];
       setup.master_pid = master;
+      if (processes < n) setup.processes = static_cast<std::uint32_t>(processes);
       if (!parts.recovery_dir.empty()) {
         setup.recovery_path = recovery_file(parts.recovery_dir, i);
         setup.recovery_interval_ms = static_cast<std::uint32_t>(options.recovery_interval.count());
@@ -151,7 +155,8 @@ WorkerParts make_ring_workers(std::span<const ProcessWorkerSpec> specs,
       state_sizes.push_back(specs[i].states);
     }
     auto rings = std::make_unique<RingTransport>(configs, state_sizes, options.wait, master,
-                                                 options.extra_runs);
+                                                 options.extra_runs, processes < n ? processes : 0,
+                                                 options.threads);
     if (!options.wait) {
       // The processes that compete for the run's CPUs: the worker processes (one per group)
       // and the master (which runs subsystem 1 itself with host_first_subsystem).

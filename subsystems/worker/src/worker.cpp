@@ -241,6 +241,15 @@ ipc::WaitPolicy worker_wait_policy(std::size_t subsystems, unsigned extra_runs,
   return policy;
 }
 
+ipc::WaitPolicy worker_wait_policy(std::size_t subsystems, unsigned extra_runs,
+                                   std::size_t run_cpus, std::size_t processes,
+                                   int threads) noexcept {
+  if (processes == 0 || processes >= subsystems || threads != 1) {
+    return worker_wait_policy(subsystems, extra_runs, run_cpus);
+  }
+  return worker_wait_policy(processes, 0, run_cpus);  // one run at a time in each process
+}
+
 namespace {
 
 // This process's handshake fields (not yet ready).
@@ -448,7 +457,8 @@ int serve_subsystems(ipc::SharedSegment& segment, ipc::RunBlock& run,
   pin(group_cpuset(configs));
   const DecodedConfig& first = configs.front();
   const ipc::WaitPolicy policy =
-      worker_wait_policy(first.subsystems, first.extra_runs, segment.identity().run_cpus);
+      worker_wait_policy(first.subsystems, first.extra_runs, segment.identity().run_cpus,
+                         first.processes, first.threads);
   const auto mirror = [&](std::size_t k) {
     return reinterpret_cast<double*>(segment.at(blocks[k]->state_offset));
   };

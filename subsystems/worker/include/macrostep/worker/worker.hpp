@@ -44,6 +44,9 @@ struct WorkerSetup {
   unsigned extra_runs = 0;       // extra runs per step (capacity hint)
   int threads = 0;               // TBB arena of the worker's runs; 0: default
   std::uint32_t index = 0, subsystems = 0;
+  // The processes that compute the run's subsystems (worker processes, and the master if it
+  // hosts one): fewer than `subsystems` when workers host groups; 0: one per subsystem.
+  std::uint32_t processes = 0;
   pid_t master_pid = 0;
   // Crash recovery: after an import, and after an accept once recovery_interval_ms have passed
   // since it last did, the worker writes its accepted state T_N here (SubsystemRunner::
@@ -73,6 +76,7 @@ struct DecodedConfig {
   unsigned extra_runs = 0;
   int threads = 0;
   std::uint32_t index = 0, subsystems = 0, protocol_version = 0;
+  std::uint32_t processes = 0;  // WorkerSetup::processes
   pid_t master_pid = 0;
   std::string recovery_path;
   std::uint32_t recovery_interval_ms = 1000;
@@ -105,6 +109,12 @@ inline constexpr const char* kNormalShutdown = "end of run";
 // asks it too, to know whether a queued command reaches a worker without ringing the bell.
 ipc::WaitPolicy worker_wait_policy(std::size_t subsystems, unsigned extra_runs,
                                    std::size_t run_cpus) noexcept;
+// The same for `processes` processes computing the subsystems (WorkerSetup::processes; 0 or
+// `subsystems`: one each) with `threads` threads for their runs: with groups on one thread
+// each (threads = 1) the runs that compute at once are one per process, else every run.
+ipc::WaitPolicy worker_wait_policy(std::size_t subsystems, unsigned extra_runs,
+                                   std::size_t run_cpus, std::size_t processes,
+                                   int threads) noexcept;
 
 // A worker's handling of its commands, apart from how they reach it: a SubsystemRunner (the
 // same one the in-process executor drives) built from the decoded configuration, fed from
