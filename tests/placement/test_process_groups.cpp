@@ -36,11 +36,15 @@ TEST(ProcessCount, ParsesTheWordsAndNumbers) {
   }
 }
 
-TEST(ProcessCount, AutoIsAtMostOnePerUsableCore) {
-  const Topology two = cores_of(2, 1), hyper = cores_of(4, 2);
-  EXPECT_EQ(resolve_process_count(parse_process_count("auto"), 32, two), 2u);
-  EXPECT_EQ(resolve_process_count(parse_process_count("auto"), 32, hyper), 4u);
-  EXPECT_EQ(resolve_process_count(parse_process_count("auto"), 3, hyper), 3u);
+TEST(ProcessCount, AutoKeepsProcessesWithinTheCores) {
+  const Topology one = cores_of(1, 1), two = cores_of(2, 1), hyper = cores_of(4, 2);
+  EXPECT_EQ(resolve_process_count(parse_process_count("auto"), 32, one), 1u);
+  EXPECT_EQ(resolve_process_count(parse_process_count("auto"), 32, two), 1u);
+  EXPECT_EQ(resolve_process_count(parse_process_count("auto"), 32, hyper), 3u);
+  EXPECT_EQ(resolve_process_count(parse_process_count("auto"), 2, hyper), 2u);
+  EXPECT_EQ(resolve_process_count(parse_process_count("auto"), 4, hyper), 4u);  // a core each
+  EXPECT_EQ(resolve_process_count(parse_process_count("auto"), 2, two), 2u);
+  EXPECT_EQ(resolve_process_count(parse_process_count("auto"), 3, two), 1u);
   EXPECT_EQ(resolve_process_count(parse_process_count("per-subsystem"), 8, two), 8u);
   EXPECT_EQ(resolve_process_count(parse_process_count("5"), 8, two), 5u);
   EXPECT_EQ(resolve_process_count(parse_process_count("50"), 8, two), 8u);

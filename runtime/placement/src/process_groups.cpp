@@ -41,8 +41,15 @@ std::size_t resolve_process_count(const ProcessCount& count, std::size_t subsyst
   switch (count.kind) {
     case ProcessCount::Kind::kPerSubsystem:
       return subsystems;
-    case ProcessCount::Kind::kAuto:
-      return std::min(subsystems, std::max<std::size_t>(1, topology.cores()));
+    case ProcessCount::Kind::kAuto: {
+      // Subsystems that have a core each keep a process each (their runs compute in parallel
+      // as before). More subsystems than cores: groups on every core but one, which the master
+      // keeps, so that master and workers wait by spinning instead of sleeping
+      // (worker::worker_wait_policy): the futex wake-ups of many processes on few cores were
+      // the per-step overhead.
+      const std::size_t cores = std::max<std::size_t>(1, topology.cores());
+      return subsystems <= cores ? subsystems : std::max<std::size_t>(1, cores - 1);
+    }
     case ProcessCount::Kind::kCount:
       break;
   }

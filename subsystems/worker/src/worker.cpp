@@ -244,10 +244,15 @@ ipc::WaitPolicy worker_wait_policy(std::size_t subsystems, unsigned extra_runs,
 ipc::WaitPolicy worker_wait_policy(std::size_t subsystems, unsigned extra_runs,
                                    std::size_t run_cpus, std::size_t processes,
                                    int threads) noexcept {
-  if (processes == 0 || processes >= subsystems || threads != 1) {
+  if (processes == 0 || processes >= subsystems) {
     return worker_wait_policy(subsystems, extra_runs, run_cpus);
   }
-  return worker_wait_policy(processes, 0, run_cpus);  // one run at a time in each process
+  // A group's runs compute at once on its arena's threads, at most (1: one after the other).
+  const std::size_t group_runs = (subsystems + processes - 1) / processes * (1 + extra_runs);
+  const std::size_t arena = threads == 1  ? 1
+                            : threads > 0 ? static_cast<std::size_t>(threads)
+                                          : std::max<std::size_t>(run_cpus, 1);
+  return worker_wait_policy(processes * std::min(group_runs, arena), 0, run_cpus);
 }
 
 namespace {

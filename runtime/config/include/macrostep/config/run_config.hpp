@@ -255,11 +255,12 @@
 //                                    build its subsystem and report ready; default 10 s plus
 //                                    100 us per state of the largest subsystem
 //                                    (--handshake-timeout overrides it)
-//   processes = "per-subsystem"      the worker processes of the process executor: an integer
-//                                    >= 1, "auto" (at most one per usable core) or
-//                                    "per-subsystem" (default); a process hosting several
-//                                    subsystems runs them on its TBB arena, with the same
-//                                    results (--processes overrides it)
+//   processes = "auto"               the worker processes of the process executor: an integer
+//                                    >= 1, "auto" (default: one per subsystem while they fit
+//                                    on the usable cores, else the cores but the master's) or
+//                                    "per-subsystem"; a process hosting several subsystems
+//                                    runs them on its TBB arena, with the same results
+//                                    (--processes overrides it)
 //   ranks = [1, 1, 2]                 --executor mpi only: per subsystem the rank (1..R-1) of the
 //                                    node agent that runs it; default: contiguous blocks
 //
@@ -407,7 +408,7 @@ struct OutputConfig {
 
 struct ExecutorConfig {
   std::optional<double> handshake_timeout;           // [s]; unset: scaled to the model
-  std::optional<placement::ProcessCount> processes;  // unset: one per subsystem
+  std::optional<placement::ProcessCount> processes;  // unset: auto
   // --executor mpi: per subsystem the rank of its node agent (1..R-1); empty: contiguous blocks.
   // Checked against the subsystems and ranks when an MPI run starts (ranks_line for the message).
   std::vector<int> ranks;

@@ -127,8 +127,8 @@ struct CosimSettings {
   // Worker crashes or hangs the run recovers from (ProcessOptions::max_restarts); 0: none.
   unsigned max_restarts = 0;
   // The worker processes of the process executor (--processes, else [executor] processes,
-  // else one per subsystem); the factory forms the groups (ProcessOptions::groups).
-  placement::ProcessCount processes;
+  // else auto); the factory forms the groups (ProcessOptions::groups).
+  placement::ProcessCount processes{placement::ProcessCount::Kind::kAuto, 0};
   std::optional<MpiBridge> mpi;  // CosimOptions::mpi
   double end_time = 0.0;
   bool all_states = false;

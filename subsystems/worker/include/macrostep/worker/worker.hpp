@@ -110,8 +110,8 @@ inline constexpr const char* kNormalShutdown = "end of run";
 ipc::WaitPolicy worker_wait_policy(std::size_t subsystems, unsigned extra_runs,
                                    std::size_t run_cpus) noexcept;
 // The same for `processes` processes computing the subsystems (WorkerSetup::processes; 0 or
-// `subsystems`: one each) with `threads` threads for their runs: with groups on one thread
-// each (threads = 1) the runs that compute at once are one per process, else every run.
+// `subsystems`: one each) with `threads` threads for their runs (0: the run's CPUs): with
+// groups the runs that compute at once are, per process, its group's runs up to its threads.
 ipc::WaitPolicy worker_wait_policy(std::size_t subsystems, unsigned extra_runs,
                                    std::size_t run_cpus, std::size_t processes,
                                    int threads) noexcept;
