@@ -102,9 +102,10 @@ TEST(ProcessExecutorApp, GroupedProcessesGiveTheInProcessCsvBytes) {
       {"auto", {"--executor", "processes", "--set", "executor.processes=\"auto\""}},
   };
   for (const auto& [name, extra] : runs) {
-    std::vector<std::string> args = {"run",    kDemo, "--stop-time", "0.002", "--set",
-                                     "partition.subsystems=5", "--output",
-                                     (dir / (name + ".csv")).string()};
+    std::vector<std::string> args = {"run",         kDemo,
+                                     "--stop-time", "0.002",
+                                     "--set",       "partition.subsystems=5",
+                                     "--output",    (dir / (name + ".csv")).string()};
     args.insert(args.end(), extra.begin(), extra.end());
     ASSERT_EQ(wait_exit(spawn_app(dir, args)), 0) << name << ": " << read_file(dir / "stderr.txt");
   }
