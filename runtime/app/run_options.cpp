@@ -203,10 +203,11 @@ void add_run_options(CLI::App& cmd, RunArgs& args, bool reference) {
     args.min_micro_steps_opt =
         cmd.add_option("--min-micro-steps", args.min_micro_steps,
                        "micro steps at most H/M (0 = no limit, else 2..1000; default 2)");
-    args.executor_opt =
-        cmd.add_option("--executor", args.executor,
-                       "how subsystems run: processes (one per subsystem, default) | inprocess | "
-                       "mpi (under mpirun: rank 0 the master, the other ranks node agents)");
+    args.executor_opt = cmd.add_option(
+        "--executor", args.executor,
+        "how subsystems run: processes (worker processes, default; see --processes) | "
+        "inprocess | "
+        "mpi (under mpirun: rank 0 the master, the other ranks node agents)");
     args.threads_opt =
         cmd.add_option("--threads", args.threads, "executor worker threads (0 = all cores)");
     args.pin_opt = cmd.add_option("--pin", args.pin,
