@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "macrostep/library/chain_spec.hpp"
 #include "macrostep/library/model_description.hpp"
 #include "macrostep/placement/placement.hpp"
+#include "macrostep/schemes/explicit_jacobi.hpp"
 #include "macrostep/schemes/implicit.hpp"
 #include "macrostep/system/chain_system.hpp"
 
@@ -186,6 +188,51 @@ TEST(ProcessGroups, KilledGroupWorkerIsReportedWithEverySubsystem) {
         << what;
     EXPECT_NE(what.find("signal 9"), std::string::npos) << what;
   }
+}
+
+// A stopped group process (SIGSTOP: alive, evaluating nothing) hangs: it is killed after the
+// hang timeout and reported with all its subsystems.
+TEST(ProcessGroups, HungGroupWorkerIsKilledAndNamedWithEverySubsystem) {
+  const GroupChain c(20, 4);
+  const auto o = testing::controlled(1.0, control::Estimator::kExMD, 1e-5);  // longer than the test
+  auto po = grouped_options({{0, 1}, {2, 3}});
+  po.hang_timeout = std::chrono::milliseconds(1000);
+  po.poll_interval = std::chrono::milliseconds(50);
+  executors::ProcessExecutor ex(c.sys, c.models, c.sys.initial_couplings(), po);
+  const pid_t victim = ex.worker_pids()[0];
+  std::size_t accepted = 0;
+  try {
+    schemes::run_explicit(c.sys, ex, o, [&](const schemes::AcceptedPoint&) {
+      if (++accepted == 5) kill(victim, SIGSTOP);
+    });
+    FAIL() << "the run went on without subsystems 1 and 2";
+  } catch (const executors::WorkerFailure& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("subsystems 1, 2 (one worker process"), std::string::npos) << what;
+    EXPECT_NE(what.find("hangs"), std::string::npos) << what;
+  }
+}
+
+// The progress of a group is the sum over its members: a member that waits while its mate
+// integrates one long step first (one thread: in turn) is not taken for a hung one, even with
+// a hang timeout far below that step.
+TEST(ProcessGroups, MemberWaitingForItsMateIsNotTakenForAHungOne) {
+  const auto p = testing::test_chain(6010);
+  const std::vector<std::size_t> boundaries = {0, 6000, 6010};
+  const auto sys = system::make_chain_system(p, boundaries);
+  const auto models = library::chain_segment_descriptions(
+      std::make_shared<const library::ChainParameters>(p), boundaries);
+  schemes::SchemeOptions o;
+  o.control.mode = control::StepSizeMode::kFixed;
+  o.control.t_end = 4e-3;
+  o.control.h = 2e-3;  // the large subsystem's steps are each well above the timeout
+  o.control.kappa_fixed = 0;
+  o.control.estimator = control::Estimator::kNone;
+  auto po = grouped_options({{0, 1}}, 1);
+  po.hang_timeout = std::chrono::milliseconds(100);
+  po.poll_interval = std::chrono::milliseconds(2);
+  executors::ProcessExecutor ex(sys, models, sys.initial_couplings(), po);
+  EXPECT_NO_THROW(schemes::run_explicit(sys, ex, o, [](const schemes::AcceptedPoint&) {}));
 }
 
 // With crash recovery the group's process is replaced whole (its mates at the same accepted

@@ -255,12 +255,8 @@
 //                                    build its subsystem and report ready; default 10 s plus
 //                                    100 us per state of the largest subsystem
 //                                    (--handshake-timeout overrides it)
-//   processes = "auto"               the worker processes of the process executor: an integer
-//                                    >= 1, "auto" (default: one per subsystem while they fit
-//                                    on the usable cores, else the cores but the master's) or
-//                                    "per-subsystem"; a process hosting several subsystems
-//                                    runs them on its TBB arena, with the same results
-//                                    (--processes overrides it)
+//   processes = "auto"               worker processes: integer >= 1, "per-subsystem" or "auto"
+//                                    (default; placement::resolve_process_count; --processes)
 //   ranks = [1, 1, 2]                 --executor mpi only: per subsystem the rank (1..R-1) of the
 //                                    node agent that runs it; default: contiguous blocks
 //
