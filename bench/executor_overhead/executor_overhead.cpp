@@ -81,7 +81,8 @@ struct Timing {
 
 Timing run(const library::ChainParameters& p, std::size_t subsystems, bool processes, double h,
            double t_end, const std::string& binary, std::vector<std::vector<unsigned>> cpusets,
-           bool host_first = false, std::vector<std::vector<std::size_t>> groups = {}) {
+           bool host_first = false, std::vector<std::vector<std::size_t>> groups = {},
+           int threads = 1) {
   const auto boundaries = library::equal_partition(p.size(), subsystems);
   const auto sys = system::make_chain_system(p, boundaries);
   schemes::SchemeOptions o;
@@ -96,7 +97,7 @@ Timing run(const library::ChainParameters& p, std::size_t subsystems, bool proce
     executors::ProcessOptions po;
     po.rollback = false;
     po.extra_runs = 0;
-    po.threads = 1;
+    po.threads = threads;
     po.executable = binary;
     po.cpusets = std::move(cpusets);
     po.host_first_subsystem = host_first;
@@ -395,6 +396,7 @@ int main(int argc, char** argv) {
   std::size_t repeats = 3;
   std::string part = "all";
   std::string grouped_processes = "auto";
+  int grouped_threads = 1;
   std::vector<unsigned> cpus;
   bool single = false;
   app.add_option("--macrostep", binary, "the macrostep binary (worker processes)");
@@ -404,6 +406,9 @@ int main(int argc, char** argv) {
   app.add_option("--overhead-t-end", overhead_t_end, "simulated time of the overhead runs [s]");
   app.add_option("--processes", grouped_processes,
                  "worker processes of the grouped column: N | auto | per-subsystem");
+  app.add_option("--grouped-threads", grouped_threads,
+                 "threads of a group's runs in the grouped column (1: one after the other; 0: "
+                 "an arena of all CPUs)");
   app.add_option("--efficiency-masses", e.masses, "masses of the efficiency chain");
   std::vector<double> hs = {5e-4, 2e-3};
   app.add_option("--efficiency-h", hs,
@@ -471,7 +476,7 @@ int main(int argc, char** argv) {
       const std::size_t processes = placement::resolve_process_count(
           placement::parse_process_count(grouped_processes), n, topology);
       const Timing d = run(p, n, true, h, overhead_t_end, binary, {}, false,
-                           placement::process_groups(0, n, processes));
+                           placement::process_groups(0, n, processes), grouped_threads);
       const double ud = 1e6 * d.seconds / static_cast<double>(d.steps);
       fmt::print(
           "{:>11} {:>8} {:>16.1f} {:>15.1f} {:>7.2f} {:>12.1f} {:>7.2f} {:>11.1f} {:>12.1f} "
