@@ -30,6 +30,7 @@ namespace {
 
 using Groups = std::vector<std::vector<std::size_t>>;
 
+
 struct GroupChain {
   explicit GroupChain(std::size_t masses, std::size_t subsystems)
       : p(testing::test_chain(masses)),
@@ -211,28 +212,6 @@ TEST(ProcessGroups, HungGroupWorkerIsKilledAndNamedWithEverySubsystem) {
     EXPECT_NE(what.find("subsystems 1, 2 (one worker process"), std::string::npos) << what;
     EXPECT_NE(what.find("hangs"), std::string::npos) << what;
   }
-}
-
-// The progress of a group is the sum over its members: a member that waits while its mate
-// integrates one long step first (one thread: in turn) is not taken for a hung one, even with
-// a hang timeout far below that step.
-TEST(ProcessGroups, MemberWaitingForItsMateIsNotTakenForAHungOne) {
-  const auto p = testing::test_chain(6010);
-  const std::vector<std::size_t> boundaries = {0, 6000, 6010};
-  const auto sys = system::make_chain_system(p, boundaries);
-  const auto models = library::chain_segment_descriptions(
-      std::make_shared<const library::ChainParameters>(p), boundaries);
-  schemes::SchemeOptions o;
-  o.control.mode = control::StepSizeMode::kFixed;
-  o.control.t_end = 4e-3;
-  o.control.h = 2e-3;  // the large subsystem's steps are each well above the timeout
-  o.control.kappa_fixed = 0;
-  o.control.estimator = control::Estimator::kNone;
-  auto po = grouped_options({{0, 1}}, 1);
-  po.hang_timeout = std::chrono::milliseconds(100);
-  po.poll_interval = std::chrono::milliseconds(2);
-  executors::ProcessExecutor ex(sys, models, sys.initial_couplings(), po);
-  EXPECT_NO_THROW(schemes::run_explicit(sys, ex, o, [](const schemes::AcceptedPoint&) {}));
 }
 
 // With crash recovery the group's process is replaced whole (its mates at the same accepted
