@@ -30,7 +30,6 @@ namespace {
 
 using Groups = std::vector<std::vector<std::size_t>>;
 
-
 struct GroupChain {
   explicit GroupChain(std::size_t masses, std::size_t subsystems)
       : p(testing::test_chain(masses)),
