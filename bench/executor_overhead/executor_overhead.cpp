@@ -81,7 +81,8 @@ struct Timing {
 
 Timing run(const library::ChainParameters& p, std::size_t subsystems, bool processes, double h,
            double t_end, const std::string& binary, std::vector<std::vector<unsigned>> cpusets,
-           bool host_first = false) {
+           bool host_first = false, std::vector<std::vector<std::size_t>> groups = {},
+           int threads = 1) {
   const auto boundaries = library::equal_partition(p.size(), subsystems);
   const auto sys = system::make_chain_system(p, boundaries);
   schemes::SchemeOptions o;
@@ -96,10 +97,11 @@ Timing run(const library::ChainParameters& p, std::size_t subsystems, bool proce
     executors::ProcessOptions po;
     po.rollback = false;
     po.extra_runs = 0;
-    po.threads = 1;
+    po.threads = threads;
     po.executable = binary;
     po.cpusets = std::move(cpusets);
     po.host_first_subsystem = host_first;
+    po.groups = std::move(groups);
     ex = std::make_unique<executors::ProcessExecutor>(
         sys,
         library::chain_segment_descriptions(std::make_shared<const library::ChainParameters>(p),
@@ -393,6 +395,8 @@ int main(int argc, char** argv) {
   Efficiency e;
   std::size_t repeats = 3;
   std::string part = "all";
+  std::string grouped_processes = "auto";
+  int grouped_threads = 1;
   std::vector<unsigned> cpus;
   bool single = false;
   app.add_option("--macrostep", binary, "the macrostep binary (worker processes)");
@@ -400,6 +404,11 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"all", "overhead", "efficiency"}));
   app.add_option("--subsystems", counts, "subsystem counts of the overhead runs")->delimiter(',');
   app.add_option("--overhead-t-end", overhead_t_end, "simulated time of the overhead runs [s]");
+  app.add_option("--processes", grouped_processes,
+                 "worker processes of the grouped column: N | auto | per-subsystem");
+  app.add_option("--grouped-threads", grouped_threads,
+                 "threads of a group's runs in the grouped column (1: one after the other; 0: "
+                 "an arena of all CPUs)");
   app.add_option("--efficiency-masses", e.masses, "masses of the efficiency chain");
   std::vector<double> hs = {5e-4, 2e-3};
   app.add_option("--efficiency-h", hs,
@@ -449,8 +458,12 @@ int main(int argc, char** argv) {
         h, overhead_t_end);
     // "hosted": the master runs subsystem 1 itself (ProcessOptions::host_first_subsystem).
     // "floor": wake_floor_us, the wake-ups and context switches of the processes column alone.
-    fmt::print("{:>11} {:>8} {:>16} {:>15} {:>7} {:>12} {:>7} {:>11}\n", "subsystems", "steps",
-               "in-process [us]", "processes [us]", "ratio", "hosted [us]", "ratio", "floor [us]");
+    // "grouped": the subsystems in groups, --processes worker processes (auto: one per usable
+    // core, placement::resolve_process_count), each group's runs one after the other.
+    const placement::Topology topology = placement::Topology::detect();
+    fmt::print("{:>11} {:>8} {:>16} {:>15} {:>7} {:>12} {:>7} {:>11} {:>12} {:>7}\n", "subsystems",
+               "steps", "in-process [us]", "processes [us]", "ratio", "hosted [us]", "ratio",
+               "floor [us]", "grouped [us]", "ratio");
     for (std::size_t n : counts) {
       const auto p = chain(n, 1.0);
       const Timing a = run(p, n, false, h, overhead_t_end, binary, {});
@@ -460,8 +473,15 @@ int main(int argc, char** argv) {
       const double ub = 1e6 * b.seconds / static_cast<double>(b.steps);
       const double uc = 1e6 * c.seconds / static_cast<double>(c.steps);
       const double floor = wake_floor_us(n, b.steps);
-      fmt::print("{:>11} {:>8} {:>16.1f} {:>15.1f} {:>7.2f} {:>12.1f} {:>7.2f} {:>11.1f}\n", n,
-                 b.steps, ua, ub, ub / ua, uc, uc / ua, floor);
+      const std::size_t processes = placement::resolve_process_count(
+          placement::parse_process_count(grouped_processes), n, topology);
+      const Timing d = run(p, n, true, h, overhead_t_end, binary, {}, false,
+                           placement::process_groups(0, n, processes), grouped_threads);
+      const double ud = 1e6 * d.seconds / static_cast<double>(d.steps);
+      fmt::print(
+          "{:>11} {:>8} {:>16.1f} {:>15.1f} {:>7.2f} {:>12.1f} {:>7.2f} {:>11.1f} {:>12.1f} "
+          "{:>7.2f}\n",
+          n, b.steps, ua, ub, ub / ua, uc, uc / ua, floor, ud, ud / ua);
       std::fflush(stdout);
     }
   }

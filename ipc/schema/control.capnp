@@ -142,6 +142,7 @@ struct SubsystemConfig {
   recoveryIntervalMs @12 :UInt32;  # least time between two saves of it (0: at every accept)
   jumps @13 :JumpOptions;        # runner::JumpOptions (absent: none)
   outputInterval @14 :Float64;   # runner::RunnerOptions::output_interval (0: no samples)
+  processes @15 :UInt32;         # processes that compute the run's subsystems (0: one each)
 }
 
 # runner::JumpOptions: how the runs treat the input polynomial's jump at T_N.

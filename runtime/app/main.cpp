@@ -85,7 +85,7 @@ struct Commands {
   macrostep::app::SweepArgs sweep_args;
   macrostep::app::LocalErrorArgs local_error_args;
   std::string worker_segment;
-  std::size_t worker_index = 0;
+  std::vector<std::size_t> worker_indices;  // one, or the group a worker process hosts
   int worker_segment_fd = -1;
   CLI::App *run = nullptr, *reference = nullptr, *topology = nullptr, *stability = nullptr,
            *resume = nullptr, *plot = nullptr, *cleanup = nullptr, *compare = nullptr,
@@ -150,7 +150,9 @@ void add_commands(CLI::App& app, Commands& c) {
   c.worker = app.add_subcommand("worker", "");
   c.worker->group("");
   c.worker->add_option("--segment", c.worker_segment)->required();
-  c.worker->add_option("--index", c.worker_index)->required();
+  c.worker->add_option("--index", c.worker_indices, "a subsystem (0-based); repeated for a group")
+      ->required()
+      ->take_all();
   c.worker->add_option("--segment-fd", c.worker_segment_fd,
                        "an inherited descriptor of the segment (attach after the name is gone)");
 }
@@ -238,7 +240,7 @@ int main(int argc, char** argv) {
   }
 
   if (c.worker->parsed())
-    return macrostep::worker::run_worker(c.worker_segment, c.worker_index, c.worker_segment_fd);
+    return macrostep::worker::run_worker(c.worker_segment, c.worker_indices, c.worker_segment_fd);
   const std::string command_line = joined(argc, argv);
   try {
     return dispatch(c, argc, argv, command_line);

@@ -132,8 +132,9 @@ int run_model(const RunArgs& args, bool reference, const std::string& command_li
          {args.scheme_opt, args.jacobian_opt, args.estimator_opt, args.order_opt,
           args.approximation_opt, args.step_size_opt, args.executor_opt, args.threads_opt,
           args.pin_opt, args.hang_timeout_opt, args.handshake_timeout_opt,
-          args.master_hosts_first_opt, args.max_restarts_opt, args.jump_handling_opt,
-          args.min_micro_steps_opt, args.checkpoint_every_opt, args.checkpoint_opt}) {
+          args.master_hosts_first_opt, args.max_restarts_opt, args.processes_opt,
+          args.jump_handling_opt, args.min_micro_steps_opt, args.checkpoint_every_opt,
+          args.checkpoint_opt}) {
       if (given(option)) {
         throw UsageError(
             fmt::format("{} configures a co-simulation and does not apply to --monolithic",

@@ -131,6 +131,7 @@ macrostep::run::CosimOptions cosim_options(const RunArgs& args, const std::strin
   o.pin = args.pin;
   if (given(args.hang_timeout_opt)) o.hang_timeout = args.hang_timeout;
   if (given(args.max_restarts_opt)) o.max_restarts = args.max_restarts;
+  if (given(args.processes_opt)) o.processes = args.processes;
   if (given(args.handshake_timeout_opt)) o.handshake_timeout = args.handshake_timeout;
   o.master_hosts_first = args.master_hosts_first;
   o.output_file = args.output;
@@ -202,10 +203,11 @@ void add_run_options(CLI::App& cmd, RunArgs& args, bool reference) {
     args.min_micro_steps_opt =
         cmd.add_option("--min-micro-steps", args.min_micro_steps,
                        "micro steps at most H/M (0 = no limit, else 2..1000; default 2)");
-    args.executor_opt =
-        cmd.add_option("--executor", args.executor,
-                       "how subsystems run: processes (one per subsystem, default) | inprocess | "
-                       "mpi (under mpirun: rank 0 the master, the other ranks node agents)");
+    args.executor_opt = cmd.add_option(
+        "--executor", args.executor,
+        "how subsystems run: processes (worker processes, default; see --processes) | "
+        "inprocess | "
+        "mpi (under mpirun: rank 0 the master, the other ranks node agents)");
     args.threads_opt =
         cmd.add_option("--threads", args.threads, "executor worker threads (0 = all cores)");
     args.pin_opt = cmd.add_option("--pin", args.pin,
@@ -220,6 +222,11 @@ void add_run_options(CLI::App& cmd, RunArgs& args, bool reference) {
         "process executor: when a worker process dies or hangs, restart the workers from their "
         "last accepted states and repeat the step, at most N times (default 0: the run fails); "
         "the results are the same as without the failure");
+    args.processes_opt = cmd.add_option(
+        "--processes", args.processes,
+        "process executor: worker processes N | auto (at most one per usable core) | "
+        "per-subsystem (default [executor] processes, else per-subsystem); a process hosting "
+        "several subsystems runs them on its threads, with the same results");
     args.handshake_timeout_opt = cmd.add_option(
         "--handshake-timeout", args.handshake_timeout,
         "seconds a worker process may take to build its subsystem and report ready (default "

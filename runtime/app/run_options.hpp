@@ -27,6 +27,7 @@ struct RunArgs {
   std::string pin = "none";
   double hang_timeout = 60.0;
   int max_restarts = 0;
+  std::string processes;
   double handshake_timeout = 0.0;
   bool master_hosts_first = false;
   std::string output;
@@ -49,6 +50,7 @@ struct RunArgs {
   CLI::Option* pin_opt = nullptr;
   CLI::Option* hang_timeout_opt = nullptr;
   CLI::Option* max_restarts_opt = nullptr;
+  CLI::Option* processes_opt = nullptr;
   CLI::Option* handshake_timeout_opt = nullptr;
   CLI::Option* output_opt = nullptr;
   CLI::Option* master_hosts_first_opt = nullptr;

@@ -162,6 +162,13 @@ TEST_F(Checkpoint, ResumeAfterSigkillIsBitIdenticalExplicitProcesses) {
   kill_and_resume({"--executor", "processes"});
 }
 
+// The same with 5 subsystems in 2 worker processes (--processes 2): resume starts the same
+// groups, which import the checkpoint's states.
+TEST_F(Checkpoint, ResumeAfterSigkillIsBitIdenticalGroupedProcesses) {
+  kill_and_resume(
+      {"--executor", "processes", "--set", "partition.subsystems=5", "--processes", "2"});
+}
+
 // The same with the implicit scheme (fd Jacobian, imMD; the corrector's Δ⁰ travels in the
 // checkpoint) on the in-process executor.
 TEST_F(Checkpoint, ResumeAfterSigkillIsBitIdenticalImplicitInProcess) {

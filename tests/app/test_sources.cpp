@@ -137,12 +137,14 @@ TEST_F(Sources, ResumeAfterSigkillIsBitIdentical) {
   }
 }
 
-// A worker killed in the middle of the run: --max-restarts recovers it, bit-identically.
+// A worker killed in the middle of the run: --max-restarts recovers it, bit-identically. One
+// process per subsystem, so that the killed one hosts the motor alone.
 TEST_F(Sources, KilledWorkerIsRecoveredWithMaxRestartsBitIdentically) {
   copy_config();
   const std::vector<std::string> common = {"run",         "sources.toml", "--estimator",    "none",
                                            "--step-size", "1e-4",         "--stop-time",    "0.4",
-                                           "--executor",  "processes",    "--max-restarts", "2"};
+                                           "--executor",  "processes",    "--max-restarts", "2",
+                                           "--processes", "per-subsystem"};
   std::vector<std::string> plain = common;
   plain.insert(plain.end(), {"--output", "plain.csv"});
   ASSERT_EQ(exit_status(start(plain)), 0) << read_file("run.err");

@@ -89,6 +89,46 @@ TEST(ProcessExecutorApp, CsvBytesAreIdenticalToInProcess) {
   std::filesystem::remove_all(dir);
 }
 
+// Worker processes hosting groups (--processes, [executor] processes): 5 subsystems in 2
+// processes (3 + 2), in 1 beside the master hosting subsystem 1, and auto: the in-process bytes;
+// the metadata records the count. A bad count exits 2 before anything starts, naming the option
+// and the allowed values.
+TEST(ProcessExecutorApp, GroupedProcessesGiveTheInProcessCsvBytes) {
+  const auto dir = temp_dir("groups");
+  const std::vector<std::pair<std::string, std::vector<std::string>>> runs = {
+      {"inprocess", {"--executor", "inprocess"}},
+      {"two", {"--executor", "processes", "--processes", "2"}},
+      {"hosted", {"--executor", "processes", "--processes", "1", "--master-hosts-first"}},
+      {"auto", {"--executor", "processes", "--set", "executor.processes=\"auto\""}},
+  };
+  for (const auto& [name, extra] : runs) {
+    std::vector<std::string> args = {"run",         kDemo,
+                                     "--stop-time", "0.002",
+                                     "--set",       "partition.subsystems=5",
+                                     "--output",    (dir / (name + ".csv")).string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    ASSERT_EQ(wait_exit(spawn_app(dir, args)), 0) << name << ": " << read_file(dir / "stderr.txt");
+  }
+  const std::string a = read_file(dir / "inprocess.csv");
+  EXPECT_GT(a.size(), 1000u);
+  for (const char* name : {"two", "hosted", "auto"}) {
+    EXPECT_TRUE(a == read_file(dir / (std::string(name) + ".csv"))) << name << ": the CSV differs";
+  }
+  EXPECT_NE(read_file(dir / "two.json").find("\"worker_processes\": 2"), std::string::npos);
+  EXPECT_NE(read_file(dir / "auto.json").find("\"processes\": \"auto\""), std::string::npos);
+  for (const char* bad : {"0", "many"}) {
+    const pid_t pid = spawn_app(dir, {"run", kDemo, "--stop-time", "0.002", "--processes", bad,
+                                      "--output", (dir / "bad.csv").string()});
+    EXPECT_EQ(wait_exit(pid), 2);
+    const std::string err = read_file(dir / "stderr.txt");
+    EXPECT_NE(err.find("--processes must be an integer >= 1, \"auto\" or \"per-subsystem\""),
+              std::string::npos)
+        << err;
+    EXPECT_FALSE(std::filesystem::exists(dir / "bad.csv"));
+  }
+  std::filesystem::remove_all(dir);
+}
+
 // A system description (configs/drivetrain.toml, a drive train with a PI speed loop):
 // the process executor builds every model from its Cap'n Proto description and gives the same
 // bytes as in-process (contract 1).

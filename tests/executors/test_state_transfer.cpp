@@ -130,6 +130,42 @@ TEST(StateTransfer, ANewWorkerProcessContinuesFromAnExportedWorkspace) {
   std::filesystem::remove(file);
 }
 
+// Groups (ProcessOptions::groups): a process hosting all three subsystems exports their states
+// at step kCut and is replaced whole by restart_worker (every subsystem of it at T_0), which
+// imports them; another grouping reads the same files. Both continue bit-identically to the
+// in-process run (the files belong to the subsystems, not to the processes).
+TEST(StateTransfer, GroupProcessesAreReplacedWholeAndReadEachOthersFiles) {
+  const TransferFixture s;
+  const auto expected = drive(s, *s.in_process(), kTransferSteps, kCut + 1);
+  const auto grouped = [&](std::vector<std::vector<std::size_t>> groups) {
+    executors::ProcessOptions po;
+    po.solver = testing::tight_solver();
+    po.executable = MACROSTEP_BINARY;
+    po.groups = std::move(groups);
+    return std::make_unique<executors::ProcessExecutor>(s.system, s.models, s.u0, po);
+  };
+  const auto file = [](std::size_t i) { return state_file("group-" + std::to_string(i)); };
+  auto one = grouped({{0, 1, 2}});
+  const pid_t old_pid = one->worker_pids()[0];
+  EXPECT_EQ(one->worker_pids()[2], old_pid);
+  const auto got = drive(s, *one, kTransferSteps, kCut + 1, [&](int n) {
+    if (n != kCut) return;
+    for (std::size_t i = 0; i < 3; ++i) EXPECT_GT(one->export_state(i, file(i)), 1000u);
+    one->restart_worker(1);  // the process of all three
+    for (std::size_t i = 0; i < 3; ++i) one->import_state(i, file(i));
+  });
+  EXPECT_NE(one->worker_pids()[0], old_pid);
+  EXPECT_EQ(one->worker_pids()[0], one->worker_pids()[2]);
+  EXPECT_TRUE(same_bits(expected, got));
+  auto two = grouped({{0}, {1, 2}});
+  const auto other = drive(s, *two, kTransferSteps, kCut + 1, [&](int n) {
+    if (n != kCut) return;
+    for (std::size_t i = 0; i < 3; ++i) two->import_state(i, file(i));
+  });
+  EXPECT_TRUE(same_bits(expected, other));
+  for (std::size_t i = 0; i < 3; ++i) std::filesystem::remove(file(i));
+}
+
 std::vector<char> bytes_of(const std::filesystem::path& p) {
   std::vector<char> out(std::filesystem::file_size(p));
   std::FILE* f = std::fopen(p.c_str(), "rb");

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "macrostep/worker/worker.hpp"
 
@@ -13,12 +14,12 @@ int main(int argc, char** argv) {
   CLI::App app{"the subsystem process of the TSan executor tests"};
   app.require_subcommand(1);
   std::string segment;
-  std::size_t index = 0;
+  std::vector<std::size_t> indices;
   int segment_fd = -1;
   CLI::App* worker = app.add_subcommand("worker");
   worker->add_option("--segment", segment)->required();
-  worker->add_option("--index", index)->required();
+  worker->add_option("--index", indices)->required();
   worker->add_option("--segment-fd", segment_fd);
   CLI11_PARSE(app, argc, argv);
-  return macrostep::worker::run_worker(segment, index, segment_fd);
+  return macrostep::worker::run_worker(segment, indices, segment_fd);
 }

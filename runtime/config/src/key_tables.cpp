@@ -88,7 +88,7 @@ const std::vector<FixedTable>& fixed_tables() {
          "[output]",
          {"file", "all_states", "checkpoint_every", "checkpoint", "rows"}},
         {Table::kCosim, "[cosim]", KeyList(std::begin(kCosimKeys), std::end(kCosimKeys))},
-        {Table::kExecutor, "[executor]", {"handshake_timeout", "ranks"}},
+        {Table::kExecutor, "[executor]", {"handshake_timeout", "processes", "ranks"}},
         {Table::kShaft, "[[subsystem.shaft]] with model = \"drive_train\"", element},
         {Table::kLoad,
          "[[subsystem.load]] with model = \"drive_train\"",

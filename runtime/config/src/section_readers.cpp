@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -117,6 +118,18 @@ void read_executor(const Node* node, ParseState& state) {
     const double seconds = checked(*v, Domain::kPositive);
     if (seconds > 1e6) v->fail(fmt::format("must be <= 1e6 s (got {})", v->source_text()));
     state.config.executor.handshake_timeout = seconds;
+  }
+  if (auto v = n.find("processes")) {
+    // An integer, or one of the words; the command line's --processes takes the same text.
+    if (!v->is_integer() && !v->is_string()) {
+      v->fail(fmt::format("must be {} (got {})", placement::kProcessCountValues, v->describe()));
+    }
+    try {
+      state.config.executor.processes =
+          placement::parse_process_count(v->is_string() ? v->string() : v->source_text());
+    } catch (const std::invalid_argument& e) {
+      v->fail(e.what());
+    }
   }
   if (auto v = n.find("ranks")) {
     auto& ranks = state.config.executor.ranks;

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "macrostep/runner/parallel_runs.hpp"
+#include "macrostep/runner/subsystem_runner.hpp"
 
 namespace macrostep::executors {
 
@@ -30,6 +30,7 @@ InProcessExecutor::InProcessExecutor(const system::CoupledSystem& system,
     runners_.push_back(std::make_unique<runner::SubsystemRunner>(system.subsystem(i), inputs,
                                                                  options.runner_options(i)));
   }
+  for (auto& r : runners_) stepping_.push_back(r.get());
   accepted_time_ = system.subsystem(0).initial_time();
   if (options.threads != 1) pool_ = std::make_unique<Pool>(options.threads);
 }
@@ -43,18 +44,10 @@ std::size_t InProcessExecutor::subsystem_count() const {
 void InProcessExecutor::do_step(double t_end, std::span<const SubsystemCommand> commands,
                                 PassOutcome& outcome) {
   // Every (subsystem, run) is an independent task; run 0 of each is the nominal one.
-  tasks_.clear();
   for (std::size_t i = 0; i < runners_.size(); ++i) {
     runners_[i]->prepare(t_end, commands[i].nominal, commands[i].extra);
-    for (std::size_t r = 0; r < runners_[i]->run_count(); ++r) tasks_.push_back({i, r});
   }
-  if (!pool_ || tasks_.size() == 1) {
-    for (const auto& [i, r] : tasks_) runners_[i]->execute(r);
-  } else {
-    runner::parallel_runs(pool_->arena, tasks_.size(), [&](std::size_t k) {
-      runners_[tasks_[k].first]->execute(tasks_[k].second);
-    });
-  }
+  runner::run_prepared(stepping_, pool_ ? &pool_->arena : nullptr, tasks_);
 
   outcome.ok = true;
   outcome.error.clear();

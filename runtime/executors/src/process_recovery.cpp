@@ -80,11 +80,13 @@ void ProcessExecutor::State::tell_recovery(const std::string& what) const {
   if (options.on_recovery) options.on_recovery(what);
 }
 
-// Ends the processes of `which` (if they still run), forgets the replies they owed, empties
-// their rings and starts new ones, which attach through the inherited segment descriptor and
-// rebuild their subsystems at T_0. Throws std::runtime_error (and marks the executor broken)
-// if one does not start.
-void ProcessExecutor::State::replace_processes(const std::vector<std::size_t>& which) {
+// Ends the processes of `asked` and their mates (if they still run), forgets the replies they
+// owed, empties their rings and starts new ones, which attach through the inherited segment
+// descriptor and rebuild their subsystems at T_0. Throws std::runtime_error (and marks the executor
+// broken) if one does not start.
+void ProcessExecutor::State::replace_processes(const std::vector<std::size_t>& asked) {
+  // A process is replaced with every subsystem it hosts.
+  const std::vector<std::size_t> which = with_mates(asked);
   for (std::size_t i : which) supervisor->kill(i);
   transport->reset(which);  // only the ended workers owed replies
   for (std::size_t i : which) {

@@ -120,6 +120,11 @@ struct ProcessExecutor::State {
   }
 
   std::string recovery_path(std::size_t i) const { return recovery_file(recovery_dir, i); }
+  // Worker i's process in messages, naming every subsystem it hosts: "subsystem 3 (pid 812)",
+  // "subsystems 3, 4 (one worker process, pid 812)" (WorkerSupervisor::process_mates).
+  std::string who(std::size_t i) const;
+  // `which` and the workers that share a process with one of them, ascending.
+  std::vector<std::size_t> with_mates(const std::vector<std::size_t>& which) const;
 
   [[noreturn]] void fail_dead(std::size_t i, const std::string& how, const Operation& during);
 

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -48,28 +49,66 @@ bool gone_without_pidfd(pid_t pid) {
 }  // namespace
 
 ProcessSupervisor::ProcessSupervisor(std::string executable, std::size_t workers,
-                                     std::string segment_name, int segment_fd)
+                                     std::string segment_name, int segment_fd,
+                                     const std::vector<std::vector<std::size_t>>& groups)
     : executable_(std::move(executable)),
-      procs_(workers),
+      slot_of_(workers, workers),
+      started_(workers, false),
       segment_name_(std::move(segment_name)),
-      segment_fd_(segment_fd) {}
+      segment_fd_(segment_fd) {
+  for (const auto& group : groups) {
+    if (group.empty()) continue;
+    std::vector<std::size_t> members = group;
+    std::sort(members.begin(), members.end());
+    for (std::size_t i : members) {
+      if (i >= workers || slot_of_[i] != workers) {
+        throw std::invalid_argument(fmt::format(
+            "ProcessSupervisor: worker {} is not one of {} or in two groups", i, workers));
+      }
+      slot_of_[i] = members_.size();
+    }
+    members_.push_back(std::move(members));
+  }
+  for (std::size_t i = 0; i < workers; ++i) {
+    if (slot_of_[i] != workers) continue;
+    slot_of_[i] = members_.size();
+    members_.push_back({i});
+  }
+  procs_.resize(members_.size());
+}
 
 ProcessSupervisor::~ProcessSupervisor() {
-  for (std::size_t i = 0; i < procs_.size(); ++i) kill(i);
+  for (std::size_t i = 0; i < slot_of_.size(); ++i) kill(i);
 }
 
 void ProcessSupervisor::start(std::size_t i) {
+  const std::size_t slot = slot_of_.at(i);
+  Proc& p = procs_[slot];
+  if (p.pid > 0 && !ended(i)) {
+    if (started_[i]) {
+      throw std::logic_error(fmt::format("subsystem {}: its worker still runs", i + 1));
+    }
+    started_[i] = true;  // a mate's start() has spawned the process that serves it
+    return;
+  }
+  spawn(slot);
+  for (std::size_t m : members_[slot]) started_[m] = m == i;
+}
+
+// Spawns the process of `slot`, serving every member of it.
+void ProcessSupervisor::spawn(std::size_t slot) {
   const std::string& segment_name = segment_name_;
   const int segment_fd = segment_fd_;
-  Proc& p = procs_.at(i);
-  if (p.pid > 0 && !ended(i)) {
-    throw std::logic_error(fmt::format("subsystem {}: its worker still runs", i + 1));
-  }
+  Proc& p = procs_[slot];
+  const std::size_t i = members_[slot].front();
   close_pidfd(p);
-  const std::string index = std::to_string(i);
   const std::string fd_text = std::to_string(kSegmentFdInChild);
-  std::vector<std::string> args = {executable_,    "worker", "--segment", segment_name,
-                                   "--segment-fd", fd_text,  "--index",   index};
+  std::vector<std::string> args = {executable_,  "worker",       "--segment",
+                                   segment_name, "--segment-fd", fd_text};
+  for (std::size_t m : members_[slot]) {
+    args.emplace_back("--index");
+    args.push_back(std::to_string(m));
+  }
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -100,7 +139,7 @@ void ProcessSupervisor::start(std::size_t i) {
 }
 
 std::optional<std::string> ProcessSupervisor::ended(std::size_t i) {
-  Proc& p = procs_.at(i);
+  Proc& p = procs_.at(slot_of_.at(i));
   if (p.ended) return p.how;
   if (p.pid <= 0) return std::string("was never started");
   bool gone = false;
@@ -126,7 +165,7 @@ std::optional<std::string> ProcessSupervisor::ended(std::size_t i) {
 }
 
 void ProcessSupervisor::kill(std::size_t i) noexcept {
-  Proc& p = procs_[i];
+  Proc& p = procs_[slot_of_[i]];
   if (p.pid <= 0 || p.ended) return;
   ::kill(p.pid, SIGKILL);
   int status = 0;
@@ -143,11 +182,11 @@ void ProcessSupervisor::stop_all(std::chrono::milliseconds grace) noexcept {
   const auto deadline = Clock::now() + grace;
   for (;;) {
     bool all = true;
-    for (std::size_t i = 0; i < procs_.size(); ++i) all = ended(i).has_value() && all;
+    for (std::size_t i = 0; i < slot_of_.size(); ++i) all = ended(i).has_value() && all;
     if (all || Clock::now() >= deadline) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  for (std::size_t i = 0; i < procs_.size(); ++i) kill(i);
+  for (std::size_t i = 0; i < slot_of_.size(); ++i) kill(i);
 }
 
 void ProcessSupervisor::close_pidfd(Proc& p) noexcept {

@@ -3,6 +3,7 @@
 // name the subsystem and the operation (DESIGN.md contract 5).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "process_state.hpp"
@@ -41,20 +42,40 @@ double resume_time(const Operation& op) {
 
 }  // namespace process_detail
 
+std::string ProcessExecutor::State::who(std::size_t i) const {
+  const std::vector<std::size_t> mates = supervisor->process_mates(i);
+  if (mates.size() <= 1) return fmt::format("subsystem {} (pid {})", number(i), supervisor->pid(i));
+  std::string names;
+  for (std::size_t m : mates) names += fmt::format("{}{}", names.empty() ? "" : ", ", number(m));
+  return fmt::format("subsystems {} (one worker process, pid {})", names, supervisor->pid(i));
+}
+
+std::vector<std::size_t> ProcessExecutor::State::with_mates(
+    const std::vector<std::size_t>& which) const {
+  std::vector<std::size_t> all;
+  for (std::size_t i : which) {
+    for (std::size_t m : supervisor->process_mates(i)) all.push_back(m);
+  }
+  std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end()), all.end());
+  return all;
+}
+
 void ProcessExecutor::State::fail_dead(std::size_t i, const std::string& how,
                                        const Operation& during) {
   broken = true;
-  throw WorkerFailure(fmt::format("subsystem {} (pid {}) {} during {}", number(i),
-                                  supervisor->pid(i), how, describe(during)),
-                      i, accepted_steps + 1, resume_time(during));
+  throw WorkerFailure(fmt::format("{} {} during {}", who(i), how, describe(during)), i,
+                      accepted_steps + 1, resume_time(during));
 }
 
 // Throws WorkerFailure if worker i's progress has not moved for hang_timeout since it last did
 // (or since the first check after its command); a hung worker is killed (it would not answer
-// the shutdown).
+// the shutdown). The progress of a process that hosts several subsystems is the sum over them:
+// one that waits while its mates compute (their runs one after the other) does not hang.
 void ProcessExecutor::State::check_progress(std::size_t i, const Operation& during) {
   Worker& w = workers[i];
-  const std::uint64_t now_seen = transport->progress(i);
+  std::uint64_t now_seen = 0;
+  for (std::size_t m : supervisor->process_mates(i)) now_seen += transport->progress(m);
   const auto now = Clock::now();
   if (!w.progress_known || now_seen != w.progress_seen) {
     w.progress_known = true;
@@ -65,12 +86,13 @@ void ProcessExecutor::State::check_progress(std::size_t i, const Operation& duri
   if (options.hang_timeout.count() <= 0 || now - w.progress_at < options.hang_timeout) return;
   broken = true;
   const double idle = std::chrono::duration<double>(now - w.progress_at).count();
+  const std::string name = who(i);
   supervisor->kill(i);
   throw WorkerFailure(
-      fmt::format("subsystem {} (pid {}) hangs: no model evaluation for {:.1f} s (--hang-timeout "
+      fmt::format("{} hangs: no model evaluation for {:.1f} s (--hang-timeout "
                   "{:g} s) during {}; it was killed",
-                  number(i), supervisor->pid(i), idle,
-                  std::chrono::duration<double>(options.hang_timeout).count(), describe(during)),
+                  name, idle, std::chrono::duration<double>(options.hang_timeout).count(),
+                  describe(during)),
       i, accepted_steps + 1, resume_time(during));
 }
 

@@ -47,7 +47,7 @@ ipc::SharedSegment create_segment(std::span<const std::vector<std::byte>> config
 RingTransport::RingTransport(std::span<const std::vector<std::byte>> configs,
                              std::span<const std::size_t> state_sizes,
                              std::optional<ipc::WaitPolicy> policy, pid_t master,
-                             unsigned extra_runs)
+                             unsigned extra_runs, std::size_t processes, int threads)
     : segment_(create_segment(configs, state_sizes)),
       state_sizes_(state_sizes.begin(), state_sizes.end()) {
   const std::size_t n = configs.size();
@@ -72,7 +72,8 @@ RingTransport::RingTransport(std::span<const std::vector<std::byte>> configs,
   }
   policy_ = policy ? *policy : ipc::WaitPolicy::adaptive(n + 1, segment_.identity().run_cpus);
   idle_workers_sleep_ =
-      worker::worker_wait_policy(n, extra_runs, segment_.identity().run_cpus).spin_iterations == 0;
+      worker::worker_wait_policy(n, extra_runs, segment_.identity().run_cpus, processes, threads)
+          .spin_iterations == 0;
 }
 
 RingTransport::~RingTransport() = default;

@@ -99,6 +99,30 @@ void check_process_options(std::span<const ProcessWorkerSpec> specs,
       throw std::invalid_argument("ProcessExecutor: too many outputs for the reply");
     }
   }
+  std::vector<bool> grouped(specs.size(), false);
+  for (const auto& group : options.groups) {
+    for (std::size_t i : group) {
+      if (i >= specs.size() || grouped[i]) {
+        throw std::invalid_argument(fmt::format(
+            "ProcessExecutor: subsystem {} of a group is not one of {} or in two groups", i + 1,
+            specs.size()));
+      }
+      if (i == 0 && options.host_first_subsystem) {
+        throw std::invalid_argument(
+            "ProcessExecutor: subsystem 1 runs in the master (host_first_subsystem), not in a "
+            "group");
+      }
+      grouped[i] = true;
+    }
+  }
+}
+
+std::size_t worker_processes(std::size_t workers, const ProcessOptions& options) {
+  std::size_t processes = options.host_first_subsystem && workers > 0 ? workers - 1 : workers;
+  for (const auto& group : options.groups) {
+    if (!group.empty()) processes -= group.size() - 1;
+  }
+  return processes;
 }
 
 std::string recovery_file(const std::string& dir, std::size_t i) {
@@ -113,12 +137,16 @@ WorkerParts make_ring_workers(std::span<const ProcessWorkerSpec> specs,
   if (options.max_restarts > 0) parts.recovery_dir = make_recovery_directory();
   try {
     const pid_t master = getpid();
+    // The processes that compute: the worker processes and the master if it hosts one.
+    const std::size_t processes =
+        worker_processes(n, options) + (options.host_first_subsystem && n > 0 ? 1 : 0);
     std::vector<std::vector<std::byte>> configs;
     std::vector<std::size_t> state_sizes;
     for (std::size_t i = 0; i < n; ++i) {
       worker::WorkerSetup setup = worker_setup(specs[i], i, n, options);
       if (i < options.cpusets.size()) setup.cpuset = options.cpusets[i];
       setup.master_pid = master;
+      if (processes < n) setup.processes = static_cast<std::uint32_t>(processes);
       if (!parts.recovery_dir.empty()) {
         setup.recovery_path = recovery_file(parts.recovery_dir, i);
         setup.recovery_interval_ms = static_cast<std::uint32_t>(options.recovery_interval.count());
@@ -127,15 +155,16 @@ WorkerParts make_ring_workers(std::span<const ProcessWorkerSpec> specs,
       state_sizes.push_back(specs[i].states);
     }
     auto rings = std::make_unique<RingTransport>(configs, state_sizes, options.wait, master,
-                                                 options.extra_runs);
+                                                 options.extra_runs, processes < n ? processes : 0,
+                                                 options.threads);
     if (!options.wait) {
-      // The processes that compete for the run's CPUs: the workers and the master (which runs
-      // subsystem 1 itself with host_first_subsystem).
-      const std::size_t workers = options.host_first_subsystem && n > 0 ? n - 1 : n;
-      rings->set_wait_policy(master_wait_policy(workers + 1, rings->run_cpus()));
+      // The processes that compete for the run's CPUs: the worker processes (one per group)
+      // and the master (which runs subsystem 1 itself with host_first_subsystem).
+      rings->set_wait_policy(
+          master_wait_policy(worker_processes(n, options) + 1, rings->run_cpus()));
     }
-    parts.supervisor = std::make_unique<ProcessSupervisor>(options.executable, n,
-                                                           rings->segment_name(), rings->fd());
+    parts.supervisor = std::make_unique<ProcessSupervisor>(
+        options.executable, n, rings->segment_name(), rings->fd(), options.groups);
     parts.transport = std::move(rings);
   } catch (...) {
     if (!parts.recovery_dir.empty()) {

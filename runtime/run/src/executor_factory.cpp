@@ -70,11 +70,18 @@ std::unique_ptr<executors::Executor> make_executor(
         &system, models, u0, po, settings.pin.to_string(), runs_per_subsystem(settings, inputs)};
     return settings.mpi->make(request, meta["placement"], placement);
   }
-  const placement::PlacementMap map =
-      placement::plan_placement(placement::Topology::detect(), settings.pin,
-                                system.subsystem_count(), runs_per_subsystem(settings, inputs));
+  const placement::Topology topology = placement::Topology::detect();
+  const placement::PlacementMap map = placement::plan_placement(
+      topology, settings.pin, system.subsystem_count(), runs_per_subsystem(settings, inputs));
   po.cpusets = map.subsystems;
   po.host_first_subsystem = settings.master_hosts_first;
+  // The subsystems outside the master in groups, one worker process each (a group's process
+  // is pinned to its members' PUs together).
+  const std::size_t first = settings.master_hosts_first ? 1 : 0;
+  const std::size_t remote = system.subsystem_count() - first;
+  const std::size_t processes =
+      placement::resolve_process_count(settings.processes, remote, topology);
+  if (processes < remote) po.groups = placement::process_groups(first, remote, processes);
   po.max_restarts = settings.max_restarts;
   // Every recovery is told on stderr as it happens and listed in the metadata.
   po.on_recovery = [&meta](const std::string& what) {
@@ -82,7 +89,19 @@ std::unique_ptr<executors::Executor> make_executor(
     meta["recoveries"].push_back(what);
   };
   meta["placement"] = map.to_json();
+  meta["placement"]["processes"] = settings.processes.to_string();
+  meta["placement"]["worker_processes"] = processes;
   placement = map.describe();
+  if (!po.groups.empty()) {
+    std::string groups;
+    for (const auto& g : po.groups) {
+      groups += fmt::format("{}{}", groups.empty() ? "" : ", ",
+                            g.size() == 1 ? fmt::format("{}", g.front() + 1)
+                                          : fmt::format("{}-{}", g.front() + 1, g.back() + 1));
+      meta["placement"]["process_groups"].push_back(g.size());
+    }
+    placement += fmt::format("\n{} worker processes host subsystems {}", processes, groups);
+  }
   auto executor = std::make_unique<executors::ProcessExecutor>(system, models, u0, po);
   // The master is bound after the workers are spawned, so unpinned workers keep every PU.
   // Hosting subsystem 1, it takes that subsystem's PUs.

@@ -245,6 +245,14 @@ void resolve_process_settings(const config::RunConfig& config, const CosimOption
         fmt::format("--handshake-timeout must be a number of seconds in (0, 1e6] (got {})",
                     *options.handshake_timeout));
   }
+  if (config.executor.processes) s.processes = *config.executor.processes;
+  if (options.processes) {
+    try {
+      s.processes = placement::parse_process_count(*options.processes);
+    } catch (const std::invalid_argument& e) {
+      throw SetupError(std::string("--processes ") + e.what());
+    }
+  }
   try {
     s.pin = placement::parse_pin(options.pin);
     // A listed PU must exist and be usable (the same check as `macrostep topology --pin`), and a

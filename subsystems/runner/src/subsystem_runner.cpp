@@ -250,6 +250,20 @@ void SubsystemRunner::run_all(tbb::task_arena* arena) {
   }
 }
 
+void run_prepared(std::span<SubsystemRunner* const> runners, tbb::task_arena* arena,
+                  std::vector<std::pair<std::size_t, std::size_t>>& tasks) {
+  tasks.clear();
+  for (std::size_t i = 0; i < runners.size(); ++i) {
+    for (std::size_t r = 0; r < runners[i]->run_count(); ++r) tasks.emplace_back(i, r);
+  }
+  if (arena == nullptr || tasks.size() == 1) {
+    for (const auto& [i, r] : tasks) runners[i]->execute(r);
+  } else {
+    parallel_runs(*arena, tasks.size(),
+                  [&](std::size_t k) { runners[tasks[k].first]->execute(tasks[k].second); });
+  }
+}
+
 std::size_t SubsystemRunner::failed_run() const {
   for (std::size_t r = 0; r < run_count(); ++r) {
     if (!results_[r].error.empty()) return r;

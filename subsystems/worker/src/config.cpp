@@ -64,6 +64,7 @@ std::vector<std::byte> encode_config(const WorkerSetup& s) {
   for (unsigned j = 0; j < s.cpuset.size(); ++j) cpus.set(j, s.cpuset[j]);
   cfg.setExtraRuns(s.extra_runs);
   cfg.setThreads(s.threads);
+  cfg.setProcesses(s.processes);
   cfg.setRecoveryPath(s.recovery_path);
   cfg.setRecoveryIntervalMs(s.recovery_interval_ms);
 
@@ -130,6 +131,7 @@ DecodedConfig decode_config_message(const std::byte* data, std::size_t bytes) {
   for (auto c : cfg.getCpuset()) d.cpuset.push_back(c);
   d.extra_runs = cfg.getExtraRuns();
   d.threads = cfg.getThreads();
+  d.processes = cfg.getProcesses();
   d.recovery_path = cfg.getRecoveryPath();
   d.recovery_interval_ms = cfg.getRecoveryIntervalMs();
   return d;

@@ -9,6 +9,7 @@
 
 #include <tbb/task_arena.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <csignal>
@@ -24,25 +25,40 @@
 
 namespace macrostep::worker {
 
+namespace {
+
+// The arena of DecodedConfig::threads threads; none for 1 (the runs stay in the calling thread).
+std::unique_ptr<tbb::task_arena> runs_arena(int threads) {
+  if (threads == 1) return nullptr;
+  return std::make_unique<tbb::task_arena>(
+      threads > 0 ? threads : static_cast<int>(tbb::task_arena::automatic));
+}
+
+}  // namespace
+
 CommandHandler::CommandHandler(DecodedConfig config, double* mirror, ipc::ProgressCounter* progress)
+    : CommandHandler(std::move(config), mirror, progress, nullptr) {
+  own_arena_ = runs_arena(config_.threads);
+  arena_ = own_arena_.get();
+}
+
+CommandHandler::CommandHandler(DecodedConfig config, double* mirror, ipc::ProgressCounter* progress,
+                               tbb::task_arena* arena)
     : config_(std::move(config)),
       mirror_(mirror),
       runner_(*config_.subsystem, config_.initial_inputs,
               runner::RunnerOptions{config_.solver, config_.rollback, config_.jumps,
-                                    config_.output_interval}) {
+                                    config_.output_interval}),
+      arena_(arena) {
   runner_.set_progress_counters([progress](std::size_t k) -> std::atomic<std::uint64_t>* {
     return k < ipc::kMaxRuns ? &progress[k].value : nullptr;
   });
-  if (config_.threads != 1) {
-    arena_ = std::make_unique<tbb::task_arena>(
-        config_.threads > 0 ? config_.threads : static_cast<int>(tbb::task_arena::automatic));
-  }
   write_mirror();
 }
 
 CommandHandler::~CommandHandler() = default;
 
-void CommandHandler::handle(const ipc::StepCommand& cmd, ipc::StepReply& reply) {
+void CommandHandler::start_reply(const ipc::StepCommand& cmd, ipc::StepReply& reply) const {
   reply.status = ipc::ReplyStatus::kOk;
   reply.failed_run = 0;
   reply.error[0] = '\0';
@@ -52,10 +68,22 @@ void CommandHandler::handle(const ipc::StepCommand& cmd, ipc::StepReply& reply) 
   reply.samples = 0;
   reply.exported_bytes = 0;
   reply.solver_ns = reply.extra_ns = 0;
+}
+
+void CommandHandler::end_reply(ipc::StepReply& reply) const {
+  reply.time = runner_.time();
+  reply.snapshot_ns_total = runner_.snapshot_ns();
+  set_total_stats(reply, runner_.total_stats());
+}
+
+void CommandHandler::handle(const ipc::StepCommand& cmd, ipc::StepReply& reply) {
+  start_reply(cmd, reply);
   try {
     switch (cmd.kind) {
       case ipc::CommandKind::kStep:
-        step(cmd, reply);
+        prepare_step(cmd);
+        runner_.run_all(arena_);
+        finish_step(reply);
         break;
       case ipc::CommandKind::kAccept:
         runner_.accept();
@@ -85,20 +113,64 @@ void CommandHandler::handle(const ipc::StepCommand& cmd, ipc::StepReply& reply) 
   } catch (const std::exception& e) {
     reply.set_failure(0, e.what());
   }
-  reply.time = runner_.time();
-  reply.snapshot_ns_total = runner_.snapshot_ns();
-  set_total_stats(reply, runner_.total_stats());
+  end_reply(reply);
 }
 
-void CommandHandler::step(const ipc::StepCommand& cmd, ipc::StepReply& reply) {
+// A step command's runs set up in the runner (throws what unpacking and prepare() throw).
+void CommandHandler::prepare_step(const ipc::StepCommand& cmd) {
   unpack_runs(cmd, nominal_, extra_);
   runner_.prepare(cmd.t_end, nominal_, extra_);
-  runner_.run_all(arena_.get());
+}
+
+// The prepared runs' results, after they have run.
+void CommandHandler::finish_step(ipc::StepReply& reply) {
   encode_pass(runner_.result(0), runner_.extra_results(), config_.subsystem->output_size(),
               runner_.nominal_ns(), runner_.extra_ns(), reply);
   if (const std::string failure = runner_.failure(); !failure.empty()) {
     reply.set_failure(static_cast<std::uint32_t>(runner_.failed_run()), failure,
                       runner_.terminated());
+  }
+}
+
+HandlerGroup::HandlerGroup(int threads) : arena_(runs_arena(threads)) {}
+
+HandlerGroup::~HandlerGroup() = default;
+
+void HandlerGroup::add(DecodedConfig config, double* mirror, ipc::ProgressCounter* progress) {
+  members_.push_back(
+      std::make_unique<CommandHandler>(std::move(config), mirror, progress, arena_.get()));
+}
+
+void HandlerGroup::handle(std::span<const ipc::StepCommand* const> commands,
+                          std::span<ipc::StepReply* const> replies) {
+  stepping_.clear();
+  stepping_members_.clear();
+  for (std::size_t k = 0; k < members_.size(); ++k) {
+    if (commands[k] == nullptr) continue;
+    CommandHandler& h = *members_[k];
+    if (commands[k]->kind != ipc::CommandKind::kStep) {
+      h.handle(*commands[k], *replies[k]);
+      continue;
+    }
+    h.start_reply(*commands[k], *replies[k]);
+    try {
+      h.prepare_step(*commands[k]);
+      stepping_.push_back(&h.runner_);
+      stepping_members_.push_back(k);
+    } catch (const std::exception& e) {
+      replies[k]->set_failure(0, e.what());
+      h.end_reply(*replies[k]);
+    }
+  }
+  runner::run_prepared(stepping_, arena_.get(), tasks_);
+  for (std::size_t k : stepping_members_) {
+    CommandHandler& h = *members_[k];
+    try {
+      h.finish_step(*replies[k]);
+    } catch (const std::exception& e) {
+      replies[k]->set_failure(0, e.what());
+    }
+    h.end_reply(*replies[k]);
   }
 }
 
@@ -169,6 +241,20 @@ ipc::WaitPolicy worker_wait_policy(std::size_t subsystems, unsigned extra_runs,
   return policy;
 }
 
+ipc::WaitPolicy worker_wait_policy(std::size_t subsystems, unsigned extra_runs,
+                                   std::size_t run_cpus, std::size_t processes,
+                                   int threads) noexcept {
+  if (processes == 0 || processes >= subsystems) {
+    return worker_wait_policy(subsystems, extra_runs, run_cpus);
+  }
+  // A group's runs compute at once on its arena's threads, at most (1: one after the other).
+  const std::size_t group_runs = (subsystems + processes - 1) / processes * (1 + extra_runs);
+  const std::size_t arena = threads == 1  ? 1
+                            : threads > 0 ? static_cast<std::size_t>(threads)
+                                          : std::max<std::size_t>(run_cpus, 1);
+  return worker_wait_policy(processes * std::min(group_runs, arena), 0, run_cpus);
+}
+
 namespace {
 
 // This process's handshake fields (not yet ready).
@@ -221,12 +307,192 @@ int serve_ring(const ipc::SharedSegment& segment, ipc::RunBlock& run, ipc::Subsy
   }
 }
 
+// Serves the rings of a group's blocks (blocks[k]: member k's) with `group` until every member
+// has had its kShutdown (0) or until the master is gone (3). Each round takes at most one
+// command per ring, the ones there at the time: the master pushes a step's commands before it
+// rings the bell, so a sleeping group wakes to all of them and runs them together; accepts and
+// rejects queued before are answered first, in their own round, as a single worker would.
+int serve_rings(const ipc::SharedSegment& segment, ipc::RunBlock& run,
+                std::span<ipc::SubsystemBlock* const> blocks, HandlerGroup& group,
+                const ipc::WaitPolicy& policy, const std::string& who) {
+  const pid_t master = run.master_pid;
+  const std::size_t n = blocks.size();
+  std::vector<std::unique_ptr<ipc::StepCommand>> commands;
+  std::vector<std::unique_ptr<ipc::StepReply>> replies;
+  std::vector<const ipc::StepCommand*> taken(n);
+  std::vector<ipc::StepReply*> answers(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    commands.push_back(std::make_unique<ipc::StepCommand>());
+    replies.push_back(std::make_unique<ipc::StepReply>());
+    answers[k] = replies[k].get();
+  }
+  const auto any_command = [&] {
+    for (ipc::SubsystemBlock* b : blocks) {
+      if (b->commands.size_approx() != 0) return true;  // reads tail with acquire
+    }
+    return false;
+  };
+  std::size_t shut = 0;
+  for (;;) {
+    bool any = false;
+    const std::int64_t received = ipc::monotonic_ns();
+    for (std::size_t k = 0; k < n; ++k) {
+      taken[k] = blocks[k]->commands.try_pop(*commands[k]) ? commands[k].get() : nullptr;
+      any = any || taken[k] != nullptr;
+      if (taken[k] != nullptr) replies[k]->received_ns = received;
+    }
+    if (!any) {
+      if (run.command_bell.wait(any_command, policy,
+                                ipc::WaitClock::now() + std::chrono::milliseconds(200)) ==
+              ipc::WaitStatus::kTimedOut &&
+          getppid() != master) {
+        return 3;  // orphaned (PDEATHSIG normally comes first)
+      }
+      continue;
+    }
+    group.handle(taken, answers);
+    for (std::size_t k = 0; k < n; ++k) {
+      if (taken[k] == nullptr) continue;
+      replies[k]->sent_ns = ipc::monotonic_ns();
+      blocks[k]->replies.push_quiet(*replies[k], policy);
+      run.replies.arrive();
+      if (taken[k]->kind == ipc::CommandKind::kShutdown) ++shut;
+    }
+    if (shut >= n) {
+      log_shutdown_reason(segment, who);
+      return 0;
+    }
+  }
+}
+
+// Subsystem `index`'s block of the segment, checked against this build and the region.
+ipc::SubsystemBlock& subsystem_block(ipc::SharedSegment& segment, std::size_t index) {
+  const std::string block_name = ipc::region_name("ms.sub", index);
+  const auto ref = segment.region(block_name);
+  if (ref.size < sizeof(ipc::SubsystemBlock))
+    throw std::runtime_error(block_name + " is too small");
+  auto& block = *std::launder(reinterpret_cast<ipc::SubsystemBlock*>(segment.at(ref.offset)));
+  if (block.magic != ipc::SubsystemBlock::kMagic ||
+      block.protocol_version != ipc::kProtocolVersion ||
+      block.command_size != sizeof(ipc::StepCommand) ||
+      block.reply_size != sizeof(ipc::StepReply)) {
+    throw std::runtime_error(block_name + " was laid out by another build of macrostep");
+  }
+  const auto inside = [&](std::uint64_t offset, std::uint64_t bytes) {
+    return offset >= ref.offset && offset + bytes <= ref.offset + ref.size;
+  };
+  if (!inside(block.config_offset, sizeof(ipc::ConfigBlock)) ||
+      !inside(block.state_offset, block.state_size * sizeof(double))) {
+    throw std::runtime_error(block_name + ": offsets outside the region");
+  }
+  const auto& config = *reinterpret_cast<const ipc::ConfigBlock*>(segment.at(block.config_offset));
+  if (!inside(block.config_offset,
+              sizeof(ipc::ConfigBlock) + config.bytes.load(std::memory_order_acquire))) {
+    throw std::runtime_error(block_name + ": configuration of the wrong size");
+  }
+  return block;
+}
+
+// The configuration in `block`, decoded and checked against the block.
+DecodedConfig block_config(const ipc::SharedSegment& segment, const ipc::SubsystemBlock& block,
+                           std::size_t index) {
+  const auto& cfg_block =
+      *reinterpret_cast<const ipc::ConfigBlock*>(segment.at(block.config_offset));
+  DecodedConfig config =
+      decode_config(cfg_block.data(), cfg_block.bytes.load(std::memory_order_acquire));
+  if (config.index != index) throw std::runtime_error("configuration of another subsystem");
+  if (block.state_size != config.subsystem->state_size()) {
+    throw std::runtime_error(ipc::region_name("ms.sub", index) +
+                             ": state mirror of the wrong size");
+  }
+  return config;
+}
+
+// "macrostep worker (subsystem 3)" or "macrostep worker (subsystems 3, 4)": 1-based.
+std::string worker_name(std::span<const std::size_t> indices) {
+  std::string who =
+      indices.size() == 1 ? "macrostep worker (subsystem " : "macrostep worker (subsystems ";
+  for (std::size_t k = 0; k < indices.size(); ++k) {
+    who += (k > 0 ? ", " : "") + std::to_string(indices[k] + 1);
+  }
+  return who + ")";
+}
+
+// The PUs of a group's process: the members' lists joined in order, each PU once (empty if any
+// member is not pinned: the process then runs where the OS puts it).
+std::vector<unsigned> group_cpuset(const std::vector<DecodedConfig>& configs) {
+  std::vector<unsigned> pus;
+  for (const DecodedConfig& c : configs) {
+    if (c.cpuset.empty()) return {};
+    for (unsigned pu : c.cpuset) {
+      if (std::find(pus.begin(), pus.end(), pu) == pus.end()) pus.push_back(pu);
+    }
+  }
+  return pus;
+}
+
+// Writes "not ready: why" into every handshake of `blocks` that is still empty.
+void fail_handshakes(std::span<ipc::SubsystemBlock* const> blocks, const std::string& why) {
+  for (ipc::SubsystemBlock* b : blocks) {
+    if (b->handshake.bytes.load(std::memory_order_acquire) != 0) continue;
+    HandshakeInfo hs = own_handshake();
+    hs.error = why;
+    try {
+      ipc::write_message(b->handshake, encode_handshake(hs));
+    } catch (...) {
+    }
+  }
+}
+
+// The subsystems of `indices` on the attached segment: configurations, pinning, handshakes,
+// then the command loop (one ring, or the group's).
+int serve_subsystems(ipc::SharedSegment& segment, ipc::RunBlock& run,
+                     std::span<const std::size_t> indices,
+                     std::vector<ipc::SubsystemBlock*>& blocks, const std::string& who) {
+  std::vector<DecodedConfig> configs;
+  for (std::size_t index : indices) {
+    if (index >= run.subsystems || std::count(indices.begin(), indices.end(), index) != 1) {
+      throw std::runtime_error("no subsystem " + std::to_string(index + 1) + " for this worker");
+    }
+    blocks.push_back(&subsystem_block(segment, index));
+  }
+  for (std::size_t k = 0; k < indices.size(); ++k) {
+    configs.push_back(block_config(segment, *blocks[k], indices[k]));
+  }
+  pin(group_cpuset(configs));
+  const DecodedConfig& first = configs.front();
+  const ipc::WaitPolicy policy =
+      worker_wait_policy(first.subsystems, first.extra_runs, segment.identity().run_cpus,
+                         first.processes, first.threads);
+  const auto mirror = [&](std::size_t k) {
+    return reinterpret_cast<double*>(segment.at(blocks[k]->state_offset));
+  };
+  const auto ready = [&](std::size_t k) {
+    HandshakeInfo hs = own_handshake();
+    hs.ready = true;
+    hs.state_size = blocks[k]->state_size;
+    ipc::write_message(blocks[k]->handshake, encode_handshake(hs));
+  };
+  if (indices.size() == 1) {
+    CommandHandler worker(std::move(configs.front()), mirror(0), blocks[0]->progress);
+    ready(0);
+    return serve_ring(segment, run, *blocks[0], worker, policy, who);
+  }
+  HandlerGroup group(first.threads);
+  for (std::size_t k = 0; k < indices.size(); ++k) {
+    group.add(std::move(configs[k]), mirror(k), blocks[k]->progress);
+  }
+  for (std::size_t k = 0; k < indices.size(); ++k) ready(k);
+  return serve_rings(segment, run, blocks, group, policy, who);
+}
+
 }  // namespace
 
-int run_worker(const std::string& segment_name, std::size_t index, int segment_fd) {
-  const std::string who = "macrostep worker (subsystem " + std::to_string(index + 1) + ")";
+int run_worker(const std::string& segment_name, std::span<const std::size_t> indices,
+               int segment_fd) {
+  const std::string who = worker_name(indices);
   std::optional<ipc::SharedSegment> segment;
-  ipc::ConfigBlock* handshake = nullptr;
+  std::vector<ipc::SubsystemBlock*> blocks;
   try {
     // The master decides when the run ends: the process executor starts each worker in a
     // process group of its own, so a Ctrl-C at the terminal reaches the master alone, which
@@ -237,6 +503,10 @@ int run_worker(const std::string& segment_name, std::size_t index, int segment_f
     // Die with the master; then make sure it had not died before prctl took effect.
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
       std::fprintf(stderr, "%s: prctl(PR_SET_PDEATHSIG): %s\n", who.c_str(), std::strerror(errno));
+      return 4;
+    }
+    if (indices.empty()) {
+      std::fprintf(stderr, "macrostep worker: no subsystem given\n");
       return 4;
     }
     if (segment_fd >= 0) {
@@ -250,63 +520,15 @@ int run_worker(const std::string& segment_name, std::size_t index, int segment_f
       std::fprintf(stderr, "%s: the master (pid %d) is gone\n", who.c_str(), run.master_pid);
       return 3;
     }
-    if (run.protocol_version != ipc::kProtocolVersion || index >= run.subsystems) {
+    if (run.protocol_version != ipc::kProtocolVersion) {
       std::fprintf(stderr, "%s: protocol %u / %u subsystems do not match this worker\n",
                    who.c_str(), run.protocol_version, run.subsystems);
       return 4;
     }
-    const std::string block_name = ipc::region_name("ms.sub", index);
-    const auto ref = segment->region(block_name);
-    if (ref.size < sizeof(ipc::SubsystemBlock))
-      throw std::runtime_error(block_name + " is too small");
-    auto& block = *std::launder(reinterpret_cast<ipc::SubsystemBlock*>(segment->at(ref.offset)));
-    if (block.magic != ipc::SubsystemBlock::kMagic ||
-        block.protocol_version != ipc::kProtocolVersion ||
-        block.command_size != sizeof(ipc::StepCommand) ||
-        block.reply_size != sizeof(ipc::StepReply)) {
-      throw std::runtime_error(block_name + " was laid out by another build of macrostep");
-    }
-    const auto inside = [&](std::uint64_t offset, std::uint64_t bytes) {
-      return offset >= ref.offset && offset + bytes <= ref.offset + ref.size;
-    };
-    if (!inside(block.config_offset, sizeof(ipc::ConfigBlock)) ||
-        !inside(block.state_offset, block.state_size * sizeof(double))) {
-      throw std::runtime_error(block_name + ": offsets outside the region");
-    }
-    handshake = &block.handshake;
-    const auto& cfg_block =
-        *reinterpret_cast<const ipc::ConfigBlock*>(segment->at(block.config_offset));
-    const std::uint64_t bytes = cfg_block.bytes.load(std::memory_order_acquire);
-    DecodedConfig config = decode_config(cfg_block.data(), bytes);
-    if (config.index != index) throw std::runtime_error("configuration of another subsystem");
-    pin(config.cpuset);
-    const ipc::WaitPolicy policy =
-        worker_wait_policy(config.subsystems, config.extra_runs, segment->identity().run_cpus);
-    if (block.state_size != config.subsystem->state_size() ||
-        !inside(block.config_offset, sizeof(ipc::ConfigBlock) + bytes)) {
-      throw std::runtime_error(block_name + ": state mirror or configuration of the wrong size");
-    }
-    const std::size_t state_size = config.subsystem->state_size();
-    CommandHandler worker(std::move(config),
-                          reinterpret_cast<double*>(segment->at(block.state_offset)),
-                          block.progress);
-
-    HandshakeInfo hs = own_handshake();
-    hs.ready = true;
-    hs.state_size = state_size;
-    ipc::write_message(*handshake, encode_handshake(hs));
-
-    return serve_ring(*segment, run, block, worker, policy, who);
+    return serve_subsystems(*segment, run, indices, blocks, who);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: %s\n", who.c_str(), e.what());
-    if (handshake != nullptr && handshake->bytes.load(std::memory_order_acquire) == 0) {
-      HandshakeInfo hs = own_handshake();
-      hs.error = e.what();
-      try {
-        ipc::write_message(*handshake, encode_handshake(hs));
-      } catch (...) {
-      }
-    }
+    fail_handshakes(blocks, e.what());
     return 4;
   }
 }

@@ -255,6 +255,8 @@
 //                                    build its subsystem and report ready; default 10 s plus
 //                                    100 us per state of the largest subsystem
 //                                    (--handshake-timeout overrides it)
+//   processes = "auto"               worker processes: integer >= 1, "per-subsystem" or "auto"
+//                                    (default; placement::resolve_process_count; --processes)
 //   ranks = [1, 1, 2]                 --executor mpi only: per subsystem the rank (1..R-1) of the
 //                                    node agent that runs it; default: contiguous blocks
 //
@@ -284,6 +286,7 @@
 #include "macrostep/library/chain_parameters.hpp"
 #include "macrostep/library/chain_spec.hpp"
 #include "macrostep/model/name_table.hpp"
+#include "macrostep/placement/placement.hpp"
 #include "macrostep/polynomials/approximation.hpp"
 #include "macrostep/runner/jump_policy.hpp"
 #include "macrostep/system/system_description.hpp"
@@ -400,7 +403,8 @@ struct OutputConfig {
 };
 
 struct ExecutorConfig {
-  std::optional<double> handshake_timeout;  // [s]; unset: scaled to the model
+  std::optional<double> handshake_timeout;           // [s]; unset: scaled to the model
+  std::optional<placement::ProcessCount> processes;  // unset: auto
   // --executor mpi: per subsystem the rank of its node agent (1..R-1); empty: contiguous blocks.
   // Checked against the subsystems and ranks when an MPI run starts (ranks_line for the message).
   std::vector<int> ranks;

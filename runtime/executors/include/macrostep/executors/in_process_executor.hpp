@@ -46,6 +46,7 @@ class InProcessExecutor final : public Executor {
 
   struct Pool;
   std::vector<std::unique_ptr<runner::SubsystemRunner>> runners_;
+  std::vector<runner::SubsystemRunner*> stepping_;          // runners_, for run_prepared()
   std::vector<std::pair<std::size_t, std::size_t>> tasks_;  // (subsystem, run) of a step
   std::unique_ptr<Pool> pool_;  // one TBB arena for the executor's lifetime (threads != 1)
   double accepted_time_ = 0.0;

@@ -102,6 +102,15 @@ struct ProcessOptions : ExecutorOptions {
   // failure: <which worker failed how, during what>; ... continues from t = ..." or "recovery k
   // of n failed: <why>"; may be empty.
   std::function<void(const std::string&)> on_recovery;
+  // Subsystem groups: each list of worker indices shares one worker process (`macrostep worker
+  // --index I --index J ...`, worker::HandlerGroup: the group's runs on the process's TBB arena
+  // of `threads`), so that fewer processes wake per macro step; every other worker has a process
+  // of its own. Each index at most once; not subsystem 0 with host_first_subsystem. The master
+  // still sees one worker per subsystem (its own rings, state mirror, handshake, recovery file);
+  // a group's process failing fails all of them, named together, and crash recovery replaces
+  // it whole. Results are bit-identical to one process per subsystem (contract 1).
+  // placement::process_groups() forms them. Empty: one process per subsystem.
+  std::vector<std::vector<std::size_t>> groups;
   // The 1-based number that names worker i in messages (a group of a larger run, e.g. behind an
   // MPI node agent); empty or a missing entry: i + 1.
   std::vector<std::size_t> subsystem_numbers;
@@ -132,8 +141,13 @@ worker::WorkerSetup worker_setup(const ProcessWorkerSpec& spec, std::size_t i, s
                                  const ProcessOptions& options);
 
 // Throws std::invalid_argument if the options or the specifications do not fit the wire
-// protocol (extra runs, outputs) or each other (recovery without rollback).
+// protocol (extra runs, outputs) or each other (recovery without rollback; groups that repeat
+// or name an unknown subsystem, or subsystem 0 hosted in the master).
 void check_process_options(std::span<const ProcessWorkerSpec> specs, const ProcessOptions& options);
+
+// The worker processes of `workers` subsystems under `options` (hosted subsystem and groups
+// counted: a group is one process).
+std::size_t worker_processes(std::size_t workers, const ProcessOptions& options);
 
 // Where worker i keeps its accepted state for recovery in directory `dir`.
 std::string recovery_file(const std::string& dir, std::size_t i);
@@ -195,7 +209,8 @@ class ProcessExecutor final : public Executor {
 
   // Between macro steps: ends worker i (if it still runs), resets its queues and starts a new
   // worker for it, which attaches to the transport and rebuilds its subsystem from its
-  // configuration, at the initial state T_0.
+  // configuration, at the initial state T_0. A worker process that hosts a group
+  // (ProcessOptions::groups) is replaced whole: every subsystem of it starts at T_0.
   // Throws std::runtime_error if the new worker does not start (the executor is then unusable).
   // To continue a run, import_state(i, ...) its exported T_N before the next step.
   void restart_worker(std::size_t i);

@@ -36,9 +36,11 @@ class RingTransport final : public WorkerTransport {
   // Throws ipc::SegmentError or std::invalid_argument; leaves nothing behind. First removes
   // this user's segments of dead owners created over a minute ago (ipc::remove_stale_segments),
   // naming each on stderr.
+  // processes, threads: as in worker::worker_wait_policy (the processes that compute the
+  // subsystems, 0: one each; the threads of their runs).
   RingTransport(std::span<const std::vector<std::byte>> configs,
                 std::span<const std::size_t> state_sizes, std::optional<ipc::WaitPolicy> policy,
-                pid_t master, unsigned extra_runs);
+                pid_t master, unsigned extra_runs, std::size_t processes = 0, int threads = 0);
   ~RingTransport() override;
   RingTransport(const RingTransport&) = delete;
   RingTransport& operator=(const RingTransport&) = delete;

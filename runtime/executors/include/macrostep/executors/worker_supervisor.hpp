@@ -40,26 +40,36 @@ class WorkerSupervisor {
   virtual pid_t pid(std::size_t i) const = 0;
   // Waits up to `grace` for every worker to end (after they were asked to), then kills the rest.
   virtual void stop_all(std::chrono::milliseconds grace) noexcept = 0;
+  // The workers that share worker i's process, i included, ascending: start(), ended(), kill()
+  // and pid() of one of them are those of the process, so a crash or a kill ends all of them,
+  // and replacing one means replacing all. Default: i alone.
+  virtual std::vector<std::size_t> process_mates(std::size_t i) const { return {i}; }
 };
 
 // Worker processes spawned from a `macrostep` binary on this machine, attached to a
 // RingTransport's segment: `EXE worker --segment NAME --segment-fd 3 --index I`, with
 // segment_fd duplicated to descriptor 3 of the child (so that it can attach after the name is
-// gone).
+// gone). A group of workers shares one process (`--index I --index J ...`, worker::run_worker):
+// start(i) of its first member spawns it, start(j) of the others while it runs only notes them.
 class ProcessSupervisor final : public WorkerSupervisor {
  public:
+  // groups: lists of worker indices (< workers, each in at most one list) that share a process;
+  // a worker in no list has a process of its own. Throws std::invalid_argument otherwise.
   ProcessSupervisor(std::string executable, std::size_t workers, std::string segment_name,
-                    int segment_fd);
+                    int segment_fd, const std::vector<std::vector<std::size_t>>& groups = {});
   ~ProcessSupervisor() override;  // kills and reaps what still runs
   ProcessSupervisor(const ProcessSupervisor&) = delete;
   ProcessSupervisor& operator=(const ProcessSupervisor&) = delete;
 
-  std::size_t workers() const override { return procs_.size(); }
+  std::size_t workers() const override { return slot_of_.size(); }
   void start(std::size_t i) override;
   std::optional<std::string> ended(std::size_t i) override;
   void kill(std::size_t i) noexcept override;
-  pid_t pid(std::size_t i) const override { return procs_.at(i).pid; }
+  pid_t pid(std::size_t i) const override { return procs_.at(slot_of_.at(i)).pid; }
   void stop_all(std::chrono::milliseconds grace) noexcept override;
+  std::vector<std::size_t> process_mates(std::size_t i) const override {
+    return members_.at(slot_of_.at(i));
+  }
 
  private:
   struct Proc {
@@ -69,9 +79,13 @@ class ProcessSupervisor final : public WorkerSupervisor {
     std::string how;
   };
   void close_pidfd(Proc& p) noexcept;
+  void spawn(std::size_t slot);
 
   std::string executable_;
-  std::vector<Proc> procs_;
+  std::vector<Proc> procs_;                        // per process slot
+  std::vector<std::vector<std::size_t>> members_;  // per slot: its workers, ascending
+  std::vector<std::size_t> slot_of_;               // per worker
+  std::vector<bool> started_;  // per worker: start() was called for the slot's running process
   std::string segment_name_;
   int segment_fd_;
 };

@@ -191,6 +191,38 @@ PlacementMap plan_placement(const Topology& topology, const PinRequest& request,
 PinRequest group_request(const PinRequest& request, const std::vector<std::size_t>& group,
                          std::size_t subsystems);
 
+// How many worker processes run the subsystems of the process executor ([executor] processes,
+// --processes): one per subsystem, "auto" (no more processes than usable cores), or a given
+// number. A
+// process hosting several subsystems runs them on its TBB arena; the results are the same bits
+// whatever the count (contract 1).
+struct ProcessCount {
+  enum class Kind : std::uint8_t { kPerSubsystem, kAuto, kCount } kind = Kind::kPerSubsystem;
+  std::size_t count = 0;  // kCount: >= 1
+
+  std::string to_string() const;  // "per-subsystem", "auto" or the number
+};
+
+// The allowed values in words, for messages: "an integer >= 1, \"auto\" or \"per-subsystem\"".
+extern const char* const kProcessCountValues;
+
+// Parses "per-subsystem", "auto" or an integer 1..1000000. Throws std::invalid_argument whose
+// message is kProcessCountValues and the text given.
+ProcessCount parse_process_count(std::string_view text);
+
+// The worker processes for `subsystems` subsystems: at most one per subsystem. kAuto: one per
+// subsystem while they are no more than the usable cores of `topology`; beyond, the cores but
+// one, which the master keeps (at least 1), so that the master and the workers fit.
+std::size_t resolve_process_count(const ProcessCount& count, std::size_t subsystems,
+                                  const Topology& topology);
+
+// The subsystems first .. first + count - 1 in `processes` groups (clamped to 1..count), each a
+// contiguous block in index order, sizes differing by at most one, the larger ones first
+// (10 in 4: 3, 3, 2, 2). Neighbours stay together, so a group's members are mostly coupled to
+// each other. Empty for count 0.
+std::vector<std::vector<std::size_t>> process_groups(std::size_t first, std::size_t count,
+                                                     std::size_t processes);
+
 // Restricts the calling thread, and the threads it creates afterwards, to `pus` (OS indices)
 // with sched_setaffinity; call it in a new process before it starts threads (for the whole
 // process). Does nothing for an empty list. Throws std::system_error whose message names the

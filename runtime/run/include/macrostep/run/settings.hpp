@@ -68,9 +68,11 @@ struct CosimOptions {
   std::optional<double> handshake_timeout;  // --handshake-timeout [s] (process executor)
   bool master_hosts_first = false;          // --master-hosts-first (process executor)
   std::optional<int> max_restarts;          // --max-restarts (process executor)
-  std::optional<double> stop_time;          // --stop-time (> 0)
-  std::string output_file;                  // --output; empty: config::default_output_file()
-  bool all_states = false;                  // --all-states, OR-ed with [output].all_states
+  // --processes N|auto|per-subsystem (process executor; placement::parse_process_count)
+  std::optional<std::string> processes;
+  std::optional<double> stop_time;  // --stop-time (> 0)
+  std::string output_file;          // --output; empty: config::default_output_file()
+  bool all_states = false;          // --all-states, OR-ed with [output].all_states
   MonolithicOptions::Progress progress = MonolithicOptions::Progress::kAuto;
   std::string command_line;        // recorded in the metadata
   const StopFlag* stop = nullptr;  // interrupt.hpp: checked after every macro step
@@ -124,6 +126,9 @@ struct CosimSettings {
   bool master_hosts_first = false;
   // Worker crashes or hangs the run recovers from (ProcessOptions::max_restarts); 0: none.
   unsigned max_restarts = 0;
+  // The worker processes of the process executor (--processes, else [executor] processes,
+  // else auto); the factory forms the groups (ProcessOptions::groups).
+  placement::ProcessCount processes{placement::ProcessCount::Kind::kAuto, 0};
   std::optional<MpiBridge> mpi;  // CosimOptions::mpi
   double end_time = 0.0;
   bool all_states = false;

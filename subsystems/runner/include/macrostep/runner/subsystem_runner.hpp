@@ -37,6 +37,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <tbb/task_arena.h>
@@ -237,5 +238,14 @@ class SubsystemRunner {
   bool advanced_ = false;  // the nominal integrator has left T_N (a pass ran since accept/reject)
   std::int64_t snapshot_ns_ = 0;
 };
+
+// The prepared passes of several runners (prepare() called on each) as one set of tasks, every
+// (runner, run) pair a task of `arena`; nullptr or a single task: one after the other in this
+// thread. The in-process executor (every subsystem) and a worker process hosting a group of
+// subsystems both call it, so that their runs are scheduled alike; each run's result depends on
+// its runner alone (contract 1). `tasks` is the caller's scratch (kept to spare an allocation
+// per step). Same thread rules as run_all(); never throws for a run's sake.
+void run_prepared(std::span<SubsystemRunner* const> runners, tbb::task_arena* arena,
+                  std::vector<std::pair<std::size_t, std::size_t>>& tasks);
 
 }  // namespace macrostep::runner
