@@ -67,7 +67,7 @@ def study_entry(study, result, error, seconds, header):
     return entry
 
 
-def _header_lines(header, reruns):
+def _header_lines(header, reruns, remarks=()):
     m = header["machine"]
     lines = [f"- date (UTC): {header['date']}",
              f"- command: `{header['command']}` ({header['mode']})",
@@ -84,6 +84,7 @@ def _header_lines(header, reruns):
                      f"on {r['date']} ({r['mode']}, commit {r['commit']}) with "
                      f"`{r['command']}` ({r['seconds']:.0f} s; load {r['load_start']} at "
                      f"start, {r['load_end']} at end)")
+    lines += [f"- {r}" for r in remarks]
     lines.append(f"- total time: {header['seconds']:.0f} s, {header['runs']} macrostep commands"
                  + (" (the first run; the reruns above add theirs)" if reruns else ""))
     return lines
@@ -129,10 +130,11 @@ class Row:
 
 
 def render(out_dir, data):
-    """REPORT.md and report.json from report.json's data: header, reruns, studies."""
+    """REPORT.md and report.json from report.json's data: header, reruns, remarks (free lines
+    for the header, kept across merges), studies."""
     header = data["header"]
     md = ["# macrostep experiments: seed studies reproduced (scaled)", ""]
-    md += _header_lines(header, data.get("reruns", []))
+    md += _header_lines(header, data.get("reruns", []), data.get("remarks", []))
     md += ["", "Figures: *ours* is measured here, *seed* is the published figure or target of "
            "spec/MODELS.md §3 (seed 000 unless named), *ratio* = ours / seed. Studies are "
            "scaled down (MODELS.md §5, and further in `--quick`: each study's notes say how), "
