@@ -88,19 +88,20 @@ TEST(StepSize, ZeroNormGivesRMax) {
   EXPECT_EQ(c.factor(std::numeric_limits<double>::infinity(), 3), 0.0);
 }
 
-// D-27: H_min = 1e−14·max(1e−8 s, |T|), abort below it; optional H_max.
+// D-27: H_min = 1e−14·max(1, |T|) (1e−22 s while |T| < 1e−8 s), abort below it; optional H_max.
 TEST(StepSize, StepLimits) {
   mct::StepSizeOptions o;
   o.h_max = 0.01;
   const mct::StepSizeController c(o);
   EXPECT_EQ(c.next_step(0.008, 1.5, 0.0), 0.01);
   EXPECT_DOUBLE_EQ(c.next_step(0.008, 0.5, 0.0), 0.004);
-  EXPECT_DOUBLE_EQ(mct::StepSizeController::min_step(0.5), 5e-15);
+  EXPECT_EQ(mct::StepSizeController::min_step(0.5), 1e-14);
   EXPECT_EQ(mct::StepSizeController::min_step(-200.0), 2e-12);
   EXPECT_DOUBLE_EQ(mct::StepSizeController::min_step(0.0), 1e-22);
   EXPECT_DOUBLE_EQ(mct::StepSizeController::min_step(1e-9), 1e-22);
-  EXPECT_NO_THROW(c.next_step(2e-14, 0.25, 0.5));  // 5e-15 = H_min at T = 0.5
-  EXPECT_THROW(c.next_step(1.9e-14, 0.25, 0.5), mct::StepSizeUnderflow);
+  EXPECT_NO_THROW(c.next_step(4e-14, 0.25, 0.5));  // 1e-14 = H_min at T = 0.5
+  EXPECT_THROW(c.next_step(3.9e-14, 0.25, 0.5), mct::StepSizeUnderflow);
+  EXPECT_EQ(mct::StepSizeController::min_step(2e-8), 1e-14);
   EXPECT_NO_THROW(c.next_step(4e-16, 0.25, 0.0));  // a start can resolve a picosecond layer
   try {
     c.next_step(1e-12, 0.25, 100.0);  // 2.5e-13 < 1e-12

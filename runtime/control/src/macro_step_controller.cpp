@@ -19,7 +19,8 @@ void MacroStepOptions::validate() const {
     fail(mode == StepSizeMode::kFixed ? "the fixed step size H must be > 0"
                                       : "the initial step size H_init must be > 0");
   }
-  if (h < StepSizeController::min_step(t_start)) fail("H is below H_min = 1e-14*max(1e-8 s,|T_0|)");
+  if (h < StepSizeController::min_step(t_start))
+    fail("H is below H_min (1e-14*max(1,|T_0|), 1e-22 s near 0)");
   if (mode == StepSizeMode::kVariable && estimator == Estimator::kNone) {
     fail("variable step sizes need an error estimator (exLE, exMD, exCV, imMD, imCV)");
   }

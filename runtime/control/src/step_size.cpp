@@ -78,7 +78,7 @@ double StepSizeController::next_step(double h, double r, double t) const {
 }
 
 double StepSizeController::min_step(double t) {
-  return 1e-14 * std::max(kMinStepTimeFloor, std::abs(t));
+  return std::abs(t) < kMinStepStartWindow ? 1e-22 : 1e-14 * std::max(1.0, std::abs(t));
 }
 
 void a_priori_error(const polynomials::CouplingHistory& history, int kappa_new, double t_next,

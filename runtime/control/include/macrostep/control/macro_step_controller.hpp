@@ -26,7 +26,8 @@
 //   it across complete()); complete() copies u_next, so the outcome's spans need to live only
 //   through the call. plan() is valid only while !finished(); it is replaced by complete()
 //   (take a copy if it must outlive that call). complete() throws StepSizeUnderflow when the next H
-//   would fall below H_min = 1e−14·max(1e−8 s, |T_M|) (D-27); the controller is then unusable.
+//   would fall below H_min (D-27: 1e−14·max(1, |T_M|), 1e−22 s near t0); the controller is then
+//   unusable.
 //
 // Variable mode (estimator ≠ none), per completed attempt:
 //   pass = !corrector_failed && !subsystem_failed && ‖ε‖ ≤ 1

@@ -6,7 +6,8 @@
 //   Listing 3.3 limits by N_fail (consecutive failed attempts incl. the one just made):
 //     N_fail = 0: r ≥ r_max → r_max; r < 1 → min(0.9, max(r_min, r)); else 1 (dead zone)
 //     N_fail = 1: min(0.9, max(0.25, 0.9·r));   N_fail > 1 or corrector failure: 0.25
-//   H_new = r·H, then H ≤ H_max (optional) and H ≥ H_min = 1e−14·max(1e−8 s, |T|) or abort.
+//   H_new = r·H, then H ≤ H_max (optional) and H ≥ H_min (1e−14·max(1, |T|); 1e−22 s near t0) or
+//   abort.
 #pragma once
 
 #include <limits>
@@ -68,12 +69,13 @@ class StepSizeController {
   // H_new = min(r·H, H_max); throws StepSizeUnderflow if H_new < min_step(t).
   double next_step(double h, double r, double t) const;
 
-  // H_min(T) = 1e−14·max(1e−8 s, |T|) (D-27): about 45 ulp of T, so that T + H stays distinct
-  // from T with a margin; below |T| = 1e−8 s the floor stays at 1e−22 s, so that a run starting
-  // at T = 0 can resolve a transient far faster than its first step (a coupling variable that
-  // jumps within picoseconds) while a test that cannot be met still ends in tens of rejections.
+  // H_min(T) = 1e−14·max(1, |T|), and 1e−22 s while |T| < 1e−8 s (D-27). Near the start a run
+  // may resolve a transient far faster than its first step (a coupling variable that jumps
+  // within picoseconds of t0) while a test that cannot be met still ends in tens of rejections;
+  // elsewhere the floor keeps every micro step inside a macro step well above the resolution of
+  // T (a macro step of a few ulp of T leaves IDA's micro steps no room to advance).
   static double min_step(double t);
-  static constexpr double kMinStepTimeFloor = 1e-8;
+  static constexpr double kMinStepStartWindow = 1e-8;
 
  private:
   StepSizeOptions options_;
