@@ -8,11 +8,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "binary_fixture.hpp"
+#include "macrostep/output/csv.hpp"
 
 namespace macrostep::testing {
 namespace {
@@ -21,16 +21,11 @@ class StiffCoupling : public BinaryTest {
  protected:
   static std::string config() { return std::string(MACROSTEP_SOURCE_DIR) + "/configs/s-5.5.toml"; }
 
-  // The values of a result CSV's last row.
+  // A result CSV's last row: time, then the columns.
   std::vector<double> last_row(const std::string& name) const {
-    std::istringstream in(read_file(name));
-    std::string line, last;
-    while (std::getline(in, line)) {
-      if (!line.empty()) last = line;
-    }
-    std::vector<double> v;
-    std::istringstream row(last);
-    for (std::string cell; std::getline(row, cell, ',');) v.push_back(std::stod(cell));
+    const auto t = macrostep::output::read_csv(path(name));
+    std::vector<double> v{t.time.back()};
+    for (const auto& column : t.values) v.push_back(column.back());
     return v;
   }
 };

@@ -19,8 +19,7 @@ void RunTally::attempted(const schemes::StepRecord& r) {
 }
 
 void RunTally::accepted_point(const schemes::AcceptedPoint& p) {
-  if (p.step == 0) return;  // the initial point
-  accepted = p.step;
+  if (p.step == 0) return;  // the initial point; attempted() counts the accepted steps
   ++by_kappa[static_cast<std::size_t>(p.kappa)];
   time_by_kappa[static_cast<std::size_t>(p.kappa)] += p.h;
 }

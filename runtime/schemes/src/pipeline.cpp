@@ -105,10 +105,8 @@ const executors::PassOutcome& PassRunner::pass(
       return static_cast<double>(s.residual_evals + s.jacobian_evals + s.linear_setups);
     };
     attempt_work_ += calls(so.nominal.stats);
-    for (const auto& extra : so.extra) {
-      attempt_work_ += calls(extra.stats);
-      attempt_extra_ns_[i] += extra.stats.wall_ns;
-    }
+    for (const auto& extra : so.extra) attempt_work_ += calls(extra.stats);
+    attempt_extra_ns_[i] += so.extra_ns;  // Σ of the extra runs' wall_ns (work)
     attempt_extra_runs_[i] += static_cast<std::int64_t>(so.extra.size());
   }
   time.idle_ns += slowest;  // Σ max_L T_{L,N} over passes; the solver part is removed at the end
