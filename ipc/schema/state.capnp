@@ -165,6 +165,16 @@ struct MacroStepStatistics {
   subsystemFailures @6 :UInt64;
 }
 
+# control::OrderController::OrderChangeCheck (D-49: a lowering checked against the next attempt).
+struct OrderChangeCheck {
+  loweredFrom @0 :Int32;
+  fallbackH @1 :Float64;
+  refutedH @2 :Float64;
+  failedLowerings @3 :Int32;
+  lowerHold @4 :Int32;
+  nextLowerHold @5 :Int32;
+}
+
 struct ControllerState {
   formatVersion @0 :UInt32;
   options @1 :MacroStepOptions;  # the writer's; an import must be given equal options
@@ -177,4 +187,5 @@ struct ControllerState {
   startPhase @8 :Bool;              # the variable-step start-up phase is still running
   finished @9 :Bool;
   statistics @10 :MacroStepStatistics;
+  orderChangeCheck @11 :OrderChangeCheck;
 }

@@ -124,6 +124,34 @@ void check_options(schema::MacroStepOptions::Reader r, const MacroStepOptions& o
 
 }  // namespace
 
+using Check = OrderController::OrderChangeCheck;
+
+void write_check(schema::OrderChangeCheck::Builder b, const Check& c) {
+  b.setLoweredFrom(c.lowered_from);
+  b.setFallbackH(c.fallback_h);
+  b.setRefutedH(c.refuted_h);
+  b.setFailedLowerings(c.failed_lowerings);
+  b.setLowerHold(c.lower_hold);
+  b.setNextLowerHold(c.next_lower_hold);
+}
+
+Check read_check(schema::OrderChangeCheck::Reader r) {
+  Check c;
+  c.lowered_from = r.getLoweredFrom();
+  c.fallback_h = r.getFallbackH();
+  c.refuted_h = r.getRefutedH();
+  c.failed_lowerings = r.getFailedLowerings();
+  c.lower_hold = r.getLowerHold();
+  c.next_lower_hold = r.getNextLowerHold();
+  const auto in = [](int v, int lo, int hi) { return v >= lo && v <= hi; };
+  if (!in(c.lowered_from, -1, kMaxKappa) || !in(c.lower_hold, 0, Check::kLongestHold) ||
+      !in(c.next_lower_hold, Check::kFirstHold, Check::kLongestHold) || c.failed_lowerings < 0 ||
+      !(c.fallback_h >= 0.0) || !(c.refuted_h >= 0.0)) {
+    malformed("order-change check out of range");
+  }
+  return c;
+}
+
 // Reads and writes the controller's private members.
 struct ControllerStateCodec {
   static void write(schema::ControllerState::Builder root, const MacroStepController& c) {
@@ -149,6 +177,7 @@ struct ControllerStateCodec {
     plan.setEstimator(code(c.plan_.estimator));
     root.setConsecutiveFailures(c.n_fail_);
     root.setConsecutiveSuccesses(c.order_.successes());
+    write_check(root.initOrderChangeCheck(), c.order_.change_check());
     root.setStartPhase(c.start_.active());
     root.setFinished(c.finished_);
     auto stats = root.initStatistics();
@@ -243,6 +272,7 @@ struct ControllerStateCodec {
     read_plan(root.getPlan(), c);
     c.n_fail_ = root.getConsecutiveFailures();
     c.order_.set_successes(root.getConsecutiveSuccesses());
+    c.order_.set_change_check(read_check(root.getOrderChangeCheck()));
     const bool start_allowed = c.options_.mode == StepSizeMode::kVariable &&
                                c.options_.variable_start && c.options_.order.kappa_max > 0;
     c.start_ = VariableStartPhase(root.getStartPhase());

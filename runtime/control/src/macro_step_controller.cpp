@@ -139,6 +139,47 @@ StepVerdict MacroStepController::complete_fixed(const StepOutcome& outcome) {
   return v;
 }
 
+// Order control, the step-size factor and the start-up phase after an attempt that passed the
+// error test, or failed it without a pending lowering (D-49), at T_M = history's newest point.
+MacroStepController::Decision MacroStepController::decide(const StepOutcome& outcome, bool passed,
+                                                          bool after_lowering) {
+  const int kappa = plan_.kappa;
+  const double h = plan_.h();
+  const double t_m = history_.newest_time();
+  const std::size_t n_hist = history_.size();
+  const ScaledDerivativeNorms sdn = scaled_derivative_norms(
+      history_, h, OrderController::highest_sdn_needed(kappa), options_.tolerances);
+  Decision d;
+  d.kappa = order_.select(kappa, sdn, n_fail_, n_hist);
+  const double r_own = step_.a_posteriori_factor(outcome.estimate, kappa);
+  double r_raw;
+  if (d.kappa == kappa) {
+    r_raw = r_own;
+    d.source = FactorSource::kAPosteriori;
+  } else if (n_hist >= static_cast<std::size_t>(d.kappa) + 2) {
+    const double norm = a_priori_error_norm(history_, d.kappa, t_m + h, options_.tolerances);
+    r_raw = step_.a_priori_factor(norm, d.kappa);
+    d.source = FactorSource::kAPriori;
+  } else {
+    r_raw = r_own;
+    d.source = FactorSource::kAPrioriShortHistory;
+  }
+  d.r = step_.limit(r_raw, n_fail_, false);
+  if (passed && start_.active()) {
+    const VariableStartPhase::Decision s =
+        start_.after_accepted_step(kappa, d.kappa, d.r, options_.order.kappa_max, n_hist);
+    if (s.r != d.r || s.kappa != d.kappa) d.source = FactorSource::kStartUp;
+    d.kappa = s.kappa;
+    d.r = s.r;
+  }
+  // D-49: judge a lowering by its first step's own factor; note a new one with the step the
+  // degree it leaves asked for.
+  const double r_own_limited = step_.limit(r_own, n_fail_, false);
+  if (passed && after_lowering) order_.confirm_lowering(r_own_limited >= 1.0);
+  if (passed && d.kappa < kappa) order_.note_lowering(kappa, r_own_limited * h);
+  return d;
+}
+
 StepVerdict MacroStepController::complete_variable(const StepOutcome& outcome) {
   const StepPlan p = plan_;
   const double h = p.h();
@@ -154,14 +195,14 @@ StepVerdict MacroStepController::complete_variable(const StepOutcome& outcome) {
   if (passed) {
     accept(p.t_end, outcome.u_next, kappa, h);
     n_fail_ = 0;
-    order_.record_attempt(true);
+    order_.record_attempt(true, h);
     ++plan_.step;
   } else {
     ++n_fail_;
     ++stats_.rejected;
     if (outcome.corrector_failed) ++stats_.corrector_failures;
     if (outcome.subsystem_failed) ++stats_.subsystem_failures;
-    order_.record_attempt(false);
+    order_.record_attempt(false, h);
     start_.after_failed_step();
   }
   v.accepted = passed;
@@ -176,36 +217,25 @@ StepVerdict MacroStepController::complete_variable(const StepOutcome& outcome) {
   }
 
   const std::size_t n_hist = history_.size();
+  const bool after_lowering = order_.lowering_pending();
+  // D-49: a failed lowering may send the next attempt back to the degree it left.
+  const int back_to = after_lowering && !passed && !failed ? order_.lowering_failed(h) : -1;
   int kappa_new;
   double r;
   if (failed) {
+    order_.forget_lowering();
     kappa_new = order_.overrides_only(kappa, n_fail_, n_hist);
     r = step_.limit(0.25, n_fail_, true);
     v.source = FactorSource::kCorrectorFailure;
+  } else if (back_to >= 0) {
+    kappa_new = back_to;
+    r = std::clamp(order_.change_check().fallback_h / h, 0.25, 0.9);
+    v.source = FactorSource::kLoweringRefuted;
   } else {
-    const ScaledDerivativeNorms sdn = scaled_derivative_norms(
-        history_, h, OrderController::highest_sdn_needed(kappa), options_.tolerances);
-    kappa_new = order_.select(kappa, sdn, n_fail_, n_hist);
-    double r_raw;
-    if (kappa_new == kappa) {
-      r_raw = step_.a_posteriori_factor(outcome.estimate, kappa);
-      v.source = FactorSource::kAPosteriori;
-    } else if (n_hist >= static_cast<std::size_t>(kappa_new) + 2) {
-      const double norm = a_priori_error_norm(history_, kappa_new, t_m + h, options_.tolerances);
-      r_raw = step_.a_priori_factor(norm, kappa_new);
-      v.source = FactorSource::kAPriori;
-    } else {
-      r_raw = step_.a_posteriori_factor(outcome.estimate, kappa);
-      v.source = FactorSource::kAPrioriShortHistory;
-    }
-    r = step_.limit(r_raw, n_fail_, false);
-    if (passed && start_.active()) {
-      const VariableStartPhase::Decision d =
-          start_.after_accepted_step(kappa, kappa_new, r, options_.order.kappa_max, n_hist);
-      if (d.r != r || d.kappa != kappa_new) v.source = FactorSource::kStartUp;
-      kappa_new = d.kappa;
-      r = d.r;
-    }
+    const Decision d = decide(outcome, passed, after_lowering && passed);
+    kappa_new = d.kappa;
+    r = d.r;
+    v.source = d.source;
   }
   order_.record_decision(kappa, kappa_new, r);
   const double h_new = step_.next_step(h, r, t_m);

@@ -113,8 +113,10 @@ int OrderController::overrides_only(int kappa, int n_fail, std::size_t history_p
 
 int OrderController::select_ida_like(int kappa, const ScaledDerivativeNorms& s, int n_fail) const {
   int knew = kappa;
+  const bool may_lower = check_.lower_hold == 0;  // D-49
   // Lowering (each test only with its SDNs available, D-29).
-  if (knew == 1) {
+  if (!may_lower) {
+  } else if (knew == 1) {
     if (s.available(2) && s[1] <= s[2] / 2.0) knew = 0;
   } else if (knew > 1) {
     if (s.available(knew + 1) && std::max(s[knew], s[knew - 1]) <= s[knew + 1]) knew = kappa - 1;
@@ -126,7 +128,7 @@ int OrderController::select_ida_like(int kappa, const ScaledDerivativeNorms& s, 
       if (s[2] < s[1] / 2.0) knew = 1;
     } else {
       if (s[knew] <= std::min(s[knew + 1], s[knew + 2])) {
-        knew = kappa - 1;
+        if (may_lower) knew = kappa - 1;
       } else if (s[knew + 2] < s[knew + 1]) {
         knew = kappa + 1;
       }
@@ -146,12 +148,52 @@ int OrderController::select_conservative(int kappa, const ScaledDerivativeNorms&
     return true;
   };
   int knew = kappa;
-  while (knew > 0 && !decreasing_or_skipped(knew)) --knew;
+  while (check_.lower_hold == 0 && knew > 0 && !decreasing_or_skipped(knew)) --knew;  // D-49
   knew = apply_failure_overrides(knew, n_fail);
   if (kappa < options_.kappa_max && n_succ_ > kappa && knew == kappa && s.available(kappa + 2)) {
     if (s[knew + 2] < s[knew + 1]) knew = knew + 1;
   }
   return knew;
+}
+
+void OrderController::record_attempt(bool accepted, double h) {
+  n_succ_ = accepted ? n_succ_ + 1 : 0;
+  if (!accepted || h < 0.25 * check_.refuted_h) {
+    check_.lower_hold = 0;
+  } else if (check_.lower_hold > 0) {
+    --check_.lower_hold;
+  }
+}
+
+namespace {
+int doubled_hold(int hold) {
+  return std::min(2 * hold, OrderController::OrderChangeCheck::kLongestHold);
+}
+}  // namespace
+
+void OrderController::note_lowering(int kappa_from, double fallback_h) {
+  if (options_.strategy == OrderStrategy::kFixed) return;
+  if (kappa_from != 1) return;
+  check_.lowered_from = kappa_from;
+  check_.fallback_h = fallback_h;
+}
+
+void OrderController::confirm_lowering(bool kept) {
+  check_.lowered_from = -1;
+  if (kept) {
+    check_.failed_lowerings = 0;
+    check_.next_lower_hold = OrderChangeCheck::kFirstHold;
+  }
+}
+
+int OrderController::lowering_failed(double h) {
+  const int kappa = check_.lowered_from;
+  check_.lowered_from = -1;
+  if (++check_.failed_lowerings < 2) return -1;
+  check_.refuted_h = h;
+  check_.lower_hold = check_.next_lower_hold;
+  check_.next_lower_hold = doubled_hold(check_.next_lower_hold);
+  return kappa;
 }
 
 }  // namespace macrostep::control

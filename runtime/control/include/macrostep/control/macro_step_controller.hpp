@@ -45,7 +45,8 @@
 //   to the target κ; T_{N+1} from Listing 5.1 (ramp) or the plain grid T_0 + k·H.
 //
 // Exportable state: export_state() writes everything that steers the controller
-// (history, plan, N_fail, N_succ, start-up phase, finished, statistics) and its options as a
+// (history, plan, N_fail, N_succ, the order-change check of D-49, start-up phase, finished,
+// statistics) and its options as a
 // Cap'n Proto message (ipc/schema/state.capnp, ControllerState); import_state() rebuilds a
 // controller from it, in this or another process, whose plan()/complete() sequence continues
 // bit-identically to the exporter's for the same outcomes.
@@ -120,6 +121,7 @@ enum class FactorSource : std::uint8_t {
   kAPrioriShortHistory,  // κ_new ≠ κ but fewer than κ_new + 2 points: a-posteriori r
   kStartUp,              // start-up phase: doubling (D-32)
   kCorrectorFailure,     // r = 0.25
+  kLoweringRefuted,      // D-49: back to the degree a lowering left, with its own step
   kFixed,                // fixed mode
   kFinished,             // the run reached t_end
 };
@@ -144,7 +146,7 @@ struct MacroStepStatistics {
 };
 
 // Version of export_state()'s format; import_state() accepts only this one.
-inline constexpr std::uint32_t kControllerStateFormatVersion = 1;
+inline constexpr std::uint32_t kControllerStateFormatVersion = 2;
 
 class MacroStepController {
  public:
@@ -191,6 +193,12 @@ class MacroStepController {
 
   StepVerdict complete_fixed(const StepOutcome& outcome);
   StepVerdict complete_variable(const StepOutcome& outcome);
+  struct Decision {
+    int kappa = 0;
+    double r = 1.0;
+    FactorSource source = FactorSource::kAPosteriori;
+  };
+  Decision decide(const StepOutcome& outcome, bool passed, bool after_lowering);
   void accept(double t, std::span<const double> u, int kappa, double h);
   void schedule(double t_end, int kappa);
   double clip(double t_m, double t_next) const;

@@ -21,6 +21,7 @@
 // when κ changed or r < 1.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -105,13 +106,55 @@ class OrderController {
 
   // N_succ bookkeeping.
   int successes() const { return n_succ_; }
-  void record_attempt(bool accepted) { n_succ_ = accepted ? n_succ_ + 1 : 0; }
+  // An attempt with step size h was accepted or failed (also counts down D-49's hold).
+  void record_attempt(bool accepted, double h);
   void record_decision(int kappa_old, int kappa_new, double r) {
     if (kappa_new != kappa_old || r < 1.0) n_succ_ = 0;
   }
   void reset() { n_succ_ = 0; }
   // N_succ of an exported controller (MacroStepController::import_state); n >= 0.
   void set_successes(int n) { n_succ_ = n; }
+
+  // D-49: a lowering from κ = 1 to 0 checked against the attempt that follows it. Listing 3.2
+  // decides from scaled derivative norms of the coupling history alone. On a stiff interface the
+  // coupling variable is slaved to the states and the κ = 1 step polynomial leaves a zigzag on
+  // it (its parasitic root is −1) that the states do not see; SDN(2) takes it for a rough
+  // variable and lowers to κ = 0, which needs a far smaller H, fails, is raised again, and the
+  // cycle repeats. (At κ ≥ 2 the parasitic root lies outside the unit circle: lowering is
+  // right there, and those lowerings are not checked.)
+  //  - A lowering fails when the first attempt at the lowered degree fails the error test.
+  //    One such failure is left to Listing 3.2 (the lowered degree may only have been given
+  //    too large a step); the second in a row, without a lowering kept between them (its
+  //    first attempt accepted with its own factor r ≥ 1), refutes it: the next attempt returns
+  //    to κ = 1, with the step κ = 1's own estimate asked for (0.25 to 0.9 of the failed H),
+  //    and the SDN tests may not lower κ for `hold` accepted steps (4, doubling with each
+  //    refutation until a lowering is kept, at most 1024). A failed attempt, or an accepted
+  //    step below a quarter of the refuted one, ends the hold.
+  //  - Off with the fixed strategy. The state is part of the controller's exported state.
+  struct OrderChangeCheck {
+    static constexpr int kFirstHold = 4;
+    static constexpr int kLongestHold = 1024;
+    int lowered_from = -1;     // >= 0: the pending attempt is the first after a lowering
+    double fallback_h = 0.0;   // the step the degree left asked for
+    double refuted_h = 0.0;    // the step at which the last lowering was refuted
+    int failed_lowerings = 0;  // lowerings in a row whose first attempt failed
+    int lower_hold = 0;        // accepted steps left without SDN lowering
+    int next_lower_hold = kFirstHold;
+  };
+  const OrderChangeCheck& change_check() const { return check_; }
+  void set_change_check(const OrderChangeCheck& c) { check_ = c; }
+  bool lowering_pending() const { return check_.lowered_from >= 0; }
+  // The next attempt is the first at a degree lowered from κ, whose own estimate asked for h
+  // (ignored unless κ = 1 and the strategy is not fixed).
+  void note_lowering(int kappa_from, double fallback_h);
+  // The first attempt after a lowering was accepted; `kept` if its own factor r ≥ 1.
+  void confirm_lowering(bool kept);
+  // The first attempt after a lowering, with step h, failed the error test: returns the degree
+  // to go back to (take the step from change_check().fallback_h) if this refutes the lowering,
+  // else −1 (Listing 3.2 decides as without the check).
+  int lowering_failed(double h);
+  // A corrector or subsystem failure says nothing about the degree.
+  void forget_lowering() { check_.lowered_from = -1; }
 
  private:
   int cap(int kappa, std::size_t history_points) const;
@@ -120,6 +163,7 @@ class OrderController {
 
   OrderOptions options_;
   int n_succ_ = 0;
+  OrderChangeCheck check_;
 };
 
 // The N_fail overrides: N_fail > 3 → min(1, κ); N_fail > 5 → 0.
