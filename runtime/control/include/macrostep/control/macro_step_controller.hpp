@@ -38,6 +38,8 @@
 //         r = Eq. 3.27/3.28 a posteriori if κ_new = κ, else the a-priori r̃^u of Eq. 3.26 at
 //         T_M + H (a-posteriori r if the history is too short for κ_new + 2 points);
 //         Listing 3.3 limits; start-up phase (D-32) may replace (κ_new, r) by (κ+1, 2)
+//   D-49: the first attempt after a lowering from κ = 1 that fails the error test for the
+//         second time in a row returns to κ = 1 with κ = 1's own step (order.hpp)
 //   N_succ reset if κ_new ≠ κ or r < 1; H_new = min(r·H, H_max); T_{M+1} = T_M + H_new,
 //   clipped to t_end (a remainder below max(H_min, 1e−8·H_new) is absorbed).
 // Fixed mode (exH): every attempt is accepted (an estimate, if reported, is only recorded;
