@@ -173,6 +173,7 @@ struct OrderChangeCheck {
   failedLowerings @3 :Int32;
   lowerHold @4 :Int32;
   nextLowerHold @5 :Int32;
+  stepsAtZero @6 :Int32;
 }
 
 struct ControllerState {

@@ -17,7 +17,7 @@ using Sdn = mct::ScaledDerivativeNorms;
 
 mct::OrderController controller(mct::OrderStrategy s, int successes = 0, int kappa_max = 5) {
   mct::OrderController c({s, kappa_max});
-  for (int i = 0; i < successes; ++i) c.record_attempt(true, 1.0);
+  for (int i = 0; i < successes; ++i) c.record_attempt(true, 1.0, 1);
   return c;
 }
 
@@ -110,18 +110,18 @@ TEST(OrderConservative, RaisesOnlyAfterEnoughSuccesses) {
 // N_succ: consecutive accepted steps with unchanged κ and no H reduction.
 TEST(OrderController, SuccessCounter) {
   mct::OrderController c;
-  c.record_attempt(true, 1.0);
-  c.record_attempt(true, 1.0);
+  c.record_attempt(true, 1.0, 1);
+  c.record_attempt(true, 1.0, 1);
   EXPECT_EQ(c.successes(), 2);
   c.record_decision(2, 2, 1.0);  // unchanged κ, r = 1: kept
   EXPECT_EQ(c.successes(), 2);
   c.record_decision(2, 2, 0.9);  // H reduced
   EXPECT_EQ(c.successes(), 0);
-  c.record_attempt(true, 1.0);
+  c.record_attempt(true, 1.0, 1);
   c.record_decision(2, 3, 1.5);  // κ changed
   EXPECT_EQ(c.successes(), 0);
-  c.record_attempt(true, 1.0);
-  c.record_attempt(false, 1.0);  // failure
+  c.record_attempt(true, 1.0, 1);
+  c.record_attempt(false, 1.0, 1);  // failure
   EXPECT_EQ(c.successes(), 0);
 }
 

@@ -17,7 +17,7 @@ mct::MacroStepOptions check_options(int kappa_max) {
   o.mode = mct::StepSizeMode::kVariable;
   o.h = 1e-3;
   o.t_end = 100.0;
-  o.estimator = mct::Estimator::kExCV;
+  o.estimator = mct::Estimator::kImCV;  // D-49 checks iterative steps
   o.variable_start = false;
   o.order.kappa_max = kappa_max;
   return o;
@@ -56,16 +56,16 @@ TEST(OrderChangeCheck, HoldsDoubleUpToTheLongestAndAKeptLoweringResetsThem) {
   EXPECT_FALSE(c.lowering_pending());
   EXPECT_EQ(c.change_check().lower_hold, 4);
   EXPECT_EQ(c.change_check().next_lower_hold, 8);
-  for (int i = 0; i < 3; ++i) c.record_attempt(true, 1e-3);
+  for (int i = 0; i < 3; ++i) c.record_attempt(true, 1e-3, 1);
   EXPECT_EQ(c.change_check().lower_hold, 1);
-  c.record_attempt(true, 4e-4);  // below a quarter of the refuted step: the hold ends
+  c.record_attempt(true, 4e-4, 1);  // below a quarter of the refuted step: the hold ends
   EXPECT_EQ(c.change_check().lower_hold, 0);
   for (int i = 0; i < 12; ++i) {
     c.note_lowering(1, 1e-3);
     c.lowering_failed(2e-3);
   }
   EXPECT_EQ(c.change_check().lower_hold, Check::kLongestHold);
-  c.record_attempt(false, 2e-3);  // a failure ends the hold
+  c.record_attempt(false, 2e-3, 1);  // a failure ends the hold
   EXPECT_EQ(c.change_check().lower_hold, 0);
   c.note_lowering(1, 1e-3);
   c.confirm_lowering(false);  // kept with r < 1: the doubling goes on
@@ -156,4 +156,20 @@ TEST(OrderChangeCheck, AFailureAtTheLoweredDegreeAfterACorrectorFailureIsNotARef
   const mct::StepVerdict v = complete_with(c, kFails, u);
   EXPECT_NE(v.source, mct::FactorSource::kLoweringRefuted);
   EXPECT_EQ(v.kappa_next, 0);
+}
+
+// In explicit steps (an explicit estimator) lowerings are not checked.
+TEST(OrderChangeCheck, ExplicitStepsAreNotChecked) {
+  mct::MacroStepOptions o = check_options(1);
+  o.estimator = mct::Estimator::kExCV;
+  mct::MacroStepController c(o, std::vector<double>{0.0});
+  ZigzagU u;
+  for (int round = 0; round < 3; ++round) {
+    u.zigzag = false;
+    for (int i = 0; i < 20 && c.plan().kappa != 1; ++i) complete_with(c, kSmall, u);
+    u.zigzag = true;
+    for (int i = 0; i < 20 && c.plan().kappa != 0; ++i) complete_with(c, kSmall, u);
+    ASSERT_EQ(c.plan().kappa, 0);
+    EXPECT_NE(complete_with(c, kFails, u).source, mct::FactorSource::kLoweringRefuted);
+  }
 }

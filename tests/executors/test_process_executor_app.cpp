@@ -153,10 +153,10 @@ TEST(ProcessExecutorApp, SystemDescriptionCsvBytesAreIdenticalToInProcess) {
 }
 
 // Scheme auto decides from solver-call counts, which every executor reports alike: the same
-// switches and the same bytes (contract 1). 1.5 s of the drive train: a probe of semi-implicit
+// switches and the same bytes (contract 1). 1.2 s of the drive train: a probe of semi-implicit
 // steps after 256 explicit ones (about the load step at 0.5 s); with cosim.tau = 1e-8 the
-// semi-implicit steps' coupling mismatch counts as large, and an implicit probe follows (at
-// about 1.3 s), so that all three schemes run in both executors.
+// semi-implicit steps' coupling mismatch counts as large, and an implicit probe follows, so that
+// all three schemes run in both executors.
 TEST(ProcessExecutorApp, AutoSchemeCsvBytesAreIdenticalToInProcess) {
   const auto dir = temp_dir("auto");
   const std::string config = std::string(MACROSTEP_SOURCE_DIR) + "/configs/drivetrain.toml";
@@ -166,7 +166,7 @@ TEST(ProcessExecutorApp, AutoSchemeCsvBytesAreIdenticalToInProcess) {
       std::vector<std::string> args = {
           "run",         config,
           "--set",       "cosim.scheme=auto",
-          "--stop-time", "1.5",
+          "--stop-time", "1.2",
           "--executor",  executor,
           "--output",    (dir / (std::string(executor) + ".csv")).string()};
       if (tight) {

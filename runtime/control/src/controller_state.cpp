@@ -131,6 +131,7 @@ void write_check(schema::OrderChangeCheck::Builder b, const Check& c) {
   b.setFallbackH(c.fallback_h);
   b.setRefutedH(c.refuted_h);
   b.setFailedLowerings(c.failed_lowerings);
+  b.setStepsAtZero(c.steps_at_zero);
   b.setLowerHold(c.lower_hold);
   b.setNextLowerHold(c.next_lower_hold);
 }
@@ -141,12 +142,13 @@ Check read_check(schema::OrderChangeCheck::Reader r) {
   c.fallback_h = r.getFallbackH();
   c.refuted_h = r.getRefutedH();
   c.failed_lowerings = r.getFailedLowerings();
+  c.steps_at_zero = r.getStepsAtZero();
   c.lower_hold = r.getLowerHold();
   c.next_lower_hold = r.getNextLowerHold();
   const auto in = [](int v, int lo, int hi) { return v >= lo && v <= hi; };
   if (!in(c.lowered_from, -1, kMaxKappa) || !in(c.lower_hold, 0, Check::kLongestHold) ||
       !in(c.next_lower_hold, Check::kFirstHold, Check::kLongestHold) || c.failed_lowerings < 0 ||
-      !(c.fallback_h >= 0.0) || !(c.refuted_h >= 0.0)) {
+      c.steps_at_zero < 0 || !(c.fallback_h >= 0.0) || !(c.refuted_h >= 0.0)) {
     malformed("order-change check out of range");
   }
   return c;

@@ -139,6 +139,13 @@ StepVerdict MacroStepController::complete_fixed(const StepOutcome& outcome) {
   return v;
 }
 
+// D-49 checks lowerings in iterative steps only (an implicit estimator): there the step polynomial
+// runs through the new value, and on a stiff interface κ = 1 leaves its zigzag on the slaved
+// coupling variable. In explicit steps such an interface is a stability limit instead.
+bool MacroStepController::plan_implicit() const {
+  return plan_.estimator == Estimator::kImMD || plan_.estimator == Estimator::kImCV;
+}
+
 // Order control, the step-size factor and the start-up phase after an attempt that passed the
 // error test, or failed it without a pending lowering (D-49), at T_M = history's newest point.
 MacroStepController::Decision MacroStepController::decide(const StepOutcome& outcome, bool passed,
@@ -176,7 +183,7 @@ MacroStepController::Decision MacroStepController::decide(const StepOutcome& out
   // degree it leaves asked for.
   const double r_own_limited = step_.limit(r_own, n_fail_, false);
   if (passed && after_lowering) order_.confirm_lowering(r_own_limited >= 1.0);
-  if (passed && d.kappa < kappa) order_.note_lowering(kappa, r_own_limited * h);
+  if (passed && d.kappa < kappa && plan_implicit()) order_.note_lowering(kappa, r_own_limited * h);
   return d;
 }
 
@@ -195,14 +202,14 @@ StepVerdict MacroStepController::complete_variable(const StepOutcome& outcome) {
   if (passed) {
     accept(p.t_end, outcome.u_next, kappa, h);
     n_fail_ = 0;
-    order_.record_attempt(true, h);
+    order_.record_attempt(true, h, kappa);
     ++plan_.step;
   } else {
     ++n_fail_;
     ++stats_.rejected;
     if (outcome.corrector_failed) ++stats_.corrector_failures;
     if (outcome.subsystem_failed) ++stats_.subsystem_failures;
-    order_.record_attempt(false, h);
+    order_.record_attempt(false, h, kappa);
     start_.after_failed_step();
   }
   v.accepted = passed;

@@ -156,8 +156,12 @@ int OrderController::select_conservative(int kappa, const ScaledDerivativeNorms&
   return knew;
 }
 
-void OrderController::record_attempt(bool accepted, double h) {
+void OrderController::record_attempt(bool accepted, double h, int kappa) {
   n_succ_ = accepted ? n_succ_ + 1 : 0;
+  if (accepted) {
+    check_.steps_at_zero = kappa == 0 ? check_.steps_at_zero + 1 : 0;
+    if (check_.steps_at_zero >= OrderChangeCheck::kLoweringKeptSteps) check_.failed_lowerings = 0;
+  }
   if (!accepted || h < 0.25 * check_.refuted_h) {
     check_.lower_hold = 0;
   } else if (check_.lower_hold > 0) {

@@ -38,8 +38,9 @@
 //         r = Eq. 3.27/3.28 a posteriori if κ_new = κ, else the a-priori r̃^u of Eq. 3.26 at
 //         T_M + H (a-posteriori r if the history is too short for κ_new + 2 points);
 //         Listing 3.3 limits; start-up phase (D-32) may replace (κ_new, r) by (κ+1, 2)
-//   D-49: the first attempt after a lowering from κ = 1 that fails the error test for the
-//         second time in a row returns to κ = 1 with κ = 1's own step (order.hpp)
+//   D-49 (steps with an implicit estimator): the first attempt after a lowering from κ = 1 that
+//         fails the error test for the second time in a row returns to κ = 1 with κ = 1's own
+//         step (order.hpp)
 //   N_succ reset if κ_new ≠ κ or r < 1; H_new = min(r·H, H_max); T_{M+1} = T_M + H_new,
 //   clipped to t_end (a remainder below max(H_min, 1e−8·H_new) is absorbed).
 // Fixed mode (exH): every attempt is accepted (an estimate, if reported, is only recorded;
@@ -201,6 +202,7 @@ class MacroStepController {
     FactorSource source = FactorSource::kAPosteriori;
   };
   Decision decide(const StepOutcome& outcome, bool passed, bool after_lowering);
+  bool plan_implicit() const;
   void accept(double t, std::span<const double> u, int kappa, double h);
   void schedule(double t_end, int kappa);
   double clip(double t_m, double t_next) const;

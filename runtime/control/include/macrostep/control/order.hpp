@@ -106,8 +106,10 @@ class OrderController {
 
   // N_succ bookkeeping.
   int successes() const { return n_succ_; }
-  // An attempt with step size h was accepted or failed (also counts down D-49's hold).
-  void record_attempt(bool accepted, double h);
+  // An attempt at degree κ with step size h was accepted or failed (also counts down D-49's
+  // hold, and ends its count of failed lowerings once κ = 0 has held for kLoweringKeptSteps
+  // accepted steps).
+  void record_attempt(bool accepted, double h, int kappa);
   void record_decision(int kappa_old, int kappa_new, double r) {
     if (kappa_new != kappa_old || r < 1.0) n_succ_ = 0;
   }
@@ -124,20 +126,26 @@ class OrderController {
   // right there, and those lowerings are not checked.)
   //  - A lowering fails when the first attempt at the lowered degree fails the error test.
   //    One such failure is left to Listing 3.2 (the lowered degree may only have been given
-  //    too large a step); the second in a row, without a lowering kept between them (its
-  //    first attempt accepted with its own factor r ≥ 1), refutes it: the next attempt returns
-  //    to κ = 1, with the step κ = 1's own estimate asked for (0.25 to 0.9 of the failed H),
-  //    and the SDN tests may not lower κ for `hold` accepted steps (4, doubling with each
+  //    too large a step); the second in a row refutes it, unless a lowering was kept between
+  //    them (its first attempt accepted with its own factor r ≥ 1, or κ = 0 held for 8
+  //    accepted steps: the lowering was right, as where a system comes to rest, and the
+  //    cycle is one that returns to κ = 1 within a few steps). A refutation: the next attempt
+  //    returns to κ = 1, with the step κ = 1's own estimate asked for (0.25 to 0.9 of the failed
+  //    H), and the SDN tests may not lower κ for `hold` accepted steps (4, doubling with each
   //    refutation until a lowering is kept, at most 1024). A failed attempt, or an accepted
   //    step below a quarter of the refuted one, ends the hold.
-  //  - Off with the fixed strategy. The state is part of the controller's exported state.
+  //  - The caller notes lowerings of iterative steps only (MacroStepController: an implicit
+  //    estimator). Off with the fixed strategy. The state is part of the controller's
+  //    exported state.
   struct OrderChangeCheck {
     static constexpr int kFirstHold = 4;
     static constexpr int kLongestHold = 1024;
-    int lowered_from = -1;     // >= 0: the pending attempt is the first after a lowering
-    double fallback_h = 0.0;   // the step the degree left asked for
-    double refuted_h = 0.0;    // the step at which the last lowering was refuted
+    int lowered_from = -1;    // >= 0: the pending attempt is the first after a lowering
+    double fallback_h = 0.0;  // the step the degree left asked for
+    double refuted_h = 0.0;   // the step at which the last lowering was refuted
+    static constexpr int kLoweringKeptSteps = 8;
     int failed_lowerings = 0;  // lowerings in a row whose first attempt failed
+    int steps_at_zero = 0;     // accepted steps in a row at κ = 0
     int lower_hold = 0;        // accepted steps left without SDN lowering
     int next_lower_hold = kFirstHold;
   };
