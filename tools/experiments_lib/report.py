@@ -23,10 +23,16 @@ def machine():
 
 
 def git_commit():
+    """The commit, "-dirty" if files outside experiments/ differ from it (the report and its
+    plots, which the runs themselves rewrite, do not make the code that ran dirty)."""
     try:
-        out = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"],
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        return out.stdout.strip() or "unknown"
+        head = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        changed = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no",
+                                  "--", ".", ":(exclude)experiments"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        commit = head.stdout.strip() or "unknown"
+        return commit + ("-dirty" if changed.stdout.strip() else "")
     except OSError:
         return "unknown"
 
