@@ -239,7 +239,7 @@ StepVerdict MacroStepController::complete_variable(const StepOutcome& outcome) {
     r = std::clamp(order_.change_check().fallback_h / h, 0.25, 0.9);
     v.source = FactorSource::kLoweringRefuted;
   } else {
-    const Decision d = decide(outcome, passed, after_lowering && passed);
+    const Decision d = decide(outcome, passed, after_lowering);
     kappa_new = d.kappa;
     r = d.r;
     v.source = d.source;

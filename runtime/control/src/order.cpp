@@ -115,10 +115,9 @@ int OrderController::select_ida_like(int kappa, const ScaledDerivativeNorms& s, 
   int knew = kappa;
   const bool may_lower = check_.lower_hold == 0;  // D-49
   // Lowering (each test only with its SDNs available, D-29).
-  if (!may_lower) {
-  } else if (knew == 1) {
+  if (may_lower && knew == 1) {
     if (s.available(2) && s[1] <= s[2] / 2.0) knew = 0;
-  } else if (knew > 1) {
+  } else if (may_lower && knew > 1) {
     if (s.available(knew + 1) && std::max(s[knew], s[knew - 1]) <= s[knew + 1]) knew = kappa - 1;
   }
   knew = apply_failure_overrides(knew, n_fail);
