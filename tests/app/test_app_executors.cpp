@@ -98,6 +98,34 @@ TEST_F(App, ApproximationsGiveTheSameBitsInProcessesAndInProcess) {
   }
 }
 
+// D-50 (cosim.final_pass = false) is the master's decision on values every executor delivers
+// alike: worker processes give the in-process bytes (contract 1), with fewer corrector passes
+// than the run with the final pass; the key belongs to the implicit scheme only.
+TEST_F(App, ImplicitRunWithoutTheFinalPassIsTheSameInProcesses) {
+  write_file("cosim.toml", kCosim);
+  const std::string common =
+      "run cosim.toml --set cosim.scheme=implicit --set cosim.estimator=imMD";
+  const std::string skip = " --set cosim.final_pass=false";
+  const Outcome in = macrostep(common + skip + " --executor inprocess --output in.csv");
+  const Outcome pr = macrostep(common + skip + " --executor processes --output pr.csv");
+  const Outcome with = macrostep(common + " --executor inprocess --output with.csv");
+  ASSERT_EQ(in.status, 0) << in.err;
+  ASSERT_EQ(pr.status, 0) << pr.err;
+  ASSERT_EQ(with.status, 0) << with.err;
+  EXPECT_EQ(read_file("in.csv"), read_file("pr.csv"));
+  const auto passes = [this](const char* json) {
+    return nlohmann::json::parse(read_file(json))
+        .at("statistics")
+        .at("corrector")
+        .at("mean_passes")
+        .get<double>();
+  };
+  EXPECT_LT(passes("in.json"), passes("with.json"));
+  const Outcome bad = macrostep("run cosim.toml --set cosim.final_pass=false");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("final_pass"), std::string::npos) << bad.err;
+}
+
 namespace {
 
 // [solver] micro_step_stop (METHODS §6.6, seed 000 §4.3, K-4.3). Overshoot (option (a)) runs

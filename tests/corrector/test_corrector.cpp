@@ -63,6 +63,25 @@ TEST(ConvergenceTest, DivergenceAtTheThresholdOrNonFinite) {
   EXPECT_THROW(ConvergenceTest(0.33, 1.0), std::invalid_argument);
 }
 
+// D-50: the iterate already integrated, s^j, is accepted when ‖δ^{j+1}‖/(1 − R) < τ: the same
+// geometric tail as §4.3, one iterate earlier, so it is stricter by 1/R.
+TEST(ConvergenceTest, IntegratedIterateNeedsItsWholeTailBelowTau) {
+  using corrector::integrated_iterate_converged;
+  EXPECT_FALSE(integrated_iterate_converged(0.0, 1e-3, 0.33, 0.9));  // no δ^j yet
+  EXPECT_TRUE(integrated_iterate_converged(1.0, 0.2, 0.33, 0.9));    // R 0.2: 0.25 < 0.33
+  EXPECT_FALSE(integrated_iterate_converged(1.0, 0.3, 0.33, 0.9));   // R 0.3: 0.43 ≥ 0.33
+  EXPECT_TRUE(integrated_iterate_converged(10.0, 0.2, 0.33, 0.9));   // R 0.02: 0.204 < 0.33
+  EXPECT_FALSE(integrated_iterate_converged(10.0, 0.4, 0.33, 0.9));  // 0.417 ≥ 0.33
+  // §4.3 would accept s^{j+1} here (R/(1 − R)·0.4 = 0.017 < τ), D-50 not s^j: one more pass.
+  ConvergenceTest t(0.33, 0.9);
+  t.add(10.0);
+  EXPECT_EQ(t.add(0.4), ConvergenceVerdict::kConverged);
+  // Divergence, non-finite and rounding-level differences as in the test of §4.3.
+  EXPECT_FALSE(integrated_iterate_converged(1e-3, 0.95e-3, 0.33, 0.9));
+  EXPECT_FALSE(integrated_iterate_converged(1.0, std::nan(""), 0.33, 0.9));
+  EXPECT_TRUE(integrated_iterate_converged(2.7e-21, 2.69e-21, 0.33, 0.9));
+}
+
 library::ChainParameters linear_chain(std::size_t n, double c, double d) {
   library::ChainParameters p;
   std::mt19937_64 rng(5);

@@ -37,6 +37,13 @@ corrector::CorrectorOptions newton() {
   return corrector::CorrectorOptions{};
 }
 
+// D-50: a converged Newton iteration ends with the pass of the integrated iterate.
+corrector::CorrectorOptions without_final_pass() {
+  corrector::CorrectorOptions o;
+  o.final_pass = false;
+  return o;
+}
+
 corrector::CorrectorOptions with_iteration(corrector::IterationKind k) {
   corrector::CorrectorOptions o;
   o.iteration = k;
@@ -95,15 +102,11 @@ std::array<double, 2> oscillator(double m, double c, double f, double x0, double
 // κ = 0 (constant λ over the step): body 1 m1 x'' = −c1 x + λ, body 2 m2 x'' = −λ − c3 x;
 // x_i(H; λ) is affine in λ and λ = c_c (x2 − x1) is one linear equation per step. From every
 // accepted point of the scheme the next λ is computed in closed form and compared.
-void expect_closed_form_steps(
-    corrector::IterationKind kind,
-    corrector::JacobianKind jacobian = corrector::JacobianKind::kFiniteDifference,
-    schemes::SchemeResult* result = nullptr) {
+void expect_closed_form_steps(const corrector::CorrectorOptions& c,
+                              schemes::SchemeResult* result = nullptr) {
   const auto p = testing::linear_two_mass();
   const auto sys = system::make_chain_system(p, {0, 1, 2});
   const double h = 2e-3;
-  auto c = with_iteration(kind);
-  c.jacobian = corrector::jacobian_name(jacobian);
   const auto points = run(sys, fixed(0.1, h, 0, c), testing::reference_solver(), result);
   ASSERT_EQ(points.size(), 51u);
   double worst = 0.0;
@@ -121,12 +124,32 @@ void expect_closed_form_steps(
     const double got = points[n + 1].u[0];
     worst = std::max(worst, std::abs(got - lambda) / std::max(1.0, std::abs(lambda)));
   }
-  EXPECT_LT(worst, 1e-7) << corrector::iteration_name(kind) << " "
-                         << corrector::jacobian_name(jacobian);
+  EXPECT_LT(worst, 1e-7) << corrector::iteration_name(c.iteration) << " " << c.jacobian
+                         << " final_pass " << c.final_pass;
+}
+
+void expect_closed_form_steps(
+    corrector::IterationKind kind,
+    corrector::JacobianKind jacobian = corrector::JacobianKind::kFiniteDifference,
+    schemes::SchemeResult* result = nullptr) {
+  auto c = with_iteration(kind);
+  c.jacobian = corrector::jacobian_name(jacobian);
+  expect_closed_form_steps(c, result);
 }
 
 TEST(ImplicitScheme, ConvergedStepOfALinearTwoMassOscillatorIsTheClosedFormSolution) {
   expect_closed_form_steps(corrector::IterationKind::kNewton);
+}
+
+// D-50: the fd Newton step solves a linear coupling at once, so the second difference is rounding
+// and the pass of s^1 is the result: the same closed-form solution, one pass per step fewer.
+TEST(ImplicitScheme, IntegratedIterateEndsALinearStepWithoutTheFinalPass) {
+  schemes::SchemeResult with, without;
+  expect_closed_form_steps(newton(), &with);
+  expect_closed_form_steps(without_final_pass(), &without);
+  std::printf("[final pass] %.2f corrector passes per step with it, %.2f without\n",
+              with.corrector.mean_passes(), without.corrector.mean_passes());
+  EXPECT_LT(without.corrector.mean_passes(), with.corrector.mean_passes() - 0.5);
 }
 
 // Beyond the seeds: a Jacobian kept across passes and steps, and IQN-ILS secant
@@ -191,6 +214,40 @@ TEST(ImplicitScheme, AcceptedPointsSatisfyTheCouplingEquations) {
               static_cast<unsigned long long>(r.steps.rejected), r.corrector.mean_passes());
 }
 
+// D-50 on a nonlinear chain under imMD control: ending with the pass of the integrated iterate
+// keeps the run's error against a tight run (rtol 1e-7 with the final pass) within a factor 2
+// of the error with the final pass, and takes fewer corrector passes per attempt.
+TEST(ImplicitScheme, ControlledRunWithoutTheFinalPassKeepsItsError) {
+  const auto p = testing::test_chain(12);
+  const auto sys = system::make_chain_system(p, library::equal_partition(12, 4));
+  const auto end_outputs = [&](double rtol, const corrector::CorrectorOptions& c,
+                               schemes::SchemeResult& r) {
+    auto o = testing::controlled(2e-3, control::Estimator::kImMD, rtol);
+    o.corrector = c;
+    return run(sys, o, testing::tight_solver(), &r).back().y;
+  };
+  schemes::SchemeResult ref_r, with_r, without_r;
+  const auto ref = end_outputs(1e-7, newton(), ref_r);
+  const auto with = end_outputs(1e-4, newton(), with_r);
+  const auto without = end_outputs(1e-4, without_final_pass(), without_r);
+  double e_with = 0.0, e_without = 0.0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    for (std::size_t k = 0; k < ref[i].size(); ++k) {
+      const double scale = std::max(1e-3, std::abs(ref[i][k]));
+      e_with = std::max(e_with, std::abs(with[i][k] - ref[i][k]) / scale);
+      e_without = std::max(e_without, std::abs(without[i][k] - ref[i][k]) / scale);
+    }
+  }
+  std::printf(
+      "[final pass] error %.3e with, %.3e without; passes per attempt %.2f / %.2f; accepted "
+      "%llu / %llu\n",
+      e_with, e_without, with_r.corrector.mean_passes(), without_r.corrector.mean_passes(),
+      static_cast<unsigned long long>(with_r.steps.accepted),
+      static_cast<unsigned long long>(without_r.steps.accepted));
+  EXPECT_LT(e_without, 2.0 * e_with + 1e-9);
+  EXPECT_LT(without_r.corrector.mean_passes(), with_r.corrector.mean_passes());
+}
+
 // Reuse across steps ("while the contraction rate stays below a threshold"): in a
 // controlled run H changes at nearly every step, so a J kept only for an equal H would serve few
 // steps. A J of the same κ and an H within reuse_step_ratio of its own serves the next ones, and
@@ -244,6 +301,7 @@ TEST(ImplicitScheme, GlobalOrderEqualsTheExplicitOne) {
        std::vector<std::pair<const char*, std::optional<corrector::CorrectorOptions>>>{
            {"explicit", std::nullopt},
            {"implicit", newton()},
+           {"implicit without the final pass", without_final_pass()},
            {"waveform", with_iteration(corrector::IterationKind::kWaveform)}}) {
     const double e1 = star_error(c, 4e-3), e2 = star_error(c, 2e-3), e3 = star_error(c, 1e-3);
     const double slope = std::log(e1 / e3) / std::log(4.0);

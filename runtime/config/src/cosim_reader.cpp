@@ -51,7 +51,8 @@ std::vector<std::string_view> file_executor_names() {
 
 // The keys of the iterative schemes (METHODS §4, §9); each only where it has a meaning.
 void read_corrector_keys(const Node& n, CosimConfig& c) {
-  for (const char* key : {"jacobian", "tau", "max_corrector_passes", "perturbation_min", "omega"}) {
+  for (const char* key :
+       {"jacobian", "tau", "max_corrector_passes", "perturbation_min", "omega", "final_pass"}) {
     if (auto v = n.find(key); v && !c.iterative()) {
       v->fail(
           "belongs to the iterative schemes (scheme = \"implicit\", \"semi-implicit\" or "
@@ -76,6 +77,12 @@ void read_corrector_keys(const Node& n, CosimConfig& c) {
     if (c.scheme != CosimScheme::kWaveform) v->fail("applies only to scheme = \"waveform\"");
     c.omega = checked(*v, Domain::kPositive);
     if (c.omega >= 1.0) v->fail(fmt::format("must be in (0, 1) (got {})", v->source_text()));
+  }
+  if (auto v = n.find("final_pass")) {
+    if (c.scheme != CosimScheme::kImplicit && c.scheme != CosimScheme::kAuto) {
+      v->fail("applies only to scheme = \"implicit\" or \"auto\" (its implicit steps)");
+    }
+    c.final_pass = v->boolean();
   }
 }
 

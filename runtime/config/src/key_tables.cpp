@@ -59,7 +59,8 @@ constexpr std::string_view kCosimKeys[] = {"scheme",
                                            "tau",
                                            "max_corrector_passes",
                                            "perturbation_min",
-                                           "omega"};
+                                           "omega",
+                                           "final_pass"};
 
 struct FixedTable {
   Table table;

@@ -31,4 +31,12 @@ ConvergenceVerdict ConvergenceTest::add(double delta_norm) {
                                                    : ConvergenceVerdict::kContinue;
 }
 
+bool integrated_iterate_converged(double previous, double next, double tau, double divergence) {
+  if (!(previous > 0.0) || !std::isfinite(next)) return false;
+  if (next <= ConvergenceTest::kRoundingFraction * tau) return true;
+  const double rate = next / previous;
+  if (!(rate < divergence)) return false;
+  return next / (1.0 - rate) < tau;
+}
+
 }  // namespace macrostep::corrector

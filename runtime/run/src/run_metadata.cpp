@@ -62,6 +62,9 @@ json cosim_json(const CosimSettings& s) {
     j["max_corrector_passes"] = c.max_corrector_passes;
     j["perturbation_min"] = c.perturbation_min;
     if (c.scheme == config::CosimScheme::kWaveform) j["omega"] = c.omega;
+    if (c.scheme == config::CosimScheme::kImplicit || c.scheme == config::CosimScheme::kAuto) {
+      j["final_pass"] = c.final_pass;  // D-50
+    }
     if (fixed) {  // the corrector's convergence weights
       j["rtol"] = m.tolerances.rtol;
       j["atol_u"] = m.tolerances.atol_u;

@@ -52,7 +52,8 @@ void check_scheme_combination(const config::CosimConfig& c, const CosimOptions& 
   if (!c.iterative() && c.corrector_keys_given) {
     throw SetupError(scheme_source +
                      ": the file sets corrector keys (jacobian, tau, max_corrector_passes, "
-                     "perturbation_min, omega) that the explicit scheme does not use");
+                     "perturbation_min, omega, final_pass) that the explicit scheme does not "
+                     "use");
   }
   if (c.scheme != config::CosimScheme::kGaussSeidel && !c.sequence.empty()) {
     throw SetupError(scheme_source + ": cosim.sequence applies only to the gauss-seidel scheme");
@@ -176,6 +177,7 @@ SchemeOptions scheme_options(const config::CosimConfig& c, double end_time) {
     o.max_passes = c.max_corrector_passes;
     o.perturbation_min = c.perturbation_min;
     o.omega = c.omega;
+    o.final_pass = c.final_pass;
     scheme.corrector = o;
     scheme.adaptive = c.scheme == config::CosimScheme::kAuto;
     if (c.fixed_step()) {  // the convergence test's weights (METHODS §4.3)

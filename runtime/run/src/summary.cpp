@@ -58,13 +58,14 @@ void print_iterative_scheme(std::ostream& out, const CosimSettings& s) {
                             : fmt::format("fixed kappa = {}", c.effective_order().kappa),
                         m.step.safety);
   fmt::print(out,
-             "scheme: {}, {}, tau {}, at most {} corrector passes, perturbation_min {}; {}; rtol "
-             "{:.3g}, atol_pos {:.3g}, atol_vel {:.3g}, atol_u {:.3g}\n",
+             "scheme: {}, {}, tau {}, at most {} corrector passes{}, perturbation_min {}; {}; "
+             "rtol {:.3g}, atol_pos {:.3g}, atol_vel {:.3g}, atol_u {:.3g}\n",
              c.scheme == config::CosimScheme::kAuto
                  ? "auto (explicit, semi-implicit or implicit steps, whichever costs least)"
                  : config::to_string(c.scheme),
-             how, c.tau, c.max_corrector_passes, c.perturbation_min, step, m.tolerances.rtol,
-             m.tolerances.atol_pos, m.tolerances.atol_vel, m.tolerances.atol_u);
+             how, c.tau, c.max_corrector_passes,
+             c.final_pass ? "" : " (no pass after convergence, D-50)", c.perturbation_min, step,
+             m.tolerances.rtol, m.tolerances.atol_pos, m.tolerances.atol_vel, m.tolerances.atol_u);
 }
 
 // What runs: the model, the scheme, the subsystems' solvers, the approximation and jumps.

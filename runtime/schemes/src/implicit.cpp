@@ -84,6 +84,7 @@ void IterativeScheme::begin(const control::StepPlan& plan,
                                     : std::max(correction_[k], copt_.perturbation_min);
   }
   test_.reset();
+  last_iterate_difference_ = last_output_difference_ = 0.0;
   passes_ = 0;
 }
 
@@ -201,7 +202,10 @@ AttemptResult IterativeScheme::attempt(const control::StepPlan& plan,
     mon_prev_.swap(mon_);
     system.gather_monitored(y_, mon_);
     if (j == 0) mon_pre_ = mon_;
-    if (test_kind_ == Test::kOutputs && j >= 1) verdict = judge(output_difference(), fixed);
+    if (test_kind_ == Test::kOutputs && j >= 1) {
+      last_output_difference_ = output_difference();
+      verdict = judge(last_output_difference_, fixed);
+    }
     if (verdict == ConvergenceVerdict::kConverged || (semi && j == last_pass)) {
       return finish(plan, history, runner, false);
     }
@@ -211,7 +215,34 @@ AttemptResult IterativeScheme::attempt(const control::StepPlan& plan,
     if (!next_iterate(plan, history, outcome, perturbed)) {
       return finish(plan, history, runner, true);  // a singular J (D-11)
     }
+    if (integrated_iterate_accepted()) return finish(plan, history, runner, false);
   }
+}
+
+// D-50 (final_pass = false): after a Newton step, whether the iterate whose pass just ran is the
+// result. Then s^j becomes u_{N+1} again: the subsystems' states are those of the inputs they
+// integrated, and no pass with s^{j+1} follows. The iterates decide, and under imMD's output test
+// the monitored outputs too, whose next difference is predicted as R·‖y^j − y^{j−1}‖ with the
+// iterates' rate R (the outputs follow the inputs' end values linearly within a step; where the
+// Newton steps turn, as with a kept J, the prediction is low, hence both).
+bool IterativeScheme::integrated_iterate_accepted() {
+  const double next = iterate_difference();  // ‖s^{j+1} − s^j‖
+  const double previous = last_iterate_difference_;
+  last_iterate_difference_ = next;
+  if (copt_.final_pass || !newton_ || copt_.iteration != IterationKind::kNewton) return false;
+  if (!(previous > 0.0)) return false;  // R undefined before the first corrector pass (D-16)
+  const double rate = next / previous;
+  if (!corrector::integrated_iterate_converged(previous, next, copt_.tau, copt_.divergence)) {
+    return false;
+  }
+  if (test_kind_ == Test::kOutputs &&
+      !corrector::integrated_iterate_converged(
+          last_output_difference_, rate * last_output_difference_, copt_.tau, copt_.divergence)) {
+    return false;
+  }
+  strategy_->observe_rate(rate);
+  s_ = s_prev_;
+  return true;
 }
 
 AttemptResult IterativeScheme::subsystem_failure(const executors::PassOutcome& outcome) {

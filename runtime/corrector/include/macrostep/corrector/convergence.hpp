@@ -11,6 +11,12 @@
 //
 // Call order: reset() at the start of every attempt, then add(‖δ^1‖), add(‖δ^2‖), ... once
 // per corrector iterate.
+//
+// integrated_iterate_converged() is the same geometric bound one iterate earlier (D-50): the
+// iterate s^j whose pass has run is within τ of the fixed point s* if
+//   ‖δ^{j+1}‖_W / (1 − R^{j+1}) < τ,   R^{j+1} = ‖δ^{j+1}‖_W / ‖δ^j‖_W,
+// since ‖s^j − s*‖ ≤ Σ_{i>j} ‖δ^i‖ ≈ ‖δ^{j+1}‖/(1 − R). A scheme that accepts s^j with the
+// states of its pass needs no further pass with s^{j+1}.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +24,10 @@
 namespace macrostep::corrector {
 
 enum class ConvergenceVerdict : std::uint8_t { kContinue, kConverged, kDiverged };
+
+// previous = ‖δ^j‖_W (≤ 0: none yet, the answer is false), next = ‖δ^{j+1}‖_W; false for a rate
+// R at or above `divergence` or a non-finite one; next ≤ kRoundingFraction·τ counts as converged.
+bool integrated_iterate_converged(double previous, double next, double tau, double divergence);
 
 class ConvergenceTest {
  public:

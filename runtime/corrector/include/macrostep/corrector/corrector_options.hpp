@@ -62,6 +62,11 @@ struct CorrectorOptions {
   // contracts too slowly is caught by reuse_rate like any other).
   double reuse_step_ratio = 2.0;
   int quasi_newton_reuse = 8;  // attempts whose secant columns IQN-ILS keeps
+  // Newton iteration: whether a converged attempt always ends with a pass of the next iterate
+  // s^{j+1} (true, §4.3 as the seeds do it), or ends at once with the pass just run when its own
+  // iterate s^j passes integrated_iterate_converged() (false, D-50: one integration per
+  // subsystem and step fewer wherever the Newton step contracts at once).
+  bool final_pass = true;
 
   // Throws std::invalid_argument naming the field (an unregistered jacobian: the registered
   // names).

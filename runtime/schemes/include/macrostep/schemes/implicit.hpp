@@ -16,6 +16,10 @@
 //          test the iterates s (weights W^u at u^pre). A u-type test is known before its pass,
 //          so that pass runs without perturbed runs (D-17), and a divergence ends the attempt
 //          without one.
+//   final_pass = false (implicit only, D-50): after a Newton step s^{j+1}, the pass of s^j is
+//          the result when s^j is within τ of the fixed point already: ‖s^{j+1} − s^j‖/(1 − R)
+//          < τ, and under imMD also R‖y^j − y^{j−1}‖/(1 − R) < τ for the outputs (the iterates'
+//          R); no pass with s^{j+1} is run.
 //   result u_{N+1} = s^l and the states of its pass (implicit, waveform); corrector failure
 //          (divergence, n_cor^max passes, a singular J) → reject with r = 0.25 (D-26); in
 //          fixed-H mode the last pass continues regardless (seed 000 §5.1).
@@ -68,6 +72,7 @@ class IterativeScheme final : public MacroStepScheme {
   double output_difference() const;
   corrector::ConvergenceVerdict judge(double difference, bool fixed);
   bool wants_perturbed_runs(const control::StepPlan& plan) const;
+  bool integrated_iterate_accepted();
   bool next_iterate(const control::StepPlan& plan, const polynomials::CouplingHistory& history,
                     const executors::PassOutcome& outcome, bool perturbed);
   AttemptResult subsystem_failure(const executors::PassOutcome& outcome);
@@ -91,6 +96,8 @@ class IterativeScheme final : public MacroStepScheme {
   // Δ^0 (METHODS §4.2): |u_N − u_N^pre| of the last accepted step; empty until one (D-13).
   std::vector<double> correction_;
   std::vector<double> pending_correction_;  // of the last attempt, used if it was accepted
+  double last_iterate_difference_ = 0.0;    // ‖s^j − s^{j−1}‖ of this attempt (0: none yet)
+  double last_output_difference_ = 0.0;     // ‖y^j − y^{j−1}‖ (imMD's test) of this attempt
   int passes_ = 0;
 };
 
