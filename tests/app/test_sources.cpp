@@ -113,7 +113,7 @@ TEST_F(Sources, ResumeAfterSigkillIsBitIdentical) {
   for (const std::string scheme : {"explicit", "gauss-seidel"}) {
     const std::vector<std::string> common = {
         "sources.toml", "--scheme",    scheme, "--estimator", "none",     "--step-size",
-        "2e-4",         "--stop-time", "0.4",  "--executor",  "processes"};
+        "2e-4",         "--stop-time", "0.2",  "--executor",  "processes"};
     std::vector<std::string> whole = {"run"};
     whole.insert(whole.end(), common.begin(), common.end());
     whole.insert(whole.end(), {"--output", "whole.csv"});
