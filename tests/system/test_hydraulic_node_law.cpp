@@ -218,13 +218,17 @@ double step_to(HydraulicNodeLaw& law, std::span<const double> volumes) {
 
 // Stepped bulk modulus (Eq. 2.93) by hand for two macro steps; a rejected attempt (evaluations
 // at other volumes, no accept) leaves the accepted point as it was, so the retry gives the bits
-// of a run without the rejection; export/import carries the state bit for bit.
+// of a run without the rejection; export/import carries the state bit for bit. Before its first
+// accepted point (t0) the law gives the pressure-dependent node's value.
 TEST(HydraulicNodeLaw, SteppedModulusFollowsEquation293AndKeepsItsStateOnReject) {
   const auto e = example_fluid();
   HydraulicNodeLaw law("p", stepped_node(1e-5), {{0, 0}, {1, 0}});
   EXPECT_TRUE(law.is_stateful());
   EXPECT_TRUE(law.depends_on_macro_grid());
-  const std::array<double, 2> v1 = {1e-9, 2e-9}, v2 = {3e-9, 2.5e-9}, rejected = {9e-8, 7e-8};
+  const std::array<double, 2> v0 = {0.0, 0.0}, v1 = {1e-9, 2e-9}, v2 = {3e-9, 2.5e-9},
+                              rejected = {9e-8, 7e-8};
+  EXPECT_DOUBLE_EQ(evaluated(law, v0), 1.0 * kBar);  // t0 at the reference volumes: p0
+  law.start(v0, std::array<double, 1>{1.0 * kBar});
   const double p1 = e.modulus(1.0 * kBar) / 1e-5 * 3e-9 + 1.0 * kBar;
   EXPECT_DOUBLE_EQ(step_to(law, v1), p1);
   EXPECT_EQ(law.accepted_pressure(), p1);
@@ -245,7 +249,26 @@ TEST(HydraulicNodeLaw, SteppedModulusFollowsEquation293AndKeepsItsStateOnReject)
   EXPECT_THROW(resumed.import_state(std::vector<double>{1.0}), std::invalid_argument);
   resumed.reset_state();
   EXPECT_EQ(resumed.accepted_pressure(), 1.0 * kBar);
+  EXPECT_DOUBLE_EQ(resumed.pressure(0.0).pressure, 1.0 * kBar);  // t0: the pressure-dependent value
+  resumed.start(v0, std::array<double, 1>{1.0 * kBar});
   EXPECT_THROW((void)resumed.pressure(0.0), std::logic_error);
+}
+
+// Started away from the reference volumes (V(t0) ≠ V⁰), the stepped node's t0 pressure is the
+// pressure-dependent node's p(V(t0)), not one Euler step across the whole offset: otherwise that
+// step's error stays in the run at every H (the line pair's pressure swing settled 1.6 % off).
+TEST(HydraulicNodeLaw, SteppedNodeStartsAtThePressureDependentValue) {
+  const double vk = 1e-5;
+  const HydraulicNodeLaw dependent("p", pressure_dependent_node(vk), {{0, 0}});
+  HydraulicNodeLaw stepped("p", stepped_node(vk), {{0, 0}});
+  const std::array<double, 1> offset{0.05 * vk};  // s = 0.05: 1 bar → several bar
+  const double p_t0 = evaluated(stepped, offset);
+  EXPECT_EQ(p_t0, evaluated(dependent, offset));
+  EXPECT_NEAR(example_fluid().compliance_integral(1.0 * kBar, p_t0), 0.05, 1e-14);
+  const double euler = example_fluid().modulus(1.0 * kBar) / vk * offset[0] + 1.0 * kBar;
+  EXPECT_GT(std::fabs(euler - p_t0), 0.01 * p_t0);  // what the old start gave
+  stepped.start(offset, std::array<double, 1>{p_t0});
+  EXPECT_EQ(stepped.accepted_pressure(), p_t0);
 }
 
 // The stepped model is an explicit Euler step of dp/dV = E(p)/V_K in the volume increment:
@@ -261,6 +284,9 @@ TEST(HydraulicNodeLaw, SteppedModulusConvergesToThePressureDependentNodeAtFirstO
   for (int n : {200, 400, 800, 1600}) {
     HydraulicNodeLaw stepped("p", stepped_node(vk), {{0, 0}});
     HydraulicNodeLaw dependent("p", pressure_dependent_node(vk), {{0, 0}});
+    const std::array<double, 1> v0{0.0};  // t0 at the reference volume
+    stepped.start(v0, std::array<double, 1>{1.0 * kBar});
+    dependent.start(v0, std::array<double, 1>{1.0 * kBar});
     double p_dependent = 0.0;
     for (int k = 1; k <= n; ++k) {
       const std::array<double, 1> v{target_s * vk * k / n};

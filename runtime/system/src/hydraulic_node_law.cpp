@@ -176,6 +176,10 @@ NodePressureSolution HydraulicNodeLaw::pressure(double s) const {
                                      ? accepted_pressure_
                                      : bound_guess(parameters_.pressure_dependent, p0, s));
     case Model::kStepped:
+      if (!has_accepted_point_) {  // t0: the pressure-dependent node's value (header)
+        return solve_node_pressure(parameters_.pressure_dependent, p0, s,
+                                   bound_guess(parameters_.pressure_dependent, p0, s));
+      }
       break;
   }
   throw std::logic_error("HydraulicNodeLaw::pressure: the stepped model is not a function of s");
@@ -187,7 +191,9 @@ void HydraulicNodeLaw::evaluate(std::span<const double> y_read, std::span<double
 }
 
 double HydraulicNodeLaw::pressure_at(std::span<const double> volumes) const {
-  if (parameters_.model != Model::kStepped) return pressure(relative_volume(volumes)).pressure;
+  if (parameters_.model != Model::kStepped || !has_accepted_point_) {
+    return pressure(relative_volume(volumes)).pressure;
+  }
   // Eq. 2.93: E frozen at the accepted pressure over the step. A pressure at or below zero is
   // outside E(p) (p^c with c < −1 needs p > 0) and would poison every later step: it is NaN, so
   // that the pipeline rejects the step and retries a smaller one (a step too large for the
