@@ -77,8 +77,8 @@ TEST(OrderChangeCheck, HoldsDoubleUpToTheLongestAndAKeptLoweringResetsThem) {
   EXPECT_EQ(c.lowering_failed(2e-3), -1);  // a kept lowering started the count again
 }
 
-// With a hold, the SDN tests of Listing 3.2 and Listing 3.1 do not lower κ; failure
-// overrides still do.
+// With a hold, the SDN tests of Listing 3.2 and Listing 3.1 do not lower κ to 0; lowerings from
+// κ ≥ 2 to 1 and the failure overrides still happen.
 TEST(OrderChangeCheck, AHoldStopsSdnLoweringsButNotTheFailureOverrides) {
   const auto sdn = mct::ScaledDerivativeNorms::from_values({1.0, 1.0, 5.0, 1.0});
   for (auto strategy : {mct::OrderStrategy::kIdaLike, mct::OrderStrategy::kConservative}) {
@@ -89,6 +89,8 @@ TEST(OrderChangeCheck, AHoldStopsSdnLoweringsButNotTheFailureOverrides) {
     c.note_lowering(1, 1e-3);
     c.lowering_failed(1e-3);
     EXPECT_EQ(c.select(1, sdn, 0, 10), 1);
+    // SDN(3) above SDN(1) and SDN(2): both listings lower 2 → 1 (Listing 3.1 would go on to 0)
+    EXPECT_EQ(c.select(2, mct::ScaledDerivativeNorms::from_values({1.0, 1.0, 2.0, 5.0}), 0, 10), 1);
     EXPECT_EQ(c.select(3, sdn, 4, 10), 1);  // N_fail > 3
   }
 }

@@ -113,7 +113,9 @@ int OrderController::overrides_only(int kappa, int n_fail, std::size_t history_p
 
 int OrderController::select_ida_like(int kappa, const ScaledDerivativeNorms& s, int n_fail) const {
   int knew = kappa;
-  const bool may_lower = check_.lower_hold == 0;  // D-49
+  // D-49: a hold stops the lowering to κ = 0 only (the one that was refuted); from κ ≥ 2
+  // lowering is what a stiff interface needs.
+  const bool may_lower = check_.lower_hold == 0 || kappa >= 2;
   // Lowering (each test only with its SDNs available, D-29).
   if (may_lower && knew == 1) {
     if (s.available(2) && s[1] <= s[2] / 2.0) knew = 0;
@@ -147,7 +149,8 @@ int OrderController::select_conservative(int kappa, const ScaledDerivativeNorms&
     return true;
   };
   int knew = kappa;
-  while (check_.lower_hold == 0 && knew > 0 && !decreasing_or_skipped(knew)) --knew;  // D-49
+  // D-49: a hold stops the lowering to κ = 0 only.
+  while (knew > (check_.lower_hold == 0 ? 0 : 1) && !decreasing_or_skipped(knew)) --knew;
   knew = apply_failure_overrides(knew, n_fail);
   if (kappa < options_.kappa_max && n_succ_ > kappa && knew == kappa && s.available(kappa + 2)) {
     if (s[knew + 2] < s[knew + 1]) knew = knew + 1;

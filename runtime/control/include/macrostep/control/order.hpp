@@ -131,7 +131,7 @@ class OrderController {
   //    accepted steps: the lowering was right, as where a system comes to rest, and the
   //    cycle is one that returns to κ = 1 within a few steps). A refutation: the next attempt
   //    returns to κ = 1, with the step κ = 1's own estimate asked for (0.25 to 0.9 of the failed
-  //    H), and the SDN tests may not lower κ for `hold` accepted steps (4, doubling with each
+  //    H), and the SDN tests may not lower κ to 0 for `hold` accepted steps (4, doubling with each
   //    refutation until a lowering is kept, at most 1024). A failed attempt, or an accepted
   //    step below a quarter of the refuted one, ends the hold.
   //  - The caller notes lowerings of iterative steps only (MacroStepController: an implicit
