@@ -98,7 +98,7 @@ TEST_F(HydraulicNodeRuns, SteppedNodeAdvancesOnAcceptedStepsOnly) {
   const auto col = [&](const std::string& name) { return t.values.at(*t.column_index(name)); };
   const auto &va = col("a.volume"), &vb = col("b.volume"), &p = col("p_node");
   ASSERT_GT(p.size(), 50u);
-  // t0: the pressure-dependent node's p(V(t0)), g(p) = ΣV/V_K = 2e-3 (seed 003 Eq. 2.95)
+  // t0: the pressure-dependent node's p(V(t0)): g(p) = ΣV/V_K = 2e-3 (hydraulic_node_law.hpp)
   const double cp1 = -1.7142857142857142 + 1.0;
   const double g =
       (p[0] - 1.0e7 + 1.7490e11 / cp1 * (std::pow(p[0], cp1) - std::pow(1.0e7, cp1))) / 8.8668e8;
