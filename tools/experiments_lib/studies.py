@@ -130,7 +130,7 @@ def k51(runner, quick):
 def k52(runner, quick):
     r = Result()
     r.note("M1 (linear) only, t_sim = 0.1 s [SI]; in-process, one thread; new "
-           "configs/k-5.2-m1.toml (M2, M3 not built)")
+           "configs/k-5.2-m1.toml (M2 and M3: the sections K-5.2-M2 and K-5.2-M3)")
     cfg = config_path("k-5.2-m1.toml")
     cv = config_variant(runner, "k-5.2-m1.toml", "k52_cv", {"cosim.atol_u": "1.0"})
     runs = {"exMD": (cfg, []), "exLE": (cfg, ["--estimator", "exLE"]),
