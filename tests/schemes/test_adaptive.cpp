@@ -115,6 +115,38 @@ class Adaptive : public ::testing::Test {
   void TearDown() override { fs::remove_all(adaptive_dir()); }
 };
 
+// K-5.5's corner (m_1 = 1e-6 kg, d_c = 1e6 N s/m): the iterative steps' H lies far beyond the
+// explicit stability limit. The first explicit step after iterative ones is refused while its H
+// exceeds 4 times the mean H of the accepted explicit steps so far (one such step passed exMD's
+// test at H = 1.7e-4 s and the coupling blew up two steps later, at t = 0.031 s): no accepted
+// explicit step after a switch lies above that bound (before the refusal: 93 of 108 switches).
+TEST_F(Adaptive, StiffInterfaceGetsNoExplicitStepAtTheIterativeStepSize) {
+  const auto au = run_auto("k-5.5", 1e-4);
+  expect_counts_add_up(au);
+  const output::CsvTable steps = output::read_csv(au.steps_path, "attempt");
+  const auto col = [&](const char* name) { return steps.values.at(*steps.column_index(name)); };
+  const auto &h = col("h"), &accepted = col("accepted"), &implicit = col("implicit"),
+             &semi = col("semi_implicit");
+  double explicit_time = 0.0, explicit_steps = 0.0;
+  int switches = 0, above = 0;
+  bool first_after_switch = false, previous_explicit = true;
+  for (std::size_t k = 0; k < steps.rows(); ++k) {
+    const bool is_explicit = implicit[k] == 0.0 && semi[k] == 0.0;
+    if (is_explicit && !previous_explicit) {
+      first_after_switch = true;
+      ++switches;
+    }
+    previous_explicit = is_explicit;
+    if (!is_explicit || accepted[k] == 0.0) continue;
+    if (first_after_switch && h[k] > 4.0 * explicit_time / explicit_steps) ++above;
+    first_after_switch = false;
+    explicit_time += h[k];
+    explicit_steps += 1.0;
+  }
+  EXPECT_GT(switches, 10);
+  EXPECT_EQ(above, 0) << "of " << switches << " switches into explicit steps";
+}
+
 // configs/drivetrain-rest.toml coasts to rest in a few seconds; from then on the explicit
 // scheme's H is held by the stiff coupling shaft, not by the error, and the implicit one grows.
 TEST_F(Adaptive, DriveTrainAtRestSwitchesToIterativeSteps) {

@@ -106,6 +106,9 @@ StepVerdict MacroStepController::complete(const StepOutcome& outcome) {
 }
 
 StepVerdict MacroStepController::complete_fixed(const StepOutcome& outcome) {
+  if (outcome.step_refused) {
+    throw std::invalid_argument("MacroStepController::complete: a fixed step cannot be refused");
+  }
   const StepPlan p = plan_;
   accept(p.t_end, outcome.u_next, p.kappa, p.h());
   if (outcome.corrector_failed) ++stats_.corrector_failures;
@@ -191,7 +194,7 @@ StepVerdict MacroStepController::complete_variable(const StepOutcome& outcome) {
   const StepPlan p = plan_;
   const double h = p.h();
   const int kappa = p.kappa;
-  const bool failed = outcome.corrector_failed || outcome.subsystem_failed;
+  const bool failed = outcome.corrector_failed || outcome.subsystem_failed || outcome.step_refused;
   if (!failed && outcome.estimate.kind == ErrorEstimate::Kind::kNone) {
     throw std::invalid_argument(
         "MacroStepController::complete: variable step sizes need an error estimate");
@@ -233,7 +236,7 @@ StepVerdict MacroStepController::complete_variable(const StepOutcome& outcome) {
     order_.forget_lowering();
     kappa_new = order_.overrides_only(kappa, n_fail_, n_hist);
     r = step_.limit(0.25, n_fail_, true);
-    v.source = FactorSource::kCorrectorFailure;
+    v.source = outcome.step_refused ? FactorSource::kStepRefused : FactorSource::kCorrectorFailure;
   } else if (back_to >= 0) {
     kappa_new = back_to;
     r = std::clamp(order_.change_check().fallback_h / h, 0.25, 0.9);

@@ -130,12 +130,31 @@ AttemptResult AdaptiveScheme::attempt(const control::StepPlan& plan,
   control::StepPlan p = plan;
   p.estimator =
       mode_ == Mode::kExplicit ? explicit_form(plan.estimator) : implicit_form(plan.estimator);
+  last_t_begin_ = plan.t_begin;
+  last_t_end_ = plan.t_end;
+  if (refuses(plan)) {
+    last_work_ = 0.0;
+    last_mismatch_ = 0.0;
+    AttemptResult refused;
+    refused.step_refused = true;
+    return refused;
+  }
   AttemptResult a = scheme(mode_).attempt(p, history, runner);
   last_work_ = runner.attempt_work();
   last_mismatch_ = a.iteration_residual;
-  last_t_begin_ = plan.t_begin;
-  last_t_end_ = plan.t_end;
   return a;
+}
+
+// The first explicit step of a stretch that follows iterative steps, while its H exceeds
+// kExplicitStepCap times the mean H of the run's accepted explicit steps (adaptive.hpp). From
+// exported counts only, so a resumed run refuses alike.
+bool AdaptiveScheme::refuses(const control::StepPlan& plan) const {
+  if (mode_ != Mode::kExplicit || stretch_.accepted != 0 || counts_[kSwitches] == 0.0) {
+    return false;
+  }
+  const std::size_t b = 4 * index(Mode::kExplicit);
+  if (counts_[b + kAccepted] == 0.0) return false;
+  return plan.h() > kExplicitStepCap * counts_[b + kTime] / counts_[b + kAccepted];
 }
 
 void AdaptiveScheme::concluded(bool accepted) {

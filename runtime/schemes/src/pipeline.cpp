@@ -170,7 +170,7 @@ void finalize(const control::MacroStepController& ctl, executors::Executor& exec
 // The steps file's error_estimate of an attempt: the norm the local error test compared with 1,
 // NaN where there is none (no estimator, or the attempt failed before its estimate).
 double recorded_error_norm(const AttemptResult& a) {
-  if (a.subsystem_failed || a.corrector_failed ||
+  if (a.subsystem_failed || a.corrector_failed || a.step_refused ||
       a.estimate.kind == control::ErrorEstimate::Kind::kNone) {
     return std::numeric_limits<double>::quiet_NaN();
   }
@@ -282,7 +282,9 @@ class AttemptLoop {
     const auto t_attempt = now_ns();
     runner_.begin_attempt();
     AttemptResult a = scheme_.attempt(plan, ctl_.history(), runner_);
-    if (!a.subsystem_failed) fail_on_non_finite_outputs(system_, runner_.outputs(), plan.t_end, a);
+    if (!a.subsystem_failed && !a.step_refused) {
+      fail_on_non_finite_outputs(system_, runner_.outputs(), plan.t_end, a);
+    }
     count_corrector(a, result_.corrector);
     if (a.subsystem_failed && a.model_terminated) {
       throw ModelTerminatedRun(fmt::format("subsystem {}: {}", a.failed_subsystem + 1, a.error),
@@ -309,7 +311,7 @@ class AttemptLoop {
   // unconverged attempt has no new coupling variables to check.
   std::optional<std::string> non_finite_coupling(const control::StepPlan& plan,
                                                  const AttemptResult& a) const {
-    if (a.corrector_failed) return std::nullopt;
+    if (a.corrector_failed || a.step_refused) return std::nullopt;
     const std::vector<double>& u = runner_.u_next();
     for (std::size_t k = 0; k < u.size(); ++k) {
       if (std::isfinite(u[k])) continue;
@@ -346,6 +348,7 @@ class AttemptLoop {
     control::StepOutcome so;
     so.estimate = a.estimate;
     so.corrector_failed = a.corrector_failed;
+    so.step_refused = a.step_refused;
     so.u_next = runner_.u_next();
     const control::StepVerdict verdict = ctl_.complete(so);
     result_.time.interface_ns += now_ns() - t_attempt - runner_.executor_ns();
@@ -366,7 +369,7 @@ class AttemptLoop {
       // used (T_N's); from here on the laws stand at T_{N+1}.
       system_.accept_couplings(runner_.outputs(), runner_.u_next());
     } else {
-      executor_.reject();
+      if (!a.step_refused) executor_.reject();  // a refused step ran nothing
       t_done = now_ns();
       report(plan, a, false, t_attempt, t_done);
     }

@@ -115,6 +115,10 @@ struct StepOutcome {
   // A subsystem could not integrate the step (an IDA error): handled like a corrector failure
   // (r = 0.25, D-26), counted apart.
   bool subsystem_failed = false;
+  // The scheme refused the plan's H before running anything (scheme auto: an explicit step far
+  // above the explicit steps' own H, methods.md §4.8): r = 0.25 as after a failure, counted
+  // as a rejection only. Variable step sizes only (std::invalid_argument in fixed mode).
+  bool step_refused = false;
 };
 
 // How the factor r of the next step came about (diagnostics, tests).
@@ -125,6 +129,7 @@ enum class FactorSource : std::uint8_t {
   kStartUp,              // start-up phase: doubling (D-32)
   kCorrectorFailure,     // r = 0.25
   kLoweringRefuted,      // D-49: back to the degree a lowering left, with its own step
+  kStepRefused,          // the scheme refused the step's H (StepOutcome::step_refused): r = 0.25
   kFixed,                // fixed mode
   kFinished,             // the run reached t_end
 };

@@ -49,6 +49,12 @@
 //   - a probe is skipped (its allowance doubles; at most kMaxSkips times in a row, since the
 //     rate may be one of a transient such as the start-up's short steps) while the scheme it
 //     would try had a last measured rate kSkipFactor times the current scheme's;
+//   - the first explicit step after iterative ones is refused (AttemptResult::step_refused,
+//     r = 0.25, nothing runs) while its H exceeds kExplicitStepCap times the mean H of the run's
+//     accepted explicit steps so far: the iterative steps' H may lie far beyond the explicit
+//     stability limit, where one explicit step can pass the error test (both of exMD's runs
+//     start to diverge alike) and the coupling then blows up (K-5.5: H = 1.7e-4 s against
+//     explicit steps of about 1e-8 s); from the first accepted one on, the controller grows H;
 //   - the estimator is the one the user named, in the running scheme's form (exMD ↔ imMD,
 //     exCV ↔ imCV; exLE's implicit form is imMD; semi-implicit and implicit steps take the same
 //     form), and the controller's D-33 fallback maps alike.
@@ -90,6 +96,9 @@ class AdaptiveScheme final : public MacroStepScheme {
   // the last semi-implicit stretch left a coupling mismatch above τ (AttemptResult::
   // iteration_residual), or where semi-implicit steps cannot run.
   static constexpr int kMismatchShare = 8;
+  // The first explicit step after a switch is refused above this many times the mean H of the
+  // run's accepted explicit steps.
+  static constexpr double kExplicitStepCap = 4;
   // The version of export_state's layout, its first value: import_state refuses another.
   static constexpr double kStateLayout = 2;
 
@@ -139,6 +148,7 @@ class AdaptiveScheme final : public MacroStepScheme {
 
   MacroStepScheme& scheme(Mode m);
   const MacroStepScheme& scheme(Mode m) const;
+  bool refuses(const control::StepPlan& plan) const;
   void record(bool accepted);
   void decide(double t_next);
   void judge_probe(double t_next, double rate);

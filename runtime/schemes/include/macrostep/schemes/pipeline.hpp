@@ -270,6 +270,10 @@ struct AttemptResult {
   bool model_terminated = false;  // the failure is the model's request to end the simulation
   // An iterative scheme's corrector did not converge: rejected with r = 0.25 (D-26).
   bool corrector_failed = false;
+  // The scheme ran nothing: the plan's H is beyond what it takes (control::StepOutcome::
+  // step_refused; scheme auto's first explicit step after iterative ones). Rejected with r = 0.25
+  // and no executor call (no pass, no reject()).
+  bool step_refused = false;
   // Otherwise: the a-posteriori estimate of the attempt (kNone in fixed mode without one).
   control::ErrorEstimate estimate;
   // Iterative schemes: passes after the predictor, and interface Jacobians assembled.
