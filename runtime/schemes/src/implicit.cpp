@@ -187,7 +187,7 @@ AttemptResult IterativeScheme::attempt(const control::StepPlan& plan,
     // A test on the iterates is known before their pass (D-17: that pass needs no perturbed
     // runs; a divergence needs no pass at all unless fixed-H mode continues regardless).
     if (test_kind_ == Test::kIterates && j >= 1 && !semi) {
-      verdict = judge(iterate_difference(), fixed);
+      verdict = judge(last_iterate_difference_, fixed);  // ‖s^j − s^{j−1}‖
     }
     if (verdict == ConvergenceVerdict::kDiverged) return finish(plan, history, runner, true);
     const bool final_known = verdict != ConvergenceVerdict::kContinue || j == last_pass;
@@ -215,7 +215,11 @@ AttemptResult IterativeScheme::attempt(const control::StepPlan& plan,
     if (!next_iterate(plan, history, outcome, perturbed)) {
       return finish(plan, history, runner, true);  // a singular J (D-11)
     }
-    if (integrated_iterate_accepted()) return finish(plan, history, runner, false);
+    const double previous = last_iterate_difference_;
+    if (test_kind_ == Test::kIterates || !copt_.final_pass) {
+      last_iterate_difference_ = iterate_difference();  // ‖s^{j+1} − s^j‖, once per iterate
+    }
+    if (integrated_iterate_accepted(previous)) return finish(plan, history, runner, false);
   }
 }
 
@@ -225,11 +229,9 @@ AttemptResult IterativeScheme::attempt(const control::StepPlan& plan,
 // the monitored outputs too, whose next difference is predicted as R·‖y^j − y^{j−1}‖ with the
 // iterates' rate R (the outputs follow the inputs' end values linearly within a step; where the
 // Newton steps turn, as with a kept J, the prediction is low, hence both).
-bool IterativeScheme::integrated_iterate_accepted() {
-  const double next = iterate_difference();  // ‖s^{j+1} − s^j‖
-  const double previous = last_iterate_difference_;
-  last_iterate_difference_ = next;
+bool IterativeScheme::integrated_iterate_accepted(double previous) {
   if (copt_.final_pass || !newton_ || copt_.iteration != IterationKind::kNewton) return false;
+  const double next = last_iterate_difference_;
   if (!(previous > 0.0)) return false;  // R undefined before the first corrector pass (D-16)
   const double rate = next / previous;
   if (!corrector::integrated_iterate_converged(previous, next, copt_.tau, copt_.divergence)) {

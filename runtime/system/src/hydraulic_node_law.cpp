@@ -166,23 +166,16 @@ double HydraulicNodeLaw::relative_volume(std::span<const double> volumes) const 
 NodePressureSolution HydraulicNodeLaw::pressure(double s) const {
   const double p0 = parameters_.initial_pressure;
   if (!std::isfinite(s)) return {std::numeric_limits<double>::quiet_NaN(), 0};
-  switch (parameters_.model) {
-    case Model::kConstant:
-      return {p0 + parameters_.constant_modulus * s, 0};  // Eq. 2.89
-    case Model::kPressureDependent:
-      // Eq. 2.96 from p^(l−1), as seed 003 does (the guard handles a start far above the root).
-      return solve_node_pressure(parameters_.pressure_dependent, p0, s,
-                                 has_accepted_point_
-                                     ? accepted_pressure_
-                                     : bound_guess(parameters_.pressure_dependent, p0, s));
-    case Model::kStepped:
-      if (!has_accepted_point_) {  // t0: the pressure-dependent node's value (header)
-        return solve_node_pressure(parameters_.pressure_dependent, p0, s,
-                                   bound_guess(parameters_.pressure_dependent, p0, s));
-      }
-      break;
+  if (parameters_.model == Model::kConstant) return {p0 + parameters_.constant_modulus * s, 0};
+  if (parameters_.model == Model::kStepped && has_accepted_point_) {
+    throw std::logic_error("HydraulicNodeLaw::pressure: the stepped model is not a function of s");
   }
-  throw std::logic_error("HydraulicNodeLaw::pressure: the stepped model is not a function of s");
+  // Eq. 2.96 from p^(l−1), as seed 003 does (the guard handles a start far above the root); the
+  // stepped node's t0 value is the pressure-dependent one (header).
+  return solve_node_pressure(parameters_.pressure_dependent, p0, s,
+                             has_accepted_point_
+                                 ? accepted_pressure_
+                                 : bound_guess(parameters_.pressure_dependent, p0, s));
 }
 
 void HydraulicNodeLaw::evaluate(std::span<const double> y_read, std::span<double> u_out) const {

@@ -72,7 +72,8 @@ class IterativeScheme final : public MacroStepScheme {
   double output_difference() const;
   corrector::ConvergenceVerdict judge(double difference, bool fixed);
   bool wants_perturbed_runs(const control::StepPlan& plan) const;
-  bool integrated_iterate_accepted();
+  // D-50, after a Newton step: previous = ‖s^j − s^{j−1}‖, last_iterate_difference_ the next.
+  bool integrated_iterate_accepted(double previous);
   bool next_iterate(const control::StepPlan& plan, const polynomials::CouplingHistory& history,
                     const executors::PassOutcome& outcome, bool perturbed);
   AttemptResult subsystem_failure(const executors::PassOutcome& outcome);
@@ -96,8 +97,9 @@ class IterativeScheme final : public MacroStepScheme {
   // Δ^0 (METHODS §4.2): |u_N − u_N^pre| of the last accepted step; empty until one (D-13).
   std::vector<double> correction_;
   std::vector<double> pending_correction_;  // of the last attempt, used if it was accepted
-  double last_iterate_difference_ = 0.0;    // ‖s^j − s^{j−1}‖ of this attempt (0: none yet)
-  double last_output_difference_ = 0.0;     // ‖y^j − y^{j−1}‖ (imMD's test) of this attempt
+  // ‖s^j − s^{j−1}‖ of the newest iterate (0: none yet); kept for the iterate test and D-50
+  double last_iterate_difference_ = 0.0;
+  double last_output_difference_ = 0.0;  // ‖y^j − y^{j−1}‖ (imMD's test) of this attempt
   int passes_ = 0;
 };
 
