@@ -325,6 +325,39 @@ TEST(MacroStepController, ControlledRunOnASmoothCouplingVariable) {
 }
 
 // DESIGN contract 5: options and outcomes that do not fit the mode are reported, not guessed.
+// resume_step: the next plan takes the given H and κ (scheme auto entering a kind of step it
+// ran before), κ capped by the history's points and κ_max, H clipped to t_end; the start-up
+// phase ends. Not in fixed mode, not once finished, not with an H below H_min or a negative κ.
+TEST(MacroStepController, ResumeStepReplacesTheNextPlansStepAndDegree) {
+  mct::MacroStepController c(variable_options(1e-3, 1.0), std::vector<double>{1.0});
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(complete(c, kTiny, smooth_u).accepted);
+  ASSERT_TRUE(c.in_start_phase());
+  const double t = c.history().newest_time();
+  c.resume_step(2.5e-3, 5);
+  EXPECT_FALSE(c.in_start_phase());
+  EXPECT_EQ(c.plan().t_begin, t);
+  EXPECT_NEAR(c.plan().h(), 2.5e-3, 1e-15);
+  EXPECT_EQ(c.plan().kappa, static_cast<int>(c.history().size()) - 1);  // 4 points: κ ≤ 3
+  c.resume_step(1e-4, 0);
+  EXPECT_NEAR(c.plan().h(), 1e-4, 1e-15);
+  EXPECT_EQ(c.plan().kappa, 0);
+  c.resume_step(10.0, 1);
+  EXPECT_EQ(c.plan().t_end, 1.0);  // clipped to t_end
+  EXPECT_THROW(c.resume_step(std::nan(""), 0), std::invalid_argument);
+  EXPECT_THROW(c.resume_step(0.0, 0), std::invalid_argument);
+  EXPECT_THROW(c.resume_step(1e-3, -1), std::invalid_argument);
+  while (!c.finished()) complete(c, kTiny, smooth_u);
+  EXPECT_THROW(c.resume_step(1e-3, 0), std::logic_error);
+
+  mct::MacroStepOptions fixed;
+  fixed.mode = mct::StepSizeMode::kFixed;
+  fixed.estimator = mct::Estimator::kNone;
+  fixed.h = 1e-3;
+  fixed.t_end = 0.01;
+  mct::MacroStepController f(fixed, std::vector<double>{1.0});
+  EXPECT_THROW(f.resume_step(1e-3, 0), std::logic_error);
+}
+
 TEST(MacroStepController, RejectsInconsistentOptionsAndOutcomes) {
   auto o = variable_options(1e-3, 1.0, mct::Estimator::kNone);
   EXPECT_THROW(mct::MacroStepController(o, std::vector<double>{0.0}), std::invalid_argument);

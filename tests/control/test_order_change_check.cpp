@@ -175,3 +175,28 @@ TEST(OrderChangeCheck, ExplicitStepsAreNotChecked) {
     EXPECT_NE(complete_with(c, kFails, u).source, mct::FactorSource::kLoweringRefuted);
   }
 }
+
+// Scheme auto plans with the user's explicit estimator and takes its implicit form in iterative
+// steps (StepOutcome::estimator): those lowerings are checked like an implicit plan's.
+TEST(OrderChangeCheck, IterativeStepsOfAnExplicitPlanAreChecked) {
+  mct::MacroStepOptions o = check_options(1);
+  o.estimator = mct::Estimator::kExCV;
+  mct::MacroStepController c(o, std::vector<double>{0.0});
+  ZigzagU u;
+  const auto iterative = [&](double estimate) {
+    std::vector<double> next = {u(c.plan().t_end)};
+    mct::StepOutcome so{mct::ErrorEstimate::coupling_variables(estimate), false, next};
+    so.estimator = mct::Estimator::kImCV;
+    return c.complete(so);
+  };
+  bool refuted = false;
+  for (int round = 0; round < 2; ++round) {
+    u.zigzag = false;
+    for (int i = 0; i < 20 && c.plan().kappa != 1; ++i) iterative(kSmall);
+    u.zigzag = true;
+    for (int i = 0; i < 20 && c.plan().kappa != 0; ++i) iterative(kSmall);
+    ASSERT_EQ(c.plan().kappa, 0);
+    refuted = iterative(kFails).source == mct::FactorSource::kLoweringRefuted;
+  }
+  EXPECT_TRUE(refuted) << "the second failed lowering in a row refutes it";
+}

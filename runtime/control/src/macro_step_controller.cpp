@@ -106,9 +106,6 @@ StepVerdict MacroStepController::complete(const StepOutcome& outcome) {
 }
 
 StepVerdict MacroStepController::complete_fixed(const StepOutcome& outcome) {
-  if (outcome.step_refused) {
-    throw std::invalid_argument("MacroStepController::complete: a fixed step cannot be refused");
-  }
   const StepPlan p = plan_;
   accept(p.t_end, outcome.u_next, p.kappa, p.h());
   if (outcome.corrector_failed) ++stats_.corrector_failures;
@@ -145,8 +142,9 @@ StepVerdict MacroStepController::complete_fixed(const StepOutcome& outcome) {
 // D-49 checks lowerings in iterative steps only (an implicit estimator): there the step polynomial
 // runs through the new value, and on a stiff interface κ = 1 leaves its zigzag on the slaved
 // coupling variable. In explicit steps such an interface is a stability limit instead.
-bool MacroStepController::plan_implicit() const {
-  return plan_.estimator == Estimator::kImMD || plan_.estimator == Estimator::kImCV;
+bool MacroStepController::implicit_estimator(const StepOutcome& outcome) const {
+  const Estimator e = outcome.estimator != Estimator::kNone ? outcome.estimator : plan_.estimator;
+  return e == Estimator::kImMD || e == Estimator::kImCV;
 }
 
 // Order control, the step-size factor and the start-up phase after an attempt that passed the
@@ -186,7 +184,9 @@ MacroStepController::Decision MacroStepController::decide(const StepOutcome& out
   // degree it leaves asked for.
   const double r_own_limited = step_.limit(r_own, n_fail_, false);
   if (passed && after_lowering) order_.confirm_lowering(r_own_limited >= 1.0);
-  if (passed && d.kappa < kappa && plan_implicit()) order_.note_lowering(kappa, r_own_limited * h);
+  if (passed && d.kappa < kappa && implicit_estimator(outcome)) {
+    order_.note_lowering(kappa, r_own_limited * h);
+  }
   return d;
 }
 
@@ -194,7 +194,7 @@ StepVerdict MacroStepController::complete_variable(const StepOutcome& outcome) {
   const StepPlan p = plan_;
   const double h = p.h();
   const int kappa = p.kappa;
-  const bool failed = outcome.corrector_failed || outcome.subsystem_failed || outcome.step_refused;
+  const bool failed = outcome.corrector_failed || outcome.subsystem_failed;
   if (!failed && outcome.estimate.kind == ErrorEstimate::Kind::kNone) {
     throw std::invalid_argument(
         "MacroStepController::complete: variable step sizes need an error estimate");
@@ -236,7 +236,7 @@ StepVerdict MacroStepController::complete_variable(const StepOutcome& outcome) {
     order_.forget_lowering();
     kappa_new = order_.overrides_only(kappa, n_fail_, n_hist);
     r = step_.limit(0.25, n_fail_, true);
-    v.source = outcome.step_refused ? FactorSource::kStepRefused : FactorSource::kCorrectorFailure;
+    v.source = FactorSource::kCorrectorFailure;
   } else if (back_to >= 0) {
     kappa_new = back_to;
     r = std::clamp(order_.change_check().fallback_h / h, 0.25, 0.9);
@@ -253,6 +253,24 @@ StepVerdict MacroStepController::complete_variable(const StepOutcome& outcome) {
   v.r = r;
   v.kappa_next = kappa_new;
   return v;
+}
+
+void MacroStepController::resume_step(double h, int kappa) {
+  if (finished_) throw std::logic_error("MacroStepController::resume_step: the run has finished");
+  if (options_.mode != StepSizeMode::kVariable) {
+    throw std::logic_error("MacroStepController::resume_step: the step size is fixed");
+  }
+  const double t_m = history_.newest_time();
+  if (!std::isfinite(h) || h < StepSizeController::min_step(t_m) || kappa < 0) {
+    throw std::invalid_argument("MacroStepController::resume_step: H " + std::to_string(h) +
+                                " or degree " + std::to_string(kappa) + " out of range");
+  }
+  const int by_history = static_cast<int>(history_.size()) - 1;
+  const int k = std::min({kappa, options_.order.kappa_max, by_history});
+  start_.after_failed_step();
+  order_.forget_lowering();
+  order_.reset();
+  schedule(clip(t_m, t_m + std::min(h, options_.step.h_max)), k);
 }
 
 }  // namespace macrostep::control

@@ -37,7 +37,7 @@ enum EventKind { kProbePending = 0, kProbeKept = 1, kProbeBack = 2, kProbeFailed
 // Indices into counts_: per mode at 4·index(mode), then the switches and the skipped probes.
 constexpr std::size_t kAttempts = 0, kAccepted = 1, kWork = 2, kTime = 3, kSwitches = 12,
                       kSkipped = 13;
-constexpr std::size_t kChoiceValues = 28;  // state[0]
+constexpr std::size_t kChoiceValues = 37;  // state[0]
 constexpr std::size_t kSwitchValues = 6;
 
 }  // namespace
@@ -122,6 +122,10 @@ void AdaptiveScheme::start(const system::CoupledSystem& system, const SchemeOpti
   stretch_ = {};
   counts_ = {};
   switches_.clear();
+  last_h_ = {};
+  last_step_kappa_ = {};
+  failed_in_row_ = {};
+  resumption_.reset();
 }
 
 AttemptResult AdaptiveScheme::attempt(const control::StepPlan& plan,
@@ -132,32 +136,16 @@ AttemptResult AdaptiveScheme::attempt(const control::StepPlan& plan,
       mode_ == Mode::kExplicit ? explicit_form(plan.estimator) : implicit_form(plan.estimator);
   last_t_begin_ = plan.t_begin;
   last_t_end_ = plan.t_end;
-  if (refuses(plan)) {
-    last_work_ = 0.0;
-    last_mismatch_ = 0.0;
-    AttemptResult refused;
-    refused.step_refused = true;
-    return refused;
-  }
+  last_kappa_ = plan.kappa;
   AttemptResult a = scheme(mode_).attempt(p, history, runner);
+  a.estimator = p.estimator;
   last_work_ = runner.attempt_work();
   last_mismatch_ = a.iteration_residual;
   return a;
 }
 
-// The first explicit step of a stretch that follows iterative steps, while its H exceeds
-// kExplicitStepCap times the mean H of the run's accepted explicit steps (adaptive.hpp). From
-// exported counts only, so a resumed run refuses alike.
-bool AdaptiveScheme::refuses(const control::StepPlan& plan) const {
-  if (mode_ != Mode::kExplicit || stretch_.accepted != 0 || counts_[kSwitches] == 0.0) {
-    return false;
-  }
-  const std::size_t b = 4 * index(Mode::kExplicit);
-  if (counts_[b + kAccepted] == 0.0) return false;
-  return plan.h() > kExplicitStepCap * counts_[b + kTime] / counts_[b + kAccepted];
-}
-
 void AdaptiveScheme::concluded(bool accepted) {
+  resumption_.reset();
   scheme(mode_).concluded(accepted);
   record(accepted);
   decide(accepted ? last_t_end_ : last_t_begin_);
@@ -169,14 +157,17 @@ void AdaptiveScheme::record(bool accepted) {
   counts_[b + kWork] += last_work_;
   stretch_.work += last_work_;
   stretch_.pending_work += last_work_;
-  if (!accepted) return;
-  const double h = last_t_end_ - last_t_begin_;
+  // Every attempt's mismatch: a rejected step is where the one pass may not have been enough.
   if (mode_ == Mode::kSemiImplicit) {
     semi_mismatches_[0] += 1.0;
     if (last_mismatch_ > tau_) semi_mismatches_[1] += 1.0;
   }
+  if (!accepted) return;
+  const double h = last_t_end_ - last_t_begin_;
   counts_[b + kAccepted] += 1.0;
   counts_[b + kTime] += h;
+  last_h_[index(mode_)] = h;
+  last_step_kappa_[index(mode_)] = last_kappa_;
   stretch_.time += h;
   ++stretch_.accepted;
   if (stretch_.accepted > static_cast<std::uint64_t>(kWarmup)) {
@@ -195,9 +186,13 @@ void AdaptiveScheme::record(bool accepted) {
 // explicit; the one whose probe failed last goes last.
 std::vector<AdaptiveScheme::Mode> AdaptiveScheme::candidates() const {
   std::vector<Mode> order;
-  // Implicit steps: where the one corrector pass of semi-implicit ones leaves enough mismatch.
+  // Implicit steps: where semi-implicit ones cannot run, until measured once, where they were
+  // measured cheaper than semi-implicit ones, or where the one corrector pass of semi-implicit
+  // ones leaves enough mismatch.
+  const double implicit_rate = last_rate_[index(Mode::kImplicit)];
   const bool implicit_pays =
-      !ok_[index(Mode::kSemiImplicit)] ||
+      !ok_[index(Mode::kSemiImplicit)] || implicit_rate == 0.0 ||
+      implicit_rate < last_rate_[index(Mode::kSemiImplicit)] ||
       (semi_mismatches_[0] > 0.0 && kMismatchShare * semi_mismatches_[1] >= semi_mismatches_[0]);
   for (const Mode m : {Mode::kSemiImplicit, Mode::kImplicit, Mode::kExplicit}) {
     if (m != mode_ && ok_[index(m)] && (m != Mode::kImplicit || implicit_pays)) {
@@ -261,6 +256,7 @@ void AdaptiveScheme::judge_probe(double t_next, double rate) {
   const double extra = std::max(probe_work - left_rate_ * stretch_.time, kMinExtra * probe_work);
   if (rate * kKeepMargin <= left_rate_) {
     probing_ = false;
+    failed_in_row_[index(mode_)] = 0.0;
     allowance_ = kAllowance * probe_work;
     if (!switches_.empty()) {
       switches_.back()[3] = kProbeKept;
@@ -283,8 +279,10 @@ void AdaptiveScheme::judge_probe(double t_next, double rate) {
     switches_.back()[5] = rate;
   }
   failed_last_ = mode_;
+  const double backoff = std::exp2(std::min<double>(failed_in_row_[index(mode_)], kMaxBackoff));
+  failed_in_row_[index(mode_)] += 1.0;
   switch_to(left_mode_, Why::kBack, t_next, left_rate_, rate);
-  allowance_ = kAllowance * extra;
+  allowance_ = kAllowance * extra * backoff;
 }
 
 void AdaptiveScheme::switch_to(Mode mode, Why why, double t_next, double rate_left,
@@ -296,6 +294,12 @@ void AdaptiveScheme::switch_to(Mode mode, Why why, double t_next, double rate_le
   }
   const Mode from = mode_;
   mode_ = mode;
+  if (last_h_[index(mode)] > 0.0) {
+    const double h = mode == Mode::kExplicit
+                         ? std::min(last_h_[index(mode)], last_t_end_ - last_t_begin_)
+                         : last_h_[index(mode)];
+    resumption_ = StepResumption{h, last_step_kappa_[index(mode)]};
+  }
   if (mode == Mode::kSemiImplicit) semi_mismatches_ = {};
   probing_ = why == Why::kProbe;
   if (probing_) {
@@ -346,7 +350,16 @@ std::vector<std::vector<double>> AdaptiveScheme::export_state() const {
                  stretch_.settled_rate,
                  stretch_.falling ? 1.0 : 0.0,
                  semi_mismatches_[0],
-                 semi_mismatches_[1]});
+                 semi_mismatches_[1],
+                 last_h_[0],
+                 last_h_[1],
+                 last_h_[2],
+                 static_cast<double>(last_step_kappa_[0]),
+                 static_cast<double>(last_step_kappa_[1]),
+                 static_cast<double>(last_step_kappa_[2]),
+                 failed_in_row_[0],
+                 failed_in_row_[1],
+                 failed_in_row_[2]});
   out.emplace_back(stretch_.window_work.begin(), stretch_.window_work.end());
   out.emplace_back(stretch_.window_time.begin(), stretch_.window_time.end());
   out.emplace_back(counts_.begin(), counts_.end());
@@ -382,7 +395,29 @@ void AdaptiveScheme::import_choice(const std::vector<double>& c) {
   stretch_.settled_rate = c[24];
   stretch_.falling = c[25] != 0.0;
   semi_mismatches_ = {c[26], c[27]};
+  last_h_ = {c[28], c[29], c[30]};
+  last_step_kappa_ = {static_cast<int>(c[31]), static_cast<int>(c[32]), static_cast<int>(c[33])};
+  failed_in_row_ = {c[34], c[35], c[36]};
 }
+
+namespace {
+
+// The last H (≥ 0, finite) and κ (0..kMaxKappa) per scheme in state[0], and the failed probes in
+// a row.
+bool last_steps_fit(const std::vector<double>& c) {
+  for (std::size_t k = 28; k < 31; ++k) {
+    if (!std::isfinite(c[k]) || c[k] < 0.0) return false;
+  }
+  for (std::size_t k = 31; k < 34; ++k) {
+    if (!(c[k] >= 0.0 && c[k] <= control::kMaxKappa) || c[k] != std::floor(c[k])) return false;
+  }
+  for (std::size_t k = 34; k < 37; ++k) {  // failed probes in a row
+    if (!(c[k] >= 0.0 && c[k] < 1e15) || c[k] != std::floor(c[k])) return false;
+  }
+  return true;
+}
+
+}  // namespace
 
 void AdaptiveScheme::import_state(const std::vector<std::vector<double>>& state) {
   const auto bad = [](const char* what) {
@@ -400,8 +435,8 @@ void AdaptiveScheme::import_state(const std::vector<std::vector<double>>& state)
   const auto ex_n = static_cast<std::size_t>(c[20]), semi_n = static_cast<std::size_t>(c[21]);
   const std::size_t im_n = state.size() >= 5 + ex_n + semi_n ? state.size() - 5 - ex_n - semi_n : 0;
   if (state.size() < 5 + ex_n + semi_n || !mode_fits(c[1]) || !mode_fits(c[3]) ||
-      (c[22] != -1.0 && !mode_fits(c[22])) || (!ok_[0] && ex_n != 0) || (!ok_[1] && semi_n != 0) ||
-      (!ok_[2] && im_n != 0)) {
+      (c[22] != -1.0 && !mode_fits(c[22])) || !last_steps_fit(c) || (!ok_[0] && ex_n != 0) ||
+      (!ok_[1] && semi_n != 0) || (!ok_[2] && im_n != 0)) {
     throw bad("the arrays do not fit this system");
   }
   const auto first = state.begin() + 5;

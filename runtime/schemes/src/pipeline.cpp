@@ -170,7 +170,7 @@ void finalize(const control::MacroStepController& ctl, executors::Executor& exec
 // The steps file's error_estimate of an attempt: the norm the local error test compared with 1,
 // NaN where there is none (no estimator, or the attempt failed before its estimate).
 double recorded_error_norm(const AttemptResult& a) {
-  if (a.subsystem_failed || a.corrector_failed || a.step_refused ||
+  if (a.subsystem_failed || a.corrector_failed ||
       a.estimate.kind == control::ErrorEstimate::Kind::kNone) {
     return std::numeric_limits<double>::quiet_NaN();
   }
@@ -282,7 +282,7 @@ class AttemptLoop {
     const auto t_attempt = now_ns();
     runner_.begin_attempt();
     AttemptResult a = scheme_.attempt(plan, ctl_.history(), runner_);
-    if (!a.subsystem_failed && !a.step_refused) {
+    if (!a.subsystem_failed) {
       fail_on_non_finite_outputs(system_, runner_.outputs(), plan.t_end, a);
     }
     count_corrector(a, result_.corrector);
@@ -311,7 +311,7 @@ class AttemptLoop {
   // unconverged attempt has no new coupling variables to check.
   std::optional<std::string> non_finite_coupling(const control::StepPlan& plan,
                                                  const AttemptResult& a) const {
-    if (a.corrector_failed || a.step_refused) return std::nullopt;
+    if (a.corrector_failed) return std::nullopt;
     const std::vector<double>& u = runner_.u_next();
     for (std::size_t k = 0; k < u.size(); ++k) {
       if (std::isfinite(u[k])) continue;
@@ -340,6 +340,7 @@ class AttemptLoop {
     so.subsystem_failed = true;
     ctl_.complete(so);
     scheme_.concluded(false);
+    resume_if_asked();
     report(plan, a, false, t_attempt, t_done);
   }
 
@@ -347,12 +348,13 @@ class AttemptLoop {
   void concluded(const control::StepPlan& plan, const AttemptResult& a, std::int64_t t_attempt) {
     control::StepOutcome so;
     so.estimate = a.estimate;
+    so.estimator = a.estimator;
     so.corrector_failed = a.corrector_failed;
-    so.step_refused = a.step_refused;
     so.u_next = runner_.u_next();
     const control::StepVerdict verdict = ctl_.complete(so);
     result_.time.interface_ns += now_ns() - t_attempt - runner_.executor_ns();
     scheme_.concluded(verdict.accepted);
+    resume_if_asked();
     std::int64_t t_done = 0;
     if (verdict.accepted) {
       consecutive_failures_ = 0;
@@ -369,10 +371,18 @@ class AttemptLoop {
       // used (T_N's); from here on the laws stand at T_{N+1}.
       system_.accept_couplings(runner_.outputs(), runner_.u_next());
     } else {
-      if (!a.step_refused) executor_.reject();  // a refused step ran nothing
+      executor_.reject();
       t_done = now_ns();
       report(plan, a, false, t_attempt, t_done);
     }
+  }
+
+  // The scheme's resumed step size and degree, if it asks for them (MacroStepScheme::
+  // resumed_step), replace the controller's next plan: before the observers and checkpoints, so
+  // that a checkpoint holds the plan that runs.
+  void resume_if_asked() {
+    if (ctl_.finished()) return;
+    if (const auto r = scheme_.resumed_step()) ctl_.resume_step(r->h, r->kappa);
   }
 
   // The attempt's diagnostics once the executor has taken the verdict, to the progress observer.

@@ -115,10 +115,10 @@ struct StepOutcome {
   // A subsystem could not integrate the step (an IDA error): handled like a corrector failure
   // (r = 0.25, D-26), counted apart.
   bool subsystem_failed = false;
-  // The scheme refused the plan's H before running anything (scheme auto: an explicit step far
-  // above the explicit steps' own H, methods.md §4.8): r = 0.25 as after a failure, counted
-  // as a rejection only. Variable step sizes only (std::invalid_argument in fixed mode).
-  bool step_refused = false;
+  // The estimator that produced `estimate` where it is not the plan's (scheme auto takes its
+  // implicit form in semi-implicit and implicit steps, methods.md §4.8); kNone: the plan's. D-49
+  // reads it: it checks lowerings of iterative steps only.
+  Estimator estimator = Estimator::kNone;
 };
 
 // How the factor r of the next step came about (diagnostics, tests).
@@ -129,7 +129,6 @@ enum class FactorSource : std::uint8_t {
   kStartUp,              // start-up phase: doubling (D-32)
   kCorrectorFailure,     // r = 0.25
   kLoweringRefuted,      // D-49: back to the degree a lowering left, with its own step
-  kStepRefused,          // the scheme refused the step's H (StepOutcome::step_refused): r = 0.25
   kFixed,                // fixed mode
   kFinished,             // the run reached t_end
 };
@@ -188,6 +187,17 @@ class MacroStepController {
   // std::logic_error once finished(), StepSizeUnderflow (D-27).
   StepVerdict complete(const StepOutcome& outcome);
 
+  // Replaces the next plan's step size and degree by (h, κ), between complete() and the next
+  // plan() in variable mode: a scheme that switches to another kind of step resumes the H and κ
+  // that kind last took (scheme auto, docs/design/methods.md §4.8), where the controller's H
+  // belongs to the steps just left. H is limited by H_max and clipped to t_end like the
+  // controller's own; κ by κ_max and the history's points. The start-up phase ends, D-49's
+  // pending check is dropped and N_succ restarts (a new degree and step size, as after an order
+  // change). The plan's attempt and step counters are kept. Throws std::logic_error once
+  // finished() or in fixed mode, std::invalid_argument for an h that is not finite or below
+  // H_min at T_M, or a negative κ.
+  void resume_step(double h, int kappa);
+
   const MacroStepStatistics& statistics() const { return stats_; }
   bool in_start_phase() const { return start_.active(); }
   int consecutive_failures() const { return n_fail_; }
@@ -207,7 +217,7 @@ class MacroStepController {
     FactorSource source = FactorSource::kAPosteriori;
   };
   Decision decide(const StepOutcome& outcome, bool passed, bool after_lowering);
-  bool plan_implicit() const;
+  bool implicit_estimator(const StepOutcome& outcome) const;
   void accept(double t, std::span<const double> u, int kappa, double h);
   void schedule(double t_end, int kappa);
   double clip(double t_m, double t_next) const;

@@ -29,14 +29,16 @@
 //     measured rate (ties: semi-implicit, implicit, explicit), except that the scheme whose probe
 //     failed last comes last (its rate was just measured, the other's is older and may be one of
 //     a transient that would otherwise stand for the rest of the run);
-//   - implicit steps are a candidate only where semi-implicit ones cannot run, or where at least
-//     one in kMismatchShare accepted steps of the last semi-implicit stretch left a coupling
-//     mismatch ‖φ(y^c) − s^c‖ above the convergence tolerance τ: only then does the converged
-//     iteration compute something else, and it may take longer steps. Otherwise an implicit step
-//     is the semi-implicit one with one or two more passes with perturbed runs: in every
-//     configuration measured (drive trains, demo, branched, chains K-4.3 to K-5.3, S-5.4b,
-//     S-5.8, A.1) both took the same H to within 5 %, with mismatches above τ in under 3 % of
-//     the steps (docs/design/methods.md §4.8);
+//   - implicit steps are a candidate where semi-implicit ones cannot run, until they have been
+//     measured once, where their last measured rate was below the semi-implicit steps', or where
+//     at least one in kMismatchShare attempts of the last semi-implicit stretch left a coupling
+//     mismatch ‖φ(y^c) − s^c‖ above the convergence tolerance τ: the converged iteration then
+//     computes something else, and it may take longer steps. Otherwise an implicit step is
+//     mostly the semi-implicit one with one or two more passes with perturbed runs (drive
+//     trains, demo, branched, chains K-4.3 to K-5.3, S-5.4b, S-5.8, A.1: the same H to within
+//     5 %), but not always: on K-5.5's corner the semi-implicit steps leave little mismatch and
+//     take a hundredth of the implicit H (docs/design/methods.md §4.8), hence the one
+//     measurement;
 //   - the probe is kept if its rate is below the left scheme's (by kKeepMargin) over its whole
 //     measured stretch (longer memory than the probe's window: one transient does not set the
 //     bar); a probe that is dearer but still getting cheaper from one window to the next (its H
@@ -45,16 +47,22 @@
 //     the run switches back, and the next probe waits until the stretch has spent kAllowance
 //     times the probe's extra work (beyond the left scheme's rate over the probe's simulated
 //     time, at least kMinExtra of its work), so that probing costs at most about 1/kAllowance
-//     of the run;
+//     of the run; doubled for every earlier probe of the same scheme that failed in a row (at
+//     most 2^kMaxBackoff): a probe's work leaves out what the switch back costs (the left
+//     scheme's H after the probe's steps, and on a stiff interface its first steps' estimate of
+//     the explicit steps' fast zigzag, K-5.5), and a scheme that failed again and again is not
+//     probed every few dozen steps;
 //   - a probe is skipped (its allowance doubles; at most kMaxSkips times in a row, since the
 //     rate may be one of a transient such as the start-up's short steps) while the scheme it
 //     would try had a last measured rate kSkipFactor times the current scheme's;
-//   - the first explicit step after iterative ones is refused (AttemptResult::step_refused,
-//     r = 0.25, nothing runs) while its H exceeds kExplicitStepCap times the mean H of the run's
-//     accepted explicit steps so far: the iterative steps' H may lie far beyond the explicit
-//     stability limit, where one explicit step can pass the error test (both of exMD's runs
-//     start to diverge alike) and the coupling then blows up (K-5.5: H = 1.7e-4 s against
-//     explicit steps of about 1e-8 s); from the first accepted one on, the controller grows H;
+//   - a switch resumes the step size and degree that the entered scheme last took (its last
+//     accepted step; MacroStepScheme::resumed_step), explicit steps at most the H of the step
+//     just concluded: the controller's H belongs to the scheme left. Iterative steps may run far
+//     beyond the explicit stability limit, where one explicit step can pass the error test (both
+//     of exMD's runs start to diverge alike) and the coupling then blows up (K-5.5: H = 1.7e-4 s
+//     against explicit steps of about 1e-8 s); and a failed probe of explicit steps would leave
+//     the iterative scheme it returns to at the explicit limit, to regrow its H over hundreds of
+//     steps. A scheme not run before starts from the controller's H and κ;
 //   - the estimator is the one the user named, in the running scheme's form (exMD ↔ imMD,
 //     exCV ↔ imCV; exLE's implicit form is imMD; semi-implicit and implicit steps take the same
 //     form), and the controller's D-33 fallback maps alike.
@@ -91,16 +99,14 @@ class AdaptiveScheme final : public MacroStepScheme {
   // this factor from one window to the next (H still growing after the switch), at most
   // kMaxExtensions times.
   static constexpr double kFallFactor = 0.7;
+  static constexpr int kMaxBackoff = 16;
   static constexpr int kMaxExtensions = 8;
-  // Implicit steps are a candidate once at least one in kMismatchShare of the accepted steps of
-  // the last semi-implicit stretch left a coupling mismatch above τ (AttemptResult::
-  // iteration_residual), or where semi-implicit steps cannot run.
+  // Implicit steps are a candidate (besides the other reasons above) once at least one in
+  // kMismatchShare of the attempts of the last semi-implicit stretch left a coupling mismatch
+  // above τ (AttemptResult::iteration_residual).
   static constexpr int kMismatchShare = 8;
-  // The first explicit step after a switch is refused above this many times the mean H of the
-  // run's accepted explicit steps.
-  static constexpr double kExplicitStepCap = 4;
   // The version of export_state's layout, its first value: import_state refuses another.
-  static constexpr double kStateLayout = 2;
+  static constexpr double kStateLayout = 3;
 
   // `corrector`: the implicit steps' options (iteration implicit); the semi-implicit steps take
   // the same with one corrector pass. Throws std::invalid_argument for invalid ones.
@@ -111,11 +117,13 @@ class AdaptiveScheme final : public MacroStepScheme {
   AttemptResult attempt(const control::StepPlan& plan, const polynomials::CouplingHistory& history,
                         PassRunner& runner) override;
   void concluded(bool accepted) override;
+  std::optional<StepResumption> resumed_step() const override { return resumption_; }
   // Layout: [0] the choice (kStateLayout, mode, probe flag, counters, rates, allowance, the
-  // sub-schemes' array counts: adaptive.cpp), [1] the work and [2] the simulated time of the
-  // window's steps (kWindow each), [3] the statistics per scheme, [4] the recent switches (six
-  // values each), then the arrays of the explicit, the semi-implicit and the implicit scheme (none
-  // for a scheme that cannot run the system).
+  // sub-schemes' array counts, the last H and κ per scheme, the failed probes in a row:
+  // adaptive.cpp), [1] the work and [2] the simulated time of the window's steps (kWindow each),
+  // [3] the statistics per scheme, [4] the recent switches (six values each), then the arrays of
+  // the explicit, the semi-implicit and the implicit scheme (none for a scheme that cannot run
+  // the system).
   std::vector<std::vector<double>> export_state() const override;
   void import_state(const std::vector<std::vector<double>>& state) override;
   void add_statistics(SchemeResult& result) const override;
@@ -148,7 +156,6 @@ class AdaptiveScheme final : public MacroStepScheme {
 
   MacroStepScheme& scheme(Mode m);
   const MacroStepScheme& scheme(Mode m) const;
-  bool refuses(const control::StepPlan& plan) const;
   void record(bool accepted);
   void decide(double t_next);
   void judge_probe(double t_next, double rate);
@@ -172,12 +179,19 @@ class AdaptiveScheme final : public MacroStepScheme {
   int skipped_in_row_ = 0;                  // probes skipped since the last one made
   std::array<double, kModes> last_rate_{};  // per mode the last rate measured in it (0: never)
   std::optional<Mode> failed_last_;         // the scheme of the last probe that failed
-  double tau_ = 0.33;                       // the corrector's convergence tolerance
-  double last_mismatch_ = 0.0;              // of the last attempt (semi-implicit ones)
-  // Of the last semi-implicit stretch: accepted steps, and those that left a mismatch above τ.
+  std::array<double, kModes> failed_in_row_{};  // per mode: its probes that failed in a row
+  double tau_ = 0.33;                           // the corrector's convergence tolerance
+  double last_mismatch_ = 0.0;                  // of the last attempt (semi-implicit ones)
+  // Of the last semi-implicit stretch: attempts, and those that left a mismatch above τ.
   std::array<double, 2> semi_mismatches_{};
   Stretch stretch_;
   double last_work_ = 0.0, last_t_begin_ = 0.0, last_t_end_ = 0.0;
+  int last_kappa_ = 0;  // of the last attempt
+  // Per mode: H and κ of its last accepted step (H = 0: none yet).
+  std::array<double, kModes> last_h_{};
+  std::array<int, kModes> last_step_kappa_{};
+  // What concluded() asks the next plan to take (resumed_step); set by a switch.
+  std::optional<StepResumption> resumption_;
   // Per mode: attempts, accepted, work, time; then the number of switches and of skipped probes.
   std::array<double, 4 * kModes + 2> counts_{};
   // The recent switches: T_N, from (Mode), to (Mode), why (adaptive.cpp's events), the rate left,

@@ -270,12 +270,10 @@ struct AttemptResult {
   bool model_terminated = false;  // the failure is the model's request to end the simulation
   // An iterative scheme's corrector did not converge: rejected with r = 0.25 (D-26).
   bool corrector_failed = false;
-  // The scheme ran nothing: the plan's H is beyond what it takes (control::StepOutcome::
-  // step_refused; scheme auto's first explicit step after iterative ones). Rejected with r = 0.25
-  // and no executor call (no pass, no reject()).
-  bool step_refused = false;
-  // Otherwise: the a-posteriori estimate of the attempt (kNone in fixed mode without one).
+  // Otherwise: the a-posteriori estimate of the attempt (kNone in fixed mode without one), and
+  // the estimator that made it where it is not the plan's (control::StepOutcome::estimator).
   control::ErrorEstimate estimate;
+  control::Estimator estimator = control::Estimator::kNone;
   // Iterative schemes: passes after the predictor, and interface Jacobians assembled.
   int corrector_passes = 0;
   int jacobian_evaluations = 0;
@@ -363,6 +361,14 @@ class MacroStepScheme {
   // After every attempt, the controller's verdict on it (a subsystem failure is a rejection):
   // for schemes that carry information from an accepted step to the next one.
   virtual void concluded(bool accepted) { (void)accepted; }
+  // After concluded(), unless the run has finished: a step size and degree the next attempt
+  // should take instead of the controller's (control::MacroStepController::resume_step), or
+  // nullopt. Scheme auto: the H and κ that the kind of step it switched to last took.
+  struct StepResumption {
+    double h = 0.0;
+    int kappa = 0;
+  };
+  virtual std::optional<StepResumption> resumed_step() const { return std::nullopt; }
   // Checkpoints: what the scheme carries from one macro step to the next, as arrays
   // of doubles (each scheme documents its layout), between macro steps after start(). A scheme
   // started with the same system and options that imports them continues bit-identically.
