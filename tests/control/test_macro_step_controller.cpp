@@ -324,10 +324,10 @@ TEST(MacroStepController, ControlledRunOnASmoothCouplingVariable) {
   EXPECT_EQ(total, s.accepted);
 }
 
-// DESIGN contract 5: options and outcomes that do not fit the mode are reported, not guessed.
 // resume_step: the next plan takes the given H and κ (scheme auto entering a kind of step it
-// ran before), κ capped by the history's points and κ_max, H clipped to t_end; the start-up
-// phase ends. Not in fixed mode, not once finished, not with an H below H_min or a negative κ.
+// ran before), κ capped by the history's points, their span and κ_max, H clipped to t_end; the
+// start-up phase ends. Not in fixed mode, not once finished, not with an H below H_min or a
+// negative κ.
 TEST(MacroStepController, ResumeStepReplacesTheNextPlansStepAndDegree) {
   mct::MacroStepController c(variable_options(1e-3, 1.0), std::vector<double>{1.0});
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(complete(c, kTiny, smooth_u).accepted);
@@ -343,6 +343,7 @@ TEST(MacroStepController, ResumeStepReplacesTheNextPlansStepAndDegree) {
   EXPECT_EQ(c.plan().kappa, 0);
   c.resume_step(10.0, 1);
   EXPECT_EQ(c.plan().t_end, 1.0);  // clipped to t_end
+  EXPECT_EQ(c.plan().kappa, 0);    // the points, 7e-3 s apart at most, do not span H/4
   EXPECT_THROW(c.resume_step(std::nan(""), 0), std::invalid_argument);
   EXPECT_THROW(c.resume_step(0.0, 0), std::invalid_argument);
   EXPECT_THROW(c.resume_step(1e-3, -1), std::invalid_argument);
@@ -358,6 +359,7 @@ TEST(MacroStepController, ResumeStepReplacesTheNextPlansStepAndDegree) {
   EXPECT_THROW(f.resume_step(1e-3, 0), std::logic_error);
 }
 
+// DESIGN contract 5: options and outcomes that do not fit the mode are reported, not guessed.
 TEST(MacroStepController, RejectsInconsistentOptionsAndOutcomes) {
   auto o = variable_options(1e-3, 1.0, mct::Estimator::kNone);
   EXPECT_THROW(mct::MacroStepController(o, std::vector<double>{0.0}), std::invalid_argument);

@@ -135,7 +135,18 @@ TEST_F(Adaptive, ASwitchResumesTheStepSizeOfTheKindOfStepItEnters) {
              &implicit = col("implicit"), &semi = col("semi_implicit");
   constexpr int kKinds = 3;
   std::array<double, kKinds> last_h{}, last_kappa{};
-  int switches = 0, resumed = 0, wrong = 0;
+  std::vector<double> points = {0.0};  // T of the accepted points, the newest last
+  // The degree the controller resumes: the last one, as far as the newest κ + 1 points span
+  // κ·H/4 (MacroStepController::resume_step).
+  const auto resumed_kappa = [&](double kappa_last, double step) {
+    auto k = static_cast<std::size_t>(std::min<double>(kappa_last, points.size() - 1.0));
+    const double t_m = points.back();
+    while (k > 0 && t_m - points[points.size() - 1 - k] < static_cast<double>(k) * step / 4.0) {
+      --k;
+    }
+    return static_cast<double>(k);
+  };
+  int switches = 0, resumed = 0, wrong = 0, lowered = 0;
   int previous = 0;  // explicit at the start
   for (std::size_t k = 0; k < steps.rows(); ++k) {
     const int kind = implicit[k] != 0.0 ? 2 : semi[k] != 0.0 ? 1 : 0;
@@ -144,16 +155,18 @@ TEST_F(Adaptive, ASwitchResumesTheStepSizeOfTheKindOfStepItEnters) {
       ++switches;
       const double expected =
           kind == 0 ? std::min(last_h[i], h[k - 1]) : last_h[i];  // the rule above
-      // t_end may shorten the last step (H_max and the history's cap on κ do not act here);
-      // H = T_{N+1} − T_N carries the rounding of T (a few ulps of T).
+      const double expected_kappa = resumed_kappa(last_kappa[i], h[k]);
+      lowered += expected_kappa < last_kappa[i] ? 1 : 0;
+      // t_end may shorten the last step (H_max does not act here); H = T_{N+1} − T_N carries
+      // the rounding of T (a few ulps of T).
       const double rounding = 4.0 * std::numeric_limits<double>::epsilon() * t[k];
       if (k + 1 == steps.rows() ||
-          (std::abs(h[k] - expected) <= 1e-9 * expected + rounding && kappa[k] == last_kappa[i])) {
+          (std::abs(h[k] - expected) <= 1e-9 * expected + rounding && kappa[k] == expected_kappa)) {
         ++resumed;
       } else {
         ++wrong;
         ADD_FAILURE() << "attempt " << k + 1 << ": H " << h[k] << " kappa " << kappa[k]
-                      << ", expected " << expected << " kappa " << last_kappa[i];
+                      << ", expected " << expected << " kappa " << expected_kappa;
         if (wrong > 5) break;
       }
     }
@@ -161,10 +174,12 @@ TEST_F(Adaptive, ASwitchResumesTheStepSizeOfTheKindOfStepItEnters) {
     if (accepted[k] != 0.0) {
       last_h[i] = h[k];
       last_kappa[i] = kappa[k];
+      points.push_back(t[k] + h[k]);
     }
   }
   EXPECT_GT(switches, 4);
   EXPECT_EQ(resumed, switches);
+  EXPECT_GT(lowered, 0) << "no switch needed the span rule: it is not tested here";
 }
 
 // configs/drivetrain-rest.toml coasts to rest in a few seconds; from then on the explicit

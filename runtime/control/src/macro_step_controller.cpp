@@ -266,11 +266,20 @@ void MacroStepController::resume_step(double h, int kappa) {
                                 " or degree " + std::to_string(kappa) + " out of range");
   }
   const int by_history = static_cast<int>(history_.size()) - 1;
-  const int k = std::min({kappa, options_.order.kappa_max, by_history});
+  int k = std::min({kappa, options_.order.kappa_max, by_history});
+  const double t_next = clip(t_m, t_m + std::min(h, options_.step.h_max));
+  // A polynomial through points far closer together than H amplifies their differences over H
+  // (scheme auto on the demo: κ = 5 through explicit steps' points 2e-8 s apart, extrapolated
+  // over 1.85e-6 s, passed the error test and diverged): the newest κ + 1 points must span at
+  // least κ·H/4.
+  while (k > 0 && t_m - history_.time_back(static_cast<std::size_t>(k)) <
+                      static_cast<double>(k) * (t_next - t_m) / 4.0) {
+    --k;
+  }
   start_.after_failed_step();
   order_.forget_lowering();
   order_.reset();
-  schedule(clip(t_m, t_m + std::min(h, options_.step.h_max)), k);
+  schedule(t_next, k);
 }
 
 }  // namespace macrostep::control

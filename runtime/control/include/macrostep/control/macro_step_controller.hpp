@@ -191,9 +191,11 @@ class MacroStepController {
   // plan() in variable mode: a scheme that switches to another kind of step resumes the H and κ
   // that kind last took (scheme auto, docs/design/methods.md §4.8), where the controller's H
   // belongs to the steps just left. H is limited by H_max and clipped to t_end like the
-  // controller's own; κ by κ_max and the history's points. The start-up phase ends, D-49's
-  // pending check is dropped and N_succ restarts (a new degree and step size, as after an order
-  // change). The plan's attempt and step counters are kept. Throws std::logic_error once
+  // controller's own; κ by κ_max, the history's points, and so that the newest κ + 1 points
+  // span at least κ·H/4 (an extrapolation far beyond its points' spacing amplifies their
+  // differences: after short steps the degree falls, to 0 if need be). The start-up phase ends,
+  // D-49's pending check is dropped and N_succ restarts (a new degree and step size, as after an
+  // order change). The plan's attempt and step counters are kept. Throws std::logic_error once
   // finished() or in fixed mode, std::invalid_argument for an h that is not finite or below
   // H_min at T_M, or a negative κ.
   void resume_step(double h, int kappa);
