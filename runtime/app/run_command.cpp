@@ -4,9 +4,12 @@
 
 #include <fmt/format.h>
 #include <signal.h>
+#include <time.h>
 
+#include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -42,15 +45,32 @@ namespace {
 // installed once the configuration is read: while it is parsed, a signal ends the process at
 // once (nothing is written yet). The segment cleanup handlers run first and unlink the run's
 // shared-memory segments on these and on fatal signals (SIGBUS, SIGSEGV, ...).
+// The same signal again within kSameRequestNs of the first is the same request, not a second
+// one: `timeout` sends SIGTERM to the process and then to its process group, and a process
+// whose threads take the two one by one would otherwise end without its final checkpoint.
 macrostep::run::StopFlag g_stop{0};
+std::atomic<std::int64_t> g_first_stop_ns{0};
+constexpr std::int64_t kSameRequestNs = 100'000'000;
+
+std::int64_t monotonic_ns() noexcept {  // clock_gettime is async-signal-safe
+  timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+}
 
 extern "C" void on_stop_signal(int sig) {
-  if (g_stop.load(std::memory_order_relaxed) != 0) {
+  const std::int64_t now = monotonic_ns();
+  const int first = g_stop.load(std::memory_order_relaxed);
+  if (first != 0) {
+    if (first == sig && now - g_first_stop_ns.load(std::memory_order_relaxed) < kSameRequestNs) {
+      return;
+    }
     macrostep::run::on_repeated_stop_signal();  // a hung model in the master: its last words
     std::signal(sig, SIG_DFL);
     std::raise(sig);
     return;
   }
+  g_first_stop_ns.store(now, std::memory_order_relaxed);
   g_stop.store(sig, std::memory_order_relaxed);
 }
 

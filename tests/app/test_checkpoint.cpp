@@ -175,6 +175,23 @@ TEST_F(Checkpoint, ResumeAfterSigkillIsBitIdenticalImplicitInProcess) {
   kill_and_resume({"--executor", "inprocess", "--scheme", "implicit"});
 }
 
+// `timeout` stops a command with SIGTERM sent twice, to the process and then to its process
+// group (coreutils): one request, so the run ends after its macro step with its final
+// checkpoint, not as after a second signal (a model hung in the master).
+TEST_F(Checkpoint, TimeoutsTwoSigtermsAreOneStopRequest) {
+  write_file("chain.toml", kChain);
+  const Outcome o = macrostep(
+      "run chain.toml --executor inprocess --output t.csv --stop-time 1e4 "
+      "--set simulation.output_interval=0.01",
+      "timeout 1.5");
+  EXPECT_EQ(o.status, 124) << o.err;  // timeout's status for a command it had to stop
+  EXPECT_EQ(o.err.find("second stop signal"), std::string::npos) << o.err;
+  EXPECT_TRUE(fs::exists(path("t.ckpt"))) << o.err;
+  const auto meta = nlohmann::json::parse(read_file("t.json"));
+  EXPECT_EQ(meta.at("status"), "interrupted");
+  EXPECT_EQ(meta.at("error").at("signal"), "SIGTERM");
+}
+
 // SIGTERM writes a final checkpoint and complete outputs (CSV rows, JSON "interrupted", exit
 // 143); resume finishes the run with the uninterrupted run's bytes, and its JSON continues the
 // step counts.
