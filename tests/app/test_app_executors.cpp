@@ -100,7 +100,8 @@ TEST_F(App, ApproximationsGiveTheSameBitsInProcessesAndInProcess) {
 
 // D-50 (cosim.final_pass = false) is the master's decision on values every executor delivers
 // alike: worker processes give the in-process bytes (contract 1), with fewer corrector passes
-// than the run with the final pass; the key belongs to the implicit scheme only.
+// than the run with the final pass; it is the default with the fd Jacobian; the key belongs to
+// the implicit scheme (and auto) only.
 TEST_F(App, ImplicitRunWithoutTheFinalPassIsTheSameInProcesses) {
   write_file("cosim.toml", kCosim);
   const std::string common =
@@ -108,11 +109,15 @@ TEST_F(App, ImplicitRunWithoutTheFinalPassIsTheSameInProcesses) {
   const std::string skip = " --set cosim.final_pass=false";
   const Outcome in = macrostep(common + skip + " --executor inprocess --output in.csv");
   const Outcome pr = macrostep(common + skip + " --executor processes --output pr.csv");
-  const Outcome with = macrostep(common + " --executor inprocess --output with.csv");
+  const Outcome with =
+      macrostep(common + " --set cosim.final_pass=true --executor inprocess --output with.csv");
+  const Outcome fd = macrostep(common + " --executor inprocess --output default.csv");
   ASSERT_EQ(in.status, 0) << in.err;
   ASSERT_EQ(pr.status, 0) << pr.err;
   ASSERT_EQ(with.status, 0) << with.err;
+  ASSERT_EQ(fd.status, 0) << fd.err;
   EXPECT_EQ(read_file("in.csv"), read_file("pr.csv"));
+  EXPECT_EQ(read_file("in.csv"), read_file("default.csv")) << "fd: no final pass by default";
   const auto passes = [this](const char* json) {
     return nlohmann::json::parse(read_file(json))
         .at("statistics")

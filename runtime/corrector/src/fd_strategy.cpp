@@ -11,7 +11,11 @@ namespace {
 
 class FdStrategy final : public InterfaceJacobianStrategy {
  public:
-  JacobianTraits traits() const override { return {}; }
+  JacobianTraits traits() const override {
+    JacobianTraits t;
+    t.exact = true;
+    return t;
+  }
   void start(const system::CoupledSystem& system) override {
     matrix_ = std::make_unique<NewtonMatrix>(system);
   }

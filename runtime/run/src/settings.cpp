@@ -177,7 +177,7 @@ SchemeOptions scheme_options(const config::CosimConfig& c, double end_time) {
     o.max_passes = c.max_corrector_passes;
     o.perturbation_min = c.perturbation_min;
     o.omega = c.omega;
-    o.final_pass = c.final_pass;
+    o.final_pass = c.final_pass.value_or(true);
     scheme.corrector = o;
     scheme.adaptive = c.scheme == config::CosimScheme::kAuto;
     if (c.fixed_step()) {  // the convergence test's weights (METHODS §4.3)
@@ -353,6 +353,16 @@ void resolve_jump_defaults(const config::RunConfig& config, config::CosimConfig&
   if (!c.min_micro_steps) c.min_micro_steps = defaults.micro_steps;
 }
 
+// D-50: the pass after convergence is left out by default where the Jacobian strategy is exact
+// (fd: Newton contracts at once, the iterate that passes the test is converged; 0.67–0.77 of the
+// wall time at the same NRMSE, docs/results/2026-12-02-final-pass.md) and kept with the others
+// (heun on a joint: the constraint drift rose from 1e-11 to 5.5e-10 without it).
+void resolve_final_pass(config::CosimConfig& c) {
+  if (c.final_pass) return;
+  const auto* entry = corrector::JacobianRegistry::instance().find(c.jacobian);
+  c.final_pass = !(entry && corrector::jacobian_traits(c.jacobian).exact);
+}
+
 // [solver] micro_step_stop = "overshoot" (METHODS §6.6 option (a), D-36): only where no step is
 // repeated and nothing restarts or restores a workspace, since the state at T_{N+1} is
 // interpolated while IDA stands beyond it (checkpoints are refused by checkpoint_obstacle).
@@ -479,6 +489,7 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
                                                      : config::ExecutorKind::kInProcess;
   }
   if (options.rtol) c.rtol = *options.rtol;  // the atols that were not given follow it
+  resolve_final_pass(c);
 
   // ---- combinations (the file alone was checked when it was read) ----
   check_scheme_combination(c, options);

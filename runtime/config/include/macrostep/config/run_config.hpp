@@ -198,9 +198,10 @@
 //   max_corrector_passes = 10        integer 1..100: n_cor^max passes after the predictor
 //   perturbation_min = 0.1           > 0: the smallest finite-difference perturbation Δλ_min
 //   omega = 0.3                      in (0, 1): waveform relaxation (waveform only)
-//   final_pass = true                boolean (implicit, auto): false ends a converged attempt
+//   final_pass = (by jacobian)       boolean (implicit, auto): false ends a converged attempt
 //                                    with the pass just run when its own iterate passes the
-//                                    test, without a pass of the next iterate (D-50)
+//                                    test, without a pass of the next iterate (D-50); unset:
+//                                    false with jacobian "fd", true with the others
 //   With estimator = "none" an iterative scheme still tests convergence with the controller's
 //   rtol and atol_u (allowed then); it continues after max_corrector_passes (seed 000 §5.1).
 //   order = "auto"                   "auto" | integer 0..5: the polynomial degree kappa.
@@ -426,7 +427,9 @@ struct CosimConfig {
   int max_corrector_passes = 10;
   double perturbation_min = 0.1;
   double omega = 0.3;
-  bool final_pass = true;             // implicit and auto (D-50)
+  // Implicit and auto (D-50); unset: resolved by the run's settings from the Jacobian strategy
+  // (no final pass with an exact one: corrector::JacobianTraits::exact).
+  std::optional<bool> final_pass;
   bool corrector_keys_given = false;  // any of the six keys above is in the file
   bool jacobian_given = false, omega_given = false;
   std::optional<OrderSetting> order;

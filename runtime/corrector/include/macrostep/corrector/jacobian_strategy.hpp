@@ -44,6 +44,10 @@ struct JacobianTraits {
   // Needs every subsystem's input accelerations M⁻¹B (model::Subsystem::input_acceleration;
   // sap, METHODS §4.5): refused before the run for a system with a model that cannot give them.
   bool input_accelerations = false;
+  // Its Jacobian is the integrated subsystems' own to within the perturbation's error, so Newton
+  // contracts at once: a run that leaves [cosim] final_pass unset ends a converged implicit step
+  // without the pass after convergence (D-50); other strategies keep that pass.
+  bool exact = false;
 };
 
 // The attempt a strategy is asked about: T_N, H and κ in `plan`, the coupling history up to
