@@ -63,7 +63,7 @@ json cosim_json(const CosimSettings& s) {
     j["perturbation_min"] = c.perturbation_min;
     if (c.scheme == config::CosimScheme::kWaveform) j["omega"] = c.omega;
     if (c.scheme == config::CosimScheme::kImplicit || c.scheme == config::CosimScheme::kAuto) {
-      j["final_pass"] = c.final_pass.value_or(true);  // D-50, resolved by the settings
+      j["final_pass"] = c.final_pass.value();  // D-50, resolved by the settings
     }
     if (fixed) {  // the corrector's convergence weights
       j["rtol"] = m.tolerances.rtol;

@@ -177,7 +177,7 @@ SchemeOptions scheme_options(const config::CosimConfig& c, double end_time) {
     o.max_passes = c.max_corrector_passes;
     o.perturbation_min = c.perturbation_min;
     o.omega = c.omega;
-    o.final_pass = c.final_pass.value_or(true);
+    o.final_pass = c.final_pass.value();  // resolve_final_pass
     scheme.corrector = o;
     scheme.adaptive = c.scheme == config::CosimScheme::kAuto;
     if (c.fixed_step()) {  // the convergence test's weights (METHODS §4.3)
@@ -358,9 +358,7 @@ void resolve_jump_defaults(const config::RunConfig& config, config::CosimConfig&
 // wall time at the same NRMSE, docs/results/2026-12-02-final-pass.md) and kept with the others
 // (heun on a joint: the constraint drift rose from 1e-11 to 5.5e-10 without it).
 void resolve_final_pass(config::CosimConfig& c) {
-  if (c.final_pass) return;
-  const auto* entry = corrector::JacobianRegistry::instance().find(c.jacobian);
-  c.final_pass = !(entry && corrector::jacobian_traits(c.jacobian).exact);
+  if (!c.final_pass) c.final_pass = !corrector::jacobian_traits(c.jacobian).exact;
 }
 
 // [solver] micro_step_stop = "overshoot" (METHODS §6.6 option (a), D-36): only where no step is

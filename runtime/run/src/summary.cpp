@@ -64,9 +64,9 @@ void print_iterative_scheme(std::ostream& out, const CosimSettings& s) {
                  ? "auto (explicit, semi-implicit or implicit steps, whichever costs least)"
                  : config::to_string(c.scheme),
              how, c.tau, c.max_corrector_passes,
-             c.final_pass.value_or(true) ? "" : " (no pass after convergence, D-50)",
-             c.perturbation_min, step, m.tolerances.rtol, m.tolerances.atol_pos,
-             m.tolerances.atol_vel, m.tolerances.atol_u);
+             c.final_pass.value() ? "" : " (no pass after convergence, D-50)", c.perturbation_min,
+             step, m.tolerances.rtol, m.tolerances.atol_pos, m.tolerances.atol_vel,
+             m.tolerances.atol_u);
 }
 
 // What runs: the model, the scheme, the subsystems' solvers, the approximation and jumps.
