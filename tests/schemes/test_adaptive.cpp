@@ -272,6 +272,37 @@ TEST_F(Adaptive, ImplicitStepsAreProbedOnceWhereSemiImplicitOnesLeaveNoMismatch)
   expect_steps_table_marks(r);
 }
 
+// The mismatch rule alone: K-A1's stiff chain with τ = 1e-8, so that the semi-implicit steps'
+// one corrector pass leaves a mismatch above τ everywhere. After the first probe of implicit
+// steps measured them dearer than the semi-implicit ones, only that rule makes them a candidate
+// again: a later probe starts while the semi-implicit rate is below the implicit one measured
+// last.
+TEST_F(Adaptive, ImplicitStepsAreProbedAgainWhereSemiImplicitOnesLeaveAMismatch) {
+  config::RunConfig c =
+      config::load_config(std::string(MACROSTEP_SOURCE_DIR) + "/configs/k-a1.toml");
+  c.cosim.tau = 1e-8;
+  const auto r = run_scheme(c, config::CosimScheme::kAuto, 1.5e-4, "tight");
+  EXPECT_GT(r.run.corrector.max_iteration_residual, c.cosim.tau);
+  // "probe of implicit steps: R solver calls per simulated second against L in semi-implicit
+  // steps": the number after `key`.
+  const auto number_after = [](const std::string& text, const std::string& key) {
+    const auto at = text.find(key);
+    return at == std::string::npos ? std::nan("") : std::stod(text.substr(at + key.size()));
+  };
+  double implicit_rate = 0.0;  // of the last probe of implicit steps
+  int probes = 0, by_mismatch = 0;
+  for (const auto& s : r.run.scheme_choice.recent) {
+    if (s.to != schemes::StepKind::kImplicit) continue;
+    ++probes;
+    const double semi_rate = number_after(s.reason, " against ");
+    if (implicit_rate > 1.05 * semi_rate) ++by_mismatch;
+    implicit_rate = number_after(s.reason, "probe of implicit steps: ");
+  }
+  EXPECT_GE(probes, 2);
+  EXPECT_GE(by_mismatch, 1) << "no probe of implicit steps that only the mismatch rule allows";
+  expect_counts_add_up(r);
+}
+
 // K-5.5's stiff, heavily damped interface: the semi-implicit steps leave a mismatch above τ in
 // about one attempt of a hundred, but their H stays about a hundredth of the implicit steps'
 // (the one pass with a finite-difference Jacobian is stable only on short steps there). Measured
