@@ -58,8 +58,9 @@ std::int64_t ns(double seconds) {
 // The steps table against the JSON of its run (steps-format.md): attempts 1..n in order, the
 // accepted count and the rejections, T_{N+1} = T_N + H along the accepted attempts, idle = wall −
 // solver, per subsystem the attempts' solver times summing to the JSON's solver_s, the extra
-// runs' times summing to the JSON's extra_runs_s (exMD: one comparison run per pass), and the
-// executor's time inside the attempt's wall time.
+// runs' times summing to the JSON's extra_runs_s (exMD: one comparison run per pass), the
+// integrations (one nominal run per subsystem and pass, the extra runs) to the JSON's
+// statistics.integrations, and the executor's time inside the attempt's wall time.
 // `controlled`: a controlled step size, whose accepted attempts passed the error test (norm ≤ 1);
 // otherwise a fixed step without estimator, whose error_estimate is NaN throughout.
 void check_against_json(const CsvTable& steps, const nlohmann::json& meta, bool controlled = true) {
@@ -72,7 +73,7 @@ void check_against_json(const CsvTable& steps, const nlohmann::json& meta, bool 
   std::int64_t passes = 0;
   std::vector<std::int64_t> solver(2, 0);
   std::int64_t extra = 0;
-  double comparison_runs = 0.0;
+  double comparison_runs = 0.0, extra_runs = 0.0, nominal_runs = 0.0;
   const bool comparison = meta.at("cosim").at("estimator") == "exMD";
   double t = 0.0;
   for (std::size_t r = 0; r < n; ++r) {
@@ -99,6 +100,8 @@ void check_against_json(const CsvTable& steps, const nlohmann::json& meta, bool 
       EXPECT_EQ(ns(steps.values[9 + i][r]), wall - s);
       solver[i] += s;
       const double runs = steps.values[12 + i][r];
+      extra_runs += runs;
+      nominal_runs += steps.values[5][r] + 1.0;
       extra += ns(steps.values[14 + i][r]);
       if (comparison) {  // one per pass, none while the start falls back to exCV (D-33)
         EXPECT_TRUE(runs == 0.0 || runs == steps.values[5][r] + 1.0) << runs;
@@ -116,6 +119,11 @@ void check_against_json(const CsvTable& steps, const nlohmann::json& meta, bool 
   EXPECT_NEAR(static_cast<double>(extra), meta.at("time").at("extra_runs_s").get<double>() * 1e9,
               2.0 * static_cast<double>(n));
   EXPECT_EQ(accepted, stats.at("macro_steps").get<std::size_t>());
+  const auto& integrations = stats.at("integrations");
+  EXPECT_EQ(nominal_runs, integrations.at("nominal").get<double>());
+  EXPECT_EQ(extra_runs, integrations.at("extra").get<double>());
+  EXPECT_DOUBLE_EQ(integrations.at("per_subsystem_and_step").get<double>(),
+                   (nominal_runs + extra_runs) / (2.0 * static_cast<double>(accepted)));
   EXPECT_NEAR(t, meta.at("simulation").at("end_time").get<double>(), 1e-15);
   for (std::size_t i = 0; i < 2; ++i) {
     EXPECT_EQ(solver[i], ns(stats.at("subsystems").at(i).at("solver_s").get<double>()))

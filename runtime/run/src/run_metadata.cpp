@@ -224,6 +224,9 @@ void add_scheme_choice(const schemes::SchemeResult& r, json& statistics) {
 // What only a completed run reports: failures by cause, H statistics, per-subsystem solver time.
 void add_completed_statistics(const schemes::SchemeResult& r, double t_end, json& statistics) {
   statistics["corrector_failures"] = r.steps.corrector_failures;
+  statistics["integrations"] = {{"nominal", r.integrations.nominal},
+                                {"extra", r.integrations.extra},
+                                {"per_subsystem_and_step", integrations_per_step(r)}};
   if (r.corrector.attempts > 0) {
     statistics["corrector"] = {
         {"passes", r.corrector.passes},
@@ -330,6 +333,13 @@ double nominal_ns(const schemes::SchemeResult& r) {
   double ns = 0.0;
   for (double t : r.subsystem_solver_ns) ns += t;
   return ns;
+}
+
+double integrations_per_step(const schemes::SchemeResult& r) {
+  const double steps =
+      static_cast<double>(r.steps.accepted) * static_cast<double>(r.subsystem_stats.size());
+  if (!(steps > 0.0)) return 0.0;
+  return static_cast<double>(r.integrations.nominal + r.integrations.extra) / steps;
 }
 
 json failure_json(const std::exception& e) {

@@ -25,6 +25,9 @@ nlohmann::ordered_json run_metadata(const config::RunConfig& config, const Cosim
 // Σ_L Σ_N T_{L,N}: the nominal runs of every pass, all subsystems (beside the perturbed runs'
 // time, which sums over subsystems as well).
 double nominal_ns(const schemes::SchemeResult& r);
+// Subsystem integrations (nominal and extra runs) per subsystem and accepted macro step; 0
+// before the first accepted step.
+double integrations_per_step(const schemes::SchemeResult& r);
 
 // The metadata's "error" entry: the cause of a failed run as data.
 nlohmann::ordered_json failure_json(const std::exception& e);

@@ -237,6 +237,15 @@ void print_summary(std::ostream& out, const config::RunConfig& config, const Cos
                  k.max_iteration_residual, s.cosim.tau);
     }
   }
+  if (r.run.steps.accepted > 0) {
+    const double per_step = static_cast<double>(r.run.steps.accepted) * static_cast<double>(ns);
+    fmt::print(out,
+               "integrations per subsystem and accepted step: {:.2f} (nominal runs {:.2f}, "
+               "comparison and perturbed runs {:.2f})\n",
+               integrations_per_step(r.run),
+               static_cast<double>(r.run.integrations.nominal) / per_step,
+               static_cast<double>(r.run.integrations.extra) / per_step);
+  }
   if (r.run.scheme_choice.used) print_scheme_choice(out, r.run.scheme_choice);
   if (r.run.consistent_update.output_evaluations > 0) {
     const schemes::ConsistentUpdateStatistics& c = r.run.consistent_update;

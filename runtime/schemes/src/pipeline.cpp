@@ -95,8 +95,10 @@ const executors::PassOutcome& PassRunner::pass(
   time.executor_ns += ns;
   time.communication_ns += outcome_.communication_ns;
   std::int64_t slowest = 0;
+  result_.integrations.nominal += outcome_.subsystems.size();
   for (std::size_t i = 0; i < outcome_.subsystems.size(); ++i) {
     const auto& so = outcome_.subsystems[i];
+    result_.integrations.extra += so.extra.size();
     result_.subsystem_solver_ns[i] += static_cast<double>(so.solver_ns);
     attempt_solver_ns_[i] += so.solver_ns;
     slowest = std::max(slowest, so.solver_ns);

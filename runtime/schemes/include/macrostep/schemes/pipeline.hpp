@@ -200,8 +200,17 @@ struct SchemeChoiceStatistics {
   static constexpr std::size_t kRecentSwitches = 64;
 };
 
+// The subsystem integrations of a run, summed over subsystems and passes (accepted and rejected
+// attempts alike): one nominal run per subsystem and pass, and the extra runs (comparison and
+// perturbed runs) beside them. What a macro step costs in integrations, whatever the machine.
+struct IntegrationCounts {
+  std::uint64_t nominal = 0;
+  std::uint64_t extra = 0;
+};
+
 struct SchemeResult {
   control::MacroStepStatistics steps;
+  IntegrationCounts integrations;
   CorrectorStatistics corrector;
   SchemeChoiceStatistics scheme_choice;
   ConsistentUpdateStatistics consistent_update;
