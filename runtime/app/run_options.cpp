@@ -183,7 +183,7 @@ void add_run_options(CLI::App& cmd, RunArgs& args, bool reference) {
     args.jacobian_opt = cmd.add_option(
         "--jacobian", args.jacobian,
         "interface Jacobian of implicit and semi-implicit: fd (perturbed runs) | sap | reuse | "
-        "quasi-newton | heun");
+        "quasi-newton | heun | broyden");
     args.estimator_opt = cmd.add_option(
         "--estimator", args.estimator,
         "error estimator: none (fixed H) | exLE | exMD | exCV (explicit) | imMD | imCV");

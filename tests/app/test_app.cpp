@@ -461,7 +461,7 @@ TEST_F(App, CoSimulationCommandLineErrorsExitTwoBeforeAnyWork) {
                "\"explicit\" has no interface Jacobian");
   expect_error("--scheme implicit --jacobian numeric",
                "--jacobian 'numeric' is not an interface Jacobian; allowed: fd, sap, reuse, "
-               "quasi-newton, heun");
+               "quasi-newton, heun, broyden");
   expect_error("--approximation c1",
                "--approximation c1: \"c1\" needs estimator = \"none\" (fixed H) or \"exCV\" "
                "(got \"exMD\"): the state estimators assume a polynomial through the newest "

@@ -242,8 +242,8 @@ TEST_F(Joint, SchemesThatCannotSolveItAreRefused) {
   refused("plain.toml --scheme explicit", "use scheme implicit, semi-implicit or auto (seed 004)");
   refused("plain.toml --scheme gauss-seidel",
           "use scheme implicit, semi-implicit or auto (seed 004)");
-  refused("joint.toml --jacobian sap", "use jacobian fd, reuse or heun (seed 004 Eq. 49)");
-  refused("joint.toml --jacobian quasi-newton", "use jacobian fd, reuse or heun");
+  refused("joint.toml --jacobian sap", "use jacobian fd, reuse, heun or broyden (seed 004 Eq. 49)");
+  refused("joint.toml --jacobian quasi-newton", "use jacobian fd, reuse, heun or broyden");
   refused("joint.toml --order 2", "5r^2 + 8r - 1 = 0 has the root -1.72");
 
   std::string table = config_;

@@ -3,15 +3,19 @@
 // with the traits that settings and checks rely on (perturbed runs, constraints, feed-through,
 // checkpoints); the configuration's kinds map to registered names; an unknown name is refused
 // with the registered ones; and reuse's staleness rule (same κ, H within the ratio, rate below
-// reuse_rate, no corrector failure) decides when a kept J serves a pass.
+// reuse_rate, no corrector failure) decides when a kept J serves a pass; Broyden's update of the
+// sensitivities (NewtonMatrix::secant_update) meets its secant condition, leaves the orthogonal
+// directions alone and skips a block that a pair contradicts.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "../support/test_chain.hpp"
 #include "macrostep/corrector/jacobian_registry.hpp"
+#include "macrostep/corrector/newton_matrix.hpp"
 #include "macrostep/system/chain_system.hpp"
 
 namespace macrostep {
@@ -27,9 +31,10 @@ TEST(JacobianRegistry, BuiltInsAreRegisteredByTheirNamesWithTheirTraits) {
     names.push_back(e.name);
     EXPECT_FALSE(e.description.empty()) << e.name;
   }
-  ASSERT_GE(names.size(), 5u);
-  names.resize(5);
-  EXPECT_EQ(names, (std::vector<std::string>{"fd", "sap", "reuse", "quasi-newton", "heun"}));
+  ASSERT_GE(names.size(), 6u);
+  names.resize(6);
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"fd", "sap", "reuse", "quasi-newton", "heun", "broyden"}));
 
   const auto t = [](const char* name) { return corrector::jacobian_traits(name); };
   EXPECT_TRUE(t("fd").perturbed_runs && t("fd").constraints && t("fd").feedthrough &&
@@ -42,6 +47,8 @@ TEST(JacobianRegistry, BuiltInsAreRegisteredByTheirNamesWithTheirTraits) {
   EXPECT_FALSE(t("quasi-newton").constraints || t("quasi-newton").checkpoint);
   EXPECT_FALSE(t("heun").perturbed_runs || t("heun").feedthrough);
   EXPECT_TRUE(t("heun").constraints && t("heun").checkpoint);
+  EXPECT_TRUE(t("broyden").perturbed_runs && t("broyden").constraints && t("broyden").feedthrough);
+  EXPECT_FALSE(t("broyden").checkpoint || t("broyden").exact);
   EXPECT_THROW(t("frozen"), std::invalid_argument);
 }
 
@@ -49,7 +56,7 @@ TEST(JacobianRegistry, ConfigurationKindsMapToRegisteredNames) {
   using corrector::JacobianKind;
   for (const JacobianKind k :
        {JacobianKind::kFiniteDifference, JacobianKind::kSap, JacobianKind::kReuse,
-        JacobianKind::kQuasiNewton, JacobianKind::kHeun}) {
+        JacobianKind::kQuasiNewton, JacobianKind::kHeun, JacobianKind::kBroyden}) {
     const char* name = corrector::jacobian_name(k);
     EXPECT_NE(JacobianRegistry::instance().find(name), nullptr) << name;
     EXPECT_EQ(corrector::parse_jacobian(name), k) << name;
@@ -59,7 +66,7 @@ TEST(JacobianRegistry, ConfigurationKindsMapToRegisteredNames) {
 TEST(JacobianRegistry, OptionsNameARegisteredStrategy) {
   corrector::CorrectorOptions o;
   EXPECT_EQ(o.jacobian, "fd");
-  for (const char* name : {"fd", "sap", "reuse", "quasi-newton", "heun"}) {
+  for (const char* name : {"fd", "sap", "reuse", "quasi-newton", "heun", "broyden"}) {
     o.jacobian = name;
     EXPECT_NO_THROW(o.validate()) << name;
   }
@@ -68,7 +75,7 @@ TEST(JacobianRegistry, OptionsNameARegisteredStrategy) {
     o.validate();
     FAIL() << "an unregistered jacobian passed validate()";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("one of fd, sap, reuse, quasi-newton or heun"),
+    EXPECT_NE(std::string(e.what()).find("one of fd, sap, reuse, quasi-newton, heun or broyden"),
               std::string::npos)
         << e.what();
   }
@@ -78,7 +85,7 @@ TEST(JacobianRegistry, OptionsNameARegisteredStrategy) {
 TEST(JacobianRegistry, NamesByTraitFollowTheRegistrationOrder) {
   const auto& registry = JacobianRegistry::instance();
   EXPECT_EQ(registry.names_where([](const JacobianTraits& t) { return t.constraints; }),
-            "fd, reuse or heun");
+            "fd, reuse, heun or broyden");
   EXPECT_EQ(registry.names_where([](const JacobianTraits& t) { return !t.feedthrough; }, "and"),
             "sap and heun");
   EXPECT_EQ(registry.names_where([](const JacobianTraits&) { return false; }), "");
@@ -169,6 +176,82 @@ TEST(ReuseJacobian, AKeptJacobianServesTheSameKappaAndANearStepSize) {
   EXPECT_FALSE(reuse->wants_perturbed_runs(plan));
   reuse->end_attempt(true);  // a corrector failure: the next attempt starts afresh
   EXPECT_TRUE(reuse->wants_perturbed_runs(plan));
+}
+
+// Three masses in three subsystems: the middle one has two inputs (λ_1, λ_2), so a secant pair
+// fixes one direction of its 4 × 2 block and must leave the other one alone.
+TEST(BroydenUpdate, MeetsTheSecantConditionAndKeepsTheOrthogonalDirection) {
+  const auto sys = system::make_chain_system(testing::test_chain(3), {0, 1, 2, 3});
+  ASSERT_EQ(sys.subsystem(1).input_size(), 2u);
+  corrector::NewtonMatrix matrix(sys);
+  auto& S = matrix.sensitivities();
+  for (std::size_t i = 0; i < sys.subsystem_count(); ++i) {
+    for (std::size_t o = 0; o < sys.subsystem(i).output_size(); ++o) {
+      for (std::size_t c = 0; c < S.inputs(i); ++c) S.at(i, o, c) = 1e-3 * (o + 1.0) * (c + 2.0);
+    }
+  }
+  const auto old = S;
+
+  control::StepPlan plan;
+  plan.t_begin = 0.0;
+  plan.t_end = 1e-3;
+  plan.kappa = 1;
+  polynomials::CouplingHistory history(sys.coupling_count());
+  history.push(0.0, sys.initial_couplings());
+  executors::PassOutcome outcome;
+  const std::vector<double> perturbation{0.1, 0.4}, image(sys.coupling_count());
+  const std::vector<double> s0{0.0, 0.0}, s1{1.0, 0.5};
+  // The pair: outputs move 1.5x what the kept blocks predict (within the trust bound).
+  std::vector<std::vector<double>> y0(sys.subsystem_count()), y1(sys.subsystem_count());
+  for (std::size_t i = 0; i < sys.subsystem_count(); ++i) {
+    y0[i].assign(sys.subsystem(i).output_size(), 0.5);
+    y1[i] = y0[i];
+    for (std::size_t o = 0; o < y1[i].size(); ++o) {
+      for (std::size_t c = 0; c < S.inputs(i); ++c) {
+        const std::size_t f = sys.input_feeds(i, c)[0];
+        y1[i][o] += 1.5 * old.at(i, o, c) * (s1[f] - s0[f]);
+      }
+    }
+  }
+  const corrector::PassView pass{plan, history, outcome, false, perturbation, y1, image};
+  const auto r = matrix.secant_update(pass, y0, s0, s1, 0.5);
+  EXPECT_EQ(r.updated, 3u);
+  EXPECT_TRUE(r.usable);
+  EXPECT_TRUE(matrix.valid());
+  for (std::size_t i = 0; i < sys.subsystem_count(); ++i) {
+    for (std::size_t o = 0; o < y1[i].size(); ++o) {
+      double mapped = 0.0;
+      for (std::size_t c = 0; c < S.inputs(i); ++c) {
+        const std::size_t f = sys.input_feeds(i, c)[0];
+        mapped += S.at(i, o, c) * (s1[f] - s0[f]);
+      }
+      EXPECT_NEAR(mapped, y1[i][o] - y0[i][o], 1e-15) << i << " " << o;
+    }
+  }
+  // The middle block on a v orthogonal to Δs = (1, 0.5) in the D⁻² product, D = (0.1, 0.4):
+  // v₁ · 1 / 0.1² + v₂ · 0.5 / 0.4² = 0.
+  const double v1 = 1.0, v2 = -v1 / 0.01 * 0.16 / 0.5;
+  for (std::size_t o = 0; o < 4; ++o) {
+    EXPECT_NEAR(S.at(1, o, 0) * v1 + S.at(1, o, 1) * v2,
+                old.at(1, o, 0) * v1 + old.at(1, o, 1) * v2, 1e-15)
+        << o;
+  }
+
+  // A pair that moves the other way than predicted contradicts the blocks: none changes.
+  const auto kept = S;
+  std::vector<std::vector<double>> y2 = y0;
+  for (std::size_t i = 0; i < y2.size(); ++i) {
+    for (std::size_t o = 0; o < y2[i].size(); ++o) y2[i][o] -= y1[i][o] - y0[i][o];
+  }
+  const corrector::PassView back{plan, history, outcome, false, perturbation, y2, image};
+  EXPECT_EQ(matrix.secant_update(back, y0, s0, s1, 0.5).updated, 0u);
+  for (std::size_t i = 0; i < sys.subsystem_count(); ++i) {
+    for (std::size_t o = 0; o < y1[i].size(); ++o) {
+      for (std::size_t c = 0; c < S.inputs(i); ++c) EXPECT_EQ(S.at(i, o, c), kept.at(i, o, c));
+    }
+  }
+  // No change of the inputs: no pair.
+  EXPECT_EQ(matrix.secant_update(pass, y0, s1, s1, 0.5).updated, 0u);
 }
 
 }  // namespace

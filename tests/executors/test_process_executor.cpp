@@ -244,9 +244,9 @@ TEST(ProcessExecutor, SemiImplicitAndWaveformAreBitIdentical) {
                                corrector::JacobianKind::kFiniteDifference));
 }
 
-TEST(ProcessExecutor, ReuseQuasiNewtonAndHeunAreBitIdentical3) {
+TEST(ProcessExecutor, ReuseQuasiNewtonHeunAndBroydenAreBitIdentical3) {
   for (auto j : {corrector::JacobianKind::kReuse, corrector::JacobianKind::kQuasiNewton,
-                 corrector::JacobianKind::kHeun}) {
+                 corrector::JacobianKind::kHeun, corrector::JacobianKind::kBroyden}) {
     check_bit_identity(21, 3,
                        iterative(controlled(5e-4, control::Estimator::kImMD, 1e-5),
                                  corrector::IterationKind::kNewton, j));
@@ -275,6 +275,7 @@ TEST(InProcessExecutor, IterativeSchemesAreBitIdenticalWithOneAndTwoThreads) {
       iterative(imMD, IterationKind::kNewton, JacobianKind::kReuse),
       iterative(imMD, IterationKind::kNewton, JacobianKind::kQuasiNewton),
       iterative(imMD, IterationKind::kNewton, JacobianKind::kHeun),
+      iterative(imMD, IterationKind::kNewton, JacobianKind::kBroyden),
       iterative(controlled(5e-4, control::Estimator::kImCV, 1e-5), IterationKind::kNewton,
                 JacobianKind::kFiniteDifference),
       iterative(imMD, IterationKind::kSemiImplicit, JacobianKind::kFiniteDifference),

@@ -152,25 +152,29 @@ TEST(ImplicitScheme, IntegratedIterateEndsALinearStepWithoutTheFinalPass) {
   EXPECT_LT(without.corrector.mean_passes(), with.corrector.mean_passes() - 0.5);
 }
 
-// Beyond the seeds: a Jacobian kept across passes and steps, and IQN-ILS secant
-// updates, converge to the same closed-form solution with far fewer Jacobians (fd only on the
-// first step for quasi-Newton).
-TEST(ImplicitScheme, ReuseAndQuasiNewtonConvergeToTheClosedFormWithFewerJacobians) {
-  schemes::SchemeResult fd, reuse, qn;
+// Beyond the seeds: a Jacobian kept across passes and steps, IQN-ILS secant updates, and a kept
+// J with Broyden updates converge to the same closed-form solution with far fewer Jacobians (fd
+// only on the first step for quasi-Newton; broyden's updates carry its J across κ and H).
+TEST(ImplicitScheme, ReuseQuasiNewtonAndBroydenConvergeToTheClosedFormWithFewerJacobians) {
+  schemes::SchemeResult fd, reuse, qn, broyden;
   expect_closed_form_steps(corrector::IterationKind::kNewton,
                            corrector::JacobianKind::kFiniteDifference, &fd);
   expect_closed_form_steps(corrector::IterationKind::kNewton, corrector::JacobianKind::kReuse,
                            &reuse);
   expect_closed_form_steps(corrector::IterationKind::kNewton, corrector::JacobianKind::kQuasiNewton,
                            &qn);
-  std::printf("[jacobians] fd %llu, reuse %llu, quasi-newton %llu over %llu steps\n",
+  expect_closed_form_steps(corrector::IterationKind::kNewton, corrector::JacobianKind::kBroyden,
+                           &broyden);
+  std::printf("[jacobians] fd %llu, reuse %llu, quasi-newton %llu, broyden %llu over %llu steps\n",
               static_cast<unsigned long long>(fd.corrector.jacobian_evaluations),
               static_cast<unsigned long long>(reuse.corrector.jacobian_evaluations),
               static_cast<unsigned long long>(qn.corrector.jacobian_evaluations),
+              static_cast<unsigned long long>(broyden.corrector.jacobian_evaluations),
               static_cast<unsigned long long>(fd.steps.accepted));
   EXPECT_LT(reuse.corrector.jacobian_evaluations, fd.corrector.jacobian_evaluations / 4);
   EXPECT_LE(qn.corrector.jacobian_evaluations, 2u);
   EXPECT_LT(qn.time.extra_runs_ns, fd.time.extra_runs_ns);
+  EXPECT_LE(broyden.corrector.jacobian_evaluations, reuse.corrector.jacobian_evaluations);
 }
 
 // Seed 002 §2.4 / METHODS §4.4: for a linear problem the FD Jacobian is exact, so one Newton
@@ -276,6 +280,46 @@ TEST(ImplicitScheme, ReuseKeepsItsJacobianAcrossStepsOfANearStepSize) {
   EXPECT_LT(near.corrector.jacobian_evaluations, equal.corrector.jacobian_evaluations * 3 / 4);
   EXPECT_LT(near.corrector.jacobian_evaluations, near.steps.accepted / 2);
   EXPECT_LT(worst_coupling_residual(sys, points, o.control.tolerances), 1.0);
+}
+
+// Broyden updates carry a kept J across the controller's changes of κ and H (reuse refreshes it
+// at each), so a controlled run makes a fraction of reuse's Jacobians; its accepted points still
+// satisfy the coupling equations (METHODS §4.3), and its result stays within the controller's
+// tolerance of the fd run's.
+TEST(ImplicitScheme, BroydenKeepsItsJacobianAcrossKappaAndStepSize) {
+  const auto p = testing::test_chain(12);
+  const auto sys = system::make_chain_system(p, library::equal_partition(12, 4));
+  auto o = testing::controlled(2e-3, control::Estimator::kImMD, 1e-4);
+  const auto run_with = [&](const char* jacobian, schemes::SchemeResult& r) {
+    auto c = newton();
+    c.jacobian = jacobian;
+    o.corrector = c;
+    return run(sys, o, testing::tight_solver(), &r);
+  };
+  schemes::SchemeResult fd, reuse, broyden;
+  const auto fd_points = run_with("fd", fd);
+  run_with("reuse", reuse);
+  const auto points = run_with("broyden", broyden);
+  std::printf(
+      "[broyden] Jacobians fd %llu, reuse %llu, broyden %llu; accepted %llu / %llu / %llu\n",
+      static_cast<unsigned long long>(fd.corrector.jacobian_evaluations),
+      static_cast<unsigned long long>(reuse.corrector.jacobian_evaluations),
+      static_cast<unsigned long long>(broyden.corrector.jacobian_evaluations),
+      static_cast<unsigned long long>(fd.steps.accepted),
+      static_cast<unsigned long long>(reuse.steps.accepted),
+      static_cast<unsigned long long>(broyden.steps.accepted));
+  EXPECT_LT(broyden.corrector.jacobian_evaluations, reuse.corrector.jacobian_evaluations / 2);
+  EXPECT_LT(worst_coupling_residual(sys, points, o.control.tolerances), 1.0);
+  // The end states against fd's, in the controller's weights (both runs err by about rtol).
+  const auto& a = points.back().y;
+  const auto& b = fd_points.back().y;
+  double worst = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    for (std::size_t k = 0; k < a[i].size(); ++k) {
+      worst = std::max(worst, std::abs(a[i][k] - b[i][k]) / (1e-4 * std::abs(b[i][k]) + 1e-6));
+    }
+  }
+  EXPECT_LT(worst, 10.0);
 }
 
 // Global error at t_end against the star's exact solution, fixed H, κ = 1.

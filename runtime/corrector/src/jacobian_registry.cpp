@@ -14,6 +14,7 @@ void register_sap_jacobian(JacobianRegistry& registry);
 void register_reuse_jacobian(JacobianRegistry& registry);
 void register_quasi_newton_jacobian(JacobianRegistry& registry);
 void register_heun_jacobian(JacobianRegistry& registry);
+void register_broyden_jacobian(JacobianRegistry& registry);
 
 JacobianRegistry::JacobianRegistry() {
   register_fd_jacobian(*this);
@@ -21,6 +22,7 @@ JacobianRegistry::JacobianRegistry() {
   register_reuse_jacobian(*this);
   register_quasi_newton_jacobian(*this);
   register_heun_jacobian(*this);
+  register_broyden_jacobian(*this);
 }
 
 JacobianRegistry& JacobianRegistry::instance() {

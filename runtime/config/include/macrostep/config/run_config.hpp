@@ -193,7 +193,8 @@
 //   jacobian = "fd"                  "fd" (perturbed runs, §4.2) | "sap" (§4.5) | "reuse" (fd
 //                                    kept while it contracts) | "quasi-newton" (IQN-ILS) |
 //                                    "heun" (a Heun step of the linearised subsystems, seed
-//                                    004 Eq. 49); not waveform
+//                                    004 Eq. 49) | "broyden" (fd kept up to date by secant
+//                                    updates, §4.9); not waveform
 //   tau = 0.33                       > 0: corrector convergence tolerance (§4.3)
 //   max_corrector_passes = 10        integer 1..100: n_cor^max passes after the predictor
 //   perturbation_min = 0.1           > 0: the smallest finite-difference perturbation Δλ_min

@@ -27,6 +27,7 @@ enum class JacobianKind : std::uint8_t {
   kQuasiNewton,       // IQN-ILS secant updates; fd only at the start and after a failure
   kHeun,              // one Heun step of the linearised subsystems, no perturbed runs (seed 004
                       // Eq. 49/50; heun.hpp)
+  kBroyden,           // fd when stale; Broyden updates from the passes in between
 };
 
 inline constexpr model::NameTable<IterationKind, 3> kIterationNames{{
@@ -34,18 +35,19 @@ inline constexpr model::NameTable<IterationKind, 3> kIterationNames{{
     {IterationKind::kSemiImplicit, "semi-implicit"},
     {IterationKind::kWaveform, "waveform"},
 }};
-inline constexpr model::NameTable<JacobianKind, 5> kJacobianNames{{
+inline constexpr model::NameTable<JacobianKind, 6> kJacobianNames{{
     {JacobianKind::kFiniteDifference, "fd"},
     {JacobianKind::kSap, "sap"},
     {JacobianKind::kReuse, "reuse"},
     {JacobianKind::kQuasiNewton, "quasi-newton"},
     {JacobianKind::kHeun, "heun"},
+    {JacobianKind::kBroyden, "broyden"},
 }};
 
 struct CorrectorOptions {
   IterationKind iteration = IterationKind::kNewton;
   // The interface-Jacobian strategy by its registry name (jacobian_registry.hpp): "fd", "sap",
-  // "reuse", "quasi-newton", "heun" or one registered by the program.
+  // "reuse", "quasi-newton", "heun", "broyden" or one registered by the program.
   std::string jacobian = "fd";
   double tau = 0.33;              // convergence tolerance τ (§4.3)
   int max_passes = 10;            // n_cor^max corrector passes after the predictor
@@ -53,8 +55,8 @@ struct CorrectorOptions {
   double perturbation_min = 0.1;  // Δλ_min (§4.2), in units of u
   double omega = 0.3;             // waveform relaxation ω in (0, 1); quasi-Newton's
                                   // relaxed step when it has no secant information
-  // reuse: a rate R at or above this asks for a fresh J (decision: 0.25, a simplified Newton
-  // that contracts by 4 per pass still beats a full pass of perturbed runs).
+  // reuse, broyden: a rate R at or above this asks for a fresh J (decision: 0.25, a simplified
+  // Newton that contracts by 4 per pass still beats a full pass of perturbed runs).
   double reuse_rate = 0.25;
   // reuse across steps: a J serves an attempt of the same κ whose H lies within this factor of
   // the H it was made for (decision: 2; the controller changes H at nearly every step, so equal

@@ -1,7 +1,7 @@
 // The factorised interface Jacobian J that the matrix-based strategies (fd, reuse, sap, heun,
 // quasi-newton's fd steps) share: the sensitivities ∂y/∂s they fill, J assembled from them at a
 // pass's outputs (interface_jacobian.hpp), the Newton step with it, and the κ and H it was made
-// for (reuse's staleness rule).
+// for (reuse's staleness rule), and Broyden's update of the sensitivities between passes.
 //
 // Call order: fill sensitivities() (or set_forward_differences()), assemble(), then any number
 // of newton_step() while valid(). Not thread-safe; the system must outlive it.
@@ -34,9 +34,33 @@ class NewtonMatrix {
   void newton_step(std::span<double> residual, std::span<double> s);
   // The finite-difference iterate (fd, reuse): a pass with perturbed runs assembles J from
   // them (`evaluated` is set, whether or not J is usable); a pass without uses the kept J. Then
-  // newton_step(). False when there is no usable J (the corrector fails the attempt).
+  // newton_step() unless `step` is false (the caller steps itself). False when there is no
+  // usable J (the corrector fails the attempt).
   bool finite_difference_iterate(const PassView& pass, std::span<double> residual,
-                                 std::span<double> s, bool& evaluated);
+                                 std::span<double> s, bool& evaluated, bool step = true);
+
+  // Broyden's update of the sensitivities from two passes of one attempt (the same T_N, κ, H
+  // and history; only the input end values differ): for every subsystem L,
+  //   S_L ← S_L + (Δy_L − S_L Δs_L) (D⁻² Δs_L)ᵀ / ‖D⁻¹ Δs_L‖²,
+  // Δs_L the change of L's input end values from `s_before` to `s_after` (summed feeds), Δy_L
+  // that of its outputs from `outputs_before` to pass.outputs, D its inputs' perturbations
+  // (CoupledSystem::feed_max of pass.perturbation: the scale of a correction). Afterwards
+  // S_L Δs_L = Δy_L, and S_L is unchanged on the directions D²-orthogonal to Δs_L. A block with
+  // Δs_L = 0 is left as it is. No block changes if the pair contradicts one: if for some L and
+  // output o
+  //   |Δy_o − (S_L Δs_L)_o| > trust · (|Δy_o| + |(S_L Δs_L)_o|)
+  // (outputs whose change is within rounding of their value are not compared): the kept J is
+  // then from a far H or the response is not linear over the correction, and updating some
+  // blocks but not the others gave worse Newton steps than updating none. Then, if any block
+  // changed, assemble(pass).
+  struct SecantOutcome {
+    std::size_t updated = 0;  // blocks changed
+    bool usable = true;       // J valid afterwards (false: singular, as assemble())
+  };
+  SecantOutcome secant_update(const PassView& pass,
+                              std::span<const std::vector<double>> outputs_before,
+                              std::span<const double> s_before, std::span<const double> s_after,
+                              double trust);
 
  private:
   const system::CoupledSystem& system_;
@@ -44,6 +68,11 @@ class NewtonMatrix {
   InputSensitivities dyds_;
   std::vector<std::vector<double>> perturbed_;
   std::vector<double> channel_delta_;
+  std::vector<double> ds_, predicted_;
+  double input_change(const PassView& pass, std::size_t i, std::span<const double> s_before,
+                      std::span<const double> s_after);
+  bool contradicts(std::size_t i, std::span<const double> y, std::span<const double> y0,
+                   double trust);
   bool valid_ = false;
   double h_ = 0.0;
   int kappa_ = -1;

@@ -28,7 +28,7 @@
 //
 // The interface Jacobian of the Newton steps is a strategy (corrector/jacobian_strategy.hpp)
 // that the scheme asks the registry for by the name in its options: it decides which passes run
-// perturbed runs and makes each next iterate (fd, sap, heun, reuse, quasi-newton, or one a
+// perturbed runs and makes each next iterate (fd, sap, heun, reuse, quasi-newton, broyden, or one a
 // program registers).
 #pragma once
 
