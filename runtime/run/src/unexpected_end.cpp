@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -23,6 +24,16 @@ namespace {
 constexpr std::array<int, 5> kFatalSignals{SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 
 std::atomic<UnexpectedEnd*> g_armed{nullptr};
+// The thread finishing the run after an exit() (process_exiting); 0 while none is.
+std::atomic<pthread_t> g_exiting{};
+std::atomic<bool> g_exit_in_progress{false};
+
+// Another thread is finishing the run after an exit() and ends the process with _exit() when
+// done: this thread waits for that (async-signal-safe).
+void wait_for_the_exiting_thread() {
+  if (!g_exit_in_progress.load() || pthread_equal(g_exiting.load(), pthread_self())) return;
+  for (;;) ::pause();
+}
 
 // What the signal handler writes: prepared when the guard is armed, read in the handler only.
 // Fixed buffers, so that the handler needs no allocation.
@@ -45,9 +56,15 @@ void write_fully(int fd, const char* text, std::size_t size) {
   }
 }
 
-// The message and the metadata document of a process about to die (async-signal-safe).
+// The message and the metadata document of a process about to die (async-signal-safe). Once:
+// models crash on several threads at once (a subsystem's nominal and extra runs), and a second
+// writer would truncate the first one's file before its rename; it waits for the end instead.
+std::atomic<bool> g_last_words{false};
 void last_words(const char* message, std::size_t size, const std::string& json) {
   if (g_armed.load() == nullptr || !g_crash.ready.load()) return;
+  if (g_last_words.exchange(true)) {
+    for (;;) ::pause();
+  }
   write_fully(STDERR_FILENO, message, size);
   if (g_crash.json_path[0] == '\0') return;
   const int fd = ::open(g_crash.tmp_path.data(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
@@ -58,6 +75,7 @@ void last_words(const char* message, std::size_t size, const std::string& json) 
 }
 
 extern "C" void on_fatal_signal(int sig) {
+  wait_for_the_exiting_thread();  // a crash in the teardown of a concurrent exit()
   static const char message[] =
       "\nmacrostep: the master process received a fatal signal during the co-simulation: a model "
       "running in it (in-process, or a hosted subsystem) crashed; the result file holds the "
@@ -69,12 +87,29 @@ extern "C" void on_fatal_signal(int sig) {
 }
 
 extern "C" void on_process_exit(int status, void* /*unused*/) {
-  if (UnexpectedEnd* guard = g_armed.exchange(nullptr)) guard->process_exiting(status);
+  if (UnexpectedEnd* guard = g_armed.exchange(nullptr)) {
+    g_exiting = pthread_self();
+    g_exit_in_progress = true;
+    guard->process_exiting(status);
+  }
 }
+
+// glibc calls each exit handler once: a second thread's exit() continues with the handlers after
+// the one the first thread is in. These gates, run next, hold such threads (one gate each) before
+// they reach the shared-memory cleanup and the libraries' teardown.
+// A guard still armed here means the thread that entered on_process_exit has not taken it yet.
+extern "C" void on_process_exit_gate(int /*status*/, void* /*unused*/) {
+  if (g_armed.load() != nullptr) {
+    for (;;) ::pause();
+  }
+  wait_for_the_exiting_thread();
+}
+constexpr int kExitGates = 64;
 
 void install_once() {
   static std::once_flag once;
   std::call_once(once, [] {
+    for (int i = 0; i < kExitGates; ++i) ::on_exit(on_process_exit_gate, nullptr);
     ::on_exit(on_process_exit, nullptr);
     for (const int sig : kFatalSignals) {
       struct sigaction action {};

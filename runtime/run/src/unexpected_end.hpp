@@ -6,7 +6,10 @@
 // worker failures); in the master this guard does what can be done:
 //   - exit(): the run is finished as failed (every observer: the pending row, the closed tables,
 //     the metadata with the cause), a message names the exit status, and the process ends with
-//     status 1 instead of the model's.
+//     status 1 instead of the model's. Models often run on several threads at once (a
+//     subsystem's nominal and extra runs): a second thread that calls exit() meanwhile, or that
+//     crashes in the library teardown such a call starts, waits for the first to end the
+//     process instead of ending it before the report is written.
 //   - a fatal signal: stderr gets a message and the metadata file the failure document prepared
 //     when the guard was armed (written with async-signal-safe calls only: no statistics, the
 //     result file holds the rows written so far); then the signal's previous action proceeds
