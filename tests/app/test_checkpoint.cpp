@@ -175,6 +175,14 @@ TEST_F(Checkpoint, ResumeAfterSigkillIsBitIdenticalImplicitInProcess) {
   kill_and_resume({"--executor", "inprocess", "--scheme", "implicit"});
 }
 
+// Kept interface Jacobians (reuse's, and broyden's with its updates) travel in the scheme's state:
+// the resumed run makes its Newton steps with the same J, bit-identically.
+TEST_F(Checkpoint, ResumeAfterSigkillIsBitIdenticalWithKeptJacobians) {
+  kill_and_resume({"--executor", "inprocess", "--scheme", "implicit", "--jacobian", "reuse"});
+  kill_and_resume({"--executor", "inprocess", "--set", "cosim.scheme=implicit", "--set",
+                   "cosim.final_pass=false", "--jacobian", "broyden"});
+}
+
 // `timeout` stops a command with SIGTERM sent twice, to the process and then to its process
 // group (coreutils): one request, so the run ends after its macro step with its final
 // checkpoint, not as after a second signal (a model hung in the master).
@@ -266,13 +274,14 @@ TEST_F(Checkpoint, SignalWithoutAnIntervalWritesAFinalCheckpoint) {
   expect_same_attempts("r.steps.csv", "whole.steps.csv");
 
   // A run whose scheme a checkpoint cannot carry stops as before and says why there is none.
-  const int reused = interrupt_at({"run", "chain.toml", "--output", "s.csv", "--executor",
-                                   "inprocess", "--scheme", "implicit", "--jacobian", "reuse"},
-                                  20, SIGTERM, "s.csv", "s.csv");
-  ASSERT_EQ(reused, 128 + SIGTERM) << read_file("run.err");
+  const int secant =
+      interrupt_at({"run", "chain.toml", "--output", "s.csv", "--executor", "inprocess", "--scheme",
+                    "implicit", "--jacobian", "quasi-newton"},
+                   20, SIGTERM, "s.csv", "s.csv");
+  ASSERT_EQ(secant, 128 + SIGTERM) << read_file("run.err");
   EXPECT_FALSE(fs::exists(path("s.ckpt")));
   EXPECT_NE(read_file("run.err").find("no checkpoint: checkpoints do not work with "
-                                      "jacobian = \"reuse\""),
+                                      "jacobian = \"quasi-newton\""),
             std::string::npos)
       << read_file("run.err");
   EXPECT_EQ(nlohmann::json::parse(read_file("s.json")).at("error").count("checkpoint"), 0u);
@@ -500,7 +509,7 @@ TEST_F(Checkpoint, UnsupportedCombinationsAreRefused) {
   for (const std::string args :
        {"--checkpoint-every 0", "--checkpoint-every 5x", "--checkpoint-every 0steps",
         "--checkpoint-every -1s", "--checkpoint x.ckpt",
-        "--checkpoint-every 5 --scheme implicit --jacobian reuse",
+        "--checkpoint-every 5 --scheme implicit --jacobian quasi-newton",
         "--checkpoint-every 5 --output r.csv --checkpoint r.csv"}) {
     const Outcome o = macrostep("run chain.toml " + args);
     EXPECT_EQ(o.status, 2) << args << ": " << o.err;

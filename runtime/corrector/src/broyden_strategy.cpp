@@ -4,8 +4,8 @@
 // passes of an attempt (NewtonMatrix::secant_update). A kept J serves attempts of any κ and H:
 // the pairs carry it to the new step's sensitivities where the subsystems respond smoothly, and
 // where they do not, the contraction rate R at or above reuse_rate, or a corrector failure, makes
-// it stale (the next pass runs the perturbed runs). The kept J is not part of the scheme's
-// exported state (no checkpoints).
+// it stale (the next pass runs the perturbed runs). The kept J is exported with the scheme's state
+// (checkpoints resume it).
 #include <memory>
 #include <vector>
 
@@ -24,11 +24,7 @@ constexpr double kSecantTrust = 0.5;
 class BroydenStrategy final : public InterfaceJacobianStrategy {
  public:
   explicit BroydenStrategy(const CorrectorOptions& options) : rate_(options.reuse_rate) {}
-  JacobianTraits traits() const override {
-    JacobianTraits t;
-    t.checkpoint = false;  // the kept J
-    return t;
-  }
+  JacobianTraits traits() const override { return {}; }
   void start(const system::CoupledSystem& system) override {
     matrix_ = std::make_unique<NewtonMatrix>(system);
   }
@@ -60,6 +56,11 @@ class BroydenStrategy final : public InterfaceJacobianStrategy {
   }
   void end_attempt(bool corrector_failed) override {
     if (corrector_failed) matrix_->invalidate();
+  }
+  // The kept J (a checkpoint resumes it).
+  std::vector<std::vector<double>> export_state() const override { return matrix_->export_state(); }
+  void import_state(const std::vector<std::vector<double>>& state) override {
+    matrix_->import_state(state);
   }
 
  protected:

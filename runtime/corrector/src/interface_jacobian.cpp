@@ -133,6 +133,18 @@ bool InterfaceJacobian::assemble(std::span<const std::vector<double>> outputs,
   for (const Term& t : terms_) {
     values_[t.entry] -= dphi_[t.dphi_index] * dyds.at(t.subsystem, t.output, t.channel);
   }
+  return factorize_values();
+}
+
+bool InterfaceJacobian::factorize(std::span<const double> values) {
+  if (values.size() != values_.size()) {
+    throw std::invalid_argument("InterfaceJacobian::factorize: wrong number of values");
+  }
+  std::copy(values.begin(), values.end(), values_.begin());
+  return factorize_values();
+}
+
+bool InterfaceJacobian::factorize_values() {
   free_numeric();
   for (double v : values_) {
     if (!std::isfinite(v)) return false;

@@ -16,6 +16,12 @@ void register_quasi_newton_jacobian(JacobianRegistry& registry);
 void register_heun_jacobian(JacobianRegistry& registry);
 void register_broyden_jacobian(JacobianRegistry& registry);
 
+void InterfaceJacobianStrategy::import_state(const std::vector<std::vector<double>>& state) {
+  if (!state.empty()) {
+    throw std::invalid_argument("this interface Jacobian keeps nothing across steps");
+  }
+}
+
 JacobianRegistry::JacobianRegistry() {
   register_fd_jacobian(*this);
   register_sap_jacobian(*this);

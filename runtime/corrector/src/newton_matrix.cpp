@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 namespace macrostep::corrector {
 
@@ -30,6 +31,31 @@ bool NewtonMatrix::assemble(const PassView& pass) {
   h_ = pass.plan.h();
   kappa_ = pass.plan.kappa;
   return valid_;
+}
+
+// {valid, h, κ}, the sensitivities, J's values.
+std::vector<std::vector<double>> NewtonMatrix::export_state() const {
+  const auto values = jacobian_.values();
+  const auto s = dyds_.all();
+  return {{valid_ ? 1.0 : 0.0, h_, static_cast<double>(kappa_)},
+          {s.begin(), s.end()},
+          {values.begin(), values.end()}};
+}
+
+void NewtonMatrix::import_state(const std::vector<std::vector<double>>& state) {
+  if (state.size() != 3 || state[0].size() != 3 || state[1].size() != dyds_.all().size() ||
+      state[2].size() != jacobian_.nonzeros() || (state[0][0] != 0.0 && state[0][0] != 1.0)) {
+    throw std::invalid_argument(
+        "interface Jacobian state: the arrays do not fit this system (another layout, or "
+        "damaged)");
+  }
+  std::copy(state[1].begin(), state[1].end(), dyds_.all().begin());
+  h_ = state[0][1];
+  kappa_ = static_cast<int>(state[0][2]);
+  valid_ = state[0][0] == 1.0 && jacobian_.factorize(state[2]);
+  if (state[0][0] == 1.0 && !valid_) {
+    throw std::invalid_argument("interface Jacobian state: the kept J does not factorise");
+  }
 }
 
 void NewtonMatrix::newton_step(std::span<double> residual, std::span<double> s) {

@@ -2,8 +2,9 @@
 // factorised across passes and steps. A kept J serves an attempt of the same κ whose H lies
 // within reuse_step_ratio of the H it was made for; a contraction rate R at or above reuse_rate,
 // or a corrector failure, makes it stale, and the next pass runs the perturbed runs for a
-// fresh one. The kept J is not part of the scheme's exported state (no checkpoints).
+// fresh one. The kept J is exported with the scheme's state (checkpoints resume it).
 #include <memory>
+#include <vector>
 
 #include "macrostep/corrector/jacobian_registry.hpp"
 #include "macrostep/corrector/newton_matrix.hpp"
@@ -15,11 +16,7 @@ class ReuseStrategy final : public InterfaceJacobianStrategy {
  public:
   explicit ReuseStrategy(const CorrectorOptions& options)
       : rate_(options.reuse_rate), step_ratio_(options.reuse_step_ratio) {}
-  JacobianTraits traits() const override {
-    JacobianTraits t;
-    t.checkpoint = false;  // the kept J
-    return t;
-  }
+  JacobianTraits traits() const override { return {}; }
   void start(const system::CoupledSystem& system) override {
     matrix_ = std::make_unique<NewtonMatrix>(system);
   }
@@ -42,6 +39,11 @@ class ReuseStrategy final : public InterfaceJacobianStrategy {
   }
   void end_attempt(bool corrector_failed) override {
     if (corrector_failed) matrix_->invalidate();
+  }
+  // The kept J (a checkpoint resumes it).
+  std::vector<std::vector<double>> export_state() const override { return matrix_->export_state(); }
+  void import_state(const std::vector<std::vector<double>>& state) override {
+    matrix_->import_state(state);
   }
 
  private:

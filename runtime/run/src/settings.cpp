@@ -294,7 +294,7 @@ std::string checkpoint_obstacle(const config::RunConfig& config, const config::C
       !corrector::jacobian_traits(c.jacobian).checkpoint) {
     return fmt::format(
         "jacobian = \"{}\" (a checkpoint does not carry what it keeps across steps, such as a "
-        "reused Jacobian or a secant history); use {}",
+        "secant history); use {}",
         c.jacobian,
         corrector::JacobianRegistry::instance().names_where(
             [](const corrector::JacobianTraits& t) { return t.checkpoint; }));

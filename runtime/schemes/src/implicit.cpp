@@ -314,13 +314,22 @@ void IterativeScheme::concluded(bool accepted) {
 }
 
 std::vector<std::vector<double>> IterativeScheme::export_state() const {
-  return {correction_};
+  std::vector<std::vector<double>> state{correction_};
+  if (newton_) {
+    auto kept = strategy_->export_state();
+    for (auto& a : kept) state.push_back(std::move(a));
+  }
+  return state;
 }
 
 void IterativeScheme::import_state(const std::vector<std::vector<double>>& state) {
-  if (state.size() != 1 || (!state[0].empty() && state[0].size() != s_.size())) {
+  if (state.empty() || (!state[0].empty() && state[0].size() != s_.size())) {
     throw std::invalid_argument("iterative scheme state: expected one correction of " +
                                 std::to_string(s_.size()) + " values");
+  }
+  if (state.size() > 1) {
+    if (!newton_) throw std::invalid_argument("iterative scheme state: waveform keeps no J");
+    strategy_->import_state({state.begin() + 1, state.end()});
   }
   correction_ = state[0];
   pending_correction_.clear();

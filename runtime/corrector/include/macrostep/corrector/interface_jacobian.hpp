@@ -38,6 +38,9 @@ class InputSensitivities {
   std::span<const double> block(std::size_t subsystem) const {
     return std::span<const double>(values_).subspan(offsets_[subsystem], sizes_[subsystem]);
   }
+  // Every block, subsystem after subsystem.
+  std::span<double> all() { return values_; }
+  std::span<const double> all() const { return values_; }
   // Entry (output, channel) of subsystem L's block.
   double& at(std::size_t subsystem, std::size_t output, std::size_t channel) {
     return values_[offsets_[subsystem] + output * inputs_[subsystem] + channel];
@@ -67,6 +70,9 @@ class InterfaceJacobian {
 
   std::size_t size() const { return n_; }
   std::size_t nonzeros() const { return row_index_.size(); }
+  // The values of an earlier assemble() (values(), nonzeros() of them), factorised as assemble()
+  // does: false (and solve() not allowed) where they are singular or not finite.
+  bool factorize(std::span<const double> values);
 
   // J = I − (∂φ/∂y)(∂y/∂s) with the laws' ∂φ/∂y at `outputs` (outputs[i]: subsystem i's
   // outputs at T_{N+1}) and the sensitivities `dyds`; the row of a constraint variable
@@ -95,6 +101,7 @@ class InterfaceJacobian {
   };
   void build_pattern(const system::CoupledSystem& system);
   void free_numeric();
+  bool factorize_values();  // KLU of values_ (D-11's checks)
 
   const system::CoupledSystem& system_;
   std::size_t n_ = 0;

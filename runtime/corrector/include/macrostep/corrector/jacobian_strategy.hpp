@@ -15,8 +15,9 @@
 //      (also after a subsystem failure)
 // The waveform iteration (§4.6) relaxes without a Jacobian: it builds the strategy for its
 // traits' checks only and never starts it; no built-in strategy serves it.
-// What a strategy keeps across steps (a J, secant columns) lives in the object only: the
-// scheme's exported state (checkpoints) does not carry it, hence traits().checkpoint.
+// What a strategy keeps across steps (a J, secant columns) it exports between attempts
+// (export_state, part of the scheme's exported state and so of checkpoints) where it can;
+// traits().checkpoint says whether a strategy resumes bit-identically from that.
 // Ownership: the scheme owns its strategy (the factory's unique_ptr); a started strategy keeps
 // a reference to the system. Not thread-safe; one strategy serves one scheme.
 #pragma once
@@ -38,8 +39,8 @@ struct JacobianTraits {
   bool constraints = true;     // systems with constraint couplings (METHODS §8, D-45)
   bool feedthrough = true;     // subsystems with direct feed-through ∂y/∂u
   bool perturbed_runs = true;  // may ask for perturbed runs (1 + inputs runs per subsystem)
-  // Keeps nothing across steps that changes the numbers: a checkpoint (which carries only the
-  // scheme's exported state) resumes it bit-identically.
+  // Resumes bit-identically from its export_state() (a checkpoint carries it in the scheme's
+  // exported state): it keeps nothing across steps, or exports all it keeps.
   bool checkpoint = true;
   // Needs every subsystem's input accelerations M⁻¹B (model::Subsystem::input_acceleration;
   // sap, METHODS §4.5): refused before the run for a system with a model that cannot give them.
@@ -97,6 +98,13 @@ class InterfaceJacobianStrategy {
   virtual void end_attempt(bool /*corrector_failed*/) {}
   // J evaluations (assemblies) of the current attempt.
   int evaluations() const { return evaluations_; }
+
+  // What the strategy keeps across steps, between attempts only (after start(); not within an
+  // attempt): arrays that import_state() of a strategy of the same name and system, started,
+  // takes back so that the next attempts run bit-identically. Default: nothing kept (empty).
+  virtual std::vector<std::vector<double>> export_state() const { return {}; }
+  // Throws std::invalid_argument for arrays that do not fit (the default: any non-empty one).
+  virtual void import_state(const std::vector<std::vector<double>>& state);
 
  protected:
   virtual void on_begin_attempt(const AttemptView& /*attempt*/) {}

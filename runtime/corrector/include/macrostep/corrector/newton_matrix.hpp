@@ -30,6 +30,12 @@ class NewtonMatrix {
   void invalidate() { valid_ = false; }
   double h() const { return h_; }       // of the last assemble() (0 before)
   int kappa() const { return kappa_; }  // of the last assemble() (−1 before)
+  // Everything above that a next pass uses (the sensitivities, J's values, valid(), h(),
+  // kappa()), as arrays; import_state() of a matrix of the same system takes it back and
+  // factorises the same J again (the same numbers: KLU of the same values). Throws
+  // std::invalid_argument for arrays that do not fit.
+  std::vector<std::vector<double>> export_state() const;
+  void import_state(const std::vector<std::vector<double>>& state);
   // s ← s + J⁻¹ r; `residual` holds r on entry and the step on return. Requires valid().
   void newton_step(std::span<double> residual, std::span<double> s);
   // The finite-difference iterate (fd, reuse): a pass with perturbed runs assembles J from

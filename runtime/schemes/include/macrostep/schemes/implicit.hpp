@@ -55,10 +55,12 @@ class IterativeScheme final : public MacroStepScheme {
                         PassRunner& runner) override;
   // An accepted attempt's correction |u_{N+1} − u^pre| becomes the next Δ^0 (METHODS §4.2).
   void concluded(bool accepted) override;
-  // Δ^0 of the next step: one array, the last accepted correction |u_N − u_N^pre| (empty before
-  // the first accepted step). What the Jacobian strategy keeps across steps (reuse's J,
-  // quasi-newton's secant history) is not part of it: with a strategy whose traits().checkpoint
-  // is false, an imported scheme does not continue bit-identically (checkpoints refuse them).
+  // Δ^0 of the next step, the last accepted correction |u_N − u_N^pre| (empty before the first
+  // accepted step), then the arrays of the Jacobian strategy's export_state() (reuse's and
+  // broyden's J; none for fd). import_state takes both back; given Δ^0 alone (one array) it
+  // leaves the strategy as it is (scheme auto resets Δ^0 so on a switch). A strategy whose
+  // traits().checkpoint is false (quasi-newton's secant history) does not continue
+  // bit-identically (checkpoints refuse it).
   std::vector<std::vector<double>> export_state() const override;
   void import_state(const std::vector<std::vector<double>>& state) override;
 
