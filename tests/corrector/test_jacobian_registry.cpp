@@ -25,6 +25,39 @@ namespace {
 using corrector::JacobianRegistry;
 using corrector::JacobianTraits;
 
+// T_N = 0, H = 1e-3 s, κ = 1, and a history of the system's initial couplings.
+struct StepAt {
+  explicit StepAt(const system::CoupledSystem& sys) : history(sys.coupling_count()) {
+    plan.t_begin = 0.0;
+    plan.t_end = 1e-3;
+    plan.kappa = 1;
+    history.push(0.0, sys.initial_couplings());
+  }
+  control::StepPlan plan;
+  polynomials::CouplingHistory history;
+};
+
+// A pass whose nominal outputs are 0.5 everywhere (into y) and whose perturbed run c of subsystem
+// i moves output o by shift(o, c).
+template <class Shift>
+executors::PassOutcome perturbed_pass(const system::CoupledSystem& sys,
+                                      std::vector<std::vector<double>>& y, Shift shift) {
+  executors::PassOutcome outcome;
+  outcome.subsystems.resize(sys.subsystem_count());
+  y.assign(sys.subsystem_count(), {});
+  for (std::size_t i = 0; i < sys.subsystem_count(); ++i) {
+    y[i].assign(sys.subsystem(i).output_size(), 0.5);
+    outcome.subsystems[i].nominal.outputs = y[i];
+    for (std::size_t c = 0; c < sys.feed_channels(i).size(); ++c) {
+      executors::RunOutcome extra;
+      extra.outputs = y[i];
+      for (std::size_t o = 0; o < extra.outputs.size(); ++o) extra.outputs[o] += shift(o, c);
+      outcome.subsystems[i].extra.push_back(extra);
+    }
+  }
+  return outcome;
+}
+
 TEST(JacobianRegistry, BuiltInsAreRegisteredByTheirNamesWithTheirTraits) {
   const auto& registry = JacobianRegistry::instance();
   std::vector<std::string> names;
@@ -115,28 +148,15 @@ TEST(ReuseJacobian, AKeptJacobianServesTheSameKappaAndANearStepSize) {
   const auto reuse = JacobianRegistry::instance().make("reuse", options);
   reuse->start(sys);
 
-  control::StepPlan plan;
-  plan.t_begin = 0.0;
-  plan.t_end = 1e-3;
-  plan.kappa = 1;
+  const StepAt step(sys);
+  const auto& plan = step.plan;
+  const auto& history = step.history;
   EXPECT_TRUE(reuse->wants_perturbed_runs(plan));  // nothing kept yet
 
   // One pass with a perturbed run per input: outputs move by 1e-6 per unit of the input.
-  polynomials::CouplingHistory history(sys.coupling_count());
-  history.push(0.0, sys.initial_couplings());
-  executors::PassOutcome outcome;
-  std::vector<std::vector<double>> y(sys.subsystem_count());
-  outcome.subsystems.resize(sys.subsystem_count());
-  for (std::size_t i = 0; i < sys.subsystem_count(); ++i) {
-    y[i].assign(sys.subsystem(i).output_size(), 0.5);
-    outcome.subsystems[i].nominal.outputs = y[i];
-    for (std::size_t c = 0; c < sys.feed_channels(i).size(); ++c) {
-      executors::RunOutcome extra;
-      extra.outputs = y[i];
-      for (double& v : extra.outputs) v += 1e-7;
-      outcome.subsystems[i].extra.push_back(extra);
-    }
-  }
+  std::vector<std::vector<double>> y;
+  const executors::PassOutcome outcome =
+      perturbed_pass(sys, y, [](std::size_t, std::size_t) { return 1e-7; });
   const std::vector<double> perturbation(sys.coupling_count(), 0.1), image(sys.coupling_count());
   std::vector<double> residual(sys.coupling_count(), 1.0), s(sys.coupling_count(), 0.0);
   reuse->begin_attempt({plan, history, {}});
@@ -194,12 +214,9 @@ TEST(BroydenUpdate, MeetsTheSecantConditionAndKeepsTheOrthogonalDirection) {
   }
   const auto old = S;
 
-  control::StepPlan plan;
-  plan.t_begin = 0.0;
-  plan.t_end = 1e-3;
-  plan.kappa = 1;
-  polynomials::CouplingHistory history(sys.coupling_count());
-  history.push(0.0, sys.initial_couplings());
+  const StepAt step(sys);
+  const auto& plan = step.plan;
+  const auto& history = step.history;
   executors::PassOutcome outcome;
   const std::vector<double> perturbation{0.1, 0.4}, image(sys.coupling_count());
   const std::vector<double> s0{0.0, 0.0}, s1{1.0, 0.5};
@@ -261,25 +278,12 @@ TEST(BroydenUpdate, MeetsTheSecantConditionAndKeepsTheOrthogonalDirection) {
 // does not fit is refused; fd keeps nothing.
 TEST(KeptJacobian, ExportedStateGivesTheSameNewtonStep) {
   const auto sys = system::make_chain_system(testing::test_chain(3), {0, 1, 2, 3});
-  control::StepPlan plan;
-  plan.t_begin = 0.0;
-  plan.t_end = 1e-3;
-  plan.kappa = 1;
-  polynomials::CouplingHistory history(sys.coupling_count());
-  history.push(0.0, sys.initial_couplings());
-  executors::PassOutcome outcome;
-  outcome.subsystems.resize(sys.subsystem_count());
-  std::vector<std::vector<double>> y(sys.subsystem_count());
-  for (std::size_t i = 0; i < sys.subsystem_count(); ++i) {
-    y[i].assign(sys.subsystem(i).output_size(), 0.5);
-    outcome.subsystems[i].nominal.outputs = y[i];
-    for (std::size_t c = 0; c < sys.feed_channels(i).size(); ++c) {
-      executors::RunOutcome extra;
-      extra.outputs = y[i];
-      for (std::size_t o = 0; o < extra.outputs.size(); ++o) extra.outputs[o] += 1e-7 * (o + c + 1);
-      outcome.subsystems[i].extra.push_back(extra);
-    }
-  }
+  const StepAt step(sys);
+  const auto& plan = step.plan;
+  const auto& history = step.history;
+  std::vector<std::vector<double>> y;
+  const executors::PassOutcome outcome = perturbed_pass(
+      sys, y, [](std::size_t o, std::size_t c) { return 1e-7 * static_cast<double>(o + c + 1); });
   const std::vector<double> perturbation(sys.coupling_count(), 0.1), image(sys.coupling_count());
   for (const char* name : {"reuse", "broyden"}) {
     SCOPED_TRACE(name);

@@ -9,8 +9,8 @@
 #include <memory>
 #include <vector>
 
+#include "kept_jacobian.hpp"
 #include "macrostep/corrector/jacobian_registry.hpp"
-#include "macrostep/corrector/newton_matrix.hpp"
 
 namespace macrostep::corrector {
 namespace {
@@ -21,57 +21,40 @@ namespace {
 // force pulses), and updates from them made the next Newton step worse than the kept J.
 constexpr double kSecantTrust = 0.5;
 
-class BroydenStrategy final : public InterfaceJacobianStrategy {
+class BroydenStrategy final : public KeptJacobianStrategy {
  public:
-  explicit BroydenStrategy(const CorrectorOptions& options) : rate_(options.reuse_rate) {}
-  JacobianTraits traits() const override { return {}; }
-  void start(const system::CoupledSystem& system) override {
-    matrix_ = std::make_unique<NewtonMatrix>(system);
-  }
+  explicit BroydenStrategy(const CorrectorOptions& options) : KeptJacobianStrategy(options) {}
   bool wants_perturbed_runs(const control::StepPlan& /*plan*/) const override {
-    return !matrix_->valid();
+    return !matrix().valid();
   }
   bool next_iterate(const PassView& pass, std::span<double> residual,
                     std::span<double> s) override {
     bool ok = true;
     if (pass.perturbed) {
       bool evaluated = false;
-      ok = matrix_->finite_difference_iterate(pass, residual, s, evaluated, /*step=*/false);
+      ok = matrix().finite_difference_iterate(pass, residual, s, evaluated, /*step=*/false);
       if (evaluated) count_evaluation();
-    } else if (!matrix_->valid()) {
+    } else if (!matrix().valid()) {
       ok = false;
     } else if (has_pair_start_) {
-      ok = matrix_->secant_update(pass, outputs_before_, s_before_, s, kSecantTrust).usable;
+      ok = matrix().secant_update(pass, outputs_before_, s_before_, s, kSecantTrust).usable;
     }
     // y^j and s^j start the pair of the next pass.
     outputs_before_.assign(pass.outputs.begin(), pass.outputs.end());
     s_before_.assign(s.begin(), s.end());
     has_pair_start_ = ok;
     if (!ok) return false;
-    matrix_->newton_step(residual, s);
+    matrix().newton_step(residual, s);
     return true;
-  }
-  void observe_rate(double rate) override {
-    if (rate >= rate_) matrix_->invalidate();
-  }
-  void end_attempt(bool corrector_failed) override {
-    if (corrector_failed) matrix_->invalidate();
-  }
-  // The kept J (a checkpoint resumes it).
-  std::vector<std::vector<double>> export_state() const override { return matrix_->export_state(); }
-  void import_state(const std::vector<std::vector<double>>& state) override {
-    matrix_->import_state(state);
   }
 
  protected:
   void on_begin_attempt(const AttemptView& /*attempt*/) override { has_pair_start_ = false; }
 
  private:
-  double rate_;
   bool has_pair_start_ = false;
   std::vector<std::vector<double>> outputs_before_;
   std::vector<double> s_before_;
-  std::unique_ptr<NewtonMatrix> matrix_;
 };
 
 }  // namespace
