@@ -58,13 +58,18 @@ void write_fully(int fd, const char* text, std::size_t size) {
 
 // The message and the metadata document of a process about to die (async-signal-safe). Once:
 // models crash on several threads at once (a subsystem's nominal and extra runs), and a second
-// writer would truncate the first one's file before its rename; it waits for the end instead.
+// writer would truncate the first one's file before its rename; another thread waits for the end
+// instead. The writing thread itself may come back (a signal raised while dying, such as a
+// sanitizer's abort after its report of the first): it goes on without writing again.
 std::atomic<bool> g_last_words{false};
+std::atomic<pthread_t> g_last_words_thread{};
 void last_words(const char* message, std::size_t size, const std::string& json) {
   if (g_armed.load() == nullptr || !g_crash.ready.load()) return;
   if (g_last_words.exchange(true)) {
+    if (pthread_equal(g_last_words_thread.load(), pthread_self())) return;
     for (;;) ::pause();
   }
+  g_last_words_thread = pthread_self();
   write_fully(STDERR_FILENO, message, size);
   if (g_crash.json_path[0] == '\0') return;
   const int fd = ::open(g_crash.tmp_path.data(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
