@@ -308,6 +308,15 @@ TEST(ImplicitScheme, BroydenKeepsItsJacobianAcrossKappaAndStepSize) {
       static_cast<unsigned long long>(fd.steps.accepted),
       static_cast<unsigned long long>(reuse.steps.accepted),
       static_cast<unsigned long long>(broyden.steps.accepted));
+  const auto per_step = [](const schemes::SchemeResult& r) {
+    return static_cast<double>(r.integrations.nominal + r.integrations.extra) /
+           static_cast<double>(r.steps.accepted);
+  };
+  std::printf(
+      "[broyden] corrector passes per attempt %.3f / %.3f / %.3f; integrations per step "
+      "%.3f / %.3f / %.3f\n",
+      fd.corrector.mean_passes(), reuse.corrector.mean_passes(), broyden.corrector.mean_passes(),
+      per_step(fd), per_step(reuse), per_step(broyden));
   EXPECT_LT(broyden.corrector.jacobian_evaluations, reuse.corrector.jacobian_evaluations / 2);
   EXPECT_LT(worst_coupling_residual(sys, points, o.control.tolerances), 1.0);
   // The end states against fd's, in the controller's weights (both runs err by about rtol).

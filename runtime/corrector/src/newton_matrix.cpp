@@ -63,61 +63,61 @@ void NewtonMatrix::newton_step(std::span<double> residual, std::span<double> s) 
   for (std::size_t k = 0; k < s.size(); ++k) s[k] += residual[k];
 }
 
-// Δs_L into ds_ and the feeds' perturbations into channel_delta_; returns ‖D⁻¹Δs_L‖².
-double NewtonMatrix::input_change(const PassView& pass, std::size_t i,
-                                  std::span<const double> s_before,
-                                  std::span<const double> s_after) {
+// Block L's change between the two passes: Δs_L, the feeds' perturbations D, ‖D⁻¹Δs_L‖², and
+// the change S_L Δs_L that the kept sensitivities predict.
+void NewtonMatrix::measure_change(const PassView& pass, std::size_t i,
+                                  std::span<const double> s_before, std::span<const double> s_after,
+                                  SecantBlock& block) const {
   const std::size_t inputs = system_.subsystem(i).input_size();
-  ds_.assign(inputs, 0.0);
-  channel_delta_.resize(inputs);
-  double norm = 0.0;
+  const std::size_t outputs = pass.outputs[i].size();
+  block.ds.assign(inputs, 0.0);
+  block.delta.resize(inputs);
+  block.norm = 0.0;
   for (std::size_t c = 0; c < inputs; ++c) {
-    for (const std::size_t f : system_.input_feeds(i, c)) ds_[c] += s_after[f] - s_before[f];
-    channel_delta_[c] = system_.feed_max(i, c, pass.perturbation);
-    norm += (ds_[c] / channel_delta_[c]) * (ds_[c] / channel_delta_[c]);
+    for (const std::size_t f : system_.input_feeds(i, c)) block.ds[c] += s_after[f] - s_before[f];
+    block.delta[c] = system_.feed_max(i, c, pass.perturbation);
+    block.norm += (block.ds[c] / block.delta[c]) * (block.ds[c] / block.delta[c]);
   }
-  return norm;
+  block.predicted.assign(outputs, 0.0);
+  for (std::size_t o = 0; o < outputs; ++o) {
+    for (std::size_t c = 0; c < inputs; ++c) block.predicted[o] += dyds_.at(i, o, c) * block.ds[c];
+  }
 }
 
-// S_L Δs_L into predicted_; whether the pair contradicts block L (the trust bound).
-bool NewtonMatrix::contradicts(std::size_t i, std::span<const double> y, std::span<const double> y0,
-                               double trust) {
+// Whether the measured change Δy = y − y0 contradicts the predicted one (the trust bound).
+bool NewtonMatrix::SecantBlock::contradicted(std::span<const double> y, std::span<const double> y0,
+                                             double trust) const {
   constexpr double kRounding = 64.0 * std::numeric_limits<double>::epsilon();
-  predicted_.assign(y.size(), 0.0);
-  bool contradicted = false;
   for (std::size_t o = 0; o < y.size(); ++o) {
-    for (std::size_t c = 0; c < ds_.size(); ++c) predicted_[o] += dyds_.at(i, o, c) * ds_[c];
     const double dy = y[o] - y0[o];
-    const double scale = std::abs(dy) + std::abs(predicted_[o]);
-    if (!std::isfinite(scale)) contradicted = true;
+    const double scale = std::abs(dy) + std::abs(predicted[o]);
+    if (!std::isfinite(scale)) return true;
     if (scale <= kRounding * std::max(std::abs(y[o]), std::abs(y0[o]))) continue;
-    if (std::abs(dy - predicted_[o]) > trust * scale) contradicted = true;
+    if (std::abs(dy - predicted[o]) > trust * scale) return true;
   }
-  return contradicted;
+  return false;
 }
 
 NewtonMatrix::SecantOutcome NewtonMatrix::secant_update(
     const PassView& pass, std::span<const std::vector<double>> outputs_before,
     std::span<const double> s_before, std::span<const double> s_after, double trust) {
   const std::size_t n = system_.subsystem_count();
+  secant_blocks_.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
-    const double norm = input_change(pass, i, s_before, s_after);
-    if (norm > 0.0 && std::isfinite(norm) &&
-        contradicts(i, pass.outputs[i], outputs_before[i], trust)) {
-      return {};
-    }
+    SecantBlock& block = secant_blocks_[i];
+    measure_change(pass, i, s_before, s_after, block);
+    if (block.moved() && block.contradicted(pass.outputs[i], outputs_before[i], trust)) return {};
   }
   SecantOutcome out;
   for (std::size_t i = 0; i < n; ++i) {
-    const double norm = input_change(pass, i, s_before, s_after);
-    if (!(norm > 0.0) || !std::isfinite(norm)) continue;
+    const SecantBlock& block = secant_blocks_[i];
+    if (!block.moved()) continue;
     const std::vector<double>& y = pass.outputs[i];
     const std::vector<double>& y0 = outputs_before[i];
-    contradicts(i, y, y0, trust);  // predicted_ = S_L Δs_L
     for (std::size_t o = 0; o < y.size(); ++o) {
-      const double miss = (y[o] - y0[o] - predicted_[o]) / norm;
-      for (std::size_t c = 0; c < ds_.size(); ++c) {
-        dyds_.at(i, o, c) += miss * ds_[c] / (channel_delta_[c] * channel_delta_[c]);
+      const double miss = (y[o] - y0[o] - block.predicted[o]) / block.norm;
+      for (std::size_t c = 0; c < block.ds.size(); ++c) {
+        dyds_.at(i, o, c) += miss * block.ds[c] / (block.delta[c] * block.delta[c]);
       }
     }
     ++out.updated;

@@ -7,6 +7,7 @@
 // of newton_step() while valid(). Not thread-safe; the system must outlive it.
 #pragma once
 
+#include <cmath>
 #include <span>
 #include <vector>
 
@@ -74,11 +75,16 @@ class NewtonMatrix {
   InputSensitivities dyds_;
   std::vector<std::vector<double>> perturbed_;
   std::vector<double> channel_delta_;
-  std::vector<double> ds_, predicted_;
-  double input_change(const PassView& pass, std::size_t i, std::span<const double> s_before,
-                      std::span<const double> s_after);
-  bool contradicts(std::size_t i, std::span<const double> y, std::span<const double> y0,
-                   double trust);
+  // One subsystem's change between the two passes of a secant update.
+  struct SecantBlock {
+    std::vector<double> ds, delta, predicted;  // Δs_L, D, S_L Δs_L
+    double norm = 0.0;                         // ‖D⁻¹Δs_L‖²
+    bool moved() const { return norm > 0.0 && std::isfinite(norm); }
+    bool contradicted(std::span<const double> y, std::span<const double> y0, double trust) const;
+  };
+  std::vector<SecantBlock> secant_blocks_;
+  void measure_change(const PassView& pass, std::size_t i, std::span<const double> s_before,
+                      std::span<const double> s_after, SecantBlock& block) const;
   bool valid_ = false;
   double h_ = 0.0;
   int kappa_ = -1;
