@@ -63,8 +63,8 @@ void NewtonMatrix::newton_step(std::span<double> residual, std::span<double> s) 
   for (std::size_t k = 0; k < s.size(); ++k) s[k] += residual[k];
 }
 
-// Block L's change between the two passes: Δs_L, the feeds' perturbations D, ‖D⁻¹Δs_L‖², and
-// the change S_L Δs_L that the kept sensitivities predict.
+// Block L's change between the two passes: Δs_L, the feeds' perturbations D, ‖D⁻¹Δs_L‖², and,
+// if the block moved, the change S_L Δs_L that the kept sensitivities predict.
 void NewtonMatrix::measure_change(const PassView& pass, std::size_t i,
                                   std::span<const double> s_before, std::span<const double> s_after,
                                   SecantBlock& block) const {
@@ -78,6 +78,7 @@ void NewtonMatrix::measure_change(const PassView& pass, std::size_t i,
     block.delta[c] = system_.feed_max(i, c, pass.perturbation);
     block.norm += (block.ds[c] / block.delta[c]) * (block.ds[c] / block.delta[c]);
   }
+  if (!block.moved()) return;  // neither compared nor updated
   block.predicted.assign(outputs, 0.0);
   for (std::size_t o = 0; o < outputs; ++o) {
     for (std::size_t c = 0; c < inputs; ++c) block.predicted[o] += dyds_.at(i, o, c) * block.ds[c];
