@@ -42,6 +42,13 @@ constexpr std::size_t kSwitchValues = 6;
 
 }  // namespace
 
+int AdaptiveScheme::max_skips(double ratio) {
+  // One more skip for every further factor kSkipFactor, up to the largest ratio a double holds:
+  // floor(log_kSkipFactor(ratio / kSkipFactor)) more than kMaxSkips.
+  const double more = std::floor(std::log(ratio / kSkipFactor) / std::log(kSkipFactor));
+  return kMaxSkips + static_cast<int>(std::clamp(more, 0.0, 1000.0));
+}
+
 double AdaptiveScheme::Stretch::rate() const {
   double work = 0.0, time = 0.0;
   for (int k = 0; k < kWindow; ++k) {  // fixed order: the same sum in every executor; unused
@@ -232,10 +239,11 @@ void AdaptiveScheme::decide(double t_next) {
   // The first in that order cost kSkipFactor times as much when it last ran (and the others, if
   // not passed over, more): probing it now would likely fail (a system at rest would even make
   // unstable explicit steps look cheap for a while). Skipped: the allowance doubles. Not more
-  // than kMaxSkips times in a row: its rate may be one of a transient (the start-up's short
+  // than max_skips() times in a row: its rate may be one of a transient (the start-up's short
   // steps), and the rule would never measure it again.
   const Mode other = order.front();
-  if (last_rate_[index(other)] > kSkipFactor * rate && skipped_in_row_ < kMaxSkips) {
+  const double ratio = last_rate_[index(other)] / rate;
+  if (ratio > kSkipFactor && skipped_in_row_ < max_skips(ratio)) {
     ++skipped_in_row_;
     allowance_ *= 2.0;
     counts_[kSkipped] += 1.0;

@@ -52,9 +52,13 @@
 //     scheme's H after the probe's steps, and on a stiff interface its first steps' estimate of
 //     the explicit steps' fast zigzag, K-5.5), and a scheme that failed again and again is not
 //     probed every few dozen steps;
-//   - a probe is skipped (its allowance doubles; at most kMaxSkips times in a row, since the
-//     rate may be one of a transient such as the start-up's short steps) while the scheme it
-//     would try had a last measured rate kSkipFactor times the current scheme's;
+//   - a probe is skipped (its allowance doubles) while the scheme it would try had a last
+//     measured rate kSkipFactor times the current scheme's; at most kMaxSkips times in a row
+//     (the rate may be one of a transient such as the start-up's short steps), one more for
+//     every further factor kSkipFactor between the rates (max_skips): a scheme measured a
+//     thousand times dearer is not tried again every few hundred steps, and each failed try
+//     disturbs the scheme it interrupts (S-5.5: the implicit steps regrow their H over thousands
+//     of steps after a probe of explicit steps at their stability limit of 1e-12 s);
 //   - a switch resumes the step size and degree that the entered scheme last took (its last
 //     accepted step; MacroStepScheme::resumed_step), explicit steps at most the H of the step
 //     just concluded: the controller's H belongs to the scheme left. Iterative steps may run far
@@ -85,15 +89,16 @@ namespace macrostep::schemes {
 
 class AdaptiveScheme final : public MacroStepScheme {
  public:
-  static constexpr int kWarmup = 8;           // accepted steps of a stretch before it is measured
-  static constexpr int kWindow = 16;          // accepted steps a rate is taken over
-  static constexpr int kFirstProbe = 256;     // accepted steps before the first probe
-  static constexpr double kAllowance = 8;     // work between probes per extra work of a failed
-                                              // probe (beyond the left scheme's rate)
-  static constexpr double kMinExtra = 0.125;  // the extra work counted: at least this share
-  static constexpr double kSkipFactor = 4;    // a probe is skipped while the chosen scheme's last
-                                              // rate was this many times the current one
-  static constexpr int kMaxSkips = 2;
+  static constexpr int kWarmup = 8;            // accepted steps of a stretch before it is measured
+  static constexpr int kWindow = 16;           // accepted steps a rate is taken over
+  static constexpr int kFirstProbe = 256;      // accepted steps before the first probe
+  static constexpr double kAllowance = 8;      // work between probes per extra work of a failed
+                                               // probe (beyond the left scheme's rate)
+  static constexpr double kMinExtra = 0.125;   // the extra work counted: at least this share
+  static constexpr double kSkipFactor = 4;     // a probe is skipped while the chosen scheme's last
+                                               // rate was this many times the current one
+  static constexpr int kMaxSkips = 2;          // in a row, where the rates differ by less than
+                                               // kSkipFactor² (max_skips)
   static constexpr double kKeepMargin = 1.15;  // a probe is kept if this much cheaper (hysteresis)
   // A probe that is not (yet) cheaper goes on for another window while its rate still falls by
   // this factor from one window to the next (H still growing after the switch), at most
@@ -132,6 +137,9 @@ class AdaptiveScheme final : public MacroStepScheme {
   using Mode = StepKind;  // indexes the per-scheme arrays in its order
   static constexpr std::size_t kModes = 3;
   static std::size_t index(Mode m) { return static_cast<std::size_t>(m); }
+  // Probes skipped in a row at most, where the scheme to try had `ratio` (> kSkipFactor) times
+  // the current rate when it last ran.
+  static int max_skips(double ratio);
   struct Stretch {
     std::uint64_t accepted = 0;  // accepted steps since the scheme was entered
     double work = 0.0;           // all work since then
