@@ -43,8 +43,8 @@ constexpr std::size_t kSwitchValues = 6;
 }  // namespace
 
 int AdaptiveScheme::max_skips(double ratio) {
-  // One more skip for every further factor kSkipFactor, up to the largest ratio a double holds:
-  // floor(log_kSkipFactor(ratio / kSkipFactor)) more than kMaxSkips.
+  // One more skip for every further factor kSkipFactor: floor(log_kSkipFactor(ratio /
+  // kSkipFactor)) more than kMaxSkips, at most 1 000 more (an infinite ratio).
   const double more = std::floor(std::log(ratio / kSkipFactor) / std::log(kSkipFactor));
   return kMaxSkips + static_cast<int>(std::clamp(more, 0.0, 1000.0));
 }
