@@ -337,9 +337,9 @@ TEST_F(Adaptive, StiffInterfaceKeepsTheImplicitStepsItMeasured) {
 // 1e-12 s, semi-implicit ones about 1e-10 s, implicit ones take 1e-4 s. Their measured rates
 // differ by factors of 1e3 to 1e5; a probe of either disturbs the fast mode, and the implicit
 // steps then regrow their H over thousands of steps. Such a scheme is skipped for longer, one
-// more skip per factor kSkipFactor (AdaptiveScheme::max_skips): before, auto switched 18 times
-// in the first 10 ms and took twice the fixed implicit scheme's steps (9 447 against 4 609);
-// with the rule 4 switches and 4 962 steps.
+// more skip per factor kSkipFactor (AdaptiveScheme::max_skips), so that auto switches a few
+// times only and takes about the fixed implicit scheme's steps (measurements:
+// docs/results/2026-12-03-s55-probes.md).
 TEST_F(Adaptive, SchemeMeasuredFarDearerIsNotProbedEveryFewSteps) {
   const config::RunConfig c =
       config::load_config(std::string(MACROSTEP_SOURCE_DIR) + "/configs/s-5.5.toml");
