@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -63,8 +64,13 @@ std::int64_t ns(double seconds) {
 // statistics.integrations, and the executor's time inside the attempt's wall time.
 // `controlled`: a controlled step size, whose accepted attempts passed the error test (norm ≤ 1);
 // otherwise a fixed step without estimator, whose error_estimate is NaN throughout.
+// The semi-implicit scheme adds coupling_mismatch (≥ 0, finite) before executor_s.
 void check_against_json(const CsvTable& steps, const nlohmann::json& meta, bool controlled = true) {
-  ASSERT_EQ(steps.columns, kStepColumns);
+  const bool semi = meta.at("cosim").at("scheme") == "semi-implicit";
+  std::vector<std::string> columns = kStepColumns;
+  if (semi) columns.insert(columns.begin() + 11, "coupling_mismatch");
+  ASSERT_EQ(steps.columns, columns);
+  const std::size_t o = semi ? 1 : 0;  // the columns from executor_s on
   const auto& stats = meta.at("statistics");
   const std::size_t n = steps.rows();
   ASSERT_EQ(n,
@@ -75,7 +81,7 @@ void check_against_json(const CsvTable& steps, const nlohmann::json& meta, bool 
   std::int64_t extra = 0;
   double comparison_runs = 0.0, extra_runs = 0.0, nominal_runs = 0.0;
   const bool comparison = meta.at("cosim").at("estimator") == "exMD";
-  double t = 0.0;
+  double t = 0.0, mismatch = 0.0;
   for (std::size_t r = 0; r < n; ++r) {
     SCOPED_TRACE("attempt " + std::to_string(r + 1));
     EXPECT_EQ(steps.time[r], static_cast<double>(r + 1));
@@ -99,18 +105,22 @@ void check_against_json(const CsvTable& steps, const nlohmann::json& meta, bool 
       EXPECT_GE(s, 0);
       EXPECT_EQ(ns(steps.values[9 + i][r]), wall - s);
       solver[i] += s;
-      const double runs = steps.values[12 + i][r];
+      const double runs = steps.values[12 + o + i][r];
       extra_runs += runs;
       nominal_runs += steps.values[5][r] + 1.0;
-      extra += ns(steps.values[14 + i][r]);
+      extra += ns(steps.values[14 + o + i][r]);
       if (comparison) {  // one per pass, none while the start falls back to exCV (D-33)
         EXPECT_TRUE(runs == 0.0 || runs == steps.values[5][r] + 1.0) << runs;
         comparison_runs += runs;
       }
-      EXPECT_EQ(runs == 0.0, steps.values[14 + i][r] == 0.0);
+      EXPECT_EQ(runs == 0.0, steps.values[14 + o + i][r] == 0.0);
     }
-    EXPECT_GT(steps.values[11][r], 0.0);
-    EXPECT_LE(steps.values[11][r], steps.values[6][r]);
+    EXPECT_GT(steps.values[11 + o][r], 0.0);
+    EXPECT_LE(steps.values[11 + o][r], steps.values[6][r]);
+    if (semi) {
+      EXPECT_TRUE(std::isfinite(steps.values[11][r]) && steps.values[11][r] >= 0.0);
+      mismatch = std::max(mismatch, steps.values[11][r]);
+    }
   }
   if (comparison) {
     EXPECT_GT(comparison_runs, 0.5 * static_cast<double>(n));
@@ -131,6 +141,10 @@ void check_against_json(const CsvTable& steps, const nlohmann::json& meta, bool 
   }
   if (stats.contains("corrector")) {
     EXPECT_EQ(passes, stats.at("corrector").at("passes").get<std::int64_t>());
+    if (semi) {  // the largest of the column is the statistic
+      EXPECT_EQ(mismatch, stats.at("corrector").at("max_iteration_residual").get<double>());
+      EXPECT_GT(mismatch, 0.0);
+    }
   } else if (meta.at("cosim").at("scheme") == "explicit") {
     EXPECT_EQ(passes, 0);
   }
@@ -162,6 +176,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(SchemeCase{"ExplicitProcesses", "--executor processes"},
                       SchemeCase{"ExplicitInProcess", "--executor inprocess"},
                       SchemeCase{"ImplicitInProcess", "--executor inprocess --scheme implicit"},
+                      SchemeCase{"SemiImplicitProcesses",
+                                 "--executor processes --scheme semi-implicit"},
                       SchemeCase{"WaveformProcesses", "--executor processes --scheme waveform"},
                       SchemeCase{"GaussSeidelInProcess",
                                  "--executor inprocess --scheme gauss-seidel --estimator none "

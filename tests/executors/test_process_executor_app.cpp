@@ -157,23 +157,37 @@ TEST(ProcessExecutorApp, SystemDescriptionCsvBytesAreIdenticalToInProcess) {
 // switches and the same bytes (contract 1). 1.2 s of the drive train: a probe of semi-implicit
 // steps after 256 explicit ones (about the load step at 0.5 s); with cosim.tau = 1e-8 the
 // semi-implicit steps' coupling mismatch counts as large, and an implicit probe follows, so that
-// all three schemes run in both executors.
+// all three schemes run in both executors. S-5.7's chain (200 masses, 1e-4 s): semi-implicit
+// steps repeated as implicit ones for their mismatch.
 TEST(ProcessExecutorApp, AutoSchemeCsvBytesAreIdenticalToInProcess) {
   const auto dir = temp_dir("auto");
-  const std::string config = std::string(MACROSTEP_SOURCE_DIR) + "/configs/drivetrain.toml";
-  for (const bool tight : {false, true}) {
-    SCOPED_TRACE(tight ? "tau = 1e-8" : "default tau");
+  const std::string configs = std::string(MACROSTEP_SOURCE_DIR) + "/configs/";
+  struct Case {
+    const char* name;
+    std::vector<std::string> args;
+    std::vector<const char*> schemes;  // each must have run
+  };
+  const std::vector<Case> cases = {
+      {"default tau",
+       {configs + "drivetrain.toml", "--stop-time", "1.2"},
+       {"explicit", "semi_implicit"}},
+      {"tau = 1e-8",
+       {configs + "drivetrain.toml", "--stop-time", "1.2", "--set", "cosim.tau=1e-8"},
+       {"explicit", "semi_implicit", "implicit"}},
+      {"escalated",
+       {configs + "s-5.7.toml", "--stop-time", "1e-4", "--set", "model.masses=200"},
+       {"explicit", "semi_implicit"}}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
     for (const char* executor : {"inprocess", "processes"}) {
-      std::vector<std::string> args = {
-          "run",         config,
-          "--set",       "cosim.scheme=auto",
-          "--stop-time", "1.2",
-          "--executor",  executor,
-          "--output",    (dir / (std::string(executor) + ".csv")).string()};
-      if (tight) {
-        args.push_back("--set");
-        args.push_back("cosim.tau=1e-8");
-      }
+      std::vector<std::string> args = {"run",
+                                       "--set",
+                                       "cosim.scheme=auto",
+                                       "--executor",
+                                       executor,
+                                       "--output",
+                                       (dir / (std::string(executor) + ".csv")).string()};
+      args.insert(args.begin() + 1, c.args.begin(), c.args.end());
       const pid_t pid = spawn_app(dir, args);
       ASSERT_EQ(wait_exit(pid), 0) << read_file(dir / "stderr.txt");
     }
@@ -182,9 +196,11 @@ TEST(ProcessExecutorApp, AutoSchemeCsvBytesAreIdenticalToInProcess) {
     EXPECT_TRUE(a == b) << "the CSV files differ";
     const auto meta = nlohmann::json::parse(read_file(dir / "processes.json"));
     const auto& choice = meta["statistics"]["scheme_choice"];
-    for (const char* scheme : {"explicit", "semi_implicit", "implicit"}) {
-      if (!tight && std::string(scheme) == "implicit") continue;
+    for (const char* scheme : c.schemes) {
       EXPECT_GT(choice[scheme].value("attempts", 0), 0) << "no " << scheme << " steps: " << choice;
+    }
+    if (std::string(c.name) == "escalated") {
+      EXPECT_GT(choice.value("escalated", 0), 0) << choice;
     }
   }
   std::filesystem::remove_all(dir);

@@ -121,9 +121,9 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   std::vector<OutputColumn> outputs = output_columns(config, system);
   std::vector<std::size_t> state_offset;
   name_columns(config, system, outputs, state_offset, result);
-  const bool implicit_column = settings.cosim.scheme == config::CosimScheme::kAuto;
+  const SchemeColumns scheme_columns = run::scheme_columns(settings.cosim.scheme);
   ResultFiles files({&config, config::ResultKind::kCosimulation, options.output_file,
-                     result.columns, system.subsystem_count(), implicit_column, options.resume,
+                     result.columns, system.subsystem_count(), scheme_columns, options.resume,
                      settings.checkpoint_every.has_value(), result.units, result.descriptions});
   result.csv_path = files.result_path();
   result.json_path = files.json_path();
@@ -144,7 +144,7 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
     tally.resume(*options.resume);
   }
   std::optional<StepsTable> steps;  // none beside a character device
-  if (files.steps() != nullptr) steps.emplace(*files.steps(), implicit_column);
+  if (files.steps() != nullptr) steps.emplace(*files.steps(), scheme_columns);
   ProgressReport progress(options.progress, settings.end_time, tally);
   std::optional<CheckpointWriter> checkpoints;
   if (plan) checkpoints.emplace(*plan, config, options, files, table, tally, system);

@@ -370,8 +370,8 @@ void assembled_monolithic(const config::RunConfig& config, const MonolithicOptio
     result.descriptions.push_back(coupled.coupling_description(c));
   }
 
-  ResultFiles files({&config, result_kind(options), options.output_file, result.columns, 0, false,
-                     nullptr, false, result.units, result.descriptions});
+  ResultFiles files({&config, result_kind(options), options.output_file, result.columns, 0,
+                     SchemeColumns::kNone, nullptr, false, result.units, result.descriptions});
   files.open();
   result.csv_path = files.result_path();
   result.json_path = files.json_path();
@@ -428,8 +428,8 @@ void uncut_monolithic(const config::RunConfig& config, const MonolithicOptions& 
   result.descriptions.insert(result.descriptions.end(), coupling_descriptions.begin(),
                              coupling_descriptions.end());
 
-  ResultFiles files({&config, result_kind(options), options.output_file, result.columns, 0, false,
-                     nullptr, false, result.units, result.descriptions});
+  ResultFiles files({&config, result_kind(options), options.output_file, result.columns, 0,
+                     SchemeColumns::kNone, nullptr, false, result.units, result.descriptions});
   files.open();
   result.csv_path = files.result_path();
   result.json_path = files.json_path();

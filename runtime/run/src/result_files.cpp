@@ -13,24 +13,44 @@
 
 namespace macrostep::run {
 
-std::vector<std::string> steps_columns(std::size_t subsystems, bool implicit_column) {
+SchemeColumns scheme_columns(config::CosimScheme scheme) {
+  switch (scheme) {
+    case config::CosimScheme::kAuto:
+      return SchemeColumns::kKindAndMismatch;
+    case config::CosimScheme::kSemiImplicit:
+      return SchemeColumns::kMismatch;
+    default:
+      return SchemeColumns::kNone;
+  }
+}
+
+namespace {
+
+std::size_t scheme_column_count(SchemeColumns scheme) {
+  return scheme == SchemeColumns::kKindAndMismatch ? 3 : scheme == SchemeColumns::kMismatch ? 1 : 0;
+}
+
+}  // namespace
+
+std::vector<std::string> steps_columns(std::size_t subsystems, SchemeColumns scheme) {
   std::vector<std::string> c{"t_start",          "h",     "kappa", "accepted", "error_estimate",
                              "corrector_passes", "wall_s"};
   for (std::size_t i = 1; i <= subsystems; ++i) c.push_back(fmt::format("solver_s_{}", i));
   for (std::size_t i = 1; i <= subsystems; ++i) c.push_back(fmt::format("idle_s_{}", i));
-  if (implicit_column) {
+  if (scheme == SchemeColumns::kKindAndMismatch) {
     c.emplace_back("implicit");
     c.emplace_back("semi_implicit");
   }
+  if (scheme != SchemeColumns::kNone) c.emplace_back("coupling_mismatch");
   c.emplace_back("executor_s");
   for (std::size_t i = 1; i <= subsystems; ++i) c.push_back(fmt::format("extra_runs_{}", i));
   for (std::size_t i = 1; i <= subsystems; ++i) c.push_back(fmt::format("extra_s_{}", i));
   return c;
 }
 
-void steps_row(const schemes::StepRecord& r, bool implicit_column, std::vector<double>& values) {
+void steps_row(const schemes::StepRecord& r, SchemeColumns scheme, std::vector<double>& values) {
   const std::size_t n = r.solver_ns.size();
-  const std::size_t trace = 7 + 2 * n + (implicit_column ? 2 : 0);
+  const std::size_t trace = 7 + 2 * n + scheme_column_count(scheme);
   values.resize(trace + 1 + 2 * n);
   values[0] = r.plan.t_begin;
   values[1] = r.plan.h();
@@ -43,10 +63,11 @@ void steps_row(const schemes::StepRecord& r, bool implicit_column, std::vector<d
     values[7 + i] = seconds(r.solver_ns[i]);
     values[7 + n + i] = seconds(r.wall_ns - r.solver_ns[i]);
   }
-  if (implicit_column) {
+  if (scheme == SchemeColumns::kKindAndMismatch) {
     values[7 + 2 * n] = r.iterative && !r.semi_implicit ? 1.0 : 0.0;
     values[8 + 2 * n] = r.semi_implicit ? 1.0 : 0.0;
   }
+  if (scheme != SchemeColumns::kNone) values[trace - 1] = r.coupling_mismatch;
   values[trace] = seconds(r.executor_ns);
   for (std::size_t i = 0; i < n; ++i) {
     values[trace + 1 + i] = i < r.extra_runs.size() ? static_cast<double>(r.extra_runs[i]) : 0.0;
@@ -123,7 +144,7 @@ void ResultFiles::open() {
 
 void ResultFiles::open_csv(const Request& r) {
   const std::vector<std::string> step_columns =
-      r.step_subsystems > 0 ? steps_columns(r.step_subsystems, r.implicit_column)
+      r.step_subsystems > 0 ? steps_columns(r.step_subsystems, r.scheme_columns)
                             : std::vector<std::string>{};
   if (r.resume == nullptr) {
     csv_.emplace(result_path_, r.columns);
@@ -161,7 +182,7 @@ void ResultFiles::open_hdf5(const Request& r) {
                              with_key(r.descriptions, "time"));
   if (r.step_subsystems > 0) {
     steps_ =
-        &h5_->add_table("steps", "attempt", steps_columns(r.step_subsystems, r.implicit_column));
+        &h5_->add_table("steps", "attempt", steps_columns(r.step_subsystems, r.scheme_columns));
   }
 }
 

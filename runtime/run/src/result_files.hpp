@@ -20,16 +20,21 @@
 
 namespace macrostep::run {
 
+// The columns a scheme adds to the steps table: none; "coupling_mismatch" (the semi-implicit
+// scheme: StepRecord::coupling_mismatch); or before it "implicit" (1: the attempt was an
+// implicit step) and "semi_implicit" (1: a semi-implicit step; an explicit step has 0 in both)
+// for scheme auto.
+enum class SchemeColumns : std::uint8_t { kNone, kMismatch, kKindAndMismatch };
+SchemeColumns scheme_columns(config::CosimScheme scheme);
 // The steps table's columns after its key "attempt": t_start, h, kappa, accepted,
-// error_estimate, corrector_passes, wall_s, solver_s_1..n, idle_s_1..n (n subsystems), and with
-// `implicit_column` (scheme auto) last "implicit" (1: the attempt was an implicit step) and
-// "semi_implicit" (1: a semi-implicit step); an explicit step has 0 in both; then the trace of
-// the attempt's work: executor_s (the master's wall time inside the executor), extra_runs_1..n
-// (comparison and perturbed runs) and extra_s_1..n (the sum of their integration times).
-std::vector<std::string> steps_columns(std::size_t subsystems, bool implicit_column);
+// error_estimate, corrector_passes, wall_s, solver_s_1..n, idle_s_1..n (n subsystems), the
+// scheme's columns, then the trace of the attempt's work: executor_s (the master's wall time
+// inside the executor), extra_runs_1..n (comparison and perturbed runs) and extra_s_1..n (the sum
+// of their integration times).
+std::vector<std::string> steps_columns(std::size_t subsystems, SchemeColumns scheme);
 // One attempt's row of the steps table (without the key, which is r.attempt): times in seconds,
-// idle_s_L = wall_s − solver_s_L. `values` is resized to steps_columns(n, implicit_column).size().
-void steps_row(const schemes::StepRecord& r, bool implicit_column, std::vector<double>& values);
+// idle_s_L = wall_s − solver_s_L. `values` is resized to steps_columns(n, scheme).size().
+void steps_row(const schemes::StepRecord& r, SchemeColumns scheme, std::vector<double>& values);
 // "<dir>/<stem>.steps.csv" beside the result CSV "<dir>/<stem>.csv".
 std::string steps_path(const std::string& result_path);
 
@@ -42,8 +47,8 @@ class ResultFiles {
     std::vector<std::string> columns;
     // Co-simulation: the subsystem count of the steps table; 0: no steps table (monolithic).
     std::size_t step_subsystems = 0;
-    // The steps table says which scheme made each attempt (auto: implicit, semi_implicit).
-    bool implicit_column = false;
+    // The scheme's columns of the steps table.
+    SchemeColumns scheme_columns = SchemeColumns::kNone;
     // A resumed checkpoint: the CSVs are cut to its output positions and continued
     // (CsvWriter::continue_file); checkpoint::CheckpointError if they do not fit.
     const checkpoint::Checkpoint* resume = nullptr;

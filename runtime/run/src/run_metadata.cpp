@@ -217,6 +217,7 @@ void add_scheme_choice(const schemes::SchemeResult& r, json& statistics) {
       {"implicit", per(c.implicit_steps)},
       {"switches", c.switches},
       {"skipped_probes", c.skipped_probes},
+      {"escalated", c.escalated},
       {"recent_switches", recent},
       {"only", c.only_reason.empty() ? json(nullptr) : json(c.only_reason)}};
 }

@@ -6,7 +6,7 @@
 namespace macrostep::run {
 
 void StepsTable::attempted(const schemes::StepRecord& r) {
-  steps_row(r, implicit_column_, values_);
+  steps_row(r, columns_, values_);
   table_.write_row(static_cast<double>(r.attempt), values_);
 }
 

@@ -17,13 +17,13 @@ namespace macrostep::run {
 // One row per attempt in the steps table (result_files.hpp steps_columns).
 class StepsTable final : public RunObserver {
  public:
-  StepsTable(output::TableWriter& table, bool implicit_column)
-      : table_(table), implicit_column_(implicit_column) {}
+  StepsTable(output::TableWriter& table, SchemeColumns columns)
+      : table_(table), columns_(columns) {}
   void attempted(const schemes::StepRecord& r) override;
 
  private:
   output::TableWriter& table_;
-  bool implicit_column_;
+  SchemeColumns columns_;
   std::vector<double> values_;
 };
 

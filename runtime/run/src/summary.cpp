@@ -10,6 +10,7 @@
 
 #include "elapsed.hpp"
 #include "macrostep/run/cosimulation.hpp"
+#include "macrostep/schemes/adaptive.hpp"
 #include "macrostep/system/system_description.hpp"
 #include "run_metadata.hpp"
 
@@ -146,6 +147,12 @@ void print_scheme_choice(std::ostream& out, const schemes::SchemeChoiceStatistic
   fmt::print(out, "scheme choice: {}; {}; {}; {} switches, {} probes skipped\n",
              per("explicit", c.explicit_steps), per("semi-implicit", c.semi_implicit_steps),
              per("implicit", c.implicit_steps), c.switches, c.skipped_probes);
+  if (c.escalated > 0) {
+    fmt::print(out,
+               "  {} semi-implicit steps repeated as implicit ones: their corrector pass left a "
+               "coupling mismatch above {} times the tolerance\n",
+               c.escalated, schemes::AdaptiveScheme::kEscalationLimit);
+  }
   if (!c.only_reason.empty()) fmt::print(out, "  {}\n", c.only_reason);
   constexpr std::size_t kShown = 6;
   const std::size_t first = c.recent.size() > kShown ? c.recent.size() - kShown : 0;
@@ -235,6 +242,15 @@ void print_summary(std::ostream& out, const config::RunConfig& config, const Cos
                  "semi-implicit steps: largest coupling mismatch left by the corrector pass "
                  "{:.3g} of the weights (tau {})\n",
                  k.max_iteration_residual, s.cosim.tau);
+    }
+    // Scheme auto repeats such steps as implicit ones; the fixed scheme keeps them.
+    if (k.max_iteration_residual > schemes::AdaptiveScheme::kEscalationLimit) {
+      fmt::print(out,
+                 "warning: a semi-implicit step left its coupling variables {:.3g} times their "
+                 "tolerance off the coupling's fixed point, which no error estimate sees: the "
+                 "result may be wrong there (the steps file's coupling_mismatch shows where); "
+                 "scheme implicit or auto iterates such steps\n",
+                 k.max_iteration_residual);
     }
   }
   if (r.run.steps.accepted > 0) {

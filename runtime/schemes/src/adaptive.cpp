@@ -34,9 +34,10 @@ corrector::CorrectorOptions one_pass(corrector::CorrectorOptions o) {
 
 enum EventKind { kProbePending = 0, kProbeKept = 1, kProbeBack = 2, kProbeFailed = 3 };
 
-// Indices into counts_: per mode at 4·index(mode), then the switches and the skipped probes.
+// Indices into counts_: per mode at 4·index(mode), then the switches, the skipped probes and the
+// escalated semi-implicit steps.
 constexpr std::size_t kAttempts = 0, kAccepted = 1, kWork = 2, kTime = 3, kSwitches = 12,
-                      kSkipped = 13;
+                      kSkipped = 13, kEscalated = 14;
 constexpr std::size_t kChoiceValues = 37;  // state[0]
 constexpr std::size_t kSwitchValues = 6;
 
@@ -145,15 +146,41 @@ AttemptResult AdaptiveScheme::attempt(const control::StepPlan& plan,
   last_t_end_ = plan.t_end;
   last_kappa_ = plan.kappa;
   AttemptResult a = scheme(mode_).attempt(p, history, runner);
+  last_mismatch_ = a.iteration_residual;
+  escalated_ = mode_ == Mode::kSemiImplicit && ok_[index(Mode::kImplicit)] && !a.subsystem_failed &&
+               !a.corrector_failed && a.iteration_residual > kEscalationLimit;
+  if (escalated_) a = escalate(p, history, runner, a);
   a.estimator = p.estimator;
   last_work_ = runner.attempt_work();
-  last_mismatch_ = a.iteration_residual;
   return a;
+}
+
+// The semi-implicit step's result is not taken: the implicit scheme repeats the step from T_N
+// (Δ^0 from the perturbation floor, D-13, as after a switch), and its result, with the passes and
+// Jacobians of both, is the attempt's. It stays a step of the semi-implicit stretch (its rate
+// carries the repetition's work, so that frequent escalations make the implicit scheme cheaper).
+AttemptResult AdaptiveScheme::escalate(const control::StepPlan& plan,
+                                       const polynomials::CouplingHistory& history,
+                                       PassRunner& runner, const AttemptResult& semi) {
+  semi_.concluded(false);
+  implicit_.import_state({{}});
+  AttemptResult r = implicit_.attempt(plan, history, runner);
+  r.corrector_passes += semi.corrector_passes + 1;  // + the semi-implicit step's two passes
+  r.jacobian_evaluations += semi.jacobian_evaluations;
+  r.semi_implicit = true;
+  r.escalated_mismatch = semi.iteration_residual;
+  counts_[kEscalated] += 1.0;
+  return r;
 }
 
 void AdaptiveScheme::concluded(bool accepted) {
   resumption_.reset();
-  scheme(mode_).concluded(accepted);
+  if (escalated_) {
+    implicit_.concluded(accepted);
+  } else {
+    scheme(mode_).concluded(accepted);
+  }
+  escalated_ = false;
   record(accepted);
   decide(accepted ? last_t_end_ : last_t_begin_);
 }
@@ -513,6 +540,7 @@ void AdaptiveScheme::add_statistics(SchemeResult& result) const {
   fill(s.implicit_steps, Mode::kImplicit);
   s.switches = static_cast<std::uint64_t>(counts_[kSwitches]);
   s.skipped_probes = static_cast<std::uint64_t>(counts_[kSkipped]);
+  s.escalated = static_cast<std::uint64_t>(counts_[kEscalated]);
   s.only_reason = only_reason_;
   s.recent.clear();
   for (const auto& e : switches_) {

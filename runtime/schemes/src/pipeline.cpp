@@ -399,6 +399,9 @@ class AttemptLoop {
     r.corrector_passes = a.corrector_passes;
     r.iterative = a.iterative;
     r.semi_implicit = a.semi_implicit;
+    r.coupling_mismatch = a.escalated_mismatch > 0.0 ? a.escalated_mismatch
+                          : a.semi_implicit          ? a.iteration_residual
+                                                     : 0.0;
     r.wall_ns = t_done - t_attempt;
     r.solver_ns = runner_.attempt_solver_ns();
     r.extra_runs = runner_.attempt_extra_runs();

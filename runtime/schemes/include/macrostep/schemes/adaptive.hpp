@@ -39,6 +39,12 @@
 //     5 %), but not always: on K-5.5's corner the semi-implicit steps leave little mismatch and
 //     take a hundredth of the implicit H (docs/design/methods.md §4.8), hence the one
 //     measurement;
+//   - a semi-implicit step whose corrector pass leaves a coupling mismatch above
+//     kEscalationLimit is repeated as an implicit step from T_N (escalate): one Newton step solves
+//     a nonlinear coupling law only near the predictor, and far from it u_{N+1} = φ(y^c) lies off
+//     the coupling's fixed point where no estimator looks (K-5.7's cubic dampers: forces off by
+//     1e13 N at single macro points). The step stays one of the semi-implicit stretch, whose rate
+//     then carries the repetition's work;
 //   - the probe is kept if its rate is below the left scheme's (by kKeepMargin) over its whole
 //     measured stretch (longer memory than the probe's window: one transient does not set the
 //     bar); a probe that is dearer but still getting cheaper from one window to the next (its H
@@ -110,8 +116,11 @@ class AdaptiveScheme final : public MacroStepScheme {
   // kMismatchShare of the attempts of the last semi-implicit stretch left a coupling mismatch
   // above τ (AttemptResult::iteration_residual).
   static constexpr int kMismatchShare = 8;
+  // A semi-implicit step whose corrector pass leaves a coupling mismatch above this many times
+  // the coupling variables' tolerance is escalated: repeated as an implicit step (escalate).
+  static constexpr double kEscalationLimit = 10;
   // The version of export_state's layout, its first value: import_state refuses another.
-  static constexpr double kStateLayout = 3;
+  static constexpr double kStateLayout = 4;
 
   // `corrector`: the implicit steps' options (iteration implicit); the semi-implicit steps take
   // the same with one corrector pass. Throws std::invalid_argument for invalid ones.
@@ -164,6 +173,8 @@ class AdaptiveScheme final : public MacroStepScheme {
 
   MacroStepScheme& scheme(Mode m);
   const MacroStepScheme& scheme(Mode m) const;
+  AttemptResult escalate(const control::StepPlan& plan, const polynomials::CouplingHistory& history,
+                         PassRunner& runner, const AttemptResult& semi);
   void record(bool accepted);
   void decide(double t_next);
   void judge_probe(double t_next, double rate);
@@ -190,6 +201,7 @@ class AdaptiveScheme final : public MacroStepScheme {
   std::array<double, kModes> failed_in_row_{};  // per mode: its probes that failed in a row
   double tau_ = 0.33;                           // the corrector's convergence tolerance
   double last_mismatch_ = 0.0;                  // of the last attempt (semi-implicit ones)
+  bool escalated_ = false;                      // the last attempt was escalated
   // Of the last semi-implicit stretch: attempts, and those that left a mismatch above τ.
   std::array<double, 2> semi_mismatches_{};
   Stretch stretch_;
@@ -200,8 +212,9 @@ class AdaptiveScheme final : public MacroStepScheme {
   std::array<int, kModes> last_step_kappa_{};
   // What concluded() asks the next plan to take (resumed_step); set by a switch.
   std::optional<StepResumption> resumption_;
-  // Per mode: attempts, accepted, work, time; then the number of switches and of skipped probes.
-  std::array<double, 4 * kModes + 2> counts_{};
+  // Per mode: attempts, accepted, work, time; then the number of switches, of skipped probes and
+  // of escalated steps.
+  std::array<double, 4 * kModes + 3> counts_{};
   // The recent switches: T_N, from (Mode), to (Mode), why (adaptive.cpp's events), the rate left,
   // the rate it was measured against (0 where none).
   std::vector<std::array<double, 6>> switches_;

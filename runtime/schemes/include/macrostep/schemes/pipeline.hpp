@@ -194,6 +194,8 @@ struct SchemeChoiceStatistics {
   std::uint64_t switches = 0;
   // Probes not made because the other scheme's last measured rate was far above (adaptive.hpp).
   std::uint64_t skipped_probes = 0;
+  // Semi-implicit steps repeated as implicit ones for their coupling mismatch (adaptive.hpp).
+  std::uint64_t escalated = 0;
   std::vector<Switch> recent;  // the last kRecentSwitches switches, oldest first
   // Non-empty when some scheme cannot run this system (auto then chooses among the others).
   std::string only_reason;
@@ -237,6 +239,9 @@ struct StepRecord {
   // semi-implicit steps; semi_implicit tells the latter (AttemptResult::semi_implicit).
   bool iterative = false;
   bool semi_implicit = false;
+  // A semi-implicit step's coupling mismatch ‖φ(y^c) − s^c‖ in the weights of the iterate test
+  // (AttemptResult::iteration_residual); 0 for other steps.
+  double coupling_mismatch = 0.0;
   // Wall time of the attempt in the master, from the plan to the executor's accept() or reject()
   // (the observers of accepted points and checkpoints excluded).
   std::int64_t wall_ns = 0;
@@ -293,6 +298,10 @@ struct AttemptResult {
   // nothing repeated. Semi-implicit: ‖φ(y^c) − s^c‖, the coupling mismatch its one corrector
   // pass leaves (a further pass would start from it), in the weights of the iterate test.
   double iteration_residual = 0.0;
+  // Scheme auto: a semi-implicit step repeated as an implicit one (AdaptiveScheme::escalate):
+  // the mismatch its semi-implicit pass left (iteration_residual is then the implicit step's, 0);
+  // 0 for every other attempt.
+  double escalated_mismatch = 0.0;
 };
 
 // The executor passes of an attempt, with the time breakdown kept on the way. A scheme calls
