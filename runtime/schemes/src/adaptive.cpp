@@ -157,8 +157,9 @@ AttemptResult AdaptiveScheme::attempt(const control::StepPlan& plan,
 
 // The semi-implicit step's result is not taken: the implicit scheme repeats the step from T_N
 // (Δ^0 from the perturbation floor, D-13, as after a switch), and its result, with the passes and
-// Jacobians of both, is the attempt's. It stays a step of the semi-implicit stretch (its rate
-// carries the repetition's work, so that frequent escalations make the implicit scheme cheaper).
+// Jacobians of both, is the attempt's. It stays a step of the semi-implicit stretch: its rate
+// carries the repetition's work, so that where escalations are frequent the implicit steps
+// measure cheaper and the cost rule moves to them.
 AttemptResult AdaptiveScheme::escalate(const control::StepPlan& plan,
                                        const polynomials::CouplingHistory& history,
                                        PassRunner& runner, const AttemptResult& semi) {

@@ -292,7 +292,9 @@ struct AttemptResult {
   int corrector_passes = 0;
   int jacobian_evaluations = 0;
   bool iterative = false;
-  bool semi_implicit = false;  // an iterative attempt with one corrector pass (METHODS §4.4)
+  // An attempt of the semi-implicit scheme: one corrector pass (METHODS §4.4), or under scheme
+  // auto more where it was repeated as an implicit step (escalated_mismatch > 0).
+  bool semi_implicit = false;
   // Gauss–Seidel: the change estimated to remain in the repeated end values after the last
   // repetition, in units of their weights (converged: ≤ GaussSeidelOptions::tolerance); 0 when
   // nothing repeated. Semi-implicit: ‖φ(y^c) − s^c‖, the coupling mismatch its one corrector
