@@ -240,7 +240,8 @@ struct StepRecord {
   bool iterative = false;
   bool semi_implicit = false;
   // A semi-implicit step's coupling mismatch ‖φ(y^c) − s^c‖ in the weights of the iterate test
-  // (AttemptResult::iteration_residual); 0 for other steps.
+  // (AttemptResult::iteration_residual; for one that scheme auto repeated as an implicit step,
+  // the mismatch that made it repeat: AttemptResult::escalated_mismatch); 0 for other steps.
   double coupling_mismatch = 0.0;
   // Wall time of the attempt in the master, from the plan to the executor's accept() or reject()
   // (the observers of accepted points and checkpoints excluded).
