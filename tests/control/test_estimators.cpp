@@ -204,3 +204,52 @@ TEST(Estimators, ConceptOneEstimatesConvergeToTheTrueLocalError) {
     }
   }
 }
+
+// §5.3 (D-52): ρ = ‖u_{N+1} − u^pre‖/‖û^pre − u^pre‖ tends to 1 like O(H) where the coupling
+// variables are smooth (û^pre − u^pre is the leading term of the predictor's miss), and is
+// large where they jump within the step.
+TEST(Estimators, PredictionRatioTendsToOneWhenSmoothAndIsLargeAtAJump) {
+  const mct::ErrorTolerances tol = mct::ErrorTolerances::for_rtol(1e-4);
+  const auto u = [](double t) { return std::vector<double>{std::sin(3.0 * t), std::exp(t)}; };
+  for (int kappa = 0; kappa <= 3; ++kappa) {
+    double previous = 0.0;
+    for (const double h : {2e-2, 1e-2, 5e-3}) {
+      mp::CouplingHistory hist(2);
+      const double t0 = 0.3;
+      for (int j = 0; j <= kappa + 1; ++j) hist.push(t0 + j * h, u(t0 + j * h));
+      const double t1 = t0 + (kappa + 2) * h;
+      std::vector<double> u_pre(2), u_hat(2);
+      mp::lagrange_prediction(hist, kappa, t1, u_pre);
+      mp::milne_comparison_prediction(hist, kappa, t1, u_hat);
+      const double rho = mct::prediction_ratio(u_pre, u_hat, u(t1), tol);
+      const double miss = std::abs(rho - 1.0);
+      if (previous > 0.0) {
+        EXPECT_LT(miss, 0.65 * previous) << "kappa " << kappa << " H " << h;
+      }
+      previous = miss;
+      if (h == 5e-3) {
+        EXPECT_LT(miss, 0.1) << "kappa " << kappa;
+      }
+      std::vector<double> jumped = u(t1);
+      jumped[1] += 100.0 * (std::abs(u_hat[0] - u_pre[0]) + std::abs(u_hat[1] - u_pre[1]));
+      EXPECT_GT(mct::prediction_ratio(u_pre, u_hat, jumped, tol), 50.0) << "kappa " << kappa;
+    }
+  }
+  // No comparison difference: no ratio.
+  const std::vector<double> same = {1.0, 2.0};
+  EXPECT_TRUE(std::isnan(mct::prediction_ratio(same, same, std::vector<double>{1.5, 2.0}, tol)));
+  EXPECT_THROW(mct::prediction_ratio(same, std::vector<double>{1.0}, same, tol),
+               std::invalid_argument);
+}
+
+TEST(Estimators, RaiseForPredictionRatioScalesOnlyAboveTheLimit) {
+  auto e = mct::ErrorEstimate::states(0.2, 0.4);
+  EXPECT_EQ(mct::raise_for_prediction_ratio(e, 9.0, 10.0), 1.0);
+  EXPECT_EQ(e.pos, 0.2);
+  EXPECT_EQ(mct::raise_for_prediction_ratio(e, 50.0, 0.0), 1.0);  // limit 0: off
+  EXPECT_EQ(mct::raise_for_prediction_ratio(e, std::nan(""), 10.0), 1.0);
+  EXPECT_EQ(e.vel, 0.4);
+  EXPECT_EQ(mct::raise_for_prediction_ratio(e, 50.0, 10.0), 5.0);
+  EXPECT_DOUBLE_EQ(e.pos, 1.0);
+  EXPECT_DOUBLE_EQ(e.vel, 2.0);
+}

@@ -172,6 +172,16 @@ void read_cosim_keys(const Node& n, CosimConfig& c) {
   if (auto v = n.find("dead_zone")) c.dead_zone = v->boolean();
   const auto h_max = n.find("h_max");
   if (h_max) c.h_max = checked(*h_max, Domain::kPositive);
+  if (auto v = n.find("prediction_ratio_limit")) {
+    c.prediction_ratio_limit = checked(*v, Domain::kNonNegative);
+    if (c.prediction_ratio_limit > 0.0 && c.prediction_ratio_limit < 1.0) {
+      v->fail(
+          fmt::format("must be 0 (off) or >= 1 (got {}): below 1 it would raise the estimate "
+                      "of every smooth step",
+                      v->source_text()));
+    }
+    c.prediction_ratio_limit_given = true;
+  }
   const auto predictor = n.find("predictor");
   if (predictor) {
     c.predictor = *parse_predictor(predictor->choice(predictor_names()));
@@ -230,7 +240,7 @@ void check_cosim_combinations(const Node& n, const CosimConfig& c, const ParseSt
           "the fixed degree, an integer 0..5");
     }
     for (const char* key : {"rtol", "atol_pos", "atol_vel", "atol_u", "safety", "r_min", "r_max",
-                            "dead_zone", "h_max", "order_strategy"}) {
+                            "dead_zone", "h_max", "order_strategy", "prediction_ratio_limit"}) {
       const std::string_view k = key;
       // The corrector's convergence test of an iterative scheme, and Gauss–Seidel's settling of
       // a subsystem whose law reads its own outputs, use these even at fixed H.

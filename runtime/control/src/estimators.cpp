@@ -1,6 +1,7 @@
 #include "macrostep/control/estimators.hpp"
 
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -109,6 +110,31 @@ ErrorEstimate estimate_coupling_variables(std::span<const double> u_pre,
                                           const ErrorTolerances& tol) {
   return ErrorEstimate::coupling_variables(
       scaled_difference_norm(u_pre, u_new, 1.0, u_new, tol, WeightGroup::kCouplingVariable));
+}
+
+double prediction_ratio(std::span<const double> u_pre, std::span<const double> u_hat,
+                        std::span<const double> u_new, const ErrorTolerances& tol) {
+  if (u_hat.size() != u_pre.size()) {
+    throw std::invalid_argument("prediction_ratio: u_hat and u_pre differ in size");
+  }
+  // Both norms with the weights at u_{N+1}, so that ρ compares the two distances alone.
+  const double actual =
+      scaled_difference_norm(u_pre, u_new, 1.0, u_new, tol, WeightGroup::kCouplingVariable);
+  const double assumed =
+      scaled_difference_norm(u_pre, u_hat, 1.0, u_new, tol, WeightGroup::kCouplingVariable);
+  if (!(assumed > 0.0) || !std::isfinite(assumed) || !std::isfinite(actual)) {
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  return actual / assumed;
+}
+
+double raise_for_prediction_ratio(ErrorEstimate& estimate, double ratio, double limit) {
+  if (!(limit > 0.0) || !(ratio > limit)) return 1.0;  // also for a NaN ratio
+  const double factor = ratio / limit;
+  estimate.pos *= factor;
+  estimate.vel *= factor;
+  estimate.u *= factor;
+  return factor;
 }
 
 }  // namespace macrostep::control

@@ -86,6 +86,7 @@ json cosim_json(const CosimSettings& s) {
     j["dead_zone"] = m.step.dead_zone;
     j["h_max"] = std::isfinite(m.step.h_max) ? json(m.step.h_max) : json(nullptr);
   }
+  if (c.explicit_state_estimates()) j["prediction_ratio_limit"] = c.prediction_ratio_limit;
   j["predictor"] = config::to_string(c.predictor);
   if (c.predictor == config::PredictorKind::kLeastSquares) {
     j["least_squares_points"] = c.least_squares_points;
@@ -238,6 +239,11 @@ void add_completed_statistics(const schemes::SchemeResult& r, double t_end, json
         {"perturbed_runs_s", 1e-9 * static_cast<double>(r.time.extra_runs_ns)},
         {"nominal_runs_s", 1e-9 * nominal_ns(r)},
     };
+  }
+  // Only runs whose explicit estimates were checked (exLE, exMD or auto with a limit > 0).
+  if (r.estimate_raises.checked) {
+    statistics["estimate_raises"] = {{"attempts", r.estimate_raises.attempts},
+                                     {"max_factor", r.estimate_raises.max_factor}};
   }
   // Only runs that evaluated outputs (a feed-through subsystem not affine in its inputs): the
   // statistics of every other run keep their keys.

@@ -68,6 +68,12 @@ void check_scheme_combination(const config::CosimConfig& c, const CosimOptions& 
                                  "(lagrange, c0, c1, the b = 0 sets), not \"{}\"",
                                  c.approximation.name));
   }
+  if (c.prediction_ratio_limit_given && !c.explicit_state_estimates()) {
+    throw SetupError(fmt::format(
+        "{} with estimator {}: cosim.prediction_ratio_limit applies only to the explicit "
+        "estimators exLE and exMD (scheme explicit, or auto's explicit steps)",
+        scheme_source, control::to_string(c.estimator)));
+  }
   if (c.scheme != config::CosimScheme::kWaveform && c.omega_given) {
     throw SetupError(scheme_source + ": cosim.omega applies only to the waveform scheme");
   }
@@ -166,6 +172,7 @@ SchemeOptions scheme_options(const config::CosimConfig& c, double end_time) {
   }
   scheme.least_squares = c.predictor == config::PredictorKind::kLeastSquares;
   scheme.least_squares_points = c.least_squares_points;
+  scheme.prediction_ratio_limit = c.prediction_ratio_limit;
   if (c.iterative()) {
     corrector::CorrectorOptions o;
     o.iteration = c.scheme == config::CosimScheme::kSemiImplicit

@@ -263,6 +263,14 @@ void print_summary(std::ostream& out, const config::RunConfig& config, const Cos
                static_cast<double>(r.run.integrations.extra) / per_step);
   }
   if (r.run.scheme_choice.used) print_scheme_choice(out, r.run.scheme_choice);
+  if (r.run.estimate_raises.attempts > 0) {
+    fmt::print(out,
+               "{} explicit estimates raised (up to {:.3g}x): the coupling variables landed more "
+               "than {:g} times farther from the prediction than the comparison assumed (an "
+               "event inside a subsystem, D-52)\n",
+               r.run.estimate_raises.attempts, r.run.estimate_raises.max_factor,
+               s.scheme.prediction_ratio_limit);
+  }
   if (r.run.consistent_update.output_evaluations > 0) {
     const schemes::ConsistentUpdateStatistics& c = r.run.consistent_update;
     fmt::print(out,

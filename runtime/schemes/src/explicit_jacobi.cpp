@@ -124,7 +124,9 @@ AttemptResult ExplicitJacobi::attempt(const control::StepPlan& plan,
 
   // 1. Predictor and step polynomials (METHODS §2.2 table).
   predict(options_, hist, kappa, t1, u_pre_);
-  if (effective == Estimator::kExMD)
+  // û^pre: exMD's comparison end value, and the end value of exLE's comparison polynomial
+  // (both P_{κ+1}(T_{N+1}) through the κ+2 newest points): the premise check reads it.
+  if (effective == Estimator::kExMD || effective == Estimator::kExLE)
     polynomials::milne_comparison_prediction(hist, kappa, t1, u_hat_);
   // Built over the coupling variables feeding the inputs, then summed into inputs (sum_feeds).
   feed_nominal_.resize(ns);
@@ -192,6 +194,13 @@ AttemptResult ExplicitJacobi::attempt(const control::StepPlan& plan,
                                             : control::MilneRatios{};
     result.estimate = control::estimate_states(effective, monitored_, monitored_hat_,
                                                system.monitored_groups(), ratios, tol);
+    // The comparison measured the predictor's miss as û^pre − u^pre; where the coupling
+    // variables landed farther away, the estimate follows the actual miss (D-52).
+    if (options_.prediction_ratio_limit > 0.0) {
+      const double rho = control::prediction_ratio(u_pre_, u_hat_, u_new, tol);
+      result.estimate_raise = control::raise_for_prediction_ratio(result.estimate, rho,
+                                                                  options_.prediction_ratio_limit);
+    }
   }
   return result;
 }

@@ -246,6 +246,15 @@ void count_corrector(const AttemptResult& a, CorrectorStatistics& c) {
   c.max_iteration_residual = std::max(c.max_iteration_residual, a.iteration_residual);
 }
 
+// Adds an explicit attempt's raised estimate (SchemeOptions::prediction_ratio_limit).
+void count_raise(const AttemptResult& a, EstimateRaises& r) {
+  if (std::isnan(a.estimate_raise)) return;
+  r.checked = true;
+  if (!(a.estimate_raise > 1.0)) return;
+  ++r.attempts;
+  r.max_factor = std::max(r.max_factor, a.estimate_raise);
+}
+
 // The accept/reject loop of one run (run_scheme): the state it keeps between attempts and the
 // observers it reports to. One object per run; not thread-safe.
 class AttemptLoop {
@@ -288,6 +297,7 @@ class AttemptLoop {
       fail_on_non_finite_outputs(system_, runner_.outputs(), plan.t_end, a);
     }
     count_corrector(a, result_.corrector);
+    count_raise(a, result_.estimate_raises);
     if (a.subsystem_failed && a.model_terminated) {
       throw ModelTerminatedRun(fmt::format("subsystem {}: {}", a.failed_subsystem + 1, a.error),
                                a.failed_subsystem, plan.t_begin);

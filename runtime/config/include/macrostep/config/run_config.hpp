@@ -224,6 +224,11 @@
 //   r_min = 0.5, r_max = 1.5         0 < r_min <= 1 <= r_max: step-factor limits (Listing 3.3)
 //   dead_zone = true                 false: no r = 1 dead zone (the Gamma study, K-5.3)
 //   h_max = 1e-3                     > 0 [s], optional upper limit of H (>= step_size)
+//   prediction_ratio_limit = 10      0 | >= 1: exLE and exMD (explicit steps, also under scheme
+//                                    auto) raise their estimate by rho/limit where the coupling
+//                                    variables land rho > limit times farther from u^pre than
+//                                    the comparison's u_hat^pre (an event inside a subsystem,
+//                                    D-52); 0 keeps the seeds' estimate
 //   Other keys:
 //   predictor = "lagrange"           "lagrange" | "least_squares" (METHODS §2.3)
 //   approximation = "lagrange"       the coupling variables on a macro step (METHODS §2.2–2.5):
@@ -444,6 +449,8 @@ struct CosimConfig {
   double r_max = 1.5;
   bool dead_zone = true;
   std::optional<double> h_max;
+  double prediction_ratio_limit = 10.0;
+  bool prediction_ratio_limit_given = false;
   PredictorKind predictor = PredictorKind::kLagrange;
   int least_squares_points = 8;
   polynomials::Approximation approximation;  // Lagrange unless given
@@ -470,6 +477,13 @@ struct CosimConfig {
   bool iterative() const {
     return scheme == CosimScheme::kImplicit || scheme == CosimScheme::kSemiImplicit ||
            scheme == CosimScheme::kWaveform || scheme == CosimScheme::kAuto;
+  }
+  // Whether exLE or exMD estimates steps, so that prediction_ratio_limit applies: the explicit
+  // scheme with one of them, or auto (its explicit steps take exMD).
+  bool explicit_state_estimates() const {
+    return scheme == CosimScheme::kAuto ||
+           (scheme == CosimScheme::kExplicit &&
+            (estimator == control::Estimator::kExMD || estimator == control::Estimator::kExLE));
   }
   // Not given: "auto" with an estimator, kDefaultFixedOrder without.
   OrderSetting effective_order() const {

@@ -89,4 +89,21 @@ ErrorEstimate estimate_coupling_variables(std::span<const double> u_pre,
                                           std::span<const double> u_new,
                                           const ErrorTolerances& tol);
 
+// The premise of exLE and exMD (METHODS §5.3, D-52). Both estimates are linear in the
+// predictor's error Δp at T_{N+1}, which their comparison run takes to be û^pre − u^pre (the
+// extrapolation one degree higher, Eq. 3.3 / 3.8). After the step, u_{N+1} − u^pre is Δp
+// itself up to the step's own coupling error, one order higher. Returns
+// ρ = ‖u_{N+1} − u^pre‖ / ‖û^pre − u^pre‖ (WRMS norms, W^u at u_{N+1}): about 1 where the
+// coupling variables are smooth, far above it where an event inside a subsystem (a contact, a
+// switch) moved them within the step. NaN where the comparison moved nothing
+// (‖û^pre − u^pre‖ = 0) or a value is not finite. Throws std::invalid_argument for mismatched
+// sizes.
+double prediction_ratio(std::span<const double> u_pre, std::span<const double> u_hat,
+                        std::span<const double> u_new, const ErrorTolerances& tol);
+
+// Scales a concept-1 estimate by ρ/limit where ρ > limit > 0, so that it measures the error of
+// the predictor's actual miss instead of the comparison's; returns the factor applied (1 where
+// nothing changes: ρ ≤ limit, limit = 0, or ρ NaN).
+double raise_for_prediction_ratio(ErrorEstimate& estimate, double ratio, double limit);
+
 }  // namespace macrostep::control

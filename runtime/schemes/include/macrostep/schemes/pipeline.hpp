@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <span>
@@ -72,6 +73,10 @@ struct SchemeOptions {
   std::optional<corrector::CorrectorOptions> corrector;
   // Gauss–Seidel instead of Jacobi (explicit only: corrector must be empty).
   std::optional<GaussSeidelOptions> gauss_seidel;
+  // exLE and exMD in explicit steps: the largest prediction ratio ρ (control::prediction_ratio)
+  // their estimate is trusted with; above it the estimate is raised by ρ/limit (METHODS §5.3,
+  // D-52). 0: never raised (the seeds' estimators).
+  double prediction_ratio_limit = 10.0;
   // `scheme = "auto"` (adaptive.hpp): every macro step explicit Jacobi, or the semi-implicit or
   // the implicit scheme of `corrector` (which must be set, iteration implicit; the semi-implicit
   // steps take the same options with one corrector pass), chosen from what the steps cost.
@@ -158,6 +163,15 @@ struct CorrectorStatistics {
   }
 };
 
+// The explicit estimators' premise check (SchemeOptions::prediction_ratio_limit): attempts whose
+// estimate was raised because the coupling variables left the comparison's extrapolation by more
+// than the limit, and the largest factor applied.
+struct EstimateRaises {
+  bool checked = false;  // some attempt ran the check (exLE or exMD, limit > 0)
+  std::uint64_t attempts = 0;
+  double max_factor = 1.0;
+};
+
 // The consistent update's work with evaluated outputs (METHODS §1.1, D-1; FeedthroughUpdate):
 // systems with a feed-through subsystem whose outputs are not affine in its inputs.
 struct ConsistentUpdateStatistics {
@@ -216,6 +230,7 @@ struct SchemeResult {
   CorrectorStatistics corrector;
   SchemeChoiceStatistics scheme_choice;
   ConsistentUpdateStatistics consistent_update;
+  EstimateRaises estimate_raises;
   std::vector<ida::AdvanceStats> subsystem_stats;
   std::vector<double> subsystem_solver_ns;  // Σ_N T_{L,N} per subsystem
   TimeBreakdown time;
@@ -305,6 +320,9 @@ struct AttemptResult {
   // the mismatch its semi-implicit pass left (iteration_residual is then the implicit step's, 0);
   // 0 for every other attempt.
   double escalated_mismatch = 0.0;
+  // exLE / exMD with a prediction_ratio_limit: the factor by which the prediction ratio raised
+  // the estimate (1: not raised); NaN where no check ran.
+  double estimate_raise = std::numeric_limits<double>::quiet_NaN();
 };
 
 // The executor passes of an attempt, with the time breakdown kept on the way. A scheme calls
