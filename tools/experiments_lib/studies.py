@@ -13,6 +13,8 @@ from .study import (Result, Study, fit_slope, idle_share, ideal_parallel, micro_
 # Small models run in one process with one thread: the same numbers as the process executor
 # (DESIGN contract 1), without waking a process per subsystem and step on a shared 2-CPU box.
 INPROC = ["--executor", "inprocess", "--threads", "1"]
+# exLE and exMD as the seeds define them: without our premise check (methods.md §5.3, D-52).
+SEED_ESTIMATE = ["--set", "cosim.prediction_ratio_limit=0"]
 
 
 def _micro_steps(meta):
@@ -133,7 +135,7 @@ def k52(runner, quick):
            "configs/k-5.2-m1.toml (M2 and M3: the sections K-5.2-M2 and K-5.2-M3)")
     cfg = config_path("k-5.2-m1.toml")
     cv = config_variant(runner, "k-5.2-m1.toml", "k52_cv", {"cosim.atol_u": "1.0"})
-    runs = {"exMD": (cfg, []), "exLE": (cfg, ["--estimator", "exLE"]),
+    runs = {"exMD": (cfg, SEED_ESTIMATE), "exLE": (cfg, ["--estimator", "exLE"] + SEED_ESTIMATE),
             "imMD": (cfg, ["--scheme", "implicit", "--estimator", "imMD"]),
             "exCV": (cv, ["--estimator", "exCV", "--rtol", "1e-3"]),
             "imCV": (cv, ["--scheme", "implicit", "--estimator", "imCV", "--rtol", "1e-3"])}
@@ -154,7 +156,7 @@ def _k52_runs(runner, cfg_name, tag):
     rtol 1e-5, exCV / imCV at rtol 1e-3 with atol_u = 1 [S]. Returns {estimator: JSON}."""
     cfg = config_path(cfg_name)
     cv = config_variant(runner, cfg_name, f"{tag}_cv", {"cosim.atol_u": "1.0"})
-    runs = {"exMD": (cfg, []), "exLE": (cfg, ["--estimator", "exLE"]),
+    runs = {"exMD": (cfg, SEED_ESTIMATE), "exLE": (cfg, ["--estimator", "exLE"] + SEED_ESTIMATE),
             "imMD": (cfg, ["--scheme", "implicit", "--estimator", "imMD"]),
             "exCV": (cv, ["--estimator", "exCV", "--rtol", "1e-3"]),
             "imCV": (cv, ["--scheme", "implicit", "--estimator", "imCV", "--rtol", "1e-3"])}
@@ -195,6 +197,14 @@ def _k52_model(runner, model, fixed_h):
                    "flips from +127 to -126 m/s within 1e-4 s at t = 0.0168 s")
         r.row("all five estimators stable (complete, NRMSE < 1)",
               "yes" if all(err[k] < 1 for k in h if k != "fixed") else "no", "yes")
+        checked = runner.run(config_path(cfg_name), f"{tag}_exMD_checked", INPROC)
+        err_checked = runner.nrmse(config_path(cfg_name), checked["csv"])["all"]
+        r.row("NRMSE exMD with the premise check (D-52) / the seed's exMD",
+              err_checked / err["exMD"], "< 1 (beyond the seed)",
+              failed=not err_checked < err["exMD"],
+              note=f"ours {err_checked:.2e} in {checked['statistics']['macro_steps']} steps, "
+                   f"{checked['statistics'].get('estimate_raises', {}).get('attempts', 0)} "
+                   "estimates raised at the contacts (methods.md §5.3)")
     r.note("mean H [s]: " + ", ".join(f"{k} {v:.3g}" for k, v in h.items()) +
            "; NRMSE: " + ", ".join(f"{k} {v:.2e}" for k, v in err.items()) +
            "; rejected: " + ", ".join(f"{k} {v}" for k, v in rej.items()))
