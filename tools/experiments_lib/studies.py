@@ -133,15 +133,8 @@ def k52(runner, quick):
     r = Result()
     r.note("M1 (linear) only, t_sim = 0.1 s [SI]; in-process, one thread; new "
            "configs/k-5.2-m1.toml (M2 and M3: the sections K-5.2-M2 and K-5.2-M3)")
-    cfg = config_path("k-5.2-m1.toml")
-    cv = config_variant(runner, "k-5.2-m1.toml", "k52_cv", {"cosim.atol_u": "1.0"})
-    runs = {"exMD": (cfg, SEED_ESTIMATE), "exLE": (cfg, ["--estimator", "exLE"] + SEED_ESTIMATE),
-            "imMD": (cfg, ["--scheme", "implicit", "--estimator", "imMD"]),
-            "exCV": (cv, ["--estimator", "exCV", "--rtol", "1e-3"]),
-            "imCV": (cv, ["--scheme", "implicit", "--estimator", "imCV", "--rtol", "1e-3"])}
-    mean_h = {}
-    for est, (c, extra) in runs.items():
-        mean_h[est] = runner.run(c, f"k52_{est}", INPROC + extra)["statistics"]["mean_step"]
+    meta = _k52_runs(runner, "k-5.2-m1.toml", "k52")
+    mean_h = {est: m["statistics"]["mean_step"] for est, m in meta.items()}
     r.row("mean H imMD / exMD", mean_h["imMD"] / mean_h["exMD"], "> 1",
           note="seed: imMD allows larger H than the explicit state estimators")
     r.row("mean H exLE / exMD", mean_h["exLE"] / mean_h["exMD"], 1.0, note="target +-10 %")

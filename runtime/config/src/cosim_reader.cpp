@@ -240,7 +240,7 @@ void check_cosim_combinations(const Node& n, const CosimConfig& c, const ParseSt
           "the fixed degree, an integer 0..5");
     }
     for (const char* key : {"rtol", "atol_pos", "atol_vel", "atol_u", "safety", "r_min", "r_max",
-                            "dead_zone", "h_max", "order_strategy", "prediction_ratio_limit"}) {
+                            "dead_zone", "h_max", "order_strategy"}) {
       const std::string_view k = key;
       // The corrector's convergence test of an iterative scheme, and Gauss–Seidel's settling of
       // a subsystem whose law reads its own outputs, use these even at fixed H.

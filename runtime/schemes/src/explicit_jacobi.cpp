@@ -125,8 +125,10 @@ AttemptResult ExplicitJacobi::attempt(const control::StepPlan& plan,
   // 1. Predictor and step polynomials (METHODS §2.2 table).
   predict(options_, hist, kappa, t1, u_pre_);
   // û^pre: exMD's comparison end value, and the end value of exLE's comparison polynomial
-  // (both P_{κ+1}(T_{N+1}) through the κ+2 newest points): the premise check reads it.
-  if (effective == Estimator::kExMD || effective == Estimator::kExLE)
+  // (both P_{κ+1}(T_{N+1}) through the κ+2 newest points), which the premise check reads.
+  const bool check_premise = (effective == Estimator::kExMD || effective == Estimator::kExLE) &&
+                             options_.prediction_ratio_limit > 0.0;
+  if (effective == Estimator::kExMD || check_premise)
     polynomials::milne_comparison_prediction(hist, kappa, t1, u_hat_);
   // Built over the coupling variables feeding the inputs, then summed into inputs (sum_feeds).
   feed_nominal_.resize(ns);
@@ -196,7 +198,7 @@ AttemptResult ExplicitJacobi::attempt(const control::StepPlan& plan,
                                                system.monitored_groups(), ratios, tol);
     // The comparison measured the predictor's miss as û^pre − u^pre; where the coupling
     // variables landed farther away, the estimate follows the actual miss (D-52).
-    if (options_.prediction_ratio_limit > 0.0) {
+    if (check_premise) {
       const double rho = control::prediction_ratio(u_pre_, u_hat_, u_new, tol);
       result.estimate_raise = control::raise_for_prediction_ratio(result.estimate, rho,
                                                                   options_.prediction_ratio_limit);
