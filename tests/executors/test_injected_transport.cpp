@@ -23,29 +23,11 @@ namespace {
 
 using macrostep::testing::same_bits;
 
-// The parts of a ProcessExecutor whose workers are threads: each gets the configuration a worker
-// process would get (worker_setup + encode_config), and decodes it itself.
-executors::WorkerParts thread_workers(std::span<const executors::ProcessWorkerSpec> specs,
-                                      const executors::ProcessOptions& options) {
-  std::vector<std::vector<std::byte>> configs;
-  std::vector<std::size_t> state_sizes;
-  for (std::size_t i = 0; i < specs.size(); ++i) {
-    configs.push_back(
-        worker::encode_config(executors::worker_setup(specs[i], i, specs.size(), options)));
-    state_sizes.push_back(specs[i].states);
-  }
-  executors::WorkerParts parts;
-  auto threads = std::make_unique<ThreadTransport>(std::move(configs), std::move(state_sizes));
-  parts.supervisor = std::make_unique<ThreadSupervisor>(*threads);
-  parts.transport = std::move(threads);
-  return parts;
-}
-
 std::unique_ptr<executors::ProcessExecutor> threaded_executor(
     const system::CoupledSystem& system, std::span<const library::ModelDescription> models,
     std::span<const double> u0, const executors::ProcessOptions& options) {
   const auto specs = executors::worker_specs(system, models, u0);
-  return std::make_unique<executors::ProcessExecutor>(thread_workers(specs, options), specs,
+  return std::make_unique<executors::ProcessExecutor>(thread_workers(specs, options).parts, specs,
                                                       system.subsystem(0).initial_time(), options);
 }
 

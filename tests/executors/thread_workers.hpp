@@ -13,6 +13,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -21,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "macrostep/executors/process_executor.hpp"
 #include "macrostep/executors/worker_supervisor.hpp"
 #include "macrostep/executors/worker_transport.hpp"
 #include "macrostep/ipc/protocol.hpp"
@@ -117,6 +119,15 @@ class ThreadTransport final : public executors::WorkerTransport {
     if (slots_[i]->thread.joinable()) slots_[i]->thread.join();
   }
   bool running(std::size_t i) const { return slots_[i]->thread.joinable(); }
+  // While held, worker i takes no further command: a hung worker, whose progress stands still
+  // (it ends when stopped).
+  void hold(std::size_t i, bool held) {
+    {
+      std::lock_guard lock(mutex_);
+      slots_[i]->held = held;
+    }
+    changed_.notify_all();
+  }
 
  private:
   struct Slot {
@@ -126,6 +137,7 @@ class ThreadTransport final : public executors::WorkerTransport {
     std::vector<double> mirror;
     std::optional<worker::HandshakeInfo> handshake;
     bool shutdown = false;
+    bool held = false;
     std::thread thread;
   };
 
@@ -156,8 +168,10 @@ class ThreadTransport final : public executors::WorkerTransport {
       std::unique_ptr<ipc::StepCommand> command;
       {
         std::unique_lock lock(mutex_);
-        changed_.wait(lock, [&] { return slot.shutdown || !slot.commands.empty(); });
-        if (slot.commands.empty()) return;
+        changed_.wait(lock,
+                      [&] { return slot.shutdown || (!slot.held && !slot.commands.empty()); });
+        if (slot.shutdown && slot.commands.empty()) return;
+        if (slot.held) return;  // stopped while held
         command = std::move(slot.commands.front());
         slot.commands.pop_front();
       }
@@ -194,9 +208,43 @@ class ThreadSupervisor final : public executors::WorkerSupervisor {
   void stop_all(std::chrono::milliseconds) noexcept override {
     for (std::size_t i = 0; i < threads_.workers(); ++i) threads_.stop(i);
   }
+  std::optional<executors::SchedulingSample> scheduling(std::size_t i) const override {
+    return scheduling_of ? scheduling_of(i) : std::nullopt;
+  }
+
+  // What scheduling() reports (a test's stand-in for /proc); unset: nothing.
+  std::function<std::optional<executors::SchedulingSample>(std::size_t)> scheduling_of;
 
  private:
   ThreadTransport& threads_;
 };
+
+// The parts of a ProcessExecutor whose workers are threads: each gets the configuration a worker
+// process would get (worker_setup + encode_config), and decodes it itself. `threads` and
+// `supervisor` point into `parts` (the executor owns them once given the parts).
+struct ThreadWorkerParts {
+  executors::WorkerParts parts;
+  ThreadTransport* threads = nullptr;
+  ThreadSupervisor* supervisor = nullptr;
+};
+
+inline ThreadWorkerParts thread_workers(std::span<const executors::ProcessWorkerSpec> specs,
+                                        const executors::ProcessOptions& options) {
+  std::vector<std::vector<std::byte>> configs;
+  std::vector<std::size_t> state_sizes;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    configs.push_back(
+        worker::encode_config(executors::worker_setup(specs[i], i, specs.size(), options)));
+    state_sizes.push_back(specs[i].states);
+  }
+  ThreadWorkerParts out;
+  auto threads = std::make_unique<ThreadTransport>(std::move(configs), std::move(state_sizes));
+  auto supervisor = std::make_unique<ThreadSupervisor>(*threads);
+  out.threads = threads.get();
+  out.supervisor = supervisor.get();
+  out.parts.supervisor = std::move(supervisor);
+  out.parts.transport = std::move(threads);
+  return out;
+}
 
 }  // namespace macrostep::testing

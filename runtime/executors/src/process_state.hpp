@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,11 @@ struct ProcessExecutor::State {
     bool progress_known = false;
     std::uint64_t progress_seen = 0;
     Clock::time_point progress_at;
+    // While the progress stands still: how long it may (hang_timeout, extended while the worker
+    // waits for a CPU), and the scheduling sample that the current window began with.
+    Clock::duration allowed{};
+    Clock::time_point window_at;
+    std::optional<SchedulingSample> window_start;
     ida::AdvanceStats total;
     std::int64_t snapshot_ns = 0;
     std::int64_t sent_ns = 0;
@@ -130,7 +136,9 @@ struct ProcessExecutor::State {
 
   // Throws WorkerFailure if worker i's progress has not moved for hang_timeout since it last did
   // (or since the first check after its command); a hung worker is killed (it would not answer
-  // the shutdown).
+  // the shutdown). A worker that waited for a CPU meanwhile (process_scheduling.hpp) gets
+  // another hang_timeout, up to kCpuWaitLimit times hang_timeout in all.
+  static constexpr int kCpuWaitLimit = 10;
   void check_progress(std::size_t i, const Operation& during);
 
   void send(std::size_t i, const Operation& op);

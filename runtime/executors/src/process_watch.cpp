@@ -71,7 +71,9 @@ void ProcessExecutor::State::fail_dead(std::size_t i, const std::string& how,
 // Throws WorkerFailure if worker i's progress has not moved for hang_timeout since it last did
 // (or since the first check after its command); a hung worker is killed (it would not answer
 // the shutdown). The progress of a process that hosts several subsystems is the sum over them:
-// one that waits while its mates compute (their runs one after the other) does not hang.
+// one that waits while its mates compute (their runs one after the other) does not hang. Nor
+// does one the machine gave no CPU (an oversubscribed run): it gets another hang_timeout, up to
+// kCpuWaitLimit in all, so that a run on a starved machine is slow rather than killed.
 void ProcessExecutor::State::check_progress(std::size_t i, const Operation& during) {
   Worker& w = workers[i];
   std::uint64_t now_seen = 0;
@@ -81,17 +83,35 @@ void ProcessExecutor::State::check_progress(std::size_t i, const Operation& duri
     w.progress_known = true;
     w.progress_seen = now_seen;
     w.progress_at = now;
+    w.allowed = options.hang_timeout;
+    w.window_at = now;
+    w.window_start.reset();  // taken when the worker has been still for half a timeout
     return;
   }
-  if (options.hang_timeout.count() <= 0 || now - w.progress_at < options.hang_timeout) return;
+  if (options.hang_timeout.count() <= 0) return;
+  const auto still = now - w.progress_at;
+  if (!w.window_start && 2 * (now - w.window_at) >= options.hang_timeout) {
+    w.window_start = supervisor->scheduling(i);
+    w.window_at = now;
+  }
+  if (still < w.allowed) return;
+  const auto sample = supervisor->scheduling(i);
+  if (w.window_start && sample && waited_for_cpu(*w.window_start, *sample, now - w.window_at) &&
+      w.allowed < kCpuWaitLimit * options.hang_timeout) {
+    w.allowed += options.hang_timeout;
+    w.window_start = sample;
+    w.window_at = now;
+    return;
+  }
   broken = true;
-  const double idle = std::chrono::duration<double>(now - w.progress_at).count();
+  const double idle = std::chrono::duration<double>(still).count();
   const std::string name = who(i);
   supervisor->kill(i);
   throw WorkerFailure(
       fmt::format("{} hangs: no model evaluation for {:.1f} s (--hang-timeout "
-                  "{:g} s) during {}; it was killed",
+                  "{:g} s{}) during {}; it was killed",
                   name, idle, std::chrono::duration<double>(options.hang_timeout).count(),
+                  w.allowed > options.hang_timeout ? ", extended while it waited for a CPU" : "",
                   describe(during)),
       i, accepted_steps + 1, resume_time(during));
 }

@@ -79,7 +79,9 @@ struct ProcessOptions : ExecutorOptions {
   // A worker whose integrators evaluate nothing for this long while the master waits for its
   // reply hangs (an endless loop or a deadlock in the model, a stopped process): it is killed
   // and reported as a WorkerFailure. 0 turns the check off. The default leaves room for a long
-  // KLU factorization or a swapped-out process; runs with small subsystems may use seconds.
+  // KLU factorization or a swapped-out process; runs with small subsystems may use seconds. A
+  // worker that waited for a CPU meanwhile (WorkerSupervisor::scheduling) gets another
+  // hang_timeout, up to ten in all.
   std::chrono::milliseconds hang_timeout{60000};
   std::chrono::milliseconds shutdown_timeout{2000};
   // Run subsystem 1 in the master process (through the same SubsystemRunner a worker uses,

@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "macrostep/executors/process_scheduling.hpp"
+
 namespace macrostep::executors {
 
 class WorkerSupervisor {
@@ -44,6 +46,10 @@ class WorkerSupervisor {
   // and pid() of one of them are those of the process, so a crash or a kill ends all of them,
   // and replacing one means replacing all. Default: i alone.
   virtual std::vector<std::size_t> process_mates(std::size_t i) const { return {i}; }
+  // How worker i's process has been scheduled so far (process_scheduling.hpp), for telling a
+  // hung worker from one the machine gives no CPU; nullopt where this supervisor cannot see it
+  // (the default) or the process has ended.
+  virtual std::optional<SchedulingSample> scheduling(std::size_t) const { return std::nullopt; }
 };
 
 // Worker processes spawned from a `macrostep` binary on this machine, attached to a
@@ -69,6 +75,9 @@ class ProcessSupervisor final : public WorkerSupervisor {
   void stop_all(std::chrono::milliseconds grace) noexcept override;
   std::vector<std::size_t> process_mates(std::size_t i) const override {
     return members_.at(slot_of_.at(i));
+  }
+  std::optional<SchedulingSample> scheduling(std::size_t i) const override {
+    return read_scheduling(pid(i));
   }
 
  private:

@@ -1,0 +1,199 @@
+// Telling a hung worker from one that the machine gives no CPU (process_scheduling.hpp): the
+// /proc reading on real processes (a spinning, a stopped and a sleeping child), the rule, and
+// the progress check of ProcessExecutor on thread workers (thread_workers.hpp) held still while
+// the supervisor reports how they were scheduled.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "call_order_suite.hpp"
+#include "explicit_options.hpp"
+#include "macrostep/executors/process_executor.hpp"
+#include "macrostep/executors/process_scheduling.hpp"
+#include "macrostep/schemes/explicit_jacobi.hpp"
+#include "thread_workers.hpp"
+
+namespace macrostep::testing {
+namespace {
+
+using executors::SchedulingSample;
+using namespace std::chrono_literals;
+
+TEST(ProcessScheduling, ParsesTheStateAndTheCpuTicksAfterTheLastParenthesis) {
+  const auto stat = executors::parse_task_stat(
+      "812 (a (b) c) R 1 812 812 0 -1 4194560 120 0 3 0 250 17 0 0 20 0 3 0 99 1000 200");
+  ASSERT_TRUE(stat);
+  EXPECT_EQ(stat->state, 'R');
+  EXPECT_EQ(stat->cpu_ticks, 267u);
+  const auto stopped = executors::parse_task_stat("9 (x) T 1 9 9 0 -1 0 0 0 0 0 5 6\n");
+  ASSERT_TRUE(stopped);
+  EXPECT_EQ(stopped->state, 'T');
+  EXPECT_EQ(stopped->cpu_ticks, 11u);
+  EXPECT_FALSE(executors::parse_task_stat(""));
+  EXPECT_FALSE(executors::parse_task_stat("812 x R 1"));                           // no name
+  EXPECT_FALSE(executors::parse_task_stat("812 (x) R 1 2 3"));                     // cut short
+  EXPECT_FALSE(executors::parse_task_stat("812 (x) R 1 2 3 4 5 6 7 8 9 10 z 6"));  // not a number
+}
+
+TEST(ProcessScheduling, WaitedForCpuOnlyWhenRunnableWithLessThanHalfTheWindow) {
+  const SchedulingSample before{1s, true};
+  EXPECT_TRUE(executors::waited_for_cpu(before, {1s + 100ms, true}, 1s));
+  EXPECT_FALSE(executors::waited_for_cpu(before, {1s + 600ms, true}, 1s));  // spins: hangs
+  EXPECT_FALSE(executors::waited_for_cpu(before, {1s, false}, 1s));         // sleeps or stopped
+  EXPECT_FALSE(executors::waited_for_cpu(before, {1s, true}, 0s));
+}
+
+// Samples pid until `done` holds for a sample or 10 s have passed; the last sample.
+template <class Done>
+std::optional<SchedulingSample> sample_scheduling_until(pid_t pid, Done done) {
+  const auto until = std::chrono::steady_clock::now() + 10s;
+  std::optional<SchedulingSample> s;
+  do {
+    s = executors::read_scheduling(pid);
+    if (s && done(*s)) break;
+    std::this_thread::sleep_for(10ms);
+  } while (std::chrono::steady_clock::now() < until);
+  return s;
+}
+
+pid_t spawn_idle_child(bool spin) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (spin) {
+      std::atomic<unsigned long> n{0};
+      for (;;) n.fetch_add(1, std::memory_order_relaxed);
+    }
+    for (;;) pause();
+  }
+  return pid;
+}
+
+void end_child(pid_t pid) {
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+}
+
+TEST(ProcessScheduling, ReadsASpinningAStoppedAndASleepingChild) {
+  const pid_t spinner = spawn_idle_child(true);
+  ASSERT_GT(spinner, 0);
+  const auto first = executors::read_scheduling(spinner);
+  ASSERT_TRUE(first);
+  const auto spun = sample_scheduling_until(spinner, [&](const SchedulingSample& s) {
+    return s.runnable && s.cpu_time > first->cpu_time;
+  });
+  ASSERT_TRUE(spun);
+  EXPECT_TRUE(spun->runnable);
+  EXPECT_GT(spun->cpu_time, first->cpu_time);
+  ASSERT_EQ(kill(spinner, SIGSTOP), 0);
+  const auto stopped =
+      sample_scheduling_until(spinner, [](const SchedulingSample& s) { return !s.runnable; });
+  ASSERT_TRUE(stopped);
+  EXPECT_FALSE(stopped->runnable);
+  end_child(spinner);
+  EXPECT_FALSE(executors::read_scheduling(spinner));  // reaped: nothing to read
+
+  const pid_t sleeper = spawn_idle_child(false);
+  ASSERT_GT(sleeper, 0);
+  const auto asleep =
+      sample_scheduling_until(sleeper, [](const SchedulingSample& s) { return !s.runnable; });
+  ASSERT_TRUE(asleep);
+  EXPECT_FALSE(asleep->runnable);
+  end_child(sleeper);
+}
+
+// A ProcessExecutor over thread workers with a short hang timeout; worker 1 is held still from
+// the third accepted step on, for `hold` (forever if zero), while the supervisor reports
+// `scheduling`. Returns the WorkerFailure's message, or "" if the run ended normally.
+std::string run_with_still_worker(
+    std::function<std::optional<SchedulingSample>(std::size_t)> scheduling,
+    std::chrono::milliseconds hold) {
+  CallOrderSystem s;
+  const schemes::SchemeOptions o = controlled(2e-3, control::Estimator::kExMD, 1e-5);
+  executors::ProcessOptions po;
+  po.rollback = schemes::needs_rollback(o);
+  po.hang_timeout = 200ms;
+  po.poll_interval = 10ms;
+  const auto specs = executors::worker_specs(s.system, s.models, s.u0);
+  auto parts = thread_workers(specs, po);
+  ThreadTransport* threads = parts.threads;
+  parts.supervisor->scheduling_of = std::move(scheduling);
+  executors::ProcessExecutor ex(std::move(parts.parts), specs, s.system.subsystem(0).initial_time(),
+                                po);
+  std::thread release;
+  std::size_t accepted = 0;
+  std::string failure;
+  try {
+    schemes::run_explicit(s.system, ex, o, [&](const schemes::AcceptedPoint&) {
+      if (++accepted != 3) return;
+      threads->hold(1, true);
+      if (hold.count() > 0) {
+        release = std::thread([threads, hold] {
+          std::this_thread::sleep_for(hold);
+          threads->hold(1, false);
+        });
+      }
+    });
+  } catch (const executors::WorkerFailure& e) {
+    failure = e.what();
+    EXPECT_EQ(e.subsystem(), 1u);
+  }
+  if (release.joinable()) release.join();
+  EXPECT_GE(accepted, 3u);  // the worker was held
+  return failure;
+}
+
+TEST(ProcessScheduling, AWorkerWaitingForACpuIsNotTakenForAHungOne) {
+  // Runnable and no CPU time: the machine, not the worker. Held for five hang timeouts.
+  const std::string failure = run_with_still_worker(
+      [](std::size_t) {
+        return SchedulingSample{0ns, true};
+      },
+      1000ms);
+  EXPECT_EQ(failure, "");
+}
+
+TEST(ProcessScheduling, AStillWorkerThatGetsItsCpuOrIsNotRunnableHangs) {
+  const auto t0 = std::chrono::steady_clock::now();
+  // Spinning: its CPU time grows with the wall clock.
+  const std::string spinning = run_with_still_worker(
+      [t0](std::size_t) {
+        return SchedulingSample{std::chrono::steady_clock::now() - t0, true};
+      },
+      0ms);
+  EXPECT_NE(spinning.find("subsystem 2 (pid "), std::string::npos) << spinning;
+  EXPECT_NE(spinning.find("hangs: no model evaluation"), std::string::npos) << spinning;
+  EXPECT_EQ(spinning.find("waited for a CPU"), std::string::npos) << spinning;
+  // Stopped or asleep.
+  const std::string asleep = run_with_still_worker(
+      [](std::size_t) {
+        return SchedulingSample{0ns, false};
+      },
+      0ms);
+  EXPECT_NE(asleep.find("hangs"), std::string::npos) << asleep;
+  EXPECT_EQ(asleep.find("waited for a CPU"), std::string::npos) << asleep;
+  // Nothing known (a supervisor that cannot see the process).
+  const std::string unknown = run_with_still_worker(nullptr, 0ms);
+  EXPECT_NE(unknown.find("hangs"), std::string::npos) << unknown;
+}
+
+TEST(ProcessScheduling, AWorkerWaitingForACpuIsKilledAtTheLimit) {
+  const std::string failure = run_with_still_worker(
+      [](std::size_t) {
+        return SchedulingSample{0ns, true};
+      },
+      0ms);
+  EXPECT_NE(failure.find("extended while it waited for a CPU"), std::string::npos) << failure;
+  // The extensions end at kCpuWaitLimit hang timeouts (200 ms each) of stillness.
+  const auto at = failure.find("no model evaluation for ");
+  ASSERT_NE(at, std::string::npos) << failure;
+  EXPECT_GE(std::stod(failure.substr(at + 24)), 2.0) << failure;
+}
+
+}  // namespace
+}  // namespace macrostep::testing
