@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "../support/child_processes.hpp"
 #include "binary_fixture.hpp"
 #include "macrostep/checkpoint/checkpoint.hpp"
 #include "macrostep/ipc/capnp_bytes.hpp"
@@ -39,7 +40,7 @@ class Checkpoint : public macrostep::testing::BinaryTest {
  protected:
   // Starts `macrostep <args...>` in the test directory, output to run.out / run.err.
   pid_t start(const std::vector<std::string>& args) const {
-    const pid_t pid = ::fork();
+    const pid_t pid = macrostep::testing::fork_tied();
     if (pid == 0) {
       if (::chdir(dir_.c_str()) != 0) ::_exit(120);
       if (!std::freopen("run.out", "w", stdout) || !std::freopen("run.err", "w", stderr)) {

@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "../support/child_processes.hpp"
 #include "binary_fixture.hpp"
 #include "macrostep/checkpoint/checkpoint.hpp"
 #include "macrostep/output/csv.hpp"
@@ -309,7 +310,7 @@ TEST_F(Destinations, ModelEndingTheMasterIsReported) {
 // metadata file that says the run was interrupted.
 TEST_F(Destinations, HungModelInTheMasterStillLeavesItsReport) {
   write_file("p.toml", misbehaving_pair("hang"));
-  const pid_t pid = fork();
+  const pid_t pid = macrostep::testing::fork_tied();
   if (pid == 0) {
     if (chdir(dir_.c_str()) != 0) _exit(120);
     if (!freopen("stderr.txt", "w", stderr) || !freopen("/dev/null", "w", stdout)) _exit(121);

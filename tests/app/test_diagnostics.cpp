@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "../support/child_processes.hpp"
 #include "binary_fixture.hpp"
 #include "macrostep/output/csv.hpp"
 #include "macrostep/output/hdf5.hpp"
@@ -291,7 +292,7 @@ TEST_F(Diagnostics, InterruptedHdf5RunLeavesAReadableFile) {
   std::string long_chain = kChain;
   long_chain.replace(long_chain.find("end_time = 0.02"), 15, "end_time = 100.0");
   write_file("chain.toml", long_chain);
-  const pid_t pid = ::fork();
+  const pid_t pid = macrostep::testing::fork_tied();
   if (pid == 0) {
     if (::chdir(dir_.c_str()) != 0 || !std::freopen("run.err", "w", stderr) ||
         !std::freopen("run.out", "w", stdout)) {

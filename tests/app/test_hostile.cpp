@@ -20,6 +20,7 @@
 
 #include "macrostep/output/csv.hpp"
 
+#include "../support/child_processes.hpp"
 #include "binary_fixture.hpp"
 
 namespace {
@@ -45,7 +46,7 @@ class Hostile : public macrostep::testing::BinaryTest {
   // `file_size_limit` bytes and SIGXFSZ ignored, so that a write beyond it fails with EFBIG as a
   // full disk fails with ENOSPC. Returns the exit status (-1 if killed by a signal).
   int run_with_file_size_limit(rlim_t file_size_limit, std::vector<std::string> args) const {
-    const pid_t pid = fork();
+    const pid_t pid = macrostep::testing::fork_tied();
     if (pid == 0) {
       if (chdir(dir_.c_str()) != 0) _exit(120);
       const std::string err = path("stderr.txt");
@@ -109,7 +110,7 @@ TEST_F(Hostile, DeepNestingIsRefusedWithOneLine) {
 TEST_F(Hostile, SigtermWhileReadingTheConfigurationEndsTheProcess) {
   const std::string fifo = path("config.toml");
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-  const pid_t pid = fork();
+  const pid_t pid = macrostep::testing::fork_tied();
   if (pid == 0) {
     if (!freopen("/dev/null", "w", stderr)) _exit(121);
     execl(MACROSTEP_BINARY, MACROSTEP_BINARY, "run", fifo.c_str(), static_cast<char*>(nullptr));

@@ -42,7 +42,7 @@ class Sources : public macrostep::testing::BinaryTest {
   }
   // Starts `macrostep <args>` in the test directory (stdout, stderr to run.out, run.err).
   pid_t start(const std::vector<std::string>& args) const {
-    const pid_t pid = ::fork();
+    const pid_t pid = macrostep::testing::fork_tied();
     if (pid == 0) {
       if (::chdir(dir_.c_str()) != 0) ::_exit(120);
       if (!std::freopen("run.out", "w", stdout) || !std::freopen("run.err", "w", stderr)) {

@@ -17,6 +17,7 @@
 
 #include "macrostep/ipc/shared_segment.hpp"
 
+#include "../support/child_processes.hpp"
 #include "binary_fixture.hpp"
 
 namespace {
@@ -109,7 +110,7 @@ TEST_F(Command, TopologyPrintsAnExplicitMap) {
 std::string stale_segment(pid_t& owner) {
   int fds[2];
   if (::pipe(fds) != 0) return {};
-  const pid_t pid = ::fork();
+  const pid_t pid = macrostep::testing::fork_tied();
   if (pid < 0) return {};
   if (pid == 0) {
     ::close(fds[0]);

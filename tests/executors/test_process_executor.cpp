@@ -399,7 +399,7 @@ TEST(ProcessExecutor, SlowWorkerIsNotTakenForAHungOne) {
 TEST(ProcessExecutor, KilledMasterTakesItsWorkersWithIt) {
   int fds[2];
   ASSERT_EQ(pipe(fds), 0);
-  const pid_t master = fork();
+  const pid_t master = macrostep::testing::fork_tied();
   ASSERT_GE(master, 0);
   if (master == 0) {
     close(fds[0]);

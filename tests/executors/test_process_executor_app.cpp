@@ -43,7 +43,7 @@ std::filesystem::path temp_dir(const std::string& name) {
 // group of its own (as a shell starts a job), so that a signal to the group reaches the app and
 // its workers but not this test.
 pid_t spawn_app(const std::filesystem::path& dir, const std::vector<std::string>& args) {
-  const pid_t pid = fork();
+  const pid_t pid = macrostep::testing::fork_tied();
   if (pid == 0) {
     setpgid(0, 0);
     const std::string out = (dir / "stdout.txt").string(), err = (dir / "stderr.txt").string();

@@ -12,6 +12,7 @@
 #include <string>
 #include <thread>
 
+#include "../support/child_processes.hpp"
 #include "call_order_suite.hpp"
 #include "explicit_options.hpp"
 #include "macrostep/executors/process_executor.hpp"
@@ -62,25 +63,37 @@ std::optional<SchedulingSample> sample_scheduling_until(pid_t pid, Done done) {
   return s;
 }
 
-pid_t spawn_idle_child(bool spin) {
-  const pid_t pid = fork();
-  if (pid == 0) {
+// A forked child that spins or sleeps until it is killed: by end(), by the destructor (a failed
+// assertion returns early) or, should this process die first, by the kernel (fork_tied).
+class IdleChild {
+ public:
+  explicit IdleChild(bool spin) : pid_(fork_tied()) {
+    if (pid_ != 0) return;
     if (spin) {
       std::atomic<unsigned long> n{0};
       for (;;) n.fetch_add(1, std::memory_order_relaxed);
     }
     for (;;) pause();
   }
-  return pid;
-}
+  ~IdleChild() { end(); }
+  IdleChild(const IdleChild&) = delete;
+  IdleChild& operator=(const IdleChild&) = delete;
 
-void end_child(pid_t pid) {
-  kill(pid, SIGKILL);
-  waitpid(pid, nullptr, 0);
-}
+  pid_t pid() const { return pid_; }
+  void end() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+    pid_ = 0;
+  }
+
+ private:
+  pid_t pid_;
+};
 
 TEST(ProcessScheduling, ReadsASpinningAStoppedAndASleepingChild) {
-  const pid_t spinner = spawn_idle_child(true);
+  IdleChild spinning(true);
+  const pid_t spinner = spinning.pid();
   ASSERT_GT(spinner, 0);
   const auto first = executors::read_scheduling(spinner);
   ASSERT_TRUE(first);
@@ -95,16 +108,15 @@ TEST(ProcessScheduling, ReadsASpinningAStoppedAndASleepingChild) {
       sample_scheduling_until(spinner, [](const SchedulingSample& s) { return !s.runnable; });
   ASSERT_TRUE(stopped);
   EXPECT_FALSE(stopped->runnable);
-  end_child(spinner);
+  spinning.end();
   EXPECT_FALSE(executors::read_scheduling(spinner));  // reaped: nothing to read
 
-  const pid_t sleeper = spawn_idle_child(false);
-  ASSERT_GT(sleeper, 0);
-  const auto asleep =
-      sample_scheduling_until(sleeper, [](const SchedulingSample& s) { return !s.runnable; });
+  IdleChild sleeping(false);
+  ASSERT_GT(sleeping.pid(), 0);
+  const auto asleep = sample_scheduling_until(
+      sleeping.pid(), [](const SchedulingSample& s) { return !s.runnable; });
   ASSERT_TRUE(asleep);
   EXPECT_FALSE(asleep->runnable);
-  end_child(sleeper);
 }
 
 // A ProcessExecutor over thread workers with a short hang timeout; worker 1 is held still from
@@ -125,7 +137,7 @@ std::string run_with_still_worker(
   parts.supervisor->scheduling_of = std::move(scheduling);
   executors::ProcessExecutor ex(std::move(parts.parts), specs, s.system.subsystem(0).initial_time(),
                                 po);
-  std::thread release;
+  std::jthread release;  // joined on every way out
   std::size_t accepted = 0;
   std::string failure;
   try {
@@ -133,7 +145,7 @@ std::string run_with_still_worker(
       if (++accepted != 3) return;
       threads->hold(1, true);
       if (hold.count() > 0) {
-        release = std::thread([threads, hold] {
+        release = std::jthread([threads, hold] {
           std::this_thread::sleep_for(hold);
           threads->hold(1, false);
         });

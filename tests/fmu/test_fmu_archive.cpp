@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/child_processes.hpp"
 #include "../support/read_file.hpp"
 #include "macrostep/fmu/archive.hpp"
 #include "macrostep/fmu/fmu.hpp"
@@ -207,7 +208,7 @@ TEST_F(FmuArchive, AFailedWriteIsRefusedWithTheSystemsReasonAndLeavesNothing) {
   const std::string path = zip("large.fmu", {{kBinary, "", 64}, {"resources/data", "", 2 * kMiB}});
   int pipe_fds[2];
   ASSERT_EQ(pipe(pipe_fds), 0);
-  const pid_t child = fork();
+  const pid_t child = macrostep::testing::fork_tied();
   ASSERT_GE(child, 0);
   if (child == 0) {
     close(pipe_fds[0]);

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 #include <functional>
 #include <string>
 
+#include "../support/child_processes.hpp"
 #include "macrostep/ipc/shared_segment.hpp"
 
 namespace macrostep::ipc::testing {
@@ -41,12 +43,13 @@ inline std::uint64_t message_count(std::uint64_t release, std::uint64_t tsan) {
 // Exit codes of a child: its body's return value, or one of these.
 inline constexpr int kChildSegmentError = 90;  // + static_cast<int>(SegmentErrc)
 inline constexpr int kChildException = 120;
+inline constexpr int kChildNotOurs = -1000;  // wait_child: no such child (fork failed)
 
 // Runs body() in a forked child and returns its pid. The child never returns into GoogleTest:
 // it reports through its exit status (its body's destructors have run by then).
 inline pid_t fork_child(const std::function<int()>& body) {
   std::fflush(nullptr);
-  const pid_t pid = fork();
+  const pid_t pid = macrostep::testing::fork_tied();
   if (pid != 0) return pid;
   int rc = kChildException;
   try {
@@ -65,6 +68,7 @@ inline pid_t fork_child(const std::function<int()>& body) {
 inline int wait_child(pid_t pid) {
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return kChildNotOurs;
   }
   if (WIFSIGNALED(status)) return -WTERMSIG(status);
   return WEXITSTATUS(status);

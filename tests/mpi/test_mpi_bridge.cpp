@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../app/binary_fixture.hpp"
+#include "../support/child_processes.hpp"
 #include "macrostep/output/csv.hpp"
 
 namespace {
@@ -192,7 +193,7 @@ struct DisturbedRun {
 // killed) and every pid of the run it saw in `seen`.
 int signal_during_run(const std::filesystem::path& dir, const DisturbedRun& run, bool agent,
                       int signal, std::set<pid_t>& seen) {
-  const pid_t launcher = fork();
+  const pid_t launcher = macrostep::testing::fork_tied();
   if (launcher < 0) return -1;
   if (launcher == 0) {
     const std::string cmd = "cd '" + dir.string() + "' && exec " + kMpirun + " " +

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/child_processes.hpp"
 #include "macrostep/output/csv.hpp"
 #include "macrostep/output/metadata.hpp"
 
@@ -109,7 +110,7 @@ TEST_F(Csv, RowsReachTheFileBeforeCloseSoAFailedRunLeavesAValidFile) {
 // complete row, and the message names the file and the reason.
 TEST_F(Csv, ARefusedWriteLeavesOnlyCompleteRows) {
   const std::string file = path("r.csv");
-  const pid_t pid = fork();
+  const pid_t pid = macrostep::testing::fork_tied();
   if (pid == 0) {
     signal(SIGXFSZ, SIG_IGN);
     const rlimit limit{1000, 1000};

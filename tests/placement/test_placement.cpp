@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/child_processes.hpp"
 #include "macrostep/placement/placement.hpp"
 
 namespace {
@@ -505,7 +506,7 @@ TEST(PlacementBind, ForkedChildIsPinned) {
   const unsigned target = usable.back();
   int fds[2];
   ASSERT_EQ(::pipe(fds), 0);
-  const pid_t pid = ::fork();
+  const pid_t pid = macrostep::testing::fork_tied();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     ::close(fds[0]);

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -13,6 +15,20 @@
 #include <vector>
 
 namespace macrostep::testing {
+
+// fork(), but the child is killed (SIGKILL) when the forking thread's process ends: a test that
+// fails or aborts before it reaps its child leaves no process behind that would hold the test's
+// output open (ctest waits for it) or take a CPU from the tests after it. The setting survives
+// exec; the app and its workers end with the child. Call it from the test's main thread.
+inline pid_t fork_tied() {
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(126);  // the parent ended before the line above
+  }
+  return pid;
+}
 
 // The process ids whose parent is `parent`, ascending (a run spawns its workers in subsystem
 // order). A process that ends while /proc is read is left out: its stat file reads as an error,
