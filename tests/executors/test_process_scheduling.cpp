@@ -11,6 +11,7 @@
 #include <chrono>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "../support/child_processes.hpp"
 #include "call_order_suite.hpp"
@@ -124,13 +125,14 @@ TEST(ProcessScheduling, ReadsASpinningAStoppedAndASleepingChild) {
 // `scheduling`. Returns the WorkerFailure's message, or "" if the run ended normally.
 std::string run_with_still_worker(
     std::function<std::optional<SchedulingSample>(std::size_t)> scheduling,
-    std::chrono::milliseconds hold) {
+    std::chrono::milliseconds hold, std::vector<std::string>* cpu_waits = nullptr) {
   CallOrderSystem s;
   const schemes::SchemeOptions o = controlled(2e-3, control::Estimator::kExMD, 1e-5);
   executors::ProcessOptions po;
   po.rollback = schemes::needs_rollback(o);
   po.hang_timeout = 200ms;
   po.poll_interval = 10ms;
+  if (cpu_waits) po.on_cpu_wait = [cpu_waits](const std::string& s) { cpu_waits->push_back(s); };
   const auto specs = executors::worker_specs(s.system, s.models, s.u0);
   auto parts = thread_workers(specs, po);
   ThreadTransport* threads = parts.threads;
@@ -162,12 +164,17 @@ std::string run_with_still_worker(
 
 TEST(ProcessScheduling, AWorkerWaitingForACpuIsNotTakenForAHungOne) {
   // Runnable and no CPU time: the machine, not the worker. Held for five hang timeouts.
+  std::vector<std::string> told;
   const std::string failure = run_with_still_worker(
       [](std::size_t) {
         return SchedulingSample{0ns, true};
       },
-      1000ms);
+      1000ms, &told);
   EXPECT_EQ(failure, "");
+  ASSERT_EQ(told.size(), 1u);  // once per wait, not per extension
+  EXPECT_NE(told[0].find("subsystem 2 (pid "), std::string::npos) << told[0];
+  EXPECT_NE(told[0].find("waited for a CPU"), std::string::npos) << told[0];
+  EXPECT_NE(told[0].find("macro step"), std::string::npos) << told[0];
 }
 
 TEST(ProcessScheduling, AStillWorkerThatGetsItsCpuOrIsNotRunnableHangs) {
@@ -182,11 +189,13 @@ TEST(ProcessScheduling, AStillWorkerThatGetsItsCpuOrIsNotRunnableHangs) {
   EXPECT_NE(spinning.find("hangs: no model evaluation"), std::string::npos) << spinning;
   EXPECT_EQ(spinning.find("waited for a CPU"), std::string::npos) << spinning;
   // Stopped or asleep.
+  std::vector<std::string> told;
   const std::string asleep = run_with_still_worker(
       [](std::size_t) {
         return SchedulingSample{0ns, false};
       },
-      0ms);
+      0ms, &told);
+  EXPECT_TRUE(told.empty());
   EXPECT_NE(asleep.find("hangs"), std::string::npos) << asleep;
   EXPECT_EQ(asleep.find("waited for a CPU"), std::string::npos) << asleep;
   // Nothing known (a supervisor that cannot see the process).

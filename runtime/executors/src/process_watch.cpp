@@ -98,6 +98,13 @@ void ProcessExecutor::State::check_progress(std::size_t i, const Operation& duri
   const auto sample = supervisor->scheduling(i);
   if (w.window_start && sample && waited_for_cpu(*w.window_start, *sample, now - w.window_at) &&
       w.allowed < kCpuWaitLimit * options.hang_timeout) {
+    if (w.allowed == options.hang_timeout && options.on_cpu_wait) {
+      options.on_cpu_wait(fmt::format(
+          "{} evaluated nothing for {:.1f} s during {} because it waited for a CPU (more busy "
+          "processes than cores); it gets up to {:g} s before it is taken for hung",
+          who(i), std::chrono::duration<double>(still).count(), describe(during),
+          std::chrono::duration<double>(kCpuWaitLimit * options.hang_timeout).count()));
+    }
     w.allowed += options.hang_timeout;
     w.window_start = sample;
     w.window_at = now;

@@ -88,6 +88,12 @@ std::unique_ptr<executors::Executor> make_executor(
     fmt::print(stderr, "\nmacrostep: {}\n", what);
     meta["recoveries"].push_back(what);
   };
+  // A worker starved of CPU long enough to pass for hung: the first few on stderr, all counted.
+  po.on_cpu_wait = [&meta](const std::string& what) {
+    auto& count = meta["cpu_waits"];
+    count = count.is_null() ? 1 : count.get<int>() + 1;
+    if (count.get<int>() <= 3) fmt::print(stderr, "\nmacrostep: warning: {}\n", what);
+  };
   meta["placement"] = map.to_json();
   meta["placement"]["processes"] = settings.processes.to_string();
   meta["placement"]["worker_processes"] = processes;

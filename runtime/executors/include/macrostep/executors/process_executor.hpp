@@ -104,6 +104,10 @@ struct ProcessOptions : ExecutorOptions {
   // failure: <which worker failed how, during what>; ... continues from t = ..." or "recovery k
   // of n failed: <why>"; may be empty.
   std::function<void(const std::string&)> on_recovery;
+  // Told when a worker that evaluated nothing for hang_timeout is given more time because it
+  // waited for a CPU (hang_timeout above), once per such wait, as one sentence naming the worker
+  // and the operation; the machine runs more busy processes than it has cores. May be empty.
+  std::function<void(const std::string&)> on_cpu_wait;
   // Subsystem groups: each list of worker indices shares one worker process (`macrostep worker
   // --index I --index J ...`, worker::HandlerGroup: the group's runs on the process's TBB arena
   // of `threads`), so that fewer processes wake per macro step; every other worker has a process
