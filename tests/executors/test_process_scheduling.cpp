@@ -176,10 +176,15 @@ TEST(ProcessScheduling, AWorkerWaitingForACpuIsNotTakenForAHungOne) {
       },
       1000ms, &told);
   EXPECT_EQ(failure, "");
-  ASSERT_EQ(told.size(), 1u);  // once per wait, not per extension
-  EXPECT_NE(told[0].find("subsystem 2 (pid "), std::string::npos) << told[0];
-  EXPECT_NE(told[0].find("waited for a CPU"), std::string::npos) << told[0];
-  EXPECT_NE(told[0].find("macro step"), std::string::npos) << told[0];
+  // Once per wait, not per extension. The other worker may be told about too: the supervisor
+  // says the same of it, and on a slow build (TSan) it stands still for a timeout as well.
+  std::vector<std::string> held;
+  for (const auto& t : told) {
+    if (t.starts_with("subsystem 2 (pid ")) held.push_back(t);
+  }
+  ASSERT_EQ(held.size(), 1u);
+  EXPECT_NE(held[0].find("waited for a CPU"), std::string::npos) << held[0];
+  EXPECT_NE(held[0].find("macro step"), std::string::npos) << held[0];
 }
 
 TEST(ProcessScheduling, AStillWorkerThatGetsItsCpuOrIsNotRunnableHangs) {
