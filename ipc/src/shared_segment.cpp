@@ -1,5 +1,7 @@
 #include "macrostep/ipc/shared_segment.hpp"
 
+#include "macrostep/ipc/proc_stat.hpp"
+
 #include <fmt/format.h>
 
 #include <boost/interprocess/exceptions.hpp>
@@ -150,28 +152,6 @@ std::string random_hex(std::size_t bytes) {
   std::string out;
   for (std::size_t i = 0; i < bytes; ++i) out += fmt::format("{:02x}", buf[i]);
   return out;
-}
-
-// Field 22 (start time in clock ticks since boot) and field 3 (state) of /proc/<pid>/stat.
-struct ProcStat {
-  char state = '?';
-  std::uint64_t start_ticks = 0;
-};
-
-std::optional<ProcStat> read_proc_stat(pid_t pid) {
-  std::ifstream in(fmt::format("/proc/{}/stat", pid));
-  std::string line;
-  if (!in || !std::getline(in, line)) return std::nullopt;
-  const auto close = line.rfind(')');  // the command name may contain spaces and parentheses
-  if (close == std::string::npos) return std::nullopt;
-  std::istringstream rest(line.substr(close + 1));
-  ProcStat stat;
-  std::string field;
-  rest >> stat.state;  // field 3
-  for (int f = 4; f < 22 && rest >> field; ++f) {
-  }
-  if (!(rest >> stat.start_ticks)) return std::nullopt;  // field 22
-  return stat;
 }
 
 std::int64_t realtime_ns() {

@@ -1,7 +1,8 @@
-// Telling a hung worker from one that the machine gives no CPU (process_scheduling.hpp): the
-// /proc reading on real processes (a spinning, a stopped and a sleeping child), the rule, and
-// the progress check of ProcessExecutor on thread workers (thread_workers.hpp) held still while
-// the supervisor reports how they were scheduled.
+// Telling a hung worker from one that the machine gives no CPU (process_scheduling.hpp; the
+// stat line itself: tests/ipc/test_proc_stat.cpp): the /proc reading on real processes (a
+// spinning, a stopped and a sleeping child), the rule, and the progress check of ProcessExecutor
+// on thread workers (thread_workers.hpp) held still while the supervisor reports how they were
+// scheduled; and workers starved by real higher-priority load.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -31,22 +32,6 @@ namespace {
 
 using executors::SchedulingSample;
 using namespace std::chrono_literals;
-
-TEST(ProcessScheduling, ParsesTheStateAndTheCpuTicksAfterTheLastParenthesis) {
-  const auto stat = executors::parse_task_stat(
-      "812 (a (b) c) R 1 812 812 0 -1 4194560 120 0 3 0 250 17 0 0 20 0 3 0 99 1000 200");
-  ASSERT_TRUE(stat);
-  EXPECT_EQ(stat->state, 'R');
-  EXPECT_EQ(stat->cpu_ticks, 267u);
-  const auto stopped = executors::parse_task_stat("9 (x) T 1 9 9 0 -1 0 0 0 0 0 5 6\n");
-  ASSERT_TRUE(stopped);
-  EXPECT_EQ(stopped->state, 'T');
-  EXPECT_EQ(stopped->cpu_ticks, 11u);
-  EXPECT_FALSE(executors::parse_task_stat(""));
-  EXPECT_FALSE(executors::parse_task_stat("812 x R 1"));                           // no name
-  EXPECT_FALSE(executors::parse_task_stat("812 (x) R 1 2 3"));                     // cut short
-  EXPECT_FALSE(executors::parse_task_stat("812 (x) R 1 2 3 4 5 6 7 8 9 10 z 6"));  // not a number
-}
 
 TEST(ProcessScheduling, WaitedForCpuOnlyWhenRunnableWithLessThanHalfTheWindow) {
   const SchedulingSample before{1s, true};

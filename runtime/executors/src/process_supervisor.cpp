@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "macrostep/executors/worker_supervisor.hpp"
+#include "macrostep/ipc/proc_stat.hpp"
 
 extern char** environ;
 
@@ -39,11 +40,8 @@ std::string describe_status(int status) {
 // Without a pidfd: gone if no such process exists or it is a zombie.
 bool gone_without_pidfd(pid_t pid) {
   if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(stat, line)) return true;
-  const auto close = line.rfind(')');
-  return close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z';
+  const auto stat = ipc::read_proc_stat(pid);
+  return !stat || stat->state == 'Z';
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "bridge_messages.hpp"
 #include "macrostep/executors/worker_replies.hpp"
 #include "macrostep/ipc/mpi_world.hpp"
+#include "macrostep/ipc/proc_stat.hpp"
 #include "macrostep/placement/placement.hpp"
 #include "macrostep/worker/wire.hpp"
 #include "macrostep/worker/worker.hpp"
@@ -28,12 +29,8 @@ using Clock = std::chrono::steady_clock;
 // Whether process `pid` of this host has ended (gone, or a zombie its parent has not reaped).
 bool process_gone(int pid) {
   if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
-  std::ifstream stat(fmt::format("/proc/{}/stat", pid));
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  const auto close = text.rfind(')');
-  if (close == std::string::npos || close + 2 >= text.size()) return !stat.good() && text.empty();
-  const char state = text[close + 2];
-  return state == 'Z' || state == 'X';
+  const auto stat = ipc::read_proc_stat(pid);
+  return !stat || stat->state == 'Z' || stat->state == 'X';
 }
 
 // "1-3,7" (1-based subsystem numbers).

@@ -15,7 +15,6 @@
 
 #include <chrono>
 #include <optional>
-#include <string_view>
 
 namespace macrostep::executors {
 
@@ -27,15 +26,6 @@ struct SchedulingSample {
 
 // Worker pid's sample, or nullopt if /proc cannot be read for it (it has ended, no /proc).
 std::optional<SchedulingSample> read_scheduling(pid_t pid);
-
-// One line of /proc/PID/stat or /proc/PID/task/TID/stat: the state letter and utime + stime in
-// clock ticks. The command name in parentheses may hold spaces and parentheses; the fields
-// after it start at the last ')'. nullopt for a line that does not have that form.
-struct TaskStat {
-  char state = '?';
-  unsigned long long cpu_ticks = 0;
-};
-std::optional<TaskStat> parse_task_stat(std::string_view line);
 
 // Whether a process that made no progress between two samples `window` apart waited for a
 // CPU (the rule above) rather than hung.
