@@ -95,6 +95,9 @@ void ProcessExecutor::State::check_progress(std::size_t i, const Operation& duri
     w.window_at = now;
   }
   if (still < w.allowed) return;
+  // A window shorter than half a timeout tells nothing (the master's own checks came late: it
+  // was short of CPU too); the next checks widen it and decide.
+  if (w.window_start && 2 * (now - w.window_at) < options.hang_timeout) return;
   const auto sample = supervisor->scheduling(i);
   if (w.window_start && sample && waited_for_cpu(*w.window_start, *sample, now - w.window_at) &&
       w.allowed < kCpuWaitLimit * options.hang_timeout) {
