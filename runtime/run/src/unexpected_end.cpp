@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <pthread.h>
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <array>
@@ -58,18 +59,26 @@ void write_fully(int fd, const char* text, std::size_t size) {
 
 // The message and the metadata document of a process about to die (async-signal-safe). Once:
 // models crash on several threads at once (a subsystem's nominal and extra runs), and a second
-// writer would truncate the first one's file before its rename; another thread waits for the end
-// instead. The writing thread itself may come back (a signal raised while dying, such as a
-// sanitizer's abort after its report of the first): it goes on without writing again.
+// writer would truncate the first one's file before its rename. Another thread waits until the
+// first has written (bounded: a writer blocked on a full stderr pipe must not hold the process
+// alive) and then goes on to die itself: it must not wait for the writer to end the process,
+// because the writer may be waiting for it (a chained handler's lock, such as a sanitizer's
+// report lock held by the second thread's own report). The writing thread itself may come back
+// (a signal raised while dying, such as a sanitizer's abort after its report of the first): it
+// goes on without writing again.
 std::atomic<bool> g_last_words{false};
+std::atomic<bool> g_last_words_written{false};
 std::atomic<pthread_t> g_last_words_thread{};
-void last_words(const char* message, std::size_t size, const std::string& json) {
-  if (g_armed.load() == nullptr || !g_crash.ready.load()) return;
-  if (g_last_words.exchange(true)) {
-    if (pthread_equal(g_last_words_thread.load(), pthread_self())) return;
-    for (;;) ::pause();
+constexpr int kLastWordsWaitMs = 5000;
+
+void wait_for_the_last_words() {
+  const struct timespec ms { 0, 1000000 };
+  for (int i = 0; i < kLastWordsWaitMs && !g_last_words_written.load(); ++i) {
+    ::nanosleep(&ms, nullptr);
   }
-  g_last_words_thread = pthread_self();
+}
+
+void write_last_words(const char* message, std::size_t size, const std::string& json) {
   write_fully(STDERR_FILENO, message, size);
   if (g_crash.json_path[0] == '\0') return;
   const int fd = ::open(g_crash.tmp_path.data(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
@@ -77,6 +86,17 @@ void last_words(const char* message, std::size_t size, const std::string& json) 
   write_fully(fd, json.data(), json.size());
   ::close(fd);
   ::rename(g_crash.tmp_path.data(), g_crash.json_path.data());
+}
+
+void last_words(const char* message, std::size_t size, const std::string& json) {
+  if (g_armed.load() == nullptr || !g_crash.ready.load()) return;
+  if (g_last_words.exchange(true)) {
+    if (!pthread_equal(g_last_words_thread.load(), pthread_self())) wait_for_the_last_words();
+    return;
+  }
+  g_last_words_thread = pthread_self();
+  write_last_words(message, size, json);
+  g_last_words_written = true;
 }
 
 extern "C" void on_fatal_signal(int sig) {
@@ -91,11 +111,17 @@ extern "C" void on_fatal_signal(int sig) {
   ::raise(sig);
 }
 
+// The exiting thread is made known before the guard is taken: a gate that finds the guard gone
+// must also find the exit in progress, or a second thread's exit() would pass every gate into
+// the libraries' teardown while the first still finishes the run.
 extern "C" void on_process_exit(int status, void* /*unused*/) {
+  if (g_armed.load() == nullptr) return;
+  g_exiting = pthread_self();
+  g_exit_in_progress = true;
   if (UnexpectedEnd* guard = g_armed.exchange(nullptr)) {
-    g_exiting = pthread_self();
-    g_exit_in_progress = true;
     guard->process_exiting(status);
+  } else {
+    g_exit_in_progress = false;  // the run ended (the guard disarmed) meanwhile
   }
 }
 

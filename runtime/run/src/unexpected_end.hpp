@@ -13,7 +13,8 @@
 //   - a fatal signal: stderr gets a message and the metadata file the failure document prepared
 //     when the guard was armed (written with async-signal-safe calls only: no statistics, the
 //     result file holds the rows written so far); then the signal's previous action proceeds
-//     (the shared-memory cleanup, the default action).
+//     (the shared-memory cleanup, the default action). Of several threads that die at once, one
+//     writes; the others wait until it has written (at most 5 s), then die themselves.
 //   - a hang: the first SIGINT / SIGTERM asks the run to stop after its macro step, which a hung
 //     model never ends; the second ends the process (the command's handler), and before it does
 //     so it calls stop_signal_repeated(), which writes the prepared "interrupted" document and a
