@@ -162,15 +162,19 @@ TEST(ProcessScheduling, AWorkerWaitingForACpuIsNotTakenForAHungOne) {
       },
       1000ms, &told);
   EXPECT_EQ(failure, "");
-  // Once per wait, not per extension. The other worker may be told about too: the supervisor
-  // says the same of it, and on a slow build (TSan) it stands still for a timeout as well.
-  std::vector<std::string> held;
+  // Once per wait, not per extension: told per extension, the hold alone (five timeouts) would
+  // be told four times. On a slow build (TSan) either worker may also stand still for a timeout
+  // before the hold and be told about then too (the supervisor says the same of both): at most
+  // one report more.
+  std::size_t held = 0;
   for (const auto& t : told) {
-    if (t.starts_with("subsystem 2 (pid ")) held.push_back(t);
+    if (!t.starts_with("subsystem 2 (pid ")) continue;
+    ++held;
+    EXPECT_NE(t.find("waited for a CPU"), std::string::npos) << t;
+    EXPECT_NE(t.find("macro step"), std::string::npos) << t;
   }
-  ASSERT_EQ(held.size(), 1u);
-  EXPECT_NE(held[0].find("waited for a CPU"), std::string::npos) << held[0];
-  EXPECT_NE(held[0].find("macro step"), std::string::npos) << held[0];
+  EXPECT_GE(held, 1u);
+  EXPECT_LE(held, 2u) << ::testing::PrintToString(told);
 }
 
 TEST(ProcessScheduling, ChecksThatComeLateStillSeeAWorkerWaitingForACpu) {
