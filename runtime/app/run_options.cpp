@@ -225,7 +225,7 @@ void add_run_options(CLI::App& cmd, RunArgs& args, bool reference) {
     args.processes_opt = cmd.add_option(
         "--processes", args.processes,
         "process executor: worker processes N | auto (at most one per usable core) | "
-        "per-subsystem (default [executor] processes, else per-subsystem); a process hosting "
+        "per-subsystem (default [executor] processes, else auto); a process hosting "
         "several subsystems runs them on its threads, with the same results");
     args.handshake_timeout_opt = cmd.add_option(
         "--handshake-timeout", args.handshake_timeout,
