@@ -1,7 +1,8 @@
-// The master's crash guard (unexpected_end.hpp) when two threads die at once and the signal's
-// previous handler takes a lock, as a sanitizer's report or a model library's crash reporter
-// does: the thread that lost the race to write the last words must not wait for the writer to end
-// the process, because the writer may be waiting for the lock that thread holds.
+// The master's crash guard (unexpected_end.hpp) where one thread's end waits for another's: two
+// threads that die at once while the signal's previous handler takes a lock (as a sanitizer's
+// report or a model library's crash reporter does), and a crash beside an exit() whose finish is
+// stuck. No wait may hold the process alive for ever: the other thread may be waiting for this
+// one.
 #include "unexpected_end.hpp"
 
 #include <gtest/gtest.h>
@@ -66,17 +67,33 @@ std::string slurp(const fs::path& p) {
   _exit(3);  // not reached
 }
 
-TEST(UnexpectedEnd, TwoThreadsDyingAtOnceEndTheProcessWithTheLastWordsWritten) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("macrostep_test_unexpected_end_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  const fs::path json = dir / "r.json";
+// In the child: a thread calls exit() and the run's finish never returns (stuck); the main
+// thread then crashes. It waits for the exit only so long, then writes the crash document and
+// dies of its signal.
+[[noreturn]] void exit_stuck_then_crash(const fs::path& json) {
+  std::atomic<bool> finishing{false};
+  macrostep::run::UnexpectedEnd guard(
+      [&finishing](const macrostep::run::RunEnd&) {
+        finishing = true;
+        for (;;) pause();
+      },
+      json.string(), R"({"status": "failed"})", R"({"status": "interrupted"})");
+  std::thread exiting([] { std::exit(0); });
+  exiting.detach();
+  while (!finishing) std::this_thread::yield();
+  raise(SIGSEGV);
+  _exit(3);  // not reached
+}
+
+// Runs `body(json)` in a child process with its stderr in DIR/stderr.txt; returns the child's
+// wait status, or -1 if it did not end within 60 s (killed).
+int run_child(const fs::path& dir, void (*body)(const fs::path&)) {
   const pid_t pid = macrostep::testing::fork_tied();
-  ASSERT_GE(pid, 0);
+  if (pid < 0) return -2;
   if (pid == 0) {
     if (!freopen((dir / "stderr.txt").c_str(), "w", stderr)) _exit(121);
-    two_threads_die(json);
+    body(dir / "r.json");
+    _exit(122);
   }
   int status = 0;
   pid_t ended = 0;
@@ -87,10 +104,38 @@ TEST(UnexpectedEnd, TwoThreadsDyingAtOnceEndTheProcessWithTheLastWordsWritten) {
   if (ended == 0) {
     kill(pid, SIGKILL);
     waitpid(pid, &status, 0);
-    FAIL() << "the process did not end: the two dying threads wait for each other";
+    return -1;
   }
+  return status;
+}
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("macrostep_test_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+TEST(UnexpectedEnd, ACrashBesideAStuckExitEndsTheProcessWithItsDocument) {
+  const fs::path dir = fresh_dir("stuck_exit");
+  const int status = run_child(dir, exit_stuck_then_crash);
+  ASSERT_NE(status, -1) << "the crashing thread waits for ever for the stuck exit";
+  // SIGSEGV, or SIGABRT under a sanitizer (its report of the SIGSEGV ends with abort()).
+  EXPECT_TRUE(WIFSIGNALED(status) && (WTERMSIG(status) == SIGSEGV || WTERMSIG(status) == SIGABRT))
+      << status;
+  EXPECT_EQ(slurp(dir / "r.json"), R"({"status": "failed"})");
+  EXPECT_NE(slurp(dir / "stderr.txt").find("received a fatal signal during the co-simulation"),
+            std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST(UnexpectedEnd, TwoThreadsDyingAtOnceEndTheProcessWithTheLastWordsWritten) {
+  const fs::path dir = fresh_dir("two_deaths");
+  const int status = run_child(dir, two_threads_die);
+  ASSERT_NE(status, -1) << "the process did not end: the two dying threads wait for each other";
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT) << status;
-  EXPECT_EQ(slurp(json), R"({"status": "failed"})");
+  EXPECT_EQ(slurp(dir / "r.json"), R"({"status": "failed"})");
   EXPECT_NE(slurp(dir / "stderr.txt").find("received a fatal signal during the co-simulation"),
             std::string::npos);
   fs::remove_all(dir);

@@ -29,11 +29,27 @@ std::atomic<UnexpectedEnd*> g_armed{nullptr};
 std::atomic<pthread_t> g_exiting{};
 std::atomic<bool> g_exit_in_progress{false};
 
+// Waits until done() or for at most `ms` milliseconds (async-signal-safe); returns done(). The
+// waits of this guard are bounded: a thread that waits for another to end the process must not
+// hold the process alive if that other thread is stuck (waiting, it may be, for this one).
+template <class Done>
+bool wait_up_to(int ms, Done done) {
+  const struct timespec step { 0, 1000000 };
+  for (int i = 0; i < ms && !done(); ++i) ::nanosleep(&step, nullptr);
+  return done();
+}
+constexpr int kLastWordsWaitMs = 5000;
+constexpr int kExitWaitMs = 10000;
+
 // Another thread is finishing the run after an exit() and ends the process with _exit() when
-// done: this thread waits for that (async-signal-safe).
+// done: this thread waits for that, up to kExitWaitMs, then goes on (async-signal-safe).
+// Once: a thread that comes back (a sanitizer's abort after its report of the crash) does not
+// wait again.
+std::atomic<bool> g_exit_wait_over{false};
 void wait_for_the_exiting_thread() {
   if (!g_exit_in_progress.load() || pthread_equal(g_exiting.load(), pthread_self())) return;
-  for (;;) ::pause();
+  wait_up_to(kExitWaitMs, [] { return g_exit_wait_over.load(); });
+  g_exit_wait_over = true;
 }
 
 // What the signal handler writes: prepared when the guard is armed, read in the handler only.
@@ -69,15 +85,6 @@ void write_fully(int fd, const char* text, std::size_t size) {
 std::atomic<bool> g_last_words{false};
 std::atomic<bool> g_last_words_written{false};
 std::atomic<pthread_t> g_last_words_thread{};
-constexpr int kLastWordsWaitMs = 5000;
-
-void wait_for_the_last_words() {
-  const struct timespec ms { 0, 1000000 };
-  for (int i = 0; i < kLastWordsWaitMs && !g_last_words_written.load(); ++i) {
-    ::nanosleep(&ms, nullptr);
-  }
-}
-
 void write_last_words(const char* message, std::size_t size, const std::string& json) {
   write_fully(STDERR_FILENO, message, size);
   if (g_crash.json_path[0] == '\0') return;
@@ -89,9 +96,12 @@ void write_last_words(const char* message, std::size_t size, const std::string& 
 }
 
 void last_words(const char* message, std::size_t size, const std::string& json) {
-  if (g_armed.load() == nullptr || !g_crash.ready.load()) return;
+  // Ready from arming to disarming: also while an exit() finishes the run, which may be stuck.
+  if (!g_crash.ready.load()) return;
   if (g_last_words.exchange(true)) {
-    if (!pthread_equal(g_last_words_thread.load(), pthread_self())) wait_for_the_last_words();
+    if (!pthread_equal(g_last_words_thread.load(), pthread_self())) {
+      wait_up_to(kLastWordsWaitMs, [] { return g_last_words_written.load(); });
+    }
     return;
   }
   g_last_words_thread = pthread_self();
@@ -127,13 +137,14 @@ extern "C" void on_process_exit(int status, void* /*unused*/) {
 
 // glibc calls each exit handler once: a second thread's exit() continues with the handlers after
 // the one the first thread is in. These gates, run next, hold such threads (one gate each) before
-// they reach the shared-memory cleanup and the libraries' teardown.
+// they reach the shared-memory cleanup and the libraries' teardown; if the first thread has not
+// ended the process after kExitWaitMs (its finish stuck), the gate ends it with status 1.
 // A guard still armed here means the thread that entered on_process_exit has not taken it yet.
 extern "C" void on_process_exit_gate(int /*status*/, void* /*unused*/) {
-  if (g_armed.load() != nullptr) {
-    for (;;) ::pause();
-  }
+  wait_up_to(kExitWaitMs, [] { return g_armed.load() == nullptr; });
+  if (!g_exit_in_progress.load() || pthread_equal(g_exiting.load(), pthread_self())) return;
   wait_for_the_exiting_thread();
+  ::_exit(1);  // the run's finish is stuck: end as failed, as the exiting thread would have
 }
 constexpr int kExitGates = 64;
 

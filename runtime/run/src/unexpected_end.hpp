@@ -9,7 +9,9 @@
 //     status 1 instead of the model's. Models often run on several threads at once (a
 //     subsystem's nominal and extra runs): a second thread that calls exit() meanwhile, or that
 //     crashes in the library teardown such a call starts, waits for the first to end the
-//     process instead of ending it before the report is written.
+//     process instead of ending it before the report is written (at most 10 s: a finish that
+//     is stuck does not hold the process alive; then a second exit() ends it with status 1, a
+//     crash as below).
 //   - a fatal signal: stderr gets a message and the metadata file the failure document prepared
 //     when the guard was armed (written with async-signal-safe calls only: no statistics, the
 //     result file holds the rows written so far); then the signal's previous action proceeds
