@@ -22,9 +22,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <mutex>
-#include <sstream>
 
 namespace macrostep::ipc {
 

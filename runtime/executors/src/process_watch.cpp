@@ -90,14 +90,16 @@ void ProcessExecutor::State::check_progress(std::size_t i, const Operation& duri
   }
   if (options.hang_timeout.count() <= 0) return;
   const auto still = now - w.progress_at;
-  if (!w.window_start && 2 * (now - w.window_at) >= options.hang_timeout) {
+  // A scheduling window says something once it spans half a timeout.
+  const auto window_wide = [&] { return 2 * (now - w.window_at) >= options.hang_timeout; };
+  if (!w.window_start && window_wide()) {
     w.window_start = supervisor->scheduling(i);
     w.window_at = now;
   }
   if (still < w.allowed) return;
   // A window shorter than half a timeout tells nothing (the master's own checks came late: it
   // was short of CPU too); the next checks widen it and decide.
-  if (w.window_start && 2 * (now - w.window_at) < options.hang_timeout) return;
+  if (w.window_start && !window_wide()) return;
   const auto sample = supervisor->scheduling(i);
   if (w.window_start && sample && waited_for_cpu(*w.window_start, *sample, now - w.window_at) &&
       w.allowed < kCpuWaitLimit * options.hang_timeout) {
