@@ -11,6 +11,8 @@
 #include <fstream>
 #include <string>
 
+#include "../support/read_file.hpp"
+
 namespace macrostep::testing {
 
 // The small test chain of the app tests: 10 masses of the K-5.8-like element law with harmonic
@@ -82,9 +84,10 @@ class BinaryTest : public ::testing::Test {
     std::ofstream(path(name)) << text;
   }
   std::string read_file(const std::string& name) const {
-    std::ifstream in(path(name));
-    return std::string(std::istreambuf_iterator<char>(in), {});
+    return macrostep::testing::read_file(path(name));
   }
+  // The rows written so far to a result in the test directory (its '\n's).
+  std::size_t lines(const std::string& name) const { return count_lines(path(name)); }
 
   // Runs `macrostep <args>` in the test directory (args are shell words), with the variable
   // assignments `env` ("NAME=value ...") in its environment.

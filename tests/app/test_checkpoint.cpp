@@ -54,10 +54,6 @@ class Checkpoint : public macrostep::testing::BinaryTest {
     }
     return pid;
   }
-  std::size_t lines(const std::string& name) const {
-    const std::string text = read_file(name);
-    return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
-  }
   // Runs `args` (a `run` with --checkpoint-every) and sends `signal` once the CSV holds `rows`
   // rows and a checkpoint exists; returns the exit status (-signal when killed), or 0 when the
   // run ended first.
@@ -71,7 +67,7 @@ class Checkpoint : public macrostep::testing::BinaryTest {
         EXPECT_EQ(::waitpid(pid, &status, 0), pid);
         return WIFSIGNALED(status) ? -WTERMSIG(status) : WEXITSTATUS(status);
       }
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     return WIFSIGNALED(status) ? -WTERMSIG(status) : WEXITSTATUS(status);
   }

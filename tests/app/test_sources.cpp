@@ -56,10 +56,6 @@ class Sources : public macrostep::testing::BinaryTest {
     }
     return pid;
   }
-  std::size_t lines(const std::string& name) const {
-    const std::string text = read_file(name);
-    return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
-  }
   static int exit_status(pid_t pid) {
     int status = 0;
     EXPECT_EQ(::waitpid(pid, &status, 0), pid);
@@ -126,7 +122,7 @@ TEST_F(Sources, ResumeAfterSigkillIsBitIdentical) {
     const pid_t pid = start(cut);
     while (::waitpid(pid, nullptr, WNOHANG) == 0 &&
            !(lines("cut.csv") > total / 3 && fs::exists(path("cut.ckpt")))) {
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     ::kill(pid, SIGKILL);
     const int status = exit_status(pid);
@@ -156,7 +152,7 @@ TEST_F(Sources, KilledWorkerIsRecoveredWithMaxRestartsBitIdentically) {
   while (::waitpid(app, nullptr, WNOHANG) == 0) {
     workers = children_of(app);
     if (workers.size() == 4 && lines("run.csv") > total / 3) break;
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   ASSERT_EQ(workers.size(), 4u) << "the run ended before the kill";
   ASSERT_EQ(::kill(workers[2], SIGKILL), 0);  // the motor's worker (subsystems in order)

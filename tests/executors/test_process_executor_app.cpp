@@ -27,6 +27,7 @@ namespace macrostep {
 namespace {
 
 using macrostep::testing::children_of;
+using macrostep::testing::count_lines;
 using macrostep::testing::process_gone;
 using macrostep::testing::read_file;
 using macrostep::testing::segments_of_pid_exist;
@@ -231,8 +232,7 @@ std::vector<pid_t> start_demo_run(pid_t app, const std::filesystem::path& csv) {
   std::vector<pid_t> workers;
   while (std::chrono::steady_clock::now() < deadline) {
     workers = children_of(app);
-    const std::string text = read_file(csv);
-    if (workers.size() == 2 && std::count(text.begin(), text.end(), '\n') > 50) break;
+    if (workers.size() == 2 && count_lines(csv) > 50) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   std::sort(workers.begin(), workers.end());  // spawned in subsystem order
@@ -342,8 +342,7 @@ TEST(InterruptedRun, SigtermStopsAMonolithicRunWithItsFilesComplete) {
       dir, {"run", kDemo, "--monolithic", "--stop-time", "100", "--output", csv.string()});
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (std::chrono::steady_clock::now() < deadline) {
-    const std::string text = read_file(csv);
-    if (std::count(text.begin(), text.end(), '\n') > 50) break;
+    if (count_lines(csv) > 50) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   ASSERT_EQ(kill(app, SIGTERM), 0);
