@@ -224,7 +224,8 @@ std::size_t expect_valid_csv(const std::string& text) {
   return rows;
 }
 
-// Starts the demo with the process executor and waits until both workers run and the CSV has
+// Starts the demo with the process executor (callers pass --processes per-subsystem: on 2 CPUs
+// auto would host both subsystems in one worker) and waits until both workers run and the CSV has
 // at least 50 rows after its header; returns the workers in subsystem order. A run killed
 // right after may write no further row, so callers expect at least (not more than) 50.
 std::vector<pid_t> start_demo_run(pid_t app, const std::filesystem::path& csv) {
@@ -243,7 +244,7 @@ TEST(ProcessExecutorApp, KilledWorkerFailsTheRunWithAValidCsvAndNoSegment) {
   const auto dir = temp_dir("kill");
   const auto csv = dir / "run.csv";
   const pid_t app = spawn_app(dir, {"run", kDemo, "--stop-time", "100", "--executor", "processes",
-                                    "--output", csv.string()});
+                                    "--processes", "per-subsystem", "--output", csv.string()});
   const std::vector<pid_t> workers = start_demo_run(app, csv);
   ASSERT_EQ(workers.size(), 2u);
   ASSERT_EQ(kill(workers[1], SIGKILL), 0);
@@ -272,8 +273,9 @@ TEST(ProcessExecutorApp, KilledWorkerIsRecoveredWithMaxRestartsAndTheCsvIsUnchan
                                       "inprocess", "--output", (dir / "plain.csv").string()});
   ASSERT_EQ(wait_exit(plain), 0) << read_file(dir / "stderr.txt");
   const auto csv = dir / "run.csv";
-  const pid_t app = spawn_app(dir, {"run", kDemo, "--stop-time", "0.004", "--executor", "processes",
-                                    "--max-restarts", "2", "--output", csv.string()});
+  const pid_t app = spawn_app(
+      dir, {"run", kDemo, "--stop-time", "0.004", "--executor", "processes", "--processes",
+            "per-subsystem", "--max-restarts", "2", "--output", csv.string()});
   const std::vector<pid_t> workers = start_demo_run(app, csv);
   ASSERT_EQ(workers.size(), 2u);
   ASSERT_EQ(kill(workers[1], SIGKILL), 0);
@@ -291,8 +293,9 @@ TEST(ProcessExecutorApp, KilledWorkerIsRecoveredWithMaxRestartsAndTheCsvIsUnchan
 TEST(ProcessExecutorApp, HungWorkerFailsTheRunWithAValidCsvAndNoProcessLeft) {
   const auto dir = temp_dir("hang");
   const auto csv = dir / "run.csv";
-  const pid_t app = spawn_app(dir, {"run", kDemo, "--stop-time", "100", "--executor", "processes",
-                                    "--hang-timeout", "1", "--output", csv.string()});
+  const pid_t app =
+      spawn_app(dir, {"run", kDemo, "--stop-time", "100", "--executor", "processes", "--processes",
+                      "per-subsystem", "--hang-timeout", "1", "--output", csv.string()});
   const std::vector<pid_t> workers = start_demo_run(app, csv);
   ASSERT_EQ(workers.size(), 2u);
   ASSERT_EQ(kill(workers[0], SIGSTOP), 0);
@@ -319,7 +322,7 @@ TEST(InterruptedRun, CtrlCStopsACoSimulationWithItsFilesComplete) {
   const auto dir = temp_dir("sigint");
   const auto csv = dir / "run.csv";
   const pid_t app = spawn_app(dir, {"run", kDemo, "--stop-time", "100", "--executor", "processes",
-                                    "--output", csv.string()});
+                                    "--processes", "per-subsystem", "--output", csv.string()});
   const std::vector<pid_t> workers = start_demo_run(app, csv);
   ASSERT_EQ(workers.size(), 2u);
   ASSERT_EQ(kill(-app, SIGINT), 0);
@@ -362,7 +365,7 @@ TEST(InterruptedRun, SighupStopsACoSimulationWithItsFilesComplete) {
   const auto dir = temp_dir("sighup");
   const auto csv = dir / "run.csv";
   const pid_t app = spawn_app(dir, {"run", kDemo, "--stop-time", "100", "--executor", "processes",
-                                    "--output", csv.string()});
+                                    "--processes", "per-subsystem", "--output", csv.string()});
   const std::vector<pid_t> workers = start_demo_run(app, csv);
   ASSERT_EQ(workers.size(), 2u);
   ASSERT_EQ(kill(-app, SIGHUP), 0);  // the terminal's process group
@@ -383,7 +386,7 @@ TEST(ProcessExecutorApp, SigtermToOneWorkerEndsItAndTheMasterSaysSo) {
   const auto dir = temp_dir("worker-sigterm");
   const auto csv = dir / "run.csv";
   const pid_t app = spawn_app(dir, {"run", kDemo, "--stop-time", "100", "--executor", "processes",
-                                    "--output", csv.string()});
+                                    "--processes", "per-subsystem", "--output", csv.string()});
   const std::vector<pid_t> workers = start_demo_run(app, csv);
   ASSERT_EQ(workers.size(), 2u);
   ASSERT_EQ(kill(workers[0], SIGTERM), 0);
@@ -404,7 +407,7 @@ TEST(ProcessExecutorApp, WorkersInheritNoFileOfTheMaster) {
   const auto dir = temp_dir("fds");
   const auto csv = dir / "run.csv";
   const pid_t app = spawn_app(dir, {"run", kDemo, "--stop-time", "100", "--executor", "processes",
-                                    "--output", csv.string()});
+                                    "--processes", "per-subsystem", "--output", csv.string()});
   const std::vector<pid_t> workers = start_demo_run(app, csv);
   ASSERT_EQ(workers.size(), 2u);
   for (const pid_t w : workers) {

@@ -447,13 +447,14 @@ TEST(FmuEventsApp, AKilledWorkerIsRecoveredWithItsFmuModesToTheSameBytes) {
   const fs::path whole = dir / "whole.csv", killed = dir / "killed.csv";
   const AppRun plain = macrostep("run " + config.string() + " --output " + whole.string());
   ASSERT_EQ(plain.status, 0) << plain.output;
-  // The first worker (subsystem 1, the ball) killed once the CSV has 100 rows.
-  const std::string script = std::string(MACROSTEP_BINARY) + " run " + config.string() +
-                             " --executor processes --max-restarts 2 --output " + killed.string() +
-                             " 2>&1 & app=$!; " + "for i in $(seq 1 5000); do [ \"$(wc -l < " +
-                             killed.string() +
-                             " 2>/dev/null || echo 0)\" -gt 100 ] && break; sleep 0.002; done; " +
-                             "kill -KILL $(pgrep -P $app | head -1); wait $app";
+  // The first worker (subsystem 1, the ball, in a process of its own) killed once the CSV has
+  // 100 rows.
+  const std::string script =
+      std::string(MACROSTEP_BINARY) + " run " + config.string() +
+      " --executor processes --processes per-subsystem --max-restarts 2 --output " +
+      killed.string() + " 2>&1 & app=$!; " + "for i in $(seq 1 5000); do [ \"$(wc -l < " +
+      killed.string() + " 2>/dev/null || echo 0)\" -gt 100 ] && break; sleep 0.002; done; " +
+      "kill -KILL $(pgrep -P $app | head -1); wait $app";
   // On a loaded machine the run may end before the kill lands (then nothing was recovered and
   // the attempt proves nothing): up to three attempts, each a new run.
   AppRun r;

@@ -41,9 +41,11 @@ TEST(ProcessCount, AutoKeepsProcessesWithinTheCores) {
   EXPECT_EQ(resolve_process_count(parse_process_count("auto"), 32, one), 1u);
   EXPECT_EQ(resolve_process_count(parse_process_count("auto"), 32, two), 1u);
   EXPECT_EQ(resolve_process_count(parse_process_count("auto"), 32, hyper), 3u);
-  EXPECT_EQ(resolve_process_count(parse_process_count("auto"), 2, hyper), 2u);
-  EXPECT_EQ(resolve_process_count(parse_process_count("auto"), 4, hyper), 4u);  // a core each
-  EXPECT_EQ(resolve_process_count(parse_process_count("auto"), 2, two), 2u);
+  EXPECT_EQ(resolve_process_count(parse_process_count("auto"), 2, hyper), 2u);  // a core each
+  EXPECT_EQ(resolve_process_count(parse_process_count("auto"), 3, hyper), 3u);  // and the master
+  EXPECT_EQ(resolve_process_count(parse_process_count("auto"), 4, hyper), 3u);
+  EXPECT_EQ(resolve_process_count(parse_process_count("auto"), 1, two), 1u);
+  EXPECT_EQ(resolve_process_count(parse_process_count("auto"), 2, two), 1u);
   EXPECT_EQ(resolve_process_count(parse_process_count("auto"), 3, two), 1u);
   EXPECT_EQ(resolve_process_count(parse_process_count("per-subsystem"), 8, two), 8u);
   EXPECT_EQ(resolve_process_count(parse_process_count("5"), 8, two), 5u);

@@ -192,7 +192,7 @@ PinRequest group_request(const PinRequest& request, const std::vector<std::size_
                          std::size_t subsystems);
 
 // How many worker processes run the subsystems of the process executor ([executor] processes,
-// --processes): one per subsystem, "auto" (no more processes than usable cores), or a given
+// --processes): one per subsystem, "auto" (no more processes than usable cores but one), or a given
 // number. A
 // process hosting several subsystems runs them on its TBB arena; the results are the same bits
 // whatever the count (contract 1).
@@ -210,9 +210,10 @@ extern const char* const kProcessCountValues;
 // message is kProcessCountValues and the text given.
 ProcessCount parse_process_count(std::string_view text);
 
-// The worker processes for `subsystems` subsystems: at most one per subsystem. kAuto: one per
-// subsystem while they are no more than the usable cores of `topology`; beyond, the cores but
-// one, which the master keeps (at least 1), so that the master and the workers fit.
+// The worker processes for `subsystems` subsystems: at most one per subsystem. kAuto: the
+// master keeps one of the usable cores of `topology`: one process per subsystem while the
+// subsystems fit on the others, else that many processes (the cores but one, at least 1), so
+// that the master and the workers fit.
 std::size_t resolve_process_count(const ProcessCount& count, std::size_t subsystems,
                                   const Topology& topology);
 
