@@ -250,7 +250,7 @@ TEST_F(App, CoSimulationWritesCouplingBodiesCouplingVariablesAndStatistics) {
   for (const char* part :
        {"co-simulation of cosim.toml", "exMD estimator", "lambda_1 =", "macro steps", "rejected",
         "mean H", "order histogram: kappa", "micro steps per subsystem", "time [s]", "solver",
-        "idle", "snapshot", "process executor (one process per subsystem"}) {
+        "idle", "snapshot", "process executor (worker processes as placed below"}) {
     EXPECT_NE(o.out.find(part), std::string::npos) << part << "\n" << o.out;
   }
 

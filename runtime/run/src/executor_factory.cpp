@@ -106,7 +106,8 @@ std::unique_ptr<executors::Executor> make_executor(
                                           : fmt::format("{}-{}", g.front() + 1, g.back() + 1));
       meta["placement"]["process_groups"].push_back(g.size());
     }
-    placement += fmt::format("\n{} worker processes host subsystems {}", processes, groups);
+    placement += fmt::format("\n{} worker process{} subsystems {}", processes,
+                             processes == 1 ? " hosts" : "es host", groups);
   }
   auto executor = std::make_unique<executors::ProcessExecutor>(system, models, u0, po);
   // The master is bound after the workers are spawned, so unpinned workers keep every PU.

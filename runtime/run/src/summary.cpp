@@ -18,13 +18,14 @@ namespace macrostep::run {
 
 namespace {
 
-// "process executor (one process per subsystem, ...)" or "in-process executor, ..." with the
-// threads that run a step's nominal and extra runs.
+// "process executor (worker processes as placed below, ...)" or "in-process executor, ..."
+// with the threads that run a step's nominal and extra runs (the placement lines name the
+// processes and the subsystems each hosts).
 std::string executor_description(const CosimSettings& s) {
   const int n = s.executor.threads;
   const std::string threads = fmt::format("{} thread{}", n, n == 1 ? "" : "s");
   if (s.cosim.executor == config::ExecutorKind::kProcesses) {
-    return fmt::format("process executor (one process per subsystem, {} each)",
+    return fmt::format("process executor (worker processes as placed below, {} each)",
                        n == 0 ? std::string("threads on all its PUs") : threads);
   }
   if (s.cosim.executor == config::ExecutorKind::kMpi) {
