@@ -45,9 +45,9 @@ std::size_t resolve_process_count(const ProcessCount& count, std::size_t subsyst
       // The master keeps a core: subsystems that fit on the others keep a process each (their
       // runs compute in parallel); more subsystems are grouped on every core but one, so that
       // master and workers wait by spinning instead of sleeping (worker::worker_wait_policy):
-      // the futex wake-ups of more processes than cores were the per-step overhead (2
-      // subsystems on 2 cores: 23 us per macro step in 2 processes, 12.7 us in one, 12.0 us
-      // in-process). A group's subsystems still run in parallel on its TBB arena.
+      // the futex wake-ups of more processes than cores were the per-step overhead, also for 2
+      // subsystems on 2 cores (docs/results/2026-12-04-two-subsystems-one-process.md). A
+      // group's subsystems still run in parallel on its TBB arena.
       const std::size_t cores = std::max<std::size_t>(1, topology.cores());
       return subsystems < cores ? subsystems : std::max<std::size_t>(1, cores - 1);
     }

@@ -192,10 +192,9 @@ PinRequest group_request(const PinRequest& request, const std::vector<std::size_
                          std::size_t subsystems);
 
 // How many worker processes run the subsystems of the process executor ([executor] processes,
-// --processes): one per subsystem, "auto" (no more processes than usable cores but one), or a given
-// number. A
-// process hosting several subsystems runs them on its TBB arena; the results are the same bits
-// whatever the count (contract 1).
+// --processes): one per subsystem, "auto" (no more processes than the usable cores but the
+// master's), or a given number. A process hosting several subsystems runs them on its TBB
+// arena; the results are the same bits whatever the count (contract 1).
 struct ProcessCount {
   enum class Kind : std::uint8_t { kPerSubsystem, kAuto, kCount } kind = Kind::kPerSubsystem;
   std::size_t count = 0;  // kCount: >= 1
