@@ -274,10 +274,12 @@ PlacementMap plan_placement(const Topology& topology, const PinRequest& request,
   }
   map.available_pus = order.size();
   map.oversubscribed = map.required_pus > map.available_pus;
+  // Counted in runs, not processes: the worker processes may host several subsystems each
+  // (process_groups), and each subsystem's runs still want a PU apiece.
   const std::string shortage =
-      fmt::format("{} processes need {} PUs (master 1 + {} subsystem{} x {}), but only {} {}",
-                  1 + subsystems, map.required_pus, subsystems, subsystems == 1 ? "" : "s",
-                  pus_per_subsystem, map.available_pus,
+      fmt::format("the master and {} subsystem{} with {} run{} each need {} PUs, but only {} {}",
+                  subsystems, subsystems == 1 ? "" : "s", pus_per_subsystem,
+                  pus_per_subsystem == 1 ? "" : "s", map.required_pus, map.available_pus,
                   fmt::format("{} {}", map.available_pus == 1 ? "is" : "are",
                               request.policy == PinPolicy::kList ? "listed in --pin" : "usable"));
   if (request.policy == PinPolicy::kNone) {
@@ -316,7 +318,7 @@ std::string PlacementMap::describe() const {
       oversubscribed ? " (oversubscribed)" : "");
   if (oversubscribed) out += fmt::format("  oversubscribed: {}\n", reason);
   if (policy == PinPolicy::kNone) {
-    out += "  not pinned: the OS places the master and every subsystem process\n";
+    out += "  not pinned: the OS places the master and every worker process\n";
     return out;
   }
   // A kMap `*` entry: the OS places that process.
