@@ -67,8 +67,10 @@ bool WaitWord::sleep(std::uint32_t expected, const Deadline& deadline) noexcept 
   return true;
 }
 
-void WaitWord::yield() noexcept {
+bool WaitWord::yield() noexcept {
+  const WaitClock::time_point before = WaitClock::now();
   sched_yield();
+  return WaitClock::now() - before > WaitPolicy::kYieldGaveWay;
 }
 
 }  // namespace macrostep::ipc

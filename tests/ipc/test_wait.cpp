@@ -1,5 +1,6 @@
 // WaitPolicy and WaitWord: adaptive spin budget, timeouts, no wake-up syscall without sleepers,
-// and a ping-pong through the sleeping path that would hang on a lost wake-up.
+// yields that end when the CPU has other work, and a ping-pong through the sleeping path that
+// would hang on a lost wake-up.
 #include <gtest/gtest.h>
 #include <sched.h>
 
@@ -80,6 +81,27 @@ TEST(WaitWord, NotifyWakesASleeper) {
   waiter.join();
   EXPECT_EQ(status, WaitStatus::kReady);
   EXPECT_EQ(w.wake_calls(), 1u);
+}
+
+// A yield that ran other work on the CPU ends the yields: with a busy thread on the waiter's only
+// CPU, a waiter allowed a million yields sleeps after the first one that handed the CPU over
+// (each of those would last the busy thread's time slice: the wait would take most of an hour).
+// The busy thread notifies once it sees the waiter asleep.
+TEST(WaitWord, AYieldThatRanOtherWorkEndsTheYields) {
+  macrostep::ipc::testing::CpuRestriction one(1);  // the busy thread inherits it
+  WaitWord w;
+  std::atomic<bool> flag{false};
+  std::thread busy([&] {
+    while (w.sleepers() == 0) {
+    }
+    flag.store(true, std::memory_order_release);
+    w.notify();
+  });
+  const WaitStatus status =
+      w.wait([&] { return flag.load(std::memory_order_acquire); }, WaitPolicy{0, 1'000'000});
+  busy.join();
+  EXPECT_EQ(status, WaitStatus::kReady);
+  EXPECT_GE(w.sleep_calls(), 1u);
 }
 
 // Two threads hand a token back and forth, each sleeping at once while waiting: every round

@@ -20,7 +20,8 @@ namespace {
 // How the master waits for replies unless ProcessOptions::wait says otherwise: spin while the
 // master and its worker processes fit on the run's CPUs (with the first subsystem hosted, one
 // process fewer: 2 subsystems on 2 CPUs then spin), then yield (hands the CPU to a worker or to
-// other work queued on it, see worker.cpp), then sleep; sleep at once when they do not fit. The
+// other work queued on it, see worker.cpp; after a yield that did, sleep), then sleep; sleep at
+// once when they do not fit. The
 // spin is short on purpose: beside other load on the machine a longer one kept the CPU from the
 // worker it waited for (overhead bench, 2 subsystems, first hosted, 11 interleaved rounds under
 // load 8-9: 8192 PAUSEs 181 us per macro step, 2048 PAUSEs 111 us, 256 PAUSEs 30-33 us, the same

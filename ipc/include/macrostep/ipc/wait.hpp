@@ -76,7 +76,13 @@ struct WaitPolicy {
   static constexpr std::uint32_t kDefaultSpinIterations = 1u << 13;
 
   std::uint32_t spin_iterations = kDefaultSpinIterations;  // checks with PAUSE in between
-  std::uint32_t yield_iterations = 0;                      // then checks with sched_yield()
+  // Then checks with sched_yield() in between, for as long as the yields return at once: a
+  // yield that took longer than kYieldGaveWay ran other work on this CPU (another run, a build,
+  // the hypervisor's), and a waiter that kept yielding there would take its fair share of that
+  // CPU from the work; it sleeps instead, and a futex wake-up also brings it back sooner than a
+  // yielder waits for its turn.
+  std::uint32_t yield_iterations = 0;
+  static constexpr std::chrono::microseconds kYieldGaveWay{50};
 
   // Spin (bounded), then sleep: for processes that have a core each.
   static constexpr WaitPolicy spinning(std::uint32_t spins = kDefaultSpinIterations) noexcept {
@@ -134,7 +140,8 @@ class alignas(kCacheLine) WaitWord {
   void wake_sleepers() noexcept;
   // FUTEX_WAIT on seq_ while it equals `expected`; false when the deadline has passed.
   bool sleep(std::uint32_t expected, const Deadline& deadline) noexcept;
-  static void yield() noexcept;
+  // sched_yield(); true if it took longer than WaitPolicy::kYieldGaveWay.
+  static bool yield() noexcept;
 
   std::atomic<std::uint32_t> seq_{0};       // the futex word; bumped by every waking notify
   std::atomic<std::uint32_t> sleepers_{0};  // waiters between I and D
@@ -155,7 +162,7 @@ WaitStatus WaitWord::wait(Ready&& ready, const WaitPolicy& policy, const Deadlin
   }
   for (std::uint32_t i = 0; i < policy.yield_iterations; ++i) {
     if (ready()) return WaitStatus::kReady;
-    yield();
+    if (yield()) break;  // the CPU has other work: sleep (WaitPolicy::yield_iterations)
   }
   for (;;) {
     sleepers_.fetch_add(1, std::memory_order_acq_rel);                // I
