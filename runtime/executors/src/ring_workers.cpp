@@ -21,11 +21,11 @@ namespace {
 // master and its worker processes fit on the run's CPUs (with the first subsystem hosted, one
 // process fewer: 2 subsystems on 2 CPUs then spin), then yield (hands the CPU to a worker or to
 // other work queued on it, see worker.cpp; after a yield that did, sleep), then sleep; sleep at
-// once when they do not fit. The
-// spin is short on purpose: beside other load on the machine a longer one kept the CPU from the
-// worker it waited for (overhead bench, 2 subsystems, first hosted, 11 interleaved rounds under
-// load 8-9: 8192 PAUSEs 181 us per macro step, 2048 PAUSEs 111 us, 256 PAUSEs 30-33 us, the same
-// as sleeping at once; spinning at all pays only on an otherwise idle machine).
+// once when they do not fit. The spin is short on purpose: beside other load on the machine a
+// longer one kept the CPU from the worker it waited for (overhead bench, 2 subsystems, first
+// hosted, 11 interleaved rounds under load 8-9: 8192 PAUSEs 181 us per macro step, 2048 PAUSEs
+// 111 us, 256 PAUSEs 30-33 us, the same as sleeping at once; spinning at all pays only on an
+// otherwise idle machine).
 ipc::WaitPolicy master_wait_policy(std::size_t processes, std::size_t run_cpus) {
   constexpr std::uint32_t kSpinIterations = 256;
   constexpr std::uint32_t kYieldIterations = 2048;

@@ -227,8 +227,8 @@ void pin(const std::vector<unsigned>& cpuset) {
 // 0.7-1 ms instead of 50 us (bench/executor_overhead, floor column too). A yield hands the CPU
 // to whatever is queued there and costs one system call when nothing is; one that handed it
 // over ends the yields (ipc::WaitPolicy::yield_iterations): on a CPU with other work a yielder
-// would keep taking its fair share of it, so the worker sleeps. When the runs do not
-// fit, a waiting worker would take the core from one that still integrates, so it sleeps at once
+// would keep taking its fair share of it, so the worker sleeps. When the runs do not fit, a
+// waiting worker would take the core from one that still integrates, so it sleeps at once
 // (yielding there was measured too: it lost badly whenever the machine had other load).
 inline constexpr std::uint32_t kCommandSpinIterations = 256;
 inline constexpr std::uint32_t kCommandYieldIterations = 2048;
