@@ -224,28 +224,37 @@ std::size_t expect_valid_csv(const std::string& text) {
   return rows;
 }
 
-// Starts the demo with the process executor (callers pass --processes per-subsystem: on 2 CPUs
-// auto would host both subsystems in one worker) and waits until both workers run and the CSV has
-// at least 50 rows after its header; returns the workers in subsystem order. A run killed
-// right after may write no further row, so callers expect at least (not more than) 50.
-std::vector<pid_t> start_demo_run(pid_t app, const std::filesystem::path& csv) {
+struct DemoRun {
+  pid_t app;
+  std::vector<pid_t> workers;  // in subsystem order
+};
+
+// Starts the demo in DIR to `stop_time` with the process executor, one worker process per
+// subsystem (the callers signal or kill one of them; on 2 CPUs --processes auto would host
+// both in one), the options `extra` and its CSV at `csv`, and waits until both workers run and
+// the CSV has at least 50 rows after its header. A run killed right after may write no further
+// row, so callers expect at least (not more than) 50.
+DemoRun start_demo_run(const std::filesystem::path& dir, const std::filesystem::path& csv,
+                       const std::string& stop_time, const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> args = {"run",        kDemo,       "--stop-time", stop_time,
+                                   "--executor", "processes", "--processes", "per-subsystem"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  args.insert(args.end(), {"--output", csv.string()});
+  DemoRun run{spawn_app(dir, args), {}};
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  std::vector<pid_t> workers;
   while (std::chrono::steady_clock::now() < deadline) {
-    workers = children_of(app);
-    if (workers.size() == 2 && count_lines(csv) > 50) break;
+    run.workers = children_of(run.app);
+    if (run.workers.size() == 2 && count_lines(csv) > 50) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  std::sort(workers.begin(), workers.end());  // spawned in subsystem order
-  return workers;
+  std::sort(run.workers.begin(), run.workers.end());  // spawned in subsystem order
+  return run;
 }
 
 TEST(ProcessExecutorApp, KilledWorkerFailsTheRunWithAValidCsvAndNoSegment) {
   const auto dir = temp_dir("kill");
   const auto csv = dir / "run.csv";
-  const pid_t app = spawn_app(dir, {"run", kDemo, "--stop-time", "100", "--executor", "processes",
-                                    "--processes", "per-subsystem", "--output", csv.string()});
-  const std::vector<pid_t> workers = start_demo_run(app, csv);
+  const auto [app, workers] = start_demo_run(dir, csv, "100");
   ASSERT_EQ(workers.size(), 2u);
   ASSERT_EQ(kill(workers[1], SIGKILL), 0);
   const auto killed = std::chrono::steady_clock::now();
@@ -273,10 +282,7 @@ TEST(ProcessExecutorApp, KilledWorkerIsRecoveredWithMaxRestartsAndTheCsvIsUnchan
                                       "inprocess", "--output", (dir / "plain.csv").string()});
   ASSERT_EQ(wait_exit(plain), 0) << read_file(dir / "stderr.txt");
   const auto csv = dir / "run.csv";
-  const pid_t app = spawn_app(
-      dir, {"run", kDemo, "--stop-time", "0.004", "--executor", "processes", "--processes",
-            "per-subsystem", "--max-restarts", "2", "--output", csv.string()});
-  const std::vector<pid_t> workers = start_demo_run(app, csv);
+  const auto [app, workers] = start_demo_run(dir, csv, "0.004", {"--max-restarts", "2"});
   ASSERT_EQ(workers.size(), 2u);
   ASSERT_EQ(kill(workers[1], SIGKILL), 0);
   ASSERT_EQ(wait_exit(app), 0) << read_file(dir / "stderr.txt");
@@ -293,10 +299,7 @@ TEST(ProcessExecutorApp, KilledWorkerIsRecoveredWithMaxRestartsAndTheCsvIsUnchan
 TEST(ProcessExecutorApp, HungWorkerFailsTheRunWithAValidCsvAndNoProcessLeft) {
   const auto dir = temp_dir("hang");
   const auto csv = dir / "run.csv";
-  const pid_t app =
-      spawn_app(dir, {"run", kDemo, "--stop-time", "100", "--executor", "processes", "--processes",
-                      "per-subsystem", "--hang-timeout", "1", "--output", csv.string()});
-  const std::vector<pid_t> workers = start_demo_run(app, csv);
+  const auto [app, workers] = start_demo_run(dir, csv, "100", {"--hang-timeout", "1"});
   ASSERT_EQ(workers.size(), 2u);
   ASSERT_EQ(kill(workers[0], SIGSTOP), 0);
   const auto stopped = std::chrono::steady_clock::now();
@@ -321,9 +324,7 @@ TEST(ProcessExecutorApp, HungWorkerFailsTheRunWithAValidCsvAndNoProcessLeft) {
 TEST(InterruptedRun, CtrlCStopsACoSimulationWithItsFilesComplete) {
   const auto dir = temp_dir("sigint");
   const auto csv = dir / "run.csv";
-  const pid_t app = spawn_app(dir, {"run", kDemo, "--stop-time", "100", "--executor", "processes",
-                                    "--processes", "per-subsystem", "--output", csv.string()});
-  const std::vector<pid_t> workers = start_demo_run(app, csv);
+  const auto [app, workers] = start_demo_run(dir, csv, "100");
   ASSERT_EQ(workers.size(), 2u);
   ASSERT_EQ(kill(-app, SIGINT), 0);
   EXPECT_EQ(wait_exit(app), 128 + SIGINT);
@@ -364,9 +365,7 @@ TEST(InterruptedRun, SigtermStopsAMonolithicRunWithItsFilesComplete) {
 TEST(InterruptedRun, SighupStopsACoSimulationWithItsFilesComplete) {
   const auto dir = temp_dir("sighup");
   const auto csv = dir / "run.csv";
-  const pid_t app = spawn_app(dir, {"run", kDemo, "--stop-time", "100", "--executor", "processes",
-                                    "--processes", "per-subsystem", "--output", csv.string()});
-  const std::vector<pid_t> workers = start_demo_run(app, csv);
+  const auto [app, workers] = start_demo_run(dir, csv, "100");
   ASSERT_EQ(workers.size(), 2u);
   ASSERT_EQ(kill(-app, SIGHUP), 0);  // the terminal's process group
   EXPECT_EQ(wait_exit(app), 128 + SIGHUP);
@@ -385,9 +384,7 @@ TEST(InterruptedRun, SighupStopsACoSimulationWithItsFilesComplete) {
 TEST(ProcessExecutorApp, SigtermToOneWorkerEndsItAndTheMasterSaysSo) {
   const auto dir = temp_dir("worker-sigterm");
   const auto csv = dir / "run.csv";
-  const pid_t app = spawn_app(dir, {"run", kDemo, "--stop-time", "100", "--executor", "processes",
-                                    "--processes", "per-subsystem", "--output", csv.string()});
-  const std::vector<pid_t> workers = start_demo_run(app, csv);
+  const auto [app, workers] = start_demo_run(dir, csv, "100");
   ASSERT_EQ(workers.size(), 2u);
   ASSERT_EQ(kill(workers[0], SIGTERM), 0);
   EXPECT_EQ(wait_exit(app), 1);
@@ -406,9 +403,7 @@ TEST(ProcessExecutorApp, SigtermToOneWorkerEndsItAndTheMasterSaysSo) {
 TEST(ProcessExecutorApp, WorkersInheritNoFileOfTheMaster) {
   const auto dir = temp_dir("fds");
   const auto csv = dir / "run.csv";
-  const pid_t app = spawn_app(dir, {"run", kDemo, "--stop-time", "100", "--executor", "processes",
-                                    "--processes", "per-subsystem", "--output", csv.string()});
-  const std::vector<pid_t> workers = start_demo_run(app, csv);
+  const auto [app, workers] = start_demo_run(dir, csv, "100");
   ASSERT_EQ(workers.size(), 2u);
   for (const pid_t w : workers) {
     const auto fds = std::filesystem::path("/proc") / std::to_string(w) / "fd";
