@@ -33,6 +33,18 @@ TEST(WaitPolicy, SleepsAtOnceWhenProcessesOutnumberCpus) {
   EXPECT_EQ(WaitPolicy::spinning(5).spin_iterations, 5u);
 }
 
+// The master's and the workers' policy: a short spin and then yields while the runs fit.
+TEST(WaitPolicy, SpinYieldSleepSpinsBrieflyThenYieldsOnlyWhenTheRunsFit) {
+  const WaitPolicy fits = WaitPolicy::spin_yield_sleep(2, 2);
+  EXPECT_EQ(fits.spin_iterations, WaitPolicy::kShortSpinIterations);
+  EXPECT_LT(WaitPolicy::kShortSpinIterations, WaitPolicy::kDefaultSpinIterations);
+  EXPECT_EQ(fits.yield_iterations, WaitPolicy::kYieldIterations);
+  EXPECT_GT(WaitPolicy::kYieldIterations, 0u);
+  const WaitPolicy over = WaitPolicy::spin_yield_sleep(3, 2);
+  EXPECT_EQ(over.spin_iterations, 0u);
+  EXPECT_EQ(over.yield_iterations, 0u);
+}
+
 TEST(WaitPolicy, AvailableCpusIsTheAffinityMask) {
   cpu_set_t set;
   CPU_ZERO(&set);

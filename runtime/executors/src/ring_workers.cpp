@@ -17,23 +17,6 @@ namespace macrostep::executors {
 
 namespace {
 
-// How the master waits for replies unless ProcessOptions::wait says otherwise: spin while the
-// master and its worker processes fit on the run's CPUs (with the first subsystem hosted, one
-// process fewer: 2 subsystems on 2 CPUs then spin), then yield (hands the CPU to a worker or to
-// other work queued on it, see worker.cpp; after a yield that did, sleep), then sleep; sleep at
-// once when they do not fit. The spin is short on purpose: beside other load on the machine a
-// longer one kept the CPU from the worker it waited for (overhead bench, 2 subsystems, first
-// hosted, 11 interleaved rounds under load 8-9: 8192 PAUSEs 181 us per macro step, 2048 PAUSEs
-// 111 us, 256 PAUSEs 30-33 us, the same as sleeping at once; spinning at all pays only on an
-// otherwise idle machine).
-ipc::WaitPolicy master_wait_policy(std::size_t processes, std::size_t run_cpus) {
-  constexpr std::uint32_t kSpinIterations = 256;
-  constexpr std::uint32_t kYieldIterations = 2048;
-  ipc::WaitPolicy policy = ipc::WaitPolicy::adaptive(processes, run_cpus, kSpinIterations);
-  if (policy.spin_iterations > 0) policy.yield_iterations = kYieldIterations;
-  return policy;
-}
-
 // A private directory for the workers' recovery files (ProcessOptions::max_restarts).
 std::string make_recovery_directory() {
   std::string pattern =
@@ -159,10 +142,17 @@ WorkerParts make_ring_workers(std::span<const ProcessWorkerSpec> specs,
                                                  options.extra_runs, processes < n ? processes : 0,
                                                  options.threads);
     if (!options.wait) {
-      // The processes that compete for the run's CPUs: the worker processes (one per group)
-      // and the master (which runs subsystem 1 itself with host_first_subsystem).
+      // The master waits for replies unless ProcessOptions::wait says otherwise: spin while it
+      // and the worker processes (one per group; one fewer with subsystem 1 hosted: 2
+      // subsystems on 2 CPUs then spin) fit on the run's CPUs, then yield (hands the CPU to a
+      // worker or to other work queued on it, see worker.cpp; after a yield that did, sleep),
+      // then sleep; sleep at once when they do not fit. The spin is short on purpose: beside
+      // other load on the machine a longer one kept the CPU from the worker it waited for
+      // (overhead bench, 2 subsystems, first hosted, 11 interleaved rounds under load 8-9: 8192
+      // PAUSEs 181 us per macro step, 2048 PAUSEs 111 us, 256 PAUSEs 30-33 us, the same as
+      // sleeping at once; spinning at all pays only on an otherwise idle machine).
       rings->set_wait_policy(
-          master_wait_policy(worker_processes(n, options) + 1, rings->run_cpus()));
+          ipc::WaitPolicy::spin_yield_sleep(worker_processes(n, options) + 1, rings->run_cpus()));
     }
     parts.supervisor = std::make_unique<ProcessSupervisor>(
         options.executable, n, rings->segment_name(), rings->fd(), options.groups);

@@ -212,13 +212,15 @@ void pin(const std::vector<unsigned>& cpuset) {
   }
 }
 
+}  // namespace
+
 // How a worker waits for its next command (DESIGN.md contract 3). Between two steps the master
 // wakes up (it sleeps while the subsystems integrate), evaluates the coupling, the error and the
 // output, and sends the next command: on a 2-core KVM guest that turnaround is 0.1-0.5 ms, and a
 // worker that is asleep by then adds a futex wake-up to every macro step. So when every
 // subsystem's runs fit on the run's CPUs (WaitPolicy::adaptive counted in runs, not processes) a
-// worker stays awake for longer than that turnaround: kCommandSpinIterations PAUSEs (about 5 us,
-// enough for a quick master), then up to kCommandYieldIterations sched_yield() calls (1-2 ms when
+// worker stays awake for longer than that turnaround (ipc::WaitPolicy::spin_yield_sleep): a short
+// spin (about 5 us, enough for a quick master), then up to 2048 sched_yield() calls (1-2 ms when
 // the CPU is otherwise free), then it sleeps. The yields matter on a machine shared with other
 // work, or when the master, which has no PU of its own, needs the CPU: a worker that only spun
 // (32768 PAUSEs, ~0.6 ms, before protocol 4) kept the CPU for its whole budget whenever another
@@ -230,17 +232,9 @@ void pin(const std::vector<unsigned>& cpuset) {
 // would keep taking its fair share of it, so the worker sleeps. When the runs do not fit, a
 // waiting worker would take the core from one that still integrates, so it sleeps at once
 // (yielding there was measured too: it lost badly whenever the machine had other load).
-inline constexpr std::uint32_t kCommandSpinIterations = 256;
-inline constexpr std::uint32_t kCommandYieldIterations = 2048;
-
-}  // namespace
-
 ipc::WaitPolicy worker_wait_policy(std::size_t subsystems, unsigned extra_runs,
                                    std::size_t run_cpus) noexcept {
-  ipc::WaitPolicy policy =
-      ipc::WaitPolicy::adaptive(subsystems * (1 + extra_runs), run_cpus, kCommandSpinIterations);
-  if (policy.spin_iterations > 0) policy.yield_iterations = kCommandYieldIterations;
-  return policy;
+  return ipc::WaitPolicy::spin_yield_sleep(subsystems * (1 + extra_runs), run_cpus);
 }
 
 ipc::WaitPolicy worker_wait_policy(std::size_t subsystems, unsigned extra_runs,

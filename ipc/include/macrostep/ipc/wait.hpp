@@ -100,6 +100,19 @@ struct WaitPolicy {
   static WaitPolicy adaptive(std::size_t processes) noexcept {
     return adaptive(processes, available_cpus());
   }
+  // The waits whose other side is a macro step or a master's turnaround away (the master for its
+  // workers' replies, a worker for its next command): if `runs` (the threads computing at once,
+  // the waiter's included) fit on `cpus`, kShortSpinIterations PAUSEs (about 5 us), then up to
+  // kYieldIterations yields (1-2 ms on an otherwise free CPU), then sleep; else sleep at once.
+  // Why the spin is short and the yields come after it: executors/src/ring_workers.cpp (the
+  // master) and worker/src/worker.cpp (the worker).
+  static constexpr std::uint32_t kShortSpinIterations = 256;
+  static constexpr std::uint32_t kYieldIterations = 2048;
+  static WaitPolicy spin_yield_sleep(std::size_t runs, std::size_t cpus) noexcept {
+    WaitPolicy policy = adaptive(runs, cpus, kShortSpinIterations);
+    if (policy.spin_iterations > 0) policy.yield_iterations = kYieldIterations;
+    return policy;
+  }
 };
 
 enum class WaitStatus { kReady, kTimedOut };
