@@ -220,13 +220,13 @@ void pin(const std::vector<unsigned>& cpuset) {
 // worker that is asleep by then adds a futex wake-up to every macro step. So when every
 // subsystem's runs fit on the run's CPUs (WaitPolicy::adaptive counted in runs, not processes) a
 // worker stays awake for longer than that turnaround (ipc::WaitPolicy::spin_yield_sleep): a short
-// spin (about 5 us, enough for a quick master), then up to 2048 sched_yield() calls (1-2 ms when
-// the CPU is otherwise free), then it sleeps. The yields matter on a machine shared with other
-// work, or when the master, which has no PU of its own, needs the CPU: a worker that only spun
-// (32768 PAUSEs, ~0.6 ms, before protocol 4) kept the CPU for its whole budget whenever another
-// task was queued behind it, and the scheduler did not always preempt it for the master; with 2
-// subsystems on 2 CPUs beside a compiler job that made a macro step of the overhead bench take
-// 0.7-1 ms instead of 50 us (bench/executor_overhead, floor column too). A yield hands the CPU
+// spin (about 5 us, enough for a quick master), then up to kYieldIterations sched_yield() calls
+// (1-2 ms when the CPU is otherwise free), then it sleeps. The yields matter on a machine shared
+// with other work, or when the master, which has no PU of its own, needs the CPU: a worker that
+// only spun (32768 PAUSEs, ~0.6 ms, before protocol 4) kept the CPU for its whole budget whenever
+// another task was queued behind it, and the scheduler did not always preempt it for the master;
+// with 2 subsystems on 2 CPUs beside a compiler job that made a macro step of the overhead bench
+// take 0.7-1 ms instead of 50 us (bench/executor_overhead, floor column too). A yield hands the CPU
 // to whatever is queued there and costs one system call when nothing is; one that handed it
 // over ends the yields (ipc::WaitPolicy::yield_iterations): on a CPU with other work a yielder
 // would keep taking its fair share of it, so the worker sleeps. When the runs do not fit, a
