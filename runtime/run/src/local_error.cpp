@@ -73,7 +73,7 @@ StepEnd one_step(const system::CoupledSystem& base, schemes::SchemeOptions optio
 
   schemes::SchemeResult statistics;
   statistics.subsystem_solver_ns.assign(ns, 0.0);
-  schemes::PassRunner runner(executor, statistics, ns);
+  schemes::PassRunner runner(executor, statistics, system);
   runner.begin_attempt();
   control::StepPlan plan;
   plan.t_begin = t;

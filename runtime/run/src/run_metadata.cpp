@@ -202,7 +202,7 @@ void add_scheme_choice(const schemes::SchemeResult& r, json& statistics) {
   const auto per = [](const schemes::SchemeChoiceStatistics::PerScheme& p) {
     return json{{"attempts", p.attempts},
                 {"accepted", p.accepted},
-                {"solver_calls", p.work},
+                {"work", p.work},
                 {"simulated_time", p.time}};
   };
   json recent = json::array();

@@ -142,8 +142,8 @@ void print_setup(std::ostream& out, const config::RunConfig& config, const Cosim
 // Scheme auto: steps per scheme, and the last switches with their reasons.
 void print_scheme_choice(std::ostream& out, const schemes::SchemeChoiceStatistics& c) {
   const auto per = [](const char* name, const schemes::SchemeChoiceStatistics::PerScheme& p) {
-    return fmt::format("{} {} steps ({} rejected) over {:.4g} s, {:.4g} solver calls", name,
-                       p.accepted, p.attempts - p.accepted, p.time, p.work);
+    return fmt::format("{} {} steps ({} rejected) over {:.4g} s, work {:.4g}", name, p.accepted,
+                       p.attempts - p.accepted, p.time, p.work);
   };
   fmt::print(out, "scheme choice: {}; {}; {}; {} switches, {} probes skipped\n",
              per("explicit", c.explicit_steps), per("semi-implicit", c.semi_implicit_steps),

@@ -504,22 +504,20 @@ std::string switch_reason(const std::array<double, kSwitchValues>& e) {
   switch (static_cast<int>(e[3])) {
     case kProbePending:
       return fmt::format(
-          "probe of {} steps ({} steps cost {:.3g} solver calls per simulated second); not yet "
-          "measured",
+          "probe of {} steps ({} steps cost work {:.3g} per simulated second); not yet measured",
           to, from, e[4]);
     case kProbeKept:
       return fmt::format(
-          "probe of {} steps kept: {:.3g} solver calls per simulated second against {:.3g} in {} "
-          "steps",
-          to, e[5], e[4], from);
+          "probe of {} steps kept: work {:.3g} per simulated second against {:.3g} in {} steps", to,
+          e[5], e[4], from);
     case kProbeFailed:
       return fmt::format(
-          "probe of {} steps: {:.3g} solver calls per simulated second against {:.3g} in {} steps",
-          to, e[5], e[4], from);
+          "probe of {} steps: work {:.3g} per simulated second against {:.3g} in {} steps", to,
+          e[5], e[4], from);
     default:
       return fmt::format(
-          "back to {} steps: the probe of {} steps cost {:.3g} solver calls per simulated second "
-          "against {:.3g}",
+          "back to {} steps: the probe of {} steps cost work {:.3g} per simulated second against "
+          "{:.3g}",
           to, from, e[5], e[4]);
   }
 }

@@ -69,13 +69,19 @@ void predict(const SchemeOptions& options, const polynomials::CouplingHistory& h
   }
 }
 
-PassRunner::PassRunner(executors::Executor& executor, SchemeResult& result, std::size_t subsystems)
+PassRunner::PassRunner(executors::Executor& executor, SchemeResult& result,
+                       const system::CoupledSystem& system)
     : executor_(executor),
       result_(result),
-      outputs_(subsystems),
-      attempt_solver_ns_(subsystems, 0),
-      attempt_extra_ns_(subsystems, 0),
-      attempt_extra_runs_(subsystems, 0) {}
+      outputs_(system.subsystem_count()),
+      attempt_solver_ns_(system.subsystem_count(), 0),
+      attempt_extra_ns_(system.subsystem_count(), 0),
+      attempt_extra_runs_(system.subsystem_count(), 0) {
+  for (std::size_t i = 0; i < system.subsystem_count(); ++i) {
+    work_weights_.push_back(
+        static_cast<double>(std::max<std::size_t>(1, system.subsystem(i).state_size())));
+  }
+}
 
 void PassRunner::begin_attempt() {
   executor_ns_ = 0;
@@ -106,8 +112,9 @@ const executors::PassOutcome& PassRunner::pass(
     const auto calls = [](const ida::AdvanceStats& s) {
       return static_cast<double>(s.residual_evals + s.jacobian_evals + s.linear_setups);
     };
-    attempt_work_ += calls(so.nominal.stats);
-    for (const auto& extra : so.extra) attempt_work_ += calls(extra.stats);
+    double subsystem_calls = calls(so.nominal.stats);
+    for (const auto& extra : so.extra) subsystem_calls += calls(extra.stats);
+    attempt_work_ += work_weights_[i] * subsystem_calls;
     attempt_extra_ns_[i] += so.extra_ns;  // Σ of the extra runs' wall_ns (work)
     attempt_extra_runs_[i] += static_cast<std::int64_t>(so.extra.size());
   }
@@ -458,7 +465,7 @@ void run_scheme(const system::CoupledSystem& system, executors::Executor& execut
   result.subsystem_solver_ns.assign(ns, 0.0);
   // Statistics and the time breakdown up to the last attempt, also when the run stops with an
   // exception (a failed run's metadata still reports them).
-  PassRunner runner(executor, result, ns);
+  PassRunner runner(executor, result, system);
   try {
     if (continuation.controller_state == nullptr) {
       std::vector<std::vector<double>> outputs;

@@ -14,9 +14,10 @@
 //
 // How (all decisions from deterministic counts, so that every executor makes the same choice and
 // the result stays bit-identical, DESIGN.md contract 1):
-//   - work of an attempt = the solver calls of all its runs (PassRunner::attempt_work); a
-//     scheme's rate = work / simulated time over the last kWindow accepted steps of its stretch
-//     (rejected attempts' work included), after kWarmup accepted steps in which H adapts;
+//   - work of an attempt = the solver calls of all its runs, each subsystem's weighted by its
+//     size (PassRunner::attempt_work); a scheme's rate = work / simulated time over the last
+//     kWindow accepted steps of its stretch (rejected attempts' work included), after kWarmup
+//     accepted steps in which H adapts;
 //   - the run starts explicit (implicit where explicit steps cannot run); once a stretch has
 //     spent its allowance of work (the first one: kFirstProbe accepted steps) and its rate has
 //     stopped falling (by kFallFactor from one window to the next: a scheme whose H still grows,
@@ -120,7 +121,7 @@ class AdaptiveScheme final : public MacroStepScheme {
   // the coupling variables' tolerance is escalated: repeated as an implicit step (escalate).
   static constexpr double kEscalationLimit = 10;
   // The version of export_state's layout, its first value: import_state refuses another.
-  static constexpr double kStateLayout = 4;
+  static constexpr double kStateLayout = 5;
 
   // `corrector`: the implicit steps' options (iteration implicit); the semi-implicit steps take
   // the same with one corrector pass. Throws std::invalid_argument for invalid ones.

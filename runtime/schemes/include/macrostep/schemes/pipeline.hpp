@@ -195,7 +195,7 @@ const char* to_string(StepKind kind);
 struct SchemeChoiceStatistics {
   struct PerScheme {
     std::uint64_t attempts = 0, accepted = 0;
-    double work = 0.0;  // solver calls of every run of its attempts (PassRunner::attempt_work)
+    double work = 0.0;  // of every run of its attempts (PassRunner::attempt_work)
     double time = 0.0;  // simulated time its accepted steps covered
   };
   struct Switch {
@@ -331,16 +331,21 @@ struct AttemptResult {
 // y_{N+1} and u_{N+1} of the attempt, which the pipeline hands to the controller and observers.
 class PassRunner {
  public:
-  PassRunner(executors::Executor& executor, SchemeResult& result, std::size_t subsystems);
+  PassRunner(executors::Executor& executor, SchemeResult& result,
+             const system::CoupledSystem& system);
   // Runs one pass to t_end with `commands` (one per subsystem); returns its outcome (valid
   // until the next pass).
   const executors::PassOutcome& pass(double t_end,
                                      std::span<const executors::SubsystemCommand> commands);
   std::int64_t executor_ns() const { return executor_ns_; }  // of the current attempt
-  // The solver calls of the current attempt: residual evaluations, Jacobian evaluations and
-  // linear-solver setups of every run (nominal and extra) of every pass, summed over the
-  // subsystems. The same in every executor (the counters come with the replies), so that a
-  // choice made from it is too (contract 1); a measure of work, not of time.
+  // The work of the current attempt: per subsystem its solver calls (residual evaluations,
+  // Jacobian evaluations and linear-solver setups of every run, nominal and extra, of every
+  // pass) times its size (state_size(), at least 1), summed over the subsystems. A call's cost
+  // grows about linearly with the size (a residual, a sparse Jacobian and its KLU factorisation
+  // of a chain); unweighted, the many cheap calls of small subsystems would outweigh the few
+  // dear ones of a large one (docs/design/methods.md §4.8). The same in every executor (the
+  // counters come with the replies), so that a choice made from it is too (contract 1); a
+  // measure of work, not of time.
   double attempt_work() const { return attempt_work_; }
   // Per subsystem the nominal runs' solver time of the current attempt (all its passes).
   std::span<const std::int64_t> attempt_solver_ns() const { return attempt_solver_ns_; }
@@ -373,6 +378,7 @@ class PassRunner {
   std::vector<double> u_next_;
   std::int64_t executor_ns_ = 0;
   double attempt_work_ = 0.0;
+  std::vector<double> work_weights_;  // per subsystem: max(1, state_size())
   std::vector<std::int64_t> attempt_solver_ns_;
   std::vector<std::int64_t> attempt_extra_ns_;
   std::vector<std::int64_t> attempt_extra_runs_;
