@@ -408,28 +408,15 @@ class StopAfterAttempt final : public run::RunObserver {
   run::StopFlag& flag_;
 };
 
-// A checkpoint written while auto takes semi-implicit steps (the mode, its window and its Δ⁰ in
-// the scheme's state) resumes to the bytes of the uninterrupted run.
-TEST_F(Adaptive, CheckpointInSemiImplicitStretchResumesToTheSameBytes) {
-  const config::RunConfig c =
-      config::load_config(std::string(MACROSTEP_SOURCE_DIR) + "/configs/drivetrain-rest.toml");
-  constexpr double kStop = 4.0;
-  const auto whole = run_scheme(c, config::CosimScheme::kAuto, kStop, "whole");
-  // Stop 20 attempts into the first semi-implicit stretch (its probe is measured after 24
-  // accepted steps: the checkpoint holds a probe under way).
+// Stops an auto run of `c` to `stop` after the attempt of `whole`'s steps-table row `stop_row`,
+// resumes it from the checkpoint written there, and expects the bytes of `whole`.
+void expect_resumed_bytes(const config::RunConfig& c, double stop, const run::CosimResult& whole,
+                          std::size_t stop_row) {
   const output::CsvTable steps = output::read_csv(whole.steps_path, "attempt");
-  const auto semi = steps.column_index("semi_implicit");
-  ASSERT_TRUE(semi.has_value());
-  std::size_t first_semi = 0;
-  while (first_semi < steps.rows() && steps.values[*semi][first_semi] == 0.0) ++first_semi;
-  const std::size_t stop_row = first_semi + 20;
-  ASSERT_LT(stop_row + 1, steps.rows()) << "no semi-implicit stretch to stop in";
-  ASSERT_EQ(steps.values[*semi][stop_row + 1], 1.0) << "the attempt after the stop is not";
-
   run::CosimOptions o;
   o.scheme = config::CosimScheme::kAuto;
   o.estimator = control::Estimator::kExMD;
-  o.stop_time = kStop;
+  o.stop_time = stop;
   o.output_file = (adaptive_dir() / "cut.csv").string();
   o.checkpoint_path = (adaptive_dir() / "cut.ckpt").string();
   o.checkpoint_every = checkpoint::Interval{0.0, 1000000};  // only the final one, at the stop
@@ -461,6 +448,26 @@ TEST_F(Adaptive, CheckpointInSemiImplicitStretchResumesToTheSameBytes) {
   const std::string resumed_bytes{std::istreambuf_iterator<char>(b), {}};
   EXPECT_GT(whole_bytes.size(), 1000U);
   EXPECT_TRUE(whole_bytes == resumed_bytes) << "the resumed CSV differs";
+}
+
+// A checkpoint written while auto takes semi-implicit steps (the mode, its window and its Δ⁰ in
+// the scheme's state) resumes to the bytes of the uninterrupted run.
+TEST_F(Adaptive, CheckpointInSemiImplicitStretchResumesToTheSameBytes) {
+  const config::RunConfig c =
+      config::load_config(std::string(MACROSTEP_SOURCE_DIR) + "/configs/drivetrain-rest.toml");
+  constexpr double kStop = 4.0;
+  const auto whole = run_scheme(c, config::CosimScheme::kAuto, kStop, "whole");
+  // Stop 20 attempts into the first semi-implicit stretch (its probe is measured after 24
+  // accepted steps: the checkpoint holds a probe under way).
+  const output::CsvTable steps = output::read_csv(whole.steps_path, "attempt");
+  const auto semi = steps.column_index("semi_implicit");
+  ASSERT_TRUE(semi.has_value());
+  std::size_t first_semi = 0;
+  while (first_semi < steps.rows() && steps.values[*semi][first_semi] == 0.0) ++first_semi;
+  const std::size_t stop_row = first_semi + 20;
+  ASSERT_LT(stop_row + 1, steps.rows()) << "no semi-implicit stretch to stop in";
+  ASSERT_EQ(steps.values[*semi][stop_row + 1], 1.0) << "the attempt after the stop is not";
+  expect_resumed_bytes(c, kStop, whole, stop_row);
 }
 
 // The two-mass oscillator in D/D decomposition over a few periods: nothing is at rest, the
@@ -496,6 +503,50 @@ TEST_F(Adaptive, WorkWeighsEachSubsystemsCallsByItsSize) {
   // An explicit step with exMD integrates every subsystem twice; each of those runs makes at
   // least one solver call per micro step, and the core alone weighs 1 000.
   EXPECT_GT(calls_per_accepted, 2.0 * 1000.0);
+}
+
+// S-5.4b's multirate cut: a probe of semi-implicit steps at t = 1.51 ms fails against the
+// explicit steps' rate from before it, and the wave that then reaches the stiff subsystems makes
+// the explicit steps gone back to about 20 times dearer. The probe is retried once their first
+// two windows are measured, and kept (before the rule the explicit steps ran on for 372 steps
+// and carried 72 % of the run's squared error).
+TEST_F(Adaptive, FailedProbeIsRetriedWhereTheSchemeGoneBackToGrewDear) {
+  const auto au = run_auto("s-5.4b-multirate", 2e-3);
+  expect_counts_add_up(au);
+  const auto& recent = au.run.scheme_choice.recent;
+  const auto number_after = [](const std::string& text, const std::string& key) {
+    const auto at = text.find(key);
+    return at == std::string::npos ? std::nan("") : std::stod(text.substr(at + key.size()));
+  };
+  std::size_t k = 0;
+  while (k < recent.size() && recent[k].reason.find("steps again, kept") == std::string::npos) ++k;
+  ASSERT_LT(k, recent.size()) << "no retried probe was kept";
+  ASSERT_GE(k, 1U);
+  const auto& back = recent[k - 1];
+  const auto& retry = recent[k];
+  EXPECT_EQ(back.to, schemes::StepKind::kExplicit);
+  EXPECT_EQ(retry.to, back.from);
+  const double retry_rate = number_after(retry.reason, "kept: work ");
+  const double gone_back_rate = number_after(retry.reason, " against ");
+  EXPECT_GT(gone_back_rate, schemes::AdaptiveScheme::kRetryFactor * retry_rate) << retry.reason;
+  // Retried after the warm-up and two windows of the explicit steps gone back to.
+  const output::CsvTable steps = output::read_csv(au.steps_path, "attempt");
+  const auto t_start = steps.column_index("t_start");
+  const auto accepted = steps.column_index("accepted");
+  ASSERT_TRUE(t_start && accepted);
+  int between = 0;
+  for (std::size_t r = 0; r < steps.rows(); ++r) {
+    const double t = steps.values[*t_start][r];
+    if (t >= back.time && t < retry.time && steps.values[*accepted][r] == 1.0) ++between;
+  }
+  EXPECT_EQ(between, schemes::AdaptiveScheme::kWarmup + 2 * schemes::AdaptiveScheme::kWindow);
+  // A checkpoint between the return and the retry holds the failed probe's rate: the resumed
+  // run retries alike.
+  std::size_t stop_row = 0;
+  while (stop_row < steps.rows() && steps.values[*t_start][stop_row] < back.time) ++stop_row;
+  expect_resumed_bytes(
+      config::load_config(std::string(MACROSTEP_SOURCE_DIR) + "/configs/s-5.4b-multirate.toml"),
+      2e-3, au, stop_row + 10);
 }
 
 TEST_F(Adaptive, JointRunsNoExplicitStepsAndSaysWhy) {

@@ -32,13 +32,22 @@ corrector::CorrectorOptions one_pass(corrector::CorrectorOptions o) {
   return o;
 }
 
-enum EventKind { kProbePending = 0, kProbeKept = 1, kProbeBack = 2, kProbeFailed = 3 };
+// What a switch record says (its [3]); the kAgain kinds are retries (AdaptiveScheme::kRetryFactor).
+enum EventKind {
+  kProbePending = 0,
+  kProbeKept = 1,
+  kProbeBack = 2,
+  kProbeFailed = 3,
+  kAgainPending = 4,
+  kAgainKept = 5,
+  kAgainFailed = 6
+};
 
 // Indices into counts_: per mode at 4·index(mode), then the switches, the skipped probes and the
 // escalated semi-implicit steps.
 constexpr std::size_t kAttempts = 0, kAccepted = 1, kWork = 2, kTime = 3, kSwitches = 12,
                       kSkipped = 13, kEscalated = 14;
-constexpr std::size_t kChoiceValues = 37;  // state[0]
+constexpr std::size_t kChoiceValues = 39;  // state[0]
 constexpr std::size_t kSwitchValues = 6;
 
 }  // namespace
@@ -133,6 +142,8 @@ void AdaptiveScheme::start(const system::CoupledSystem& system, const SchemeOpti
   last_h_ = {};
   last_step_kappa_ = {};
   failed_in_row_ = {};
+  retry_rate_ = 0.0;
+  retrying_ = false;
   resumption_.reset();
 }
 
@@ -257,6 +268,20 @@ void AdaptiveScheme::decide(double t_next) {
     stretch_.settled_rate = rate;
     stretch_.settled_at = stretch_.window_count + kWindow;
   }
+  // Right after going back from a failed probe: the returned scheme's first two windows (its
+  // rate no longer falling) against the probe's rate, once.
+  if (retry_rate_ > 0.0 && stretch_.window_count >= 2 * kWindow) {
+    const double probe_rate = retry_rate_;
+    retry_rate_ = 0.0;
+    if (!stretch_.falling && stretch_.long_rate() > kRetryFactor * probe_rate && failed_last_) {
+      left_work_ = stretch_.work;
+      switch_to(*failed_last_, Why::kProbe, t_next, stretch_.long_rate(), 0.0);
+      retrying_ = true;
+      switches_.back()[3] = kAgainPending;
+      switches_.back()[5] = probe_rate;
+      return;
+    }
+  }
   const std::vector<Mode> order = candidates();
   if (order.empty()) return;  // a system only one scheme can run
   const bool first = counts_[kSwitches] == 0.0;
@@ -295,9 +320,10 @@ void AdaptiveScheme::judge_probe(double t_next, double rate) {
     failed_in_row_[index(mode_)] = 0.0;
     allowance_ = kAllowance * probe_work;
     if (!switches_.empty()) {
-      switches_.back()[3] = kProbeKept;
+      switches_.back()[3] = retrying_ ? kAgainKept : kProbeKept;
       switches_.back()[5] = rate;
     }
+    retrying_ = false;
     return;
   }
   // Still getting cheaper (its H grows after the switch): judged again one window later, while
@@ -311,10 +337,12 @@ void AdaptiveScheme::judge_probe(double t_next, double rate) {
     return;
   }
   if (!switches_.empty()) {
-    switches_.back()[3] = kProbeFailed;
+    switches_.back()[3] = retrying_ ? kAgainFailed : kProbeFailed;
     switches_.back()[5] = rate;
   }
   failed_last_ = mode_;
+  retry_rate_ = retrying_ ? 0.0 : rate;  // a retry that fails is not retried
+  retrying_ = false;
   const double backoff = std::exp2(std::min<double>(failed_in_row_[index(mode_)], kMaxBackoff));
   failed_in_row_[index(mode_)] += 1.0;
   switch_to(left_mode_, Why::kBack, t_next, left_rate_, rate);
@@ -395,7 +423,9 @@ std::vector<std::vector<double>> AdaptiveScheme::export_state() const {
                  static_cast<double>(last_step_kappa_[2]),
                  failed_in_row_[0],
                  failed_in_row_[1],
-                 failed_in_row_[2]});
+                 failed_in_row_[2],
+                 retry_rate_,
+                 retrying_ ? 1.0 : 0.0});
   out.emplace_back(stretch_.window_work.begin(), stretch_.window_work.end());
   out.emplace_back(stretch_.window_time.begin(), stretch_.window_time.end());
   out.emplace_back(counts_.begin(), counts_.end());
@@ -434,12 +464,14 @@ void AdaptiveScheme::import_choice(const std::vector<double>& c) {
   last_h_ = {c[28], c[29], c[30]};
   last_step_kappa_ = {static_cast<int>(c[31]), static_cast<int>(c[32]), static_cast<int>(c[33])};
   failed_in_row_ = {c[34], c[35], c[36]};
+  retry_rate_ = c[37];
+  retrying_ = c[38] != 0.0;
 }
 
 namespace {
 
-// The last H (≥ 0, finite) and κ (0..kMaxKappa) per scheme in state[0], and the failed probes in
-// a row.
+// The last H (≥ 0, finite) and κ (0..kMaxKappa) per scheme in state[0], the failed probes in a
+// row and the retry's values.
 bool last_steps_fit(const std::vector<double>& c) {
   for (std::size_t k = 28; k < 31; ++k) {
     if (!std::isfinite(c[k]) || c[k] < 0.0) return false;
@@ -450,7 +482,8 @@ bool last_steps_fit(const std::vector<double>& c) {
   for (std::size_t k = 34; k < 37; ++k) {  // failed probes in a row
     if (!(c[k] >= 0.0 && c[k] < 1e15) || c[k] != std::floor(c[k])) return false;
   }
-  return true;
+  // The rate of a probe that may be retried, and whether the current probe is a retry.
+  return std::isfinite(c[37]) && c[37] >= 0.0 && (c[38] == 0.0 || c[38] == 1.0);
 }
 
 }  // namespace
@@ -502,6 +535,20 @@ std::string switch_reason(const std::array<double, kSwitchValues>& e) {
   const char* from = to_string(static_cast<StepKind>(e[1]));
   const char* to = to_string(static_cast<StepKind>(e[2]));
   switch (static_cast<int>(e[3])) {
+    case kAgainPending:
+      return fmt::format(
+          "probe of {} steps again: the {} steps gone back to cost work {:.3g} per simulated "
+          "second, over {} times the probe's {:.3g}; not yet measured",
+          to, from, e[4], AdaptiveScheme::kRetryFactor, e[5]);
+    case kAgainKept:
+      return fmt::format(
+          "probe of {} steps again, kept: work {:.3g} per simulated second against {:.3g} in {} "
+          "steps",
+          to, e[5], e[4], from);
+    case kAgainFailed:
+      return fmt::format(
+          "probe of {} steps again: work {:.3g} per simulated second against {:.3g} in {} steps",
+          to, e[5], e[4], from);
     case kProbePending:
       return fmt::format(
           "probe of {} steps ({} steps cost work {:.3g} per simulated second); not yet measured",

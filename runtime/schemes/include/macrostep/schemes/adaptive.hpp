@@ -59,6 +59,13 @@
 //     scheme's H after the probe's steps, and on a stiff interface its first steps' estimate of
 //     the explicit steps' fast zigzag, K-5.5), and a scheme that failed again and again is not
 //     probed every few dozen steps;
+//   - a failed probe is retried at once where the scheme gone back to, measured over its first
+//     two windows and no longer getting cheaper, costs more than kRetryFactor times the probe's
+//     rate: the probe was judged against that scheme's rate from before it, and a transient that
+//     began meanwhile (an impulse reaching a stiff subsystem) may have multiplied it; on
+//     S-5.4b's multirate cut the explicit steps gone back to cost 20 times their earlier rate and
+//     carried 72 % of the run's squared error. Once per failed probe: a retry that fails is not
+//     retried;
 //   - a probe is skipped (its allowance doubles) while the scheme it would try had a last
 //     measured rate kSkipFactor times the current scheme's; at most kMaxSkips times in a row
 //     (the rate may be one of a transient such as the start-up's short steps), one more for
@@ -112,6 +119,11 @@ class AdaptiveScheme final : public MacroStepScheme {
   // kMaxExtensions times.
   static constexpr double kFallFactor = 0.7;
   static constexpr int kMaxBackoff = 16;
+  // Once the scheme gone back to after a failed probe has two windows measured and its rate no
+  // longer falls, the probe is retried at once if that rate exceeds this many times the probe's
+  // (once per failed probe): the probe was judged against the left scheme's rate from before,
+  // and a transient may have raised it since.
+  static constexpr double kRetryFactor = 4;
   static constexpr int kMaxExtensions = 8;
   // Implicit steps are a candidate (besides the other reasons above) once at least one in
   // kMismatchShare of the attempts of the last semi-implicit stretch left a coupling mismatch
@@ -121,7 +133,7 @@ class AdaptiveScheme final : public MacroStepScheme {
   // the coupling variables' tolerance is escalated: repeated as an implicit step (escalate).
   static constexpr double kEscalationLimit = 10;
   // The version of export_state's layout, its first value: import_state refuses another.
-  static constexpr double kStateLayout = 5;
+  static constexpr double kStateLayout = 6;
 
   // `corrector`: the implicit steps' options (iteration implicit); the semi-implicit steps take
   // the same with one corrector pass. Throws std::invalid_argument for invalid ones.
@@ -199,6 +211,8 @@ class AdaptiveScheme final : public MacroStepScheme {
   int skipped_in_row_ = 0;                  // probes skipped since the last one made
   std::array<double, kModes> last_rate_{};  // per mode the last rate measured in it (0: never)
   std::optional<Mode> failed_last_;         // the scheme of the last probe that failed
+  double retry_rate_ = 0.0;  // rate of the probe just failed, while it may be retried (0: not)
+  bool retrying_ = false;    // the running probe is a retry (kRetryFactor)
   std::array<double, kModes> failed_in_row_{};  // per mode: its probes that failed in a row
   double tau_ = 0.33;                           // the corrector's convergence tolerance
   double last_mismatch_ = 0.0;                  // of the last attempt (semi-implicit ones)
