@@ -88,6 +88,12 @@ run::CosimResult run_auto(const std::string& name, double stop) {
   return r;
 }
 
+// The number after `key` in `text` (a switch reason's rates); NaN where `key` is missing.
+double number_after(const std::string& text, const std::string& key) {
+  const auto at = text.find(key);
+  return at == std::string::npos ? std::nan("") : std::stod(text.substr(at + key.size()));
+}
+
 // The steps and attempts per scheme add up to the run's.
 void expect_counts_add_up(const run::CosimResult& r) {
   const auto& c = r.run.scheme_choice;
@@ -297,12 +303,7 @@ TEST_F(Adaptive, ImplicitStepsAreProbedAgainWhereSemiImplicitOnesLeaveAMismatch)
   c.cosim.tau = 1e-8;
   const auto r = run_scheme(c, config::CosimScheme::kAuto, 1.5e-4, "tight");
   EXPECT_GT(r.run.corrector.max_iteration_residual, c.cosim.tau);
-  // "probe of implicit steps: work R per simulated second against L in semi-implicit steps":
-  // the number after `key`.
-  const auto number_after = [](const std::string& text, const std::string& key) {
-    const auto at = text.find(key);
-    return at == std::string::npos ? std::nan("") : std::stod(text.substr(at + key.size()));
-  };
+  // "probe of implicit steps: work R per simulated second against L in semi-implicit steps".
   double implicit_rate = 0.0;  // of the last probe of implicit steps
   int probes = 0, by_mismatch = 0;
   for (const auto& s : r.run.scheme_choice.recent) {
@@ -514,10 +515,6 @@ TEST_F(Adaptive, FailedProbeIsRetriedWhereTheSchemeGoneBackToGrewDear) {
   const auto au = run_auto("s-5.4b-multirate", 2e-3);
   expect_counts_add_up(au);
   const auto& recent = au.run.scheme_choice.recent;
-  const auto number_after = [](const std::string& text, const std::string& key) {
-    const auto at = text.find(key);
-    return at == std::string::npos ? std::nan("") : std::stod(text.substr(at + key.size()));
-  };
   std::size_t k = 0;
   while (k < recent.size() && recent[k].reason.find("steps again, kept") == std::string::npos) ++k;
   ASSERT_LT(k, recent.size()) << "no retried probe was kept";

@@ -534,33 +534,28 @@ namespace {
 std::string switch_reason(const std::array<double, kSwitchValues>& e) {
   const char* from = to_string(static_cast<StepKind>(e[1]));
   const char* to = to_string(static_cast<StepKind>(e[2]));
-  switch (static_cast<int>(e[3])) {
+  const int kind = static_cast<int>(e[3]);
+  // A retry's kept and failed records read as a probe's, with "again".
+  switch (kind) {
     case kAgainPending:
       return fmt::format(
           "probe of {} steps again: the {} steps gone back to cost work {:.3g} per simulated "
           "second, over {} times the probe's {:.3g}; not yet measured",
           to, from, e[4], AdaptiveScheme::kRetryFactor, e[5]);
-    case kAgainKept:
-      return fmt::format(
-          "probe of {} steps again, kept: work {:.3g} per simulated second against {:.3g} in {} "
-          "steps",
-          to, e[5], e[4], from);
-    case kAgainFailed:
-      return fmt::format(
-          "probe of {} steps again: work {:.3g} per simulated second against {:.3g} in {} steps",
-          to, e[5], e[4], from);
     case kProbePending:
       return fmt::format(
           "probe of {} steps ({} steps cost work {:.3g} per simulated second); not yet measured",
           to, from, e[4]);
     case kProbeKept:
+    case kAgainKept:
       return fmt::format(
-          "probe of {} steps kept: work {:.3g} per simulated second against {:.3g} in {} steps", to,
-          e[5], e[4], from);
+          "probe of {} steps{} kept: work {:.3g} per simulated second against {:.3g} in {} steps",
+          to, kind == kAgainKept ? " again," : "", e[5], e[4], from);
     case kProbeFailed:
+    case kAgainFailed:
       return fmt::format(
-          "probe of {} steps: work {:.3g} per simulated second against {:.3g} in {} steps", to,
-          e[5], e[4], from);
+          "probe of {} steps{}: work {:.3g} per simulated second against {:.3g} in {} steps", to,
+          kind == kAgainFailed ? " again" : "", e[5], e[4], from);
     default:
       return fmt::format(
           "back to {} steps: the probe of {} steps cost work {:.3g} per simulated second against "
