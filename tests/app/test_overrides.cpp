@@ -144,6 +144,44 @@ TEST_F(Overrides, TheFlagsApplyOverTheEdits) {
   EXPECT_EQ(meta.at("simulation").at("end_time"), 0.005);
 }
 
+// A file with a fixed step: the controller's keys given by --set are checked against the run's
+// estimator, which --estimator may choose after the file is read; the file's own are not.
+TEST_F(Overrides, ControllerKeysOfEditsFollowTheEstimatorOfTheCommandLine) {
+  std::string fixed = replaced(kSetRunChain, "estimator = \"exMD\"\nrtol = 1.0e-4",
+                               "estimator = \"none\"\nstep_size = 1.0e-4");
+  write_file("f.toml", fixed);
+  write_file("controlled.toml", kSetRunChain);
+  ok("run f.toml --estimator exMD --rtol 1e-4 --set cosim.atol_pos=1e-9 --set cosim.safety=3 "
+     "--output set.csv");
+  ok("run controlled.toml --set cosim.step_size=1e-4 --set cosim.atol_pos=1e-9 --set "
+     "cosim.safety=3 --output file.csv");
+  ASSERT_FALSE(read_file("set.csv").empty());
+  EXPECT_TRUE(read_file("set.csv") == read_file("file.csv"));
+  EXPECT_EQ(json("set.json").at("cosim").at("atol_pos"), 1e-9);
+
+  const Outcome fixed_run = macrostep("run f.toml --set cosim.safety=3 --output r.csv");
+  EXPECT_EQ(fixed_run.status, 2);
+  EXPECT_EQ(fixed_run.err,
+            "--set cosim.safety=3: cosim.safety: belongs to the macro-step controller, "
+            "and cosim.estimator = \"none\" (a fixed step) has none; remove it or choose an "
+            "estimator\n");
+  EXPECT_FALSE(fs::exists(path("r.csv")));
+  const Outcome flag = macrostep("run f.toml --set cosim.r_max=2 --estimator none --output r.csv");
+  EXPECT_EQ(flag.status, 2);
+  EXPECT_NE(flag.err.find("--set cosim.r_max=2: cosim.r_max: belongs to the macro-step "
+                          "controller, and --estimator none (a fixed step)"),
+            std::string::npos)
+      << flag.err;
+  // In the file itself the key is refused when the file is read, with its line.
+  write_file("bad.toml", replaced(fixed, "step_size = 1.0e-4", "step_size = 1.0e-4\nsafety = 3"));
+  const Outcome in_file = macrostep("run bad.toml --estimator exMD --output r.csv");
+  EXPECT_EQ(in_file.status, 2);
+  EXPECT_NE(in_file.err.find("bad.toml:"), std::string::npos) << in_file.err;
+  EXPECT_NE(in_file.err.find("cosim.safety: belongs to the macro-step controller"),
+            std::string::npos)
+      << in_file.err;
+}
+
 TEST_F(Overrides, StabilityOfAnEditedConfiguration) {
   const std::string file =
       read_file(std::string(MACROSTEP_SOURCE_DIR) + "/configs/two-mass-dd.toml");

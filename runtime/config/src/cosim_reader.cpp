@@ -223,7 +223,7 @@ void read_cosim_keys(const Node& n, CosimConfig& c) {
 }
 
 // The [cosim] keys against each other and against [simulation].
-void check_cosim_combinations(const Node& n, const CosimConfig& c, const ParseState& state) {
+void check_cosim_combinations(const Node& n, CosimConfig& c, const ParseState& state) {
   const auto order = n.find("order");
   const auto strategy = n.find("order_strategy");
   const auto step = n.find("step_size");
@@ -241,18 +241,20 @@ void check_cosim_combinations(const Node& n, const CosimConfig& c, const ParseSt
     }
     for (const char* key : {"rtol", "atol_pos", "atol_vel", "atol_u", "safety", "r_min", "r_max",
                             "dead_zone", "h_max", "order_strategy"}) {
-      const std::string_view k = key;
-      // The corrector's convergence test of an iterative scheme, and Gauss–Seidel's settling of
-      // a subsystem whose law reads its own outputs, use these even at fixed H.
-      const bool weights = c.iterative() || c.scheme == CosimScheme::kGaussSeidel;
-      if (weights && (k == "rtol" || k == "atol_pos" || k == "atol_vel" || k == "atol_u")) {
+      const auto v = n.find(key);
+      if (!v) continue;
+      // A --set (no line) may go with --estimator or --scheme, which the run's settings apply
+      // later: they check it (run::resolve_cosim).
+      if (v->line() == 0) {
+        c.controller_keys_set.emplace_back(key);
         continue;
       }
-      if (auto v = n.find(key)) {
-        v->fail(
-            "belongs to the macro-step controller, and estimator = \"none\" (a fixed step) has "
-            "none; remove it or choose an estimator");
-      }
+      // The corrector's convergence test of an iterative scheme, and Gauss–Seidel's settling of
+      // a subsystem whose law reads its own outputs, use these even at fixed H.
+      const std::string_view k = key;
+      const bool weights = c.iterative() || c.scheme == CosimScheme::kGaussSeidel;
+      if (weights && (k == "rtol" || k.starts_with("atol_"))) continue;
+      v->fail(controller_key_without_estimator("estimator = \"none\""));
     }
     const double rows = state.config.simulation.end_time / (*c.step_size * c.output_every);
     if (rows > kMaxOutputRows) {

@@ -392,11 +392,20 @@ void check_micro_step_stop(const config::RunConfig& config, const CosimSettings&
 
 // A fixed macro step: it needs a size, a fixed degree, no controller tolerance, and a bounded
 // number of rows; a controlled one a first step within h_max.
-void check_step_settings(const config::CosimConfig& c, const CosimOptions& options,
-                         double end_time) {
+void check_step_settings(const config::RunConfig& config, const config::CosimConfig& c,
+                         const CosimOptions& options, double end_time) {
   const std::string estimator_source =
       options.estimator ? "--estimator none" : "cosim.estimator = \"none\"";
   if (c.fixed_step()) {
+    // The controller keys of --set edits on a file without estimator (the file's own keys were
+    // checked when it was read). The corrector's convergence test of an iterative scheme, and
+    // Gauss–Seidel's settling, use the tolerances even at fixed H.
+    const bool weights = c.iterative() || c.scheme == config::CosimScheme::kGaussSeidel;
+    for (const std::string& key : c.controller_keys_set) {
+      if (weights && (key == "rtol" || key.starts_with("atol_"))) continue;
+      throw config::error_at(config, 0, "cosim." + key,
+                             config::controller_key_without_estimator(estimator_source));
+    }
     if (!c.step_size) {
       throw SetupError(estimator_source +
                        " needs a fixed macro-step size: give --step-size H (or cosim.step_size)");
@@ -500,7 +509,7 @@ CosimSettings resolve_cosim(const config::RunConfig& config, const CosimOptions&
   check_scheme_combination(c, options);
   check_executor_combination(s);
   s.end_time = options.stop_time.value_or(config.simulation.end_time);
-  check_step_settings(c, options, s.end_time);
+  check_step_settings(config, c, options, s.end_time);
   if (c.predictor == config::PredictorKind::kLeastSquares &&
       c.least_squares_points <= c.highest_order() + 1) {
     throw SetupError(fmt::format(

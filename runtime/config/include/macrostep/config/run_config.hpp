@@ -414,6 +414,13 @@ inline constexpr std::size_t kMaxSubsystems = 254;
 // file's fixed steps are checked when it is read; the runs check again, since --stop-time and
 // the monolithic reference's times can raise the count.
 inline constexpr double kMaxOutputRows = 1e7;
+// The problem of a macro-step controller key (rtol, atol_*, safety, ...) in a run with a fixed
+// step; `estimator_source` says where "none" comes from (`estimator = "none"`, `--estimator
+// none`). The file's check and the run's (with the command line's estimator) say the same.
+inline std::string controller_key_without_estimator(std::string_view estimator_source) {
+  return "belongs to the macro-step controller, and " + std::string(estimator_source) +
+         " (a fixed step) has none; remove it or choose an estimator";
+}
 // The shortest simulated time ([simulation] end_time, --stop-time) [s]: two decades above the
 // macro-step controller's smallest step and far below any time scale of the models; IDA itself
 // cannot start towards an end time near 1e-200 s.
@@ -426,6 +433,10 @@ struct CosimConfig {
   CosimScheme scheme = CosimScheme::kExplicit;
   control::Estimator estimator = control::Estimator::kExMD;
   bool estimator_given = false;  // else the scheme's default (D-48: exMD, imMD)
+  // The macro-step controller's keys (rtol, atol_*, safety, ...) that a --set gave while the
+  // file's estimator is "none". The file alone is checked when it is read; these are checked
+  // against the run's estimator (run::resolve_cosim), which --estimator may still choose.
+  std::vector<std::string> controller_keys_set;
   // The iterative schemes (implicit, semi-implicit, waveform; METHODS §4, defaults §9).
   // The interface Jacobian by its registry name (corrector/jacobian_registry.hpp).
   std::string jacobian = "fd";
