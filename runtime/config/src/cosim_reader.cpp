@@ -249,11 +249,7 @@ void check_cosim_combinations(const Node& n, CosimConfig& c, const ParseState& s
         c.controller_keys_set.emplace_back(key);
         continue;
       }
-      // The corrector's convergence test of an iterative scheme, and Gauss–Seidel's settling of
-      // a subsystem whose law reads its own outputs, use these even at fixed H.
-      const std::string_view k = key;
-      const bool weights = c.iterative() || c.scheme == CosimScheme::kGaussSeidel;
-      if (weights && (k == "rtol" || k.starts_with("atol_"))) continue;
+      if (c.uses_at_fixed_step(key)) continue;
       v->fail(controller_key_without_estimator("estimator = \"none\""));
     }
     const double rows = state.config.simulation.end_time / (*c.step_size * c.output_every);

@@ -489,6 +489,13 @@ struct CosimConfig {
     return scheme == CosimScheme::kImplicit || scheme == CosimScheme::kSemiImplicit ||
            scheme == CosimScheme::kWaveform || scheme == CosimScheme::kAuto;
   }
+  // Whether the macro-step controller's key `key` (rtol, atol_pos, ...) is used with a fixed
+  // step: the corrector's convergence test of an iterative scheme, and Gauss–Seidel's settling
+  // of a subsystem whose law reads its own outputs, weigh with rtol and the atols.
+  bool uses_at_fixed_step(std::string_view key) const {
+    return (iterative() || scheme == CosimScheme::kGaussSeidel) &&
+           (key == "rtol" || key.starts_with("atol_"));
+  }
   // Whether exLE or exMD estimates steps, so that prediction_ratio_limit applies: the explicit
   // scheme with one of them, or auto (its explicit steps take exMD).
   bool explicit_state_estimates() const {
