@@ -26,6 +26,7 @@
 #include "run_tally.hpp"
 #include "stability_check.hpp"
 #include "stability_limit_guard.hpp"
+#include "tolerance_check.hpp"
 #include "unexpected_end.hpp"
 
 namespace macrostep::run {
@@ -155,6 +156,12 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   StabilityLimitGuard crawl(settings.end_time, [&config, &settings, &system] {
     return explicit_stability_limit(config, settings, system);
   });
+  AbsoluteToleranceCheck tolerance_check(
+      system, scheme_options.control.tolerances,
+      scheme_options.control.mode == control::StepSizeMode::kVariable
+          ? scheme_options.control.estimator
+          : control::Estimator::kNone,
+      result);
   MetadataWriter metadata(run_metadata(config, options, system, result), config, files, tally,
                           result, system);
   Observers observers;
@@ -168,6 +175,7 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
       scheme_options.control.mode == control::StepSizeMode::kVariable) {
     observers.add(&crawl);
   }
+  observers.add(&tolerance_check);
   for (RunObserver* o : options.observers) observers.add(o);
   observers.add(&metadata);
 

@@ -422,6 +422,18 @@ void MetadataWriter::finished(const RunEnd& end) {
     return;
   }
   add_completed_statistics(result_.run, result_.settings.end_time, statistics);
+  if (!result_.tolerance_above_swing.empty()) {
+    // The quantities whose error no estimate sees (tolerance_check.hpp).
+    auto& hidden = statistics["tolerance_above_swing"] = json::array();
+    for (const ToleranceAboveSwing& f : result_.tolerance_above_swing) {
+      hidden.push_back({{"variable", f.name},
+                        {"key", f.key},
+                        {"atol", f.atol},
+                        {"swing", f.swing},
+                        {"from", f.from},
+                        {"to", f.to}});
+    }
+  }
   meta_["statistics"] = std::move(statistics);
   meta_["time"] = time_breakdown_json(result_.run.time, result_.wall_ns);
   files_.write_metadata(meta_);

@@ -165,6 +165,34 @@ void print_scheme_choice(std::ostream& out, const schemes::SchemeChoiceStatistic
 
 }  // namespace
 
+// One warning per absolute tolerance that covers the swing of quantities it weighs
+// (tolerance_check.hpp): the first three of them, and the tolerance that would see them.
+void print_tolerance_warnings(std::ostream& out, const CosimResult& r) {
+  const auto& found = r.tolerance_above_swing;
+  for (const char* key : {"atol_pos", "atol_vel", "atol_u"}) {
+    std::string names;
+    std::size_t count = 0;
+    double smallest = 0.0, atol = 0.0, from = 0.0, to = 0.0;
+    for (const ToleranceAboveSwing& f : found) {
+      if (f.key != key) continue;
+      if (count < 3) names += fmt::format("{}{} {:.3g}", count == 0 ? "" : ", ", f.name, f.swing);
+      smallest = count == 0 ? f.swing : std::min(smallest, f.swing);
+      atol = f.atol;
+      from = f.from;
+      to = f.to;
+      ++count;
+    }
+    if (count == 0) continue;
+    fmt::print(out,
+               "warning: {} = {:.3g} covers a tenth or more of the swing of {} {} over t = {:.6g} "
+               "to {:.6g} s ({}{}): the error estimates cannot see their errors, and the run may "
+               "drift far off with no failed step. Give a tolerance in their units, e.g. --set "
+               "cosim.{}={:.1g} (rtol times the smallest swing)\n",
+               key, atol, count, count == 1 ? "quantity" : "quantities", from, to, names,
+               count > 3 ? ", ..." : "", key, r.settings.scheme.control.tolerances.rtol * smallest);
+  }
+}
+
 // Gauss–Seidel's repetitions: how many, how far converged, and a warning when some step stopped
 // before its repetitions converged (gauss_seidel.hpp).
 void print_gauss_seidel(std::ostream& out, const CosimResult& r) {
@@ -306,6 +334,7 @@ void print_summary(std::ostream& out, const config::RunConfig& config, const Cos
     fmt::print(out, "per-attempt diagnostics: {} /steps\n", r.steps_path);
   }
   if (!r.placement.empty()) fmt::print(out, "{}", r.placement);
+  print_tolerance_warnings(out, r);
 }
 
 }  // namespace macrostep::run

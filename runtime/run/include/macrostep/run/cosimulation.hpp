@@ -39,6 +39,16 @@
 
 namespace macrostep::run {
 
+// A quantity whose error the macro-step controller cannot see: its swing over the run is at most
+// ten times the absolute tolerance that weighs it (tolerance_check.hpp has the rule).
+struct ToleranceAboveSwing {
+  std::string key;  // "atol_pos", "atol_vel" or "atol_u" (a [cosim] key)
+  double atol = 0.0;
+  std::string name;    // the monitored output or coupling variable (a result column)
+  double swing = 0.0;  // max − min over the accepted points from `from` to `to`
+  double from = 0.0, to = 0.0;
+};
+
 struct CosimResult {
   CosimSettings settings;
   std::string csv_path;  // the result file (CSV, or HDF5 for an .h5/.hdf5 name)
@@ -67,6 +77,8 @@ struct CosimResult {
   // what it said and where; the rows up to the last accepted point are written, the metadata's
   // status is "terminated".
   std::string terminated;
+  // Set when a completed run ends (AbsoluteToleranceCheck).
+  std::vector<ToleranceAboveSwing> tolerance_above_swing;
 };
 
 // A coupling variable grew without bound or stopped being finite (the divergence guard: past
