@@ -224,8 +224,8 @@ TEST_F(HydraulicNodeRuns, ToleranceThatCoversTheVolumesSwingIsReported) {
                           "--stop-time 0.01 --executor inprocess";
   const Outcome o = macrostep(run + " --output default.csv");
   ASSERT_EQ(o.status, 0) << o.err;
-  EXPECT_NE(o.out.find("warning: atol_pos = 1e-07 covers a tenth or more of the swing of 2 "
-                       "quantities"),
+  EXPECT_NE(o.out.find("warning: atol_pos = 1e-07 is a tenth or more of the largest swing of "
+                       "its quantities in m^3 over t = 0 to 0.01 s (a.volume"),
             std::string::npos)
       << o.out;
   EXPECT_EQ(o.out.find("warning: atol_vel"), std::string::npos) << o.out;
@@ -235,6 +235,7 @@ TEST_F(HydraulicNodeRuns, ToleranceThatCoversTheVolumesSwingIsReported) {
   std::vector<std::string> found;
   for (const auto& h : hidden) {
     found.push_back(h.at("key").get<std::string>() + " " + h.at("variable").get<std::string>());
+    EXPECT_EQ(h.at("unit"), "m^3");
     EXPECT_LE(h.at("swing").get<double>(), 10.0 * h.at("atol").get<double>()) << h.dump();
     EXPECT_GT(h.at("swing").get<double>(), 0.0) << h.dump();
   }

@@ -428,6 +428,7 @@ void MetadataWriter::finished(const RunEnd& end) {
     for (const ToleranceAboveSwing& f : result_.tolerance_above_swing) {
       hidden.push_back({{"variable", f.name},
                         {"key", f.key},
+                        {"unit", f.unit},
                         {"atol", f.atol},
                         {"swing", f.swing},
                         {"from", f.from},

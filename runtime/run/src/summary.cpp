@@ -165,31 +165,30 @@ void print_scheme_choice(std::ostream& out, const schemes::SchemeChoiceStatistic
 
 }  // namespace
 
-// One warning per absolute tolerance that covers the swing of quantities it weighs
-// (tolerance_check.hpp): the first three of them, and the tolerance that would see them.
+// One warning per absolute tolerance and unit whose quantities all swing within ten times it
+// (tolerance_check.hpp, which lists each class's quantities together): the first three of them,
+// and a tolerance that would see them.
 void print_tolerance_warnings(std::ostream& out, const CosimResult& r) {
   const auto& found = r.tolerance_above_swing;
-  for (const char* key : {"atol_pos", "atol_vel", "atol_u"}) {
+  for (std::size_t j = 0; j < found.size();) {
+    const ToleranceAboveSwing& f = found[j];
     std::string names;
-    std::size_t count = 0;
-    double smallest = 0.0, atol = 0.0, from = 0.0, to = 0.0;
-    for (const ToleranceAboveSwing& f : found) {
-      if (f.key != key) continue;
-      if (count < 3) names += fmt::format("{}{} {:.3g}", count == 0 ? "" : ", ", f.name, f.swing);
-      smallest = count == 0 ? f.swing : std::min(smallest, f.swing);
-      atol = f.atol;
-      from = f.from;
-      to = f.to;
-      ++count;
+    double smallest = f.swing;
+    std::size_t k = j;
+    for (; k < found.size() && found[k].key == f.key && found[k].unit == f.unit; ++k) {
+      if (k - j < 3)
+        names += fmt::format("{}{} {:.3g}", k == j ? "" : ", ", found[k].name, found[k].swing);
+      smallest = std::min(smallest, found[k].swing);
     }
-    if (count == 0) continue;
     fmt::print(out,
-               "warning: {} = {:.3g} covers a tenth or more of the swing of {} {} over t = {:.6g} "
-               "to {:.6g} s ({}{}): the error estimates cannot see their errors, and the run may "
-               "drift far off with no failed step. Give a tolerance in their units, e.g. --set "
-               "cosim.{}={:.1g} (rtol times the smallest swing)\n",
-               key, atol, count, count == 1 ? "quantity" : "quantities", from, to, names,
-               count > 3 ? ", ..." : "", key, r.settings.scheme.control.tolerances.rtol * smallest);
+               "warning: {} = {:.3g} is a tenth or more of the largest swing of its quantities "
+               "{} over t = {:.6g} to {:.6g} s ({}{}): the error estimates cannot see their "
+               "errors, and the run may drift far off with no failed step. Give a tolerance in "
+               "their units, e.g. --set cosim.{}={:.1g} (rtol times the smallest swing)\n",
+               f.key, f.atol, f.unit.empty() ? "without a unit" : "in " + f.unit, f.from, f.to,
+               names, k - j > 3 ? ", ..." : "", f.key,
+               r.settings.scheme.control.tolerances.rtol * smallest);
+    j = k;
   }
 }
 

@@ -44,8 +44,17 @@ AbsoluteToleranceCheck::AbsoluteToleranceCheck(const system::CoupledSystem& syst
       result_(result),
       states_(control::monitors_states(estimator)),
       couplings_(control::monitors_coupling_variables(estimator)) {
-  values_.resize(system.monitored_outputs().size());
-  ranges_.resize(values_.size() + system.coupling_count());
+  const auto monitored = system.monitored_outputs();
+  values_.resize(monitored.size());
+  for (std::size_t j = 0; j < monitored.size(); ++j) {
+    const system::OutputRef& o = monitored[j].output;
+    ranges_.push_back({system.monitored_groups()[j],
+                       system.subsystem(o.subsystem).output_unit(o.output), monitored[j].name});
+  }
+  for (std::size_t c = 0; c < system.coupling_count(); ++c) {
+    ranges_.push_back({control::WeightGroup::kCouplingVariable, system.coupling_unit(c),
+                       system.coupling_name(c)});
+  }
 }
 
 void AbsoluteToleranceCheck::accepted(const schemes::AcceptedPoint& point) {
@@ -75,23 +84,30 @@ void AbsoluteToleranceCheck::finished(const RunEnd& end) {
   // A failed or interrupted run has its own report; a model that ended the simulation leaves a
   // complete run up to there.
   if ((end.status != "completed" && end.status != "terminated") || points_ < 2) return;
-  const auto check = [this](const Range& r, control::WeightGroup g, const std::string& name) {
-    const double swing = r.max - r.min;
-    const double atol = atol_of(tolerances_, g);
-    if (!(swing > kRounding * r.largest) || swing > kToleranceCover * atol) return;
-    result_.tolerance_above_swing.push_back({atol_key(g), atol, name, swing, first_, last_});
+  const std::size_t first = states_ ? 0 : values_.size();
+  const std::size_t last = couplings_ ? ranges_.size() : values_.size();
+  const auto same_class = [](const Range& a, const Range& b) {
+    return a.group == b.group && a.unit == b.unit;
   };
-  const auto monitored = system_.monitored_outputs();
-  const auto groups = system_.monitored_groups();
-  if (states_) {
-    for (std::size_t j = 0; j < monitored.size(); ++j) {
-      check(ranges_[j], groups[j], monitored[j].name);
+  for (std::size_t j = first; j < last; ++j) {
+    // Each class once, at its first member; in index order, so the report is deterministic.
+    const Range& r = ranges_[j];
+    bool seen_before = false;
+    for (std::size_t k = first; k < j && !seen_before; ++k) seen_before = same_class(ranges_[k], r);
+    if (seen_before) continue;
+    double largest_swing = 0.0;
+    for (std::size_t k = j; k < last; ++k) {
+      if (same_class(ranges_[k], r))
+        largest_swing = std::max(largest_swing, ranges_[k].max - ranges_[k].min);
     }
-  }
-  if (couplings_) {
-    for (std::size_t c = 0; c < system_.coupling_count(); ++c) {
-      check(ranges_[monitored.size() + c], control::WeightGroup::kCouplingVariable,
-            system_.coupling_name(c));
+    const double atol = atol_of(tolerances_, r.group);
+    if (largest_swing > kToleranceCover * atol) continue;
+    for (std::size_t k = j; k < last; ++k) {
+      const Range& q = ranges_[k];
+      const double swing = q.max - q.min;
+      if (!same_class(q, r) || !(swing > kRounding * q.largest)) continue;
+      result_.tolerance_above_swing.push_back(
+          {atol_key(q.group), atol, q.unit, q.name, swing, first_, last_});
     }
   }
 }

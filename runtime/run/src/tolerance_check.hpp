@@ -6,11 +6,16 @@
 // the coupling variables of exCV and imCV. Their defaults are mechanical scales (metres, m/s,
 // newtons). A quantity of another scale, such as a hydraulic line's volume that swings by 1e-7
 // m³, can lie wholly inside its atol: every error estimate of it is then below 1, and a run can
-// drift far off with no failed step. Rule: at the end of a completed run (or one a model ended), a
-// watched quantity whose swing over the accepted points (max − min) is positive, above rounding
-// (more than 1e-9 of its largest magnitude) and at most kToleranceCover times its atol is reported,
-// with the atol's key. The run's result is not changed: the check only reports (CosimResult::
-// tolerance_above_swing, the summary's warning, the metadata's statistics).
+// drift far off with no failed step. Rule, at the end of a completed run (or one a model ended):
+// the watched quantities of one atol and one unit form a class (a hydraulic model's volumes in
+// m³ beside a mechanism's positions in m, both under atol_pos); where even the largest swing
+// (max − min over the accepted points) of a class is at most kToleranceCover times the atol, the
+// tolerance is out of scale for that unit, and its quantities that moved (more than 1e-9 of their
+// largest magnitude) are reported with the atol's key. A class with a larger swing is not: its
+// quantities that barely move (a chain's masses before a wave reaches them) are small, not
+// mis-scaled. Quantities whose model gives no unit form one class per atol. The run's result is
+// not changed: the check only reports (CosimResult::tolerance_above_swing, the summary's
+// warning, the metadata's statistics).
 //
 // A resumed run sees only its continuation: its swings are those from the checkpoint on (a
 // shorter stretch moves less; the report names the interval).
@@ -46,6 +51,9 @@ class AbsoluteToleranceCheck final : public RunObserver {
 
  private:
   struct Range {
+    control::WeightGroup group = control::WeightGroup::kPosition;
+    std::string unit;  // the output's or coupling variable's ("" where the model gives none)
+    std::string name;
     bool seen = false;
     double min = 0.0, max = 0.0, largest = 0.0;
   };

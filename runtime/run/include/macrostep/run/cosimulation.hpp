@@ -39,11 +39,13 @@
 
 namespace macrostep::run {
 
-// A quantity whose error the macro-step controller cannot see: its swing over the run is at most
-// ten times the absolute tolerance that weighs it (tolerance_check.hpp has the rule).
+// A quantity whose error the macro-step controller cannot see: no quantity of its unit under the
+// same absolute tolerance swings by more than ten times that tolerance over the run
+// (tolerance_check.hpp has the rule).
 struct ToleranceAboveSwing {
   std::string key;  // "atol_pos", "atol_vel" or "atol_u" (a [cosim] key)
   double atol = 0.0;
+  std::string unit;    // its unit, "" where its model gives none
   std::string name;    // the monitored output or coupling variable (a result column)
   double swing = 0.0;  // max − min over the accepted points from `from` to `to`
   double from = 0.0, to = 0.0;
