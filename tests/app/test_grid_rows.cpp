@@ -159,6 +159,32 @@ TEST_F(GridRows, WhatGridRowsCannotDoIsRefused) {
   EXPECT_NE(o.err.find("output.rows"), std::string::npos) << o.err;
 }
 
+// A stiff start takes macro steps far shorter than the grid's tolerance (1e-9 of the interval):
+// on S-5.5's corner the first explicit steps are 1e-16 s long, so dozens of macro points lie
+// within 1e-13 s of t = 0. Each grid time is one row, the first point on it, and the rows stay
+// increasing, so that `compare` reads them (it refused "not strictly increasing at row 2").
+TEST_F(GridRows, MacroStepsShorterThanTheGridsToleranceGiveOneRowPerGridTime) {
+  const std::string run = "run " MACROSTEP_SOURCE_DIR
+                          "/configs/s-5.5.toml --scheme auto --stop-time 1e-3 --set "
+                          "output.rows=grid --executor inprocess";
+  Outcome o = macrostep(run + " --output stiff.csv");
+  ASSERT_EQ(o.status, 0) << o.err;
+  const std::vector<double> t = times("stiff.csv");
+  ASSERT_EQ(t.size(), 11u);  // 0, 1e-4, ..., 1e-3 s
+  for (std::size_t k = 0; k < t.size(); ++k) {
+    EXPECT_NEAR(t[k], static_cast<double>(k) * 1e-4, 1e-15) << "row " << k;
+  }
+  const auto meta = nlohmann::json::parse(read_file("stiff.json"));
+  EXPECT_LT(meta.at("statistics").at("step_min").get<double>(), 1e-13)
+      << "the run no longer takes steps within the grid's tolerance: the test tests nothing";
+  ASSERT_EQ(macrostep("reference " MACROSTEP_SOURCE_DIR
+                      "/configs/s-5.5.toml --at stiff.csv --output stiff.ref.csv")
+                .status,
+            0);
+  o = macrostep("compare stiff.csv stiff.ref.csv");
+  EXPECT_EQ(o.status, 0) << o.err;
+}
+
 // Without [output] rows: a described system's rows are on the grid, a chain's at the macro
 // points, and so are those of a system with feed-through or a joint (their values inside a step
 // are not the solvers' own) and of an --all-states run; the JSON says which.

@@ -121,6 +121,10 @@ void ResultTable::resume(const checkpoint::Checkpoint& c) {
   row_.pending = c.last_row_pending;
   result_.final_values = c.last_row;
   result_.final_time = c.last_row_time;
+  if (grid_interval_ > 0.0) {
+    // The checkpoint's point was written as its grid time's row if it lies on one.
+    if (const auto k = model::grid_index_at(c.last_row_time, grid_interval_)) last_grid_point_ = *k;
+  }
 }
 
 void ResultTable::started(executors::Executor& executor) {
@@ -180,7 +184,10 @@ void ResultTable::accepted_on_grid(const schemes::AcceptedPoint& p) {
   row_.time = p.time;
   row_.pending = false;
   if (const auto k = model::grid_index_at(p.time, grid_interval_)) {
-    write(model::grid_time(*k, grid_interval_), row_.values);
+    // Steps shorter than the grid's tolerance (a stiff start: H of 1e-16 s) put several macro
+    // points on one grid time; the first is its row, the file's times stay increasing.
+    if (*k > last_grid_point_) write(model::grid_time(*k, grid_interval_), row_.values);
+    last_grid_point_ = std::max(last_grid_point_, *k);
   } else if (p.time >= end_time_ || p.pass.empty()) {
     write(p.time, row_.values);
   }

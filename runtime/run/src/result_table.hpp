@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -102,6 +103,8 @@ class ResultTable final : public RunObserver {
   int output_every_;
   double end_time_;
   double grid_interval_;
+  // The grid index of the newest macro point written as a grid row (T_0's is 0; −1: none yet).
+  std::int64_t last_grid_point_ = -1;
   CosimResult& result_;
   // Scratch of accepted_on_grid: one grid time's outputs, coupling variables and row.
   std::vector<std::vector<double>> sample_outputs_;
