@@ -59,7 +59,7 @@ AbsoluteToleranceCheck::AbsoluteToleranceCheck(const system::CoupledSystem& syst
 
 void AbsoluteToleranceCheck::accepted(const schemes::AcceptedPoint& point) {
   if (!states_ && !couplings_) return;
-  const auto see = [this](Range& r, double v) {
+  const auto see = [](Range& r, double v) {
     if (!std::isfinite(v)) return;
     if (!r.seen) r.min = r.max = v;
     r.seen = true;
