@@ -66,8 +66,9 @@ void print_table(const NrmseReport& report, const std::map<std::string, std::str
   }
   if (report.varying() < report.variables.size()) {
     fmt::print(
-        "  near-constant: reference range <= {:g} of the variable's largest magnitude; measured "
-        "by max |diff|, left out of every NRMSE\n",
+        "  near-constant: reference range <= {:g} of the largest magnitude of the variable or "
+        "of the reference's variables in its unit; measured by max |diff|, left out of every "
+        "NRMSE\n",
         macrostep::output::kNearConstant);
   }
 }

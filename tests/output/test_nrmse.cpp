@@ -84,6 +84,35 @@ TEST(Nrmse, NearConstantReferencesAreMeasuredByTheirDifference) {
       OutputError);
 }
 
+// A multiplier that should stay zero, which the reference holds at rounding level (6e-12 m/s)
+// beside velocities of about 1 m/s, while the co-simulation moves it to 1e-5 m/s: against its
+// own magnitude its range is 6e-7 (not near-constant, an nrmse of about 1e6); against its unit's
+// size, the velocities', it is rounding. Without units nothing changes. A result that diverges in
+// one velocity (w, near-constant by its own rule) does not make the others look constant: only
+// the reference's magnitudes size a unit.
+TEST(Nrmse, NearConstantIsJudgedAgainstTheSizeOfItsUnit) {
+  const std::vector<double> t{0, 1, 2, 3};
+  const std::vector<std::string> names{"v", "mu", "w"};
+  const std::vector<std::vector<double>> ref_values{
+      {0.0, 1.0, -1.0, 0.5}, {0.0, 6e-12, -3e-12, 0.0}, {0.0, 1.0, 2.0, 1.0}};
+  const std::vector<std::vector<double>> res_values{
+      {0.0, 1.0, -1.0, 0.6}, {0.0, 1e-5, -1e-5, 0.0}, {0.0, 1.0, 2.0, 1e12}};
+  CsvTable reference = table(t, names, ref_values), result = table(t, names, res_values);
+  const NrmseReport without = compute_nrmse(result, reference);
+  EXPECT_FALSE(without.variables[1].near_constant);
+  EXPECT_GT(without.variables[1].nrmse, 1e5);
+  reference.units = {"m/s", "m/s", "m/s"};
+  const NrmseReport with = compute_nrmse(result, reference);
+  EXPECT_TRUE(with.variables[1].near_constant);
+  EXPECT_NEAR(with.variables[1].max_abs_difference, 1e-5, 1e-11);
+  EXPECT_FALSE(with.variables[0].near_constant);
+  EXPECT_TRUE(with.variables[2].near_constant);  // 2 <= 1e-9 * 1e12: its own magnitude
+  EXPECT_DOUBLE_EQ(with.norm, with.variables[0].nrmse);
+  // The result's units come first where it records them.
+  result.units = {"m/s", "rad/s", "m/s"};
+  EXPECT_FALSE(compute_nrmse(result, reference).variables[1].near_constant);
+}
+
 TEST(Nrmse, IdenticalResultHasZeroError) {
   const CsvTable ref = table({0, 0.5, 1}, {"x_3"}, {{1, 4, -2}});
   const NrmseReport r = compute_nrmse(ref, ref);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -125,8 +126,9 @@ void check_finite(const CsvTable& table, const char* which, const std::string& f
 }
 
 // The result's column j against the reference's values at the result's times.
+// `unit_size`: the largest magnitude of the variables with the variable's unit (0: none known).
 VariableError measure(const std::string& name, const std::vector<double>& ref,
-                      const std::vector<double>& res) {
+                      const std::vector<double>& res, double unit_size) {
   VariableError e;
   e.name = name;
   double mean = 0.0, low = ref.front(), high = ref.front(), size = 0.0;
@@ -139,7 +141,7 @@ VariableError measure(const std::string& name, const std::vector<double>& ref,
   }
   mean /= static_cast<double>(ref.size());
   e.reference_range = high - low;
-  e.near_constant = e.reference_range <= kNearConstant * size;
+  e.near_constant = e.reference_range <= kNearConstant * std::max(size, unit_size);
   if (e.near_constant) {
     e.nrmse = std::numeric_limits<double>::quiet_NaN();
     return e;
@@ -188,6 +190,35 @@ std::vector<std::size_t> matched_columns(const CsvTable& result, const CsvTable&
   return ref_column;
 }
 
+// The unit of every result column: the result's where its files record one, else the matched
+// reference column's; "" where neither does.
+std::vector<std::string> column_units(const CsvTable& result, const CsvTable& reference,
+                                      const std::vector<std::size_t>& ref_column) {
+  std::vector<std::string> units(result.columns.size());
+  for (std::size_t j = 0; j < units.size(); ++j) {
+    if (j < result.units.size()) units[j] = result.units[j];
+    if (units[j].empty() && ref_column[j] < reference.units.size()) {
+      units[j] = reference.units[ref_column[j]];
+    }
+  }
+  return units;
+}
+
+// Per unit (not ""), the largest magnitude of its compared variables in the reference: the scale
+// of that quantity in this system, against which a variable's rounding noise is judged. (Not the
+// result's: a result that diverges in one variable would make its unit's others look constant.)
+std::map<std::string, double> largest_magnitude_by_unit(const CsvTable& reference,
+                                                        const std::vector<std::size_t>& ref_column,
+                                                        const std::vector<std::string>& units) {
+  std::map<std::string, double> sizes;
+  for (std::size_t j = 0; j < units.size(); ++j) {
+    if (units[j].empty()) continue;
+    double& size = sizes[units[j]];
+    for (double v : reference.values[ref_column[j]]) size = std::max(size, std::abs(v));
+  }
+  return sizes;
+}
+
 }  // namespace
 
 NrmseReport compute_nrmse(const CsvTable& result, const CsvTable& reference,
@@ -207,6 +238,9 @@ NrmseReport compute_nrmse(const CsvTable& result, const CsvTable& reference,
                                                          ? reference_stencils(result, reference)
                                                          : std::vector<InterpolationStencil>{};
 
+  const std::vector<std::string> units = column_units(result, reference, ref_column);
+  const std::map<std::string, double> unit_sizes =
+      largest_magnitude_by_unit(reference, ref_column, units);
   double sum = 0.0;
   std::vector<double> ref(result.rows());
   for (std::size_t j = 0; j < result.columns.size(); ++j) {
@@ -214,8 +248,9 @@ NrmseReport compute_nrmse(const CsvTable& result, const CsvTable& reference,
     for (std::size_t i = 0; i < ref.size(); ++i) {
       ref[i] = report.interpolated ? stencils[i].apply(r) : r[i];
     }
-    const VariableError& e =
-        report.variables.emplace_back(measure(result.columns[j], ref, result.values[j]));
+    const auto size = unit_sizes.find(units[j]);
+    const VariableError& e = report.variables.emplace_back(measure(
+        result.columns[j], ref, result.values[j], size == unit_sizes.end() ? 0.0 : size->second));
     if (!e.near_constant) sum += e.nrmse * e.nrmse;
   }
   if (report.varying() == 0) {

@@ -6,10 +6,14 @@
 // the reference, reference columns absent from the result are ignored.
 //
 // A variable whose reference is constant or nearly so, range_j = max_i ref_ij - min_i ref_ij
-// <= kNearConstant * max_i max(|ref_ij|, |res_ij|), has no spread to normalise by: its nrmse
-// would measure the reference's rounding noise (a joint's multiplier that is 1e-24 in the
-// reference and 1e-6 in a co-simulation gives 1e18). It is measured by its largest absolute
-// difference instead and left out of every NRMSE (MODELS.md §4.1 leaves out zero variance).
+// <= kNearConstant * max(max_i max(|ref_ij|, |res_ij|), size of its unit), has no spread to
+// normalise by: its nrmse would measure the reference's rounding noise (a joint's multiplier that
+// is 1e-24 in the reference and 1e-6 in a co-simulation gives 1e18). It is measured by its
+// largest absolute difference instead and left out of every NRMSE (MODELS.md §4.1 leaves out zero
+// variance). The size of a unit is the largest magnitude in the reference of the compared
+// variables with that unit (the tables' `units`; none where they record none): a solver's noise
+// on a quantity that should stay zero scales with the quantities of its kind, not with itself (a
+// multiplier in m/s that the reference holds at ±6e-12 beside velocities of about 1 m/s).
 //
 // If the two time columns are not identical, the reference is interpolated to the result's
 // time points: cubic Lagrange on the four nearest points, linear in the first and last
