@@ -163,8 +163,6 @@ void print_scheme_choice(std::ostream& out, const schemes::SchemeChoiceStatistic
   }
 }
 
-}  // namespace
-
 // One warning per absolute tolerance and unit whose quantities all swing within ten times it
 // (tolerance_check.hpp, which lists each class's quantities together): the first three of them,
 // and a tolerance that would see them.
@@ -191,6 +189,8 @@ void print_tolerance_warnings(std::ostream& out, const CosimResult& r) {
     j = k;
   }
 }
+
+}  // namespace
 
 // Gauss–Seidel's repetitions: how many, how far converged, and a warning when some step stopped
 // before its repetitions converged (gauss_seidel.hpp).

@@ -33,8 +33,8 @@
 
 namespace macrostep::run {
 
-// A quantity is reported when its swing is at most this many times its atol: the tolerance then
-// allows an error of a tenth of the whole motion in every step.
+// A class is reported when its largest swing is at most this many times its atol: the tolerance
+// then allows an error of a tenth of the whole motion in every step.
 inline constexpr double kToleranceCover = 10.0;
 
 class AbsoluteToleranceCheck final : public RunObserver {
