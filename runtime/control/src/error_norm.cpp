@@ -26,22 +26,10 @@ GroupTol group_tol(const ErrorTolerances& tol, WeightGroup group) {
   return {tol.atol_u, &tol.atol_u_each};
 }
 
-const char* group_name(WeightGroup group) {
-  switch (group) {
-    case WeightGroup::kPosition:
-      return "atol_pos";
-    case WeightGroup::kVelocity:
-      return "atol_vel";
-    case WeightGroup::kCouplingVariable:
-      break;
-  }
-  return "atol_u";
-}
-
 GroupTol checked_group_tol(const ErrorTolerances& tol, WeightGroup group, std::size_t n) {
   const GroupTol g = group_tol(tol, group);
   if (!g.each->empty() && g.each->size() != n) {
-    throw std::invalid_argument(std::string("error weights: ") + group_name(group) + " has " +
+    throw std::invalid_argument(std::string("error weights: ") + atol_key(group) + " has " +
                                 std::to_string(g.each->size()) + " components for " +
                                 std::to_string(n) + " variables");
   }
@@ -60,6 +48,22 @@ void check_atol(double a, const char* name) {
 }
 
 }  // namespace
+
+double group_atol(const ErrorTolerances& tol, WeightGroup group) {
+  return group_tol(tol, group).atol;
+}
+
+const char* atol_key(WeightGroup group) {
+  switch (group) {
+    case WeightGroup::kPosition:
+      return "atol_pos";
+    case WeightGroup::kVelocity:
+      return "atol_vel";
+    case WeightGroup::kCouplingVariable:
+      break;
+  }
+  return "atol_u";
+}
 
 ErrorTolerances ErrorTolerances::for_rtol(double rtol) {
   ErrorTolerances t;

@@ -106,6 +106,55 @@ void rethrow_explained(const std::exception& e, const config::RunConfig& config,
   }
 }
 
+// The observers that judge a run rather than record it: the divergence guard, the
+// stability-limit guard (adaptive explicit runs) and the absolute-tolerance check (runs with an
+// estimator). `u0` is filled when the run starts (DivergenceGuard).
+struct RunChecks {
+  DivergenceGuard divergence;
+  StabilityLimitGuard crawl;
+  AbsoluteToleranceCheck tolerance;
+  bool crawl_applies;
+
+  RunChecks(const config::RunConfig& config, const CosimSettings& settings,
+            const system::CoupledSystem& system, const schemes::SchemeOptions& scheme_options,
+            const std::vector<double>& u0, CosimResult& result)
+      : divergence(system, scheme_options.control.tolerances,
+                   config::to_string(settings.cosim.scheme), u0),
+        crawl(settings.end_time,
+              [&config, &settings, &system] {
+                return explicit_stability_limit(config, settings, system);
+              }),
+        tolerance(system, scheme_options.control.tolerances,
+                  variable_steps(scheme_options) ? scheme_options.control.estimator
+                                                 : control::Estimator::kNone,
+                  result),
+        crawl_applies(settings.cosim.scheme == config::CosimScheme::kExplicit &&
+                      variable_steps(scheme_options)) {}
+
+  void add_to(Observers& observers) {
+    observers.add(&divergence);
+    if (crawl_applies) observers.add(&crawl);
+    observers.add(&tolerance);
+  }
+
+  static bool variable_steps(const schemes::SchemeOptions& o) {
+    return o.control.mode == control::StepSizeMode::kVariable;
+  }
+};
+
+// Where a run continues: a resumed run's controller, scheme and law states and its attempts so
+// far; a new run's is empty (between_steps is the caller's).
+schemes::Continuation continuation_of(const checkpoint::Checkpoint* resume, const RunTally& tally) {
+  schemes::Continuation continuation;
+  if (resume != nullptr) {
+    continuation.controller_state = &resume->controller;
+    continuation.scheme_state = &resume->scheme;
+    continuation.law_states = &resume->laws;
+    continuation.attempts = tally.accepted + tally.rejected;
+  }
+  return continuation;
+}
+
 }  // namespace
 
 CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions& options) {
@@ -151,17 +200,7 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   if (plan) checkpoints.emplace(*plan, config, options, files, table, tally, system);
   StopOnSignal stop(tally, no_checkpoint);
   std::vector<double> u0;  // the initial coupling variables, set when the run starts
-  DivergenceGuard divergence(system, scheme_options.control.tolerances,
-                             config::to_string(settings.cosim.scheme), u0);
-  StabilityLimitGuard crawl(settings.end_time, [&config, &settings, &system] {
-    return explicit_stability_limit(config, settings, system);
-  });
-  AbsoluteToleranceCheck tolerance_check(
-      system, scheme_options.control.tolerances,
-      scheme_options.control.mode == control::StepSizeMode::kVariable
-          ? scheme_options.control.estimator
-          : control::Estimator::kNone,
-      result);
+  RunChecks checks(config, settings, system, scheme_options, u0, result);
   MetadataWriter metadata(run_metadata(config, options, system, result), config, files, tally,
                           result, system);
   Observers observers;
@@ -170,29 +209,18 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   observers.add(&progress);
   if (checkpoints) observers.add(&*checkpoints);
   observers.add(&stop);
-  observers.add(&divergence);
-  if (settings.cosim.scheme == config::CosimScheme::kExplicit &&
-      scheme_options.control.mode == control::StepSizeMode::kVariable) {
-    observers.add(&crawl);
-  }
-  observers.add(&tolerance_check);
+  checks.add_to(observers);
   for (RunObserver* o : options.observers) observers.add(o);
   observers.add(&metadata);
 
   // ---- the run ----
-  schemes::Continuation continuation;
+  schemes::Continuation continuation = continuation_of(options.resume, tally);
   std::unique_ptr<executors::Executor> executor;
   continuation.between_steps = [&](const control::MacroStepController& controller,
                                    const schemes::MacroStepScheme& scheme) {
     const int signal = options.stop != nullptr ? options.stop->load() : 0;
     observers.between_steps({controller, scheme, *executor, signal});
   };
-  if (options.resume != nullptr) {
-    continuation.controller_state = &options.resume->controller;
-    continuation.scheme_state = &options.resume->scheme;
-    continuation.law_states = &options.resume->laws;
-    continuation.attempts = tally.accepted + tally.rejected;
-  }
   const auto end_run = [&](const RunEnd& end) {
     result.time_by_kappa = tally.time_by_kappa;
     result.wall_ns = ns_since(start);

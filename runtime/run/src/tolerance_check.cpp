@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <utility>
 
 namespace macrostep::run {
 
@@ -9,30 +11,6 @@ namespace {
 
 // Swings at or below this fraction of a quantity's largest magnitude are rounding, not motion.
 constexpr double kRounding = 1e-9;
-
-const char* atol_key(control::WeightGroup g) {
-  switch (g) {
-    case control::WeightGroup::kPosition:
-      return "atol_pos";
-    case control::WeightGroup::kVelocity:
-      return "atol_vel";
-    case control::WeightGroup::kCouplingVariable:
-      break;
-  }
-  return "atol_u";
-}
-
-double atol_of(const control::ErrorTolerances& t, control::WeightGroup g) {
-  switch (g) {
-    case control::WeightGroup::kPosition:
-      return t.atol_pos;
-    case control::WeightGroup::kVelocity:
-      return t.atol_vel;
-    case control::WeightGroup::kCouplingVariable:
-      break;
-  }
-  return t.atol_u;
-}
 
 }  // namespace
 
@@ -84,30 +62,28 @@ void AbsoluteToleranceCheck::finished(const RunEnd& end) {
   // A failed or interrupted run has its own report; a model that ended the simulation leaves a
   // complete run up to there.
   if ((end.status != "completed" && end.status != "terminated") || points_ < 2) return;
+  // The classes (atol, unit), each with its members in index order and its largest swing.
+  struct Class {
+    std::vector<std::size_t> members;
+    double largest_swing = 0.0;
+  };
+  std::map<std::pair<control::WeightGroup, std::string>, Class> classes;
   const std::size_t first = states_ ? 0 : values_.size();
   const std::size_t last = couplings_ ? ranges_.size() : values_.size();
-  const auto same_class = [](const Range& a, const Range& b) {
-    return a.group == b.group && a.unit == b.unit;
-  };
   for (std::size_t j = first; j < last; ++j) {
-    // Each class once, at its first member; in index order, so the report is deterministic.
-    const Range& r = ranges_[j];
-    bool seen_before = false;
-    for (std::size_t k = first; k < j && !seen_before; ++k) seen_before = same_class(ranges_[k], r);
-    if (seen_before) continue;
-    double largest_swing = 0.0;
-    for (std::size_t k = j; k < last; ++k) {
-      if (same_class(ranges_[k], r))
-        largest_swing = std::max(largest_swing, ranges_[k].max - ranges_[k].min);
-    }
-    const double atol = atol_of(tolerances_, r.group);
-    if (largest_swing > kToleranceCover * atol) continue;
-    for (std::size_t k = j; k < last; ++k) {
-      const Range& q = ranges_[k];
+    Class& c = classes[{ranges_[j].group, ranges_[j].unit}];
+    c.members.push_back(j);
+    c.largest_swing = std::max(c.largest_swing, ranges_[j].max - ranges_[j].min);
+  }
+  for (const auto& [key, c] : classes) {
+    const double atol = control::group_atol(tolerances_, key.first);
+    if (c.largest_swing > kToleranceCover * atol) continue;
+    for (const std::size_t j : c.members) {
+      const Range& q = ranges_[j];
       const double swing = q.max - q.min;
-      if (!same_class(q, r) || !(swing > kRounding * q.largest)) continue;
+      if (!(swing > kRounding * q.largest)) continue;
       result_.tolerance_above_swing.push_back(
-          {atol_key(q.group), atol, q.unit, q.name, swing, first_, last_});
+          {control::atol_key(q.group), atol, q.unit, q.name, swing, first_, last_});
     }
   }
 }

@@ -40,6 +40,11 @@ struct ErrorTolerances {
 
 enum class WeightGroup : std::uint8_t { kPosition, kVelocity, kCouplingVariable };
 
+// The scalar atol of a group, and the [cosim] key that sets it ("atol_pos", "atol_vel",
+// "atol_u").
+double group_atol(const ErrorTolerances& tol, WeightGroup group);
+const char* atol_key(WeightGroup group);
+
 // One value per weight group, indexed by static_cast<std::size_t>(WeightGroup).
 inline constexpr std::size_t kWeightGroupCount = 3;
 using PerWeightGroup = std::array<double, kWeightGroupCount>;
