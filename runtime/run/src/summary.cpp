@@ -190,8 +190,6 @@ void print_tolerance_warnings(std::ostream& out, const CosimResult& r) {
   }
 }
 
-}  // namespace
-
 // Gauss–Seidel's repetitions: how many, how far converged, and a warning when some step stopped
 // before its repetitions converged (gauss_seidel.hpp).
 void print_gauss_seidel(std::ostream& out, const CosimResult& r) {
@@ -219,21 +217,8 @@ void print_gauss_seidel(std::ostream& out, const CosimResult& r) {
   }
 }
 
-void print_summary(std::ostream& out, const config::RunConfig& config, const CosimResult& r) {
-  const CosimSettings& s = r.settings;
-  const std::size_t ns = config::subsystem_count(config);
-  print_setup(out, config, s);
-  if (!r.terminated.empty()) fmt::print(out, "{}\n", r.terminated);
-
-  const std::size_t nc = r.coupling_count;
-  const std::size_t first_u = r.columns.size() - nc;
-  fmt::print(out, "coupling variables at t = {} s:\n", r.final_time);
-  const std::size_t shown = std::min<std::size_t>(nc, 8);
-  for (std::size_t j = 0; j < shown; ++j) {
-    fmt::print(out, "  {:>10} = {:.10g}\n", r.columns[first_u + j], r.final_values[first_u + j]);
-  }
-  if (shown < nc) fmt::print(out, "  ... ({} more)\n", nc - shown);
-
+// The macro steps: counts, sizes and the order histogram.
+void print_steps(std::ostream& out, const CosimResult& r) {
   const control::MacroStepStatistics& st = r.run.steps;
   fmt::print(out,
              "macro steps {} accepted, {} rejected (failed-step ratio {:.2f} %), mean H {:.4g} s, "
@@ -247,12 +232,18 @@ void print_summary(std::ostream& out, const config::RunConfig& config, const Cos
   for (int k = 0; k <= control::kMaxKappa; ++k) {
     const auto n = st.accepted_by_kappa[static_cast<std::size_t>(k)];
     if (n == 0) continue;
-    histogram += fmt::format("{}kappa {}: {:.1f} % of steps, {:.1f} % of time",
-                             histogram.empty() ? "" : "; ", k,
-                             100.0 * static_cast<double>(n) / static_cast<double>(st.accepted),
-                             100.0 * r.time_by_kappa[static_cast<std::size_t>(k)] / s.end_time);
+    histogram += fmt::format(
+        "{}kappa {}: {:.1f} % of steps, {:.1f} % of time", histogram.empty() ? "" : "; ", k,
+        100.0 * static_cast<double>(n) / static_cast<double>(st.accepted),
+        100.0 * r.time_by_kappa[static_cast<std::size_t>(k)] / r.settings.end_time);
   }
   fmt::print(out, "order histogram: {}\n", histogram.empty() ? "-" : histogram);
+}
+
+// The corrector of the iterative schemes (Gauss–Seidel's repetitions apart).
+void print_corrector(std::ostream& out, const CosimResult& r) {
+  const CosimSettings& s = r.settings;
+  const control::MacroStepStatistics& st = r.run.steps;
   const schemes::TimeBreakdown& t = r.run.time;
   if (r.run.corrector.attempts > 0 && s.scheme.gauss_seidel) {
     print_gauss_seidel(out, r);
@@ -281,6 +272,28 @@ void print_summary(std::ostream& out, const config::RunConfig& config, const Cos
                  k.max_iteration_residual);
     }
   }
+}
+
+}  // namespace
+
+void print_summary(std::ostream& out, const config::RunConfig& config, const CosimResult& r) {
+  const CosimSettings& s = r.settings;
+  const std::size_t ns = config::subsystem_count(config);
+  print_setup(out, config, s);
+  if (!r.terminated.empty()) fmt::print(out, "{}\n", r.terminated);
+
+  const std::size_t nc = r.coupling_count;
+  const std::size_t first_u = r.columns.size() - nc;
+  fmt::print(out, "coupling variables at t = {} s:\n", r.final_time);
+  const std::size_t shown = std::min<std::size_t>(nc, 8);
+  for (std::size_t j = 0; j < shown; ++j) {
+    fmt::print(out, "  {:>10} = {:.10g}\n", r.columns[first_u + j], r.final_values[first_u + j]);
+  }
+  if (shown < nc) fmt::print(out, "  ... ({} more)\n", nc - shown);
+
+  print_steps(out, r);
+  const schemes::TimeBreakdown& t = r.run.time;
+  print_corrector(out, r);
   if (r.run.steps.accepted > 0) {
     const double per_step = static_cast<double>(r.run.steps.accepted) * static_cast<double>(ns);
     fmt::print(out,
