@@ -127,7 +127,7 @@ struct RunChecks {
         tolerance(system, scheme_options.control.tolerances,
                   variable_steps(scheme_options) ? scheme_options.control.estimator
                                                  : control::Estimator::kNone,
-                  result),
+                  settings.end_time, result),
         crawl_applies(settings.cosim.scheme == config::CosimScheme::kExplicit &&
                       variable_steps(scheme_options)) {}
 

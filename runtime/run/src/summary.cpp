@@ -165,7 +165,9 @@ void print_scheme_choice(std::ostream& out, const schemes::SchemeChoiceStatistic
 
 // One warning per absolute tolerance and unit whose quantities all swing within ten times it
 // (tolerance_check.hpp, which lists each class's quantities together): the first three of them,
-// and a tolerance that would see them.
+// and the largest tolerance that could see them (how far below it the results settle depends on
+// how strongly other quantities amplify these ones' errors: F-2.8's node pressure needs 1e-14 m³
+// where this bound says 6e-11).
 void print_tolerance_warnings(std::ostream& out, const CosimResult& r) {
   const auto& found = r.tolerance_above_swing;
   for (std::size_t j = 0; j < found.size();) {
@@ -182,7 +184,8 @@ void print_tolerance_warnings(std::ostream& out, const CosimResult& r) {
                "warning: {} = {:.3g} is a tenth or more of the largest swing of its quantities "
                "{} over t = {:.6g} to {:.6g} s ({}{}): the error estimates cannot see their "
                "errors, and the run may drift far off with no failed step. Give a tolerance in "
-               "their units, e.g. --set cosim.{}={:.1g} (rtol times the smallest swing)\n",
+               "their units, at most rtol times their smallest swing (--set cosim.{}={:.1g}), and "
+               "lower it until the results no longer change\n",
                f.key, f.atol, f.unit.empty() ? "without a unit" : "in " + f.unit, f.from, f.to,
                names, k - j > 3 ? ", ..." : "", f.key,
                r.settings.scheme.control.tolerances.rtol * smallest);

@@ -17,12 +17,21 @@
 // not changed: the check only reports (CosimResult::tolerance_above_swing, the summary's
 // warning, the metadata's statistics).
 //
-// A resumed run sees only its continuation: its swings are those from the checkpoint on (a
-// shorter stretch moves less; the report names the interval).
+// A class is judged over the whole run and, where that does not report it, over its first half,
+// quarter and eighth (kToleranceWindows), the longest that does: an error the estimates cannot
+// see grows unchecked, and once it has carried the quantities ten times the atol away from where
+// they started, their swing over the whole run no longer shows the mis-scale (F-2.8's volumes,
+// 1e-7 m³ against atol_pos = 1e-7, drift past 1e-6 m³ after two fifths of the run).
+//
+// A resumed run sees only its continuation: its swings and windows are those from the checkpoint
+// on (a shorter stretch moves less; the report names the interval).
 #pragma once
 
+#include <array>
 #include <cstddef>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "macrostep/control/error_norm.hpp"
@@ -36,34 +45,56 @@ namespace macrostep::run {
 // A class is reported when its largest swing is at most this many times its atol: the tolerance
 // then allows an error of a tenth of the whole motion in every step.
 inline constexpr double kToleranceCover = 10.0;
+// The leading parts of the run's interval a class is also judged over, longest first.
+inline constexpr std::array<double, 3> kToleranceWindows = {0.5, 0.25, 0.125};
 
 class AbsoluteToleranceCheck final : public RunObserver {
  public:
   // Watches what `estimator` weighs: the estimator that decides acceptance, kNone for a run
-  // at a fixed step (nothing is watched). `system`, `tolerances` and `result` must outlive the
-  // check; finished() of a completed run sets result.tolerance_above_swing.
+  // at a fixed step (nothing is watched). `end_time` is where the run is to end (the windows are
+  // parts of the interval from its first accepted point to there). `system`, `tolerances` and
+  // `result` must outlive the check; finished() of a completed run sets
+  // result.tolerance_above_swing.
   AbsoluteToleranceCheck(const system::CoupledSystem& system,
                          const control::ErrorTolerances& tolerances, control::Estimator estimator,
-                         CosimResult& result);
+                         double end_time, CosimResult& result);
 
   void accepted(const schemes::AcceptedPoint& point) override;
   void finished(const RunEnd& end) override;
 
  private:
-  struct Range {
+  struct Quantity {
     control::WeightGroup group = control::WeightGroup::kPosition;
     std::string unit;  // the output's or coupling variable's ("" where the model gives none)
     std::string name;
+  };
+  struct Extent {  // of one quantity's values over the accepted points so far
     bool seen = false;
     double min = 0.0, max = 0.0, largest = 0.0;
   };
+  // The extents at the end of a leading part of the run (its last point's time `to`).
+  struct Window {
+    bool taken = false;
+    double to = 0.0;
+    std::vector<Extent> extents;
+  };
+  // Each class's members (indices into quantities_), by (atol group, unit).
+  using Classes = std::map<std::pair<control::WeightGroup, std::string>, std::vector<std::size_t>>;
+  Classes classes() const;
+  // Reports the class's moved members if its largest swing over `extents` is within the cover.
+  bool report(const std::vector<std::size_t>& members, const std::vector<Extent>& extents,
+              double to);
+
   const system::CoupledSystem& system_;
   const control::ErrorTolerances& tolerances_;
   CosimResult& result_;
   bool states_ = false;     // the monitored outputs (concept 1)
   bool couplings_ = false;  // the coupling variables (concept 2)
+  double end_time_ = 0.0;
   std::vector<double> values_;
-  std::vector<Range> ranges_;  // monitored outputs, then coupling variables
+  std::vector<Quantity> quantities_;  // monitored outputs, then coupling variables
+  std::vector<Extent> extents_;       // over the whole run so far
+  std::array<Window, kToleranceWindows.size()> windows_;
   std::size_t points_ = 0;
   double first_ = 0.0, last_ = 0.0;
 };
