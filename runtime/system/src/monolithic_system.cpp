@@ -41,6 +41,11 @@ MonolithicSystem::MonolithicSystem(const CoupledSystem& system) : system_(system
     output_offsets_.push_back(output_offsets_.back() + s.output_size());
     const auto roles = s.state_roles();
     roles_.insert(roles_.end(), roles.begin(), roles.end());
+    const auto nominals = s.state_nominals();
+    if (!nominals.empty()) {
+      nominals_.resize(state_offsets_[L], 1.0);
+      nominals_.insert(nominals_.end(), nominals.begin(), nominals.end());
+    }
     output_patterns_.push_back(s.output_jacobian_pattern());
     input_patterns_.push_back(s.input_jacobian_pattern());
     parts_.push_back(&s);
@@ -48,6 +53,7 @@ MonolithicSystem::MonolithicSystem(const CoupledSystem& system) : system_(system
   coupling_offset_ = state_offsets_.back();
   state_offsets_.pop_back();
   roles_.resize(coupling_offset_ + system_.coupling_count(), model::StateRole::kOther);
+  if (!nominals_.empty()) nominals_.resize(roles_.size(), 1.0);
   std::vector<Entry> entries;
   collect_entries(entries);
   build_pattern(std::move(entries));

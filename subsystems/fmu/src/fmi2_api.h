@@ -88,6 +88,7 @@ typedef fmi2Status fmi2SetContinuousStatesTYPE(fmi2Component, const fmi2Real[], 
 typedef fmi2Status fmi2GetDerivativesTYPE(fmi2Component, fmi2Real[], size_t);
 typedef fmi2Status fmi2GetEventIndicatorsTYPE(fmi2Component, fmi2Real[], size_t);
 typedef fmi2Status fmi2GetContinuousStatesTYPE(fmi2Component, fmi2Real[], size_t);
+typedef fmi2Status fmi2GetNominalsOfContinuousStatesTYPE(fmi2Component, fmi2Real[], size_t);
 typedef fmi2Status fmi2CompletedIntegratorStepTYPE(fmi2Component,
                                                    fmi2Boolean no_set_state_prior_to_current_point,
                                                    fmi2Boolean* enter_event_mode,

@@ -51,6 +51,7 @@ struct Fmi2Functions {
   fmi2SetTimeTYPE* set_time = nullptr;
   fmi2SetContinuousStatesTYPE* set_states = nullptr;
   fmi2GetContinuousStatesTYPE* get_states = nullptr;
+  fmi2GetNominalsOfContinuousStatesTYPE* get_nominals = nullptr;  // null if not exported
   fmi2GetDerivativesTYPE* get_derivatives = nullptr;
   fmi2GetDirectionalDerivativeTYPE* directional = nullptr;  // null unless provided
   fmi2GetEventIndicatorsTYPE* event_indicators = nullptr;   // null without event indicators
@@ -231,6 +232,13 @@ class Fmi2Instance final : public Instance {
   void continuous_states(std::span<double> x) override {
     if (!x.empty()) check(f_.get_states(c_, x.data(), x.size()), "fmi2GetContinuousStates");
   }
+  bool continuous_state_nominals(std::span<double> x) override {
+    if (f_.get_nominals == nullptr) return false;
+    if (!x.empty()) {
+      check(f_.get_nominals(c_, x.data(), x.size()), "fmi2GetNominalsOfContinuousStates");
+    }
+    return true;
+  }
   bool event_indicators(std::span<double> z) override {
     return check(f_.event_indicators(c_, z.data(), z.size()), "fmi2GetEventIndicators");
   }
@@ -313,6 +321,7 @@ class Fmi2Binary final : public Binary {
     library_.look_up(f_.set_time, "fmi2SetTime");
     library_.look_up(f_.set_states, "fmi2SetContinuousStates");
     library_.look_up(f_.get_states, "fmi2GetContinuousStates");
+    library_.look_up_if_exported(f_.get_nominals, "fmi2GetNominalsOfContinuousStates");
     library_.look_up(f_.get_derivatives, "fmi2GetDerivatives");
     if (xml.directional_derivatives)
       library_.look_up(f_.directional, "fmi2GetDirectionalDerivative");

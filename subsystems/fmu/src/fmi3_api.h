@@ -65,6 +65,7 @@ typedef fmi3Status fmi3EnterContinuousTimeModeTYPE(fmi3Instance);
 typedef fmi3Status fmi3SetTimeTYPE(fmi3Instance, fmi3Float64);
 typedef fmi3Status fmi3SetContinuousStatesTYPE(fmi3Instance, const fmi3Float64[], size_t);
 typedef fmi3Status fmi3GetContinuousStatesTYPE(fmi3Instance, fmi3Float64[], size_t);
+typedef fmi3Status fmi3GetNominalsOfContinuousStatesTYPE(fmi3Instance, fmi3Float64[], size_t);
 typedef fmi3Status fmi3GetContinuousStateDerivativesTYPE(fmi3Instance, fmi3Float64[], size_t);
 typedef fmi3Status fmi3GetEventIndicatorsTYPE(fmi3Instance, fmi3Float64[], size_t);
 typedef fmi3Status fmi3EnterEventModeTYPE(fmi3Instance);

@@ -49,6 +49,7 @@ struct Fmi3Functions {
   fmi3SetTimeTYPE* set_time = nullptr;
   fmi3SetContinuousStatesTYPE* set_states = nullptr;
   fmi3GetContinuousStatesTYPE* get_states = nullptr;
+  fmi3GetNominalsOfContinuousStatesTYPE* get_nominals = nullptr;  // null if not exported
   fmi3GetContinuousStateDerivativesTYPE* get_derivatives = nullptr;
   fmi3GetDirectionalDerivativeTYPE* directional = nullptr;  // null unless provided
   fmi3GetEventIndicatorsTYPE* event_indicators = nullptr;   // null without event indicators
@@ -235,6 +236,13 @@ class Fmi3Instance final : public Instance {
   void continuous_states(std::span<double> x) override {
     if (!x.empty()) check(f_.get_states(i_, x.data(), x.size()), "fmi3GetContinuousStates");
   }
+  bool continuous_state_nominals(std::span<double> x) override {
+    if (f_.get_nominals == nullptr) return false;
+    if (!x.empty()) {
+      check(f_.get_nominals(i_, x.data(), x.size()), "fmi3GetNominalsOfContinuousStates");
+    }
+    return true;
+  }
   bool event_indicators(std::span<double> z) override {
     return check(f_.event_indicators(i_, z.data(), z.size()), "fmi3GetEventIndicators");
   }
@@ -321,6 +329,7 @@ class Fmi3Binary final : public Binary {
     library_.look_up(f_.set_time, "fmi3SetTime");
     library_.look_up(f_.set_states, "fmi3SetContinuousStates");
     library_.look_up(f_.get_states, "fmi3GetContinuousStates");
+    library_.look_up_if_exported(f_.get_nominals, "fmi3GetNominalsOfContinuousStates");
     library_.look_up(f_.get_derivatives, "fmi3GetContinuousStateDerivatives");
     if (xml.directional_derivatives)
       library_.look_up(f_.directional, "fmi3GetDirectionalDerivative");

@@ -24,8 +24,12 @@ SharedLibrary::~SharedLibrary() {
   dlclose(handle_);
 }
 
+void* SharedLibrary::find(const char* name) const {
+  return dlsym(handle_, name);
+}
+
 void* SharedLibrary::symbol(const char* name) const {
-  void* f = dlsym(handle_, name);
+  void* f = find(name);
   if (f == nullptr) {
     throw std::invalid_argument(
         fmt::format("its binary does not export {} (an {} binary must)", name, api_));

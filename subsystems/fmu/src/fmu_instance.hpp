@@ -29,9 +29,15 @@ class SharedLibrary {
   void look_up(F*& function, const char* name) const {
     function = reinterpret_cast<F*>(symbol(name));
   }
+  // The same for a function the importer can do without: null if the binary lacks it.
+  template <class F>
+  void look_up_if_exported(F*& function, const char* name) const {
+    function = reinterpret_cast<F*>(find(name));
+  }
 
  private:
   void* symbol(const char* name) const;
+  void* find(const char* name) const;
   void* handle_ = nullptr;
   std::string api_;
 };
@@ -78,6 +84,9 @@ class Instance {
                                       std::size_t element, std::size_t size,
                                       std::span<double> column) = 0;
   virtual void continuous_states(std::span<double> x) = 0;
+  // The nominal values of the continuous states (fmi*GetNominalsOfContinuousStates); false,
+  // leaving x alone, where the binary does not export the function.
+  virtual bool continuous_state_nominals(std::span<double> x) = 0;
   // The event indicators at the point of the last set() (the FMU's numberOfEventIndicators).
   virtual bool event_indicators(std::span<double> z) = 0;
 

@@ -103,8 +103,28 @@ FmuSubsystem::FmuSubsystem(const FmuDescription& d) : path_(d.path) {
   auto first = instantiate();
   x0_.resize(states_.size());
   first->continuous_states(x0_);
+  read_nominals(*first);
   set_up_events(xml, *first);
   free_.push_back(std::move(first));
+}
+
+// The nominals scale the states' absolute solver tolerances (model::Subsystem::state_nominals);
+// FMI requires them finite and > 0, and 1 where the FMU knows none.
+void FmuSubsystem::read_nominals(Instance& first) {
+  if (co_simulation_ || states_.empty()) return;
+  std::vector<double> nominals(states_.size(), 1.0);
+  if (!first.continuous_state_nominals(nominals)) return;
+  for (std::size_t i = 0; i < nominals.size(); ++i) {
+    if (!(nominals[i] > 0.0) || !std::isfinite(nominals[i])) {
+      refuse(
+          fmt::format("its nominal value of the state {} is {} (FMI requires a finite value "
+                      "> 0, and 1 where the FMU knows none)",
+                      state_names_[i], nominals[i]));
+    }
+  }
+  if (std::any_of(nominals.begin(), nominals.end(), [](double v) { return v != 1.0; })) {
+    nominals_ = std::move(nominals);
+  }
 }
 
 // An FMU with event indicators, a time event or completed integrator steps, and every

@@ -116,6 +116,9 @@ class FmuSubsystem final : public model::Subsystem, public model::Events {
   std::size_t output_size() const override { return output_vr_.size(); }
   bool has_feedthrough() const override { return feedthrough_; }
   std::span<const model::StateRole> state_roles() const override { return roles_; }
+  // The FMU's nominals of its continuous states after initialization (empty where all are 1 or
+  // the binary does not give them); a change the FMU reports at an event is not followed.
+  std::span<const double> state_nominals() const override { return nominals_; }
   std::string state_name(std::size_t i) const override { return state_names_[i]; }
   std::string output_name(std::size_t i) const override { return output_names_[i]; }
   std::string input_name(std::size_t i) const override { return input_names_[i]; }
@@ -219,6 +222,7 @@ class FmuSubsystem final : public model::Subsystem, public model::Events {
   void read_outputs(const ModelXml& xml, const std::vector<ElementRef>& outputs,
                     const std::vector<ElementRef>& inputs);
   void set_up_events(const ModelXml& xml, Instance& first);
+  void read_nominals(Instance& first);
 
   std::string path_;
   // The unpacked binary and resources/; declared before binary_ and the instances, so that it
@@ -250,6 +254,7 @@ class FmuSubsystem final : public model::Subsystem, public model::Events {
   bool real_inputs_ = true;
   bool real_outputs_ = true;  // every output a scalar Real (one get call into y)
   std::vector<model::StateRole> roles_;
+  std::vector<double> nominals_;
   model::SparsityPattern pattern_;
   bool feedthrough_ = false;
 

@@ -97,9 +97,11 @@ Integrator::Integrator(const model::Subsystem& subsystem, const IntegratorOption
   subsystem.initial_state(I.u, std::span<double>(N_VGetArrayPointer(I.yy), I.n),
                           std::span<double>(N_VGetArrayPointer(I.yp), I.n));
   const auto roles = subsystem.state_roles();
+  const auto nominals = subsystem.state_nominals();
   double* atol = N_VGetArrayPointer(I.atol);
   for (std::size_t i = 0; i < I.n; ++i) {
     atol[i] = roles[i] == model::StateRole::kPosition ? options.atol_pos : options.atol_vel;
+    if (!nominals.empty()) atol[i] *= nominals[i];
   }
 
   I.mem = IDACreate(I.ctx);

@@ -78,6 +78,8 @@ std::uint64_t structure_hash(const model::Subsystem& s) {
   mix(s.input_size());
   mix(s.output_size());
   for (const auto role : s.state_roles()) mix(static_cast<std::uint64_t>(role));
+  // The nominals set the solver's tolerances (empty for most models: their hash is unchanged).
+  for (const double nominal : s.state_nominals()) mix(std::bit_cast<std::uint64_t>(nominal));
   const auto& p = s.jacobian_pattern();
   for (const auto v : p.column_start) mix(static_cast<std::uint64_t>(v));
   for (const auto v : p.row_index) mix(static_cast<std::uint64_t>(v));

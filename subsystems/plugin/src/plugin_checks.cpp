@@ -43,6 +43,15 @@ class Checker {
         fail("state_roles()[{}] is {}, not a StateRole", i, static_cast<int>(roles[i]));
       }
     }
+    const auto nominals = s_.state_nominals();
+    if (!nominals.empty() && nominals.size() != s_.state_size()) {
+      fail("state_nominals() has {} entries for {} states", nominals.size(), s_.state_size());
+    }
+    for (std::size_t i = 0; i < nominals.size(); ++i) {
+      if (!(nominals[i] > 0.0) || !std::isfinite(nominals[i])) {
+        fail("state_nominals()[{}] is {}, not a finite value > 0", i, nominals[i]);
+      }
+    }
   }
 
   void jacobian_pattern() const {

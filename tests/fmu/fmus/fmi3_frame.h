@@ -271,6 +271,16 @@ EXPORT fmi3Status fmi3GetContinuousStates(fmi3Instance c, fmi3Float64 x[], size_
   for (size_t i = 0; i < n; ++i) x[i] = ((Component*)c)->real[state_vr[i]];
   return fmi3OK;
 }
+#ifdef STATE_NOMINALS
+/* The model's nominal values of its states ({a, b, ...}). Without STATE_NOMINALS the function is
+ * not exported (an FMU that leaves it out: the importer takes 1). */
+EXPORT fmi3Status fmi3GetNominalsOfContinuousStates(fmi3Instance c, fmi3Float64 x[], size_t n) {
+  static const double nominals[N_STATES] = STATE_NOMINALS;
+  if (n != N_STATES) return fail((Component*)c, "fmi3GetNominalsOfContinuousStates: wrong size");
+  for (size_t i = 0; i < n; ++i) x[i] = nominals[i];
+  return fmi3OK;
+}
+#endif
 EXPORT fmi3Status fmi3GetContinuousStateDerivatives(fmi3Instance c, fmi3Float64 dx[], size_t n) {
   Component* m = (Component*)c;
   if (n != N_STATES) return fail(m, "fmi3GetContinuousStateDerivatives: wrong size");

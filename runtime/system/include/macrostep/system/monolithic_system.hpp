@@ -56,6 +56,9 @@ class MonolithicSystem final : public model::Subsystem {
   std::size_t input_size() const override { return 0; }
   std::size_t output_size() const override { return output_offsets_.back(); }
   std::span<const model::StateRole> state_roles() const override { return roles_; }
+  // The subsystems' nominals (1 for the states of those without, and for the coupling rows);
+  // empty where no subsystem has any.
+  std::span<const double> state_nominals() const override { return nominals_; }
   std::string state_name(std::size_t i) const override;
   std::string output_name(std::size_t i) const override;
   std::string input_name(std::size_t i) const override;
@@ -139,6 +142,7 @@ class MonolithicSystem final : public model::Subsystem {
   std::vector<std::size_t> state_offsets_, output_offsets_;
   std::size_t coupling_offset_ = 0;
   std::vector<model::StateRole> roles_;
+  std::vector<double> nominals_;
   std::vector<model::EntryPattern> output_patterns_, input_patterns_;
   model::SparsityPattern pattern_;
   // Value indices: subsystem L's Jacobian entry k → block_index_[L][k]; its ∂F/∂u entries →

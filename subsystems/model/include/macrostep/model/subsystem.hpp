@@ -65,6 +65,12 @@ class Subsystem {
 
   // Role of every state, size state_size().
   virtual std::span<const StateRole> state_roles() const = 0;
+  // The nominal magnitude of every state (size state_size(), each finite and > 0), or empty: 1
+  // for every state. A state's absolute solver tolerance is the one of its role ([solver]
+  // atol_pos or atol_vel, those of a state of nominal 1) times its nominal, so that a state on
+  // another scale (a line volume of 1e-7 m³) is resolved like one of size 1; FMI's nominals of
+  // continuous states serve the same purpose. Constant over a run.
+  virtual std::span<const double> state_nominals() const { return {}; }
 
   // Human-readable names: states and outputs use the physical quantity ("x_17", "v_17") so that
   // result columns of a whole model and of its pieces match.

@@ -22,6 +22,7 @@ class SubsystemView : public Subsystem {
   bool has_feedthrough() const override { return base_.has_feedthrough(); }
   bool output_feeds_through(std::size_t o) const override { return base_.output_feeds_through(o); }
   std::span<const StateRole> state_roles() const override { return base_.state_roles(); }
+  std::span<const double> state_nominals() const override { return base_.state_nominals(); }
   std::string state_name(std::size_t i) const override { return base_.state_name(i); }
   std::string output_name(std::size_t i) const override { return base_.output_name(i); }
   std::string input_name(std::size_t i) const override { return base_.input_name(i); }
