@@ -386,6 +386,35 @@ TEST(FmuApp, TwoMassOscillatorAsFmusIsTheSameInProcessesAndAgreesWithTheBuiltInC
 
 // Implicit scheme (perturbed runs of the FMU subsystems from their T_N workspace, on the TBB
 // arena): the corrector converges as with the built-in model, to the same results.
+// FMUs whose states have nominals (their solver tolerances scaled, D-53) in a run: each worker
+// reads them from its own instance, so the processes give the in-process bytes; the nominals are
+// in effect (the run differs from the same FMU's without them); the reference's one IDA over the
+// whole system (which carries them) runs.
+TEST(FmuApp, NominalsGiveTheSameBytesInProcessesAndTakeEffect) {
+  const fs::path dir = temp_dir("nominals");
+  const std::string cosim = "[cosim]\nrtol = 1e-5\n";
+  const auto scaled = write_fmu_pair(dir, cosim, "", "oscillator_nominals").string();
+  const auto plain = write_fmu_pair(dir, cosim).string();
+  const auto run = [&](const std::string& config, const std::string& executor,
+                       const std::string& out) {
+    const AppRun r = macrostep("run " + config + " --stop-time 0.2 --executor " + executor +
+                               " --output " + (dir / out).string());
+    EXPECT_EQ(r.status, 0) << r.output;
+  };
+  run(scaled, "inprocess", "inprocess.csv");
+  run(scaled, "processes", "processes.csv");
+  run(plain, "inprocess", "plain.csv");
+  EXPECT_TRUE(read_file(dir / "inprocess.csv") == read_file(dir / "processes.csv"))
+      << "the executors' CSV files differ";
+  EXPECT_FALSE(read_file(dir / "inprocess.csv") == read_file(dir / "plain.csv"))
+      << "the nominals changed nothing";
+  const AppRun ref = macrostep("reference " + scaled + " --at " + (dir / "inprocess.csv").string() +
+                               " --output " + (dir / "ref.csv").string());
+  EXPECT_EQ(ref.status, 0) << ref.output;
+  EXPECT_LT(largest_relative_difference(dir / "inprocess.csv", dir / "ref.csv"), 1e-3);
+  fs::remove_all(dir);
+}
+
 TEST(FmuApp, ImplicitSchemeOnFmusConvergesAsOnTheBuiltInChain) {
   const fs::path dir = temp_dir("implicit");
   const std::string cosim =
