@@ -187,6 +187,27 @@ void check_restorable(const config::RunConfig& config, CosimSettings& settings,
   }
 }
 
+// The controller's absolute tolerances of the monitored outputs scaled by their nominals
+// (model::Subsystem::output_nominal, docs/design/methods.md D-53): per-output atols where some
+// output's nominal is not 1; the scalars stay where every one is.
+void scale_by_output_nominals(const system::CoupledSystem& system, CosimSettings& settings) {
+  control::ErrorTolerances& tol = settings.scheme.control.tolerances;
+  const auto monitored = system.monitored_outputs();
+  const auto groups = system.monitored_groups();
+  std::vector<double> pos, vel;
+  bool scaled = false;
+  for (std::size_t j = 0; j < monitored.size(); ++j) {
+    const system::OutputRef& o = monitored[j].output;
+    const double nominal = system.subsystem(o.subsystem).output_nominal(o.output);
+    scaled = scaled || nominal != 1.0;
+    if (groups[j] == control::WeightGroup::kPosition) pos.push_back(tol.atol_pos * nominal);
+    if (groups[j] == control::WeightGroup::kVelocity) vel.push_back(tol.atol_vel * nominal);
+  }
+  if (!scaled) return;
+  tol.atol_pos_each = std::move(pos);
+  tol.atol_vel_each = std::move(vel);
+}
+
 }  // namespace
 
 // The coupled system of `config` (and its models), with every check that needs the built system,
@@ -200,6 +221,7 @@ system::CoupledSystem checked_system(const config::RunConfig& config, CosimSetti
   check_memory(config, 1 + runs_per_subsystem(settings, 2));
   system::CoupledSystem system = coupled_system(config, models);
   check_constraint_combination(config, system, settings);
+  scale_by_output_nominals(system, settings);
   scheme_options = settings.scheme;
   scheme_options.approximations = coupling_approximations(settings, system);
   check_sequence(config, settings, system);

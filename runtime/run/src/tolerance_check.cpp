@@ -19,7 +19,6 @@ AbsoluteToleranceCheck::AbsoluteToleranceCheck(const system::CoupledSystem& syst
                                                control::Estimator estimator, double end_time,
                                                CosimResult& result)
     : system_(system),
-      tolerances_(tolerances),
       result_(result),
       states_(control::monitors_states(estimator)),
       couplings_(control::monitors_coupling_variables(estimator)),
@@ -34,6 +33,18 @@ AbsoluteToleranceCheck::AbsoluteToleranceCheck(const system::CoupledSystem& syst
   for (std::size_t c = 0; c < system.coupling_count(); ++c) {
     quantities_.push_back({control::WeightGroup::kCouplingVariable, system.coupling_unit(c),
                            system.coupling_name(c)});
+  }
+  // Each quantity's own atol: the group's, or its entry of a per-component list (the outputs'
+  // nominals, D-53), indexed by the position within the group.
+  std::array<std::size_t, control::kWeightGroupCount> within{};
+  for (Quantity& q : quantities_) {
+    const auto g = static_cast<std::size_t>(q.group);
+    const std::vector<double>& each =
+        q.group == control::WeightGroup::kPosition   ? tolerances.atol_pos_each
+        : q.group == control::WeightGroup::kVelocity ? tolerances.atol_vel_each
+                                                     : tolerances.atol_u_each;
+    q.atol = within[g] < each.size() ? each[within[g]] : control::group_atol(tolerances, q.group);
+    ++within[g];
   }
   extents_.resize(quantities_.size());
 }
@@ -81,19 +92,16 @@ AbsoluteToleranceCheck::Classes AbsoluteToleranceCheck::classes() const {
 
 bool AbsoluteToleranceCheck::report(const std::vector<std::size_t>& members,
                                     const std::vector<Extent>& extents, double to) {
-  const double atol = control::group_atol(tolerances_, quantities_[members.front()].group);
-  double largest_swing = 0.0;
   for (const std::size_t j : members) {
-    largest_swing = std::max(largest_swing, extents[j].max - extents[j].min);
+    if (extents[j].max - extents[j].min > kToleranceCover * quantities_[j].atol) return false;
   }
-  if (largest_swing > kToleranceCover * atol) return false;
   bool reported = false;
   for (const std::size_t j : members) {
     const Quantity& q = quantities_[j];
     const double swing = extents[j].max - extents[j].min;
     if (!(swing > kRounding * extents[j].largest)) continue;
     result_.tolerance_above_swing.push_back(
-        {control::atol_key(q.group), atol, q.unit, q.name, swing, first_, to});
+        {control::atol_key(q.group), q.atol, q.unit, q.name, swing, first_, to});
     reported = true;
   }
   return reported;

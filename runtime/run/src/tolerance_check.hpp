@@ -8,8 +8,9 @@
 // m³, can lie wholly inside its atol: every error estimate of it is then below 1, and a run can
 // drift far off with no failed step. Rule, at the end of a completed run (or one a model ended):
 // the watched quantities of one atol and one unit form a class (a hydraulic model's volumes in
-// m³ beside a mechanism's positions in m, both under atol_pos); where even the largest swing
-// (max − min over the accepted points) of a class is at most kToleranceCover times the atol, the
+// m³ beside a mechanism's positions in m, both under atol_pos); where every swing (max − min
+// over the accepted points) of a class is at most kToleranceCover times its quantity's atol (the
+// group's, scaled by the quantity's nominal where the model gives one), the
 // tolerance is out of scale for that unit, and its quantities that moved (more than 1e-9 of their
 // largest magnitude) are reported with the atol's key. A class with a larger swing is not: its
 // quantities that barely move (a chain's masses before a wave reaches them) are small, not
@@ -52,8 +53,8 @@ class AbsoluteToleranceCheck final : public RunObserver {
  public:
   // Watches what `estimator` weighs: the estimator that decides acceptance, kNone for a run
   // at a fixed step (nothing is watched). `end_time` is where the run is to end (the windows are
-  // parts of the interval from its first accepted point to there). `system`, `tolerances` and
-  // `result` must outlive the check; finished() of a completed run sets
+  // parts of the interval from its first accepted point to there). `system` and `result` must
+  // outlive the check (`tolerances` is read here); finished() of a completed run sets
   // result.tolerance_above_swing.
   AbsoluteToleranceCheck(const system::CoupledSystem& system,
                          const control::ErrorTolerances& tolerances, control::Estimator estimator,
@@ -67,6 +68,7 @@ class AbsoluteToleranceCheck final : public RunObserver {
     control::WeightGroup group = control::WeightGroup::kPosition;
     std::string unit;  // the output's or coupling variable's ("" where the model gives none)
     std::string name;
+    double atol = 0.0;  // its own (the group's, times its nominal where it has one)
   };
   struct Extent {  // of one quantity's values over the accepted points so far
     bool seen = false;
@@ -86,7 +88,6 @@ class AbsoluteToleranceCheck final : public RunObserver {
               double to);
 
   const system::CoupledSystem& system_;
-  const control::ErrorTolerances& tolerances_;
   CosimResult& result_;
   bool states_ = false;     // the monitored outputs (concept 1)
   bool couplings_ = false;  // the coupling variables (concept 2)

@@ -383,6 +383,14 @@ void FmuSubsystem::read_outputs(const ModelXml& xml, const std::vector<ElementRe
     output_vr_.push_back(v.value_reference);
     output_names_.push_back(v.element_name(e.element));
     output_units_.push_back(v.unit);
+    const double nominal = v.nominal.value_or(1.0);
+    if (!(nominal > 0.0) || !std::isfinite(nominal)) {
+      refuse(
+          fmt::format("the nominal attribute of its output {} is {} (FMI requires a finite "
+                      "value > 0)",
+                      v.name, nominal));
+    }
+    output_nominals_.push_back(nominal);
     output_descriptions_.push_back(v.description);
     real_outputs_ = real_outputs_ && v.type == VariableType::kReal && v.dimensions.empty();
     // Feed-through: the ModelStructure lists the output with an input among its dependencies or

@@ -123,6 +123,8 @@ class FmuSubsystem final : public model::Subsystem, public model::Events {
   std::string output_name(std::size_t i) const override { return output_names_[i]; }
   std::string input_name(std::size_t i) const override { return input_names_[i]; }
   std::string output_unit(std::size_t i) const override { return output_units_[i]; }
+  // The output variable's `nominal` attribute (or its declared type's), else 1.
+  double output_nominal(std::size_t i) const override { return output_nominals_[i]; }
   // A state's unit and description are its variable's (modelDescription.xml), an output's
   // description too.
   std::string state_unit(std::size_t i) const override { return state_units_[i]; }
@@ -244,6 +246,7 @@ class FmuSubsystem final : public model::Subsystem, public model::Events {
   std::vector<ElementGroup> input_groups_, output_groups_;
   std::vector<double> input_start_, x0_;
   std::vector<std::string> state_names_, input_names_, output_names_, output_units_;
+  std::vector<double> output_nominals_;
   std::vector<std::string> state_units_, state_descriptions_, output_descriptions_;
   // Inputs by type: all of them (input_vr_), the Real variables (set with the states; the FMU's
   // Real input group) and their start values; real_inputs_ when every input is a scalar Real

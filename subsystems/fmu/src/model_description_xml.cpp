@@ -71,6 +71,16 @@ std::optional<double> real_start(const xmlNode* n) {
   return d;
 }
 
+// A real attribute (`nominal`), if present; a text that is not a number is an error.
+std::optional<double> real_attribute(const xmlNode* n, const char* name) {
+  const auto v = attribute(n, name);
+  if (!v) return std::nullopt;
+  char* end = nullptr;
+  const double d = std::strtod(v->c_str(), &end);
+  if (v->empty() || *end != '\0') fail(n, std::string(name) + " = \"" + *v + "\" is not a number");
+  return d;
+}
+
 VariableType type_of(const char* element) {
   const std::string e(element);
   if (e == "Real" || e == "Float64") return VariableType::kReal;
@@ -82,31 +92,51 @@ VariableType type_of(const char* element) {
 // Raw "derivative" attributes: FMI 2 a 1-based variable index, FMI 3 a value reference.
 using RawDerivatives = std::vector<std::pair<std::size_t, unsigned long>>;
 
-// Declared types' units (FMI 2 <TypeDefinitions><SimpleType name><Real unit>, FMI 3
-// <TypeDefinitions><Float64Type name unit>).
-using TypeUnits = std::map<std::string, std::string>;
+// Declared types' units and nominals (FMI 2 <TypeDefinitions><SimpleType name><Real unit
+// nominal>, FMI 3 <TypeDefinitions><Float64Type name unit nominal>).
+struct TypeAttributes {
+  std::optional<std::string> unit;
+  std::optional<double> nominal;
+};
+using TypeUnits = std::map<std::string, TypeAttributes>;
+
+void read_type_attributes(const xmlNode* n, TypeAttributes& a) {
+  if (auto unit = attribute(n, "unit")) a.unit = *unit;
+  if (auto nominal = real_attribute(n, "nominal")) a.nominal = *nominal;
+}
 
 TypeUnits read_type_units(const xmlNode* definitions) {
-  TypeUnits units;
+  TypeUnits types;
   for (const xmlNode* t = definitions->children; t; t = t->next) {
     if (t->type != XML_ELEMENT_NODE) continue;
     const auto name = attribute(t, "name");
     if (!name) continue;
-    if (auto unit = attribute(t, "unit")) units[*name] = *unit;  // FMI 3
-    for (const xmlNode* r = t->children; r; r = r->next) {       // FMI 2
-      if (r->type != XML_ELEMENT_NODE) continue;
-      if (auto unit = attribute(r, "unit")) units[*name] = *unit;
+    TypeAttributes& a = types[*name];
+    read_type_attributes(t, a);                             // FMI 3
+    for (const xmlNode* r = t->children; r; r = r->next) {  // FMI 2
+      if (r->type == XML_ELEMENT_NODE) read_type_attributes(r, a);
     }
   }
-  return units;
+  return types;
 }
 
-std::string unit_of(const xmlNode* n, const TypeUnits& types) {
-  if (auto unit = attribute(n, "unit")) return *unit;
+// The attributes of `n` where it has them, else those of its declared type.
+TypeAttributes attributes_of(const xmlNode* n, const TypeUnits& types) {
+  TypeAttributes own;
+  read_type_attributes(n, own);
   if (auto declared = attribute(n, "declaredType")) {
-    if (const auto it = types.find(*declared); it != types.end()) return it->second;
+    if (const auto it = types.find(*declared); it != types.end()) {
+      if (!own.unit) own.unit = it->second.unit;
+      if (!own.nominal) own.nominal = it->second.nominal;
+    }
   }
-  return "";
+  return own;
+}
+
+void set_unit_and_nominal(const xmlNode* n, const TypeUnits& types, ModelVariable& var) {
+  const TypeAttributes a = attributes_of(n, types);
+  var.unit = a.unit.value_or("");
+  var.nominal = a.nominal;
 }
 
 void read_variables_2(const xmlNode* list, ModelXml& m, RawDerivatives& raw,
@@ -124,7 +154,7 @@ void read_variables_2(const xmlNode* list, ModelXml& m, RawDerivatives& raw,
       if (t->type != XML_ELEMENT_NODE) continue;
       var.type = type_of(reinterpret_cast<const char*>(t->name));
       if (var.type != VariableType::kOther) var.start = real_start(t);
-      var.unit = unit_of(t, types);
+      set_unit_and_nominal(t, types, var);
       if (auto d = attribute(t, "derivative"))
         raw.emplace_back(m.variables.size(), number(t, "derivative", *d));
     }
@@ -153,7 +183,7 @@ void read_variables_3(const xmlNode* list, ModelXml& m, RawDerivatives& raw,
     var.variability = attribute(v, "variability").value_or("continuous");
     var.type = type_of(reinterpret_cast<const char*>(v->name));
     if (named(v, "Enumeration")) var.type = VariableType::kOther;  // Int64 in FMI 3
-    var.unit = unit_of(v, types);
+    set_unit_and_nominal(v, types, var);
     var.description = attribute(v, "description").value_or("");
     if (named(v, "Clock")) m.clocks.push_back(var.name);
     var.start_text = attribute(v, "start").value_or("");

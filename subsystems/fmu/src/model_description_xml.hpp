@@ -28,6 +28,8 @@ struct ModelVariable {
   std::optional<std::size_t> derivative_of;
   // Its unit (the type element's or element's `unit`, else its declared type's), or "".
   std::string unit;
+  // Its `nominal` attribute, else its declared type's, if either has one.
+  std::optional<double> nominal;
   // Its `description` attribute, or "".
   std::string description;
   // FMI 3: the sizes of an array variable (<Dimension start="n"/>, or the start value of the

@@ -43,6 +43,12 @@ class Checker {
         fail("state_roles()[{}] is {}, not a StateRole", i, static_cast<int>(roles[i]));
       }
     }
+    for (std::size_t i = 0; i < s_.output_size(); ++i) {
+      const double nominal = s_.output_nominal(i);
+      if (!(nominal > 0.0) || !std::isfinite(nominal)) {
+        fail("output_nominal({}) is {}, not a finite value > 0", i, nominal);
+      }
+    }
     const auto nominals = s_.state_nominals();
     if (!nominals.empty() && nominals.size() != s_.state_size()) {
       fail("state_nominals() has {} entries for {} states", nominals.size(), s_.state_size());

@@ -83,6 +83,14 @@ class Subsystem {
     (void)i;
     return "";
   }
+  // The nominal magnitude of output i (finite and > 0; default 1). The macro-step controller's
+  // absolute tolerance of a monitored output is its group's atol ([cosim] atol_pos or atol_vel,
+  // those of an output of size 1) times this, as the solver's of a state is (state_nominals).
+  // An FMU gives its output variables' `nominal` attributes.
+  virtual double output_nominal(std::size_t i) const {
+    (void)i;
+    return 1.0;
+  }
   // The unit of state i; "" when the model does not declare it, and then state_units() below
   // derives one from the outputs. Informative, like output_unit().
   virtual std::string state_unit(std::size_t i) const {

@@ -23,6 +23,7 @@ class SubsystemView : public Subsystem {
   bool output_feeds_through(std::size_t o) const override { return base_.output_feeds_through(o); }
   std::span<const StateRole> state_roles() const override { return base_.state_roles(); }
   std::span<const double> state_nominals() const override { return base_.state_nominals(); }
+  double output_nominal(std::size_t i) const override { return base_.output_nominal(i); }
   std::string state_name(std::size_t i) const override { return base_.state_name(i); }
   std::string output_name(std::size_t i) const override { return base_.output_name(i); }
   std::string input_name(std::size_t i) const override { return base_.input_name(i); }

@@ -40,7 +40,7 @@
 
 // Bumped whenever model::Subsystem or this entry point changes incompatibly; the loader refuses
 // a plugin built for another version. Version 2: Subsystem::input_is_effort; 3: state_unit,
-// state_description, output_description; 4: state_nominals.
+// state_description, output_description; 4: state_nominals, output_nominal.
 #define MACROSTEP_PLUGIN_API_VERSION 4
 
 extern "C" {
