@@ -184,6 +184,23 @@ TEST(Fmu, NominalsOfTheStatesScaleTheirSolverTolerances) {
             std::string::npos);
 }
 
+// An output's nominal (the controller's scale of it) is its variable's `nominal` attribute, else
+// its declared type's, else 1: FMI 2 (on the <Real> element) and FMI 3 (on the variable, and on a
+// <Float64Type> that also gives the unit).
+TEST(Fmu, OutputNominalsComeFromTheVariableOrItsDeclaredType) {
+  const auto plain = load("oscillator");
+  EXPECT_EQ(plain->output_nominal(0), 1.0);
+  EXPECT_EQ(plain->output_nominal(1), 1.0);
+  const auto scaled = load("oscillator_scaled");
+  EXPECT_EQ(scaled->output_nominal(0), 1e-7);
+  EXPECT_EQ(scaled->output_nominal(1), 1e-6);
+  const auto scaled3 = load("oscillator3_scaled");
+  EXPECT_EQ(scaled3->output_nominal(0), 1e-7);
+  EXPECT_EQ(scaled3->output_nominal(1), 1e-6);  // from the declared type
+  EXPECT_EQ(scaled3->output_unit(1), "m/s");
+  EXPECT_EQ(scaled3->output_unit(0), "");
+}
+
 TEST(Fmu, AFeedThroughOutputIsDeclaredAndFollowsTheInput) {
   const auto s = load("feedthrough", R"({"k": 3.0})");
   EXPECT_TRUE(s->has_feedthrough());
