@@ -432,41 +432,68 @@ TEST(FmuApp, NominalsGiveTheSameBytesInProcessesAndTakeEffect) {
   fs::remove_all(dir);
 }
 
+// Two oscillator FMUs `fmu` coupled by a spring-damper, moving by 1e-7 m (velocities of a few
+// 1e-6 m/s) under [cosim] rtol 1e-5 and [solver] rtol 1e-8: the configuration's path.
+fs::path write_small_pair(const fs::path& dir, const std::string& fmu) {
+  fs::copy_file(fmu_file(fmu), dir / (fmu + ".fmu"), fs::copy_options::skip_existing);
+  const fs::path config = dir / (fmu + ".toml");
+  std::ofstream(config) << "[[subsystem]]\nname = \"m1\"\nmodel = \"fmu\"\npath = \"" << fmu
+                        << ".fmu\"\nparameters = {m = 1.0, c = 100.0, d = 0.1, x = 1e-7}\n"
+                        << "[[subsystem]]\nname = \"m2\"\nmodel = \"fmu\"\npath = \"" << fmu
+                        << ".fmu\"\nparameters = {m = 0.5, c = 100.0, d = 0.1}\n"
+                        << "[[connection]]\nname = \"coupling\"\nlaw = \"spring_damper\"\n"
+                        << "from = [\"m1.x\", \"m1.v\", \"m2.x\", \"m2.v\"]\n"
+                        << "to = [\"m1.force\", \"m2.force\"]\nc = 400.0\nd = 1.0\n"
+                        << kCommon << "[output]\nrows = \"macro\"\n[cosim]\nrtol = 1e-5\n";
+  return config;
+}
+
+// `run ARGS` of the configuration into OUT, then the reference at its rows: the run's output and
+// its largest relative difference from the reference.
+std::pair<std::string, double> run_against_reference(const fs::path& config,
+                                                     const std::string& args, const fs::path& out) {
+  const AppRun r = macrostep("run " + config.string() + " " + args + " --output " + out.string());
+  EXPECT_EQ(r.status, 0) << r.output;
+  const fs::path ref = out.string() + ".ref.csv";
+  const AppRun reference = macrostep("reference " + config.string() + " --at " + out.string() +
+                                     " --output " + ref.string());
+  EXPECT_EQ(reference.status, 0) << reference.output;
+  return {r.output, largest_relative_difference(out, ref)};
+}
+
 // The outputs' nominal attributes scale the macro-step controller's absolute tolerances (D-53):
-// two oscillator FMUs moving by 1e-7 m (velocities of a few 1e-6 m/s) under [cosim] rtol 1e-5,
-// whose default atol_vel (1e-5 m/s) covers the velocities' motion. Without the attributes the
-// controller cannot see the velocities' errors, the run is off by several percent and the
-// absolute-tolerance warning says so; with them (x 1e-7 m, v 1e-6 m/s) it follows the reference
-// and nothing is reported. Both FMUs give the same state nominals (the solver's scale).
+// in the small pair the default atol_vel (1e-5 m/s) covers the velocities' motion. Without the
+// attributes the controller cannot see the velocities' errors, the run is off by several percent
+// and the absolute-tolerance warning says so; with them (x 1e-7 m, v 1e-6 m/s) it follows the
+// reference and nothing is reported. Both FMUs give the same state nominals (the solver's scale).
 TEST(FmuApp, OutputNominalsScaleTheControllersTolerances) {
   const fs::path dir = temp_dir("output-nominals");
-  const auto run = [&](const std::string& fmu) {
-    fs::copy_file(fmu_file(fmu), dir / (fmu + ".fmu"));
-    const fs::path config = dir / (fmu + ".toml");
-    std::ofstream(config) << "[[subsystem]]\nname = \"m1\"\nmodel = \"fmu\"\npath = \"" << fmu
-                          << ".fmu\"\nparameters = {m = 1.0, c = 100.0, d = 0.1, x = 1e-7}\n"
-                          << "[[subsystem]]\nname = \"m2\"\nmodel = \"fmu\"\npath = \"" << fmu
-                          << ".fmu\"\nparameters = {m = 0.5, c = 100.0, d = 0.1}\n"
-                          << "[[connection]]\nname = \"coupling\"\nlaw = \"spring_damper\"\n"
-                          << "from = [\"m1.x\", \"m1.v\", \"m2.x\", \"m2.v\"]\n"
-                          << "to = [\"m1.force\", \"m2.force\"]\nc = 400.0\nd = 1.0\n"
-                          << kCommon << "[output]\nrows = \"macro\"\n[cosim]\nrtol = 1e-5\n";
-    const fs::path csv = dir / (fmu + ".csv"), ref = dir / (fmu + ".ref.csv");
-    const AppRun r =
-        macrostep("run " + config.string() + " --executor inprocess --output " + csv.string());
-    EXPECT_EQ(r.status, 0) << r.output;
-    const AppRun reference = macrostep("reference " + config.string() + " --at " + csv.string() +
-                                       " --output " + ref.string());
-    EXPECT_EQ(reference.status, 0) << reference.output;
-    return std::make_pair(r.output, largest_relative_difference(csv, ref));
-  };
-  const auto [small_output, small_error] = run("oscillator_small");
-  const auto [scaled_output, scaled_error] = run("oscillator_scaled");
+  const auto [small_output, small_error] = run_against_reference(
+      write_small_pair(dir, "oscillator_small"), "--executor inprocess", dir / "small.csv");
+  const auto [scaled_output, scaled_error] = run_against_reference(
+      write_small_pair(dir, "oscillator_scaled"), "--executor inprocess", dir / "scaled.csv");
   EXPECT_LT(scaled_error, 1e-3);
   EXPECT_GT(small_error, 100.0 * scaled_error);
   EXPECT_NE(small_output.find("warning: atol_vel = 1e-05 is a tenth or more"), std::string::npos)
       << small_output;
   EXPECT_EQ(scaled_output.find("warning: atol"), std::string::npos) << scaled_output;
+  fs::remove_all(dir);
+}
+
+// The monolithic run's one IDA over the whole system carries the subsystems' state nominals: the
+// small pair as one system, the FMU with state nominals against the same FMU without (its
+// default solver atol_vel, 1e-8 m/s, is a hundredth of the velocities), each against its
+// reference.
+TEST(FmuApp, StateNominalsScaleTheMonolithicSolversTolerances) {
+  const fs::path dir = temp_dir("monolithic-nominals");
+  const double with = run_against_reference(write_small_pair(dir, "oscillator_small"),
+                                            "--monolithic", dir / "with.csv")
+                          .second;
+  const double without = run_against_reference(write_small_pair(dir, "oscillator"), "--monolithic",
+                                               dir / "without.csv")
+                             .second;
+  EXPECT_LT(with, 1e-5);
+  EXPECT_GT(without, 100.0 * with);
   fs::remove_all(dir);
 }
 

@@ -49,8 +49,9 @@ void check_atol(double a, const char* name) {
 
 }  // namespace
 
-double group_atol(const ErrorTolerances& tol, WeightGroup group) {
-  return group_tol(tol, group).atol;
+double component_atol(const ErrorTolerances& tol, WeightGroup group, std::size_t index) {
+  const GroupTol g = group_tol(tol, group);
+  return g.each->empty() ? g.atol : g.each->at(index);
 }
 
 const char* atol_key(WeightGroup group) {

@@ -19,7 +19,7 @@ void DivergenceGuard::started(executors::Executor&) {
   bound_.resize(u0_.size());
   for (std::size_t i = 0; i < u0_.size(); ++i) {
     const double atol =
-        i < tolerances_.atol_u_each.size() ? tolerances_.atol_u_each[i] : tolerances_.atol_u;
+        control::component_atol(tolerances_, control::WeightGroup::kCouplingVariable, i);
     bound_[i] = kDivergenceFactor * std::max(std::abs(u0_[i]), atol / tolerances_.rtol);
   }
 }

@@ -34,17 +34,11 @@ AbsoluteToleranceCheck::AbsoluteToleranceCheck(const system::CoupledSystem& syst
     quantities_.push_back({control::WeightGroup::kCouplingVariable, system.coupling_unit(c),
                            system.coupling_name(c)});
   }
-  // Each quantity's own atol: the group's, or its entry of a per-component list (the outputs'
-  // nominals, D-53), indexed by the position within the group.
+  // Each quantity's own atol (scaled by its output's nominal, D-53), by its position in its group.
   std::array<std::size_t, control::kWeightGroupCount> within{};
   for (Quantity& q : quantities_) {
-    const auto g = static_cast<std::size_t>(q.group);
-    const std::vector<double>& each =
-        q.group == control::WeightGroup::kPosition   ? tolerances.atol_pos_each
-        : q.group == control::WeightGroup::kVelocity ? tolerances.atol_vel_each
-                                                     : tolerances.atol_u_each;
-    q.atol = within[g] < each.size() ? each[within[g]] : control::group_atol(tolerances, q.group);
-    ++within[g];
+    q.atol =
+        control::component_atol(tolerances, q.group, within[static_cast<std::size_t>(q.group)]++);
   }
   extents_.resize(quantities_.size());
 }

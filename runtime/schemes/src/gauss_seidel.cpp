@@ -150,7 +150,7 @@ bool GaussSeidel::interpolates(std::size_t c, std::size_t s, const std::vector<b
 double GaussSeidel::weight(std::size_t c, const polynomials::CouplingHistory& history,
                            double u) const {
   const control::ErrorTolerances& tol = options_.control.tolerances;
-  const double atol = tol.atol_u_each.empty() ? tol.atol_u : tol.atol_u_each[c];
+  const double atol = control::component_atol(tol, control::WeightGroup::kCouplingVariable, c);
   double scale = 0.0;
   for (std::size_t j = 0; j < history.size(); ++j)
     scale = std::max(scale, std::abs(history.values_back(j)[c]));

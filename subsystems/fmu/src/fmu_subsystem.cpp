@@ -115,7 +115,7 @@ void FmuSubsystem::read_nominals(Instance& first) {
   std::vector<double> nominals(states_.size(), 1.0);
   if (!first.continuous_state_nominals(nominals)) return;
   for (std::size_t i = 0; i < nominals.size(); ++i) {
-    if (!(nominals[i] > 0.0) || !std::isfinite(nominals[i])) {
+    if (!model::valid_nominal(nominals[i])) {
       refuse(
           fmt::format("its nominal value of the state {} is {} (FMI requires a finite value "
                       "> 0, and 1 where the FMU knows none)",
@@ -384,7 +384,7 @@ void FmuSubsystem::read_outputs(const ModelXml& xml, const std::vector<ElementRe
     output_names_.push_back(v.element_name(e.element));
     output_units_.push_back(v.unit);
     const double nominal = v.nominal.value_or(1.0);
-    if (!(nominal > 0.0) || !std::isfinite(nominal)) {
+    if (!model::valid_nominal(nominal)) {
       refuse(
           fmt::format("the nominal attribute of its output {} is {} (FMI requires a finite "
                       "value > 0)",

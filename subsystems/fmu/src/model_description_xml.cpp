@@ -60,18 +60,7 @@ bool boolean(const xmlNode* n, const char* name) {
   return v && (*v == "true" || *v == "1");
 }
 
-std::optional<double> real_start(const xmlNode* n) {
-  const auto v = attribute(n, "start");
-  if (!v) return std::nullopt;
-  if (*v == "true") return 1.0;
-  if (*v == "false") return 0.0;
-  char* end = nullptr;
-  const double d = std::strtod(v->c_str(), &end);
-  if (v->empty() || *end != '\0') fail(n, "start = \"" + *v + "\" is not a number");
-  return d;
-}
-
-// A real attribute (`nominal`), if present; a text that is not a number is an error.
+// A real attribute (`start`, `nominal`), if present; a text that is not a number is an error.
 std::optional<double> real_attribute(const xmlNode* n, const char* name) {
   const auto v = attribute(n, name);
   if (!v) return std::nullopt;
@@ -79,6 +68,14 @@ std::optional<double> real_attribute(const xmlNode* n, const char* name) {
   const double d = std::strtod(v->c_str(), &end);
   if (v->empty() || *end != '\0') fail(n, std::string(name) + " = \"" + *v + "\" is not a number");
   return d;
+}
+
+// A start value as a number (a Boolean's true 1, false 0).
+std::optional<double> real_start(const xmlNode* n) {
+  const auto v = attribute(n, "start");
+  if (v == "true") return 1.0;
+  if (v == "false") return 0.0;
+  return real_attribute(n, "start");
 }
 
 VariableType type_of(const char* element) {
@@ -98,15 +95,15 @@ struct TypeAttributes {
   std::optional<std::string> unit;
   std::optional<double> nominal;
 };
-using TypeUnits = std::map<std::string, TypeAttributes>;
+using DeclaredTypes = std::map<std::string, TypeAttributes>;
 
 void read_type_attributes(const xmlNode* n, TypeAttributes& a) {
   if (auto unit = attribute(n, "unit")) a.unit = *unit;
   if (auto nominal = real_attribute(n, "nominal")) a.nominal = *nominal;
 }
 
-TypeUnits read_type_units(const xmlNode* definitions) {
-  TypeUnits types;
+DeclaredTypes read_declared_types(const xmlNode* definitions) {
+  DeclaredTypes types;
   for (const xmlNode* t = definitions->children; t; t = t->next) {
     if (t->type != XML_ELEMENT_NODE) continue;
     const auto name = attribute(t, "name");
@@ -121,7 +118,7 @@ TypeUnits read_type_units(const xmlNode* definitions) {
 }
 
 // The attributes of `n` where it has them, else those of its declared type.
-TypeAttributes attributes_of(const xmlNode* n, const TypeUnits& types) {
+TypeAttributes attributes_of(const xmlNode* n, const DeclaredTypes& types) {
   TypeAttributes own;
   read_type_attributes(n, own);
   if (auto declared = attribute(n, "declaredType")) {
@@ -133,14 +130,14 @@ TypeAttributes attributes_of(const xmlNode* n, const TypeUnits& types) {
   return own;
 }
 
-void set_unit_and_nominal(const xmlNode* n, const TypeUnits& types, ModelVariable& var) {
+void set_unit_and_nominal(const xmlNode* n, const DeclaredTypes& types, ModelVariable& var) {
   const TypeAttributes a = attributes_of(n, types);
   var.unit = a.unit.value_or("");
   var.nominal = a.nominal;
 }
 
 void read_variables_2(const xmlNode* list, ModelXml& m, RawDerivatives& raw,
-                      const TypeUnits& types) {
+                      const DeclaredTypes& types) {
   for (const xmlNode* v = list->children; v; v = v->next) {
     if (!named(v, "ScalarVariable")) continue;
     ModelVariable var;
@@ -172,7 +169,7 @@ struct RawDimension {
 };
 
 void read_variables_3(const xmlNode* list, ModelXml& m, RawDerivatives& raw,
-                      std::vector<RawDimension>& raw_dimensions, const TypeUnits& types) {
+                      std::vector<RawDimension>& raw_dimensions, const DeclaredTypes& types) {
   for (const xmlNode* v = list->children; v; v = v->next) {
     if (v->type != XML_ELEMENT_NODE) continue;
     ModelVariable var;
@@ -430,9 +427,9 @@ ModelXml parse_model_description(std::string_view xml) {
   RawDerivatives raw;
   std::vector<RawDimension> raw_dimensions;
   const xmlNode* structure = nullptr;
-  TypeUnits types;
+  DeclaredTypes types;
   for (const xmlNode* c = root->children; c; c = c->next) {
-    if (named(c, "TypeDefinitions")) types = read_type_units(c);
+    if (named(c, "TypeDefinitions")) types = read_declared_types(c);
   }
   for (const xmlNode* c = root->children; c; c = c->next) {
     if (named(c, "ModelVariables")) {

@@ -45,7 +45,7 @@ class Checker {
     }
     for (std::size_t i = 0; i < s_.output_size(); ++i) {
       const double nominal = s_.output_nominal(i);
-      if (!(nominal > 0.0) || !std::isfinite(nominal)) {
+      if (!model::valid_nominal(nominal)) {
         fail("output_nominal({}) is {}, not a finite value > 0", i, nominal);
       }
     }
@@ -54,7 +54,7 @@ class Checker {
       fail("state_nominals() has {} entries for {} states", nominals.size(), s_.state_size());
     }
     for (std::size_t i = 0; i < nominals.size(); ++i) {
-      if (!(nominals[i] > 0.0) || !std::isfinite(nominals[i])) {
+      if (!model::valid_nominal(nominals[i])) {
         fail("state_nominals()[{}] is {}, not a finite value > 0", i, nominals[i]);
       }
     }

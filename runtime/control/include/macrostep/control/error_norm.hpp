@@ -40,9 +40,10 @@ struct ErrorTolerances {
 
 enum class WeightGroup : std::uint8_t { kPosition, kVelocity, kCouplingVariable };
 
-// The scalar atol of a group, and the [cosim] key that sets it ("atol_pos", "atol_vel",
-// "atol_u").
-double group_atol(const ErrorTolerances& tol, WeightGroup group);
+// The atol of component `index` of a group (its position among the group's components): its
+// entry of the group's per-component list, or the group's scalar where the list is empty. And
+// the [cosim] key that sets the scalar ("atol_pos", "atol_vel", "atol_u").
+double component_atol(const ErrorTolerances& tol, WeightGroup group, std::size_t index);
 const char* atol_key(WeightGroup group);
 
 // One value per weight group, indexed by static_cast<std::size_t>(WeightGroup).

@@ -16,6 +16,7 @@
 //    on u, so the integrator asks for initial_state with the inputs at t0).
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -28,6 +29,11 @@ namespace macrostep::model {
 
 // Which error-weight group a state belongs to (seed 000 §5: rtol, atol_pos, atol_vel).
 enum class StateRole : std::uint8_t { kPosition, kVelocity, kOther };
+
+// What a nominal magnitude (Subsystem::state_nominals, output_nominal) must be: finite and > 0.
+inline bool valid_nominal(double v) {
+  return v > 0.0 && std::isfinite(v);
+}
 
 // Compressed sparse column pattern of dF/dz + cj*dF/dz' (square, size n).
 // Row indices within each column are strictly increasing.
