@@ -480,6 +480,30 @@ TEST(FmuApp, OutputNominalsScaleTheControllersTolerances) {
   fs::remove_all(dir);
 }
 
+// A run whose tolerances come from nominals (the states' in each IDA, the outputs' as per-output
+// atols of the controller) resumes from its last periodic checkpoint, in processes, to the bytes
+// of the whole run: the checkpoint's per-output atols match the ones the configuration gives
+// again, and the workers' integrators are rebuilt with the same scaled tolerances.
+TEST(FmuApp, ARunWithNominalsResumesToTheSameBytes) {
+  const fs::path dir = temp_dir("nominals-resume");
+  const fs::path config = write_small_pair(dir, "oscillator_scaled");
+  const AppRun whole = macrostep("run " + config.string() + " --executor inprocess --output " +
+                                 (dir / "whole.csv").string());
+  ASSERT_EQ(whole.status, 0) << whole.output;
+  const fs::path checkpoint = dir / "cut.ckpt";
+  const AppRun first = macrostep("run " + config.string() + " --checkpoint-every 40steps " +
+                                 "--checkpoint " + checkpoint.string() + " --executor processes" +
+                                 " --output " + (dir / "cut.csv").string());
+  ASSERT_EQ(first.status, 0) << first.output;
+  ASSERT_TRUE(fs::exists(checkpoint)) << first.output;
+  const AppRun rest = macrostep("resume " + checkpoint.string());
+  ASSERT_EQ(rest.status, 0) << rest.output;
+  EXPECT_NE(rest.output.find("resuming "), std::string::npos) << rest.output;
+  EXPECT_TRUE(read_file(dir / "whole.csv") == read_file(dir / "cut.csv"))
+      << "the resumed run differs from the whole one";
+  fs::remove_all(dir);
+}
+
 // The monolithic run's one IDA over the whole system carries the subsystems' state nominals: the
 // small pair as one system, the FMU with state nominals against the same FMU without (its
 // default solver atol_vel, 1e-8 m/s, is a hundredth of the velocities), each against its
