@@ -159,6 +159,29 @@ inline double largest_relative_difference(const fs::path& a, const fs::path& b) 
   return worst;
 }
 
+// Checkpoint and resume of CONFIG against its whole run: the whole run into DIR/whole.csv (with
+// WHOLE_ARGS, e.g. an executor), the same run in worker processes with a checkpoint every 40
+// accepted steps into DIR/cut.csv, then `resume` of the last checkpoint, which cuts that CSV at
+// the checkpoint and continues it: it must end as the whole run's bytes.
+inline void expect_resume_gives_the_whole_runs_bytes(const fs::path& config, const fs::path& dir,
+                                                     const std::string& whole_args = "") {
+  const AppRun whole = macrostep("run " + config.string() + " " + whole_args + " --output " +
+                                 (dir / "whole.csv").string());
+  ASSERT_EQ(whole.status, 0) << whole.output;
+  const fs::path checkpoint = dir / "cut.ckpt";
+  const AppRun first = macrostep("run " + config.string() + " --checkpoint-every 40steps " +
+                                 "--checkpoint " + checkpoint.string() + " --executor processes" +
+                                 " --output " + (dir / "cut.csv").string());
+  ASSERT_EQ(first.status, 0) << first.output;
+  ASSERT_TRUE(fs::exists(checkpoint)) << first.output;
+  const AppRun rest = macrostep("resume " + checkpoint.string());
+  ASSERT_EQ(rest.status, 0) << rest.output;
+  EXPECT_NE(rest.output.find("resuming "), std::string::npos) << rest.output;
+  EXPECT_TRUE(macrostep::testing::read_file(dir / "whole.csv") ==
+              macrostep::testing::read_file(dir / "cut.csv"))
+      << "the resumed run differs from the whole one";
+}
+
 inline nlohmann::json statistics(const fs::path& csv) {
   auto json = nlohmann::json::parse(
       macrostep::testing::read_file(fs::path(csv).replace_extension(".json")));

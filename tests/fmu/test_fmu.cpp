@@ -401,8 +401,6 @@ TEST(FmuApp, TwoMassOscillatorAsFmusIsTheSameInProcessesAndAgreesWithTheBuiltInC
   fs::remove_all(dir);
 }
 
-// Implicit scheme (perturbed runs of the FMU subsystems from their T_N workspace, on the TBB
-// arena): the corrector converges as with the built-in model, to the same results.
 // FMUs whose states have nominals (their solver tolerances scaled, D-53) in a run: each worker
 // reads them from its own instance, so the processes give the in-process bytes; the nominals are
 // in effect (the run differs from the same FMU's without them); the reference's one IDA over the
@@ -486,21 +484,8 @@ TEST(FmuApp, OutputNominalsScaleTheControllersTolerances) {
 // again, and the workers' integrators are rebuilt with the same scaled tolerances.
 TEST(FmuApp, ARunWithNominalsResumesToTheSameBytes) {
   const fs::path dir = temp_dir("nominals-resume");
-  const fs::path config = write_small_pair(dir, "oscillator_scaled");
-  const AppRun whole = macrostep("run " + config.string() + " --executor inprocess --output " +
-                                 (dir / "whole.csv").string());
-  ASSERT_EQ(whole.status, 0) << whole.output;
-  const fs::path checkpoint = dir / "cut.ckpt";
-  const AppRun first = macrostep("run " + config.string() + " --checkpoint-every 40steps " +
-                                 "--checkpoint " + checkpoint.string() + " --executor processes" +
-                                 " --output " + (dir / "cut.csv").string());
-  ASSERT_EQ(first.status, 0) << first.output;
-  ASSERT_TRUE(fs::exists(checkpoint)) << first.output;
-  const AppRun rest = macrostep("resume " + checkpoint.string());
-  ASSERT_EQ(rest.status, 0) << rest.output;
-  EXPECT_NE(rest.output.find("resuming "), std::string::npos) << rest.output;
-  EXPECT_TRUE(read_file(dir / "whole.csv") == read_file(dir / "cut.csv"))
-      << "the resumed run differs from the whole one";
+  expect_resume_gives_the_whole_runs_bytes(write_small_pair(dir, "oscillator_scaled"), dir,
+                                           "--executor inprocess");
   fs::remove_all(dir);
 }
 
@@ -521,6 +506,8 @@ TEST(FmuApp, StateNominalsScaleTheMonolithicSolversTolerances) {
   fs::remove_all(dir);
 }
 
+// Implicit scheme (perturbed runs of the FMU subsystems from their T_N workspace, on the TBB
+// arena): the corrector converges as with the built-in model, to the same results.
 TEST(FmuApp, ImplicitSchemeOnFmusConvergesAsOnTheBuiltInChain) {
   const fs::path dir = temp_dir("implicit");
   const std::string cosim =

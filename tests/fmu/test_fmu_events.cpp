@@ -419,21 +419,8 @@ TEST(FmuEventsApp, IntegerAndBooleanSignalsCoupleTypedInputs) {
 // continued, to the bytes of a run without checkpoints (the FMU modes travel in the workspaces).
 TEST(FmuEventsApp, ACheckpointedRunResumesToTheSameBytes) {
   const fs::path dir = temp_dir("ball-resume");
-  const auto config = write_ball_and_oscillator(dir, "[cosim]\nrtol = 1e-5\nh_max = 0.02\n");
-  const AppRun whole =
-      macrostep("run " + config.string() + " --output " + (dir / "whole.csv").string());
-  ASSERT_EQ(whole.status, 0) << whole.output;
-  const fs::path checkpoint = dir / "cut.ckpt";
-  const AppRun first = macrostep("run " + config.string() + " --checkpoint-every 40steps " +
-                                 "--checkpoint " + checkpoint.string() + " --executor processes" +
-                                 " --output " + (dir / "cut.csv").string());
-  ASSERT_EQ(first.status, 0) << first.output;
-  ASSERT_TRUE(fs::exists(checkpoint)) << first.output;
-  const AppRun rest = macrostep("resume " + checkpoint.string());
-  ASSERT_EQ(rest.status, 0) << rest.output;
-  EXPECT_NE(rest.output.find("resuming "), std::string::npos) << rest.output;
-  EXPECT_TRUE(read_file(dir / "whole.csv") == read_file(dir / "cut.csv"))
-      << "the resumed run differs from the whole one";
+  expect_resume_gives_the_whole_runs_bytes(
+      write_ball_and_oscillator(dir, "[cosim]\nrtol = 1e-5\nh_max = 0.02\n"), dir);
   fs::remove_all(dir);
 }
 
