@@ -424,6 +424,66 @@ TEST(FmuEventsApp, ACheckpointedRunResumesToTheSameBytes) {
   fs::remove_all(dir);
 }
 
+// The pair of oscillators whose second one an event at 0.505 s shrinks to a thousandth, its
+// nominals with it: checkpointed in processes and resumed after the event, to the bytes of the
+// in-process run (the changed nominals travel in the FMU modes of workspaces and checkpoints).
+TEST(FmuEventsApp, NominalsChangedAtAnEventResumeToTheSameBytes) {
+  const fs::path dir = temp_dir("rescaled-resume");
+  const fs::path config = write_fmu_pair(
+      dir, "[cosim]\nrtol = 1e-5\n", ", event_time = 0.505, factor = 1e-3", "oscillator_rescaled");
+  expect_resume_gives_the_whole_runs_bytes(config, dir, "--executor inprocess");
+  const auto stats = statistics(dir / "whole.csv");
+  EXPECT_GT(stats["macro_steps"].get<long>(), 40) << stats.dump();
+  fs::remove_all(dir);
+}
+
+// The monolithic run's one IDA follows the nominals of each part's mode: the pair whose two
+// oscillators both shrink to 1e-7 of their motion at 0.505 s (all of it, the coupling spring's
+// force with it), after the event against the reference at the same rows, relative to the
+// motion there; the FMU that does not say that its nominals changed leaves that motion inside
+// the start's tolerances.
+double monolithic_error_after_rescaling(const fs::path& dir, const std::string& fmu) {
+  const std::string event = ", event_time = 0.505, factor = 1e-7";
+  fs::copy_file(fmu_file(fmu), dir / (fmu + ".fmu"), fs::copy_options::skip_existing);
+  const fs::path config = dir / (fmu + ".toml");
+  std::ofstream(config) << "[[subsystem]]\nname = \"m1\"\nmodel = \"fmu\"\npath = \"" << fmu
+                        << ".fmu\"\nparameters = {m = 1.0, c = 100.0, d = 0.1, x = 0.01" << event
+                        << "}\n[[subsystem]]\nname = \"m2\"\nmodel = \"fmu\"\npath = \"" << fmu
+                        << ".fmu\"\nparameters = {m = 0.5, c = 100.0, d = 0.1" << event << "}\n"
+                        << "[[connection]]\nname = \"coupling\"\nlaw = \"spring_damper\"\n"
+                        << "from = [\"m1.x\", \"m1.v\", \"m2.x\", \"m2.v\"]\n"
+                        << "to = [\"m1.force\", \"m2.force\"]\nc = 400.0\nd = 1.0\n"
+                        << kCommon;
+  const fs::path out = dir / (fmu + ".csv"), ref = dir / (fmu + ".ref.csv");
+  const AppRun run = macrostep("run " + config.string() + " --monolithic --output " + out.string());
+  EXPECT_EQ(run.status, 0) << run.output;
+  const AppRun reference = macrostep("reference " + config.string() + " --at " + out.string() +
+                                     " --output " + ref.string());
+  EXPECT_EQ(reference.status, 0) << reference.output;
+  const auto a = read_csv(out), b = read_csv(ref);
+  EXPECT_EQ(a.size(), b.size());
+  double worst = 0.0;
+  for (std::size_t c = 1; !a.empty() && c < a[0].size(); ++c) {
+    double scale = 0.0, diff = 0.0;
+    for (std::size_t k = 0; k < a.size() && k < b.size(); ++k) {
+      if (a[k][0] <= 0.51) continue;
+      scale = std::max(scale, std::abs(b[k][c]));
+      diff = std::max(diff, std::abs(a[k][c] - b[k][c]));
+    }
+    worst = std::max(worst, diff / scale);
+  }
+  return worst;
+}
+
+TEST(FmuEventsApp, TheMonolithicSolverFollowsNominalsChangedAtAnEvent) {
+  const fs::path dir = temp_dir("rescaled-monolithic");
+  const double with = monolithic_error_after_rescaling(dir, "oscillator_rescaled");
+  const double without = monolithic_error_after_rescaling(dir, "oscillator_rescaled_unsaid");
+  EXPECT_LT(with, 1e-4);
+  EXPECT_GT(without, 100.0 * with);
+  fs::remove_all(dir);
+}
+
 // Crash recovery: the ball's worker killed in the middle of the run (after its first impacts),
 // --max-restarts brings up new workers from the workspaces of the last accepted point, the FMU
 // modes with them: the same bytes as the undisturbed run.
@@ -456,6 +516,80 @@ TEST(FmuEventsApp, AKilledWorkerIsRecoveredWithItsFmuModesToTheSameBytes) {
       << r.output;
   EXPECT_TRUE(read_file(whole) == read_file(killed)) << "the recovered run differs";
   fs::remove_all(dir);
+}
+
+// The rescaled oscillator (fmus/oscillator.c, RESCALE_AT_EVENT): x = cos(1000 t) until the time
+// event at 0.0505 s multiplies the motion by 1e-7 and the states' nominals from {1, 1e3} to
+// {1e-7, 1e-4}.
+class NoForce final : public model::InputFunction {
+ public:
+  void evaluate(double, std::span<double> u) const override { std::fill(u.begin(), u.end(), 0.0); }
+};
+constexpr const char* kRescaled = R"({"c": 1e6, "x": 1, "event_time": 0.0505, "factor": 1e-7})";
+constexpr double kRescaledAt = 0.0505;
+
+// The largest error of x after the event, relative to the motion's 1e-7, over 1e-3 s steps to
+// 0.1 s (the default solver tolerances: atol_pos 1e-9, far above the motion without nominals).
+double error_after_rescaling(const std::string& name) {
+  const auto s = load(name, kRescaled);
+  const NoForce none;
+  ida::Integrator integrator(*s, ida::IntegratorOptions{}, &none);
+  double worst = 0.0;
+  std::vector<double> z(2), zp(2);
+  for (int k = 1; k <= 100; ++k) {
+    const double t = 1e-3 * k;
+    integrator.advance_to(t);
+    integrator.state(z, zp);
+    if (t > kRescaledAt) worst = std::max(worst, std::abs(z[0] - 1e-7 * std::cos(1000.0 * t)));
+  }
+  return worst / 1e-7;
+}
+
+// An event that changes the states' nominals and says so (nominalsOfContinuousStatesChanged):
+// the solver's absolute tolerances follow from there, as resolved as if the motion had been that
+// small from the start; an FMU that changes them without saying so keeps those read at the start.
+TEST(FmuEvents, NominalsChangedAtAnEventScaleTheSolversTolerancesFromThere) {
+  const double with = error_after_rescaling("oscillator_rescaled");
+  EXPECT_LT(with, 5e-4);
+  EXPECT_LT(error_after_rescaling("oscillator3_rescaled"), 5e-4);
+  EXPECT_GT(error_after_rescaling("oscillator_rescaled_unsaid"), 100.0 * with);
+}
+
+// The nominals belong to the mode: a restore to before the event takes the start's tolerances
+// back, and a snapshot exported after it carries the new ones into another integrator (another
+// process): each continues to the same bits as the run that never went back.
+TEST(FmuEvents, NominalsChangedAtAnEventRollBackAndTravelWithTheWorkspace) {
+  const auto s = load("oscillator_rescaled", kRescaled);
+  const NoForce none;
+  ida::Integrator integrator(*s, ida::IntegratorOptions{}, &none);
+  std::unique_ptr<ida::WorkspaceSnapshot> before, after;
+  std::vector<double> z_end(2), zp_end(2);
+  for (int k = 1; k <= 100; ++k) {
+    integrator.advance_to(1e-3 * k);
+    if (k == 20) before = integrator.make_snapshot();
+    if (k == 60) after = integrator.make_snapshot();
+  }
+  integrator.state(z_end, zp_end);
+  const auto nominals = integrator.equations().state_nominals();
+  ASSERT_EQ(nominals.size(), 2u);
+  EXPECT_EQ(nominals[0], 1e-7);
+  EXPECT_DOUBLE_EQ(nominals[1], 1e-4);
+  ASSERT_EQ(s->state_nominals().size(), 2u);  // the subsystem's own: those of the start
+  EXPECT_EQ(s->state_nominals()[1], 1e3);
+  const auto continue_from = [&](ida::Integrator& run, int first) {
+    for (int k = first; k <= 100; ++k) run.advance_to(1e-3 * k);
+    std::vector<double> z(2), zp(2);
+    run.state(z, zp);
+    EXPECT_EQ(z, z_end) << "from step " << first;
+  };
+  integrator.restore(*before);
+  continue_from(integrator, 21);
+  ida::Integrator imported(*s, ida::IntegratorOptions{}, &none);
+  auto target = imported.make_snapshot();
+  imported.import_snapshot(integrator.export_snapshot(*after), *target);
+  imported.restore(*target);
+  EXPECT_EQ(imported.equations().state_nominals()[0], 1e-7);
+  continue_from(imported, 61);
 }
 
 }  // namespace

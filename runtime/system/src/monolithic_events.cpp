@@ -28,6 +28,8 @@ class ModeView final : public model::SubsystemView {
                 std::span<const double>, double cj, std::span<double> values) const override;
   void outputs(double t, std::span<const double> z, std::span<const double>,
                std::span<double> y) const override;
+  // The parts' nominals in their modes (an event may have changed one's), else the system's.
+  std::span<const double> state_nominals() const override;
 
  private:
   const MonolithicSystem& system_;
@@ -49,6 +51,7 @@ class MonolithicMode final : public model::Mode {
       parts_.push_back(part_modes_[L] ? &part_modes_[L]->equations() : &coupled.subsystem(L));
       if (part_modes_[L]) next_ = std::min(next_, part_modes_[L]->next_time_event());
     }
+    gather_nominals();
   }
   const model::Subsystem& equations() const override { return equations_; }
   double next_time_event() const override { return next_; }
@@ -95,6 +98,8 @@ class MonolithicMode final : public model::Mode {
   }
 
   const std::vector<std::shared_ptr<const model::Mode>>& part_modes() const { return part_modes_; }
+  // Empty where every part's nominals in its mode are its subsystem's.
+  const std::vector<double>& nominals() const { return nominals_; }
   const MonolithicSystem::Parts& parts() const { return parts_; }
   std::span<const double> part_states(std::size_t L, std::span<const double> z) const {
     return z.subspan(system_.state_offset(L), coupled_.subsystem(L).state_size());
@@ -113,8 +118,28 @@ class MonolithicMode final : public model::Mode {
   std::span<const std::size_t> indicator_offsets_;
   MonolithicSystem::Parts parts_;
   double next_ = std::numeric_limits<double>::infinity();
+  std::vector<double> nominals_;
   ModeView equations_;
+
+  void gather_nominals() {
+    bool changed = false;
+    for (std::size_t L = 0; L < parts_.size(); ++L) {
+      changed = changed || !std::ranges::equal(parts_[L]->state_nominals(),
+                                               coupled_.subsystem(L).state_nominals());
+    }
+    if (!changed) return;
+    nominals_.assign(system_.state_size(), 1.0);  // the coupling states' stay 1
+    for (std::size_t L = 0; L < parts_.size(); ++L) {
+      const auto part = parts_[L]->state_nominals();
+      std::copy(part.begin(), part.end(),
+                nominals_.begin() + static_cast<std::ptrdiff_t>(system_.state_offset(L)));
+    }
+  }
 };
+
+std::span<const double> ModeView::state_nominals() const {
+  return mode_.nominals().empty() ? system_.state_nominals() : mode_.nominals();
+}
 
 void ModeView::residual(double t, std::span<const double> z, std::span<const double> zp,
                         std::span<const double>, std::span<double> r) const {

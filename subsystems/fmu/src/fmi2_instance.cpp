@@ -258,6 +258,7 @@ class Fmi2Instance final : public Instance {
       }
       require(f_.new_discrete_states(c_, &info), "fmi2NewDiscreteStates");
       e.states_changed = e.states_changed || info.valuesOfContinuousStatesChanged != 0;
+      e.nominals_changed = e.nominals_changed || info.nominalsOfContinuousStatesChanged != 0;
       if (info.terminateSimulation) {
         e.terminate = true;
         break;

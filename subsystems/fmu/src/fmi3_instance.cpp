@@ -265,6 +265,7 @@ class Fmi3Instance final : public Instance {
                                         &next),
               "fmi3UpdateDiscreteStates");
       e.states_changed = e.states_changed || values;
+      e.nominals_changed = e.nominals_changed || nominals;
       if (terminate) {
         e.terminate = true;
         break;

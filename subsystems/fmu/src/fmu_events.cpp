@@ -2,6 +2,8 @@
 // iteration and the modes' bytes.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "fmu_subsystem.hpp"
@@ -24,6 +26,9 @@ void ModeEquations::outputs(double t, std::span<const double> z, std::span<const
                             std::span<double> y) const {
   owner_.outputs_in(&mode_, t, z, u, y);
 }
+std::span<const double> ModeEquations::state_nominals() const {
+  return mode_.nominals().empty() ? owner_.state_nominals() : mode_.nominals();
+}
 
 // ---- modes ------------------------------------------------------------------------------------
 
@@ -42,9 +47,15 @@ std::vector<std::byte> FmuMode::serialize() const {
         "an FMU without canGetAndSetFMUstate and canSerializeFMUstate cannot save its state "
         "(for a checkpoint or a worker's restart)");
   }
-  std::vector<std::byte> bytes(sizeof(double) + state_.size());
+  const std::uint64_t count = nominals_.size();
+  const std::size_t head = 2 * sizeof(double) + count * sizeof(double);
+  std::vector<std::byte> bytes(head + state_.size());
   std::memcpy(bytes.data(), &next_time_event_, sizeof(double));
-  if (!state_.empty()) std::memcpy(bytes.data() + sizeof(double), state_.data(), state_.size());
+  std::memcpy(bytes.data() + sizeof(double), &count, sizeof count);
+  if (count > 0) {
+    std::memcpy(bytes.data() + 2 * sizeof(double), nominals_.data(), count * sizeof(double));
+  }
+  if (!state_.empty()) std::memcpy(bytes.data() + head, state_.data(), state_.size());
   return bytes;
 }
 
@@ -54,14 +65,33 @@ std::shared_ptr<const model::Mode> FmuSubsystem::mode_from_bytes(
     throw std::runtime_error(fmt::format(
         "FMU {}: cannot set its state (no canGetAndSetFMUstate and canSerializeFMUstate)", path_));
   }
-  if (bytes.size() < sizeof(double)) {
-    throw std::runtime_error(
+  const auto too_short = [&] {
+    return std::runtime_error(
         fmt::format("FMU {}: a mode of {} bytes is too short", path_, bytes.size()));
-  }
+  };
+  if (bytes.size() < 2 * sizeof(double)) throw too_short();
   double next = 0.0;
+  std::uint64_t count = 0;
   std::memcpy(&next, bytes.data(), sizeof(double));
-  std::vector<std::byte> state(bytes.begin() + sizeof(double), bytes.end());
-  return std::make_shared<const FmuMode>(*this, next_mode_.fetch_add(1), std::move(state), next);
+  std::memcpy(&count, bytes.data() + sizeof(double), sizeof count);
+  if (count != 0 && count != states_.size()) {
+    throw std::runtime_error(
+        fmt::format("FMU {}: a mode with {} nominals for {} states", path_, count, states_.size()));
+  }
+  const std::size_t head = 2 * sizeof(double) + count * sizeof(double);
+  if (bytes.size() < head) throw too_short();
+  std::vector<double> nominals(count);
+  if (count > 0) {
+    std::memcpy(nominals.data(), bytes.data() + 2 * sizeof(double), count * sizeof(double));
+  }
+  for (const double v : nominals) {
+    if (!model::valid_nominal(v)) {
+      throw std::runtime_error(fmt::format("FMU {}: a mode with the nominal {}", path_, v));
+    }
+  }
+  std::vector<std::byte> state(bytes.begin() + static_cast<std::ptrdiff_t>(head), bytes.end());
+  return std::make_shared<const FmuMode>(*this, next_mode_.fetch_add(1), std::move(state), next,
+                                         std::move(nominals));
 }
 
 // ---- events -----------------------------------------------------------------------------------
@@ -121,21 +151,34 @@ std::shared_ptr<const model::Mode> FmuSubsystem::advance(const model::Mode& mode
     throw FmuCallError(
         fmt::format("FMU {}: discarded its step from t = {:.9g} over {:.9g}", path_, t0, t1 - t0));
   }
-  return next_mode(*instance, std::numeric_limits<double>::infinity());
+  return next_mode(*instance, std::numeric_limits<double>::infinity(), {});
 }
 
-std::shared_ptr<const FmuMode> FmuSubsystem::next_mode(Instance& instance,
-                                                       double next_time_event) const {
+std::shared_ptr<const FmuMode> FmuSubsystem::next_mode(Instance& instance, double next_time_event,
+                                                       std::vector<double> nominals) const {
   const std::uint64_t number = next_mode_.fetch_add(1);
   if (live_) {  // the caller holds the live instance's lock (its Lease)
     live_number_ = number;
     return std::make_shared<const FmuMode>(*this, number, std::vector<std::byte>{}, next_time_event,
-                                           /*live=*/true);
+                                           std::move(nominals), /*live=*/true);
   }
-  auto next =
-      std::make_shared<const FmuMode>(*this, number, instance.serialize_state(), next_time_event);
+  auto next = std::make_shared<const FmuMode>(*this, number, instance.serialize_state(),
+                                              next_time_event, std::move(nominals));
   instance.mode = number;
   return next;
+}
+
+std::vector<double> FmuSubsystem::nominals_after_event(Instance& instance, double t) const {
+  std::string bad;
+  std::vector<double> nominals = read_nominals(instance, bad);
+  if (!bad.empty()) {
+    throw FmuCallError(fmt::format("FMU {}: after the event at t = {:.9g} {}", path_, t, bad));
+  }
+  const bool own = nominals_.empty() ? std::all_of(nominals.begin(), nominals.end(),
+                                                   [](double v) { return v == 1.0; })
+                                     : nominals == nominals_;
+  if (own) nominals.clear();
+  return nominals;
 }
 
 model::EventOutcome FmuSubsystem::handle(const model::Mode& mode, double t, std::span<double> z,
@@ -157,7 +200,11 @@ model::EventOutcome FmuSubsystem::handle(const model::Mode& mode, double t, std:
     instance->continuous_states(z);
     outcome.states_changed = true;
   }
-  outcome.mode = next_mode(*instance, update.next_time_event);
+  // The nominals stay the mode's until an event's iteration reports them changed.
+  std::vector<double> nominals = update.nominals_changed
+                                     ? nominals_after_event(*instance, t)
+                                     : static_cast<const FmuMode&>(mode).nominals();
+  outcome.mode = next_mode(*instance, update.next_time_event, std::move(nominals));
   return outcome;
 }
 

@@ -94,6 +94,8 @@ class Instance {
   struct EventUpdate {
     bool terminate = false;
     bool states_changed = false;  // valuesOfContinuousStatesChanged: read continuous_states()
+    // nominalsOfContinuousStatesChanged: read continuous_state_nominals()
+    bool nominals_changed = false;
     double next_time_event = std::numeric_limits<double>::infinity();
   };
   // An event at the point of the last set(): Event Mode, the event iteration until the FMU needs

@@ -103,28 +103,32 @@ FmuSubsystem::FmuSubsystem(const FmuDescription& d) : path_(d.path) {
   auto first = instantiate();
   x0_.resize(states_.size());
   first->continuous_states(x0_);
-  read_nominals(*first);
+  if (!co_simulation_ && !states_.empty()) {
+    std::string bad;
+    std::vector<double> nominals = read_nominals(*first, bad);
+    if (!bad.empty()) refuse(bad);
+    if (std::any_of(nominals.begin(), nominals.end(), [](double v) { return v != 1.0; })) {
+      nominals_ = std::move(nominals);
+    }
+  }
   set_up_events(xml, *first);
   free_.push_back(std::move(first));
 }
 
 // The nominals scale the states' absolute solver tolerances (model::Subsystem::state_nominals);
 // FMI requires them finite and > 0, and 1 where the FMU knows none.
-void FmuSubsystem::read_nominals(Instance& first) {
-  if (co_simulation_ || states_.empty()) return;
+std::vector<double> FmuSubsystem::read_nominals(Instance& instance, std::string& bad) const {
   std::vector<double> nominals(states_.size(), 1.0);
-  if (!first.continuous_state_nominals(nominals)) return;
-  for (std::size_t i = 0; i < nominals.size(); ++i) {
+  instance.continuous_state_nominals(nominals);  // leaves the 1s where the FMU gives none
+  for (std::size_t i = 0; i < nominals.size() && bad.empty(); ++i) {
     if (!model::valid_nominal(nominals[i])) {
-      refuse(
-          fmt::format("its nominal value of the state {} is {} (FMI requires a finite value "
-                      "> 0, and 1 where the FMU knows none)",
-                      state_names_[i], nominals[i]));
+      bad = fmt::format(
+          "its nominal value of the state {} is {} (FMI requires a finite value > 0, "
+          "and 1 where the FMU knows none)",
+          state_names_[i], nominals[i]);
     }
   }
-  if (std::any_of(nominals.begin(), nominals.end(), [](double v) { return v != 1.0; })) {
-    nominals_ = std::move(nominals);
-  }
+  return nominals;
 }
 
 // An FMU with event indicators, a time event or completed integrator steps, and every
@@ -157,7 +161,8 @@ void FmuSubsystem::set_up_events(const ModelXml& xml, Instance& first) {
   live_ = true;
   live_instance_ = instantiate();
   initial_mode_ = std::make_shared<const FmuMode>(*this, 0, std::vector<std::byte>{},
-                                                  next_time_event, /*live=*/true);
+                                                  next_time_event, std::vector<double>{},
+                                                  /*live=*/true);
 }
 
 void FmuSubsystem::initial_state(std::span<const double> u0, std::span<double> z0,

@@ -64,6 +64,8 @@ class ModeEquations final : public model::SubsystemView {
                 std::span<const double> u, double cj, std::span<double> values) const override;
   void outputs(double t, std::span<const double> z, std::span<const double> u,
                std::span<double> y) const override;
+  // The mode's nominals if an event changed them, else the owner's.
+  std::span<const double> state_nominals() const override;
 
  private:
   const FmuSubsystem& owner_;
@@ -72,13 +74,16 @@ class ModeEquations final : public model::SubsystemView {
 
 class FmuMode final : public model::Mode {
  public:
-  // `live`: the state is in the FMU's live instance only (no bytes).
+  // `live`: the state is in the FMU's live instance only (no bytes). `nominals`: the states'
+  // nominals in this mode where an event changed them from the subsystem's (one for every
+  // state), else empty.
   FmuMode(const FmuSubsystem& owner, std::uint64_t number, std::vector<std::byte> state,
-          double next_time_event, bool live = false)
+          double next_time_event, std::vector<double> nominals = {}, bool live = false)
       : owner_(owner),
         number_(number),
         state_(std::move(state)),
         next_time_event_(next_time_event),
+        nominals_(std::move(nominals)),
         live_(live),
         equations_(owner, *this) {}
   const model::Subsystem& equations() const override { return equations_; }
@@ -86,10 +91,12 @@ class FmuMode final : public model::Mode {
   void indicators(double t, std::span<const double> z, std::span<const double> u,
                   std::span<double> g) const override;
   bool step_event(double t, std::span<const double> z, std::span<const double> u) const override;
-  // The next time event (8 bytes), then the FMU's serialized state.
+  // The next time event (8 bytes), the number of nominals (8 bytes) and the nominals (8 bytes
+  // each), then the FMU's serialized state.
   std::vector<std::byte> serialize() const override;
 
   std::uint64_t number() const { return number_; }
+  const std::vector<double>& nominals() const { return nominals_; }
   const std::vector<std::byte>& fmu_state() const { return state_; }
   bool live() const { return live_; }
 
@@ -98,6 +105,7 @@ class FmuMode final : public model::Mode {
   std::uint64_t number_;
   std::vector<std::byte> state_;
   double next_time_event_;
+  std::vector<double> nominals_;
   bool live_;
   ModeEquations equations_;
 };
@@ -202,8 +210,17 @@ class FmuSubsystem final : public model::Subsystem, public model::Events {
     Instance* instance_ = nullptr;
   };
 
-  // The mode after an event or a step, made by `instance` (its state serialized, or a live mode).
-  std::shared_ptr<const FmuMode> next_mode(Instance& instance, double next_time_event) const;
+  // The mode after an event or a step, made by `instance` (its state serialized, or a live mode),
+  // with the states' nominals of FmuMode's constructor.
+  std::shared_ptr<const FmuMode> next_mode(Instance& instance, double next_time_event,
+                                           std::vector<double> nominals) const;
+  // The states' nominals the instance gives (1 for each where the FMU does not give them); the
+  // reason if one is not finite and > 0.
+  std::vector<double> read_nominals(Instance& instance, std::string& bad) const;
+  // The nominals in force after an event at t whose iteration reported them changed, read from
+  // the instance: empty where they equal the subsystem's own. Throws FmuCallError for an
+  // invalid one.
+  std::vector<double> nominals_after_event(Instance& instance, double t) const;
   // Time, states and inputs of an evaluation point, each input by its type (an array input's
   // other elements at their start values).
   bool set_point(Instance& instance, double t, std::span<const double> z,
@@ -224,7 +241,6 @@ class FmuSubsystem final : public model::Subsystem, public model::Events {
   void read_outputs(const ModelXml& xml, const std::vector<ElementRef>& outputs,
                     const std::vector<ElementRef>& inputs);
   void set_up_events(const ModelXml& xml, Instance& first);
-  void read_nominals(Instance& first);
 
   std::string path_;
   // The unpacked binary and resources/; declared before binary_ and the instances, so that it

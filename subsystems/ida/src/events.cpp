@@ -223,6 +223,7 @@ void Integrator::Impl::handle_event(double t, const std::string& why) {
   consistent_derivative(t, z, zp);
   std::memcpy(N_VGetArrayPointer(yy), z.data(), n * sizeof(double));
   std::memcpy(N_VGetArrayPointer(yp), zp.data(), n * sizeof(double));
+  take_mode_tolerances();
   reinitialize(t);
   indicators_at(t, z, g_lo);
 }

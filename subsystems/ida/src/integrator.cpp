@@ -91,18 +91,13 @@ Integrator::Integrator(const model::Subsystem& subsystem, const IntegratorOption
   I.yp = N_VNew_Serial(n, I.ctx);
   I.atol = N_VNew_Serial(n, I.ctx);
   if (!I.yy || !I.yp || !I.atol) throw std::bad_alloc();
+  N_VConst(0.0, I.atol);
 
   const double t0 = subsystem.initial_time();
   I.evaluate_input(t0);
   subsystem.initial_state(I.u, std::span<double>(N_VGetArrayPointer(I.yy), I.n),
                           std::span<double>(N_VGetArrayPointer(I.yp), I.n));
-  const auto roles = subsystem.state_roles();
-  const auto nominals = subsystem.state_nominals();
-  double* atol = N_VGetArrayPointer(I.atol);
-  for (std::size_t i = 0; i < I.n; ++i) {
-    atol[i] = roles[i] == model::StateRole::kPosition ? options.atol_pos : options.atol_vel;
-    if (!nominals.empty()) atol[i] *= nominals[i];
-  }
+  I.take_mode_tolerances();
 
   I.mem = IDACreate(I.ctx);
   if (!I.mem) throw std::runtime_error("IDACreate failed");
@@ -269,6 +264,27 @@ Integrator::Impl::Segment Integrator::Impl::next_segment(double t_end) {
   // IDA clears the stop time once reached, so it is set again for every stretch (D-35).
   check(IDASetStopTime(mem, segment.end), "IDASetStopTime");
   return segment;
+}
+
+void Integrator::Impl::take_mode_tolerances() {
+  if (n == 0) return;
+  const model::Subsystem& equations = model();
+  const auto roles = equations.state_roles();
+  const auto nominals = equations.state_nominals();
+  double* a = N_VGetArrayPointer(atol);
+  bool changed = false;
+  for (std::size_t i = 0; i < n; ++i) {
+    double v = roles[i] == model::StateRole::kPosition ? options.atol_pos : options.atol_vel;
+    if (!nominals.empty()) v *= nominals[i];
+    changed = changed || v != a[i];
+    a[i] = v;
+  }
+  // Before IDA exists (construction) the caller passes them with IDASVtolerances itself.
+  if (!changed || !mem) return;
+  check(IDASVtolerances(mem, options.rtol, atol), "IDASVtolerances");
+  // IDASVtolerances leaves the weight function's data to IDAInitialSetup, which a restore does
+  // not call: set as that would.
+  ida()->ida_edata = mem;
 }
 
 // Micro steps to segment.end, or to the first state or step event before it (handled here).

@@ -177,6 +177,12 @@ struct Integrator::Impl {
   void restart();
   // IDAReInit at t from yy, yp (restart(), events), leaving IDA as after construction.
   void reinitialize(double t);
+  // The absolute tolerances of the current mode's equations (their roles' atol times their
+  // nominals, model::Subsystem::state_nominals) into `atol`, and into IDA if they changed: a
+  // subsystem with events may give other nominals in another mode, so this follows every change
+  // of the mode (an event, a restore, and with it a clone or an imported snapshot). IDA weighs the
+  // error with them from its next step on (the weights of a restored step are the snapshot's).
+  void take_mode_tolerances();
 
   // ---- advancing (integrator.cpp) -----------------------------------------------------------
   // Stretches of one advance_to() between events: up to t_end or the mode's time event.

@@ -297,6 +297,7 @@ void Integrator::Impl::restore(const WorkspaceSnapshot::Data& d) {
     std::memcpy(dn->pivots, d.pivots.data(), n * sizeof(sunindextype));
     dn->last_flag = d.dense_last_flag;
   }
+  take_mode_tolerances();
 }
 
 }  // namespace macrostep::ida

@@ -16,6 +16,10 @@
  * or MODEL_EVENT_UPDATE with static void model_event_update(double t, double* real,
  * int* states_changed, int* terminate, double* next_event_time) (set next_event_time below 1e300
  * to schedule one), called in every fmi2NewDiscreteStates.
+ * Nominals: STATE_NOMINALS, constant ({a, b, ...}); or MODEL_NOMINALS with static void
+ * model_nominals(const double* real, double* x), which an event update may change: the round
+ * reports nominalsOfContinuousStatesChanged then (unless HIDE_NOMINALS_CHANGE, an FMU that
+ * breaks that rule).
  * CAN_SERIALIZE_STATE: the FMU state functions (the state is the variables and the time).
  * CO_SIMULATION: a Co-Simulation FMU instead (fmi2DoStep integrates the model with classic
  * Runge-Kutta steps of at most CS_SUBSTEP, default 1e-4 s; inputs with a slope from
@@ -186,7 +190,15 @@ EXPORT fmi2Status fmi2NewDiscreteStates(fmi2Component c, fmi2EventInfo* info) {
     int changed = 0, terminate = 0;
     double next = 1e300;
     if (model_evaluate(m->time, m->real)) return fail(m, "the model cannot be evaluated");
+#if defined(MODEL_NOMINALS) && !defined(HIDE_NOMINALS_CHANGE)
+    double before[N_STATES], after[N_STATES];
+    model_nominals(m->real, before);
+#endif
     model_event_update(m->time, m->real, &changed, &terminate, &next);
+#if defined(MODEL_NOMINALS) && !defined(HIDE_NOMINALS_CHANGE)
+    model_nominals(m->real, after);
+    info->nominalsOfContinuousStatesChanged = memcmp(before, after, sizeof before) != 0;
+#endif
     info->valuesOfContinuousStatesChanged = changed;
     info->terminateSimulation = terminate;
     if (next < 1e300) {
@@ -290,7 +302,11 @@ EXPORT fmi2Status fmi2GetEventIndicators(fmi2Component c, fmi2Real z[], size_t n
 /* STATE_NOMINALS: the model's nominal values of its states ({a, b, ...}); 1 without. */
 EXPORT fmi2Status fmi2GetNominalsOfContinuousStates(fmi2Component c, fmi2Real x[], size_t n) {
   (void)c;
-#ifdef STATE_NOMINALS
+#if defined(MODEL_NOMINALS)
+  double nominals[N_STATES];
+  model_nominals(((Component*)c)->real, nominals);
+  for (size_t i = 0; i < n && i < N_STATES; ++i) x[i] = nominals[i];
+#elif defined(STATE_NOMINALS)
   static const double nominals[N_STATES] = STATE_NOMINALS;
   for (size_t i = 0; i < n && i < N_STATES; ++i) x[i] = nominals[i];
 #else

@@ -1,7 +1,8 @@
 /* The FMI 3.0 Model Exchange functions of the test FMUs: the same model interface as
  * fmi2_frame.h (N_REALS, N_STATES, STATE_VR, DERIVATIVE_VR, model_start, model_evaluate,
  * model_partial with PROVIDES_DIRECTIONAL_DERIVATIVE; N_EVENT_INDICATORS with
- * model_event_indicators, MODEL_EVENT_UPDATE with model_event_update, CAN_SERIALIZE_STATE),
+ * model_event_indicators, MODEL_EVENT_UPDATE with model_event_update, STATE_NOMINALS or
+ * MODEL_NOMINALS with model_nominals, HIDE_NOMINALS_CHANGE, CAN_SERIALIZE_STATE),
  * under FMI 3.0's names and signatures (§2.3, §3.2). Value reference k is real[k]. */
 #include <stdlib.h>
 #include <string.h>
@@ -164,7 +165,15 @@ EXPORT fmi3Status fmi3UpdateDiscreteStates(fmi3Instance c, fmi3Boolean* update,
     int changed = 0, stop = 0;
     double when = 1e300;
     if (model_evaluate(m->time, m->real)) return fail(m, "the model cannot be evaluated");
+#if defined(MODEL_NOMINALS) && !defined(HIDE_NOMINALS_CHANGE)
+    double before[N_STATES], after[N_STATES];
+    model_nominals(m->real, before);
+#endif
     model_event_update(m->time, m->real, &changed, &stop, &when);
+#if defined(MODEL_NOMINALS) && !defined(HIDE_NOMINALS_CHANGE)
+    model_nominals(m->real, after);
+    *nominals = memcmp(before, after, sizeof before) != 0;
+#endif
     *values = changed != 0;
     *terminate = stop != 0;
     if (when < 1e300) {
@@ -271,11 +280,16 @@ EXPORT fmi3Status fmi3GetContinuousStates(fmi3Instance c, fmi3Float64 x[], size_
   for (size_t i = 0; i < n; ++i) x[i] = ((Component*)c)->real[state_vr[i]];
   return fmi3OK;
 }
-#ifdef STATE_NOMINALS
-/* The model's nominal values of its states ({a, b, ...}). Without STATE_NOMINALS the function is
- * not exported (an FMU that leaves it out: the importer takes 1). */
+#if defined(STATE_NOMINALS) || defined(MODEL_NOMINALS)
+/* The model's nominal values of its states ({a, b, ...}, or model_nominals). Without either the
+ * function is not exported (an FMU that leaves it out: the importer takes 1). */
 EXPORT fmi3Status fmi3GetNominalsOfContinuousStates(fmi3Instance c, fmi3Float64 x[], size_t n) {
+#ifdef MODEL_NOMINALS
+  double nominals[N_STATES];
+  model_nominals(((Component*)c)->real, nominals);
+#else
   static const double nominals[N_STATES] = STATE_NOMINALS;
+#endif
   if (n != N_STATES) return fail((Component*)c, "fmi3GetNominalsOfContinuousStates: wrong size");
   for (size_t i = 0; i < n; ++i) x[i] = nominals[i];
   return fmi3OK;

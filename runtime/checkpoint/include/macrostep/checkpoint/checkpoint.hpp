@@ -30,8 +30,9 @@ namespace macrostep::checkpoint {
 // CSV's output position; 3: subsystem states are RunnerState messages (the IDA workspace and
 // the accepted input polynomial); 4: the hashes of the CSV prefixes; 5: scheme auto's arrays
 // hold three schemes (explicit, semi-implicit, implicit: schemes/adaptive.hpp); 6: the stateful
-// coupling laws' accepted state; 7: the controller's order-change check (D-49).
-inline constexpr std::uint32_t kFormatVersion = 7;
+// coupling laws' accepted state; 7: the controller's order-change check (D-49); 8: an FMU mode
+// carries its states' nominals (fmu/src/fmu_subsystem.hpp, FmuMode::serialize).
+inline constexpr std::uint32_t kFormatVersion = 8;
 // The largest checkpoint read() reads (it is read whole into memory): far above what a run of
 // this machine's memory can export (a 3e6-mass chain's workspaces are about 1 GiB).
 inline constexpr std::uint64_t kMaxFileBytes = 16ULL << 30;

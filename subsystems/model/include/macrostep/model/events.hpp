@@ -8,8 +8,10 @@
 //    rollback, a clone or an exported snapshot takes the discrete state with the continuous one.
 //  - Mode::equations() is the Subsystem whose residual, Jacobian and outputs hold in that mode;
 //    it keeps every contract of model::Subsystem (pure functions, callable concurrently) and has
-//    the sizes, roles, names and Jacobian pattern of the subsystem that made the mode. The
-//    subsystem's own residual(), jacobian() and outputs() are those of initial_mode().
+//    the sizes, roles, names and Jacobian pattern of the subsystem that made the mode; its states'
+//    nominals may differ (FMI's nominalsOfContinuousStatesChanged), and the integrator's absolute
+//    tolerances follow them. The subsystem's own residual(), jacobian() and outputs() are those
+//    of initial_mode().
 //  - A Co-Simulation FMU is a state-less subsystem whose mode is its whole state, advanced by the
 //    model itself (Events::advances_itself()).
 //  - The integrator (ida::Integrator) locates an event inside a macro step: a time event at

@@ -75,7 +75,9 @@ class Subsystem {
   // for every state. A state's absolute solver tolerance is the one of its role ([solver]
   // atol_pos or atol_vel, those of a state of nominal 1) times its nominal, so that a state on
   // another scale (a line volume of 1e-7 m³) is resolved like one of size 1; FMI's nominals of
-  // continuous states serve the same purpose. Constant over a run.
+  // continuous states serve the same purpose. Constant within a mode: a subsystem with events may
+  // give other nominals in the equations of a mode an event made (Mode::equations(); FMI's
+  // nominalsOfContinuousStatesChanged), and the integrator takes them when it enters that mode.
   virtual std::span<const double> state_nominals() const { return {}; }
 
   // Human-readable names: states and outputs use the physical quantity ("x_17", "v_17") so that
