@@ -553,6 +553,20 @@ TEST(FmuEvents, NominalsChangedAtAnEventScaleTheSolversTolerancesFromThere) {
   EXPECT_LT(with, 5e-4);
   EXPECT_LT(error_after_rescaling("oscillator3_rescaled"), 5e-4);
   EXPECT_GT(error_after_rescaling("oscillator_rescaled_unsaid"), 100.0 * with);
+  // A nominal that FMI forbids (0 here) ends the integration with the FMU, state and time.
+  const auto zero =
+      load("oscillator_rescaled", R"({"c": 1e6, "x": 1, "event_time": 0.0505, "factor": 0})");
+  const NoForce none;
+  ida::Integrator integrator(*zero, ida::IntegratorOptions{}, &none);
+  try {
+    integrator.advance_to(0.06);
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("after the event at t = 0.0505 its nominal value of the "
+                                         "state x is 0 (FMI requires a finite value > 0"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 // The nominals belong to the mode: a restore to before the event takes the start's tolerances

@@ -169,6 +169,7 @@ std::shared_ptr<const FmuMode> FmuSubsystem::next_mode(Instance& instance, doubl
 }
 
 std::vector<double> FmuSubsystem::nominals_after_event(Instance& instance, double t) const {
+  if (states_.empty()) return {};  // nothing to scale (and no call with zero states)
   std::string bad;
   std::vector<double> nominals = read_nominals(instance, bad);
   if (!bad.empty()) {
