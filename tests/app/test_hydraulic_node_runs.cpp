@@ -212,17 +212,22 @@ TEST_F(HydraulicNodeRuns, HydraulicPairRunsGrowOnlyBeyondTheLimit) {
 }
 
 // The controller's default absolute tolerances are mechanical scales: atol_pos = 1e-3·rtol = 1e-7
-// m³ is about the whole swing of F-2.8's line volumes (they start at ±1e-7 m³). A controlled run
-// then cannot see the lines' errors (here the node pressure swings by 7.6e8 Pa within 10 ms, 1.9e8
-// Pa with a fitting atol_pos), and the run says so: a warning naming the volumes and the key, and
-// the metadata's list. The flows swing by more than 10 times atol_vel (1.6e-3 against 1e-4 m³/s:
-// the coupled mode is 14 times faster than a line's) and are not reported. With atol_pos in the
-// lines' units nothing is.
+// is about the whole swing of F-2.8's line volumes (they start at ±1e-7 m³) where the volumes'
+// and flows' nominals are 1 (the lines' own, 1.2e-8 m³ and 1.2e-5 m³/s, are what a run takes
+// otherwise).
+// A controlled run then cannot see the lines' errors (here the node pressure swings by 7.6e8 Pa
+// within 10 ms, 1.9e8 Pa with a fitting atol_pos), and the run says so: a warning naming the
+// volumes and the key, and the metadata's list. The flows swing by more than 10 times atol_vel
+// (the coupled mode is 14 times faster than a line's) and are not reported. With atol_pos in the
+// lines' units nothing is, nor with the lines' own nominals.
+constexpr const char* kMechanicalScale =
+    " --set subsystem.a.volume_nominal=1 --set subsystem.b.volume_nominal=1"
+    " --set subsystem.a.flow_nominal=1 --set subsystem.b.flow_nominal=1";
 TEST_F(HydraulicNodeRuns, ToleranceThatCoversTheVolumesSwingIsReported) {
   const std::string run = "run " MACROSTEP_SOURCE_DIR
                           "/configs/f-2.8-hydraulic.toml --scheme implicit --estimator imMD "
                           "--stop-time 0.01 --executor inprocess";
-  const Outcome o = macrostep(run + " --output default.csv");
+  const Outcome o = macrostep(run + kMechanicalScale + " --output default.csv");
   ASSERT_EQ(o.status, 0) << o.err;
   EXPECT_NE(o.out.find("warning: atol_pos = 1e-07 is a tenth or more of the largest swing of "
                        "its quantities in m^3 over t = 0 to 0.01 s (a.volume"),
@@ -242,21 +247,28 @@ TEST_F(HydraulicNodeRuns, ToleranceThatCoversTheVolumesSwingIsReported) {
   std::sort(found.begin(), found.end());
   EXPECT_EQ(found, (std::vector<std::string>{"atol_pos a.volume", "atol_pos b.volume"}));
 
-  const Outcome fitted = macrostep(run + " --set cosim.atol_pos=1e-13 --output fitted.csv");
-  ASSERT_EQ(fitted.status, 0) << fitted.err;
-  EXPECT_EQ(fitted.out.find("warning: atol"), std::string::npos) << fitted.out;
-  EXPECT_FALSE(nlohmann::json::parse(read_file("fitted.json"))
-                   .at("statistics")
-                   .contains("tolerance_above_swing"));
+  for (const std::string& fit :
+       {std::string(kMechanicalScale) + " --set cosim.atol_pos=1e-13", std::string()}) {
+    SCOPED_TRACE(fit);
+    const Outcome fitted = macrostep(run + fit + " --output fitted.csv");
+    ASSERT_EQ(fitted.status, 0) << fitted.err;
+    EXPECT_EQ(fitted.out.find("warning: atol"), std::string::npos) << fitted.out;
+    EXPECT_FALSE(nlohmann::json::parse(read_file("fitted.json"))
+                     .at("statistics")
+                     .contains("tolerance_above_swing"));
+  }
 }
 
-// The error the warning is about grows unchecked: to its end time (0.05 s) the same run drifts,
-// its volumes pass ten times atol_pos after about 0.02 s, and their swing over the whole run no
-// longer shows the mis-scale. The first quarter of the run still does, and the warning names it.
+// The error the warning is about grows unchecked: to its end time (0.05 s) the same mis-scaled run
+// drifts, its volumes pass ten times atol_pos after about 0.02 s, and their swing over the whole
+// run no longer shows the mis-scale. The first quarter of the run still does, and the warning
+// names it.
 TEST_F(HydraulicNodeRuns, DriftThatOutgrowsTheToleranceIsReportedOverTheRunsStart) {
-  const Outcome o = macrostep("run " MACROSTEP_SOURCE_DIR
-                              "/configs/f-2.8-hydraulic.toml --scheme implicit --estimator imMD "
-                              "--executor inprocess --output drift.csv");
+  const Outcome o = macrostep(std::string("run " MACROSTEP_SOURCE_DIR
+                                          "/configs/f-2.8-hydraulic.toml --scheme implicit "
+                                          "--estimator imMD --executor inprocess --output "
+                                          "drift.csv") +
+                              kMechanicalScale);
   ASSERT_EQ(o.status, 0) << o.err;
   const auto meta = nlohmann::json::parse(read_file("drift.json"));
   const auto& hidden = meta.at("statistics").at("tolerance_above_swing");

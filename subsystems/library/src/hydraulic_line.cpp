@@ -15,14 +15,28 @@ HydraulicLine::HydraulicLine(const HydraulicLineParameters& parameters) : parame
   const bool finite = std::isfinite(p.density) && std::isfinite(p.length) &&
                       std::isfinite(p.area) && std::isfinite(p.chamber_volume) &&
                       std::isfinite(p.chamber_modulus) && std::isfinite(p.chamber_pressure) &&
-                      std::isfinite(p.volume0) && std::isfinite(p.flow0);
+                      std::isfinite(p.volume0) && std::isfinite(p.flow0) &&
+                      std::isfinite(p.volume_nominal) && std::isfinite(p.flow_nominal);
   if (!finite || !(p.density > 0.0) || !(p.length > 0.0) || !(p.area > 0.0) ||
-      !(p.chamber_volume > 0.0) || !(p.chamber_modulus > 0.0)) {
+      !(p.chamber_volume > 0.0) || !(p.chamber_modulus > 0.0) || p.volume_nominal < 0.0 ||
+      p.flow_nominal < 0.0) {
     throw std::invalid_argument(
-        "HydraulicLine: need density, length, area, chamber volume and modulus > 0, all finite");
+        "HydraulicLine: need density, length, area, chamber volume and modulus > 0, nominals "
+        ">= 0, all finite");
   }
   inertance_ = p.density * p.length / p.area;
   stiffness_ = p.chamber_modulus / p.chamber_volume;
+  constexpr double kBar = 1e5;  // Pa
+  const double volume =
+      p.volume_nominal > 0.0 ? p.volume_nominal : p.chamber_volume * kBar / p.chamber_modulus;
+  const double flow =
+      p.flow_nominal > 0.0 ? p.flow_nominal : volume * std::sqrt(stiffness_ / inertance_);
+  if (!model::valid_nominal(volume) || !model::valid_nominal(flow)) {
+    throw std::invalid_argument(
+        "HydraulicLine: the derived nominals of volume and flow are not finite and > 0 (give "
+        "volume_nominal and flow_nominal)");
+  }
+  nominals_ = {volume, flow};
   // Column V: rows F_V, F_Q; column Q: rows F_V, F_Q.
   pattern_.n = 2;
   pattern_.column_start = {0, 2, 4};
@@ -147,7 +161,11 @@ const ParameterBinding<HydraulicLineParameters>& line_binding() {
                 "chamber pressure p_C0 at the initial volume")
         .number("volume0", &P::volume0, Bound::kAny, false, "m^3",
                 "initial volume delivered into the node")
-        .number("flow0", &P::flow0, Bound::kAny, false, "m^3/s", "initial flow into the node");
+        .number("flow0", &P::flow0, Bound::kAny, false, "m^3/s", "initial flow into the node")
+        .number("volume_nominal", &P::volume_nominal, Bound::kNonNegative, false, "m^3",
+                "size of the volume for the macro-step controller's atol (0: V_C*1bar/E_C)")
+        .number("flow_nominal", &P::flow_nominal, Bound::kNonNegative, false, "m^3/s",
+                "size of the flow for the controller's atol (0: volume_nominal*sqrt(k/I))");
     return b;
   }();
   return binding;

@@ -11,7 +11,13 @@
 // a mass–spring oscillator with V ↔ x, Q ↔ v, p ↔ force, k ↔ ground stiffness, I ↔ mass, and
 // the node's E/V_K the coupling spring (a second line with x_B ↔ −V_B gives F-2.8's pair).
 // Outputs y = [V, Q, p_C] (functions of the state only: no feed-through). States "volume",
-// "flow" (roles position, velocity). Immutable after construction; analytic Jacobians.
+// "flow" (roles position, velocity). The outputs V and Q have nominals (output_nominal, the
+// macro-step controller's scale of them) from the line itself unless given: V_n = V_C·(1 bar)/E_C,
+// the volume that moves the chamber pressure by 1 bar, and Q_n = V_n·sqrt(k/I), that volume at the
+// line's own angular frequency; the mechanical atol keys then resolve a line whose volumes swing
+// by 1e-7 m³. The states keep nominal 1 (the solver's atol in the model's units: a state nominal
+// that size over-tightened the studies' solver tolerance, docs/design/methods.md D-53).
+// Immutable after construction; analytic Jacobians.
 #pragma once
 
 #include <array>
@@ -31,6 +37,8 @@ struct HydraulicLineParameters {
   double chamber_modulus = 0.0;       // E_C > 0 [Pa]
   double chamber_pressure = 0.0;      // p_C0 [Pa]: the chamber pressure at V = V0
   double volume0 = 0.0, flow0 = 0.0;  // V0 [m³], Q0 [m³/s]
+  // The nominals V_n [m³] and Q_n [m³/s], >= 0; 0: derived from the line (above).
+  double volume_nominal = 0.0, flow_nominal = 0.0;
 };
 
 class HydraulicLine final : public model::Subsystem {
@@ -48,6 +56,7 @@ class HydraulicLine final : public model::Subsystem {
   std::size_t input_size() const override { return 1; }
   std::size_t output_size() const override { return 3; }
   std::span<const model::StateRole> state_roles() const override { return roles_; }
+  double output_nominal(std::size_t i) const override { return i < 2 ? nominals_[i] : 1.0; }
   std::string state_name(std::size_t i) const override;
   std::string output_name(std::size_t i) const override;
   std::string output_unit(std::size_t i) const override;
@@ -82,6 +91,7 @@ class HydraulicLine final : public model::Subsystem {
   HydraulicLineParameters parameters_;
   double inertance_ = 0.0, stiffness_ = 0.0;
   std::array<model::StateRole, 2> roles_{model::StateRole::kPosition, model::StateRole::kVelocity};
+  std::array<double, 2> nominals_{1.0, 1.0};  // V_n, Q_n
   model::SparsityPattern pattern_;
 };
 
