@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
@@ -604,6 +606,26 @@ TEST(FmuEvents, NominalsChangedAtAnEventRollBackAndTravelWithTheWorkspace) {
   imported.restore(*target);
   EXPECT_EQ(imported.equations().state_nominals()[0], 1e-7);
   continue_from(imported, 61);
+  // Mode bytes whose nominals do not fit the FMU are refused: another count, a nominal of 0.
+  std::vector<std::byte> bytes = imported.mode()->serialize();
+  const auto refused = [&](const std::vector<std::byte>& b) {
+    try {
+      (void)s->events()->mode_from_bytes(b);
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  std::uint64_t count = 0;
+  std::memcpy(&count, bytes.data() + sizeof(double), sizeof count);
+  ASSERT_EQ(count, 2u);
+  count = 3;
+  std::vector<std::byte> other = bytes;
+  std::memcpy(other.data() + sizeof(double), &count, sizeof count);
+  EXPECT_NE(refused(other).find("a mode with 3 nominals for 2 states"), std::string::npos);
+  const double zero = 0.0;
+  std::memcpy(bytes.data() + 2 * sizeof(double), &zero, sizeof zero);
+  EXPECT_NE(refused(bytes).find("a mode with the nominal 0"), std::string::npos);
 }
 
 }  // namespace
