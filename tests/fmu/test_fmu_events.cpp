@@ -462,19 +462,7 @@ double monolithic_error_after_rescaling(const fs::path& dir, const std::string& 
   const AppRun reference = macrostep("reference " + config.string() + " --at " + out.string() +
                                      " --output " + ref.string());
   EXPECT_EQ(reference.status, 0) << reference.output;
-  const auto a = read_csv(out), b = read_csv(ref);
-  EXPECT_EQ(a.size(), b.size());
-  double worst = 0.0;
-  for (std::size_t c = 1; !a.empty() && c < a[0].size(); ++c) {
-    double scale = 0.0, diff = 0.0;
-    for (std::size_t k = 0; k < a.size() && k < b.size(); ++k) {
-      if (a[k][0] <= 0.51) continue;
-      scale = std::max(scale, std::abs(b[k][c]));
-      diff = std::max(diff, std::abs(a[k][c] - b[k][c]));
-    }
-    worst = std::max(worst, diff / scale);
-  }
-  return worst;
+  return largest_relative_difference(out, ref, 0.51);
 }
 
 TEST(FmuEventsApp, TheMonolithicSolverFollowsNominalsChangedAtAnEvent) {

@@ -12,6 +12,7 @@
 #include "../support/same_bits.hpp"
 #include "macrostep/library/chain.hpp"
 #include "macrostep/library/chain_spec.hpp"
+#include "macrostep/library/hydraulic_line.hpp"
 #include "macrostep/library/model_description.hpp"
 #include "macrostep/worker/worker.hpp"
 
@@ -49,8 +50,8 @@ worker::DecodedConfig round_trip(const library::ModelDescription& model,
   return worker::decode_config(reinterpret_cast<const std::byte*>(aligned.data()), bytes.size());
 }
 
-// The worker's model equals the master's bit for bit: sizes, initial state, residuals and
-// outputs at a few states and times.
+// The worker's model equals the master's bit for bit: sizes, nominals, initial state, residuals
+// and outputs at a few states and times.
 void expect_rebuilt_bit_identically(const library::ModelDescription& model) {
   const auto master = library::build_subsystem(model);
   const std::vector<double> u(master->input_size(), 0.25);
@@ -60,6 +61,10 @@ void expect_rebuilt_bit_identically(const library::ModelDescription& model) {
   ASSERT_EQ(worker.input_size(), master->input_size());
   ASSERT_EQ(worker.output_size(), master->output_size());
   EXPECT_EQ(worker.has_feedthrough(), master->has_feedthrough());
+  EXPECT_TRUE(same_bits(worker.state_nominals(), master->state_nominals()));
+  for (std::size_t i = 0; i < master->output_size(); ++i) {
+    EXPECT_EQ(worker.output_nominal(i), master->output_nominal(i)) << "output " << i;
+  }
   const std::size_t n = master->state_size();
   std::vector<double> z(n), zp(n), z2(n), zp2(n);
   master->initial_state(u, z, zp);
@@ -111,6 +116,18 @@ TEST(WorkerModelConfig, DriveTrainCylinderAndPidAreRebuiltBitIdentically) {
   cylinder.v0 = -0.01;
   cylinder.rod_coupled = false;
   expect_rebuilt_bit_identically(library::model_of(cylinder));
+
+  library::HydraulicLineParameters line;
+  line.density = 870.0;
+  line.length = 2.5;
+  line.area = 3e-4;
+  line.chamber_volume = 2e-4;
+  line.chamber_modulus = 1.2e9;
+  line.chamber_pressure = 4e6;
+  line.volume0 = -1e-7;
+  line.flow0 = 2e-5;
+  line.volume_nominal = 3e-8;  // flow_nominal derived
+  expect_rebuilt_bit_identically(library::model_of(line));
 
   library::PidParameters pid;
   pid.kp = 1.5;

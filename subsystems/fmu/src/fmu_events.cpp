@@ -175,10 +175,6 @@ std::vector<double> FmuSubsystem::nominals_after_event(Instance& instance, doubl
   if (!bad.empty()) {
     throw FmuCallError(fmt::format("FMU {}: after the event at t = {:.9g} {}", path_, t, bad));
   }
-  const bool own = nominals_.empty() ? std::all_of(nominals.begin(), nominals.end(),
-                                                   [](double v) { return v == 1.0; })
-                                     : nominals == nominals_;
-  if (own) nominals.clear();
   return nominals;
 }
 

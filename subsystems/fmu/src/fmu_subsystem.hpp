@@ -75,8 +75,8 @@ class ModeEquations final : public model::SubsystemView {
 class FmuMode final : public model::Mode {
  public:
   // `live`: the state is in the FMU's live instance only (no bytes). `nominals`: the states'
-  // nominals in this mode where an event changed them from the subsystem's (one for every
-  // state), else empty.
+  // nominals in this mode where an event reported them changed (one for every state), else
+  // empty: the subsystem's.
   FmuMode(const FmuSubsystem& owner, std::uint64_t number, std::vector<std::byte> state,
           double next_time_event, std::vector<double> nominals = {}, bool live = false)
       : owner_(owner),
@@ -218,8 +218,7 @@ class FmuSubsystem final : public model::Subsystem, public model::Events {
   // reason if one is not finite and > 0.
   std::vector<double> read_nominals(Instance& instance, std::string& bad) const;
   // The nominals in force after an event at t whose iteration reported them changed, read from
-  // the instance: empty where they equal the subsystem's own. Throws FmuCallError for an
-  // invalid one.
+  // the instance (empty for an FMU without states). Throws FmuCallError for an invalid one.
   std::vector<double> nominals_after_event(Instance& instance, double t) const;
   // Time, states and inputs of an evaluation point, each input by its type (an array input's
   // other elements at their start values).

@@ -297,7 +297,8 @@ void Integrator::Impl::restore(const WorkspaceSnapshot::Data& d) {
     std::memcpy(dn->pivots, d.pivots.data(), n * sizeof(sunindextype));
     dn->last_flag = d.dense_last_flag;
   }
-  take_mode_tolerances();
+  // Only modes change the nominals: a subsystem without events restores no compare.
+  if (events) take_mode_tolerances();
 }
 
 }  // namespace macrostep::ida
