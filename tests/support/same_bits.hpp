@@ -8,9 +8,11 @@
 
 namespace macrostep::testing {
 
-// Same length and the same bytes: NaN payloads and the sign of zero count, unlike ==.
+// Same length and the same bytes: NaN payloads and the sign of zero count, unlike ==. Empty
+// spans may have no data pointer, which memcmp must not get.
 inline bool same_bits(std::span<const double> a, std::span<const double> b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+  return a.size() == b.size() &&
+         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
 }
 
 inline bool same_bits(const std::vector<std::vector<double>>& a,
