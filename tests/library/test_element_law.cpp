@@ -139,7 +139,7 @@ TEST(MassForces, ImpulsePlateauAndEdges) {
 }
 
 // seed 000 Eq. 2.14: sin^95 keeps the sign of the sine (one positive and one negative spike
-// per period) and equals the plain power.
+// per period) and equals the plain power, as sin^2 does.
 TEST(MassForces, ModifiedSinePreservesSign) {
   MassForces f;
   f.modified_sine.push_back({2.0, 1.0, 0.0, 95.0});
@@ -152,6 +152,15 @@ TEST(MassForces, ModifiedSinePreservesSign) {
     EXPECT_EQ(std::signbit(v), std::signbit(s)) << t;
     EXPECT_NEAR(v, 2.0 * std::pow(s, 95.0), 1e-14 * (1.0 + std::fabs(v)));
   }
+  // An even exponent is the power itself: one sign whatever the sine's.
+  MassForces even;
+  even.modified_sine.push_back({2.0, 1.0, 0.0, 2.0});
+  for (double t : {0.3, 2.0, 3.5, 4.4, 5.9}) {
+    EXPECT_NEAR(even.force(t, 0.0), 2.0 * std::sin(t) * std::sin(t), 1e-15) << t;
+  }
+  even.modified_sine.front().exponent = 96.0;
+  EXPECT_NEAR(even.force(4.0, 0.0), 2.0 * std::pow(std::sin(4.0), 96.0), 1e-15);
+  EXPECT_GT(even.force(4.0, 0.0), 0.0);
   // A non-integer exponent still preserves the sign (sgn(s)|s|^A).
   MassForces g;
   g.modified_sine.push_back({1.0, 1.0, 0.0, 2.5});

@@ -239,5 +239,43 @@ TEST_F(Units, EveryModelDescribesItsVariablesAndDeclaresItsStatesUnits) {
   EXPECT_EQ(drive.output_description(1), "angle of inertia 3");
 }
 
+// A state and an output of one name are one quantity: a result column names what it holds,
+// whether the run writes outputs or (--all-states) states, and `compare` matches columns by name.
+// Every model, with each number parameter whose default is 1 set to 1.7 where the model takes it
+// (a gear ratio, a mass), at a state away from its initial one.
+TEST_F(Units, AStateAndAnOutputOfOneNameHoldOneValue) {
+  for (const std::string& name : model_names()) {
+    SCOPED_TRACE(name);
+    const ModelEntry* entry = find_model(name);
+    ASSERT_NE(entry, nullptr);
+    ParameterValues values = values_of(*entry);
+    if (name == "oscillator_mass") values.set("displacement_input", true);
+    for (const ParameterSpec& p : entry->parameters) {
+      if (p.required || p.type != ParameterType::kNumber) continue;
+      if (std::get<double>(p.default_value) != 1.0) continue;
+      ParameterValues moved = values;
+      moved.set(p.name, 1.7);
+      try {
+        (void)entry->build(moved);
+        values = moved;
+      } catch (const std::exception&) {
+      }
+    }
+    const auto s = entry->build(values);
+    std::vector<double> u(s->input_size(), 0.25), z(s->state_size()), zp(s->state_size());
+    s->initial_state(u, z, zp);
+    for (std::size_t j = 0; j < z.size(); ++j) z[j] += 0.1 * static_cast<double>(j + 1);
+    std::vector<double> y(s->output_size());
+    s->outputs(0.0, z, u, y);
+    for (std::size_t o = 0; o < y.size(); ++o) {
+      for (std::size_t j = 0; j < z.size(); ++j) {
+        if (s->state_name(j) != s->output_name(o)) continue;
+        EXPECT_DOUBLE_EQ(y[o], z[j]) << s->output_name(o) << ": " << s->output_description(o)
+                                     << " against the state " << s->state_description(j);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace macrostep::library

@@ -47,6 +47,12 @@ inline double signed_pow_derivative(double a, double e) {
   return e * abs_pow(a, e - 1.0);
 }
 
+// a^e for an integer e >= 1 (the sign of a kept for odd e only); sgn(a)·|a|^e otherwise.
+inline double integer_or_signed_pow(double a, double e) {
+  const bool even = std::fmod(e, 2.0) == 0.0;
+  return even ? abs_pow(a, e) : signed_pow(a, e);
+}
+
 constexpr double kContactExponentMax = 700.0;  // exp(700) ~ 1e304: no overflow
 
 }  // namespace
@@ -82,7 +88,7 @@ double MassForces::force(double t, double x) const {
     f += p.amplitude * 0.5 * (rise - fall);
   }
   for (const ModifiedSineForce& s : modified_sine) {
-    f += s.amplitude * signed_pow(std::sin(s.omega * t + s.phase), s.exponent);
+    f += s.amplitude * integer_or_signed_pow(std::sin(s.omega * t + s.phase), s.exponent);
   }
   return f;
 }

@@ -42,7 +42,9 @@ DcMotor::DcMotor(const DcMotorParameters& parameters) : p_(parameters) {
 }
 
 std::string DcMotor::state_name(std::size_t i) const {
-  static const char* const names[] = {"current", "phi", "omega"};
+  // The rotor's angle and speed are n times the outputs' (gearbox side): their own names, since a
+  // state and an output of one name are one quantity (result columns, compare, unit derivation).
+  static const char* const names[] = {"current", "phi_rotor", "omega_rotor"};
   if (i >= 3) throw std::out_of_range("DcMotor::state_name: out of range");
   return names[i];
 }

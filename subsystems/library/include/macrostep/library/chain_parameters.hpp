@@ -31,6 +31,10 @@ struct ContactForce {
 struct ImpulseForce {
   double amplitude = 0.0, start = 0.0, duration = 0.0, edge = 1e-6;
 };
+// amplitude·sin(omega·t + phase)^exponent: for an integer exponent the power itself (an odd one
+// keeps the sign of the sine, an even one gives a force of the amplitude's sign only); for a
+// non-integer one, which only this interface takes (the configuration refuses it),
+// sgn(sin)·|sin|^exponent.
 struct ModifiedSineForce {
   double amplitude = 0.0, omega = 0.0, phase = 0.0, exponent = 95.0;
 };
