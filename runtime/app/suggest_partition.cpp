@@ -25,6 +25,7 @@
 #include "macrostep/run/cosimulation.hpp"
 #include "macrostep/run/monolithic.hpp"
 #include "macrostep/run/observer.hpp"
+#include "usage.hpp"
 
 namespace macrostep::app {
 namespace {
@@ -449,13 +450,13 @@ void add_suggest_partition_options(CLI::App& cmd, SuggestPartitionArgs& args) {
   // Given explicitly, each must be positive (0 is the default's marker, not a value).
   cmd.add_option("--subsystems", args.subsystems,
                  "subsystems of the suggestion (default: as many as the configuration has)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_integer());
   cmd.add_option("--trial-time", args.trial_time,
                  "simulated time of the trial runs [s] (default: a tenth of the end time)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd.add_option("--cores", args.cores,
                  "cores the subsystems will share (default: the usable PUs hwloc sees)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_integer());
   cmd.add_option("--output", args.output,
                  "the suggested configuration (default: <config stem>.suggested.toml)");
   cmd.add_option("--executor", args.executor, "of the trial co-simulation: inprocess | processes");

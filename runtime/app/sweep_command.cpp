@@ -423,11 +423,48 @@ void print_summary(const std::vector<Axis>& axes, const std::vector<Case>& cases
   }
 }
 
-// The files of the sweep: DIR (created) and the reference (read).
-fs::path prepare_dir(const SweepArgs& args) {
+// The lines of summary.csv up to each row's status: the header's and every case's.
+std::vector<std::string> summary_keys(const std::vector<Axis>& axes,
+                                      const std::vector<Case>& cases) {
+  std::string header = "case";
+  for (const auto& axis : axes) header += "," + field(axis.key);
+  std::vector<std::string> keys{header + ",status,"};
+  for (const auto& c : cases) {
+    std::string key = c.name;
+    for (const auto& v : c.values) key += "," + field(v);
+    keys.push_back(key + ",");
+  }
+  return keys;
+}
+
+// Whether DIR/summary.csv lists exactly these cases (an earlier run of the same sweep).
+bool same_sweep(const fs::path& summary, const std::vector<std::string>& keys) {
+  std::ifstream in(summary);
+  std::string line;
+  std::size_t i = 0;
+  while (std::getline(in, line)) {
+    if (i >= keys.size() || !line.starts_with(keys[i])) return false;
+    ++i;
+  }
+  return i == keys.size();
+}
+
+// The files of the sweep: DIR, created. A directory that exists and holds anything must be an
+// earlier run of the same sweep (its summary.csv lists the same cases), whose files this one
+// replaces: the cases of another grid would be left beside a summary that does not list them,
+// or be replaced unasked.
+fs::path prepare_dir(const SweepArgs& args, const std::vector<Axis>& axes,
+                     const std::vector<Case>& cases) {
   const fs::path dir = args.dir.empty() ? fs::path(fs::path(args.config).stem().string() + ".sweep")
                                         : fs::path(args.dir);
   std::error_code ec;
+  if (fs::is_directory(dir, ec) && !fs::is_empty(dir, ec) &&
+      !same_sweep(dir / "summary.csv", summary_keys(axes, cases))) {
+    throw UsageError(fmt::format(
+        "--dir {}: holds the files of another sweep ({}); name another --dir or remove it first",
+        dir.string(),
+        fs::exists(dir / "summary.csv") ? "its summary.csv lists other cases" : "no summary.csv"));
+  }
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir)) {
     throw UsageError(fmt::format("--dir {}: cannot create the directory{}", dir.string(),
@@ -456,7 +493,8 @@ void add_sweep_options(CLI::App& cmd, SweepArgs& args) {
   add_set_option(cmd, args.sets);
   cmd.add_option("--jobs", args.jobs,
                  "cases at once, each in-process on one thread (default: the CPUs this process "
-                 "may use)");
+                 "may use)")
+      ->check(positive_integer());
   cmd.add_option("--reference", args.reference,
                  "a result (CSV or .h5, e.g. of `macrostep reference CONFIG`) that every case is "
                  "compared with: its NRMSE in the summary");
@@ -490,7 +528,7 @@ int sweep_command(const SweepArgs& args) {
   std::vector<CaseResult> results(cases.size());
   Runner runner{args, axes, cases, results};
   runner.jobs = jobs;
-  runner.dir = prepare_dir(args);
+  runner.dir = prepare_dir(args, axes, cases);
   runner.reference = reference ? &*reference : nullptr;
   runner.executable = fs::read_symlink("/proc/self/exe").string();
   fmt::print(stderr, "sweep: {} cases of {}, {} at a time, in {}\n", cases.size(), args.config,

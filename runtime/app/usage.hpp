@@ -34,6 +34,28 @@ inline std::string pin_help(const std::string& default_policy) {
          "e.g. map:*/0/1/0/1";
 }
 
+// Validators of numeric options, with the messages of the command line's own checks (CLI11 puts
+// the option's name before them: "--cores: must be > 0 (got 0)"). A value that is not a number
+// gets the same message.
+inline CLI::Validator positive_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        double value = 0.0;
+        if (CLI::detail::lexical_cast(text, value) && value > 0.0) return {};
+        return "must be > 0 (got " + text + ")";
+      },
+      "> 0");
+}
+inline CLI::Validator positive_integer() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        long long value = 0;
+        if (CLI::detail::lexical_cast(text, value) && value >= 1) return {};
+        return "must be an integer >= 1 (got " + text + ")";
+      },
+      "integer >= 1");
+}
+
 // Whether the option was given on the command line.
 inline bool given(const CLI::Option* option) {
   return option != nullptr && option->count() > 0;

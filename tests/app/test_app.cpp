@@ -380,6 +380,15 @@ TEST_F(App, ReferenceAtTheMacroPointsOfACoSimulation) {
   const Outcome missing = macrostep("reference cosim.toml --at none.csv");
   EXPECT_EQ(missing.status, 2);
   EXPECT_EQ(missing.err.rfind("macrostep: --at: none.csv: cannot open", 0), 0U) << missing.err;
+  // A time before the start is named as such (not as one out of order).
+  write_file("early.csv", "time,x_1\n-0.01,0\n0.01,1\n");
+  const Outcome early = macrostep("reference cosim.toml --at early.csv");
+  EXPECT_EQ(early.status, 2);
+  EXPECT_EQ(early.err, "macrostep: the times to write at must be finite and >= 0 (got -0.01)\n");
+  write_file("back.csv", "time,x_1\n0.01,0\n0.005,1\n");
+  const Outcome back = macrostep("reference cosim.toml --at back.csv");
+  EXPECT_EQ(back.status, 2);
+  EXPECT_NE(back.err.find("(got 0.005 after 0.01)"), std::string::npos) << back.err;
 }
 
 TEST_F(App, FixedStepCoSimulationWithEveryStateAndOptionOverrides) {
@@ -475,6 +484,19 @@ TEST_F(App, CoSimulationCommandLineErrorsExitTwoBeforeAnyWork) {
   expect_error("--scheme gauss-seidel",
                "cosim.estimator = exMD does not belong to --scheme gauss-seidel (allowed: none: a "
                "fixed step size, METHODS D-10); give --estimator with one of them");
+  // A key of the scheme that --scheme gives, by --set, is the run's; of another scheme, refused.
+  expect_error("--set cosim.sequence=[1]",
+               "cosim.scheme = \"explicit\": cosim.sequence applies only to the gauss-seidel "
+               "scheme");
+  expect_error("--scheme semi-implicit --estimator imMD --set cosim.final_pass=false",
+               "--scheme semi-implicit: cosim.final_pass applies only to the implicit scheme and "
+               "auto's implicit steps");
+  {
+    const Outcome o = macrostep(
+        "run cosim.toml --scheme gauss-seidel --estimator none --step-size 1e-5 --stop-time 1e-4 "
+        "--set cosim.sequence=[2,1] --output gs.csv");
+    EXPECT_EQ(o.status, 0) << o.err;
+  }
   expect_error("--scheme jacobi",
                "--scheme 'jacobi' is not a scheme; allowed: explicit, implicit, semi-implicit, "
                "waveform, gauss-seidel, auto");

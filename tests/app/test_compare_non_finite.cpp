@@ -34,6 +34,17 @@ TEST_F(CompareNonFinite, AnInfinityInTheResultIsBadData) {
             "result must be finite\n");
 }
 
+// One result row has no deviation from its mean: refused for what it is, not for a constant
+// reference.
+TEST_F(CompareNonFinite, AResultOfOneRowIsRefused) {
+  write_file("ref.csv", "time,x_1\n0,0\n1,1\n2,2\n");
+  write_file("res.csv", "time,x_1\n1,1\n");
+  const Outcome o = macrostep("compare res.csv ref.csv");
+  EXPECT_EQ(o.status, 2);
+  EXPECT_EQ(o.err,
+            "macrostep compare: the result has one row (t = 1); an NRMSE needs two or more\n");
+}
+
 // A result with rows between the reference's: compare interpolates and says that the reference's
 // interpolation error enters the NRMSE, unless the reference has ten times the result's rows.
 TEST_F(CompareNonFinite, ACoarseInterpolatedReferenceIsNoted) {

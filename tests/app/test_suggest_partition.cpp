@@ -123,9 +123,11 @@ TEST_F(SuggestPartition, BadUseIsOneMessageAndExitTwo) {
       {"suggest-partition chain.toml --window -1", "--window: 0 or more masses"},
       {"suggest-partition chain.toml --output chain.toml",
        "is the configuration chain.toml itself"},
-      {"suggest-partition chain.toml --subsystems 0", "--subsystems"},
-      {"suggest-partition chain.toml --trial-time -1", "--trial-time"},
-      {"suggest-partition chain.toml --cores 0", "--cores"},
+      {"suggest-partition chain.toml --subsystems 0",
+       "--subsystems: must be an integer >= 1 (got 0)"},
+      {"suggest-partition chain.toml --trial-time -1", "--trial-time: must be > 0 (got -1)"},
+      {"suggest-partition chain.toml --cores 0", "--cores: must be an integer >= 1 (got 0)"},
+      {"suggest-partition chain.toml --cores 1.5", "--cores: must be an integer >= 1 (got 1.5)"},
       {"suggest-partition missing.toml", "missing.toml"},
   };
   for (const auto& c : cases) {

@@ -113,7 +113,33 @@ TEST_F(Sweep, BadGridsAndRefusedCasesExitTwoBeforeAnythingRuns) {
   refused("--grid cosim.rtol=1e-4 --set cosim.rtl=1",
           "macrostep: case-001 (cosim.rtol=1e-4): --set cosim.rtl=1: cosim.rtl: unknown key");
   refused("--grid cosim.rtol=1e-4 --reference none.csv", "macrostep: --reference: none.csv");
+  refused("--grid cosim.rtol=1e-4 --jobs -1",
+          "macrostep: --jobs: must be an integer >= 1 (got -1)");
+  refused("--grid cosim.rtol=1e-4 --jobs 0", "macrostep: --jobs: must be an integer >= 1 (got 0)");
   EXPECT_EQ(macrostep("sweep c.toml --dir sw").status, 2);  // no --grid
+}
+
+// A rerun of the same sweep replaces its own files; a sweep of other cases does not fill a
+// directory that holds another's (its cases would stay beside a summary without them).
+TEST_F(Sweep, ADirectoryOfAnotherSweepIsRefusedAndKept) {
+  write_file("c.toml", sweep_chain("0.002", "estimator = \"exMD\"\nrtol = 1.0e-4\n"));
+  const std::string grid = "--grid cosim.rtol=1e-4,1e-5 --jobs 1 --dir sw";
+  ASSERT_EQ(macrostep("sweep c.toml " + grid).status, 0);
+  ASSERT_EQ(macrostep("sweep c.toml " + grid).status, 0);
+  const std::string second = read_file("sw/case-002.csv");
+  const Outcome other = macrostep("sweep c.toml --grid cosim.rtol=1e-3 --dir sw");
+  EXPECT_EQ(other.status, 2);
+  EXPECT_EQ(other.err.rfind("macrostep: --dir sw: holds the files of another sweep (its "
+                            "summary.csv lists other cases)",
+                            0),
+            0U)
+      << other.err;
+  EXPECT_EQ(read_file("sw/case-002.csv"), second);
+  EXPECT_EQ(rows("sw/summary.csv").size(), 3U);
+  fs::create_directory(path("stray"));
+  write_file("stray/notes.txt", "mine\n");
+  EXPECT_EQ(macrostep("sweep c.toml --grid cosim.rtol=1e-3 --dir stray").status, 2);
+  EXPECT_EQ(read_file("stray/notes.txt"), "mine\n");
 }
 
 TEST_F(Sweep, AFailedCaseIsListedAndTheSweepExitsOne) {

@@ -203,6 +203,36 @@ TEST(Overrides, LaterEditsWin) {
   EXPECT_EQ(c.chain.element.d, 3.0);
 }
 
+// Where a table takes exactly one of several keys, an edit of one replaces the file's other: an
+// edit cannot remove a key, and the edit says which the run has.
+TEST(Overrides, AnEditOfOneOfAlternativeKeysReplacesTheFilesOther) {
+  const RunConfig sized = parse_config(kSetChain, "t.toml", {"partition.sizes=[1, 5]"});
+  EXPECT_EQ(sized.partition.boundaries, (std::vector<std::size_t>{0, 1, 6}));
+  EXPECT_EQ(tree_with(kSetChain, {"partition.sizes=[1, 5]"}),
+            tree_with(edited(kSetChain, "subsystems = 2", "sizes = [1, 5]"), {}));
+  // A force's selection: the first force's `all` gives way to `masses`.
+  const RunConfig picked = parse_config(kSetChain, "t.toml", {"model.force.1.masses=[2, 3]"});
+  const auto& selection = picked.chain.forces.at(0).selection;
+  EXPECT_EQ(selection.kind, macrostep::library::MassSelection::Kind::kList);
+  EXPECT_EQ(selection.masses, (std::vector<std::size_t>{2, 3}));
+  // Written twice in the file, they are refused as before.
+  EXPECT_NE(set_message(edited(kSetChain, "subsystems = 2", "subsystems = 2\nsizes = [1, 5]"), {})
+                .find("give exactly one of subsystems, sizes"),
+            std::string::npos);
+}
+
+// A key that belongs to one scheme, given by a --set, is left to the run's settings, which know
+// the scheme the run has (a --scheme flag may change the file's); the file's own keys are
+// checked against the file's scheme here, with their line.
+TEST(Overrides, ASchemesKeysFromAnEditWaitForTheRunsScheme) {
+  EXPECT_EQ(set_message(kSetChain, {"cosim.sequence=[2, 1]"}), "(accepted)");
+  EXPECT_EQ(set_message(kSetChain, {"cosim.omega=0.5", "cosim.final_pass=true"}), "(accepted)");
+  EXPECT_EQ(set_message(kSetChain, {"cosim.estimator=\"imMD\""}), "(accepted)");
+  EXPECT_EQ(set_message(edited(kSetChain, "rtol = 1.0e-4", "rtol = 1.0e-4\nomega = 0.5"), {}),
+            "t.toml:23: cosim.omega: belongs to the iterative schemes (scheme = \"implicit\", "
+            "\"semi-implicit\" or \"waveform\"); the explicit scheme has no corrector");
+}
+
 TEST(Overrides, TheFilesChecksNameTheEdit) {
   EXPECT_EQ(set_message(kSetChain, {"cosim.rtl=1e-5"})
                 .rfind("--set cosim.rtl=1e-5: cosim.rtl: unknown key; did you mean 'rtol'? "

@@ -110,6 +110,9 @@ TEST(ProcessExecutorApp, GroupedProcessesGiveTheInProcessCsvBytes) {
                                      "--output",    (dir / (name + ".csv")).string()};
     args.insert(args.end(), extra.begin(), extra.end());
     ASSERT_EQ(wait_exit(spawn_app(dir, args)), 0) << name << ": " << read_file(dir / "stderr.txt");
+    // The summary's last line (the processes' groups, where there are several) ends its line.
+    const std::string out = read_file(dir / "stdout.txt");
+    EXPECT_TRUE(!out.empty() && out.back() == '\n') << name << ": " << out;
   }
   const std::string a = read_file(dir / "inprocess.csv");
   EXPECT_GT(a.size(), 1000u);

@@ -53,7 +53,7 @@ std::vector<std::string_view> file_executor_names() {
 void read_corrector_keys(const Node& n, CosimConfig& c) {
   for (const char* key :
        {"jacobian", "tau", "max_corrector_passes", "perturbation_min", "omega", "final_pass"}) {
-    if (auto v = n.find(key); v && !c.iterative()) {
+    if (auto v = n.find(key); v && !c.iterative() && !v->from_set()) {
       v->fail(
           "belongs to the iterative schemes (scheme = \"implicit\", \"semi-implicit\" or "
           "\"waveform\"); the explicit scheme has no corrector");
@@ -63,7 +63,7 @@ void read_corrector_keys(const Node& n, CosimConfig& c) {
   c.jacobian_given = n.find("jacobian").has_value();
   c.omega_given = n.find("omega").has_value();
   if (auto v = n.find("jacobian")) {
-    if (c.scheme == CosimScheme::kWaveform) {
+    if (c.scheme == CosimScheme::kWaveform && !v->from_set()) {
       v->fail("waveform relaxation needs no interface Jacobian (METHODS §4.6)");
     }
     c.jacobian = v->choice(corrector::JacobianRegistry::instance().names());
@@ -74,15 +74,18 @@ void read_corrector_keys(const Node& n, CosimConfig& c) {
   }
   if (auto v = n.find("perturbation_min")) c.perturbation_min = checked(*v, Domain::kPositive);
   if (auto v = n.find("omega")) {
-    if (c.scheme != CosimScheme::kWaveform) v->fail("applies only to scheme = \"waveform\"");
+    if (c.scheme != CosimScheme::kWaveform && !v->from_set()) {
+      v->fail("applies only to scheme = \"waveform\"");
+    }
     c.omega = checked(*v, Domain::kPositive);
     if (c.omega >= 1.0) v->fail(fmt::format("must be in (0, 1) (got {})", v->source_text()));
   }
   if (auto v = n.find("final_pass")) {
-    if (c.scheme != CosimScheme::kImplicit && c.scheme != CosimScheme::kAuto) {
+    if (c.scheme != CosimScheme::kImplicit && c.scheme != CosimScheme::kAuto && !v->from_set()) {
       v->fail("applies only to scheme = \"implicit\" or \"auto\" (its implicit steps)");
     }
     c.final_pass = v->boolean();
+    c.final_pass_given = true;
   }
 }
 
@@ -99,7 +102,9 @@ polynomials::Approximation approximation(const Node& v) {
 // sequence = [2, 1]: Gauss–Seidel's order, 1-based subsystem numbers, each at most once (that it
 // names every subsystem is checked where the system is built).
 void read_sequence(const Node& v, CosimConfig& c) {
-  if (c.scheme != CosimScheme::kGaussSeidel) v.fail("applies only to scheme = \"gauss-seidel\"");
+  if (c.scheme != CosimScheme::kGaussSeidel && !v.from_set()) {
+    v.fail("applies only to scheme = \"gauss-seidel\"");
+  }
   if (!v.is_array()) {
     v.fail(fmt::format("must be an array of subsystem numbers (1-based; got {})", v.describe()));
   }
@@ -127,7 +132,9 @@ void read_cosim_keys(const Node& n, CosimConfig& c) {
         {{"exH", "is the fixed macro step: write estimator = \"none\" with step_size = H"}});
     c.estimator = *control::parse_estimator(e);
     c.estimator_given = true;
-    if (!estimator_fits(c.scheme, c.estimator)) {
+    // A --set's scheme-specific keys are checked against the scheme the run has, which --scheme
+    // may set, where the run's settings are resolved (run/settings.cpp); the file's here.
+    if (!estimator_fits(c.scheme, c.estimator) && !v->from_set()) {
       const std::string allowed = detail::quoted_list(fitting_estimator_names(c.scheme));
       v->fail(fmt::format("\"{}\" does not belong to scheme = \"{}\" (allowed: {}{})", e,
                           to_string(c.scheme), allowed,
@@ -206,9 +213,11 @@ void read_cosim_keys(const Node& n, CosimConfig& c) {
   }
   if (auto v = n.find("sequence")) read_sequence(*v, c);
   if (auto v = n.find("gauss_seidel")) {
-    if (c.scheme != CosimScheme::kGaussSeidel) v->fail("applies only to scheme = \"gauss-seidel\"");
+    if (c.scheme != CosimScheme::kGaussSeidel && !v->from_set()) {
+      v->fail("applies only to scheme = \"gauss-seidel\"");
+    }
     c.gauss_seidel = *parse_gauss_seidel_end_value(v->choice(gauss_seidel_end_value_names()));
-    c.gauss_seidel_line = v->line();
+    c.gauss_seidel_given = true;
   }
   if (auto v = n.find("executor")) {
     const std::string e = choice_with_hints(

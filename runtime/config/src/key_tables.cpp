@@ -157,6 +157,15 @@ const KeyList& force_selection_keys() {
   return keys;
 }
 
+const std::vector<AlternativeKeys>& alternative_keys() {
+  static const std::vector<AlternativeKeys> groups = {
+      {"partition", {"subsystems", "sizes"}},
+      {"model.force", force_selection_keys()},
+      {"model.force", {"time", "times"}},
+  };
+  return groups;
+}
+
 const KeyList& force_types() {
   static const KeyList types = [] {
     KeyList out;

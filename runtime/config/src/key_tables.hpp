@@ -44,6 +44,16 @@ const KeyList& solver_keys_list();
 
 // The selection keys of a [[model.force]] (exactly one of them per force).
 const KeyList& force_selection_keys();
+
+// Keys of one table of which a file gives exactly one (the readers refuse two): [partition]'s
+// subsystems and sizes; a [[model.force]]'s selections; an impulse's time and times. `table` is
+// the table's key path without array indices ("partition", "model.force"). A --set of one of
+// them replaces the file's other (overrides.cpp), since an edit cannot remove a key.
+struct AlternativeKeys {
+  std::string_view table;
+  KeyList keys;
+};
+const std::vector<AlternativeKeys>& alternative_keys();
 // The values of a [[model.force]]'s type, and the keys a force of `type` accepts: type, the
 // selections, alternate_sign, amplitude and the type's own. std::logic_error for another type.
 const KeyList& force_types();

@@ -1,6 +1,8 @@
 // --set KEY=VALUE: the edits of a file's TOML tree (overrides.hpp).
 #include "overrides.hpp"
 
+#include "key_tables.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -159,6 +161,32 @@ std::size_t element_index(const toml::array& array, const std::string& key, cons
                              clipped(quoted_list(views), 200)));
 }
 
+// `path` without its array indices ("model.force[2]" -> "model.force").
+std::string without_indices(std::string_view path) {
+  std::string out;
+  for (bool inside = false; char c : path) {
+    if (c == '[') inside = true;
+    if (!inside) out += c;
+    if (c == ']') inside = false;
+  }
+  return out;
+}
+
+// Setting `key` of `table` (at key path `path`) removes the file's alternatives to it
+// (AlternativeKeys).
+void drop_alternatives(toml::table& table, const std::string& path, std::string_view key) {
+  const std::string plain = without_indices(path);
+  for (const AlternativeKeys& group : alternative_keys()) {
+    if (group.table != plain ||
+        std::find(group.keys.begin(), group.keys.end(), key) == group.keys.end()) {
+      continue;
+    }
+    for (std::string_view other : group.keys) {
+      if (other != key) table.erase(other);
+    }
+  }
+}
+
 // Puts `value` at `segments` of `root`, adding the tables on its way that are missing; sets
 // o.path and o.created.
 void set_at(toml::table& root, const std::vector<std::string>& segments, toml::node&& value,
@@ -169,6 +197,7 @@ void set_at(toml::table& root, const std::vector<std::string>& segments, toml::n
     const std::string& key = segments[i];
     const bool last = i + 1 == segments.size();
     if (toml::table* table = at->as_table()) {
+      if (last) drop_alternatives(*table, path, key);
       path = path.empty() ? key : path + "." + key;
       if (last) {
         table->insert_or_assign(key, std::move(value));

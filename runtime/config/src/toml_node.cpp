@@ -131,6 +131,10 @@ unsigned Node::line() const {
   return static_cast<unsigned>(node_->source().begin.line);
 }
 
+bool Node::from_set() const {
+  return !path_.empty() && !document_->from_file(*node_);
+}
+
 void Node::fail(const std::string& problem) const {
   throw ConfigError(file(), line(), path_, problem);
 }

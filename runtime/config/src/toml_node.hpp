@@ -67,6 +67,8 @@ class Node {
   // Document::directory().
   const std::string& directory() const { return document_->directory(); }
   unsigned line() const;
+  // Whether a --set gave the value (not the file).
+  bool from_set() const;
 
   [[noreturn]] void fail(const std::string& problem) const;
 

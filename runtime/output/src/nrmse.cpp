@@ -225,6 +225,12 @@ NrmseReport compute_nrmse(const CsvTable& result, const CsvTable& reference,
                           const NrmseFiles& files) {
   if (result.rows() == 0) throw OutputError("the result has no rows");
   if (reference.rows() == 0) throw OutputError("the reference has no rows");
+  // One row has no deviation from its mean: the normalisation below would call every variable
+  // constant, which is about the result's rows, not the reference.
+  if (result.rows() < 2) {
+    throw OutputError(fmt::format("the result has one row (t = {}); an NRMSE needs two or more",
+                                  result.time.front()));
+  }
   check_finite(result, "result", files.result);
   check_finite(reference, "reference", files.reference);
   check_increasing(result.time, "result");

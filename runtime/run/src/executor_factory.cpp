@@ -106,7 +106,9 @@ std::unique_ptr<executors::Executor> make_executor(
                                           : fmt::format("{}-{}", g.front() + 1, g.back() + 1));
       meta["placement"]["process_groups"].push_back(g.size());
     }
-    placement += fmt::format("\n{} worker process{} subsystems {}", processes,
+    // One line of its own after the map's (describe() ends each of its lines).
+    if (!placement.empty() && placement.back() != '\n') placement += '\n';
+    placement += fmt::format("{} worker process{} subsystems {}\n", processes,
                              processes == 1 ? " hosts" : "es host", groups);
   }
   auto executor = std::make_unique<executors::ProcessExecutor>(system, models, u0, po);

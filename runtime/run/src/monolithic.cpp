@@ -163,10 +163,12 @@ std::vector<double> output_points(const config::RunConfig& config, const Monolit
     }
     times.push_back(0.0);
     for (double t : options.times) {
-      if (!(t >= times.back()) || !std::isfinite(t)) {
-        throw SetupError(fmt::format(
-            "the times to write at must be finite, >= 0 and increasing (got {} after {})", t,
-            times.back()));
+      if (!(t >= 0.0) || !std::isfinite(t)) {
+        throw SetupError(fmt::format("the times to write at must be finite and >= 0 (got {})", t));
+      }
+      if (!(t >= times.back())) {
+        throw SetupError(fmt::format("the times to write at must not decrease (got {} after {})", t,
+                                     times.back()));
       }
       if (t > times.back()) times.push_back(t);
     }

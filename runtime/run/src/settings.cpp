@@ -38,18 +38,19 @@ void check_scheme_combination(const config::CosimConfig& c, const CosimOptions& 
         "Jacobian",
         scheme_source));
   }
-  // Corrector keys in the file were checked against the file's scheme; --scheme over it may
-  // leave them without meaning.
+  // The file's scheme-specific keys were checked against the file's scheme; --scheme over it may
+  // leave them without meaning, and a --set's are checked here only (config reader), against the
+  // scheme the run has.
   if (!c.iterative() && c.corrector_keys_given) {
     throw SetupError(scheme_source +
-                     ": the file sets corrector keys (jacobian, tau, max_corrector_passes, "
+                     ": the configuration sets corrector keys (jacobian, tau, max_corrector_passes, "
                      "perturbation_min, omega, final_pass) that the explicit scheme does not "
                      "use");
   }
   if (c.scheme != config::CosimScheme::kGaussSeidel && !c.sequence.empty()) {
     throw SetupError(scheme_source + ": cosim.sequence applies only to the gauss-seidel scheme");
   }
-  if (c.scheme != config::CosimScheme::kGaussSeidel && c.gauss_seidel_line != 0) {
+  if (c.scheme != config::CosimScheme::kGaussSeidel && c.gauss_seidel_given) {
     throw SetupError(scheme_source +
                      ": cosim.gauss_seidel applies only to the gauss-seidel scheme");
   }
@@ -67,6 +68,12 @@ void check_scheme_combination(const config::CosimConfig& c, const CosimOptions& 
   }
   if (c.scheme != config::CosimScheme::kWaveform && c.omega_given) {
     throw SetupError(scheme_source + ": cosim.omega applies only to the waveform scheme");
+  }
+  if (c.final_pass_given && c.scheme != config::CosimScheme::kImplicit &&
+      c.scheme != config::CosimScheme::kAuto) {
+    throw SetupError(scheme_source +
+                     ": cosim.final_pass applies only to the implicit scheme and auto's implicit "
+                     "steps");
   }
   if (c.scheme == config::CosimScheme::kWaveform && c.jacobian_given && !options.jacobian) {
     throw SetupError(scheme_source + ": cosim.jacobian has no meaning for waveform relaxation");

@@ -448,7 +448,7 @@ struct CosimConfig {
   // (no final pass with an exact one: corrector::JacobianTraits::exact).
   std::optional<bool> final_pass;
   bool corrector_keys_given = false;  // any of the six keys above is in the file
-  bool jacobian_given = false, omega_given = false;
+  bool jacobian_given = false, omega_given = false, final_pass_given = false;
   std::optional<OrderSetting> order;
   // kIdaLike or kConservative: the strategy of order = "auto" (a fixed order implies kFixed).
   control::OrderStrategy order_strategy = control::OrderStrategy::kIdaLike;
@@ -475,9 +475,9 @@ struct CosimConfig {
   std::vector<std::size_t> sequence;
   unsigned sequence_line = 0;
   // gauss_seidel = "converged" | "sequential": the end value of a law that reads the subsystem
-  // taking it; line 0: not given (converged).
+  // taking it (converged unless given).
   GaussSeidelEndValue gauss_seidel = GaussSeidelEndValue::kConverged;
-  unsigned gauss_seidel_line = 0;
+  bool gauss_seidel_given = false;
   ExecutorKind executor = ExecutorKind::kInProcess;
   bool executor_given = false;  // the file names the executor (else: chosen by the run)
   int threads = 0;
