@@ -73,13 +73,16 @@ TEST(SystemConfig, BuiltSystemWiresEveryInputAndMonitorsStateOutputs) {
             (std::vector<std::size_t>{0}));
   EXPECT_EQ(std::vector<std::size_t>(s.feed_channels(2).begin(), s.feed_channels(2).end()),
             (std::vector<std::size_t>{1}));
-  // The read outputs that are one position or velocity state; pi.command (a controller output,
-  // role other) is read but not monitored.
+  // The read outputs that are one state: positions, velocities, and pi.command, the controller's
+  // output lag (a state of role other, whose derivative takes the input: watched as a velocity
+  // is, METHODS §5.1).
   std::vector<std::string> names;
   for (const auto& m : s.monitored_outputs()) names.push_back(m.name);
   EXPECT_EQ(names, (std::vector<std::string>{"motor.phi_2", "motor.omega_2", "load.phi_1",
-                                             "load.omega_1", "load.omega_2"}));
+                                             "load.omega_1", "load.omega_2", "pi.command"}));
+  EXPECT_EQ(s.monitored_outputs()[0].group, control::WeightGroup::kPosition);
   EXPECT_EQ(s.monitored_outputs()[1].group, control::WeightGroup::kVelocity);
+  EXPECT_EQ(s.monitored_outputs()[5].group, control::WeightGroup::kVelocity);
 }
 
 // The other laws: a hydraulic node shared by two cylinders (pressure-dependent bulk modulus), a

@@ -35,8 +35,12 @@ std::unique_ptr<CouplingLaw> build_law(const DescribedConnection& c) {
 
 namespace {
 
-// True if output `o` of `s` is one state of role position or velocity, taken as it is (∂y/∂z a
-// single nonzero entry 1 at the initial state); `group` receives the role's weight group. The
+// True if output `o` of `s` is one of its states, taken as it is (∂y/∂z a single nonzero entry 1
+// at the initial state); `group` receives the weight group: a position's, or a velocity's for a
+// velocity and for a state of another role (an FMU's first-order state, a controller's integral,
+// a current). Such a state takes the inputs through its derivative, one integration as a
+// velocity does, so its error follows the velocity's constants (METHODS §5.1); without it a
+// system of first-order states would leave the state estimators nothing to watch. The
 // finite-difference default of a model without analytic coupling Jacobians (users' plugins)
 // gives that entry as 1 up to rounding and the others as exactly 0 (the output does not move
 // with them), so such outputs are watched too.
@@ -55,10 +59,8 @@ bool is_state_output(const model::Subsystem& s, std::size_t o, control::WeightGr
     value = values[k];
   }
   if (entries != 1 || std::abs(value - 1.0) > 1e-6) return false;
-  const model::StateRole role = s.state_roles()[column];
-  if (role == model::StateRole::kOther) return false;
-  group = role == model::StateRole::kPosition ? control::WeightGroup::kPosition
-                                              : control::WeightGroup::kVelocity;
+  group = s.state_roles()[column] == model::StateRole::kPosition ? control::WeightGroup::kPosition
+                                                                 : control::WeightGroup::kVelocity;
   return true;
 }
 
