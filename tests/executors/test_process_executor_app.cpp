@@ -176,7 +176,7 @@ TEST(ProcessExecutorApp, AutoSchemeCsvBytesAreIdenticalToInProcess) {
        {configs + "drivetrain.toml", "--stop-time", "1.2"},
        {"explicit", "semi_implicit"}},
       {"tau = 1e-8",
-       {configs + "drivetrain.toml", "--stop-time", "1.2", "--set", "cosim.tau=1e-8"},
+       {configs + "drivetrain.toml", "--stop-time", "2", "--set", "cosim.tau=1e-8"},
        {"explicit", "semi_implicit", "implicit"}},
       {"escalated",
        {configs + "s-5.7.toml", "--stop-time", "1e-4", "--set", "model.masses=200"},

@@ -733,6 +733,34 @@ TEST(FmuCoSimulation, TwoMassOscillatorAsCoSimulationFmusAgreesWithTheModelExcha
   fs::remove_all(dir);
 }
 
+// A Co-Simulation FMU without canHandleVariableCommunicationStepSize takes one step length: a
+// controlled run and an end time that is not a whole number of steps are refused before they
+// start; a fixed-step run takes H from the first step on (no start-up ramp).
+TEST(FmuCoSimulation, OneCommunicationStepSizeRunsOnlyWithAFixedStepFromTheStart) {
+  const fs::path dir = temp_dir("cs-fixed-step");
+  const auto config = write_fmu_pair(dir, "", "", "oscillator_cs_fixed_step").string();
+  const AppRun controlled = macrostep("run " + config + " --output " + (dir / "c.csv").string());
+  EXPECT_EQ(controlled.status, 2) << controlled.output;
+  EXPECT_NE(controlled.output.find("subsystem \"m1\" is a Co-Simulation FMU without "
+                                   "canHandleVariableCommunicationStepSize: every step it takes "
+                                   "must have one length; give a fixed macro step"),
+            std::string::npos)
+      << controlled.output;
+  EXPECT_FALSE(fs::exists(dir / "c.csv"));
+  const AppRun uneven = macrostep("run " + config + " --estimator none --step-size 3e-3 --output " +
+                                  (dir / "u.csv").string());
+  EXPECT_EQ(uneven.status, 2) << uneven.output;
+  EXPECT_NE(uneven.output.find("is not a whole number of steps H = 0.003 s"), std::string::npos)
+      << uneven.output;
+  const AppRun fixed = macrostep("run " + config + " --estimator none --step-size 1e-3 --order 1 " +
+                                 "--output " + (dir / "f.csv").string());
+  ASSERT_EQ(fixed.status, 0) << fixed.output;
+  const auto steps = read_csv(dir / "f.steps.csv");
+  ASSERT_FALSE(steps.empty());
+  for (const auto& row : steps) EXPECT_NEAR(row[2], 1e-3, 1e-15) << "attempt " << row[0];
+  fs::remove_all(dir);
+}
+
 TEST(FmuApp, ABadFmuOrNameExitsTwoWithTheLine) {
   const fs::path dir = temp_dir("config");
   const auto config = write_fmu_pair(dir, "");

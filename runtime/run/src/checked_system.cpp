@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -187,6 +188,35 @@ void check_restorable(const config::RunConfig& config, CosimSettings& settings,
   }
 }
 
+// A subsystem that takes one communication step size throughout (model::Events::fixed_step_only:
+// a Co-Simulation FMU without canHandleVariableCommunicationStepSize) runs only with a fixed H from
+// the start (no Listing 5.1 ramp) to an end time that is a whole number of H.
+void check_fixed_step_only(const config::RunConfig& config, const system::CoupledSystem& system,
+                           schemes::SchemeOptions& scheme_options) {
+  control::MacroStepOptions& m = scheme_options.control;
+  for (std::size_t L = 0; L < system.subsystem_count(); ++L) {
+    const model::Events* events = system.subsystem(L).events();
+    if (events == nullptr || !events->fixed_step_only()) continue;
+    const std::string& name = config.system_description->subsystems.at(L).name;
+    const std::string what = fmt::format(
+        "{}: subsystem \"{}\" is a Co-Simulation FMU without "
+        "canHandleVariableCommunicationStepSize: every step it takes must have one length",
+        config.path, name);
+    if (m.mode != control::StepSizeMode::kFixed) {
+      throw SetupError(what +
+                       "; give a fixed macro step (estimator \"none\" and step_size = H, or "
+                       "--estimator none --step-size H)");
+    }
+    const double steps = (m.t_end - m.t_start) / m.h;
+    if (std::abs(steps - std::round(steps)) > 1e-9 * std::max(1.0, steps)) {
+      throw SetupError(fmt::format(
+          "{}; the time from {} to {} s is not a whole number of steps H = {} s (it is {:.6g})",
+          what, m.t_start, m.t_end, m.h, steps));
+    }
+    m.fixed_start_ramp = false;
+  }
+}
+
 // The controller's absolute tolerances of the monitored outputs scaled by their nominals
 // (model::Subsystem::output_nominal, docs/design/methods.md D-53): per-output atols where some
 // output's nominal is not 1; the scalars stay where every one is.
@@ -228,6 +258,7 @@ system::CoupledSystem checked_system(const config::RunConfig& config, CosimSetti
   check_feedthrough_combination(config, settings, system);
   check_input_accelerations(config, settings, system);
   check_restorable(config, settings, system);
+  check_fixed_step_only(config, system, scheme_options);
   check_output_rows(config, settings, system, scheme_options);
   if (const auto warning = fixed_step_warning(config, settings, system)) {
     fmt::print(stderr, "macrostep: {}\n", *warning);

@@ -99,6 +99,7 @@ FmuSubsystem::FmuSubsystem(const FmuDescription& d) : path_(d.path) {
   directional_ = xml.directional_derivatives;
   only_once_ = co_simulation_ ? xml.cs.only_once_per_process : xml.only_once_per_process;
   interpolates_inputs_ = co_simulation_ && xml.cs.can_interpolate_inputs;
+  variable_step_ = xml.cs.variable_step;
   // The first instance: instantiation and initialization fail here, not in the run.
   auto first = instantiate();
   x0_.resize(states_.size());

@@ -160,6 +160,7 @@ class FmuSubsystem final : public model::Subsystem, public model::Events {
   // Events: for an FMU with events and for a Co-Simulation FMU.
   const model::Events* events() const override { return initial_mode_ ? this : nullptr; }
   bool advances_itself() const override { return co_simulation_; }
+  bool fixed_step_only() const override { return co_simulation_ && !variable_step_; }
   bool restorable() const override { return !live_; }
   bool step_events() const override { return completed_steps_; }
   // A Co-Simulation FMU's step: inputs at t0 (and their slope where the FMU interpolates
@@ -250,6 +251,7 @@ class FmuSubsystem final : public model::Subsystem, public model::Events {
   bool only_once_ = false;
   bool co_simulation_ = false;        // the Co-Simulation interface (no Model Exchange one)
   bool interpolates_inputs_ = false;  // Co-Simulation with input derivatives (FMI 2)
+  bool variable_step_ = false;        // Co-Simulation: canHandleVariableCommunicationStepSize
   std::vector<StartValue> starts_;
   // The continuous states' elements in the FMU's state order, and the derivatives' variables
   // (each once, in that order: their elements are the derivatives in state order).

@@ -301,6 +301,7 @@ void read_interfaces(const xmlNode* root, ModelXml& m) {
           boolean(c, two ? "canGetAndSetFMUstate" : "canGetAndSetFMUState") &&
           boolean(c, two ? "canSerializeFMUstate" : "canSerializeFMUState");
       m.cs.can_interpolate_inputs = two && boolean(c, "canInterpolateInputs");
+      m.cs.variable_step = boolean(c, "canHandleVariableCommunicationStepSize");
       m.cs.only_once_per_process = boolean(c, "canBeInstantiatedOnlyOncePerProcess");
     }
     if (named(c, "ScheduledExecution")) m.scheduled_execution = true;

@@ -82,6 +82,9 @@ struct ModelXml {
     std::string model_identifier;
     bool can_serialize_state = false;     // canGetAndSetFMUstate and canSerializeFMUstate
     bool can_interpolate_inputs = false;  // FMI 2: input derivatives are accepted
+    // canHandleVariableCommunicationStepSize (false when absent, as the standard says): steps
+    // of another length than the first are refused by the FMU.
+    bool variable_step = false;
     bool only_once_per_process = false;
   } cs;
   std::size_t event_indicators = 0;

@@ -104,6 +104,11 @@ class Events {
   // advance_to(t0 → t1) with the inputs over the step, and continues in the mode it returns; it
   // asks for no other event (the model handles its own). Default: false.
   virtual bool advances_itself() const { return false; }
+  // Whether every advance() must span the same time (a Co-Simulation FMU without
+  // canHandleVariableCommunicationStepSize): only runs of one fixed macro step H from the start
+  // on, to an end time that is a whole number of H, can run it; the run driver refuses the
+  // others before they start. Default: false.
+  virtual bool fixed_step_only() const { return false; }
   // The mode at t1 from `mode` at t0 with the inputs over [t0, t1] (`input` is null for a
   // subsystem without inputs). Throws std::runtime_error naming the model and the time if the
   // step fails (the integrator's caller may retry a shorter one from a restored workspace).
