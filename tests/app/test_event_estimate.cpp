@@ -87,5 +87,29 @@ TEST_F(EventEstimate, TheLimitIsRefusedWhereNoExplicitEstimateRuns) {
   EXPECT_NE(small.err.find("must be 0 (off) or >= 1"), std::string::npos) << small.err;
 }
 
+// A source's jump after a stretch of equal values: exMD's comparison equals the nominal run (both
+// extrapolate the constant), the estimate is 0 and no raise can scale it, so the step over the
+// jump is accepted; the run says so (configs/sources.toml's 24 V step made a jump, exMD instead
+// of the file's fixed H). The file's own run, whose macro points meet the step, does not.
+TEST_F(EventEstimate, AJumpAfterEqualValuesThatTheEstimateCannotSeeIsReported) {
+  const std::string sources = std::string(MACROSTEP_SOURCE_DIR) + "/configs/sources.toml";
+  const Outcome jump = macrostep("run '" + sources +
+                                 "' --executor inprocess --estimator exMD --stop-time 0.3 "
+                                 "--set subsystem.supply.width=0 --output jump.csv");
+  ASSERT_EQ(jump.status, 0) << jump.err;
+  EXPECT_NE(jump.out.find("moved the coupling variables farther from their prediction than "
+                          "their tolerance where the error estimate saw nothing"),
+            std::string::npos)
+      << jump.out;
+  const auto raises =
+      nlohmann::json::parse(read_file("jump.json"))["statistics"]["estimate_raises"];
+  EXPECT_GT(raises.value("unseen_misses", 0), 0) << raises;
+  EXPECT_LT(raises.value("first_unseen_at", 1.0), 0.1) << raises;
+  const Outcome fixed =
+      macrostep("run '" + sources + "' --executor inprocess --stop-time 0.3 --output fixed.csv");
+  ASSERT_EQ(fixed.status, 0) << fixed.err;
+  EXPECT_EQ(fixed.out.find("saw nothing"), std::string::npos) << fixed.out;
+}
+
 }  // namespace
 }  // namespace macrostep::testing

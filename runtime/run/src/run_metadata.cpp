@@ -244,6 +244,10 @@ void add_completed_statistics(const schemes::SchemeResult& r, double t_end, json
   if (r.estimate_raises.checked) {
     statistics["estimate_raises"] = {{"attempts", r.estimate_raises.attempts},
                                      {"max_factor", r.estimate_raises.max_factor}};
+    if (r.estimate_raises.unseen > 0) {
+      statistics["estimate_raises"]["unseen_misses"] = r.estimate_raises.unseen;
+      statistics["estimate_raises"]["first_unseen_at"] = r.estimate_raises.first_unseen;
+    }
   }
   // Only runs that evaluated outputs (a feed-through subsystem not affine in its inputs): the
   // statistics of every other run keep their keys.

@@ -315,6 +315,17 @@ void print_summary(std::ostream& out, const config::RunConfig& config, const Cos
                r.run.estimate_raises.attempts, r.run.estimate_raises.max_factor,
                s.scheme.prediction_ratio_limit);
   }
+  if (r.run.estimate_raises.unseen > 0) {
+    fmt::print(out,
+               "warning: {} accepted step{} (the first from t = {:.6g} s) moved the coupling "
+               "variables farther from their prediction than their tolerance where the error "
+               "estimate saw nothing (a source's jump or an event inside the step after a "
+               "stretch of equal values: the estimators compare polynomials of the past, D-52); "
+               "bound the step with [cosim] h_max, or give a fixed step with macro points on the "
+               "jumps\n",
+               r.run.estimate_raises.unseen, r.run.estimate_raises.unseen == 1 ? "" : "s",
+               r.run.estimate_raises.first_unseen);
+  }
   if (r.run.consistent_update.output_evaluations > 0) {
     const schemes::ConsistentUpdateStatistics& c = r.run.consistent_update;
     fmt::print(out,

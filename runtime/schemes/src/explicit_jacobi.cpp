@@ -202,6 +202,8 @@ AttemptResult ExplicitJacobi::attempt(const control::StepPlan& plan,
       const double rho = control::prediction_ratio(u_pre_, u_hat_, u_new, tol);
       result.estimate_raise = control::raise_for_prediction_ratio(result.estimate, rho,
                                                                   options_.prediction_ratio_limit);
+      result.unseen_miss = result.estimate.norm() == 0.0 &&
+                           control::estimate_coupling_variables(u_pre_, u_new, tol).norm() > 1.0;
     }
   }
   return result;

@@ -305,6 +305,9 @@ class AttemptLoop {
     }
     count_corrector(a, result_.corrector);
     count_raise(a, result_.estimate_raises);
+    if (a.unseen_miss && a.estimate.passed() && result_.estimate_raises.unseen++ == 0) {
+      result_.estimate_raises.first_unseen = plan.t_begin;
+    }
     if (a.subsystem_failed && a.model_terminated) {
       throw ModelTerminatedRun(fmt::format("subsystem {}: {}", a.failed_subsystem + 1, a.error),
                                a.failed_subsystem, plan.t_begin);

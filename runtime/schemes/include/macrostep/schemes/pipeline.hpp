@@ -170,6 +170,9 @@ struct EstimateRaises {
   bool checked = false;  // some attempt ran the check (exLE or exMD, limit > 0)
   std::uint64_t attempts = 0;
   double max_factor = 1.0;
+  // Accepted steps with AttemptResult::unseen_miss, and the start of the first.
+  std::uint64_t unseen = 0;
+  double first_unseen = 0.0;
 };
 
 // The consistent update's work with evaluated outputs (METHODS §1.1, D-1; FeedthroughUpdate):
@@ -323,6 +326,10 @@ struct AttemptResult {
   // exLE / exMD with a prediction_ratio_limit: the factor by which the prediction ratio raised
   // the estimate (1: not raised); NaN where no check ran.
   double estimate_raise = std::numeric_limits<double>::quiet_NaN();
+  // exLE / exMD: the state estimate is 0 while the coupling variables missed their prediction by
+  // more than their tolerance (‖u_{N+1} − u^pre‖ > 1 in exCV's norm): the comparison moved
+  // nothing, as on a history of equal values before a source's jump, and no raise can scale 0.
+  bool unseen_miss = false;
 };
 
 // The executor passes of an attempt, with the time breakdown kept on the way. A scheme calls
