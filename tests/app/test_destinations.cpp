@@ -96,6 +96,41 @@ TEST_F(Destinations, RunsOfAnotherKindNeverOverwriteAResult) {
   EXPECT_EQ(macrostep("run c.toml --monolithic --stop-time 1e-3").status, 0);
 }
 
+// A table source reading "d.csv", in d.toml: the default result d.csv is the table itself.
+std::string table_config() {
+  return "[[subsystem]]\nname = \"push\"\nmodel = \"table\"\nfile = \"d.csv\"\n"
+         "[[subsystem]]\nname = \"m\"\nmodel = \"oscillator_mass\"\nc = 100.0\n"
+         "force_input = true\n"
+         "[[connection]]\nname = \"f\"\nlaw = \"signal\"\nfrom = \"push.force\"\n"
+         "to = \"m.force\"\n"
+         "[simulation]\nend_time = 1.0e-2\noutput_interval = 1.0e-3\n"
+         "[cosim]\nscheme = \"explicit\"\nestimator = \"none\"\nstep_size = 1.0e-3\n";
+}
+
+// Every file a configuration reads is an input no output may be: a table source's file, named
+// as the result by default or with --output, by every kind of run and by stability.
+TEST_F(Destinations, NoOutputIsAFileTheConfigurationReads) {
+  write_file("d.toml", table_config());
+  const std::string table = "# a brake torque\ntime,force\n0.0,0.0\n1.0,2.0\n";
+  write_file("d.csv", table);
+  for (const char* args :
+       {"run d.toml --executor inprocess", "run d.toml --executor processes",
+        "run d.toml --output ./d.csv", "run d.toml --monolithic --output d.csv",
+        "reference d.toml --output d.csv", "stability d.toml --no-plot --csv d.csv"}) {
+    const Outcome o = macrostep(args);
+    EXPECT_EQ(o.status, 2) << args << ": " << o.err;
+    EXPECT_NE(o.err.find("is the input file `file` of subsystem push"), std::string::npos)
+        << args << ": " << o.err;
+    EXPECT_EQ(read_file("d.csv"), table) << args;
+    EXPECT_FALSE(fs::exists(path("d.json"))) << args;
+    EXPECT_FALSE(fs::exists(path("d.steps.csv"))) << args;
+  }
+  // The same configuration writes its result elsewhere.
+  const Outcome o = macrostep("run d.toml --executor inprocess --output r.csv");
+  EXPECT_EQ(o.status, 0) << o.err;
+  EXPECT_EQ(read_file("d.csv"), table);
+}
+
 TEST_F(Destinations, TwoOutputsAreNeverOneFile) {
   const Outcome o =
       macrostep("run c.toml --checkpoint-every 5steps --checkpoint r.steps.csv --output r.csv");

@@ -81,6 +81,14 @@ std::string steps_path(const std::string& result_path) {
 
 namespace {
 
+std::vector<output::Destination> inputs_of(const config::RunConfig& config) {
+  std::vector<output::Destination> inputs;
+  for (config::InputFile& f : config::input_files(config)) {
+    inputs.push_back({std::move(f.role), std::move(f.path)});
+  }
+  return inputs;
+}
+
 // A result of another kind of run (its metadata's "mode") is not overwritten: the user compares
 // such results, and losing one to a default file name goes unnoticed until the comparison.
 void check_kind(const std::string& result_path, config::ResultKind kind) {
@@ -95,8 +103,7 @@ void check_kind(const std::string& result_path, config::ResultKind kind) {
 
 }  // namespace
 
-ResultFiles::ResultFiles(const Request& r)
-    : destinations_({{"the configuration", r.config->path}}) {
+ResultFiles::ResultFiles(const Request& r) : destinations_(inputs_of(*r.config)) {
   const config::RunConfig& config = *r.config;
   result_path_ =
       r.output_file.empty() ? config::default_output_file(config, r.kind) : r.output_file;

@@ -64,12 +64,13 @@ class ResultFiles {
   // the default name of the run's kind (.h5/.hdf5: HDF5, anything else CSV), the metadata
   // "<stem>.json" beside it (none beside a character device such as /dev/null,
   // output/destinations.hpp). Every file goes through destinations(): SetupError if the name
-  // ends in .json, a file would overwrite the configuration or another output, or a file cannot
-  // be created; an HDF5 result of a run that writes or resumes checkpoints is a SetupError too
-  // (checkpoints continue CSV files only). An existing result whose metadata records another
-  // kind of run (a co-simulation's, under a monolithic run) is a SetupError as well: a rerun of
-  // the same kind replaces its own result, a run of another kind never replaces it unasked.
-  // The run adds its other files (checkpoints) to destinations() before open().
+  // ends in .json, a file would overwrite a file the configuration reads (config::input_files)
+  // or another output, or a file cannot be created; an HDF5 result of a run that writes or
+  // resumes checkpoints is a SetupError too (checkpoints continue CSV files only). An existing
+  // result whose metadata records another kind of run (a co-simulation's, under a monolithic
+  // run) is a SetupError as well: a rerun of the same kind replaces its own result, a run of
+  // another kind never replaces it unasked. The run adds its other files (checkpoints) to
+  // destinations() before open().
   explicit ResultFiles(const Request& r);
 
   // Creates the tables (or, resuming, cuts the CSVs to the checkpoint's position and continues
