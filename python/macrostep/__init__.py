@@ -214,6 +214,7 @@ def _run(kind: str, config, *, set=None, output=None, overwrite=False, **options
     try:
         reply = _macrostep.run(
             config_path=path, config_text=text, sets=edits, kind=kind, output=str(target),
+            overwrite=overwrite,
             worker=worker_binary() or "", command_line=f"python: macrostep {kind} {path}",
             **options)
         time, columns, values = _macrostep.read_table(reply["result"])

@@ -177,8 +177,8 @@ PYBIND11_MODULE(_macrostep, m) {
          std::optional<double> rtol, std::optional<double> step_size,
          std::optional<std::string> scheme, std::optional<std::string> estimator,
          std::optional<std::string> order, std::optional<std::string> executor,
-         const std::string& output, bool all_states, bool progress, const std::string& worker,
-         const std::string& command_line) {
+         const std::string& output, bool overwrite, bool all_states, bool progress,
+         const std::string& worker, const std::string& command_line) {
         python::RunRequest r;
         r.config_path = config_path;
         r.config_text = std::move(config_text);
@@ -192,6 +192,7 @@ PYBIND11_MODULE(_macrostep, m) {
         r.order = std::move(order);
         r.executor = std::move(executor);
         r.output = output;
+        r.overwrite = overwrite;
         r.all_states = all_states;
         r.progress = progress;
         r.worker = worker;
@@ -203,8 +204,9 @@ PYBIND11_MODULE(_macrostep, m) {
       py::arg("stop_time") = py::none(), py::arg("rtol") = py::none(),
       py::arg("step_size") = py::none(), py::arg("scheme") = py::none(),
       py::arg("estimator") = py::none(), py::arg("order") = py::none(),
-      py::arg("executor") = py::none(), py::arg("output"), py::arg("all_states") = false,
-      py::arg("progress") = false, py::arg("worker") = "", py::arg("command_line") = "",
+      py::arg("executor") = py::none(), py::arg("output"), py::arg("overwrite") = false,
+      py::arg("all_states") = false, py::arg("progress") = false, py::arg("worker") = "",
+      py::arg("command_line") = "",
       "One run through the run driver (run_call.hpp); returns the paths, columns, units, "
       "summary and wall time.");
   m.def(

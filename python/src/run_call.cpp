@@ -83,6 +83,7 @@ run::CosimOptions cosim_options(const RunRequest& r, const run::StopFlag* stop) 
   o.step_size = r.step_size;
   o.stop_time = r.stop_time;
   o.output_file = r.output;
+  o.replace_files = r.overwrite;
   o.all_states = r.all_states;
   o.progress = r.progress ? run::MonolithicOptions::Progress::kAlways
                           : run::MonolithicOptions::Progress::kNever;
@@ -133,6 +134,7 @@ RunReply monolithic(const config::RunConfig& config, const RunRequest& r,
   options.stop_time = r.stop_time;
   options.rtol = r.rtol;
   options.output_file = r.output;
+  options.replace_files = r.overwrite;
   options.all_states = r.all_states;
   options.progress = r.progress ? run::MonolithicOptions::Progress::kAlways
                                 : run::MonolithicOptions::Progress::kNever;

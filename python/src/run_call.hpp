@@ -33,7 +33,10 @@ struct RunRequest {
   std::optional<double> rtol;         // --rtol (not with "reference")
   std::optional<double> step_size;    // --step-size (co-simulation)
   std::optional<std::string> scheme, estimator, order, executor;  // as the flags (co-simulation)
-  std::string output;       // the result file (.csv, or .h5); required
+  std::string output;  // the result file (.csv, or .h5); required
+  // overwrite=True: existing files are replaced (the package checked them); else the run
+  // driver replaces only the run's own earlier result (MonolithicOptions::replace_files).
+  bool overwrite = false;
   bool all_states = false;  // --all-states
   bool progress = false;    // --progress; otherwise no progress line
   // The `macrostep` binary that the process executor starts as its workers; empty: none known,

@@ -349,20 +349,22 @@ int stability_command(const StabilityArgs& a) {
                           : !a.plot.empty()  ? a.plot
                           : a.config.empty() ? std::string("stability.png")
                                              : stem + ".stability.png";
-  try {  // the files it writes, checked before the scan (output/destinations.hpp)
-    output::Destinations files(
-        a.config.empty() ? std::vector<output::Destination>{}
-                         : std::vector<output::Destination>{{"the configuration", a.config}});
-    if (!png.empty()) files.add("the plot", png);
-    if (!a.csv.empty()) files.add("the scan CSV", a.csv);
-  } catch (const output::OutputError& e) {
-    throw std::invalid_argument(e.what());
-  }
   if (a.config.empty() && !a.sets.empty()) {
     throw std::invalid_argument("--set edits a configuration: give CONFIG");
   }
   std::optional<config::RunConfig> config;
   if (!a.config.empty()) config = config::load_config(a.config, a.sets);
+  try {  // the files it writes, checked before the scan (output/destinations.hpp)
+    std::vector<output::Destination> inputs;
+    if (config) {
+      for (config::InputFile& f : config::input_files(*config)) inputs.push_back({f.role, f.path});
+    }
+    output::Destinations files(std::move(inputs));
+    if (!png.empty()) files.add("the plot", png);
+    if (!a.csv.empty()) files.add("the scan CSV", a.csv);
+  } catch (const output::OutputError& e) {
+    throw std::invalid_argument(e.what());
+  }
   const Scan scan = !config || two_mass_chain(*config)
                         ? two_mass_scan(a, config ? &*config : nullptr)
                         : described_scan(a, *config);

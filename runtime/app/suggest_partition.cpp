@@ -323,7 +323,9 @@ Request checked_request(const SuggestPartitionArgs& args) {
   q.output = !args.output.empty() ? args.output
                                   : fs::path(q.config.path).stem().string() + ".suggested.toml";
   try {  // the files it writes, checked like a run's (output/destinations.hpp)
-    output::Destinations files({{"the configuration", q.config.path}});
+    std::vector<output::Destination> inputs;
+    for (config::InputFile& f : config::input_files(q.config)) inputs.push_back({f.role, f.path});
+    output::Destinations files(std::move(inputs));
     files.add("the suggested configuration", q.output);
     if (!args.indicators.empty()) files.add("the cut indicators", args.indicators);
   } catch (const output::OutputError& e) {

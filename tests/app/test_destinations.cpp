@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>
@@ -94,6 +95,133 @@ TEST_F(Destinations, RunsOfAnotherKindNeverOverwriteAResult) {
   EXPECT_NE(read_file("c.json").find("\"mode\": \"cosimulation\""), std::string::npos);
   // A rerun of the same kind replaces its own result.
   EXPECT_EQ(macrostep("run c.toml --monolithic --stop-time 1e-3").status, 0);
+}
+
+// A table source reading "d.csv", in d.toml: the default result d.csv is the table itself.
+std::string table_config() {
+  return "[[subsystem]]\nname = \"push\"\nmodel = \"table\"\nfile = \"d.csv\"\n"
+         "[[subsystem]]\nname = \"m\"\nmodel = \"oscillator_mass\"\nc = 100.0\n"
+         "force_input = true\n"
+         "[[connection]]\nname = \"f\"\nlaw = \"signal\"\nfrom = \"push.force\"\n"
+         "to = \"m.force\"\n"
+         "[simulation]\nend_time = 1.0e-2\noutput_interval = 1.0e-3\n"
+         "[cosim]\nscheme = \"explicit\"\nestimator = \"none\"\nstep_size = 1.0e-3\n";
+}
+
+// Every file a configuration reads is an input no output may be: a table source's file, named
+// as the result by default or with --output, by every kind of run and by stability.
+TEST_F(Destinations, NoOutputIsAFileTheConfigurationReads) {
+  write_file("d.toml", table_config());
+  const std::string table = "# a brake torque\ntime,force\n0.0,0.0\n1.0,2.0\n";
+  write_file("d.csv", table);
+  for (const char* args :
+       {"run d.toml --executor inprocess", "run d.toml --executor processes",
+        "run d.toml --output ./d.csv", "run d.toml --monolithic --output d.csv",
+        "reference d.toml --output d.csv", "stability d.toml --no-plot --csv d.csv"}) {
+    const Outcome o = macrostep(args);
+    EXPECT_EQ(o.status, 2) << args << ": " << o.err;
+    EXPECT_NE(o.err.find("is the input file `file` of subsystem push"), std::string::npos)
+        << args << ": " << o.err;
+    EXPECT_EQ(read_file("d.csv"), table) << args;
+    EXPECT_FALSE(fs::exists(path("d.json"))) << args;
+    EXPECT_FALSE(fs::exists(path("d.steps.csv"))) << args;
+  }
+  // The same configuration writes its result elsewhere.
+  const Outcome o = macrostep("run d.toml --executor inprocess --output r.csv");
+  EXPECT_EQ(o.status, 0) << o.err;
+  EXPECT_EQ(read_file("d.csv"), table);
+}
+
+// A file that no earlier run of this result wrote is never replaced: a user's data under the
+// result's name, a JSON of theirs where the metadata goes, a steps table without its result.
+TEST_F(Destinations, FilesOfNoResultAreNeverReplaced) {
+  const std::map<std::string, std::vector<std::string>> cases{
+      {"mydata.csv",
+       {"--output mydata.csv",
+        "mydata.csv: the result would replace this existing file, but it is not a result of "
+        "macrostep: no metadata mydata.json beside it; name another file with --output, or remove "
+        "it first"}},
+      {"keep.json",
+       {"--output keep.csv",
+        "keep.json: the run's metadata would replace this existing file, but it is not the "
+        "metadata of a macrostep result;"}},
+      {"s.steps.csv", {"--output s.csv", "s.steps.csv: the steps table would replace"}},
+      {"m.json", {"--output m.h5", "m.json: the run's metadata would replace"}}};
+  for (const auto& [file, what] : cases) {
+    write_file(file, "precious\n");
+    for (const char* mode : {" --executor inprocess", " --monolithic"}) {
+      if (file == "s.steps.csv" && std::string(mode) == " --monolithic") continue;  // none
+      const Outcome o = macrostep("run c.toml " + what[0] + mode);
+      EXPECT_EQ(o.status, 2) << what[0] << mode << ": " << o.err;
+      EXPECT_NE(o.err.find(what[1]), std::string::npos) << o.err;
+      EXPECT_EQ(read_file(file), "precious\n") << what[0] << mode;
+      for (const char* other : {"mydata.json", "keep.csv", "s.csv", "s.json", "m.h5"}) {
+        EXPECT_FALSE(fs::exists(path(other))) << what[0] << mode << ": " << other;
+      }
+    }
+  }
+}
+
+// r.csv and r.h5 (or r.txt) share r.json and r.steps.csv: a run of one never takes over the
+// other's metadata, so that the JSON always describes the result beside it.
+TEST_F(Destinations, MetadataOfAnotherResultIsNeverReplaced) {
+  ASSERT_EQ(macrostep("run c.toml --executor inprocess --output r.csv").status, 0);
+  const std::string csv = read_file("r.csv");
+  const std::string json = read_file("r.json");
+  const std::string steps = read_file("r.steps.csv");
+  for (const char* other : {"r.h5", "r.txt"}) {
+    const Outcome o = macrostep(std::string("run c.toml --executor inprocess --output ") + other);
+    EXPECT_EQ(o.status, 2) << other << ": " << o.err;
+    EXPECT_NE(o.err.find(std::string("r.json: the run's metadata would replace this existing "
+                                     "file, but it describes the result r.csv, not ") +
+                         other),
+              std::string::npos)
+        << o.err;
+    EXPECT_FALSE(fs::exists(path(other))) << other;
+  }
+  EXPECT_EQ(read_file("r.csv"), csv);
+  EXPECT_EQ(read_file("r.json"), json);
+  EXPECT_EQ(read_file("r.steps.csv"), steps);
+  // A checkpoint that is not one of this result is refused too; without an interval (the final
+  // checkpoint on a signal) the run goes on without it (r.json lists r.ckpt, planned, unwritten).
+  write_file("mine.ckpt", "precious\n");
+  Outcome o =
+      macrostep("run c.toml --output r.csv --checkpoint mine.ckpt --checkpoint-every 5steps");
+  EXPECT_EQ(o.status, 2) << o.err;
+  EXPECT_NE(o.err.find("mine.ckpt: the checkpoint would replace this existing file, but it is "
+                       "not a checkpoint of the result r.csv"),
+            std::string::npos)
+      << o.err;
+  EXPECT_NE(o.err.find("name another with --checkpoint, or remove it first"), std::string::npos);
+  write_file("r.ckpt", "precious\n");
+  o = macrostep("run c.toml --executor inprocess --output r.csv");
+  EXPECT_EQ(o.status, 0) << o.err;
+  EXPECT_EQ(read_file("r.ckpt"), "precious\n");
+  EXPECT_EQ(read_file("mine.ckpt"), "precious\n");
+}
+
+// A rerun of the same command replaces its own files, named as before or by another spelling of
+// the same path, with its checkpoints; the HDF5 result likewise; and the files of a killed run.
+TEST_F(Destinations, RerunReplacesItsOwnResult) {
+  fs::create_directories(path("out"));
+  for (int k = 0; k < 2; ++k) {
+    for (const std::string& args : std::vector<std::string>{
+             "run c.toml --executor inprocess", "run c.toml --executor inprocess --output r.h5",
+             "run c.toml --output out/r.csv --checkpoint-every 5steps",
+             "run c.toml --output " + path("out/r.csv") + " --checkpoint-every 5steps",
+             "run c.toml --monolithic --output out/r.monolithic.csv"}) {
+      const Outcome o = macrostep(args);
+      EXPECT_EQ(o.status, 0) << args << ": " << o.err;
+    }
+  }
+  // A run killed before its end has claimed its files in its metadata ("running"): the rerun
+  // replaces them.
+  const std::string run = "run c.toml --executor inprocess --output k.csv --stop-time ";
+  ASSERT_EQ(macrostep(run + "100", "timeout -s KILL 1").status, 128 + SIGKILL);
+  EXPECT_NE(read_file("k.json").find("\"status\": \"running\""), std::string::npos);
+  const Outcome o = macrostep(run + "1e-3");
+  EXPECT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(read_file("k.json").find("\"status\": \"completed\""), std::string::npos);
 }
 
 TEST_F(Destinations, TwoOutputsAreNeverOneFile) {

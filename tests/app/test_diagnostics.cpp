@@ -268,20 +268,21 @@ print("h5py ok")
 // Monolithic and reference runs write /results alone, equal to their CSV.
 TEST_F(Diagnostics, MonolithicAndReferenceHdf5) {
   write_file("chain.toml", kChain);
-  // Each kind its own files: a run does not overwrite another kind's result.
+  // Each kind its own files: a run does not overwrite another kind's result; the HDF5 file has
+  // a stem of its own, since m.csv and m.h5 would share m.json.
   for (const auto& [mode, stem] :
        {std::pair<std::string, std::string>{"run chain.toml --monolithic", "m"},
         {"reference chain.toml", "r"}}) {
     SCOPED_TRACE(mode);
     ASSERT_EQ(macrostep(mode + " --output " + stem + ".csv").status, 0);
-    const Outcome o = macrostep(mode + " --output " + stem + ".h5");
+    const Outcome o = macrostep(mode + " --output " + stem + "_h5.h5");
     ASSERT_EQ(o.status, 0) << o.err;
     const CsvTable csv = macrostep::output::read_csv(path(stem + ".csv"));
-    const CsvTable h5 = macrostep::output::read_hdf5_table(path(stem + ".h5"));
+    const CsvTable h5 = macrostep::output::read_hdf5_table(path(stem + "_h5.h5"));
     EXPECT_EQ(h5.columns, csv.columns);
     EXPECT_EQ(h5.time, csv.time);
     EXPECT_EQ(h5.values, csv.values);
-    EXPECT_THROW(macrostep::output::read_hdf5_table(path(stem + ".h5"), "steps", "attempt"),
+    EXPECT_THROW(macrostep::output::read_hdf5_table(path(stem + "_h5.h5"), "steps", "attempt"),
                  macrostep::output::OutputError);
   }
 }

@@ -263,8 +263,10 @@ TEST_F(Hostile, FullDiskMidRunKeepsCompleteRowsAndWritesTheMetadata) {
     const std::string meta = read_file("r.json");
     EXPECT_NE(meta.find("\"status\": \"failed\""), std::string::npos) << meta;
     EXPECT_NE(meta.find("\"cause\": \"output\""), std::string::npos) << meta;
-    // The next mode is another kind of run, which does not overwrite this one's result.
+    // The next mode is another kind of run, which replaces neither this one's result nor its
+    // metadata.
     fs::remove(path("r.csv"));
+    fs::remove(path("r.json"));
   }
 }
 

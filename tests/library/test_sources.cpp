@@ -1,6 +1,7 @@
 // Sources and blocks without states: their values, the exact feed-through of gain and sum, the
 // table's interpolation (linear exact on linear data, Hermite exact on quadratic data, both
-// through every row), its ends, and the CSV reader's errors naming file and line.
+// through every row), its ends, the CSV reader's errors naming file and line, and the table's
+// file among the files a model reads.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "macrostep/library/model_description.hpp"
 #include "macrostep/library/model_registry.hpp"
 #include "macrostep/library/sources.hpp"
 #include "macrostep/library/table_source.hpp"
@@ -240,6 +242,21 @@ TEST_F(TableFile, RegistryEntryChecksTheFileAndTheKeywords) {
   v.set("file", write("time,a\n0,1\n"));
   ASSERT_TRUE(entry->check(v));
   EXPECT_EQ(entry->check(v)->key, "file");
+}
+
+// What a model reads, which no output of a run may be (config::input_files): a parameter that
+// names a file, a plugin's library, an FMU; nothing for a model without files.
+TEST_F(TableFile, ModelFilesAreWhatAModelReads) {
+  ParameterValues v = default_values(*find_model("table"));
+  const std::string file = write("time,a\n0,0\n1,1\n");
+  v.set("file", file);
+  const std::vector<ModelFile> files = model_files(RegisteredModel{"table", v});
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0].what, "input file `file`");
+  EXPECT_EQ(files[0].path, file);
+  EXPECT_EQ(model_files(plugin::PluginDescription{"/p/lib.so", "{}"}).at(0).what, "plugin library");
+  EXPECT_EQ(model_files(fmu::FmuDescription{"/p/m.fmu", "{}", {}, {}, ""}).at(0).path, "/p/m.fmu");
+  EXPECT_TRUE(model_files(RegisteredModel{"step", default_values(*find_model("step"))}).empty());
 }
 
 }  // namespace

@@ -24,10 +24,6 @@ std::string normal(const std::string& path) {
       .string();
 }
 
-bool same(const std::string& a, const std::string& b) {
-  return a == b || same_file(a, b) || normal(a) == normal(b);
-}
-
 // A file can be created in `path`'s directory (a probe file, removed at once).
 void check_creatable(const std::string& role, const std::string& path) {
   const std::string probe = fmt::format("{}.tmp.{}", path, ::getpid());
@@ -41,6 +37,10 @@ void check_creatable(const std::string& role, const std::string& path) {
 }
 
 }  // namespace
+
+bool same_path(const std::string& a, const std::string& b) {
+  return a == b || same_file(a, b) || normal(a) == normal(b);
+}
 
 bool same_file(const std::string& a, const std::string& b) {
   struct stat sa {
@@ -59,13 +59,13 @@ bool Destinations::is_special(const std::string& path) {
 void Destinations::add(const std::string& role, const std::string& path, bool directory) {
   if (path.empty()) throw OutputError(fmt::format("{} has no file name", role));
   for (const Destination& input : inputs_) {
-    if (same(path, input.path)) {
+    if (same_path(path, input.path)) {
       throw OutputError(fmt::format("{}: {} is {} {} itself; choose another file name", path, role,
                                     input.role, input.path));
     }
   }
   for (const Destination& d : list_) {
-    if (same(path, d.path)) {
+    if (same_path(path, d.path)) {
       throw OutputError(
           fmt::format("{}: {} would be the same file as {} ({})", path, role, d.role, d.path));
     }

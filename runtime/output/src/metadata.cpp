@@ -68,17 +68,56 @@ std::string metadata_path(const std::string& result_path) {
   return std::filesystem::path(result_path).replace_extension(".json").string();
 }
 
-std::string recorded_mode(const std::string& result_path) {
+namespace {
+
+// `recorded`, a path as the run that wrote the metadata was given it, where it is now: relative
+// to the metadata's recorded path `self` and moved with it to `here`. As given where that cannot
+// be told (an absolute `self`: the old working directory is unknown).
+std::string anchored(const std::filesystem::path& recorded, const std::filesystem::path& self,
+                     const std::string& here) {
+  if (recorded.is_absolute() || self.empty() || self.is_absolute()) return recorded.string();
+  const std::filesystem::path relative = recorded.lexically_relative(self.parent_path());
+  if (relative.empty()) return recorded.string();
   std::error_code ignored;
-  if (!std::filesystem::is_regular_file(result_path, ignored)) return {};
-  std::ifstream in(metadata_path(result_path));
-  if (!in) return {};
+  return (std::filesystem::absolute(here, ignored).parent_path() / relative)
+      .lexically_normal()
+      .string();
+}
+
+}  // namespace
+
+std::string RecordedRun::path_of(const std::string& role) const {
+  for (const Destination& d : files) {
+    if (d.role == role) return d.path;
+  }
+  return {};
+}
+
+RecordedRun recorded_run(const std::string& json_path) {
+  RecordedRun run;
+  std::error_code ignored;
+  run.exists = std::filesystem::exists(json_path, ignored);
+  if (!std::filesystem::is_regular_file(json_path, ignored)) return run;  // e.g. a directory
+  std::ifstream in(json_path);
+  if (!in) return run;
   const auto meta = nlohmann::json::parse(in, nullptr, false);
   if (meta.is_discarded() || !meta.is_object() || !meta.contains("mode") ||
-      !meta["mode"].is_string()) {
-    return {};
+      !meta["mode"].is_string() || !meta.contains("files") || !meta["files"].is_array()) {
+    return run;
   }
-  return meta["mode"].get<std::string>();
+  for (const auto& f : meta["files"]) {
+    if (!f.is_object() || !f.contains("role") || !f["role"].is_string() || !f.contains("path") ||
+        !f["path"].is_string()) {
+      return run;
+    }
+    run.files.push_back({f["role"].get<std::string>(), f["path"].get<std::string>(),
+                         f.contains("directory") && f["directory"] == true});
+  }
+  run.macrostep = true;
+  run.mode = meta["mode"].get<std::string>();
+  const std::string self = run.path_of(kMetadataRole);
+  for (Destination& d : run.files) d.path = anchored(d.path, self, json_path);
+  return run;
 }
 
 nlohmann::ordered_json columns_json(const std::vector<std::string>& columns,

@@ -174,7 +174,8 @@ CosimResult run_cosimulation(const config::RunConfig& config, const CosimOptions
   const SchemeColumns scheme_columns = run::scheme_columns(settings.cosim.scheme);
   ResultFiles files({&config, config::ResultKind::kCosimulation, options.output_file,
                      result.columns, system.subsystem_count(), scheme_columns, options.resume,
-                     settings.checkpoint_every.has_value(), result.units, result.descriptions});
+                     settings.checkpoint_every.has_value(), result.units, result.descriptions,
+                     options.replace_files});
   result.csv_path = files.result_path();
   result.json_path = files.json_path();
   result.steps_path = files.steps_path();

@@ -373,7 +373,8 @@ void assembled_monolithic(const config::RunConfig& config, const MonolithicOptio
   }
 
   ResultFiles files({&config, result_kind(options), options.output_file, result.columns, 0,
-                     SchemeColumns::kNone, nullptr, false, result.units, result.descriptions});
+                     SchemeColumns::kNone, nullptr, false, result.units, result.descriptions,
+                     options.replace_files});
   files.open();
   result.csv_path = files.result_path();
   result.json_path = files.json_path();
@@ -431,7 +432,8 @@ void uncut_monolithic(const config::RunConfig& config, const MonolithicOptions& 
                              coupling_descriptions.end());
 
   ResultFiles files({&config, result_kind(options), options.output_file, result.columns, 0,
-                     SchemeColumns::kNone, nullptr, false, result.units, result.descriptions});
+                     SchemeColumns::kNone, nullptr, false, result.units, result.descriptions,
+                     options.replace_files});
   files.open();
   result.csv_path = files.result_path();
   result.json_path = files.json_path();

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -81,22 +82,122 @@ std::string steps_path(const std::string& result_path) {
 
 namespace {
 
-// A result of another kind of run (its metadata's "mode") is not overwritten: the user compares
-// such results, and losing one to a default file name goes unnoticed until the comparison.
-void check_kind(const std::string& result_path, config::ResultKind kind) {
-  const std::string recorded = output::recorded_mode(result_path);
-  const std::string mode = config::to_string(kind);
-  if (recorded.empty() || recorded == mode) return;
-  throw SetupError(
-      fmt::format("{}: holds the result of a {} run (its metadata {} says so); this {} run does "
-                  "not overwrite it: name another file with --output, or remove it first",
-                  result_path, recorded, output::metadata_path(result_path), mode));
+bool exists(const std::string& path) {
+  std::error_code ignored;
+  return std::filesystem::exists(std::filesystem::symlink_status(path, ignored));
+}
+
+// A checkpoint that an earlier run of the result `result_path` wrote (it names the result).
+bool checkpoint_of(const std::string& path, const std::string& result_path) {
+  try {
+    return output::same_path(checkpoint::read(path).csv_path, result_path);
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// A directory that holds nothing but a checkpoint's state files ("subsystem-<n>.state" and its
+// temporary "subsystem-<n>.state.tmp-<pid>": what StateFiles and the runners write and remove).
+bool only_state_files(const std::string& path) {
+  std::error_code error;
+  for (const auto& e : std::filesystem::directory_iterator(path, error)) {
+    const std::string name = e.path().filename().string();
+    if (!e.is_regular_file() || !name.starts_with("subsystem-") ||
+        name.find(".state") == std::string::npos) {
+      return false;
+    }
+  }
+  return !error;
+}
+
+std::vector<output::Destination> inputs_of(const config::RunConfig& config) {
+  std::vector<output::Destination> inputs;
+  for (config::InputFile& f : config::input_files(config)) {
+    inputs.push_back({std::move(f.role), std::move(f.path)});
+  }
+  return inputs;
+}
+
+bool listed(const output::RecordedRun& run, const std::string& role, const std::string& path) {
+  return std::any_of(run.files.begin(), run.files.end(), [&](const output::Destination& d) {
+    return d.role == role && output::same_path(d.path, path);
+  });
+}
+
+// Why the existing file `path` is not part of the earlier result `result_path`, judged by what
+// is at its metadata path `json_path` (`before`; empty beside a character device).
+std::string not_ours(const output::RecordedRun& before, const std::string& path,
+                     const std::string& json_path, const std::string& result_path) {
+  const bool self = path == json_path;
+  if (json_path.empty())
+    return fmt::format("no earlier run of the result {} wrote it", result_path);
+  if (!before.exists) {
+    return fmt::format("it is not {} of macrostep: no metadata {} beside it",
+                       path == result_path ? "a result" : "part of a result", json_path);
+  }
+  if (!before.macrostep) {
+    return self ? "it is not the metadata of a macrostep result"
+                : fmt::format("{} beside it is not the metadata of a macrostep result", json_path);
+  }
+  const std::string described = before.path_of(kResultRole);
+  if (!output::same_path(described, result_path)) {
+    std::error_code ignored;  // the path as the working directory sees it
+    const std::string shown = std::filesystem::proximate(described, ignored).string();
+    return fmt::format("{} describes the result {}, not {}",
+                       self ? "it" : "its metadata " + json_path, shown.empty() ? described : shown,
+                       result_path);
+  }
+  return fmt::format(
+      "it is not among the files of the earlier result {} (its metadata {} lists them)",
+      result_path, json_path);
 }
 
 }  // namespace
 
-ResultFiles::ResultFiles(const Request& r)
-    : destinations_({{"the configuration", r.config->path}}) {
+// The rule (header): an existing file is replaced only as part of an earlier result of the same
+// file and kind of run, which its metadata vouches for. A checkpoint vouches for itself (the
+// metadata lists one that a run only planned): it must name this result. Anything else is
+// refused: losing a user's file to a run is worse than asking for another name.
+void ResultFiles::check_replaceable(const std::string& role, const std::string& path) const {
+  if (!exists(path) || output::Destinations::is_special(path)) return;
+  if (role == kCheckpointRole || role == kStateFilesRole) {
+    const bool checkpoint = role == kCheckpointRole;
+    if (checkpoint ? checkpoint_of(path, result_path_) : only_state_files(path)) return;
+    if (request_.replace_files) return;
+    throw SetupError(fmt::format(
+        "{}: {} would replace this existing file, but it is not {} of the result {}; name "
+        "another with --checkpoint, or remove it first",
+        path, role, checkpoint ? "a checkpoint" : "the state files of a checkpoint", result_path_));
+  }
+  // Resuming continues the checkpoint's own CSVs: it checks their content against its hash.
+  if (request_.resume != nullptr && (role == kResultRole || role == kStepsRole)) return;
+  const output::RecordedRun& before = previous_;
+  const std::string mode = config::to_string(request_.kind);
+  const std::string described = before.path_of(kResultRole);
+  const bool ours =
+      before.macrostep && !described.empty() && output::same_path(described, result_path_);
+  const char* fix = "name another file with --output, or remove it first";
+  if (ours && before.mode != mode) {
+    throw SetupError(fmt::format(
+        "{}: {} the result of a {} run (its metadata {} says so); this {} run does not overwrite "
+        "it: {}",
+        path, path == result_path_ ? "holds" : "belongs to", before.mode, json_path_, mode, fix));
+  }
+  if ((ours && listed(before, role, path)) || request_.replace_files) return;
+  throw SetupError(fmt::format("{}: {} would replace this existing file, but {}; {}", path, role,
+                               not_ours(before, path, json_path_, result_path_), fix));
+}
+
+void ResultFiles::add(const std::string& role, const std::string& path, bool directory) {
+  try {
+    destinations_.add(role, path, directory);
+  } catch (const output::OutputError& e) {
+    throw SetupError(e.what());
+  }
+  check_replaceable(role, path);
+}
+
+ResultFiles::ResultFiles(const Request& r) : destinations_(inputs_of(*r.config)), request_(r) {
   const config::RunConfig& config = *r.config;
   result_path_ =
       r.output_file.empty() ? config::default_output_file(config, r.kind) : r.output_file;
@@ -113,25 +214,41 @@ ResultFiles::ResultFiles(const Request& r)
       throw SetupError(fmt::format("output file {} must not end in .json", result_path_));
     }
     if (r.step_subsystems > 0) steps_path_ = h5 ? result_path_ : run::steps_path(result_path_);
+    previous_ = output::recorded_run(json_path_);
   }
   if (h5 && (r.resume != nullptr || r.checkpointed)) {
     throw SetupError(fmt::format(
         "{}: checkpoints continue CSV results only; write the checkpointed run to a .csv",
         result_path_));
   }
-  if (!special) check_kind(result_path_, r.kind);
-  try {
-    destinations_.add("the result", result_path_);
-    if (!json_path_.empty()) destinations_.add("the run's metadata", json_path_);
-    if (!steps_path_.empty() && !h5) destinations_.add("the steps table", steps_path_);
-  } catch (const output::OutputError& e) {
-    throw SetupError(e.what());
-  }
-  request_ = r;
+  add(kResultRole, result_path_);
+  if (!json_path_.empty()) add(output::kMetadataRole, json_path_);
+  if (!steps_path_.empty() && !h5) add(kStepsRole, steps_path_);
 }
+
+namespace {
+
+nlohmann::ordered_json files_json(const output::Destinations& destinations) {
+  nlohmann::ordered_json files = nlohmann::ordered_json::array();
+  for (const output::Destination& d : destinations.list()) {
+    files.push_back({{"role", d.role}, {"path", d.path}, {"directory", d.directory}});
+  }
+  return files;
+}
+
+}  // namespace
 
 void ResultFiles::open() {
   try {
+    // The metadata claims the files before they are written ("status": "running"; the run
+    // replaces it), so that the files of a run that was killed (SIGKILL, a power cut) are still
+    // its result's for a rerun (check_replaceable). Resuming keeps the interrupted run's until
+    // the end: its files are the checkpoint's, and a checkpoint that does not fit loses nothing.
+    if (!json_path_.empty() && request_.resume == nullptr) {
+      output::write_json(json_path_, {{"mode", config::to_string(request_.kind)},
+                                      {"status", "running"},
+                                      {"files", files_json(destinations_)}});
+    }
     if (output::is_hdf5_path(result_path_)) {
       open_hdf5(request_);
     } else {
@@ -209,39 +326,32 @@ nlohmann::ordered_json scalar_attributes(const nlohmann::ordered_json& meta) {
   return scalars;
 }
 
-// The metadata with "columns" (every result column's name and unit) and "files": every
-// destination the run's path checks saw, so that what a run may write is read off the code that
-// checks it.
-nlohmann::ordered_json with_files(const nlohmann::ordered_json& meta,
-                                  const output::Destinations& destinations,
-                                  const ResultFiles::Request& request) {
+}  // namespace
+
+// "files" is every destination the run's path checks saw, so that what a run may write is read
+// off the code that checks it.
+nlohmann::ordered_json ResultFiles::document(const nlohmann::ordered_json& meta) const {
   nlohmann::ordered_json out = meta;
-  out["columns"] = output::columns_json(request.columns, request.units, request.descriptions);
-  nlohmann::ordered_json files = nlohmann::ordered_json::array();
-  for (const output::Destination& d : destinations.list()) {
-    files.push_back({{"role", d.role}, {"path", d.path}, {"directory", d.directory}});
-  }
-  out["files"] = std::move(files);
+  out["columns"] = output::columns_json(request_.columns, request_.units, request_.descriptions);
+  out["files"] = files_json(destinations_);
   return out;
 }
 
-}  // namespace
-
-void ResultFiles::write_metadata(const nlohmann::ordered_json& document) {
-  const nlohmann::ordered_json meta = with_files(document, destinations_, request_);
-  if (!json_path_.empty()) output::write_json(json_path_, meta);
+void ResultFiles::write_metadata(const nlohmann::ordered_json& meta) {
+  const nlohmann::ordered_json full = document(meta);
+  if (!json_path_.empty()) output::write_json(json_path_, full);
   if (h5_) {
-    h5_->write_metadata(meta, scalar_attributes(meta));
+    h5_->write_metadata(full, scalar_attributes(full));
     h5_->close();
   }
 }
 
-void ResultFiles::write_metadata_after_failure(const nlohmann::ordered_json& document) {
-  const nlohmann::ordered_json meta = with_files(document, destinations_, request_);
-  if (!json_path_.empty()) write_json_after_failure(json_path_, meta);
+void ResultFiles::write_metadata_after_failure(const nlohmann::ordered_json& meta) {
+  const nlohmann::ordered_json full = document(meta);
+  if (!json_path_.empty()) write_json_after_failure(json_path_, full);
   if (!h5_) return;
   try {
-    h5_->write_metadata(meta, scalar_attributes(meta));
+    h5_->write_metadata(full, scalar_attributes(full));
     h5_->close();
   } catch (const output::OutputError& e) {
     fmt::print(stderr, "macrostep: {}\n", e.what());

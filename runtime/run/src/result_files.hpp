@@ -16,6 +16,7 @@
 #include "macrostep/output/csv.hpp"
 #include "macrostep/output/destinations.hpp"
 #include "macrostep/output/hdf5.hpp"
+#include "macrostep/output/metadata.hpp"
 #include "macrostep/schemes/pipeline.hpp"
 
 namespace macrostep::run {
@@ -38,6 +39,13 @@ void steps_row(const schemes::StepRecord& r, SchemeColumns scheme, std::vector<d
 // "<dir>/<stem>.steps.csv" beside the result CSV "<dir>/<stem>.csv".
 std::string steps_path(const std::string& result_path);
 
+// The roles of a run's files (output::Destination::role; the metadata's "files"), besides
+// output::kMetadataRole.
+inline constexpr const char* kResultRole = "the result";
+inline constexpr const char* kStepsRole = "the steps table";
+inline constexpr const char* kCheckpointRole = "the checkpoint";
+inline constexpr const char* kStateFilesRole = "the checkpoint's state files";
+
 class ResultFiles {
  public:
   struct Request {
@@ -58,23 +66,36 @@ class ResultFiles {
     // `descriptions` likewise, the attribute "descriptions".
     std::vector<std::string> units;
     std::vector<std::string> descriptions;
+    // The caller asked for existing files to be replaced (the Python package's overwrite=True,
+    // which has checked them itself): only a result of another kind of run is refused.
+    bool replace_files = false;
   };
 
   // Names and checks the files of `r`, writing nothing: the result file is `output_file` or
   // the default name of the run's kind (.h5/.hdf5: HDF5, anything else CSV), the metadata
   // "<stem>.json" beside it (none beside a character device such as /dev/null,
-  // output/destinations.hpp). Every file goes through destinations(): SetupError if the name
-  // ends in .json, a file would overwrite the configuration or another output, or a file cannot
-  // be created; an HDF5 result of a run that writes or resumes checkpoints is a SetupError too
-  // (checkpoints continue CSV files only). An existing result whose metadata records another
-  // kind of run (a co-simulation's, under a monolithic run) is a SetupError as well: a rerun of
-  // the same kind replaces its own result, a run of another kind never replaces it unasked.
-  // The run adds its other files (checkpoints) to destinations() before open().
+  // output/destinations.hpp). Every file goes through add(): SetupError if the name ends in
+  // .json, a file would overwrite a file the configuration reads (config::input_files) or
+  // another output, or a file cannot be created; an HDF5 result of a run that writes or resumes
+  // checkpoints is a SetupError too (checkpoints continue CSV files only).
+  //
+  // Nothing is replaced unasked (DESIGN.md contract 5): a file that exists may be replaced only
+  // as part of an earlier result of the same result file and kind of run, that is, the metadata
+  // beside the result is a macrostep metadata document that describes this result file, records
+  // this kind of run ("mode"), and lists the file in its "files" with the same role. A rerun of a
+  // command thus replaces its own files; a result of another kind, another program's file, or
+  // a metadata file of another result with the same stem (r.csv and r.h5 share r.json) is a
+  // SetupError naming the file, what it is and what to do. Also replaceable: a character device;
+  // when resuming, the checkpoint's own result and steps table (it checks their contents); an
+  // existing checkpoint only if it is one of this result, its state-files directory only if it
+  // holds nothing but state files; with Request::replace_files, every file but a result of
+  // another kind. The run adds its other files (checkpoints) through add() before open().
   explicit ResultFiles(const Request& r);
 
-  // Creates the tables (or, resuming, cuts the CSVs to the checkpoint's position and continues
-  // them: checkpoint::CheckpointError if they do not fit). Throws SetupError if a file cannot be
-  // created. The accessors below need it.
+  // Writes the metadata's claim on the files (unless resuming: "mode", "status": "running",
+  // "files"; write_metadata replaces it), then creates the tables (or, resuming, cuts the CSVs to
+  // the checkpoint's position and continues them: checkpoint::CheckpointError if they do not
+  // fit). Throws SetupError if a file cannot be created. The accessors below need it.
   void open();
 
   output::TableWriter& results() { return *results_; }
@@ -89,30 +110,37 @@ class ResultFiles {
   const std::string& result_path() const { return result_path_; }
   // Empty when the result is a character device.
   const std::string& json_path() const { return json_path_; }
-  // Every file of the run, checked together; the run adds its checkpoint files here.
-  output::Destinations& destinations() { return destinations_; }
+  // Adds a file of the run (a checkpoint) to destinations(), checked as there and refused if it
+  // exists and may not be replaced (above). Throws SetupError.
+  void add(const std::string& role, const std::string& path, bool directory = false);
+  // Every file of the run, checked together.
   const output::Destinations& destinations() const { return destinations_; }
   // The steps CSV, or the HDF5 file that holds /steps; empty without a steps table.
   const std::string& steps_path() const { return steps_path_; }
 
   // Closes the CSV tables (an HDF5 file stays open for its metadata). Throws OutputError.
   void close_tables();
-  // Writes the metadata JSON (unless the result is a character device) and, in an HDF5 file,
-  // its attributes (then closes that file), with "columns": every result column's name and
-  // unit (output::columns_json), and "files": every destination (role, path, directory).
-  // Throws OutputError.
+  // `meta` as the metadata of this run's files: with "columns", every result column's name and
+  // unit (output::columns_json), and "files", every destination (role, path, directory), which
+  // a rerun's check_replaceable reads.
+  nlohmann::ordered_json document(const nlohmann::ordered_json& meta) const;
+  // Writes document(meta) as the metadata JSON (unless the result is a character device) and,
+  // in an HDF5 file, its attributes (then closes that file). Throws OutputError.
   void write_metadata(const nlohmann::ordered_json& meta);
   // write_metadata for a run that failed: a failure to write is reported on stderr only (the
   // run's own error, which the caller rethrows, matters more).
   void write_metadata_after_failure(const nlohmann::ordered_json& meta);
 
  private:
+  // Throws SetupError unless the existing file `path` (`role`) may be replaced (constructor).
+  void check_replaceable(const std::string& role, const std::string& path) const;
   void open_csv(const Request& r);
   void open_hdf5(const Request& r);
 
   output::Destinations destinations_;
   Request request_;
-  bool special_ = false;  // the result is a character device (no siblings)
+  output::RecordedRun previous_;  // the metadata beside the result, as it was before the run
+  bool special_ = false;          // the result is a character device (no siblings)
   std::string result_path_, json_path_, steps_path_;
   std::optional<output::CsvWriter> csv_, steps_csv_;
   std::unique_ptr<output::Hdf5File> h5_;

@@ -125,7 +125,8 @@ void restore_subsystems(const checkpoint::Checkpoint& c, const std::string& chec
 namespace {
 
 // --checkpoint, or the default beside the CSV; with its state files' directory it joins the
-// run's destinations (never the configuration, a result file or another output).
+// run's destinations (never the configuration, a result file or another output, nor an
+// existing file that is not this result's: ResultFiles::add).
 std::string checkpoint_path(const CosimSettings& settings, ResultFiles& files) {
   if (settings.checkpoint_path.empty() && output::Destinations::is_special(files.result_path())) {
     throw SetupError(fmt::format(
@@ -135,12 +136,8 @@ std::string checkpoint_path(const CosimSettings& settings, ResultFiles& files) {
   const std::string path = settings.checkpoint_path.empty()
                                ? checkpoint::default_path(files.result_path())
                                : settings.checkpoint_path;
-  try {
-    files.destinations().add("the checkpoint", path);
-    files.destinations().add("the checkpoint's state files", StateFiles::directory_of(path), true);
-  } catch (const output::OutputError& e) {
-    throw SetupError(e.what());
-  }
+  files.add(kCheckpointRole, path);
+  files.add(kStateFilesRole, StateFiles::directory_of(path), true);
   return path;
 }
 

@@ -396,7 +396,7 @@ std::string MetadataWriter::crash_document() const {
                    {"message",
                     "the master process received a fatal signal during the run (a model running "
                     "in it crashed); the result file holds the rows written so far"}};
-  return meta.dump(2) + "\n";
+  return files_.document(meta).dump(2) + "\n";
 }
 
 std::string MetadataWriter::stopped_document() const {
@@ -406,7 +406,7 @@ std::string MetadataWriter::stopped_document() const {
                    {"message",
                     "a second stop signal ended the process while a model running in the master "
                     "did not return (a hang); the result file holds the rows written so far"}};
-  return meta.dump(2) + "\n";
+  return files_.document(meta).dump(2) + "\n";
 }
 
 void MetadataWriter::finished(const RunEnd& end) {

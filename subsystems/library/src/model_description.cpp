@@ -66,6 +66,25 @@ std::string describe(const ModelDescription& description) {
       description);
 }
 
+std::vector<ModelFile> model_files(const ModelDescription& description) {
+  std::vector<ModelFile> files;
+  if (const auto* m = std::get_if<RegisteredModel>(&description)) {
+    const ModelEntry* entry = find_model(m->model);
+    if (entry == nullptr) return files;
+    for (const ParameterSpec& spec : entry->parameters) {
+      const ParameterValue* value = spec.path ? m->values.find(spec.name) : nullptr;
+      const auto* path = value != nullptr ? std::get_if<std::string>(value) : nullptr;
+      if (path != nullptr && !path->empty())
+        files.push_back({"input file `" + spec.name + "`", *path});
+    }
+  } else if (const auto* p = std::get_if<plugin::PluginDescription>(&description)) {
+    files.push_back({"plugin library", p->library});
+  } else if (const auto* f = std::get_if<fmu::FmuDescription>(&description)) {
+    files.push_back({"FMU", f->path});
+  }
+  return files;
+}
+
 std::vector<ModelDescription> chain_segment_descriptions(
     std::shared_ptr<const ChainParameters> chain, const std::vector<std::size_t>& boundaries) {
   std::vector<ModelDescription> out;

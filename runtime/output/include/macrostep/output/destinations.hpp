@@ -47,4 +47,8 @@ class Destinations {
 // "x.toml" and a hard or symbolic link compare equal).
 bool same_file(const std::string& a, const std::string& b);
 
+// Whether `a` and `b` name one file: same_file, or (for files that do not exist) the same path
+// once made absolute and normal.
+bool same_path(const std::string& a, const std::string& b);
+
 }  // namespace macrostep::output

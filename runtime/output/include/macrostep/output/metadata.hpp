@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "macrostep/output/destinations.hpp"
+
 namespace macrostep::output {
 
 // Writes `document` (indented) to `path` through a temporary file in the same directory that
@@ -24,11 +26,27 @@ void check_destination(const std::string& path, const std::string& what);
 // ("out/k-5.1.csv" -> "out/k-5.1.json").
 std::string metadata_path(const std::string& result_path);
 
-// The "mode" that the metadata beside the existing result file `result_path` records for the
-// run that wrote it ("cosimulation", "monolithic", "reference"): what a new run would
-// overwrite. Empty if the result or its metadata does not exist, or the metadata is not such a
-// document (a file of another program's: nothing is known about it).
-std::string recorded_mode(const std::string& result_path);
+// The role of a run's metadata among its files (Destination::role, the metadata's "files").
+inline constexpr const char* kMetadataRole = "the run's metadata";
+
+// What an existing metadata document records of the run that wrote it: what a new run would
+// replace (a rerun replaces its own result; nothing else is replaced unasked).
+struct RecordedRun {
+  bool exists = false;     // a file is at the path
+  bool macrostep = false;  // it is a macrostep metadata document: an object with "mode", "files"
+  std::string mode;        // "cosimulation", "monolithic", "reference"
+  // Its "files", every file that run could write. A relative path was relative to that run's
+  // working directory; here it is moved to where the document itself is now (it lists itself as
+  // kMetadataRole), so that a rerun from another directory finds the same files.
+  std::vector<Destination> files;
+  // The path listed for `role`, empty if none.
+  std::string path_of(const std::string& role) const;
+};
+
+// Reads the metadata document `json_path`. Never throws: a file that is not JSON, or JSON
+// without "mode" and "files" (another program's, or a macrostep version's before "files"), has
+// macrostep = false.
+RecordedRun recorded_run(const std::string& json_path);
 
 // The "columns" of a result's metadata: one object {"name": ..., "unit": ..., "description": ...}
 // per column of the result table in its order, the key column first ("time", unit "s");

@@ -51,6 +51,9 @@ struct MonolithicOptions {
   // the same output points"). Excludes stop_time.
   std::vector<double> times;
   std::string output_file;  // empty: config::default_output_file()
+  // Existing files may be replaced, except a result of another kind of run (the Python
+  // package's overwrite=True); else only the run's own earlier result is (ResultFiles).
+  bool replace_files = false;
   bool all_states = false;  // OR-ed with [output].all_states
   // Progress line on stderr: kAuto shows it when stderr is a terminal and the run has taken
   // more than about one second.

@@ -72,6 +72,7 @@ struct CosimOptions {
   std::optional<std::string> processes;
   std::optional<double> stop_time;  // --stop-time (> 0)
   std::string output_file;          // --output; empty: config::default_output_file()
+  bool replace_files = false;       // as MonolithicOptions::replace_files
   bool all_states = false;          // --all-states, OR-ed with [output].all_states
   MonolithicOptions::Progress progress = MonolithicOptions::Progress::kAuto;
   std::string command_line;        // recorded in the metadata

@@ -55,6 +55,16 @@ std::unique_ptr<model::Subsystem> build_subsystem(const ModelDescription& descri
 // PATH", "FMU PATH".
 std::string describe(const ModelDescription& description);
 
+// A file a model reads: no output of a run may be it (runtime/output/destinations.hpp).
+struct ModelFile {
+  std::string what;  // for messages, without article: "input file `file`", "plugin library", "FMU"
+  std::string path;  // as the description holds it (the reader made it absolute)
+};
+
+// The files `description` reads: a registered model's string parameters that name files
+// (ParameterSpec::path), a plugin's library, an FMU's archive; none for the other models.
+std::vector<ModelFile> model_files(const ModelDescription& description);
+
 // The descriptions of a cut chain's segments, boundaries as library::equal_partition gives them.
 std::vector<ModelDescription> chain_segment_descriptions(
     std::shared_ptr<const ChainParameters> chain, const std::vector<std::size_t>& boundaries);
