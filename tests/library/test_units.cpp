@@ -63,8 +63,11 @@ class Units : public ::testing::Test {
   void TearDown() override { std::filesystem::remove(table_); }
 
   // The model's default values, with a plausible value for every required parameter.
+  // The entry's defaults with every required parameter given; the oscillator mass with its held
+  // element (it needs a coupling; with the element it has all three outputs).
   ParameterValues values_of(const ModelEntry& entry) const {
     ParameterValues v = default_values(entry);
+    if (entry.name == "oscillator_mass") v.set("displacement_input", true);
     for (const ParameterSpec& p : entry.parameters) {
       if (!p.required) continue;
       if (p.type == ParameterType::kNumber) v.set(p.name, 1.0);
@@ -112,8 +115,6 @@ TEST_F(Units, EveryOutputOfEveryRegisteredModelHasOne) {
     ASSERT_NE(expected, kExpected.end()) << "a built-in model without expected units: " << name;
     seen.insert(name);
     ParameterValues values = values_of(*entry);
-    // The mass needs a coupling; with the held element it has all three outputs.
-    if (name == "oscillator_mass") values.set("displacement_input", true);
     if (has_unit_parameter(*entry)) {
       // Undeclared: "" (the model cannot know what its signal is); declared: that unit.
       const auto plain = entry->build(values);
@@ -205,7 +206,6 @@ TEST_F(Units, EveryModelDescribesItsVariablesAndDeclaresItsStatesUnits) {
     const ModelEntry* entry = find_model(name);
     ASSERT_NE(entry, nullptr);
     ParameterValues values = values_of(*entry);
-    if (name == "oscillator_mass") values.set("displacement_input", true);
     if (name == "pid") {
       values.set("kd", 1.0);
       values.set("derivative_filter_time", 0.01);
@@ -249,7 +249,6 @@ TEST_F(Units, AStateAndAnOutputOfOneNameHoldOneValue) {
     const ModelEntry* entry = find_model(name);
     ASSERT_NE(entry, nullptr);
     ParameterValues values = values_of(*entry);
-    if (name == "oscillator_mass") values.set("displacement_input", true);
     for (const ParameterSpec& p : entry->parameters) {
       if (p.required || p.type != ParameterType::kNumber) continue;
       if (std::get<double>(p.default_value) != 1.0) continue;

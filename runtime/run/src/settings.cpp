@@ -42,10 +42,11 @@ void check_scheme_combination(const config::CosimConfig& c, const CosimOptions& 
   // leave them without meaning, and a --set's are checked here only (config reader), against the
   // scheme the run has.
   if (!c.iterative() && c.corrector_keys_given) {
-    throw SetupError(scheme_source +
-                     ": the configuration sets corrector keys (jacobian, tau, max_corrector_passes, "
-                     "perturbation_min, omega, final_pass) that the explicit scheme does not "
-                     "use");
+    throw SetupError(
+        scheme_source +
+        ": the configuration sets corrector keys (jacobian, tau, max_corrector_passes, "
+        "perturbation_min, omega, final_pass) that the explicit scheme does not "
+        "use");
   }
   if (c.scheme != config::CosimScheme::kGaussSeidel && !c.sequence.empty()) {
     throw SetupError(scheme_source + ": cosim.sequence applies only to the gauss-seidel scheme");
