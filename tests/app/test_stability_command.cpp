@@ -383,5 +383,89 @@ TEST_F(Stability, TheBandEdgeNotTheLargestStableHIsWhatARunCanUse) {
   EXPECT_NE(tool.out.find("warning: the stable set has gaps"), std::string::npos) << tool.out;
 }
 
+// A DC motor whose speed a PID loop drives away (the linearised loop's largest real eigenvalue
+// is +1.6 /s): every correct run grows by e^{1.6 H} per step. The fixed-step run's warning about
+// the stable band speaks of the coupling's growth only, so a small H on this plant gets none; an
+// H beyond the coupling's band still gets it.
+constexpr const char* kUnstablePlant =
+    R"(description = "linear dc motor + shaft + two-inertia load, constant 12 V"
+[[subsystem]]
+name = "pi"
+model = "pid"
+kp = 1.5
+ki = 4.0
+kd = 0.05
+derivative_filter_time = 0.01
+output_lag = 0.005
+setpoint = 10.0
+integral0 = 2.0
+derivative_filter0 = 3.0
+command0 = 1.0
+[[subsystem]]
+name = "motor"
+model = "dc_motor"
+resistance = 0.5
+inductance = 2.0e-3
+torque_constant = 0.5
+inertia = 0.02
+damping = 1.0e-3
+gear_ratio = 5.0
+current0 = 1.0
+speed0 = 0.5
+angle0 = 0.1
+[[subsystem]]
+name = "load"
+model = "drive_train"
+inertia = [0.02, 0.5]
+shaft = [{c = 1.0e3, d = 0.2}]
+bearing_damping = [0.05, 0.1]
+load = [{inertia = 2, constant = -2.0}]
+angle0 = [0.0, 0.01]
+speed0 = [0.3, 0.0]
+right_coupled = false
+[[connection]]
+name = "shaft"
+law = "rotational_spring_damper"
+from = ["motor.phi", "motor.omega", "load.phi_1", "load.omega_1"]
+to = ["motor.tau_right", "load.tau_left"]
+c = 500.0
+d = 0.5
+[[connection]]
+name = "voltage"
+law = "signal"
+from = "pi.command"
+to = "motor.voltage"
+gain = 2.0
+offset = 1.0
+[[connection]]
+name = "speed"
+law = "signal"
+from = "load.omega_2"
+to = "pi.measured"
+[solver]
+rtol = 1e-10
+atol_pos = 1e-13
+atol_vel = 1e-10
+[simulation]
+end_time = 0.5
+output_interval = 1e-3
+[cosim]
+estimator = "none"
+step_size = 1.0e-4
+order = 2
+)";
+
+TEST_F(Stability, AGrowingPlantIsNotTakenForAnUnstableCoupling) {
+  write_file("plant.toml", kUnstablePlant);
+  const Outcome small = macrostep(
+      "run plant.toml --executor inprocess --step-size 1e-4 --stop-time 0.01 --output s.csv");
+  ASSERT_EQ(small.status, 0) << small.err;
+  EXPECT_EQ(small.err.find("outside the stable band"), std::string::npos) << small.err;
+  const Outcome large = macrostep(
+      "run plant.toml --executor inprocess --step-size 1e-2 --stop-time 0.1 --output l.csv");
+  EXPECT_NE(large.err.find("outside the stable band"), std::string::npos) << large.err;
+  EXPECT_NE(large.err.find("above the system's own growth of"), std::string::npos) << large.err;
+}
+
 }  // namespace
 }  // namespace macrostep::testing
