@@ -156,7 +156,7 @@ std::vector<Case> cases() {
        {{kM1X, "name=\"x\" kind=\"output\"><ssc:Integer/>"}},
        "<ssc:Integer/>",
        "ssc:Integer",
-       "connectors are ssc:Real"},
+       "connectors are translated as ssc:Real only"},
       {"inout connector",
        {{kM1X, "name=\"x\" kind=\"inout\"><ssc:Real/>"}},
        "kind=\"inout\"",

@@ -60,9 +60,9 @@ void read_connectors(const Reader& r, const xmlNode* list, Component& c) {
         k.unit = attribute(t, "unit").value_or("");
       } else {
         refuse(r.file, t,
-               "is not supported: connectors are ssc:Real (macrostep couples real signals; an "
-               "FMU's integer, boolean, string, enumeration or binary variables cannot be "
-               "connected)");
+               "is not supported: an SSP's connectors are translated as ssc:Real only (an FMU's "
+               "integer and boolean variables are connected in a TOML configuration's "
+               "[[connection]]; string, enumeration and binary ones cannot be)");
       }
     }
     if (const Connector* first = c.connector(k.name)) {
