@@ -355,11 +355,8 @@ int stability_command(const StabilityArgs& a) {
   std::optional<config::RunConfig> config;
   if (!a.config.empty()) config = config::load_config(a.config, a.sets);
   try {  // the files it writes, checked before the scan (output/destinations.hpp)
-    std::vector<output::Destination> inputs;
-    if (config) {
-      for (config::InputFile& f : config::input_files(*config)) inputs.push_back({f.role, f.path});
-    }
-    output::Destinations files(std::move(inputs));
+    output::Destinations files(config ? config::input_files(*config)
+                                      : std::vector<output::Destination>{});
     if (!png.empty()) files.add("the plot", png);
     if (!a.csv.empty()) files.add("the scan CSV", a.csv);
   } catch (const output::OutputError& e) {

@@ -323,9 +323,7 @@ Request checked_request(const SuggestPartitionArgs& args) {
   q.output = !args.output.empty() ? args.output
                                   : fs::path(q.config.path).stem().string() + ".suggested.toml";
   try {  // the files it writes, checked like a run's (output/destinations.hpp)
-    std::vector<output::Destination> inputs;
-    for (config::InputFile& f : config::input_files(q.config)) inputs.push_back({f.role, f.path});
-    output::Destinations files(std::move(inputs));
+    output::Destinations files(config::input_files(q.config));
     files.add("the suggested configuration", q.output);
     if (!args.indicators.empty()) files.add("the cut indicators", args.indicators);
   } catch (const output::OutputError& e) {

@@ -367,20 +367,33 @@ std::string number(const std::optional<T>& v) {
   return v ? fmt::format("{}", *v) : std::string();
 }
 
+// The beginnings of summary.csv's lines up to each row's status: the header's (through
+// "status,") and every case's (name and grid values, then ","). write_summary writes them, and a
+// rerun recognises its own summary by them.
+std::vector<std::string> summary_keys(const std::vector<Axis>& axes,
+                                      const std::vector<Case>& cases) {
+  std::string header = "case";
+  for (const auto& axis : axes) header += "," + field(axis.key);
+  std::vector<std::string> keys{header + ",status,"};
+  for (const auto& c : cases) {
+    std::string key = c.name;
+    for (const auto& v : c.values) key += "," + field(v);
+    keys.push_back(key + ",");
+  }
+  return keys;
+}
+
 void write_summary(const fs::path& file, const std::vector<Axis>& axes,
                    const std::vector<Case>& cases, const std::vector<CaseResult>& results,
                    bool with_reference) {
+  const std::vector<std::string> keys = summary_keys(axes, cases);
   std::ofstream out(file);
-  out << "case";
-  for (const auto& axis : axes) out << "," << field(axis.key);
-  out << ",status,exit_status,wall_s,macro_steps,rejected,micro_steps,mean_step";
+  out << keys[0] << "exit_status,wall_s,macro_steps,rejected,micro_steps,mean_step";
   if (with_reference) out << ",nrmse,largest_nrmse,largest_nrmse_variable";
   out << ",result,note\n";
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const CaseResult& r = results[i];
-    out << cases[i].name;
-    for (const auto& v : cases[i].values) out << "," << field(v);
-    out << "," << (r.ran ? field(r.status) : "not run") << ","
+    out << keys[i + 1] << (r.ran ? field(r.status) : "not run") << ","
         << (r.ran ? fmt::format("{}", r.exit) : "") << ","
         << (r.ran ? fmt::format("{:.3f}", r.wall_s) : "") << "," << number(r.macro_steps) << ","
         << number(r.rejected) << "," << number(r.micro_steps) << "," << number(r.mean_step);
@@ -421,20 +434,6 @@ void print_summary(const std::vector<Axis>& axes, const std::vector<Case>& cases
     }
     fmt::print("{}\n", trim(line));
   }
-}
-
-// The lines of summary.csv up to each row's status: the header's and every case's.
-std::vector<std::string> summary_keys(const std::vector<Axis>& axes,
-                                      const std::vector<Case>& cases) {
-  std::string header = "case";
-  for (const auto& axis : axes) header += "," + field(axis.key);
-  std::vector<std::string> keys{header + ",status,"};
-  for (const auto& c : cases) {
-    std::string key = c.name;
-    for (const auto& v : c.values) key += "," + field(v);
-    keys.push_back(key + ",");
-  }
-  return keys;
 }
 
 // Whether DIR/summary.csv lists exactly these cases (an earlier run of the same sweep).

@@ -49,23 +49,30 @@ std::vector<std::string_view> file_executor_names() {
   return names;
 }
 
+// A key that belongs to some schemes: the file's is refused here, with its line, where the file's
+// scheme does not take it (`fits` false); a --set's is checked where the run's settings are
+// resolved (run/settings.cpp), against the scheme the run has, which --scheme may change.
+void require_scheme_fits(const Node& v, bool fits, const std::string& problem) {
+  if (!fits && !v.from_set()) v.fail(problem);
+}
+
 // The keys of the iterative schemes (METHODS §4, §9); each only where it has a meaning.
 void read_corrector_keys(const Node& n, CosimConfig& c) {
   for (const char* key :
        {"jacobian", "tau", "max_corrector_passes", "perturbation_min", "omega", "final_pass"}) {
-    if (auto v = n.find(key); v && !c.iterative() && !v->from_set()) {
-      v->fail(
-          "belongs to the iterative schemes (scheme = \"implicit\", \"semi-implicit\" or "
-          "\"waveform\"); the explicit scheme has no corrector");
+    if (auto v = n.find(key)) {
+      require_scheme_fits(*v, c.iterative(),
+                          "belongs to the iterative schemes (scheme = \"implicit\", "
+                          "\"semi-implicit\" or \"waveform\"); the explicit scheme has no "
+                          "corrector");
     }
     if (n.find(key)) c.corrector_keys_given = true;
   }
   c.jacobian_given = n.find("jacobian").has_value();
   c.omega_given = n.find("omega").has_value();
   if (auto v = n.find("jacobian")) {
-    if (c.scheme == CosimScheme::kWaveform && !v->from_set()) {
-      v->fail("waveform relaxation needs no interface Jacobian (METHODS §4.6)");
-    }
+    require_scheme_fits(*v, c.scheme != CosimScheme::kWaveform,
+                        "waveform relaxation needs no interface Jacobian (METHODS §4.6)");
     c.jacobian = v->choice(corrector::JacobianRegistry::instance().names());
   }
   if (auto v = n.find("tau")) c.tau = checked(*v, Domain::kPositive);
@@ -74,16 +81,14 @@ void read_corrector_keys(const Node& n, CosimConfig& c) {
   }
   if (auto v = n.find("perturbation_min")) c.perturbation_min = checked(*v, Domain::kPositive);
   if (auto v = n.find("omega")) {
-    if (c.scheme != CosimScheme::kWaveform && !v->from_set()) {
-      v->fail("applies only to scheme = \"waveform\"");
-    }
+    require_scheme_fits(*v, c.scheme == CosimScheme::kWaveform,
+                        "applies only to scheme = \"waveform\"");
     c.omega = checked(*v, Domain::kPositive);
     if (c.omega >= 1.0) v->fail(fmt::format("must be in (0, 1) (got {})", v->source_text()));
   }
   if (auto v = n.find("final_pass")) {
-    if (c.scheme != CosimScheme::kImplicit && c.scheme != CosimScheme::kAuto && !v->from_set()) {
-      v->fail("applies only to scheme = \"implicit\" or \"auto\" (its implicit steps)");
-    }
+    require_scheme_fits(*v, c.scheme == CosimScheme::kImplicit || c.scheme == CosimScheme::kAuto,
+                        "applies only to scheme = \"implicit\" or \"auto\" (its implicit steps)");
     c.final_pass = v->boolean();
     c.final_pass_given = true;
   }
@@ -102,9 +107,8 @@ polynomials::Approximation approximation(const Node& v) {
 // sequence = [2, 1]: Gauss–Seidel's order, 1-based subsystem numbers, each at most once (that it
 // names every subsystem is checked where the system is built).
 void read_sequence(const Node& v, CosimConfig& c) {
-  if (c.scheme != CosimScheme::kGaussSeidel && !v.from_set()) {
-    v.fail("applies only to scheme = \"gauss-seidel\"");
-  }
+  require_scheme_fits(v, c.scheme == CosimScheme::kGaussSeidel,
+                      "applies only to scheme = \"gauss-seidel\"");
   if (!v.is_array()) {
     v.fail(fmt::format("must be an array of subsystem numbers (1-based; got {})", v.describe()));
   }
@@ -132,14 +136,11 @@ void read_cosim_keys(const Node& n, CosimConfig& c) {
         {{"exH", "is the fixed macro step: write estimator = \"none\" with step_size = H"}});
     c.estimator = *control::parse_estimator(e);
     c.estimator_given = true;
-    // A --set's scheme-specific keys are checked against the scheme the run has, which --scheme
-    // may set, where the run's settings are resolved (run/settings.cpp); the file's here.
-    if (!estimator_fits(c.scheme, c.estimator) && !v->from_set()) {
-      const std::string allowed = detail::quoted_list(fitting_estimator_names(c.scheme));
-      v->fail(fmt::format("\"{}\" does not belong to scheme = \"{}\" (allowed: {}{})", e,
-                          to_string(c.scheme), allowed,
-                          c.scheme == CosimScheme::kGaussSeidel ? " (METHODS D-10)" : ""));
-    }
+    require_scheme_fits(
+        *v, estimator_fits(c.scheme, c.estimator),
+        fmt::format("\"{}\" does not belong to scheme = \"{}\" (allowed: {}{})", e,
+                    to_string(c.scheme), detail::quoted_list(fitting_estimator_names(c.scheme)),
+                    c.scheme == CosimScheme::kGaussSeidel ? " (METHODS D-10)" : ""));
   }
   read_corrector_keys(n, c);
   const auto order = n.find("order");
@@ -213,9 +214,8 @@ void read_cosim_keys(const Node& n, CosimConfig& c) {
   }
   if (auto v = n.find("sequence")) read_sequence(*v, c);
   if (auto v = n.find("gauss_seidel")) {
-    if (c.scheme != CosimScheme::kGaussSeidel && !v->from_set()) {
-      v->fail("applies only to scheme = \"gauss-seidel\"");
-    }
+    require_scheme_fits(*v, c.scheme == CosimScheme::kGaussSeidel,
+                        "applies only to scheme = \"gauss-seidel\"");
     c.gauss_seidel = *parse_gauss_seidel_end_value(v->choice(gauss_seidel_end_value_names()));
     c.gauss_seidel_given = true;
   }

@@ -273,12 +273,12 @@ std::size_t subsystem_count(const RunConfig& config) {
   return config.system_description ? config.system_description->subsystems.size() : 0;
 }
 
-std::vector<InputFile> input_files(const RunConfig& config) {
-  std::vector<InputFile> files{{"the configuration", config.path}};
+std::vector<output::Destination> input_files(const RunConfig& config) {
+  std::vector<output::Destination> files{{"the configuration", config.path}};
   if (!config.system_description) return files;
   for (const system::DescribedSubsystem& s : config.system_description->subsystems) {
     for (library::ModelFile& f : library::model_files(s.model)) {
-      const auto listed = [&](const InputFile& g) { return g.path == f.path; };
+      const auto listed = [&](const output::Destination& g) { return g.path == f.path; };
       if (std::none_of(files.begin(), files.end(), listed)) {
         files.push_back({fmt::format("the {} of subsystem {}", f.what, s.name), std::move(f.path)});
       }

@@ -10,6 +10,7 @@
 
 #include "elapsed.hpp"
 #include "macrostep/output/metadata.hpp"
+#include "run_checkpoints.hpp"
 #include "run_json.hpp"
 
 namespace macrostep::run {
@@ -96,28 +97,6 @@ bool checkpoint_of(const std::string& path, const std::string& result_path) {
   }
 }
 
-// A directory that holds nothing but a checkpoint's state files ("subsystem-<n>.state" and its
-// temporary "subsystem-<n>.state.tmp-<pid>": what StateFiles and the runners write and remove).
-bool only_state_files(const std::string& path) {
-  std::error_code error;
-  for (const auto& e : std::filesystem::directory_iterator(path, error)) {
-    const std::string name = e.path().filename().string();
-    if (!e.is_regular_file() || !name.starts_with("subsystem-") ||
-        name.find(".state") == std::string::npos) {
-      return false;
-    }
-  }
-  return !error;
-}
-
-std::vector<output::Destination> inputs_of(const config::RunConfig& config) {
-  std::vector<output::Destination> inputs;
-  for (config::InputFile& f : config::input_files(config)) {
-    inputs.push_back({std::move(f.role), std::move(f.path)});
-  }
-  return inputs;
-}
-
 bool listed(const output::RecordedRun& run, const std::string& role, const std::string& path) {
   return std::any_of(run.files.begin(), run.files.end(), [&](const output::Destination& d) {
     return d.role == role && output::same_path(d.path, path);
@@ -162,7 +141,8 @@ void ResultFiles::check_replaceable(const std::string& role, const std::string& 
   if (!exists(path) || output::Destinations::is_special(path)) return;
   if (role == kCheckpointRole || role == kStateFilesRole) {
     const bool checkpoint = role == kCheckpointRole;
-    if (checkpoint ? checkpoint_of(path, result_path_) : only_state_files(path)) return;
+    if (checkpoint ? checkpoint_of(path, result_path_) : StateFiles::holds_only_state_files(path))
+      return;
     if (request_.replace_files) return;
     throw SetupError(fmt::format(
         "{}: {} would replace this existing file, but it is not {} of the result {}; name "
@@ -197,7 +177,8 @@ void ResultFiles::add(const std::string& role, const std::string& path, bool dir
   check_replaceable(role, path);
 }
 
-ResultFiles::ResultFiles(const Request& r) : destinations_(inputs_of(*r.config)), request_(r) {
+ResultFiles::ResultFiles(const Request& r)
+    : destinations_(config::input_files(*r.config)), request_(r) {
   const config::RunConfig& config = *r.config;
   result_path_ =
       r.output_file.empty() ? config::default_output_file(config, r.kind) : r.output_file;

@@ -39,6 +39,18 @@ std::string StateFiles::path(std::size_t subsystem) const {
   return fmt::format("{}/subsystem-{}.state", directory_, subsystem + 1);
 }
 
+bool StateFiles::holds_only_state_files(const std::string& directory) {
+  std::error_code error;
+  for (const auto& e : std::filesystem::directory_iterator(directory, error)) {
+    const std::string name = e.path().filename().string();
+    if (!e.is_regular_file() || !name.starts_with("subsystem-") ||
+        name.find(".state") == std::string::npos) {
+      return false;
+    }
+  }
+  return !error;
+}
+
 RunCheckpoints::RunCheckpoints(std::string path, checkpoint::Interval every,
                                std::uint64_t accepted_so_far)
     : path_(std::move(path)),

@@ -34,6 +34,10 @@ class StateFiles {
   StateFiles(const StateFiles&) = delete;
   StateFiles& operator=(const StateFiles&) = delete;
   std::string path(std::size_t subsystem) const;
+  // Whether the directory `directory` holds nothing but such files: "subsystem-<n>.state" (path())
+  // and the runners' temporaries "subsystem-<n>.state.tmp-<pid>" (what a replacing run may
+  // remove).
+  static bool holds_only_state_files(const std::string& directory);
 
  private:
   std::string directory_;

@@ -297,6 +297,7 @@
 #include "macrostep/library/chain_parameters.hpp"
 #include "macrostep/library/chain_spec.hpp"
 #include "macrostep/model/name_table.hpp"
+#include "macrostep/output/destinations.hpp"
 #include "macrostep/placement/placement.hpp"
 #include "macrostep/polynomials/approximation.hpp"
 #include "macrostep/runner/jump_policy.hpp"
@@ -631,19 +632,13 @@ void set_partition(RunConfig& config, const std::vector<std::size_t>& boundaries
 // The number of subsystems: of the system description, or of the chain's partition.
 std::size_t subsystem_count(const RunConfig& config);
 
-// A file that a configuration reads, with what it is for messages ("the configuration", "the
-// input file `file` of subsystem brake", "the plugin library of subsystem a", "the FMU of
-// subsystem b").
-struct InputFile {
-  std::string role;
-  std::string path;
-};
-
-// Every file `config` reads: the configuration (or SSP file) itself, then each subsystem's model
-// files (library::model_files) in subsystem order, each path once. No file a command writes may
-// be one of them: every command that writes files checks its outputs against this list
-// (output::Destinations), so that a result never replaces the data its run reads.
-std::vector<InputFile> input_files(const RunConfig& config);
+// Every file `config` reads, each with what it is for messages ("the configuration", "the input
+// file `file` of subsystem brake", "the plugin library of subsystem a", "the FMU of subsystem
+// b"): the configuration (or SSP file) itself, then each subsystem's model files
+// (library::model_files) in subsystem order, each path once. No file a command writes may be one
+// of them: every command that writes files takes this list as the inputs of its
+// output::Destinations, so that a result never replaces the data its run reads.
+std::vector<output::Destination> input_files(const RunConfig& config);
 
 // Throws ConfigError unless the configuration can run as a co-simulation: the partition (or the
 // system description) must have at least two subsystems (the message points at [partition], or
