@@ -189,4 +189,6 @@ struct ControllerState {
   finished @9 :Bool;
   statistics @10 :MacroStepStatistics;
   orderChangeCheck @11 :OrderChangeCheck;
+  eventLimit @12 :Float64 = inf;    # the next time event no plan steps over (+inf: none)
+  eventClippedStep @13 :Float64;    # the plan's H before that event shortened it (0: it did not)
 }

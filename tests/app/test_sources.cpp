@@ -103,13 +103,59 @@ TEST_F(Sources, StepDrivenMotorFollowsTheMonolithicReference) {
   }
 }
 
-// Killed with SIGKILL after a checkpoint and resumed: the CSV is the uninterrupted run's.
+// A jump (width 0) is a time event (methods.md §3.3): the macro steps end on it, in a controlled
+// run and in a fixed-step one whose grid misses it (H = 3e-3 s), the row there has the voltage
+// after it, the step after it starts from that value (no polynomial through the jump), and the
+// run follows the monolithic reference, which takes the jump as an event too.
+TEST_F(Sources, AJumpIsAMacroPointAndTheRunFollowsTheReference) {
+  copy_config();
+  // Rows at the macro points (not on the file's output grid), so that the row at 0.1 s is one.
+  const std::string jump = " --set subsystem.supply.width=0 --set 'output.rows=\"macro\"'";
+  for (const std::string& options :
+       {std::string(" --estimator exMD"), std::string(" --step-size 3e-3")}) {
+    const Outcome o =
+        macrostep("run sources.toml" + jump + options + " --stop-time 0.3 --output run.csv");
+    ASSERT_EQ(o.status, 0) << o.err;
+    EXPECT_EQ(o.out.find("warning"), std::string::npos) << o.out;
+    const auto table = macrostep::output::read_csv(path("run.csv"));
+    const auto voltage = table.column_index("voltage");
+    ASSERT_TRUE(voltage);
+    const auto& t = table.time;
+    const auto at = std::find(t.begin(), t.end(), 0.1);
+    ASSERT_NE(at, t.end()) << options << ": no macro point at the jump";
+    const auto row = static_cast<std::size_t>(at - t.begin());
+    EXPECT_EQ(table.values[*voltage][row], 24.0) << options;
+    EXPECT_EQ(table.values[*voltage][row - 1], 0.0) << options;
+    const Outcome ref =
+        macrostep("reference sources.toml" + jump + " --at run.csv --output ref.csv");
+    ASSERT_EQ(ref.status, 0) << ref.err;
+    const Outcome cmp = macrostep("compare run.csv ref.csv");
+    ASSERT_EQ(cmp.status, 0) << cmp.err;
+    EXPECT_LT(final_nrmse(cmp.out), 1e-2) << options << "\n" << cmp.out;
+    std::cout << "jump" << options << ": " << cmp.out.substr(cmp.out.rfind("NRMSE"));
+  }
+}
+
+// Killed with SIGKILL after a checkpoint and resumed: the CSV is the uninterrupted run's. With the
+// step as a jump (a time event, methods.md §3.3) and an H whose grid misses it: the checkpoint
+// before the event carries the event limit, and the resumed run ends a step on it as the whole
+// run did.
 TEST_F(Sources, ResumeAfterSigkillIsBitIdentical) {
   copy_config();
   for (const std::string scheme : {"explicit", "gauss-seidel"}) {
-    const std::vector<std::string> common = {
-        "sources.toml", "--scheme",    scheme, "--estimator", "none",     "--step-size",
-        "2e-4",         "--stop-time", "0.2",  "--executor",  "processes"};
+    const std::vector<std::string> common = {"sources.toml",
+                                             "--scheme",
+                                             scheme,
+                                             "--estimator",
+                                             "none",
+                                             "--step-size",
+                                             "3e-4",
+                                             "--stop-time",
+                                             "0.2",
+                                             "--executor",
+                                             "processes",
+                                             "--set",
+                                             "subsystem.supply.width=0"};
     std::vector<std::string> whole = {"run"};
     whole.insert(whole.end(), common.begin(), common.end());
     whole.insert(whole.end(), {"--output", "whole.csv"});

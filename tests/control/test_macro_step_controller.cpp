@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "macrostep/polynomials/builders.hpp"
@@ -374,4 +375,94 @@ TEST(MacroStepController, RejectsInconsistentOptionsAndOutcomes) {
   EXPECT_THROW(c.complete({mct::ErrorEstimate::none(), false, {}}), std::invalid_argument);
   std::vector<double> two = {1.0, 2.0};
   EXPECT_THROW(c.complete({kTiny, false, two}), std::invalid_argument);
+}
+
+// Time events (METHODS §3.3): no plan steps over the event limit, also after a rejection; after
+// the step that ends on the event a variable that jumped holds its new value over the history,
+// the degree stays, and the next step is as long as the H the step had before the event
+// shortened it; a fixed grid goes on at its next point.
+TEST(MacroStepController, PlansEndOnTheEventLimitAndRestartAfterIt) {
+  mct::MacroStepController c(variable_options(1e-2, 1.0), std::vector<double>{1.0});
+  for (int k = 0; k < 6; ++k) complete(c, kTiny, smooth_u);  // some history, κ above 0
+  ASSERT_GT(c.plan().kappa, 0);
+  const double t_m = c.plan().t_begin;
+  const double h = c.plan().h();
+  c.set_event_limit(t_m + 0.25 * h);
+  EXPECT_EQ(c.plan().t_end, t_m + 0.25 * h);
+  EXPECT_EQ(c.plan().h_before_event, h);
+  // A rejection: the next attempt is shorter, and still no longer than to the event.
+  EXPECT_FALSE(complete(c, mct::ErrorEstimate::coupling_variables(1e3), smooth_u).accepted);
+  EXPECT_LE(c.plan().t_end, t_m + 0.25 * h);
+  // A later limit: the plan is the one the controller wanted, clipped anew.
+  c.set_event_limit(std::numeric_limits<double>::infinity());
+  EXPECT_EQ(c.plan().h_before_event, 0.0);
+  c.set_event_limit(t_m + 1e-3 * h);
+  const mct::StepPlan clipped = c.plan();
+  EXPECT_EQ(clipped.t_end, t_m + 1e-3 * h);
+  ASSERT_TRUE(complete(c, kTiny, smooth_u).accepted);
+  const std::size_t points = c.history().size();
+  const int kappa = c.plan().kappa;
+  const std::vector<double> after = {-5.0};
+  c.jump_at_event(after, clipped.h_before_event);
+  ASSERT_EQ(c.history().size(), points);
+  EXPECT_EQ(c.history().newest_time(), clipped.t_end);
+  for (std::size_t i = 0; i < points; ++i) EXPECT_EQ(c.history().values(i)[0], -5.0) << i;
+  EXPECT_EQ(c.plan().kappa, kappa);
+  EXPECT_EQ(c.plan().t_begin, clipped.t_end);
+  EXPECT_GE(c.plan().h(), std::min(clipped.h_before_event, 1.0 - clipped.t_end));
+  // An event within H_min of T_M is the subsystems' to take at their next start: ignored.
+  c.set_event_limit(c.plan().t_begin);
+  EXPECT_EQ(c.plan().h_before_event, 0.0);
+  // The limit travels with the exported state.
+  c.set_event_limit(c.plan().t_begin + 0.5 * c.plan().h());
+  const mct::MacroStepController copy =
+      mct::MacroStepController::import_state(c.options(), c.export_state(), 1);
+  EXPECT_EQ(copy.event_limit(), c.event_limit());
+  EXPECT_EQ(copy.plan().t_end, c.plan().t_end);
+  EXPECT_EQ(copy.plan().h_before_event, c.plan().h_before_event);
+  EXPECT_THROW(c.jump_at_event(std::vector<double>{1.0, 2.0}, 0.0), std::invalid_argument);
+  EXPECT_THROW(c.set_event_limit(std::nan("")), std::invalid_argument);
+}
+
+TEST(MacroStepController, AFixedGridGoesOnAtItsNextPointAfterAnEvent) {
+  mct::MacroStepOptions o;
+  o.mode = mct::StepSizeMode::kFixed;
+  o.estimator = mct::Estimator::kNone;
+  o.fixed_start_ramp = false;
+  o.h = 0.1;
+  o.t_end = 0.5;
+  o.kappa_fixed = 2;
+  mct::MacroStepController c(o, std::vector<double>{0.0});
+  c.set_event_limit(0.13);
+  std::vector<double> ends;
+  std::vector<int> kappas;
+  while (!c.finished()) {
+    ends.push_back(c.plan().t_end);
+    kappas.push_back(c.plan().kappa);
+    const mct::StepPlan p = c.plan();
+    complete(c, mct::ErrorEstimate::none(), smooth_u);
+    if (p.t_end == 0.13) c.jump_at_event(std::vector<double>{2.0}, p.h_before_event);
+  }
+  const std::vector<double> expected = {0.1, 0.13, 0.2, 0.30000000000000004, 0.4, 0.5};
+  ASSERT_EQ(ends.size(), expected.size());
+  for (std::size_t k = 0; k < ends.size(); ++k) EXPECT_NEAR(ends[k], expected[k], 1e-15) << k;
+  EXPECT_EQ(kappas, (std::vector<int>{0, 1, 2, 2, 2, 2}));
+}
+
+// Only the variables the event moved hold their value: the others keep their past.
+TEST(MacroStepController, AJumpHoldsOnlyTheVariablesTheEventMoved) {
+  mct::MacroStepController c(variable_options(1e-2, 1.0), std::vector<double>{1.0, 1.0});
+  for (int k = 0; k < 4; ++k) {
+    const double t = c.plan().t_end;
+    const std::vector<double> u = {std::exp(t), std::exp(t)};
+    ASSERT_TRUE(c.complete({kTiny, false, u}).accepted);
+  }
+  const std::vector<double> newest(c.history().newest_values().begin(),
+                                   c.history().newest_values().end());
+  const double second_oldest = c.history().values(0)[1];
+  c.jump_at_event(std::vector<double>{newest[0] + 3.0, newest[1]}, 0.0);
+  for (std::size_t i = 0; i < c.history().size(); ++i) {
+    EXPECT_EQ(c.history().values(i)[0], newest[0] + 3.0) << i;
+  }
+  EXPECT_EQ(c.history().values(0)[1], second_oldest) << "the unmoved variable keeps its past";
 }

@@ -304,14 +304,29 @@ TEST(FmuEventsApp, AStateLessFmuInCoSimulationStepsAtItsTimeEvents) {
     for (const auto& row : rows) {
       EXPECT_EQ(row[1], std::floor(row[0] / 0.25 + 1e-9)) << run << " at t = " << row[0];
       // The feed-through y = counter + 0.1 x: exact at macro points (the consistent update); inside
-      // a step the stair's input is the coupling polynomial, x the spring's own value.
-      EXPECT_NEAR(row[2], row[1] + 0.1 * row[4], run == "grid" ? 1e-5 : 1e-12)
+      // a step the stair's input is the coupling polynomial, x the spring's own value, apart by
+      // the polynomial's extrapolation error: up to 4.4e-5 in y where the steps after an event
+      // hold or extrapolate x at a low degree (the spring leaves rest there). The run itself
+      // follows the monolithic one to an NRMSE of 3.6e-5 (0.10 before macro points met the
+      // events, with 1e-5 here: the step over each event was rejected down to 3e-4 s).
+      EXPECT_NEAR(row[2], row[1] + 0.1 * row[4], run == "grid" ? 2e-4 : 1e-12)
           << run << " at t = " << row[0];
       EXPECT_EQ(row[3], std::fmod(row[1], 2.0)) << run << " at t = " << row[0];
     }
   }
   EXPECT_TRUE(read_file(dir / "inprocess.csv") == read_file(dir / "processes.csv"))
       << "the executors' results differ";
+  // The macro steps end on the stair's events (methods.md §3.3): the run follows the monolithic
+  // reference (measured NRMSE 3.6e-5 in spring.v; 0.10 while the steps passed over the events).
+  const fs::path reference = dir / "reference.csv";
+  const AppRun ref =
+      macrostep("reference " + config.string() + " --at " + (dir / "inprocess.csv").string() +
+                " --output " + reference.string());
+  ASSERT_EQ(ref.status, 0) << ref.output;
+  const AppRun c =
+      macrostep("compare " + (dir / "inprocess.csv").string() + " " + reference.string());
+  ASSERT_EQ(c.status, 0) << c.output;
+  EXPECT_LT(nrmse_of(c.output, "spring.v"), 1e-3) << c.output;
   fs::remove_all(dir);
 }
 

@@ -4,9 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
+#include <stdexcept>
 #include <vector>
 
 #include "macrostep/ida/integrator.hpp"
+#include "macrostep/library/sources.hpp"
 #include "macrostep/model/subsystem.hpp"
 
 namespace macrostep::ida {
@@ -111,6 +114,34 @@ TEST(AlgebraicSubsystem, SnapshotsClonesAndExportsCarryTheTime) {
     EXPECT_EQ(c.time(), 0.75);
     EXPECT_EQ(c.export_snapshot(*imported), bytes);  // the same bytes again
   }
+}
+
+// A jump (a step of width 0) is a time event: an advance that ends on it has the value before
+// it as its left limit and the one after it as its state; one that passes it has neither, and a
+// restore forgets the left limit.
+TEST(AlgebraicSubsystem, AnAdvanceEndingOnATimeEventKeepsTheOutputsBeforeIt) {
+  const library::StepSource step(2.0, 24.0, 0.1, 0.0, "V");
+  ASSERT_NE(step.events(), nullptr);
+  Integrator integrator(step, IntegratorOptions{});
+  std::vector<double> y(1), before(1);
+  integrator.advance_to(0.05);
+  EXPECT_FALSE(integrator.event_at_end());
+  EXPECT_THROW(integrator.outputs_before_event(before), std::logic_error);
+  const auto snapshot = integrator.make_snapshot();
+  EXPECT_EQ(integrator.advance_to(0.1).events, 1);
+  ASSERT_TRUE(integrator.event_at_end());
+  integrator.outputs_before_event(before);
+  integrator.outputs(y);
+  EXPECT_EQ(before[0], 2.0);
+  EXPECT_EQ(y[0], 24.0);
+  EXPECT_EQ(integrator.mode()->next_time_event(), std::numeric_limits<double>::infinity());
+  integrator.restore(*snapshot);
+  EXPECT_FALSE(integrator.event_at_end());
+  EXPECT_EQ(integrator.mode()->next_time_event(), 0.1);
+  EXPECT_EQ(integrator.advance_to(0.2).events, 1);
+  EXPECT_FALSE(integrator.event_at_end()) << "the event lies inside the advance";
+  integrator.outputs(y);
+  EXPECT_EQ(y[0], 24.0);
 }
 
 }  // namespace

@@ -73,3 +73,22 @@ TEST(CouplingHistory, DefaultCapacityCoversKappaMaxNeeds) {
   h.push(-1.0, std::vector<double>{0.0});  // after clear any time may start the history
   EXPECT_EQ(h.newest_time(), -1.0);
 }
+
+// A jump at the newest point (methods.md §3.3): the channels it changes hold the new value over
+// every point, the others keep their past; also once the ring has wrapped.
+TEST(CouplingHistory, AJumpHoldsTheChangedChannelsOnly) {
+  mp::CouplingHistory h(2, 4);
+  for (int k = 0; k < 6; ++k) h.push(k, std::vector<double>{double(k), 10.0 * k});
+  h.jump_newest(std::vector<double>{-1.0, 50.0});
+  ASSERT_EQ(h.size(), 4u);
+  for (std::size_t i = 0; i < h.size(); ++i) {
+    EXPECT_EQ(h.values(i)[0], -1.0) << i;
+    EXPECT_EQ(h.values(i)[1], 10.0 * static_cast<double>(i + 2)) << i;
+    EXPECT_EQ(h.time(i), static_cast<double>(i + 2)) << i;
+  }
+  EXPECT_THROW(h.jump_newest(std::vector<double>{1.0}), std::invalid_argument);
+  EXPECT_THROW(h.jump_newest(std::vector<double>{std::nan(""), 0.0}), std::invalid_argument);
+  EXPECT_THROW(h.hold_newest(2), std::out_of_range);
+  mp::CouplingHistory empty(1);
+  EXPECT_THROW(empty.replace_newest(std::vector<double>{1.0}), std::logic_error);
+}

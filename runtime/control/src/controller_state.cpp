@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -182,6 +183,8 @@ struct ControllerStateCodec {
     write_check(root.initOrderChangeCheck(), c.order_.change_check());
     root.setStartPhase(c.start_.active());
     root.setFinished(c.finished_);
+    root.setEventLimit(c.event_limit_);
+    root.setEventClippedStep(c.plan_.h_before_event);
     auto stats = root.initStatistics();
     stats.setAccepted(c.stats_.accepted);
     stats.setRejected(c.stats_.rejected);
@@ -279,6 +282,12 @@ struct ControllerStateCodec {
                                c.options_.variable_start && c.options_.order.kappa_max > 0;
     c.start_ = VariableStartPhase(root.getStartPhase());
     c.finished_ = root.getFinished();
+    c.event_limit_ = root.getEventLimit();
+    c.plan_.h_before_event = root.getEventClippedStep();
+    if (std::isnan(c.event_limit_) || !(c.plan_.h_before_event >= 0.0)) {
+      malformed(
+          fmt::format("event limit {} or clipped step {}", c.event_limit_, c.plan_.h_before_event));
+    }
     read_statistics(root.getStatistics(), c.stats_);
     check_consistency(c, start_allowed);
     return c;

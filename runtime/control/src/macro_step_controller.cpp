@@ -76,9 +76,21 @@ double MacroStepController::clip(double t_m, double t_next) const {
   return t_next >= options_.t_end - snap ? options_.t_end : t_next;
 }
 
+// A time event within H_min of T_M is one the subsystems take at the start of their next step;
+// one at or beyond t_end does not shorten the run's last step.
+double MacroStepController::clip_to_event(double t_m, double t_next, double* h_before) const {
+  *h_before = 0.0;
+  const double te = event_limit_;
+  if (!(te > t_m + StepSizeController::min_step(t_m)) || !(te < options_.t_end)) return t_next;
+  const double snap = std::max(StepSizeController::min_step(t_m), 1e-8 * (t_next - t_m));
+  if (t_next < te - snap) return t_next;
+  *h_before = t_next - t_m;
+  return te;
+}
+
 void MacroStepController::schedule(double t_end, int kappa) {
   plan_.t_begin = history_.newest_time();
-  plan_.t_end = t_end;
+  plan_.t_end = clip_to_event(plan_.t_begin, t_end, &plan_.h_before_event);
   plan_.kappa = kappa;
   plan_.repeat = n_fail_;
   plan_.estimator = effective_estimator(options_.estimator, kappa, history_.size());
@@ -253,6 +265,45 @@ StepVerdict MacroStepController::complete_variable(const StepOutcome& outcome) {
   v.r = r;
   v.kappa_next = kappa_new;
   return v;
+}
+
+void MacroStepController::set_event_limit(double t) {
+  if (finished_)
+    throw std::logic_error("MacroStepController::set_event_limit: the run has finished");
+  if (std::isnan(t)) throw std::invalid_argument("MacroStepController::set_event_limit: NaN");
+  event_limit_ = t;
+  // The plan as it was before an earlier limit shortened it, then this limit's.
+  const double t_m = plan_.t_begin;
+  const double wanted =
+      plan_.h_before_event > 0.0 ? clip(t_m, t_m + plan_.h_before_event) : plan_.t_end;
+  plan_.t_end = clip_to_event(t_m, wanted, &plan_.h_before_event);
+}
+
+// A variable the event moved by less than 1e-6 of its tolerance did not jump (the consistent
+// update after the event may round it differently): its history stays.
+void MacroStepController::jump_at_event(std::span<const double> u_after, double h_before) {
+  if (finished_) {
+    throw std::logic_error("MacroStepController::jump_at_event: the run has finished");
+  }
+  if (u_after.size() != history_.channels()) {
+    throw std::invalid_argument(
+        "MacroStepController::jump_at_event: " + std::to_string(u_after.size()) + " values for " +
+        std::to_string(history_.channels()) + " coupling variables");
+  }
+  const std::vector<double> before(history_.newest_values().begin(),
+                                   history_.newest_values().end());
+  history_.replace_newest(u_after);  // throws for values that are not finite
+  const ErrorTolerances& tol = options_.tolerances;
+  for (std::size_t c = 0; c < before.size(); ++c) {
+    const double weight = 1.0 / (component_atol(tol, WeightGroup::kCouplingVariable, c) +
+                                 tol.rtol * std::abs(u_after[c]));
+    if (std::abs(u_after[c] - before[c]) * weight > 1e-6) history_.hold_newest(c);
+  }
+  // The step after the event: at least as long as the one before the event shortened it.
+  if (options_.mode == StepSizeMode::kVariable && h_before > plan_.h()) {
+    const double t_m = plan_.t_begin;
+    schedule(clip(t_m, t_m + std::min(h_before, options_.step.h_max)), plan_.kappa);
+  }
 }
 
 void MacroStepController::resume_step(double h, int kappa) {

@@ -29,11 +29,18 @@ void check_fixed(double h, double t_n, double t0) {
   }
 }
 
+// The index of the grid point T_N stands on, (t_n − t0)/H = q up to rounding; between two grid
+// points (a macro point on a subsystem's time event) the one before it.
+double grid_index(double q) {
+  const double k = std::nearbyint(q);
+  return std::abs(q - k) < 1e-6 ? k : std::floor(q);
+}
+
 }  // namespace
 
 double fixed_step_grid_end(double t_n, double h, double t0) {
   check_fixed(h, t_n, t0);
-  const double k = std::nearbyint((t_n - t0) / h);
+  const double k = grid_index((t_n - t0) / h);
   return t0 + (k + 1.0) * h;
 }
 
@@ -46,7 +53,7 @@ double fixed_step_ramp_end(double t_n, double h, long n_steps, double t0) {
     const double t_next = t_n + h_red;
     return t_next > ramp_end ? ramp_end : t_next;
   }
-  const double k = std::nearbyint((t_n - ramp_end) / h);
+  const double k = grid_index((t_n - ramp_end) / h);
   return ramp_end + (k + 1.0) * h;
 }
 

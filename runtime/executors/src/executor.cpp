@@ -37,7 +37,7 @@ void Executor::step(double t_end, std::span<const SubsystemCommand> commands,
 }
 
 void Executor::evaluate_outputs(std::span<const std::vector<double>> inputs,
-                                EvaluationOutcome& outcome) {
+                                EvaluationOutcome& outcome, runner::EventSide side) {
   if (phase_ != Phase::kStepped) {
     throw std::logic_error(
         phase_ == Phase::kBetween
@@ -47,7 +47,7 @@ void Executor::evaluate_outputs(std::span<const std::vector<double>> inputs,
   if (inputs.size() != subsystem_count()) {
     throw std::invalid_argument("Executor::evaluate_outputs: one entry per subsystem required");
   }
-  do_evaluate_outputs(inputs, outcome);
+  do_evaluate_outputs(inputs, side, outcome);
 }
 
 void Executor::accept() {
@@ -114,6 +114,8 @@ void collect_runner_outcome(const runner::SubsystemRunner& runner, std::size_t i
   so.nominal.stats = runner.result(0).stats;
   so.nominal.sample_times = runner.result(0).sample_times;
   so.nominal.sample_values = runner.result(0).sample_values;
+  so.nominal.event_outputs = runner.result(0).event_outputs;
+  so.nominal.next_event = runner.result(0).next_event;
   so.extra.resize(runner.run_count() - 1);
   for (std::size_t k = 0; k + 1 < runner.run_count(); ++k) {
     so.extra[k].outputs = runner.result(1 + k).outputs;
@@ -130,8 +132,9 @@ void collect_runner_outcome(const runner::SubsystemRunner& runner, std::size_t i
 }
 
 void evaluate_with_runner(runner::SubsystemRunner& runner, std::size_t i,
-                          std::span<const double> inputs, EvaluationOutcome& outcome) {
-  const runner::RunResult& r = runner.evaluate_outputs(inputs);
+                          std::span<const double> inputs, runner::EventSide side,
+                          EvaluationOutcome& outcome) {
+  const runner::RunResult& r = runner.evaluate_outputs(inputs, side);
   auto& e = outcome.subsystems.at(i);
   e.outputs = r.outputs;
   e.feedthrough = r.feedthrough;

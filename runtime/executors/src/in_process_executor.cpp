@@ -59,12 +59,12 @@ void InProcessExecutor::do_step(double t_end, std::span<const SubsystemCommand> 
 }
 
 void InProcessExecutor::do_evaluate_outputs(std::span<const std::vector<double>> inputs,
-                                            EvaluationOutcome& outcome) {
+                                            runner::EventSide side, EvaluationOutcome& outcome) {
   outcome.ok = true;
   outcome.error.clear();
   outcome.subsystems.resize(runners_.size());
   for (std::size_t i = 0; i < runners_.size(); ++i) {
-    if (!inputs[i].empty()) evaluate_with_runner(*runners_[i], i, inputs[i], outcome);
+    if (!inputs[i].empty()) evaluate_with_runner(*runners_[i], i, inputs[i], side, outcome);
   }
 }
 

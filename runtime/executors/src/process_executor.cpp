@@ -123,11 +123,12 @@ void ProcessExecutor::State::run_hosted(double t_end, const SubsystemCommand& c,
 // every remote subsystem asked, the hosted one evaluated here meanwhile, then the replies in
 // subsystem order (the lowest failure is reported, as in a pass).
 void ProcessExecutor::State::evaluate_once(std::span<const std::vector<double>> inputs,
-                                           EvaluationOutcome& outcome) {
+                                           runner::EventSide side, EvaluationOutcome& outcome) {
   const std::size_t n = workers.size();
   const Operation op{Operation::kEvaluate, accepted_steps + 1, attempt, step_begin, step_op.end};
   const std::uint64_t first_id = command_counter + 1;  // subsystem i's command: first_id + i
   command->kind = ipc::CommandKind::kEvaluate;
+  command->after_event = side == runner::EventSide::kAfter ? 1 : 0;
   for (std::size_t i : remote) {
     if (inputs[i].empty()) continue;
     command->id = first_id + i;
@@ -139,7 +140,7 @@ void ProcessExecutor::State::evaluate_once(std::span<const std::vector<double>> 
   outcome.error.clear();
   outcome.subsystems.resize(n);
   ring();
-  if (hosted && !inputs[0].empty()) evaluate_with_runner(*hosted, 0, inputs[0], outcome);
+  if (hosted && !inputs[0].empty()) evaluate_with_runner(*hosted, 0, inputs[0], side, outcome);
   await_replies(op);
   for (std::size_t i : remote) {
     if (inputs[i].empty()) continue;
@@ -314,13 +315,13 @@ void ProcessExecutor::run_pass(double t_end, std::span<const SubsystemCommand> c
 }
 
 void ProcessExecutor::do_evaluate_outputs(std::span<const std::vector<double>> inputs,
-                                          EvaluationOutcome& outcome) {
+                                          runner::EventSide side, EvaluationOutcome& outcome) {
   State& s = *state_;
   if (s.broken) throw std::logic_error("ProcessExecutor::evaluate_outputs: a worker has failed");
   for (bool repeat = false;;) {
     try {
       if (repeat) s.repeat_nominal_pass();
-      s.evaluate_once(inputs, outcome);
+      s.evaluate_once(inputs, side, outcome);
       return;
     } catch (const WorkerFailure& failure) {
       if (!s.can_recover()) throw;

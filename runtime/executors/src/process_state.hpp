@@ -191,7 +191,8 @@ struct ProcessExecutor::State {
   // One output evaluation (ProcessExecutor::evaluate_outputs) without recovery: a kEvaluate to
   // every remote subsystem asked, the hosted one evaluated here meanwhile, then the replies in
   // subsystem order (the lowest failure is reported, as in a pass).
-  void evaluate_once(std::span<const std::vector<double>> inputs, EvaluationOutcome& outcome);
+  void evaluate_once(std::span<const std::vector<double>> inputs, runner::EventSide side,
+                     EvaluationOutcome& outcome);
 
   // After a recovery during an output evaluation every worker stands at T_N: the last pass's
   // nominal runs again (a pure function of the T_N state and the polynomial, contract 2: the

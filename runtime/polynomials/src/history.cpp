@@ -3,6 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace macrostep::polynomials {
 
@@ -46,6 +47,37 @@ void CouplingHistory::push(double t, std::span<const double> u) {
 void CouplingHistory::clear() {
   first_ = 0;
   size_ = 0;
+}
+
+void CouplingHistory::replace_newest(std::span<const double> u) {
+  if (size_ == 0) throw std::logic_error("CouplingHistory::replace_newest: empty history");
+  if (u.size() != channels_) {
+    throw std::invalid_argument("CouplingHistory::replace_newest: " + std::to_string(u.size()) +
+                                " values for " + std::to_string(channels_) + " channels");
+  }
+  for (std::size_t c = 0; c < channels_; ++c) {
+    if (!std::isfinite(u[c])) {
+      throw std::invalid_argument("CouplingHistory::replace_newest: non-finite value in channel " +
+                                  std::to_string(c));
+    }
+  }
+  const std::size_t s = slot(size_ - 1);
+  for (std::size_t c = 0; c < channels_; ++c) values_[s * channels_ + c] = u[c];
+}
+
+void CouplingHistory::jump_newest(std::span<const double> after) {
+  const std::vector<double> before(newest_values().begin(), newest_values().end());
+  replace_newest(after);
+  for (std::size_t c = 0; c < channels_; ++c) {
+    if (after[c] != before[c]) hold_newest(c);
+  }
+}
+
+void CouplingHistory::hold_newest(std::size_t channel) {
+  if (size_ == 0) throw std::logic_error("CouplingHistory::hold_newest: empty history");
+  if (channel >= channels_) throw std::out_of_range("CouplingHistory::hold_newest: channel");
+  const double v = values_[slot(size_ - 1) * channels_ + channel];
+  for (std::size_t i = 0; i + 1 < size_; ++i) values_[slot(i) * channels_ + channel] = v;
 }
 
 double CouplingHistory::time(std::size_t i) const {

@@ -317,12 +317,10 @@ void print_summary(std::ostream& out, const config::RunConfig& config, const Cos
   }
   if (r.run.estimate_raises.unseen > 0) {
     fmt::print(out,
-               "warning: {} accepted step{} (the first from t = {:.6g} s) moved the coupling "
-               "variables farther from their prediction than their tolerance where the error "
-               "estimate saw nothing (a source's jump or an event inside the step after a "
-               "stretch of equal values: the estimators compare polynomials of the past, D-52); "
-               "bound the step with [cosim] h_max, or give a fixed step with macro points on the "
-               "jumps\n",
+               "{} explicit estimate{} of 0 (the first from t = {:.6g} s) where the coupling "
+               "variables missed their prediction by more than their tolerance: judged by that "
+               "miss instead (a change after a stretch of equal values, which the comparison "
+               "cannot see, D-52)\n",
                r.run.estimate_raises.unseen, r.run.estimate_raises.unseen == 1 ? "" : "s",
                r.run.estimate_raises.first_unseen);
   }

@@ -112,6 +112,12 @@ void ExplicitJacobi::assume_exact_past(std::span<const double> times,
   }
 }
 
+void ExplicitJacobi::at_event(std::span<const std::vector<double>> outputs_after) {
+  if (!rates_) return;
+  system_->evaluate_rates(outputs_after, rates_next_);
+  rates_->jump_newest(rates_next_);
+}
+
 AttemptResult ExplicitJacobi::attempt(const control::StepPlan& plan,
                                       const polynomials::CouplingHistory& hist,
                                       PassRunner& runner) {
@@ -202,8 +208,17 @@ AttemptResult ExplicitJacobi::attempt(const control::StepPlan& plan,
       const double rho = control::prediction_ratio(u_pre_, u_hat_, u_new, tol);
       result.estimate_raise = control::raise_for_prediction_ratio(result.estimate, rho,
                                                                   options_.prediction_ratio_limit);
-      result.unseen_miss = result.estimate.norm() == 0.0 &&
-                           control::estimate_coupling_variables(u_pre_, u_new, tol).norm() > 1.0;
+      // A comparison that moved nothing (a history of equal values) gives 0, which no raise can
+      // scale: where the coupling variables missed their prediction by more than their
+      // tolerance all the same, that miss judges the step (exCV's estimate, D-52).
+      if (result.estimate.norm() == 0.0) {
+        const control::ErrorEstimate miss =
+            control::estimate_coupling_variables(u_pre_, u_new, tol);
+        if (miss.norm() > 1.0) {
+          result.unseen_miss = true;
+          result.estimate = miss;
+        }
+      }
     }
   }
   return result;

@@ -342,6 +342,12 @@ void GaussSeidel::assume_exact_past(std::span<const double> times,
   }
 }
 
+void GaussSeidel::at_event(std::span<const std::vector<double>> outputs_after) {
+  for (std::size_t s = 0; s < own_outputs_.size(); ++s) {
+    if (own_outputs_[s]) own_outputs_[s]->jump_newest(outputs_after[s]);
+  }
+}
+
 AttemptResult GaussSeidel::attempt(const control::StepPlan& plan,
                                    const polynomials::CouplingHistory& history,
                                    PassRunner& runner) {

@@ -15,6 +15,7 @@
 #include "macrostep/model/clock.hpp"
 #include "macrostep/model/names.hpp"
 #include "macrostep/polynomials/builders.hpp"
+#include "time_events.hpp"
 
 namespace macrostep::schemes {
 
@@ -123,9 +124,9 @@ const executors::PassOutcome& PassRunner::pass(
 }
 
 const executors::EvaluationOutcome& PassRunner::evaluate_outputs(
-    std::span<const std::vector<double>> inputs) {
+    std::span<const std::vector<double>> inputs, runner::EventSide side) {
   const auto t0 = now_ns();
-  executor_.evaluate_outputs(inputs, evaluation_);
+  executor_.evaluate_outputs(inputs, evaluation_, side);
   const auto ns = now_ns() - t0;
   executor_ns_ += ns;
   result_.time.executor_ns += ns;
@@ -281,7 +282,13 @@ class AttemptLoop {
         ctl_(ctl),
         runner_(runner),
         result_(result),
-        attempts_(continuation.attempts) {}
+        attempts_(continuation.attempts),
+        aligns_events_(aligns_time_events(system)) {
+    // A continuation's controller holds its event limit already.
+    if (aligns_events_ && continuation.controller_state == nullptr && !ctl_.finished()) {
+      ctl_.set_event_limit(initial_time_event(system));
+    }
+  }
 
   // Attempts until the controller has reached t_end. Throws what run_scheme documents; a
   // step-size underflow caused by a failing subsystem is reported as that subsystem's failure.
@@ -305,7 +312,7 @@ class AttemptLoop {
     }
     count_corrector(a, result_.corrector);
     count_raise(a, result_.estimate_raises);
-    if (a.unseen_miss && a.estimate.passed() && result_.estimate_raises.unseen++ == 0) {
+    if (a.unseen_miss && result_.estimate_raises.unseen++ == 0) {
       result_.estimate_raises.first_unseen = plan.t_begin;
     }
     if (a.subsystem_failed && a.model_terminated) {
@@ -380,18 +387,39 @@ class AttemptLoop {
     std::int64_t t_done = 0;
     if (verdict.accepted) {
       consecutive_failures_ = 0;
+      // An event at the step's end (planned there, or one that fell there): the values after
+      // it, before accept() (which ends the evaluations of the step's end state).
+      const bool event = event_at_end(runner_.last_pass());
+      if (event) {
+        const std::string error = values_after_event(system_, runner_, options_.control.tolerances,
+                                                     outputs_after_, u_after_);
+        if (!error.empty()) {
+          throw CouplingFailure(fmt::format("after the event at t = {:.9g}: {}", plan.t_end, error),
+                                plan.t_begin);
+        }
+      }
       executor_.accept();
       t_done = now_ns();
+      if (event && !ctl_.finished()) {
+        ctl_.jump_at_event(u_after_, plan.h_before_event);
+        scheme_.at_event(outputs_after_);
+      }
+      if (aligns_events_ && !ctl_.finished()) {
+        ctl_.set_event_limit(next_time_event(runner_.last_pass()));
+      }
       // The attempt's row first: an accepted-point observer may end the run (a guard throws),
       // and the steps file must still list the attempt that was accepted.
       report(plan, a, true, t_attempt, t_done);
+      // The point's outputs and coupling variables are those after an event there (a grid row at
+      // an event has the values after it too).
+      const auto& outputs = event ? outputs_after_ : runner_.outputs();
+      const auto& u = event ? u_after_ : runner_.u_next();
       on_accepted_(AcceptedPoint{ctl_.statistics().accepted, plan.t_end, plan.kappa, plan.h(),
-                                 runner_.outputs(), runner_.u_next(), plan.t_begin,
-                                 runner_.last_pass().subsystems});
+                                 outputs, u, plan.t_begin, runner_.last_pass().subsystems});
       result_.time.observer_ns += now_ns() - t_done;
       // After the observers: samples inside the step were evaluated with the state the attempt
       // used (T_N's); from here on the laws stand at T_{N+1}.
-      system_.accept_couplings(runner_.outputs(), runner_.u_next());
+      system_.accept_couplings(outputs, u);
     } else {
       executor_.reject();
       t_done = now_ns();
@@ -445,6 +473,10 @@ class AttemptLoop {
   int consecutive_failures_ = 0;
   std::uint64_t attempts_;
   std::exception_ptr last_failure_;  // reported instead of an underflow it caused
+  const bool aligns_events_;         // macro points on time events (time_events.hpp)
+  // An accepted step's values after the event at its end (values_after_event).
+  std::vector<std::vector<double>> outputs_after_;
+  std::vector<double> u_after_;
 };
 
 }  // namespace

@@ -197,6 +197,11 @@ void Integrator::Impl::handle_event(double t, const std::string& why) {
     interpolate(t, z, zp);
   }
   evaluate_input(t);
+  if (t == advance_end && !left_present) {
+    left_present = true;
+    left_z.assign(z.begin(), z.end());
+    left_mode = mode;
+  }
   model::EventOutcome outcome;
   try {
     outcome = events->handle(*mode, t, z, u, why);

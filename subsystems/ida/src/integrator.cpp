@@ -180,6 +180,9 @@ AdvanceStats Integrator::advance_to(double t_end, const AdvanceControl& control)
         "Integrator::advance_to: target {} is not after the current time {}", t_end, t_start));
   }
   I.begin_samples(t_start, t_end);
+  I.advance_end = t_end;
+  I.left_present = false;
+  I.left_mode.reset();
   if (I.algebraic()) {  // nothing to integrate, no history to shift or restart
     const long events_before = I.event_count;
     AdvanceStats s;
@@ -414,6 +417,41 @@ void Integrator::feedthrough_jacobian(std::span<double> values) const {
   state(I.z_scratch, I.zp_scratch);
   I.evaluate_input(time());
   I.model().feedthrough_jacobian(time(), I.z_scratch, I.u, values);
+}
+
+bool Integrator::event_at_end() const {
+  return impl_->left_present;
+}
+
+std::span<const double> Integrator::state_before_event() const {
+  const auto& I = *impl_;
+  if (!I.left_present) {
+    throw std::logic_error("Integrator::state_before_event: no event at the end of the advance");
+  }
+  return I.left_z;
+}
+
+const model::Subsystem& Integrator::equations_before_event() const {
+  const auto& I = *impl_;
+  if (!I.left_present) {
+    throw std::logic_error(
+        "Integrator::equations_before_event: no event at the end of the advance");
+  }
+  return I.left_mode->equations();
+}
+
+void Integrator::outputs_before_event(std::span<double> y) const {
+  auto& I = *impl_;
+  const std::span<const double> z = state_before_event();
+  I.evaluate_input(time());
+  I.left_mode->equations().outputs(time(), z, I.u, y);
+}
+
+void Integrator::feedthrough_jacobian_before_event(std::span<double> values) const {
+  auto& I = *impl_;
+  const std::span<const double> z = state_before_event();
+  I.evaluate_input(time());
+  I.left_mode->equations().feedthrough_jacobian(time(), z, I.u, values);
 }
 
 std::unique_ptr<WorkspaceSnapshot> Integrator::make_snapshot() const {

@@ -224,6 +224,13 @@ struct Integrator::Impl {
   std::vector<double> g_lo, g_hi, g_mid, event_z;
   long events_this_advance = 0;
   long event_count = 0;  // events handled, over the integrator's life
+  // The current advance_to()'s t_end, and the state and mode before the first event handled at
+  // exactly that time (Integrator::event_at_end). Cleared by every advance_to() and restore():
+  // not part of the workspace.
+  double advance_end = std::numeric_limits<double>::quiet_NaN();
+  bool left_present = false;
+  std::vector<double> left_z;
+  std::shared_ptr<const model::Mode> left_mode;
   void interpolate(double t, std::span<double> z, std::span<double> zp) const;
   void indicators_at(double t, std::span<const double> z, std::vector<double>& g);
   void begin_events();

@@ -236,6 +236,8 @@ void Integrator::Impl::restore(const WorkspaceSnapshot::Data& d) {
     throw std::invalid_argument(
         "WorkspaceSnapshot::restore: snapshot of a different subsystem size or solver");
   }
+  left_present = false;
+  left_mode.reset();
   if (events) {
     if (!d.mode) throw std::invalid_argument("WorkspaceSnapshot::restore: snapshot without a mode");
     mode = d.mode;

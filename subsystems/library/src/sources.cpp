@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <cstddef>
 #include <limits>
 #include <memory>
 #include <numbers>
@@ -70,15 +71,71 @@ std::string ConstantSource::law() const {
   return fmt::format("constant {}", value_);
 }
 
+namespace {
+
+// A jump's two modes: the level before it (its time event still ahead) and after it.
+class StepLevelMode final : public model::Mode {
+ public:
+  StepLevelMode(const model::Subsystem& level, double next, bool after)
+      : level_(level), next_(next), after_(after) {}
+  const model::Subsystem& equations() const override { return level_; }
+  double next_time_event() const override { return next_; }
+  void indicators(double, std::span<const double>, std::span<const double>,
+                  std::span<double>) const override {}
+  std::vector<std::byte> serialize() const override {
+    return {std::byte{static_cast<unsigned char>(after_ ? 1 : 0)}};
+  }
+
+ private:
+  const model::Subsystem& level_;
+  double next_;
+  bool after_;
+};
+
+class StepEvents final : public model::Events {
+ public:
+  StepEvents(double initial, double final_value, double time, const std::string& unit)
+      : before_(initial, unit),
+        after_(final_value, unit),
+        before_mode_(std::make_shared<const StepLevelMode>(before_, time, false)),
+        after_mode_(std::make_shared<const StepLevelMode>(
+            after_, std::numeric_limits<double>::infinity(), true)),
+        time_(time) {}
+  std::size_t indicator_count() const override { return 0; }
+  // At the sources' initial time (0): before the jump unless it is at or before that time.
+  std::shared_ptr<const model::Mode> initial_mode() const override {
+    return time_ <= 0.0 ? after_mode_ : before_mode_;
+  }
+  // The jump at its time; at another subsystem's event (a monolithic run asks every part) the
+  // mode stays.
+  model::EventOutcome handle(const model::Mode& mode, double t, std::span<double>,
+                             std::span<const double>, const std::string&) const override {
+    model::EventOutcome outcome;
+    outcome.mode = t >= time_ || &mode == after_mode_.get() ? after_mode_ : before_mode_;
+    return outcome;
+  }
+  std::shared_ptr<const model::Mode> mode_from_bytes(
+      std::span<const std::byte> bytes) const override {
+    if (bytes.size() != 1 || std::to_integer<int>(bytes[0]) > 1) {
+      throw std::runtime_error("step: a mode is one byte, 0 or 1");
+    }
+    return std::to_integer<int>(bytes[0]) == 1 ? after_mode_ : before_mode_;
+  }
+
+ private:
+  ConstantSource before_, after_;
+  std::shared_ptr<const model::Mode> before_mode_, after_mode_;
+  double time_;
+};
+
+}  // namespace
+
 StepSource::StepSource(double initial, double final_value, double time, double width,
                        std::string unit)
-    : TimeSource(std::move(unit)),
-      initial_(initial),
-      final_(final_value),
-      time_(time),
-      width_(width) {
+    : TimeSource(unit), initial_(initial), final_(final_value), time_(time), width_(width) {
   require_finite({initial, final_value, time, width}, "step: initial, final, time and width");
   if (!(width >= 0.0)) throw std::invalid_argument("step: width must be >= 0");
+  if (width == 0.0) events_ = std::make_unique<StepEvents>(initial, final_value, time, unit);
 }
 
 double StepSource::value(double t) const {
@@ -267,7 +324,9 @@ ModelEntry detail::step_entry() {
             {number_spec("initial", 0.0, false, "the output before `time`"),
              number_spec("final", 0.0, true, "the output from `time` on"),
              number_spec("time", 0.0, true, "the time of the step", "s"),
-             number_spec("width", 0.0, false, "the duration of a smooth (C1 cubic) step; 0: a jump",
+             number_spec("width", 0.0, false,
+                         "the duration of a smooth (C1 cubic) step; 0: a jump, a time event that "
+                         "macro steps end on",
                          "s", Bound::kNonNegative)});
   e.check = [](const ParameterValues& v) {
     return finite(v, {"initial", "final", "time", "width"});

@@ -155,10 +155,24 @@ void SubsystemRunner::execute(std::size_t r) noexcept {
     }
     result.stats = integ->advance_to(t_end_, jump_control(*integ));
     result.outputs.resize(subsystem_.output_size());
-    integ->outputs(result.outputs);
+    const bool event_at_end = integ->event_at_end();
+    if (event_at_end) {
+      integ->outputs_before_event(result.outputs);
+      result.event_outputs.resize(subsystem_.output_size());
+      integ->outputs(result.event_outputs);
+    } else {
+      integ->outputs(result.outputs);
+      result.event_outputs.clear();
+    }
+    const model::Mode* mode = integ->mode();
+    result.next_event = mode ? mode->next_time_event() : std::numeric_limits<double>::infinity();
     if (r == 0 && subsystem_.has_feedthrough()) {
       result.feedthrough.resize(subsystem_.output_size() * subsystem_.input_size());
-      integ->feedthrough_jacobian(result.feedthrough);
+      if (event_at_end) {
+        integ->feedthrough_jacobian_before_event(result.feedthrough);
+      } else {
+        integ->feedthrough_jacobian(result.feedthrough);
+      }
     }
     if (r == 0) {
       const ida::OutputSamples& samples = integ->samples();
@@ -192,7 +206,7 @@ std::string describe_inputs(const model::Subsystem& s, std::span<const double> u
 
 }  // namespace
 
-const RunResult& SubsystemRunner::evaluate_outputs(std::span<const double> inputs) {
+const RunResult& SubsystemRunner::evaluate_outputs(std::span<const double> inputs, EventSide side) {
   if (!advanced_ || !results_[0].error.empty()) {
     throw std::logic_error(
         "SubsystemRunner::evaluate_outputs: needs a pass whose nominal run succeeded, before "
@@ -208,11 +222,16 @@ const RunResult& SubsystemRunner::evaluate_outputs(std::span<const double> input
   r.stats = {};
   const double t = nominal_->time();
   try {
-    // The same end state Integrator::outputs() reads (IDAGetDky at t_end), other inputs.
-    end_z_.resize(subsystem_.state_size());
-    end_zp_.resize(end_z_.size());
-    nominal_->state(end_z_, end_zp_);
-    model::evaluate_outputs(nominal_->equations(), t, end_z_, inputs, r.outputs, r.feedthrough);
+    if (side == EventSide::kBefore && nominal_->event_at_end()) {
+      model::evaluate_outputs(nominal_->equations_before_event(), t, nominal_->state_before_event(),
+                              inputs, r.outputs, r.feedthrough);
+    } else {
+      // The same end state Integrator::outputs() reads (IDAGetDky at t_end), other inputs.
+      end_z_.resize(subsystem_.state_size());
+      end_zp_.resize(end_z_.size());
+      nominal_->state(end_z_, end_zp_);
+      model::evaluate_outputs(nominal_->equations(), t, end_z_, inputs, r.outputs, r.feedthrough);
+    }
   } catch (const std::exception& e) {
     r.error = "output evaluation at t = " + number(t) + " with " +
               describe_inputs(subsystem_, inputs) + ": " + e.what();

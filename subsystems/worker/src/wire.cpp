@@ -199,6 +199,12 @@ void encode_pass(const runner::RunResult& nominal, std::span<const runner::RunRe
   for (std::size_t k = 0; k < extra.size(); ++k) write_run(reply, 1 + k, extra[k], outputs);
   reply.set_feedthrough(nominal.feedthrough);  // after runs and outputs: it follows them
   reply.set_samples(nominal.sample_times, nominal.sample_values);  // after the feed-through
+  reply.next_event = nominal.next_event;
+  if (!nominal.event_outputs.empty() && nominal.event_outputs.size() != outputs) {
+    throw std::invalid_argument("StepReply: event outputs of another size than the outputs");
+  }
+  reply.event_outputs = static_cast<std::uint32_t>(nominal.event_outputs.size());
+  std::copy(nominal.event_outputs.begin(), nominal.event_outputs.end(), reply.event_values);
   reply.solver_ns = solver_ns;
   reply.extra_ns = extra_ns;
 }
@@ -213,6 +219,10 @@ void decode_pass(const ipc::StepReply& reply, std::size_t outputs, runner::PassR
   const auto values = reply.sample_values();
   pass.nominal.sample_times.assign(times.begin(), times.end());
   pass.nominal.sample_values.assign(values.begin(), values.end());
+  pass.nominal.next_event = reply.next_event;
+  pass.nominal.event_outputs.assign(
+      reply.event_values,
+      reply.event_values + std::min<std::size_t>(reply.event_outputs, ipc::kMaxOutputs));
   pass.extra.resize(reply.runs > 0 ? reply.runs - 1 : 0);
   for (std::size_t k = 0; k + 1 < reply.runs; ++k) read_run(reply, 1 + k, outputs, pass.extra[k]);
 }

@@ -176,7 +176,8 @@ void HandlerGroup::handle(std::span<const ipc::StepCommand* const> commands,
 
 // The runner's output evaluation (the in-process executor calls the same function).
 void CommandHandler::evaluate(const ipc::StepCommand& cmd, ipc::StepReply& reply) {
-  const runner::RunResult& r = runner_.evaluate_outputs(cmd.inputs());
+  const runner::RunResult& r = runner_.evaluate_outputs(
+      cmd.inputs(), cmd.after_event != 0 ? runner::EventSide::kAfter : runner::EventSide::kBefore);
   encode_evaluation(r.outputs, r.feedthrough, r.error, reply);
 }
 

@@ -52,7 +52,7 @@ namespace macrostep::ipc {
 
 // Raised whenever a message or the segment layout changes meaning; the master and its workers
 // must agree on it (handshake, SubsystemConfig).
-inline constexpr std::uint32_t kProtocolVersion = 10;
+inline constexpr std::uint32_t kProtocolVersion = 11;
 // The input polynomials a command carries: up to kMaxNodes support points (degree kMaxNodes - 1)
 // for each of up to kMaxChannels inputs. They equal model::SupportPoints' capacities (wire.hpp
 // checks it at compile time).
@@ -114,6 +114,10 @@ struct StepCommand {
   double t_end = 0.0;
   std::uint32_t packed = 0;       // doubles used in `points` (kStep only)
   std::uint32_t polynomials = 0;  // runs with their own polynomial, the nominal one included
+  // kEvaluate: 1 evaluates the state after an event the nominal run handled at t_end, 0 the one
+  // before it (runner::EventSide; the same state without such an event).
+  std::uint32_t after_event = 0;
+  std::uint32_t reserved = 0;
   double points[kMaxCommandDoubles];
 
   // Master: no runs (accept, reject, shutdown carry none).
@@ -170,6 +174,13 @@ struct StepReply {
   // CLOCK_MONOTONIC (steady_clock) when the worker got the command and pushed the reply.
   std::int64_t received_ns = 0;
   std::int64_t sent_ns = 0;
+  // kStep: the nominal run's next scheduled time event after t_end (runner::RunResult::
+  // next_event; +infinity: none), and its outputs after an event it handled at t_end
+  // (RunResult::event_outputs: `event_outputs` values, 0 without such an event).
+  double next_event = 0.0;
+  std::uint32_t event_outputs = 0;
+  std::uint32_t reserved = 0;
+  double event_values[kMaxOutputs] = {};
   // runs × work counters (kStatsDoubles each), then runs × `outputs` values (y at t_end), then
   // the `feedthrough` values of the nominal run's ∂y/∂u, then the nominal run's `samples` grid
   // times and samples × `outputs` values. The writer sets `runs` and `outputs` first, then the

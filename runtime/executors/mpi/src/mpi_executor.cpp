@@ -464,12 +464,13 @@ void MpiExecutor::do_step(double t_end, std::span<const SubsystemCommand> comman
 // One evaluate request to each agent that hosts an asked subsystem (the others get nothing),
 // their replies read as the process executor reads its workers'.
 void MpiExecutor::do_evaluate_outputs(std::span<const std::vector<double>> inputs,
-                                      EvaluationOutcome& outcome) {
+                                      runner::EventSide side, EvaluationOutcome& outcome) {
   State& s = *state_;
   const std::size_t n = s.owner.size();
   if (s.broken) throw std::logic_error("MpiExecutor::evaluate_outputs: the bridge has failed");
   auto& cmd = *s.command;
   cmd.kind = ipc::CommandKind::kEvaluate;
+  cmd.after_event = side == runner::EventSide::kAfter ? 1 : 0;
   cmd.id = s.attempt;
   std::vector<std::vector<std::byte>> messages;
   std::vector<std::size_t> asked;

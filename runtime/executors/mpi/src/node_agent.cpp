@@ -153,6 +153,8 @@ void serve_evaluate(const bridge::Request& rq, Group& g, bridge::Reply& reply) {
         "bridge: an evaluate request with {} commands for {} subsystems", rq.commands.size(), n));
   }
   g.inputs.resize(n);
+  // One side for the whole request: the master asks every subsystem for the same state.
+  runner::EventSide side = runner::EventSide::kBefore;
   for (std::size_t j = 0; j < n; ++j) {
     g.inputs[j].clear();
     if (rq.commands[j].empty()) continue;
@@ -162,8 +164,9 @@ void serve_evaluate(const bridge::Request& rq, Group& g, bridge::Reply& reply) {
     }
     const auto u = g.command->inputs();
     g.inputs[j].assign(u.begin(), u.end());
+    if (g.command->after_event != 0) side = runner::EventSide::kAfter;
   }
-  g.executor->evaluate_outputs(g.inputs, g.evaluation);
+  g.executor->evaluate_outputs(g.inputs, g.evaluation, side);
   for (std::size_t j = 0; j < n; ++j) {
     if (rq.commands[j].empty()) {
       reply.replies.emplace_back();

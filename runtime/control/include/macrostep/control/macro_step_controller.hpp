@@ -58,6 +58,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -104,6 +105,9 @@ struct StepPlan {
   double t_end = 0.0;         // T_{N+1}
   int kappa = 0;
   Estimator estimator = Estimator::kNone;  // effective estimator for this step (D-33)
+  // The H this plan had before a subsystem's time event shortened it to end there
+  // (set_event_limit); 0 if it did not.
+  double h_before_event = 0.0;
   double h() const { return t_end - t_begin; }
 };
 
@@ -153,7 +157,7 @@ struct MacroStepStatistics {
 };
 
 // Version of export_state()'s format; import_state() accepts only this one.
-inline constexpr std::uint32_t kControllerStateFormatVersion = 2;
+inline constexpr std::uint32_t kControllerStateFormatVersion = 3;
 
 class MacroStepController {
  public:
@@ -200,6 +204,26 @@ class MacroStepController {
   // H_min at T_M, or a negative κ.
   void resume_step(double h, int kappa);
 
+  // Time events (docs/design/methods.md §3.3): t is the next time at which a subsystem has
+  // scheduled an event (+infinity: none). No plan steps over it: the plan in force and every
+  // later one end there at the latest (one that would end short of it by less than the clip's
+  // snap, max(H_min, 1e-8·H), ends on it). A time at or before the plan's T_N is ignored (the
+  // subsystems take such an event at the start of their next step). Between complete() and the
+  // next plan(), in either mode; it holds through rejections until a later call replaces it.
+  // Throws std::logic_error once finished(), std::invalid_argument for NaN.
+  void set_event_limit(double t);
+  double event_limit() const { return event_limit_; }
+  // After an accepted step that ended at an event (a subsystem's outputs jump there:
+  // runner::RunResult::event_outputs), between complete() and the next plan(): the newest point
+  // of the history gets u_after, the coupling variables after the event, and every variable the
+  // event moved (by more than 1e-6 of its tolerance weight) has its older points set to that
+  // value too, so that its polynomials hold the value after the jump instead of running through
+  // it; the others keep their history, and the plan its degree. In variable mode the next step
+  // is at least h_before long (the accepted step's StepPlan::h_before_event: the H it had before
+  // the event shortened it), within H_max and the end time. Throws std::logic_error once
+  // finished(), std::invalid_argument for u_after of the wrong size or not finite.
+  void jump_at_event(std::span<const double> u_after, double h_before);
+
   const MacroStepStatistics& statistics() const { return stats_; }
   bool in_start_phase() const { return start_.active(); }
   int consecutive_failures() const { return n_fail_; }
@@ -223,6 +247,8 @@ class MacroStepController {
   void accept(double t, std::span<const double> u, int kappa, double h);
   void schedule(double t_end, int kappa);
   double clip(double t_m, double t_next) const;
+  // t_next shortened to the event limit (and the step it had before, in *h_before).
+  double clip_to_event(double t_m, double t_next, double* h_before) const;
 
   MacroStepOptions options_;
   polynomials::CouplingHistory history_;
@@ -233,6 +259,7 @@ class MacroStepController {
   MacroStepStatistics stats_;
   int n_fail_ = 0;
   bool finished_ = false;
+  double event_limit_ = std::numeric_limits<double>::infinity();
 };
 
 }  // namespace macrostep::control

@@ -39,13 +39,16 @@ class VariableStartPhase {
 //   if t_n − t0 < 2H:  H_red = 1e-5·H·2^{n_steps}; T_{N+1} = t_n + H_red, and if that
 //                      tentative end lies beyond t0 + 2H, T_{N+1} = t0 + 2H
 //   else:              T_{N+1} = t_n + H, computed drift-free as the next point of the grid
-//                      t0 + 2H + k·H (the nearest grid point to t_n is taken as T_N).
+//                      t0 + 2H + k·H (the nearest grid point to t_n is taken as T_N; a t_n
+//                      between grid points, a macro point on a subsystem's time event, goes
+//                      on to the next one).
 // So the ramp doubles H_red from 1e-5·H until T reaches exactly 2H (18 steps), then H.
 // Reading of the listing: its outer test uses the current end point (T_N), its inner test the
 // tentative T_N + H_red, which is what the prose "until T_N + H_red > 2H" describes.
 double fixed_step_ramp_end(double t_n, double h, long n_steps, double t0 = 0.0);
 
-// The fixed-H step without the ramp: the next point of the grid t0 + k·H after t_n.
+// The fixed-H step without the ramp: the next point of the grid t0 + k·H after t_n (t_n on the
+// grid up to rounding, or between two of its points).
 double fixed_step_grid_end(double t_n, double h, double t0 = 0.0);
 
 }  // namespace macrostep::control

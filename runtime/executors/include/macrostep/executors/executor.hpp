@@ -117,7 +117,8 @@ void collect_runner_outcome(const runner::SubsystemRunner& runner, std::size_t i
 // a SubsystemRunner in this process use it (the in-process one, and the process executor for a
 // hosted subsystem); the worker process calls the runner itself.
 void evaluate_with_runner(runner::SubsystemRunner& runner, std::size_t i,
-                          std::span<const double> inputs, EvaluationOutcome& outcome);
+                          std::span<const double> inputs, runner::EventSide side,
+                          EvaluationOutcome& outcome);
 
 // Not thread-safe: one thread drives an executor.
 class Executor {
@@ -146,8 +147,11 @@ class Executor {
   // and before accept() / reject() (std::logic_error), any number of times: it integrates
   // nothing and changes no state, so accept() takes the nominal end state as without it. A
   // model's failure is reported in outcome (ok false); a worker that dies or hangs throws as in
-  // step(). The caller owns `outcome`; its vectors are reused between calls.
-  void evaluate_outputs(std::span<const std::vector<double>> inputs, EvaluationOutcome& outcome);
+  // step(). The caller owns `outcome`; its vectors are reused between calls. Where a nominal run
+  // handled an event at T_{N+1} (runner::RunResult::event_outputs), `side` picks the state
+  // before it (the step's own end, the default) or after it (where the next step starts).
+  void evaluate_outputs(std::span<const std::vector<double>> inputs, EvaluationOutcome& outcome,
+                        runner::EventSide side = runner::EventSide::kBefore);
 
   // The nominal states of the last step() become the accepted state (snapshots are taken if
   // rollback is enabled). Requires a step() since the last accept() / reject() whose outcome was
@@ -193,7 +197,7 @@ class Executor {
   virtual void do_step(double t_end, std::span<const SubsystemCommand> commands,
                        PassOutcome& outcome) = 0;
   virtual void do_evaluate_outputs(std::span<const std::vector<double>> inputs,
-                                   EvaluationOutcome& outcome) = 0;
+                                   runner::EventSide side, EvaluationOutcome& outcome) = 0;
   virtual void do_accept() = 0;
   virtual void do_reject() = 0;
   virtual void do_accepted_state(std::size_t i, std::span<double> z) const = 0;

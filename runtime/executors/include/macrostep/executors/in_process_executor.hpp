@@ -34,7 +34,7 @@ class InProcessExecutor final : public Executor {
                PassOutcome& outcome) override;
   // The evaluated subsystems one after the other in this thread (each evaluation is a model
   // call, far cheaper than a task).
-  void do_evaluate_outputs(std::span<const std::vector<double>> inputs,
+  void do_evaluate_outputs(std::span<const std::vector<double>> inputs, runner::EventSide side,
                            EvaluationOutcome& outcome) override;
   void do_accept() override;
   void do_reject() override;

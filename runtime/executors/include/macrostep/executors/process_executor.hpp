@@ -238,7 +238,7 @@ class ProcessExecutor final : public Executor {
   // process meanwhile), one wake-up, one wait. With crash recovery, a worker failure during it
   // is recovered from like one during a pass: the workers are replaced, repeat the last pass's
   // nominal runs (the same end states) and the evaluation is repeated.
-  void do_evaluate_outputs(std::span<const std::vector<double>> inputs,
+  void do_evaluate_outputs(std::span<const std::vector<double>> inputs, runner::EventSide side,
                            EvaluationOutcome& outcome) override;
   void do_accept() override;
   void do_reject() override;

@@ -36,6 +36,17 @@ class CouplingHistory {
   // u.size() != channels(), a value is not finite, or t is not finite or not > newest time.
   void push(double t, std::span<const double> u);
   void clear();
+  // A jump at the newest point (a subsystem's event there): its values become u (the values
+  // right after the jump). Throws std::invalid_argument like push() (sizes, non-finite values)
+  // and std::logic_error on an empty history.
+  void replace_newest(std::span<const double> u);
+  // Every point's value of `channel` becomes the newest point's: the channel's polynomials are
+  // that constant until new points come (its values before a jump are not its past any more).
+  // Throws std::out_of_range for a channel >= channels(), std::logic_error on an empty history.
+  void hold_newest(std::size_t channel);
+  // Both for a jump to `after` at the newest point: replace_newest(after), then hold_newest for
+  // every channel whose value it changed.
+  void jump_newest(std::span<const double> after);
 
   // Chronological access, i = 0 oldest .. size()−1 newest. Throws std::out_of_range.
   double time(std::size_t i) const;

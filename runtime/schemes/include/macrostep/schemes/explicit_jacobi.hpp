@@ -71,6 +71,7 @@ class ExplicitJacobi final : public MacroStepScheme {
   // The rates at the given points from the laws (CouplingLaw::rate of their outputs).
   void assume_exact_past(std::span<const double> times,
                          std::span<const std::vector<std::vector<double>>> outputs) override;
+  void at_event(std::span<const std::vector<double>> outputs_after) override;
 
  private:
   const system::CoupledSystem* system_ = nullptr;

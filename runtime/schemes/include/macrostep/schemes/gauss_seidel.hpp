@@ -83,6 +83,7 @@ class GaussSeidel final : public MacroStepScheme {
   // Sequential end values: the kept output histories become the given outputs (the newest κ+1).
   void assume_exact_past(std::span<const double> times,
                          std::span<const std::vector<std::vector<double>>> outputs) override;
+  void at_event(std::span<const std::vector<double>> outputs_after) override;
 
  private:
   const system::CoupledSystem* system_ = nullptr;

@@ -170,7 +170,8 @@ struct EstimateRaises {
   bool checked = false;  // some attempt ran the check (exLE or exMD, limit > 0)
   std::uint64_t attempts = 0;
   double max_factor = 1.0;
-  // Accepted steps with AttemptResult::unseen_miss, and the start of the first.
+  // Attempts with AttemptResult::unseen_miss (judged by the coupling variables' miss), and the
+  // start of the first.
   std::uint64_t unseen = 0;
   double first_unseen = 0.0;
 };
@@ -326,9 +327,10 @@ struct AttemptResult {
   // exLE / exMD with a prediction_ratio_limit: the factor by which the prediction ratio raised
   // the estimate (1: not raised); NaN where no check ran.
   double estimate_raise = std::numeric_limits<double>::quiet_NaN();
-  // exLE / exMD: the state estimate is 0 while the coupling variables missed their prediction by
+  // exLE / exMD: the state estimate was 0 while the coupling variables missed their prediction by
   // more than their tolerance (‖u_{N+1} − u^pre‖ > 1 in exCV's norm): the comparison moved
-  // nothing, as on a history of equal values before a source's jump, and no raise can scale 0.
+  // nothing, as on a history of equal values before a jump, and no raise can scale 0. `estimate`
+  // is then that miss (exCV's estimate), which fails the error test.
   bool unseen_miss = false;
 };
 
@@ -364,8 +366,10 @@ class PassRunner {
 
   // The output evaluation after the attempt's last pass (Executor::evaluate_outputs; its wall
   // time counts as executor time, and it is counted in SchemeResult::consistent_update). The
-  // outcome is valid until the next call.
-  const executors::EvaluationOutcome& evaluate_outputs(std::span<const std::vector<double>> inputs);
+  // outcome is valid until the next call. `side`: Executor::evaluate_outputs'.
+  const executors::EvaluationOutcome& evaluate_outputs(
+      std::span<const std::vector<double>> inputs,
+      runner::EventSide side = runner::EventSide::kBefore);
   ConsistentUpdateStatistics& consistent_update_statistics() { return result_.consistent_update; }
 
   std::vector<std::vector<double>>& outputs() { return outputs_; }
@@ -438,6 +442,12 @@ class MacroStepScheme {
     (void)times;
     (void)outputs;
   }
+  // After concluded(true) for a step that ended on an event (docs/design/methods.md §3.3):
+  // outputs_after[i] are subsystem i's outputs after it. A scheme that keeps something of past
+  // points beside the coupling history gives its newest point these values and holds what they
+  // changed, as the controller does with the coupling variables
+  // (polynomials::CouplingHistory::jump_newest). Default: nothing kept, nothing to do.
+  virtual void at_event(std::span<const std::vector<double>> outputs_after) { (void)outputs_after; }
   // At the end of a run (also one that stops with an exception): the scheme's own statistics
   // into `result`. Default: none.
   virtual void add_statistics(SchemeResult& result) const { (void)result; }

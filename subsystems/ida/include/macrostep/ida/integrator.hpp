@@ -226,6 +226,19 @@ class Integrator {
   // feedthrough_jacobian: column-major, output_size() * input_size()).
   void feedthrough_jacobian(std::span<double> values) const;
 
+  // Whether the last advance_to() handled an event at exactly its t_end (a time event there, or
+  // a state or step event that fell on it). The current state is then the one after the event;
+  // these read the one before it, at the same time(): the left limit, which the integration over
+  // the step reached. The outputs and the feed-through block are evaluated with the mode before
+  // the event and the input at time(). The *_before_event functions throw std::logic_error
+  // without such an event. Reset by the next advance_to() and by restore(); not part of the
+  // workspace.
+  bool event_at_end() const;
+  std::span<const double> state_before_event() const;
+  const model::Subsystem& equations_before_event() const;
+  void outputs_before_event(std::span<double> y) const;
+  void feedthrough_jacobian_before_event(std::span<double> values) const;
+
   // The equations of the current mode (model::Mode::equations()), or the subsystem itself for a
   // model without events: what outputs at other inputs must be evaluated with.
   const model::Subsystem& equations() const;

@@ -3,11 +3,12 @@
 //
 // Sources have no inputs: y = f(t), evaluated at macro points like any output. A consumer sees
 // a source through its coupling polynomial, built from the values at past macro points, so a
-// change between two macro points (a step at t_s with T_N < t_s < T_{N+1}) reaches it only
-// once T_{N+1} is accepted and sampled: during [T_N, T_{N+1}] the consumer still extrapolates
-// the old values. The error estimators compare polynomials of the past as well and notice the
-// jump only after it; an adaptive H may pass over it in one long step. A fixed H (or h_max)
-// bounds the delay; a step time on a macro point makes the step sharp.
+// change between two macro points (a smooth step between T_N and T_{N+1}) reaches it only once
+// T_{N+1} is accepted and sampled: during [T_N, T_{N+1}] the consumer still extrapolates the
+// old values, and the error estimators, which compare polynomials of the past as well, notice
+// the change only after it. A jump (a step of width 0) is a time event instead
+// (model/events.hpp): the macro step ends on it, and the polynomials restart after it
+// (docs/design/methods.md §3.3).
 //
 // Blocks (gain, sum) have inputs and direct feed-through, affine in u with an exact D = ∂y/∂u:
 // the master's consistent update solves them with the subsystems they feed.
@@ -16,11 +17,13 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "macrostep/model/events.hpp"
 #include "macrostep/model/subsystem.hpp"
 
 namespace macrostep::library {
@@ -74,17 +77,19 @@ class ConstantSource final : public TimeSource {
 };
 
 // y = initial for t < time, final for t >= time + width, and between them the C1 cubic
-// initial + (final − initial)·(3s² − 2s³), s = (t − time)/width. Width 0: a jump at `time`. A
-// monolithic run (reference) integrates the source's value as an algebraic variable, and IDA's
-// error test cannot pass a jump of one: give it a width there.
+// initial + (final − initial)·(3s² − 2s³), s = (t − time)/width. Width 0: a jump at `time`,
+// a time event (events(): two modes, y = initial before it and final from it on), which the
+// co-simulation's macro steps and the monolithic run end on.
 class StepSource final : public TimeSource {
  public:
   StepSource(double initial, double final_value, double time, double width, std::string unit);
   double value(double t) const override;
   std::string law() const override;
+  const model::Events* events() const override { return events_.get(); }
 
  private:
   double initial_, final_, time_, width_;
+  std::unique_ptr<const model::Events> events_;  // width 0 only
 };
 
 // y = offset for t < start_time, offset + slope·(min(t, end_time) − start_time) after: a ramp

@@ -20,7 +20,10 @@
 //    rounding tolerance and taken at the first time on the far side, a step event when
 //    Mode::step_event() asks for one after an accepted micro step. It then calls Events::handle()
 //    with the state there, restarts its BDF history at that time with the new states and a
-//    consistent z', and continues in the new mode. The macro grid does not need to hit events.
+//    consistent z', and continues in the new mode. The macro grid does not need to hit events;
+//    the master ends its macro steps on the scheduled time events all the same
+//    (docs/design/methods.md §3.3), and an event at a step's end leaves the state before it
+//    readable (ida::Integrator::event_at_end).
 //
 // Thread-safety: every function of Events and Mode is const and may be called concurrently from
 // several threads (one integrator per thread).

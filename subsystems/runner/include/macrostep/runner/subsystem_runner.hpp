@@ -34,6 +34,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <span>
 #include <string>
@@ -113,7 +114,22 @@ struct RunResult {
   // otherwise.
   std::vector<double> sample_times;
   std::vector<double> sample_values;
+  // A run that handled an event at exactly t_end (ida::Integrator::event_at_end: a time event
+  // the master's macro step ends on, or a state event that fell there): `outputs` and
+  // `feedthrough` are those before the event, the left limit the integration over the step
+  // reached, and event_outputs y after it, where the next step starts (size output_size()).
+  // Empty without such an event.
+  std::vector<double> event_outputs;
+  // The time of the next time event the run's mode has scheduled after t_end
+  // (model::Mode::next_time_event), +infinity for none or a model without events: where the
+  // master ends a later macro step (METHODS §3.3).
+  double next_event = std::numeric_limits<double>::infinity();
 };
+
+// Which state at t_end SubsystemRunner::evaluate_outputs evaluates when the nominal run handled
+// an event there: the one before it (the step's own end, for the step's consistent update) or
+// after it (where the next step starts). The same state without such an event.
+enum class EventSide : std::uint8_t { kBefore, kAfter };
 
 // One subsystem's results of a pass, wherever it ran (collected from its runner in this process,
 // or read from its worker's reply, worker/wire.hpp): what the executors hand to the schemes.
@@ -164,8 +180,10 @@ class SubsystemRunner {
   // in-process executor and the worker process both call it, so evaluated outputs are the same
   // bits wherever the subsystem runs (contract 1). Never throws for the model's sake: a model
   // exception or a value that is not finite is returned in `error` (naming the output, the time
-  // and the inputs). The result (stats zero) is valid until the next call or pass.
-  const RunResult& evaluate_outputs(std::span<const double> inputs);
+  // and the inputs). The result (stats zero) is valid until the next call or pass. `side` picks
+  // the state before or after an event at t_end (RunResult::event_outputs).
+  const RunResult& evaluate_outputs(std::span<const double> inputs,
+                                    EventSide side = EventSide::kBefore);
   // The first failed run (lowest index) as "nominal run: ..." / "extra run: ...", or empty.
   // failed_run() is its index. Valid after the runs of a pass.
   std::string failure() const;

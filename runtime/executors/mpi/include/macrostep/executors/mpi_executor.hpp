@@ -153,7 +153,7 @@ class MpiExecutor final : public Executor {
                PassOutcome& outcome) override;
   // One evaluate request per agent that hosts an asked subsystem (its ProcessExecutor forwards
   // the kEvaluate commands to the workers); agents without one get no message.
-  void do_evaluate_outputs(std::span<const std::vector<double>> inputs,
+  void do_evaluate_outputs(std::span<const std::vector<double>> inputs, runner::EventSide side,
                            EvaluationOutcome& outcome) override;
   void do_accept() override;
   void do_reject() override;
