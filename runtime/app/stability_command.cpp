@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "macrostep/analysis/coupled_stability.hpp"
+#include "macrostep/analysis/dense.hpp"
 #include "macrostep/analysis/stability.hpp"
 #include "macrostep/config/run_config.hpp"
 #include "macrostep/output/destinations.hpp"
@@ -245,6 +247,9 @@ struct Scan {
   std::string heading;  // the line under the report's first line and the plot's title
   std::string what;     // "the two-mass recurrence, exact subsystems", ...
   double omega_ref = 1.0;
+  // The largest real part of the monolithic linearisation's eigenvalues where it is positive (the
+  // system grows by itself; the spectral radii are then counted against that growth), else 0.
+  double own_growth_rate = 0.0;
 };
 
 Scan two_mass_scan(const StabilityArgs& a, const config::RunConfig* config) {
@@ -332,6 +337,11 @@ Scan described_scan(const StabilityArgs& a, const config::RunConfig& config) {
       scheme_heading(method), method.approximation.name, method.order, coupled.subsystem_count(),
       lin.states(), lin.couplings(), s.omega_ref);
   s.what = "the linearised co-simulation at t0, exact subsystems";
+  if (lin.states() > 0) {
+    for (const auto& lambda : analysis::eigenvalues(lin.monolithic())) {
+      s.own_growth_rate = std::max(s.own_growth_rate, lambda.real());
+    }
+  }
   return s;
 }
 
@@ -367,6 +377,13 @@ int stability_command(const StabilityArgs& a) {
                         : described_scan(a, *config);
   const auto& points = scan.points;
   fmt::print("stability of {}: {}\n", scan.what, scan.heading);
+  if (scan.own_growth_rate > 0.0) {
+    fmt::print(
+        "the system grows by itself (largest real part of its eigenvalues {:.6g} 1/s): the "
+        "spectral radius below is a macro step's divided by that growth over H, "
+        "e^(H x {:.6g}), so that 1 is the monolithic system's own growth\n",
+        scan.own_growth_rate, scan.own_growth_rate);
+  }
   fmt::print("{:>14}  {:>10}  {:>18}  {}\n", "H [s]", "omega_hat", "spectral radius", "stable");
   for (const auto& p : points) {
     fmt::print("{:>14.6e}  {:>10.5f}  {:>18.12f}  {}\n", p.h, p.omega_hat, p.rho,

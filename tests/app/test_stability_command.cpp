@@ -465,6 +465,11 @@ TEST_F(Stability, AGrowingPlantIsNotTakenForAnUnstableCoupling) {
       "run plant.toml --executor inprocess --step-size 1e-2 --stop-time 0.1 --output l.csv");
   EXPECT_NE(large.err.find("outside the stable band"), std::string::npos) << large.err;
   EXPECT_NE(large.err.find("above the system's own growth of"), std::string::npos) << large.err;
+  // The stability command counts the same way: a band from small H, the growth named.
+  const Outcome scan = macrostep("stability plant.toml --no-plot --h-min 1e-6 --h-max 1e-1");
+  ASSERT_EQ(scan.status, 0) << scan.err;
+  EXPECT_NE(scan.out.find("the system grows by itself"), std::string::npos) << scan.out;
+  EXPECT_NE(scan.out.find("stable band from the smallest H: up to"), std::string::npos) << scan.out;
 }
 
 }  // namespace

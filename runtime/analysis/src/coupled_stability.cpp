@@ -314,19 +314,25 @@ Recurrence coupled_recurrence(const LinearCoupledSystem& s, const CoupledMethod&
   return r;
 }
 
+MacroStepGrowth macro_step_growth(const LinearCoupledSystem& s, const CoupledMethod& method,
+                                  double h) {
+  MacroStepGrowth g;
+  g.rho = spectral_radius(coupled_recurrence(s, method, h).m);
+  g.own = s.states() == 0 ? 1.0 : spectral_radius(expm(h * s.monolithic()));
+  return g;
+}
+
 std::vector<ScanPoint> coupled_scan(const LinearCoupledSystem& s, const CoupledMethod& method,
                                     double h_min, double h_max, std::size_t count,
                                     double omega_ref) {
-  return scan(h_min, h_max, count, omega_ref, [&s, &method](double h) {
-    return spectral_radius(coupled_recurrence(s, method, h).m);
-  });
+  return scan(h_min, h_max, count, omega_ref,
+              [&s, &method](double h) { return macro_step_growth(s, method, h).relative(); });
 }
 
 StableBand coupled_stable_band(const LinearCoupledSystem& s, const CoupledMethod& method,
                                const std::vector<ScanPoint>& points) {
-  return stable_band(points, [&s, &method](double h) {
-    return spectral_radius(coupled_recurrence(s, method, h).m);
-  });
+  return stable_band(
+      points, [&s, &method](double h) { return macro_step_growth(s, method, h).relative(); });
 }
 
 double fastest_frequency(const LinearCoupledSystem& s) {

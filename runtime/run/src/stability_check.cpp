@@ -52,12 +52,9 @@ std::optional<std::string> fixed_step_warning(const config::RunConfig& config,
   if (!names) return std::nullopt;
   try {
     const analysis::LinearCoupledSystem lin = analysis::linearise(system, *names);
-    const double rho = analysis::spectral_radius(analysis::coupled_recurrence(lin, method, h).m);
-    if (rho <= 1.0 + analysis::kWeakGrowth) return std::nullopt;
-    // A system that grows by itself (an unstable plant, a controller that drives it away) grows
-    // in any correct run: only growth beyond the monolithic system's over H is the coupling's.
-    const double own = analysis::spectral_radius(analysis::expm(h * lin.monolithic()));
-    if (rho <= own * (1.0 + analysis::kWeakGrowth)) return std::nullopt;
+    const analysis::MacroStepGrowth growth = analysis::macro_step_growth(lin, method, h);
+    if (growth.relative() <= 1.0 + analysis::kWeakGrowth) return std::nullopt;
+    const double rho = growth.rho, own = growth.own;
     const double w = analysis::fastest_frequency(lin);
     std::string edge = "the band from small H is empty";
     if (w > 0.0 && 0.01 / w < h) {

@@ -90,13 +90,27 @@ struct CoupledMethod {
 // would depend on the inputs the earlier subsystems ended with: not analysed).
 Recurrence coupled_recurrence(const LinearCoupledSystem& s, const CoupledMethod& method, double h);
 
-// ρ at `count` log-spaced step sizes from h_min to h_max; omega_hat = h·omega_ref.
+// How one macro step of size h grows the state: rho = ρ(M) of coupled_recurrence, and own =
+// ρ(e^{hA}) of the monolithic linearisation A, the system's own growth over h. A system that grows
+// by itself (an unstable plant, a controller that drives it away) grows in every correct run: only
+// growth beyond its own is the coupling's. relative() = rho / max(1, own) is what the scans and the
+// fixed-step warning count against 1 (ρ itself for a system that does not grow).
+struct MacroStepGrowth {
+  double rho = 0.0;
+  double own = 0.0;
+  double relative() const { return rho / (own > 1.0 ? own : 1.0); }
+};
+MacroStepGrowth macro_step_growth(const LinearCoupledSystem& s, const CoupledMethod& method,
+                                  double h);
+
+// MacroStepGrowth::relative() at `count` log-spaced step sizes from h_min to h_max;
+// omega_hat = h·omega_ref.
 std::vector<ScanPoint> coupled_scan(const LinearCoupledSystem& s, const CoupledMethod& method,
                                     double h_min, double h_max, std::size_t count,
                                     double omega_ref);
 
 // The band of stable H from the scan's smallest H (StableBand, stability.hpp), refined by
-// bisection on this system.
+// bisection on this system (MacroStepGrowth::relative()).
 StableBand coupled_stable_band(const LinearCoupledSystem& s, const CoupledMethod& method,
                                const std::vector<ScanPoint>& points);
 
