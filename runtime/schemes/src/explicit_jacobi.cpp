@@ -250,17 +250,8 @@ bool FeedthroughUpdate::update(const system::CoupledSystem& system,
   const system::OutputEvaluator evaluate = [&](std::span<const std::vector<double>> inputs,
                                                std::span<std::vector<double>> y,
                                                std::span<std::vector<double>> d) {
-    const executors::EvaluationOutcome& e = runner.evaluate_outputs(inputs);
-    if (!e.ok) {
-      failed = &e;
-      return false;
-    }
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-      if (inputs[i].empty()) continue;
-      y[i] = e.subsystems[i].outputs;
-      d[i] = e.subsystems[i].feedthrough;
-    }
-    return true;
+    failed = runner.evaluate_outputs_into(inputs, y, d);
+    return failed == nullptr;
   };
   const system::ConsistentUpdate update =
       system.consistent_update(outputs, feedthrough_, u_end_, tol, u_new, evaluate);

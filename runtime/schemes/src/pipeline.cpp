@@ -136,6 +136,19 @@ const executors::EvaluationOutcome& PassRunner::evaluate_outputs(
   return evaluation_;
 }
 
+const executors::EvaluationOutcome* PassRunner::evaluate_outputs_into(
+    std::span<const std::vector<double>> inputs, std::span<std::vector<double>> y,
+    std::span<std::vector<double>> d, runner::EventSide side) {
+  const executors::EvaluationOutcome& e = evaluate_outputs(inputs, side);
+  if (!e.ok) return &e;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].empty()) continue;
+    y[i] = e.subsystems[i].outputs;
+    d[i] = e.subsystems[i].feedthrough;
+  }
+  return nullptr;
+}
+
 namespace {
 
 // A model that returns NaN or an infinity (DESIGN.md contract 5): the attempt counts as a

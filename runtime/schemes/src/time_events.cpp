@@ -61,17 +61,12 @@ std::string consistent_after_event(const system::CoupledSystem& system, PassRunn
   const auto evaluate_after = [&](std::span<const std::vector<double>> in,
                                   std::span<std::vector<double>> y,
                                   std::span<std::vector<double>> d, std::string& error) {
-    const executors::EvaluationOutcome& e = passes.evaluate_outputs(in, runner::EventSide::kAfter);
-    if (!e.ok) {
-      error = fmt::format("subsystem {}: {}", e.failed_subsystem + 1, e.error);
-      return false;
+    const executors::EvaluationOutcome* failed =
+        passes.evaluate_outputs_into(in, y, d, runner::EventSide::kAfter);
+    if (failed != nullptr) {
+      error = fmt::format("subsystem {}: {}", failed->failed_subsystem + 1, failed->error);
     }
-    for (std::size_t i = 0; i < in.size(); ++i) {
-      if (in[i].empty()) continue;
-      y[i] = e.subsystems[i].outputs;
-      d[i] = e.subsystems[i].feedthrough;
-    }
-    return true;
+    return failed == nullptr;
   };
   std::string error;
   if (!evaluate_after(inputs, outputs_after, feedthrough, error)) return error;

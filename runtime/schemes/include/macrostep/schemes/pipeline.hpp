@@ -370,6 +370,12 @@ class PassRunner {
   const executors::EvaluationOutcome& evaluate_outputs(
       std::span<const std::vector<double>> inputs,
       runner::EventSide side = runner::EventSide::kBefore);
+  // The same for the consistent update's evaluator (system::OutputEvaluator): the outputs and
+  // ∂y/∂u of every asked subsystem (non-empty inputs[i]) into y[i] and d[i]. nullptr on success,
+  // else the failed outcome (which names the subsystem; valid until the next call).
+  const executors::EvaluationOutcome* evaluate_outputs_into(
+      std::span<const std::vector<double>> inputs, std::span<std::vector<double>> y,
+      std::span<std::vector<double>> d, runner::EventSide side = runner::EventSide::kBefore);
   ConsistentUpdateStatistics& consistent_update_statistics() { return result_.consistent_update; }
 
   std::vector<std::vector<double>>& outputs() { return outputs_; }
