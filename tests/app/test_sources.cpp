@@ -136,6 +136,56 @@ TEST_F(Sources, AJumpIsAMacroPointAndTheRunFollowsTheReference) {
   }
 }
 
+// Two masses on a spring, the first driven by the sum of two steps of width 0 at 0.3 s and at
+// `second` (time events).
+std::string two_steps(const std::string& second, double second_final) {
+  return "[[subsystem]]\nname = \"on\"\nmodel = \"step\"\nfinal = 10.0\ntime = 0.3\n"
+         "[[subsystem]]\nname = \"off\"\nmodel = \"step\"\nfinal = " +
+         std::to_string(second_final) + "\ntime = " + second +
+         "\n[[subsystem]]\nname = \"sum\"\nmodel = \"sum\"\nsigns = [1.0, 1.0]\n"
+         "[[subsystem]]\nname = \"a\"\nmodel = \"oscillator_mass\"\nmass = 1.0\nc = 100.0\n"
+         "d = 1.0\nforce_input = true\n"
+         "[[subsystem]]\nname = \"b\"\nmodel = \"oscillator_mass\"\nmass = 2.0\nc = 50.0\n"
+         "d = 0.5\nforce_input = true\nforce_sign = -1.0\n"
+         "[[connection]]\nname = \"u1\"\nlaw = \"signal\"\nfrom = \"on.y\"\nto = \"sum.u_1\"\n"
+         "[[connection]]\nname = \"u2\"\nlaw = \"signal\"\nfrom = \"off.y\"\nto = \"sum.u_2\"\n"
+         "[[connection]]\nname = \"drive\"\nlaw = \"signal\"\nfrom = \"sum.y\"\nto = \"a.force\"\n"
+         "[[connection]]\nname = \"spring\"\nlaw = \"spring_damper\"\n"
+         "from = [\"a.x\", \"a.v\", \"b.x\", \"b.v\"]\nto = [\"a.force\", \"b.force\"]\n"
+         "c = 200.0\nd = 2.0\n[solver]\nrtol = 1e-9\n"
+         "[simulation]\nend_time = 1.0\noutput_interval = 1e-3\n";
+}
+
+// Time events closer than rounding (0.3 and 0.1 + 0.2) are one macro point, controlled, on a
+// fixed grid, implicit and in the reference (they made the step source chatter, and two FMUs' such
+// edges made H fall below H_min); and a pulse 1e-12 s wide between two grid points leaves a fixed
+// grid's polynomials alone (a degree-2 polynomial through the points 1e-12 s apart had turned a
+// response of 1e-13 m into 1e-4 m).
+TEST_F(Sources, TimeEventsCloserThanAStepAreOneMacroPointOrLeaveTheGridAlone) {
+  std::ofstream(path("same.toml")) << two_steps("0.30000000000000004", 10.0);
+  for (const std::string options :
+       {"", " --estimator none --step-size 0.007", " --scheme implicit"}) {
+    const Outcome o = macrostep("run same.toml" + options + " --output same.csv");
+    ASSERT_EQ(o.status, 0) << options << "\n" << o.err;
+    const Outcome ref = macrostep("reference same.toml --at same.csv --output ref.csv");
+    ASSERT_EQ(ref.status, 0) << ref.err;
+    const Outcome cmp = macrostep("compare same.csv ref.csv");
+    ASSERT_EQ(cmp.status, 0) << cmp.err;
+    EXPECT_LT(final_nrmse(cmp.out), 1e-2) << options << "\n" << cmp.out;  // measured 1.9e-3
+  }
+  std::ofstream(path("pulse.toml")) << two_steps("0.30000000000099997", -10.0);
+  const Outcome o = macrostep(
+      "run pulse.toml --estimator none --step-size 0.007 --set 'output.rows=\"macro\"' "
+      "--output pulse.csv");
+  ASSERT_EQ(o.status, 0) << o.err;
+  const auto table = macrostep::output::read_csv(path("pulse.csv"));
+  const auto x = table.column_index("a.x");
+  ASSERT_TRUE(x);
+  double largest = 0.0;
+  for (const double v : table.values[*x]) largest = std::max(largest, std::abs(v));
+  EXPECT_LT(largest, 1e-12) << "a 10 N pulse of 1e-12 s moves the mass by about 1e-13 m";
+}
+
 // Killed with SIGKILL after a checkpoint and resumed: the CSV is the uninterrupted run's. With the
 // step as a jump (a time event, methods.md §3.3) and an H whose grid misses it: the checkpoint
 // before the event carries the event limit, and the resumed run ends a step on it as the whole

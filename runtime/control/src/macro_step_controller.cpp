@@ -76,16 +76,42 @@ double MacroStepController::clip(double t_m, double t_next) const {
   return t_next >= options_.t_end - snap ? options_.t_end : t_next;
 }
 
-// A time event within H_min of T_M is one the subsystems take at the start of their next step;
-// one at or beyond t_end does not shorten the run's last step.
+// A time event within 1e-14·max(1, |T_M|) of T_M (H_min away from t0) is one the subsystems
+// take with the step that ends at T_M, or at the start of their next one (ida::Integrator's
+// event tolerance); one at or beyond t_end does not shorten the run's last step.
 double MacroStepController::clip_to_event(double t_m, double t_next, double* h_before) const {
   *h_before = 0.0;
   const double te = event_limit_;
-  if (!(te > t_m + StepSizeController::min_step(t_m)) || !(te < options_.t_end)) return t_next;
+  const double merged =
+      std::max(StepSizeController::min_step(t_m), 1e-14 * std::max(1.0, std::abs(t_m)));
+  if (!(te > t_m + merged) || !(te < options_.t_end)) return t_next;
   const double snap = std::max(StepSizeController::min_step(t_m), 1e-8 * (t_next - t_m));
   if (t_next < te - snap) return t_next;
   *h_before = t_next - t_m;
   return te;
+}
+
+// A polynomial through points far closer together than H amplifies their differences over H
+// (scheme auto on the demo: κ = 5 through explicit steps' points 2e-8 s apart, extrapolated over
+// 1.85e-6 s, passed the error test and diverged; a fixed grid after two time events 1e-12 s
+// apart: κ = 2 through them, 6e8 times the error): the newest κ + 1 points must span at least
+// κ·H/4. With a fixed H, where no error test would catch it, also every gap between them must be
+// at least H/16 (a grid's gaps are H; the start-up ramp's halve from step to step; a step a time
+// event cut short can be as short as 1e-14 s).
+int MacroStepController::spaced_kappa(int kappa, double t_m, double t_next) const {
+  const double h = t_next - t_m;
+  const bool fixed = options_.mode == StepSizeMode::kFixed;
+  const auto spaced = [&](int k) {
+    const auto back = [&](int j) { return history_.time_back(static_cast<std::size_t>(j)); };
+    if (t_m - back(k) < static_cast<double>(k) * h / 4.0) return false;
+    for (int j = 0; fixed && j < k; ++j) {
+      if (back(j) - back(j + 1) < h / 16.0) return false;
+    }
+    return true;
+  };
+  int k = kappa;
+  while (k > 0 && !spaced(k)) --k;
+  return k;
 }
 
 void MacroStepController::schedule(double t_end, int kappa) {
@@ -132,8 +158,6 @@ StepVerdict MacroStepController::complete_fixed(const StepOutcome& outcome) {
     v.kappa_next = p.kappa;
     return v;
   }
-  const int kappa_next =
-      std::min({p.kappa + 1, options_.kappa_fixed, static_cast<int>(history_.size()) - 1});
   const double t_m = history_.newest_time();
   const double t_next =
       options_.fixed_start_ramp
@@ -141,6 +165,9 @@ StepVerdict MacroStepController::complete_fixed(const StepOutcome& outcome) {
                                 options_.t_start)
           : fixed_step_grid_end(t_m, options_.h, options_.t_start);
   const double t_clipped = clip(t_m, t_next);
+  const int kappa_next = spaced_kappa(
+      std::min({p.kappa + 1, options_.kappa_fixed, static_cast<int>(history_.size()) - 1}), t_m,
+      t_clipped);
   if (!(t_clipped - t_m >= StepSizeController::min_step(t_m))) {
     throw StepSizeUnderflow(t_m, t_clipped - t_m, StepSizeController::min_step(t_m));
   }
@@ -317,16 +344,8 @@ void MacroStepController::resume_step(double h, int kappa) {
                                 " or degree " + std::to_string(kappa) + " out of range");
   }
   const int by_history = static_cast<int>(history_.size()) - 1;
-  int k = std::min({kappa, options_.order.kappa_max, by_history});
   const double t_next = clip(t_m, t_m + std::min(h, options_.step.h_max));
-  // A polynomial through points far closer together than H amplifies their differences over H
-  // (scheme auto on the demo: κ = 5 through explicit steps' points 2e-8 s apart, extrapolated
-  // over 1.85e-6 s, passed the error test and diverged): the newest κ + 1 points must span at
-  // least κ·H/4.
-  while (k > 0 && t_m - history_.time_back(static_cast<std::size_t>(k)) <
-                      static_cast<double>(k) * (t_next - t_m) / 4.0) {
-    --k;
-  }
+  const int k = spaced_kappa(std::min({kappa, options_.order.kappa_max, by_history}), t_m, t_next);
   start_.after_failed_step();
   order_.forget_lowering();
   order_.reset();

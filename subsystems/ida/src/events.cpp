@@ -2,6 +2,8 @@
 // located on IDA's interpolant, time and step events, the restart after each event.
 #include "integrator_impl.hpp"
 
+#include <cmath>
+
 namespace macrostep::ida {
 
 namespace {
@@ -132,13 +134,13 @@ void Integrator::Impl::advance_algebraic(double t_end) {
   events_this_advance = 0;
   while (true) {
     const double t = algebraic_time;
-    const double tol = 100.0 * UNIT_ROUNDOFF * std::max(std::abs(t), std::abs(t_end));
+    const double tol = event_tolerance(t, t_end);
     const double te = mode->next_time_event();
     if (te - t <= tol) {
-      handle_event(t, "time event");
+      handle_event(t, "time event", te);
       continue;
     }
-    const bool time_event = te <= t_end;
+    const bool time_event = te - t_end <= tol;
     const double end = time_event && t_end - te > tol ? te : t_end;
     indicators_at(end, none, g_hi);
     if (indicators_changed(g_lo, g_hi)) {
@@ -152,7 +154,7 @@ void Integrator::Impl::advance_algebraic(double t_end) {
     sample_through(end, time_event);
     algebraic_time = end;
     if (time_event) {
-      handle_event(end, "time event");
+      handle_event(end, "time event", te);
       continue;
     }
     return;
@@ -179,7 +181,7 @@ void Integrator::Impl::advance_self(double t_end) {
   algebraic_time = t_end;
 }
 
-void Integrator::Impl::handle_event(double t, const std::string& why) {
+void Integrator::Impl::handle_event(double t, const std::string& why, double model_t) {
   if (++events_this_advance > kMaxEventsPerAdvance) {
     throw IntegrationError(
         fmt::format("more than {} events within one macro step, the last a {} at t = {:.9g}: "
@@ -204,7 +206,7 @@ void Integrator::Impl::handle_event(double t, const std::string& why) {
   }
   model::EventOutcome outcome;
   try {
-    outcome = events->handle(*mode, t, z, u, why);
+    outcome = events->handle(*mode, std::isnan(model_t) ? t : model_t, z, u, why);
   } catch (const std::runtime_error& e) {
     throw IntegrationError(e.what(), t, IDA_RTFUNC_FAIL);
   }

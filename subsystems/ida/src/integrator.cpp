@@ -223,7 +223,7 @@ AdvanceStats Integrator::advance_to(double t_end, const AdvanceControl& control)
     while (true) {
       const Impl::Segment segment = I.next_segment(t_end);
       if (segment.time_event_now) {
-        I.handle_event(I.now(), "time event");
+        I.handle_event(I.now(), "time event", I.mode->next_time_event());
         continue;
       }
       if (!(I.now() < t_end)) break;
@@ -248,18 +248,19 @@ AdvanceStats Integrator::advance_to(double t_end, const AdvanceControl& control)
 }
 
 // The stretch up to t_end or to the current mode's time event, whichever comes first (an event
-// within rounding of t_end is taken at t_end), with IDA's stop time set there.
+// within event_tolerance of t_end, before or after it, is taken at t_end), with IDA's stop time
+// set there.
 Integrator::Impl::Segment Integrator::Impl::next_segment(double t_end) {
   Segment segment{t_end, false, false};
   if (events) {
     const double t = now();
-    const double tol = 100.0 * UNIT_ROUNDOFF * std::max(std::abs(t), std::abs(t_end));
+    const double tol = event_tolerance(t, t_end);
     const double te = mode->next_time_event();
     if (te - t <= tol) {
       segment.time_event_now = true;
       return segment;
     }
-    if (te <= t_end) {
+    if (te - t_end <= tol) {
       segment.time_event_at_end = true;
       if (t_end - te > tol) segment.end = te;
     }
@@ -334,7 +335,7 @@ void Integrator::Impl::integrate_segment(const Segment& segment, double t_start,
       return;
     }
     if (flag == IDA_TSTOP_RETURN) {
-      if (time_event) handle_event(m->ida_tn, "time event");
+      if (time_event) handle_event(m->ida_tn, "time event", mode->next_time_event());
       return;
     }
     if (s.steps >= options.max_steps) {

@@ -244,7 +244,18 @@ struct Integrator::Impl {
   // advance_to() of a subsystem that advances itself (model::Events::advances_itself()).
   void advance_self(double t_end);
   // Handles an event at t (within the last step, or at tn) and restarts IDA there.
-  void handle_event(double t, const std::string& why);
+  // The event at the integrator's time t; `model_t` is the time the model is told (a time event
+  // within event_tolerance of t is taken at t, at its own time; NaN: t).
+  void handle_event(double t, const std::string& why,
+                    double model_t = std::numeric_limits<double>::quiet_NaN());
+  // How close to the integrator's time t, or to an advance's end t_end, a time event counts as
+  // at that time: the rounding of both, and no less than D-27's H_min, 1e-14·max(1, |t_end|),
+  // below which no macro step could end on it apart (the master merges such events into the
+  // step they close).
+  static double event_tolerance(double t, double t_end) {
+    return std::max(100.0 * UNIT_ROUNDOFF * std::max(std::abs(t), std::abs(t_end)),
+                    1e-14 * std::max(1.0, std::abs(t_end)));
+  }
 
   AdvanceStats counters() const {
     AdvanceStats s;

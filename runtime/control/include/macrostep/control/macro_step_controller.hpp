@@ -45,7 +45,10 @@
 //   clipped to t_end (a remainder below max(H_min, 1e−8·H_new) is absorbed).
 // Fixed mode (exH): every attempt is accepted (an estimate, if reported, is only recorded;
 //   a corrector failure is counted and the given u_{N+1} continues); κ rises by one per step
-//   to the target κ; T_{N+1} from Listing 5.1 (ramp) or the plain grid T_0 + k·H.
+//   to the target κ, as far as the newest κ + 1 points span at least κ·H/4 and lie at least H/16
+//   apart (after a short step, such as one a time event cut off, a polynomial through close
+//   points would amplify their differences over H); T_{N+1} from Listing 5.1 (ramp) or the plain
+//   grid T_0 + k·H.
 //
 // Exportable state: export_state() writes everything that steers the controller
 // (history, plan, N_fail, N_succ, the order-change check of D-49, start-up phase, finished,
@@ -247,6 +250,9 @@ class MacroStepController {
   void accept(double t, std::span<const double> u, int kappa, double h);
   void schedule(double t_end, int kappa);
   double clip(double t_m, double t_next) const;
+  // κ lowered until the newest κ + 1 points span at least κ·(t_next − t_m)/4 (and, with a fixed
+  // H, no two of them lie closer than (t_next − t_m)/16).
+  int spaced_kappa(int kappa, double t_m, double t_next) const;
   // t_next shortened to the event limit (and the step it had before, in *h_before).
   double clip_to_event(double t_m, double t_next, double* h_before) const;
 
