@@ -758,6 +758,25 @@ TEST(FmuCoSimulation, OneCommunicationStepSizeRunsOnlyWithAFixedStepFromTheStart
   const auto steps = read_csv(dir / "f.steps.csv");
   ASSERT_FALSE(steps.empty());
   for (const auto& row : steps) EXPECT_NEAR(row[2], 1e-3, 1e-15) << "attempt " << row[0];
+  // Beside it a step source's time event cannot be a macro point: the run says so.
+  std::ofstream(dir / "beside.toml")
+      << "[[subsystem]]\nname = \"m1\"\nmodel = \"fmu\"\npath = \"oscillator_cs_fixed_step.fmu\"\n"
+      << "[[subsystem]]\nname = \"m2\"\nmodel = \"oscillator_mass\"\nforce_input = true\n"
+      << "force_sign = -1.0\n[[subsystem]]\nname = \"push\"\nmodel = \"step\"\nfinal = 1.0\n"
+      << "time = 0.05\n[[subsystem]]\nname = \"scale\"\nmodel = \"gain\"\nk = 2.0\n"
+      << "[[connection]]\nname = \"coupling\"\nlaw = \"spring_damper\"\n"
+      << "from = [\"m1.x\", \"m1.v\", \"m2.x\", \"m2.v\"]\nto = [\"m1.force\", \"m2.force\"]\n"
+      << "c = 400.0\n[[connection]]\nname = \"p\"\nlaw = \"signal\"\nfrom = \"push.y\"\n"
+      << "to = \"scale.u\"\n[simulation]\nend_time = 0.1\noutput_interval = 1e-3\n";
+  const AppRun beside =
+      macrostep("run " + (dir / "beside.toml").string() +
+                " --estimator none --step-size 1e-3 --output " + (dir / "b.csv").string());
+  ASSERT_EQ(beside.status, 0) << beside.output;
+  EXPECT_NE(beside.output.find("the time events of subsystem \"push\" fall inside macro steps in "
+                               "this run, not on macro points: subsystem \"m1\" takes steps of "
+                               "one length only"),
+            std::string::npos)
+      << beside.output;
   fs::remove_all(dir);
 }
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -190,10 +191,14 @@ void check_restorable(const config::RunConfig& config, CosimSettings& settings,
 
 // A subsystem that takes one communication step size throughout (model::Events::fixed_step_only:
 // a Co-Simulation FMU without canHandleVariableCommunicationStepSize) runs only with a fixed H from
-// the start (no Listing 5.1 ramp) to an end time that is a whole number of H.
-void check_fixed_step_only(const config::RunConfig& config, const system::CoupledSystem& system,
-                           schemes::SchemeOptions& scheme_options) {
+// the start (no Listing 5.1 ramp) to an end time that is a whole number of H. Then the other
+// subsystems' time events are no macro points (docs/design/methods.md §3.3): the note that says
+// so, if one of them has events.
+std::optional<std::string> check_fixed_step_only(const config::RunConfig& config,
+                                                 const system::CoupledSystem& system,
+                                                 schemes::SchemeOptions& scheme_options) {
   control::MacroStepOptions& m = scheme_options.control;
+  std::optional<std::string> one_length;
   for (std::size_t L = 0; L < system.subsystem_count(); ++L) {
     const model::Events* events = system.subsystem(L).events();
     if (events == nullptr || !events->fixed_step_only()) continue;
@@ -214,7 +219,21 @@ void check_fixed_step_only(const config::RunConfig& config, const system::Couple
           what, m.t_start, m.t_end, m.h, steps));
     }
     m.fixed_start_ramp = false;
+    if (!one_length) one_length = name;
   }
+  if (!one_length) return std::nullopt;
+  for (std::size_t L = 0; L < system.subsystem_count(); ++L) {
+    const model::Events* events = system.subsystem(L).events();
+    if (events == nullptr || events->advances_itself() ||
+        !std::isfinite(events->initial_mode()->next_time_event())) {
+      continue;
+    }
+    return fmt::format(
+        "note: the time events of subsystem \"{}\" fall inside macro steps in this run, not on "
+        "macro points: subsystem \"{}\" takes steps of one length only",
+        config.system_description->subsystems.at(L).name, *one_length);
+  }
+  return std::nullopt;
 }
 
 // The controller's absolute tolerances of the monitored outputs scaled by their nominals
@@ -258,7 +277,9 @@ system::CoupledSystem checked_system(const config::RunConfig& config, CosimSetti
   check_feedthrough_combination(config, settings, system);
   check_input_accelerations(config, settings, system);
   check_restorable(config, settings, system);
-  check_fixed_step_only(config, system, scheme_options);
+  if (const auto note = check_fixed_step_only(config, system, scheme_options)) {
+    fmt::print(stderr, "macrostep: {}\n", *note);
+  }
   check_output_rows(config, settings, system, scheme_options);
   if (const auto warning = fixed_step_warning(config, settings, system)) {
     fmt::print(stderr, "macrostep: {}\n", *warning);
