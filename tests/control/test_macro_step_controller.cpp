@@ -381,7 +381,7 @@ TEST(MacroStepController, RejectsInconsistentOptionsAndOutcomes) {
 // the step that ends on the event a variable that jumped holds its new value over the history,
 // the degree stays, and the next step is as long as the H the step had before the event
 // shortened it; a fixed grid goes on at its next point.
-TEST(MacroStepController, PlansEndOnTheEventLimitAndRestartAfterIt) {
+TEST(MacroStepController, PlansEndOnTheEventLimitAndTheJumpIsHeldAfterIt) {
   mct::MacroStepController c(variable_options(1e-2, 1.0), std::vector<double>{1.0});
   for (int k = 0; k < 6; ++k) complete(c, kTiny, smooth_u);  // some history, κ above 0
   ASSERT_GT(c.plan().kappa, 0);
