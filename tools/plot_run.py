@@ -453,10 +453,13 @@ def plot_breakdown(plt, run, png):
 
 def plot_run(plt, path, folder, reference=None):
     """The figures of one run (and its comparison with `reference`, a Run, if given); returns
-    [(png, what)] and a note or None."""
+    [(png, what)] and a note or None. A reference that shares no column with the run is refused
+    before any figure is written."""
     run = Run(path)
     folder = run.folder if folder is None else folder
     out = os.path.join(folder, run.stem)
+    if reference is not None:
+        reference_panels(run, reference)
     written = []
     plot_coupling(plt, run, out + ".coupling.png")
     written.append((out + ".coupling.png", "coupling variables and states over time"))

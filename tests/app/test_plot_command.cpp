@@ -188,9 +188,11 @@ TEST_F(Plot, RunOverItsReference) {
       << plot.out;
   // A reference of another system (no column in common), or none: one line, status 2.
   write_file("other.csv", "time,y_1\n0,1\n1,2\n");
+  fs::remove(path("r.coupling.png"));
   const Outcome other = macrostep("plot r.csv --reference other.csv");
   EXPECT_EQ(other.status, 2);
   EXPECT_EQ(other.err, "macrostep plot: no column of r is in the reference other\n");
+  EXPECT_FALSE(fs::exists(path("r.coupling.png"))) << "a refused plot writes no figure";
   const Outcome missing = macrostep("plot r.csv --reference missing.csv --dir never");
   EXPECT_EQ(missing.status, 2);
   EXPECT_EQ(missing.err, "macrostep plot: missing.csv: no such file\n");
