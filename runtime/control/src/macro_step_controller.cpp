@@ -317,15 +317,13 @@ void MacroStepController::jump_at_event(std::span<const double> u_after, double 
         "MacroStepController::jump_at_event: " + std::to_string(u_after.size()) + " values for " +
         std::to_string(history_.channels()) + " coupling variables");
   }
-  const std::vector<double> before(history_.newest_values().begin(),
-                                   history_.newest_values().end());
-  history_.replace_newest(u_after);  // throws for values that are not finite
   const ErrorTolerances& tol = options_.tolerances;
-  for (std::size_t c = 0; c < before.size(); ++c) {
-    const double weight = 1.0 / (component_atol(tol, WeightGroup::kCouplingVariable, c) +
-                                 tol.rtol * std::abs(u_after[c]));
-    if (std::abs(u_after[c] - before[c]) * weight > 1e-6) history_.hold_newest(c);
+  std::vector<double> moved(u_after.size());
+  for (std::size_t c = 0; c < moved.size(); ++c) {
+    moved[c] = 1e-6 * (component_atol(tol, WeightGroup::kCouplingVariable, c) +
+                       tol.rtol * std::abs(u_after[c]));
   }
+  history_.jump_newest(u_after, moved);  // throws for values that are not finite
   // The step after the event: at least as long as the one before the event shortened it.
   if (options_.mode == StepSizeMode::kVariable && h_before > plan_.h()) {
     const double t_m = plan_.t_begin;

@@ -65,11 +65,14 @@ void CouplingHistory::replace_newest(std::span<const double> u) {
   for (std::size_t c = 0; c < channels_; ++c) values_[s * channels_ + c] = u[c];
 }
 
-void CouplingHistory::jump_newest(std::span<const double> after) {
+void CouplingHistory::jump_newest(std::span<const double> after, std::span<const double> moved) {
+  if (!moved.empty() && moved.size() != channels_) {
+    throw std::invalid_argument("CouplingHistory::jump_newest: one bound per channel");
+  }
   const std::vector<double> before(newest_values().begin(), newest_values().end());
   replace_newest(after);
   for (std::size_t c = 0; c < channels_; ++c) {
-    if (after[c] != before[c]) hold_newest(c);
+    if (std::abs(after[c] - before[c]) > (moved.empty() ? 0.0 : moved[c])) hold_newest(c);
   }
 }
 

@@ -45,8 +45,9 @@ class CouplingHistory {
   // Throws std::out_of_range for a channel >= channels(), std::logic_error on an empty history.
   void hold_newest(std::size_t channel);
   // Both for a jump to `after` at the newest point: replace_newest(after), then hold_newest for
-  // every channel whose value it changed.
-  void jump_newest(std::span<const double> after);
+  // every channel c whose value it changed by more than moved[c] (any change where `moved` is
+  // empty; otherwise moved.size() == channels(), std::invalid_argument).
+  void jump_newest(std::span<const double> after, std::span<const double> moved = {});
 
   // Chronological access, i = 0 oldest .. size()−1 newest. Throws std::out_of_range.
   double time(std::size_t i) const;
