@@ -465,3 +465,57 @@ TEST_F(Destinations, HungModelInTheMasterStillLeavesItsReport) {
 }
 
 }  // namespace
+
+// A command naming a result that another command writes now stops before it writes anything: a
+// second run with the same --output (CSV and HDF5) leaves the first run's result and metadata
+// as they were (two writers at their own offsets tore the CSV's rows, and
+// HDF5's create truncated the file before its own lock refused it). The lock ends with the
+// process that held it: after the first run is killed, a rerun replaces its result.
+TEST_F(Destinations, ASecondCommandOnAResultBeingWrittenLeavesItAlone) {
+  write_file("p.toml", misbehaving_pair("hang"));
+  for (const std::string result : {"r.csv", "s.h5"}) {
+    const std::string meta = result.substr(0, 1) + ".json";
+    SCOPED_TRACE(result);
+    const pid_t pid = macrostep::testing::fork_tied();
+    if (pid == 0) {
+      if (chdir(dir_.c_str()) != 0) _exit(120);
+      if (!freopen("/dev/null", "w", stderr) || !freopen("/dev/null", "w", stdout)) _exit(121);
+      execl(MACROSTEP_BINARY, MACROSTEP_BINARY, "run", "p.toml", "--executor", "inprocess",
+            "--output", result.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    // The run has claimed its files once its metadata exists and its result holds rows (HDF5:
+    // once the file is there).
+    const auto written = [&] {
+      if (!fs::exists(path(meta)) || !fs::exists(path(result))) return false;
+      return result == "s.h5" || lines(result) > 5;
+    };
+    for (int i = 0; i < 600 && !written(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, WNOHANG), 0) << "the run ended without hanging";
+    ASSERT_TRUE(written());
+    // Stopped, the first run writes nothing more (it may still be on its way to the hang) and
+    // keeps its lock: whatever changes its files now is the second command.
+    ASSERT_EQ(kill(pid, SIGSTOP), 0);
+    const std::string before = read_file(result);
+    const std::string meta_before = read_file(meta);
+    for (const std::string& command :
+         {"run c.toml --output " + result,
+          "run p.toml --executor inprocess --stop-time 5e-4 --output " + result}) {
+      const Outcome o = macrostep(command);
+      EXPECT_EQ(o.status, 2) << command << ": " << o.err;
+      EXPECT_NE(o.err.find(result + ": another macrostep command writes this file now"),
+                std::string::npos)
+          << command << ": " << o.err;
+      EXPECT_TRUE(read_file(result) == before) << command << " changed " << result;
+      EXPECT_TRUE(read_file(meta) == meta_before) << command << " changed " << meta;
+    }
+    kill(pid, SIGKILL);
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    const Outcome rerun =
+        macrostep("run p.toml --executor inprocess --stop-time 5e-4 --output " + result);
+    EXPECT_EQ(rerun.status, 0) << rerun.err;
+  }
+}

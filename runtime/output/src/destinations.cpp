@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <utility>
 
 #include "macrostep/output/csv.hpp"
 
@@ -37,6 +38,42 @@ void check_creatable(const std::string& role, const std::string& path) {
 }
 
 }  // namespace
+
+WriteLock::WriteLock(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    throw OutputError(fmt::format("{}: cannot create: {}", path, std::strerror(errno)));
+  }
+  struct flock whole {};
+  whole.l_type = F_WRLCK;
+  whole.l_whence = SEEK_SET;  // l_start = l_len = 0: the whole file, however long it grows
+  if (::fcntl(fd, F_OFD_SETLK, &whole) != 0) {
+    const int err = errno;
+    ::close(fd);
+    if (err == EAGAIN || err == EACCES) {
+      throw OutputError(fmt::format(
+          "{}: another macrostep command writes this file now; wait until it ends, or name "
+          "another file",
+          path));
+    }
+    throw OutputError(fmt::format("{}: cannot lock it for writing: {}", path, std::strerror(err)));
+  }
+  fd_ = fd;
+}
+
+WriteLock::WriteLock(WriteLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+
+WriteLock& WriteLock::operator=(WriteLock&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+
+WriteLock::~WriteLock() {
+  if (fd_ >= 0) ::close(fd_);
+}
 
 bool same_path(const std::string& a, const std::string& b) {
   return a == b || same_file(a, b) || normal(a) == normal(b);

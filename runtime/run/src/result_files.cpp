@@ -221,6 +221,7 @@ nlohmann::ordered_json files_json(const output::Destinations& destinations) {
 
 void ResultFiles::open() {
   try {
+    if (!special_) lock_ = output::WriteLock(result_path_);
     // The metadata claims the files before they are written ("status": "running"; the run
     // replaces it), so that the files of a run that was killed (SIGKILL, a power cut) are still
     // its result's for a rerun (check_replaceable). Resuming keeps the interrupted run's until

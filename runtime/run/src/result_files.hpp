@@ -92,10 +92,12 @@ class ResultFiles {
   // another kind. The run adds its other files (checkpoints) through add() before open().
   explicit ResultFiles(const Request& r);
 
-  // Writes the metadata's claim on the files (unless resuming: "mode", "status": "running",
-  // "files"; write_metadata replaces it), then creates the tables (or, resuming, cuts the CSVs to
-  // the checkpoint's position and continues them: checkpoint::CheckpointError if they do not
-  // fit). Throws SetupError if a file cannot be created. The accessors below need it.
+  // Locks the result file for this process (output::WriteLock, held until destruction; not
+  // beside a character device): SetupError if another command writes it now, before anything
+  // is written. Then writes the metadata's claim on the files (unless resuming: "mode", "status":
+  // "running", "files"; write_metadata replaces it), then creates the tables (or, resuming, cuts
+  // the CSVs to the checkpoint's position and continues them: checkpoint::CheckpointError if they
+  // do not fit). Throws SetupError if a file cannot be created. The accessors below need it.
   void open();
 
   output::TableWriter& results() { return *results_; }
@@ -142,6 +144,7 @@ class ResultFiles {
   output::RecordedRun previous_;  // the metadata beside the result, as it was before the run
   bool special_ = false;          // the result is a character device (no siblings)
   std::string result_path_, json_path_, steps_path_;
+  output::WriteLock lock_;  // before the writers: released after they are closed
   std::optional<output::CsvWriter> csv_, steps_csv_;
   std::unique_ptr<output::Hdf5File> h5_;
   output::TableWriter* results_ = nullptr;

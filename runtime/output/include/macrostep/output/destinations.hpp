@@ -43,6 +43,34 @@ class Destinations {
   std::vector<Destination> list_;
 };
 
+// The one process that writes a result holds this on the result file while it writes it, so
+// that a second command naming the same file (a run started twice with one --output, a resume
+// beside the run) stops before it truncates or appends anything: with two writers, each at its
+// own offset, the file ends up with rows of both, torn in between.
+//
+// An open file description lock (fcntl F_OFD_SETLK, a write lock over the whole file) on `path`,
+// which is created if missing and never truncated here. A second WriteLock on the same file, in
+// this process or another, throws OutputError; the lock ends with the object or with its
+// process, however that ends (the kernel drops it with the last descriptor, at SIGKILL too).
+// The descriptor is close-on-exec, so worker processes do not hold it. Advisory: it orders
+// macrostep commands, not other programs; it is independent of the flock() lock HDF5 takes on
+// its own descriptor of the file. Not thread-safe; move-only.
+class WriteLock {
+ public:
+  WriteLock() = default;
+  explicit WriteLock(const std::string& path);
+  WriteLock(WriteLock&& other) noexcept;
+  WriteLock& operator=(WriteLock&& other) noexcept;
+  WriteLock(const WriteLock&) = delete;
+  WriteLock& operator=(const WriteLock&) = delete;
+  ~WriteLock();
+
+  bool held() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
+
 // Whether `a` and `b` name the same existing file (device and inode, so that "./x.toml",
 // "x.toml" and a hard or symbolic link compare equal).
 bool same_file(const std::string& a, const std::string& b);
