@@ -447,6 +447,10 @@ TEST(MacroStepController, AFixedGridGoesOnAtItsNextPointAfterAnEvent) {
   ASSERT_EQ(ends.size(), expected.size());
   for (std::size_t k = 0; k < ends.size(); ++k) EXPECT_NEAR(ends[k], expected[k], 1e-15) << k;
   EXPECT_EQ(kappas, (std::vector<int>{0, 1, 2, 2, 2, 2}));
+  // The event's point served the step on to 0.2 only: the polynomials run through the grid.
+  for (std::size_t i = 0; i < c.history().size(); ++i) {
+    EXPECT_NEAR(c.history().time(i), 0.1 * static_cast<double>(i), 1e-15) << i;
+  }
 }
 
 // Only the variables the event moved hold their value: the others keep their past.

@@ -76,6 +76,28 @@ TEST(CouplingHistory, DefaultCapacityCoversKappaMaxNeeds) {
 
 // A jump at the newest point (methods.md §3.3): the channels it changes hold the new value over
 // every point, the others keep their past; also once the ring has wrapped.
+// An older point leaves; the others keep their order and values, also across the ring's wrap.
+TEST(CouplingHistory, AnOlderPointCanBeErased) {
+  mp::CouplingHistory h(2, 4);
+  for (int k = 0; k < 6; ++k) h.push(k, std::vector<double>{double(k), 10.0 * k});
+  h.erase_back(1);  // t = 4
+  ASSERT_EQ(h.size(), 3u);
+  const std::vector<double> left = {2.0, 3.0, 5.0};
+  for (std::size_t i = 0; i < h.size(); ++i) {
+    EXPECT_EQ(h.time(i), left[i]) << i;
+    EXPECT_EQ(h.values(i)[0], left[i]) << i;
+    EXPECT_EQ(h.values(i)[1], 10.0 * left[i]) << i;
+  }
+  h.push(7.0, std::vector<double>{7.0, 70.0});
+  h.push(8.0, std::vector<double>{8.0, 80.0});
+  EXPECT_EQ(h.time(0), 3.0);
+  EXPECT_EQ(h.time_back(0), 8.0);
+  h.erase_back(3);  // the oldest
+  EXPECT_EQ(h.time(0), 5.0);
+  EXPECT_THROW(h.erase_back(0), std::out_of_range);
+  EXPECT_THROW(h.erase_back(3), std::out_of_range);
+}
+
 TEST(CouplingHistory, AJumpHoldsTheChangedChannelsOnly) {
   mp::CouplingHistory h(2, 4);
   for (int k = 0; k < 6; ++k) h.push(k, std::vector<double>{double(k), 10.0 * k});

@@ -143,9 +143,25 @@ StepVerdict MacroStepController::complete(const StepOutcome& outcome) {
   return v;
 }
 
+// With a fixed H, a macro point that a time event put between two grid points carries the values
+// there for the step on to the next grid point; from that point on the polynomials run through
+// grid points again. Kept, it made the points next to the event uneven, and where the event only
+// kinked an output (an RC voltage at a PWM edge) the polynomials through them extrapolated that
+// kink 3 to 7 times worse than the grid's. A jump's values after the event are held over the
+// older points (jump_at_event), so the grid point before the event carries them too.
+void MacroStepController::leave_event_points_behind(double t_grid) {
+  const double h = options_.h;
+  const double t0 = options_.fixed_start_ramp ? options_.t_start + 2.0 * h : options_.t_start;
+  const double q = (t_grid - t0) / h;
+  if (q < 1.0 - 1e-6 || std::abs(q - std::nearbyint(q)) >= 1e-6) return;  // no grid point
+  const double t_before = t_grid - h * (1.0 - 1e-6);  // later than the grid point before
+  while (history_.size() >= 3 && history_.time_back(1) > t_before) history_.erase_back(1);
+}
+
 StepVerdict MacroStepController::complete_fixed(const StepOutcome& outcome) {
   const StepPlan p = plan_;
   accept(p.t_end, outcome.u_next, p.kappa, p.h());
+  leave_event_points_behind(p.t_end);
   if (outcome.corrector_failed) ++stats_.corrector_failures;
   if (outcome.subsystem_failed) ++stats_.subsystem_failures;
   ++plan_.step;

@@ -1,5 +1,6 @@
 #include "macrostep/polynomials/history.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -81,6 +82,17 @@ void CouplingHistory::hold_newest(std::size_t channel) {
   if (channel >= channels_) throw std::out_of_range("CouplingHistory::hold_newest: channel");
   const double v = values_[slot(size_ - 1) * channels_ + channel];
   for (std::size_t i = 0; i + 1 < size_; ++i) values_[slot(i) * channels_ + channel] = v;
+}
+
+void CouplingHistory::erase_back(std::size_t j) {
+  if (j == 0 || j >= size_)
+    throw std::out_of_range("CouplingHistory::erase_back: not an older point");
+  for (std::size_t i = size_ - 1 - j; i + 1 < size_; ++i) {
+    times_[slot(i)] = times_[slot(i + 1)];
+    std::copy_n(values_.begin() + static_cast<std::ptrdiff_t>(slot(i + 1) * channels_), channels_,
+                values_.begin() + static_cast<std::ptrdiff_t>(slot(i) * channels_));
+  }
+  --size_;
 }
 
 double CouplingHistory::time(std::size_t i) const {

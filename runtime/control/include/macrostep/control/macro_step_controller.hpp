@@ -239,6 +239,9 @@ class MacroStepController {
   MacroStepController(ImportTag, MacroStepOptions options, std::size_t channels);
 
   StepVerdict complete_fixed(const StepOutcome& outcome);
+  // Fixed H, after accepting the grid point `t_grid`: removes the event points since the grid
+  // point before it from the history (a no-op unless `t_grid` is on the grid).
+  void leave_event_points_behind(double t_grid);
   StepVerdict complete_variable(const StepOutcome& outcome);
   struct Decision {
     int kappa = 0;

@@ -49,6 +49,10 @@ class CouplingHistory {
   // empty; otherwise moved.size() == channels(), std::invalid_argument).
   void jump_newest(std::span<const double> after, std::span<const double> moved = {});
 
+  // Removes the point j back from the newest (1 <= j < size(); the newest stays): a macro point
+  // that served the steps up to the next one only. Throws std::out_of_range otherwise.
+  void erase_back(std::size_t j);
+
   // Chronological access, i = 0 oldest .. size()−1 newest. Throws std::out_of_range.
   double time(std::size_t i) const;
   std::span<const double> values(std::size_t i) const;
