@@ -22,6 +22,7 @@ import math
 import os
 import shutil
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -166,11 +167,22 @@ def _edits(set: Mapping[str, Any] | Sequence[str] | str | None) -> list[str]:
     return [str(edit) for edit in set]
 
 
+def _path_text(value: str | os.PathLike, what: str) -> str:
+    """`value` as a path string; ValueError for a NUL in it (the system would cut the name
+    there, and a run would write or read another file than the one named)."""
+    path = os.fspath(value)
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if "\0" in path:
+        raise ValueError(f"{what}: embedded null byte in {path!r}")
+    return path
+
+
 def _source(config: str | os.PathLike | Mapping[str, Any]) -> tuple[str, str | None, str]:
     """(path or name, text or None, stem of the default file names) of a configuration."""
     if isinstance(config, Mapping):
         return DICT_NAME, to_toml(config), "config"
-    path = os.fspath(config)
+    path = _path_text(config, "config")
     return path, None, Path(path).stem
 
 
@@ -186,9 +198,16 @@ def _files_of(result: Path, kind: str) -> dict[str, str]:
 
 def _target(output: str | os.PathLike, stem: str, kind: str, overwrite: bool) -> Path:
     """The result file for `output=`: a file name, or a folder that gets the default name."""
-    path = Path(output)
+    text = _path_text(output, "output")
+    path = Path(text)
     if path.is_dir():
         path = path / f"{stem}{_SUFFIX[kind]}.csv"
+    elif text.endswith(("/", os.sep)):
+        raise FileNotFoundError(f"output={text!r}: no such folder (a folder must exist; a name "
+                                "without the trailing '/' names the result file)")
+    if path.is_char_device():
+        raise ValueError(f"output={text!r}: a character device; the Result is read back from the "
+                         "result file (output=None writes to a temporary folder instead)")
     if not overwrite:
         existing = [f for f in _files_of(path, kind).values() if os.path.lexists(f)]
         if existing:
@@ -197,7 +216,19 @@ def _target(output: str | os.PathLike, stem: str, kind: str, overwrite: bool) ->
     return path
 
 
+# One run at a time in this process (the run driver's crash guard is one per process). Held from
+# the check of the output's files until the result is read back, so that another thread's run
+# with the same output= can neither pass the check beside this one nor replace the files before
+# they are read; waiting on it, the main thread still takes Ctrl-C.
+_ONE_RUN = threading.RLock()
+
+
 def _run(kind: str, config, *, set=None, output=None, overwrite=False, **options) -> Result:
+    with _ONE_RUN:
+        return _run_alone(kind, config, set=set, output=output, overwrite=overwrite, **options)
+
+
+def _run_alone(kind: str, config, *, set=None, output=None, overwrite=False, **options) -> Result:
     path, text, stem = _source(config)
     edits = _edits(set)
     if "order" in options and options["order"] is not None:
@@ -327,6 +358,13 @@ def sweep(config: str | os.PathLike | Mapping[str, Any], grid: Mapping[str, Iter
         # Every case's files are checked before the first case writes any.
         targets = [_target(folder / f"case-{i:0{width}}.csv", "", kind, overwrite)
                    for i in range(1, len(cases) + 1)]
+        ours = {os.path.basename(f) for t in targets for f in _files_of(t, kind).values()}
+        stale = sorted(f.name for f in folder.glob("case-*") if f.name not in ours)
+        if stale:  # an earlier sweep's cases beside this one's would read as one sweep
+            raise FileExistsError(
+                f"{folder} holds case files that this sweep of {len(cases)} cases would not "
+                f"replace ({', '.join(stale[:4])}{', ...' if len(stale) > 4 else ''}); remove them "
+                "or choose another folder")
     results = []
     for case, case_edits, target in zip(cases, edits, targets):
         result = run(config, set=case_edits, output=target, overwrite=overwrite, **options)

@@ -147,10 +147,15 @@ void translate(std::exception_ptr p) {
     PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
   } catch (const output::OutputError& e) {
     PyErr_SetString(g_run_error, e.what());
+  } catch (const py::builtin_exception&) {
+    throw;  // pybind11's own translation (TypeError, ValueError, ...)
+  } catch (const std::bad_alloc&) {
+    throw;  // MemoryError
   } catch (const std::exception& e) {
+    // Anything else ended a run (a worker that cannot start, a failing executor): RunError,
+    // with the run's failure message where there is one.
     const std::string failure = run::failure_message(e);
-    if (failure.empty()) throw;  // pybind11's own translation (RuntimeError, ...)
-    PyErr_SetString(g_run_error, failure.c_str());
+    PyErr_SetString(g_run_error, failure.empty() ? e.what() : failure.c_str());
   }
 }
 

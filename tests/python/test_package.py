@@ -223,3 +223,72 @@ def test_the_example_runs():
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert [line.split(":")[0] for line in lines] == ["supply 12 V", "supply 24 V", "supply 48 V"]
+
+
+def test_two_threads_with_one_output_get_one_run_each(tmp_path):
+    # Each thread's check, run and reading back happen while no other run in the process can
+    # replace the files: the second finds the first's files (FileExistsError) or, with
+    # overwrite=True, reads its own run, never a torn or empty table.
+    out = tmp_path / "r.csv"
+    finals = [12.0, 48.0]
+    outcomes = [None, None]
+
+    def job(i, overwrite):
+        try:
+            r = macrostep.run(SOURCES, set={"subsystem.supply.final": finals[i]}, output=out,
+                              overwrite=overwrite, **RUN)
+            outcomes[i] = float(r["supply.y"][-1])
+        except Exception as e:  # noqa: BLE001 - the test looks at every outcome
+            outcomes[i] = e
+
+    for overwrite in (False, True):
+        for f in tmp_path.iterdir():
+            f.unlink()
+        threads = [threading.Thread(target=job, args=(i, overwrite)) for i in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if overwrite:
+            assert outcomes == finals
+        else:
+            assert sorted(map(type, outcomes), key=str) == sorted([float, FileExistsError],
+                                                                   key=str), outcomes
+        header, rows = read_csv(out)
+        assert rows[-1, header.index("supply.y")] in finals
+
+
+def test_paths_that_name_another_file_are_refused(tmp_path):
+    with pytest.raises(ValueError, match="null byte"):
+        macrostep.run(SOURCES, output=str(tmp_path / "a\0b.csv"), **RUN)
+    with pytest.raises(ValueError, match="null byte"):
+        macrostep.run(str(SOURCES) + "\0x", **RUN)
+    with pytest.raises(FileNotFoundError, match="no such folder"):
+        macrostep.run(SOURCES, output=str(tmp_path / "missing") + "/", **RUN)
+    with pytest.raises(ValueError, match="character device"):
+        macrostep.run(SOURCES, output="/dev/null", overwrite=True, **RUN)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_overwrite_keeps_another_results_metadata(tmp_path):
+    macrostep.run(SOURCES, output=tmp_path / "r.h5", **RUN)
+    meta = (tmp_path / "r.json").read_text()
+    with pytest.raises(macrostep.ConfigError, match="describes the result"):
+        macrostep.run(SOURCES, output=tmp_path / "r.csv", overwrite=True, **RUN)
+    assert (tmp_path / "r.json").read_text() == meta
+
+
+def test_a_sweep_does_not_mix_with_an_earlier_larger_one(tmp_path):
+    grid = {"subsystem.supply.final": [12.0, 24.0, 48.0]}
+    macrostep.sweep(SOURCES, grid, output=tmp_path, **RUN)
+    with pytest.raises(FileExistsError, match="case-003"):
+        macrostep.sweep(SOURCES, {"subsystem.supply.final": [6.0]}, output=tmp_path,
+                        overwrite=True, **RUN)
+    assert (tmp_path / "case-001.json").exists() and (tmp_path / "case-003.csv").exists()
+
+
+@pytest.mark.skipif(not CLI, reason="MACROSTEP_CLI names the build's macrostep binary")
+def test_a_worker_that_cannot_start_is_a_run_error(monkeypatch):
+    monkeypatch.setenv("MACROSTEP_BINARY", "/nonexistent/macrostep")
+    with pytest.raises(macrostep.RunError):
+        macrostep.run(SOURCES, stop_time=0.01, executor="processes")

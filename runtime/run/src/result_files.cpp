@@ -163,7 +163,9 @@ void ResultFiles::check_replaceable(const std::string& role, const std::string& 
         "it: {}",
         path, path == result_path_ ? "holds" : "belongs to", before.mode, json_path_, mode, fix));
   }
-  if ((ours && listed(before, role, path)) || request_.replace_files) return;
+  // Replacing files unasked still keeps another result's metadata (r.json of r.h5 for r.csv).
+  const bool others = before.macrostep && !described.empty() && !ours;
+  if ((ours && listed(before, role, path)) || (request_.replace_files && !others)) return;
   throw SetupError(fmt::format("{}: {} would replace this existing file, but {}; {}", path, role,
                                not_ours(before, path, json_path_, result_path_), fix));
 }

@@ -89,7 +89,8 @@ class ResultFiles {
   // when resuming, the checkpoint's own result and steps table (it checks their contents); an
   // existing checkpoint only if it is one of this result, its state-files directory only if it
   // holds nothing but state files; with Request::replace_files, every file but a result of
-  // another kind. The run adds its other files (checkpoints) through add() before open().
+  // another kind and a metadata file that describes another result. The run adds its other
+  // files (checkpoints) through add() before open().
   explicit ResultFiles(const Request& r);
 
   // Locks the result file for this process (output::WriteLock, held until destruction; not
