@@ -163,8 +163,47 @@ def _edits(set: Mapping[str, Any] | Sequence[str] | str | None) -> list[str]:
     if isinstance(set, str):
         return [set]
     if isinstance(set, Mapping):
-        return [f"{key}={_macrostep.toml_value(value, str(key))}" for key, value in set.items()]
+        return [f"{key}={_toml_value(value, str(key))}" for key, value in set.items()]
     return [str(edit) for edit in set]
+
+
+def _toml_value(value: Any, key: str) -> str:
+    """`value` as TOML text for the edit of `key`: ConfigError for what TOML cannot hold."""
+    def check(v: Any) -> None:
+        if isinstance(v, int) and not isinstance(v, bool) and not -2**63 <= v < 2**63:
+            raise ConfigError(f"set: {key}: the integer {v} does not fit in 64 bits")
+        if isinstance(v, str):
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError as e:
+                raise ConfigError(f"set: {key}: the string is not valid Unicode ({e.reason})") from None
+        if isinstance(v, Mapping):
+            for item in v.values():
+                check(item)
+        elif isinstance(v, (list, tuple)):
+            for item in v:
+                check(item)
+
+    check(value)
+    return _macrostep.toml_value(value, key)
+
+
+def _options(options: dict[str, Any]) -> None:
+    """Checks and converts run()'s keyword options in place: ValueError naming the argument."""
+    if options.get("order") is not None:
+        options["order"] = str(options["order"])
+    for name in ("stop_time", "rtol", "step_size"):
+        if options.get(name) is not None:
+            try:
+                options[name] = float(options[name])
+            except (TypeError, ValueError):
+                raise ValueError(f"{name}={options[name]!r}: not a number") from None
+    for name in ("scheme", "estimator", "executor"):
+        if options.get(name) is not None and not isinstance(options[name], str):
+            raise ValueError(f"{name}={options[name]!r}: a name (str) or None")
+    for name in ("all_states", "progress", "monolithic"):
+        if name in options and not isinstance(options[name], bool):
+            raise ValueError(f"{name}={options[name]!r}: True or False")
 
 
 def _path_text(value: str | os.PathLike, what: str) -> str:
@@ -231,11 +270,9 @@ def _run(kind: str, config, *, set=None, output=None, overwrite=False, **options
 def _run_alone(kind: str, config, *, set=None, output=None, overwrite=False, **options) -> Result:
     path, text, stem = _source(config)
     edits = _edits(set)
-    if "order" in options and options["order"] is not None:
-        options["order"] = str(options["order"])
-    for name in ("stop_time", "rtol", "step_size"):
-        if options.get(name) is not None:
-            options[name] = float(options[name])
+    if not isinstance(overwrite, bool):
+        raise ValueError(f"overwrite={overwrite!r}: True or False")
+    _options(options)
     scratch = None
     if output is None:
         scratch = tempfile.mkdtemp(prefix="macrostep-")

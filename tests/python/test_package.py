@@ -292,3 +292,16 @@ def test_a_worker_that_cannot_start_is_a_run_error(monkeypatch):
     monkeypatch.setenv("MACROSTEP_BINARY", "/nonexistent/macrostep")
     with pytest.raises(macrostep.RunError):
         macrostep.run(SOURCES, stop_time=0.01, executor="processes")
+
+
+def test_arguments_python_cannot_pass_are_named():
+    with pytest.raises(macrostep.ConfigError, match="64 bits"):
+        macrostep.run(SOURCES, set={"subsystem.supply.final": 2**70}, **RUN)
+    with pytest.raises(macrostep.ConfigError, match="not valid Unicode"):
+        macrostep.run(SOURCES, set={"subsystem.supply.unit": "\udcff"}, **RUN)
+    with pytest.raises(ValueError, match="stop_time='abc'"):
+        macrostep.run(SOURCES, stop_time="abc", executor="inprocess")
+    with pytest.raises(ValueError, match="scheme=3"):
+        macrostep.run(SOURCES, scheme=3, **RUN)
+    with pytest.raises(ValueError, match="overwrite='no'"):
+        macrostep.run(SOURCES, overwrite="no", **RUN)
