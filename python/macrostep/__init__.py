@@ -20,6 +20,7 @@ import itertools
 import json
 import math
 import os
+import shlex
 import shutil
 import tempfile
 import threading
@@ -255,6 +256,30 @@ def _target(output: str | os.PathLike, stem: str, kind: str, overwrite: bool) ->
     return path
 
 
+_FLAGS = {"stop_time": "--stop-time", "scheme": "--scheme", "estimator": "--estimator",
+          "order": "--order", "rtol": "--rtol", "step_size": "--step-size",
+          "executor": "--executor"}
+
+
+def _command(kind: str, path: str, edits: list[str], target: Path | None,
+             options: Mapping[str, Any]) -> str:
+    """The metadata's "command": the `macrostep` command line that makes the same run (without
+    --output for a run into a temporary folder), marked as coming from Python."""
+    words = ["macrostep", "reference" if kind == "reference" else "run", path]
+    if kind == "monolithic":
+        words.append("--monolithic")
+    for edit in edits:
+        words += ["--set", edit]
+    for name, flag in _FLAGS.items():
+        if options.get(name) is not None:
+            words += [flag, str(options[name])]
+    if options.get("all_states"):
+        words.append("--all-states")
+    if target is not None:
+        words += ["--output", str(target)]
+    return "python: " + shlex.join(words)
+
+
 # One run at a time in this process (the run driver's crash guard is one per process). Held from
 # the check of the output's files until the result is read back, so that another thread's run
 # with the same output= can neither pass the check beside this one nor replace the files before
@@ -283,7 +308,8 @@ def _run_alone(kind: str, config, *, set=None, output=None, overwrite=False, **o
         reply = _macrostep.run(
             config_path=path, config_text=text, sets=edits, kind=kind, output=str(target),
             overwrite=overwrite,
-            worker=worker_binary() or "", command_line=f"python: macrostep {kind} {path}",
+            worker=worker_binary() or "",
+            command_line=_command(kind, path, edits, None if scratch else target, options),
             **options)
         time, columns, values = _macrostep.read_table(reply["result"])
         metadata = {}
@@ -298,10 +324,13 @@ def _run_alone(kind: str, config, *, set=None, output=None, overwrite=False, **o
         files = {"result": reply["result"], "metadata": reply["metadata"]}
         if reply["steps"]:
             files["steps"] = reply["steps"]
+    summary = reply["summary"]
+    if scratch is not None:  # its files are gone: the summary does not point there
+        summary = summary.replace(str(scratch), "<a temporary folder, removed>")
     units = dict(zip(reply["columns"], reply["units"]))
     descriptions = dict(zip(reply["columns"], reply["descriptions"]))
     return Result(kind, time, columns, values, {c: units.get(c, "") for c in columns}, metadata,
-                  reply["wall_s"], reply["summary"], files,
+                  reply["wall_s"], summary, files,
                   {c: descriptions.get(c, "") for c in columns})
 
 

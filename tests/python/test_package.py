@@ -305,3 +305,20 @@ def test_arguments_python_cannot_pass_are_named():
         macrostep.run(SOURCES, scheme=3, **RUN)
     with pytest.raises(ValueError, match="overwrite='no'"):
         macrostep.run(SOURCES, overwrite="no", **RUN)
+
+
+@pytest.mark.skipif(not CLI, reason="MACROSTEP_CLI names the build's macrostep binary")
+def test_the_metadata_names_the_command_of_the_same_run(tmp_path):
+    out = tmp_path / "p.csv"
+    r = macrostep.run(SOURCES, set={"subsystem.supply.final": 48.0}, output=out, **RUN)
+    command = r.metadata["command"]
+    assert command.startswith("python: macrostep run ")
+    words = command.split()[2:]  # after "python: macrostep"
+    again = tmp_path / "again.csv"
+    words[words.index("--output") + 1] = str(again)
+    done = cli(*words)
+    assert done.returncode == 0, done.stderr
+    assert again.read_bytes() == out.read_bytes()
+    temporary = macrostep.run(SOURCES, **RUN)
+    assert "--output" not in temporary.metadata["command"]
+    assert "tmp" not in temporary.summary.split("wrote ")[-1].split()[0]
