@@ -433,6 +433,23 @@ TEST_F(Destinations, ModelEndingTheMasterIsReported) {
   }
 }
 
+// The same plugin in a worker process: the run fails with exit status 1 and says that a model
+// called exit() (a worker ends by itself only on the master's shutdown), also when the
+// implicit scheme's perturbed runs run it on the worker's other threads.
+TEST_F(Destinations, ModelEndingItsWorkerIsNamed) {
+  write_file("p.toml", misbehaving_pair("exit"));
+  for (const std::string scheme : {"explicit", "implicit"}) {
+    const Outcome o =
+        macrostep("run p.toml --executor processes --output r.csv --scheme " + scheme);
+    EXPECT_EQ(o.status, 1) << scheme << ": " << o.err;
+    EXPECT_NE(o.err.find("exited with status 0 (a model or a library in the worker called "
+                         "exit()) during macro step"),
+              std::string::npos)
+        << scheme << ": " << o.err;
+    EXPECT_EQ(nlohmann::json::parse(read_file("r.json")).at("status"), "failed") << scheme;
+  }
+}
+
 // A plugin in the master that never returns: the first SIGTERM asks for a stop after the macro
 // step, which never ends; the second ends the process, and the user still gets a message and a
 // metadata file that says the run was interrupted.

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string>
+#include <string_view>
 #include <thread>
 
 #include "process_state.hpp"
@@ -61,11 +63,28 @@ std::vector<std::size_t> ProcessExecutor::State::with_mates(
   return all;
 }
 
+namespace {
+
+// A worker ends by itself only after the master's shutdown (status 0), orphaned (3) or on a bad
+// segment or configuration (4, which it explains on stderr): an exit in the middle of the run
+// with another status, or with 0, is a model or a library in it that called exit().
+std::string exit_cause(const std::string& how) {
+  constexpr std::string_view kExited = "exited with status ";
+  if (how.rfind(kExited, 0) != 0 || how == "exited with status 3" ||
+      how == "exited with status 4") {
+    return "";
+  }
+  return " (a model or a library in the worker called exit())";
+}
+
+}  // namespace
+
 void ProcessExecutor::State::fail_dead(std::size_t i, const std::string& how,
                                        const Operation& during) {
   broken = true;
-  throw WorkerFailure(fmt::format("{} {} during {}", who(i), how, describe(during)), i,
-                      accepted_steps + 1, resume_time(during));
+  throw WorkerFailure(
+      fmt::format("{} {}{} during {}", who(i), how, exit_cause(how), describe(during)), i,
+      accepted_steps + 1, resume_time(during));
 }
 
 // Throws WorkerFailure if worker i's progress has not moved for hang_timeout since it last did
