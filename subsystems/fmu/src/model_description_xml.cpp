@@ -473,8 +473,8 @@ std::vector<std::optional<VariableFacts>> describe_variables(
       continue;
     }
     const ModelVariable& v = xml.variables[element ? element->variable : *whole];
-    out.push_back(VariableFacts{v.type, v.causality, v.unit,
-                               v.start.has_value() || !v.starts.empty()});
+    out.push_back(
+        VariableFacts{v.type, v.causality, v.unit, v.start.has_value() || !v.starts.empty()});
   }
   return out;
 }

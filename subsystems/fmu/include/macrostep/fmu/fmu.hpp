@@ -93,7 +93,7 @@ struct VariableFacts {
 // for a name it does not declare. Reads only modelDescription.xml. Throws std::invalid_argument
 // as build_fmu_subsystem does for an archive or model description it cannot read.
 std::vector<std::optional<VariableFacts>> describe_variables(const std::string& path,
-                                                              const std::vector<std::string>& names);
+                                                             const std::vector<std::string>& names);
 
 // Why `value` cannot be the start value of a variable of type `type`, or "" if it can. Nothing is
 // rounded or converted: an Integer takes whole numbers (of 32 bits), a Boolean 0 or 1 (true or
