@@ -164,10 +164,10 @@ std::string checked_name(const Node& table, std::map<std::string, NameOwner>& na
     return std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '_' || ch == '-';
   });
   if (!plain) {
-    node.fail(
-        fmt::format("must consist of letters, digits, '_' and '-' (got {}): results name columns "
-                    "\"<subsystem>.<variable>\"",
-                    model::quoted(name)));
+    node.fail(fmt::format(
+        "must consist of ASCII letters, digits, '_' and '-' (got {}): results name columns "
+        "\"<subsystem>.<variable>\"",
+        model::quoted(name)));
   }
   const auto [it, inserted] = names.emplace(name, NameOwner{table.path(), table.line()});
   if (!inserted) {

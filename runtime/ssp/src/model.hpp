@@ -28,23 +28,31 @@ struct Connector {
   std::string kind;  // "input", "output" or "parameter"
   std::string unit;  // of its ssc:Real, may be empty
   Origin origin;
+  std::string variable_unit;  // of the FMU variable it names (check_against_fmus), may be empty
+
+  // The connector's unit, else its variable's (SSP 1.0 §4.5.1.1); may be empty.
+  const std::string& effective_unit() const { return unit.empty() ? variable_unit : unit; }
 };
 
 struct Component {
   std::string name;
   std::string fmu;        // the .fmu as the TOML names it (relative to the translation's base)
+  std::string fmu_disk;   // where it is
   std::string interface;  // the FMU subsystem's `interface`; empty: the FMU's default
   std::vector<Connector> connectors;
   ParameterValues parameters;  // FMU variable name -> start value
   Origin origin;
 
   const Connector* connector(std::string_view name) const;
+  Connector* connector(std::string_view name);
 };
 
-// From a component's output to a component's input.
+// From a component's output to a component's input (the SSD's start and end swapped where it
+// draws the connection from the input).
 struct Connection {
   std::string start_element, start_connector, end_element, end_connector;
   std::optional<std::string> gain, offset;  // of ssc:LinearTransformation, as TOML floats
+  bool suppress_unit_conversion = false;
   Origin origin;
 };
 
@@ -94,6 +102,12 @@ void read_parameter_set(const std::string& file, const xmlNode* set, const std::
 
 // The SSD of `document` (its files found through `files`).
 SystemModel read_ssd(const XmlDocument& document, const Files& files);
+
+// Checks `system` against its FMUs' model descriptions, filling Connector::variable_unit:
+// parameter values in another unit than their variable's, or of a type the variable cannot
+// take, and connections joining two units. An FMU that cannot be read is left to the FMU
+// subsystem's refusal.
+void check_against_fmus(SystemModel& system);
 
 // The TOML text of `system` and each line's origin (Translation::toml, origins).
 void write_toml(const SystemModel& system, const std::string& source, Translation& out);

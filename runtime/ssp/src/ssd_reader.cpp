@@ -20,6 +20,10 @@ const Connector* Component::connector(std::string_view wanted) const {
   return nullptr;
 }
 
+Connector* Component::connector(std::string_view wanted) {
+  return const_cast<Connector*>(std::as_const(*this).connector(wanted));
+}
+
 namespace {
 
 constexpr const char* kFmuType = "application/x-fmu-sharedlibrary";
@@ -155,7 +159,9 @@ void read_component(Reader& r, const xmlNode* n) {
       refuse(r.file, n, fmt::format("the name is taken (line {})", other.origin.line));
     }
   }
-  c.fmu = resolve(r.files, r.file, n, required(r.file, n, "source"), "source").relative;
+  const ResolvedFile fmu = resolve(r.files, r.file, n, required(r.file, n, "source"), "source");
+  c.fmu = fmu.relative;
+  c.fmu_disk = fmu.disk;
   for (const xmlNode* k : elements(n)) {
     if (ignored(k)) continue;
     if (is(k, kSsdNamespace, "Connectors")) {
@@ -214,31 +220,40 @@ void read_transformation(const Reader& r, const xmlNode* t, Connection& c) {
   if (const auto o = attribute(t, "offset")) c.offset = float_literal(r.file, t, "offset", *o);
 }
 
+// An xs:boolean attribute of `n` (absent: false).
+bool boolean_attribute(const Reader& r, const xmlNode* n, const char* name) {
+  const std::string text = attribute(n, name).value_or("false");
+  const auto b = text.find_first_not_of(" \t\r\n");
+  const std::string t =
+      b == std::string::npos ? "" : text.substr(b, text.find_last_not_of(" \t\r\n") + 1 - b);
+  if (t == "true" || t == "1") return true;
+  if (t == "false" || t == "0") return false;
+  refuse(r.file, n, fmt::format("{} = \"{}\" is not a boolean (true, false, 1 or 0)", name, text));
+}
+
 void read_connection(Reader& r, const xmlNode* n) {
   Connection c;
   c.origin = origin_of(r.file, n);
-  const Connector& start =
-      endpoint(r, n, "startElement", "startConnector", c.start_element, c.start_connector);
-  const Connector& end =
-      endpoint(r, n, "endElement", "endConnector", c.end_element, c.end_connector);
+  const Connector* start =
+      &endpoint(r, n, "startElement", "startConnector", c.start_element, c.start_connector);
+  const Connector* end =
+      &endpoint(r, n, "endElement", "endConnector", c.end_element, c.end_connector);
+  // Start and end do not say which way the data flows (SSP 1.0 §5.3.2): from the output.
+  if (start->kind == "input" && end->kind == "output") {
+    std::swap(start, end);
+    std::swap(c.start_element, c.end_element);
+    std::swap(c.start_connector, c.end_connector);
+  }
   c.origin.element = fmt::format("ssd:Connection {}.{} -> {}.{}", c.start_element,
                                  c.start_connector, c.end_element, c.end_connector);
-  if (start.kind != "output" || end.kind != "input") {
+  if (start->kind != "output" || end->kind != "input") {
     throw SspError(
         c.origin,
-        fmt::format("connects a connector of kind {} to one of kind {}; a connection goes "
-                    "from a component's output to a component's input",
-                    start.kind, end.kind));
+        fmt::format("connects a connector of kind {} to one of kind {}; a connection joins a "
+                    "component's output and a component's input",
+                    start->kind, end->kind));
   }
-  if (!start.unit.empty() && !end.unit.empty() && start.unit != end.unit &&
-      attribute(n, "suppressUnitConversion").value_or("false") != "true") {
-    throw SspError(
-        c.origin,
-        fmt::format("joins unit \"{}\" to unit \"{}\": unit conversions are not supported "
-                    "(convert with an ssc:LinearTransformation and suppressUnitConversion = "
-                    "\"true\")",
-                    start.unit, end.unit));
-  }
+  c.suppress_unit_conversion = boolean_attribute(r, n, "suppressUnitConversion");
   for (const Connection& other : r.model.connections) {
     if (other.end_element == c.end_element && other.end_connector == c.end_connector) {
       throw SspError(
@@ -325,21 +340,6 @@ void apply_system_parameters(Reader& r) {
   }
 }
 
-// A value whose unit differs from its connector's would need a conversion.
-void check_parameter_units(const SystemModel& model) {
-  for (const Component& c : model.components) {
-    for (const auto& [name, value] : c.parameters) {
-      const Connector* k = c.connector(name);
-      if (k != nullptr && !k->unit.empty() && !value.unit.empty() && k->unit != value.unit) {
-        throw SspError(value.origin,
-                       fmt::format("has unit \"{}\", connector {}.{} (line {}) unit \"{}\": unit "
-                                   "conversions are not supported",
-                                   value.unit, c.name, name, k->origin.line, k->unit));
-      }
-    }
-  }
-}
-
 }  // namespace
 
 SystemModel read_ssd(const XmlDocument& document, const Files& files) {
@@ -369,7 +369,7 @@ SystemModel read_ssd(const XmlDocument& document, const Files& files) {
   if (system == nullptr) refuse(r.file, root, "has no ssd:System");
   if (r.model.components.empty()) refuse(r.file, system, "has no ssd:Component");
   apply_system_parameters(r);
-  check_parameter_units(r.model);
+  check_against_fmus(r.model);
   return std::move(r.model);
 }
 

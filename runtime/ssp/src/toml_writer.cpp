@@ -51,7 +51,7 @@ class Writer {
   Translation& out_;
 };
 
-// Letters, digits, '_' and '-' (a connection's name is a result column).
+// ASCII letters, digits, '_' and '-' (a connection's name is a result column).
 std::string plain(const std::string& s) {
   std::string out;
   for (const char ch : s) {

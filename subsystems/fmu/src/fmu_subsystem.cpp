@@ -299,6 +299,11 @@ void FmuSubsystem::read_parameters(const ModelXml& xml, const FmuDescription& d)
       refuse(fmt::format("parameters: \"{}\" has {} elements ({}), the value gives {}", name,
                          v.size(), fmt::join(v.dimensions, " x "), values.size()));
     }
+    for (const double x : values) {
+      if (const std::string problem = start_value_problem(v.type, x); !problem.empty()) {
+        refuse(fmt::format("parameters: \"{}\" = {}: {}", name, x, problem));
+      }
+    }
     starts_.push_back({name, v.value_reference, v.type, std::move(values)});
   }
 }

@@ -6,11 +6,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <map>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
+
+#include "macrostep/fmu/archive.hpp"
 
 namespace macrostep::fmu {
 
@@ -452,6 +455,39 @@ ModelXml parse_model_description(std::string_view xml) {
   }
   if (structure != nullptr) read_structure(structure, m, by_reference);
   return m;
+}
+
+std::vector<std::optional<VariableFacts>> describe_variables(
+    const std::string& path, const std::vector<std::string>& names) {
+  const ArchiveListing listing = list_fmu_archive(path, ArchiveLimits::from_environment());
+  if (!listing.model_description) {
+    throw std::invalid_argument("the archive has no modelDescription.xml");
+  }
+  const ModelXml xml = parse_model_description(*listing.model_description);
+  std::vector<std::optional<VariableFacts>> out;
+  for (const std::string& name : names) {
+    const auto element = xml.find_element(name);
+    const auto whole = xml.find(name);
+    if (!element && !whole) {
+      out.emplace_back();
+      continue;
+    }
+    const ModelVariable& v = xml.variables[element ? element->variable : *whole];
+    out.push_back(
+        VariableFacts{v.type, v.causality, v.unit, v.start.has_value() || !v.starts.empty()});
+  }
+  return out;
+}
+
+std::string start_value_problem(VariableType type, double value) {
+  if (type == VariableType::kInteger &&
+      (value != std::trunc(value) || value < -2147483648.0 || value > 2147483647.0)) {
+    return "an Integer variable takes a whole number of 32 bits (values are not rounded)";
+  }
+  if (type == VariableType::kBoolean && value != 0.0 && value != 1.0) {
+    return "a Boolean variable takes true, false, 1 or 0";
+  }
+  return "";
 }
 
 }  // namespace macrostep::fmu

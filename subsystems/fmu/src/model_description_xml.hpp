@@ -10,9 +10,9 @@
 #include <string_view>
 #include <vector>
 
-namespace macrostep::fmu {
+#include "macrostep/fmu/fmu.hpp"
 
-enum class VariableType { kReal, kInteger, kBoolean, kOther };
+namespace macrostep::fmu {
 
 struct ModelVariable {
   std::string name;

@@ -46,6 +46,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -75,5 +76,28 @@ class FmuCallError : public std::runtime_error {
 
 // Loads the FMU and builds the subsystem (see above). Throws std::invalid_argument.
 std::unique_ptr<model::Subsystem> build_fmu_subsystem(const FmuDescription& description);
+
+// The type of a variable (FMI 3's Float32 / Float64 are Real, its integer types Integer).
+enum class VariableType { kReal, kInteger, kBoolean, kOther };
+
+// What an importer checks a system against before it builds the subsystem (an SSP's units and
+// parameter types): a variable as modelDescription.xml declares it.
+struct VariableFacts {
+  VariableType type = VariableType::kOther;
+  std::string causality;  // "parameter", "input", "output", ...
+  std::string unit;       // its unit or its declared type's, "" when it has none
+  bool has_start = false;
+};
+
+// The variables (or FMI 3 array elements, "y[2]") called `names` in FMU `path`, in order; nullopt
+// for a name it does not declare. Reads only modelDescription.xml. Throws std::invalid_argument
+// as build_fmu_subsystem does for an archive or model description it cannot read.
+std::vector<std::optional<VariableFacts>> describe_variables(const std::string& path,
+                                                             const std::vector<std::string>& names);
+
+// Why `value` cannot be the start value of a variable of type `type`, or "" if it can. Nothing is
+// rounded or converted: an Integer takes whole numbers (of 32 bits), a Boolean 0 or 1 (true or
+// false); a Real anything finite.
+std::string start_value_problem(VariableType type, double value);
 
 }  // namespace macrostep::fmu
