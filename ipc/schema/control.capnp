@@ -112,6 +112,7 @@ struct FmuConfig {
   inputs @2 :List(Text);        # variable names; empty: every Real input
   outputs @3 :List(Text);       # variable names; empty: every Real output
   interface @4 :Text;           # "model-exchange", "co-simulation" or empty (the FMU's choice)
+  inputsListed @5 :Bool;        # inputs lists every input, even none (fmu::FmuDescription)
 }
 
 # The subsystem's model (library::ModelDescription): one alternative per model type.

@@ -5,9 +5,11 @@
 // Integer `count` and a Boolean `enabled` parameter.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
+#include "macrostep/output/csv.hpp"
 #include "ssp_test_support.hpp"
 
 // Its own namespace: the tests are compiled as one unity file.
@@ -165,6 +167,47 @@ TEST(SspFmuChecks, TomlParametersAreNeitherRoundedNorConvertedToBooleans) {
     EXPECT_EQ(r.status, 2) << r.output;
     EXPECT_NE(r.output.find(problem), std::string::npos) << r.output;
   }
+  fs::remove_all(dir);
+}
+
+// An FMU input that no connection feeds keeps its start value (SSP 1.0 §5.2.1), here set by a
+// binding: m1's force, not even a connector, is 2 N for the whole run. The same oscillator with
+// its force fed by a constant source through a connection moves alike (the controller sees one
+// coupling variable more, so the steps differ within the tolerance).
+TEST(SspFmuChecks, AnInputNoConnectionFeedsKeepsItsStartValue) {
+  const fs::path dir = units_dir();
+  write_file(dir / "resources" / "p.ssv",
+             parameter_set(parameter("c", "<ssv:Real value=\"100\"/>") +
+                           parameter("force", "<ssv:Real value=\"2\" unit=\"N\"/>")));
+  std::string ssd = replaced(kUnitsSsd,
+                             "<ssd:Connector name=\"force\" kind=\"input\"><ssc:Real/>"
+                             "</ssd:Connector>\n",
+                             "");
+  ssd = replaced(ssd, R"(
+      <ssd:Connection startElement="m1" startConnector="force" endElement="m2" endConnector="x"
+          suppressUnitConversion="1"><ssc:LinearTransformation factor="400"/></ssd:Connection>)",
+                 "");
+  write_file(dir / "open.ssd", ssd);
+  const AppRun open =
+      macrostep(dir, "run open.ssd --executor inprocess --rtol 1e-8 --output o.csv");
+  ASSERT_EQ(open.status, 0) << open.output;
+  write_file(dir / "fed.toml",
+             "[simulation]\nend_time = 0.05\noutput_interval = 1e-3\n"
+             "[[subsystem]]\nname = \"m1\"\nmodel = \"fmu\"\npath = \"resources/osc.fmu\"\n"
+             "inputs = [\"force\"]\noutputs = [\"x\"]\nparameters = {c = 100.0}\n"
+             "[[subsystem]]\nname = \"f\"\nmodel = \"step\"\ninitial = 2.0\nfinal = 2.0\n"
+             "time = 1.0\n"
+             "[[connection]]\nname = \"feed\"\nlaw = \"signal\"\nfrom = \"f.y\"\n"
+             "to = \"m1.force\"\n");
+  const AppRun fed = macrostep(dir, "run fed.toml --executor inprocess --rtol 1e-8 --output f.csv");
+  ASSERT_EQ(fed.status, 0) << fed.output;
+  const auto x_of = [&](const char* file) {
+    const auto t = output::read_csv((dir / file).string());
+    return t.values.at(*t.column_index("m1.x")).back();
+  };
+  const double x = x_of("f.csv");
+  EXPECT_GT(std::abs(x), 1e-4) << "the force moves the mass";
+  EXPECT_NEAR(x_of("o.csv"), x, 1e-6 * std::abs(x) + 1e-12);
   fs::remove_all(dir);
 }
 

@@ -223,11 +223,6 @@ std::vector<Case> cases() {
        "ssv:Parameter \"m3.c\"",
        "names no component's variable"},
       // Found by the configuration's own checks, located at the element the line came from.
-      {"unfed input",
-       {{"<ssd:Connection " + kToM1 + " endConnector=\"force\"/>", ""}},
-       kM1,
-       "ssd:Component \"m1\"",
-       "input \"m1.force\" is fed by no connection"},
       {"name that is no column name",
        {{"<ssd:Component name=\"m2\"", "<ssd:Component name=\"m 2\""},
         {"endElement=\"m2\"", "endElement=\"m 2\""},

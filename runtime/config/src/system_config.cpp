@@ -416,6 +416,10 @@ std::string unfed_hint(const library::ModelDescription& model, const std::string
   if (std::holds_alternative<library::ChainSegmentDescription>(model)) {
     return " (a cut element: a spring_damper connection between the bodies on both sides)";
   }
+  if (std::holds_alternative<fmu::FmuDescription>(model)) {
+    return " (connect it, or list the FMU's coupled inputs in `inputs`: an input not listed keeps "
+           "its start value)";
+  }
   return "";
 }
 

@@ -81,6 +81,7 @@ fmu::FmuDescription fmu_model(const Node& n) {
     parameters = to_json(*p);
   }
   d.parameters = parameters.dump();
+  d.inputs_listed = n.find("inputs").has_value();
   for (const char* key : {"inputs", "outputs"}) {
     if (auto list = n.find(key)) {
       for (const Node& name : list->elements()) {

@@ -4,6 +4,7 @@
 // messages.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <set>
 #include <string>
@@ -61,7 +62,9 @@ std::string plain(const std::string& s) {
   return out;
 }
 
-void write_component(Writer& w, const Component& c) {
+// The inputs connections feed are the FMU's inputs, listed even when none is: SSP 1.0 §5.2.1 keeps
+// an unconnected input (declared as a connector or not) at its default, its start value.
+void write_component(Writer& w, const Component& c, const std::vector<Connection>& connections) {
   w.line("[[subsystem]]", c.origin);
   w.line("name = " + quoted(c.name), c.origin);
   w.line("model = \"fmu\"", c.origin);
@@ -69,11 +72,16 @@ void write_component(Writer& w, const Component& c) {
   if (!c.interface.empty()) w.line("interface = " + quoted(c.interface), c.origin);
   std::vector<std::string> inputs, outputs;
   for (const Connector& k : c.connectors) {
-    if (k.kind == "input") inputs.push_back(k.name);
+    const auto fed = [&](const Connection& n) {
+      return n.end_element == c.name && n.end_connector == k.name;
+    };
+    if (k.kind == "input" && std::any_of(connections.begin(), connections.end(), fed)) {
+      inputs.push_back(k.name);
+    }
     if (k.kind == "output") outputs.push_back(k.name);
   }
-  // Without connectors of a kind, the FMU's own list: every Real input or output.
-  if (!inputs.empty()) w.line("inputs = " + quoted_list(inputs), c.origin);
+  w.line("inputs = " + quoted_list(inputs), c.origin);
+  // Without output connectors, the FMU's own list: every output.
   if (!outputs.empty()) w.line("outputs = " + quoted_list(outputs), c.origin);
   if (c.parameters.empty()) return;
   w.line("[subsystem.parameters]", c.origin);
@@ -112,7 +120,7 @@ void write_toml(const SystemModel& system, const std::string& source, Translatio
   std::set<std::string> taken;
   for (const Component& c : system.components) {
     w.line("");
-    write_component(w, c);
+    write_component(w, c, system.connections);
     taken.insert(c.name);
   }
   for (const Connection& c : system.connections) {

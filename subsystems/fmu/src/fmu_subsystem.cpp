@@ -315,7 +315,7 @@ void FmuSubsystem::read_variables(const ModelXml& xml, const FmuDescription& d) 
   // Outputs are Real, Integer or Boolean (read as numbers); so are inputs named in `inputs` (by
   // default only the Real ones: an Integer or Boolean input is rarely a coupling target, and an
   // unconnected one would be refused).
-  const auto pick = [&](const std::vector<std::string>& names, const char* causality,
+  const auto pick = [&](const std::vector<std::string>& names, bool listed, const char* causality,
                         const char* what, std::vector<ElementRef>& out) {
     const bool output = std::string(what) == "output";
     const auto typed = [&](const ModelVariable& v) {
@@ -326,7 +326,7 @@ void FmuSubsystem::read_variables(const ModelXml& xml, const FmuDescription& d) 
     const auto all_of = [&](std::size_t i) {
       for (std::size_t k = 0; k < xml.variables[i].size(); ++k) out.push_back({i, k});
     };
-    if (names.empty()) {
+    if (names.empty() && !listed) {
       for (std::size_t i = 0; i < xml.variables.size(); ++i) {
         if (typed(xml.variables[i]) && xml.variables[i].causality == causality) all_of(i);
       }
@@ -353,8 +353,8 @@ void FmuSubsystem::read_variables(const ModelXml& xml, const FmuDescription& d) 
     }
   };
   std::vector<ElementRef> inputs, outputs;
-  pick(d.inputs, "input", "input", inputs);
-  pick(d.outputs, "output", "output", outputs);
+  pick(d.inputs, d.inputs_listed, "input", "input", inputs);
+  pick(d.outputs, false, "output", "output", outputs);
   read_inputs(xml, inputs);
   read_outputs(xml, outputs, inputs);
 }

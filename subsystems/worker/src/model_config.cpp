@@ -310,6 +310,7 @@ void encode_model(const library::ModelDescription& model, schema::ModelConfig::B
     auto outputs = f.initOutputs(static_cast<unsigned>(fmu->outputs.size()));
     for (unsigned i = 0; i < outputs.size(); ++i) outputs.set(i, fmu->outputs[i]);
     f.setInterface(fmu->interface);
+    f.setInputsListed(fmu->inputs_listed);
     return;
   }
   throw std::invalid_argument("encode_config: a model type without an encoding");
@@ -331,6 +332,7 @@ library::ModelDescription decode_model(schema::ModelConfig::Reader in) {
       for (const auto name : f.getInputs()) d.inputs.emplace_back(name);
       for (const auto name : f.getOutputs()) d.outputs.emplace_back(name);
       d.interface = f.getInterface();
+      d.inputs_listed = f.getInputsListed();
       return d;
     }
     case schema::ModelConfig::NONE:

@@ -58,11 +58,15 @@ namespace macrostep::fmu {
 struct FmuDescription {
   std::string path;        // absolute path of the .fmu archive
   std::string parameters;  // JSON object: variable name → start value (number or boolean)
-  std::vector<std::string> inputs;   // variable names; empty: every Real causality="input"
+  std::vector<std::string> inputs;   // variable names; empty: see inputs_listed
   std::vector<std::string> outputs;  // variable names; empty: every Real causality="output"
   // "model-exchange" or "co-simulation" (kInterfaceNames); empty: Model Exchange if the FMU has
   // it, else Co-Simulation.
   std::string interface;
+  // The configuration lists the inputs (TOML `inputs`, also `inputs = []`): exactly those are
+  // inputs; the FMU's other inputs keep their start values (SSP 1.0 §5.2.1: an unconnected input
+  // stays at its default). False: an empty `inputs` is every Real input.
+  bool inputs_listed = false;
 };
 
 // The values of FmuDescription::interface.
