@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "macrostep/library/oscillator_mass.hpp"
+#include "macrostep/model/subsystem_view.hpp"
 #include "subsystem_checks.hpp"
 
 namespace {
@@ -89,3 +90,43 @@ TEST(OscillatorMass, NegativeCubicCoefficientIsRefused) {
 }
 
 }  // namespace
+
+// A mode of a model with analytic coupling Jacobians (a model::SubsystemView with its own
+// outputs, as model/events.hpp's modes are): the view keeps the base's sparse patterns and fills
+// them by differences of its own equations. The finite-difference default filled the dense
+// pattern into a buffer sized for the base's, and `reference` of a plugin with modes wrote past
+// the monolithic system's scratch.
+TEST(OscillatorMass, AModesCouplingJacobiansKeepTheBasesPatterns) {
+  const library::OscillatorMass mass(displacement_driven(5e9, 20.0));
+  class Doubled final : public model::SubsystemView {
+   public:
+    using SubsystemView::SubsystemView;
+    void outputs(double t, std::span<const double> z, std::span<const double> u,
+                 std::span<double> y) const override {
+      base().outputs(t, z, u, y);
+      for (double& v : y) v *= 2.0;
+    }
+  };
+  const Doubled mode(mass);
+  const model::EntryPattern y_pattern = mass.output_jacobian_pattern();
+  ASSERT_LT(y_pattern.nonzeros(), mass.output_size() * mass.state_size()) << "a sparse pattern";
+  EXPECT_EQ(mode.output_jacobian_pattern().row, y_pattern.row);
+  EXPECT_EQ(mode.input_jacobian_pattern().column, mass.input_jacobian_pattern().column);
+  for (const auto& at : points()) {
+    std::vector<double> base_values(y_pattern.nonzeros()), mode_values(y_pattern.nonzeros());
+    mass.output_jacobian(at.t, at.z, at.u, base_values);
+    mode.output_jacobian(at.t, at.z, at.u, mode_values);
+    for (std::size_t k = 0; k < base_values.size(); ++k) {
+      EXPECT_NEAR(mode_values[k], 2.0 * base_values[k],
+                  1e-6 * std::max(1.0, std::fabs(base_values[k])))
+          << k;
+    }
+    std::vector<double> u_values(mass.input_jacobian_pattern().nonzeros());
+    mode.input_jacobian(at.t, at.z, at.zp, at.u, u_values);  // the residual is the base's
+  }
+  // The dense default refuses a buffer of another size instead of writing past it.
+  std::vector<double> short_buffer(y_pattern.nonzeros());
+  const auto& point = points().front();
+  EXPECT_THROW(mass.model::Subsystem::output_jacobian(point.t, point.z, point.u, short_buffer),
+               std::logic_error);
+}

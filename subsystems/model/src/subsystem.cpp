@@ -1,8 +1,9 @@
-// The documented finite-difference defaults of the Subsystem's optional coupling Jacobians, and
-// the derived state units.
+// The documented finite-difference defaults of the Subsystem's optional coupling Jacobians (and
+// SubsystemView's on the base's patterns), and the derived state units.
 #include "macrostep/model/subsystem.hpp"
 
 #include "macrostep/model/names.hpp"
+#include "macrostep/model/subsystem_view.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -48,7 +49,41 @@ void central_differences(std::vector<double> x, std::size_t m, Function&& f,
   }
 }
 
+// The finite-difference defaults fill the dense pattern: a caller that sized `values` for
+// another pattern (a model that overrides the pattern but not the values) gets an exception
+// instead of a write past its buffer.
+void check_dense(std::span<const double> values, std::size_t dense, const char* what) {
+  if (values.size() != dense) {
+    throw std::logic_error(std::string("Subsystem::") + what + ": " +
+                           std::to_string(values.size()) + " values for the dense pattern's " +
+                           std::to_string(dense) +
+                           "; a model that overrides the pattern overrides the values too");
+  }
+}
+
+// The entries of `pattern` from the column-major dense `values` (rows × columns).
+void pick(const EntryPattern& pattern, std::size_t rows, const std::vector<double>& dense,
+          std::span<double> values) {
+  for (std::size_t k = 0; k < pattern.nonzeros(); ++k) {
+    values[k] = dense[pattern.column[k] * rows + pattern.row[k]];
+  }
+}
+
 }  // namespace
+
+void SubsystemView::output_jacobian(double t, std::span<const double> z, std::span<const double> u,
+                                    std::span<double> values) const {
+  std::vector<double> dense(output_size() * state_size());
+  Subsystem::output_jacobian(t, z, u, dense);
+  pick(output_jacobian_pattern(), output_size(), dense, values);
+}
+
+void SubsystemView::input_jacobian(double t, std::span<const double> z, std::span<const double> zp,
+                                   std::span<const double> u, std::span<double> values) const {
+  std::vector<double> dense(state_size() * input_size());
+  Subsystem::input_jacobian(t, z, zp, u, dense);
+  pick(input_jacobian_pattern(), state_size(), dense, values);
+}
 
 EntryPattern Subsystem::output_jacobian_pattern() const {
   return dense_pattern(output_size(), state_size());
@@ -56,6 +91,7 @@ EntryPattern Subsystem::output_jacobian_pattern() const {
 
 void Subsystem::output_jacobian(double t, std::span<const double> z, std::span<const double> u,
                                 std::span<double> values) const {
+  check_dense(values, output_size() * state_size(), "output_jacobian");
   central_differences(
       std::vector<double>(z.begin(), z.end()), output_size(),
       [&](const std::vector<double>& zz, std::vector<double>& y) { outputs(t, zz, u, y); }, values);
@@ -74,6 +110,7 @@ EntryPattern Subsystem::input_jacobian_pattern() const {
 
 void Subsystem::input_jacobian(double t, std::span<const double> z, std::span<const double> zp,
                                std::span<const double> u, std::span<double> values) const {
+  check_dense(values, state_size() * input_size(), "input_jacobian");
   central_differences(
       std::vector<double>(u.begin(), u.end()), state_size(),
       [&](const std::vector<double>& uu, std::vector<double>& r) { residual(t, z, zp, uu, r); },

@@ -3,7 +3,9 @@
 // outputs) forward too unless a derived view overrides them, as a mode's equations do
 // (model/events.hpp: the same structure, other equations). The derivatives that the base class
 // gives by finite differences (feed-through, output and input Jacobians) are not forwarded: they
-// follow the view's own evaluations.
+// follow the view's own evaluations, by central differences. The coupling Jacobians keep the
+// base's patterns (the same structure: they hold every entry a mode can make nonzero), so that
+// a caller that read them from the base once (system::MonolithicSystem) gets its entries.
 //
 // Ownership: references `base`, which must outlive the view. Thread-safety: as the base.
 #pragma once
@@ -41,6 +43,13 @@ class SubsystemView : public Subsystem {
   }
   const SparsityPattern& jacobian_pattern() const override { return base_.jacobian_pattern(); }
   bool outputs_affine_in_inputs() const override { return base_.outputs_affine_in_inputs(); }
+  EntryPattern output_jacobian_pattern() const override { return base_.output_jacobian_pattern(); }
+  EntryPattern input_jacobian_pattern() const override { return base_.input_jacobian_pattern(); }
+  // Central differences of this view's outputs() / residual(), in the base's pattern order.
+  void output_jacobian(double t, std::span<const double> z, std::span<const double> u,
+                       std::span<double> values) const override;
+  void input_jacobian(double t, std::span<const double> z, std::span<const double> zp,
+                      std::span<const double> u, std::span<double> values) const override;
 
   void residual(double t, std::span<const double> z, std::span<const double> zp,
                 std::span<const double> u, std::span<double> r) const override {
