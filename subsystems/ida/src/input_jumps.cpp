@@ -80,6 +80,18 @@ void Integrator::Impl::derivative_jacobians(double t, std::span<const double> z,
   for (std::size_t k = 0; k < nnz; ++k) zp_matrix[k] -= zp_j0[k];
 }
 
+bool Integrator::Impl::zero_dfdzp_column() const {
+  const auto& p = *pattern;
+  for (std::size_t c = 0; c < n; ++c) {
+    bool zero = true;
+    for (auto q = p.column_start[c]; zero && q < p.column_start[c + 1]; ++q) {
+      zero = zp_matrix[static_cast<std::size_t>(q)] == 0.0;
+    }
+    if (zero) return true;
+  }
+  return false;
+}
+
 klu_l_numeric* Integrator::Impl::factor_dfdzp(double t) const {
   const auto& p = *pattern;
   if (invert_diagonal_dfdzp()) return nullptr;
@@ -170,7 +182,12 @@ void Integrator::Impl::shift_history(const model::InputFunction& previous) {
   zp_z.resize(2 * n);
   std::span<double> z(zp_z.data(), n), zp(zp_z.data() + n, n);
   current_state(z, zp);
-  klu_l_numeric* num = linearize(t, z, zp);
+  derivative_jacobians(t, z, zp);
+  // An algebraic state (a zero column of dF/dz': a DAE, such as a plugin's constraint force) has
+  // no derivative to shift the history along: the jump is kept, as jump_handling = "keep" does,
+  // and IDA's error test takes it.
+  if (zero_dfdzp_column()) return;
+  klu_l_numeric* num = factor_dfdzp(t);
   if (!ju_pattern)
     ju_pattern = std::make_unique<model::EntryPattern>(model().input_jacobian_pattern());
   const model::EntryPattern& ju = *ju_pattern;

@@ -166,6 +166,8 @@ struct Integrator::Impl {
   // linearize() in two parts: dF/dz and dF/dz' into zp_j0 and zp_matrix, then zp_matrix factored.
   void derivative_jacobians(double t, std::span<const double> z, std::span<const double> zp) const;
   klu_l_numeric* factor_dfdzp(double t) const;
+  // Whether a column of dF/dz' (derivative_jacobians' zp_matrix) is zero: an algebraic state.
+  bool zero_dfdzp_column() const;
   // zp_matrix diagonal and invertible: its inverse into zp_diagonal_inverse (else emptied).
   bool invert_diagonal_dfdzp() const;
   // rhs := (dF/dz')⁻¹ rhs with linearize()'s result.
