@@ -18,7 +18,7 @@ namespace {
 // x' = v, v' = -x, whose residual (or one Jacobian entry) is `bad` for t in [t_bad, t_good).
 class BreakingOscillator final : public model::Subsystem {
  public:
-  enum class Where { kResidual, kJacobian };
+  enum class Where { kResidual, kJacobian, kThrowsInt };
   BreakingOscillator(Where where, double t_bad, double bad,
                      double t_good = std::numeric_limits<double>::infinity())
       : where_(where), t_bad_(t_bad), t_good_(t_good), bad_(bad) {
@@ -43,6 +43,7 @@ class BreakingOscillator final : public model::Subsystem {
   }
   void residual(double t, std::span<const double> z, std::span<const double> zp,
                 std::span<const double>, std::span<double> r) const override {
+    if (where_ == Where::kThrowsInt && broken(t)) throw 42;  // not a std::exception
     r[0] = zp[0] - z[1];
     r[1] = where_ == Where::kResidual && broken(t) ? bad_ : zp[1] + z[0];
   }
@@ -111,6 +112,16 @@ TEST_P(NonFiniteModel, JacobianEntryIsNamedWithRowColumnAndTime) {
       << f.message;
   EXPECT_NE(f.message.find(") is -inf at t = 0.00"), std::string::npos) << f.message;
   EXPECT_LT(f.steps, 1000);
+}
+
+// A throw of something else than a std::exception (a plugin's `throw 42`) ended the process
+// (std::terminate in IDA's C frames); it is a failure with a message like any model error.
+TEST_P(NonFiniteModel, AThrowOfAnythingIsAFailureWithACause) {
+  const BreakingOscillator model(BreakingOscillator::Where::kThrowsInt, 1e-3, 0.0);
+  const Failure f = integrate(model, GetParam());
+  EXPECT_NE(f.message.find("the model threw an exception that is not a std::exception"),
+            std::string::npos)
+      << f.message;
 }
 
 TEST_P(NonFiniteModel, FiniteValuesIntegrateAsBefore) {

@@ -7,7 +7,8 @@
 //   roles          how many state roles state_roles() returns;
 //   output_names, input_names   the names instead of "x", "v" and "force";
 //   output_pattern the rows and columns of ∂y/∂z ([[rows], [columns]]) instead of the identity;
-//   nan_from       from this time on the residual's r[1] is NaN.
+//   nan_from       from this time on the residual's r[1] is NaN;
+//   throw          "int": the constructor throws 42; "names": output_name() throws.
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
@@ -28,6 +29,8 @@ class Declaring final : public macrostep::model::Subsystem {
  public:
   explicit Declaring(const std::string& parameters_json) {
     const auto p = nlohmann::json::parse(parameters_json);
+    if (p.value("throw", std::string()) == "int") throw 42;  // not a std::exception
+    names_throw_ = p.value("throw", std::string()) == "names";
     n_ = p.value("states", std::size_t{2});
     if (n_ < 2) throw std::invalid_argument("\"states\" must be >= 2");
     declared_ = p.value("declared_states", n_);
@@ -65,7 +68,10 @@ class Declaring final : public macrostep::model::Subsystem {
     std::string name = std::to_string(i);
     return name.insert(0, 1, 's');
   }
-  std::string output_name(std::size_t i) const override { return output_names_.at(i); }
+  std::string output_name(std::size_t i) const override {
+    if (names_throw_) throw std::runtime_error("output_name failed");
+    return output_names_.at(i);
+  }
   std::string input_name(std::size_t i) const override { return input_names_.at(i); }
   double initial_time() const override { return 0.0; }
 
@@ -126,6 +132,7 @@ class Declaring final : public macrostep::model::Subsystem {
   std::size_t n_ = 2, declared_ = 2;
   double nan_from_ = 0.0;
   std::vector<std::string> output_names_, input_names_;
+  bool names_throw_ = false;
   EntryPattern output_pattern_;
   SparsityPattern pattern_;
   std::vector<StateRole> roles_;

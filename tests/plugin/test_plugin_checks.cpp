@@ -96,6 +96,12 @@ TEST(PluginChecks, StateRolesCouplingPatternsAndNamesAreChecked) {
   expect_refused(R"({"output_names": ["x", ""]})", "output_name(1) is empty");
   expect_refused(R"({"input_names": ["for\nce"]})",
                  "input_name(0) is \"for\\nce\", with a control character at byte 3");
+  // What the plugin's own code throws is named as the plugin's, a throw of anything too.
+  expect_refused(R"({"throw": "names"})", "a declaration function threw: output_name failed");
+  EXPECT_EQ(load(R"({"throw": "int"})"),
+            "plugin " + kLibrary +
+                " refused its parameters: the constructor threw an exception that is not a "
+                "std::exception");
 }
 
 TEST(PluginChecks, MemoryEstimateIsAcceptedAtTheLimitAndRefusedOnePast) {
@@ -210,6 +216,17 @@ TEST_F(PluginChecksApp, ARefusedDeclarationIsAConfigurationError) {
             std::string::npos)
       << r.err;
   EXPECT_FALSE(std::filesystem::exists(dir_ / "r.csv"));
+}
+
+// An output name a CSV header cannot hold is refused before any file is written (it failed at
+// the first row, leaving an empty CSV and metadata that said "running").
+TEST_F(PluginChecksApp, AnOutputNameWithACommaIsRefusedBeforeAnyFile) {
+  write_config(R"({states = 3, output_names = ["x", "v", "s,2"]})");
+  const AppRun r = macrostep("run pair.toml --executor inprocess --output r.csv");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("invalid CSV column name"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "r.csv"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "r.json"));
 }
 
 }  // namespace

@@ -46,9 +46,14 @@ CsvWriter::CsvWriter(CsvWriter&& other) noexcept
       buffer_(std::move(other.buffer_)) {}
 
 void CsvWriter::check_columns() const {
+  check_column_names(columns_, key_);
+}
+
+void CsvWriter::check_column_names(const std::vector<std::string>& columns,
+                                   const std::string& key_column) {
   std::set<std::string_view> seen;
-  for (const auto& name : columns_) {
-    if (name.empty() || name == key_ || name.find_first_of(",\"\r\n") != std::string::npos) {
+  for (const auto& name : columns) {
+    if (name.empty() || name == key_column || name.find_first_of(",\"\r\n") != std::string::npos) {
       throw std::invalid_argument(fmt::format("invalid CSV column name '{}'", name));
     }
     if (!seen.insert(name).second) {

@@ -204,6 +204,13 @@ ResultFiles::ResultFiles(const Request& r)
         "{}: checkpoints continue CSV results only; write the checkpointed run to a .csv",
         result_path_));
   }
+  if (!h5) {
+    try {  // a column name a CSV header cannot hold (a model's output named "v,w")
+      output::CsvWriter::check_column_names(r.columns);
+    } catch (const std::invalid_argument& e) {
+      throw SetupError(fmt::format("{}: {}", result_path_, e.what()));
+    }
+  }
   add(kResultRole, result_path_);
   if (!json_path_.empty()) add(output::kMetadataRole, json_path_);
   if (!steps_path_.empty() && !h5) add(kStepsRole, steps_path_);

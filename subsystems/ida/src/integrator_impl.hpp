@@ -281,6 +281,9 @@ struct Integrator::Impl {
     } catch (const std::exception& e) {
       static_cast<Impl*>(user)->model_error = e.what();
       return -1;
+    } catch (...) {  // a model's throw of something else (a plugin's `throw 42`)
+      static_cast<Impl*>(user)->model_error = kNonStandardThrow;
+      return -1;
     }
   }
 
@@ -291,8 +294,14 @@ struct Integrator::Impl {
     } catch (const std::exception& e) {
       static_cast<Impl*>(user)->model_error = e.what();
       return -1;
+    } catch (...) {
+      static_cast<Impl*>(user)->model_error = kNonStandardThrow;
+      return -1;
     }
   }
+  static constexpr const char* kNonStandardThrow =
+      "the model threw an exception that is not a std::exception (a model reports a failure by "
+      "throwing std::runtime_error with its cause)";
 
   static int residual_unguarded(realtype t, N_Vector y, N_Vector ydot, N_Vector r, void* user) {
     auto* self = static_cast<Impl*>(user);

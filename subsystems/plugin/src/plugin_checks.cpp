@@ -17,13 +17,23 @@ namespace macrostep::plugin {
 
 namespace {
 
+// A declaration the checks refuse (the plugin's own throws are told apart from it).
+class Refused : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+}  // namespace
+
+namespace {
+
 class Checker {
  public:
   Checker(const model::Subsystem& s, const std::string& library) : s_(s), library_(library) {}
 
   template <class... Args>
   [[noreturn]] void fail(fmt::format_string<Args...> format, Args&&... args) const {
-    throw std::invalid_argument(
+    throw Refused(
         fmt::format("plugin {}: {}", library_, fmt::format(format, std::forward<Args>(args)...)));
   }
 
@@ -170,7 +180,9 @@ void check_solver_memory(std::uint64_t states, std::uint64_t nonzeros, const std
       static_cast<double>(kMaxSolverBytes) / kGiB));
 }
 
-void check_declarations(const model::Subsystem& subsystem, const std::string& library) {
+namespace {
+
+void check_unguarded(const model::Subsystem& subsystem, const std::string& library) {
   const Checker check(subsystem, library);
   check.sizes();
   check.jacobian_pattern();
@@ -183,6 +195,24 @@ void check_declarations(const model::Subsystem& subsystem, const std::string& li
   check.names("input_name", nu, &model::Subsystem::input_name);
   check.names("output_name", ny, &model::Subsystem::output_name);
   check.rest();
+}
+
+}  // namespace
+
+// The declarations are the plugin's code too: what they throw is named as the plugin's.
+void check_declarations(const model::Subsystem& subsystem, const std::string& library) {
+  try {
+    check_unguarded(subsystem, library);
+  } catch (const Refused&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw std::invalid_argument(
+        fmt::format("plugin {}: a declaration function threw: {}", library, e.what()));
+  } catch (...) {
+    throw std::invalid_argument(fmt::format(
+        "plugin {}: a declaration function threw an exception that is not a std::exception",
+        library));
+  }
 }
 
 }  // namespace macrostep::plugin

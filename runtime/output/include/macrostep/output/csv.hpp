@@ -34,6 +34,10 @@ class CsvWriter final : public TableWriter {
   // the key column and must not contain ',', '"', CR or LF (names are written unquoted). Throws
   // OutputError if the file cannot be opened, std::invalid_argument for a bad name.
   CsvWriter(std::string path, std::vector<std::string> columns, std::string key_column = "time");
+  // The constructor's check of the column names alone, before any file is touched:
+  // std::invalid_argument naming the first bad name.
+  static void check_column_names(const std::vector<std::string>& columns,
+                                 const std::string& key_column = "time");
   // Continues a file this writer wrote (a resumed checkpoint): `path` must be a regular file,
   // start with the header of `columns` and hold at least `bytes` bytes whose content_hash() is
   // `hash` (what the writer had written when the checkpoint was taken: another run's file, or

@@ -66,5 +66,12 @@ using macrostep_plugin_create_fn = macrostep::model::Subsystem*(const char* para
         error[capacity - 1] = '\0';                                                                \
       }                                                                                            \
       return nullptr;                                                                              \
+    } catch (...) {                                                                                \
+      if (capacity > 0) {                                                                          \
+        std::strncpy(error, "the constructor threw an exception that is not a std::exception",     \
+                     capacity - 1);                                                                \
+        error[capacity - 1] = '\0';                                                                \
+      }                                                                                            \
+      return nullptr;                                                                              \
     }                                                                                              \
   }
