@@ -124,6 +124,53 @@ TEST(PluginChecks, MemoryEstimateIsAcceptedAtTheLimitAndRefusedOnePast) {
 
 // Names that models declare reach messages through model::quoted: one line, exactly what the
 // name holds, and not more than a line's worth of it.
+// y = 2·u without states, declared with or without feed-through.
+class Doubler final : public model::Subsystem {
+ public:
+  explicit Doubler(bool feedthrough) : feedthrough_(feedthrough) { pattern_.column_start = {0}; }
+  std::size_t state_size() const override { return 0; }
+  std::size_t input_size() const override { return 1; }
+  std::size_t output_size() const override { return 1; }
+  bool has_feedthrough() const override { return feedthrough_; }
+  bool output_feeds_through(std::size_t) const override { return feedthrough_; }
+  std::span<const model::StateRole> state_roles() const override { return {}; }
+  std::string state_name(std::size_t) const override { return ""; }
+  std::string output_name(std::size_t) const override { return "y"; }
+  std::string input_name(std::size_t) const override { return "u"; }
+  double initial_time() const override { return 0.0; }
+  void initial_state(std::span<const double>, std::span<double>, std::span<double>) const override {
+  }
+  void residual(double, std::span<const double>, std::span<const double>, std::span<const double>,
+                std::span<double>) const override {}
+  const model::SparsityPattern& jacobian_pattern() const override { return pattern_; }
+  void jacobian(double, std::span<const double>, std::span<const double>, std::span<const double>,
+                double, std::span<double>) const override {}
+  void outputs(double, std::span<const double>, std::span<const double> u,
+               std::span<double> y) const override {
+    y[0] = 2.0 * u[0];
+  }
+
+ private:
+  bool feedthrough_;
+  model::SparsityPattern pattern_;
+};
+
+// A block without states whose outputs follow its inputs must say so: without feed-through its
+// inputs could change nothing (a block that forgot has_feedthrough() wrote outputs off its own
+// equation by 2e-2 without a word).
+TEST(PluginChecks, AStatelessBlockWithInputsDeclaresFeedthrough) {
+  EXPECT_NO_THROW(plugin::check_declarations(Doubler(true), "doubler.so"));
+  try {
+    plugin::check_declarations(Doubler(false), "doubler.so");
+    ADD_FAILURE() << "a stateless block without feed-through loaded";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("plugin doubler.so: has inputs and outputs but no "
+                                         "states, and has_feedthrough() is false"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(PluginChecks, QuotedNamesStayOnOneLine) {
   EXPECT_EQ(model::quoted("x_17"), "\"x_17\"");
   EXPECT_EQ(model::quoted("a\nb\tc\rd"), "\"a\\nb\\tc\\rd\"");

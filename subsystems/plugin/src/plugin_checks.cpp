@@ -149,6 +149,13 @@ class Checker {
 
   void rest() const {
     if (!std::isfinite(s_.initial_time())) fail("initial_time() is {}", s_.initial_time());
+    // Without states and without feed-through nothing carries an input to an output.
+    if (s_.state_size() == 0 && s_.input_size() > 0 && s_.output_size() > 0 &&
+        !s_.has_feedthrough()) {
+      fail(
+          "has inputs and outputs but no states, and has_feedthrough() is false: its outputs "
+          "cannot depend on its inputs (a block y = g(t, u) declares has_feedthrough())");
+    }
     if (!s_.has_feedthrough()) {
       for (std::size_t o = 0; o < s_.output_size(); ++o) {
         if (s_.output_feeds_through(o)) {
