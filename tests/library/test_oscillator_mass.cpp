@@ -126,7 +126,8 @@ TEST(OscillatorMass, AModesCouplingJacobiansKeepTheBasesPatterns) {
   }
   // The dense default refuses a buffer of another size instead of writing past it.
   std::vector<double> short_buffer(y_pattern.nonzeros());
-  const auto& point = points().front();
+  const auto all = points();
+  const auto& point = all.front();
   EXPECT_THROW(mass.model::Subsystem::output_jacobian(point.t, point.z, point.u, short_buffer),
                std::logic_error);
 }
