@@ -4,6 +4,7 @@
 #include "macrostep/worker/worker.hpp"
 
 #include <sched.h>
+#include <stdlib.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -441,6 +443,32 @@ void fail_handshakes(std::span<ipc::SubsystemBlock* const> blocks, const std::st
   }
 }
 
+// A model that calls exit() in the middle of a step (an FMU that gives up, a plugin) ends the
+// worker from one of its run threads while the others may still integrate, or exit too: glibc
+// then runs the exit handlers and static destructors under them (a double free under ASan, a
+// crash about half the time in release, reported as a signal). While the command loop runs, an
+// exit handler registered after the models were loaded (so that it runs before theirs) ends the
+// process at once with the model's status, its output flushed; the master names the cause.
+std::atomic<bool> g_serving{false};
+
+void end_at_once(int status, void*) {
+  if (!g_serving.load(std::memory_order_acquire)) return;
+  std::fflush(stdout);
+  std::fflush(stderr);
+  ::_exit(status);
+}
+
+class ServingExit {
+ public:
+  ServingExit() {
+    ::on_exit(end_at_once, nullptr);
+    g_serving.store(true, std::memory_order_release);
+  }
+  ~ServingExit() { g_serving.store(false, std::memory_order_release); }
+  ServingExit(const ServingExit&) = delete;
+  ServingExit& operator=(const ServingExit&) = delete;
+};
+
 // The subsystems of `indices` on the attached segment: configurations, pinning, handshakes,
 // then the command loop (one ring, or the group's).
 int serve_subsystems(ipc::SharedSegment& segment, ipc::RunBlock& run,
@@ -472,6 +500,7 @@ int serve_subsystems(ipc::SharedSegment& segment, ipc::RunBlock& run,
   };
   if (indices.size() == 1) {
     CommandHandler worker(std::move(configs.front()), mirror(0), blocks[0]->progress);
+    const ServingExit serving;
     ready(0);
     return serve_ring(segment, run, *blocks[0], worker, policy, who);
   }
@@ -479,6 +508,7 @@ int serve_subsystems(ipc::SharedSegment& segment, ipc::RunBlock& run,
   for (std::size_t k = 0; k < indices.size(); ++k) {
     group.add(std::move(configs[k]), mirror(k), blocks[k]->progress);
   }
+  const ServingExit serving;
   for (std::size_t k = 0; k < indices.size(); ++k) ready(k);
   return serve_rings(segment, run, blocks, group, policy, who);
 }
