@@ -61,12 +61,6 @@ void Integrator::Impl::current_state(std::span<double> z, std::span<double> zp) 
   interpolate(now(), z, zp);
 }
 
-klu_l_numeric* Integrator::Impl::linearize(double t, std::span<const double> z,
-                                           std::span<const double> zp) const {
-  derivative_jacobians(t, z, zp);
-  return factor_dfdzp(t);
-}
-
 void Integrator::Impl::derivative_jacobians(double t, std::span<const double> z,
                                             std::span<const double> zp) const {
   const std::size_t nnz = pattern->nonzeros();
@@ -80,16 +74,12 @@ void Integrator::Impl::derivative_jacobians(double t, std::span<const double> z,
   for (std::size_t k = 0; k < nnz; ++k) zp_matrix[k] -= zp_j0[k];
 }
 
-bool Integrator::Impl::zero_dfdzp_column() const {
+bool Integrator::Impl::zero_dfdzp_column(std::size_t c) const {
   const auto& p = *pattern;
-  for (std::size_t c = 0; c < n; ++c) {
-    bool zero = true;
-    for (auto q = p.column_start[c]; zero && q < p.column_start[c + 1]; ++q) {
-      zero = zp_matrix[static_cast<std::size_t>(q)] == 0.0;
-    }
-    if (zero) return true;
+  for (auto q = p.column_start[c]; q < p.column_start[c + 1]; ++q) {
+    if (zp_matrix[static_cast<std::size_t>(q)] != 0.0) return false;
   }
-  return false;
+  return true;
 }
 
 klu_l_numeric* Integrator::Impl::factor_dfdzp(double t) const {
@@ -158,14 +148,11 @@ void Integrator::Impl::consistent_derivative(double t, std::span<const double> z
   derivative_jacobians(t, z, zp);
   const auto& p = *pattern;
   for (std::size_t c = 0; c < n; ++c) {
-    std::optional<std::size_t> diagonal;
-    bool zero = true;
+    if (!zero_dfdzp_column(c)) continue;
     for (auto q = p.column_start[c]; q < p.column_start[c + 1]; ++q) {
       const auto k = static_cast<std::size_t>(q);
-      if (static_cast<std::size_t>(p.row_index[k]) == c) diagonal = k;
-      zero = zero && zp_matrix[k] == 0.0;
+      if (static_cast<std::size_t>(p.row_index[k]) == c) zp_matrix[k] = 1.0;
     }
-    if (zero && diagonal) zp_matrix[*diagonal] = 1.0;
   }
   klu_l_numeric* num = factor_dfdzp(t);
   zp_rhs.resize(n);
@@ -186,7 +173,9 @@ void Integrator::Impl::shift_history(const model::InputFunction& previous) {
   // An algebraic state (a zero column of dF/dz': a DAE, such as a plugin's constraint force) has
   // no derivative to shift the history along: the jump is kept, as jump_handling = "keep" does,
   // and IDA's error test takes it.
-  if (zero_dfdzp_column()) return;
+  for (std::size_t c = 0; c < n; ++c) {
+    if (zero_dfdzp_column(c)) return;
+  }
   klu_l_numeric* num = factor_dfdzp(t);
   if (!ju_pattern)
     ju_pattern = std::make_unique<model::EntryPattern>(model().input_jacobian_pattern());

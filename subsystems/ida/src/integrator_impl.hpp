@@ -85,7 +85,7 @@ struct Integrator::Impl {
   mutable klu_l_common zp_common{};
   mutable klu_l_symbolic* zp_symbolic = nullptr;
   mutable std::vector<double> zp_matrix, zp_j0, zp_rhs, zp_z;
-  // The last factorization of dF/dz' and the values it factored (linearize()).
+  // The last factorization of dF/dz' and the values it factored (factor_dfdzp()).
   mutable klu_l_numeric* zp_numeric = nullptr;
   mutable std::vector<double> zp_factored;
   mutable std::vector<double> zp_diagonal_inverse;  // a diagonal dF/dz' inverted (else empty)
@@ -159,18 +159,17 @@ struct Integrator::Impl {
 
   // The state at time() (phi[0], or IDAGetDky after the first step) and the history's z'.
   void current_state(std::span<double> z, std::span<double> zp) const;
-  // dF/dz (zp_j0) and dF/dz' (zp_matrix) at (t, z, z', u(t)); returns the factored dF/dz'
-  // (owned by Impl: zp_numeric, valid until the next call), or null for a diagonal one (its
-  // inverse in zp_diagonal_inverse). Throws IntegrationError if dF/dz' is singular.
-  klu_l_numeric* linearize(double t, std::span<const double> z, std::span<const double> zp) const;
-  // linearize() in two parts: dF/dz and dF/dz' into zp_j0 and zp_matrix, then zp_matrix factored.
+  // dF/dz (zp_j0) and dF/dz' (zp_matrix) at (t, z, z', u(t)).
   void derivative_jacobians(double t, std::span<const double> z, std::span<const double> zp) const;
+  // zp_matrix factored: the factorization (owned by Impl: zp_numeric, valid until the next call),
+  // or null for a diagonal one (its inverse in zp_diagonal_inverse). Throws IntegrationError if
+  // dF/dz' is singular.
   klu_l_numeric* factor_dfdzp(double t) const;
-  // Whether a column of dF/dz' (derivative_jacobians' zp_matrix) is zero: an algebraic state.
-  bool zero_dfdzp_column() const;
+  // Whether column c of dF/dz' (zp_matrix) is zero: c is an algebraic state.
+  bool zero_dfdzp_column(std::size_t c) const;
   // zp_matrix diagonal and invertible: its inverse into zp_diagonal_inverse (else emptied).
   bool invert_diagonal_dfdzp() const;
-  // rhs := (dF/dz')⁻¹ rhs with linearize()'s result.
+  // rhs := (dF/dz')⁻¹ rhs with factor_dfdzp()'s result.
   void solve_dfdzp(klu_l_numeric* num, double* rhs) const;
   // z' consistent with z at t: one Newton step on F(t, z, z', u) = 0 from the given z' (exact for
   // residuals linear in z'); algebraic states (zero columns of dF/dz') keep theirs.
