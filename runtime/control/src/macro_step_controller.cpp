@@ -151,9 +151,10 @@ StepVerdict MacroStepController::complete(const StepOutcome& outcome) {
 // older points (jump_at_event), so the grid point before the event carries them too.
 void MacroStepController::leave_event_points_behind(double t_grid) {
   const double h = options_.h;
+  // The grid after the ramp (fixed_step_ramp_end) or from the start; its first point has no
+  // point of the grid before it.
   const double t0 = options_.fixed_start_ramp ? options_.t_start + 2.0 * h : options_.t_start;
-  const double q = (t_grid - t0) / h;
-  if (q < 1.0 - 1e-6 || std::abs(q - std::nearbyint(q)) >= 1e-6) return;  // no grid point
+  if (!(t_grid > t0 + 0.5 * h) || !fixed_step_grid_point(t_grid, h, t0)) return;
   const double t_before = t_grid - h * (1.0 - 1e-6);  // later than the grid point before
   while (history_.size() >= 3 && history_.time_back(1) > t_before) history_.erase_back(1);
 }

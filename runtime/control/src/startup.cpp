@@ -29,11 +29,15 @@ void check_fixed(double h, double t_n, double t0) {
   }
 }
 
+// Whether q = (t − t0)/H is a whole number up to rounding: t is a grid point.
+bool whole(double q) {
+  return std::abs(q - std::nearbyint(q)) < 1e-6;
+}
+
 // The index of the grid point T_N stands on, (t_n − t0)/H = q up to rounding; between two grid
 // points (a macro point on a subsystem's time event) the one before it.
 double grid_index(double q) {
-  const double k = std::nearbyint(q);
-  return std::abs(q - k) < 1e-6 ? k : std::floor(q);
+  return whole(q) ? std::nearbyint(q) : std::floor(q);
 }
 
 }  // namespace
@@ -42,6 +46,11 @@ double fixed_step_grid_end(double t_n, double h, double t0) {
   check_fixed(h, t_n, t0);
   const double k = grid_index((t_n - t0) / h);
   return t0 + (k + 1.0) * h;
+}
+
+bool fixed_step_grid_point(double t, double h, double t0) {
+  check_fixed(h, t, t0);
+  return whole((t - t0) / h);
 }
 
 double fixed_step_ramp_end(double t_n, double h, long n_steps, double t0) {

@@ -51,4 +51,8 @@ double fixed_step_ramp_end(double t_n, double h, long n_steps, double t0 = 0.0);
 // grid up to rounding, or between two of its points).
 double fixed_step_grid_end(double t_n, double h, double t0 = 0.0);
 
+// Whether t (>= t0) is a point t0 + k·H of that grid, up to the rounding the two functions above
+// allow (not a macro point between two of its points).
+bool fixed_step_grid_point(double t, double h, double t0 = 0.0);
+
 }  // namespace macrostep::control
