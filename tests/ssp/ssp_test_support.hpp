@@ -1,5 +1,6 @@
-// Helpers of the SSP tests (test_ssp.cpp, test_ssp_refusals.cpp): a private directory, the app
-// run as a child process with its own $TMPDIR, files read and written.
+// Helpers of the SSP tests (test_ssp.cpp, test_ssp_refusals.cpp, test_ssp_fmu_checks.cpp): a
+// private directory, the app run as a child process with its own $TMPDIR, files read and
+// written, parameter sets.
 #pragma once
 
 #include <sys/wait.h>
@@ -49,6 +50,14 @@ inline AppRun macrostep(const fs::path& dir, const std::string& args) {
 // Whether the runs left anything in dir/tmp.
 inline bool tmp_is_empty(const fs::path& dir) {
   return fs::is_empty(dir / "tmp");
+}
+
+// A parameter set ("p") of the given ssv:Parameter elements, as an .ssv file's text.
+inline std::string parameter_set(const std::string& parameters) {
+  return "<ssv:ParameterSet version=\"1.0\" name=\"p\" "
+         "xmlns:ssv=\"http://ssp-standard.org/SSP1/SystemStructureParameterValues\">"
+         "<ssv:Parameters>" +
+         parameters + "</ssv:Parameters></ssv:ParameterSet>\n";
 }
 
 }  // namespace macrostep::ssp_testing

@@ -51,13 +51,6 @@ const char* kUnitsSsd = R"(<?xml version="1.0" encoding="UTF-8"?>
 </ssd:SystemStructureDescription>
 )";
 
-std::string parameter_set(const std::string& parameters) {
-  return "<ssv:ParameterSet version=\"1.0\" name=\"p\" "
-         "xmlns:ssv=\"http://ssp-standard.org/SSP1/SystemStructureParameterValues\">"
-         "<ssv:Parameters>" +
-         parameters + "</ssv:Parameters></ssv:ParameterSet>\n";
-}
-
 std::string parameter(const std::string& name, const std::string& value) {
   return "<ssv:Parameter name=\"" + name + "\">" + value + "</ssv:Parameter>";
 }

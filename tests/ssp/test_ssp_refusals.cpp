@@ -46,13 +46,6 @@ const char* kBaseSsd = R"(<?xml version="1.0" encoding="UTF-8"?>
 </ssd:SystemStructureDescription>
 )";
 
-std::string parameter_set(const std::string& parameters) {
-  return "<ssv:ParameterSet version=\"1.0\" name=\"p\" "
-         "xmlns:ssv=\"http://ssp-standard.org/SSP1/SystemStructureParameterValues\">"
-         "<ssv:Parameters>" +
-         parameters + "</ssv:Parameters></ssv:ParameterSet>\n";
-}
-
 // The directory of the cases: resources/oscillator.fmu and p.ssv (m1's parameters).
 fs::path refusal_dir() {
   const fs::path dir = test_dir("refusals");
