@@ -202,7 +202,7 @@ def _options(options: dict[str, Any]) -> None:
     for name in ("scheme", "estimator", "executor"):
         if options.get(name) is not None and not isinstance(options[name], str):
             raise ValueError(f"{name}={options[name]!r}: a name (str) or None")
-    for name in ("all_states", "progress", "monolithic"):
+    for name in ("all_states", "progress"):
         if name in options and not isinstance(options[name], bool):
             raise ValueError(f"{name}={options[name]!r}: True or False")
 
@@ -284,7 +284,7 @@ def _command(kind: str, path: str, edits: list[str], target: Path | None,
 # the check of the output's files until the result is read back, so that another thread's run
 # with the same output= can neither pass the check beside this one nor replace the files before
 # they are read; waiting on it, the main thread still takes Ctrl-C.
-_ONE_RUN = threading.RLock()
+_ONE_RUN = threading.Lock()
 
 
 def _run(kind: str, config, *, set=None, output=None, overwrite=False, **options) -> Result:
