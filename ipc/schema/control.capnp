@@ -103,6 +103,7 @@ struct RegisteredModelConfig {
 struct PluginConfig {
   library @0 :Text;     # absolute path of the shared library
   parameters @1 :Text;  # JSON object text for the plugin's constructor
+  checkJacobians @2 :Bool = true;  # compare its Jacobians with finite differences at loading
 }
 
 # An FMI Model Exchange FMU (fmu::FmuDescription): the worker unzips and loads it itself.

@@ -129,7 +129,7 @@ const std::array<ReaderModel, 4>& reader_model_keys() {
         "right_coupled"},
        true},
       {"chain_segment", {"masses"}, true},
-      {"plugin", {"library", "parameters"}, true},
+      {"plugin", {"library", "parameters", "check_jacobians"}, true},
       {"fmu", {"path", "parameters", "inputs", "outputs", "interface"}, false},
   }};
   return models;

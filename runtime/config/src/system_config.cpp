@@ -296,7 +296,9 @@ ParsedSubsystem parse_subsystem(const Node& n, Systems& s) {
   try {
     p.built = library::build_subsystem(p.model);
   } catch (const std::invalid_argument& e) {
-    n.fail(e.what());
+    // A plugin's message names its library; the subsystem's name tells which of its uses.
+    const bool plugin = std::holds_alternative<plugin::PluginDescription>(p.model);
+    n.fail(plugin ? fmt::format("{}: {}", model::quoted(p.name), e.what()) : e.what());
   }
   return p;
 }

@@ -46,7 +46,8 @@ void check_start_value(const Node& value) {
 
 }  // namespace
 
-// `library` (absolute, or relative to the configuration's directory) and `parameters`.
+// `library` (absolute, or relative to the configuration's directory), `parameters` and
+// `check_jacobians`.
 plugin::PluginDescription plugin_model(const Node& n) {
   n.allow_only(subsystem_keys("plugin"), " for a plugin");
   plugin::PluginDescription d;
@@ -57,6 +58,7 @@ plugin::PluginDescription plugin_model(const Node& n) {
     parameters = to_json(*p);
   }
   d.parameters = parameters.dump();
+  if (auto check = n.find("check_jacobians")) d.check_jacobians = check->boolean();
   return d;
 }
 

@@ -11,6 +11,7 @@
 
 #include "macrostep/control/estimators.hpp"
 #include "macrostep/corrector/jacobian_registry.hpp"
+#include "macrostep/model/subsystem.hpp"
 #include "output_rows.hpp"
 
 namespace macrostep::run {
@@ -107,7 +108,7 @@ void check_approximation_settings(const config::CosimConfig& c, const CosimOptio
 SchemeOptions scheme_options(const config::CosimConfig& c, double end_time) {
   SchemeOptions scheme;
   control::MacroStepOptions& m = scheme.control;
-  m.t_start = 0.0;
+  m.t_start = model::kStartTime;
   m.t_end = end_time;
   m.estimator = c.estimator;
   const config::OrderSetting order = c.effective_order();

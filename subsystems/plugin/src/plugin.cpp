@@ -5,7 +5,9 @@
 
 #include <map>
 #include <mutex>
+#include <set>
 #include <stdexcept>
+#include <tuple>
 
 #include "macrostep/plugin/plugin_api.hpp"
 #include "macrostep/plugin/plugin_checks.hpp"
@@ -52,6 +54,29 @@ const LoadedLibrary& load(const std::string& path) {
   return loaded.emplace(path, LoadedLibrary{create}).first->second;
 }
 
+// The descriptions whose initial point passed its check in this process: a run builds a
+// subsystem more than once (the configuration, the system, the monolithic run), and the check
+// of a large plugin costs some evaluations of its functions.
+class InitialChecks {
+ public:
+  bool passed(const PluginDescription& d) {
+    const std::lock_guard lock(mutex_);
+    return passed_.contains(key(d));
+  }
+  void pass(const PluginDescription& d) {
+    const std::lock_guard lock(mutex_);
+    passed_.insert(key(d));
+  }
+
+ private:
+  using Key = std::tuple<std::string, std::string, bool>;
+  static Key key(const PluginDescription& d) {
+    return {d.library, d.parameters, d.check_jacobians};
+  }
+  std::mutex mutex_;
+  std::set<Key> passed_;
+};
+
 }  // namespace
 
 std::unique_ptr<model::Subsystem> build_plugin_subsystem(const PluginDescription& description) {
@@ -64,6 +89,11 @@ std::unique_ptr<model::Subsystem> build_plugin_subsystem(const PluginDescription
   }
   std::unique_ptr<model::Subsystem> subsystem(built);
   check_declarations(*subsystem, description.library);
+  static InitialChecks initial_checks;
+  if (!initial_checks.passed(description)) {
+    check_initial_point(*subsystem, description.library, description.check_jacobians);
+    initial_checks.pass(description);
+  }
   return subsystem;
 }
 

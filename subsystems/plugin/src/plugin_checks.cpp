@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "macrostep/model/names.hpp"
+#include "macrostep/plugin/jacobian_check.hpp"
 
 namespace macrostep::plugin {
 
@@ -218,6 +219,69 @@ void check_declarations(const model::Subsystem& subsystem, const std::string& li
   } catch (...) {
     throw std::invalid_argument(fmt::format(
         "plugin {}: a declaration function threw an exception that is not a std::exception",
+        library));
+  }
+}
+
+namespace {
+
+// The initial point (initial_time() and initial_state() with the inputs 0, as the master first
+// evaluates every subsystem) and, if asked, the Jacobians there.
+void check_initial_unguarded(const model::Subsystem& s, const std::string& library,
+                             bool check_jacobians) {
+  const Checker check(s, library);
+  const double t0 = s.initial_time();
+  if (t0 != model::kStartTime) {
+    check.fail(
+        "initial_time() is {}, but every run starts at t = {} (the [simulation] interval is "
+        "{} .. end_time): return {} from initial_time() and give the model's own time offset as a "
+        "parameter",
+        t0, model::kStartTime, model::kStartTime, model::kStartTime);
+  }
+  JacobianPoint at{t0, std::vector<double>(s.state_size()), std::vector<double>(s.state_size()),
+                   std::vector<double>(s.input_size(), 0.0)};
+  try {
+    s.initial_state(at.u, at.z, at.zp);
+  } catch (const std::exception& e) {
+    check.fail("initial_state() threw at t = {} with the inputs 0: {}", t0, e.what());
+  } catch (...) {
+    check.fail("initial_state() threw an exception that is not a std::exception");
+  }
+  for (std::size_t i = 0; i < at.z.size(); ++i) {
+    if (!std::isfinite(at.z[i]) || !std::isfinite(at.zp[i])) {
+      check.fail("initial_state() gives state {} the value {} and derivative {}",
+                 model::quoted(s.state_name(i)), at.z[i], at.zp[i]);
+    }
+  }
+  if (!check_jacobians) return;
+  const std::vector<JacobianMismatch> wrong = jacobian_mismatches(s, at);
+  if (wrong.empty()) return;
+  std::string lines;
+  for (const JacobianMismatch& m : wrong) lines += "\n  " + describe(s, m);
+  check.fail(
+      "its analytic Jacobians disagree with central differences at the initial state (t = {}, "
+      "the inputs 0) by more than {:g} of their row's largest entry:{}\nA wrong Jacobian slows "
+      "or stops the Newton iterations of the subsystem's IDA and of --monolithic without an "
+      "error: correct the function named. If it is right and the differences are not (a kink or "
+      "a table at the initial state), set check_jacobians = false in the subsystem's table",
+      t0, kJacobianTolerance, lines);
+}
+
+}  // namespace
+
+void check_initial_point(const model::Subsystem& subsystem, const std::string& library,
+                         bool check_jacobians) {
+  try {
+    check_initial_unguarded(subsystem, library, check_jacobians);
+  } catch (const Refused&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw std::invalid_argument(fmt::format(
+        "plugin {}: a model function threw at the initial state: {}", library, e.what()));
+  } catch (...) {
+    throw std::invalid_argument(fmt::format(
+        "plugin {}: a model function threw an exception that is not a std::exception at the "
+        "initial state",
         library));
   }
 }

@@ -299,6 +299,7 @@ void encode_model(const library::ModelDescription& model, schema::ModelConfig::B
     auto p = out.initPlugin();
     p.setLibrary(plugin->library);
     p.setParameters(plugin->parameters);
+    p.setCheckJacobians(plugin->check_jacobians);
     return;
   }
   if (const auto* fmu = std::get_if<fmu::FmuDescription>(&model)) {
@@ -324,8 +325,10 @@ library::ModelDescription decode_model(schema::ModelConfig::Reader in) {
       return decode_drive_train(in.getDriveTrain());
     case schema::ModelConfig::REGISTERED:
       return decode_registered(in.getRegistered());
-    case schema::ModelConfig::PLUGIN:
-      return plugin::PluginDescription{in.getPlugin().getLibrary(), in.getPlugin().getParameters()};
+    case schema::ModelConfig::PLUGIN: {
+      const auto p = in.getPlugin();
+      return plugin::PluginDescription{p.getLibrary(), p.getParameters(), p.getCheckJacobians()};
+    }
     case schema::ModelConfig::FMU: {
       const auto f = in.getFmu();
       fmu::FmuDescription d{f.getPath(), f.getParameters(), {}, {}, f.getInterface()};

@@ -27,6 +27,10 @@
 
 namespace macrostep::model {
 
+// The time every run starts at: [simulation] describes the interval 0 .. end_time, and a model's
+// initial_time() returns it (a plugin whose initial_time() differs is refused at loading).
+inline constexpr double kStartTime = 0.0;
+
 // Which error-weight group a state belongs to (seed 000 §5: rtol, atol_pos, atol_vel).
 enum class StateRole : std::uint8_t { kPosition, kVelocity, kOther };
 

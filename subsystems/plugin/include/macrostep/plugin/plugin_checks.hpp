@@ -49,4 +49,15 @@ void check_solver_memory(std::uint64_t states, std::uint64_t nonzeros, const std
 // Throws std::invalid_argument "plugin <library>: <what is wrong>".
 void check_declarations(const model::Subsystem& subsystem, const std::string& library);
 
+// Checks the initial point of a subsystem that check_declarations accepted, as the master first
+// evaluates it (the inputs 0; initial_state()'s z0 does not depend on them):
+//  - initial_time() is model::kStartTime (every run starts there);
+//  - initial_state() returns without an exception, with finite values;
+//  - if check_jacobians: every analytic Jacobian agrees with central differences there
+//    (jacobian_check.hpp; the message names each wrong one's worst entry and both values).
+// Throws std::invalid_argument "plugin <library>: <what is wrong>"; an exception of the model's
+// functions is named as the plugin's.
+void check_initial_point(const model::Subsystem& subsystem, const std::string& library,
+                         bool check_jacobians);
+
 }  // namespace macrostep::plugin
