@@ -8,7 +8,17 @@
 //   output_names, input_names   the names instead of "x", "v" and "force";
 //   output_pattern the rows and columns of ∂y/∂z ([[rows], [columns]]) instead of the identity;
 //   nan_from       from this time on the residual's r[1] is NaN;
-//   throw          "int": the constructor throws 42; "names": output_name() throws.
+//   throw          "int": the constructor throws 42; "names": output_name() throws;
+//                  "initial_state": initial_state() throws;
+//   initial_time   what initial_time() returns (default 0);
+//   wrong          one analytic Jacobian gets one mistake (the loader's Jacobian check):
+//                  "sign" dF/dz's entry (v, x) is -1 for 1, "cj" dF/dz' of v is 3·cj for cj,
+//                  "output" dy/dz is 2 for 1, "input" dF/du is +1 for -1, "outside" the residual
+//                  of the decaying state s2 also takes 0.5·x, outside the pattern;
+//   kink           the residual of v takes |x - 0.1| + 0.1 for x (a kink at the initial
+//                  x = 0.1, where central differences give 0) and jacobian() its derivative,
+//                  the right one (1) at the kink.
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
@@ -31,9 +41,14 @@ class Declaring final : public macrostep::model::Subsystem {
     const auto p = nlohmann::json::parse(parameters_json);
     if (p.value("throw", std::string()) == "int") throw 42;  // not a std::exception
     names_throw_ = p.value("throw", std::string()) == "names";
+    initial_throws_ = p.value("throw", std::string()) == "initial_state";
+    initial_time_ = p.value("initial_time", 0.0);
+    wrong_ = p.value("wrong", std::string());
+    kink_ = p.value("kink", false);
     n_ = p.value("states", std::size_t{2});
     if (n_ < 2) throw std::invalid_argument("\"states\" must be >= 2");
     declared_ = p.value("declared_states", n_);
+    if (wrong_ == "outside" && n_ < 3) throw std::invalid_argument("\"outside\" needs states >= 3");
     nan_from_ = p.value("nan_from", std::numeric_limits<double>::infinity());
     output_names_ = p.value("output_names", std::vector<std::string>{"x", "v"});
     input_names_ = p.value("input_names", std::vector<std::string>{"force"});
@@ -73,10 +88,11 @@ class Declaring final : public macrostep::model::Subsystem {
     return output_names_.at(i);
   }
   std::string input_name(std::size_t i) const override { return input_names_.at(i); }
-  double initial_time() const override { return 0.0; }
+  double initial_time() const override { return initial_time_; }
 
   void initial_state(std::span<const double> u0, std::span<double> z0,
                      std::span<double> zp0) const override {
+    if (initial_throws_) throw std::runtime_error("no initial state for these parameters");
     for (std::size_t i = 0; i < n_; ++i) z0[i] = zp0[i] = 0.0;
     z0[0] = 0.1;
     zp0[1] = -0.1 + u0[0];
@@ -84,23 +100,26 @@ class Declaring final : public macrostep::model::Subsystem {
       z0[i] = 1.0;
       zp0[i] = -1.0;
     }
+    if (wrong_ == "outside") zp0[2] -= 0.05;
   }
 
   void residual(double t, std::span<const double> z, std::span<const double> zp,
                 std::span<const double> u, std::span<double> r) const override {
     r[0] = zp[0] - z[1];
-    r[1] = t >= nan_from_ ? std::numeric_limits<double>::quiet_NaN() : zp[1] + z[0] - u[0];
+    const double x = kink_ ? std::fabs(z[0] - 0.1) + 0.1 : z[0];
+    r[1] = t >= nan_from_ ? std::numeric_limits<double>::quiet_NaN() : zp[1] + x - u[0];
     for (std::size_t i = 2; i < n_; ++i) r[i] = zp[i] + z[i];
+    if (wrong_ == "outside") r[2] += 0.5 * z[0];
   }
 
   const SparsityPattern& jacobian_pattern() const override { return pattern_; }
 
-  void jacobian(double, std::span<const double>, std::span<const double>, std::span<const double>,
+  void jacobian(double, std::span<const double> z, std::span<const double>, std::span<const double>,
                 double cj, std::span<double> values) const override {
     values[0] = cj;
-    values[1] = 1.0;
+    values[1] = wrong_ == "sign" || (kink_ && z[0] < 0.1) ? -1.0 : 1.0;
     values[2] = -1.0;
-    values[3] = cj;
+    values[3] = wrong_ == "cj" ? 3.0 * cj : cj;
     for (std::size_t i = 4; i < values.size(); ++i) values[i] = cj + 1.0;
   }
 
@@ -120,19 +139,21 @@ class Declaring final : public macrostep::model::Subsystem {
   }
   void output_jacobian(double, std::span<const double>, std::span<const double>,
                        std::span<double> values) const override {
-    for (double& v : values) v = 1.0;
+    for (double& v : values) v = wrong_ == "output" ? 2.0 : 1.0;
   }
   EntryPattern input_jacobian_pattern() const override { return {{1}, {0}}; }
   void input_jacobian(double, std::span<const double>, std::span<const double>,
                       std::span<const double>, std::span<double> values) const override {
-    values[0] = -1.0;
+    values[0] = wrong_ == "input" ? 1.0 : -1.0;
   }
 
  private:
   std::size_t n_ = 2, declared_ = 2;
   double nan_from_ = 0.0;
   std::vector<std::string> output_names_, input_names_;
-  bool names_throw_ = false;
+  bool names_throw_ = false, initial_throws_ = false, kink_ = false;
+  double initial_time_ = 0.0;
+  std::string wrong_;
   EntryPattern output_pattern_;
   SparsityPattern pattern_;
   std::vector<StateRole> roles_;
