@@ -362,6 +362,8 @@ SystemModel read_ssd(const XmlDocument& document, const Files& files) {
       read_system(r, n);
     } else if (is(n, kSsdNamespace, "DefaultExperiment")) {
       read_experiment(r, n);
+    } else if (is(n, kSsdNamespace, "Units")) {
+      read_units(r.file, n, r.model.units);
     } else {
       unsupported(r, n, "in ssd:SystemStructureDescription");
     }

@@ -86,6 +86,9 @@ void write_component(Writer& w, const Component& c, const std::vector<Connection
   if (c.parameters.empty()) return;
   w.line("[subsystem.parameters]", c.origin);
   for (const auto& [name, value] : c.parameters) {
+    if (!value.converted_from.empty()) {
+      w.line("# " + quoted(name) + " converted from " + value.converted_from, value.origin);
+    }
     w.line(quoted(name) + " = " + value.literal, value.origin);
   }
 }
@@ -96,6 +99,7 @@ void write_connection(Writer& w, const Connection& c, const std::string& name) {
   w.line("law = \"signal\"", c.origin);
   w.line("from = " + quoted(c.start_element + "." + c.start_connector), c.origin);
   w.line("to = " + quoted(c.end_element + "." + c.end_connector), c.origin);
+  if (!c.conversion_note.empty()) w.line("# " + c.conversion_note, c.origin);
   if (c.gain) w.line("gain = " + *c.gain, c.origin);
   if (c.offset) w.line("offset = " + *c.offset, c.origin);
 }
