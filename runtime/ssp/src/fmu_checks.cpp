@@ -118,7 +118,8 @@ void check_component(const SystemModel& s, Component& c) {
   std::size_t at = 0;
   for (Connector& k : c.connectors) {
     if (const auto& f = facts.variables[at++]) k.variable_unit = f->unit;
-    connector_to_variable(s, c, k);
+    // A calculated parameter is not coupled and has no value here: nothing to check.
+    if (k.kind != "calculatedParameter") connector_to_variable(s, c, k);
   }
   for (auto& [name, value] : c.parameters) {
     const auto& f = facts.variables[at++];

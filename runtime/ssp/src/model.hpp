@@ -29,7 +29,8 @@ using ParameterValues = std::map<std::string, ParameterValue>;
 
 struct Connector {
   std::string name;
-  std::string kind;  // "input", "output" or "parameter"
+  std::string kind;  // "input", "output", "parameter" or "calculatedParameter"
+  std::string type;  // "Real", "Integer", "Boolean", "String", "Enumeration", "Binary"; "": none
   std::string unit;  // of its ssc:Real, may be empty
   Origin origin;
   std::string variable_unit;  // of the FMU variable it names (check_against_fmus), may be empty

@@ -78,7 +78,11 @@ void write_component(Writer& w, const Component& c, const std::vector<Connection
     if (k.kind == "input" && std::any_of(connections.begin(), connections.end(), fed)) {
       inputs.push_back(k.name);
     }
-    if (k.kind == "output") outputs.push_back(k.name);
+    // Outputs of the types an FMU subsystem reports (the others are left alone: not coupled).
+    if (k.kind == "output" &&
+        (k.type.empty() || k.type == "Real" || k.type == "Integer" || k.type == "Boolean")) {
+      outputs.push_back(k.name);
+    }
   }
   w.line("inputs = " + quoted_list(inputs), c.origin);
   // Without output connectors, the FMU's own list: every output.

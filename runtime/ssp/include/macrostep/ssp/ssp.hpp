@@ -6,7 +6,8 @@
 // checkpoints work for an SSP as for TOML.
 //
 // What is read: one ssd:System whose ssd:Elements are FMU components (Model Exchange), their
-// Real connectors of kind input, output and parameter, parameter bindings (.ssv files or inline
+// connectors of kind input, output, parameter and calculatedParameter (a connection joins Real
+// outputs and inputs; the others are left alone), parameter bindings (.ssv files or inline
 // ssv:ParameterSet, with prefix) on the components and on the system, connections from a
 // component's output to another component's input (drawn either way; optionally with
 // ssc:LinearTransformation), unit definitions (ssd:Units, ssv:Units, the FMUs' UnitDefinitions)
