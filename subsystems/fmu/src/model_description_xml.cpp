@@ -104,7 +104,8 @@ int exponent(const xmlNode* n, const char* name) {
 }
 
 // <UnitDefinitions><Unit name><BaseUnit kg m s A K mol cd rad factor offset/>: a unit without a
-// <BaseUnit> is left out.
+// <BaseUnit>, or with one that is malformed, is left out (a run needs no units; an importer that
+// converts finds the unit undefined and says so).
 std::vector<UnitFacts> read_units(const xmlNode* definitions) {
   static constexpr const char* kBase[] = {"kg", "m", "s", "A", "K", "mol", "cd", "rad"};
   std::vector<UnitFacts> units;
@@ -112,12 +113,20 @@ std::vector<UnitFacts> read_units(const xmlNode* definitions) {
     if (!named(u, "Unit")) continue;
     for (const xmlNode* b = u->children; b; b = b->next) {
       if (!named(b, "BaseUnit")) continue;
-      UnitFacts f;
-      f.name = required(u, "name");
-      for (std::size_t k = 0; k < f.exponents.size(); ++k) f.exponents[k] = exponent(b, kBase[k]);
-      f.factor = real_attribute(b, "factor").value_or(1.0);
-      f.offset = real_attribute(b, "offset").value_or(0.0);
-      units.push_back(std::move(f));
+      try {
+        UnitFacts f;
+        f.name = required(u, "name");
+        for (std::size_t k = 0; k < f.exponents.size(); ++k) {
+          f.exponents[k] = exponent(b, kBase[k]);
+        }
+        f.factor = real_attribute(b, "factor").value_or(1.0);
+        f.offset = real_attribute(b, "offset").value_or(0.0);
+        if (std::isfinite(f.factor) && f.factor != 0.0 && std::isfinite(f.offset)) {
+          units.push_back(std::move(f));
+        }
+      } catch (const std::invalid_argument&) {
+        // left out
+      }
     }
   }
   return units;
