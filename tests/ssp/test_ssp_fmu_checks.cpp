@@ -1,8 +1,9 @@
 // What an SSP says about its FMUs' variables against their model descriptions: units (of
 // parameter values and of the variables a connection joins, where a connector gives none) and
-// parameter types are checked, nothing is converted or rounded; connections drawn from an input
-// to an output run. The FMU is the oscillator with units (x in m, force in N, c in N/m) and an
-// Integer `count` and a Boolean `enabled` parameter.
+// parameter types are checked, nothing is rounded; connections drawn from an input to an output
+// run. The FMU is the oscillator with units (x in m, force in N, c in N/m, in its
+// UnitDefinitions) and an Integer `count` and a Boolean `enabled` parameter. The conversions of
+// units: test_ssp_units.cpp.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -94,15 +95,16 @@ TEST(SspFmuChecks, ValuesAndConnectionsInTheFmusUnitsAndTypesRunOthersAreRefused
       {"value in another unit than its FMU variable's", q,
        parameter_set(parameter("c", "<ssv:Real value=\"0.1\" unit=\"N/mm\"/>")),
        "resources/q.ssv:1: ssv:Parameter \"c\": ",
-       "has unit \"N/mm\", FMU variable m1.c has unit \"N/m\": macrostep converts no units; "
-       "give the value in \"N/m\""},
-      {"value in another unit than its connector's",
+       "has unit \"N/mm\", FMU variable m1.c has unit \"N/m\": unit \"N/mm\" is defined "
+       "nowhere"},
+      {"connector in a unit defined nowhere",
        replaced(q, "<ssd:Connector name=\"x\" kind=\"output\"><ssc:Real/>",
                 "<ssd:Connector name=\"c\" kind=\"parameter\"><ssc:Real unit=\"kN/m\"/>"
                 "</ssd:Connector><ssd:Connector name=\"x\" kind=\"output\"><ssc:Real/>"),
        parameter_set(parameter("c", "<ssv:Real value=\"0.1\" unit=\"N/m\"/>")),
-       "resources/q.ssv:1: ssv:Parameter \"c\": ",
-       "has unit \"N/m\", connector m1.c (line 11) has unit \"kN/m\""},
+       "case.ssd:11: ssd:Connector \"c\": ",
+       "its unit \"kN/m\" and the unit \"N/m\" of FMU variable m1.c: unit \"kN/m\" is defined "
+       "nowhere"},
       {"name of no FMU variable", q, parameter_set(parameter("mass", "<ssv:Real value=\"2\"/>")),
        "resources/q.ssv:1: ssv:Parameter \"mass\": ",
        "\"mass\" names no variable of the FMU of component m1 (resources/osc.fmu)"},
@@ -117,8 +119,10 @@ TEST(SspFmuChecks, ValuesAndConnectionsInTheFmusUnitsAndTypesRunOthersAreRefused
       {"connection between the FMU variables' units",
        replaced(kUnitsSsd, "\n          suppressUnitConversion=\"true\"", ""), "",
        "case.ssd:25: ssd:Connection m1.x -> m2.force: ",
-       "joins unit \"m\" (of FMU variable m1.x) to unit \"N\" (of FMU variable m2.force): unit "
-       "conversions are not supported"},
+       "joins unit \"m\" (of FMU variable m1.x) to unit \"N\" (of FMU variable m2.force) (or "
+       "convert with an ssc:LinearTransformation and suppressUnitConversion = \"true\"): unit "
+       "\"m\" (m, the model description of resources/osc.fmu) cannot be converted to unit \"N\" "
+       "(kg·m·s^-2, the model description of resources/osc.fmu): their base units differ"},
       {"suppressUnitConversion that is no boolean",
        replaced(kUnitsSsd, "suppressUnitConversion=\"1\"", "suppressUnitConversion=\"yes\""), "",
        "case.ssd:28: ssd:Connection: ",

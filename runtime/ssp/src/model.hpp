@@ -3,29 +3,34 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "macrostep/ssp/ssp.hpp"
+#include "units.hpp"
 #include "xml.hpp"
 
 namespace macrostep::ssp::detail {
 
 // A parameter value: a TOML literal (a float for ssv:Real, an integer, true / false), the unit
-// the set gives it (may be empty) and where.
+// the set gives it (may be empty), the units its set defines, and where.
 struct ParameterValue {
   std::string literal;
   std::string unit;
+  std::shared_ptr<const UnitTable> set_units;  // of its ssv:ParameterSet (never null once read)
   Origin origin;
+  std::string converted_from;  // "2000.0 mm" when check_against_fmus converted it, else empty
 };
 // By name; a later binding's value replaces an earlier one.
 using ParameterValues = std::map<std::string, ParameterValue>;
 
 struct Connector {
   std::string name;
-  std::string kind;  // "input", "output" or "parameter"
+  std::string kind;  // "input", "output", "parameter" or "calculatedParameter"
+  std::string type;  // "Real", "Integer", "Boolean", "String", "Enumeration", "Binary"; "": none
   std::string unit;  // of its ssc:Real, may be empty
   Origin origin;
   std::string variable_unit;  // of the FMU variable it names (check_against_fmus), may be empty
@@ -41,6 +46,7 @@ struct Component {
   std::string interface;  // the FMU subsystem's `interface`; empty: the FMU's default
   std::vector<Connector> connectors;
   ParameterValues parameters;  // FMU variable name -> start value
+  UnitTable fmu_units;         // its FMU's UnitDefinitions (check_against_fmus)
   Origin origin;
 
   const Connector* connector(std::string_view name) const;
@@ -51,8 +57,11 @@ struct Component {
 // draws the connection from the input).
 struct Connection {
   std::string start_element, start_connector, end_element, end_connector;
-  std::optional<std::string> gain, offset;  // of ssc:LinearTransformation, as TOML floats
+  // Of ssc:LinearTransformation, as TOML floats; check_against_fmus folds the unit conversions
+  // into them (the signal law's u = gain·y + offset).
+  std::optional<std::string> gain, offset;
   bool suppress_unit_conversion = false;
+  std::string conversion_note;  // how units were converted (a TOML comment), else empty
   Origin origin;
 };
 
@@ -63,6 +72,7 @@ struct SystemModel {
   std::vector<Connection> connections;
   std::optional<std::string> end_time, output_interval;  // TOML floats
   Origin experiment;                                     // the ssd:DefaultExperiment
+  UnitTable units;                                       // of ssd:Units
 };
 
 // How the files an SSD refers to are found: relative URIs against the SSD's directory, which is
@@ -93,6 +103,8 @@ std::string float_literal(const std::string& file, const xmlNode* n, const char*
                           const std::string& text);
 double float_value(const std::string& file, const xmlNode* n, const char* attribute,
                    const std::string& text);
+// `v` as a TOML float literal (the shortest text that reads back as v).
+std::string float_literal(double v);
 
 // The ssv:ParameterSet element `set` of `file` into `out`, each name after `prefix`. Refuses
 // what it does not support (ssv:String, ssv:Enumeration, ssv:Binary values; unknown elements), a
@@ -103,10 +115,11 @@ void read_parameter_set(const std::string& file, const xmlNode* set, const std::
 // The SSD of `document` (its files found through `files`).
 SystemModel read_ssd(const XmlDocument& document, const Files& files);
 
-// Checks `system` against its FMUs' model descriptions, filling Connector::variable_unit:
-// parameter values in another unit than their variable's, or of a type the variable cannot
-// take, and connections joining two units. An FMU that cannot be read is left to the FMU
-// subsystem's refusal.
+// Checks `system` against its FMUs' model descriptions, filling Connector::variable_unit and
+// Component::fmu_units, and converts units (units.hpp): parameter values into their variable's
+// unit, connections' values from the output's unit to the input's (into gain and offset).
+// Refuses units that cannot be converted, values of a type the variable cannot take, and names
+// of no variable. An FMU that cannot be read is left to the FMU subsystem's refusal.
 void check_against_fmus(SystemModel& system);
 
 // The TOML text of `system` and each line's origin (Translation::toml, origins).

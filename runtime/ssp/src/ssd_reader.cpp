@@ -52,22 +52,24 @@ void read_connectors(const Reader& r, const xmlNode* list, Component& c) {
     k.name = required(r.file, n, "name");
     k.kind = required(r.file, n, "kind");
     k.origin = origin_of(r.file, n);
-    if (k.kind != "input" && k.kind != "output" && k.kind != "parameter") {
+    // A calculated parameter is read so that a connection to it is refused with the reason.
+    if (k.kind != "input" && k.kind != "output" && k.kind != "parameter" &&
+        k.kind != "calculatedParameter") {
       refuse(r.file, n,
              fmt::format("kind = \"{}\" is not supported: connectors of a component are input, "
-                         "output or parameter",
+                         "output, parameter or calculatedParameter",
                          k.kind));
     }
+    // Any type is read: only a connection needs ssc:Real (read_connection).
     for (const xmlNode* t : elements(n)) {
       if (ignored(t)) continue;
-      if (is(t, kSscNamespace, "Real")) {
-        k.unit = attribute(t, "unit").value_or("");
-      } else {
-        refuse(r.file, t,
-               "is not supported: an SSP's connectors are translated as ssc:Real only (an FMU's "
-               "integer and boolean variables are connected in a TOML configuration's "
-               "[[connection]]; string, enumeration and binary ones cannot be)");
+      static constexpr const char* kTypes[] = {"Real",   "Integer",     "Boolean",
+                                               "String", "Enumeration", "Binary"};
+      for (const char* type : kTypes) {
+        if (is(t, kSscNamespace, type)) k.type = type;
       }
+      if (k.type.empty()) unsupported(r, t, "in an ssd:Connector (ssc:Real, ssc:Integer, ...)");
+      if (k.type == "Real") k.unit = attribute(t, "unit").value_or("");
     }
     if (const Connector* first = c.connector(k.name)) {
       refuse(r.file, n, fmt::format("is declared twice (first at line {})", first->origin.line));
@@ -220,6 +222,29 @@ void read_transformation(const Reader& r, const xmlNode* t, Connection& c) {
   if (const auto o = attribute(t, "offset")) c.offset = float_literal(r.file, t, "offset", *o);
 }
 
+// What a connection may join: connectors that a signal law couples, i.e. Real (or untyped:
+// the FMU variable's type decides) and no calculated parameter.
+void check_coupled(const Connection& c, const Connector& k, const std::string& element) {
+  if (k.kind == "calculatedParameter") {
+    throw SspError(
+        c.origin,
+        fmt::format("connects {}.{}, a calculatedParameter connector: macrostep couples a "
+                    "component's output to a component's input at every macro step, and a "
+                    "calculated parameter is fixed when the FMU is initialized (leave it "
+                    "unconnected: it is then ignored)",
+                    element, k.name));
+  }
+  if (!k.type.empty() && k.type != "Real") {
+    throw SspError(
+        c.origin,
+        fmt::format("connects {}.{}, an ssc:{} connector: an SSP's connections are translated "
+                    "for ssc:Real connectors only (an FMU's integer and boolean variables are "
+                    "connected in a TOML configuration's [[connection]]; string, enumeration and "
+                    "binary ones cannot be); an unconnected connector of any type is left alone",
+                    element, k.name, k.type));
+  }
+}
+
 // An xs:boolean attribute of `n` (absent: false).
 bool boolean_attribute(const Reader& r, const xmlNode* n, const char* name) {
   const std::string text = attribute(n, name).value_or("false");
@@ -246,6 +271,8 @@ void read_connection(Reader& r, const xmlNode* n) {
   }
   c.origin.element = fmt::format("ssd:Connection {}.{} -> {}.{}", c.start_element,
                                  c.start_connector, c.end_element, c.end_connector);
+  check_coupled(c, *start, c.start_element);
+  check_coupled(c, *end, c.end_element);
   if (start->kind != "output" || end->kind != "input") {
     throw SspError(
         c.origin,
@@ -362,6 +389,8 @@ SystemModel read_ssd(const XmlDocument& document, const Files& files) {
       read_system(r, n);
     } else if (is(n, kSsdNamespace, "DefaultExperiment")) {
       read_experiment(r, n);
+    } else if (is(n, kSsdNamespace, "Units")) {
+      read_units(r.file, n, r.model.units);
     } else {
       unsupported(r, n, "in ssd:SystemStructureDescription");
     }

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "model.hpp"
@@ -86,12 +87,16 @@ double float_value(const std::string& file, const xmlNode* n, const char* attrib
   return v;
 }
 
-std::string float_literal(const std::string& file, const xmlNode* n, const char* attribute,
-                          const std::string& text) {
+std::string float_literal(double v) {
   // The shortest text that reads back as the same double, always a TOML float.
-  std::string literal = fmt::format("{}", float_value(file, n, attribute, text));
+  std::string literal = fmt::format("{}", v);
   if (literal.find_first_of(".e") == std::string::npos) literal += ".0";
   return literal;
+}
+
+std::string float_literal(const std::string& file, const xmlNode* n, const char* attribute,
+                          const std::string& text) {
+  return float_literal(float_value(file, n, attribute, text));
 }
 
 void read_parameter_set(const std::string& file, const xmlNode* set, const std::string& prefix,
@@ -101,17 +106,24 @@ void read_parameter_set(const std::string& file, const xmlNode* set, const std::
            fmt::format("is not an SSP 1.0 parameter set (ssv:ParameterSet of namespace {})",
                        kSsvNamespace));
   }
+  // The set's units first: its values name them.
+  auto units = std::make_shared<UnitTable>();
+  for (const xmlNode* c : elements(set)) {
+    if (is(c, kSsvNamespace, "Units")) read_units(file, c, *units);
+  }
   ParameterValues own;
   for (const xmlNode* c : elements(set)) {
-    if (ignored(c)) continue;
+    if (ignored(c) || is(c, kSsvNamespace, "Units")) continue;
     if (!is(c, kSsvNamespace, "Parameters")) {
-      refuse(file, c, "is not supported in a parameter set (ssv:Parameters)");
+      refuse(file, c, "is not supported in a parameter set (ssv:Parameters, ssv:Units)");
     }
     for (const xmlNode* p : elements(c)) {
       if (ignored(p)) continue;
       if (!is(p, kSsvNamespace, "Parameter")) refuse(file, p, "is not an ssv:Parameter");
       const std::string name = prefix + required(file, p, "name");
-      const auto [it, inserted] = own.emplace(name, parameter_value(file, p));
+      ParameterValue value = parameter_value(file, p);
+      value.set_units = units;
+      const auto [it, inserted] = own.emplace(name, std::move(value));
       if (!inserted) {
         refuse(file, p,
                fmt::format("is given twice in the set (first at line {})", it->second.origin.line));

@@ -78,7 +78,11 @@ void write_component(Writer& w, const Component& c, const std::vector<Connection
     if (k.kind == "input" && std::any_of(connections.begin(), connections.end(), fed)) {
       inputs.push_back(k.name);
     }
-    if (k.kind == "output") outputs.push_back(k.name);
+    // Outputs of the types an FMU subsystem reports (the others are left alone: not coupled).
+    if (k.kind == "output" &&
+        (k.type.empty() || k.type == "Real" || k.type == "Integer" || k.type == "Boolean")) {
+      outputs.push_back(k.name);
+    }
   }
   w.line("inputs = " + quoted_list(inputs), c.origin);
   // Without output connectors, the FMU's own list: every output.
@@ -86,6 +90,9 @@ void write_component(Writer& w, const Component& c, const std::vector<Connection
   if (c.parameters.empty()) return;
   w.line("[subsystem.parameters]", c.origin);
   for (const auto& [name, value] : c.parameters) {
+    if (!value.converted_from.empty()) {
+      w.line("# " + quoted(name) + " converted from " + value.converted_from, value.origin);
+    }
     w.line(quoted(name) + " = " + value.literal, value.origin);
   }
 }
@@ -96,6 +103,7 @@ void write_connection(Writer& w, const Connection& c, const std::string& name) {
   w.line("law = \"signal\"", c.origin);
   w.line("from = " + quoted(c.start_element + "." + c.start_connector), c.origin);
   w.line("to = " + quoted(c.end_element + "." + c.end_connector), c.origin);
+  if (!c.conversion_note.empty()) w.line("# " + c.conversion_note, c.origin);
   if (c.gain) w.line("gain = " + *c.gain, c.origin);
   if (c.offset) w.line("offset = " + *c.offset, c.origin);
 }

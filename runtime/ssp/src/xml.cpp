@@ -121,9 +121,9 @@ std::string required(const std::string& file, const xmlNode* n, const char* name
 
 bool ignored(const xmlNode* n) {
   static constexpr std::string_view kIgnored[] = {
-      "Annotations",    "ElementGeometry",   "ConnectorGeometry", "ConnectionGeometry",
-      "SystemGeometry", "GraphicalElements", "MetaData",          "Signature",
-      "Units",          "Enumerations"};
+      "Annotations",        "ElementGeometry", "ConnectorGeometry",
+      "ConnectionGeometry", "SystemGeometry",  "GraphicalElements",
+      "MetaData",           "Signature",       "Enumerations"};
   const std::string_view name = reinterpret_cast<const char*>(n->name);
   return std::find(std::begin(kIgnored), std::end(kIgnored), name) != std::end(kIgnored);
 }

@@ -58,8 +58,8 @@ Origin origin_of(const std::string& file, const xmlNode* n);
 // A required attribute; refused when it is missing or empty.
 std::string required(const std::string& file, const xmlNode* n, const char* name);
 
-// Geometry, annotations, meta data, signatures, unit and enumeration definitions: elements that
-// do not change the system a run computes (ssd, ssc and ssv alike).
+// Geometry, annotations, meta data, signatures, enumeration definitions: elements that do not
+// change the system a run computes (ssd, ssc and ssv alike). Unit definitions do (units.hpp).
 bool ignored(const xmlNode* n);
 
 }  // namespace macrostep::ssp::detail

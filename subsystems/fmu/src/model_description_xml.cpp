@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -87,6 +88,48 @@ VariableType type_of(const char* element) {
   if (e == "Integer" || e == "Int32" || e == "Enumeration") return VariableType::kInteger;
   if (e == "Boolean") return VariableType::kBoolean;
   return VariableType::kOther;
+}
+
+// An exponent of <BaseUnit> (xs:int, default 0).
+int exponent(const xmlNode* n, const char* name) {
+  const auto v = attribute(n, name);
+  if (!v) return 0;
+  char* end = nullptr;
+  errno = 0;
+  const long e = std::strtol(v->c_str(), &end, 10);
+  if (v->empty() || *end != '\0' || errno != 0 || e < INT32_MIN || e > INT32_MAX) {
+    fail(n, std::string(name) + " = \"" + *v + "\" is not an integer");
+  }
+  return static_cast<int>(e);
+}
+
+// <UnitDefinitions><Unit name><BaseUnit kg m s A K mol cd rad factor offset/>: a unit without a
+// <BaseUnit>, or with one that is malformed, is left out (a run needs no units; an importer that
+// converts finds the unit undefined and says so).
+std::vector<UnitFacts> read_units(const xmlNode* definitions) {
+  static constexpr const char* kBase[] = {"kg", "m", "s", "A", "K", "mol", "cd", "rad"};
+  std::vector<UnitFacts> units;
+  for (const xmlNode* u = definitions->children; u; u = u->next) {
+    if (!named(u, "Unit")) continue;
+    for (const xmlNode* b = u->children; b; b = b->next) {
+      if (!named(b, "BaseUnit")) continue;
+      try {
+        UnitFacts f;
+        f.name = required(u, "name");
+        for (std::size_t k = 0; k < f.exponents.size(); ++k) {
+          f.exponents[k] = exponent(b, kBase[k]);
+        }
+        f.factor = real_attribute(b, "factor").value_or(1.0);
+        f.offset = real_attribute(b, "offset").value_or(0.0);
+        if (std::isfinite(f.factor) && f.factor != 0.0 && std::isfinite(f.offset)) {
+          units.push_back(std::move(f));
+        }
+      } catch (const std::invalid_argument&) {
+        // left out
+      }
+    }
+  }
+  return units;
 }
 
 // Raw "derivative" attributes: FMI 2 a 1-based variable index, FMI 3 a value reference.
@@ -434,6 +477,7 @@ ModelXml parse_model_description(std::string_view xml) {
   DeclaredTypes types;
   for (const xmlNode* c = root->children; c; c = c->next) {
     if (named(c, "TypeDefinitions")) types = read_declared_types(c);
+    if (named(c, "UnitDefinitions")) m.units = read_units(c);
   }
   for (const xmlNode* c = root->children; c; c = c->next) {
     if (named(c, "ModelVariables")) {
@@ -457,25 +501,25 @@ ModelXml parse_model_description(std::string_view xml) {
   return m;
 }
 
-std::vector<std::optional<VariableFacts>> describe_variables(
-    const std::string& path, const std::vector<std::string>& names) {
+FmuFacts describe_fmu(const std::string& path, const std::vector<std::string>& names) {
   const ArchiveListing listing = list_fmu_archive(path, ArchiveLimits::from_environment());
   if (!listing.model_description) {
     throw std::invalid_argument("the archive has no modelDescription.xml");
   }
-  const ModelXml xml = parse_model_description(*listing.model_description);
-  std::vector<std::optional<VariableFacts>> out;
+  ModelXml xml = parse_model_description(*listing.model_description);
+  FmuFacts out;
   for (const std::string& name : names) {
     const auto element = xml.find_element(name);
     const auto whole = xml.find(name);
     if (!element && !whole) {
-      out.emplace_back();
+      out.variables.emplace_back();
       continue;
     }
     const ModelVariable& v = xml.variables[element ? element->variable : *whole];
-    out.push_back(
+    out.variables.push_back(
         VariableFacts{v.type, v.causality, v.unit, v.start.has_value() || !v.starts.empty()});
   }
+  out.units = std::move(xml.units);
   return out;
 }
 

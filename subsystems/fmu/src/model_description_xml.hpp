@@ -104,6 +104,8 @@ struct ModelXml {
   // variables (FMI 3 <Clock>).
   bool scheduled_execution = false;
   std::vector<std::string> clocks;
+  // <UnitDefinitions>: the units with a <BaseUnit>.
+  std::vector<UnitFacts> units;
 };
 
 // Parses the text of a modelDescription.xml. Throws std::invalid_argument: "modelDescription.xml

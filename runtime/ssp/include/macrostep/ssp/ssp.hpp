@@ -6,13 +6,17 @@
 // checkpoints work for an SSP as for TOML.
 //
 // What is read: one ssd:System whose ssd:Elements are FMU components (Model Exchange), their
-// Real connectors of kind input, output and parameter, parameter bindings (.ssv files or inline
+// connectors of kind input, output, parameter and calculatedParameter (a connection joins Real
+// outputs and inputs; the others are left alone), parameter bindings (.ssv files or inline
 // ssv:ParameterSet, with prefix) on the components and on the system, connections from a
 // component's output to another component's input (drawn either way; optionally with
-// ssc:LinearTransformation), and ssd:DefaultExperiment. Units and parameter values are checked
-// against the FMUs' model descriptions: nothing is converted or rounded. Everything else that would
-// change the system's meaning is refused with SspError naming file, line and element; geometry,
-// annotations, unit and enumeration definitions, and meta data are ignored.
+// ssc:LinearTransformation), unit definitions (ssd:Units, ssv:Units, the FMUs' UnitDefinitions)
+// and ssd:DefaultExperiment. Units are converted where they have the same base units (parameter
+// values into their variables' units, connections through the signal law's gain and offset) and
+// refused where they have not; parameter values are checked against the FMUs' model descriptions
+// and never rounded. Everything else that would change the system's meaning is refused with
+// SspError naming file, line and element; geometry, annotations, enumeration definitions and meta
+// data are ignored.
 //
 // Thread-safety: the functions share no state; each call works on its own files.
 #pragma once

@@ -45,6 +45,7 @@
 // that never go back).
 #pragma once
 
+#include <array>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -93,11 +94,26 @@ struct VariableFacts {
   bool has_start = false;
 };
 
-// The variables (or FMI 3 array elements, "y[2]") called `names` in FMU `path`, in order; nullopt
-// for a name it does not declare. Reads only modelDescription.xml. Throws std::invalid_argument
-// as build_fmu_subsystem does for an archive or model description it cannot read.
-std::vector<std::optional<VariableFacts>> describe_variables(const std::string& path,
-                                                             const std::vector<std::string>& names);
+// A unit of <UnitDefinitions> with a <BaseUnit>: a value v in it is factor·v + offset in the SI
+// unit kg^e0 m^e1 s^e2 A^e3 K^e4 mol^e5 cd^e6 rad^e7 (FMI 2 and 3 alike).
+struct UnitFacts {
+  std::string name;
+  std::array<int, 8> exponents{};
+  double factor = 1.0, offset = 0.0;
+};
+
+struct FmuFacts {
+  // The variables (or FMI 3 array elements, "y[2]") asked for, in order; nullopt for a name the
+  // FMU does not declare.
+  std::vector<std::optional<VariableFacts>> variables;
+  // Its units that have a <BaseUnit> (those without one say nothing a conversion could use).
+  std::vector<UnitFacts> units;
+};
+
+// What modelDescription.xml of FMU `path` says about the variables called `names` and its
+// units. Reads only modelDescription.xml. Throws std::invalid_argument as build_fmu_subsystem
+// does for an archive or model description it cannot read.
+FmuFacts describe_fmu(const std::string& path, const std::vector<std::string>& names);
 
 // Why `value` cannot be the start value of a variable of type `type`, or "" if it can. Nothing is
 // rounded or converted: an Integer takes whole numbers (of 32 bits), a Boolean 0 or 1 (true or
