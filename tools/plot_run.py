@@ -246,7 +246,7 @@ def plot_coupling(plt, run, png):
     names = [n for n in run.results if n != "time"]
     panels = coupling_panels(names, set(run.coupling_names()), run.units())
     fig, axes = plt.subplots(len(panels), 1, figsize=(9, 2.6 * len(panels) + 0.6),
-                             sharex=True, squeeze=False)
+                             sharex=True, squeeze=False, layout="constrained")
     for ax, (names, label) in zip(axes[:, 0], panels):
         shown = names[:MAX_STATE_CURVES]
         for name in shown:
@@ -257,7 +257,6 @@ def plot_coupling(plt, run, png):
         ax.legend(fontsize=7, loc="upper right", ncol=min(4, len(shown)))
     axes[-1, 0].set_xlabel("time [s]")
     fig.suptitle(f"{run.title()} ({run.mode})", fontsize=9)
-    fig.tight_layout()
     fig.savefig(png, dpi=110)
     plt.close(fig)
 
@@ -285,7 +284,8 @@ def plot_reference(plt, run, reference, png):
     groups = reference_panels(run, reference)
     fig, axes = plt.subplots(2 * len(groups), 1, figsize=(9, 3.4 * len(groups) + 0.6),
                              sharex=True, squeeze=False,
-                             gridspec_kw={"height_ratios": [2, 1] * len(groups)})
+                             gridspec_kw={"height_ratios": [2, 1] * len(groups)},
+                             layout="constrained")
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for k, (unit, names) in enumerate(groups):
         top, bottom = axes[2 * k, 0], axes[2 * k + 1, 0]
@@ -307,7 +307,6 @@ def plot_reference(plt, run, reference, png):
     axes[-1, 0].set_xlabel("time [s]")
     fig.suptitle(f"{run.title()} ({run.mode}, solid) over {reference.stem} "
                  f"({reference.mode}, dashed)", fontsize=9)
-    fig.tight_layout()
     fig.savefig(png, dpi=110)
     plt.close(fig)
 
@@ -325,7 +324,8 @@ def plot_steps(plt, run, png):
     has_error = "error_estimate" in s and any(math.isfinite(e) for e in s["error_estimate"])
     rows = 3 if has_error else 2
     fig, axes = plt.subplots(rows, 1, figsize=(9, 2.4 * rows + 0.8), sharex=True,
-                             gridspec_kw={"height_ratios": [2, 1, 1][:rows]})
+                             gridspec_kw={"height_ratios": [2, 1, 1][:rows]},
+                             layout="constrained")
     ax = axes[0]
     ax.step(t_acc, h_acc, where="post", lw=0.9, color="tab:blue",
             label=f"accepted H ({len(t_acc)} steps)")
@@ -363,7 +363,6 @@ def plot_steps(plt, run, png):
         ax.grid(True, which="both", alpha=0.3)
     axes[-1].set_xlabel("time T_N [s]")
     fig.suptitle(f"{run.title()}: macro steps", fontsize=9)
-    fig.tight_layout()
     fig.savefig(png, dpi=110)
     plt.close(fig)
 
@@ -399,7 +398,8 @@ def plot_breakdown(plt, run, png):
     times = run.metadata.get("time") or {}
     solver, idle = subsystem_times(run)
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.4),
-                                      gridspec_kw={"width_ratios": [1, 1.3]})
+                                      gridspec_kw={"width_ratios": [1, 1.3]},
+                                      layout="constrained")
     parts = [(key, label, colour, times.get(key)) for key, label, colour in BREAKDOWN_PARTS
              if isinstance(times.get(key), (int, float))]
     bottom = 0.0
@@ -446,7 +446,6 @@ def plot_breakdown(plt, run, png):
                    transform=right.transAxes)
         right.set_axis_off()
     fig.suptitle(f"{run.title()}: time breakdown", fontsize=9)
-    fig.tight_layout()
     fig.savefig(png, dpi=110)
     plt.close(fig)
 
