@@ -16,25 +16,14 @@
 #include "macrostep/model/names.hpp"
 #include "macrostep/plugin/jacobian_check.hpp"
 #include "macrostep/plugin/plugin.hpp"
+#include "plugin_test_support.hpp"
 
 namespace macrostep {
 namespace {
 
-const std::string kLibrary = std::filesystem::absolute(DECLARING_PLUGIN).string();
-
-// The loader's message for a plugin built with `parameters`; "loaded" if it is accepted.
-std::string load(const std::string& parameters, bool check_jacobians = true) {
-  try {
-    const auto s = plugin::build_plugin_subsystem({kLibrary, parameters, check_jacobians});
-    return "loaded";
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-}
-
-void expect_contains(const std::string& text, const std::string& part) {
-  EXPECT_NE(text.find(part), std::string::npos) << "missing: " << part << "\nin: " << text;
-}
+using plugin_testing::expect_contains;
+using plugin_testing::kLibrary;
+using plugin_testing::load;
 
 TEST(JacobianCheck, ACorrectPluginLoads) {
   EXPECT_EQ(load("{}"), "loaded");
@@ -140,51 +129,14 @@ TEST(JacobianCheck, TheBuiltInModelsPass) {
 
 // ---- the app ----
 
-class JacobianCheckApp : public ::testing::Test {
- protected:
-  struct Run {
-    int status = -1;
-    std::string err;
-  };
-
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("macrostep-test-jacobian-check-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  Run macrostep(const std::string& args) const {
-    const std::string command =
-        "cd '" + dir_.string() + "' && '" MACROSTEP_BINARY "' " + args + " > out.txt 2> err.txt";
-    const int status = std::system(command.c_str());
-    std::ifstream in(dir_ / "err.txt");
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-            std::string(std::istreambuf_iterator<char>(in), {})};
-  }
-
-  // Two oscillators of the plugin joined by a spring; `left` are the left one's extra keys.
-  void write_config(const std::string& left) const {
-    std::ofstream(dir_ / "pair.toml")
-        << "[[subsystem]]\nname = \"left\"\nmodel = \"plugin\"\nlibrary = \"" << kLibrary << "\"\n"
-        << left << "\n"
-        << "[[subsystem]]\nname = \"right\"\nmodel = \"plugin\"\nlibrary = \"" << kLibrary << "\"\n"
-        << "[[connection]]\nname = \"spring\"\nlaw = \"spring_damper\"\n"
-        << "from = [\"left.x\", \"left.v\", \"right.x\", \"right.v\"]\n"
-        << "to = [\"left.force\", \"right.force\"]\nc = 400.0\nd = 1.0\n"
-        << "[simulation]\nend_time = 0.05\noutput_interval = 1e-3\n";
-  }
-
-  std::filesystem::path dir_;
-};
+using plugin_testing::AppRun;
+class JacobianCheckApp : public plugin_testing::PluginApp {};
 
 // A refusal at the initial point is a configuration error like a refused declaration: exit 2
 // with the file, the line and the subsystem's name, before any file is written.
 TEST_F(JacobianCheckApp, AWrongJacobianIsAConfigurationErrorNamingTheSubsystem) {
   write_config("parameters = {wrong = \"sign\"}");
-  const Run r = macrostep("run pair.toml --output r.csv");
+  const AppRun r = macrostep("run pair.toml --output r.csv");
   EXPECT_EQ(r.status, 2) << r.err;
   expect_contains(r.err, "pair.toml:1: subsystem[1]: \"left\": plugin " + kLibrary +
                              ": its analytic Jacobians disagree");
@@ -192,13 +144,13 @@ TEST_F(JacobianCheckApp, AWrongJacobianIsAConfigurationErrorNamingTheSubsystem) 
                   "dF/dz (jacobian() at cj = 0): the entry (r[1] (the row of state \"v\"), "
                   "state \"x\") is -1 analytically but 1");
   EXPECT_FALSE(std::filesystem::exists(dir_ / "r.csv"));
-  const Run mono = macrostep("run pair.toml --monolithic --output m.csv");
+  const AppRun mono = macrostep("run pair.toml --monolithic --output m.csv");
   EXPECT_EQ(mono.status, 2) << mono.err;
 }
 
 TEST_F(JacobianCheckApp, TheInitialTimeAndInitialStateFailuresNameTheSubsystem) {
   write_config("parameters = {initial_time = 0.3}");
-  Run r = macrostep("run pair.toml --output r.csv");
+  AppRun r = macrostep("run pair.toml --output r.csv");
   EXPECT_EQ(r.status, 2) << r.err;
   expect_contains(r.err, "subsystem[1]: \"left\": plugin " + kLibrary +
                              ": initial_time() is 0.3, but every run starts at t = 0");
@@ -217,11 +169,11 @@ TEST_F(JacobianCheckApp, CheckJacobiansFalseHoldsInEveryExecutor) {
   EXPECT_EQ(macrostep("run pair.toml --output r.csv").status, 2);
   write_config("parameters = {kink = true}\ncheck_jacobians = false");
   for (const char* executor : {"inprocess", "processes"}) {
-    const Run r = macrostep(std::string("run pair.toml --output r.csv --executor ") + executor);
+    const AppRun r = macrostep(std::string("run pair.toml --output r.csv --executor ") + executor);
     EXPECT_EQ(r.status, 0) << executor << ": " << r.err;
   }
   write_config("check_jacobians = 1");
-  const Run r = macrostep("run pair.toml --output r.csv");
+  const AppRun r = macrostep("run pair.toml --output r.csv");
   EXPECT_EQ(r.status, 2);
   expect_contains(r.err, "check_jacobians");
   expect_contains(r.err, "must be a boolean");

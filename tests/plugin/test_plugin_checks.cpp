@@ -14,21 +14,13 @@
 #include "macrostep/model/names.hpp"
 #include "macrostep/plugin/plugin.hpp"
 #include "macrostep/plugin/plugin_checks.hpp"
+#include "plugin_test_support.hpp"
 
 namespace macrostep {
 namespace {
 
-const std::string kLibrary = std::filesystem::absolute(DECLARING_PLUGIN).string();
-
-// The loader's message for a plugin built with `parameters`; "loaded" if it is accepted.
-std::string load(const std::string& parameters) {
-  try {
-    const auto s = plugin::build_plugin_subsystem({kLibrary, parameters});
-    return "loaded";
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-}
+using plugin_testing::kLibrary;
+using plugin_testing::load;
 
 // The message must name the library and the defect.
 void expect_refused(const std::string& parameters, const std::string& defect) {
@@ -184,55 +176,14 @@ TEST(PluginChecks, QuotedNamesStayOnOneLine) {
 
 // ---- the app ----
 
-struct AppRun {
-  int status = -1;
-  std::string out, err;
-};
-
-class PluginChecksApp : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("macrostep-test-plugin-checks-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  static std::string read(const std::filesystem::path& path) {
-    std::ifstream in(path);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  }
-
-  AppRun macrostep(const std::string& args) const {
-    const std::string command =
-        "cd '" + dir_.string() + "' && '" MACROSTEP_BINARY "' " + args + " > out.txt 2> err.txt";
-    const int status = std::system(command.c_str());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read(dir_ / "out.txt"),
-            read(dir_ / "err.txt")};
-  }
-
-  // Two oscillators of the plugin joined by a spring; `left` is the left one's parameters.
-  void write_config(const std::string& left) const {
-    std::ofstream(dir_ / "pair.toml")
-        << "[[subsystem]]\nname = \"left\"\nmodel = \"plugin\"\nlibrary = \"" << kLibrary
-        << "\"\nparameters = " << left << "\n"
-        << "[[subsystem]]\nname = \"right\"\nmodel = \"plugin\"\nlibrary = \"" << kLibrary << "\"\n"
-        << "[[connection]]\nname = \"spring\"\nlaw = \"spring_damper\"\n"
-        << "from = [\"left.x\", \"left.v\", \"right.x\", \"right.v\"]\n"
-        << "to = [\"left.force\", \"right.force\"]\nc = 400.0\nd = 1.0\n"
-        << "[simulation]\nend_time = 0.05\noutput_interval = 1e-3\n";
-  }
-
-  std::filesystem::path dir_;
-};
+using plugin_testing::AppRun;
+class PluginChecksApp : public plugin_testing::PluginApp {};
 
 // The residual turns NaN at t = 0.01: the run ends with the value, the state of its row, the
 // time and the subsystem, in-process and in worker processes alike (before, IDA crept towards
 // t = 0.01 for 500,000 micro steps and reported too much work).
 TEST_F(PluginChecksApp, ANanResidualEndsTheRunNamingItInEveryExecutor) {
-  write_config("{nan_from = 0.01}");
+  write_config("parameters = {nan_from = 0.01}");
   for (const char* executor : {"inprocess", "processes"}) {
     const AppRun r = macrostep(std::string("run pair.toml --output r.csv --executor ") + executor);
     EXPECT_EQ(r.status, 1) << executor << ": " << r.err;
@@ -254,7 +205,7 @@ TEST_F(PluginChecksApp, ANanResidualEndsTheRunNamingItInEveryExecutor) {
 
 // A refused declaration is a configuration error: exit 2 with the file and line, at once.
 TEST_F(PluginChecksApp, ARefusedDeclarationIsAConfigurationError) {
-  write_config("{declared_states = 1000000000}");
+  write_config("parameters = {declared_states = 1000000000}");
   const AppRun r = macrostep("run pair.toml --output r.csv");
   EXPECT_EQ(r.status, 2) << r.err;
   EXPECT_NE(r.err.find("pair.toml:"), std::string::npos) << r.err;
@@ -268,7 +219,7 @@ TEST_F(PluginChecksApp, ARefusedDeclarationIsAConfigurationError) {
 // An output name a CSV header cannot hold is refused before any file is written (it failed at
 // the first row, leaving an empty CSV and metadata that said "running").
 TEST_F(PluginChecksApp, AnOutputNameWithACommaIsRefusedBeforeAnyFile) {
-  write_config(R"({states = 3, output_names = ["x", "v", "s,2"]})");
+  write_config(R"(parameters = {states = 3, output_names = ["x", "v", "s,2"]})");
   const AppRun r = macrostep("run pair.toml --executor inprocess --output r.csv");
   EXPECT_EQ(r.status, 2) << r.err;
   EXPECT_NE(r.err.find("invalid CSV column name"), std::string::npos) << r.err;
