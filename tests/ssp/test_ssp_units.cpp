@@ -162,6 +162,18 @@ TEST(SspUnits, UnitsOfOtherBaseUnitsOrDefinedNowhereAreRefused) {
        "resources/q.ssv:1: ssv:Parameter \"x\": ",
        {"unit \"cm\" is defined nowhere (not in the SSD's ssd:Units, the parameter set's "
         "ssv:Units or the FMU's UnitDefinitions), so it cannot be converted to or from \"m\""}},
+      {"unit defined differently in two files",
+       {.set = "q.ssv"},
+       "<ssv:ParameterSet version=\"1.0\" name=\"q\" "
+       "xmlns:ssv=\"http://ssp-standard.org/SSP1/SystemStructureParameterValues\" "
+       "xmlns:ssc=\"http://ssp-standard.org/SSP1/SystemStructureCommon\"><ssv:Parameters>" +
+           parameter("x", "<ssv:Real value=\"1\" unit=\"m\"/>") +
+           "</ssv:Parameters><ssv:Units><ssc:Unit name=\"m\">"
+           "<ssc:BaseUnit m=\"1\" factor=\"0.001\"/></ssc:Unit></ssv:Units>"
+           "</ssv:ParameterSet>\n",
+       "resources/q.ssv:1: ssv:Parameter \"x\": ",
+       {"unit \"m\" is defined differently at resources/q.ssv:1 (m, factor 0.001, offset 0) and "
+        "at case.ssd:27 (m, factor 1, offset 0); make the definitions agree"}},
       {"connector of other base units than its variable",
        {.x = " unit=\"s\""},
        "",

@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -78,6 +80,35 @@ const UnitDefinition& definition(const UnitUse& use, const UnitUse& other) {
       use.name, other.name));
 }
 
+// Whether two definitions of one name give the same map to SI (factors and offsets written
+// differently, 0.001 and 1e-3, parse alike; a relative 1e-12 leaves room for rounding).
+bool same_unit(const UnitDefinition& a, const UnitDefinition& b) {
+  const auto close = [](double x, double y) {
+    return std::abs(x - y) <= 1e-12 * std::max(std::abs(x), std::abs(y));
+  };
+  return a.exponents == b.exponents && close(a.factor, b.factor) && close(a.offset, b.offset);
+}
+
+// A name that the files in a use's scope define differently is refused: the nearest definition
+// would decide silently which of two files is wrong (an FMU's "mm" with factor 0.01 beside the
+// SSD's 0.001).
+void check_one_definition(const UnitUse& use) {
+  const UnitDefinition* first = nullptr;
+  for (const UnitTable* t : use.scopes) {
+    const auto it = t->find(use.name);
+    if (it == t->end()) continue;
+    if (first == nullptr) {
+      first = &it->second;
+    } else if (!same_unit(*first, it->second)) {
+      throw std::invalid_argument(fmt::format(
+          "unit \"{}\" is defined differently at {} ({}, factor {}, offset {}) and at {} ({}, "
+          "factor {}, offset {}); make the definitions agree",
+          use.name, first->where, base_text(*first), first->factor, first->offset, it->second.where,
+          base_text(it->second), it->second.factor, it->second.offset));
+    }
+  }
+}
+
 }  // namespace
 
 void read_units(const std::string& file, const xmlNode* units, UnitTable& out) {
@@ -93,6 +124,8 @@ void read_units(const std::string& file, const xmlNode* units, UnitTable& out) {
 }
 
 Affine conversion(const UnitUse& from, const UnitUse& to) {
+  if (!from.name.empty()) check_one_definition(from);
+  if (!to.name.empty()) check_one_definition(to);
   if (from.name.empty() || to.name.empty() || from.name == to.name) return {};
   const UnitDefinition& a = definition(from, to);
   const UnitDefinition& b = definition(to, from);

@@ -36,7 +36,8 @@ struct Affine {
 };
 
 // A unit where one thing uses it: its name (empty: none) and the tables that may define it,
-// nearest first (the first that defines the name is taken).
+// nearest first (the first that defines the name is taken; conversion refuses a name that two of
+// them define differently).
 struct UnitUse {
   std::string name;
   std::vector<const UnitTable*> scopes;
@@ -49,8 +50,8 @@ void read_units(const std::string& file, const xmlNode* units, UnitTable& out);
 
 // The map of values in `from` to values in `to`: the identity when the names are equal or either
 // is empty (nothing to convert: a value without a unit is taken as it is). Throws
-// std::invalid_argument with the problem when a unit is defined nowhere in its scopes or the
-// two have different base units.
+// std::invalid_argument with the problem when a unit is defined nowhere in its scopes, defined
+// differently in two of them, or the two have different base units.
 Affine conversion(const UnitUse& from, const UnitUse& to);
 
 }  // namespace macrostep::ssp::detail
