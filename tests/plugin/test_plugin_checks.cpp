@@ -11,6 +11,7 @@
 #include <fstream>
 #include <string>
 
+#include "macrostep/library/sources.hpp"
 #include "macrostep/model/names.hpp"
 #include "macrostep/plugin/plugin.hpp"
 #include "macrostep/plugin/plugin_checks.hpp"
@@ -114,29 +115,16 @@ TEST(PluginChecks, MemoryEstimateIsAcceptedAtTheLimitAndRefusedOnePast) {
   }
 }
 
-// Names that models declare reach messages through model::quoted: one line, exactly what the
-// name holds, and not more than a line's worth of it.
-// y = 2·u without states, declared with or without feed-through.
-class Doubler final : public model::Subsystem {
+// y = 2·u without states (the library's stateless base), declared with or without feed-through.
+class Doubler final : public library::StatelessSubsystem {
  public:
-  explicit Doubler(bool feedthrough) : feedthrough_(feedthrough) { pattern_.column_start = {0}; }
-  std::size_t state_size() const override { return 0; }
+  explicit Doubler(bool feedthrough) : StatelessSubsystem(""), feedthrough_(feedthrough) {}
   std::size_t input_size() const override { return 1; }
   std::size_t output_size() const override { return 1; }
   bool has_feedthrough() const override { return feedthrough_; }
   bool output_feeds_through(std::size_t) const override { return feedthrough_; }
-  std::span<const model::StateRole> state_roles() const override { return {}; }
-  std::string state_name(std::size_t) const override { return ""; }
   std::string output_name(std::size_t) const override { return "y"; }
   std::string input_name(std::size_t) const override { return "u"; }
-  double initial_time() const override { return 0.0; }
-  void initial_state(std::span<const double>, std::span<double>, std::span<double>) const override {
-  }
-  void residual(double, std::span<const double>, std::span<const double>, std::span<const double>,
-                std::span<double>) const override {}
-  const model::SparsityPattern& jacobian_pattern() const override { return pattern_; }
-  void jacobian(double, std::span<const double>, std::span<const double>, std::span<const double>,
-                double, std::span<double>) const override {}
   void outputs(double, std::span<const double>, std::span<const double> u,
                std::span<double> y) const override {
     y[0] = 2.0 * u[0];
@@ -144,7 +132,6 @@ class Doubler final : public model::Subsystem {
 
  private:
   bool feedthrough_;
-  model::SparsityPattern pattern_;
 };
 
 // A block without states whose outputs follow its inputs must say so: without feed-through its
@@ -163,6 +150,8 @@ TEST(PluginChecks, AStatelessBlockWithInputsDeclaresFeedthrough) {
   }
 }
 
+// Names that models declare reach messages through model::quoted: one line, exactly what the
+// name holds, and not more than a line's worth of it.
 TEST(PluginChecks, QuotedNamesStayOnOneLine) {
   EXPECT_EQ(model::quoted("x_17"), "\"x_17\"");
   EXPECT_EQ(model::quoted("a\nb\tc\rd"), "\"a\\nb\\tc\\rd\"");
