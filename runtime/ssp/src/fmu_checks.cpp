@@ -112,8 +112,7 @@ void check_component(const SystemModel& s, Component& c) {
     return;  // the FMU subsystem refuses the FMU, naming the component
   }
   for (const fmu::UnitFacts& u : facts.units) {
-    c.fmu_units.emplace(u.name, UnitDefinition{u.name, u.exponents, u.factor, u.offset,
-                                               "the model description of " + c.fmu});
+    c.fmu_units.emplace(u.name, UnitDefinition{u, "the model description of " + c.fmu});
   }
   std::size_t at = 0;
   for (Connector& k : c.connectors) {

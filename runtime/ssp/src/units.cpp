@@ -17,7 +17,7 @@ namespace macrostep::ssp::detail {
 
 namespace {
 
-constexpr const char* kBaseUnits[] = {"kg", "m", "s", "A", "K", "mol", "cd", "rad"};
+using fmu::kBaseUnitNames;
 
 int exponent(const std::string& file, const xmlNode* n, const char* name) {
   const auto text = attribute(n, name);
@@ -49,7 +49,7 @@ UnitDefinition read_unit(const std::string& file, const xmlNode* u) {
   }
   if (base == nullptr) refuse(file, u, "has no ssc:BaseUnit");
   for (std::size_t k = 0; k < d.exponents.size(); ++k) {
-    d.exponents[k] = exponent(file, base, kBaseUnits[k]);
+    d.exponents[k] = exponent(file, base, kBaseUnitNames[k]);
   }
   if (const auto f = attribute(base, "factor")) d.factor = float_value(file, base, "factor", *f);
   if (const auto o = attribute(base, "offset")) d.offset = float_value(file, base, "offset", *o);
@@ -61,9 +61,9 @@ UnitDefinition read_unit(const std::string& file, const xmlNode* u) {
 std::string base_text(const UnitDefinition& d) {
   std::vector<std::string> parts;
   for (std::size_t k = 0; k < d.exponents.size(); ++k) {
-    if (d.exponents[k] == 1) parts.emplace_back(kBaseUnits[k]);
+    if (d.exponents[k] == 1) parts.emplace_back(kBaseUnitNames[k]);
     if (d.exponents[k] != 0 && d.exponents[k] != 1) {
-      parts.push_back(fmt::format("{}^{}", kBaseUnits[k], d.exponents[k]));
+      parts.push_back(fmt::format("{}^{}", kBaseUnitNames[k], d.exponents[k]));
     }
   }
   return parts.empty() ? "1" : fmt::format("{}", fmt::join(parts, "·"));

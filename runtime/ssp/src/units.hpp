@@ -3,20 +3,18 @@
 // units (SSP 1.0 §5, Units: a value v of a unit is factor·v + offset in SI).
 #pragma once
 
-#include <array>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "macrostep/fmu/fmu.hpp"
 #include "xml.hpp"
 
 namespace macrostep::ssp::detail {
 
-struct UnitDefinition {
-  std::string name;
-  // Of kg, m, s, A, K, mol, cd, rad.
-  std::array<int, 8> exponents{};
-  double factor = 1.0, offset = 0.0;
+// A unit (fmu::UnitFacts: its name, base-unit exponents, factor and offset) and where it is
+// defined.
+struct UnitDefinition : fmu::UnitFacts {
   std::string where;  // for messages: "sys.ssp/SystemStructure.ssd:27", "the FMU a.fmu"
 };
 

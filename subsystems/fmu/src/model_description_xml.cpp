@@ -107,7 +107,6 @@ int exponent(const xmlNode* n, const char* name) {
 // <BaseUnit>, or with one that is malformed, is left out (a run needs no units; an importer that
 // converts finds the unit undefined and says so).
 std::vector<UnitFacts> read_units(const xmlNode* definitions) {
-  static constexpr const char* kBase[] = {"kg", "m", "s", "A", "K", "mol", "cd", "rad"};
   std::vector<UnitFacts> units;
   for (const xmlNode* u = definitions->children; u; u = u->next) {
     if (!named(u, "Unit")) continue;
@@ -117,7 +116,7 @@ std::vector<UnitFacts> read_units(const xmlNode* definitions) {
         UnitFacts f;
         f.name = required(u, "name");
         for (std::size_t k = 0; k < f.exponents.size(); ++k) {
-          f.exponents[k] = exponent(b, kBase[k]);
+          f.exponents[k] = exponent(b, kBaseUnitNames[k]);
         }
         f.factor = real_attribute(b, "factor").value_or(1.0);
         f.offset = real_attribute(b, "offset").value_or(0.0);

@@ -94,11 +94,14 @@ struct VariableFacts {
   bool has_start = false;
 };
 
+// The SI base units of a <BaseUnit>'s exponents, in order (FMI 2 and 3, and SSP's ssc:BaseUnit).
+inline constexpr const char* kBaseUnitNames[] = {"kg", "m", "s", "A", "K", "mol", "cd", "rad"};
+
 // A unit of <UnitDefinitions> with a <BaseUnit>: a value v in it is factor·v + offset in the SI
 // unit kg^e0 m^e1 s^e2 A^e3 K^e4 mol^e5 cd^e6 rad^e7 (FMI 2 and 3 alike).
 struct UnitFacts {
   std::string name;
-  std::array<int, 8> exponents{};
+  std::array<int, std::size(kBaseUnitNames)> exponents{};
   double factor = 1.0, offset = 0.0;
 };
 
