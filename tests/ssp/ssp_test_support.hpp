@@ -52,6 +52,11 @@ inline bool tmp_is_empty(const fs::path& dir) {
   return fs::is_empty(dir / "tmp");
 }
 
+// An ssv:Parameter element: `value` is its ssv:Real (or other type) element.
+inline std::string parameter(const std::string& name, const std::string& value) {
+  return "<ssv:Parameter name=\"" + name + "\">" + value + "</ssv:Parameter>";
+}
+
 // A parameter set ("p") of the given ssv:Parameter elements, as an .ssv file's text.
 inline std::string parameter_set(const std::string& parameters) {
   return "<ssv:ParameterSet version=\"1.0\" name=\"p\" "

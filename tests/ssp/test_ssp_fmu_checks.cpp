@@ -52,10 +52,6 @@ const char* kUnitsSsd = R"(<?xml version="1.0" encoding="UTF-8"?>
 </ssd:SystemStructureDescription>
 )";
 
-std::string parameter(const std::string& name, const std::string& value) {
-  return "<ssv:Parameter name=\"" + name + "\">" + value + "</ssv:Parameter>";
-}
-
 // resources/osc.fmu and resources/p.ssv: values in the FMU's units and of its types.
 fs::path units_dir() {
   const fs::path dir = test_dir("fmu-checks");

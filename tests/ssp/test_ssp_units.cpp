@@ -65,10 +65,6 @@ std::string ssd(const Variant& v) {
   return text;
 }
 
-std::string parameter(const std::string& name, const std::string& value) {
-  return "<ssv:Parameter name=\"" + name + "\">" + value + "</ssv:Parameter>";
-}
-
 // resources/osc.fmu, feed.fmu and p.ssv: m1's c = 100 N/m and x = 0.01 m.
 fs::path units_dir() {
   const fs::path dir = test_dir("units");
