@@ -1,5 +1,6 @@
 // Fixture of the end-to-end tests: every test gets its own empty directory and runs the built
-// `macrostep` binary (MACROSTEP_BINARY) in it, capturing exit status, stdout and stderr.
+// `macrostep` binary (MACROSTEP_BINARY, or the one app_binary.hpp names) in it, capturing exit
+// status, stdout and stderr.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <fstream>
 #include <string>
 
+#include "../support/app_binary.hpp"
 #include "../support/read_file.hpp"
 
 namespace macrostep::testing {
@@ -92,8 +94,9 @@ class BinaryTest : public ::testing::Test {
   // Runs `macrostep <args>` in the test directory (args are shell words), with the variable
   // assignments `env` ("NAME=value ...") in its environment.
   Outcome macrostep(const std::string& args, const std::string& env = "") const {
-    const std::string cmd = "cd '" + dir_.string() + "' && " + env + " '" MACROSTEP_BINARY "' " +
-                            args + " > stdout.txt 2> stderr.txt";
+    const std::string cmd = "cd '" + dir_.string() + "' && " + env + " '" +
+                            app_binary(MACROSTEP_BINARY) + "' " + args +
+                            " > stdout.txt 2> stderr.txt";
     const int raw = std::system(cmd.c_str());
     Outcome o;
     o.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;

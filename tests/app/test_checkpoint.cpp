@@ -46,10 +46,11 @@ class Checkpoint : public macrostep::testing::BinaryTest {
       if (!std::freopen("run.out", "w", stdout) || !std::freopen("run.err", "w", stderr)) {
         ::_exit(121);
       }
-      std::vector<char*> argv{const_cast<char*>(MACROSTEP_BINARY)};
+      std::string binary = macrostep::testing::app_binary(MACROSTEP_BINARY);
+      std::vector<char*> argv{binary.data()};
       for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
       argv.push_back(nullptr);
-      ::execv(MACROSTEP_BINARY, argv.data());
+      ::execv(binary.c_str(), argv.data());
       ::_exit(127);
     }
     return pid;

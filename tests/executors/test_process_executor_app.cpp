@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "../support/app_binary.hpp"
 #include "../support/child_processes.hpp"
 #include "../support/read_file.hpp"
 
@@ -49,12 +50,12 @@ pid_t spawn_app(const std::filesystem::path& dir, const std::vector<std::string>
     setpgid(0, 0);
     const std::string out = (dir / "stdout.txt").string(), err = (dir / "stderr.txt").string();
     if (!freopen(out.c_str(), "w", stdout) || !freopen(err.c_str(), "w", stderr)) _exit(120);
-    std::vector<std::string> all = {MACROSTEP_APP_BINARY};
+    std::vector<std::string> all = {macrostep::testing::app_binary(MACROSTEP_APP_BINARY)};
     all.insert(all.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (auto& a : all) argv.push_back(a.data());
     argv.push_back(nullptr);
-    execv(MACROSTEP_APP_BINARY, argv.data());
+    execv(all.front().c_str(), argv.data());
     _exit(127);
   }
   return pid;
