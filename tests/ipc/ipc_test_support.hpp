@@ -29,6 +29,17 @@ inline constexpr bool kThreadSanitizer = false;
 #else
 inline constexpr bool kThreadSanitizer = false;
 #endif
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kAddressSanitizer = true;
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
 
 // `release` messages normally, `tsan` under ThreadSanitizer (5-15x slower); the environment
 // variable MACROSTEP_IPC_STRESS_MESSAGES overrides both.
