@@ -265,6 +265,30 @@ print("h5py ok")
   EXPECT_NE(dump.find("ATTRIBUTE \"metadata_json\""), std::string::npos);
 }
 
+// HDF5 is loaded when a process first writes or reads an HDF5 file, not at every process's start
+// (runtime/output/src/hdf5_library.hpp): the binary does not link it, a CSV run does not need
+// it, and an .h5 run without it fails with a message naming the file, the library and the
+// loader's reason. Here the library of HDF5's soname first on the loader's path is not one.
+TEST_F(Diagnostics, Hdf5IsLoadedOnlyToWriteAnHdf5File) {
+  ASSERT_EQ(std::system(("ldd '" MACROSTEP_BINARY "' > '" + path("ldd.txt") + "'").c_str()), 0);
+  const std::string libraries = read_file("ldd.txt");
+  EXPECT_EQ(libraries.find("hdf5"), std::string::npos) << libraries;
+
+  write_file("chain.toml", kChain);
+  fs::create_directories(path("lib"));
+  write_file("lib/" MACROSTEP_HDF5_SONAME, "not a library\n");
+  const std::string env = "LD_LIBRARY_PATH='" + path("lib") + "'";
+  const Outcome csv = macrostep("run chain.toml --executor inprocess --output c.csv", env);
+  EXPECT_EQ(csv.status, 0) << csv.err;
+  const Outcome h5 = macrostep("run chain.toml --executor inprocess --output h.h5", env);
+  EXPECT_NE(h5.status, 0) << h5.err;
+  EXPECT_NE(
+      h5.err.find("h.h5: HDF5 output needs " MACROSTEP_HDF5_SONAME ", which could not be loaded: " +
+                  path("lib/" MACROSTEP_HDF5_SONAME)),
+      std::string::npos)
+      << h5.err;
+}
+
 // Monolithic and reference runs write /results alone, equal to their CSV.
 TEST_F(Diagnostics, MonolithicAndReferenceHdf5) {
   write_file("chain.toml", kChain);

@@ -1,5 +1,8 @@
 // HDF5 writer/reader (output/hdf5.hpp): round trip of extreme doubles, the steps
-// table's key column, the metadata attributes, and the errors of bad files and names.
+// table's key column, the metadata attributes, and the errors of bad files and names; the HDF5
+// library loaded on first use (src/hdf5_library.hpp), and the errors of one that cannot be.
+// This program does not link HDF5: every HDF5 file it writes or reads goes through that loader.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -11,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "hdf5_library.hpp"
 #include "macrostep/output/csv.hpp"
 #include "macrostep/output/hdf5.hpp"
 
@@ -20,6 +24,8 @@ namespace fs = std::filesystem;
 using macrostep::output::Hdf5File;
 using macrostep::output::OutputError;
 using macrostep::output::read_hdf5_table;
+using macrostep::output::detail::hdf5_library;
+using macrostep::output::detail::load_hdf5_library;
 
 class Hdf5 : public ::testing::Test {
  protected:
@@ -34,6 +40,27 @@ class Hdf5 : public ::testing::Test {
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
   fs::path dir_;
 };
+
+// The message of the OutputError that `call` throws.
+template <class F>
+std::string error_of(const F& call) {
+  try {
+    call();
+  } catch (const OutputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// Before the other cases, so that in this program the first use of HDF5 is a read.
+TEST_F(Hdf5, ReadingAFileThatIsNotHdf5IsAnErrorNamingIt) {
+  std::ofstream(path("text.h5")) << "time,a\n0,1\n";
+  std::ofstream(path("empty.h5")).flush();
+  for (const char* name : {"text.h5", "empty.h5"}) {
+    EXPECT_EQ(error_of([&] { read_hdf5_table(path(name)); }),
+              path(name) + ": cannot open: not a readable HDF5 file");
+  }
+}
 
 TEST_F(Hdf5, RowsReadBackBitForBit) {
   const std::vector<std::vector<double>> rows = {
@@ -78,14 +105,7 @@ TEST_F(Hdf5, BadFilesAndNamesAreErrorsNamingTheFile) {
     EXPECT_THROW(f.add_table("results", "time", {""}), std::invalid_argument);
     f.add_table("results", "time", {"a"});
   }
-  const auto message = [](const auto& call) {
-    try {
-      call();
-    } catch (const OutputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  const auto message = [](const auto& call) { return error_of(call); };
   EXPECT_NE(message([&] { read_hdf5_table(path("r.h5"), "steps"); }).find("no dataset /steps"),
             std::string::npos);
   EXPECT_NE(message([&] {
@@ -122,6 +142,38 @@ TEST_F(Hdf5, CsvWithAnotherKeyColumn) {
   EXPECT_THROW(macrostep::output::read_csv(path("s.csv")), OutputError);
   EXPECT_THROW(macrostep::output::CsvWriter(path("t.csv"), {"attempt"}, "attempt"),
                std::invalid_argument);
+}
+
+// A library that the loader does not find: an error naming the file, the library and the
+// loader's reason, not a crash.
+TEST(Hdf5Library, AMissingLibraryIsAnErrorNamingFileLibraryAndReason) {
+  const char* soname = "libmacrostep_no_such_hdf5.so.103";
+  ASSERT_EQ(dlopen(soname, RTLD_NOW | RTLD_LOCAL), nullptr);
+  const std::string reason = dlerror();
+  EXPECT_EQ(error_of([&] { load_hdf5_library(soname, "out.h5", "HDF5 output"); }),
+            "out.h5: HDF5 output needs libmacrostep_no_such_hdf5.so.103, which could not be "
+            "loaded: " +
+                reason);
+}
+
+// A library that is not HDF5 (the C maths library): the first missing symbol is named.
+TEST(Hdf5Library, ALibraryWithoutHdf5IsAnErrorNamingTheMissingSymbol) {
+  const std::string message =
+      error_of([] { load_hdf5_library("libm.so.6", "in.h5", "HDF5 input"); });
+  EXPECT_EQ(message.rfind("in.h5: HDF5 input needs libm.so.6, which could not be loaded: it lacks "
+                          "the symbol H5open (",
+                          0),
+            0u)
+      << message;
+  EXPECT_NE(message.find("undefined symbol: H5open"), std::string::npos) << message;
+}
+
+// The process's library is loaded once: every use has the same table, with HDF5's constants.
+TEST(Hdf5Library, LoadedOnceWithItsConstants) {
+  const auto& h5 = hdf5_library("a.h5", "HDF5 output");
+  EXPECT_EQ(&hdf5_library("b.h5", "HDF5 input"), &h5);
+  EXPECT_GT(h5.H5T_NATIVE_DOUBLE_g, 0);
+  EXPECT_GT(h5.H5P_CLS_DATASET_CREATE_ID_g, 0);
 }
 
 }  // namespace
