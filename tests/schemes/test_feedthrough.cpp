@@ -69,7 +69,7 @@ from = ["two.x", "two.v"]
 to = {position = "one.x_in", velocity = "one.v_in"}
 )";
 
-constexpr const char* kCommon = R"(
+constexpr const char* kFeedthroughRun = R"(
 [simulation]
 end_time = 0.05
 output_interval = 1e-3
@@ -78,12 +78,12 @@ output_interval = 1e-3
 constexpr double kFeedthroughEnd = 0.04;
 
 system::CoupledSystem build(const char* text) {
-  const config::RunConfig c = config::parse_config(std::string(text) + kCommon, "feedthrough");
+  const config::RunConfig c = config::parse_config(std::string(text) + kFeedthroughRun, "feedthrough");
   EXPECT_TRUE(c.system_description.has_value());
   return system::build_system(*c.system_description);
 }
 
-ida::IntegratorOptions tight() {
+ida::IntegratorOptions feedthrough_solver() {
   ida::IntegratorOptions o;
   o.rtol = 1e-11;
   o.atol_pos = 1e-15;
@@ -115,7 +115,7 @@ double jacobi_error(const system::CoupledSystem& sys, double h, int kappa,
     o.control.tolerances.atol_u = 1e-9;
   }
   executors::InProcessOptions eo;
-  eo.solver = tight();
+  eo.solver = feedthrough_solver();
   eo.rollback = schemes::needs_rollback(o);
   eo.threads = 1;
   executors::InProcessExecutor ex(sys, sys.initial_couplings(), eo);
@@ -182,7 +182,7 @@ TEST(Feedthrough, MonolithicBaselineMatchesTheClosedForm) {
   for (const char* text : {kFd, kDd}) {
     const system::CoupledSystem sys = build(text);
     const system::MonolithicSystem whole(sys);
-    ida::Integrator integrator(whole, tight());
+    ida::Integrator integrator(whole, feedthrough_solver());
     integrator.advance_to(kFeedthroughEnd);
     std::vector<double> z(whole.state_size()), zp(z.size());
     integrator.state(z, zp);
