@@ -78,7 +78,8 @@ output_interval = 1e-3
 constexpr double kFeedthroughEnd = 0.04;
 
 system::CoupledSystem build(const char* text) {
-  const config::RunConfig c = config::parse_config(std::string(text) + kFeedthroughRun, "feedthrough");
+  const config::RunConfig c =
+      config::parse_config(std::string(text) + kFeedthroughRun, "feedthrough");
   EXPECT_TRUE(c.system_description.has_value());
   return system::build_system(*c.system_description);
 }
