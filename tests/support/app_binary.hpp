@@ -2,11 +2,11 @@
 //
 // It is the binary of the test's own build (`built`, the target's MACROSTEP_BINARY), unless the
 // environment variable MACROSTEP_TEST_APP names another. The build sets that variable only on the
-// tests that compare the bytes of the binary's own runs (across executors, groupings, schemes, a
-// resume or a recovery), and only when it is configured with MACROSTEP_COMPARISON_BINARY
-// (tests/CMakeLists.txt; CI's sanitizer phase names the release build's binary there, tools/test).
-// Those tests check contract 1 (DESIGN.md) on the binary users run, and the sanitized binary
-// runs the same executors, recoveries and resumes in the other end-to-end tests.
+// tests that check the numbers of the binary's own runs (their bytes across executors,
+// groupings, schemes, a resume or a recovery; their agreement with a reference or a closed form),
+// and only when it is configured with MACROSTEP_COMPARISON_BINARY (tests/CMakeLists.txt; CI's
+// sanitizer phase names the release build's binary there, tools/test). Those tests check the
+// binary users run, and the sanitized binary runs the same paths in the other end-to-end tests.
 #pragma once
 
 #include <cstdlib>
