@@ -18,25 +18,20 @@
 
 namespace macrostep::ipc::testing {
 
-#if defined(__SANITIZE_THREAD__)
-inline constexpr bool kThreadSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
+// Which sanitizer this program is built with: GCC defines __SANITIZE_*__, clang answers
+// __has_feature.
+#if defined(__has_feature)
+#define MACROSTEP_IPC_TEST_HAS_FEATURE(x) __has_feature(x)
+#else
+#define MACROSTEP_IPC_TEST_HAS_FEATURE(x) 0
+#endif
+#if defined(__SANITIZE_THREAD__) || MACROSTEP_IPC_TEST_HAS_FEATURE(thread_sanitizer)
 inline constexpr bool kThreadSanitizer = true;
 #else
 inline constexpr bool kThreadSanitizer = false;
 #endif
-#else
-inline constexpr bool kThreadSanitizer = false;
-#endif
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || MACROSTEP_IPC_TEST_HAS_FEATURE(address_sanitizer)
 inline constexpr bool kAddressSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-inline constexpr bool kAddressSanitizer = true;
-#else
-inline constexpr bool kAddressSanitizer = false;
-#endif
 #else
 inline constexpr bool kAddressSanitizer = false;
 #endif

@@ -105,17 +105,16 @@ TEST_F(Hdf5, BadFilesAndNamesAreErrorsNamingTheFile) {
     EXPECT_THROW(f.add_table("results", "time", {""}), std::invalid_argument);
     f.add_table("results", "time", {"a"});
   }
-  const auto message = [](const auto& call) { return error_of(call); };
-  EXPECT_NE(message([&] { read_hdf5_table(path("r.h5"), "steps"); }).find("no dataset /steps"),
+  EXPECT_NE(error_of([&] { read_hdf5_table(path("r.h5"), "steps"); }).find("no dataset /steps"),
             std::string::npos);
-  EXPECT_NE(message([&] {
+  EXPECT_NE(error_of([&] {
               read_hdf5_table(path("r.h5"), "results", "attempt");
             }).find("the first column must be 'attempt' (got 'time')"),
             std::string::npos);
-  EXPECT_NE(message([&] { read_hdf5_table(path("missing.h5")); }).find("missing.h5: cannot open"),
+  EXPECT_NE(error_of([&] { read_hdf5_table(path("missing.h5")); }).find("missing.h5: cannot open"),
             std::string::npos);
   std::ofstream(path("text.h5")) << "time,a\n0,1\n";
-  EXPECT_NE(message([&] { read_hdf5_table(path("text.h5")); }).find("not a readable HDF5 file"),
+  EXPECT_NE(error_of([&] { read_hdf5_table(path("text.h5")); }).find("not a readable HDF5 file"),
             std::string::npos);
   // compare's reader goes by the name.
   std::ofstream(path("r.csv")) << "time,a\n0,1\n";
