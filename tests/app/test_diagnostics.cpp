@@ -289,6 +289,28 @@ TEST_F(Diagnostics, Hdf5IsLoadedOnlyToWriteAnHdf5File) {
       << h5.err;
 }
 
+// The loader never searches the directory a run starts in: files there named like every library
+// the binary needs (its NEEDED entries) and like HDF5's, which it loads on first use, are not
+// loaded in place of the system's (an empty RUNPATH entry would be that directory).
+TEST_F(Diagnostics, LibrariesInTheWorkingDirectoryAreNotLoaded) {
+  const std::string binary = macrostep::testing::app_binary(MACROSTEP_BINARY);
+  ASSERT_EQ(std::system(("readelf -d '" + binary + "' > '" + path("dynamic.txt") + "'").c_str()),
+            0);
+  std::vector<std::string> names{MACROSTEP_HDF5_SONAME};
+  const std::string dynamic = read_file("dynamic.txt");
+  for (std::size_t at = dynamic.find("(NEEDED)"); at != std::string::npos;
+       at = dynamic.find("(NEEDED)", at + 1)) {
+    const std::size_t open = dynamic.find('[', at);
+    names.push_back(dynamic.substr(open + 1, dynamic.find(']', open) - open - 1));
+  }
+  ASSERT_GE(names.size(), 5U) << dynamic;
+  for (const std::string& name : names) write_file(name, "not a library\n");
+  write_file("chain.toml", kChain);
+  const Outcome o = macrostep("run chain.toml --executor inprocess --output h.h5");
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_GT(fs::file_size(path("h.h5")), 0U);
+}
+
 // Monolithic and reference runs write /results alone, equal to their CSV.
 TEST_F(Diagnostics, MonolithicAndReferenceHdf5) {
   write_file("chain.toml", kChain);
