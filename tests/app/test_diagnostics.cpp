@@ -268,7 +268,8 @@ print("h5py ok")
 // HDF5 is loaded when a process first writes or reads an HDF5 file, not at every process's start
 // (runtime/output/src/hdf5_library.hpp): the binary does not link it, a CSV run does not need
 // it, and an .h5 run without it fails with a message naming the file, the library and the
-// loader's reason. Here the library of HDF5's soname first on the loader's path is not one.
+// loader's reason, before it has touched a file. Here the library of HDF5's soname first on the
+// loader's path is not one.
 TEST_F(Diagnostics, Hdf5IsLoadedOnlyToWriteAnHdf5File) {
   ASSERT_EQ(std::system(("ldd '" MACROSTEP_BINARY "' > '" + path("ldd.txt") + "'").c_str()), 0);
   const std::string libraries = read_file("ldd.txt");
@@ -287,6 +288,14 @@ TEST_F(Diagnostics, Hdf5IsLoadedOnlyToWriteAnHdf5File) {
                   path("lib/" MACROSTEP_HDF5_SONAME)),
       std::string::npos)
       << h5.err;
+  // The failed run leaves no files of its own, and an earlier result as it was.
+  EXPECT_FALSE(fs::exists(path("h.h5")));
+  EXPECT_FALSE(fs::exists(path("h.json")));
+  ASSERT_EQ(macrostep("run chain.toml --executor inprocess --output e.h5").status, 0);
+  const std::string result = read_file("e.h5"), metadata = read_file("e.json");
+  EXPECT_EQ(macrostep("run chain.toml --executor inprocess --output e.h5", env).status, 2);
+  EXPECT_EQ(read_file("e.h5"), result);
+  EXPECT_EQ(read_file("e.json"), metadata);
 }
 
 // The loader never searches the directory a run starts in: files there named like every library

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 
 #include "elapsed.hpp"
@@ -228,7 +229,30 @@ nlohmann::ordered_json files_json(const output::Destinations& destinations) {
 
 }  // namespace
 
+// The result file and the metadata document beside it before open() wrote anything.
+struct ResultFiles::FileBefore {
+  bool result_exists = false;
+  std::uintmax_t result_size = 0;
+  std::filesystem::file_time_type result_time;
+  std::optional<nlohmann::ordered_json> metadata;  // none: no file, or not JSON
+};
+
 void ResultFiles::open() {
+  namespace fs = std::filesystem;
+  const bool claims = !json_path_.empty() && request_.resume == nullptr;
+  FileBefore before;
+  std::error_code ec;
+  if (claims && fs::is_regular_file(result_path_, ec)) {
+    before.result_exists = true;
+    before.result_size = fs::file_size(result_path_, ec);
+    before.result_time = fs::last_write_time(result_path_, ec);
+  }
+  if (claims && fs::is_regular_file(json_path_, ec)) {
+    std::ifstream in(json_path_);
+    before.metadata = nlohmann::ordered_json::parse(in, nullptr, false);
+    if (before.metadata->is_discarded()) before.metadata.reset();
+  }
+  bool claimed = false;
   try {
     if (!special_) lock_ = output::WriteLock(result_path_);
     // The metadata claims the files before they are written ("status": "running"; the run
@@ -239,6 +263,7 @@ void ResultFiles::open() {
       output::write_json(json_path_, {{"mode", config::to_string(request_.kind)},
                                       {"status", "running"},
                                       {"files", files_json(destinations_)}});
+      claimed = true;
     }
     if (output::is_hdf5_path(result_path_)) {
       open_hdf5(request_);
@@ -246,7 +271,39 @@ void ResultFiles::open() {
       open_csv(request_);
     }
   } catch (const output::OutputError& e) {
+    if (claimed) undo_claim(before, e.what());
     throw SetupError(e.what());
+  }
+}
+
+void ResultFiles::undo_claim(const FileBefore& before, const std::string& error) noexcept {
+  namespace fs = std::filesystem;
+  try {
+    csv_.reset();
+    steps_csv_.reset();
+    h5_.reset();
+    std::error_code ec;
+    const bool untouched =
+        before.result_exists
+            ? fs::file_size(result_path_, ec) == before.result_size &&
+                  fs::last_write_time(result_path_, ec) == before.result_time
+            : !fs::exists(result_path_, ec) || fs::file_size(result_path_, ec) == 0;
+    if (!untouched) {
+      output::write_json(json_path_, {{"mode", config::to_string(request_.kind)},
+                                      {"status", "failed"},
+                                      {"error", {{"cause", "output"}, {"message", error}}},
+                                      {"files", files_json(destinations_)}});
+      return;
+    }
+    if (!before.result_exists) fs::remove(result_path_, ec);
+    if (before.metadata) {
+      output::write_json(json_path_, *before.metadata);
+    } else {
+      fs::remove(json_path_, ec);
+    }
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "macrostep: {}: could not put the files back after the error: {}\n",
+               json_path_, e.what());
   }
 }
 

@@ -98,7 +98,10 @@ class ResultFiles {
   // is written. Then writes the metadata's claim on the files (unless resuming: "mode", "status":
   // "running", "files"; write_metadata replaces it), then creates the tables (or, resuming, cuts
   // the CSVs to the checkpoint's position and continues them: checkpoint::CheckpointError if they
-  // do not fit). Throws SetupError if a file cannot be created. The accessors below need it.
+  // do not fit). Throws SetupError if a file cannot be created (HDF5 output without a loadable
+  // HDF5 library too); then the result and its metadata are as they were before open() where
+  // the result was not touched, else the metadata says "failed" with the error. The accessors
+  // below need it.
   void open();
 
   output::TableWriter& results() { return *results_; }
@@ -139,6 +142,12 @@ class ResultFiles {
   void check_replaceable(const std::string& role, const std::string& path) const;
   void open_csv(const Request& r);
   void open_hdf5(const Request& r);
+  struct FileBefore;
+  // After open() failed with `error` (its claim written): the files as they were if the result
+  // is unchanged (the claim replaced by the metadata it replaced, or removed; a result file the
+  // lock created removed), else the claim becomes a "failed" document. Errors here are
+  // reported on stderr only: the open's error is the one the run exits with.
+  void undo_claim(const FileBefore& before, const std::string& error) noexcept;
 
   output::Destinations destinations_;
   Request request_;
