@@ -270,9 +270,10 @@ void ResultFiles::open() {
     } else {
       open_csv(request_);
     }
-  } catch (const output::OutputError& e) {
+  } catch (const std::exception& e) {
     if (claimed) undo_claim(before, e.what());
-    throw SetupError(e.what());
+    if (dynamic_cast<const output::OutputError*>(&e) != nullptr) throw SetupError(e.what());
+    throw;
   }
 }
 
