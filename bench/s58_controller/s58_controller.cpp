@@ -172,32 +172,11 @@ double nrmse(const std::vector<Column>& cols, const Series& result, const Series
 }
 
 // The time-weighted variant ERR_t: every sample weighted by its trapezoid share of time.
-double nrmse_time_weighted(const Series& result, const Series& reference) {
-  const std::size_t n = result.time.size();
-  std::vector<double> w(n, 0.0);
-  for (std::size_t k = 0; k + 1 < n; ++k) {
-    const double h = result.time[k + 1] - result.time[k];
-    w[k] += 0.5 * h;
-    w[k + 1] += 0.5 * h;
-  }
-  double total_w = 0.0;
-  for (double x : w) total_w += x;
-  double sum = 0.0;
-  for (std::size_t c = 0; c < result.values.size(); ++c) {
-    const auto& ref = reference.values[c];
-    double mean = 0.0;
-    for (std::size_t k = 0; k < n; ++k) mean += w[k] * ref[k];
-    mean /= total_w;
-    double num = 0.0, den = 0.0;
-    for (std::size_t k = 0; k < n; ++k) {
-      const double e = ref[k] - result.values[c][k];
-      const double d = ref[k] - mean;
-      num += w[k] * e * e;
-      den += w[k] * d * d;
-    }
-    if (den > 0.0) sum += num / den;
-  }
-  return std::sqrt(sum);
+double nrmse_time_weighted(const std::vector<Column>& cols, const Series& result,
+                           const Series& reference) {
+  return output::compute_nrmse(to_table(cols, result), to_table(cols, reference), {},
+                               output::RowWeights::kTime)
+      .norm;
 }
 
 // Restricts a series to t <= t_max.
@@ -312,7 +291,7 @@ void evaluate_err(const Setup& s, CosimRun& r, std::size_t stride = 1) {
   const Series points = subsample(r.states, stride);
   const Series ref = monolithic_at(s.params, s.cols, points.time, reference_options());
   r.err = nrmse(s.cols, points, ref);
-  r.err_t = nrmse_time_weighted(points, ref);
+  r.err_t = nrmse_time_weighted(s.cols, points, ref);
   r.err_points = points.time.size();
 }
 
@@ -615,7 +594,7 @@ int main(int argc, char** argv) {
   const double t_mono = thread_cpu_seconds() - c0;
   const double wall_mono = seconds_since(t0);
   const double err_mono = nrmse(s.cols, mono, ref_grid);
-  const double err_t_mono = nrmse_time_weighted(mono, ref_grid);
+  const double err_t_mono = nrmse_time_weighted(s.cols, mono, ref_grid);
   const double hbar_mono = s.t_sim / static_cast<double>(mono_stats.steps);
   fmt::print(
       "monolithic (rtol {:g}, the baseline): {:.3f} s cpu ({:.3f} s wall), {} micro steps, "
@@ -718,7 +697,7 @@ int main(int argc, char** argv) {
         if (tw > s.t_sim) continue;
         const Series a = prefix(pts, tw * (1 + 1e-12)), b = prefix(ref, tw * (1 + 1e-12));
         line += fmt::format("  [0, {:g}]: ERR {:.3e} ERR_t {:.3e};", tw, nrmse(s.cols, a, b),
-                            nrmse_time_weighted(a, b));
+                            nrmse_time_weighted(s.cols, a, b));
         if (tw == s.t_sim) break;
       }
       fmt::print("  check: ERR of the full run on windows:{}\n", line);

@@ -383,11 +383,14 @@ def _table(x: Result | str | os.PathLike) -> tuple[np.ndarray, list[str], np.nda
 
 
 def compare(result: Result | str | os.PathLike,
-            reference: Result | str | os.PathLike) -> Comparison:
+            reference: Result | str | os.PathLike, *, weights: str = "equal") -> Comparison:
     """NRMSE per variable of `result` against `reference` (Results or result files), computed
     by the code of `macrostep compare`: columns matched by name, the reference interpolated to
-    the result's times where they differ. Raises RunError when the tables cannot be compared."""
-    return Comparison(_macrostep.nrmse(*_table(result), *_table(reference)))
+    the result's times where they differ. `weights` as `macrostep compare --weights`: "equal"
+    (every row alike) or "time" (each row by the time it stands for, so that a variable-step
+    run's short steps count by their duration). Raises RunError when the tables cannot be
+    compared, ValueError for other weights."""
+    return Comparison(_macrostep.nrmse(*_table(result), *_table(reference), weights))
 
 
 def sweep(config: str | os.PathLike | Mapping[str, Any], grid: Mapping[str, Iterable[Any]], *,

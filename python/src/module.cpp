@@ -107,16 +107,23 @@ output::CsvTable table_of(const Array& time, const std::vector<std::string>& col
   return t;
 }
 
-// output::compute_nrmse of two tables: a dict with "variables" (name, nrmse or NaN when the
-// reference is near-constant, max_abs_difference, near_constant), "norm", "interpolated",
-// "time_points".
+// output::compute_nrmse of two tables, the rows weighted as `weights` names
+// (output::kRowWeightNames; ArgumentError otherwise): a dict with "variables" (name, nrmse or NaN
+// when the reference is near-constant, max_abs_difference, near_constant), "norm",
+// "interpolated", "time_points".
 py::dict nrmse(const Array& time, const std::vector<std::string>& columns, const Array& values,
                const Array& ref_time, const std::vector<std::string>& ref_columns,
-               const Array& ref_values) {
+               const Array& ref_values, const std::string& weights) {
+  const auto rows = model::parse_name(output::kRowWeightNames, weights);
+  if (!rows) {
+    throw python::ArgumentError(
+        fmt::format("compare: weights '{}' is not a weighting of the rows; allowed: {}", weights,
+                    model::joined_names(model::names_of(output::kRowWeightNames))));
+  }
   const output::CsvTable result = table_of(time, columns, values, "result");
   const output::CsvTable reference = table_of(ref_time, ref_columns, ref_values, "reference");
   const output::NrmseReport report =
-      output::compute_nrmse(result, reference, {"result", "reference"});
+      output::compute_nrmse(result, reference, {"result", "reference"}, *rows);
   py::list variables;
   for (const auto& v : report.variables) {
     variables.append(py::make_tuple(v.name, v.nrmse, v.max_abs_difference, v.near_constant));
@@ -224,7 +231,7 @@ PYBIND11_MODULE(_macrostep, m) {
   m.def("read_table", &read_table, py::arg("path"),
         "A result table (CSV or HDF5) as (time, columns, values[row, column]).");
   m.def("nrmse", &nrmse, py::arg("time"), py::arg("columns"), py::arg("values"),
-        py::arg("ref_time"), py::arg("ref_columns"), py::arg("ref_values"),
+        py::arg("ref_time"), py::arg("ref_columns"), py::arg("ref_values"), py::arg("weights"),
         "NRMSE per variable of a result against a reference (macrostep compare).");
   m.def(
       "toml_document", [](const py::dict& d) { return python::toml_document(d); },

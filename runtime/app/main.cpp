@@ -146,6 +146,10 @@ void add_commands(CLI::App& app, Commands& c) {
                                  "Eq. 5.1)");
   c.compare->add_option("RESULT", c.compare_args.result, "result CSV or .h5")->required();
   c.compare->add_option("REFERENCE", c.compare_args.reference, "reference CSV or .h5")->required();
+  c.compare->add_option("--weights", c.compare_args.weights,
+                        "how the result's rows count: equal (each row alike, default) | time "
+                        "(each by the time it stands for, half of the intervals next to it: a "
+                        "variable-step run's short steps count by their duration)");
   // Hidden: the subsystem process the process executor spawns (subsystems/worker).
   c.worker = app.add_subcommand("worker", "");
   c.worker->group("");

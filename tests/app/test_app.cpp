@@ -151,6 +151,25 @@ TEST_F(App, CompareTwoCsvFilesPrintsPerVariableErrorsAndTheNorm) {
       << mismatch.err;
 }
 
+// --weights time: the hand-computed case of test_nrmse (times 0, 1, 3 weigh 0.5, 1.5, 1; the
+// result off by 1 in the first row: sqrt(0.5/3)); another name is refused with the allowed ones.
+TEST_F(App, CompareWeightsTheRowsByTimeWhenAsked) {
+  write_file("ref.csv", "time,x_1\n0,0\n1,2\n3,0\n");
+  write_file("res.csv", "time,x_1\n0,1\n1,2\n3,0\n");
+  const Outcome timed = macrostep("compare res.csv ref.csv --weights time");
+  ASSERT_EQ(timed.status, 0) << timed.err;
+  EXPECT_NE(timed.out.find("3 time points, each weighted by the time it stands for\n"),
+            std::string::npos)
+      << timed.out;
+  EXPECT_NEAR(final_nrmse(timed.out), std::sqrt(0.5 / 3.0), 1e-6) << timed.out;
+  EXPECT_NEAR(final_nrmse(macrostep("compare res.csv ref.csv").out), std::sqrt(3.0 / 8.0), 1e-6);
+  const Outcome other = macrostep("compare res.csv ref.csv --weights rows");
+  EXPECT_EQ(other.status, 2);
+  EXPECT_NE(other.err.find("--weights 'rows' is not a weighting of the rows; allowed: equal, time"),
+            std::string::npos)
+      << other.err;
+}
+
 TEST_F(App, MonolithicRunWritesCouplingBodyStatesAndMetadata) {
   write_file("small.toml", kSmall);
   // Default name: small.monolithic.csv (small.csv is the co-simulation's).

@@ -21,6 +21,38 @@ CsvTable table(std::vector<double> time, std::vector<std::string> columns,
   return {std::move(columns), std::move(time), std::move(values), {}, {}};
 }
 
+// Rows weighted by time: times 0, 1, 3 weigh 0.5, 1.5, 1 (half of each interval next to a row).
+// Reference 0, 2, 0: weighted mean (2·1.5)/3 = 1, weighted sum of squares about it
+// 0.5 + 1.5 + 1 = 3; the result off by 1 in the first row: nrmse = sqrt(0.5/3). With equal
+// weights: mean 2/3, sum of squares 8/3, nrmse = sqrt(3/8).
+TEST(Nrmse, RowsWeightedByTimeMatchHandComputedValues) {
+  using macrostep::output::RowWeights;
+  const CsvTable reference = table({0, 1, 3}, {"x_1"}, {{0, 2, 0}});
+  const CsvTable result = table({0, 1, 3}, {"x_1"}, {{1, 2, 0}});
+  const NrmseReport timed = compute_nrmse(result, reference, {}, RowWeights::kTime);
+  EXPECT_EQ(timed.weights, RowWeights::kTime);
+  EXPECT_NEAR(timed.norm, std::sqrt(0.5 / 3.0), 1e-15);
+  EXPECT_NEAR(compute_nrmse(result, reference).norm, std::sqrt(3.0 / 8.0), 1e-15);
+}
+
+// More rows where nothing changes (a variable-step run's short steps through a stretch that its
+// error does not vary over) leave the time-weighted NRMSE as it is and change the row-weighted
+// one: the rows at t = 1.5, 2 and 2.5 on [1, 3], where reference and result are constant.
+TEST(Nrmse, RowsWeightedByTimeDoNotCountExtraRowsOfAConstantStretch) {
+  using macrostep::output::RowWeights;
+  const CsvTable reference = table({0, 1, 3, 4}, {"x_1"}, {{0, 2, 2, 0}});
+  const CsvTable result = table({0, 1, 3, 4}, {"x_1"}, {{1, 2, 2, 0}});
+  const CsvTable dense_reference =
+      table({0, 1, 1.5, 2, 2.5, 3, 4}, {"x_1"}, {{0, 2, 2, 2, 2, 2, 0}});
+  const CsvTable dense_result = table({0, 1, 1.5, 2, 2.5, 3, 4}, {"x_1"}, {{1, 2, 2, 2, 2, 2, 0}});
+  const double sparse = compute_nrmse(result, reference, {}, RowWeights::kTime).norm;
+  EXPECT_NEAR(compute_nrmse(dense_result, dense_reference, {}, RowWeights::kTime).norm, sparse,
+              1e-15);
+  EXPECT_GT(std::abs(compute_nrmse(dense_result, dense_reference).norm -
+                     compute_nrmse(result, reference).norm),
+            0.05);
+}
+
 TEST(Nrmse, MatchesHandComputedValues) {
   // x: ref 0 1 2 3 (mean 1.5, sum of squares about the mean 5), result off by 1 in the last
   //    row: nrmse = sqrt(1/5).

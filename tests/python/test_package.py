@@ -158,6 +158,11 @@ def test_compare_against_the_reference(base):
     # The comparison tells a different run apart: 48 V against the 24 V reference.
     high = macrostep.run(SOURCES, set={"subsystem.supply.final": 48.0}, **RUN)
     assert macrostep.compare(high, ref)["load.omega_2"] > 0.5
+    # Rows weighted by the time they stand for: on this uniform grid the end rows weigh half.
+    timed = macrostep.compare(base, ref, weights="time")
+    assert set(timed) == set(error) and timed.norm != error.norm
+    with pytest.raises(ValueError, match="allowed: equal, time"):
+        macrostep.compare(base, ref, weights="rows")
 
 
 def test_output_files_stay_and_are_not_overwritten_unasked(tmp_path, monkeypatch):

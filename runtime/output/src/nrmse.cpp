@@ -127,19 +127,23 @@ void check_finite(const CsvTable& table, const char* which, const std::string& f
 
 // The result's column j against the reference's values at the result's times.
 // `unit_size`: the largest magnitude of the variables with the variable's unit (0: none known).
+// `weight`: each row's weight (empty: 1 each).
 VariableError measure(const std::string& name, const std::vector<double>& ref,
-                      const std::vector<double>& res, double unit_size) {
+                      const std::vector<double>& res, double unit_size,
+                      const std::vector<double>& weight) {
   VariableError e;
   e.name = name;
-  double mean = 0.0, low = ref.front(), high = ref.front(), size = 0.0;
+  const auto w = [&weight](std::size_t i) { return weight.empty() ? 1.0 : weight[i]; };
+  double mean = 0.0, total = 0.0, low = ref.front(), high = ref.front(), size = 0.0;
   for (std::size_t i = 0; i < ref.size(); ++i) {
-    mean += ref[i];
+    mean += w(i) * ref[i];
+    total += w(i);
     low = std::min(low, ref[i]);
     high = std::max(high, ref[i]);
     size = std::max({size, std::abs(ref[i]), std::abs(res[i])});
     e.max_abs_difference = std::max(e.max_abs_difference, std::abs(ref[i] - res[i]));
   }
-  mean /= static_cast<double>(ref.size());
+  mean /= total;
   e.reference_range = high - low;
   e.near_constant = e.reference_range <= kNearConstant * std::max(size, unit_size);
   if (e.near_constant) {
@@ -148,8 +152,8 @@ VariableError measure(const std::string& name, const std::vector<double>& ref,
   }
   double numerator = 0.0, denominator = 0.0;
   for (std::size_t i = 0; i < ref.size(); ++i) {
-    numerator += (ref[i] - res[i]) * (ref[i] - res[i]);
-    denominator += (ref[i] - mean) * (ref[i] - mean);
+    numerator += w(i) * (ref[i] - res[i]) * (ref[i] - res[i]);
+    denominator += w(i) * (ref[i] - mean) * (ref[i] - mean);
   }
   e.nrmse = std::sqrt(numerator / denominator);
   return e;
@@ -219,10 +223,22 @@ std::map<std::string, double> largest_magnitude_by_unit(const CsvTable& referenc
   return sizes;
 }
 
+// The trapezoid rule's weight of each of the (strictly increasing) times: half of each interval
+// next to it.
+std::vector<double> time_weights(const std::vector<double>& time) {
+  std::vector<double> w(time.size(), 0.0);
+  for (std::size_t i = 0; i + 1 < time.size(); ++i) {
+    const double half = 0.5 * (time[i + 1] - time[i]);
+    w[i] += half;
+    w[i + 1] += half;
+  }
+  return w;
+}
+
 }  // namespace
 
 NrmseReport compute_nrmse(const CsvTable& result, const CsvTable& reference,
-                          const NrmseFiles& files) {
+                          const NrmseFiles& files, RowWeights weights) {
   if (result.rows() == 0) throw OutputError("the result has no rows");
   if (reference.rows() == 0) throw OutputError("the reference has no rows");
   // One row has no deviation from its mean: the normalisation below would call every variable
@@ -240,6 +256,9 @@ NrmseReport compute_nrmse(const CsvTable& result, const CsvTable& reference,
   NrmseReport report;
   report.time_points = result.rows();
   report.interpolated = result.time != reference.time;
+  report.weights = weights;
+  const std::vector<double> row_weight =
+      weights == RowWeights::kTime ? time_weights(result.time) : std::vector<double>{};
   const std::vector<InterpolationStencil> stencils = report.interpolated
                                                          ? reference_stencils(result, reference)
                                                          : std::vector<InterpolationStencil>{};
@@ -255,8 +274,9 @@ NrmseReport compute_nrmse(const CsvTable& result, const CsvTable& reference,
       ref[i] = report.interpolated ? stencils[i].apply(r) : r[i];
     }
     const auto size = unit_sizes.find(units[j]);
-    const VariableError& e = report.variables.emplace_back(measure(
-        result.columns[j], ref, result.values[j], size == unit_sizes.end() ? 0.0 : size->second));
+    const VariableError& e = report.variables.emplace_back(
+        measure(result.columns[j], ref, result.values[j],
+                size == unit_sizes.end() ? 0.0 : size->second, row_weight));
     if (!e.near_constant) sum += e.nrmse * e.nrmse;
   }
   if (report.varying() == 0) {

@@ -19,15 +19,25 @@
 // time points: cubic Lagrange on the four nearest points, linear in the first and last
 // interval. The result's time range must lie inside the reference's.
 //
+// The sums run over the result's rows, each counting alike (the equation above) or by the time
+// it stands for (RowWeights::kTime: the weight w_i of row i is half of each interval next to it,
+// the trapezoid rule over the result's times, in both sums and in the reference's mean): the
+// limit of a uniform output grid. A variable-step run writes a row at every macro point, densely
+// where its steps are short; with equal weights such a stretch counts by its number of steps,
+// with time weights by its duration, so that two runs that differ in where their short steps
+// fall compare by their errors over time (the time-weighted ERR_t of the S-5.8 benchmark).
+//
 // All sums run in row order, then column order, so the numbers are reproducible.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "macrostep/model/name_table.hpp"
 #include "macrostep/output/csv.hpp"
 
 namespace macrostep::output {
@@ -38,6 +48,13 @@ namespace macrostep::output {
 // variation carries at most one digit worth normalising by. A result that strays 1e9 times the
 // reference's range from it counts too: its largest difference says how far.
 inline constexpr double kNearConstant = 1e-9;
+
+// How the result's rows count in the sums (above).
+enum class RowWeights : std::uint8_t { kEqual, kTime };
+inline constexpr model::NameTable<RowWeights, 2> kRowWeightNames{{
+    {RowWeights::kEqual, "equal"},
+    {RowWeights::kTime, "time"},
+}};
 
 struct VariableError {
   std::string name;
@@ -51,6 +68,7 @@ struct NrmseReport {
   std::vector<VariableError> variables;  // every compared variable, in result column order
   double norm = 0.0;                     // 2-norm of nrmse over the varying variables
   bool interpolated = false;             // reference interpolated to the result's times
+  RowWeights weights = RowWeights::kEqual;
   std::size_t time_points = 0;
 
   // The variables whose reference varies (their nrmse is measured).
@@ -76,7 +94,7 @@ struct NrmseFiles {
 // names the file, the column, the row and the time), or if every variable's reference is
 // constant or nearly so (the NRMSE undefined: an all-zero reference).
 NrmseReport compute_nrmse(const CsvTable& result, const CsvTable& reference,
-                          const NrmseFiles& files = {});
+                          const NrmseFiles& files = {}, RowWeights weights = RowWeights::kEqual);
 
 // Interpolation weights of the reference grid `grid` (strictly increasing) at time t inside
 // [grid.front(), grid.back()]: value = sum_k weight[k] * y[first + k], k < count.
