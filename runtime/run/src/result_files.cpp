@@ -234,7 +234,9 @@ struct ResultFiles::FileBefore {
   bool result_exists = false;
   std::uintmax_t result_size = 0;
   std::filesystem::file_time_type result_time;
-  std::optional<nlohmann::ordered_json> metadata;  // none: no file, or not JSON
+  // None: no file, or not JSON. Written back through write_json, which gives the same bytes for
+  // a document that write_json made (the only kind a run may replace: check_replaceable).
+  std::optional<nlohmann::ordered_json> metadata;
 };
 
 void ResultFiles::open() {
