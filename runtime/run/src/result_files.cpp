@@ -235,7 +235,8 @@ struct ResultFiles::FileBefore {
   std::uintmax_t result_size = 0;
   std::filesystem::file_time_type result_time;
   // None: no file, or not JSON. Written back through write_json, which gives the same bytes for
-  // a document that write_json made (the only kind a run may replace: check_replaceable).
+  // a document that write_json made: the only kind a run replaces unless its caller asked for
+  // existing files to be replaced (Request::replace_files), when any JSON comes back reformatted.
   std::optional<nlohmann::ordered_json> metadata;
 };
 
