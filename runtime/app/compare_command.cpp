@@ -124,23 +124,27 @@ void print_summary(const NrmseReport& report, const std::map<std::string, std::s
 
 }  // namespace
 
+output::RowWeights parse_row_weights(const std::string& name) {
+  const auto weights = model::parse_name(output::kRowWeightNames, name);
+  if (!weights) {
+    throw UsageError(fmt::format("--weights '{}' is not a weighting of the rows; allowed: {}", name,
+                                 model::joined_names(model::names_of(output::kRowWeightNames))));
+  }
+  return *weights;
+}
+
 int compare(const CompareArgs& args) {
   using macrostep::output::RowWeights;
-  const auto weights = model::parse_name(macrostep::output::kRowWeightNames, args.weights);
-  if (!weights) {
-    throw UsageError(
-        fmt::format("--weights '{}' is not a weighting of the rows; allowed: {}", args.weights,
-                    model::joined_names(model::names_of(macrostep::output::kRowWeightNames))));
-  }
+  const RowWeights weights = parse_row_weights(args.weights);
   const auto result = macrostep::output::read_result_table(args.result);
   const auto reference = macrostep::output::read_result_table(args.reference);
   const auto report =
-      macrostep::output::compute_nrmse(result, reference, {args.result, args.reference}, *weights);
+      macrostep::output::compute_nrmse(result, reference, {args.result, args.reference}, weights);
 
   fmt::print("NRMSE of {} against {}: {} time points{}{}\n", args.result, args.reference,
              report.time_points,
              report.interpolated ? " (reference interpolated to the result's times)" : "",
-             *weights == RowWeights::kTime ? ", each weighted by the time it stands for" : "");
+             weights == RowWeights::kTime ? ", each weighted by the time it stands for" : "");
   // A reference interpolated between rows not much denser than the result's has an
   // interpolation error of its own that can rival the run's (a co-simulation writes a row at
   // every macro point; cubic interpolation's error falls with the fourth power of the spacing, so

@@ -4,12 +4,18 @@
 
 #include <string>
 
+#include "macrostep/output/nrmse.hpp"
+
 namespace macrostep::app {
 
 struct CompareArgs {
   std::string result, reference;
   std::string weights = "equal";  // --weights: a name of output::kRowWeightNames
 };
+
+// --weights of compare and sweep: the weighting `name` names; UsageError naming the allowed ones
+// otherwise.
+output::RowWeights parse_row_weights(const std::string& name);
 
 // UsageError for a --weights that is not a name of output::kRowWeightNames. Prints every variable's
 // largest difference and NRMSE (a near-constant reference: its largest difference only,

@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "compare_command.hpp"
 #include "macrostep/config/run_config.hpp"
 #include "macrostep/output/csv.hpp"
 #include "macrostep/output/hdf5.hpp"
@@ -249,7 +250,7 @@ std::string last_line(const fs::path& log) {
 
 // Status and statistics of a finished case from its JSON, and its error against `reference`.
 void measure(const fs::path& dir, const Case& c, const output::CsvTable* reference,
-             const std::string& reference_path, CaseResult& r) {
+             const std::string& reference_path, output::RowWeights weights, CaseResult& r) {
   const fs::path csv = dir / (c.name + ".csv");
   std::ifstream in(dir / (c.name + ".json"));
   const auto meta = nlohmann::json::parse(in, nullptr, false);
@@ -273,7 +274,7 @@ void measure(const fs::path& dir, const Case& c, const output::CsvTable* referen
   if (r.exit != 0 || reference == nullptr) return;
   try {
     const auto report = output::compute_nrmse(output::read_result_table(csv.string()), *reference,
-                                              {csv.string(), reference_path});
+                                              {csv.string(), reference_path}, weights);
     r.nrmse = report.norm;
     r.largest_nrmse = report.largest_nrmse().nrmse;
     r.largest_variable = report.largest_nrmse().name;
@@ -290,6 +291,7 @@ struct Runner {
   std::vector<CaseResult>& results;
   fs::path dir{};
   const output::CsvTable* reference = nullptr;
+  output::RowWeights weights = output::RowWeights::kEqual;
   std::string executable{};
   std::size_t jobs = 1;
   std::map<pid_t, std::pair<std::size_t, Clock::time_point>> running{};
@@ -335,7 +337,7 @@ struct Runner {
     CaseResult& r = results[i];
     r.exit = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     r.wall_s = std::chrono::duration<double>(Clock::now() - started).count();
-    measure(dir, cases[i], reference, args.reference, r);
+    measure(dir, cases[i], reference, args.reference, weights, r);
     ++finished;
     finished_wall_s += r.wall_s;
     std::string numbers = fmt::format("{:.2f} s", r.wall_s);
@@ -497,6 +499,9 @@ void add_sweep_options(CLI::App& cmd, SweepArgs& args) {
   cmd.add_option("--reference", args.reference,
                  "a result (CSV or .h5, e.g. of `macrostep reference CONFIG`) that every case is "
                  "compared with: its NRMSE in the summary");
+  cmd.add_option("--weights", args.weights,
+                 "how that NRMSE counts a case's rows: equal (each row alike, default) | time "
+                 "(each by the time it stands for), as `macrostep compare --weights`");
   cmd.add_option("--dir", args.dir,
                  "the cases' results, JSON, logs and summary.csv (default <config stem>.sweep)");
 }
@@ -515,6 +520,7 @@ int sweep_command(const SweepArgs& args) {
       throw UsageError(fmt::format("{} ({}): {}", c.name, describe(axes, c), e.what()));
     }
   }
+  const output::RowWeights weights = parse_row_weights(args.weights);
   std::optional<output::CsvTable> reference;
   if (!args.reference.empty()) {
     try {
@@ -529,6 +535,7 @@ int sweep_command(const SweepArgs& args) {
   runner.jobs = jobs;
   runner.dir = prepare_dir(args, axes, cases);
   runner.reference = reference ? &*reference : nullptr;
+  runner.weights = weights;
   runner.executable = fs::read_symlink("/proc/self/exe").string();
   fmt::print(stderr, "sweep: {} cases of {}, {} at a time, in {}\n", cases.size(), args.config,
              jobs, runner.dir.string());

@@ -94,6 +94,28 @@ TEST_F(Sweep, EveryCaseIsTheRunOfItsEditsAndTheSummaryHoldsIt) {
   EXPECT_NE(o.out.find("summary: sw/summary.csv\n"), std::string::npos) << o.out;
 }
 
+// --weights time: each case's NRMSE is `compare --weights time`'s against the same reference.
+TEST_F(Sweep, TheErrorCanCountTheRowsByTime) {
+  write_file("c.toml", sweep_chain("0.02", "estimator = \"exMD\"\nrtol = 1.0e-4\n"));
+  ASSERT_EQ(macrostep("reference c.toml").status, 0);
+  const Outcome o = macrostep(
+      "sweep c.toml --grid cosim.rtol=1e-4,1e-5 --reference c.reference.csv --weights time "
+      "--jobs 2 --dir sw");
+  ASSERT_EQ(o.status, 0) << o.err;
+  const auto table = rows("sw/summary.csv");
+  ASSERT_EQ(table.size(), 3U);
+  for (std::size_t i = 1; i < table.size(); ++i) {
+    SCOPED_TRACE(i);
+    ASSERT_EQ(table[0][9], "nrmse");
+    const std::string csv = "sw/case-00" + std::to_string(i) + ".csv";
+    const double timed =
+        final_nrmse(macrostep("compare " + csv + " c.reference.csv --weights time").out);
+    const double alike = final_nrmse(macrostep("compare " + csv + " c.reference.csv").out);
+    EXPECT_NEAR(std::stod(table[i][9]), timed, 1e-6 * timed);
+    EXPECT_GT(std::abs(timed - alike), 1e-3 * alike);
+  }
+}
+
 TEST_F(Sweep, BadGridsAndRefusedCasesExitTwoBeforeAnythingRuns) {
   write_file("c.toml", sweep_chain("0.02", "estimator = \"exMD\"\nrtol = 1.0e-4\n"));
   const auto refused = [this](const std::string& args, const std::string& message) {
@@ -113,6 +135,8 @@ TEST_F(Sweep, BadGridsAndRefusedCasesExitTwoBeforeAnythingRuns) {
   refused("--grid cosim.rtol=1e-4 --set cosim.rtl=1",
           "macrostep: case-001 (cosim.rtol=1e-4): --set cosim.rtl=1: cosim.rtl: unknown key");
   refused("--grid cosim.rtol=1e-4 --reference none.csv", "macrostep: --reference: none.csv");
+  refused("--grid cosim.rtol=1e-4 --weights rows",
+          "macrostep: --weights 'rows' is not a weighting of the rows; allowed: equal, time\n");
   refused("--grid cosim.rtol=1e-4 --jobs -1",
           "macrostep: --jobs: must be an integer >= 1 (got -1)");
   refused("--grid cosim.rtol=1e-4 --jobs 0", "macrostep: --jobs: must be an integer >= 1 (got 0)");
