@@ -13,6 +13,7 @@
 #include <chrono>
 #include <csignal>
 #include <future>
+#include <stdexcept>
 #include <thread>
 
 #include "macrostep/config/run_config.hpp"
@@ -114,16 +115,16 @@ output::CsvTable table_of(const Array& time, const std::vector<std::string>& col
 py::dict nrmse(const Array& time, const std::vector<std::string>& columns, const Array& values,
                const Array& ref_time, const std::vector<std::string>& ref_columns,
                const Array& ref_values, const std::string& weights) {
-  const auto rows = model::parse_name(output::kRowWeightNames, weights);
-  if (!rows) {
-    throw python::ArgumentError(
-        fmt::format("compare: weights '{}' is not a weighting of the rows; allowed: {}", weights,
-                    model::joined_names(model::names_of(output::kRowWeightNames))));
+  output::RowWeights rows;
+  try {
+    rows = output::parse_row_weights(weights);
+  } catch (const std::invalid_argument& e) {
+    throw python::ArgumentError(fmt::format("compare: weights {}", e.what()));
   }
   const output::CsvTable result = table_of(time, columns, values, "result");
   const output::CsvTable reference = table_of(ref_time, ref_columns, ref_values, "reference");
   const output::NrmseReport report =
-      output::compute_nrmse(result, reference, {"result", "reference"}, *rows);
+      output::compute_nrmse(result, reference, {"result", "reference"}, rows);
   py::list variables;
   for (const auto& v : report.variables) {
     variables.append(py::make_tuple(v.name, v.nrmse, v.max_abs_difference, v.near_constant));

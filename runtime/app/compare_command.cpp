@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -125,12 +126,11 @@ void print_summary(const NrmseReport& report, const std::map<std::string, std::s
 }  // namespace
 
 output::RowWeights parse_row_weights(const std::string& name) {
-  const auto weights = model::parse_name(output::kRowWeightNames, name);
-  if (!weights) {
-    throw UsageError(fmt::format("--weights '{}' is not a weighting of the rows; allowed: {}", name,
-                                 model::joined_names(model::names_of(output::kRowWeightNames))));
+  try {
+    return output::parse_row_weights(name);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(fmt::format("--weights {}", e.what()));
   }
-  return *weights;
 }
 
 int compare(const CompareArgs& args) {
@@ -141,10 +141,11 @@ int compare(const CompareArgs& args) {
   const auto report =
       macrostep::output::compute_nrmse(result, reference, {args.result, args.reference}, weights);
 
-  fmt::print("NRMSE of {} against {}: {} time points{}{}\n", args.result, args.reference,
-             report.time_points,
-             report.interpolated ? " (reference interpolated to the result's times)" : "",
-             weights == RowWeights::kTime ? ", each weighted by the time it stands for" : "");
+  fmt::print(
+      "NRMSE of {} against {}: {} time points{}{}\n", args.result, args.reference,
+      report.time_points,
+      report.interpolated ? " (reference interpolated to the result's times)" : "",
+      report.weights == RowWeights::kTime ? ", each weighted by the time it stands for" : "");
   // A reference interpolated between rows not much denser than the result's has an
   // interpolation error of its own that can rival the run's (a co-simulation writes a row at
   // every macro point; cubic interpolation's error falls with the fourth power of the spacing, so

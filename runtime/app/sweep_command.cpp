@@ -496,12 +496,14 @@ void add_sweep_options(CLI::App& cmd, SweepArgs& args) {
                  "cases at once, each in-process on one thread (default: the CPUs this process "
                  "may use)")
       ->check(positive_integer());
-  cmd.add_option("--reference", args.reference,
-                 "a result (CSV or .h5, e.g. of `macrostep reference CONFIG`) that every case is "
-                 "compared with: its NRMSE in the summary");
+  CLI::Option* reference =
+      cmd.add_option("--reference", args.reference,
+                     "a result (CSV or .h5, e.g. of `macrostep reference CONFIG`) that every case "
+                     "is compared with: its NRMSE in the summary");
   cmd.add_option("--weights", args.weights,
                  "how that NRMSE counts a case's rows: equal (each row alike, default) | time "
-                 "(each by the time it stands for), as `macrostep compare --weights`");
+                 "(each by the time it stands for), as `macrostep compare --weights`")
+      ->needs(reference);
   cmd.add_option("--dir", args.dir,
                  "the cases' results, JSON, logs and summary.csv (default <config stem>.sweep)");
 }

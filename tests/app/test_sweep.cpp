@@ -135,7 +135,8 @@ TEST_F(Sweep, BadGridsAndRefusedCasesExitTwoBeforeAnythingRuns) {
   refused("--grid cosim.rtol=1e-4 --set cosim.rtl=1",
           "macrostep: case-001 (cosim.rtol=1e-4): --set cosim.rtl=1: cosim.rtl: unknown key");
   refused("--grid cosim.rtol=1e-4 --reference none.csv", "macrostep: --reference: none.csv");
-  refused("--grid cosim.rtol=1e-4 --weights rows",
+  refused("--grid cosim.rtol=1e-4 --weights time", "macrostep: --weights requires --reference\n");
+  refused("--grid cosim.rtol=1e-4 --reference none.csv --weights rows",
           "macrostep: --weights 'rows' is not a weighting of the rows; allowed: equal, time\n");
   refused("--grid cosim.rtol=1e-4 --jobs -1",
           "macrostep: --jobs: must be an integer >= 1 (got -1)");

@@ -237,6 +237,12 @@ std::vector<double> time_weights(const std::vector<double>& time) {
 
 }  // namespace
 
+RowWeights parse_row_weights(std::string_view name) {
+  if (const auto weights = model::parse_name(kRowWeightNames, name)) return *weights;
+  throw std::invalid_argument(fmt::format("'{}' is not a weighting of the rows; allowed: {}", name,
+                                          model::joined_names(model::names_of(kRowWeightNames))));
+}
+
 NrmseReport compute_nrmse(const CsvTable& result, const CsvTable& reference,
                           const NrmseFiles& files, RowWeights weights) {
   if (result.rows() == 0) throw OutputError("the result has no rows");

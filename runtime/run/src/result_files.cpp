@@ -13,6 +13,7 @@
 #include "macrostep/output/metadata.hpp"
 #include "run_checkpoints.hpp"
 #include "run_json.hpp"
+#include "run_metadata.hpp"
 
 namespace macrostep::run {
 
@@ -274,15 +275,17 @@ void ResultFiles::open() {
       open_csv(request_);
     }
   } catch (const std::exception& e) {
-    if (claimed) undo_claim(before, e.what());
+    if (claimed) undo_claim(before, e);
     if (dynamic_cast<const output::OutputError*>(&e) != nullptr) throw SetupError(e.what());
     throw;
   }
 }
 
-void ResultFiles::undo_claim(const FileBefore& before, const std::string& error) noexcept {
+void ResultFiles::undo_claim(const FileBefore& before, const std::exception& error) noexcept {
   namespace fs = std::filesystem;
   try {
+    results_ = nullptr;
+    steps_ = nullptr;
     csv_.reset();
     steps_csv_.reset();
     h5_.reset();
@@ -293,10 +296,9 @@ void ResultFiles::undo_claim(const FileBefore& before, const std::string& error)
                   fs::last_write_time(result_path_, ec) == before.result_time
             : !fs::exists(result_path_, ec) || fs::file_size(result_path_, ec) == 0;
     if (!untouched) {
-      output::write_json(json_path_, {{"mode", config::to_string(request_.kind)},
-                                      {"status", "failed"},
-                                      {"error", {{"cause", "output"}, {"message", error}}},
-                                      {"files", files_json(destinations_)}});
+      output::write_json(json_path_, document({{"mode", config::to_string(request_.kind)},
+                                               {"status", "failed"},
+                                               {"error", failure_json(error)}}));
       return;
     }
     if (!before.result_exists) fs::remove(result_path_, ec);

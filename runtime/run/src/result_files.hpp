@@ -145,9 +145,10 @@ class ResultFiles {
   struct FileBefore;
   // After open() failed with `error` (its claim written): the files as they were if the result
   // is unchanged (the claim replaced by the metadata it replaced, or removed; a result file the
-  // lock created removed), else the claim becomes a "failed" document. Errors here are
-  // reported on stderr only: the open's error is the one the run exits with.
-  void undo_claim(const FileBefore& before, const std::string& error) noexcept;
+  // lock created removed), else the claim becomes a "failed" document with the error as every
+  // failed run's metadata gives it. Errors here are reported on stderr only: the open's error is
+  // the one the run exits with.
+  void undo_claim(const FileBefore& before, const std::exception& error) noexcept;
 
   output::Destinations destinations_;
   Request request_;

@@ -35,6 +35,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "macrostep/model/name_table.hpp"
@@ -55,6 +56,9 @@ inline constexpr model::NameTable<RowWeights, 2> kRowWeightNames{{
     {RowWeights::kEqual, "equal"},
     {RowWeights::kTime, "time"},
 }};
+// The weighting `name` names; std::invalid_argument "'NAME' is not a weighting of the rows;
+// allowed: equal, time" otherwise (callers put their option's name before it).
+RowWeights parse_row_weights(std::string_view name);
 
 struct VariableError {
   std::string name;
