@@ -92,27 +92,23 @@ TEST_F(Sweep, EveryCaseIsTheRunOfItsEditsAndTheSummaryHoldsIt) {
   }
   EXPECT_NE(o.out.find("case-004  1e-5"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("summary: sw/summary.csv\n"), std::string::npos) << o.out;
-}
 
-// --weights time: each case's NRMSE is `compare --weights time`'s against the same reference.
-TEST_F(Sweep, TheErrorCanCountTheRowsByTime) {
-  write_file("c.toml", sweep_chain("0.02", "estimator = \"exMD\"\nrtol = 1.0e-4\n"));
-  ASSERT_EQ(macrostep("reference c.toml").status, 0);
-  const Outcome o = macrostep(
+  // --weights time: each case's NRMSE is `compare --weights time`'s against the same reference.
+  const Outcome timed = macrostep(
       "sweep c.toml --grid cosim.rtol=1e-4,1e-5 --reference c.reference.csv --weights time "
-      "--jobs 2 --dir sw");
-  ASSERT_EQ(o.status, 0) << o.err;
-  const auto table = rows("sw/summary.csv");
-  ASSERT_EQ(table.size(), 3U);
-  for (std::size_t i = 1; i < table.size(); ++i) {
+      "--jobs 2 --dir swt");
+  ASSERT_EQ(timed.status, 0) << timed.err;
+  const auto weighted = rows("swt/summary.csv");
+  ASSERT_EQ(weighted.size(), 3U);
+  ASSERT_EQ(weighted[0][9], "nrmse");
+  for (std::size_t i = 1; i < weighted.size(); ++i) {
     SCOPED_TRACE(i);
-    ASSERT_EQ(table[0][9], "nrmse");
-    const std::string csv = "sw/case-00" + std::to_string(i) + ".csv";
-    const double timed =
+    const std::string csv = "swt/case-00" + std::to_string(i) + ".csv";
+    const double by_time =
         final_nrmse(macrostep("compare " + csv + " c.reference.csv --weights time").out);
     const double alike = final_nrmse(macrostep("compare " + csv + " c.reference.csv").out);
-    EXPECT_NEAR(std::stod(table[i][9]), timed, 1e-6 * timed);
-    EXPECT_GT(std::abs(timed - alike), 1e-3 * alike);
+    EXPECT_NEAR(std::stod(weighted[i][9]), by_time, 1e-6 * by_time);
+    EXPECT_GT(std::abs(by_time - alike), 1e-3 * alike);
   }
 }
 
